@@ -1,0 +1,25 @@
+// Package engine runs operations: ordered steps with Check, Execute, Verify
+// and Compensate, journaled before and after the work.
+//
+// A step's Check says whether its postcondition already holds (the step is
+// then skipped, which is what makes a re-run a no-op); Execute does the work;
+// Verify asks separately whether it took effect; Compensate undoes it. Steps
+// run as a dependency graph with bounded parallelism: a step starts when every
+// step it depends on is done.
+//
+// When a step fails, what happens is decided, in this order, by:
+//   - Intervention: the operation stops, nothing is undone, and the outcome
+//     is NeedsIntervention;
+//   - its FailurePolicy: Abort stops starting steps and undoes nothing;
+//     Continue records the failure and goes on with every step that does not
+//     depend on it; Compensate stops starting steps and then undoes every
+//     executed step, the failed one included (it may have mutated before
+//     failing), dependents before their dependencies.
+//
+// Every transition is appended to the journal, and made durable, before the
+// work starts and after it ends. The idempotency key an Execute receives is
+// the id of its "started" record, so a crash mid-step leaves the key on disk.
+// Before the first compensation the target set is journaled; a failed
+// compensation does not stop the others, and the error keeps every failure
+// with the original error as its cause.
+package engine

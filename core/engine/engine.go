@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/dag"
+	"github.com/bulwark-iac/bulwark/core/journal"
+)
+
+// FailurePolicy says what a failed step does to its operation.
+type FailurePolicy int
+
+const (
+	// Compensate undoes every executed step, newest first (the default).
+	Compensate FailurePolicy = iota
+	// Continue records the failure and carries on with independent steps.
+	Continue
+	// Abort stops starting steps and undoes nothing.
+	Abort
+)
+
+func (p FailurePolicy) String() string {
+	switch p {
+	case Continue:
+		return "continue"
+	case Abort:
+		return "abort"
+	}
+	return "compensate"
+}
+
+// Step is one unit of an operation. Only Execute is required.
+type Step struct {
+	ID        string   // unique in the operation; usually the resource name
+	Resource  string   // for the journal and events
+	Type      string   // resource type, for events
+	Action    string   // create | update | delete | ..., what Execute does
+	DependsOn []string // ids of steps that must be done first
+
+	Check      func(ctx context.Context) (done bool, err error)
+	Execute    func(ctx context.Context, key string) error
+	Verify     func(ctx context.Context) error
+	Compensate func(ctx context.Context) (action string, err error)
+
+	Policy       FailurePolicy
+	Intervention bool // a failure needs a person: no compensation, exit 12
+}
+
+// Operation is a set of steps run as one journaled unit.
+type Operation struct {
+	ID          string // op_ + ULID
+	Type        string // apply | teardown | rollback | update
+	Spec        string // path of the spec, for the journal
+	Steps       []*Step
+	Parallelism int
+}
+
+// Outcome is how an operation ended.
+type Outcome int
+
+const (
+	Succeeded          Outcome = iota // every step done or skipped
+	Failed                            // a step failed and was not compensated (abort or continue)
+	Compensated                       // a step failed and every executed step was undone
+	RollbackIncomplete                // a step failed and some compensation failed too
+	NeedsIntervention                 // a step that needs a person failed
+)
+
+func (o Outcome) String() string {
+	return [...]string{"succeeded", "failed", "compensated", "rollback_incomplete", "intervention"}[o]
+}
+
+// JournalStatus is the operation record status for the outcome.
+func (o Outcome) JournalStatus() string {
+	return [...]string{journal.OpSucceeded, journal.OpFailed, journal.OpCompensated, journal.OpRollbackIncomplete, journal.OpIntervention}[o]
+}
+
+// Event is what an Observer hears about a step.
+type Event struct {
+	Op       string
+	Step     string
+	Resource string
+	Type     string
+	Action   string // create | update | delete | verify | preserve | refuse
+	Status   string // started | ok | failed | skipped
+	Duration time.Duration
+	Err      error
+}
+
+// Observer hears about every step transition (for events and progress). It
+// is called from several goroutines.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Journal is where the engine records transitions.
+type Journal interface {
+	Append(journal.Record) (journal.Record, error)
+}
+
+// Result says what an operation did.
+type Result struct {
+	Outcome  Outcome
+	Done     []string         // executed and verified, completion order
+	Skipped  []string         // Check found them done
+	Failed   []string         // failed, completion order
+	Blocked  []string         // never started
+	Executed []string         // Execute was called (done or failed), completion order
+	Errors   map[string]error // per failed step
+	// Err is nil on success; otherwise a *StepError, or a *RollbackError
+	// whose cause is the original failure.
+	Err error
+}
+
+// StepError is the failure of one or more steps.
+type StepError struct {
+	Failures map[string]error
+}
+
+func (e *StepError) Error() string {
+	ids := sortedKeys(e.Failures)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%s: %v", id, e.Failures[id])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap gives every failure to errors.Is and errors.As.
+func (e *StepError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failures))
+	for _, id := range sortedKeys(e.Failures) {
+		out = append(out, e.Failures[id])
+	}
+	return out
+}
+
+// RollbackError is a compensation that did not complete: every failed
+// compensation, with the error that started the rollback as its cause.
+type RollbackError struct {
+	Failures map[string]error
+	Cause    error
+}
+
+func (e *RollbackError) Error() string {
+	ids := sortedKeys(e.Failures)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%s: %v", id, e.Failures[id])
+	}
+	msg := "rollback incomplete: " + strings.Join(parts, "; ")
+	if e.Cause != nil {
+		msg += " (after: " + e.Cause.Error() + ")"
+	}
+	return msg
+}
+
+// Unwrap returns the cause first, then every compensation failure.
+func (e *RollbackError) Unwrap() []error {
+	out := []error{}
+	if e.Cause != nil {
+		out = append(out, e.Cause)
+	}
+	for _, id := range sortedKeys(e.Failures) {
+		out = append(out, e.Failures[id])
+	}
+	return out
+}
+
+func sortedKeys(m map[string]error) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrJournal wraps a failure to write the journal: the engine stops rather
+// than work without a record.
+var ErrJournal = errors.New("journal write failed")
+
+// Engine runs operations against one journal.
+type Engine struct {
+	Journal  Journal
+	Observer Observer
+	Now      func() time.Time
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) observe(ev Event) {
+	if e.Observer != nil {
+		e.Observer.Observe(ev)
+	}
+}
+
+func (e *Engine) append(r journal.Record) (journal.Record, error) {
+	r, err := e.Journal.Append(r)
+	if err != nil {
+		return r, fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	return r, nil
+}
+
+// Graph returns the dependency graph of steps (ids as nodes).
+func Graph(steps []*Step) *dag.Graph {
+	g := dag.New()
+	for _, s := range steps {
+		g.Add(s.ID)
+	}
+	for _, s := range steps {
+		for _, d := range s.DependsOn {
+			if g.Has(d) {
+				g.Connect(s.ID, d)
+			}
+		}
+	}
+	return g
+}

@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/dag"
+	"github.com/bulwark-iac/bulwark/core/journal"
+)
+
+// Run runs op to its end and journals its start and its outcome. It never
+// panics on a step's error; a journal that cannot be written stops the
+// operation (ErrJournal).
+func (e *Engine) Run(ctx context.Context, op *Operation) Result {
+	res := Result{Errors: map[string]error{}}
+	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec}); err != nil {
+		res.Outcome, res.Err = Failed, err
+		return res
+	}
+	byID := make(map[string]*Step, len(op.Steps))
+	for _, s := range op.Steps {
+		byID[s.ID] = s
+	}
+	g := Graph(op.Steps)
+
+	var (
+		mu                                sync.Mutex
+		stopping, compensate, interrupted bool
+	)
+	walk := g.Walk(ctx, op.Parallelism, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return stopping
+	}, func(ctx context.Context, id string) bool {
+		s := byID[id]
+		status, executed, err := e.runStep(ctx, op, s)
+		mu.Lock()
+		defer mu.Unlock()
+		if executed {
+			res.Executed = append(res.Executed, id)
+		}
+		switch status {
+		case journal.StepSkipped:
+			res.Skipped = append(res.Skipped, id)
+			return true
+		case journal.StepOK:
+			res.Done = append(res.Done, id)
+			return true
+		}
+		res.Failed = append(res.Failed, id)
+		res.Errors[id] = err
+		switch {
+		case s.Intervention:
+			interrupted, stopping = true, true
+		case s.Policy == Abort:
+			stopping = true
+		case s.Policy == Compensate:
+			compensate, stopping = true, true
+		}
+		return false
+	})
+	res.Blocked = walk.Blocked
+	if ctx.Err() != nil && len(res.Failed) == 0 && len(res.Blocked) > 0 {
+		res.Errors["(interrupted)"] = ctx.Err()
+		res.Failed = append(res.Failed, "(interrupted)")
+		compensate = true
+	}
+
+	var stepErr error
+	if len(res.Errors) > 0 {
+		stepErr = &StepError{Failures: res.Errors}
+	}
+	switch {
+	case interrupted:
+		res.Outcome, res.Err = NeedsIntervention, stepErr
+	case compensate:
+		targets := make([]*Step, 0, len(res.Executed))
+		for _, id := range res.Executed {
+			targets = append(targets, byID[id])
+		}
+		// Undoing must not be cut short by the interruption that may have
+		// caused it.
+		res.Outcome, res.Err = e.Compensate(context.WithoutCancel(ctx), op.ID, g, targets, stepErr)
+	case stepErr != nil:
+		res.Outcome, res.Err = Failed, stepErr
+	default:
+		res.Outcome = Succeeded
+	}
+	end := journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: res.Outcome.JournalStatus()}
+	if res.Err != nil {
+		end.Error = res.Err.Error()
+	}
+	if _, err := e.append(end); err != nil && res.Err == nil {
+		res.Outcome, res.Err = Failed, err
+	}
+	return res
+}
+
+// runStep runs Check, Execute and Verify of one step. It returns the step's
+// status (skipped, ok or failed) and whether Execute was called.
+func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status string, executed bool, err error) {
+	rec := journal.Record{Op: op.ID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Action: s.Action}
+	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
+	fail := func(phase string, executed bool, err error) (string, bool, error) {
+		r := rec
+		r.Phase, r.Status, r.Error = phase, journal.StepFailed, err.Error()
+		if _, jerr := e.append(r); jerr != nil {
+			err = fmt.Errorf("%w (and %v)", err, jerr)
+		}
+		return journal.StepFailed, executed, err
+	}
+	if err := ctx.Err(); err != nil {
+		return journal.StepFailed, false, err
+	}
+	if s.Check != nil {
+		done, err := s.Check(ctx)
+		if err != nil {
+			err = fmt.Errorf("check: %w", err)
+			ev.Status, ev.Err = journal.StepFailed, err
+			e.observe(ev)
+			return fail("check", false, err)
+		}
+		if done {
+			r := rec
+			r.Phase, r.Status = "check", journal.StepSkipped
+			if _, err := e.append(r); err != nil {
+				return journal.StepFailed, false, err
+			}
+			ev.Status = journal.StepSkipped
+			e.observe(ev)
+			return journal.StepSkipped, false, nil
+		}
+	}
+	started := rec
+	started.Phase, started.Status = "execute", journal.StepStarted
+	started, err = e.append(started)
+	if err != nil {
+		return journal.StepFailed, false, err
+	}
+	ev.Status = "started"
+	e.observe(ev)
+	t0 := e.now()
+	err = s.Execute(ctx, started.ID)
+	ev.Duration = e.now().Sub(t0)
+	if err != nil {
+		ev.Status, ev.Err = journal.StepFailed, err
+		e.observe(ev)
+		return fail("execute", true, err)
+	}
+	r := rec
+	r.Phase, r.Status = "execute", journal.StepOK
+	if _, err := e.append(r); err != nil {
+		return journal.StepFailed, true, err
+	}
+	ev.Status = journal.StepOK
+	e.observe(ev)
+	if s.Verify != nil {
+		vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify"}
+		t0 := e.now()
+		err := s.Verify(ctx)
+		vev.Duration = e.now().Sub(t0)
+		if err != nil {
+			err = fmt.Errorf("verify: %w", err)
+			vev.Status, vev.Err = journal.StepFailed, err
+			e.observe(vev)
+			return fail("verify", true, err)
+		}
+		r := rec
+		r.Phase, r.Status = "verify", journal.StepOK
+		if _, err := e.append(r); err != nil {
+			return journal.StepFailed, true, err
+		}
+		vev.Status = journal.StepOK
+		e.observe(vev)
+	}
+	return journal.StepOK, true, nil
+}
+
+// Compensate undoes targets, dependents before what they depend on (order
+// recomputed from g, ties newest first by the order of targets), after
+// journaling the target set. Every compensation is attempted even when one
+// fails. cause is the error that made the rollback necessary; the outcome is
+// Compensated (the error wraps cause) or RollbackIncomplete (a
+// *RollbackError).
+func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error) (Outcome, error) {
+	ids := make([]string, len(targets))
+	byID := make(map[string]*Step, len(targets))
+	for i, s := range targets {
+		ids[i] = s.ID
+		byID[s.ID] = s
+	}
+	if _, err := e.append(journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
+		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
+	}
+	order := CompensationOrder(g, ids)
+	failures := map[string]error{}
+	for _, id := range order {
+		s := byID[id]
+		if s.Compensate == nil {
+			continue
+		}
+		rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
+		r := rec
+		r.Status = journal.StepStarted
+		if _, err := e.append(r); err != nil {
+			failures[id] = err
+			continue
+		}
+		t0 := e.now()
+		action, err := s.Compensate(ctx)
+		ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: journal.StepOK}
+		r = rec
+		r.Action, r.Status = action, journal.StepOK
+		if err != nil {
+			failures[id] = err
+			ev.Status, ev.Err = journal.StepFailed, err
+			r.Status, r.Error = journal.StepFailed, err.Error()
+		}
+		e.observe(ev)
+		if _, jerr := e.append(r); jerr != nil && err == nil {
+			failures[id] = jerr
+		}
+	}
+	if len(failures) > 0 {
+		return RollbackIncomplete, &RollbackError{Failures: failures, Cause: cause}
+	}
+	if cause == nil {
+		return Compensated, nil
+	}
+	return Compensated, fmt.Errorf("rolled back after: %w", cause)
+}
+
+// CompensationOrder returns ids with every dependent before what it depends
+// on in g; among independent ones the later in ids comes first (newest first).
+func CompensationOrder(g *dag.Graph, ids []string) []string {
+	sub := g.Subgraph(ids)
+	pos := make(map[string]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	// Kahn's algorithm over the reversed graph: a node is ready once every
+	// dependent of it is placed.
+	remaining := map[string]int{}
+	for _, id := range ids {
+		remaining[id] = len(sub.Dependents(id))
+	}
+	var out []string
+	placed := map[string]bool{}
+	for len(out) < len(ids) {
+		best := ""
+		for _, id := range ids {
+			if placed[id] || remaining[id] > 0 {
+				continue
+			}
+			if best == "" || pos[id] > pos[best] {
+				best = id
+			}
+		}
+		if best == "" { // a cycle: cannot happen for a validated spec; keep newest first
+			for _, id := range slices.Backward(ids) {
+				if !placed[id] {
+					best = id
+					break
+				}
+			}
+		}
+		placed[best] = true
+		out = append(out, best)
+		for _, d := range sub.DependsOn(best) {
+			remaining[d]--
+		}
+	}
+	return out
+}

@@ -1,0 +1,279 @@
+package pluginhost
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Dirs are the folders searched for plugins, in order (see LookupDirs).
+	Dirs []string
+	// Logger receives go-plugin's log and the plugins' stderr; nil discards.
+	Logger hclog.Logger
+	// StartTimeout bounds a plugin's handshake (default 20s).
+	StartTimeout time.Duration
+}
+
+// Host starts and owns provider plugin processes. Close kills them all.
+type Host struct {
+	opts Options
+
+	mu      sync.Mutex
+	plugins []*Plugin
+	closed  bool
+}
+
+// New returns a Host that starts no process until Start is called.
+func New(opts Options) *Host {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 20 * time.Second
+	}
+	return &Host{opts: opts}
+}
+
+// Config is what a Plugin is configured with after each start.
+type Config struct {
+	Name    string         // local name in the spec
+	Source  string         // plugin name: bulwark-provider-<Source>
+	Config  map[string]any // provider configuration
+	DataDir string         // folder the host assigns; created 0700 if missing
+}
+
+// Start starts the plugin for cfg.Source, reads its schema and configures
+// it. The returned Plugin belongs to the Host.
+func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
+	path, err := Find(h.opts.Dirs, cfg.Source)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("provider %s: data folder: %w", cfg.Name, err)
+		}
+	}
+	p := &Plugin{host: h, cfg: cfg, path: path}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("provider %s: host is closed", cfg.Name)
+	}
+	h.plugins = append(h.plugins, p)
+	h.mu.Unlock()
+	if _, err := p.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close kills every plugin process the host started. It is safe to call more
+// than once.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	ps := h.plugins
+	h.plugins = nil
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func(p *Plugin) {
+			defer wg.Done()
+			p.kill()
+		}(p)
+	}
+	wg.Wait()
+}
+
+// Plugin is one provider, served by a plugin process that is restarted if it
+// dies. Its methods are safe for concurrent use.
+type Plugin struct {
+	host *Host
+	cfg  Config
+	path string
+
+	mu       sync.Mutex
+	client   *plugin.Client
+	prov     sdk.Provider
+	schema   *sdk.GetSchemaResponse
+	protocol int
+	pid      int
+}
+
+// Name is the provider's local name.
+func (p *Plugin) Name() string { return p.cfg.Name }
+
+// Source is the plugin's name.
+func (p *Plugin) Source() string { return p.cfg.Source }
+
+// Path is the executable the plugin runs from.
+func (p *Plugin) Path() string { return p.path }
+
+// Protocol is the negotiated protocol version.
+func (p *Plugin) Protocol() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.protocol
+}
+
+// PID is the process id of the current plugin process (0 when none runs).
+func (p *Plugin) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+// Schema is the schema read when the plugin first started.
+func (p *Plugin) Schema() *sdk.GetSchemaResponse {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.schema
+}
+
+// ensure returns a live provider, starting (and configuring) the process
+// when there is none or the last one exited.
+func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil && !p.client.Exited() {
+		return p.prov, nil
+	}
+	if p.client != nil {
+		p.client.Kill()
+		p.client, p.prov, p.pid = nil, nil, 0
+	}
+	cmd := exec.Command(p.path)
+	setParentDeathSignal(cmd)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     p.host.opts.StartTimeout,
+		Logger:           p.host.opts.Logger.Named(p.cfg.Name),
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, fmt.Errorf("provider %s: start %s: %w", p.cfg.Name, p.path, err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		client.Kill()
+		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
+	prov, ok := raw.(sdk.Provider)
+	if !ok {
+		client.Kill()
+		return nil, fmt.Errorf("provider %s: plugin dispensed %T, not a provider", p.cfg.Name, raw)
+	}
+	schema, err := prov.GetSchema(ctx, &sdk.GetSchemaRequest{})
+	if err == nil {
+		err = diagErr(p.cfg.Name, "GetSchema", schema.Diagnostics)
+	}
+	if err != nil {
+		client.Kill()
+		return nil, translate(p.cfg.Name, "GetSchema", err)
+	}
+	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir})
+	if err == nil {
+		err = diagErr(p.cfg.Name, "Configure", resp.Diagnostics)
+	}
+	if err != nil {
+		client.Kill()
+		return nil, translate(p.cfg.Name, "Configure", err)
+	}
+	p.client, p.prov, p.schema = client, prov, schema
+	p.protocol = client.NegotiatedVersion()
+	if rc := client.ReattachConfig(); rc != nil {
+		p.pid = rc.Pid
+	}
+	return prov, nil
+}
+
+func (p *Plugin) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil {
+		p.client.Kill()
+		p.client, p.prov, p.pid = nil, nil, 0
+	}
+}
+
+// ValidateResource asks the provider to check one resource's config.
+func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := prov.ValidateResource(ctx, req)
+	if err != nil {
+		return nil, translate(p.cfg.Name, "ValidateResource", err)
+	}
+	return resp.Diagnostics, nil
+}
+
+// Read reports whether a resource exists and its attributes.
+func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := prov.Read(ctx, req)
+	if err != nil {
+		return nil, translate(p.cfg.Name, "Read", err)
+	}
+	return resp, diagErr(p.cfg.Name, "Read", resp.Diagnostics)
+}
+
+// Create makes a resource under req.IdempotencyKey.
+func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := prov.Create(ctx, req)
+	if err != nil {
+		return nil, translate(p.cfg.Name, "Create", err)
+	}
+	return resp, diagErr(p.cfg.Name, "Create", resp.Diagnostics)
+}
+
+// Update changes a resource in place.
+func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := prov.Update(ctx, req)
+	if err != nil {
+		return nil, translate(p.cfg.Name, "Update", err)
+	}
+	return resp, diagErr(p.cfg.Name, "Update", resp.Diagnostics)
+}
+
+// Delete removes a resource. Only the core's deletion path may call it.
+func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := prov.Delete(ctx, req)
+	if err != nil {
+		return translate(p.cfg.Name, "Delete", err)
+	}
+	return diagErr(p.cfg.Name, "Delete", resp.Diagnostics)
+}

@@ -1,0 +1,206 @@
+// Package state holds what bulwark knows about a stack's resources: for each,
+// its provider, type, id, attributes and protection level, and the pending
+// interventions that need a person.
+//
+// A Store keeps one stack's state in <dir>/state.json. Every change goes
+// through Mutate, which writes the whole file atomically (temp file, fsync,
+// rename, fsync of the folder) with mode 0600 before it returns, so a crash
+// at any instant leaves either the old state or the new one. The file carries
+// a sha256 checksum of its content; Load refuses a file whose checksum does
+// not match.
+package state
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/atomicfile"
+)
+
+// FileName is the name of the state file in a stack's folder.
+const FileName = "state.json"
+
+// Version is the state file format this package writes.
+const Version = 1
+
+// Resource is one resource bulwark manages.
+type Resource struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Provider   string         `json:"provider"` // local provider name in the spec
+	Source     string         `json:"source"`   // plugin name
+	ID         string         `json:"id"`
+	Protection string         `json:"protection"` // ephemeral | durable | protected
+	DependsOn  []string       `json:"depends_on,omitempty"`
+	Config     map[string]any `json:"config,omitempty"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+	CreatedBy  string         `json:"created_by,omitempty"` // operation that created it
+	UpdatedBy  string         `json:"updated_by,omitempty"` // last operation that changed it
+}
+
+// Intervention is a failure that needs a person: it stays until acknowledged.
+type Intervention struct {
+	Op       string    `json:"op"`
+	Resource string    `json:"resource"`
+	Error    string    `json:"error"`
+	Since    time.Time `json:"since"`
+}
+
+// State is a stack's whole state.
+type State struct {
+	Version       int                  `json:"version"`
+	Stack         string               `json:"stack"`
+	Serial        int64                `json:"serial"` // bumped on every write
+	Resources     map[string]*Resource `json:"resources"`
+	Interventions []Intervention       `json:"interventions,omitempty"`
+}
+
+// Names returns the resource names, sorted.
+func (s *State) Names() []string {
+	out := make([]string, 0, len(s.Resources))
+	for n := range s.Resources {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Clone returns a deep copy.
+func (s *State) Clone() *State {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("state: clone: %v", err)) // only JSON-safe values are ever stored
+	}
+	var c State
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(fmt.Sprintf("state: clone: %v", err))
+	}
+	if c.Resources == nil {
+		c.Resources = map[string]*Resource{}
+	}
+	return &c
+}
+
+// ErrCorrupt is returned by Load for a state file that does not parse or does
+// not match its checksum.
+var ErrCorrupt = errors.New("state file is corrupt")
+
+type envelope struct {
+	Checksum string          `json:"checksum"`
+	State    json.RawMessage `json:"state"`
+}
+
+// Store is one stack's state on disk. It is safe for concurrent use.
+type Store struct {
+	dir string
+
+	mu sync.Mutex
+	st *State
+}
+
+// Open opens (creating the folder, mode 0700, if needed) the state of stack
+// kept in dir, and loads it. A missing file is an empty state.
+func Open(dir, stack string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	st, err := Load(filepath.Join(dir, FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		st = &State{Version: Version, Stack: stack, Resources: map[string]*Resource{}}
+	} else if err != nil {
+		return nil, err
+	}
+	if st.Stack != stack {
+		return nil, fmt.Errorf("open state: %s holds stack %q, not %q", dir, st.Stack, stack)
+	}
+	return &Store{dir: dir, st: st}, nil
+}
+
+// Load reads and checks a state file.
+func Load(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load state: %w", err)
+	}
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("load state %s: %w: %v", path, ErrCorrupt, err)
+	}
+	if got := checksum(compact(env.State)); got != env.Checksum {
+		return nil, fmt.Errorf("load state %s: %w: checksum %s, recorded %s", path, ErrCorrupt, got, env.Checksum)
+	}
+	var st State
+	if err := json.Unmarshal(env.State, &st); err != nil {
+		return nil, fmt.Errorf("load state %s: %w: %v", path, ErrCorrupt, err)
+	}
+	if st.Version != Version {
+		return nil, fmt.Errorf("load state %s: unsupported state version %d", path, st.Version)
+	}
+	if st.Resources == nil {
+		st.Resources = map[string]*Resource{}
+	}
+	return &st, nil
+}
+
+func checksum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Dir returns the stack's folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Snapshot returns a copy of the current state.
+func (s *Store) Snapshot() *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Clone()
+}
+
+// Mutate applies fn to a copy of the state and writes the result durably; the
+// change is visible to Snapshot only once it is on disk. An error from fn or
+// from the write leaves both the file and the state in memory unchanged.
+func (s *Store) Mutate(fn func(*State) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.st.Clone()
+	if err := fn(next); err != nil {
+		return err
+	}
+	next.Serial = s.st.Serial + 1
+	if err := write(filepath.Join(s.dir, FileName), next); err != nil {
+		return err
+	}
+	s.st = next
+	return nil
+}
+
+func write(path string, st *State) error {
+	body, err := json.MarshalIndent(st, "  ", "  ")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "{\n  \"checksum\": %q,\n  \"state\": %s\n}\n", checksum(compact(body)), body)
+	return atomicfile.Write(path, buf.Bytes(), 0o600)
+}
+
+// compact is the form the checksum is computed over, so indentation does not
+// matter.
+func compact(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}

@@ -1,0 +1,119 @@
+package sdk
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
+)
+
+// grpcClient is the host side of the v1 contract: a Provider whose every
+// method is one RPC. Transport failures are returned as they come (gRPC
+// status errors); the host translates them in one place.
+type grpcClient struct {
+	c pb.ProviderClient
+}
+
+// NewGRPCClient returns a Provider that calls the v1 service on conn.
+func NewGRPCClient(conn grpc.ClientConnInterface) Provider {
+	return &grpcClient{c: pb.NewProviderClient(conn)}
+}
+
+var _ Provider = (*grpcClient)(nil)
+
+func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
+	resp, err := c.c.GetSchema(ctx, &pb.GetSchema_Request{})
+	if err != nil {
+		return nil, err
+	}
+	return fromSchema(resp), nil
+}
+
+func (c *grpcClient) Configure(ctx context.Context, req *ConfigureRequest) (*ConfigureResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Configure(ctx, &pb.Configure_Request{Config: cfg, DataDir: req.DataDir})
+	if err != nil {
+		return nil, err
+	}
+	return &ConfigureResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+func (c *grpcClient) ValidateResource(ctx context.Context, req *ValidateResourceRequest) (*ValidateResourceResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.ValidateResource(ctx, &pb.ValidateResource_Request{Type: req.Type, Name: req.Name, Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	return &ValidateResourceResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Read(ctx, &pb.Read_Request{Type: req.Type, Name: req.Name, Id: req.ID, IdempotencyKey: req.IdempotencyKey, Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	return &ReadResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Create(ctx, &pb.Create_Request{Type: req.Type, Name: req.Name, Config: cfg, IdempotencyKey: req.IdempotencyKey, Protection: toProtection(req.Protection)})
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	return &CreateResponse{ID: resp.GetId(), Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	prior, err := toDynamic(req.PriorAttributes)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Update(ctx, &pb.Update_Request{Type: req.Type, Name: req.Name, Id: req.ID, PriorAttributes: prior, Config: cfg, Protection: toProtection(req.Protection)})
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	return &UpdateResponse{Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+func (c *grpcClient) Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error) {
+	attrs, err := toDynamic(req.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection)})
+	if err != nil {
+		return nil, err
+	}
+	return &DeleteResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}

@@ -1,0 +1,146 @@
+package sdk
+
+// Pure, nil-safe translations between the Go types of this package and the
+// generated v1 messages. Both adapters (server.go, client.go) use them.
+
+import (
+	"encoding/json"
+	"fmt"
+
+	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
+)
+
+func toDynamic(a Attributes) (*pb.DynamicValue, error) {
+	if a == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode attributes: %w", err)
+	}
+	return &pb.DynamicValue{Json: b}, nil
+}
+
+func fromDynamic(v *pb.DynamicValue) (Attributes, error) {
+	if v == nil || len(v.Json) == 0 {
+		return nil, nil
+	}
+	var a Attributes
+	if err := json.Unmarshal(v.Json, &a); err != nil {
+		return nil, fmt.Errorf("decode attributes: %w", err)
+	}
+	return a, nil
+}
+
+func toDiagnostics(ds Diagnostics) []*pb.Diagnostic {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]*pb.Diagnostic, len(ds))
+	for i, d := range ds {
+		sev := pb.Diagnostic_SEVERITY_ERROR
+		if d.Severity == SeverityWarning {
+			sev = pb.Diagnostic_SEVERITY_WARNING
+		}
+		out[i] = &pb.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath}
+	}
+	return out
+}
+
+func fromDiagnostics(ds []*pb.Diagnostic) Diagnostics {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make(Diagnostics, 0, len(ds))
+	for _, d := range ds {
+		if d == nil {
+			continue
+		}
+		sev := SeverityError
+		if d.Severity == pb.Diagnostic_SEVERITY_WARNING {
+			sev = SeverityWarning
+		}
+		out = append(out, Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath})
+	}
+	return out
+}
+
+func toProtection(p Protection) pb.Protection {
+	switch p {
+	case ProtectionEphemeral:
+		return pb.Protection_PROTECTION_EPHEMERAL
+	case ProtectionDurable:
+		return pb.Protection_PROTECTION_DURABLE
+	case ProtectionProtected:
+		return pb.Protection_PROTECTION_PROTECTED
+	}
+	return pb.Protection_PROTECTION_UNSPECIFIED
+}
+
+func fromProtection(p pb.Protection) Protection {
+	switch p {
+	case pb.Protection_PROTECTION_EPHEMERAL:
+		return ProtectionEphemeral
+	case pb.Protection_PROTECTION_DURABLE:
+		return ProtectionDurable
+	case pb.Protection_PROTECTION_PROTECTED:
+		return ProtectionProtected
+	}
+	return ProtectionUnspecified
+}
+
+var attrTypes = map[AttributeType]pb.Attribute_Type{
+	TypeString: pb.Attribute_TYPE_STRING,
+	TypeNumber: pb.Attribute_TYPE_NUMBER,
+	TypeBool:   pb.Attribute_TYPE_BOOL,
+	TypeList:   pb.Attribute_TYPE_LIST,
+	TypeMap:    pb.Attribute_TYPE_MAP,
+}
+
+func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
+	if s == nil {
+		return &pb.GetSchema_Response{}
+	}
+	out := &pb.GetSchema_Response{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion, Diagnostics: toDiagnostics(s.Diagnostics)}
+	for _, rt := range s.ResourceTypes {
+		prt := &pb.ResourceType{Name: rt.Name, Description: rt.Description}
+		for _, a := range rt.Attributes {
+			prt.Attributes = append(prt.Attributes, &pb.Attribute{
+				Name: a.Name, Type: attrTypes[a.Type], Required: a.Required, Computed: a.Computed,
+				Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
+			})
+		}
+		out.ResourceTypes = append(out.ResourceTypes, prt)
+	}
+	return out
+}
+
+func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
+	if s == nil {
+		return &GetSchemaResponse{}
+	}
+	out := &GetSchemaResponse{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion, Diagnostics: fromDiagnostics(s.Diagnostics)}
+	for _, prt := range s.ResourceTypes {
+		if prt == nil {
+			continue
+		}
+		rt := ResourceType{Name: prt.Name, Description: prt.Description}
+		for _, a := range prt.Attributes {
+			if a == nil {
+				continue
+			}
+			t := TypeUnspecified
+			for k, v := range attrTypes {
+				if v == a.Type {
+					t = k
+				}
+			}
+			rt.Attributes = append(rt.Attributes, Attribute{
+				Name: a.Name, Type: t, Required: a.Required, Computed: a.Computed,
+				Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
+			})
+		}
+		out.ResourceTypes = append(out.ResourceTypes, rt)
+	}
+	return out
+}

@@ -1,0 +1,213 @@
+package sdk
+
+import "context"
+
+// Provider is what a provider author implements. Every method takes the
+// call's context and a request, and returns a response or an error. An error
+// is sent to the host as an error diagnostic; return Diagnostics (for example
+// AttributeErrorf) to point at an attribute.
+type Provider interface {
+	GetSchema(ctx context.Context, req *GetSchemaRequest) (*GetSchemaResponse, error)
+	Configure(ctx context.Context, req *ConfigureRequest) (*ConfigureResponse, error)
+	ValidateResource(ctx context.Context, req *ValidateResourceRequest) (*ValidateResourceResponse, error)
+	Read(ctx context.Context, req *ReadRequest) (*ReadResponse, error)
+	Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error)
+	Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error)
+	Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error)
+}
+
+// Attributes are the values of a resource's attributes, as decoded from JSON:
+// string, float64, bool, []any, map[string]any or nil.
+type Attributes = map[string]any
+
+// Protection is a resource's level on the protection ladder.
+type Protection int
+
+const (
+	ProtectionUnspecified Protection = iota
+	ProtectionEphemeral
+	ProtectionDurable
+	ProtectionProtected
+)
+
+func (p Protection) String() string {
+	switch p {
+	case ProtectionEphemeral:
+		return "ephemeral"
+	case ProtectionDurable:
+		return "durable"
+	case ProtectionProtected:
+		return "protected"
+	}
+	return "unspecified"
+}
+
+// ParseProtection turns "ephemeral", "durable" or "protected" into a
+// Protection; "" is ephemeral, the default level.
+func ParseProtection(s string) (Protection, bool) {
+	switch s {
+	case "", "ephemeral":
+		return ProtectionEphemeral, true
+	case "durable":
+		return ProtectionDurable, true
+	case "protected":
+		return ProtectionProtected, true
+	}
+	return ProtectionUnspecified, false
+}
+
+// AttributeType is the type of an attribute's value.
+type AttributeType int
+
+const (
+	TypeUnspecified AttributeType = iota
+	TypeString
+	TypeNumber
+	TypeBool
+	TypeList
+	TypeMap
+)
+
+func (t AttributeType) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeNumber:
+		return "number"
+	case TypeBool:
+		return "bool"
+	case TypeList:
+		return "list"
+	case TypeMap:
+		return "map"
+	}
+	return "unspecified"
+}
+
+// Attribute describes one attribute of a resource type.
+type Attribute struct {
+	Name        string
+	Type        AttributeType
+	Required    bool // must be set in the configuration
+	Computed    bool // set by the provider, never by the configuration
+	Sensitive   bool // never shown in plans or output
+	ForceNew    bool // a change replaces the resource
+	Description string
+}
+
+// ResourceType describes one type of resource a provider manages.
+type ResourceType struct {
+	Name        string
+	Description string
+	Attributes  []Attribute
+}
+
+// Attribute returns the attribute named name, or false.
+func (rt ResourceType) Attribute(name string) (Attribute, bool) {
+	for _, a := range rt.Attributes {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+type GetSchemaRequest struct{}
+
+type GetSchemaResponse struct {
+	ProviderName    string
+	ProviderVersion string
+	ResourceTypes   []ResourceType
+	Diagnostics     Diagnostics
+}
+
+// ResourceType returns the type named name, or false.
+func (s *GetSchemaResponse) ResourceType(name string) (ResourceType, bool) {
+	for _, rt := range s.ResourceTypes {
+		if rt.Name == name {
+			return rt, true
+		}
+	}
+	return ResourceType{}, false
+}
+
+type ConfigureRequest struct {
+	Config Attributes
+	// DataDir is a folder the host assigns to this provider and keeps between
+	// runs; it exists when Configure is called.
+	DataDir string
+}
+
+type ConfigureResponse struct {
+	Diagnostics Diagnostics
+}
+
+type ValidateResourceRequest struct {
+	Type   string
+	Name   string
+	Config Attributes
+}
+
+type ValidateResourceResponse struct {
+	Diagnostics Diagnostics
+}
+
+type ReadRequest struct {
+	Type string
+	Name string
+	// ID is the id the host recorded; empty when it has none.
+	ID string
+	// IdempotencyKey is set when the host does not know the outcome of a
+	// Create made under this key: Read must find what that Create made.
+	IdempotencyKey string
+	Config         Attributes
+}
+
+type ReadResponse struct {
+	Exists      bool
+	ID          string
+	Attributes  Attributes
+	Diagnostics Diagnostics
+}
+
+type CreateRequest struct {
+	Type   string
+	Name   string
+	Config Attributes
+	// IdempotencyKey is unique to the step that asks: a second Create with the
+	// same key must not make a second resource.
+	IdempotencyKey string
+	Protection     Protection
+}
+
+type CreateResponse struct {
+	ID          string
+	Attributes  Attributes
+	Diagnostics Diagnostics
+}
+
+type UpdateRequest struct {
+	Type            string
+	Name            string
+	ID              string
+	PriorAttributes Attributes
+	Config          Attributes
+	Protection      Protection
+}
+
+type UpdateResponse struct {
+	Attributes  Attributes
+	Diagnostics Diagnostics
+}
+
+type DeleteRequest struct {
+	Type       string
+	Name       string
+	ID         string
+	Attributes Attributes
+	Protection Protection
+}
+
+type DeleteResponse struct {
+	Diagnostics Diagnostics
+}

@@ -1,0 +1,223 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
+)
+
+// server is the provider side of the v1 contract. Each RPC is the same few
+// lines: convert the request, enforce what the SDK guarantees, call the
+// provider, convert the response.
+type server struct {
+	pb.UnimplementedProviderServer
+	impl Provider
+
+	mu     sync.Mutex
+	schema *GetSchemaResponse
+}
+
+func newServer(impl Provider) *server { return &server{impl: impl} }
+
+// call runs f, turning an error or a panic into diagnostics.
+func call(f func() (Diagnostics, error)) (ds Diagnostics) {
+	defer func() {
+		if r := recover(); r != nil {
+			ds = append(ds, Errorf("provider panicked: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	ds, err := f()
+	return append(ds, DiagnosticsFromError(err)...)
+}
+
+func (s *server) resourceType(ctx context.Context, name string) (ResourceType, Diagnostics) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.schema == nil {
+		var resp *GetSchemaResponse
+		ds := call(func() (Diagnostics, error) {
+			var err error
+			resp, err = s.impl.GetSchema(ctx, &GetSchemaRequest{})
+			if resp != nil {
+				return resp.Diagnostics, err
+			}
+			return nil, err
+		})
+		if ds.HasError() || resp == nil {
+			return ResourceType{}, append(ds, Errorf("provider returned no schema"))
+		}
+		s.schema = resp
+	}
+	rt, ok := s.schema.ResourceType(name)
+	if !ok {
+		return rt, Diagnostics{Errorf("unknown resource type %q", name)}
+	}
+	return rt, nil
+}
+
+// checkConfig checks cfg against the schema of typ.
+func (s *server) checkConfig(ctx context.Context, typ string, cfg Attributes) Diagnostics {
+	rt, ds := s.resourceType(ctx, typ)
+	if ds.HasError() {
+		return ds
+	}
+	return CheckConfig(rt, cfg)
+}
+
+func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.GetSchema_Response, error) {
+	var resp *GetSchemaResponse
+	ds := call(func() (Diagnostics, error) {
+		var err error
+		resp, err = s.impl.GetSchema(ctx, &GetSchemaRequest{})
+		return nil, err
+	})
+	out := toSchema(resp)
+	out.Diagnostics = append(out.Diagnostics, toDiagnostics(ds)...)
+	return out, nil
+}
+
+func (s *server) Configure(ctx context.Context, req *pb.Configure_Request) (*pb.Configure_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.Configure_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	ds := call(func() (Diagnostics, error) {
+		resp, err := s.impl.Configure(ctx, &ConfigureRequest{Config: cfg, DataDir: req.GetDataDir()})
+		if resp != nil {
+			return resp.Diagnostics, err
+		}
+		return nil, err
+	})
+	return &pb.Configure_Response{Diagnostics: toDiagnostics(ds)}, nil
+}
+
+func (s *server) ValidateResource(ctx context.Context, req *pb.ValidateResource_Request) (*pb.ValidateResource_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.ValidateResource_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
+		return &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}, nil
+	}
+	ds := call(func() (Diagnostics, error) {
+		resp, err := s.impl.ValidateResource(ctx, &ValidateResourceRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg})
+		if resp != nil {
+			return resp.Diagnostics, err
+		}
+		return nil, err
+	})
+	return &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}, nil
+}
+
+func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.Read_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	var resp *ReadResponse
+	ds := call(func() (Diagnostics, error) {
+		var err error
+		resp, err = s.impl.Read(ctx, &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg})
+		return nil, err
+	})
+	out := &pb.Read_Response{}
+	if resp != nil {
+		ds = append(resp.Diagnostics, ds...)
+		attrs, err := toDynamic(resp.Attributes)
+		ds = append(ds, DiagnosticsFromError(err)...)
+		out.Exists, out.Id, out.Attributes = resp.Exists, resp.ID, attrs
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.Create_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
+		return &pb.Create_Response{Diagnostics: toDiagnostics(ds)}, nil
+	}
+	if req.GetIdempotencyKey() == "" {
+		return &pb.Create_Response{Diagnostics: toDiagnostics(Diagnostics{Errorf("create %s: the request carries no idempotency key", req.GetName())})}, nil
+	}
+	var resp *CreateResponse
+	ds := call(func() (Diagnostics, error) {
+		var err error
+		resp, err = s.impl.Create(ctx, &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection())})
+		return nil, err
+	})
+	out := &pb.Create_Response{}
+	if resp != nil {
+		ds = append(resp.Diagnostics, ds...)
+		attrs, err := toDynamic(resp.Attributes)
+		ds = append(ds, DiagnosticsFromError(err)...)
+		out.Id, out.Attributes = resp.ID, attrs
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+func (s *server) Update(ctx context.Context, req *pb.Update_Request) (*pb.Update_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.Update_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	prior, err := fromDynamic(req.GetPriorAttributes())
+	if err != nil {
+		return &pb.Update_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
+		return &pb.Update_Response{Diagnostics: toDiagnostics(ds)}, nil
+	}
+	var resp *UpdateResponse
+	ds := call(func() (Diagnostics, error) {
+		var err error
+		resp, err = s.impl.Update(ctx, &UpdateRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), PriorAttributes: prior, Config: cfg, Protection: fromProtection(req.GetProtection())})
+		return nil, err
+	})
+	out := &pb.Update_Response{}
+	if resp != nil {
+		ds = append(resp.Diagnostics, ds...)
+		attrs, err := toDynamic(resp.Attributes)
+		ds = append(ds, DiagnosticsFromError(err)...)
+		out.Attributes = attrs
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+// Delete refuses a protected resource before the provider sees the request:
+// this is the second of the two places protection is enforced (the first is
+// the host's single deletion path).
+func (s *server) Delete(ctx context.Context, req *pb.Delete_Request) (*pb.Delete_Response, error) {
+	if p := fromProtection(req.GetProtection()); p == ProtectionProtected {
+		return &pb.Delete_Response{Diagnostics: toDiagnostics(Diagnostics{ErrProtectedDelete(req.GetType(), req.GetName())})}, nil
+	}
+	attrs, err := fromDynamic(req.GetAttributes())
+	if err != nil {
+		return &pb.Delete_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	ds := call(func() (Diagnostics, error) {
+		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection())})
+		if resp != nil {
+			return resp.Diagnostics, err
+		}
+		return nil, err
+	})
+	return &pb.Delete_Response{Diagnostics: toDiagnostics(ds)}, nil
+}
+
+// ErrProtectedDelete is the diagnostic Serve returns for a Delete request
+// that carries ProtectionProtected.
+func ErrProtectedDelete(typ, name string) Diagnostic {
+	return Diagnostic{
+		Severity: SeverityError,
+		Summary:  fmt.Sprintf("refused to delete protected resource %s (%s)", name, typ),
+		Detail:   "the provider SDK never deletes a protected resource; lower its protection in the spec and apply first",
+	}
+}
