@@ -88,6 +88,8 @@ type Event struct {
 	Type     string
 	Action   string // create | update | delete | verify | preserve | refuse
 	Status   string // started | ok | failed | skipped
+	// Undo is set on the events of a compensation.
+	Undo     bool
 	Duration time.Duration
 	Err      error
 }

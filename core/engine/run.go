@@ -210,9 +210,15 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		}
 		t0 := e.now()
 		action, err := s.Compensate(ctx)
-		ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: journal.StepOK}
+		status := journal.StepOK
+		if action == "" && err == nil {
+			// Nothing to undo (say, a Create that failed before making
+			// anything): reported as the undo skipped.
+			action, status = undoAction(s.Action), journal.StepSkipped
+		}
+		ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: status, Undo: true}
 		r = rec
-		r.Action, r.Status = action, journal.StepOK
+		r.Action, r.Status = action, status
 		if err != nil {
 			failures[id] = err
 			ev.Status, ev.Err = journal.StepFailed, err
@@ -273,4 +279,13 @@ func CompensationOrder(g *dag.Graph, ids []string) []string {
 		}
 	}
 	return out
+}
+
+// undoAction is the action that undoes a step's action.
+func undoAction(action string) string {
+	switch action {
+	case "create", "replace":
+		return "delete"
+	}
+	return action
 }

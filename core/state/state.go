@@ -46,6 +46,18 @@ type Resource struct {
 	Attributes map[string]any `json:"attributes,omitempty"`
 	CreatedBy  string         `json:"created_by,omitempty"` // operation that created it
 	UpdatedBy  string         `json:"updated_by,omitempty"` // last operation that changed it
+	// Prior is what an update replaced, kept so that the operation that made
+	// the update can undo it, even after a crash.
+	Prior *Prior `json:"prior,omitempty"`
+}
+
+// Prior is a resource's configuration before an operation updated it.
+type Prior struct {
+	Op         string         `json:"op"`
+	Config     map[string]any `json:"config,omitempty"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+	Protection string         `json:"protection"`
+	DependsOn  []string       `json:"depends_on,omitempty"`
 }
 
 // Intervention is a failure that needs a person: it stays until acknowledged.

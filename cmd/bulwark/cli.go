@@ -1,0 +1,483 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Version is bulwark's version.
+const Version = "0.1.0"
+
+// cli holds one invocation's flags and streams; nothing is global, so the
+// tests can run bulwark in-process.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	pluginDir, stateDir, eventsFile string
+	exit                            int
+}
+
+// run is bulwark's whole life: parse flags, call core, map the outcome to
+// an exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := c.commands()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		c.fail(err)
+		if c.exit == 0 {
+			c.exit = stack.ExitError
+		}
+	}
+	return c.exit
+}
+
+// fail prints err for a person and sets the exit code it means.
+func (c *cli) fail(err error) {
+	var problems spec.Problems
+	if errors.As(err, &problems) {
+		for _, p := range problems {
+			fmt.Fprintln(c.stderr, p.Error())
+		}
+		fmt.Fprintf(c.stderr, "bulwark: %d problem(s) in the spec; nothing was changed\n", len(problems))
+	} else {
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", err)
+	}
+	c.exit = stack.ExitCode(nil, err)
+}
+
+func (c *cli) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "bulwark",
+		Short:         "Provision a stack from a declarative spec, safely",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
+	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
+	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
+	root.AddCommand(c.validateCmd(), c.applyCmd(), c.teardownCmd(), c.resumeCmd(), c.statusCmd(),
+		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd())
+	return root
+}
+
+// options builds the core's options from the flags.
+func (c *cli) options() (stack.Options, func(), error) {
+	exe, _ := os.Executable()
+	opts := stack.Options{
+		StateDir:   c.stateDir,
+		PluginDirs: pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+		Out:        c.stdout,
+	}
+	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.stderr, Level: hclog.LevelFromString(lvl)})
+	}
+	closeFn := func() {}
+	if c.eventsFile != "" {
+		f, err := os.OpenFile(c.eventsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return opts, nil, fmt.Errorf("events file: %w", err)
+		}
+		opts.Events = events.NewWriter(f, nil)
+		closeFn = func() { f.Close() }
+	} else {
+		opts.Events = events.NewWriter(c.stderr, nil)
+	}
+	return opts, closeFn, nil
+}
+
+func loadSpec(path, provider string) (*spec.Spec, error) {
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	return sp, nil
+}
+
+func (c *cli) validateCmd() *cobra.Command {
+	var provider string
+	cmd := &cobra.Command{
+		Use:   "validate SPEC",
+		Short: "Check a spec: its structure, then against the providers' schemas",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], provider)
+			if err != nil {
+				return err
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := stack.Validate(cmd.Context(), sp, opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%s: valid (stack %s, %d resources)\n", args[0], sp.Stack, len(sp.Resources))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none")
+	return cmd
+}
+
+func (c *cli) applyCmd() *cobra.Command {
+	var provider, simulate string
+	var parallelism int
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "apply SPEC",
+		Short: "Converge the stack to the spec; a failure rolls back under the protection ladder",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun {
+				return errors.New("apply --dry-run is not available yet: use `bulwark validate` to check a spec")
+			}
+			sp, err := loadSpec(args[0], provider)
+			if err != nil {
+				return err
+			}
+			if simulate != "" {
+				if _, ok := sp.Resource(simulate); !ok {
+					return fmt.Errorf("--simulate-failure %s: no such resource in %s", simulate, args[0])
+				}
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			opts.Parallelism, opts.SimulateFailure = parallelism, simulate
+			res, err := stack.Apply(cmd.Context(), sp, opts)
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none (a provider the spec does not declare runs with its default config)")
+	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make this resource's Execute fail in this run (demos and tests)")
+	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "how many independent resources to work on at once")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "plan only (not yet available)")
+	return cmd
+}
+
+// report prints how an operation ended and sets the exit code.
+func (c *cli) report(res *stack.Result, specPath string) {
+	c.exit = stack.ExitCode(res, nil)
+	r := res.Run
+	switch res.Outcome {
+	case engine.Succeeded:
+		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
+			title(res.Type), len(r.Done), len(r.Skipped))
+	case engine.Compensated:
+		fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		if len(res.Preserved) > 0 {
+			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
+		}
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+	case engine.RollbackIncomplete:
+		fmt.Fprintf(c.stdout, "%s failed and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), specPath)
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+	case engine.NeedsIntervention:
+		fmt.Fprintf(c.stdout, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
+			title(res.Type), strings.Join(r.Failed, ", "), res.Op)
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+	default:
+		fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
+		if len(r.Blocked) > 0 {
+			fmt.Fprintf(c.stdout, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
+		}
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+	}
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func (c *cli) teardownCmd() *cobra.Command {
+	var yes, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "teardown SPEC",
+		Short: "Delete everything the stack's state records; refused whole if any of it is protected",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			if dryRun {
+				pl, err := stack.TeardownPlan(sp, opts)
+				if pl != nil {
+					for _, ch := range pl.Changes {
+						fmt.Fprintf(c.stdout, "  - %-16s %s (%s)\n", ch.Resource, ch.Type, ch.Protection)
+					}
+				}
+				return err
+			}
+			if !yes {
+				f, ok := c.stdin.(*os.File)
+				if !ok || !term.IsTerminal(int(f.Fd())) {
+					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
+				}
+				opts.Confirm = func(names []string) bool {
+					fmt.Fprintf(c.stdout, "This deletes %d resource(s) of stack %s: %s\nType yes to go on: ", len(names), sp.Stack, strings.Join(names, ", "))
+					var answer string
+					fmt.Fscanln(c.stdin, &answer)
+					return answer == "yes"
+				}
+			}
+			res, err := stack.Teardown(cmd.Context(), sp, opts)
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	return cmd
+}
+
+func (c *cli) resumeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume SPEC",
+		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := stack.Resume(cmd.Context(), sp, opts)
+			if errors.Is(err, stack.ErrNothingToResume) {
+				fmt.Fprintln(c.stdout, err)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+}
+
+func (c *cli) statusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status SPEC",
+		Short: "Show the stack's recorded resources, pending interventions and last operation",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			rep, err := stack.Status(sp, stack.Options{StateDir: c.stateDir})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			fmt.Fprintf(c.stdout, "stack %s: %d resource(s)\n", rep.Stack, len(rep.Resources))
+			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+			for _, r := range rep.Resources {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID)
+			}
+			tw.Flush()
+			if rep.LastOp != nil {
+				fmt.Fprintf(c.stdout, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
+			}
+			for _, u := range rep.Unfinished {
+				fmt.Fprintf(c.stdout, "unfinished: %s (run `bulwark resume %s`)\n", u, args[0])
+			}
+			for _, i := range rep.Interventions {
+				fmt.Fprintf(c.stdout, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (c *cli) historyCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history SPEC",
+		Short: "List the stack's operations, oldest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			recs, err := journal.Read(stack.StackDir(c.stateDir, sp.Stack) + "/" + journal.FileName)
+			if err != nil {
+				return err
+			}
+			ops := stack.History(recs)
+			if asJSON {
+				if ops == nil {
+					ops = []stack.OpSummary{}
+				}
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ops)
+			}
+			for _, o := range ops {
+				fmt.Fprintf(c.stdout, "%s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (c *cli) ackCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ack OP_ID",
+		Short: "Acknowledge a failure that needed a person, so operations may run again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := stack.Ack(c.stateDir, args[0], nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "acknowledged %s in stack %s\n", args[0], name)
+			return nil
+		},
+	}
+}
+
+func (c *cli) graphCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "graph SPEC",
+		Short: "Print the dependency graph as DOT",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "digraph %q {\n  rankdir=LR;\n", sp.Stack)
+			for _, r := range sp.Resources {
+				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\"];\n", r.Name, r.Name, r.Type, r.Protection)
+			}
+			g := sp.Graph()
+			for _, n := range g.Nodes() {
+				for _, d := range g.DependsOn(n) {
+					fmt.Fprintf(c.stdout, "  %q -> %q;\n", n, d)
+				}
+			}
+			fmt.Fprintln(c.stdout, "}")
+			return nil
+		},
+	}
+}
+
+func (c *cli) providersCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "providers",
+		Short: "List the provider plugins found: name, version, protocol, sha256",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			found, err := pluginhost.List(opts.PluginDirs)
+			if err != nil {
+				return err
+			}
+			if len(found) == 0 {
+				return fmt.Errorf("no provider plugins found in %s", strings.Join(opts.PluginDirs, ", "))
+			}
+			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+			defer host.Close()
+			tmp, err := os.MkdirTemp("", "bulwark-providers-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
+			for _, f := range found {
+				version, protocol := "?", "?"
+				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name})
+				if err == nil {
+					version, protocol = p.Schema().ProviderVersion, fmt.Sprint(p.Protocol())
+				} else {
+					version = "error: " + err.Error()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, version, protocol, f.SHA256, f.Path)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (c *cli) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print bulwark's version and the provider protocol versions it speaks",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			versions := []int{sdk.ProtocolVersion}
+			sort.Ints(versions)
+			fmt.Fprintf(c.stdout, "bulwark %s (provider protocol %v)\n", Version, versions)
+		},
+	}
+}

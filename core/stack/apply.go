@@ -1,0 +1,335 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Result is what an operation did.
+type Result struct {
+	Op      string
+	Type    string
+	Outcome engine.Outcome
+	Run     engine.Result
+	// Preserved lists the resources a rollback kept (durable or protected).
+	Preserved []string
+	Err       error
+}
+
+// Apply converges the stack to sp: creates what is missing, updates what
+// changed, deletes what the spec no longer has (under the ladder). A failed
+// step is handled by its resource's on_failure policy.
+func Apply(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.apply(ctx)
+}
+
+func (s *session) apply(ctx context.Context) (*Result, error) {
+	st := s.store.Snapshot()
+	names := s.sp.ProvidersUsed()
+	for _, n := range st.Names() {
+		if _, ok := s.sp.Resource(n); !ok {
+			names = append(names, st.Resources[n].Provider)
+		}
+	}
+	if err := s.startProviders(ctx, names, st); err != nil {
+		return nil, err
+	}
+	if err := s.validate(ctx); err != nil {
+		return nil, err
+	}
+	pl := plan.ForApply(s.sp, st, s.schemas())
+	s.prog.levels = map[string]string{}
+	for _, c := range pl.Changes {
+		s.prog.levels[c.Resource] = c.Protection.String()
+	}
+	if err := pl.Check("apply"); err != nil {
+		return nil, s.refused(err, pl)
+	}
+	op := &engine.Operation{ID: s.opID, Type: "apply", Spec: s.sp.File, Parallelism: s.opts.Parallelism}
+	for _, c := range pl.Changes {
+		if c.Action == plan.Delete {
+			op.Steps = append(op.Steps, s.removeStep(c, st))
+			continue
+		}
+		r, _ := s.sp.Resource(c.Resource)
+		op.Steps = append(op.Steps, s.applyStep(c, r))
+	}
+	s.prog.printf("apply %s (%s): %d resource(s), up to %d at once\n", s.sp.Stack, s.opID, len(op.Steps), s.opts.Parallelism)
+	res := s.eng.Run(ctx, op)
+	return s.finish(op, res), nil
+}
+
+// refused journals and reports a plan the ladder refused.
+func (s *session) refused(err error, pl *plan.Plan) error {
+	var re *plan.RefusedError
+	if errors.As(err, &re) {
+		types := map[string]string{}
+		for _, c := range pl.Changes {
+			types[c.Resource] = c.Type
+		}
+		s.prog.refuse(s.opID, re.Resources, types)
+		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
+			return errors.Join(err, jerr)
+		}
+	}
+	return err
+}
+
+// finish records what needs recording after a run and builds the Result.
+func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
+	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: res.Err}
+	if res.Outcome == engine.NeedsIntervention {
+		err := s.store.Mutate(func(st *state.State) error {
+			for _, id := range res.Failed {
+				st.Interventions = append(st.Interventions, state.Intervention{Op: op.ID, Resource: id, Error: fmt.Sprint(res.Errors[id]), Since: s.opts.Now().UTC()})
+			}
+			return nil
+		})
+		if err != nil {
+			out.Err = errors.Join(out.Err, err)
+		}
+	}
+	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {
+		st := s.store.Snapshot()
+		for _, id := range res.Executed {
+			if r := st.Resources[id]; r != nil && r.CreatedBy == op.ID {
+				out.Preserved = append(out.Preserved, id)
+			}
+		}
+		sort.Strings(out.Preserved)
+	}
+	return out
+}
+
+// stepMode is what a step decided to do once Check had looked at reality.
+type stepMode struct {
+	action  plan.Action
+	cur     *state.Resource // the state's record when Check ran (nil: none)
+	observe *sdk.ReadResponse
+	remote  bool   // an update needs the provider (not only the state)
+	key     string // the idempotency key Execute ran under
+}
+
+// applyStep is the step for a resource in the spec: Check = Read, Execute =
+// Create, Update or replace, Verify = Read and compare, Compensate = undo
+// under the ladder.
+func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
+	p := s.plugins[r.Provider]
+	step := &engine.Step{
+		ID: r.Name, Resource: r.Name, Type: r.Type, Action: string(c.Action),
+		DependsOn: r.DependsOn, Policy: policyOf(r.OnFailure), Intervention: r.Intervention,
+	}
+	var m stepMode
+	step.Check = func(ctx context.Context) (bool, error) {
+		cur := s.store.Snapshot().Resources[r.Name]
+		req := &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
+		if cur != nil && cur.Type == r.Type && cur.Provider == r.Provider {
+			req.ID = cur.ID
+		}
+		resp, err := p.Read(ctx, req)
+		if err != nil {
+			return false, err
+		}
+		m = stepMode{cur: cur, observe: resp}
+		switch {
+		case !resp.Exists:
+			m.action = plan.Create
+			if cur != nil && c.Action != plan.Replace {
+				// Recorded but gone (drift): it is created again.
+				if err := s.forget(cur); err != nil {
+					return false, err
+				}
+				m.cur = nil
+			}
+		case c.Action == plan.Replace:
+			m.action = plan.Replace
+		default:
+			if cur == nil {
+				// It exists though the state does not record it: adopt it
+				// (it existed before this run, so no rollback deletes it).
+				adopted, err := s.adopt(r, resp)
+				if err != nil {
+					return false, err
+				}
+				cur, m.cur = adopted, adopted
+			}
+			drift := plan.Drift(r.Config, resp.Attributes)
+			for k := range cur.Config {
+				if _, ok := r.Config[k]; !ok {
+					drift = append(drift, k)
+				}
+			}
+			rt, _ := p.Schema().ResourceType(r.Type)
+			for _, k := range drift {
+				if a, ok := rt.Attribute(k); ok && a.ForceNew {
+					m.action = plan.Replace
+				}
+			}
+			switch {
+			case m.action == plan.Replace:
+			case len(drift) > 0:
+				m.action, m.remote = plan.Update, true
+			case cur.Protection != r.Protection.String() || !equalStrings(cur.DependsOn, r.DependsOn):
+				m.action = plan.Update // recorded level or dependencies only
+			default:
+				return true, nil
+			}
+		}
+		step.Action = string(m.action)
+		return false, nil
+	}
+	step.Execute = func(ctx context.Context, key string) error {
+		m.key = key
+		if s.opts.SimulateFailure == r.Name {
+			return fmt.Errorf("simulated failure (--simulate-failure %s)", r.Name)
+		}
+		switch m.action {
+		case plan.Create:
+			return s.create(ctx, r, key)
+		case plan.Replace:
+			if m.cur != nil {
+				if _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
+					return fmt.Errorf("replace: %w", err)
+				}
+			}
+			return s.create(ctx, r, key)
+		case plan.Update:
+			return s.update(ctx, r, m)
+		}
+		return fmt.Errorf("internal: no action decided for %s", r.Name)
+	}
+	step.Verify = func(ctx context.Context) error {
+		cur := s.store.Snapshot().Resources[r.Name]
+		if cur == nil {
+			return fmt.Errorf("%s is not recorded in the state", r.Name)
+		}
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config})
+		if err != nil {
+			return err
+		}
+		if !resp.Exists {
+			return fmt.Errorf("%s (%s) does not exist after %s", r.Name, cur.ID, m.action)
+		}
+		if d := plan.Drift(r.Config, resp.Attributes); len(d) > 0 {
+			return fmt.Errorf("%s: attributes %s differ from the spec after %s", r.Name, strings.Join(d, ", "), m.action)
+		}
+		return nil
+	}
+	step.Compensate = func(ctx context.Context) (string, error) {
+		return s.undo(ctx, r.Name, m.action, m.key)
+	}
+	return step
+}
+
+func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
+	switch p {
+	case spec.PolicyContinue:
+		return engine.Continue
+	case spec.PolicyAbort:
+		return engine.Abort
+	}
+	return engine.Compensate
+}
+
+// create makes r under key and records it, created by this operation.
+func (s *session) create(ctx context.Context, r *spec.Resource, key string) error {
+	p := s.plugins[r.Provider]
+	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection})
+	if err != nil {
+		return err
+	}
+	return s.store.Mutate(func(st *state.State) error {
+		st.Resources[r.Name] = &state.Resource{
+			Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
+			Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
+			Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID,
+		}
+		return nil
+	})
+}
+
+// update changes r in place (or only its record), keeping what it replaced
+// in the state so this operation can undo it.
+func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) error {
+	cur := m.cur
+	attrs := cur.Attributes
+	if m.remote {
+		resp, err := s.plugins[r.Provider].Update(ctx, &sdk.UpdateRequest{
+			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection,
+		})
+		if err != nil {
+			return err
+		}
+		attrs = resp.Attributes
+	}
+	return s.store.Mutate(func(st *state.State) error {
+		old := st.Resources[r.Name]
+		if old == nil {
+			old = cur
+		}
+		next := *old
+		if old.Prior == nil || old.Prior.Op != s.opID {
+			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn}
+		}
+		next.Config, next.Attributes = r.Config, attrs
+		next.Protection = plan.Level("", r.Protection).String()
+		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
+		st.Resources[r.Name] = &next
+		return nil
+	})
+}
+
+// adopt records a resource that exists but the state did not know.
+func (s *session) adopt(r *spec.Resource, resp *sdk.ReadResponse) (*state.Resource, error) {
+	cfg := map[string]any{}
+	for k := range r.Config {
+		if v, ok := resp.Attributes[k]; ok {
+			cfg[k] = v
+		}
+	}
+	res := &state.Resource{
+		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: resp.ID,
+		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: cfg, Attributes: resp.Attributes,
+	}
+	return res, s.store.Mutate(func(st *state.State) error {
+		st.Resources[r.Name] = res
+		return nil
+	})
+}
+
+// forget drops a record whose resource no longer exists.
+func (s *session) forget(cur *state.Resource) error {
+	return s.store.Mutate(func(st *state.State) error {
+		if r := st.Resources[cur.Name]; r != nil && r.ID == cur.ID {
+			delete(st.Resources, cur.Name)
+		}
+		return nil
+	})
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

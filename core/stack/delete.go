@@ -1,0 +1,63 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// reason says why a resource is being deleted; the ladder treats them
+// differently.
+type reason int
+
+const (
+	reasonRollback reason = iota // undoing a failed apply: durable is preserved
+	reasonTeardown               // an explicit teardown: durable is deleted
+	reasonRemoved                // gone from the spec: durable is deleted
+	reasonReplace                // replaced: durable is deleted
+)
+
+// ErrProtected is returned (wrapped) when something asks to delete a
+// protected resource.
+var ErrProtected = errors.New("refused to delete a protected resource")
+
+// levelOf is the protection that governs deleting res: the higher of the
+// state's record and the spec's, so neither editing the spec nor a stale
+// record can lower it.
+func (s *session) levelOf(res *state.Resource) sdk.Protection {
+	desired := sdk.ProtectionEphemeral
+	if r, ok := s.sp.Resource(res.Name); ok {
+		desired = r.Protection
+	}
+	return plan.Level(res.Protection, desired)
+}
+
+// deleteResource is the one code path in bulwark that asks a provider to
+// delete. It never deletes a protected resource, whatever the reason, and
+// preserves a durable one during a rollback. It returns the action taken
+// ("delete", "preserve" or "refuse").
+func (s *session) deleteResource(ctx context.Context, res *state.Resource, why reason) (string, error) {
+	level := s.levelOf(res)
+	switch {
+	case why == reasonRollback && level != sdk.ProtectionEphemeral:
+		// The ladder's first column: a rollback preserves what holds data.
+		return "preserve", nil
+	case level == sdk.ProtectionProtected:
+		return "refuse", fmt.Errorf("%s (%s): %w", res.Name, res.Type, ErrProtected)
+	case level != sdk.ProtectionEphemeral && level != sdk.ProtectionDurable:
+		return "refuse", fmt.Errorf("%s (%s): unknown protection level: %w", res.Name, res.Type, ErrProtected)
+	}
+	p := s.plugins[res.Provider]
+	if p == nil {
+		return "delete", fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
+	}
+	err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level})
+	if err != nil {
+		return "delete", err
+	}
+	return "delete", s.forget(res)
+}

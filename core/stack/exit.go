@@ -1,0 +1,50 @@
+package stack
+
+import (
+	"errors"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/plan"
+)
+
+// Exit codes, as DESIGN.md defines them.
+const (
+	ExitOK                 = 0
+	ExitError              = 1
+	ExitChanges            = 2
+	ExitRefused            = 3
+	ExitLocked             = 4
+	ExitCompensated        = 11
+	ExitIntervention       = 12
+	ExitRollbackIncomplete = 13
+)
+
+// ExitCode maps an operation's result and error to bulwark's exit code.
+func ExitCode(res *Result, err error) int {
+	var refused *plan.RefusedError
+	var interv *InterventionError
+	switch {
+	case errors.As(err, &refused):
+		return ExitRefused
+	case errors.Is(err, lock.ErrLocked):
+		return ExitLocked
+	case errors.As(err, &interv):
+		return ExitIntervention
+	case err != nil:
+		return ExitError
+	case res == nil:
+		return ExitOK
+	}
+	switch res.Outcome {
+	case engine.Succeeded:
+		return ExitOK
+	case engine.Compensated:
+		return ExitCompensated
+	case engine.RollbackIncomplete:
+		return ExitRollbackIncomplete
+	case engine.NeedsIntervention:
+		return ExitIntervention
+	}
+	return ExitError
+}

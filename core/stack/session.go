@@ -1,0 +1,298 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Options configure an operation.
+type Options struct {
+	StateDir    string         // folder of stack folders (default ./.bulwark)
+	PluginDirs  []string       // plugin lookup folders, in order
+	Events      *events.Writer // lifecycle events; nil discards
+	Out         io.Writer      // human progress; nil discards
+	Logger      hclog.Logger   // plugin machinery; nil discards
+	Now         func() time.Time
+	Parallelism int // steps at once (default 10)
+	// SimulateFailure names a resource whose Execute fails in this run.
+	SimulateFailure string
+	// Confirm, when set, is asked before a teardown deletes anything; false
+	// cancels it.
+	Confirm func(names []string) bool
+}
+
+func (o *Options) defaults() {
+	if o.StateDir == "" {
+		o.StateDir = ".bulwark"
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = 10
+	}
+}
+
+// StackDir is the folder of a stack's state, journal and lock.
+func StackDir(stateDir, stack string) string {
+	if stateDir == "" {
+		stateDir = ".bulwark"
+	}
+	return filepath.Join(stateDir, stack)
+}
+
+// UnfinishedError refuses an operation while an earlier one is unfinished.
+type UnfinishedError struct {
+	Op     string
+	Type   string
+	Status string
+}
+
+func (e *UnfinishedError) Error() string {
+	return fmt.Sprintf("operation %s (%s) is unfinished (%s): run `bulwark resume` first", e.Op, e.Type, e.Status)
+}
+
+// InterventionError refuses an operation while an intervention is pending.
+type InterventionError struct {
+	Pending []state.Intervention
+}
+
+func (e *InterventionError) Error() string {
+	i := e.Pending[0]
+	return fmt.Sprintf("operation %s needs manual intervention (%s: %s): fix it, then run `bulwark ack %s`", i.Op, i.Resource, i.Error, i.Op)
+}
+
+// session is one command's hold on a stack.
+type session struct {
+	opts    Options
+	sp      *spec.Spec
+	dir     string
+	store   *state.Store
+	jr      *journal.Journal
+	lk      *lock.Lock
+	host    *pluginhost.Host
+	plugins map[string]*pluginhost.Plugin
+	opID    string
+	dataDir string // providers' data folders live under it
+	eng     *engine.Engine
+	prog    *progress
+}
+
+// open takes the lock and opens the state and the journal. resuming skips
+// the unfinished-operation check.
+func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
+	opts.defaults()
+	dir := StackDir(opts.StateDir, sp.Stack)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]*pluginhost.Plugin{}}
+	host, _ := os.Hostname()
+	lk, err := lock.Acquire(dir, lock.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
+	if err != nil {
+		return nil, err
+	}
+	s.lk = lk
+	if lk.Stale != nil {
+		fmt.Fprintf(opts.Out, "note: took over a stale lock left by %s\n", lk.Stale)
+	}
+	if s.store, err = state.Open(dir, sp.Stack); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.jr, err = journal.Open(filepath.Join(dir, journal.FileName), opts.Now); err != nil {
+		s.close()
+		return nil, err
+	}
+	if !resuming {
+		recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		if u := Unfinished(recs); len(u) > 0 {
+			s.close()
+			return nil, &u[len(u)-1]
+		}
+		if p := s.store.Snapshot().Interventions; len(p) > 0 {
+			s.close()
+			return nil, &InterventionError{Pending: p}
+		}
+	}
+	s.host = pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	s.prog = &progress{out: opts.Out, events: opts.Events}
+	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
+	return s, nil
+}
+
+// close kills the plugins and releases everything, on every path.
+func (s *session) close() {
+	if s.host != nil {
+		s.host.Close()
+	}
+	if s.jr != nil {
+		s.jr.Close()
+	}
+	if s.lk != nil {
+		s.lk.Release()
+	}
+}
+
+// Unfinished returns the operations whose last record leaves them running or
+// with an incomplete rollback, oldest first.
+func Unfinished(recs []journal.Record) []UnfinishedError {
+	last := map[string]journal.Record{}
+	var order []string
+	for _, r := range recs {
+		if r.Kind != journal.KindOp {
+			continue
+		}
+		if _, ok := last[r.Op]; !ok {
+			order = append(order, r.Op)
+		}
+		if r.Type == "" {
+			r.Type = last[r.Op].Type
+		}
+		last[r.Op] = r
+	}
+	var out []UnfinishedError
+	for _, op := range order {
+		r := last[op]
+		if r.Status == journal.OpRunning || r.Status == journal.OpRollbackIncomplete {
+			out = append(out, UnfinishedError{Op: op, Type: r.Type, Status: r.Status})
+		}
+	}
+	return out
+}
+
+// providerFor returns the source and config of a local provider name: from
+// the spec when it declares it, else (a resource recorded in the state under
+// a provider the spec no longer declares) the recorded source with its
+// default config.
+func (s *session) providerFor(name, recordedSource string) (string, map[string]any) {
+	if p, ok := s.sp.Providers[name]; ok {
+		return p.Source, p.Config
+	}
+	if recordedSource != "" {
+		return recordedSource, nil
+	}
+	return name, nil
+}
+
+// startProviders starts the named local providers, each with its own data
+// folder under the stack's folder.
+func (s *session) startProviders(ctx context.Context, names []string, st *state.State) error {
+	sources := map[string]string{}
+	for _, r := range st.Resources {
+		sources[r.Provider] = r.Source
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, ok := s.plugins[n]; ok {
+			continue
+		}
+		src, cfg := s.providerFor(n, sources[n])
+		p, err := s.host.Start(ctx, pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n)})
+		if err != nil {
+			return err
+		}
+		s.plugins[n] = p
+	}
+	return nil
+}
+
+func (s *session) dataRoot() string {
+	if s.dataDir != "" {
+		return s.dataDir
+	}
+	return filepath.Join(s.dir, "providers")
+}
+
+func (s *session) schemas() map[string]*sdk.GetSchemaResponse {
+	out := map[string]*sdk.GetSchemaResponse{}
+	for n, p := range s.plugins {
+		out[n] = p.Schema()
+	}
+	return out
+}
+
+// validate checks the spec against the providers' schemas and asks each
+// provider to validate its resources; every problem is positioned in the spec.
+func (s *session) validate(ctx context.Context) error {
+	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
+		return err
+	}
+	var problems spec.Problems
+	for _, r := range s.sp.Resources {
+		p := s.plugins[r.Provider]
+		ds, err := p.ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.Severity == sdk.SeverityWarning {
+				continue
+			}
+			pos := r.Pos
+			if len(d.AttributePath) > 0 {
+				if fp, ok := r.FieldPos["config."+d.AttributePath[0]]; ok {
+					pos = fp
+				} else if fp, ok := r.FieldPos["config"]; ok {
+					pos = fp
+				}
+			}
+			problems = append(problems, spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
+		}
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	return nil
+}
+
+// Validate checks a spec against its providers' schemas without mutating
+// anything and without taking the lock.
+func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
+	opts.defaults()
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]*pluginhost.Plugin{}}
+	s.host = pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	defer s.host.Close()
+	// Validation never writes under the state folder: the providers get a
+	// scratch data folder.
+	tmp, err := os.MkdirTemp("", "bulwark-validate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	s.dataDir = tmp
+	st := &state.State{Resources: map[string]*state.Resource{}}
+	if loaded, err := state.Load(filepath.Join(s.dir, state.FileName)); err == nil {
+		st = loaded
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := s.startProviders(ctx, sp.ProvidersUsed(), st); err != nil {
+		return err
+	}
+	return s.validate(ctx)
+}

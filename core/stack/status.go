@@ -1,0 +1,180 @@
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// StatusResource is one recorded resource, as status shows it.
+type StatusResource struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Provider   string `json:"provider"`
+	Protection string `json:"protection"`
+	ID         string `json:"id"`
+	CreatedBy  string `json:"created_by,omitempty"`
+}
+
+// OpSummary is one operation in the journal.
+type OpSummary struct {
+	ID     string    `json:"id"`
+	Type   string    `json:"type"`
+	Status string    `json:"status"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end,omitzero"`
+	Error  string    `json:"error,omitempty"`
+}
+
+// StatusReport is what status prints.
+type StatusReport struct {
+	Stack         string               `json:"stack"`
+	Resources     []StatusResource     `json:"resources"`
+	Interventions []state.Intervention `json:"interventions"`
+	LastOp        *OpSummary           `json:"last_operation,omitempty"`
+	Unfinished    []string             `json:"unfinished,omitempty"`
+	Lock          *lock.Holder         `json:"lock,omitempty"`
+}
+
+// Status reads a stack's state and journal without taking the lock.
+func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, err
+	}
+	dir := StackDir(opts.StateDir, sp.Stack)
+	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return nil, err
+	}
+	rep := &StatusReport{Stack: sp.Stack, Resources: []StatusResource{}, Interventions: st.Interventions}
+	if rep.Interventions == nil {
+		rep.Interventions = []state.Intervention{}
+	}
+	for _, n := range st.Names() {
+		r := st.Resources[n]
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: r.ID, CreatedBy: r.CreatedBy})
+	}
+	if ops := History(recs); len(ops) > 0 {
+		rep.LastOp = &ops[len(ops)-1]
+	}
+	for _, u := range Unfinished(recs) {
+		rep.Unfinished = append(rep.Unfinished, u.Op)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		rep.Lock, _ = lock.Peek(dir)
+	}
+	return rep, nil
+}
+
+// History summarises the operations in a journal, oldest first.
+func History(recs []journal.Record) []OpSummary {
+	byOp := map[string]*OpSummary{}
+	var order []string
+	for _, r := range recs {
+		if r.Kind != journal.KindOp {
+			continue
+		}
+		o := byOp[r.Op]
+		if o == nil {
+			o = &OpSummary{ID: r.Op, Start: r.Time}
+			byOp[r.Op] = o
+			order = append(order, r.Op)
+		}
+		if r.Type != "" {
+			o.Type = r.Type
+		}
+		o.Status, o.Error = r.Status, r.Error
+		if r.Status != journal.OpRunning {
+			o.End = r.Time
+		}
+	}
+	out := make([]OpSummary, len(order))
+	for i, id := range order {
+		out[i] = *byOp[id]
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ErrNoSuchIntervention is returned by Ack for an operation with no pending
+// intervention.
+var ErrNoSuchIntervention = errors.New("no pending intervention for that operation")
+
+// Ack clears the pending interventions of operation opID in whichever stack
+// under stateDir has them, and journals the acknowledgement. It returns the
+// stack's name.
+func Ack(stateDir, opID string, now func() time.Time) (string, error) {
+	if stateDir == "" {
+		stateDir = ".bulwark"
+	}
+	if now == nil {
+		now = time.Now
+	}
+	entries, err := os.ReadDir(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", ErrNoSuchIntervention
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(stateDir, e.Name())
+		st, err := state.Load(filepath.Join(dir, state.FileName))
+		if err != nil {
+			continue
+		}
+		pending := false
+		for _, i := range st.Interventions {
+			pending = pending || i.Op == opID
+		}
+		if !pending {
+			continue
+		}
+		host, _ := os.Hostname()
+		lk, err := lock.Acquire(dir, lock.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
+		if err != nil {
+			return "", err
+		}
+		defer lk.Release()
+		store, err := state.Open(dir, st.Stack)
+		if err != nil {
+			return "", err
+		}
+		jr, err := journal.Open(filepath.Join(dir, journal.FileName), now)
+		if err != nil {
+			return "", err
+		}
+		defer jr.Close()
+		if _, err := jr.Append(journal.Record{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}); err != nil {
+			return "", err
+		}
+		err = store.Mutate(func(st *state.State) error {
+			kept := st.Interventions[:0]
+			for _, i := range st.Interventions {
+				if i.Op != opID {
+					kept = append(kept, i)
+				}
+			}
+			st.Interventions = kept
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("ack %s: %w", opID, err)
+		}
+		return st.Stack, nil
+	}
+	return "", ErrNoSuchIntervention
+}

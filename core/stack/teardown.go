@@ -1,0 +1,121 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// ErrCancelled is returned when the person asked declined a teardown.
+var ErrCancelled = fmt.Errorf("teardown cancelled: nothing was deleted")
+
+// Teardown deletes everything the state records, dependents first, durable
+// included. If any of it is protected the whole teardown is refused before
+// anything is deleted (a *plan.RefusedError naming every protected resource).
+func Teardown(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	return s.teardown(ctx)
+}
+
+// TeardownPlan says what a teardown would delete, without the lock and
+// without starting a provider; err is the ladder's refusal, if any.
+func TeardownPlan(sp *spec.Spec, opts Options) (*plan.Plan, error) {
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, err
+	}
+	pl := plan.ForTeardown(sp, st)
+	return pl, pl.Check("teardown")
+}
+
+func (s *session) teardown(ctx context.Context) (*Result, error) {
+	st := s.store.Snapshot()
+	pl := plan.ForTeardown(s.sp, st)
+	if err := pl.Check("teardown"); err != nil {
+		return nil, s.refused(err, pl)
+	}
+	if s.opts.Confirm != nil && len(pl.Changes) > 0 {
+		names := make([]string, len(pl.Changes))
+		for i, c := range pl.Changes {
+			names[i] = c.Resource
+		}
+		if !s.opts.Confirm(names) {
+			return nil, ErrCancelled
+		}
+	}
+	var providers []string
+	for _, r := range st.Resources {
+		providers = append(providers, r.Provider)
+	}
+	if err := s.startProviders(ctx, providers, st); err != nil {
+		return nil, err
+	}
+	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism}
+	for _, c := range pl.Changes {
+		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))
+	}
+	s.prog.printf("teardown %s (%s): %d resource(s)\n", s.sp.Stack, s.opID, len(op.Steps))
+	res := s.eng.Run(ctx, op)
+	return s.finish(op, res), nil
+}
+
+// removeStep deletes, during an apply, a resource gone from the spec.
+func (s *session) removeStep(c plan.Change, st *state.State) *engine.Step {
+	return s.deleteStep(c, st, reasonRemoved)
+}
+
+// deleteStep deletes a recorded resource after everything recorded as
+// depending on it: Check = Read (gone: skipped), Execute = the deletion path,
+// Verify = Read finds nothing. Nothing can undo a delete, so a failure goes
+// on with what does not depend on it.
+func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine.Step {
+	res := st.Resources[c.Resource]
+	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: "delete", Policy: engine.Continue}
+	// Dependents go first: this step waits for every recorded dependent
+	// that is also being deleted.
+	for _, name := range st.Names() {
+		for _, d := range st.Resources[name].DependsOn {
+			if d == c.Resource {
+				step.DependsOn = append(step.DependsOn, name)
+			}
+		}
+	}
+	p := s.plugins[res.Provider]
+	step.Check = func(ctx context.Context) (bool, error) {
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Config: res.Config})
+		if err != nil {
+			return false, err
+		}
+		if !resp.Exists {
+			return true, s.forget(res)
+		}
+		return false, nil
+	}
+	step.Execute = func(ctx context.Context, _ string) error {
+		action, err := s.deleteResource(ctx, res, why)
+		if err == nil && action != "delete" {
+			return fmt.Errorf("internal: %s was not deleted (%s)", res.Name, action)
+		}
+		return err
+	}
+	step.Verify = func(ctx context.Context) error {
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID})
+		if err != nil {
+			return err
+		}
+		if resp.Exists {
+			return fmt.Errorf("%s (%s) still exists after delete", res.Name, res.ID)
+		}
+		return nil
+	}
+	return step
+}
