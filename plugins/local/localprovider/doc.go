@@ -1,0 +1,62 @@
+// Package localprovider is the bulwark provider "local" (version 0.1.0):
+// each resource is a folder on the local disk, under a root folder.
+//
+// # Config
+//
+// The provider config takes one optional key, root: the folder every
+// resource lives under (made with mode 0700 if missing; a relative root is
+// relative to the plugin's working folder, which is the host's). It defaults
+// to the data folder the host passes to Configure. Any other key is rejected
+// with a diagnostic whose attribute path is the key.
+//
+// # Resources
+//
+// Types s3_bucket, dynamodb_table, network, compute, load_balancer and
+// generic. Every type takes the optional attributes size (number, updated in
+// place), zone (string, force_new) and path (string, force_new); s3_bucket
+// also bucket (string, force_new), dynamodb_table also table and hash_key
+// (strings, force_new). Computed: created_at (RFC 3339, UTC) and folder (the
+// folder's absolute path). The attributes Read, Create and Update return are
+// the configured values (nil values dropped) plus the computed ones. Ids look
+// like "local-<type>-<name>-<8 hex>" and are stable: they are stored.
+//
+// A resource's folder is <root>/<type>/<name>, or <root>/<path> when path is
+// set. It holds MetadataFile (.bulwark.json: id, type, name, idempotency
+// key, path, attributes), which is what makes a folder a resource. The
+// durable types are seeded on Create like their aws counterparts: s3_bucket
+// with objects/seed.txt (an object), dynamodb_table with rows/seed.json
+// (one JSON row keyed by hash_key, "id" by default).
+//
+// # Guarantees
+//
+//   - A folder never escapes the root. A path that is absolute, has a ..
+//     component, or resolves through a symlink to outside the root is
+//     rejected with a diagnostic on ["path"], by ValidateResource and again
+//     by Create (ValidateResource before Configure can only check the path
+//     lexically: the symlinks are followed once the root is known). Folder names starting with "." are reserved for the
+//     provider. A resource folder is never made inside another one, and an
+//     existing folder that is not the resource's is never adopted.
+//   - Everything is written atomically (temporary file in the same folder,
+//     fsync, rename, fsync the folder); files have mode 0600, folders 0700.
+//   - Create is crash-safe: the folder is built as .tmp-<hash of the
+//     idempotency key> beside its place, metadata last, then renamed into
+//     place. A temporary folder left by a crash is settled by the next Create
+//     or Read with the same key: finished (renamed into place) when its
+//     metadata was written, else removed.
+//   - One resource per (type, name). Create under an idempotency key already
+//     used returns the resource that key made (no second resource); Create of
+//     a (type, name) that exists under another key fails.
+//   - Read finds by id when the request has one, else by idempotency key,
+//     else by (type, name), scanning the metadata files under the root
+//     (symlinks are not followed; dot-folders are skipped). Absent is
+//     Exists=false with no error.
+//   - Update rewrites the metadata; it keeps the id and created_at and refuses
+//     a change to a force_new attribute.
+//   - Delete finds the resource like Read (by (type, name) when the request
+//     has no id), renames its folder to .del-<hash of the id> and removes it
+//     (os.RemoveAll); a removal cut short is finished by the next call.
+//     Deleting what is gone succeeds. It refuses anything outside the root,
+//     and a Delete carrying ProtectionProtected (as sdk.Serve already does).
+//   - A mutex serialises the calls of one process; one process per root at a
+//     time is assumed (the host's stack lock).
+package localprovider

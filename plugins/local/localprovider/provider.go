@@ -1,0 +1,360 @@
+package localprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// keyRoot is the one provider config key.
+const keyRoot = "root"
+
+// New returns the local provider. Serve it with sdk.Serve, or call it
+// in-process.
+func New() sdk.Provider { return &provider{now: time.Now} }
+
+// provider is the local provider. mu guards the root and serialises every
+// call that reads or changes folders, so concurrent calls from the host's
+// goroutines see one consistent tree.
+type provider struct {
+	now func() time.Time
+
+	mu   sync.Mutex
+	root string // absolute, symlinks resolved; "" until Configure
+}
+
+var _ sdk.Provider = (*provider)(nil)
+
+// configuredRoot returns the root; p.mu must be held.
+func (p *provider) configuredRoot() (string, error) {
+	if p.root == "" {
+		return "", sdk.Errorf("the local provider is not configured: call Configure first")
+	}
+	return p.root, nil
+}
+
+// GetSchema returns the six resource types.
+func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	return &sdk.GetSchemaResponse{ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes()}, nil
+}
+
+// Configure sets the root: config "root" (made if missing; relative to the
+// working folder) or else the data folder.
+func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
+	cfg, err := normalize(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	var ds sdk.Diagnostics
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	root := req.DataDir
+	for _, k := range keys {
+		if k != keyRoot {
+			ds = append(ds, sdk.AttributeErrorf([]string{k}, "unknown provider config key %q (known: %s)", k, keyRoot))
+			continue
+		}
+		s, ok := cfg[k].(string)
+		if !ok || s == "" {
+			ds = append(ds, sdk.AttributeErrorf([]string{k}, "root must be a non-empty folder path"))
+			continue
+		}
+		root = s
+	}
+	if ds.HasError() {
+		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
+	}
+	if root == "" {
+		return nil, sdk.Errorf("the local provider needs a root or a data folder")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", root, err)
+	}
+	if err := os.MkdirAll(abs, dirMode); err != nil {
+		return nil, sdk.AttributeErrorf([]string{keyRoot}, "make root %s: %v", abs, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", abs, err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s is not a folder", abs)
+	}
+	p.mu.Lock()
+	p.root = real
+	p.mu.Unlock()
+	return &sdk.ConfigureResponse{}, nil
+}
+
+// ValidateResource checks that the resource's folder stays inside the root
+// (lexically always; following symlinks once the root is known).
+func (p *provider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	if _, err := resourceType(req.Type); err != nil {
+		return nil, err
+	}
+	cfg, err := normalize(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, _, ds := location(p.root, req.Type, req.Name, cfg)
+	return &sdk.ValidateResourceResponse{Diagnostics: ds}, nil
+}
+
+// Read finds a resource by id, else by idempotency key (settling a Create
+// under that key that stopped half-way), else by type and name.
+func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.configuredRoot()
+	if err != nil {
+		return nil, err
+	}
+	inv, err := scan(root)
+	if err != nil {
+		return nil, err
+	}
+	var e *entry
+	switch {
+	case req.ID != "":
+		e = inv.byID(req.ID)
+	case req.IdempotencyKey != "":
+		if e, err = settleTemp(root, inv, req.IdempotencyKey); err != nil {
+			return nil, err
+		}
+		if e == nil {
+			e = inv.byKey(req.IdempotencyKey)
+		}
+	default:
+		e = inv.byTypeName(req.Type, req.Name)
+	}
+	if e == nil {
+		return &sdk.ReadResponse{Exists: false}, nil
+	}
+	return &sdk.ReadResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes()}, nil
+}
+
+// Create makes the resource's folder, or returns the one a Create with the
+// same idempotency key made. The folder is built under a temporary name
+// beside its place and renamed into place when complete.
+func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := resourceType(req.Type); err != nil {
+		return nil, err
+	}
+	if req.IdempotencyKey == "" {
+		return nil, sdk.Errorf("create %s: the request carries no idempotency key", req.Name)
+	}
+	cfg, err := normalize(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.configuredRoot()
+	if err != nil {
+		return nil, err
+	}
+	// Checked again here, whatever ValidateResource said: defence in depth.
+	rel, target, ds := location(root, req.Type, req.Name, cfg)
+	if ds.HasError() {
+		return &sdk.CreateResponse{Diagnostics: ds}, nil
+	}
+	inv, err := scan(root)
+	if err != nil {
+		return nil, err
+	}
+	e, err := settleTemp(root, inv, req.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		e = inv.byKey(req.IdempotencyKey)
+	}
+	if e != nil {
+		if e.meta.Type != req.Type || e.meta.Name != req.Name {
+			return nil, sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, e.meta.Type, e.meta.Name, e.meta.ID)
+		}
+		return &sdk.CreateResponse{ID: e.meta.ID, Attributes: e.attributes()}, nil
+	}
+	if e := inv.byTypeName(req.Type, req.Name); e != nil {
+		return nil, sdk.Diagnostic{
+			Severity: sdk.SeverityError,
+			Summary:  fmt.Sprintf("%s %s already exists (id %s, folder %s)", req.Type, req.Name, e.meta.ID, e.dir),
+			Detail:   "another Create (idempotency key " + e.meta.IdempotencyKey + ") made it; read it by id or delete it first",
+		}
+	}
+	var pathAttr []string
+	if _, ok := cfg[attrPath]; ok {
+		pathAttr = []string{attrPath}
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		return nil, sdk.AttributeErrorf(pathAttr, "folder %s already exists and is not this resource's: refusing to adopt it", target)
+	}
+	for dir := filepath.Dir(target); dir != root && inside(root, dir, false); dir = filepath.Dir(dir) {
+		if m, err := readMetadata(dir); err == nil {
+			return nil, sdk.AttributeErrorf(pathAttr, "folder %s would be inside the folder of %s %s (%s)", rel, m.Type, m.Name, dir)
+		}
+	}
+
+	id, err := newID(inv, req.Type, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
+	m := &metadata{Version: metadataVersion, ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Path: rel, Attributes: cfg}
+	if err := build(root, target, m); err != nil {
+		return nil, fmt.Errorf("create %s: %w", req.Name, err)
+	}
+	e = &entry{dir: target, meta: m}
+	return &sdk.CreateResponse{ID: id, Attributes: e.attributes()}, nil
+}
+
+// build makes the folder of m at target: parents, then a temporary folder
+// holding the seed data and, last, the metadata, renamed into place. A crash
+// at any instant leaves either nothing, a temporary folder that the next
+// Create or Read with the same key settles, or the finished folder.
+func build(root, target string, m *metadata) (err error) {
+	parent := filepath.Dir(target)
+	if err := mkdirAll(root, parent); err != nil {
+		return err
+	}
+	tmp := filepath.Join(parent, tmpPrefix+shortHash(m.IdempotencyKey))
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := mkdir(tmp); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := seed(tmp, m); err != nil {
+		return err
+	}
+	if err := writeMetadata(tmp, m); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		return err
+	}
+	return syncDir(parent)
+}
+
+// Update rewrites the resource's metadata with the new in-place
+// attributes; it keeps the id and refuses a change to a force_new attribute.
+func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rt, err := resourceType(req.Type)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := normalize(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.configuredRoot()
+	if err != nil {
+		return nil, err
+	}
+	inv, err := scan(root)
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byTypeName(req.Type, req.Name)
+	if req.ID != "" {
+		e = inv.byID(req.ID)
+	}
+	if e == nil || e.meta.Type != req.Type {
+		return nil, sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
+	}
+	if ds := checkForceNew(rt, e.meta.Attributes, cfg); ds.HasError() {
+		return &sdk.UpdateResponse{Diagnostics: ds}, nil
+	}
+	cfg[attrCreatedAt] = e.meta.Attributes[attrCreatedAt]
+	m := *e.meta
+	m.Attributes = cfg
+	if err := writeMetadata(e.dir, &m); err != nil {
+		return nil, err
+	}
+	e.meta = &m
+	return &sdk.UpdateResponse{Attributes: e.attributes()}, nil
+}
+
+// Delete removes the resource's folder, found by id (by type and name when
+// the request has no id); deleting what is gone succeeds. It never removes
+// anything outside the root, nor a folder that is not one of its resources.
+func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	if req.Protection == sdk.ProtectionProtected {
+		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.configuredRoot()
+	if err != nil {
+		return nil, err
+	}
+	inv, err := scan(root)
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byTypeName(req.Type, req.Name)
+	if req.ID != "" {
+		e = inv.byID(req.ID)
+	}
+	if e == nil {
+		return &sdk.DeleteResponse{}, nil
+	}
+	real, err := filepath.EvalSymlinks(e.dir)
+	if err != nil || !inside(root, e.dir, false) || !inside(root, real, false) {
+		return nil, sdk.Errorf("refusing to delete %s: it is not below the root %s", e.dir, root)
+	}
+	// Rename first, so a crash mid-removal never leaves a half-removed
+	// folder that still looks like the resource; the next scan finishes it.
+	parent := filepath.Dir(real)
+	doomed := filepath.Join(parent, delPrefix+shortHash(e.meta.ID))
+	if err := os.RemoveAll(doomed); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(real, doomed); err != nil {
+		return nil, fmt.Errorf("delete %s: %w", e.dir, err)
+	}
+	if err := syncDir(parent); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(doomed); err != nil {
+		return &sdk.DeleteResponse{Diagnostics: sdk.Diagnostics{{
+			Severity: sdk.SeverityWarning,
+			Summary:  fmt.Sprintf("%s %s is deleted, but its folder could not be removed entirely", req.Type, req.Name),
+			Detail:   fmt.Sprintf("%v; the next call removes %s", err, doomed),
+		}}}, nil
+	}
+	return &sdk.DeleteResponse{}, syncDir(parent)
+}

@@ -1,0 +1,258 @@
+package localprovider
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// MetadataFile is the file, in every resource folder, that makes it a
+// resource of this provider.
+const MetadataFile = ".bulwark.json"
+
+// metadataVersion is the format version of MetadataFile.
+const metadataVersion = 1
+
+// Prefixes of the provider's transient folders: a Create builds its folder
+// as .tmp-<hash of the idempotency key> beside its final place; a Delete
+// renames the folder to .del-<hash of the id> before removing it.
+const (
+	tmpPrefix = ".tmp-"
+	delPrefix = ".del-"
+)
+
+// transient matches the name of a transient folder.
+func transient(base, prefix string) bool {
+	h, ok := strings.CutPrefix(base, prefix)
+	if !ok || len(h) != 16 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// shortHash is the first 16 hex digits of the SHA-256 of s: a folder name
+// made from an idempotency key or an id, whatever characters they hold.
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// metadata is what MetadataFile holds.
+type metadata struct {
+	Version        int    `json:"version"`
+	ID             string `json:"id"`
+	Type           string `json:"type"`
+	Name           string `json:"name"`
+	IdempotencyKey string `json:"idempotency_key"`
+	// Path is the folder relative to the root, slash separated.
+	Path string `json:"path"`
+	// Attributes are the configured values plus created_at.
+	Attributes sdk.Attributes `json:"attributes"`
+}
+
+func readMetadata(dir string) (*metadata, error) {
+	b, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if err != nil {
+		return nil, err
+	}
+	var m metadata
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", filepath.Join(dir, MetadataFile), err)
+	}
+	if m.Version != metadataVersion {
+		return nil, fmt.Errorf("%s has format version %d; this provider reads %d", filepath.Join(dir, MetadataFile), m.Version, metadataVersion)
+	}
+	return &m, nil
+}
+
+func writeMetadata(dir string, m *metadata) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode metadata: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, MetadataFile), append(b, '\n'))
+}
+
+// entry is a resource found on disk.
+type entry struct {
+	dir  string // absolute
+	meta *metadata
+}
+
+// attributes returns the attributes Read reports: the stored ones plus the
+// folder.
+func (e *entry) attributes() sdk.Attributes {
+	a := maps.Clone(e.meta.Attributes)
+	if a == nil {
+		a = sdk.Attributes{}
+	}
+	a[attrFolder] = e.dir
+	return a
+}
+
+// inventory is what a scan of the root finds.
+type inventory struct {
+	resources []*entry
+	temps     []string // absolute paths of .tmp- folders
+}
+
+func (inv *inventory) find(match func(*metadata) bool) *entry {
+	for _, e := range inv.resources {
+		if match(e.meta) {
+			return e
+		}
+	}
+	return nil
+}
+
+func (inv *inventory) byID(id string) *entry {
+	return inv.find(func(m *metadata) bool { return m.ID == id })
+}
+
+func (inv *inventory) byKey(key string) *entry {
+	return inv.find(func(m *metadata) bool { return m.IdempotencyKey == key })
+}
+
+func (inv *inventory) byTypeName(typ, name string) *entry {
+	return inv.find(func(m *metadata) bool { return m.Type == typ && m.Name == name })
+}
+
+// scan walks the root: every folder holding MetadataFile is a resource (not
+// descended into); .tmp- folders are collected; .del- folders, left by a
+// Delete that stopped before its removal finished, are removed; other
+// dot-folders are skipped. Symlinks are not followed.
+func scan(root string) (*inventory, error) {
+	inv := &inventory{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path != root && errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		if path == root || !d.IsDir() {
+			return nil
+		}
+		base := d.Name()
+		switch {
+		case transient(base, tmpPrefix):
+			inv.temps = append(inv.temps, path)
+			return fs.SkipDir
+		case transient(base, delPrefix):
+			if err := os.RemoveAll(path); err == nil {
+				_ = syncDir(filepath.Dir(path))
+			}
+			return fs.SkipDir
+		case strings.HasPrefix(base, "."):
+			return fs.SkipDir
+		}
+		m, err := readMetadata(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		inv.resources = append(inv.resources, &entry{dir: path, meta: m})
+		return fs.SkipDir
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", root, err)
+	}
+	return inv, nil
+}
+
+// settleTemp decides the outcome of a Create under key that stopped before
+// renaming its folder into place: a temporary folder with complete
+// metadata is finished (renamed into place, when that place is free), any
+// other is removed. It returns the finished resource, or nil.
+func settleTemp(root string, inv *inventory, key string) (*entry, error) {
+	want := tmpPrefix + shortHash(key)
+	for _, tmp := range inv.temps {
+		if filepath.Base(tmp) != want {
+			continue
+		}
+		parent := filepath.Dir(tmp)
+		if m, err := readMetadata(tmp); err == nil && m.IdempotencyKey == key {
+			target := filepath.Join(root, filepath.FromSlash(m.Path))
+			if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) && filepath.Dir(target) == parent && inside(root, target, false) {
+				if err := os.Rename(tmp, target); err != nil {
+					return nil, fmt.Errorf("finish the interrupted create of %s: %w", m.Name, err)
+				}
+				if err := syncDir(parent); err != nil {
+					return nil, err
+				}
+				e := &entry{dir: target, meta: m}
+				inv.resources = append(inv.resources, e)
+				return e, nil
+			}
+		}
+		if err := os.RemoveAll(tmp); err != nil {
+			return nil, fmt.Errorf("remove the interrupted create %s: %w", tmp, err)
+		}
+		if err := syncDir(parent); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// newID returns "local-<type>-<name>-<8 hex>", unique in inv.
+func newID(inv *inventory, typ, name string) (string, error) {
+	for {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("generate id: %w", err)
+		}
+		id := fmt.Sprintf("local-%s-%s-%s", typ, name, hex.EncodeToString(b[:]))
+		if inv.byID(id) == nil {
+			return id, nil
+		}
+	}
+}
+
+// seed writes the data a durable type starts with into dir, like the aws
+// provider's object or row: s3_bucket gets objects/seed.txt, dynamodb_table
+// rows/seed.json (one JSON row keyed by hash_key, "id" by default).
+func seed(dir string, m *metadata) error {
+	switch m.Type {
+	case "s3_bucket":
+		objects := filepath.Join(dir, "objects")
+		if err := mkdir(objects); err != nil {
+			return err
+		}
+		body := fmt.Sprintf("seed object of s3_bucket %s, written by bulwark-provider-local at %v\n", m.Name, m.Attributes[attrCreatedAt])
+		return writeFileAtomic(filepath.Join(objects, "seed.txt"), []byte(body))
+	case "dynamodb_table":
+		rows := filepath.Join(dir, "rows")
+		if err := mkdir(rows); err != nil {
+			return err
+		}
+		hashKey, _ := m.Attributes["hash_key"].(string)
+		if hashKey == "" {
+			hashKey = "id"
+		}
+		row := map[string]any{hashKey: "seed", "source": "bulwark-provider-local", "created_at": m.Attributes[attrCreatedAt]}
+		b, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		return writeFileAtomic(filepath.Join(rows, "seed.json"), append(b, '\n'))
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Command bulwark-provider-mock is the bulwark provider plugin "mock": a
+// simulated cloud whose world persists in the data folder the host assigns,
+// with fault injection for tests. See package mockprovider for what it
+// guarantees. It must be started by the bulwark host.
+package main
+
+import (
+	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+func main() { sdk.Serve(mockprovider.New()) }

@@ -1,0 +1,113 @@
+package mockprovider
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Provider config keys.
+const (
+	keyFailCreate  = "fail_create"
+	keyFailDelete  = "fail_delete"
+	keyCrashCreate = "crash_create"
+	keyLatencyMS   = "latency_ms"
+)
+
+// faults is the parsed provider config: which faults to inject, keyed by
+// resource name.
+type faults struct {
+	failCreate  []string       // Create of these names fails every time
+	failDelete  map[string]int // the next n Deletes of these names fail
+	crashCreate []string       // the process exits in the middle of Create
+	latency     time.Duration  // every call sleeps this long
+}
+
+// parseConfig checks and parses the provider config; every problem is one
+// diagnostic naming its key.
+func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
+	var f faults
+	var ds sdk.Diagnostics
+	cfg, err := normalize(raw)
+	if err != nil {
+		return f, sdk.DiagnosticsFromError(err)
+	}
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := cfg[k]
+		path := []string{k}
+		switch k {
+		case keyFailCreate, keyCrashCreate:
+			names, d := stringList(path, v)
+			ds = append(ds, d...)
+			if k == keyFailCreate {
+				f.failCreate = names
+			} else {
+				f.crashCreate = names
+			}
+		case keyFailDelete:
+			m, ok := v.(map[string]any)
+			if !ok {
+				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a map of resource name to count, e.g. {network: 1}", k))
+				continue
+			}
+			f.failDelete = map[string]int{}
+			for name, n := range m {
+				c, ok := count(n)
+				if !ok {
+					ds = append(ds, sdk.AttributeErrorf([]string{k, name}, "%s.%s must be a whole number >= 0, not %v", k, name, n))
+					continue
+				}
+				f.failDelete[name] = c
+			}
+		case keyLatencyMS:
+			c, ok := count(v)
+			if !ok {
+				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a whole number of milliseconds >= 0, not %v", k, v))
+				continue
+			}
+			f.latency = time.Duration(c) * time.Millisecond
+		default:
+			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s)",
+				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS))
+		}
+	}
+	return f, ds
+}
+
+func stringList(path []string, v any) ([]string, sdk.Diagnostics) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, sdk.Diagnostics{sdk.AttributeErrorf(path, "%s must be a list of resource names", path[0])}
+	}
+	var out []string
+	var ds sdk.Diagnostics
+	for i, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			ds = append(ds, sdk.AttributeErrorf(path, "%s[%d] must be a resource name, not %v", path[0], i, e))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, ds
+}
+
+// count accepts a whole, non-negative number that fits an int32.
+func count(v any) (int, bool) {
+	f, ok := v.(float64)
+	if !ok || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func (f faults) failsCreate(name string) bool   { return slices.Contains(f.failCreate, name) }
+func (f faults) crashesCreate(name string) bool { return slices.Contains(f.crashCreate, name) }

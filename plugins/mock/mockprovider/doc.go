@@ -1,0 +1,63 @@
+// Package mockprovider is the bulwark provider "mock" (version 0.1.0): CI's
+// workhorse, a simulated cloud with fault injection.
+//
+// # Resources
+//
+// Types s3_bucket, dynamodb_table, network, compute, load_balancer and
+// generic. Every type takes the optional attributes size (number, updated in
+// place) and zone (string, force_new); s3_bucket also bucket (string,
+// force_new), dynamodb_table also table and hash_key (strings, force_new).
+// Every resource has the computed attribute created_at (RFC 3339, UTC). The
+// attributes Read, Create and Update return are the configured values (nil
+// values dropped) plus created_at. Ids look like
+// "mock-<type>-<name>-<8 hex>".
+//
+// # The world
+//
+// The world lives in WorldFile (world.json) in the data folder the host
+// passes to Configure, so it survives between runs and idempotence is
+// observable. It holds every resource (id, type, name, idempotency key,
+// attributes) and the fail_delete counters. It is re-read at the start of
+// every call and rewritten atomically (temporary file in the same folder,
+// fsync, rename, fsync the folder; mode 0600) after every change. A mutex
+// serialises the calls of one process; one process per data folder at a
+// time is assumed (the host's stack lock).
+//
+// # Guarantees
+//
+//   - One resource per (type, name). Create under an idempotency key already
+//     used returns the resource that key made (no second resource); Create of
+//     a (type, name) that exists under another key fails.
+//   - Read finds by id when the request has one, else by idempotency key,
+//     else by (type, name). Absent is Exists=false with no error.
+//   - Update keeps the id and created_at and refuses a change to a force_new
+//     attribute (that is a replace, not an Update).
+//   - Delete by id (by (type, name) when the request has no id); deleting what
+//     is gone succeeds. A Delete carrying ProtectionProtected is refused, as
+//     sdk.Serve already does before the provider sees it.
+//   - Calls before Configure fail with an error diagnostic.
+//
+// # Fault injection (provider config, keyed by resource name)
+//
+//   - fail_create: [compute] — every Create of compute fails with
+//     "injected failure: create compute" and makes nothing. A Create whose
+//     idempotency key already made the resource still returns it.
+//   - fail_delete: {network: 1} — the next n Deletes naming network fail
+//     with "injected failure: delete network", whether or not it exists.
+//     The count is kept in the world, so it is consumed across runs: the
+//     counter is armed with n the first time Configure sees the name with
+//     that value; a Configure with the same value keeps what is left; a
+//     different value re-arms it; a config that no longer names it forgets
+//     it (naming it again re-arms it).
+//   - crash_create: [compute] — Create records compute in the world (so Read
+//     by its idempotency key finds it: a half-done Create with a decidable
+//     outcome), then exits the process with status CrashExitCode (3) without
+//     replying. The exit goes through the provider's exit hook (os.Exit
+//     unless WithExit replaces it). A later Create with the same key returns
+//     the recorded resource without crashing.
+//   - latency_ms: 5 — every call but Configure first sleeps that long; a cancelled context ends the sleep and the call
+//     fails with the context's error before doing anything.
+//
+// Any other provider config key is rejected with a diagnostic whose
+// attribute path is the key.
+package mockprovider

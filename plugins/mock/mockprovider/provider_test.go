@@ -1,0 +1,511 @@
+package mockprovider_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// allTypes returns the six resource types both providers manage.
+func allTypes() []string {
+	return []string{"s3_bucket", "dynamodb_table", "network", "compute", "load_balancer", "generic"}
+}
+
+// configured returns a mock configured with cfg on dir.
+func configured(t *testing.T, dir string, cfg sdk.Attributes, opts ...mockprovider.Option) sdk.Provider {
+	t.Helper()
+	p := mockprovider.New(opts...)
+	resp, err := p.Configure(context.Background(), &sdk.ConfigureRequest{Config: cfg, DataDir: dir})
+	if err != nil {
+		t.Fatalf("Configure: %v", err)
+	}
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Configure: %v", resp.Diagnostics)
+	}
+	return p
+}
+
+func create(t *testing.T, p sdk.Provider, typ, name, key string, cfg sdk.Attributes) *sdk.CreateResponse {
+	t.Helper()
+	resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: typ, Name: name, Config: cfg, IdempotencyKey: key})
+	if err != nil {
+		t.Fatalf("Create %s %s: %v", typ, name, err)
+	}
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Create %s %s: %v", typ, name, resp.Diagnostics)
+	}
+	return resp
+}
+
+func read(t *testing.T, p sdk.Provider, req *sdk.ReadRequest) *sdk.ReadResponse {
+	t.Helper()
+	resp, err := p.Read(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Read %+v: %v", req, err)
+	}
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Read %+v: %v", req, resp.Diagnostics)
+	}
+	return resp
+}
+
+func worldResources(t *testing.T, dir string) int {
+	t.Helper()
+	p := configured(t, dir, nil)
+	n := 0
+	for _, typ := range allTypes() {
+		for _, name := range []string{"a", "b", "compute", "network", "storage", "x"} {
+			if read(t, p, &sdk.ReadRequest{Type: typ, Name: name}).Exists {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestSchema(t *testing.T) {
+	resp, err := mockprovider.New().GetSchema(context.Background(), &sdk.GetSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProviderName != "mock" || resp.ProviderVersion != "0.1.0" {
+		t.Fatalf("name/version = %s/%s", resp.ProviderName, resp.ProviderVersion)
+	}
+	type want struct {
+		typ      sdk.AttributeType
+		forceNew bool
+		computed bool
+	}
+	common := map[string]want{
+		"size":       {sdk.TypeNumber, false, false},
+		"zone":       {sdk.TypeString, true, false},
+		"created_at": {sdk.TypeString, false, true},
+	}
+	extra := map[string]map[string]want{
+		"s3_bucket":      {"bucket": {sdk.TypeString, true, false}},
+		"dynamodb_table": {"table": {sdk.TypeString, true, false}, "hash_key": {sdk.TypeString, true, false}},
+	}
+	if len(resp.ResourceTypes) != len(allTypes()) {
+		t.Fatalf("got %d types, want %d", len(resp.ResourceTypes), len(allTypes()))
+	}
+	for _, typ := range allTypes() {
+		rt, ok := resp.ResourceType(typ)
+		if !ok {
+			t.Fatalf("type %s missing", typ)
+		}
+		ws := map[string]want{}
+		for k, v := range common {
+			ws[k] = v
+		}
+		for k, v := range extra[typ] {
+			ws[k] = v
+		}
+		if len(rt.Attributes) != len(ws) {
+			t.Errorf("%s: %d attributes, want %d", typ, len(rt.Attributes), len(ws))
+		}
+		for name, w := range ws {
+			a, ok := rt.Attribute(name)
+			if !ok || a.Type != w.typ || a.ForceNew != w.forceNew || a.Computed != w.computed || a.Required {
+				t.Errorf("%s.%s = %+v, want %+v", typ, name, a, w)
+			}
+		}
+	}
+}
+
+func TestCreateThenRead(t *testing.T) {
+	cases := []struct {
+		typ string
+		cfg sdk.Attributes
+	}{
+		{"s3_bucket", sdk.Attributes{"bucket": "my-bucket", "size": 3.0}},
+		{"dynamodb_table", sdk.Attributes{"table": "t", "hash_key": "pk", "zone": "z1"}},
+		{"network", sdk.Attributes{"size": 1}},
+		{"compute", nil},
+		{"load_balancer", sdk.Attributes{"zone": "z2"}},
+		{"generic", sdk.Attributes{}},
+	}
+	dir := t.TempDir()
+	p := configured(t, dir, nil)
+	for _, c := range cases {
+		t.Run(c.typ, func(t *testing.T) {
+			key := "op_1/" + c.typ
+			cr := create(t, p, c.typ, "x", key, c.cfg)
+			if !regexp.MustCompile(`^mock-` + c.typ + `-x-[0-9a-f]{8}$`).MatchString(cr.ID) {
+				t.Errorf("id %q has the wrong form", cr.ID)
+			}
+			for k, v := range c.cfg {
+				if fmt.Sprint(cr.Attributes[k]) != fmt.Sprint(v) {
+					t.Errorf("attribute %s = %v, want %v", k, cr.Attributes[k], v)
+				}
+			}
+			if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(cr.Attributes["created_at"])); err != nil {
+				t.Errorf("created_at: %v", err)
+			}
+			for _, req := range []*sdk.ReadRequest{
+				{Type: c.typ, Name: "x", ID: cr.ID},
+				{Type: c.typ, Name: "x", IdempotencyKey: key},
+				{Type: c.typ, Name: "x"},
+			} {
+				rr := read(t, p, req)
+				if !rr.Exists || rr.ID != cr.ID || !reflect.DeepEqual(rr.Attributes, cr.Attributes) {
+					t.Errorf("Read %+v = %+v, want %s %v", req, rr, cr.ID, cr.Attributes)
+				}
+			}
+		})
+	}
+	// A second instance on the same data folder (the next run) sees them.
+	p2 := configured(t, dir, nil)
+	if rr := read(t, p2, &sdk.ReadRequest{Type: "compute", Name: "x"}); !rr.Exists {
+		t.Error("a fresh instance does not see the world")
+	}
+	fi, err := os.Stat(filepath.Join(dir, mockprovider.WorldFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("world file mode = %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestCreateIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	p := configured(t, dir, nil)
+	first := create(t, p, "network", "network", "k1", sdk.Attributes{"size": 1})
+	second := create(t, p, "network", "network", "k1", sdk.Attributes{"size": 1})
+	if first.ID != second.ID {
+		t.Fatalf("same key made %s and %s", first.ID, second.ID)
+	}
+	// Same key from many goroutines at once: still one resource.
+	var wg sync.WaitGroup
+	ids := make([]string, 16)
+	errs := make([]error, 16)
+	for i := range ids {
+		wg.Go(func() {
+			resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "compute", Name: "compute", IdempotencyKey: "k2"})
+			if err == nil {
+				ids[i] = resp.ID
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] {
+			t.Fatalf("concurrent create %d: id %q err %v, want %q", i, ids[i], errs[i], ids[0])
+		}
+	}
+	if n := worldResources(t, dir); n != 2 {
+		t.Fatalf("world holds %d resources, want 2", n)
+	}
+	// A fresh instance (the next run) honours the key too.
+	third := create(t, configured(t, dir, nil), "network", "network", "k1", nil)
+	if third.ID != first.ID {
+		t.Fatalf("after restart the key made %s, want %s", third.ID, first.ID)
+	}
+	// Another key for the same (type, name) is a conflict, not a duplicate.
+	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "network", IdempotencyKey: "k3"}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("create under another key: %v, want already exists", err)
+	}
+	// A key reused for another resource is refused.
+	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "a", IdempotencyKey: "k1"}); err == nil {
+		t.Fatal("a key reused for another resource was accepted")
+	}
+}
+
+func TestConcurrentCreatesAndDeletes(t *testing.T) {
+	dir := t.TempDir()
+	p := configured(t, dir, sdk.Attributes{"latency_ms": 1})
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 24 {
+		wg.Go(func() {
+			ctx := context.Background()
+			name := fmt.Sprintf("r%d", i)
+			cr, err := p.Create(ctx, &sdk.CreateRequest{Type: "generic", Name: name, IdempotencyKey: "k-" + name})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if rr, err := p.Read(ctx, &sdk.ReadRequest{ID: cr.ID}); err != nil || !rr.Exists {
+				errs <- fmt.Errorf("read %s: %v %v", name, rr, err)
+				return
+			}
+			if i%2 == 0 {
+				if _, err := p.Delete(ctx, &sdk.DeleteRequest{Type: "generic", Name: name, ID: cr.ID}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range 24 {
+		rr := read(t, p, &sdk.ReadRequest{Type: "generic", Name: fmt.Sprintf("r%d", i)})
+		if rr.Exists != (i%2 == 1) {
+			t.Errorf("r%d exists = %v", i, rr.Exists)
+		}
+	}
+}
+
+func TestReadAbsent(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	create(t, p, "generic", "a", "k-a", nil)
+	for _, req := range []*sdk.ReadRequest{
+		{Type: "generic", Name: "b"},
+		{Type: "generic", Name: "a", ID: "mock-generic-a-00000000"},
+		{Type: "generic", Name: "a", IdempotencyKey: "no-such-key"},
+	} {
+		if rr := read(t, p, req); rr.Exists || rr.ID != "" {
+			t.Errorf("Read %+v = %+v, want absent", req, rr)
+		}
+	}
+}
+
+func TestDelete(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	cr := create(t, p, "s3_bucket", "storage", "k", nil)
+	cases := []struct {
+		name string
+		req  *sdk.DeleteRequest
+	}{
+		{"existing", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}},
+		{"already gone", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}},
+		{"never existed", &sdk.DeleteRequest{Type: "network", Name: "nothing", ID: "mock-network-nothing-12345678"}},
+		{"no id", &sdk.DeleteRequest{Type: "network", Name: "nothing"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := p.Delete(context.Background(), c.req); err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+			if rr := read(t, p, &sdk.ReadRequest{Type: c.req.Type, Name: c.req.Name, ID: c.req.ID}); rr.Exists {
+				t.Fatal("still exists")
+			}
+		})
+	}
+	// Defence in depth: a protected Delete is refused even in-process.
+	cr = create(t, p, "dynamodb_table", "db", "k-db", nil)
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "dynamodb_table", Name: "db", ID: cr.ID, Protection: sdk.ProtectionProtected}); err == nil {
+		t.Fatal("protected delete succeeded")
+	}
+	if !read(t, p, &sdk.ReadRequest{ID: cr.ID}).Exists {
+		t.Fatal("protected resource deleted")
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	cr := create(t, p, "dynamodb_table", "db", "k", sdk.Attributes{"size": 1, "zone": "z1", "table": "t"})
+	cases := []struct {
+		name    string
+		cfg     sdk.Attributes
+		badAttr string // "" when the update must succeed
+	}{
+		{"size in place", sdk.Attributes{"size": 5, "zone": "z1", "table": "t"}, ""},
+		{"size removed", sdk.Attributes{"zone": "z1", "table": "t"}, ""},
+		{"zone is force_new", sdk.Attributes{"size": 5, "zone": "z2", "table": "t"}, "zone"},
+		{"table is force_new", sdk.Attributes{"zone": "z1", "table": "u"}, "table"},
+		{"hash_key is force_new", sdk.Attributes{"zone": "z1", "table": "t", "hash_key": "pk"}, "hash_key"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "dynamodb_table", Name: "db", ID: cr.ID, PriorAttributes: cr.Attributes, Config: c.cfg})
+			if err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+			if c.badAttr != "" {
+				if !resp.Diagnostics.HasError() || len(resp.Diagnostics[0].AttributePath) != 1 || resp.Diagnostics[0].AttributePath[0] != c.badAttr {
+					t.Fatalf("diagnostics %+v, want an error on %s", resp.Diagnostics, c.badAttr)
+				}
+				return
+			}
+			if resp.Diagnostics.HasError() {
+				t.Fatal(resp.Diagnostics)
+			}
+			rr := read(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "db"})
+			if rr.ID != cr.ID {
+				t.Fatalf("id changed: %s -> %s", cr.ID, rr.ID)
+			}
+			if fmt.Sprint(rr.Attributes["size"]) != fmt.Sprint(c.cfg["size"]) && !(c.cfg["size"] == nil && rr.Attributes["size"] == nil) {
+				t.Fatalf("size = %v, want %v", rr.Attributes["size"], c.cfg["size"])
+			}
+			if rr.Attributes["created_at"] != cr.Attributes["created_at"] {
+				t.Fatal("created_at changed")
+			}
+		})
+	}
+	if _, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "generic", Name: "ghost", ID: "mock-generic-ghost-00000000"}); err == nil {
+		t.Fatal("update of an absent resource succeeded")
+	}
+}
+
+func TestConfigureRejects(t *testing.T) {
+	cases := []struct {
+		cfg  sdk.Attributes
+		path []string
+	}{
+		{sdk.Attributes{"fail_creat": []any{"x"}}, []string{"fail_creat"}},
+		{sdk.Attributes{"region": "us-east-1"}, []string{"region"}},
+		{sdk.Attributes{"fail_create": "compute"}, []string{"fail_create"}},
+		{sdk.Attributes{"crash_create": []any{1}}, []string{"crash_create"}},
+		{sdk.Attributes{"fail_delete": []any{"network"}}, []string{"fail_delete"}},
+		{sdk.Attributes{"fail_delete": map[string]any{"network": -1}}, []string{"fail_delete", "network"}},
+		{sdk.Attributes{"latency_ms": "5"}, []string{"latency_ms"}},
+		{sdk.Attributes{"latency_ms": 1.5}, []string{"latency_ms"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.path, "."), func(t *testing.T) {
+			resp, err := mockprovider.New().Configure(context.Background(), &sdk.ConfigureRequest{Config: c.cfg, DataDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Diagnostics) != 1 || !resp.Diagnostics.HasError() || !reflect.DeepEqual(resp.Diagnostics[0].AttributePath, c.path) {
+				t.Fatalf("diagnostics %+v, want one error at %v", resp.Diagnostics, c.path)
+			}
+		})
+	}
+	// Every known key with a good value, in Go's own types, is accepted.
+	configured(t, t.TempDir(), sdk.Attributes{
+		"fail_create": []string{"a"}, "crash_create": []any{"b"},
+		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0,
+	})
+}
+
+func TestNotConfigured(t *testing.T) {
+	p := mockprovider.New()
+	if _, err := p.Read(context.Background(), &sdk.ReadRequest{Type: "generic", Name: "a"}); err == nil {
+		t.Fatal("Read before Configure succeeded")
+	}
+}
+
+func TestFailCreate(t *testing.T) {
+	dir := t.TempDir()
+	p := configured(t, dir, sdk.Attributes{"fail_create": []any{"compute"}})
+	for i := range 2 { // every time
+		_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "compute", Name: "compute", IdempotencyKey: fmt.Sprintf("k%d", i)})
+		if err == nil || sdk.DiagnosticsFromError(err)[0].Summary != "injected failure: create compute" {
+			t.Fatalf("create %d: %v, want the injected failure", i, err)
+		}
+		if rr := read(t, p, &sdk.ReadRequest{Type: "compute", Name: "compute", IdempotencyKey: fmt.Sprintf("k%d", i)}); rr.Exists {
+			t.Fatal("a failed create made something")
+		}
+	}
+	if rr := read(t, p, &sdk.ReadRequest{Type: "compute", Name: "compute"}); rr.Exists {
+		t.Fatal("a failed create made something")
+	}
+	// The fault is keyed by name: another resource of the same type is fine.
+	create(t, p, "compute", "worker", "k-worker", nil)
+}
+
+func TestFailDeleteCountedAcrossRuns(t *testing.T) {
+	cases := []struct {
+		n int
+	}{{1}, {2}}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("n=%d", c.n), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := sdk.Attributes{"fail_delete": map[string]any{"network": c.n}}
+			cr := create(t, configured(t, dir, cfg), "network", "network", "k", nil)
+			del := &sdk.DeleteRequest{Type: "network", Name: "network", ID: cr.ID}
+			// Each Delete runs in a fresh provider instance: a new run.
+			for i := range c.n {
+				p := configured(t, dir, cfg)
+				_, err := p.Delete(context.Background(), del)
+				if err == nil || sdk.DiagnosticsFromError(err)[0].Summary != "injected failure: delete network" {
+					t.Fatalf("run %d: %v, want the injected failure", i, err)
+				}
+				if !read(t, p, &sdk.ReadRequest{ID: cr.ID}).Exists {
+					t.Fatalf("run %d: a failed delete deleted", i)
+				}
+			}
+			p := configured(t, dir, cfg)
+			if _, err := p.Delete(context.Background(), del); err != nil {
+				t.Fatalf("delete after %d failures: %v", c.n, err)
+			}
+			if read(t, p, &sdk.ReadRequest{ID: cr.ID}).Exists {
+				t.Fatal("still exists")
+			}
+			// Other names are unaffected; a changed count re-arms.
+			if _, err := configured(t, dir, cfg).Delete(context.Background(), &sdk.DeleteRequest{Type: "compute", Name: "compute"}); err != nil {
+				t.Fatal(err)
+			}
+			cfg2 := sdk.Attributes{"fail_delete": map[string]any{"network": c.n + 1}}
+			if _, err := configured(t, dir, cfg2).Delete(context.Background(), del); err == nil {
+				t.Fatal("a changed count did not re-arm the fault")
+			}
+		})
+	}
+}
+
+func TestCrashCreate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sdk.Attributes{"crash_create": []any{"compute"}}
+	var mu sync.Mutex
+	var codes []int
+	exit := func(code int) {
+		mu.Lock()
+		defer mu.Unlock()
+		codes = append(codes, code)
+	}
+	p := configured(t, dir, cfg, mockprovider.WithExit(exit))
+	_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "compute", Name: "compute", IdempotencyKey: "op_1:compute", Config: sdk.Attributes{"size": 2}})
+	if err == nil {
+		t.Fatal("Create returned normally after the crash hook")
+	}
+	if !reflect.DeepEqual(codes, []int{mockprovider.CrashExitCode}) {
+		t.Fatalf("exit hook calls = %v, want [3]", codes)
+	}
+	// The next run finds the half-done Create by its key.
+	p2 := configured(t, dir, cfg, mockprovider.WithExit(exit))
+	rr := read(t, p2, &sdk.ReadRequest{Type: "compute", Name: "compute", IdempotencyKey: "op_1:compute"})
+	if !rr.Exists || !strings.HasPrefix(rr.ID, "mock-compute-compute-") || rr.Attributes["size"] != 2.0 {
+		t.Fatalf("Read by key after crash = %+v", rr)
+	}
+	// A retried Create with the same key returns it and does not crash again.
+	cr := create(t, p2, "compute", "compute", "op_1:compute", sdk.Attributes{"size": 2})
+	if cr.ID != rr.ID || len(codes) != 1 {
+		t.Fatalf("retry made %s (want %s), exit calls %v", cr.ID, rr.ID, codes)
+	}
+}
+
+func TestLatency(t *testing.T) {
+	t.Run("sleeps", func(t *testing.T) {
+		p := configured(t, t.TempDir(), sdk.Attributes{"latency_ms": 30})
+		start := time.Now()
+		read(t, p, &sdk.ReadRequest{Type: "generic", Name: "a"})
+		if d := time.Since(start); d < 30*time.Millisecond {
+			t.Fatalf("Read took %v, want >= 30ms", d)
+		}
+	})
+	t.Run("honours ctx", func(t *testing.T) {
+		dir := t.TempDir()
+		p := configured(t, dir, sdk.Attributes{"latency_ms": 60_000})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := p.Create(ctx, &sdk.CreateRequest{Type: "generic", Name: "a", IdempotencyKey: "k"})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Create: %v, want deadline exceeded", err)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("Create took %v despite the cancelled context", d)
+		}
+		if rr := read(t, configured(t, dir, nil), &sdk.ReadRequest{Type: "generic", Name: "a"}); rr.Exists {
+			t.Fatal("a cancelled Create made something")
+		}
+	})
+}
