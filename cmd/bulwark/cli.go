@@ -202,7 +202,11 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), len(r.Done), len(r.Skipped))
 	case engine.Compensated:
-		fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		if len(r.Failed) > 0 {
+			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		} else {
+			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
+		}
 		if len(res.Preserved) > 0 {
 			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
 		}

@@ -48,6 +48,9 @@ func (w *Writer) Write(e Event) error {
 	if w == nil || w.w == nil {
 		return nil
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Stamped under the lock, so the lines' times are in file order.
 	if e.Time.IsZero() {
 		e.Time = w.now().UTC()
 	}
@@ -55,8 +58,6 @@ func (w *Writer) Write(e Event) error {
 	if err != nil {
 		return err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	_, err = w.w.Write(append(b, '\n'))
 	return err
 }

@@ -130,8 +130,14 @@ type stepMode struct {
 // under the ladder.
 func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 	p := s.plugins[r.Provider]
+	// A step that only checks would create the resource were it missing;
+	// that is the action its events name.
+	action := string(c.Action)
+	if c.Action == plan.NoOp {
+		action = string(plan.Create)
+	}
 	step := &engine.Step{
-		ID: r.Name, Resource: r.Name, Type: r.Type, Action: string(c.Action),
+		ID: r.Name, Resource: r.Name, Type: r.Type, Action: action,
 		DependsOn: r.DependsOn, Policy: policyOf(r.OnFailure), Intervention: r.Intervention,
 	}
 	var m stepMode

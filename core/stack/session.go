@@ -36,6 +36,48 @@ type Options struct {
 	// Confirm, when set, is asked before a teardown deletes anything; false
 	// cancels it.
 	Confirm func(names []string) bool
+	// Starter starts providers; nil starts plugin processes found in
+	// PluginDirs. Tests pass in-process providers.
+	Starter func() Starter
+}
+
+// Provider is what an operation needs of a running provider.
+// *pluginhost.Plugin is one; unit tests use in-process fakes.
+type Provider interface {
+	Source() string
+	Schema() *sdk.GetSchemaResponse
+	ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error)
+	Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error)
+	Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error)
+	Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error)
+	// Delete is called by deleteResource alone.
+	Delete(ctx context.Context, req *sdk.DeleteRequest) error
+}
+
+// Starter starts the providers of one command and stops them all on Close.
+type Starter interface {
+	Start(ctx context.Context, cfg pluginhost.Config) (Provider, error)
+	Close()
+}
+
+// plugins starts real plugin processes.
+type plugins struct{ h *pluginhost.Host }
+
+func (p plugins) Start(ctx context.Context, cfg pluginhost.Config) (Provider, error) {
+	pl, err := p.h.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (p plugins) Close() { p.h.Close() }
+
+func (o *Options) starter() Starter {
+	if o.Starter != nil {
+		return o.Starter()
+	}
+	return plugins{pluginhost.New(pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger})}
 }
 
 func (o *Options) defaults() {
@@ -90,8 +132,8 @@ type session struct {
 	store   *state.Store
 	jr      *journal.Journal
 	lk      *lock.Lock
-	host    *pluginhost.Host
-	plugins map[string]*pluginhost.Plugin
+	host    Starter
+	plugins map[string]Provider
 	opID    string
 	dataDir string // providers' data folders live under it
 	eng     *engine.Engine
@@ -106,7 +148,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]*pluginhost.Plugin{}}
+	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}}
 	host, _ := os.Hostname()
 	lk, err := lock.Acquire(dir, lock.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
 	if err != nil {
@@ -139,7 +181,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 			return nil, &InterventionError{Pending: p}
 		}
 	}
-	s.host = pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	s.host = opts.starter()
 	s.prog = &progress{out: opts.Out, events: opts.Events}
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
 	return s, nil
@@ -274,8 +316,8 @@ func (s *session) validate(ctx context.Context) error {
 // anything and without taking the lock.
 func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 	opts.defaults()
-	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]*pluginhost.Plugin{}}
-	s.host = pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
+	s.host = opts.starter()
 	defer s.host.Close()
 	// Validation never writes under the state folder: the providers get a
 	// scratch data folder.

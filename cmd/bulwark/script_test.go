@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the scripts run `bulwark` as this test binary; the plugins
+// are real executables built once by buildPlugins.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"bulwark": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+var (
+	pluginsOnce sync.Once
+	pluginsDir  string
+	pluginsErr  error
+)
+
+// buildPlugins builds every provider plugin of the repository into one
+// folder shared by the scripts.
+func buildPlugins(t *testing.T) string {
+	pluginsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bulwark-e2e-plugins-")
+		if err != nil {
+			pluginsErr = err
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		for _, name := range []string{"mock", "local"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bulwark-provider-"+name), "./plugins/"+name)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				pluginsErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
+				return
+			}
+		}
+		pluginsDir = dir
+	})
+	if pluginsErr != nil {
+		t.Fatal(pluginsErr)
+	}
+	return pluginsDir
+}
+
+func TestScripts(t *testing.T) {
+	dir := buildPlugins(t)
+	_, file, _, _ := runtime.Caller(0)
+	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireUniqueNames:  true,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("BULWARK_PLUGIN_DIR", dir)
+			env.Setenv("EXAMPLES", examples)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mode":           cmdMode,
+			"events-order":   cmdEventsOrder,
+			"no-plugin-left": cmdNoPluginLeft,
+			"json-has":       cmdJSONHas,
+			"exits":          cmdExits,
+		},
+	})
+}
+
+// mode PERM FILE... checks each file's permission bits.
+func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: mode PERM FILE...")
+	}
+	want, err := strconv.ParseUint(args[0], 8, 32)
+	ts.Check(err)
+	for _, f := range args[1:] {
+		fi, err := os.Stat(ts.MkAbs(f))
+		ts.Check(err)
+		got := uint64(fi.Mode().Perm())
+		if (got == want) == neg {
+			ts.Fatalf("%s has mode %#o, want %s%#o", f, got, map[bool]string{true: "not ", false: ""}[neg], want)
+		}
+	}
+}
+
+// events-order FILE ACTION R1 R2 ... checks that in the events file the ok
+// events with ACTION for R1, R2, ... appear in that order.
+func cmdEventsOrder(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 {
+		ts.Fatalf("usage: events-order FILE ACTION RESOURCE...")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	pos := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for i := 0; sc.Scan(); i++ {
+		var ev struct{ Resource, Action, Status string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		if ev.Action == args[1] && ev.Status == "ok" {
+			pos[ev.Resource] = i + 1
+		}
+	}
+	ok := true
+	for i, r := range args[2:] {
+		if pos[r] == 0 {
+			ts.Fatalf("no ok %s event for %s", args[1], r)
+		}
+		if i > 0 && pos[args[2+i-1]] > pos[r] {
+			ok = false
+		}
+	}
+	if ok == neg {
+		ts.Fatalf("%s events order: %v (want %v, neg=%v)", args[1], pos, args[2:], neg)
+	}
+}
+
+// no-plugin-left fails if a plugin process started from this script's work
+// folder is still running.
+func cmdNoPluginLeft(ts *testscript.TestScript, neg bool, args []string) {
+	work := ts.Getenv("WORK")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var left []string
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte("bulwark-provider-")) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if string(kv) == "WORK="+work {
+				left = append(left, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+		}
+	}
+	if (len(left) == 0) == neg {
+		ts.Fatalf("plugin processes left behind: %v", left)
+	}
+}
+
+// json-has FILE PATH VALUE checks a value in a JSON document; PATH is dot
+// separated, numbers index arrays, and "len" as the last element means length.
+func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: json-has FILE PATH VALUE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var v any
+	ts.Check(json.Unmarshal(b, &v))
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			if k == "len" {
+				v = float64(len(x))
+				continue
+			}
+			i, err := strconv.Atoi(k)
+			ts.Check(err)
+			if i >= len(x) {
+				ts.Fatalf("%s: index %d out of %d", args[1], i, len(x))
+			}
+			v = x[i]
+		default:
+			ts.Fatalf("%s: cannot index %T with %q", args[1], v, k)
+		}
+	}
+	got := fmt.Sprint(v)
+	if (got == args[2]) == neg {
+		ts.Fatalf("%s = %q, want %s%q", args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+// exits CODE COMMAND ARGS... runs a command (as exec does, keeping its
+// stdout and stderr for what follows) and checks its exit code.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE COMMAND ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}

@@ -1,0 +1,378 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// fakeTypes are the resource types of the fake provider's schema.
+var fakeTypes = []string{"network", "compute", "s3_bucket", "dynamodb_table", "generic"}
+
+// fakeResource is one resource in a fake world.
+type fakeResource struct {
+	ID    string
+	Type  string
+	Name  string
+	Key   string // idempotency key of the Create that made it
+	Attrs map[string]any
+}
+
+// fakeCall is one Create, Update or Delete request the fake received.
+type fakeCall struct {
+	Name       string
+	Type       string
+	ID         string // Delete/Update: the id asked for; Create: the id made ("" on failure)
+	Key        string // Create only
+	Protection sdk.Protection
+	Config     map[string]any // Create/Update: the config asked for
+	Err        error          // what the fake answered
+}
+
+// fakeWorld is what the in-process provider remembers between runs, like the
+// mock plugin's data folder: the same world is handed to every Start of a
+// test. It is safe for concurrent use.
+//
+// Like the real mock it reads by id, else by idempotency key, else by (type,
+// name); a Create under a key already used returns what that key made; a
+// Delete of what is gone succeeds. Unlike the real plugin (where sdk.Serve
+// does it) it does NOT refuse a Delete that carries ProtectionProtected: a
+// test must see every Delete the core sends.
+type fakeWorld struct {
+	mu         sync.Mutex
+	resources  map[string]*fakeResource // by id
+	seq        int
+	failCreate map[string]bool // Create of these names fails, every time
+	failDelete map[string]int  // the next n Deletes of these names fail
+	creates    []fakeCall
+	updates    []fakeCall
+	deletes    []fakeCall
+	starts     []pluginhost.Config
+}
+
+func newFakeWorld() *fakeWorld {
+	return &fakeWorld{resources: map[string]*fakeResource{}, failCreate: map[string]bool{}, failDelete: map[string]int{}}
+}
+
+// FailCreate makes every Create of the named resources fail.
+func (w *fakeWorld) FailCreate(names ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, n := range names {
+		w.failCreate[n] = true
+	}
+}
+
+// ClearFaults disarms every fault.
+func (w *fakeWorld) ClearFaults() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failCreate = map[string]bool{}
+	w.failDelete = map[string]int{}
+}
+
+// FailNextDeletes makes the next n Deletes naming name fail (added to what
+// is armed already).
+func (w *fakeWorld) FailNextDeletes(name string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failDelete[name] += n
+}
+
+// Creates, Updates and Deletes return copies of what was recorded.
+func (w *fakeWorld) Creates() []fakeCall {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.creates)
+}
+
+func (w *fakeWorld) Updates() []fakeCall {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.updates)
+}
+
+func (w *fakeWorld) Deletes() []fakeCall {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.deletes)
+}
+
+// Calls returns how many Creates, Updates and Deletes were recorded, to mark
+// where an operation starts.
+func (w *fakeWorld) Calls() (creates, updates, deletes int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.creates), len(w.updates), len(w.deletes)
+}
+
+// ByName returns a copy of the resource named name (any type), or nil.
+func (w *fakeWorld) ByName(name string) *fakeResource {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.resources {
+		if r.Name == name {
+			c := *r
+			c.Attrs = maps.Clone(r.Attrs)
+			return &c
+		}
+	}
+	return nil
+}
+
+// Snapshot returns a copy of every resource, by id.
+func (w *fakeWorld) Snapshot() map[string]fakeResource {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]fakeResource{}
+	for id, r := range w.resources {
+		c := *r
+		c.Attrs = maps.Clone(r.Attrs)
+		out[id] = c
+	}
+	return out
+}
+
+// Names returns the names of every resource in the world, sorted.
+func (w *fakeWorld) Names() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, r := range w.resources {
+		out = append(out, r.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetAttr changes an attribute behind bulwark's back (drift).
+func (w *fakeWorld) SetAttr(name, key string, v any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.resources {
+		if r.Name == name {
+			r.Attrs[key] = v
+		}
+	}
+}
+
+// Remove deletes a resource behind bulwark's back (drift).
+func (w *fakeWorld) Remove(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, r := range w.resources {
+		if r.Name == name {
+			delete(w.resources, id)
+		}
+	}
+}
+
+// Starter returns an Options.Starter that starts providers on this world.
+func (w *fakeWorld) Starter() func() stack.Starter {
+	return func() stack.Starter { return fakeStarter{w} }
+}
+
+type fakeStarter struct{ w *fakeWorld }
+
+func (s fakeStarter) Start(_ context.Context, cfg pluginhost.Config) (stack.Provider, error) {
+	s.w.mu.Lock()
+	s.w.starts = append(s.w.starts, cfg)
+	s.w.mu.Unlock()
+	return &fakeProvider{w: s.w, source: cfg.Source}, nil
+}
+
+func (fakeStarter) Close() {}
+
+// fakeProvider is one started provider on a fake world.
+type fakeProvider struct {
+	w      *fakeWorld
+	source string
+}
+
+var _ stack.Provider = (*fakeProvider)(nil)
+
+func (p *fakeProvider) Source() string { return p.source }
+
+func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
+	var rts []sdk.ResourceType
+	for _, t := range fakeTypes {
+		rts = append(rts, sdk.ResourceType{Name: t, Attributes: []sdk.Attribute{
+			{Name: "size", Type: sdk.TypeNumber},
+			{Name: "zone", Type: sdk.TypeString, ForceNew: true},
+		}})
+	}
+	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts}
+}
+
+func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+	if !slices.Contains(fakeTypes, req.Type) {
+		return nil, fmt.Errorf("unknown resource type %q", req.Type)
+	}
+	return nil, nil
+}
+
+// find is Read's lookup; w.mu must be held.
+func (w *fakeWorld) find(id, key, typ, name string) *fakeResource {
+	switch {
+	case id != "":
+		return w.resources[id]
+	case key != "":
+		for _, r := range w.resources {
+			if r.Key == key {
+				return r
+			}
+		}
+		return nil
+	}
+	return w.byTypeName(typ, name)
+}
+
+func (w *fakeWorld) byTypeName(typ, name string) *fakeResource {
+	for _, r := range w.resources {
+		if r.Type == typ && r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name)
+	if r == nil {
+		return &sdk.ReadResponse{}, nil
+	}
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+}
+
+func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *sdk.CreateResponse, err error) {
+	cfg := normalizeAttrs(req.Config)
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	call := fakeCall{Name: req.Name, Type: req.Type, Key: req.IdempotencyKey, Protection: req.Protection, Config: maps.Clone(cfg)}
+	defer func() {
+		call.Err = err
+		if resp != nil {
+			call.ID = resp.ID
+		}
+		p.w.creates = append(p.w.creates, call)
+	}()
+	if req.IdempotencyKey != "" {
+		for _, r := range p.w.resources {
+			if r.Key == req.IdempotencyKey {
+				if r.Type != req.Type || r.Name != req.Name {
+					return nil, fmt.Errorf("create %s: key %q already made %s %s", req.Name, req.IdempotencyKey, r.Type, r.Name)
+				}
+				return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+			}
+		}
+	}
+	if p.w.failCreate[req.Name] {
+		return nil, fmt.Errorf("injected failure: create %s", req.Name)
+	}
+	if r := p.w.byTypeName(req.Type, req.Name); r != nil {
+		return nil, fmt.Errorf("%s %s already exists (id %s)", req.Type, req.Name, r.ID)
+	}
+	p.w.seq++
+	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
+	p.w.resources[r.ID] = r
+	return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+}
+
+func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *sdk.UpdateResponse, err error) {
+	cfg := normalizeAttrs(req.Config)
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Config: maps.Clone(cfg)}
+	defer func() {
+		call.Err = err
+		p.w.updates = append(p.w.updates, call)
+	}()
+	r := p.w.byTypeName(req.Type, req.Name)
+	if req.ID != "" {
+		r = p.w.resources[req.ID]
+	}
+	if r == nil || r.Type != req.Type {
+		return nil, fmt.Errorf("update %s: %s (id %q) does not exist", req.Name, req.Type, req.ID)
+	}
+	if !reflect.DeepEqual(r.Attrs["zone"], cfg["zone"]) {
+		return nil, fmt.Errorf("update %s: zone is force_new: %v -> %v", req.Name, r.Attrs["zone"], cfg["zone"])
+	}
+	r.Attrs = cfg
+	return &sdk.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
+}
+
+func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err error) {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection}
+	defer func() {
+		call.Err = err
+		p.w.deletes = append(p.w.deletes, call)
+	}()
+	// Deliberately no refusal of ProtectionProtected here: see fakeWorld.
+	if p.w.failDelete[req.Name] > 0 {
+		p.w.failDelete[req.Name]--
+		return fmt.Errorf("injected failure: delete %s", req.Name)
+	}
+	r := p.w.byTypeName(req.Type, req.Name)
+	if req.ID != "" {
+		r = p.w.resources[req.ID]
+	}
+	if r != nil {
+		delete(p.w.resources, r.ID)
+	}
+	return nil
+}
+
+// normalizeAttrs is a JSON round trip without nil values, as over the wire.
+func normalizeAttrs(a map[string]any) map[string]any {
+	out := map[string]any{}
+	if len(a) == 0 {
+		return out
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		panic(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	for k, v := range m {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// names returns the names of calls, in order.
+func names(calls []fakeCall) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// succeeded keeps the calls the fake answered without an error.
+func succeeded(calls []fakeCall) []fakeCall {
+	var out []fakeCall
+	for _, c := range calls {
+		if c.Err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
