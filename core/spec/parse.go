@@ -1,0 +1,705 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	// maxSize is the largest spec Load reads.
+	maxSize = 1 << 20
+	// maxDepth bounds the nesting of YAML nodes, the top-level mapping
+	// being at depth 1.
+	maxDepth = 64
+	// specVersion is the only spec format version this package reads.
+	specVersion = 1
+)
+
+var (
+	stackNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+	nameRE      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	yamlLineRE  = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+)
+
+const (
+	stackNamePattern = `[a-z][a-z0-9-]{0,62}`
+	namePattern      = `[a-z][a-z0-9_-]{0,62}`
+)
+
+var (
+	topFields      = []string{"version", "stack", "providers", "default_provider", "resources"}
+	providerFields = []string{"source", "config"}
+	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "config", "on_failure", "intervention"}
+)
+
+// Load reads the spec at path and parses it. A file larger than 1 MiB is
+// refused with a Problem; a file that cannot be read returns the read error.
+func Load(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	if len(data) > maxSize {
+		return nil, Problems{{File: path, Msg: fmt.Sprintf("spec is larger than %d bytes (1 MiB); refusing to read it", maxSize)}}
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates the spec in data; file names it in problems.
+// It returns either a valid *Spec and a nil error, or a nil *Spec and
+// Problems listing every structural problem found, sorted by position.
+func Parse(file string, data []byte) (*Spec, error) {
+	p := &parser{file: file, skip: map[*yaml.Node]bool{}}
+	var s *Spec
+	if top := p.decode(data); top != nil {
+		s = p.spec(top)
+	}
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		return nil, p.probs
+	}
+	return s, nil
+}
+
+// parser collects the problems of one spec.
+type parser struct {
+	file  string
+	probs Problems
+	// skip holds the nodes already reported as aliases or as too deep: the
+	// walk neither descends into them nor reports them again.
+	skip map[*yaml.Node]bool
+}
+
+func (p *parser) add(pos Pos, format string, args ...any) {
+	p.probs = append(p.probs, Problem{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) addf(n *yaml.Node, format string, args ...any) {
+	p.add(posOf(n), format, args...)
+}
+
+func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+
+// decode parses data as one YAML document and returns its top node, or nil
+// after reporting why there is none.
+func (p *parser) decode(data []byte) (top *yaml.Node) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.add(Pos{}, "invalid YAML: the YAML parser failed: %v", r)
+			top = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.add(Pos{}, "spec is empty")
+		} else {
+			p.yamlError(err)
+		}
+		return nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		p.add(Pos{Line: next.Line, Col: next.Column}, "spec has more than one YAML document (only one is allowed)")
+	case !errors.Is(err, io.EOF):
+		p.yamlError(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		p.add(Pos{}, "spec is empty")
+		return nil
+	}
+	top = doc.Content[0]
+	if top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null" && top.Anchor == "" {
+		p.add(Pos{}, "spec is empty")
+		return nil
+	}
+	p.scan(top, 1)
+	if p.skip[top] {
+		return nil
+	}
+	if top.Kind != yaml.MappingNode {
+		p.addf(top, "spec must be a mapping with fields %s, not %s", strings.Join(topFields, ", "), describe(top))
+		return nil
+	}
+	return top
+}
+
+// yamlParserErrors are the messages of yaml.v3's parser (as opposed to
+// scanner) errors. yaml.v3 prints a parser error's line 0-based and leaves
+// it out when it is 0; a scanner error's line is 1-based.
+var yamlParserErrors = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// yamlError reports a YAML syntax error, at its line when it is known.
+func (p *parser) yamlError(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			line, msg = n, m[2]
+		}
+	}
+	if slices.Contains(yamlParserErrors, msg) {
+		line++
+	}
+	p.add(Pos{Line: line}, "invalid YAML: %s", msg)
+}
+
+// scan reports, in the whole tree under n (at depth depth), YAML anchors
+// and aliases (not allowed, so that no alias expansion can blow up) and
+// nodes nested deeper than maxDepth, once per node whose contents are too
+// deep. It records aliases and too-deep nodes in p.skip and does not descend
+// into them, so its recursion is bounded by maxDepth.
+func (p *parser) scan(n *yaml.Node, depth int) {
+	if n.Anchor != "" {
+		p.addf(n, "YAML anchors are not allowed in a spec (&%s)", clip(n.Anchor))
+	}
+	if n.Kind == yaml.AliasNode {
+		p.addf(n, "YAML aliases are not allowed in a spec (*%s)", clip(n.Value))
+		p.skip[n] = true
+		return
+	}
+	if len(n.Content) > 0 && depth >= maxDepth {
+		p.addf(n.Content[0], "value is nested more than %d levels deep", maxDepth)
+		for _, c := range n.Content {
+			p.skip[c] = true
+		}
+		return
+	}
+	for _, c := range n.Content {
+		p.scan(c, depth+1)
+	}
+}
+
+// describe names a node's kind for messages: "a string", "a list"...
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	case yaml.ScalarNode:
+		switch tag := n.ShortTag(); tag {
+		case "!!str":
+			return "a string"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a bool"
+		case "!!null":
+			return "null"
+		case "!!timestamp":
+			return "a timestamp"
+		case "!!binary":
+			return "binary data"
+		case "!!merge":
+			return "a merge key"
+		default:
+			return fmt.Sprintf("a value tagged %s", clip(tag))
+		}
+	}
+	return "an unknown YAML node"
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func isString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
+}
+
+// fields walks the key/value pairs of the mapping m, reporting keys that are
+// not scalars, repeated or not in allowed, and calls fn for the others whose
+// value is not an already reported node. where says where m is, for
+// messages ("at top level", "in resource \"web\"").
+func (p *parser) fields(m *yaml.Node, where string, allowed []string, fn func(key string, k, v *yaml.Node)) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if p.skip[k] {
+			continue
+		}
+		switch {
+		case k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge":
+			p.addf(k, "YAML merge keys (<<) are not allowed in a spec")
+			continue
+		case k.Kind != yaml.ScalarNode:
+			p.addf(k, "field names must be strings, not %s (%s)", describe(k), where)
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			p.addf(k, "duplicate field %s %s (first at line %d)", quote(k.Value), where, first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		if !slices.Contains(allowed, k.Value) {
+			p.addf(k, "unknown field %s %s (allowed: %s)", quote(k.Value), where, strings.Join(allowed, ", "))
+			continue
+		}
+		if p.skip[v] {
+			continue
+		}
+		fn(k.Value, k, v)
+	}
+}
+
+// str returns the string value of n, or reports that what must be a string.
+// prefix starts the message ("", "resource \"web\": ").
+func (p *parser) str(n *yaml.Node, prefix, what string) (string, bool) {
+	if !isString(n) {
+		p.addf(n, "%s%s must be a string, not %s", prefix, what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// spec walks the top-level mapping.
+func (p *parser) spec(top *yaml.Node) *Spec {
+	s := &Spec{File: p.file, Providers: map[string]*Provider{}}
+	var (
+		hasVersion, hasStack, hasResources bool
+		providersOK                        = true
+		providersNode, defaultNode         *yaml.Node
+		resources                          []*resourceNodes
+	)
+	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "version":
+			hasVersion = true
+			p.version(s, v)
+		case "stack":
+			hasStack = true
+			if name, ok := p.str(v, "", "stack"); ok {
+				s.Stack = name
+				if !stackNameRE.MatchString(name) {
+					p.addf(v, "invalid stack name %s: must match %s", quote(name), stackNamePattern)
+				}
+			}
+		case "providers":
+			providersNode = v
+			switch {
+			case isNull(v):
+			case v.Kind == yaml.MappingNode:
+				p.providers(s, v)
+			default:
+				providersOK = false
+				p.addf(v, "providers must be a mapping of local names to providers, not %s", describe(v))
+			}
+		case "default_provider":
+			if isNull(v) {
+				return
+			}
+			if name, ok := p.str(v, "", "default_provider"); ok {
+				s.DefaultProvider = name
+				defaultNode = v
+			}
+		case "resources":
+			hasResources = true
+			switch {
+			case isNull(v):
+			case v.Kind == yaml.SequenceNode:
+				for i, item := range v.Content {
+					if p.skip[item] {
+						continue
+					}
+					if item.Kind != yaml.MappingNode {
+						p.addf(item, "resource #%d must be a mapping, not %s", i+1, describe(item))
+						continue
+					}
+					resources = append(resources, p.resource(item, i+1))
+				}
+			default:
+				p.addf(v, "resources must be a list, not %s", describe(v))
+			}
+		}
+	})
+	if !hasVersion {
+		p.addf(top, "missing required field \"version\" (this bulwark reads version %d)", specVersion)
+	}
+	if !hasStack {
+		p.addf(top, "missing required field \"stack\"")
+	}
+	if !hasResources {
+		p.addf(top, "missing required field \"resources\"")
+	}
+
+	// Providers.
+	declared := slices.Sorted(maps.Keys(s.Providers))
+	declaredList := nameList(declared)
+	if len(declared) == 0 {
+		if providersOK {
+			if providersNode != nil {
+				p.addf(providersNode, "no providers declared")
+			} else {
+				p.addf(top, "no providers declared (add a providers: mapping)")
+			}
+		}
+	}
+	switch {
+	case defaultNode != nil:
+		if _, ok := s.Providers[s.DefaultProvider]; !ok {
+			p.addf(defaultNode, "default_provider %s is not a declared provider (declared: %s)", quote(s.DefaultProvider), declaredList)
+		}
+	case len(declared) == 1:
+		s.DefaultProvider = declared[0]
+	}
+	for _, rn := range resources {
+		r := rn.r
+		if r.ExplicitProvider {
+			if _, ok := s.Providers[r.Provider]; !ok {
+				p.add(r.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", rn.prefix, quote(r.Provider), declaredList)
+			}
+			continue
+		}
+		switch {
+		case s.DefaultProvider != "":
+			r.Provider = s.DefaultProvider
+		case len(declared) > 1:
+			p.add(r.Pos, "%s names no provider, and there is no default_provider to choose among the declared ones (%s)", rn.label, declaredList)
+		}
+	}
+
+	// Names and dependencies.
+	first := map[string]*Resource{}
+	for _, rn := range resources {
+		r := rn.r
+		if !rn.named {
+			continue
+		}
+		if f, dup := first[r.Name]; dup {
+			p.add(r.FieldPos["name"], "duplicate resource name %s (first at line %d)", quote(r.Name), f.FieldPos["name"].Line)
+			continue
+		}
+		first[r.Name] = r
+	}
+	var nodes []string
+	deps := map[string][]string{}
+	for _, rn := range resources {
+		r := rn.r
+		isFirst := rn.named && first[r.Name] == r
+		if isFirst {
+			nodes = append(nodes, r.Name)
+		}
+		for i, d := range r.DependsOn {
+			switch {
+			case rn.named && d == r.Name:
+				p.add(rn.depPos[i], "%s depends on itself", rn.label)
+			case first[d] == nil:
+				p.add(rn.depPos[i], "%s depends on unknown resource %s", rn.label, quote(d))
+			case isFirst:
+				deps[r.Name] = append(deps[r.Name], d)
+			}
+		}
+	}
+	for _, c := range findCycles(nodes, deps) {
+		p.add(first[c[0]].Pos, "dependency cycle: %s", c)
+	}
+
+	s.Resources = make([]*Resource, len(resources))
+	for i, rn := range resources {
+		s.Resources[i] = rn.r
+	}
+	return s
+}
+
+func (p *parser) version(s *Spec, v *yaml.Node) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
+		p.addf(v, "version must be an integer, not %s", describe(v))
+		return
+	}
+	var n int64
+	if err := v.Decode(&n); err != nil || n != specVersion {
+		p.addf(v, "unsupported spec version %s (this bulwark reads version %d)", clip(v.Value), specVersion)
+		return
+	}
+	s.Version = int(n)
+}
+
+// providers walks the providers: mapping.
+func (p *parser) providers(s *Spec, m *yaml.Node) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if p.skip[k] {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
+			p.addf(k, "provider names must be strings, not %s", describe(k))
+			continue
+		}
+		name := k.Value
+		if first, dup := seen[name]; dup {
+			p.addf(k, "duplicate provider %s (first at line %d)", quote(name), first.Line)
+			continue
+		}
+		seen[name] = k
+		if !nameRE.MatchString(name) {
+			p.addf(k, "invalid provider name %s: must match %s", quote(name), namePattern)
+		}
+		pr := &Provider{Name: name, Source: name, Pos: posOf(k)}
+		s.Providers[name] = pr
+		if p.skip[v] || isNull(v) {
+			continue
+		}
+		if v.Kind != yaml.MappingNode {
+			p.addf(v, "provider %s must be a mapping (with %s) or empty, not %s", quote(name), strings.Join(providerFields, ", "), describe(v))
+			continue
+		}
+		prefix := fmt.Sprintf("provider %s: ", quote(name))
+		p.fields(v, "in provider "+quote(name), providerFields, func(key string, k, v *yaml.Node) {
+			switch key {
+			case "source":
+				if isNull(v) {
+					return
+				}
+				if src, ok := p.str(v, prefix, "source"); ok {
+					pr.Source = src
+					if !nameRE.MatchString(src) {
+						p.addf(v, "%sinvalid source %s: must match %s", prefix, quote(src), namePattern)
+					}
+				}
+			case "config":
+				if isNull(v) {
+					return
+				}
+				if v.Kind != yaml.MappingNode {
+					p.addf(v, "%sconfig must be a mapping, not %s", prefix, describe(v))
+					return
+				}
+				pr.Config, _ = p.mapping(v, nil)
+			}
+		})
+	}
+}
+
+// maxQuoted bounds the bytes of a value from the spec that a message
+// quotes: a long value repeated in many messages would make the problems
+// far larger than the spec.
+const maxQuoted = 64
+
+// cutText returns s cut to maxQuoted bytes on a character boundary, and
+// whether it was cut.
+func cutText(s string) (string, bool) {
+	if len(s) <= maxQuoted {
+		return s, false
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// clip returns s cut to maxQuoted bytes, marked with "..." when cut.
+func clip(s string) string {
+	c, cut := cutText(s)
+	if cut {
+		c += "..."
+	}
+	return c
+}
+
+// quote returns s as a Go string literal, cut to maxQuoted bytes and
+// followed by "..." when cut.
+func quote(s string) string {
+	c, cut := cutText(s)
+	q := strconv.Quote(c)
+	if cut {
+		q += "..."
+	}
+	return q
+}
+
+// maxListed bounds the names a message lists, so that a hostile spec cannot
+// make its problems quadratic in its size.
+const maxListed = 10
+
+// nameList lists names for a message: "a, b, c", "none", or the first
+// maxListed followed by how many more there are.
+func nameList(names []string) string {
+	switch {
+	case len(names) == 0:
+		return "none"
+	case len(names) > maxListed:
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
+	}
+	return strings.Join(names, ", ")
+}
+
+// resourceNodes is a resource being parsed, with what the cross-checks need.
+type resourceNodes struct {
+	r      *Resource
+	named  bool   // name: is a string
+	label  string // names the resource in messages: `resource "web"` or `resource #3`
+	prefix string // starts messages about the resource: label + ": "
+	depPos []Pos  // position of each entry of r.DependsOn
+}
+
+// resource walks one mapping under resources:; index is 1-based.
+func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
+	r := &Resource{
+		Protection: sdk.ProtectionEphemeral,
+		OnFailure:  PolicyCompensate,
+		Config:     map[string]any{},
+		Pos:        posOf(m),
+		FieldPos:   map[string]Pos{},
+	}
+	rn := &resourceNodes{r: r}
+	label := fmt.Sprintf("resource #%d", index)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k, v := m.Content[i], m.Content[i+1]; k.Value == "name" && isString(k) && isString(v) {
+			label = "resource " + quote(v.Value)
+			break
+		}
+	}
+	rn.label, rn.prefix = label, label+": "
+	var hasName, hasType bool
+	p.fields(m, "in "+label, resourceFields, func(key string, k, v *yaml.Node) {
+		r.FieldPos[key] = posOf(v)
+		switch key {
+		case "name":
+			hasName = true
+			if name, ok := p.str(v, rn.prefix, "name"); ok {
+				r.Name, rn.named = name, true
+				if !nameRE.MatchString(name) {
+					p.addf(v, "invalid resource name %s: must match %s", quote(name), namePattern)
+				}
+			}
+		case "type":
+			hasType = true
+			if t, ok := p.str(v, rn.prefix, "type"); ok {
+				r.Type = t
+				if strings.TrimSpace(t) == "" {
+					p.addf(v, "%stype must not be empty", rn.prefix)
+				}
+			}
+		case "provider":
+			if isNull(v) {
+				return
+			}
+			if name, ok := p.str(v, rn.prefix, "provider"); ok {
+				r.Provider, r.ExplicitProvider = name, true
+			}
+		case "protection":
+			if isNull(v) {
+				return
+			}
+			if s, ok := p.str(v, rn.prefix, "protection"); ok {
+				if prot, ok := sdk.ParseProtection(s); ok {
+					r.Protection = prot
+				} else {
+					p.addf(v, "unknown protection level %s (want ephemeral, durable or protected)", quote(s))
+				}
+			}
+		case "depends_on":
+			p.dependsOn(rn, v)
+		case "config":
+			if isNull(v) {
+				return
+			}
+			if v.Kind != yaml.MappingNode {
+				p.addf(v, "%sconfig must be a mapping, not %s", rn.prefix, describe(v))
+				return
+			}
+			r.Config, _ = p.mapping(v, r.FieldPos)
+		case "on_failure":
+			if isNull(v) {
+				return
+			}
+			if s, ok := p.str(v, rn.prefix, "on_failure"); ok {
+				switch pol := FailurePolicy(s); pol {
+				case PolicyCompensate, PolicyContinue, PolicyAbort:
+					r.OnFailure = pol
+				default:
+					p.addf(v, "unknown on_failure policy %s (want compensate, continue or abort)", quote(s))
+				}
+			}
+		case "intervention":
+			if isNull(v) {
+				return
+			}
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+				p.addf(v, "%sintervention must be a bool (true or false), not %s", rn.prefix, describe(v))
+				return
+			}
+			if err := v.Decode(&r.Intervention); err != nil {
+				p.addf(v, "%sintervention must be a bool (true or false), not %s", rn.prefix, quote(v.Value))
+			}
+		}
+	})
+	if !hasName {
+		p.addf(m, "%s is missing required field \"name\"", label)
+	}
+	if !hasType {
+		p.addf(m, "%s is missing required field \"type\"", label)
+	}
+	return rn
+}
+
+func (p *parser) dependsOn(rn *resourceNodes, v *yaml.Node) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		hint := ""
+		if isString(v) {
+			hint = fmt.Sprintf(" (write depends_on: [%s])", clip(v.Value))
+		}
+		p.addf(v, "%sdepends_on must be a list of resource names, not %s%s", rn.prefix, describe(v), hint)
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range v.Content {
+		if p.skip[e] {
+			continue
+		}
+		if !isString(e) {
+			p.addf(e, "%sdepends_on entries must be resource names (strings), not %s", rn.prefix, describe(e))
+			continue
+		}
+		if seen[e.Value] {
+			p.addf(e, "%sduplicate dependency %s in depends_on", rn.prefix, quote(e.Value))
+			continue
+		}
+		seen[e.Value] = true
+		rn.r.DependsOn = append(rn.r.DependsOn, e.Value)
+		rn.depPos = append(rn.depPos, posOf(e))
+	}
+}

@@ -1,0 +1,113 @@
+package spec
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+func fakeSchema() *sdk.GetSchemaResponse {
+	return &sdk.GetSchemaResponse{
+		ProviderName: "mock",
+		ResourceTypes: []sdk.ResourceType{
+			{Name: "s3_bucket", Attributes: []sdk.Attribute{
+				{Name: "bucket", Type: sdk.TypeString, Required: true},
+				{Name: "size", Type: sdk.TypeNumber},
+				{Name: "tags", Type: sdk.TypeMap},
+				{Name: "arn", Type: sdk.TypeString, Computed: true},
+			}},
+			{Name: "compute", Attributes: []sdk.Attribute{{Name: "size", Type: sdk.TypeNumber}}},
+			{Name: "network"},
+		},
+	}
+}
+
+const schemaSpec = `version: 1
+stack: s
+providers:
+  mock: {}
+  cloud: {source: aws}
+default_provider: mock
+resources:
+  - name: typo
+    type: s3_buckt
+  - name: extra
+    type: s3_bucket
+    config:
+      bucket: b
+      colour: red
+      size: big
+      arn: x
+      tags: {a: 1}
+  - name: noconfig
+    type: s3_bucket
+  - name: partial
+    type: s3_bucket
+    config: {size: 1}
+  - name: fine
+    type: compute
+    config: {size: 2}
+  - name: elsewhere
+    type: network
+    provider: cloud
+`
+
+func TestCheckSchemas(t *testing.T) {
+	s := mustParse(t, "stack.yaml", []byte(schemaSpec))
+	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("CheckSchemas = %T %v, want Problems", err, err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`stack.yaml:9:11: unknown resource type "s3_buckt" for provider mock (has: compute, network, s3_bucket)`,
+		`stack.yaml:14:7: resource "extra": unknown attribute "colour" for type s3_bucket`,
+		`stack.yaml:15:7: resource "extra": attribute "size" must be a number, not a string`,
+		`stack.yaml:16:7: resource "extra": attribute "arn" is computed by the provider and cannot be set`,
+		`stack.yaml:18:5: resource "noconfig": missing required attribute "bucket" for type s3_bucket`,
+		`stack.yaml:22:13: resource "partial": missing required attribute "bucket" for type s3_bucket`,
+		`stack.yaml:26:5: resource "elsewhere": no schema was read for provider "cloud"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckSchemasOK(t *testing.T) {
+	s := mustParse(t, "stack.yaml", readFile(t, "testdata/good/full.yaml"))
+	schemas := map[string]*sdk.GetSchemaResponse{
+		"mock": {ResourceTypes: []sdk.ResourceType{
+			{Name: "network", Attributes: []sdk.Attribute{{Name: "cidr", Type: sdk.TypeString}, {Name: "zones", Type: sdk.TypeList}}},
+			{Name: "compute"},
+		}},
+		"cloud": {ResourceTypes: []sdk.ResourceType{
+			{Name: "s3_bucket", Attributes: []sdk.Attribute{
+				{Name: "bucket", Type: sdk.TypeString, Required: true},
+				{Name: "versioned", Type: sdk.TypeBool},
+				{Name: "size", Type: sdk.TypeNumber},
+				{Name: "tags", Type: sdk.TypeMap},
+				{Name: "note", Type: sdk.TypeString},
+				{Name: "created", Type: sdk.TypeString},
+			}},
+		}},
+	}
+	if err := s.CheckSchemas(schemas); err != nil {
+		t.Errorf("CheckSchemas: %v", err)
+	}
+
+	// With another default provider, the resources that did not name
+	// theirs are checked against its schema.
+	empty := map[string]*sdk.GetSchemaResponse{"local": {}, "cloud": schemas["cloud"]}
+	err := s.WithDefaultProvider("local").CheckSchemas(empty)
+	want := "stack.yaml:10:11: unknown resource type \"network\" for provider local (has: none)\n" +
+		"stack.yaml:23:11: unknown resource type \"compute\" for provider local (has: none)"
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckSchemas = %v, want\n%s", err, want)
+	}
+}

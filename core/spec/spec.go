@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/dag"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Pos is a position in a spec file, 1-based; a zero Line means the position
+// is unknown (the problem concerns the whole file), a zero Col that only the
+// line is known.
+type Pos struct{ Line, Col int }
+
+// Problem is one thing wrong with a spec, printed as FILE:LINE:COL: message.
+type Problem struct {
+	File string
+	Pos  Pos
+	Msg  string
+}
+
+// Error returns the problem as FILE:LINE:COL: message, or FILE:LINE: message
+// when the column is unknown, or FILE: message when the line is unknown. An
+// empty File is left out.
+func (p Problem) Error() string {
+	var where string
+	switch {
+	case p.Pos.Line <= 0:
+		where = p.File
+	case p.Pos.Col <= 0:
+		where = fmt.Sprintf("%s:%d", p.File, p.Pos.Line)
+	default:
+		where = fmt.Sprintf("%s:%d:%d", p.File, p.Pos.Line, p.Pos.Col)
+	}
+	where = strings.TrimPrefix(where, ":")
+	if where == "" {
+		return p.Msg
+	}
+	return where + ": " + p.Msg
+}
+
+// Problems is every problem found, sorted by position; it is an error.
+type Problems []Problem
+
+// Error returns the problems one per line.
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sort orders the problems by line, then column, keeping the order in which
+// they were found among problems at the same position.
+func (ps Problems) sort() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i].Pos, ps[j].Pos
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// FailurePolicy says what an apply does when a resource's step fails.
+type FailurePolicy string
+
+const (
+	// PolicyCompensate undoes the completed steps, newest first (the default).
+	PolicyCompensate FailurePolicy = "compensate"
+	// PolicyContinue records the failure and goes on with the other steps.
+	PolicyContinue FailurePolicy = "continue"
+	// PolicyAbort stops the operation.
+	PolicyAbort FailurePolicy = "abort"
+)
+
+// Provider is one entry under providers: a local name bound to a plugin.
+type Provider struct {
+	Name   string         // local name (the key under providers:)
+	Source string         // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>
+	Config map[string]any // JSON-normalised; nil when absent
+	Pos    Pos            // position of the local name
+}
+
+// Resource is one entry under resources:.
+type Resource struct {
+	Name         string
+	Type         string
+	Provider     string         // local provider name, with default_provider applied (never empty after Parse succeeds)
+	Protection   sdk.Protection // ephemeral when absent
+	DependsOn    []string       // as written, order kept
+	Config       map[string]any // JSON-normalised; empty map (not nil) when absent
+	OnFailure    FailurePolicy  // compensate when absent
+	Intervention bool
+	Pos          Pos            // position of the resource's "- name:" mapping
+	FieldPos     map[string]Pos // position of each field's value, e.g. "type", "config", and each config key as "config.bucket"
+	// ExplicitProvider reports that provider: was written on the resource.
+	ExplicitProvider bool
+}
+
+// Spec is a parsed stack spec.
+type Spec struct {
+	File    string // the name given to Parse or Load
+	Version int    // the spec format version, 1
+	Stack   string // the stack's name
+	// Providers maps each declared local name to its provider.
+	Providers map[string]*Provider
+	// DefaultProvider is default_provider as written or, when it is absent
+	// and exactly one provider is declared, that provider; else empty.
+	DefaultProvider string
+	Resources       []*Resource // in file order
+}
+
+// Resource returns the resource named name, or false.
+func (s *Spec) Resource(name string) (*Resource, bool) {
+	for _, r := range s.Resources {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// Graph returns the dependency graph: every resource a node, an edge from
+// each resource to each resource it depends on.
+func (s *Spec) Graph() *dag.Graph {
+	g := dag.New()
+	for _, r := range s.Resources {
+		g.Add(r.Name)
+		for _, d := range r.DependsOn {
+			g.Connect(r.Name, d)
+		}
+	}
+	return g
+}
+
+// WithDefaultProvider returns a copy in which every resource that did not name its provider
+// explicitly uses the provider `name`; if the spec does not declare `name` it is added with
+// Source=name and nil config ("a provider the spec does not declare runs with its default config").
+// The copy's DefaultProvider is name. The receiver is not changed. The
+// caller is responsible for name being a valid provider name.
+func (s *Spec) WithDefaultProvider(name string) *Spec {
+	c := *s
+	c.DefaultProvider = name
+	c.Providers = make(map[string]*Provider, len(s.Providers)+1)
+	for k, p := range s.Providers {
+		cp := *p
+		cp.Config = cloneMap(p.Config)
+		c.Providers[k] = &cp
+	}
+	if _, ok := c.Providers[name]; !ok {
+		c.Providers[name] = &Provider{Name: name, Source: name}
+	}
+	c.Resources = make([]*Resource, len(s.Resources))
+	for i, r := range s.Resources {
+		cr := *r
+		cr.DependsOn = slices.Clone(r.DependsOn)
+		cr.Config = cloneMap(r.Config)
+		cr.FieldPos = maps.Clone(r.FieldPos)
+		if !cr.ExplicitProvider {
+			cr.Provider = name
+		}
+		c.Resources[i] = &cr
+	}
+	return &c
+}
+
+// ProvidersUsed returns the local names of providers some resource uses, sorted.
+func (s *Spec) ProvidersUsed() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.Resources {
+		if r.Provider != "" && !seen[r.Provider] {
+			seen[r.Provider] = true
+			out = append(out, r.Provider)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cloneMap deep-copies a JSON-normalised map, keeping nil as nil.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneMap(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	return v
+}
