@@ -57,6 +57,9 @@ type fakeWorld struct {
 	updates    []fakeCall
 	deletes    []fakeCall
 	starts     []pluginhost.Config
+	// onCreate, when set, is called (without the lock) at the start of every
+	// Create, so a test can hold an operation in the middle of a step.
+	onCreate func(name string)
 }
 
 func newFakeWorld() *fakeWorld {
@@ -70,6 +73,13 @@ func (w *fakeWorld) FailCreate(names ...string) {
 	for _, n := range names {
 		w.failCreate[n] = true
 	}
+}
+
+// OnCreate sets the hook called at the start of every Create.
+func (w *fakeWorld) OnCreate(f func(name string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onCreate = f
 }
 
 // ClearFaults disarms every fault.
@@ -257,6 +267,12 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 
 func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *sdk.CreateResponse, err error) {
 	cfg := normalizeAttrs(req.Config)
+	p.w.mu.Lock()
+	hook := p.w.onCreate
+	p.w.mu.Unlock()
+	if hook != nil {
+		hook(req.Name)
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	call := fakeCall{Name: req.Name, Type: req.Type, Key: req.IdempotencyKey, Protection: req.Protection, Config: maps.Clone(cfg)}

@@ -38,7 +38,9 @@ func (provider) ValidateResource(context.Context, *sdk.ValidateResourceRequest) 
 	return &sdk.ValidateResourceResponse{}, nil
 }
 
-func (provider) Read(context.Context, *sdk.ReadRequest) (*sdk.ReadResponse, error) { return nil, errNotYet }
+func (provider) Read(context.Context, *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	return nil, errNotYet
+}
 
 func (provider) Create(context.Context, *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	return nil, errNotYet
