@@ -42,7 +42,9 @@ func (s *session) apply(ctx context.Context) (*Result, error) {
 	st := s.store.Snapshot()
 	names := s.sp.ProvidersUsed()
 	for _, n := range st.Names() {
-		if _, ok := s.sp.Resource(n); !ok {
+		// Recorded resources gone from the spec, or moving to another
+		// provider, are deleted through the provider that made them.
+		if r, ok := s.sp.Resource(n); !ok || r.Provider != st.Resources[n].Provider {
 			names = append(names, st.Resources[n].Provider)
 		}
 	}
@@ -116,6 +118,74 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	return out
 }
 
+// decision is what decide found: what the step must do, and what the state
+// should learn (an adoption, or a recorded resource that is gone).
+type decision struct {
+	stepMode
+	done  bool // reality already matches
+	adopt bool // it exists, the state does not record it
+	gone  bool // the state records it, the provider no longer finds it
+}
+
+// decide reads reality for one resource of the spec and says what its step
+// must do. It writes nothing, so a dry run can call it.
+func (s *session) decide(ctx context.Context, c plan.Change, r *spec.Resource, cur *state.Resource) (decision, error) {
+	p := s.plugins[r.Provider]
+	req := &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
+	sameKind := cur != nil && cur.Type == r.Type && cur.Provider == r.Provider
+	if sameKind {
+		req.ID = cur.ID
+	}
+	if c.Action == plan.Replace && cur != nil && !sameKind {
+		// A new type or provider: the recorded resource is another thing
+		// altogether, deleted before the new one is made.
+		return decision{stepMode: stepMode{action: plan.Replace, cur: cur}}, nil
+	}
+	resp, err := p.Read(ctx, req)
+	if err != nil {
+		return decision{}, err
+	}
+	d := decision{stepMode: stepMode{cur: cur, observe: resp}}
+	switch {
+	case !resp.Exists:
+		d.action = plan.Create
+		d.gone = cur != nil && c.Action != plan.Replace
+		return d, nil
+	case c.Action == plan.Replace:
+		d.action = plan.Replace
+		return d, nil
+	}
+	recorded := cur
+	if cur == nil {
+		d.adopt = true
+		recorded = &state.Resource{Protection: r.Protection.String(), DependsOn: r.DependsOn}
+	}
+	drift := plan.Drift(r.Config, resp.Attributes)
+	if cur != nil {
+		for k := range cur.Config {
+			if _, ok := r.Config[k]; !ok {
+				drift = append(drift, k)
+			}
+		}
+	}
+	rt, _ := p.Schema().ResourceType(r.Type)
+	for _, k := range drift {
+		if a, ok := rt.Attribute(k); ok && a.ForceNew {
+			d.action = plan.Replace
+		}
+	}
+	switch {
+	case d.action == plan.Replace:
+	case len(drift) > 0:
+		d.action, d.remote = plan.Update, true
+	case recorded.Protection != r.Protection.String() || !equalStrings(recorded.DependsOn, r.DependsOn):
+		d.action = plan.Update // recorded level or dependencies only
+	default:
+		d.done = true
+	}
+	return d, nil
+}
+
 // stepMode is what a step decided to do once Check had looked at reality.
 type stepMode struct {
 	action  plan.Action
@@ -142,59 +212,29 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 	}
 	var m stepMode
 	step.Check = func(ctx context.Context) (bool, error) {
-		cur := s.store.Snapshot().Resources[r.Name]
-		req := &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
-		if cur != nil && cur.Type == r.Type && cur.Provider == r.Provider {
-			req.ID = cur.ID
-		}
-		resp, err := p.Read(ctx, req)
+		d, err := s.decide(ctx, c, r, s.store.Snapshot().Resources[r.Name])
 		if err != nil {
 			return false, err
 		}
-		m = stepMode{cur: cur, observe: resp}
 		switch {
-		case !resp.Exists:
-			m.action = plan.Create
-			if cur != nil && c.Action != plan.Replace {
-				// Recorded but gone (drift): it is created again.
-				if err := s.forget(cur); err != nil {
-					return false, err
-				}
-				m.cur = nil
+		case d.gone:
+			// Recorded but gone (drift): it is created again.
+			if err := s.forget(d.cur); err != nil {
+				return false, err
 			}
-		case c.Action == plan.Replace:
-			m.action = plan.Replace
-		default:
-			if cur == nil {
-				// It exists though the state does not record it: adopt it
-				// (it existed before this run, so no rollback deletes it).
-				adopted, err := s.adopt(r, resp)
-				if err != nil {
-					return false, err
-				}
-				cur, m.cur = adopted, adopted
+			d.cur = nil
+		case d.adopt:
+			// It exists though the state does not record it: adopt it (it
+			// existed before this run, so no rollback deletes it).
+			adopted, err := s.adopt(r, d.observe)
+			if err != nil {
+				return false, err
 			}
-			drift := plan.Drift(r.Config, resp.Attributes)
-			for k := range cur.Config {
-				if _, ok := r.Config[k]; !ok {
-					drift = append(drift, k)
-				}
-			}
-			rt, _ := p.Schema().ResourceType(r.Type)
-			for _, k := range drift {
-				if a, ok := rt.Attribute(k); ok && a.ForceNew {
-					m.action = plan.Replace
-				}
-			}
-			switch {
-			case m.action == plan.Replace:
-			case len(drift) > 0:
-				m.action, m.remote = plan.Update, true
-			case cur.Protection != r.Protection.String() || !equalStrings(cur.DependsOn, r.DependsOn):
-				m.action = plan.Update // recorded level or dependencies only
-			default:
-				return true, nil
-			}
+			d.cur = adopted
+		}
+		m = d.stepMode
+		if d.done {
+			return true, nil
 		}
 		step.Action = string(m.action)
 		return false, nil
