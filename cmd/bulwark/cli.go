@@ -83,7 +83,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
-	root.AddCommand(c.validateCmd(), c.applyCmd(), c.teardownCmd(), c.resumeCmd(), c.statusCmd(),
+	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.resumeCmd(), c.statusCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd())
 	return root
 }
@@ -160,12 +160,12 @@ func (c *cli) applyCmd() *cobra.Command {
 		Short: "Converge the stack to the spec; a failure rolls back under the protection ladder",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dryRun {
-				return errors.New("apply --dry-run is not available yet: use `bulwark validate` to check a spec")
-			}
 			sp, err := loadSpec(args[0], provider)
 			if err != nil {
 				return err
+			}
+			if dryRun {
+				return c.plan(cmd.Context(), sp, false, false)
 			}
 			if simulate != "" {
 				if _, ok := sp.Resource(simulate); !ok {
@@ -189,7 +189,7 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none (a provider the spec does not declare runs with its default config)")
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make this resource's Execute fail in this run (demos and tests)")
 	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "how many independent resources to work on at once")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "plan only (not yet available)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as `bulwark plan`")
 	return cmd
 }
 
@@ -484,4 +484,54 @@ func (c *cli) versionCmd() *cobra.Command {
 			fmt.Fprintf(c.stdout, "bulwark %s (provider protocol %v)\n", Version, versions)
 		},
 	}
+}
+
+func (c *cli) planCmd() *cobra.Command {
+	var provider string
+	var asJSON, detailed bool
+	cmd := &cobra.Command{
+		Use:   "plan SPEC",
+		Short: "The dry run: every step's Check, no Execute, and a diff per resource; takes no lock",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], provider)
+			if err != nil {
+				return err
+			}
+			return c.plan(cmd.Context(), sp, asJSON, detailed)
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
+	return cmd
+}
+
+func (c *cli) plan(ctx context.Context, sp *spec.Spec, asJSON, detailed bool) error {
+	opts, done, err := c.options()
+	if err != nil {
+		return err
+	}
+	defer done()
+	pv, err := stack.Plan(ctx, sp, opts)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(pv); err != nil {
+			return err
+		}
+	} else {
+		pv.Render(c.stdout)
+	}
+	if pv.Refused != nil {
+		c.exit = stack.ExitRefused
+		return nil
+	}
+	if detailed && pv.HasChanges() {
+		c.exit = stack.ExitChanges
+	}
+	return nil
 }

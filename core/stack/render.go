@@ -1,0 +1,127 @@
+package stack
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/plan"
+)
+
+// Render writes the preview for a person: one block per resource, with the
+// attribute values before and after (sensitive ones masked), then a summary.
+//
+//	+   create   network (network)
+//	~   update   compute (compute)       size: 2 -> 3
+//	-/+ replace  web (compute)           zone: "a" -> "b" (forces replacement)
+//	-   delete   old (generic)
+func (p *Preview) Render(w io.Writer) {
+	counts := map[plan.Action]int{}
+	for _, c := range p.Changes {
+		counts[c.Action]++
+		sym := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "="}[c.Action]
+		label := string(c.Action)
+		if c.Action == plan.NoOp {
+			label = "no change"
+		}
+		fmt.Fprintf(w, "%-3s %-10s %s (%s, %s)\n", sym, label, c.Resource, c.Type, c.Protection)
+		if c.Vanished {
+			fmt.Fprintf(w, "    !!! %s resource %s has vanished: its data may be lost; it will be created again, empty\n", strings.ToUpper(c.Protection.String()), c.Resource)
+		} else if c.Drift != "" {
+			fmt.Fprintf(w, "    note: %s\n", c.Drift)
+		}
+		if c.Action == plan.NoOp {
+			continue
+		}
+		for _, line := range diffLines(c) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	if p.Refused != nil {
+		fmt.Fprintf(w, "\nREFUSED: %v\n", p.Refused)
+	}
+	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n",
+		counts[plan.Create], counts[plan.Update], counts[plan.Replace], counts[plan.Delete], counts[plan.NoOp])
+}
+
+// diffLines renders the attribute changes of one resource. The "before"
+// side is what the provider observed when it has it, else the recorded
+// config.
+func diffLines(c Planned) []string {
+	before := c.Before
+	if c.Observed != nil && c.Action != plan.Create {
+		before = map[string]any{}
+		for k := range c.After {
+			if v, ok := c.Observed[k]; ok {
+				before[k] = v
+			}
+		}
+		for k, v := range c.Before {
+			if _, ok := before[k]; !ok {
+				if ov, ok := c.Observed[k]; ok {
+					before[k] = ov
+				} else {
+					before[k] = v
+				}
+			}
+		}
+	}
+	if c.Action == plan.Create {
+		before = nil
+	}
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range c.After {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	sensitive := map[string]bool{}
+	for _, s := range c.Sensitive {
+		sensitive[s] = true
+	}
+	forceNew := map[string]bool{}
+	for _, k := range c.ForceNew {
+		forceNew[k] = true
+	}
+	show := func(k string, v any) string {
+		if sensitive[k] {
+			return "(sensitive)"
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+	var out []string
+	for _, k := range names {
+		old, hadOld := before[k]
+		nw, hasNew := c.After[k]
+		if c.Action == plan.Delete {
+			hasNew = false
+		}
+		suffix := ""
+		if forceNew[k] {
+			suffix = " (forces replacement)"
+		}
+		switch {
+		case hadOld && hasNew && plan.Equal(old, nw):
+			continue
+		case hadOld && hasNew:
+			out = append(out, fmt.Sprintf("~ %s: %s -> %s%s", k, show(k, old), show(k, nw), suffix))
+		case hasNew:
+			out = append(out, fmt.Sprintf("+ %s = %s%s", k, show(k, nw), suffix))
+		case hadOld:
+			out = append(out, fmt.Sprintf("- %s = %s%s", k, show(k, old), suffix))
+		}
+	}
+	return out
+}
