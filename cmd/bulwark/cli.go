@@ -19,7 +19,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
-	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -83,7 +82,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
-	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.resumeCmd(), c.statusCmd(),
+	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd())
 	return root
 }
@@ -200,7 +199,7 @@ func (c *cli) report(res *stack.Result, specPath string) {
 	switch res.Outcome {
 	case engine.Succeeded:
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
-			title(res.Type), len(r.Done), len(r.Skipped))
+			title(res.Type), res.Changed, res.Unchanged)
 	case engine.Compensated:
 		if len(r.Failed) > 0 {
 			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
@@ -359,28 +358,33 @@ func (c *cli) historyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history SPEC",
-		Short: "List the stack's operations, oldest first",
+		Short: "List the stack's operations and revisions, oldest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := loadSpec(args[0], "")
 			if err != nil {
 				return err
 			}
-			recs, err := journal.Read(stack.StackDir(c.stateDir, sp.Stack) + "/" + journal.FileName)
+			rep, err := stack.StackHistory(sp, stack.Options{StateDir: c.stateDir})
 			if err != nil {
 				return err
 			}
-			ops := stack.History(recs)
 			if asJSON {
-				if ops == nil {
-					ops = []stack.OpSummary{}
-				}
 				enc := json.NewEncoder(c.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(ops)
+				return enc.Encode(rep)
 			}
-			for _, o := range ops {
-				fmt.Fprintf(c.stdout, "%s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
+			fmt.Fprintln(c.stdout, "operations:")
+			for _, o := range rep.Operations {
+				fmt.Fprintf(c.stdout, "  %s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
+			}
+			fmt.Fprintln(c.stdout, "revisions:")
+			for _, r := range rep.Revisions {
+				mark := " "
+				if r.Current {
+					mark = "*"
+				}
+				fmt.Fprintf(c.stdout, "%s %3d  %-8s %s  %s  %s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File)
 			}
 			return nil
 		},
@@ -534,4 +538,32 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, asJSON, detailed bool) er
 		c.exit = stack.ExitChanges
 	}
 	return nil
+}
+
+func (c *cli) rollbackCmd() *cobra.Command {
+	var to int
+	cmd := &cobra.Command{
+		Use:   "rollback SPEC",
+		Short: "Converge the stack back to an earlier applied revision (default: the previous one)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&to, "to", 0, "the revision to go back to (see `bulwark history`)")
+	return cmd
 }

@@ -56,6 +56,7 @@ type Operation struct {
 	ID          string // op_ + ULID
 	Type        string // apply | teardown | rollback | update
 	Spec        string // path of the spec, for the journal
+	Revision    int    // target revision of a rollback, for the journal
 	Steps       []*Step
 	Parallelism int
 }

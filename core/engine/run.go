@@ -15,7 +15,7 @@ import (
 // operation (ErrJournal).
 func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	res := Result{Errors: map[string]error{}}
-	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec}); err != nil {
+	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
 	}

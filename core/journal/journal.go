@@ -72,6 +72,7 @@ type Record struct {
 	ResultID string    `json:"result_id,omitempty"`
 	Targets  []string  `json:"targets,omitempty"`
 	Spec     string    `json:"spec,omitempty"`
+	Revision int       `json:"revision,omitempty"` // target revision of a rollback
 	Error    string    `json:"error,omitempty"`
 }
 

@@ -75,6 +75,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 		p.probs.sort()
 		return nil, p.probs
 	}
+	s.Text = append([]byte(nil), data...)
 	return s, nil
 }
 

@@ -114,6 +114,11 @@ type Spec struct {
 	// and exactly one provider is declared, that provider; else empty.
 	DefaultProvider string
 	Resources       []*Resource // in file order
+	// Text is the spec's source, kept so an applied spec can be recorded as a
+	// revision and parsed again by rollback.
+	Text []byte
+	// Override is the provider WithDefaultProvider swapped in ("" if none).
+	Override string
 }
 
 // Resource returns the resource named name, or false.
@@ -146,7 +151,7 @@ func (s *Spec) Graph() *dag.Graph {
 // caller is responsible for name being a valid provider name.
 func (s *Spec) WithDefaultProvider(name string) *Spec {
 	c := *s
-	c.DefaultProvider = name
+	c.DefaultProvider, c.Override = name, name
 	c.Providers = make(map[string]*Provider, len(s.Providers)+1)
 	for k, p := range s.Providers {
 		cp := *p

@@ -23,7 +23,9 @@ type Result struct {
 	Run     engine.Result
 	// Preserved lists the resources a rollback kept (durable or protected).
 	Preserved []string
-	Err       error
+	// Changed and Unchanged count the resources executed and skipped.
+	Changed, Unchanged int
+	Err                error
 }
 
 // Apply converges the stack to sp: creates what is missing, updates what
@@ -39,6 +41,18 @@ func Apply(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 }
 
 func (s *session) apply(ctx context.Context) (*Result, error) {
+	st := s.store.Snapshot()
+	opType := "apply"
+	if len(st.Resources) > 0 || st.Current > 0 {
+		opType = "update"
+	}
+	return s.converge(ctx, opType, 0)
+}
+
+// converge is the one pipeline behind apply, update and rollback: start the
+// providers, validate, plan, check the whole plan against the ladder, then
+// run the steps (an update's and a rollback's own four first).
+func (s *session) converge(ctx context.Context, opType string, target int) (*Result, error) {
 	st := s.store.Snapshot()
 	names := s.sp.ProvidersUsed()
 	for _, n := range st.Names() {
@@ -59,19 +73,27 @@ func (s *session) apply(ctx context.Context) (*Result, error) {
 	for _, c := range pl.Changes {
 		s.prog.levels[c.Resource] = c.Protection.String()
 	}
-	if err := pl.Check("apply"); err != nil {
+	if err := pl.Check(opType); err != nil {
 		return nil, s.refused(err, pl)
 	}
-	op := &engine.Operation{ID: s.opID, Type: "apply", Spec: s.sp.File, Parallelism: s.opts.Parallelism}
-	for _, c := range pl.Changes {
-		if c.Action == plan.Delete {
-			op.Steps = append(op.Steps, s.removeStep(c, st))
-			continue
-		}
-		r, _ := s.sp.Resource(c.Resource)
-		op.Steps = append(op.Steps, s.applyStep(c, r))
+	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism}
+	var gate []string
+	if opType != "apply" {
+		op.Steps = s.updateSteps(opType, pl, target)
+		gate = []string{op.Steps[len(op.Steps)-1].ID}
 	}
-	s.prog.printf("apply %s (%s): %d resource(s), up to %d at once\n", s.sp.Stack, s.opID, len(op.Steps), s.opts.Parallelism)
+	for _, c := range pl.Changes {
+		var step *engine.Step
+		if c.Action == plan.Delete {
+			step = s.removeStep(c, st)
+		} else {
+			r, _ := s.sp.Resource(c.Resource)
+			step = s.applyStep(c, r)
+		}
+		step.DependsOn = append(step.DependsOn, gate...)
+		op.Steps = append(op.Steps, step)
+	}
+	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	res := s.eng.Run(ctx, op)
 	return s.finish(op, res), nil
 }
@@ -92,9 +114,28 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 	return err
 }
 
-// finish records what needs recording after a run and builds the Result.
+// finish records what needs recording after a run and builds the Result:
+// the revision on success, pending interventions, what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: res.Err}
+	for _, id := range res.Done {
+		if !isMeta(id) {
+			out.Changed++
+		}
+	}
+	for _, id := range res.Skipped {
+		if !isMeta(id) {
+			out.Unchanged++
+		}
+	}
+	if op.Type != "teardown" {
+		if err := s.store.Mutate(func(st *state.State) error {
+			s.recordRevision(st, op, res.Outcome == engine.Succeeded)
+			return nil
+		}); err != nil {
+			out.Err = errors.Join(out.Err, err)
+		}
+	}
 	if res.Outcome == engine.NeedsIntervention {
 		err := s.store.Mutate(func(st *state.State) error {
 			for _, id := range res.Failed {

@@ -26,6 +26,20 @@ var symbols = map[string]string{
 }
 
 func (p *progress) Observe(e engine.Event) {
+	if e.Resource == "" {
+		// An update's own steps (verify, compatibility, backup, stage) are
+		// not resource transitions: no lifecycle event, one line for people.
+		if e.Status == "ok" || e.Status == "failed" {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if e.Err != nil {
+				fmt.Fprintf(p.out, "  ✗ %-16s FAILED: %v\n", e.Action, e.Err)
+			} else {
+				fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
+			}
+		}
+		return
+	}
 	if e.Status != "started" {
 		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds()}
 		if e.Err != nil {

@@ -196,6 +196,12 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 			return nil, err
 		}
 	}
+	if err := s.store.Mutate(func(st *state.State) error {
+		s.unstage(st)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed,
 		Error: "interrupted; resumed by running it again"}); err != nil {
 		return nil, err
@@ -205,8 +211,16 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	switch target.Type {
 	case "teardown":
 		return s.teardown(ctx)
-	case "apply":
+	case "apply", "update":
 		return s.apply(ctx)
+	case "rollback":
+		rev := 0
+		for _, r := range recs {
+			if r.Kind == journal.KindOp && r.Revision != 0 {
+				rev = r.Revision
+			}
+		}
+		return s.rollbackTo(ctx, rev)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }

@@ -45,6 +45,7 @@ type Options struct {
 // *pluginhost.Plugin is one; unit tests use in-process fakes.
 type Provider interface {
 	Source() string
+	Protocol() int
 	Schema() *sdk.GetSchemaResponse
 	ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error)
 	Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error)

@@ -178,3 +178,43 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 	}
 	return "", ErrNoSuchIntervention
 }
+
+// RevisionSummary is one revision, as history shows it.
+type RevisionSummary struct {
+	N        int       `json:"n"`
+	Op       string    `json:"op"`
+	Time     time.Time `json:"time"`
+	File     string    `json:"file"`
+	Provider string    `json:"provider,omitempty"`
+	Status   string    `json:"status"`
+	Current  bool      `json:"current"`
+}
+
+// HistoryReport is what history prints.
+type HistoryReport struct {
+	Stack      string            `json:"stack"`
+	Operations []OpSummary       `json:"operations"`
+	Revisions  []RevisionSummary `json:"revisions"`
+	Current    int               `json:"current"`
+}
+
+// StackHistory reads a stack's operations (from the journal) and revisions
+// (from the state) without taking the lock.
+func StackHistory(sp *spec.Spec, opts Options) (*HistoryReport, error) {
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := journal.Read(filepath.Join(StackDir(opts.StateDir, sp.Stack), journal.FileName))
+	if err != nil {
+		return nil, err
+	}
+	rep := &HistoryReport{Stack: sp.Stack, Operations: History(recs), Revisions: []RevisionSummary{}, Current: st.Current}
+	if rep.Operations == nil {
+		rep.Operations = []OpSummary{}
+	}
+	for _, r := range st.Revisions {
+		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, Current: r.N == st.Current})
+	}
+	return rep, nil
+}

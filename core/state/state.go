@@ -68,6 +68,24 @@ type Intervention struct {
 	Since    time.Time `json:"since"`
 }
 
+// Revision statuses.
+const (
+	RevisionStaged  = "staged"  // written by an update's stage step, not yet current
+	RevisionApplied = "applied" // an apply that succeeded
+	RevisionFailed  = "failed"  // staged by an update that did not succeed
+)
+
+// Revision is one applied spec, numbered from 1.
+type Revision struct {
+	N        int       `json:"n"`
+	Op       string    `json:"op"`
+	Time     time.Time `json:"time"`
+	File     string    `json:"file"`
+	Spec     string    `json:"spec"`               // the spec's text
+	Provider string    `json:"provider,omitempty"` // the --provider the run used
+	Status   string    `json:"status"`
+}
+
 // State is a stack's whole state.
 type State struct {
 	Version       int                  `json:"version"`
@@ -75,6 +93,22 @@ type State struct {
 	Serial        int64                `json:"serial"` // bumped on every write
 	Resources     map[string]*Resource `json:"resources"`
 	Interventions []Intervention       `json:"interventions,omitempty"`
+	Revisions     []Revision           `json:"revisions,omitempty"`
+	// Current is the revision reality was last converged to (0: none).
+	Current int `json:"current,omitempty"`
+	// Staged is the revision an unfinished update or rollback will make
+	// current (0: none).
+	Staged int `json:"staged,omitempty"`
+}
+
+// Revision returns revision n, or false.
+func (s *State) Revision(n int) (*Revision, bool) {
+	for i := range s.Revisions {
+		if s.Revisions[i].N == n {
+			return &s.Revisions[i], true
+		}
+	}
+	return nil, false
 }
 
 // Names returns the resource names, sorted.

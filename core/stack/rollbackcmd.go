@@ -1,0 +1,55 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// Rollback converges the stack back to an earlier applied revision (to; 0
+// means the one applied before the current one) with the same pipeline as
+// apply, then makes it current. What that revision lacks is deleted under the
+// ladder's third column, so a protected resource added since refuses the run.
+func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result, error) {
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if to == 0 {
+		st := s.store.Snapshot()
+		for _, r := range st.Revisions {
+			if r.Status == state.RevisionApplied && r.N < st.Current && r.N > to {
+				to = r.N
+			}
+		}
+		if to == 0 {
+			return nil, fmt.Errorf("rollback: stack %s has no revision applied before the current one (%d)", sp.Stack, st.Current)
+		}
+	}
+	return s.rollbackTo(ctx, to)
+}
+
+// rollbackTo swaps the session's spec for revision n's and converges.
+func (s *session) rollbackTo(ctx context.Context, n int) (*Result, error) {
+	st := s.store.Snapshot()
+	rev, ok := st.Revision(n)
+	if !ok || rev.Status != state.RevisionApplied {
+		return nil, fmt.Errorf("rollback: stack %s has no applied revision %d (see `bulwark history`)", s.sp.Stack, n)
+	}
+	rsp, err := spec.Parse(fmt.Sprintf("%s@revision-%d", rev.File, n), []byte(rev.Spec))
+	if err != nil {
+		return nil, fmt.Errorf("rollback: revision %d no longer parses: %w", n, err)
+	}
+	if rev.Provider != "" {
+		rsp = rsp.WithDefaultProvider(rev.Provider)
+	}
+	if rsp.Stack != s.sp.Stack {
+		return nil, fmt.Errorf("rollback: revision %d is of stack %q, not %q", n, rsp.Stack, s.sp.Stack)
+	}
+	s.sp = rsp
+	s.prog.printf("rollback %s to revision %d (applied by %s)\n", rsp.Stack, n, rev.Op)
+	return s.converge(ctx, "rollback", n)
+}

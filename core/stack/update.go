@@ -1,0 +1,135 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/atomicfile"
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// metaPrefix starts the ids of an update's own steps; resource names cannot
+// contain a colon, so they never collide.
+const metaPrefix = "update:"
+
+func isMeta(id string) bool { return strings.HasPrefix(id, metaPrefix) }
+
+// supportedProtocols are the provider contract versions this host speaks.
+var supportedProtocols = []int{sdk.ProtocolVersion}
+
+// updateSteps are the four steps an update (and a rollback) runs before
+// apply's own pipeline: verify, compatibility, backup, stage. Each one
+// aborts on failure: nothing has been mutated yet.
+func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engine.Step {
+	meta := func(name string, deps ...string) *engine.Step {
+		return &engine.Step{ID: metaPrefix + name, Action: name, DependsOn: deps, Policy: engine.Abort}
+	}
+	verify := meta("verify")
+	verify.Execute = func(ctx context.Context, _ string) error {
+		// The spec against the schemas of the plugins now running, and
+		// each plugin answering.
+		return s.validate(ctx)
+	}
+	compat := meta("compatibility", verify.ID)
+	compat.Execute = func(ctx context.Context, _ string) error {
+		for name, p := range s.plugins {
+			ok := false
+			for _, v := range supportedProtocols {
+				ok = ok || p.Protocol() == v
+			}
+			if !ok {
+				return fmt.Errorf("provider %s speaks protocol %d; this bulwark speaks %v", name, p.Protocol(), supportedProtocols)
+			}
+		}
+		// The ladder was checked before the first step; checked again
+		// here, as the step that owns it.
+		return pl.Check(opType)
+	}
+	backup := meta("backup", compat.ID)
+	backup.Execute = func(ctx context.Context, _ string) error {
+		src := filepath.Join(s.dir, state.FileName)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+		dir := filepath.Join(s.dir, "backups")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+		return atomicfile.Write(filepath.Join(dir, "state-"+s.opID+".json"), b, 0o600)
+	}
+	stage := meta("stage", backup.ID)
+	stage.Execute = func(ctx context.Context, _ string) error {
+		return s.store.Mutate(func(st *state.State) error {
+			if opType == "rollback" {
+				st.Staged = target
+				return nil
+			}
+			n := nextRevision(st)
+			st.Revisions = append(st.Revisions, state.Revision{
+				N: n, Op: s.opID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
+				Provider: s.sp.Override, Status: state.RevisionStaged,
+			})
+			st.Staged = n
+			return nil
+		})
+	}
+	stage.Compensate = func(ctx context.Context) (string, error) {
+		return "", s.store.Mutate(func(st *state.State) error {
+			s.unstage(st)
+			return nil
+		})
+	}
+	return []*engine.Step{verify, compat, backup, stage}
+}
+
+func nextRevision(st *state.State) int {
+	n := 0
+	for _, r := range st.Revisions {
+		n = max(n, r.N)
+	}
+	return n + 1
+}
+
+// unstage drops what an unfinished update or rollback staged.
+func (s *session) unstage(st *state.State) {
+	if st.Staged == 0 {
+		return
+	}
+	if r, ok := st.Revision(st.Staged); ok && r.Status == state.RevisionStaged && r.Op == s.opID {
+		r.Status = state.RevisionFailed
+	}
+	st.Staged = 0
+}
+
+// recordRevision makes the run's spec the current revision when it
+// succeeded, and drops what it staged when it did not.
+func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool) {
+	if !ok {
+		s.unstage(st)
+		return
+	}
+	switch {
+	case op.Type == "rollback":
+		st.Current = op.Revision
+	case st.Staged != 0:
+		if r, found := st.Revision(st.Staged); found {
+			r.Status = state.RevisionApplied
+		}
+		st.Current = st.Staged
+	default:
+		n := nextRevision(st)
+		st.Revisions = append(st.Revisions, state.Revision{
+			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
+			Provider: s.sp.Override, Status: state.RevisionApplied,
+		})
+		st.Current = n
+	}
+	st.Staged = 0
+}
