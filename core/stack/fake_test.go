@@ -212,6 +212,8 @@ var _ stack.Provider = (*fakeProvider)(nil)
 
 func (p *fakeProvider) Source() string { return p.source }
 
+func (p *fakeProvider) Protocol() int { return sdk.ProtocolVersion }
+
 func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 	var rts []sdk.ResourceType
 	for _, t := range fakeTypes {

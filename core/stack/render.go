@@ -13,10 +13,10 @@ import (
 // Render writes the preview for a person: one block per resource, with the
 // attribute values before and after (sensitive ones masked), then a summary.
 //
-//	+   create   network (network)
-//	~   update   compute (compute)       size: 2 -> 3
-//	-/+ replace  web (compute)           zone: "a" -> "b" (forces replacement)
-//	-   delete   old (generic)
+//   - create   network (network)
+//     ~   update   compute (compute)       size: 2 -> 3
+//     -/+ replace  web (compute)           zone: "a" -> "b" (forces replacement)
+//   - delete   old (generic)
 func (p *Preview) Render(w io.Writer) {
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
