@@ -10,13 +10,10 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 )
 
-// Render writes the preview for a person: one block per resource, with the
-// attribute values before and after (sensitive ones masked), then a summary.
-//
-//   - create   network (network)
-//     ~   update   compute (compute)       size: 2 -> 3
-//     -/+ replace  web (compute)           zone: "a" -> "b" (forces replacement)
-//   - delete   old (generic)
+// Render writes the preview for a person: one block per resource (marked
+// "+" create, "~" update in place, "-/+" replace, "-" delete, "=" no change)
+// with the attribute values before and after, sensitive ones shown as
+// "(sensitive)", then a one-line summary.
 func (p *Preview) Render(w io.Writer) {
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
