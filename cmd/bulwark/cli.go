@@ -19,6 +19,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -98,6 +99,11 @@ func (c *cli) options() (stack.Options, func(), error) {
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.stderr, Level: hclog.LevelFromString(lvl)})
 	}
+	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Failpoint = fp
 	closeFn := func() {}
 	if c.eventsFile != "" {
 		f, err := os.OpenFile(c.eventsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
@@ -39,6 +40,9 @@ type Options struct {
 	// Starter starts providers; nil starts plugin processes found in
 	// PluginDirs. Tests pass in-process providers.
 	Starter func() Starter
+	// Failpoint, when armed, kills the process at a chosen instant (tests
+	// only; see package failpoint).
+	Failpoint *failpoint.Set
 }
 
 // Provider is what an operation needs of a running provider.
@@ -131,7 +135,7 @@ type session struct {
 	sp      *spec.Spec
 	dir     string
 	store   *state.Store
-	jr      *journal.Journal
+	jr      journaler
 	lk      *lock.Lock
 	host    Starter
 	plugins map[string]Provider
@@ -163,10 +167,13 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	if s.jr, err = journal.Open(filepath.Join(dir, journal.FileName), opts.Now); err != nil {
+	s.store.AfterWrite = func() { opts.Failpoint.Hit("state") }
+	jr, err := journal.Open(filepath.Join(dir, journal.FileName), opts.Now)
+	if err != nil {
 		s.close()
 		return nil, err
 	}
+	s.jr = journaler{jr, opts.Failpoint}
 	if !resuming {
 		recs, err := journal.Read(filepath.Join(dir, journal.FileName))
 		if err != nil {
@@ -193,7 +200,7 @@ func (s *session) close() {
 	if s.host != nil {
 		s.host.Close()
 	}
-	if s.jr != nil {
+	if s.jr.Journal != nil {
 		s.jr.Close()
 	}
 	if s.lk != nil {
@@ -259,9 +266,49 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		if err != nil {
 			return err
 		}
-		s.plugins[n] = p
+		s.plugins[n] = failProvider{p, s.opts.Failpoint}
 	}
 	return nil
+}
+
+// journaler is the journal with the "journal" failpoint after each durable
+// record.
+type journaler struct {
+	*journal.Journal
+	fp *failpoint.Set
+}
+
+func (j journaler) Append(r journal.Record) (journal.Record, error) {
+	r, err := j.Journal.Append(r)
+	if err == nil {
+		j.fp.Hit("journal")
+	}
+	return r, err
+}
+
+// failProvider passes the "provider" failpoint after every mutation a
+// provider returns from, before anything records its result.
+type failProvider struct {
+	Provider
+	fp *failpoint.Set
+}
+
+func (p failProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	resp, err := p.Provider.Create(ctx, req)
+	p.fp.Hit("provider")
+	return resp, err
+}
+
+func (p failProvider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	resp, err := p.Provider.Update(ctx, req)
+	p.fp.Hit("provider")
+	return resp, err
+}
+
+func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
+	err := p.Provider.Delete(ctx, req)
+	p.fp.Hit("provider")
+	return err
 }
 
 func (s *session) dataRoot() string {

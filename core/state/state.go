@@ -149,6 +149,9 @@ type envelope struct {
 // Store is one stack's state on disk. It is safe for concurrent use.
 type Store struct {
 	dir string
+	// AfterWrite, when set, is called after each durable write (tests use it
+	// to crash at that instant).
+	AfterWrite func()
 
 	mu sync.Mutex
 	st *State
@@ -228,6 +231,9 @@ func (s *Store) Mutate(fn func(*State) error) error {
 		return err
 	}
 	s.st = next
+	if s.AfterWrite != nil {
+		s.AfterWrite()
+	}
 	return nil
 }
 
