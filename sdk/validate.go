@@ -7,7 +7,9 @@ import (
 
 // CheckConfig checks a resource configuration against its type: every
 // attribute known and not computed, every required one present, every value of
-// its declared type. It returns one diagnostic per problem, in attribute order.
+// its declared type. It returns one diagnostic per problem: those about the keys set, in
+// sorted order, then those about missing required attributes (a null value
+// counts as missing).
 func CheckConfig(rt ResourceType, cfg Attributes) Diagnostics {
 	var ds Diagnostics
 	names := make([]string, 0, len(cfg))
@@ -30,7 +32,7 @@ func CheckConfig(rt ResourceType, cfg Attributes) Diagnostics {
 		}
 	}
 	for _, a := range rt.Attributes {
-		if _, ok := cfg[a.Name]; a.Required && !ok {
+		if v, ok := cfg[a.Name]; a.Required && (!ok || v == nil) {
 			ds = append(ds, AttributeErrorf([]string{a.Name}, "missing required attribute %q for type %s", a.Name, rt.Name))
 		}
 	}

@@ -62,9 +62,15 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		return false
 	})
 	res.Blocked = walk.Blocked
-	if ctx.Err() != nil && len(res.Failed) == 0 && len(res.Blocked) > 0 {
-		res.Errors["(interrupted)"] = ctx.Err()
-		res.Failed = append(res.Failed, "(interrupted)")
+	if len(res.Failed) == 0 && len(res.Blocked) > 0 {
+		// Nothing failed yet something never started: an interruption, or a
+		// dependency cycle among the steps. Either way this is no success.
+		cause := ctx.Err()
+		if cause == nil {
+			cause = fmt.Errorf("steps never started (a dependency cycle?): %v", res.Blocked)
+		}
+		res.Errors["(not started)"] = cause
+		res.Failed = append(res.Failed, "(not started)")
 		compensate = true
 	}
 
@@ -133,6 +139,10 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 			return journal.StepSkipped, false, nil
 		}
 	}
+	// Check may have refined what the step does (a planned update of a
+	// resource that is gone becomes a create): the records of the work, and
+	// what a resume reads from them, name the refined action.
+	rec.Action, ev.Action = s.Action, s.Action
 	started := rec
 	started.Phase, started.Status = "execute", journal.StepStarted
 	started, err = e.append(started)

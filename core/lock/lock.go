@@ -127,3 +127,26 @@ func (l *Lock) Release() error {
 	_ = os.Truncate(l.fl.Path(), 0)
 	return l.fl.Unlock()
 }
+
+// Inspect reports the lock in dir: the live holder when it is held, else the
+// record a dead holder left (a kill -9 skips Release), else nothing.
+func Inspect(dir string) (live, stale *Holder, err error) {
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_RDWR), flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	h := readHolder(path)
+	if ok {
+		fl.Unlock()
+		return nil, h, nil
+	}
+	if h == nil {
+		h = &Holder{}
+	}
+	return h, nil, nil
+}

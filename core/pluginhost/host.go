@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -147,6 +148,14 @@ func (p *Plugin) Schema() *sdk.GetSchemaResponse {
 func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.host.mu.Lock()
+	closed := p.host.closed
+	p.host.mu.Unlock()
+	if closed {
+		// Close has killed every process: starting one now would leave it
+		// to nobody.
+		return nil, fmt.Errorf("provider %s: host is closed", p.cfg.Name)
+	}
 	if p.client != nil && !p.client.Exited() {
 		return p.prov, nil
 	}
@@ -204,6 +213,17 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	return prov, nil
 }
 
+// check translates a call's error and, when the plugin died, drops its
+// process at once so the next call starts a fresh one (go-plugin notices the
+// exit only later, in the background).
+func (p *Plugin) check(method string, err error) error {
+	err = translate(p.cfg.Name, method, err)
+	if errors.Is(err, ErrPluginExited) {
+		p.kill()
+	}
+	return err
+}
+
 func (p *Plugin) kill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -221,7 +241,7 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 	}
 	resp, err := prov.ValidateResource(ctx, req)
 	if err != nil {
-		return nil, translate(p.cfg.Name, "ValidateResource", err)
+		return nil, p.check("ValidateResource", err)
 	}
 	return resp.Diagnostics, nil
 }
@@ -234,7 +254,7 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 	}
 	resp, err := prov.Read(ctx, req)
 	if err != nil {
-		return nil, translate(p.cfg.Name, "Read", err)
+		return nil, p.check("Read", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Read", resp.Diagnostics)
 }
@@ -247,7 +267,7 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 	}
 	resp, err := prov.Create(ctx, req)
 	if err != nil {
-		return nil, translate(p.cfg.Name, "Create", err)
+		return nil, p.check("Create", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Create", resp.Diagnostics)
 }
@@ -260,7 +280,7 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 	}
 	resp, err := prov.Update(ctx, req)
 	if err != nil {
-		return nil, translate(p.cfg.Name, "Update", err)
+		return nil, p.check("Update", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Update", resp.Diagnostics)
 }
@@ -273,7 +293,7 @@ func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
 	}
 	resp, err := prov.Delete(ctx, req)
 	if err != nil {
-		return translate(p.cfg.Name, "Delete", err)
+		return p.check("Delete", err)
 	}
 	return diagErr(p.cfg.Name, "Delete", resp.Diagnostics)
 }

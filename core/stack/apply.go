@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,12 +77,20 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := pl.Check(opType); err != nil {
 		return nil, s.refused(err, pl)
 	}
+	if err := s.checkProtectedDrift(ctx, pl, st, opType); err != nil {
+		return nil, err
+	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism}
 	var gate []string
 	if opType != "apply" {
 		op.Steps = s.updateSteps(opType, pl, target)
 		gate = []string{op.Steps[len(op.Steps)-1].ID}
 	}
+	removed := map[string]bool{}
+	for _, c := range pl.Changes {
+		removed[c.Resource] = c.Action == plan.Delete
+	}
+	soft := map[*engine.Step][]string{}
 	for _, c := range pl.Changes {
 		var step *engine.Step
 		if c.Action == plan.Delete {
@@ -89,10 +98,20 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		} else {
 			r, _ := s.sp.Resource(c.Resource)
 			step = s.applyStep(c, r)
+			// A resource being replaced waits until what the state records
+			// as depending on it, and is being removed, is gone.
+			if c.Action == plan.Replace {
+				for _, name := range st.Names() {
+					if removed[name] && slices.Contains(st.Resources[name].DependsOn, c.Resource) {
+						soft[step] = append(soft[step], name)
+					}
+				}
+			}
 		}
 		step.DependsOn = append(step.DependsOn, gate...)
 		op.Steps = append(op.Steps, step)
 	}
+	addSoftOrder(op.Steps, soft)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	res := s.eng.Run(ctx, op)
 	return s.finish(op, res), nil
@@ -148,14 +167,22 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		}
 	}
 	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {
-		st := s.store.Snapshot()
-		for _, id := range res.Executed {
-			if r := st.Resources[id]; r != nil && r.CreatedBy == op.ID {
-				out.Preserved = append(out.Preserved, id)
-			}
-		}
-		sort.Strings(out.Preserved)
+		out.Preserved = s.preserved(op.ID, res.Executed)
 	}
+	return out
+}
+
+// preserved lists, sorted, the durable and protected resources among names
+// that operation op created and a rollback kept.
+func (s *session) preserved(op string, names []string) []string {
+	st := s.store.Snapshot()
+	var out []string
+	for _, id := range names {
+		if r := st.Resources[id]; r != nil && r.CreatedBy == op && s.levelOf(r) != sdk.ProtectionEphemeral {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -419,4 +446,48 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// checkProtectedDrift reads, before the first step, every recorded protected
+// resource the plan keeps: if reality has drifted so that converging would
+// replace it (a force_new attribute changed outside bulwark), the run is
+// refused now, whole, rather than midway.
+func (s *session) checkProtectedDrift(ctx context.Context, pl *plan.Plan, st *state.State, opType string) error {
+	var refused []string
+	for _, c := range pl.Changes {
+		cur := st.Resources[c.Resource]
+		if cur == nil || c.Action == plan.Delete || c.Protection != sdk.ProtectionProtected {
+			continue
+		}
+		r, _ := s.sp.Resource(c.Resource)
+		d, err := s.decide(ctx, c, r, cur)
+		if err != nil {
+			return err
+		}
+		if !d.done && d.action == plan.Replace {
+			refused = append(refused, c.Resource)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return s.refused(&plan.RefusedError{Op: opType, Resources: refused}, pl)
+}
+
+// addSoftOrder adds orderings that are preferred but not required; if
+// together they would make a cycle, none is added.
+func addSoftOrder(steps []*engine.Step, soft map[*engine.Step][]string) {
+	if len(soft) == 0 {
+		return
+	}
+	before := make(map[*engine.Step][]string, len(soft))
+	for st, deps := range soft {
+		before[st] = st.DependsOn
+		st.DependsOn = append(slices.Clone(st.DependsOn), deps...)
+	}
+	if _, ok := engine.Graph(steps).TopoOrder(); !ok {
+		for st, deps := range before {
+			st.DependsOn = deps
+		}
+	}
 }

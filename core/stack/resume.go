@@ -165,12 +165,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 		err = errors.Join(err, jerr)
 	}
 	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err}
-	after := s.store.Snapshot()
-	for _, name := range targets {
-		if r := after.Resources[name]; r != nil && r.CreatedBy == target.Op {
-			res.Preserved = append(res.Preserved, name)
-		}
-	}
+	res.Preserved = s.preserved(target.Op, targets)
 	return res, nil
 }
 

@@ -1,0 +1,123 @@
+// Command testplugin is a bulwark provider used only by the pluginhost tests.
+// Its behaviour is chosen by the resource name:
+//
+//   - "crash": Create exits the process (status 3) in the middle of the call;
+//   - "hang": Read blocks until the call's context ends;
+//   - anything else: an in-memory resource, keyed by idempotency key.
+//
+// Configure fails when the config has fail_configure: true. Every Read
+// reports the process id and the config the process was configured with, and
+// every Delete that reaches the provider is logged in the data folder
+// (deletes.log), so a test can tell whether a refused Delete got through.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+type provider struct {
+	mu        sync.Mutex
+	config    map[string]any
+	dataDir   string
+	byKey     map[string]string // idempotency key -> id
+	resources map[string]bool   // id -> exists
+}
+
+func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	return &sdk.GetSchemaResponse{
+		ProviderName:    "test",
+		ProviderVersion: "0.0.1",
+		ResourceTypes: []sdk.ResourceType{{
+			Name: "thing",
+			Attributes: []sdk.Attribute{
+				{Name: "size", Type: sdk.TypeNumber},
+				{Name: "zone", Type: sdk.TypeString, ForceNew: true},
+			},
+		}},
+	}, nil
+}
+
+func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
+	if req.Config["fail_configure"] == true {
+		return &sdk.ConfigureResponse{Diagnostics: sdk.Diagnostics{sdk.AttributeErrorf([]string{"fail_configure"}, "configure refused as asked")}}, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.config, p.dataDir = req.Config, req.DataDir
+	return &sdk.ConfigureResponse{}, nil
+}
+
+func (p *provider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	if s, ok := req.Config["size"].(float64); ok && s < 0 {
+		return &sdk.ValidateResourceResponse{Diagnostics: sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "size must not be negative")}}, nil
+	}
+	return &sdk.ValidateResourceResponse{}, nil
+}
+
+func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	if req.Name == "hang" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := req.ID
+	if id == "" && req.IdempotencyKey != "" {
+		id = p.byKey[req.IdempotencyKey]
+	}
+	return &sdk.ReadResponse{
+		Exists: id != "" && p.resources[id],
+		ID:     id,
+		Attributes: sdk.Attributes{
+			"pid":        float64(os.Getpid()),
+			"configured": p.config,
+			"data_dir":   p.dataDir,
+		},
+	}, nil
+}
+
+func (p *provider) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	if req.Name == "crash" {
+		os.Exit(3)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok := p.byKey[req.IdempotencyKey]
+	if !ok {
+		id = fmt.Sprintf("%s-%d", req.Name, len(p.byKey)+1)
+		p.byKey[req.IdempotencyKey] = id
+	}
+	p.resources[id] = true
+	return &sdk.CreateResponse{ID: id, Attributes: req.Config}, nil
+}
+
+func (p *provider) Update(_ context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	return &sdk.UpdateResponse{Attributes: req.Config}, nil
+}
+
+func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dataDir != "" {
+		f, err := os.OpenFile(filepath.Join(p.dataDir, "deletes.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(f, "%s %s %s\n", req.Name, req.ID, req.Protection)
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+	}
+	delete(p.resources, req.ID)
+	return &sdk.DeleteResponse{}, nil
+}
+
+func main() {
+	sdk.Serve(&provider{byKey: map[string]string{}, resources: map[string]bool{}})
+}

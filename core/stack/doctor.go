@@ -1,0 +1,160 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// Check is one line of doctor's report.
+type Check struct {
+	Name   string `json:"name"`   // plugin mock, state, journal, lock, interventions
+	OK     bool   `json:"ok"`     // nothing needs attention
+	Detail string `json:"detail"` // what was found
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Doctor checks what a stack depends on without changing anything: the
+// plugins (found, start, protocol), the state (parses, matches its
+// checksum), the journal (unfinished operations), the lock (held, stale) and
+// pending interventions. With sp nil it checks every plugin found and every
+// stack under the state folder.
+func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
+	opts.defaults()
+	var checks []Check
+	checks = append(checks, doctorPlugins(ctx, sp, opts)...)
+	var stacks []string
+	if sp != nil {
+		stacks = []string{sp.Stack}
+	} else {
+		entries, _ := os.ReadDir(opts.StateDir)
+		for _, e := range entries {
+			if e.IsDir() {
+				stacks = append(stacks, e.Name())
+			}
+		}
+	}
+	for _, name := range stacks {
+		checks = append(checks, doctorStack(StackDir(opts.StateDir, name), name)...)
+	}
+	return checks
+}
+
+func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
+	var sources []string
+	if sp != nil {
+		seen := map[string]bool{}
+		for _, n := range sp.ProvidersUsed() {
+			src, _ := (&session{sp: sp}).providerFor(n, "")
+			if !seen[src] {
+				seen[src] = true
+				sources = append(sources, src)
+			}
+		}
+	} else {
+		found, err := pluginhost.List(opts.PluginDirs)
+		if err != nil {
+			return []Check{{Name: "plugins", Detail: err.Error(), Fix: "check the plugin folders' permissions"}}
+		}
+		for _, f := range found {
+			sources = append(sources, f.Name)
+		}
+		if len(sources) == 0 {
+			return []Check{{Name: "plugins", Detail: "no provider plugin found", Fix: "run `make build`, or pass --plugin-dir"}}
+		}
+	}
+	sort.Strings(sources)
+	tmp, err := os.MkdirTemp("", "bulwark-doctor-")
+	if err != nil {
+		return []Check{{Name: "plugins", Detail: err.Error()}}
+	}
+	defer os.RemoveAll(tmp)
+	host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	defer host.Close()
+	var out []Check
+	for _, src := range sources {
+		c := Check{Name: "plugin " + src}
+		var cfg map[string]any
+		if sp != nil {
+			for _, p := range sp.Providers {
+				if p.Source == src {
+					cfg = p.Config
+				}
+			}
+		}
+		p, err := host.Start(ctx, pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src)})
+		var nf *pluginhost.NotFoundError
+		switch {
+		case errors.As(err, &nf):
+			c.Detail, c.Fix = err.Error(), "run `make build`, or pass --plugin-dir / set BULWARK_PLUGIN_DIR"
+		case err != nil:
+			c.Detail, c.Fix = "does not start: "+err.Error(), "rebuild the plugin; run with BULWARK_LOG=debug to see its output"
+		default:
+			supported := false
+			for _, v := range supportedProtocols {
+				supported = supported || v == p.Protocol()
+			}
+			c.OK = supported
+			c.Detail = fmt.Sprintf("%s %s, protocol %d, %s", p.Schema().ProviderName, p.Schema().ProviderVersion, p.Protocol(), p.Path())
+			if !supported {
+				c.Fix = fmt.Sprintf("this bulwark speaks protocol %v: use a matching plugin", supportedProtocols)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func doctorStack(dir, name string) []Check {
+	var out []Check
+	st, err := state.Load(filepath.Join(dir, state.FileName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		out = append(out, Check{Name: "state " + name, OK: true, Detail: "no state yet (nothing applied)"})
+	case err != nil:
+		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
+			Fix: "restore the newest good copy from " + filepath.Join(dir, "backups") + " (written before every update)"})
+	default:
+		out = append(out, Check{Name: "state " + name, OK: true,
+			Detail: fmt.Sprintf("%d resource(s), revision %d, serial %d, checksum ok", len(st.Resources), st.Current, st.Serial)})
+	}
+	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal is append-only: keep a copy, then look at the line named"})
+	} else if u := Unfinished(recs); len(u) > 0 {
+		last := u[len(u)-1]
+		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume SPEC` for this stack"})
+	} else {
+		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
+	}
+	live, stale, err := lock.Inspect(dir)
+	switch {
+	case err != nil:
+		out = append(out, Check{Name: "lock " + name, Detail: err.Error()})
+	case live != nil:
+		out = append(out, Check{Name: "lock " + name, Detail: "held by " + live.String(), Fix: "wait for that operation to finish"})
+	case stale != nil:
+		out = append(out, Check{Name: "lock " + name, OK: true, Detail: "free; a stale record of " + stale.String() + " (a killed process) will be taken over by the next command"})
+	default:
+		out = append(out, Check{Name: "lock " + name, OK: true, Detail: "free"})
+	}
+	if st != nil && len(st.Interventions) > 0 {
+		for _, i := range st.Interventions {
+			out = append(out, Check{Name: "intervention " + name, Detail: fmt.Sprintf("%s failed at %s: %s (since %s)", i.Op, i.Resource, i.Error, i.Since.Format("2006-01-02 15:04:05")),
+				Fix: "fix it by hand, then run `bulwark ack " + i.Op + "`"})
+		}
+	} else {
+		out = append(out, Check{Name: "interventions " + name, OK: true, Detail: "none pending"})
+	}
+	return out
+}
