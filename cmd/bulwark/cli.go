@@ -83,7 +83,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
-	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(),
+	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd())
 	return root
 }
@@ -571,5 +571,60 @@ func (c *cli) rollbackCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&to, "to", 0, "the revision to go back to (see `bulwark history`)")
+	return cmd
+}
+
+func (c *cli) doctorCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [SPEC]",
+		Short: "Check plugins, state, journal, lock and interventions; exit 1 when something needs attention",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var sp *spec.Spec
+			if len(args) == 1 {
+				var err error
+				if sp, err = loadSpec(args[0], ""); err != nil {
+					return err
+				}
+			}
+			opts, done, err := c.options()
+			if err != nil {
+				return err
+			}
+			defer done()
+			checks := stack.Doctor(cmd.Context(), sp, opts)
+			bad := 0
+			for _, ch := range checks {
+				if !ch.OK {
+					bad++
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(checks); err != nil {
+					return err
+				}
+			} else {
+				for _, ch := range checks {
+					mark := "ok  "
+					if !ch.OK {
+						mark = "FAIL"
+					}
+					fmt.Fprintf(c.stdout, "%s %-28s %s\n", mark, ch.Name, ch.Detail)
+					if ch.Fix != "" {
+						fmt.Fprintf(c.stdout, "     %-28s fix: %s\n", "", ch.Fix)
+					}
+				}
+			}
+			if bad > 0 {
+				fmt.Fprintf(c.stderr, "bulwark: doctor found %d problem(s)\n", bad)
+				c.exit = stack.ExitError
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

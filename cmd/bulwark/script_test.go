@@ -14,8 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bulwark-iac/bulwark/core/lock"
 )
 
 // TestMain lets the scripts run `bulwark` as this test binary; the plugins
@@ -78,6 +81,8 @@ func TestScripts(t *testing.T) {
 			"no-plugin-left": cmdNoPluginLeft,
 			"json-has":       cmdJSONHas,
 			"exits":          cmdExits,
+			"wait-lock":      cmdWaitLock,
+			"json-env":       cmdJSONEnv,
 		},
 	})
 }
@@ -159,17 +164,34 @@ func cmdNoPluginLeft(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// json-env FILE PATH VAR sets the environment variable VAR to a value of a
+// JSON document (PATH as for json-has).
+func cmdJSONEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: json-env FILE PATH VAR")
+	}
+	ts.Setenv(args[2], fmt.Sprint(jsonAt(ts, args[0], args[1])))
+}
+
 // json-has FILE PATH VALUE checks a value in a JSON document; PATH is dot
 // separated, numbers index arrays, and "len" as the last element means length.
 func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: json-has FILE PATH VALUE")
 	}
-	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	got := fmt.Sprint(jsonAt(ts, args[0], args[1]))
+	if (got == args[2]) == neg {
+		ts.Fatalf("%s = %q, want %s%q", args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+// jsonAt returns the value at a dotted path of a JSON file.
+func jsonAt(ts *testscript.TestScript, file, path string) any {
+	b, err := os.ReadFile(ts.MkAbs(file))
 	ts.Check(err)
 	var v any
 	ts.Check(json.Unmarshal(b, &v))
-	for _, k := range strings.Split(args[1], ".") {
+	for _, k := range strings.Split(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:
 			v = x[k]
@@ -181,17 +203,14 @@ func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
 			i, err := strconv.Atoi(k)
 			ts.Check(err)
 			if i >= len(x) {
-				ts.Fatalf("%s: index %d out of %d", args[1], i, len(x))
+				ts.Fatalf("%s: index %d out of %d", path, i, len(x))
 			}
 			v = x[i]
 		default:
-			ts.Fatalf("%s: cannot index %T with %q", args[1], v, k)
+			ts.Fatalf("%s: cannot index %T with %q", path, v, k)
 		}
 	}
-	got := fmt.Sprint(v)
-	if (got == args[2]) == neg {
-		ts.Fatalf("%s = %q, want %s%q", args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
-	}
+	return v
 }
 
 // exits CODE COMMAND ARGS... runs a command (as exec does, keeping its
@@ -212,5 +231,24 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// wait-lock DIR polls, with a deadline, until a live process holds the
+// stack lock in DIR.
+func cmdWaitLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-lock DIR")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		live, _, err := lock.Inspect(ts.MkAbs(args[0]))
+		if err == nil && live != nil && live.PID != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nobody took the lock in %s within 20s", args[0])
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
 	}
 }
