@@ -99,6 +99,12 @@ func (c *cli) options() (stack.Options, func(), error) {
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.stderr, Level: hclog.LevelFromString(lvl)})
 	}
+	if f, ok := c.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// A person is watching: live progress, and colours unless NO_COLOR
+		// (https://no-color.org) is set to anything.
+		opts.Live = true
+		opts.Color = os.Getenv("NO_COLOR") == ""
+	}
 	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
 	if err != nil {
 		return opts, nil, err
@@ -338,7 +344,7 @@ func (c *cli) statusCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
-			fmt.Fprintf(c.stdout, "stack %s: %d resource(s)\n", rep.Stack, len(rep.Resources))
+			fmt.Fprintf(c.stdout, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 			for _, r := range rep.Resources {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID)

@@ -3,6 +3,8 @@ package stack
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,12 +13,20 @@ import (
 )
 
 // progress turns engine events into lifecycle events (JSON) and readable
-// lines for a person.
+// lines for a person. On a terminal (live) it also keeps a status line
+// showing what is running and for how long, redrawn while steps run.
 type progress struct {
 	mu     sync.Mutex
 	out    io.Writer
 	events *events.Writer
 	levels map[string]string // protection per resource, for messages
+	color  bool
+	live   bool
+	now    func() time.Time
+
+	running map[string]time.Time // resource -> when its Execute started
+	drawn   bool                 // a status line is on screen
+	stop    chan struct{}
 }
 
 var _ engine.Observer = (*progress)(nil)
@@ -25,22 +35,91 @@ var symbols = map[string]string{
 	"create": "+", "update": "~", "replace": "±", "delete": "-", "verify": "✓", "preserve": "=", "refuse": "!",
 }
 
-func (p *progress) Observe(e engine.Event) {
-	if e.Resource == "" {
-		// An update's own steps (verify, compatibility, backup, stage) are
-		// not resource transitions: no lifecycle event, one line for people.
-		if e.Status == "ok" || e.Status == "failed" {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if e.Err != nil {
-				fmt.Fprintf(p.out, "  ✗ %-16s FAILED: %v\n", e.Action, e.Err)
-			} else {
-				fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
-			}
-		}
+const (
+	ansiReset  = "\033[0m"
+	ansiGreen  = "\033[32m"
+	ansiRed    = "\033[31m"
+	ansiYellow = "\033[33m"
+	ansiDim    = "\033[2m"
+	ansiClear  = "\r\033[K"
+)
+
+func newProgress(out io.Writer, ev *events.Writer, color, live bool, now func() time.Time) *progress {
+	return &progress{out: out, events: ev, color: color, live: live, now: now, running: map[string]time.Time{}}
+}
+
+func (p *progress) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// start begins redrawing the status line (live only); end stops it.
+func (p *progress) start() {
+	if !p.live {
 		return
 	}
-	if e.Status != "started" {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		return
+	}
+	p.stop = make(chan struct{})
+	go func(stop chan struct{}) {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.redraw()
+				p.mu.Unlock()
+			}
+		}
+	}(p.stop)
+}
+
+func (p *progress) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+	p.clearLine()
+}
+
+// redraw writes the status line; p.mu is held.
+func (p *progress) redraw() {
+	if !p.live || len(p.running) == 0 {
+		p.clearLine()
+		return
+	}
+	names := make([]string, 0, len(p.running))
+	for n := range p.running {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.1fs", n, p.now().Sub(p.running[n]).Seconds())
+	}
+	fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+strings.Join(parts, ", ")))
+	p.drawn = true
+}
+
+func (p *progress) clearLine() {
+	if p.drawn {
+		fmt.Fprint(p.out, ansiClear)
+		p.drawn = false
+	}
+}
+
+func (p *progress) Observe(e engine.Event) {
+	if e.Resource != "" && e.Status != "started" {
 		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds()}
 		if e.Err != nil {
 			ev.Error = e.Err.Error()
@@ -49,37 +128,53 @@ func (p *progress) Observe(e engine.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearLine()
+	defer p.redraw()
+	if e.Resource == "" {
+		// An update's own steps (verify, compatibility, backup, stage) are
+		// not resource transitions: no lifecycle event, one line for people.
+		switch {
+		case e.Status == "failed":
+			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Action, e.Err)
+		case e.Status == "ok":
+			fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
+		}
+		return
+	}
 	sym := symbols[e.Action]
 	if sym == "" {
 		sym = "·"
 	}
 	switch e.Status {
 	case "started":
-		// One line per result keeps logs readable; live per-resource progress
-		// on a terminal is a separate feature.
+		p.running[e.Resource] = p.now()
 	case "skipped":
+		delete(p.running, e.Resource)
 		if e.Undo {
 			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
 			return
 		}
-		fmt.Fprintf(p.out, "  = %-16s already in place, skipped\n", e.Resource)
+		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiDim, "="), e.Resource, p.paint(ansiDim, "already in place, skipped"))
 	case "ok":
 		if e.Action == "verify" {
 			return // a verified step reads as one line
 		}
+		delete(p.running, e.Resource)
 		if e.Action == "preserve" {
-			fmt.Fprintf(p.out, "  = %-16s preserved (%s: a rollback keeps it)\n", e.Resource, p.levels[e.Resource])
+			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiYellow, "="), e.Resource, p.paint(ansiYellow, "preserved ("+p.levels[e.Resource]+": a rollback keeps it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", sym, e.Resource, e.Action, e.Duration.Round(time.Millisecond))
+		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
 	case "failed":
-		fmt.Fprintf(p.out, "  ✗ %-16s %s FAILED: %v\n", e.Resource, e.Action, e.Err)
+		delete(p.running, e.Resource)
+		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
 	}
 }
 
 func (p *progress) printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearLine()
 	fmt.Fprintf(p.out, format, args...)
 }
 
@@ -87,6 +182,6 @@ func (p *progress) printf(format string, args ...any) {
 func (p *progress) refuse(op string, names []string, types map[string]string) {
 	for _, n := range names {
 		p.events.Write(events.Event{Op: op, Resource: n, Type: types[n], Action: "refuse", Status: "failed", Error: "protected resource"})
-		p.printf("  ! %-16s protected: refusing to delete\n", n)
+		p.printf("  %s %-16s protected: refusing to delete\n", p.paint(ansiRed, "!"), n)
 	}
 }

@@ -43,6 +43,9 @@ type Options struct {
 	// Failpoint, when armed, kills the process at a chosen instant (tests
 	// only; see package failpoint).
 	Failpoint *failpoint.Set
+	// Live keeps a status line of what is running, for a terminal; Color
+	// paints the output. Both off unless the CLI finds a terminal.
+	Live, Color bool
 }
 
 // Provider is what an operation needs of a running provider.
@@ -190,7 +193,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		}
 	}
 	s.host = opts.starter()
-	s.prog = &progress{out: opts.Out, events: opts.Events}
+	s.prog = newProgress(opts.Out, opts.Events, opts.Color, opts.Live, opts.Now)
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
 	return s, nil
 }

@@ -41,6 +41,7 @@ type StatusReport struct {
 	Resources     []StatusResource     `json:"resources"`
 	Interventions []state.Intervention `json:"interventions"`
 	LastOp        *OpSummary           `json:"last_operation,omitempty"`
+	Revision      int                  `json:"revision"` // the current revision (0: none)
 	Unfinished    []string             `json:"unfinished,omitempty"`
 	Lock          *lock.Holder         `json:"lock,omitempty"`
 }
@@ -56,7 +57,7 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &StatusReport{Stack: sp.Stack, Resources: []StatusResource{}, Interventions: st.Interventions}
+	rep := &StatusReport{Stack: sp.Stack, Resources: []StatusResource{}, Interventions: st.Interventions, Revision: st.Current}
 	if rep.Interventions == nil {
 		rep.Interventions = []state.Intervention{}
 	}

@@ -64,7 +64,9 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))
 	}
 	s.prog.printf("teardown %s (%s): %d resource(s)\n", s.sp.Stack, s.opID, len(op.Steps))
+	s.prog.start()
 	res := s.eng.Run(ctx, op)
+	s.prog.end()
 	return s.finish(op, res), nil
 }
 
