@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -36,6 +38,7 @@ type cli struct {
 	stdout, stderr io.Writer
 
 	pluginDir, stateDir, eventsFile string
+	startTimeout, callTimeout       time.Duration
 	exit                            int
 }
 
@@ -83,18 +86,31 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
+	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
+	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd())
 	return root
 }
 
-// options builds the core's options from the flags.
-func (c *cli) options() (stack.Options, func(), error) {
+// options builds the core's options from the flags, and from the
+// bulwark.lock beside the spec when there is one.
+func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	exe, _ := os.Executable()
 	opts := stack.Options{
-		StateDir:   c.stateDir,
-		PluginDirs: pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		Out:        c.stdout,
+		StateDir:     c.stateDir,
+		PluginDirs:   pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+		Out:          c.stdout,
+		StartTimeout: c.startTimeout,
+		CallTimeout:  c.callTimeout,
+	}
+	if sp != nil {
+		opts.LockPath = providerlock.PathFor(sp.File)
+		lf, err := providerlock.Read(opts.LockPath)
+		if err != nil {
+			return opts, nil, err
+		}
+		opts.ProviderLock = lf
 	}
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.stderr, Level: hclog.LevelFromString(lvl)})
@@ -146,7 +162,7 @@ func (c *cli) validateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -183,7 +199,7 @@ func (c *cli) applyCmd() *cobra.Command {
 					return fmt.Errorf("--simulate-failure %s: no such resource in %s", simulate, args[0])
 				}
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -256,7 +272,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -305,7 +321,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -448,12 +464,67 @@ func (c *cli) graphCmd() *cobra.Command {
 }
 
 func (c *cli) providersCmd() *cobra.Command {
+	cmd := c.providersListCmd()
+	cmd.AddCommand(c.providersLockCmd())
+	return cmd
+}
+
+func (c *cli) providersLockCmd() *cobra.Command {
+	var provider string
+	cmd := &cobra.Command{
+		Use:   "lock SPEC",
+		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], provider)
+			if err != nil {
+				return err
+			}
+			opts, done, err := c.options(nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			// Entries already pinned (say, for a run with --provider) stay.
+			lf, err := providerlock.Read(providerlock.PathFor(args[0]))
+			if err != nil {
+				return err
+			}
+			if lf == nil {
+				lf = &providerlock.File{Providers: map[string]providerlock.Entry{}}
+			}
+			for _, n := range sp.ProvidersUsed() {
+				src := sp.Providers[n].Source
+				path, err := pluginhost.Find(opts.PluginDirs, src)
+				if err != nil {
+					return err
+				}
+				sum, err := pluginhost.FileSHA256(path)
+				if err != nil {
+					return err
+				}
+				lf.Providers[src] = providerlock.Entry{SHA256: sum}
+				fmt.Fprintf(c.stdout, "%s  %s  %s\n", src, sum, path)
+			}
+			path := providerlock.PathFor(args[0])
+			if err := providerlock.Write(path, lf); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "wrote %s\n", path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "pin this provider too, for runs that use --provider")
+	return cmd
+}
+
+func (c *cli) providersListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "providers",
 		Short: "List the provider plugins found: name, version, protocol, sha256",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, done, err := c.options()
+			opts, done, err := c.options(nil)
 			if err != nil {
 				return err
 			}
@@ -465,7 +536,7 @@ func (c *cli) providersCmd() *cobra.Command {
 			if len(found) == 0 {
 				return fmt.Errorf("no provider plugins found in %s", strings.Join(opts.PluginDirs, ", "))
 			}
-			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger, StartTimeout: opts.StartTimeout, CallTimeout: opts.CallTimeout})
 			defer host.Close()
 			tmp, err := os.MkdirTemp("", "bulwark-providers-")
 			if err != nil {
@@ -524,7 +595,7 @@ func (c *cli) planCmd() *cobra.Command {
 }
 
 func (c *cli) plan(ctx context.Context, sp *spec.Spec, asJSON, detailed bool) error {
-	opts, done, err := c.options()
+	opts, done, err := c.options(sp)
 	if err != nil {
 		return err
 	}
@@ -563,7 +634,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -594,7 +665,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 					return err
 				}
 			}
-			opts, done, err := c.options()
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}

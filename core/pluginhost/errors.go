@@ -4,12 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
+
+// ProtocolError refuses a plugin that speaks none of the protocol versions
+// the host offers.
+type ProtocolError struct {
+	Provider string
+	Plugin   string // what the plugin speaks, as it said
+	Host     []int  // what the host offers
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("provider %s speaks provider protocol %s; this bulwark speaks %v: use a plugin built for one of those, or a bulwark that speaks %s",
+		e.Provider, e.Plugin, e.Host, e.Plugin)
+}
+
+// startError explains why a plugin did not start: a protocol mismatch, a
+// handshake that never came or made no sense, or a process that died.
+func startError(name, path string, offered []int, err error) error {
+	msg := err.Error()
+	if m := incompatible.FindStringSubmatch(msg); m != nil {
+		return &ProtocolError{Provider: name, Plugin: m[1], Host: offered}
+	}
+	switch {
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("provider %s: %s did not complete the plugin handshake in time (--plugin-start-timeout); is it a bulwark provider?: %w", name, path, err)
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		return fmt.Errorf("provider %s: %s wrote something other than the plugin handshake on stdout (a plugin must log to stderr only): %w", name, path, err)
+	}
+	return fmt.Errorf("provider %s: start %s: %w", name, path, err)
+}
+
+var incompatible = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
 
 // ErrPluginExited means the plugin process died or stopped answering.
 var ErrPluginExited = errors.New("plugin did not respond (the process exited)")
@@ -21,6 +54,9 @@ func translate(name, method string, err error) error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("provider %s: %s: %w", name, method, err)
+	}
+	if errors.Is(err, ErrPluginExited) {
+		return err
 	}
 	st, ok := status.FromError(err)
 	if !ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ type Options struct {
 	Logger hclog.Logger
 	// StartTimeout bounds a plugin's handshake (default 20s).
 	StartTimeout time.Duration
+	// CallTimeout bounds every call to a plugin (default 10m); a plugin
+	// that hangs becomes an error, never a hang of the host.
+	CallTimeout time.Duration
+	// Versions are the protocol versions the host offers, with their
+	// plugin sets (default: the sdk's, version 1 only). Tests add others.
+	Versions map[int]plugin.PluginSet
 }
 
 // Host starts and owns provider plugin processes. Close kills them all.
@@ -32,6 +39,7 @@ type Host struct {
 	mu      sync.Mutex
 	plugins []*Plugin
 	closed  bool
+	private string // folder of verified plugin copies, removed by Close
 }
 
 // New returns a Host that starts no process until Start is called.
@@ -42,6 +50,12 @@ func New(opts Options) *Host {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 20 * time.Second
 	}
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = 10 * time.Minute
+	}
+	if opts.Versions == nil {
+		opts.Versions = sdk.VersionedPlugins(nil)
+	}
 	return &Host{opts: opts}
 }
 
@@ -51,6 +65,10 @@ type Config struct {
 	Source  string         // plugin name: bulwark-provider-<Source>
 	Config  map[string]any // provider configuration
 	DataDir string         // folder the host assigns; created 0700 if missing
+	// SHA256, when set, is the hex sha256 the plugin's bytes must have (from
+	// bulwark.lock). The host then runs a private copy of the bytes it
+	// verified, so the file cannot change between the check and the exec.
+	SHA256 string
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
@@ -65,7 +83,13 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 			return nil, fmt.Errorf("provider %s: data folder: %w", cfg.Name, err)
 		}
 	}
-	p := &Plugin{host: h, cfg: cfg, path: path}
+	run := path
+	if cfg.SHA256 != "" {
+		if run, err = h.verifiedCopy(cfg.Source, path, cfg.SHA256); err != nil {
+			return nil, err
+		}
+	}
+	p := &Plugin{host: h, cfg: cfg, path: path, run: run}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -96,6 +120,12 @@ func (h *Host) Close() {
 		}(p)
 	}
 	wg.Wait()
+	h.mu.Lock()
+	if h.private != "" {
+		os.RemoveAll(h.private)
+		h.private = ""
+	}
+	h.mu.Unlock()
 }
 
 // Plugin is one provider, served by a plugin process that is restarted if it
@@ -103,7 +133,8 @@ func (h *Host) Close() {
 type Plugin struct {
 	host *Host
 	cfg  Config
-	path string
+	path string // where it was found
+	run  string // what is executed: path, or a verified private copy
 
 	mu       sync.Mutex
 	client   *plugin.Client
@@ -163,11 +194,11 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		p.client.Kill()
 		p.client, p.prov, p.pid = nil, nil, 0
 	}
-	cmd := exec.Command(p.path)
+	cmd := exec.Command(p.run)
 	setParentDeathSignal(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
+		VersionedPlugins: p.host.opts.Versions,
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -177,7 +208,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s: start %s: %w", p.cfg.Name, p.path, err)
+		return nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
 	}
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
@@ -189,6 +220,8 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		client.Kill()
 		return nil, fmt.Errorf("provider %s: plugin dispensed %T, not a provider", p.cfg.Name, raw)
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.host.opts.CallTimeout)
+	defer cancel()
 	schema, err := prov.GetSchema(ctx, &sdk.GetSchemaRequest{})
 	if err == nil {
 		err = diagErr(p.cfg.Name, "GetSchema", schema.Diagnostics)
@@ -216,7 +249,11 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 // check translates a call's error and, when the plugin died, drops its
 // process at once so the next call starts a fresh one (go-plugin notices the
 // exit only later, in the background).
-func (p *Plugin) check(method string, err error) error {
+func (p *Plugin) check(ctx context.Context, method string, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(cause, context.DeadlineExceeded) {
+		// Our own call timeout ran out: say so, not just "deadline exceeded".
+		return fmt.Errorf("provider %s: %s: %w", p.cfg.Name, method, cause)
+	}
 	err = translate(p.cfg.Name, method, err)
 	if errors.Is(err, ErrPluginExited) {
 		p.kill()
@@ -239,9 +276,11 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
 	resp, err := prov.ValidateResource(ctx, req)
 	if err != nil {
-		return nil, p.check("ValidateResource", err)
+		return nil, p.check(ctx, "ValidateResource", err)
 	}
 	return resp.Diagnostics, nil
 }
@@ -252,9 +291,11 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
 	resp, err := prov.Read(ctx, req)
 	if err != nil {
-		return nil, p.check("Read", err)
+		return nil, p.check(ctx, "Read", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Read", resp.Diagnostics)
 }
@@ -265,9 +306,11 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
 	resp, err := prov.Create(ctx, req)
 	if err != nil {
-		return nil, p.check("Create", err)
+		return nil, p.check(ctx, "Create", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Create", resp.Diagnostics)
 }
@@ -278,9 +321,11 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
 	resp, err := prov.Update(ctx, req)
 	if err != nil {
-		return nil, p.check("Update", err)
+		return nil, p.check(ctx, "Update", err)
 	}
 	return resp, diagErr(p.cfg.Name, "Update", resp.Diagnostics)
 }
@@ -291,9 +336,27 @@ func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
 	resp, err := prov.Delete(ctx, req)
 	if err != nil {
-		return p.check("Delete", err)
+		return p.check(ctx, "Delete", err)
 	}
 	return diagErr(p.cfg.Name, "Delete", resp.Diagnostics)
+}
+
+// callContext bounds one call by the host's CallTimeout.
+func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, p.host.opts.CallTimeout,
+		fmt.Errorf("provider %s did not answer within %s (--plugin-call-timeout)", p.cfg.Name, p.host.opts.CallTimeout))
+}
+
+// offered lists the protocol versions the host offers, ascending.
+func (h *Host) offered() []int {
+	var vs []int
+	for v := range h.opts.Versions {
+		vs = append(vs, v)
+	}
+	sort.Ints(vs)
+	return vs
 }

@@ -535,7 +535,7 @@ func TestHostStartFailures(t *testing.T) {
 	writeFile(t, fake, Prefix+"liar", "#!/bin/sh\necho not a plugin\nexit 0\n", 0o755)
 	h2 := New(Options{Dirs: []string{fake}, StartTimeout: 5 * time.Second})
 	defer h2.Close()
-	if _, err := h2.Start(ctx, Config{Name: "liar", Source: "liar"}); err == nil || !strings.Contains(err.Error(), "provider liar: start") {
+	if _, err := h2.Start(ctx, Config{Name: "liar", Source: "liar"}); err == nil || !strings.Contains(err.Error(), "wrote something other than the plugin handshake") {
 		t.Errorf("Start(non-plugin) = %v", err)
 	}
 }

@@ -79,7 +79,7 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 		return []Check{{Name: "plugins", Detail: err.Error()}}
 	}
 	defer os.RemoveAll(tmp)
-	host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger})
+	host := pluginhost.New(opts.hostOptions())
 	defer host.Close()
 	var out []Check
 	for _, src := range sources {
@@ -92,7 +92,11 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 				}
 			}
 		}
-		p, err := host.Start(ctx, pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src)})
+		pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src)}
+		if lf := opts.ProviderLock; lf != nil {
+			pc.SHA256 = lf.Providers[src].SHA256
+		}
+		p, err := host.Start(ctx, pc)
 		var nf *pluginhost.NotFoundError
 		switch {
 		case errors.As(err, &nf):

@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -46,6 +47,13 @@ type Options struct {
 	// Live keeps a status line of what is running, for a terminal; Color
 	// paints the output. Both off unless the CLI finds a terminal.
 	Live, Color bool
+	// ProviderLock, when set (bulwark.lock exists beside the spec), pins
+	// every plugin's sha256; LockPath names the file for messages.
+	ProviderLock *providerlock.File
+	LockPath     string
+	// StartTimeout and CallTimeout bound a plugin's handshake and each call
+	// (0: pluginhost's defaults).
+	StartTimeout, CallTimeout time.Duration
 }
 
 // Provider is what an operation needs of a running provider.
@@ -85,7 +93,11 @@ func (o *Options) starter() Starter {
 	if o.Starter != nil {
 		return o.Starter()
 	}
-	return plugins{pluginhost.New(pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger})}
+	return plugins{pluginhost.New(o.hostOptions())}
+}
+
+func (o *Options) hostOptions() pluginhost.Options {
+	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout}
 }
 
 func (o *Options) defaults() {
@@ -265,7 +277,15 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			continue
 		}
 		src, cfg := s.providerFor(n, sources[n])
-		p, err := s.host.Start(ctx, pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n)})
+		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n)}
+		if lf := s.opts.ProviderLock; lf != nil {
+			e, ok := lf.Providers[src]
+			if !ok {
+				return &providerlock.NotPinnedError{Source: src, Path: s.opts.LockPath}
+			}
+			pc.SHA256 = e.SHA256
+		}
+		p, err := s.host.Start(ctx, pc)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/hashicorp/go-plugin"
+
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -118,6 +120,22 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 	return &sdk.DeleteResponse{}, nil
 }
 
+// TESTPLUGIN_MODE changes how the process serves:
+//
+//	v2      speak only protocol version 2 (no version the host offers by default)
+//	silent  never complete the handshake
 func main() {
-	sdk.Serve(&provider{byKey: map[string]string{}, resources: map[string]bool{}})
+	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}}
+	switch os.Getenv("TESTPLUGIN_MODE") {
+	case "v2":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: map[int]plugin.PluginSet{2: {sdk.PluginName: &sdk.GRPCProviderPlugin{Impl: p}}},
+			GRPCServer:       plugin.DefaultGRPCServer,
+		})
+	case "silent":
+		select {}
+	default:
+		sdk.Serve(p)
+	}
 }
