@@ -59,6 +59,11 @@ type Operation struct {
 	Revision    int    // target revision of a rollback, for the journal
 	Steps       []*Step
 	Parallelism int
+	// Finish, when set, runs once the outcome is known and before the
+	// operation's end is journaled, so what it records (a revision, an
+	// intervention) is on disk before the journal calls the operation
+	// finished. Its error joins the result's.
+	Finish func(res *Result) error
 }
 
 // Outcome is how an operation ended.

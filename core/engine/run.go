@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -93,6 +94,11 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		res.Outcome, res.Err = Failed, stepErr
 	default:
 		res.Outcome = Succeeded
+	}
+	if op.Finish != nil {
+		if err := op.Finish(&res); err != nil {
+			res.Err = errors.Join(res.Err, err)
+		}
 	}
 	end := journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: res.Outcome.JournalStatus()}
 	if res.Err != nil {

@@ -81,6 +81,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		return nil, err
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism}
+	op.Finish = s.record(op)
 	var gate []string
 	if opType != "apply" {
 		op.Steps = s.updateSteps(opType, pl, target)
@@ -135,8 +136,26 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 	return err
 }
 
-// finish records what needs recording after a run and builds the Result:
-// the revision on success, pending interventions, what a rollback kept.
+// record writes to the state what an operation's outcome means — the
+// revision on success (or what it staged dropped), pending interventions —
+// in one write, before the engine journals the operation's end.
+func (s *session) record(op *engine.Operation) func(*engine.Result) error {
+	return func(res *engine.Result) error {
+		return s.store.Mutate(func(st *state.State) error {
+			if op.Type != "teardown" {
+				s.recordRevision(st, op, res.Outcome == engine.Succeeded)
+			}
+			if res.Outcome == engine.NeedsIntervention {
+				for _, id := range res.Failed {
+					st.Interventions = append(st.Interventions, state.Intervention{Op: op.ID, Resource: id, Error: fmt.Sprint(res.Errors[id]), Since: s.opts.Now().UTC()})
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// finish builds the Result of a run: counts, and what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: res.Err}
 	for _, id := range res.Done {
@@ -147,25 +166,6 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	for _, id := range res.Skipped {
 		if !isMeta(id) {
 			out.Unchanged++
-		}
-	}
-	if op.Type != "teardown" {
-		if err := s.store.Mutate(func(st *state.State) error {
-			s.recordRevision(st, op, res.Outcome == engine.Succeeded)
-			return nil
-		}); err != nil {
-			out.Err = errors.Join(out.Err, err)
-		}
-	}
-	if res.Outcome == engine.NeedsIntervention {
-		err := s.store.Mutate(func(st *state.State) error {
-			for _, id := range res.Failed {
-				st.Interventions = append(st.Interventions, state.Intervention{Op: op.ID, Resource: id, Error: fmt.Sprint(res.Errors[id]), Since: s.opts.Now().UTC()})
-			}
-			return nil
-		})
-		if err != nil {
-			out.Err = errors.Join(out.Err, err)
 		}
 	}
 	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {

@@ -157,6 +157,14 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	s.prog.printf("resume %s: rolling back %d resource(s) of %s\n", s.sp.Stack, len(steps), target.Op)
 	g := engine.Graph(s.graph(st).Steps)
 	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
+	// What the rolled-back operation staged is dropped before its end is
+	// journaled.
+	if merr := s.store.Mutate(func(st *state.State) error {
+		s.unstage(st)
+		return nil
+	}); merr != nil {
+		err = errors.Join(err, merr)
+	}
 	rec := journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: outcome.JournalStatus()}
 	if err != nil {
 		rec.Error = err.Error()

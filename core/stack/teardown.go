@@ -60,6 +60,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism}
+	op.Finish = s.record(op)
 	for _, c := range pl.Changes {
 		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))
 	}
