@@ -55,15 +55,7 @@ func (s *session) apply(ctx context.Context) (*Result, error) {
 // run the steps (an update's and a rollback's own four first).
 func (s *session) converge(ctx context.Context, opType string, target int) (*Result, error) {
 	st := s.store.Snapshot()
-	names := s.sp.ProvidersUsed()
-	for _, n := range st.Names() {
-		// Recorded resources gone from the spec, or moving to another
-		// provider, are deleted through the provider that made them.
-		if r, ok := s.sp.Resource(n); !ok || r.Provider != st.Resources[n].Provider {
-			names = append(names, st.Resources[n].Provider)
-		}
-	}
-	if err := s.startProviders(ctx, names, st); err != nil {
+	if err := s.startProviders(ctx, providersFor(s.sp, st), st); err != nil {
 		return nil, err
 	}
 	if err := s.validate(ctx); err != nil {

@@ -3,8 +3,6 @@ package stack
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -50,33 +48,11 @@ func (p *Preview) HasChanges() bool {
 // writes nothing under the state folder, so it can inspect a stack while an
 // apply is in flight.
 func Plan(ctx context.Context, sp *spec.Spec, opts Options) (*Preview, error) {
-	opts.defaults()
-	st, err := loadState(sp, opts)
+	s, st, done, err := inspect(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
-	s.host = opts.starter()
-	defer s.host.Close()
-	if _, err := os.Stat(filepath.Join(s.dir, "providers")); errors.Is(err, os.ErrNotExist) {
-		// Nothing was ever applied: the providers get a scratch data folder
-		// rather than one created under the state folder.
-		tmp, err := os.MkdirTemp("", "bulwark-plan-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		s.dataDir = tmp
-	}
-	names := sp.ProvidersUsed()
-	for _, n := range st.Names() {
-		if r, ok := sp.Resource(n); !ok || r.Provider != st.Resources[n].Provider {
-			names = append(names, st.Resources[n].Provider)
-		}
-	}
-	if err := s.startProviders(ctx, names, st); err != nil {
-		return nil, err
-	}
+	defer done()
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -120,19 +121,19 @@ func originalError(recs []journal.Record) error {
 }
 
 // graph is the dependency graph of the spec and the state together.
-func (s *session) graph(st *state.State) *engine.Operation {
-	op := &engine.Operation{}
+func (s *session) graph(st *state.State) *dag.Graph {
+	var steps []*engine.Step
 	seen := map[string]bool{}
 	for _, r := range s.sp.Resources {
-		op.Steps = append(op.Steps, &engine.Step{ID: r.Name, DependsOn: r.DependsOn})
+		steps = append(steps, &engine.Step{ID: r.Name, DependsOn: r.DependsOn})
 		seen[r.Name] = true
 	}
 	for _, n := range st.Names() {
 		if !seen[n] {
-			op.Steps = append(op.Steps, &engine.Step{ID: n, DependsOn: st.Resources[n].DependsOn})
+			steps = append(steps, &engine.Step{ID: n, DependsOn: st.Resources[n].DependsOn})
 		}
 	}
-	return op
+	return engine.Graph(steps)
 }
 
 func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, recs []journal.Record, targets []string) (*Result, error) {
@@ -155,7 +156,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, name, action, key) }})
 	}
 	s.prog.printf("resume %s: rolling back %d resource(s) of %s\n", s.sp.Stack, len(steps), target.Op)
-	g := engine.Graph(s.graph(st).Steps)
+	g := s.graph(st)
 	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
 	// What the rolled-back operation staged is dropped before its end is
 	// journaled.

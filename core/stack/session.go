@@ -386,26 +386,57 @@ func (s *session) validate(ctx context.Context) error {
 // Validate checks a spec against its providers' schemas without mutating
 // anything and without taking the lock.
 func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
-	opts.defaults()
-	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
-	s.host = opts.starter()
-	defer s.host.Close()
-	// Validation never writes under the state folder: the providers get a
-	// scratch data folder.
-	tmp, err := os.MkdirTemp("", "bulwark-validate-")
+	s, _, done, err := inspect(ctx, sp, opts, true)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	s.dataDir = tmp
-	st := &state.State{Resources: map[string]*state.Resource{}}
-	if loaded, err := state.Load(filepath.Join(s.dir, state.FileName)); err == nil {
-		st = loaded
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if err := s.startProviders(ctx, sp.ProvidersUsed(), st); err != nil {
-		return err
-	}
+	defer done()
 	return s.validate(ctx)
+}
+
+// inspect prepares a read-only command: no lock, no journal, the state
+// loaded as it is, and the providers started that the spec and the state
+// need. With scratch, or when nothing was ever applied, the providers get a
+// scratch data folder, so nothing is written under the state folder.
+func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*session, *state.State, func(), error) {
+	opts.defaults()
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
+	s.host = opts.starter()
+	cleanup := []func(){s.host.Close}
+	done := func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "providers")); scratch || errors.Is(err, os.ErrNotExist) {
+		tmp, err := os.MkdirTemp("", "bulwark-inspect-")
+		if err != nil {
+			done()
+			return nil, nil, nil, err
+		}
+		cleanup = append(cleanup, func() { os.RemoveAll(tmp) })
+		s.dataDir = tmp
+	}
+	if err := s.startProviders(ctx, providersFor(sp, st), st); err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return s, st, done, nil
+}
+
+// providersFor lists the local providers a converge of sp over st talks to:
+// the spec's, and the ones that made recorded resources the spec drops or
+// moves to another provider (they are deleted through them).
+func providersFor(sp *spec.Spec, st *state.State) []string {
+	names := sp.ProvidersUsed()
+	for _, n := range st.Names() {
+		if r, ok := sp.Resource(n); !ok || r.Provider != st.Resources[n].Provider {
+			names = append(names, st.Resources[n].Provider)
+		}
+	}
+	return names
 }
