@@ -23,6 +23,8 @@ build:
 # they build the real binaries themselves.
 test: vet
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test $(GOFLAGS_T) ./...); done
+	@echo "== examples/provider-hello (out of tree: built without the workspace)"
+	cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) ./...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1; }

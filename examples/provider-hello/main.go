@@ -1,0 +1,98 @@
+// Command bulwark-provider-hello is an example bulwark provider: greetings, kept in greetings.json in
+// the host's data folder. A greeting's id is the idempotency key of the Create that made it.
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+type hello struct {
+	mu    sync.Mutex                // held by every call
+	file  string                    // greetings.json in the data folder
+	world map[string]sdk.Attributes // what it holds, by name: text, shout, id. Replaced, never changed in place
+}
+
+func (h *hello) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	return &sdk.GetSchemaResponse{ProviderName: "hello", ProviderVersion: "0.1.0", ResourceTypes: []sdk.ResourceType{{
+		Name: "greeting", Attributes: []sdk.Attribute{{Name: "text", Type: sdk.TypeString, Required: true, ForceNew: true},
+			{Name: "shout", Type: sdk.TypeBool}, {Name: "id", Type: sdk.TypeString, Computed: true}}}}}, nil
+}
+
+func (h *hello) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
+	defer h.lock()() // hello takes no provider config
+	h.file, h.world = filepath.Join(req.DataDir, "greetings.json"), map[string]sdk.Attributes{}
+	if b, err := os.ReadFile(h.file); !os.IsNotExist(err) { // else nothing is made yet
+		return &sdk.ConfigureResponse{}, cmp.Or(err, json.Unmarshal(b, &h.world))
+	}
+	return &sdk.ConfigureResponse{}, nil
+}
+
+func (h *hello) ValidateResource(context.Context, *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	return &sdk.ValidateResourceResponse{}, nil // sdk.Serve has checked the config against the schema
+}
+
+func (h *hello) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	defer h.lock()()
+	if a, id := h.world[req.Name], cmp.Or(req.ID, req.IdempotencyKey); a != nil && (id == "" || a["id"] == id) {
+		return &sdk.ReadResponse{Exists: true, ID: a["id"].(string), Attributes: a}, nil
+	}
+	return &sdk.ReadResponse{}, nil // absent is Exists false, not an error
+}
+
+func (h *hello) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	defer h.lock()()
+	if a := h.world[req.Name]; a != nil && a["id"] == req.IdempotencyKey { // a retry: what the first Create made
+		return &sdk.CreateResponse{ID: req.IdempotencyKey, Attributes: a}, nil
+	} else if a != nil {
+		return nil, sdk.Errorf("greeting %s already exists (id %v)", req.Name, a["id"])
+	}
+	err := h.save(req.Name, req.Config, req.IdempotencyKey)
+	return &sdk.CreateResponse{ID: req.IdempotencyKey, Attributes: h.world[req.Name]}, err
+}
+
+func (h *hello) Update(_ context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	defer h.lock()()
+	if a := h.world[req.Name]; a == nil || a["id"] != req.ID {
+		return nil, sdk.Errorf("greeting %s (id %s) does not exist", req.Name, req.ID)
+	}
+	err := h.save(req.Name, req.Config, req.ID)
+	return &sdk.UpdateResponse{Attributes: h.world[req.Name]}, err
+}
+
+func (h *hello) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	defer h.lock()()
+	if a := h.world[req.Name]; a == nil || req.ID != "" && a["id"] != req.ID {
+		return &sdk.DeleteResponse{}, nil // deleting what is gone succeeds
+	}
+	return &sdk.DeleteResponse{}, h.save(req.Name, nil, "")
+}
+
+func (h *hello) lock() (unlock func()) { h.mu.Lock(); return h.mu.Unlock }
+
+// save sets greeting name to cfg and id (nil cfg: removes it) and writes the world atomically:
+// a temporary file renamed over the old one, so a crash leaves the old world or the new.
+func (h *hello) save(name string, cfg sdk.Attributes, id string) error {
+	w, a := maps.Clone(h.world), maps.Clone(cfg)
+	delete(w, name)
+	if a != nil {
+		a["id"], w[name] = id, a
+	}
+	b, _ := json.Marshal(w) // attributes came as JSON: they encode
+	if err := os.WriteFile(h.file+".tmp", b, 0o600); err != nil {
+		return err
+	} else if err := os.Rename(h.file+".tmp", h.file); err != nil {
+		return err
+	}
+	h.world = w
+	return nil
+}
+
+func main() { sdk.Serve(&hello{}) }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/plugins/local/localprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
+)
+
+// conformanceConfig names one resource of several types (one in a folder
+// of its own choosing), with an in-place Update where the type has an
+// updatable attribute. The root is the data folder.
+var conformanceConfig = providertest.Config{
+	Resources: []providertest.Resource{
+		{Type: "s3_bucket", Name: "storage",
+			Config: map[string]any{"bucket": "conformance", "size": 2},
+			Update: map[string]any{"bucket": "conformance", "size": 3}},
+		{Type: "dynamodb_table", Name: "database",
+			Config: map[string]any{"table": "t", "hash_key": "id"}},
+		{Type: "generic", Name: "placed",
+			Config: map[string]any{"path": "custom/place", "size": 1, "zone": "z1"},
+			Update: map[string]any{"path": "custom/place", "size": 5, "zone": "z1"}},
+		{Type: "network", Name: "network"},
+	},
+}
+
+func newLocal(*testing.T) sdk.Provider { return localprovider.New() }
+
+// The provider called directly: what sdk.Serve adds is not in the path.
+func TestConformanceInProcess(t *testing.T) {
+	providertest.Run(t, newLocal, conformanceConfig)
+}
+
+// The provider behind the SDK's gRPC server, in this process.
+func TestConformanceGRPC(t *testing.T) {
+	providertest.RunGRPC(t, newLocal, conformanceConfig)
+}
+
+// With an explicit root instead of the data folder.
+func TestConformanceGRPCWithRoot(t *testing.T) {
+	cfg := conformanceConfig
+	cfg.ProviderConfig = map[string]any{"root": filepath.Join(t.TempDir(), "root")}
+	providertest.RunGRPC(t, newLocal, cfg)
+}
+
+// The real executable, started as the host starts it.
+func TestConformanceExecutable(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the plugin with")
+	}
+	bin := filepath.Join(t.TempDir(), "bulwark-provider-local")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	providertest.RunExecutable(t, bin, conformanceConfig)
+}

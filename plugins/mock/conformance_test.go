@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
+)
+
+// conformanceConfig names one resource of several types, with an in-place
+// Update where the type has an updatable attribute.
+var conformanceConfig = providertest.Config{
+	Resources: []providertest.Resource{
+		{Type: "s3_bucket", Name: "storage",
+			Config: map[string]any{"bucket": "conformance", "size": 2},
+			Update: map[string]any{"bucket": "conformance", "size": 3}},
+		{Type: "dynamodb_table", Name: "database",
+			Config: map[string]any{"table": "t", "hash_key": "id", "zone": "z1"}},
+		{Type: "compute", Name: "compute",
+			Config: map[string]any{"size": 1, "zone": "z1"},
+			Update: map[string]any{"size": 4, "zone": "z1"}},
+		{Type: "network", Name: "network"},
+	},
+}
+
+func newMock(*testing.T) sdk.Provider { return mockprovider.New() }
+
+// The provider called directly: what sdk.Serve adds is not in the path.
+func TestConformanceInProcess(t *testing.T) {
+	providertest.Run(t, newMock, conformanceConfig)
+}
+
+// The provider behind the SDK's gRPC server, in this process.
+func TestConformanceGRPC(t *testing.T) {
+	providertest.RunGRPC(t, newMock, conformanceConfig)
+}
+
+// The real executable, started as the host starts it.
+func TestConformanceExecutable(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the plugin with")
+	}
+	bin := filepath.Join(t.TempDir(), "bulwark-provider-mock")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	providertest.RunExecutable(t, bin, conformanceConfig)
+}

@@ -1,0 +1,94 @@
+// Package providertest is the bulwark provider conformance suite. A provider
+// author runs it from their own go test:
+//
+//	func TestConformance(t *testing.T) {
+//		providertest.RunGRPC(t, func(t *testing.T) sdk.Provider { return &hello{} }, providertest.Config{
+//			Resources: []providertest.Resource{{
+//				Type: "greeting", Name: "world",
+//				Config: map[string]any{"text": "hello"},
+//				Update: map[string]any{"text": "hello", "shout": true},
+//			}},
+//		})
+//	}
+//
+// # Four ways to run it
+//
+//   - Run calls the Provider directly, in the test's process. The guarantees
+//     sdk.Serve adds in front of a provider (the schema check of every
+//     resource config, the refusal of a protected Delete) are not in the
+//     path, so the checks that rely on them are logged and skipped.
+//   - RunGRPC wraps the provider in exactly what sdk.Serve serves (the SDK's
+//     gRPC server, through go-plugin) and talks to it over a real gRPC
+//     connection, still in the test's process. Prefer it: it is fast and
+//     checks everything.
+//   - RunPlugin re-executes the test binary as a plugin process that serves
+//     the provider with sdk.Serve, and starts it the way the bulwark host
+//     does (go-plugin handshake, protocol negotiation, AutoMTLS).
+//   - RunExecutable does the same with a built provider executable.
+//
+// ServeGRPC (RunGRPC's transport) and StartPlugin (RunExecutable's) give a
+// provider's own tests the host side of a provider, to call it as the host
+// does.
+//
+// # What a pass guarantees
+//
+// Each check is a subtest with a stable name, so a failure says which rule
+// is broken. The suite checks, for the provider:
+//
+//   - schema: GetSchema answers without error diagnostics, with a provider
+//     name and version; it returns the same schema on every call (and, through
+//     gRPC, the same schema the provider built, after the round trip); type
+//     names are unique and every configured type is there; attribute names are
+//     unique within a type, every attribute has a type, and no attribute is
+//     computed and also required or force_new.
+//   - configure: Configure accepts Config.ProviderConfig and the data folder.
+//
+// and then, for each Resource in turn, under a subtest named "<type>.<name>":
+//
+//   - config_matches_schema: the Resource's Config (and Update) are valid for
+//     the schema (a mistake in the Config, not in the provider, if not), and
+//     Update changes no force_new attribute.
+//   - validate: ValidateResource accepts the Config.
+//   - validate_rejects_unknown_attribute: ValidateResource of the Config plus
+//     the attribute "providertest_unknown_attribute" returns an error
+//     diagnostic whose AttributePath names it (skipped by Run when the
+//     provider leaves that check to sdk.Serve).
+//   - read_absent: Read of a name never created, and of an idempotency key
+//     never used, is Exists=false with no error.
+//   - create: Create succeeds and returns an ID.
+//   - read_by_id: Read by that ID finds it, with the configured attributes.
+//   - read_by_idempotency_key: Read by the Create's idempotency key, with no
+//     ID, finds the same ID.
+//   - create_same_key_again: a second Create with the same key returns the
+//     same ID, and Read by type and name (no ID, no key) still finds that ID:
+//     nothing new was made.
+//   - read_by_key_after_restart: a fresh provider instance (newProvider
+//     again, or a new process), configured with the same data folder, finds
+//     the resource by the idempotency key: the host's recovery after a crash
+//     mid-Create.
+//   - update (when Resource.Update is set): Update succeeds, and Read by the
+//     same ID and by type and name finds the same ID with the new attributes.
+//   - delete_protected: a Delete carrying ProtectionProtected is refused with
+//     an error diagnostic and the resource still exists (skipped by Run).
+//   - delete: Delete succeeds, then Read by ID, by idempotency key and by
+//     type and name all say Exists=false without error.
+//   - delete_again: Delete of what is gone succeeds.
+//
+// Every Read, Update and Delete the suite sends carries the resource's Type
+// and Name (and Read its Config), as the bulwark host's requests do; a Read
+// "by ID" or "by idempotency key" is one whose ID or IdempotencyKey is set.
+// Attributes are compared after a JSON round trip, as they travel: a
+// configured 2 matches a read 2.0. Only configured attributes are compared;
+// computed ones may be anything.
+//
+// What the suite does not check: concurrent calls, a crash in the middle of a
+// call (the restart check only models a new process after a Create that
+// finished), and anything about types and attributes the Config does not
+// name. Those stay the provider's own tests' job.
+//
+// Every run uses fresh idempotency keys. A resource the suite created is
+// deleted when its subtest ends, whatever happened. Resources are created one
+// at a time, each under its configured name, so a provider that allows one
+// resource per (type, name) passes; with a shared Config.DataDir, none of
+// the configured names may already exist there.
+package providertest

@@ -1,0 +1,295 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// note is a test provider that keeps the contract (unless a flaw is set):
+// one type, note, kept in a JSON file in the data folder.
+type note struct {
+	flaw string // which rule to break; "" keeps them all
+
+	mu     sync.Mutex
+	path   string
+	memory []*record // the world when flaw is "memory_only"
+}
+
+type record struct {
+	ID, Name, Key string
+	Attrs         sdk.Attributes
+}
+
+func (n *note) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	attrs := []sdk.Attribute{
+		{Name: "text", Type: sdk.TypeString, Required: true, ForceNew: true},
+		{Name: "pinned", Type: sdk.TypeBool},
+		{Name: "id", Type: sdk.TypeString, Computed: true},
+	}
+	if n.flaw == "schema_duplicate_attribute" {
+		attrs = append(attrs, sdk.Attribute{Name: "pinned", Type: sdk.TypeNumber})
+	}
+	return &sdk.GetSchemaResponse{ProviderName: "note", ProviderVersion: "0.0.1",
+		ResourceTypes: []sdk.ResourceType{{Name: "note", Attributes: attrs}}}, nil
+}
+
+func (n *note) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
+	for k := range req.Config {
+		return &sdk.ConfigureResponse{Diagnostics: sdk.Diagnostics{sdk.AttributeErrorf([]string{k}, "unknown key")}}, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.path = filepath.Join(req.DataDir, "notes.json")
+	return &sdk.ConfigureResponse{}, nil
+}
+
+func (n *note) ValidateResource(context.Context, *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	return &sdk.ValidateResourceResponse{}, nil
+}
+
+func (n *note) load() ([]*record, error) {
+	if n.flaw == "memory_only" {
+		return n.memory, nil
+	}
+	b, err := os.ReadFile(n.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var rs []*record
+	if err == nil {
+		err = json.Unmarshal(b, &rs)
+	}
+	return rs, err
+}
+
+func (n *note) save(rs []*record) error {
+	if n.flaw == "memory_only" {
+		n.memory = rs
+		return nil
+	}
+	b, err := json.Marshal(rs)
+	if err != nil {
+		return err
+	}
+	tmp := n.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, n.path)
+}
+
+func find(rs []*record, match func(*record) bool) (int, *record) {
+	for i, r := range rs {
+		if match(r) {
+			return i, r
+		}
+	}
+	return -1, nil
+}
+
+func (n *note) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return nil, err
+	}
+	var r *record
+	switch {
+	case req.ID != "":
+		_, r = find(rs, func(r *record) bool { return r.ID == req.ID })
+	case req.IdempotencyKey != "":
+		if n.flaw != "no_read_by_key" {
+			_, r = find(rs, func(r *record) bool { return r.Key == req.IdempotencyKey })
+		}
+	default:
+		_, r = find(rs, func(r *record) bool { return r.Name == req.Name })
+	}
+	if r == nil {
+		if n.flaw == "absent_is_error" {
+			return nil, fmt.Errorf("%s not found", req.Name)
+		}
+		return &sdk.ReadResponse{}, nil
+	}
+	attrs := r.Attrs
+	if n.flaw == "forgets_attributes" {
+		attrs = sdk.Attributes{"id": r.ID}
+	}
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: attrs}, nil
+}
+
+func attributes(id string, cfg sdk.Attributes) sdk.Attributes {
+	a := sdk.Attributes{"id": id}
+	for k, v := range cfg {
+		a[k] = v
+	}
+	return a
+}
+
+func (n *note) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return nil, err
+	}
+	if _, r := find(rs, func(r *record) bool { return r.Key == req.IdempotencyKey }); r != nil && n.flaw != "create_ignores_key" {
+		return &sdk.CreateResponse{ID: r.ID, Attributes: r.Attrs}, nil
+	}
+	id := fmt.Sprintf("note-%s-%d", req.Name, len(rs)+1)
+	r := &record{ID: id, Name: req.Name, Key: req.IdempotencyKey, Attrs: attributes(id, req.Config)}
+	if err := n.save(append(rs, r)); err != nil {
+		return nil, err
+	}
+	return &sdk.CreateResponse{ID: r.ID, Attributes: r.Attrs}, nil
+}
+
+func (n *note) Update(_ context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return nil, err
+	}
+	_, r := find(rs, func(r *record) bool { return r.ID == req.ID })
+	if r == nil {
+		return nil, fmt.Errorf("no note %s", req.ID)
+	}
+	if n.flaw == "update_changes_id" {
+		r.ID += "-v2"
+	}
+	r.Attrs = attributes(r.ID, req.Config)
+	return &sdk.UpdateResponse{Attributes: r.Attrs}, n.save(rs)
+}
+
+func (n *note) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return nil, err
+	}
+	i, _ := find(rs, func(r *record) bool { return r.ID == req.ID })
+	if i < 0 {
+		if n.flaw == "delete_gone_fails" {
+			return nil, fmt.Errorf("no note %s", req.ID)
+		}
+		return &sdk.DeleteResponse{}, nil
+	}
+	return &sdk.DeleteResponse{}, n.save(append(rs[:i], rs[i+1:]...))
+}
+
+func newNote(flaw string) func(*testing.T) sdk.Provider {
+	return func(*testing.T) sdk.Provider { return &note{flaw: flaw} }
+}
+
+var noteConfig = Config{Resources: []Resource{
+	{Type: "note", Name: "first", Config: map[string]any{"text": "hello"}, Update: map[string]any{"text": "hello", "pinned": true}},
+	{Type: "note", Name: "second", Config: map[string]any{"text": "again", "pinned": false}},
+}}
+
+func TestRun(t *testing.T)     { Run(t, newNote(""), noteConfig) }
+func TestRunGRPC(t *testing.T) { RunGRPC(t, newNote(""), noteConfig) }
+
+// RunPlugin is called first thing: this test's body also runs in the plugin
+// process.
+func TestRunPlugin(t *testing.T) { RunPlugin(t, newNote(""), noteConfig) }
+
+func TestRunPluginInSubtest(t *testing.T) {
+	t.Run("as plugin", func(t *testing.T) {
+		RunPlugin(t, newNote(""), Config{Resources: noteConfig.Resources[1:]})
+	})
+}
+
+func TestSharedDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "made")
+	cfg := noteConfig
+	cfg.DataDir = dir
+	RunGRPC(t, newNote(""), cfg)
+	b, err := os.ReadFile(filepath.Join(dir, "notes.json"))
+	if err != nil || strings.TrimSpace(string(b)) != "[]" {
+		t.Fatalf("the suite left %q (%v) in the data folder; it should clean up", b, err)
+	}
+}
+
+// TestFlawed is run by TestFlawedProvidersFail in a child process, with the
+// flaw to test in $PROVIDERTEST_FLAW; it fails on purpose.
+func TestFlawed(t *testing.T) {
+	flaw := os.Getenv("PROVIDERTEST_FLAW")
+	if flaw == "" {
+		t.Skip("run by TestFlawedProvidersFail")
+	}
+	RunGRPC(t, newNote(flaw), noteConfig)
+}
+
+// Every flaw makes the subtests named for the broken rule fail, and only
+// those: the checks can fail, and say which rule is broken.
+func TestFlawedProvidersFail(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for flaw, want := range map[string][]string{
+		"schema_duplicate_attribute": {"schema"},
+		"no_read_by_key":             {"first/read_by_idempotency_key", "first/read_by_key_after_restart", "second/read_by_idempotency_key", "second/read_by_key_after_restart"},
+		"absent_is_error":            {"first/read_absent", "first/delete", "second/read_absent", "second/delete"},
+		"forgets_attributes":         {"first/read_by_id", "first/update", "second/read_by_id"},
+		"create_ignores_key":         {"first/create_same_key_again", "first/delete", "second/create_same_key_again", "second/delete"},
+		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
+		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
+		"memory_only":                {"first/read_by_key_after_restart", "second/read_by_key_after_restart"},
+	} {
+		t.Run(flaw, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(exe, "-test.run=^TestFlawed$", "-test.v")
+			cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW="+flaw)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a provider with the flaw %s:\n%s", flaw, out)
+			}
+			failed := map[string]bool{}
+			for _, m := range regexp.MustCompile(`--- FAIL: TestFlawed/(\S+)`).FindAllStringSubmatch(string(out), -1) {
+				name := strings.TrimPrefix(m[1], "note.")
+				if strings.Count(name, "/") == 1 || name == "schema" || name == "configure" {
+					failed[name] = true
+				}
+			}
+			for _, w := range want {
+				if !failed[w] {
+					t.Errorf("flaw %s: subtest %s did not fail", flaw, w)
+				}
+				delete(failed, w)
+			}
+			for f := range failed {
+				t.Errorf("flaw %s: subtest %s failed too", flaw, f)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestRunPattern(t *testing.T) {
+	for name, want := range map[string]string{
+		"TestX":               "^TestX$",
+		"TestX/as_plugin#01":  "^TestX$/^as_plugin#01$",
+		"TestX/a.b(c)/[d]+e*": `^TestX$/^a\.b\(c\)$/^\[d\]\+e\*$`,
+	} {
+		if got := runPattern(name); got != want {
+			t.Errorf("runPattern(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,474 @@
+package providertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// unknownAttribute is the attribute the suite adds to a config to see it
+// rejected.
+const unknownAttribute = "providertest_unknown_attribute"
+
+// cleanupTimeout bounds the Delete a resource's cleanup makes.
+const cleanupTimeout = time.Minute
+
+// opener returns a provider instance living for t: the host side, and the
+// provider itself when the suite reaches it through a transport in this
+// process (nil otherwise).
+type opener func(t *testing.T) (host, raw sdk.Provider)
+
+// suite is one run of the checks.
+type suite struct {
+	cfg     Config
+	open    opener
+	served  bool // sdk.Serve's server is between the suite and the provider
+	dataDir string
+	runID   string
+	schema  *sdk.GetSchemaResponse
+}
+
+func run(t *testing.T, cfg Config, served bool, open opener) {
+	t.Helper()
+	if len(cfg.Resources) == 0 {
+		t.Fatal("providertest: Config.Resources is empty: name at least one resource to create")
+	}
+	for i, r := range cfg.Resources {
+		if r.Type == "" || r.Name == "" {
+			t.Fatalf("providertest: Config.Resources[%d] needs a Type and a Name", i)
+		}
+	}
+	s := &suite{cfg: cfg, open: open, served: served, dataDir: cfg.DataDir, runID: strings.ToLower(rand.Text()[:10])}
+	if s.dataDir == "" {
+		s.dataDir = t.TempDir()
+	} else if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		t.Fatalf("providertest: data folder: %v", err)
+	}
+	p, raw := open(t)
+	t.Run("schema", func(t *testing.T) { s.checkSchema(t, p, raw) })
+	if !t.Run("configure", func(t *testing.T) { s.configure(t, p) }) {
+		return // nothing below can work
+	}
+	for _, r := range cfg.Resources {
+		t.Run(r.Type+"."+r.Name, func(t *testing.T) { s.checkResource(t, p, r) })
+	}
+}
+
+func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
+	resp, err := p.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
+	if resp == nil {
+		resp = &sdk.GetSchemaResponse{}
+	}
+	must(t, "GetSchema", s.fold(t, "GetSchema", err, resp.Diagnostics))
+	s.schema = resp
+	if resp.ProviderName == "" {
+		t.Error("GetSchema: no provider name")
+	}
+	if resp.ProviderVersion == "" {
+		t.Error("GetSchema: no provider version")
+	}
+	types := map[string]bool{}
+	for _, rt := range resp.ResourceTypes {
+		if rt.Name == "" {
+			t.Error("GetSchema: a resource type has no name")
+		}
+		if types[rt.Name] {
+			t.Errorf("GetSchema: resource type %q appears twice", rt.Name)
+		}
+		types[rt.Name] = true
+		attrs := map[string]bool{}
+		for _, a := range rt.Attributes {
+			where := fmt.Sprintf("GetSchema: %s.%s", rt.Name, a.Name)
+			switch {
+			case a.Name == "":
+				t.Errorf("GetSchema: an attribute of %s has no name", rt.Name)
+			case attrs[a.Name]:
+				t.Errorf("%s appears twice", where)
+			}
+			attrs[a.Name] = true
+			if a.Type < sdk.TypeString || a.Type > sdk.TypeMap {
+				t.Errorf("%s has no valid type (%d)", where, a.Type)
+			}
+			if a.Computed && a.Required {
+				t.Errorf("%s is computed (set by the provider, never configured) and also required", where)
+			}
+			if a.Computed && a.ForceNew {
+				t.Errorf("%s is computed (never configured) and also force_new (a configured change replaces the resource)", where)
+			}
+		}
+	}
+	for _, r := range s.cfg.Resources {
+		if !types[r.Type] {
+			t.Errorf("GetSchema: the configured resource type %q is not in the schema (types: %s)", r.Type, strings.Join(slices.Sorted(maps.Keys(types)), ", "))
+		}
+	}
+	again, err := p.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
+	if err == nil && again != nil && !reflect.DeepEqual(canonical(again), canonical(resp)) {
+		t.Errorf("GetSchema is not stable: a second call returned\n%+v\nthe first\n%+v", canonical(again), canonical(resp))
+	}
+	if raw != nil {
+		direct, err := raw.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
+		if err == nil && direct != nil && !reflect.DeepEqual(canonical(direct), canonical(resp)) {
+			t.Errorf("the schema changed on its way through gRPC: the provider built\n%+v\nthe host received\n%+v", canonical(direct), canonical(resp))
+		}
+	}
+}
+
+// canonical is the part of a schema the contract carries, with empty and
+// nil lists made the same.
+func canonical(s *sdk.GetSchemaResponse) sdk.GetSchemaResponse {
+	out := sdk.GetSchemaResponse{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion}
+	for _, rt := range s.ResourceTypes {
+		c := sdk.ResourceType{Name: rt.Name, Description: rt.Description}
+		if len(rt.Attributes) > 0 {
+			c.Attributes = slices.Clone(rt.Attributes)
+		}
+		out.ResourceTypes = append(out.ResourceTypes, c)
+	}
+	return out
+}
+
+func (s *suite) configure(t *testing.T, p sdk.Provider) {
+	t.Helper()
+	resp, err := p.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: s.dataDir})
+	if resp == nil {
+		resp = &sdk.ConfigureResponse{}
+	}
+	must(t, "Configure", s.fold(t, "Configure", err, resp.Diagnostics))
+}
+
+// checkResource runs the lifecycle checks of one resource.
+func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
+	c := &calls{s: s, p: p, r: r}
+	key := fmt.Sprintf("providertest-%s-%s.%s", s.runID, r.Type, r.Name)
+	var (
+		id    string
+		attrs sdk.Attributes // as last read
+	)
+	if !t.Run("config_matches_schema", func(t *testing.T) { s.checkConfig(t, r) }) {
+		return // a mistake in the Config: the provider cannot be judged on it
+	}
+	t.Run("validate", func(t *testing.T) {
+		resp, err := p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+		if resp == nil {
+			resp = &sdk.ValidateResourceResponse{}
+		}
+		must(t, "ValidateResource of Config", s.fold(t, "ValidateResource", err, resp.Diagnostics))
+	})
+	t.Run("validate_rejects_unknown_attribute", func(t *testing.T) {
+		cfg := maps.Clone(r.Config)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg[unknownAttribute] = "x"
+		resp, err := p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg})
+		if err != nil && s.served {
+			t.Fatalf("ValidateResource: %v", err)
+		}
+		var ds sdk.Diagnostics
+		if resp != nil {
+			ds = resp.Diagnostics
+		}
+		ds = append(ds, sdk.DiagnosticsFromError(err)...)
+		if !ds.HasError() {
+			if !s.served {
+				t.Skip("not checked in-process against the raw provider: sdk.Serve rejects an unknown attribute before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
+			}
+			t.Fatalf("ValidateResource accepted the unknown attribute %q", unknownAttribute)
+		}
+		for _, d := range ds {
+			if d.Severity != sdk.SeverityWarning && len(d.AttributePath) > 0 && d.AttributePath[0] == unknownAttribute {
+				return
+			}
+		}
+		t.Errorf("ValidateResource rejected the unknown attribute %q, but no error diagnostic's AttributePath names it: %#v", unknownAttribute, ds)
+	})
+	t.Run("read_absent", func(t *testing.T) {
+		absent := r.Name + "-absent-" + s.runID
+		for _, req := range []*sdk.ReadRequest{
+			{Type: r.Type, Name: absent, Config: r.Config},
+			{Type: r.Type, Name: absent, IdempotencyKey: key + "-never-used", Config: r.Config},
+		} {
+			if rr := c.read(t, req); rr.Exists {
+				t.Errorf("%s of a resource never created: Exists=true (id %q)", describe(req), rr.ID)
+			}
+		}
+	})
+
+	// Whatever happens from here, what the Creates made is deleted when the
+	// test ends.
+	var created []string // every id a Create returned
+	t.Cleanup(func() { s.cleanup(t, p, r, key, created) })
+	create := &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: sdk.ProtectionEphemeral}
+	if !t.Run("create", func(t *testing.T) {
+		resp := c.create(t, create)
+		if resp.ID == "" {
+			t.Fatal("Create returned no ID")
+		}
+		id, attrs = resp.ID, resp.Attributes
+		created = append(created, id)
+	}) {
+		return // nothing to check
+	}
+	t.Run("read_by_id", func(t *testing.T) {
+		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+		attrs = rr.Attributes
+		checkAttributes(t, "Read by ID", r.Config, rr.Attributes)
+	})
+	t.Run("read_by_idempotency_key", func(t *testing.T) {
+		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
+	})
+	t.Run("create_same_key_again", func(t *testing.T) {
+		resp := c.create(t, create)
+		created = append(created, resp.ID)
+		if resp.ID != id {
+			t.Errorf("a second Create with idempotency key %q returned id %q; the first returned %q", key, resp.ID, id)
+		}
+		rr := c.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+		if !rr.Exists || rr.ID != id {
+			t.Errorf("after a second Create with the same key, Read by type and name found exists=%v id %q, want the first Create's %q", rr.Exists, rr.ID, id)
+		}
+	})
+	t.Run("read_by_key_after_restart", func(t *testing.T) {
+		fresh, _ := s.open(t)
+		s.configure(t, fresh)
+		(&calls{s: s, p: fresh, r: r}).find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
+	})
+	t.Run("update", func(t *testing.T) {
+		if r.Update == nil {
+			t.Skip("Resource.Update is not set")
+		}
+		resp, err := p.Update(t.Context(), &sdk.UpdateRequest{Type: r.Type, Name: r.Name, ID: id, PriorAttributes: attrs, Config: r.Update, Protection: sdk.ProtectionEphemeral})
+		if resp == nil {
+			resp = &sdk.UpdateResponse{}
+		}
+		must(t, "Update", s.fold(t, "Update", err, resp.Diagnostics))
+		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Update}, id)
+		attrs = rr.Attributes
+		checkAttributes(t, "Read by ID after Update", r.Update, rr.Attributes)
+		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Update}, id)
+	})
+	t.Run("delete_protected", func(t *testing.T) {
+		if !s.served {
+			t.Skip("not checked in-process against the raw provider: sdk.Serve refuses a protected Delete before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
+		}
+		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionProtected})
+		if err != nil {
+			t.Fatalf("Delete (protected): %v", err)
+		}
+		if resp == nil || !resp.Diagnostics.HasError() {
+			t.Errorf("a Delete carrying ProtectionProtected was not refused with an error diagnostic: %+v", resp)
+		}
+		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+	})
+	del := func(t *testing.T) {
+		t.Helper()
+		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionEphemeral})
+		if resp == nil {
+			resp = &sdk.DeleteResponse{}
+		}
+		must(t, "Delete", s.fold(t, "Delete", err, resp.Diagnostics))
+	}
+	t.Run("delete", func(t *testing.T) {
+		del(t)
+		for _, req := range []*sdk.ReadRequest{
+			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
+			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
+			{Type: r.Type, Name: r.Name, Config: r.Config},
+		} {
+			if rr := c.read(t, req); rr.Exists {
+				t.Errorf("%s after Delete: Exists=true (id %q)", describe(req), rr.ID)
+			}
+		}
+	})
+	t.Run("delete_again", del)
+}
+
+// cleanup deletes what the suite's Creates made and is still there: every
+// id a Create returned, and what Read by the idempotency key finds.
+func (s *suite) cleanup(t *testing.T, p sdk.Provider, r Resource, key string, created []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if rr, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}); err == nil && rr != nil && rr.Exists && rr.ID != "" {
+		created = append(created, rr.ID)
+	}
+	slices.Sort(created)
+	for _, id := range slices.Compact(created) {
+		rr, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
+		if err == nil && rr != nil && !rr.Exists && !rr.Diagnostics.HasError() {
+			continue // gone
+		}
+		var attrs sdk.Attributes
+		if rr != nil {
+			attrs = rr.Attributes
+		}
+		resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionEphemeral})
+		if resp == nil {
+			resp = &sdk.DeleteResponse{}
+		}
+		if err := s.fold(t, "Delete", err, resp.Diagnostics); err != nil {
+			t.Errorf("cleanup: could not delete %s %s (id %s): %v", r.Type, r.Name, id, err)
+		}
+	}
+}
+
+// checkConfig checks the Resource against the schema: mistakes here are the
+// suite's user's, not the provider's.
+func (s *suite) checkConfig(t *testing.T, r Resource) {
+	if s.schema == nil {
+		t.Fatal("no schema (see the schema check)")
+	}
+	rt, ok := s.schema.ResourceType(r.Type)
+	if !ok {
+		t.Fatalf("Config names resource type %q, which the schema lacks", r.Type)
+	}
+	cfg := normalize(t, "Config", r.Config)
+	if ds := sdk.CheckConfig(rt, cfg); ds.HasError() {
+		t.Fatalf("Resource %s.%s: Config does not match the provider's schema (fix the Config): %v", r.Type, r.Name, ds)
+	}
+	if r.Update == nil {
+		return
+	}
+	upd := normalize(t, "Update", r.Update)
+	if ds := sdk.CheckConfig(rt, upd); ds.HasError() {
+		t.Fatalf("Resource %s.%s: Update does not match the provider's schema (fix the Update): %v", r.Type, r.Name, ds)
+	}
+	for _, a := range rt.Attributes {
+		if a.ForceNew && !reflect.DeepEqual(cfg[a.Name], upd[a.Name]) {
+			t.Fatalf("Resource %s.%s: Update changes the force_new attribute %q (a replace, not an Update): keep it as in Config", r.Type, r.Name, a.Name)
+		}
+	}
+}
+
+// calls makes the suite's calls about one resource, failing the test on an
+// error.
+type calls struct {
+	s *suite
+	p sdk.Provider
+	r Resource
+}
+
+func (c *calls) read(t *testing.T, req *sdk.ReadRequest) *sdk.ReadResponse {
+	t.Helper()
+	resp, err := c.p.Read(t.Context(), req)
+	if resp == nil {
+		resp = &sdk.ReadResponse{}
+	}
+	must(t, describe(req), c.s.fold(t, describe(req), err, resp.Diagnostics))
+	return resp
+}
+
+// find reads and requires the resource with id.
+func (c *calls) find(t *testing.T, req *sdk.ReadRequest, id string) *sdk.ReadResponse {
+	t.Helper()
+	rr := c.read(t, req)
+	if !rr.Exists {
+		t.Fatalf("%s: Exists=false, want id %q", describe(req), id)
+	}
+	if rr.ID != id {
+		t.Fatalf("%s: found id %q, want %q", describe(req), rr.ID, id)
+	}
+	return rr
+}
+
+func (c *calls) create(t *testing.T, req *sdk.CreateRequest) *sdk.CreateResponse {
+	t.Helper()
+	resp, err := c.p.Create(t.Context(), req)
+	if resp == nil {
+		resp = &sdk.CreateResponse{}
+	}
+	what := fmt.Sprintf("Create(key %q)", req.IdempotencyKey)
+	must(t, what, c.s.fold(t, what, err, resp.Diagnostics))
+	return resp
+}
+
+// fold returns a call's error, or its error diagnostics as one error; it
+// logs warnings.
+func (s *suite) fold(t *testing.T, what string, err error, ds sdk.Diagnostics) error {
+	t.Helper()
+	for _, d := range ds {
+		if d.Severity == sdk.SeverityWarning {
+			t.Logf("%s: warning: %v", what, d)
+		}
+	}
+	if err != nil {
+		if s.served {
+			return fmt.Errorf("transport: %w", err)
+		}
+		return err
+	}
+	if ds.HasError() {
+		return ds
+	}
+	return nil
+}
+
+func must(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// describe names a Read by what it looks up.
+func describe(req *sdk.ReadRequest) string {
+	switch {
+	case req.ID != "":
+		return fmt.Sprintf("Read(%s %s by id %q)", req.Type, req.Name, req.ID)
+	case req.IdempotencyKey != "":
+		return fmt.Sprintf("Read(%s %s by idempotency key %q)", req.Type, req.Name, req.IdempotencyKey)
+	}
+	return fmt.Sprintf("Read(%s %s by type and name)", req.Type, req.Name)
+}
+
+// checkAttributes requires every configured attribute with a value to be
+// read back with that value.
+func checkAttributes(t *testing.T, what string, config, got sdk.Attributes) {
+	t.Helper()
+	want := normalize(t, "Config", config)
+	have := normalize(t, "attributes read", got)
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if !reflect.DeepEqual(have[k], want[k]) {
+			t.Errorf("%s: attribute %q is %s, configured %s", what, k, jsonText(have[k]), jsonText(want[k]))
+		}
+	}
+}
+
+// normalize returns a's JSON round trip (numbers float64, lists []any, as
+// attributes travel), without nil values.
+func normalize(t *testing.T, what string, a sdk.Attributes) sdk.Attributes {
+	t.Helper()
+	out := sdk.Attributes{}
+	b, err := json.Marshal(a)
+	if err == nil {
+		var m sdk.Attributes
+		if err = json.Unmarshal(b, &m); err == nil {
+			for k, v := range m {
+				if v != nil {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	t.Fatalf("%s is not JSON: %v", what, err)
+	return nil
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return "absent"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
