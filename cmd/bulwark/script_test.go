@@ -82,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"json-has":       cmdJSONHas,
 			"exits":          cmdExits,
 			"wait-lock":      cmdWaitLock,
+			"hold-lock":      cmdHoldLock,
 			"json-env":       cmdJSONEnv,
 		},
 	})
@@ -251,4 +252,17 @@ func cmdWaitLock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
 	}
+}
+
+// hold-lock DIR OP takes the stack lock in DIR as operation OP (this test
+// process holds it) until the script ends.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hold-lock DIR OP")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o700))
+	l, err := lock.Acquire(dir, lock.Holder{Op: args[1], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
+	ts.Check(err)
+	ts.Defer(func() { l.Release() })
 }

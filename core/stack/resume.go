@@ -46,8 +46,16 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 			mine = append(mine, r)
 		}
 	}
+	if target.Type == "rollback" {
+		// An interrupted revision rollback is resumed against the spec of
+		// the revision it was going to, not the one given to resume: that
+		// is the spec its steps came from.
+		if _, err := s.useRevision(rollbackRevision(mine)); err != nil {
+			return nil, err
+		}
+	}
 	st := s.store.Snapshot()
-	providers := sp.ProvidersUsed()
+	providers := s.sp.ProvidersUsed()
 	for _, r := range st.Resources {
 		providers = append(providers, r.Provider)
 	}
@@ -61,7 +69,7 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	for _, r := range st.Resources {
 		s.prog.levels[r.Name] = r.Protection
 	}
-	for _, r := range sp.Resources {
+	for _, r := range s.sp.Resources {
 		if _, ok := s.prog.levels[r.Name]; !ok {
 			s.prog.levels[r.Name] = r.Protection.String()
 		}
@@ -218,13 +226,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	case "apply", "update":
 		return s.apply(ctx)
 	case "rollback":
-		rev := 0
-		for _, r := range recs {
-			if r.Kind == journal.KindOp && r.Revision != 0 {
-				rev = r.Revision
-			}
-		}
-		return s.rollbackTo(ctx, rev)
+		return s.rollbackTo(ctx, rollbackRevision(recs))
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }
@@ -236,4 +238,15 @@ func loadState(sp *spec.Spec, opts Options) (*state.State, error) {
 		return &state.State{Version: state.Version, Stack: sp.Stack, Resources: map[string]*state.Resource{}}, nil
 	}
 	return st, err
+}
+
+// rollbackRevision is the target revision an operation's records name.
+func rollbackRevision(recs []journal.Record) int {
+	rev := 0
+	for _, r := range recs {
+		if r.Kind == journal.KindOp && r.Revision != 0 {
+			rev = r.Revision
+		}
+	}
+	return rev
 }

@@ -34,6 +34,16 @@ func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result
 
 // rollbackTo swaps the session's spec for revision n's and converges.
 func (s *session) rollbackTo(ctx context.Context, n int) (*Result, error) {
+	rev, err := s.useRevision(n)
+	if err != nil {
+		return nil, err
+	}
+	s.prog.printf("rollback %s to revision %d (applied by %s)\n", s.sp.Stack, n, rev.Op)
+	return s.converge(ctx, "rollback", n)
+}
+
+// useRevision makes the session's spec the one recorded as revision n.
+func (s *session) useRevision(n int) (*state.Revision, error) {
 	st := s.store.Snapshot()
 	rev, ok := st.Revision(n)
 	if !ok || rev.Status != state.RevisionApplied {
@@ -50,6 +60,5 @@ func (s *session) rollbackTo(ctx context.Context, n int) (*Result, error) {
 		return nil, fmt.Errorf("rollback: revision %d is of stack %q, not %q", n, rsp.Stack, s.sp.Stack)
 	}
 	s.sp = rsp
-	s.prog.printf("rollback %s to revision %d (applied by %s)\n", rsp.Stack, n, rev.Op)
-	return s.converge(ctx, "rollback", n)
+	return rev, nil
 }

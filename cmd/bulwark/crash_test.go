@@ -1,0 +1,1150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	mrand "math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The crash tests run the real bulwark binary as a subprocess and kill it:
+// from inside, with BULWARK_FAILPOINT=POINT:N (core/failpoint), at every
+// journal record, state write and provider mutation of a command, and from
+// outside, with SIGKILL at random moments of a long apply on the local
+// provider. After every kill, `bulwark resume` must finish the operation and
+// leave state and reality in agreement.
+//
+// Knobs: -short samples the journal failpoint (every third N; state and
+// provider still run every N);
+// BULWARK_CRASH_SEED=S replays the random kills of a logged base seed (the
+// timing of a run is never exactly replayed); BULWARK_CRASH_STRICT=1 fails
+// on the known bugs instead of logging them, and runs their reproductions
+// in TestCrashKnownBugs.
+
+var (
+	crashBinOnce sync.Once
+	crashBinPath string
+	crashBinErr  error
+)
+
+// crashBulwark builds the real bulwark binary once for every crash test.
+func crashBulwark(t *testing.T) string {
+	t.Helper()
+	crashBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bulwark-crash-bin-")
+		if err != nil {
+			crashBinErr = err
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		bin := filepath.Join(dir, "bulwark")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir = filepath.Dir(file)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			crashBinErr = fmt.Errorf("build bulwark: %v\n%s", err, out)
+			return
+		}
+		crashBinPath = bin
+	})
+	if crashBinErr != nil {
+		t.Fatal(crashBinErr)
+	}
+	return crashBinPath
+}
+
+// crashSpec returns the absolute path of a spec of testdata/crash.
+func crashSpec(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "crash", name)
+}
+
+// crashMarkerVar is set, with a value unique to one crashEnv, on every
+// command the crash tests run; plugins inherit it, which is how a plugin
+// left behind is found.
+const crashMarkerVar = "BULWARK_CRASH_MARKER"
+
+// crashT is what the helpers need of a test: *testing.T, or workerT from a
+// worker goroutine of a test.
+type crashT interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	TempDir() string
+	Failed() bool
+}
+
+// workerT is a test as a worker goroutine of it uses it: Fatal marks the
+// test failed and ends the goroutine (FailNow belongs to the test's own
+// goroutine).
+type workerT struct{ *testing.T }
+
+func (w workerT) Fatal(args ...any) {
+	w.T.Helper()
+	w.T.Error(args...)
+	runtime.Goexit()
+}
+
+func (w workerT) Fatalf(format string, args ...any) {
+	w.T.Helper()
+	w.T.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// crashEnv is one stack's state folder and the commands run against it.
+type crashEnv struct {
+	t        crashT
+	bin      string
+	plugins  string
+	stateDir string
+	events   string
+	marker   string
+	stack    string
+	log      []string // every command run, for failure messages
+}
+
+func newCrashEnv(t crashT, stack string) *crashEnv {
+	t.Helper()
+	tt, ok := t.(*testing.T)
+	if w, isWorker := t.(workerT); isWorker {
+		tt, ok = w.T, true
+	}
+	if !ok {
+		panic(fmt.Sprintf("newCrashEnv: %T", t))
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return &crashEnv{
+		t: t, bin: crashBulwark(tt), plugins: buildPlugins(tt),
+		stateDir: filepath.Join(dir, "state"), events: filepath.Join(dir, "events.jsonl"),
+		marker: hex.EncodeToString(b[:]), stack: stack,
+	}
+}
+
+// crashRes is how one command ended.
+type crashRes struct {
+	args           []string
+	code           int  // exit code (-1 when killed)
+	killed         bool // ended by SIGKILL
+	stdout, stderr string
+	took           time.Duration
+}
+
+func (r crashRes) String() string {
+	how := "exit " + strconv.Itoa(r.code)
+	if r.killed {
+		how = "SIGKILL"
+	}
+	return fmt.Sprintf("bulwark %s: %s after %v\n--- stdout\n%s--- stderr\n%s", strings.Join(r.args, " "), how, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+}
+
+// command prepares bulwark ARGS with the env's flags, its marker and, when
+// failpoint is not empty, BULWARK_FAILPOINT.
+func (e *crashEnv) command(ctx context.Context, failpoint string, args ...string) *exec.Cmd {
+	full := append([]string{"--state-dir", e.stateDir, "--plugin-dir", e.plugins, "--events", e.events}, args...)
+	cmd := exec.CommandContext(ctx, e.bin, full...)
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "BULWARK_FAILPOINT", "BULWARK_PLUGIN_DIR", "BULWARK_LOG", crashMarkerVar:
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, crashMarkerVar+"="+e.marker)
+	if failpoint != "" {
+		env = append(env, "BULWARK_FAILPOINT="+failpoint)
+	}
+	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// wait waits for a started command and classifies its end.
+func (e *crashEnv) wait(ctx context.Context, cmd *exec.Cmd, args []string, t0 time.Time) crashRes {
+	e.t.Helper()
+	err := cmd.Wait()
+	res := crashRes{args: args, took: time.Since(t0)}
+	res.stdout = cmd.Stdout.(*bytes.Buffer).String()
+	res.stderr = cmd.Stderr.(*bytes.Buffer).String()
+	if ctx.Err() != nil {
+		e.t.Fatalf("hung (killed after the test's timeout): %s", res)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+		if ws, ok := ee.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			if ws.Signal() != syscall.SIGKILL {
+				e.t.Fatalf("ended by %v, not SIGKILL: %s", ws.Signal(), res)
+			}
+			res.killed = true
+		}
+	default:
+		e.t.Fatalf("bulwark %s: %v", strings.Join(args, " "), err)
+	}
+	e.log = append(e.log, fmt.Sprintf("%s -> %s", strings.Join(args, " "), map[bool]string{true: "SIGKILL", false: "exit " + strconv.Itoa(res.code)}[res.killed]))
+	return res
+}
+
+// run runs bulwark ARGS to its end (a failpoint may kill it).
+func (e *crashEnv) run(failpoint string, args ...string) crashRes {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := e.command(ctx, failpoint, args...)
+	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	if failpoint != "" {
+		args = append([]string{"BULWARK_FAILPOINT=" + failpoint}, args...)
+	}
+	return e.wait(ctx, cmd, args, t0)
+}
+
+// runKilledAfter runs bulwark ARGS and sends it SIGKILL from outside after
+// delay (unless it ended before).
+func (e *crashEnv) runKilledAfter(delay time.Duration, args ...string) crashRes {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := e.command(ctx, "", args...)
+	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	timer := time.AfterFunc(delay, func() { _ = cmd.Process.Kill() })
+	res := e.wait(ctx, cmd, args, t0)
+	timer.Stop()
+	return res
+}
+
+// must runs bulwark ARGS and fails unless it exits with code.
+func (e *crashEnv) must(code int, args ...string) crashRes {
+	e.t.Helper()
+	r := e.run("", args...)
+	if r.killed || r.code != code {
+		e.t.Fatalf("want exit %d: %s", code, r)
+	}
+	return r
+}
+
+// history is the commands run so far, for failure messages.
+func (e *crashEnv) history() string { return "  " + strings.Join(e.log, "\n  ") }
+
+// leftovers lists the live processes (plugins, or anything else) that carry
+// this env's marker.
+func (e *crashEnv) leftovers() []string {
+	want := []byte(crashMarkerVar + "=" + e.marker)
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var left []string
+	for _, p := range procs {
+		env, err := os.ReadFile(filepath.Join(p, "environ"))
+		if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join(p, "stat")); err == nil {
+			// A zombie waiting for its parent to reap it runs nothing.
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		left = append(left, filepath.Base(p)+" "+strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return left
+}
+
+// assertNothingLeft fails if a process carrying the marker (a plugin of a
+// killed bulwark) is still alive a few seconds after the kill.
+func (e *crashEnv) assertNothingLeft() {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := e.leftovers()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("processes left behind by the killed bulwark: %v\n%s", left, e.history())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// crashStateRes is what the tests read of a recorded resource.
+type crashStateRes struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Provider   string `json:"provider"`
+	ID         string `json:"id"`
+	Protection string `json:"protection"`
+}
+
+type crashState struct {
+	Resources map[string]crashStateRes `json:"resources"`
+	Revisions []struct {
+		N      int    `json:"n"`
+		Op     string `json:"op"`
+		Status string `json:"status"`
+		Spec   string `json:"spec"`
+	} `json:"revisions"`
+	Current int `json:"current"`
+	Staged  int `json:"staged"`
+}
+
+// readState reads STATE/STACK/state.json (missing: empty).
+func (e *crashEnv) readState() crashState {
+	e.t.Helper()
+	var env struct {
+		Checksum string     `json:"checksum"`
+		State    crashState `json:"state"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "state.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return crashState{Resources: map[string]crashStateRes{}}
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		e.t.Fatalf("state.json: %v\n%s", err, b)
+	}
+	if env.State.Resources == nil {
+		env.State.Resources = map[string]crashStateRes{}
+	}
+	return env.State
+}
+
+// worldRes is one resource of the mock's world, or one folder of the local
+// provider.
+type worldRes struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Name string `json:"name"`
+	Key  string `json:"idempotency_key"`
+	Dir  string `json:"-"`
+}
+
+// mockWorld reads STATE/STACK/providers/mock/world.json (missing: empty).
+func (e *crashEnv) mockWorld() []worldRes {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "providers", "mock", "world.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var w struct {
+		Version   int        `json:"version"`
+		Resources []worldRes `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		e.t.Fatalf("world.json: %v\n%s", err, b)
+	}
+	return w.Resources
+}
+
+// localRoot is the local provider's default root.
+func (e *crashEnv) localRoot() string {
+	return filepath.Join(e.stateDir, e.stack, "providers", "local")
+}
+
+// dotFolder is a folder of the local provider's own (.tmp- or .del-),
+// with the metadata it holds, when complete.
+type dotFolder struct {
+	path string // relative to ROOT
+	meta *worldRes
+}
+
+func (d dotFolder) String() string {
+	if d.meta == nil {
+		return d.path
+	}
+	return fmt.Sprintf("%s (complete metadata of %s %s, id %s)", d.path, d.meta.Type, d.meta.Name, d.meta.ID)
+}
+
+// localWorld walks ROOT/<type>/<name>/.bulwark.json. It also returns the
+// dot-folders (the provider's .tmp- and .del- areas) found under ROOT and
+// ROOT/<type>.
+func (e *crashEnv) localWorld() ([]worldRes, []dotFolder) {
+	e.t.Helper()
+	root := e.localRoot()
+	var out []worldRes
+	var dots []dotFolder
+	types, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, td := range types {
+		if strings.HasPrefix(td.Name(), ".") {
+			dots = append(dots, dotFolder{path: td.Name()})
+			continue
+		}
+		if !td.IsDir() {
+			continue
+		}
+		names, err := os.ReadDir(filepath.Join(root, td.Name()))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, nd := range names {
+			dir := filepath.Join(root, td.Name(), nd.Name())
+			b, err := os.ReadFile(filepath.Join(dir, ".bulwark.json"))
+			var m *worldRes
+			if err == nil {
+				m = new(worldRes)
+				if jerr := json.Unmarshal(b, m); jerr != nil {
+					m = nil // torn: not complete
+				} else {
+					m.Dir = dir
+				}
+			}
+			if strings.HasPrefix(nd.Name(), ".") {
+				dots = append(dots, dotFolder{path: td.Name() + "/" + nd.Name(), meta: m})
+				continue
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				e.t.Errorf("folder %s has no .bulwark.json", dir)
+				continue
+			}
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if m == nil {
+				e.t.Fatalf("%s: corrupt .bulwark.json: %s", dir, b)
+			}
+			if m.Type != td.Name() || m.Name != nd.Name() {
+				e.t.Errorf("%s holds %s %s", dir, m.Type, m.Name)
+			}
+			out = append(out, *m)
+		}
+	}
+	return out, dots
+}
+
+// checkAgreement checks that the state and the provider's world hold the
+// same resources: every recorded one exists with its id, nothing in the
+// world is untracked, no name is there twice.
+func (e *crashEnv) checkAgreement(st crashState, world []worldRes) {
+	e.t.Helper()
+	byName := map[string][]worldRes{}
+	for _, w := range world {
+		byName[w.Name] = append(byName[w.Name], w)
+	}
+	for name, ws := range byName {
+		if len(ws) > 1 {
+			e.t.Errorf("resource %s exists %d times in the world: %+v\n%s", name, len(ws), ws, e.history())
+		}
+		r, ok := st.Resources[name]
+		switch {
+		case !ok:
+			e.t.Errorf("untracked: %s %s (%s) exists but the state does not record it\n%s", ws[0].Type, name, ws[0].ID, e.history())
+		case !slices.ContainsFunc(ws, func(w worldRes) bool { return w.ID == r.ID && w.Type == r.Type }):
+			e.t.Errorf("state records %s as %s %s, the world has %+v\n%s", name, r.Type, r.ID, ws, e.history())
+		}
+	}
+	for name, r := range st.Resources {
+		if len(byName[name]) == 0 {
+			e.t.Errorf("state records %s (%s %s) but it does not exist\n%s", name, r.Type, r.ID, e.history())
+		}
+	}
+}
+
+// checkSettled checks what must hold once nothing is left to resume:
+// status shows nothing unfinished and no intervention; nothing is staged.
+// checkSettled checks what must hold once nothing is left to resume: status
+// shows nothing unfinished and no intervention. It returns the newest
+// operation's status.
+func (e *crashEnv) checkSettled(spec string) string {
+	e.t.Helper()
+	r := e.must(0, "status", spec, "--json")
+	var rep struct {
+		Unfinished    []string          `json:"unfinished"`
+		Interventions []json.RawMessage `json:"interventions"`
+		LastOp        *struct {
+			Status string `json:"status"`
+		} `json:"last_operation"`
+		Lock json.RawMessage `json:"lock"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		e.t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Lock) > 0 && string(rep.Lock) != "null" {
+		e.t.Errorf("status shows the stack locked with no bulwark running: %s\n%s", rep.Lock, e.history())
+	}
+	if len(rep.Unfinished) > 0 {
+		e.t.Errorf("status shows unfinished operations %v after resume\n%s", rep.Unfinished, e.history())
+	}
+	if len(rep.Interventions) > 0 {
+		e.t.Errorf("status shows interventions %s\n%s", rep.Interventions, e.history())
+	}
+	if rep.LastOp == nil {
+		return ""
+	}
+	return rep.LastOp.Status
+}
+
+// journalRec is what the tests read of a journal record.
+type journalRec struct {
+	Op     string `json:"op"`
+	Kind   string `json:"kind"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Step   string `json:"step"`
+	Action string `json:"action"`
+	Phase  string `json:"phase"`
+}
+
+// journalRecords are the complete records of the stack's journal.
+func (e *crashEnv) journalRecords() []journalRec {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "journal.jsonl"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.t.Fatal(err)
+	}
+	var out []journalRec
+	for l := range bytes.SplitSeq(b, []byte("\n")) {
+		var r journalRec
+		if json.Unmarshal(l, &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// newestOp returns the records of the journal's newest operation.
+func newestOp(recs []journalRec) []journalRec {
+	if len(recs) == 0 {
+		return nil
+	}
+	op := recs[len(recs)-1].Op
+	var out []journalRec
+	for _, r := range recs {
+		if r.Op == op {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// copyTree copies the folder src to dst (files, folders, modes).
+func copyTree(t crashT, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, fi.Mode().Perm())
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, fi.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+// settledTo is what a scenario must have converged to once resumed.
+type settledTo struct {
+	// plan is the spec reality must match exactly (plan
+	// --detailed-exitcode exits 0); "" means the stack must be empty
+	// (state and world).
+	plan string
+	// current is the spec whose text the state's current revision must
+	// hold; "" means no revision is current; "-" means not checked.
+	current string
+}
+
+// crashScenario is one command killed at every step boundary.
+type crashScenario struct {
+	name string
+	// setup runs normally, once, into a template state folder that every
+	// iteration starts from.
+	setup [][]string
+	cmd   []string
+	// normal is the command's exit code when it is not killed.
+	normal int
+	// resumeSpec is the spec given to resume and status.
+	resumeSpec string
+	// resumeCodes are the acceptable exit codes of the first resume.
+	resumeCodes []int
+	// settled says, from the first resume's exit code (or the command's,
+	// when it was not killed) and the newest operation's status, what the
+	// stack must have converged to.
+	settled func(code int, lastStatus string) settledTo
+}
+
+// bugResumeRevisionRollback is the open bug the crash tests find (see
+// TestCrashKnownBugs). Unless BULWARK_CRASH_STRICT=1,
+// TestCrashAtEveryStepBoundary logs and counts it, and works around it,
+// instead of failing, so that everything else stays checked.
+const bugResumeRevisionRollback = "resume of an interrupted `bulwark rollback` fails: undo X: neither the spec nor the state says what it is"
+
+// crashBugs counts the known bugs met.
+type crashBugs struct {
+	mu     sync.Mutex
+	strict bool
+	seen   map[string][]string
+}
+
+// tolerate reports whether a known bug may be logged instead of failing,
+// and counts it.
+func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
+	t.Helper()
+	if b == nil || b.strict {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seen[bug] = append(b.seen[bug], where)
+	t.Logf("known bug %s (at %s)", bug, where)
+	return true
+}
+
+func TestCrashAtEveryStepBoundary(t *testing.T) {
+	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
+	always := func(to settledTo) func(int, string) settledTo {
+		return func(int, string) settledTo { return to }
+	}
+	rolledBack := func(code int, last string) bool { return code == 11 || last == "compensated" }
+	scenarios := []crashScenario{
+		{
+			name: "apply", cmd: []string{"apply", v1}, resumeSpec: v1,
+			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
+		},
+		{
+			name:  "update",
+			setup: [][]string{{"apply", v1}},
+			cmd:   []string{"apply", v2}, resumeSpec: v2,
+			resumeCodes: []int{0}, settled: always(settledTo{v2, v2}),
+		},
+		{
+			// Killed in the forward part, resume runs the apply again
+			// (without --simulate-failure): 0. Killed in the rollback,
+			// resume finishes it: 11, storage (durable) kept, recorded.
+			name: "failed_apply_rollback", cmd: []string{"apply", v1, "--simulate-failure", "load_balancer"},
+			normal: 11, resumeSpec: v1, resumeCodes: []int{0, 11},
+			settled: func(code int, last string) settledTo {
+				if rolledBack(code, last) {
+					return settledTo{kept, ""}
+				}
+				return settledTo{v1, v1}
+			},
+		},
+		{
+			// The same for an update: its rollback puts compute's size
+			// and dependencies back and deletes cache.
+			name:   "failed_update_rollback",
+			setup:  [][]string{{"apply", v1}},
+			cmd:    []string{"apply", v3, "--simulate-failure", "load_balancer"},
+			normal: 11, resumeSpec: v3, resumeCodes: []int{0, 11},
+			settled: func(code int, last string) settledTo {
+				if rolledBack(code, last) {
+					return settledTo{v1, v1}
+				}
+				return settledTo{v3, v3}
+			},
+		},
+		{
+			name:  "teardown",
+			setup: [][]string{{"apply", v1}},
+			cmd:   []string{"teardown", v1, "--yes"}, resumeSpec: v1,
+			resumeCodes: []int{0}, settled: always(settledTo{"", "-"}),
+		},
+		{
+			name:  "revision_rollback",
+			setup: [][]string{{"apply", v1}, {"apply", v2}},
+			cmd:   []string{"rollback", v2}, resumeSpec: v2,
+			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
+		},
+	}
+	bugs := &crashBugs{strict: os.Getenv("BULWARK_CRASH_STRICT") != "0", seen: map[string][]string{}}
+	start := time.Now()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		var keys []string
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		total := 0
+		for _, k := range keys {
+			t.Logf("kills %-32s %d", k, counts[k])
+			total += counts[k]
+		}
+		t.Logf("total kills %d in %v", total, time.Since(start).Round(time.Millisecond))
+		bugs.mu.Lock()
+		defer bugs.mu.Unlock()
+		for bug, where := range bugs.seen {
+			sort.Strings(where)
+			t.Logf("known bug %s: met %d time(s): %v", bug, len(where), where)
+		}
+	})
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			// The setup runs once; every iteration starts from a copy.
+			tmpl := newCrashEnv(t, "crash")
+			for _, args := range sc.setup {
+				tmpl.must(0, args...)
+			}
+			for _, point := range []string{"journal", "state", "provider"} {
+				t.Run(point, func(t *testing.T) {
+					t.Parallel()
+					kills := crashEveryN(t, func(tt crashT, n int) bool {
+						return crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), bugs)
+					})
+					if kills == 0 {
+						t.Errorf("%s never killed the command", point)
+					}
+					mu.Lock()
+					counts[sc.name+"/"+point] = kills
+					mu.Unlock()
+				})
+			}
+		})
+	}
+}
+
+// crashWorkers is how many iterations of one scenario and point run at
+// once: most of an iteration's time is spent waiting (fsync, process
+// start), so two per test keep a small machine busy.
+const crashWorkers = 2
+
+// crashEveryN calls iteration for N = 1, 2, 3, ... (crashWorkers at a
+// time) until one reports it was not killed (N is past the last pass), and
+// returns how many were killed. With -short, only every third N runs.
+func crashEveryN(t *testing.T, iteration func(tt crashT, n int) (killed bool)) int {
+	t.Helper()
+	const limit = 300
+	var next, kills atomic.Int64
+	var stop atomic.Int64
+	stop.Store(limit + 1)
+	lower := func(n int64) {
+		for {
+			cur := stop.Load()
+			if n >= cur || stop.CompareAndSwap(cur, n) {
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range crashWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A failure (or a Fatal, which ends this goroutine) stops
+			// every worker.
+			defer func() {
+				if t.Failed() {
+					lower(0)
+				}
+			}()
+			for {
+				n := next.Add(1)
+				if n >= stop.Load() {
+					return
+				}
+				if testing.Short() && n%3 != 1 {
+					continue
+				}
+				if !iteration(workerT{t}, int(n)) {
+					lower(n)
+					return
+				}
+				kills.Add(1)
+				if t.Failed() {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if stop.Load() == limit+1 && !t.Failed() {
+		t.Errorf("still killed at N = %d: the failpoint never stops firing", limit)
+	}
+	return int(kills.Load())
+}
+
+// crashIteration runs one iteration: a fresh copy of the template, the
+// command killed at fp, resume, resume again, and the checks. It reports
+// whether the command was killed.
+func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs *crashBugs) bool {
+	t.Helper()
+	e := newCrashEnv(t, "crash")
+	if _, err := os.Stat(tmpl.stateDir); err == nil {
+		copyTree(t, tmpl.stateDir, e.stateDir)
+	}
+	where := sc.name + " at " + fp
+	r := e.run(fp, sc.cmd...)
+	if !r.killed {
+		// N is past the last pass: the command ran to its end, which
+		// must be its normal end.
+		if r.code != sc.normal {
+			t.Errorf("%s (not killed): want exit %d: %s", where, sc.normal, r)
+		}
+		last := e.checkSettled(sc.resumeSpec)
+		e.checkEnd(sc.settled(r.code, last), where+" (not killed)")
+		return false
+	}
+	e.assertNothingLeft()
+	r1 := e.run("", "resume", sc.resumeSpec)
+	if r1.code == 1 && strings.Contains(r1.stderr, "neither the spec nor the state says what it is") &&
+		sc.name == "revision_rollback" && bugs.tolerate(t, bugResumeRevisionRollback, where) {
+		// Work around it: resume with the spec of the revision being
+		// rolled back to.
+		r1 = e.run("", "resume", crashSpec("v1.yaml"))
+	}
+	if r1.killed || !slices.Contains(sc.resumeCodes, r1.code) {
+		t.Errorf("%s: resume: want exit in %v: %s\n%s", where, sc.resumeCodes, r1, e.history())
+	}
+	r2 := e.run("", "resume", sc.resumeSpec)
+	if r2.code != 0 || !strings.Contains(r2.stdout, "nothing to resume") {
+		t.Errorf("%s: a second resume: want exit 0, nothing to resume: %s\n%s", where, r2, e.history())
+	}
+	last := e.checkSettled(sc.resumeSpec)
+	e.checkEnd(sc.settled(r1.code, last), where)
+	e.assertNothingLeft()
+	return true
+}
+
+// checkEnd checks that state and reality agree and match what the scenario
+// must have settled on.
+func (e *crashEnv) checkEnd(want settledTo, where string) {
+	e.t.Helper()
+	st := e.readState()
+	world := e.mockWorld()
+	e.checkAgreement(st, world)
+
+	// The revisions: nothing staged once nothing is unfinished, and the
+	// current one is the spec reality was converged to.
+	var staged, current []string
+	if st.Staged != 0 {
+		staged = append(staged, fmt.Sprintf("state.staged is %d", st.Staged))
+	}
+	for _, rev := range st.Revisions {
+		if rev.Status == "staged" {
+			staged = append(staged, fmt.Sprintf("revision %d (op %s) is still %q", rev.N, rev.Op, rev.Status))
+		}
+	}
+	switch want.current {
+	case "-":
+	case "":
+		if st.Current != 0 {
+			current = append(current, fmt.Sprintf("current revision is %d, want none", st.Current))
+		}
+	default:
+		text, err := os.ReadFile(want.current)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		found := false
+		for _, rev := range st.Revisions {
+			if rev.N == st.Current {
+				found = true
+				if rev.Status != "applied" || rev.Spec != string(text) {
+					current = append(current, fmt.Sprintf("current revision %d is %s and not the text of %s", rev.N, rev.Status, filepath.Base(want.current)))
+				}
+			}
+		}
+		if !found {
+			current = append(current, fmt.Sprintf("current revision %d does not exist (want the one of %s)", st.Current, filepath.Base(want.current)))
+		}
+	}
+	if problems := append(staged, current...); len(problems) > 0 {
+		e.t.Errorf("revisions after %s: %s\n%s", where, strings.Join(problems, "; "), e.history())
+	}
+
+	if want.plan == "" {
+		if len(st.Resources) != 0 || len(world) != 0 {
+			e.t.Errorf("want an empty stack, state has %d resource(s), world %d: %+v\n%s", len(st.Resources), len(world), world, e.history())
+		}
+		return
+	}
+	if p := e.run("", "plan", want.plan, "--detailed-exitcode"); p.killed || p.code != 0 {
+		e.t.Errorf("reality does not match %s: %s\n%s", filepath.Base(want.plan), p, e.history())
+	}
+}
+
+// killAt runs setup (once, into a template), then, from a copy of it, cmd
+// under point:N for N = 1, 2, ... until the records of the journal's newest
+// operation, after the kill, satisfy match; it returns that env (bulwark
+// killed, nothing resumed yet).
+func killAt(t *testing.T, setup [][]string, cmd []string, point string, match func(op []journalRec) bool) (*crashEnv, string) {
+	t.Helper()
+	tmpl := newCrashEnv(t, "crash")
+	for _, args := range setup {
+		tmpl.must(0, args...)
+	}
+	for n := 1; n <= 300; n++ {
+		e := newCrashEnv(t, "crash")
+		copyTree(t, tmpl.stateDir, e.stateDir)
+		fp := fmt.Sprintf("%s:%d", point, n)
+		r := e.run(fp, cmd...)
+		if !r.killed {
+			t.Fatalf("%s ran to its end at %s before the wanted kill", strings.Join(cmd, " "), fp)
+		}
+		if match(newestOp(e.journalRecords())) {
+			e.assertNothingLeft()
+			return e, fp
+		}
+	}
+	t.Fatal("never matched")
+	return nil, ""
+}
+
+// TestCrashRegressions pins, each at one chosen kill, two bugs the step
+// boundary test found (fixed since by 2d3c2b6, "record the revision and
+// interventions before the operation's end is journaled").
+func TestCrashRegressions(t *testing.T) {
+	v1, v2, v3 := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml")
+
+	// The update is killed right after its final ("succeeded") journal
+	// record: resume has nothing to do, so the revision must already be
+	// current. It was left staged, with revision 1 current; `bulwark
+	// rollback` then said "no revision applied before the current one".
+	t.Run("revision_current_after_kill_at_final_record", func(t *testing.T) {
+		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v2}, "journal",
+			func(op []journalRec) bool {
+				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "op" && r.Status == "succeeded" })
+			})
+		r := e.must(0, "resume", v2)
+		if !strings.Contains(r.stdout, "nothing to resume") {
+			t.Fatalf("after a kill at %s: %s", fp, r)
+		}
+		st := e.readState()
+		if st.Current != 2 || st.Staged != 0 {
+			var revs []string
+			for _, rev := range st.Revisions {
+				revs = append(revs, fmt.Sprintf("%d %s", rev.N, rev.Status))
+			}
+			t.Errorf("killed at %s, after the update's final journal record: current revision %d, staged %d; want current 2 (v2.yaml, applied), staged 0; revisions: %s",
+				fp, st.Current, st.Staged, strings.Join(revs, ", "))
+		}
+		e.must(0, "rollback", v2)
+		e.must(0, "plan", v1, "--detailed-exitcode")
+	})
+
+	// A failed update is killed once its rollback's target set is
+	// journaled: the resumed rollback (exit 11) must drop what the update
+	// staged. It left state.staged = 2 and revision 2 "staged" for good.
+	t.Run("resumed_rollback_of_failed_update_unstages", func(t *testing.T) {
+		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v3, "--simulate-failure", "load_balancer"}, "journal",
+			func(op []journalRec) bool {
+				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "rollback" })
+			})
+		e.must(11, "resume", v3)
+		st := e.readState()
+		if st.Staged != 0 {
+			t.Errorf("killed at %s (the rollback's target set journaled): after resume (exit 11) state.staged = %d, want 0", fp, st.Staged)
+		}
+		for _, rev := range st.Revisions {
+			if rev.N == 2 && rev.Status != "failed" {
+				t.Errorf("revision 2 (the failed update) is %q after the resumed rollback, want \"failed\"", rev.Status)
+			}
+		}
+		e.must(0, "plan", v1, "--detailed-exitcode")
+	})
+}
+
+// skipBug skips a known bug's reproduction, unless BULWARK_CRASH_STRICT=1.
+func skipBug(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("BULWARK_CRASH_STRICT") == "0" {
+		t.Skip(why)
+	}
+}
+
+// TestCrashKnownBugs holds one reproduction per open bug the crash tests
+// found, skipped until it is fixed (BULWARK_CRASH_STRICT=1 runs them).
+func TestCrashKnownBugs(t *testing.T) {
+	v1, v2 := crashSpec("v1.yaml"), crashSpec("v2.yaml")
+
+	// `bulwark rollback v2.yaml` (back to revision 1, which has database;
+	// v2.yaml has not) is killed while database's Create is in flight.
+	// `bulwark resume v2.yaml` must finish it; it exits 1, every time, and
+	// the operation stays unfinished (only `resume v1.yaml` works).
+	t.Run("resume_of_revision_rollback_with_its_own_spec", func(t *testing.T) {
+		e, fp := killAt(t, [][]string{{"apply", v1}, {"apply", v2}}, []string{"rollback", v2}, "journal",
+			func(op []journalRec) bool {
+				// database's create started and has not ended.
+				n := 0
+				for _, r := range op {
+					if r.Kind == "step" && r.Step == "database" && r.Phase == "execute" {
+						n++
+					}
+				}
+				return n == 1
+			})
+		r := e.run("", "resume", v2)
+		if r.code != 0 {
+			t.Fatalf("killed at %s (database's create in flight): `resume v2.yaml` (the spec `rollback` was given): %s", fp, r)
+		}
+		e.must(0, "plan", v1, "--detailed-exitcode")
+	})
+}
+
+func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
+	spec := crashSpec("local40.yaml")
+	const stack = "crashlocal"
+	base := time.Now().UnixNano()
+	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
+		}
+		base = v
+	}
+	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+
+	// One uninterrupted run measures how long the apply takes.
+	ref := newCrashEnv(t, stack)
+	r := ref.must(0, "apply", spec, "--parallelism", "4")
+	full := r.took
+	st := ref.readState()
+	if len(st.Resources) != 40 {
+		t.Fatalf("the uninterrupted apply recorded %d resources, want 40", len(st.Resources))
+	}
+	world, _ := ref.localWorld()
+	ref.checkAgreement(st, world)
+	t.Logf("uninterrupted apply: %v", full.Round(time.Millisecond))
+
+	killed := 0
+	for i := range 10 {
+		seed := base + int64(i)
+		delay := time.Duration(mrand.New(mrand.NewSource(seed)).Int63n(int64(full)))
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			e := newCrashEnv(t, stack)
+			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "4")
+			if !r.killed {
+				t.Logf("seed %d: the kill after %v came too late: the apply ended (exit %d) after %v", seed, delay.Round(time.Millisecond), r.code, r.took.Round(time.Millisecond))
+				if r.code != 0 {
+					t.Fatalf("apply: %s", r)
+				}
+			} else {
+				killed++
+				e.assertNothingLeft()
+			}
+			before := e.readState()
+			worldBefore, dotsBefore := e.localWorld()
+			r1 := e.run("", "resume", spec)
+			if r1.killed || r1.code != 0 {
+				t.Fatalf("seed %d, killed after %v: resume: %s\n%s", seed, delay, r1, e.history())
+			}
+			r2 := e.run("", "resume", spec)
+			if r2.code != 0 || !strings.Contains(r2.stdout, "nothing to resume") {
+				t.Errorf("a second resume: want exit 0, nothing to resume: %s", r2)
+			}
+			last := e.checkSettled(spec)
+			st := e.readState()
+			world, dots := e.localWorld()
+			e.checkAgreement(st, world)
+			for _, d := range dots {
+				if d.meta != nil {
+					t.Errorf("seed %d: provider folder %s, which holds a resource, is left after resume", seed, d)
+				} else {
+					t.Logf("seed %d: provider folder %s is left after resume", seed, d)
+				}
+			}
+			// What existed at the kill is kept, not made a second time:
+			// every folder, and every temporary folder holding complete
+			// metadata (a Create cut short after its last write), is
+			// the resource of its name after resume, with its id.
+			now := map[string]string{}
+			for _, w := range world {
+				now[w.Type+"/"+w.Name] = w.ID
+			}
+			existed := slices.Clone(worldBefore)
+			for _, d := range dotsBefore {
+				if d.meta != nil && strings.Contains(d.path, "/.tmp-") {
+					existed = append(existed, *d.meta)
+				}
+			}
+			for _, w := range existed {
+				if got, ok := now[w.Type+"/"+w.Name]; !ok || got != w.ID {
+					t.Errorf("seed %d: %s %s existed at the kill as %s; after resume it is %q (created twice?)", seed, w.Type, w.Name, w.ID, got)
+				}
+			}
+			ids := map[string]bool{}
+			for _, w := range world {
+				if ids[w.ID] {
+					t.Errorf("id %s twice on disk", w.ID)
+				}
+				ids[w.ID] = true
+			}
+			if strings.Contains(r1.stdout, "nothing to resume") && last != "succeeded" {
+				// Killed before the operation's first journal record:
+				// nothing may have been made.
+				if len(before.Resources) != 0 || len(worldBefore) != 0 || len(st.Resources) != 0 {
+					t.Errorf("seed %d: nothing to resume, yet %d recorded and %d on disk", seed, len(before.Resources), len(worldBefore))
+				}
+				t.Logf("seed %d: killed after %v, before the operation started", seed, delay.Round(time.Millisecond))
+				return
+			}
+			if len(st.Resources) != 40 {
+				t.Errorf("seed %d: %d resources recorded after resume, want 40", seed, len(st.Resources))
+			}
+			if p := e.run("", "plan", spec, "--detailed-exitcode"); p.killed || p.code != 0 {
+				t.Errorf("seed %d: plan after resume: %s\n%s", seed, p, e.history())
+			}
+			e.assertNothingLeft()
+			t.Logf("seed %d: killed after %v: %d recorded, %d folders, provider dot-folders %v; %s", seed, delay.Round(time.Millisecond),
+				len(before.Resources), len(worldBefore), dotsBefore, resumeLine(r1.stdout))
+		})
+	}
+	t.Logf("%d of 10 runs killed", killed)
+}
+
+// resumeLine is the line where resume says what it does.
+func resumeLine(s string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.HasPrefix(l, "resume ") || strings.HasPrefix(l, "nothing to resume") {
+			return l
+		}
+	}
+	return ""
+}
