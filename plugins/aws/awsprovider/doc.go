@@ -1,0 +1,33 @@
+// Package awsprovider is the bulwark provider "aws": real S3 buckets and
+// DynamoDB tables, through aws-sdk-go-v2. Its dependencies stay in this
+// module; core and sdk never see them.
+//
+// What it guarantees, beyond the contract in package sdk:
+//
+//   - Credentials come only from the SDK's standard chain (environment,
+//     shared files and profile, SSO, web identity, container and instance
+//     roles). The provider config has no key for them, and the provider never
+//     retrieves, returns, logs or echoes them: config diagnostics name keys,
+//     never values.
+//   - Every call (Read, Create, Update, Delete, waits included) runs under a
+//     deadline (timeout_seconds, 60 s by default); throttling and transient
+//     errors are retried by the SDK's standard retryer.
+//   - A Create records its idempotency key where Read can find it again: on a
+//     bucket as the object .bulwark/idempotency-key, on a table as the tag
+//     bulwark:idempotency-key. A retried Create with the same key returns what
+//     the first made; one that meets a bucket or table it did not make fails
+//     instead of claiming it, so a rollback can never delete data that existed
+//     before the run. Before each Create the key and the name are also written
+//     to the data folder, so a Create that died between making the resource
+//     and marking it is still recognised as its own.
+//   - A Read by idempotency key answers Exists only for a resource that
+//     carries that key.
+//   - Delete empties a bucket first (every object, and every version and
+//     delete marker when versioning is on), then deletes it; a table is
+//     deleted and waited for until it is gone. Deleting what is gone succeeds.
+//   - Errors are branched on by API error code (smithy.APIError), never by Go
+//     type: S3 returns several of them untyped.
+//   - A bucket is seeded with seed.txt, a table with the item whose hash key
+//     is "seed" (0 for a number key), so a preserved resource visibly holds
+//     data.
+package awsprovider

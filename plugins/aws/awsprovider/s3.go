@@ -1,0 +1,385 @@
+package awsprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// errBucketGone is what emptying a bucket that no longer exists returns.
+var errBucketGone = errors.New("the bucket does not exist")
+
+// maxDeleteRounds bounds how often Delete empties a bucket and tries again
+// when something writes to it meanwhile.
+const maxDeleteRounds = 5
+
+func (c *clients) bucketAttrs(name, region string) sdk.Attributes {
+	if region == "" {
+		region = c.region
+	}
+	return sdk.Attributes{attrBucket: name, attrARN: bucketARN(region, name), attrRegion: region}
+}
+
+// headBucket says whether the bucket exists (and is ours to see), and in
+// which region.
+func (c *clients) headBucket(ctx context.Context, name string) (bool, string, error) {
+	out, err := c.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(name)})
+	if err == nil {
+		return true, aws.ToString(out.BucketRegion), nil
+	}
+	switch apiCode(err) {
+	case "NotFound", "NoSuchBucket":
+		return false, "", nil
+	case "Forbidden", "AccessDenied":
+		return false, "", sdk.AttributeErrorf([]string{attrBucket},
+			"bucket %q exists but these credentials cannot see it: another account owns the name, or the credentials lack s3:ListBucket", name)
+	case "MovedPermanently", "PermanentRedirect", "301":
+		return false, "", sdk.AttributeErrorf([]string{attrBucket},
+			"bucket %q lives in another region than %s: set the provider's region to the bucket's", name, c.region)
+	}
+	return false, "", fmt.Errorf("HeadBucket %s: %w", name, err)
+}
+
+// bucketMarker returns the idempotency key recorded in the bucket, if any.
+func (c *clients) bucketMarker(ctx context.Context, name string) (string, bool, error) {
+	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(name), Key: aws.String(markerKey)})
+	if err != nil {
+		switch apiCode(err) {
+		case "NoSuchKey", "NotFound", "NoSuchBucket":
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("read %s in bucket %s: %w", markerKey, name, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, 4096))
+	if err != nil {
+		return "", false, fmt.Errorf("read %s in bucket %s: %w", markerKey, name, err)
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
+
+func (c *clients) readBucket(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	name := req.ID
+	if name == "" && req.IdempotencyKey != "" {
+		return c.readBucketByKey(ctx, req)
+	}
+	if name == "" {
+		name, _ = req.Config[attrBucket].(string)
+	}
+	if name == "" {
+		return nil, sdk.Errorf("read %s: the request has neither an id nor a bucket name", req.Name)
+	}
+	if checkBucketName(name) != "" {
+		// No such bucket can exist.
+		return &sdk.ReadResponse{Exists: false}, nil
+	}
+	exists, region, err := c.headBucket(ctx, name)
+	if err != nil || !exists {
+		return &sdk.ReadResponse{Exists: false}, err
+	}
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region)}, nil
+}
+
+// readBucketByKey finds the bucket a Create under the request's key made:
+// the one its intent or its config names, and only when that bucket carries
+// the key.
+func (c *clients) readBucketByKey(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	name, _ := req.Config[attrBucket].(string)
+	it, ok, err := c.intents.lookup(req.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	if ok && it.Type == typeBucket {
+		name = it.Name
+	}
+	if name == "" || checkBucketName(name) != "" {
+		return &sdk.ReadResponse{Exists: false}, nil
+	}
+	exists, region, err := c.headBucket(ctx, name)
+	if err != nil || !exists {
+		return &sdk.ReadResponse{Exists: false}, err
+	}
+	marker, has, err := c.bucketMarker(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !has || marker != req.IdempotencyKey {
+		return &sdk.ReadResponse{Exists: false}, nil
+	}
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region)}, nil
+}
+
+// createBucket makes the bucket, marks it with the key and seeds it. A
+// bucket that exists already is this Create's only when it carries the key,
+// or carries none while the data folder says an earlier attempt under the
+// same key set out to make it (it died between CreateBucket and the mark).
+func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	spec, ds := parseBucket(req.Config)
+	if ds.HasError() {
+		return &sdk.CreateResponse{Diagnostics: ds}, nil
+	}
+	name, key := spec.name, req.IdempotencyKey
+	earlier, hadIntent, err := c.intents.lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	retried := hadIntent && earlier.Type == typeBucket && earlier.Name == name
+	if err := c.intents.record(key, typeBucket, name, c.now()); err != nil {
+		return nil, err
+	}
+
+	in := &s3.CreateBucketInput{Bucket: aws.String(name)}
+	if c.region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(c.region)}
+	}
+	_, err = c.s3.CreateBucket(ctx, in)
+	made := err == nil
+	if err != nil {
+		switch apiCode(err) {
+		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
+			// Ours (an earlier attempt, or an emulator that says Exists for
+			// a bucket we own), or another account's: HeadBucket tells.
+			exists, _, herr := c.headBucket(ctx, name)
+			if herr != nil {
+				return nil, herr
+			}
+			if !exists {
+				return nil, sdk.AttributeErrorf([]string{attrBucket}, "bucket name %q is taken: %v", name, err)
+			}
+		default:
+			return nil, fmt.Errorf("CreateBucket %s: %w", name, err)
+		}
+	}
+	// In us-east-1 AWS answers 200 to a CreateBucket of a bucket the account
+	// already owns, so even a success is checked against the mark.
+	marker, has, err := c.bucketMarker(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case has && marker == key:
+		// A retried Create: what the first made.
+	case has:
+		return nil, sdk.Diagnostic{
+			Severity: sdk.SeverityError, AttributePath: []string{attrBucket},
+			Summary: fmt.Sprintf("bucket %q already exists, made by another create (idempotency key %s)", name, marker),
+			Detail:  "it is not this create's: a later apply adopts it, or delete it first",
+		}
+	case !made && !retried:
+		return nil, sdk.Diagnostic{
+			Severity: sdk.SeverityError, AttributePath: []string{attrBucket},
+			Summary: fmt.Sprintf("bucket %q already exists and this create did not make it", name),
+			Detail:  "bulwark never claims a bucket it did not make: a later apply adopts it, or choose another name",
+		}
+	}
+	if !has {
+		if _, err := c.s3.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(name), Key: aws.String(markerKey),
+			Body: strings.NewReader(key + "\n"), ContentType: aws.String("text/plain"),
+		}); err != nil {
+			return nil, fmt.Errorf("mark bucket %s with its idempotency key: %w", name, err)
+		}
+	}
+	if err := c.seedBucket(ctx, name, req.Name); err != nil {
+		return nil, err
+	}
+	return &sdk.CreateResponse{ID: name, Attributes: c.bucketAttrs(name, c.region)}, nil
+}
+
+// seedBucket writes seed.txt unless it is there already.
+func (c *clients) seedBucket(ctx context.Context, bucket, resource string) error {
+	_, err := c.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(seedKey)})
+	if err == nil {
+		return nil
+	}
+	if code := apiCode(err); code != "NotFound" && code != "NoSuchKey" {
+		return fmt.Errorf("look for %s in bucket %s: %w", seedKey, bucket, err)
+	}
+	body := fmt.Sprintf("seeded by bulwark when it created %s (s3_bucket %s)\n", resource, bucket)
+	if _, err := c.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(seedKey),
+		Body: strings.NewReader(body), ContentType: aws.String("text/plain"),
+	}); err != nil {
+		return fmt.Errorf("seed bucket %s: %w", bucket, err)
+	}
+	return nil
+}
+
+// updateBucket has nothing to change in place: it returns the bucket as it
+// is.
+func (c *clients) updateBucket(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	name := idName(req.ID, attrBucket, req.Config, req.PriorAttributes)
+	exists, region, err := c.headBucket(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, sdk.Errorf("update %s: bucket %q does not exist", req.Name, name)
+	}
+	return &sdk.UpdateResponse{Attributes: c.bucketAttrs(name, region)}, nil
+}
+
+// deleteBucket empties the bucket, then deletes it, and waits until it is
+// gone. A bucket that is gone already is success.
+func (c *clients) deleteBucket(ctx context.Context, req *sdk.DeleteRequest) error {
+	name := idName(req.ID, attrBucket, req.Attributes)
+	if name == "" {
+		return sdk.Errorf("delete %s: the request names no bucket", req.Name)
+	}
+	for round := 1; ; round++ {
+		err := c.emptyBucket(ctx, name)
+		if errors.Is(err, errBucketGone) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		_, err = c.s3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)})
+		if err == nil || apiCode(err) == "NoSuchBucket" {
+			break
+		}
+		if apiCode(err) == "BucketNotEmpty" && round < maxDeleteRounds {
+			continue // written to meanwhile: empty it again
+		}
+		return fmt.Errorf("DeleteBucket %s: %w", name, err)
+	}
+	w := s3.NewBucketNotExistsWaiter(c.s3, func(o *s3.BucketNotExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 2*time.Second
+	})
+	if err := w.Wait(ctx, &s3.HeadBucketInput{Bucket: aws.String(name)}, remaining(ctx, c.timeout)); err != nil {
+		return fmt.Errorf("wait for bucket %s to be gone: %w", name, err)
+	}
+	return c.intents.forget(typeBucket, name)
+}
+
+// unsupported reports whether err says the endpoint does not implement the
+// call (an emulator, a gateway).
+func unsupported(err error) bool {
+	switch apiCode(err) {
+	case "NotImplemented", "MethodNotAllowed", "NotSupported", "UnsupportedOperation":
+		return true
+	}
+	return false
+}
+
+// emptyBucket deletes every object in the bucket, and every version and
+// delete marker when versioning is or was on.
+func (c *clients) emptyBucket(ctx context.Context, name string) error {
+	v, err := c.s3.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(name)})
+	switch {
+	case err == nil:
+	case apiCode(err) == "NoSuchBucket":
+		return errBucketGone
+	case unsupported(err):
+		v = &s3.GetBucketVersioningOutput{} // no versioning to deal with
+	default:
+		return fmt.Errorf("GetBucketVersioning %s: %w", name, err)
+	}
+	if v.Status != "" {
+		err := c.deleteVersions(ctx, name)
+		switch {
+		case err == nil, unsupported(err):
+			// Done, or the endpoint lists no versions: the plain listing
+			// below removes what it can see.
+		case apiCode(err) == "NoSuchBucket":
+			return errBucketGone
+		default:
+			return err
+		}
+	}
+	return c.deleteObjects(ctx, name)
+}
+
+// deleteObjects lists the bucket from the start and deletes what it finds,
+// a page at a time, until the listing is empty.
+func (c *clients) deleteObjects(ctx context.Context, name string) error {
+	var last string
+	for {
+		out, err := c.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(name), MaxKeys: aws.Int32(1000)})
+		if apiCode(err) == "NoSuchBucket" {
+			return errBucketGone
+		}
+		if err != nil {
+			return fmt.Errorf("ListObjectsV2 %s: %w", name, err)
+		}
+		if len(out.Contents) == 0 {
+			return nil
+		}
+		ids := make([]types.ObjectIdentifier, 0, len(out.Contents))
+		for _, o := range out.Contents {
+			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
+		}
+		if err := stuck(name, &last, ids[0]); err != nil {
+			return err
+		}
+		if err := c.deleteBatch(ctx, name, ids); err != nil {
+			return err
+		}
+	}
+}
+
+// deleteVersions deletes every object version and delete marker, a page at
+// a time, until the listing is empty.
+func (c *clients) deleteVersions(ctx context.Context, name string) error {
+	var last string
+	for {
+		out, err := c.s3.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(name), MaxKeys: aws.Int32(1000)})
+		if err != nil {
+			return fmt.Errorf("ListObjectVersions %s: %w", name, err)
+		}
+		ids := make([]types.ObjectIdentifier, 0, len(out.Versions)+len(out.DeleteMarkers))
+		for _, o := range out.Versions {
+			ids = append(ids, types.ObjectIdentifier{Key: o.Key, VersionId: o.VersionId})
+		}
+		for _, o := range out.DeleteMarkers {
+			ids = append(ids, types.ObjectIdentifier{Key: o.Key, VersionId: o.VersionId})
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if err := stuck(name, &last, ids[0]); err != nil {
+			return err
+		}
+		if err := c.deleteBatch(ctx, name, ids); err != nil {
+			return err
+		}
+	}
+}
+
+// stuck fails when a listing starts with the object the previous round
+// deleted: the endpoint said it deleted it, yet still lists it.
+func stuck(bucket string, last *string, first types.ObjectIdentifier) error {
+	id := aws.ToString(first.Key) + "\x00" + aws.ToString(first.VersionId)
+	if id == *last {
+		return fmt.Errorf("empty bucket %s: %q is still listed after it was deleted", bucket, aws.ToString(first.Key))
+	}
+	*last = id
+	return nil
+}
+
+// deleteBatch deletes up to 1000 objects in one call; any object it could
+// not delete makes it fail.
+func (c *clients) deleteBatch(ctx context.Context, name string, ids []types.ObjectIdentifier) error {
+	out, err := c.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: aws.String(name),
+		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("DeleteObjects %s: %w", name, err)
+	}
+	if len(out.Errors) > 0 {
+		e := out.Errors[0]
+		return fmt.Errorf("DeleteObjects %s: %d object(s) not deleted, first %q: %s %s",
+			name, len(out.Errors), aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/bulwark-iac/bulwark/plugins/aws/awsprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
+)
+
+func newAWS(*testing.T) sdk.Provider { return awsprovider.New() }
+
+// TestConformanceS3 runs the SDK's conformance suite on s3_bucket, behind
+// the SDK's gRPC server, against gofakes3 served in this process: it needs
+// no emulator started, so it runs in every `make test`.
+func TestConformanceS3(t *testing.T) {
+	setEnv(t, testEnv(t, "test", "test"))
+	srv := httptest.NewServer(gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(false)).Server())
+	t.Cleanup(srv.Close)
+	providertest.RunGRPC(t, newAWS, providertest.Config{
+		ProviderConfig: map[string]any{"region": "us-east-1", "timeout_seconds": 30, "endpoint": srv.URL},
+		Resources: []providertest.Resource{
+			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)}},
+		},
+	})
+}
+
+// TestConformance runs the suite on both types against the emulators
+// .ci/emulators.sh starts.
+func TestConformance(t *testing.T) {
+	s3Endpoint, ddbEndpoint := emulators(t)
+	setEnv(t, testEnv(t, "test", "test"))
+	run := randomHex(t, 4)
+	providertest.RunGRPC(t, newAWS, providertest.Config{
+		ProviderConfig: map[string]any{
+			"region": "us-east-1", "timeout_seconds": 30,
+			"endpoints": map[string]any{"s3": s3Endpoint, "dynamodb": ddbEndpoint},
+		},
+		Resources: []providertest.Resource{
+			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + run}},
+			{Type: "dynamodb_table", Name: "database",
+				Config: map[string]any{"table": "bw-conformance-" + run, "hash_key": "id"},
+				Update: map[string]any{"table": "bw-conformance-" + run, "hash_key": "id", "billing_mode": "PROVISIONED", "read_capacity": 2, "write_capacity": 3}},
+		},
+	})
+}

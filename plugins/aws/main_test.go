@@ -1,0 +1,484 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// emulators returns the endpoints .ci/emulators.sh started, or skips the
+// test when they are not running.
+func emulators(t *testing.T) (s3Endpoint, ddbEndpoint string) {
+	t.Helper()
+	s3Endpoint, ddbEndpoint = os.Getenv("BULWARK_TEST_S3_ENDPOINT"), os.Getenv("BULWARK_TEST_DYNAMODB_ENDPOINT")
+	if s3Endpoint == "" || ddbEndpoint == "" {
+		t.Skip("BULWARK_TEST_S3_ENDPOINT / BULWARK_TEST_DYNAMODB_ENDPOINT are unset: run `make test-aws`, " +
+			"or `.ci/emulators.sh start && eval \"$(.ci/emulators.sh env)\"` first")
+	}
+	return s3Endpoint, ddbEndpoint
+}
+
+// repoRoot is the workspace root (where go.work is), two folders up.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("runtime.Caller failed")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// goBuild builds pkg (a path from the workspace root) to out.
+func goBuild(t *testing.T, out, pkg string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build with")
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, pkg)
+	cmd.Dir = repoRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// testEnv is the environment the provider runs under in these tests: the
+// given credentials, region us-east-1, and nothing from the machine's own
+// AWS setup (files, profile, metadata service, endpoint variables).
+func testEnv(t *testing.T, keyID, secret string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"AWS_ACCESS_KEY_ID="+keyID,
+		"AWS_SECRET_ACCESS_KEY="+secret,
+		"AWS_REGION=us-east-1",
+		"AWS_CONFIG_FILE="+filepath.Join(dir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED=true",
+	)
+}
+
+// setEnv replaces the test process's environment with env for the test
+// (go-plugin hands its own environment to the plugin process).
+func setEnv(t *testing.T, env []string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") {
+			t.Setenv(k, v)
+		}
+	}
+}
+
+// lockedBuffer collects the plugin machinery's log; it is shown when a test
+// fails.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startPlugin runs bin as a plugin process and returns its provider.
+func startPlugin(t *testing.T, bin string) (sdk.Provider, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs)
+		}
+	})
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil),
+		Cmd:              exec.Command(bin),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug}),
+	})
+	t.Cleanup(client.Kill)
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatalf("start plugin: %v", err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		t.Fatalf("dispense: %v", err)
+	}
+	p, ok := raw.(sdk.Provider)
+	if !ok {
+		t.Fatalf("dispensed %T, not an sdk.Provider", raw)
+	}
+	return p, logs
+}
+
+// clients are the test's own, to look at the emulators behind bulwark's
+// back.
+func clients(s3Endpoint, ddbEndpoint string) (*s3.Client, *dynamodb.Client) {
+	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s3Endpoint), UsePathStyle: true, Credentials: creds}),
+		dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(ddbEndpoint), Credentials: creds})
+}
+
+func errorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// TestPluginProcess drives the real plugin executable through go-plugin,
+// so sdk.Serve's checks run in front of the provider.
+func TestPluginProcess(t *testing.T) {
+	s3Endpoint, ddbEndpoint := emulators(t)
+	setEnv(t, testEnv(t, "test", "test"))
+	bin := filepath.Join(t.TempDir(), "bulwark-provider-aws")
+	goBuild(t, bin, "./plugins/aws")
+	ctx := context.Background()
+	p, _ := startPlugin(t, bin)
+
+	schema, err := p.GetSchema(ctx, &sdk.GetSchemaRequest{})
+	if err != nil || schema.ProviderName != "aws" || schema.ProviderVersion != "0.1.0" || len(schema.ResourceTypes) != 2 {
+		t.Fatalf("GetSchema: %+v %v", schema, err)
+	}
+	dir := t.TempDir()
+	resp, err := p.Configure(ctx, &sdk.ConfigureRequest{Config: sdk.Attributes{"bogus": true}, DataDir: dir})
+	if err != nil || !resp.Diagnostics.HasError() || resp.Diagnostics[0].AttributePath[0] != "bogus" {
+		t.Fatalf("Configure with an unknown key: %+v %v", resp, err)
+	}
+	resp, err = p.Configure(ctx, &sdk.ConfigureRequest{DataDir: dir, Config: sdk.Attributes{
+		"region": "us-east-1", "timeout_seconds": 30,
+		"endpoints": map[string]any{"s3": s3Endpoint, "dynamodb": ddbEndpoint},
+	}})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("Configure: %+v %v", resp, err)
+	}
+
+	run := randomHex(t, 4)
+	for _, c := range []struct {
+		typ, attr string
+		cfg       sdk.Attributes
+	}{
+		{"s3_bucket", "bucket", sdk.Attributes{"bucket": "bw-plugin-" + run}},
+		{"dynamodb_table", "table", sdk.Attributes{"table": "bw-plugin-" + run, "hash_key": "id"}},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			key := "op_" + run + ":" + c.typ
+			cr, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: c.cfg, IdempotencyKey: key, Protection: sdk.ProtectionDurable})
+			if err != nil || cr.Diagnostics.HasError() || cr.ID != c.cfg[c.attr] {
+				t.Fatalf("Create: %+v %v", cr, err)
+			}
+			again, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: c.cfg, IdempotencyKey: key})
+			if err != nil || again.Diagnostics.HasError() || again.ID != cr.ID {
+				t.Fatalf("retried Create: %+v %v", again, err)
+			}
+			rr, err := p.Read(ctx, &sdk.ReadRequest{Type: c.typ, Name: "r", IdempotencyKey: key, Config: c.cfg})
+			if err != nil || !rr.Exists || rr.ID != cr.ID || rr.Attributes["arn"] == "" {
+				t.Fatalf("Read by key: %+v %v", rr, err)
+			}
+			// sdk.Serve checks the config against the schema first.
+			bad, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: sdk.Attributes{c.attr: 5}, IdempotencyKey: key})
+			if err != nil || !bad.Diagnostics.HasError() {
+				t.Fatalf("Create with a mistyped attribute: %+v %v", bad, err)
+			}
+			// ... and refuses a protected Delete.
+			dr, err := p.Delete(ctx, &sdk.DeleteRequest{Type: c.typ, Name: "r", ID: cr.ID, Protection: sdk.ProtectionProtected})
+			if err != nil || !dr.Diagnostics.HasError() {
+				t.Fatalf("protected Delete: %+v %v", dr, err)
+			}
+			if rr, _ := p.Read(ctx, &sdk.ReadRequest{Type: c.typ, Name: "r", ID: cr.ID}); rr == nil || !rr.Exists {
+				t.Fatalf("the refused Delete deleted: %+v", rr)
+			}
+			dr, err = p.Delete(ctx, &sdk.DeleteRequest{Type: c.typ, Name: "r", ID: cr.ID, Attributes: cr.Attributes, Protection: sdk.ProtectionDurable})
+			if err != nil || dr.Diagnostics.HasError() {
+				t.Fatalf("Delete: %+v %v", dr, err)
+			}
+			rr, err = p.Read(ctx, &sdk.ReadRequest{Type: c.typ, Name: "r", ID: cr.ID})
+			if err != nil || rr.Exists || rr.Diagnostics.HasError() {
+				t.Fatalf("Read after Delete: %+v %v", rr, err)
+			}
+			dr, err = p.Delete(ctx, &sdk.DeleteRequest{Type: c.typ, Name: "r", ID: cr.ID})
+			if err != nil || dr.Diagnostics.HasError() {
+				t.Fatalf("Delete of the absent: %+v %v", dr, err)
+			}
+		})
+	}
+}
+
+// e2e runs the real bulwark binary with the real mock and aws plugins.
+type e2e struct {
+	t       *testing.T
+	bin     string
+	plugins string
+	state   string
+	env     []string
+	dir     string
+	outputs []string // everything every command printed
+}
+
+// run runs bulwark with args and wants exit code want; it returns stdout.
+func (e *e2e) run(want int, events string, args ...string) string {
+	e.t.Helper()
+	full := append([]string{"--plugin-dir", e.plugins, "--state-dir", e.state, "--events", filepath.Join(e.dir, events)}, args...)
+	cmd := exec.Command(e.bin, full...)
+	cmd.Env = e.env
+	cmd.Dir = e.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		e.t.Fatalf("bulwark %s: %v", strings.Join(args, " "), err)
+	}
+	e.outputs = append(e.outputs, stdout.String(), stderr.String())
+	if code != want {
+		e.t.Fatalf("bulwark %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// event is one lifecycle event line.
+type event struct {
+	Resource string `json:"resource"`
+	Action   string `json:"action"`
+	Status   string `json:"status"`
+	Error    string `json:"error"`
+}
+
+// events reads an events file: the last event of each resource.
+func (e *e2e) events(name string) map[string]event {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.dir, name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	last := map[string]event{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var ev event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			e.t.Fatalf("events %s: %v: %q", name, err, line)
+		}
+		last[ev.Resource] = ev
+	}
+	return last
+}
+
+// TestEndToEnd plays the demo's three acts with examples/aws-stack.yaml on
+// the emulators, through the real bulwark binary and plugin processes, and
+// checks the bucket and the table through the SDK after each act.
+func TestEndToEnd(t *testing.T) {
+	s3Endpoint, ddbEndpoint := emulators(t)
+	ctx := context.Background()
+	root := repoRoot(t)
+	tmp := t.TempDir()
+	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
+	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
+	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-mock"), "./plugins/mock")
+	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+
+	// Credentials of this run only: the emulators accept any, and the
+	// secret must appear nowhere bulwark writes.
+	run := randomHex(t, 4)
+	keyID, secret := "AKIDE2E"+strings.ToUpper(randomHex(t, 6)), "bulwark-e2e-secret-"+randomHex(t, 12)
+	e.env = testEnv(t, keyID, secret)
+
+	// The example, with names of this run and the emulators' endpoints.
+	b, err := os.ReadFile(filepath.Join(root, "examples", "aws-stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(b)
+	bucket, table := "bw-e2e-"+run+"-storage", "bw-e2e-"+run+"-database"
+	replace := func(s *string, old, new string) {
+		t.Helper()
+		if n := strings.Count(*s, old); n != 1 {
+			t.Fatalf("examples/aws-stack.yaml: %q occurs %d times, want once", old, n)
+		}
+		*s = strings.Replace(*s, old, new, 1)
+	}
+	replace(&spec, "bucket: bulwark-demo-storage-change-me", "bucket: "+bucket)
+	replace(&spec, "table: bulwark-demo-database", "table: "+table)
+	replace(&spec, "      region: us-east-1\n", "      region: us-east-1\n      timeout_seconds: 60\n      endpoints:\n"+
+		"        s3: "+s3Endpoint+"\n        dynamodb: "+ddbEndpoint+"\n")
+	lowered := spec
+	replace(&lowered, "protection: protected", "protection: ephemeral")
+	bogus := spec
+	replace(&bogus, "      timeout_seconds: 60\n", "      timeout_seconds: 60\n      secret_key: "+secret+"\n")
+	specPath, loweredPath, bogusPath := filepath.Join(tmp, "aws-stack.yaml"), filepath.Join(tmp, "aws-stack-lowered.yaml"), filepath.Join(tmp, "aws-stack-bogus.yaml")
+	for p, s := range map[string]string{specPath: spec, loweredPath: lowered, bogusPath: bogus} {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s3c, ddb := clients(s3Endpoint, ddbEndpoint)
+	seeded := func(when string) {
+		t.Helper()
+		obj, err := s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("seed.txt")})
+		if err != nil {
+			t.Fatalf("%s: bucket %s has no seed object: %v", when, bucket, err)
+		}
+		obj.Body.Close()
+		item, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "seed"}}})
+		if err != nil || len(item.Item) == 0 {
+			t.Fatalf("%s: table %s has no seed row: %v", when, table, err)
+		}
+	}
+	t.Cleanup(func() {
+		// Leave nothing behind on the emulators, whatever happened.
+		s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String("seed.txt")})
+		s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(".bulwark/idempotency-key")})
+		s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+		ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+
+	// The spec validates against the real schemas; an unknown provider
+	// config key is rejected, and its value (here the secret) not echoed.
+	e.run(0, "validate.jsonl", "validate", specPath)
+	out := e.run(1, "validate-bogus.jsonl", "validate", bogusPath)
+	if all := strings.Join(e.outputs[len(e.outputs)-2:], ""); !strings.Contains(all, "secret_key") {
+		t.Fatalf("validate of an unknown config key does not name it:\n%s", all)
+	}
+	_ = out
+
+	// Act 1: compute fails; the rollback preserves the durable bucket and
+	// the protected table, both holding their seeds.
+	e.run(11, "act1.jsonl", "apply", specPath, "--simulate-failure", "compute")
+	seeded("after act 1")
+	st := e.run(0, "status.jsonl", "status", specPath, "--json")
+	var status struct {
+		Resources []struct{ Name, Provider, ID string } `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(st), &status); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, st)
+	}
+	ids := map[string]string{}
+	for _, r := range status.Resources {
+		ids[r.Name] = r.ID
+	}
+	if len(ids) != 2 || ids["storage"] != bucket || ids["database"] != table {
+		t.Fatalf("after act 1 the state records %+v, want storage=%s and database=%s", status.Resources, bucket, table)
+	}
+
+	// Act 2: the re-apply converges, skipping storage and database.
+	out = e.run(0, "act2.jsonl", "apply", specPath)
+	if !strings.Contains(out, "3 changed, 2 already in place") {
+		t.Fatalf("act 2 output:\n%s", out)
+	}
+	ev := e.events("act2.jsonl")
+	for _, name := range []string{"storage", "database"} {
+		if ev[name].Status != "skipped" {
+			t.Fatalf("act 2: %s was not skipped: %+v", name, ev[name])
+		}
+	}
+	for _, name := range []string{"network", "compute", "load_balancer"} {
+		if ev[name].Status != "ok" {
+			t.Fatalf("act 2: %s: %+v", name, ev[name])
+		}
+	}
+	e.run(0, "act2-again.jsonl", "apply", specPath)
+	seeded("after act 2")
+
+	// Act 3: the teardown is refused whole; the data is still there.
+	e.run(3, "act3.jsonl", "teardown", specPath, "--yes")
+	seeded("after act 3")
+
+	// Lower database's protection, apply it, and the teardown goes through:
+	// both the bucket and the table are gone.
+	e.run(0, "lower.jsonl", "apply", loweredPath)
+	e.run(0, "teardown.jsonl", "teardown", loweredPath, "--yes")
+	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); errorCode(err) != "NotFound" {
+		t.Fatalf("bucket %s after the teardown: %v", bucket, err)
+	}
+	if _, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); errorCode(err) != "ResourceNotFoundException" {
+		t.Fatalf("table %s after the teardown: %v", table, err)
+	}
+
+	// The credentials appear in nothing bulwark printed or wrote: state,
+	// journal, the providers' data folders, events, output.
+	for i, o := range e.outputs {
+		if strings.Contains(o, secret) || strings.Contains(o, keyID) {
+			t.Fatalf("output %d of bulwark carries the credentials:\n%s", i, o)
+		}
+	}
+	seen := 0
+	err = filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path == bogusPath || filepath.Dir(path) == e.plugins || path == e.bin {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		switch filepath.Base(path) {
+		case "state.json", "journal.jsonl":
+			seen++
+		}
+		if bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(keyID)) {
+			t.Errorf("%s carries the credentials", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 2 {
+		t.Fatalf("found %d of state.json and journal.jsonl under %s", seen, e.state)
+	}
+}
