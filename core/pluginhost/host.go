@@ -250,11 +250,12 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 // process at once so the next call starts a fresh one (go-plugin notices the
 // exit only later, in the background).
 func (p *Plugin) check(ctx context.Context, method string, err error) error {
-	if cause := context.Cause(ctx); cause != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(cause, context.DeadlineExceeded) {
-		// Our own call timeout ran out: say so, not just "deadline exceeded".
-		return fmt.Errorf("provider %s: %s: %w", p.cfg.Name, method, cause)
-	}
 	err = translate(p.cfg.Name, method, err)
+	if errors.Is(err, context.DeadlineExceeded) && ownDeadline(ctx) {
+		// Our own call timeout ran out (the server may say so before our
+		// context does): say which, not just "deadline exceeded".
+		return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)
+	}
 	if errors.Is(err, ErrPluginExited) {
 		p.kill()
 	}
@@ -297,7 +298,7 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 	if err != nil {
 		return nil, p.check(ctx, "Read", err)
 	}
-	return resp, diagErr(p.cfg.Name, "Read", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
 }
 
 // Create makes a resource under req.IdempotencyKey.
@@ -312,7 +313,7 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 	if err != nil {
 		return nil, p.check(ctx, "Create", err)
 	}
-	return resp, diagErr(p.cfg.Name, "Create", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, "Create", resp.Diagnostics)
 }
 
 // Update changes a resource in place.
@@ -327,7 +328,7 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 	if err != nil {
 		return nil, p.check(ctx, "Update", err)
 	}
-	return resp, diagErr(p.cfg.Name, "Update", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, "Update", resp.Diagnostics)
 }
 
 // Delete removes a resource. Only the core's deletion path may call it.
@@ -342,13 +343,40 @@ func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
 	if err != nil {
 		return p.check(ctx, "Delete", err)
 	}
-	return diagErr(p.cfg.Name, "Delete", resp.Diagnostics)
+	return p.diagnostics(ctx, "Delete", resp.Diagnostics)
 }
+
+// ownDeadlineKey marks a call context whose deadline is the host's call
+// timeout rather than the caller's.
+type ownDeadlineKey struct{}
 
 // callContext bounds one call by the host's CallTimeout.
 func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, p.host.opts.CallTimeout,
-		fmt.Errorf("provider %s did not answer within %s (--plugin-call-timeout)", p.cfg.Name, p.host.opts.CallTimeout))
+	timeout := p.host.opts.CallTimeout
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
+		ctx = context.WithValue(ctx, ownDeadlineKey{}, true)
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// diagnostics turns a response's diagnostics into an error. A failure
+// that comes back as the call's own timeout runs out is the plugin giving
+// up on the deadline the host passed it (the sdk reports that as a
+// diagnostic): it is reported as the timeout it is.
+func (p *Plugin) diagnostics(ctx context.Context, method string, ds sdk.Diagnostics) error {
+	err := diagErr(p.cfg.Name, method, ds)
+	if d, ok := ctx.Deadline(); err != nil && ok && time.Until(d) < 100*time.Millisecond {
+		if ownDeadline(ctx) {
+			return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)
+		}
+		return fmt.Errorf("provider %s: %s: %w (%v)", p.cfg.Name, method, context.DeadlineExceeded, err)
+	}
+	return err
+}
+
+func ownDeadline(ctx context.Context) bool {
+	own, _ := ctx.Value(ownDeadlineKey{}).(bool)
+	return own
 }
 
 // offered lists the protocol versions the host offers, ascending.

@@ -91,7 +91,7 @@ func TestHangingCallEndsAtCallTimeout(t *testing.T) {
 	}
 	t0 := time.Now()
 	_, err = p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "hang"})
-	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms") {
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms (--plugin-call-timeout)") {
 		t.Fatalf("Read = %v", err)
 	}
 	if d := time.Since(t0); d > 10*time.Second {
