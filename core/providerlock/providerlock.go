@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/bulwark-iac/bulwark/core/atomicfile"
+	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
 // FileName is the lock file's name, in the spec's folder.

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/atomicfile"
+	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
 // FileName is the name of the state file in a stack's folder.

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,10 +21,9 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
 )
 
 // emulators returns the endpoints .ci/emulators.sh started, or skips the
@@ -112,57 +110,6 @@ func setEnv(t *testing.T, env []string) {
 	}
 }
 
-// lockedBuffer collects the plugin machinery's log; it is shown when a test
-// fails.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startPlugin runs bin as a plugin process and returns its provider.
-func startPlugin(t *testing.T, bin string) (sdk.Provider, *lockedBuffer) {
-	t.Helper()
-	logs := &lockedBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plugin log:\n%s", logs)
-		}
-	})
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
-		Cmd:              exec.Command(bin),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug}),
-	})
-	t.Cleanup(client.Kill)
-	rpc, err := client.Client()
-	if err != nil {
-		t.Fatalf("start plugin: %v", err)
-	}
-	raw, err := rpc.Dispense(sdk.PluginName)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	p, ok := raw.(sdk.Provider)
-	if !ok {
-		t.Fatalf("dispensed %T, not an sdk.Provider", raw)
-	}
-	return p, logs
-}
-
 // clients are the test's own, to look at the emulators behind bulwark's
 // back.
 func clients(s3Endpoint, ddbEndpoint string) (*s3.Client, *dynamodb.Client) {
@@ -187,7 +134,7 @@ func TestPluginProcess(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bulwark-provider-aws")
 	goBuild(t, bin, "./plugins/aws")
 	ctx := context.Background()
-	p, _ := startPlugin(t, bin)
+	p := providertest.StartPlugin(t, bin)
 
 	schema, err := p.GetSchema(ctx, &sdk.GetSchemaRequest{})
 	if err != nil || schema.ProviderName != "aws" || schema.ProviderVersion != "0.1.0" || len(schema.ResourceTypes) != 2 {

@@ -1,85 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
 )
-
-// lockedBuffer collects the plugin machinery's log; it is shown when a test
-// fails.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// buildPlugin builds this module's executable into a temporary folder.
-func buildPlugin(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build the plugin with")
-	}
-	bin := filepath.Join(t.TempDir(), "bulwark-provider-local")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startPlugin runs bin as a plugin process and returns its provider.
-func startPlugin(t *testing.T, bin string) (sdk.Provider, *plugin.Client) {
-	t.Helper()
-	logs := &lockedBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plugin log:\n%s", logs)
-		}
-	})
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
-		Cmd:              exec.Command(bin),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug}),
-	})
-	t.Cleanup(client.Kill)
-	rpc, err := client.Client()
-	if err != nil {
-		t.Fatalf("start plugin: %v", err)
-	}
-	raw, err := rpc.Dispense(sdk.PluginName)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	p, ok := raw.(sdk.Provider)
-	if !ok {
-		t.Fatalf("dispensed %T, not an sdk.Provider", raw)
-	}
-	return p, client
-}
 
 func configure(t *testing.T, p sdk.Provider, dir string, cfg sdk.Attributes) {
 	t.Helper()
@@ -90,9 +20,9 @@ func configure(t *testing.T, p sdk.Provider, dir string, cfg sdk.Attributes) {
 }
 
 func TestPluginProcess(t *testing.T) {
-	bin := buildPlugin(t)
+	bin := providertest.Build(t, "local")
 	ctx := context.Background()
-	p, client := startPlugin(t, bin)
+	p, client := providertest.StartPluginClient(t, bin)
 
 	schema, err := p.GetSchema(ctx, &sdk.GetSchemaRequest{})
 	if err != nil || schema.ProviderName != "local" || schema.ProviderVersion != "0.1.0" || len(schema.ResourceTypes) != 6 {

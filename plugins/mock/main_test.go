@@ -1,85 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/providertest"
 )
-
-// lockedBuffer collects the plugin machinery's log; it is shown when a test
-// fails.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// buildPlugin builds this module's executable into a temporary folder.
-func buildPlugin(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build the plugin with")
-	}
-	bin := filepath.Join(t.TempDir(), "bulwark-provider-mock")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startPlugin runs bin as a plugin process and returns its provider.
-func startPlugin(t *testing.T, bin string) (sdk.Provider, *plugin.Client) {
-	t.Helper()
-	logs := &lockedBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("plugin log:\n%s", logs)
-		}
-	})
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
-		Cmd:              exec.Command(bin),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug}),
-	})
-	t.Cleanup(client.Kill)
-	rpc, err := client.Client()
-	if err != nil {
-		t.Fatalf("start plugin: %v", err)
-	}
-	raw, err := rpc.Dispense(sdk.PluginName)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	p, ok := raw.(sdk.Provider)
-	if !ok {
-		t.Fatalf("dispensed %T, not an sdk.Provider", raw)
-	}
-	return p, client
-}
 
 func configure(t *testing.T, p sdk.Provider, dir string, cfg sdk.Attributes) {
 	t.Helper()
@@ -90,11 +19,11 @@ func configure(t *testing.T, p sdk.Provider, dir string, cfg sdk.Attributes) {
 }
 
 func TestPluginProcess(t *testing.T) {
-	bin := buildPlugin(t)
+	bin := providertest.Build(t, "mock")
 	ctx := context.Background()
 
 	t.Run("lifecycle", func(t *testing.T) {
-		p, _ := startPlugin(t, bin)
+		p, _ := providertest.StartPluginClient(t, bin)
 		schema, err := p.GetSchema(ctx, &sdk.GetSchemaRequest{})
 		if err != nil || schema.ProviderName != "mock" || schema.ProviderVersion != "0.1.0" {
 			t.Fatalf("GetSchema: %+v %v", schema, err)
@@ -150,7 +79,7 @@ func TestPluginProcess(t *testing.T) {
 		cfg := sdk.Attributes{"crash_create": []any{"compute"}}
 		req := &sdk.CreateRequest{Type: "compute", Name: "compute", Config: sdk.Attributes{"size": 4}, IdempotencyKey: "op_2:compute"}
 
-		p, client := startPlugin(t, bin)
+		p, client := providertest.StartPluginClient(t, bin)
 		configure(t, p, dir, cfg)
 		if resp, err := p.Create(ctx, req); err == nil {
 			t.Fatalf("Create returned %+v; the process should have died", resp)
@@ -165,7 +94,7 @@ func TestPluginProcess(t *testing.T) {
 			<-tick.C
 		}
 
-		p2, client2 := startPlugin(t, bin)
+		p2, client2 := providertest.StartPluginClient(t, bin)
 		configure(t, p2, dir, cfg)
 		rr, err := p2.Read(ctx, &sdk.ReadRequest{Type: "compute", Name: "compute", IdempotencyKey: req.IdempotencyKey})
 		if err != nil || !rr.Exists || !strings.HasPrefix(rr.ID, "mock-compute-compute-") || rr.Attributes["size"] != 4.0 {

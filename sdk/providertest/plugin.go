@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -56,7 +57,8 @@ func RunPlugin(t *testing.T, newProvider func(t *testing.T) sdk.Provider, cfg Co
 			// A -race binary otherwise sleeps a second on exit.
 			cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
 		}
-		return startPlugin(t, cmd), nil
+		p, _ := startPlugin(t, cmd)
+		return p, nil
 	})
 }
 
@@ -76,10 +78,34 @@ func RunExecutable(t *testing.T, path string, cfg Config) {
 // machinery's) is shown if t failed.
 func StartPlugin(t *testing.T, path string) sdk.Provider {
 	t.Helper()
+	p, _ := startPlugin(t, exec.Command(path))
+	return p
+}
+
+// StartPluginClient is StartPlugin that also returns the go-plugin client,
+// for tests that watch the process itself (Exited, Kill).
+func StartPluginClient(t *testing.T, path string) (sdk.Provider, *plugin.Client) {
+	t.Helper()
 	return startPlugin(t, exec.Command(path))
 }
 
-func startPlugin(t *testing.T, cmd *exec.Cmd) sdk.Provider {
+// Build builds the main package in the calling test's folder (a provider's
+// module root, as `go test` runs there) into a temporary folder, as the
+// executable bulwark-provider-<name>, and returns its path.
+func Build(t *testing.T, name string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("providertest: no go command to build the plugin with")
+	}
+	bin := filepath.Join(t.TempDir(), "bulwark-provider-"+name)
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("providertest: go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startPlugin(t *testing.T, cmd *exec.Cmd) (sdk.Provider, *plugin.Client) {
 	t.Helper()
 	logs := &lockedBuffer{}
 	t.Cleanup(func() {
@@ -103,7 +129,7 @@ func startPlugin(t *testing.T, cmd *exec.Cmd) sdk.Provider {
 	if v := client.NegotiatedVersion(); v != sdk.ProtocolVersion {
 		t.Fatalf("providertest: plugin %s negotiated protocol version %d, want %d", cmd.Path, v, sdk.ProtocolVersion)
 	}
-	return dispense(t, rpc)
+	return dispense(t, rpc), client
 }
 
 // runPattern returns the -test.run pattern that matches the test named name

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
 // intentsFile is the file in the data folder that records, before each
@@ -71,7 +73,7 @@ func (in *intents) save(m map[string]intent) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(in.path, append(b, '\n'))
+	return atomicfile.Write(in.path, append(b, '\n'), 0o600)
 }
 
 // record notes that a Create under key is about to make typ name.
@@ -120,43 +122,4 @@ func (in *intents) forget(typ, name string) error {
 		return nil
 	}
 	return in.save(m)
-}
-
-// writeFileAtomic writes data to name with mode 0600: a temporary file in the
-// same folder, fsync, rename, fsync of the folder.
-func writeFileAtomic(name string, data []byte) (err error) {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -5,6 +5,10 @@
 // Write does: create a temporary file in the same folder, write, fsync, set
 // the mode, rename over the target, fsync the folder. The temporary file is
 // removed on every failure path.
+//
+// It lives in the sdk because providers that keep their world in the data
+// folder the host assigns need exactly this (the mock, local and aws
+// providers use it), and so does the host for its state.
 package atomicfile
 
 import (
