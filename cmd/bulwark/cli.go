@@ -140,6 +140,27 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	return opts, closeFn, nil
 }
 
+// load reads the spec at path (with --provider applied) and builds the
+// options for it; done releases what the options opened.
+func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), error) {
+	sp, err := loadSpec(path, provider)
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	opts, done, err := c.options(sp)
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	return sp, opts, done, nil
+}
+
+// printJSON prints v indented, for --json.
+func (c *cli) printJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 func loadSpec(path, provider string) (*spec.Spec, error) {
 	sp, err := spec.Load(path)
 	if err != nil {
@@ -158,11 +179,7 @@ func (c *cli) validateCmd() *cobra.Command {
 		Short: "Check a spec: its structure, then against the providers' schemas",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], provider)
-			if err != nil {
-				return err
-			}
-			opts, done, err := c.options(sp)
+			sp, opts, done, err := c.load(args[0], provider)
 			if err != nil {
 				return err
 			}
@@ -187,23 +204,19 @@ func (c *cli) applyCmd() *cobra.Command {
 		Short: "Converge the stack to the spec; a failure rolls back under the protection ladder",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], provider)
+			sp, opts, done, err := c.load(args[0], provider)
 			if err != nil {
 				return err
 			}
+			defer done()
 			if dryRun {
-				return c.plan(cmd.Context(), sp, false, false)
+				return c.plan(cmd.Context(), sp, opts, false, false)
 			}
 			if simulate != "" {
 				if _, ok := sp.Resource(simulate); !ok {
 					return fmt.Errorf("--simulate-failure %s: no such resource in %s", simulate, args[0])
 				}
 			}
-			opts, done, err := c.options(sp)
-			if err != nil {
-				return err
-			}
-			defer done()
 			opts.Parallelism, opts.SimulateFailure = parallelism, simulate
 			res, err := stack.Apply(cmd.Context(), sp, opts)
 			if err != nil {
@@ -268,11 +281,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 		Short: "Delete everything the stack's state records; refused whole if any of it is protected",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
-			if err != nil {
-				return err
-			}
-			opts, done, err := c.options(sp)
+			sp, opts, done, err := c.load(args[0], "")
 			if err != nil {
 				return err
 			}
@@ -317,11 +326,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
-			if err != nil {
-				return err
-			}
-			opts, done, err := c.options(sp)
+			sp, opts, done, err := c.load(args[0], "")
 			if err != nil {
 				return err
 			}
@@ -356,9 +361,7 @@ func (c *cli) statusCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return c.printJSON(rep)
 			}
 			fmt.Fprintf(c.stdout, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
@@ -398,9 +401,7 @@ func (c *cli) historyCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return c.printJSON(rep)
 			}
 			fmt.Fprintln(c.stdout, "operations:")
 			for _, o := range rep.Operations {
@@ -581,11 +582,12 @@ func (c *cli) planCmd() *cobra.Command {
 		Short: "The dry run: every step's Check, no Execute, and a diff per resource; takes no lock",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], provider)
+			sp, opts, done, err := c.load(args[0], provider)
 			if err != nil {
 				return err
 			}
-			return c.plan(cmd.Context(), sp, asJSON, detailed)
+			defer done()
+			return c.plan(cmd.Context(), sp, opts, asJSON, detailed)
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none")
@@ -594,20 +596,13 @@ func (c *cli) planCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) plan(ctx context.Context, sp *spec.Spec, asJSON, detailed bool) error {
-	opts, done, err := c.options(sp)
-	if err != nil {
-		return err
-	}
-	defer done()
+func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSON, detailed bool) error {
 	pv, err := stack.Plan(ctx, sp, opts)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(pv); err != nil {
+		if err := c.printJSON(pv); err != nil {
 			return err
 		}
 	} else {
@@ -630,11 +625,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 		Short: "Converge the stack back to an earlier applied revision (default: the previous one)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
-			if err != nil {
-				return err
-			}
-			opts, done, err := c.options(sp)
+			sp, opts, done, err := c.load(args[0], "")
 			if err != nil {
 				return err
 			}
@@ -678,9 +669,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(checks); err != nil {
+				if err := c.printJSON(checks); err != nil {
 					return err
 				}
 			} else {
