@@ -11,14 +11,18 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
 
-.PHONY: build test test-aws demo generate check-generate tools vet bench clean
+.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean
 
-build:
+build: build-demo
+	$(GO) build -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws
+
+# What the demo needs: the CLI and the mock and local providers (the aws
+# provider's SDK takes minutes to compile on a fresh machine).
+build-demo:
 	@mkdir -p $(PLUGINS)
 	$(GO) build -o $(BIN)/bulwark ./cmd/bulwark
 	$(GO) build -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock
 	$(GO) build -o $(PLUGINS)/bulwark-provider-local ./plugins/local
-	$(GO) build -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws
 
 # Every module's tests (race detector on), the end-to-end scripts included:
 # they build the real binaries themselves.
@@ -41,7 +45,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1; }
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
-demo: build
+demo: build-demo
 	@./examples/demo.sh
 
 bench:
