@@ -1,0 +1,44 @@
+package stack_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOneDeletionPath keeps the guarantee structural: in the core's
+// operations, only deleteResource (delete.go) builds a provider Delete
+// request, so every deletion passes the ladder there.
+func TestOneDeletionPath(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sites []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "sdk.DeleteRequest{") {
+				sites = append(sites, f+":"+itoa(i+1))
+			}
+		}
+	}
+	if len(sites) != 1 || !strings.HasPrefix(sites[0], "delete.go:") {
+		t.Fatalf("provider Delete requests are built at %v; only delete.go's deleteResource may build one", sites)
+	}
+}
+
+func itoa(n int) string {
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
