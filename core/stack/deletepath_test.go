@@ -3,6 +3,7 @@ package stack_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,19 +27,11 @@ func TestOneDeletionPath(t *testing.T) {
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if strings.Contains(line, "sdk.DeleteRequest{") {
-				sites = append(sites, f+":"+itoa(i+1))
+				sites = append(sites, f+":"+strconv.Itoa(i+1))
 			}
 		}
 	}
 	if len(sites) != 1 || !strings.HasPrefix(sites[0], "delete.go:") {
 		t.Fatalf("provider Delete requests are built at %v; only delete.go's deleteResource may build one", sites)
 	}
-}
-
-func itoa(n int) string {
-	s := ""
-	for ; n > 0; n /= 10 {
-		s = string(rune('0'+n%10)) + s
-	}
-	return s
 }
