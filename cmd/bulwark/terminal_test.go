@@ -57,3 +57,57 @@ resources:
 		t.Errorf("colours despite NO_COLOR:\n%q", plain)
 	}
 }
+
+// TestTeardownAsksOnATerminal: on a terminal, teardown asks first; anything
+// but "yes" cancels it and deletes nothing, "yes" goes on.
+func TestTeardownAsksOnATerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) from util-linux is not installed")
+	}
+	plugins := buildPlugins(t)
+	bin := filepath.Join(t.TempDir(), "bulwark")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build bulwark: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "ask.yaml")
+	os.WriteFile(specPath, []byte(`version: 1
+stack: ask
+providers:
+  mock: {}
+resources:
+  - name: a
+    type: generic
+`), 0o600)
+	base := []string{bin, "--state-dir", filepath.Join(dir, "state"), "--plugin-dir", plugins, "--events", filepath.Join(dir, "ev.jsonl")}
+	if out, err := exec.Command(base[0], append(base[1:], "apply", specPath)...).CombinedOutput(); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	teardown := func(answer string) (string, error) {
+		c := exec.Command(scriptBin, "-qec", strings.Join(append(base, "teardown", specPath), " "), "/dev/null")
+		c.Stdin = strings.NewReader(answer + "\n")
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	out, err := teardown("no")
+	if err == nil || !strings.Contains(out, "Type yes to go on") || !strings.Contains(out, "teardown cancelled: nothing was deleted") {
+		t.Fatalf("answer no: err %v\n%s", err, out)
+	}
+	status := func() string {
+		out, err := exec.Command(base[0], append(base[1:], "status", specPath)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if !strings.Contains(status(), "1 resource(s)") {
+		t.Fatalf("a cancelled teardown deleted something:\n%s", status())
+	}
+	if out, err := teardown("yes"); err != nil || !strings.Contains(out, "Teardown complete") {
+		t.Fatalf("answer yes: err %v\n%s", err, out)
+	}
+	if !strings.Contains(status(), "0 resource(s)") {
+		t.Fatalf("teardown confirmed with yes left resources:\n%s", status())
+	}
+}

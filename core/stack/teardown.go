@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -12,7 +13,7 @@ import (
 )
 
 // ErrCancelled is returned when the person asked declined a teardown.
-var ErrCancelled = fmt.Errorf("teardown cancelled: nothing was deleted")
+var ErrCancelled = errors.New("teardown cancelled: nothing was deleted")
 
 // Teardown deletes everything the state records, dependents first, durable
 // included. If any of it is protected the whole teardown is refused before
