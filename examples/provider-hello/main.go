@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
 type hello struct {
@@ -77,8 +78,8 @@ func (h *hello) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteRe
 
 func (h *hello) lock() (unlock func()) { h.mu.Lock(); return h.mu.Unlock }
 
-// save sets greeting name to cfg and id (nil cfg: removes it) and writes the world atomically:
-// a temporary file renamed over the old one, so a crash leaves the old world or the new.
+// save sets greeting name to cfg and id (nil cfg: removes it) and writes the world atomically,
+// so a crash leaves the old world or the new.
 func (h *hello) save(name string, cfg sdk.Attributes, id string) error {
 	w, a := maps.Clone(h.world), maps.Clone(cfg)
 	delete(w, name)
@@ -86,9 +87,7 @@ func (h *hello) save(name string, cfg sdk.Attributes, id string) error {
 		a["id"], w[name] = id, a
 	}
 	b, _ := json.Marshal(w) // attributes came as JSON: they encode
-	if err := os.WriteFile(h.file+".tmp", b, 0o600); err != nil {
-		return err
-	} else if err := os.Rename(h.file+".tmp", h.file); err != nil {
+	if err := atomicfile.Write(h.file, b, 0o600); err != nil {
 		return err
 	}
 	h.world = w
