@@ -88,23 +88,8 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 
 // Peek reports who holds the lock in dir, or nil when nobody does.
 func Peek(dir string) (*Holder, error) {
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	fl := flock.New(path, flock.SetFlag(os.O_RDWR), flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if ok {
-		fl.Unlock()
-		return nil, nil
-	}
-	if h := readHolder(path); h != nil {
-		return h, nil
-	}
-	return &Holder{}, nil
+	live, _, err := Inspect(dir)
+	return live, err
 }
 
 func readHolder(path string) *Holder {
