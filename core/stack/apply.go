@@ -134,8 +134,13 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 	return func(res *engine.Result) error {
 		return s.store.Mutate(func(st *state.State) error {
-			if op.Type != "teardown" {
+			switch {
+			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)
+			case res.Outcome == engine.Succeeded:
+				// Nothing of any revision exists any more: none is current.
+				// The revisions stay, for history and rollback --to.
+				st.Current = 0
 			}
 			if res.Outcome == engine.NeedsIntervention {
 				for _, id := range res.Failed {

@@ -12,6 +12,7 @@ import (
 // means the one applied before the current one) with the same pipeline as
 // apply, then makes it current. What that revision lacks is deleted under the
 // ladder's third column, so a protected resource added since refuses the run.
+// After a teardown no revision is current, and 0 means the newest applied.
 func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result, error) {
 	s, err := open(sp, opts, false)
 	if err != nil {
@@ -20,8 +21,10 @@ func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result
 	defer s.close()
 	if to == 0 {
 		st := s.store.Snapshot()
+		// The revision applied before the current one; after a teardown
+		// (none current), the newest applied one.
 		for _, r := range st.Revisions {
-			if r.Status == state.RevisionApplied && r.N < st.Current && r.N > to {
+			if r.Status == state.RevisionApplied && (st.Current == 0 || r.N < st.Current) && r.N > to {
 				to = r.N
 			}
 		}
