@@ -15,6 +15,7 @@ const (
 	keyFailDelete  = "fail_delete"
 	keyCrashCreate = "crash_create"
 	keyLatencyMS   = "latency_ms"
+	keyWorld       = "world"
 )
 
 // faults is the parsed provider config: which faults to inject, keyed by
@@ -24,6 +25,7 @@ type faults struct {
 	failDelete  map[string]int // the next n Deletes of these names fail
 	crashCreate []string       // the process exits in the middle of Create
 	latency     time.Duration  // every call sleeps this long
+	world       string         // the folder the world lives in; "" is the data folder
 }
 
 // parseConfig checks and parses the provider config; every problem is one
@@ -74,9 +76,16 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 				continue
 			}
 			f.latency = time.Duration(c) * time.Millisecond
+		case keyWorld:
+			s, ok := v.(string)
+			if !ok || s == "" {
+				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a folder path, not %v", k, v))
+				continue
+			}
+			f.world = s
 		default:
-			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s)",
-				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS))
+			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s)",
+				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyWorld))
 		}
 	}
 	return f, ds

@@ -5,7 +5,8 @@
 //
 // Types s3_bucket, dynamodb_table, network, compute, load_balancer and
 // generic. Every type takes the optional attributes size (number, updated in
-// place) and zone (string, force_new); s3_bucket also bucket (string,
+// place), zone (string, force_new) and secret (string, sensitive, updated in
+// place: the host never shows it); s3_bucket also bucket (string,
 // force_new), dynamodb_table also table and hash_key (strings, force_new).
 // Every resource has the computed attribute created_at (RFC 3339, UTC). The
 // attributes Read, Create and Update return are the configured values (nil
@@ -16,12 +17,17 @@
 //
 // The world lives in WorldFile (world.json) in the data folder the host
 // passes to Configure, so it survives between runs and idempotence is
-// observable. It holds every resource (id, type, name, idempotency key,
+// observable; the config key world names another folder to keep it in
+// (made with mode 0700 if missing; relative to the plugin's working folder,
+// which is the host's), so two stacks, two state backends or two machines
+// share one reality. It holds every resource (id, type, name, idempotency key,
 // attributes) and the fail_delete counters. It is re-read at the start of
 // every call and rewritten atomically (temporary file in the same folder,
 // fsync, rename, fsync the folder; mode 0600) after every change. A mutex
-// serialises the calls of one process; one process per data folder at a
-// time is assumed (the host's stack lock).
+// serialises the calls of one process, and every change holds an exclusive
+// flock on the world folder (taken on the folder itself, so it writes
+// nothing), so processes sharing a world never lose each other's changes.
+// The fail_delete counters of a shared world are shared too.
 //
 // # Guarantees
 //
@@ -55,6 +61,8 @@
 //     replying. The exit goes through the provider's exit hook (os.Exit
 //     unless WithExit replaces it). A later Create with the same key returns
 //     the recorded resource without crashing.
+//   - world: DIR — keep the world in DIR instead of the data folder (see
+//     The world).
 //   - latency_ms: 5 — every call but Configure first sleeps that long; a cancelled context ends the sleep and the call
 //     fails with the context's error before doing anything.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -42,14 +43,15 @@ func New(opts ...Option) sdk.Provider {
 
 // provider is the mock. mu guards the config and every read-modify-write of
 // the world file, so concurrent calls from the host's goroutines see one
-// world; the latency sleep happens outside it.
+// world; the latency sleep happens outside it. A flock on the world folder
+// (see lockWorld) does the same between processes sharing a world.
 type provider struct {
 	exit func(code int)
 	now  func() time.Time
 
 	mu         sync.Mutex
 	configured bool
-	dataDir    string
+	dir        string // the folder the world lives in
 	faults     faults
 }
 
@@ -75,9 +77,38 @@ func (p *provider) wait(ctx context.Context) error {
 // world loads the world; p.mu must be held.
 func (p *provider) world() (*world, error) {
 	if !p.configured {
-		return nil, sdk.Errorf("the mock provider is not configured: call Configure first")
+		return nil, errNotConfigured()
 	}
-	return loadWorld(p.dataDir)
+	return loadWorld(p.dir)
+}
+
+// change runs fn on the world under the world folder's lock and saves the
+// world when fn reports a change (even when fn also returns an error); p.mu
+// must be held.
+func (p *provider) change(fn func(w *world) (changed bool, err error)) error {
+	if !p.configured {
+		return errNotConfigured()
+	}
+	unlock, err := lockWorld(p.dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, err := loadWorld(p.dir)
+	if err != nil {
+		return err
+	}
+	changed, err := fn(w)
+	if changed {
+		if serr := w.save(p.dir); serr != nil {
+			return serr
+		}
+	}
+	return err
+}
+
+func errNotConfigured() error {
+	return sdk.Errorf("the mock provider is not configured: call Configure first")
 }
 
 // GetSchema returns the six resource types.
@@ -88,38 +119,54 @@ func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk
 	return &sdk.GetSchemaResponse{ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes()}, nil
 }
 
-// Configure parses the fault config, adopts the data folder and arms the
-// fail_delete counters. It is the one call latency_ms does not slow down.
+// Configure parses the fault config, adopts the world folder (config world,
+// else the data folder) and arms the fail_delete counters. It is the one
+// call latency_ms does not slow down.
 func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
 	f, ds := parseConfig(req.Config)
 	if ds.HasError() {
 		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
 	}
-	if req.DataDir == "" {
-		return nil, sdk.Errorf("the mock provider needs a data folder")
+	dir, err := worldDir(f.world, req.DataDir)
+	if err != nil {
+		return nil, err
 	}
-	if fi, err := os.Stat(req.DataDir); err != nil {
-		return nil, sdk.Errorf("data folder: %v", err)
-	} else if !fi.IsDir() {
-		return nil, sdk.Errorf("data folder %s is not a folder", req.DataDir)
-	}
-	err := func() error {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.configured, p.dataDir, p.faults = true, req.DataDir, f
-		w, err := p.world()
-		if err != nil {
-			return err
-		}
-		if w.armFailDelete(f.failDelete) {
-			return w.save(p.dataDir)
-		}
-		return nil
-	}()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.configured, p.dir, p.faults = true, dir, f
+	err = p.change(func(w *world) (bool, error) { return w.armFailDelete(f.failDelete), nil })
 	if err != nil {
 		return nil, err
 	}
 	return &sdk.ConfigureResponse{Diagnostics: ds}, nil
+}
+
+// worldDir returns the folder the world lives in: world (absolute; made
+// with mode 0700 when missing) when the config names one, else the data
+// folder, which must exist.
+func worldDir(world, dataDir string) (string, error) {
+	if world == "" {
+		if dataDir == "" {
+			return "", sdk.Errorf("the mock provider needs a data folder (or a world folder in its config)")
+		}
+		if fi, err := os.Stat(dataDir); err != nil {
+			return "", sdk.Errorf("data folder: %v", err)
+		} else if !fi.IsDir() {
+			return "", sdk.Errorf("data folder %s is not a folder", dataDir)
+		}
+		return dataDir, nil
+	}
+	abs, err := filepath.Abs(world)
+	if err != nil {
+		return "", sdk.AttributeErrorf([]string{keyWorld}, "world %s: %v", world, err)
+	}
+	if err := os.MkdirAll(abs, dirMode); err != nil {
+		return "", sdk.AttributeErrorf([]string{keyWorld}, "make the world folder %s: %v", abs, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", sdk.AttributeErrorf([]string{keyWorld}, "world %s is not a folder", abs)
+	}
+	return abs, nil
 }
 
 // ValidateResource accepts any configuration of a known type: the schema
@@ -179,43 +226,48 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w, err := p.world()
+	var (
+		made  *resource
+		fresh bool // made by this call, not by an earlier one with the key
+	)
+	err = p.change(func(w *world) (bool, error) {
+		if r := w.byKey(req.IdempotencyKey); r != nil {
+			if r.Type != req.Type || r.Name != req.Name {
+				return false, sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
+			}
+			made = r
+			return false, nil
+		}
+		if p.faults.failsCreate(req.Name) {
+			return false, sdk.Errorf("injected failure: create %s", req.Name)
+		}
+		if r := w.byTypeName(req.Type, req.Name); r != nil {
+			return false, sdk.Diagnostic{
+				Severity: sdk.SeverityError,
+				Summary:  fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID),
+				Detail:   "another Create (idempotency key " + r.IdempotencyKey + ") made it; read it by id or delete it first",
+			}
+		}
+		id, err := w.newID(req.Type, req.Name)
+		if err != nil {
+			return false, err
+		}
+		cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
+		made = &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: cfg}
+		w.Resources = append(w.Resources, made)
+		fresh = true
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if r := w.byKey(req.IdempotencyKey); r != nil {
-		if r.Type != req.Type || r.Name != req.Name {
-			return nil, sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
-		}
-		return &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}, nil
-	}
-	if p.faults.failsCreate(req.Name) {
-		return nil, sdk.Errorf("injected failure: create %s", req.Name)
-	}
-	if r := w.byTypeName(req.Type, req.Name); r != nil {
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError,
-			Summary:  fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID),
-			Detail:   "another Create (idempotency key " + r.IdempotencyKey + ") made it; read it by id or delete it first",
-		}
-	}
-	id, err := w.newID(req.Type, req.Name)
-	if err != nil {
-		return nil, err
-	}
-	cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
-	r := &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: cfg}
-	w.Resources = append(w.Resources, r)
-	if err := w.save(p.dataDir); err != nil {
-		return nil, err
-	}
-	if p.faults.crashesCreate(req.Name) {
+	if fresh && p.faults.crashesCreate(req.Name) {
 		// The resource is recorded: the host finds it by the key after the
 		// crash. Exit without replying.
 		p.exit(CrashExitCode)
 		return nil, sdk.Errorf("injected crash: create %s (the exit hook returned)", req.Name)
 	}
-	return &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}, nil
+	return &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}, nil
 }
 
 // Update changes a resource's in-place attributes; it keeps the id and
@@ -234,26 +286,32 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w, err := p.world()
+	var (
+		resp = &sdk.UpdateResponse{}
+		r    *resource
+	)
+	err = p.change(func(w *world) (bool, error) {
+		r = w.byTypeName(req.Type, req.Name)
+		if req.ID != "" {
+			r = w.byID(req.ID)
+		}
+		if r == nil || r.Type != req.Type {
+			return false, sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
+		}
+		if resp.Diagnostics = checkForceNew(rt, r.Attributes, cfg); resp.Diagnostics.HasError() {
+			return false, nil
+		}
+		cfg[attrCreatedAt] = r.Attributes[attrCreatedAt]
+		r.Attributes = cfg
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := w.byTypeName(req.Type, req.Name)
-	if req.ID != "" {
-		r = w.byID(req.ID)
+	if !resp.Diagnostics.HasError() {
+		resp.Attributes = r.attributes()
 	}
-	if r == nil || r.Type != req.Type {
-		return nil, sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
-	}
-	if ds := checkForceNew(rt, r.Attributes, cfg); ds.HasError() {
-		return &sdk.UpdateResponse{Diagnostics: ds}, nil
-	}
-	cfg[attrCreatedAt] = r.Attributes[attrCreatedAt]
-	r.Attributes = cfg
-	if err := w.save(p.dataDir); err != nil {
-		return nil, err
-	}
-	return &sdk.UpdateResponse{Attributes: r.attributes()}, nil
+	return resp, nil
 }
 
 // Delete removes a resource by id (by type and name when the request has no
@@ -268,25 +326,21 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w, err := p.world()
-	if err != nil {
-		return nil, err
-	}
-	if w.consumeFailDelete(req.Name) {
-		if err := w.save(p.dataDir); err != nil {
-			return nil, err
+	err := p.change(func(w *world) (bool, error) {
+		if w.consumeFailDelete(req.Name) {
+			return true, sdk.Errorf("injected failure: delete %s", req.Name)
 		}
-		return nil, sdk.Errorf("injected failure: delete %s", req.Name)
-	}
-	r := w.byTypeName(req.Type, req.Name)
-	if req.ID != "" {
-		r = w.byID(req.ID)
-	}
-	if r == nil {
-		return &sdk.DeleteResponse{}, nil
-	}
-	w.remove(r.ID)
-	if err := w.save(p.dataDir); err != nil {
+		r := w.byTypeName(req.Type, req.Name)
+		if req.ID != "" {
+			r = w.byID(req.ID)
+		}
+		if r == nil {
+			return false, nil
+		}
+		w.remove(r.ID)
+		return true, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &sdk.DeleteResponse{}, nil

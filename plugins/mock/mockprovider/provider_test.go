@@ -88,6 +88,7 @@ func TestSchema(t *testing.T) {
 		computed bool
 	}
 	common := map[string]want{
+		"secret":     {sdk.TypeString, false, false},
 		"size":       {sdk.TypeNumber, false, false},
 		"zone":       {sdk.TypeString, true, false},
 		"created_at": {sdk.TypeString, false, true},
@@ -116,7 +117,7 @@ func TestSchema(t *testing.T) {
 		}
 		for name, w := range ws {
 			a, ok := rt.Attribute(name)
-			if !ok || a.Type != w.typ || a.ForceNew != w.forceNew || a.Computed != w.computed || a.Required {
+			if !ok || a.Type != w.typ || a.ForceNew != w.forceNew || a.Computed != w.computed || a.Required || a.Sensitive != (name == "secret") {
 				t.Errorf("%s.%s = %+v, want %+v", typ, name, a, w)
 			}
 		}
@@ -366,6 +367,8 @@ func TestConfigureRejects(t *testing.T) {
 		{sdk.Attributes{"fail_delete": map[string]any{"network": -1}}, []string{"fail_delete", "network"}},
 		{sdk.Attributes{"latency_ms": "5"}, []string{"latency_ms"}},
 		{sdk.Attributes{"latency_ms": 1.5}, []string{"latency_ms"}},
+		{sdk.Attributes{"world": 3}, []string{"world"}},
+		{sdk.Attributes{"world": ""}, []string{"world"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.path, "."), func(t *testing.T) {
@@ -382,7 +385,68 @@ func TestConfigureRejects(t *testing.T) {
 	configured(t, t.TempDir(), sdk.Attributes{
 		"fail_create": []string{"a"}, "crash_create": []any{"b"},
 		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0,
+		"world": filepath.Join(t.TempDir(), "w"),
 	})
+}
+
+// Two providers with different data folders and one world folder see one
+// reality: what one creates, the other reads, updates and deletes; the data
+// folders stay empty.
+func TestSharedWorld(t *testing.T) {
+	world := filepath.Join(t.TempDir(), "made", "world")
+	cfg := sdk.Attributes{"world": world}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a, b := configured(t, dirA, cfg), configured(t, dirB, cfg)
+	cr := create(t, a, "network", "shared", "k1", sdk.Attributes{"size": 1, "secret": "s3cr3t"})
+	rr := read(t, b, &sdk.ReadRequest{Type: "network", Name: "shared"})
+	if !rr.Exists || rr.ID != cr.ID || rr.Attributes["secret"] != "s3cr3t" {
+		t.Fatalf("the second provider reads %+v, want %s", rr, cr.ID)
+	}
+	if _, err := b.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "shared", IdempotencyKey: "k2"}); err == nil {
+		t.Fatal("the second provider created a second network shared in the same world")
+	}
+	if _, err := b.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "shared", ID: cr.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, a, &sdk.ReadRequest{ID: cr.ID}).Exists {
+		t.Fatal("deleted through one provider, still there for the other")
+	}
+	if fi, err := os.Stat(filepath.Join(world, mockprovider.WorldFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("world file: %v %v", fi, err)
+	}
+	for _, d := range []string{dirA, dirB} {
+		if es, _ := os.ReadDir(d); len(es) != 0 {
+			t.Errorf("data folder %s holds %v: the world lives elsewhere", d, es)
+		}
+	}
+}
+
+// Concurrent changes from providers sharing a world (as processes would)
+// lose none of each other's resources.
+func TestSharedWorldConcurrent(t *testing.T) {
+	cfg := sdk.Attributes{"world": t.TempDir()}
+	ps := []sdk.Provider{configured(t, t.TempDir(), cfg), configured(t, t.TempDir(), cfg)}
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		for j := range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				name := fmt.Sprintf("r%d-%d", i, j)
+				if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: name, IdempotencyKey: name}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for i := range ps {
+		for j := range 10 {
+			if !read(t, ps[0], &sdk.ReadRequest{Type: "generic", Name: fmt.Sprintf("r%d-%d", i, j)}).Exists {
+				t.Errorf("r%d-%d was lost", i, j)
+			}
+		}
+	}
 }
 
 func TestNotConfigured(t *testing.T) {

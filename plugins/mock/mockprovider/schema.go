@@ -14,8 +14,11 @@ const (
 	Version = "0.1.0"
 )
 
-// attrCreatedAt is the computed attribute every resource carries.
-const attrCreatedAt = "created_at"
+// Attributes with a meaning to the provider.
+const (
+	attrCreatedAt = "created_at" // computed: when it was created
+	attrSecret    = "secret"     // sensitive: the host never shows it
+)
 
 // resourceTypes returns the schema of every type the provider manages. It
 // builds a fresh value on every call: there is no package-level state.
@@ -24,6 +27,7 @@ func resourceTypes() []sdk.ResourceType {
 		attrs := []sdk.Attribute{
 			{Name: "size", Type: sdk.TypeNumber, Description: "a size; updated in place"},
 			{Name: "zone", Type: sdk.TypeString, ForceNew: true, Description: "a zone; a change replaces the resource"},
+			{Name: attrSecret, Type: sdk.TypeString, Sensitive: true, Description: "a secret value; updated in place; never shown"},
 		}
 		attrs = append(attrs, extra...)
 		attrs = append(attrs, sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"})
