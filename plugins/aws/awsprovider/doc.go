@@ -7,8 +7,15 @@
 //   - Credentials come only from the SDK's standard chain (environment,
 //     shared files and profile, SSO, web identity, container and instance
 //     roles). The provider config has no key for them, and the provider never
-//     retrieves, returns, logs or echoes them: config diagnostics name keys,
-//     never values.
+//     returns, logs or echoes them: config diagnostics name keys, never
+//     values.
+//   - Rejected credentials are said to be so, naming where they came from
+//     (the environment, a shared file and profile, SSO, a role…), never
+//     taken for an answer about a resource: a 403 from HeadBucket (which has
+//     no body) is told apart by the code ListObjectsV2 answers with
+//     (SignatureDoesNotMatch, InvalidAccessKeyId… → a *CredentialsError;
+//     NoSuchBucket → absent; AccessDenied → another account's, or missing
+//     permissions).
 //   - Every call (Read, Create, Update, Delete, waits included) runs under a
 //     deadline (timeout_seconds, 60 s by default); throttling and transient
 //     errors are retried by the SDK's standard retryer.

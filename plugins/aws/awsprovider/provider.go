@@ -58,6 +58,8 @@ type clients struct {
 	s3      *s3.Client
 	ddb     *dynamodb.Client
 	region  string
+	profile string                  // the profile the config names, or ""
+	creds   aws.CredentialsProvider // the SDK's chain, asked only for the name of its source
 	timeout time.Duration
 	intents *intents
 	now     func() time.Time
@@ -126,6 +128,8 @@ func (p *provider) Configure(ctx context.Context, req *sdk.ConfigureRequest) (*s
 			}
 		}),
 		region:  cfg.Region,
+		profile: s.profile,
+		creds:   cfg.Credentials,
 		timeout: s.timeout,
 		intents: newIntents(req.DataDir),
 		now:     p.now,
@@ -149,10 +153,14 @@ func (p *provider) begin(ctx context.Context) (*clients, context.Context, contex
 	return c, ctx, cancel, nil
 }
 
-// finish explains an error that the call's deadline caused.
+// finish explains an error that rejected credentials or the call's
+// deadline caused.
 func (c *clients) finish(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if ce := c.asCredentialsError(ctx, err); ce != nil {
+		return fmt.Errorf("%s: %w", what, ce)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s: timed out after %s (the provider's timeout_seconds): %w", what, c.timeout, err)

@@ -40,8 +40,9 @@ func (c *clients) headBucket(ctx context.Context, name string) (bool, string, er
 	case "NotFound", "NoSuchBucket":
 		return false, "", nil
 	case "Forbidden", "AccessDenied":
-		return false, "", sdk.AttributeErrorf([]string{attrBucket},
-			"bucket %q exists but these credentials cannot see it: another account owns the name, or the credentials lack s3:ListBucket", name)
+		// A HEAD answer has no body: ask a call whose answer carries a code.
+		exists, err := c.whyForbidden(ctx, name, err)
+		return exists, "", err
 	case "MovedPermanently", "PermanentRedirect", "301":
 		return false, "", sdk.AttributeErrorf([]string{attrBucket},
 			"bucket %q lives in another region than %s: set the provider's region to the bucket's", name, c.region)
