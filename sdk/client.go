@@ -20,7 +20,10 @@ func NewGRPCClient(conn grpc.ClientConnInterface) Provider {
 	return &grpcClient{c: pb.NewProviderClient(conn)}
 }
 
-var _ Provider = (*grpcClient)(nil)
+var (
+	_ Provider = (*grpcClient)(nil)
+	_ Importer = (*grpcClient)(nil)
+)
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
 	resp, err := c.c.GetSchema(ctx, &pb.GetSchema_Request{})
@@ -35,7 +38,7 @@ func (c *grpcClient) Configure(ctx context.Context, req *ConfigureRequest) (*Con
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Configure(ctx, &pb.Configure_Request{Config: cfg, DataDir: req.DataDir})
+	resp, err := c.c.Configure(ctx, &pb.Configure_Request{Config: cfg, DataDir: req.DataDir, ReadOnly: req.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +70,25 @@ func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse,
 	if err != nil {
 		return nil, err
 	}
-	return &ReadResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &ReadResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+// Import calls the Import RPC. The host calls it only for a provider whose
+// schema sets Capabilities.Import (an older plugin answers Unimplemented).
+func (c *grpcClient) Import(ctx context.Context, req *ImportRequest) (*ImportResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Import(ctx, &pb.Import_Request{Type: req.Type, Name: req.Name, Id: req.ID, Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	return &ImportResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {

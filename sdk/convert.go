@@ -42,7 +42,7 @@ func toDiagnostics(ds Diagnostics) []*pb.Diagnostic {
 		if d.Severity == SeverityWarning {
 			sev = pb.Diagnostic_SEVERITY_WARNING
 		}
-		out[i] = &pb.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath}
+		out[i] = &pb.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code}
 	}
 	return out
 }
@@ -60,7 +60,7 @@ func fromDiagnostics(ds []*pb.Diagnostic) Diagnostics {
 		if d.Severity == pb.Diagnostic_SEVERITY_WARNING {
 			sev = SeverityWarning
 		}
-		out = append(out, Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath})
+		out = append(out, Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code})
 	}
 	return out
 }
@@ -103,14 +103,42 @@ func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
 	}
 	out := &pb.GetSchema_Response{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion, Diagnostics: toDiagnostics(s.Diagnostics)}
 	for _, rt := range s.ResourceTypes {
-		prt := &pb.ResourceType{Name: rt.Name, Description: rt.Description}
-		for _, a := range rt.Attributes {
-			prt.Attributes = append(prt.Attributes, &pb.Attribute{
-				Name: a.Name, Type: attrTypes[a.Type], Required: a.Required, Computed: a.Computed,
-				Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
-			})
+		out.ResourceTypes = append(out.ResourceTypes, &pb.ResourceType{Name: rt.Name, Description: rt.Description, Attributes: toAttributes(rt.Attributes)})
+	}
+	if c := s.Capabilities; c != (Capabilities{}) {
+		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import}
+	}
+	out.ProviderConfig = toAttributes(s.ProviderConfig)
+	return out
+}
+
+func toAttributes(as []Attribute) []*pb.Attribute {
+	var out []*pb.Attribute
+	for _, a := range as {
+		out = append(out, &pb.Attribute{
+			Name: a.Name, Type: attrTypes[a.Type], Required: a.Required, Computed: a.Computed,
+			Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
+		})
+	}
+	return out
+}
+
+func fromAttributes(as []*pb.Attribute) []Attribute {
+	var out []Attribute
+	for _, a := range as {
+		if a == nil {
+			continue
 		}
-		out.ResourceTypes = append(out.ResourceTypes, prt)
+		t := TypeUnspecified
+		for k, v := range attrTypes {
+			if v == a.Type {
+				t = k
+			}
+		}
+		out = append(out, Attribute{
+			Name: a.Name, Type: t, Required: a.Required, Computed: a.Computed,
+			Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
+		})
 	}
 	return out
 }
@@ -124,23 +152,11 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 		if prt == nil {
 			continue
 		}
-		rt := ResourceType{Name: prt.Name, Description: prt.Description}
-		for _, a := range prt.Attributes {
-			if a == nil {
-				continue
-			}
-			t := TypeUnspecified
-			for k, v := range attrTypes {
-				if v == a.Type {
-					t = k
-				}
-			}
-			rt.Attributes = append(rt.Attributes, Attribute{
-				Name: a.Name, Type: t, Required: a.Required, Computed: a.Computed,
-				Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description,
-			})
-		}
-		out.ResourceTypes = append(out.ResourceTypes, rt)
+		out.ResourceTypes = append(out.ResourceTypes, ResourceType{Name: prt.Name, Description: prt.Description, Attributes: fromAttributes(prt.Attributes)})
 	}
+	if c := s.Capabilities; c != nil {
+		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import}
+	}
+	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	return out
 }

@@ -28,6 +28,40 @@ type Diagnostic struct {
 	Summary       string
 	Detail        string
 	AttributePath []string
+	// Code is a machine-readable kind the host branches on ("" for most):
+	// CodeConflict.
+	Code string
+}
+
+// CodeConflict marks a Create that found its identity already taken by a
+// resource made under another idempotency key, or by none, and did not
+// claim it.
+const CodeConflict = "conflict"
+
+// Conflict returns the diagnostic for a Create whose identity is taken:
+// summary says what was found ("bucket acme-data already exists"); ownerKey
+// is the idempotency key the existing resource was created under, "" when it
+// was not made by bulwark (or its key is unknown).
+func Conflict(summary, ownerKey string) Diagnostic {
+	detail := "it was not created by bulwark under this key; it is not claimed (import it to take it over)"
+	if ownerKey != "" {
+		detail = fmt.Sprintf("it was created under idempotency key %s; it is not claimed (import it to take it over)", ownerKey)
+	}
+	return Diagnostic{Severity: SeverityError, Summary: summary, Detail: detail, Code: CodeConflict}
+}
+
+// IsConflict reports whether err carries a Conflict diagnostic.
+func IsConflict(err error) bool {
+	var ds Diagnostics
+	if errors.As(err, &ds) {
+		for _, d := range ds {
+			if d.Code == CodeConflict && d.Severity != SeverityWarning {
+				return true
+			}
+		}
+	}
+	var d Diagnostic
+	return errors.As(err, &d) && d.Code == CodeConflict
 }
 
 func (d Diagnostic) Error() string {

@@ -118,7 +118,56 @@ type GetSchemaResponse struct {
 	ProviderName    string
 	ProviderVersion string
 	ResourceTypes   []ResourceType
-	Diagnostics     Diagnostics
+	// Capabilities are the optional parts of the contract this provider
+	// offers. The author sets IdempotencyKeys; Serve sets Import when the
+	// provider implements Importer.
+	Capabilities Capabilities
+	// ProviderConfig describes the provider's own configuration (types,
+	// required, sensitive). The host checks a spec's provider config against
+	// it, and never shows a sensitive value. Nil: not described, not checked.
+	ProviderConfig []Attribute
+	Diagnostics    Diagnostics
+}
+
+// Capabilities are the optional parts of the provider contract. A provider
+// written before one existed leaves it false, and the host treats it
+// conservatively: without IdempotencyKeys, anything a Read finds by natural
+// identity that the host's state does not record is somebody else's.
+type Capabilities struct {
+	// IdempotencyKeys promises two things: Read reports, in
+	// ReadResponse.IdempotencyKey, the key each resource was created under;
+	// and a Create whose identity (a name, a folder, a bucket) is already
+	// taken by a resource made under another key, or none, fails with a
+	// Conflict diagnostic and never claims it.
+	IdempotencyKeys bool
+	// Import is set by Serve when the provider implements Importer.
+	Import bool
+}
+
+// Importer is an optional interface: a provider that implements it is asked
+// to Import a resource the host takes over by id (bulwark import). Without
+// it the host reads the resource by id with Read.
+type Importer interface {
+	Import(ctx context.Context, req *ImportRequest) (*ImportResponse, error)
+}
+
+// ImportRequest asks for the resource of type Type with id ID, which the
+// host will record under Name.
+type ImportRequest struct {
+	Type   string
+	Name   string
+	ID     string
+	Config Attributes
+}
+
+// ImportResponse is what an Import found.
+type ImportResponse struct {
+	Exists     bool
+	ID         string
+	Attributes Attributes
+	// IdempotencyKey is the key the resource was created under, if any.
+	IdempotencyKey string
+	Diagnostics    Diagnostics
 }
 
 // ResourceType returns the type named name, or false.
@@ -136,6 +185,10 @@ type ConfigureRequest struct {
 	// DataDir is a folder the host assigns to this provider and keeps between
 	// runs; it exists when Configure is called.
 	DataDir string
+	// ReadOnly says the host will only call GetSchema, ValidateResource and
+	// Read in this session (a plan, a validate): the provider must write
+	// nothing anywhere — no clean-up, no persisted counters.
+	ReadOnly bool
 }
 
 type ConfigureResponse struct {
@@ -164,10 +217,13 @@ type ReadRequest struct {
 }
 
 type ReadResponse struct {
-	Exists      bool
-	ID          string
-	Attributes  Attributes
-	Diagnostics Diagnostics
+	Exists     bool
+	ID         string
+	Attributes Attributes
+	// IdempotencyKey is the key the resource was created under, when the
+	// provider recorded one ("" otherwise). See Capabilities.IdempotencyKeys.
+	IdempotencyKey string
+	Diagnostics    Diagnostics
 }
 
 type CreateRequest struct {

@@ -3,8 +3,12 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
@@ -15,18 +19,27 @@ import (
 type server struct {
 	pb.UnimplementedProviderServer
 	impl Provider
+	// log receives what must not travel to the host as a diagnostic (a
+	// panic's stack trace). go-plugin forwards the plugin's stderr to the
+	// host's debug log.
+	log hclog.Logger
 
 	mu     sync.Mutex
 	schema *GetSchemaResponse
 }
 
-func newServer(impl Provider) *server { return &server{impl: impl} }
+func newServer(impl Provider) *server {
+	return &server{impl: impl, log: hclog.New(&hclog.LoggerOptions{Name: "provider", Output: os.Stderr, JSONFormat: true})}
+}
 
-// call runs f, turning an error or a panic into diagnostics.
-func call(f func() (Diagnostics, error)) (ds Diagnostics) {
+// call runs f, turning an error or a panic into diagnostics. A panic is one
+// line for the host (what panicked); its stack trace goes to the log only.
+func (s *server) call(f func() (Diagnostics, error)) (ds Diagnostics) {
 	defer func() {
 		if r := recover(); r != nil {
-			ds = append(ds, Errorf("provider panicked: %v\n%s", r, debug.Stack()))
+			what := strings.Join(strings.Fields(fmt.Sprint(r)), " ")
+			s.log.Error("provider panicked", "panic", what, "stack", string(debug.Stack()))
+			ds = append(ds, Errorf("provider panicked: %s (the stack trace is in the debug log: BULWARK_LOG=debug)", what))
 		}
 	}()
 	ds, err := f()
@@ -38,7 +51,7 @@ func (s *server) resourceType(ctx context.Context, name string) (ResourceType, D
 	defer s.mu.Unlock()
 	if s.schema == nil {
 		var resp *GetSchemaResponse
-		ds := call(func() (Diagnostics, error) {
+		ds := s.call(func() (Diagnostics, error) {
 			var err error
 			resp, err = s.impl.GetSchema(ctx, &GetSchemaRequest{})
 			if resp != nil {
@@ -69,11 +82,17 @@ func (s *server) checkConfig(ctx context.Context, typ string, cfg Attributes) Di
 
 func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.GetSchema_Response, error) {
 	var resp *GetSchemaResponse
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		var err error
 		resp, err = s.impl.GetSchema(ctx, &GetSchemaRequest{})
 		return nil, err
 	})
+	if resp != nil {
+		_, imports := s.impl.(Importer)
+		c := *resp
+		c.Capabilities.Import = imports
+		resp = &c
+	}
 	out := toSchema(resp)
 	out.Diagnostics = append(out.Diagnostics, toDiagnostics(ds)...)
 	return out, nil
@@ -84,8 +103,8 @@ func (s *server) Configure(ctx context.Context, req *pb.Configure_Request) (*pb.
 	if err != nil {
 		return &pb.Configure_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
-	ds := call(func() (Diagnostics, error) {
-		resp, err := s.impl.Configure(ctx, &ConfigureRequest{Config: cfg, DataDir: req.GetDataDir()})
+	ds := s.call(func() (Diagnostics, error) {
+		resp, err := s.impl.Configure(ctx, &ConfigureRequest{Config: cfg, DataDir: req.GetDataDir(), ReadOnly: req.GetReadOnly()})
 		if resp != nil {
 			return resp.Diagnostics, err
 		}
@@ -102,7 +121,7 @@ func (s *server) ValidateResource(ctx context.Context, req *pb.ValidateResource_
 	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
 		return &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}, nil
 	}
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		resp, err := s.impl.ValidateResource(ctx, &ValidateResourceRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg})
 		if resp != nil {
 			return resp.Diagnostics, err
@@ -118,7 +137,7 @@ func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Respo
 		return &pb.Read_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
 	var resp *ReadResponse
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		var err error
 		resp, err = s.impl.Read(ctx, &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg})
 		return nil, err
@@ -128,7 +147,42 @@ func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Respo
 		ds = append(resp.Diagnostics, ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
-		out.Exists, out.Id, out.Attributes = resp.Exists, resp.ID, attrs
+		out.Exists, out.Id, out.Attributes, out.IdempotencyKey = resp.Exists, resp.ID, attrs, resp.IdempotencyKey
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+// Import asks a provider that implements Importer; for one that does not,
+// it is a Read by id, so a host may call it either way.
+func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import_Response, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return &pb.Import_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
+	}
+	if req.GetId() == "" {
+		return &pb.Import_Response{Diagnostics: toDiagnostics(Diagnostics{Errorf("import %s: the request carries no id", req.GetName())})}, nil
+	}
+	var resp *ImportResponse
+	ds := s.call(func() (Diagnostics, error) {
+		ir := &ImportRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Config: cfg}
+		if imp, ok := s.impl.(Importer); ok {
+			var err error
+			resp, err = imp.Import(ctx, ir)
+			return nil, err
+		}
+		r, err := s.impl.Read(ctx, &ReadRequest{Type: ir.Type, Name: ir.Name, ID: ir.ID, Config: ir.Config})
+		if r != nil {
+			resp = &ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Diagnostics: r.Diagnostics}
+		}
+		return nil, err
+	})
+	out := &pb.Import_Response{}
+	if resp != nil {
+		ds = append(resp.Diagnostics, ds...)
+		attrs, err := toDynamic(resp.Attributes)
+		ds = append(ds, DiagnosticsFromError(err)...)
+		out.Exists, out.Id, out.Attributes, out.IdempotencyKey = resp.Exists, resp.ID, attrs, resp.IdempotencyKey
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil
@@ -146,7 +200,7 @@ func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create
 		return &pb.Create_Response{Diagnostics: toDiagnostics(Diagnostics{Errorf("create %s: the request carries no idempotency key", req.GetName())})}, nil
 	}
 	var resp *CreateResponse
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		var err error
 		resp, err = s.impl.Create(ctx, &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection())})
 		return nil, err
@@ -175,7 +229,7 @@ func (s *server) Update(ctx context.Context, req *pb.Update_Request) (*pb.Update
 		return &pb.Update_Response{Diagnostics: toDiagnostics(ds)}, nil
 	}
 	var resp *UpdateResponse
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		var err error
 		resp, err = s.impl.Update(ctx, &UpdateRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), PriorAttributes: prior, Config: cfg, Protection: fromProtection(req.GetProtection())})
 		return nil, err
@@ -202,7 +256,7 @@ func (s *server) Delete(ctx context.Context, req *pb.Delete_Request) (*pb.Delete
 	if err != nil {
 		return &pb.Delete_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
-	ds := call(func() (Diagnostics, error) {
+	ds := s.call(func() (Diagnostics, error) {
 		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection())})
 		if resp != nil {
 			return resp.Diagnostics, err

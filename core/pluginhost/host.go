@@ -69,6 +69,9 @@ type Config struct {
 	// bulwark.lock). The host then runs a private copy of the bytes it
 	// verified, so the file cannot change between the check and the exec.
 	SHA256 string
+	// ReadOnly tells the provider that this session only reads (plan,
+	// validate): it must write nothing anywhere.
+	ReadOnly bool
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
@@ -230,7 +233,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		client.Kill()
 		return nil, translate(p.cfg.Name, "GetSchema", err)
 	}
-	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir})
+	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
 	if err == nil {
 		err = diagErr(p.cfg.Name, "Configure", resp.Diagnostics)
 	}
@@ -299,6 +302,34 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 		return nil, p.check(ctx, "Read", err)
 	}
 	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
+}
+
+// Import reads the resource a user takes over by id: through the provider's
+// Import when its schema offers it, else through Read by id (a provider
+// written before Import existed).
+func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	if req.ID == "" {
+		return nil, fmt.Errorf("provider %s: import %s: no id given", p.cfg.Name, req.Name)
+	}
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	imp, ok := prov.(sdk.Importer)
+	if s := p.Schema(); !ok || s == nil || !s.Capabilities.Import {
+		r, err := p.Read(ctx, &sdk.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Diagnostics: r.Diagnostics}, nil
+	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := imp.Import(ctx, req)
+	if err != nil {
+		return nil, p.check(ctx, "Import", err)
+	}
+	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
 }
 
 // Create makes a resource under req.IdempotencyKey.

@@ -240,6 +240,10 @@ type Diagnostic struct {
 	// Path of the attribute the diagnostic is about, outermost first; empty
 	// when it concerns the whole resource.
 	AttributePath []string `protobuf:"bytes,4,rep,name=attribute_path,json=attributePath,proto3" json:"attribute_path,omitempty"`
+	// A machine-readable code the host branches on; empty for most. "conflict":
+	// a Create found the resource's identity already taken by a resource made
+	// under another idempotency key (or none), and did not claim it.
+	Code          string `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -300,6 +304,13 @@ func (x *Diagnostic) GetAttributePath() []string {
 		return x.AttributePath
 	}
 	return nil
+}
+
+func (x *Diagnostic) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
 }
 
 type Attribute struct {
@@ -456,6 +467,64 @@ func (x *ResourceType) GetDescription() string {
 	return ""
 }
 
+// Capabilities are the optional parts of this contract a provider offers.
+// The host treats a provider that offers none conservatively.
+type Capabilities struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Read reports the idempotency key each resource was created under, and a
+	// Create whose identity is taken under another key fails with a "conflict"
+	// diagnostic, never claiming the resource.
+	IdempotencyKeys bool `protobuf:"varint,1,opt,name=idempotency_keys,json=idempotencyKeys,proto3" json:"idempotency_keys,omitempty"`
+	// The provider implements Import.
+	Import        bool `protobuf:"varint,2,opt,name=import,proto3" json:"import,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Capabilities) Reset() {
+	*x = Capabilities{}
+	mi := &file_provider_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Capabilities) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Capabilities) ProtoMessage() {}
+
+func (x *Capabilities) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
+func (*Capabilities) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Capabilities) GetIdempotencyKeys() bool {
+	if x != nil {
+		return x.IdempotencyKeys
+	}
+	return false
+}
+
+func (x *Capabilities) GetImport() bool {
+	if x != nil {
+		return x.Import
+	}
+	return false
+}
+
 type GetSchema struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -464,7 +533,7 @@ type GetSchema struct {
 
 func (x *GetSchema) Reset() {
 	*x = GetSchema{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +545,7 @@ func (x *GetSchema) String() string {
 func (*GetSchema) ProtoMessage() {}
 
 func (x *GetSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +558,7 @@ func (x *GetSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema.ProtoReflect.Descriptor instead.
 func (*GetSchema) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 type Configure struct {
@@ -500,7 +569,7 @@ type Configure struct {
 
 func (x *Configure) Reset() {
 	*x = Configure{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +581,7 @@ func (x *Configure) String() string {
 func (*Configure) ProtoMessage() {}
 
 func (x *Configure) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +594,7 @@ func (x *Configure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure.ProtoReflect.Descriptor instead.
 func (*Configure) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 type ValidateResource struct {
@@ -536,7 +605,7 @@ type ValidateResource struct {
 
 func (x *ValidateResource) Reset() {
 	*x = ValidateResource{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +617,7 @@ func (x *ValidateResource) String() string {
 func (*ValidateResource) ProtoMessage() {}
 
 func (x *ValidateResource) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +630,7 @@ func (x *ValidateResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource.ProtoReflect.Descriptor instead.
 func (*ValidateResource) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 type Read struct {
@@ -572,7 +641,7 @@ type Read struct {
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +653,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +666,43 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
+}
+
+type Import struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Import) Reset() {
+	*x = Import{}
+	mi := &file_provider_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Import) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Import) ProtoMessage() {}
+
+func (x *Import) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Import.ProtoReflect.Descriptor instead.
+func (*Import) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 type Create struct {
@@ -608,7 +713,7 @@ type Create struct {
 
 func (x *Create) Reset() {
 	*x = Create{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +725,7 @@ func (x *Create) String() string {
 func (*Create) ProtoMessage() {}
 
 func (x *Create) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +738,7 @@ func (x *Create) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create.ProtoReflect.Descriptor instead.
 func (*Create) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 type Update struct {
@@ -644,7 +749,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +761,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +774,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 type Delete struct {
@@ -680,7 +785,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +797,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +810,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 type GetSchema_Request struct {
@@ -716,7 +821,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +833,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +846,7 @@ func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Request.ProtoReflect.Descriptor instead.
 func (*GetSchema_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4, 0}
+	return file_provider_proto_rawDescGZIP(), []int{5, 0}
 }
 
 type GetSchema_Response struct {
@@ -750,13 +855,17 @@ type GetSchema_Response struct {
 	ProviderVersion string                 `protobuf:"bytes,2,opt,name=provider_version,json=providerVersion,proto3" json:"provider_version,omitempty"`
 	ResourceTypes   []*ResourceType        `protobuf:"bytes,3,rep,name=resource_types,json=resourceTypes,proto3" json:"resource_types,omitempty"`
 	Diagnostics     []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	Capabilities    *Capabilities          `protobuf:"bytes,5,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// The provider's own configuration (types, required, sensitive); empty
+	// when the provider does not describe it.
+	ProviderConfig []*Attribute `protobuf:"bytes,6,rep,name=provider_config,json=providerConfig,proto3" json:"provider_config,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +877,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +890,7 @@ func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Response.ProtoReflect.Descriptor instead.
 func (*GetSchema_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4, 1}
+	return file_provider_proto_rawDescGZIP(), []int{5, 1}
 }
 
 func (x *GetSchema_Response) GetProviderName() string {
@@ -812,17 +921,34 @@ func (x *GetSchema_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+func (x *GetSchema_Response) GetCapabilities() *Capabilities {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *GetSchema_Response) GetProviderConfig() []*Attribute {
+	if x != nil {
+		return x.ProviderConfig
+	}
+	return nil
+}
+
 type Configure_Request struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Config        *DynamicValue          `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
-	DataDir       string                 `protobuf:"bytes,2,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Config  *DynamicValue          `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	DataDir string                 `protobuf:"bytes,2,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	// The host will only call GetSchema, ValidateResource and Read in this
+	// session: the provider must write nothing, anywhere.
+	ReadOnly      bool `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +960,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +973,7 @@ func (x *Configure_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Request.ProtoReflect.Descriptor instead.
 func (*Configure_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5, 0}
+	return file_provider_proto_rawDescGZIP(), []int{6, 0}
 }
 
 func (x *Configure_Request) GetConfig() *DynamicValue {
@@ -864,6 +990,13 @@ func (x *Configure_Request) GetDataDir() string {
 	return ""
 }
 
+func (x *Configure_Request) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
 type Configure_Response struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Diagnostics   []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
@@ -873,7 +1006,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +1018,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1031,7 @@ func (x *Configure_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Response.ProtoReflect.Descriptor instead.
 func (*Configure_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5, 1}
+	return file_provider_proto_rawDescGZIP(), []int{6, 1}
 }
 
 func (x *Configure_Response) GetDiagnostics() []*Diagnostic {
@@ -919,7 +1052,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1064,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1077,7 @@ func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Request.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 0}
+	return file_provider_proto_rawDescGZIP(), []int{7, 0}
 }
 
 func (x *ValidateResource_Request) GetType() string {
@@ -977,7 +1110,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1122,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1135,7 @@ func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Response.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 1}
+	return file_provider_proto_rawDescGZIP(), []int{7, 1}
 }
 
 func (x *ValidateResource_Response) GetDiagnostics() []*Diagnostic {
@@ -1028,7 +1161,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1173,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1186,7 @@ func (x *Read_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Request.ProtoReflect.Descriptor instead.
 func (*Read_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 0}
+	return file_provider_proto_rawDescGZIP(), []int{8, 0}
 }
 
 func (x *Read_Request) GetType() string {
@@ -1092,18 +1225,21 @@ func (x *Read_Request) GetConfig() *DynamicValue {
 }
 
 type Read_Response struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Exists        bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
-	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Attributes    *DynamicValue          `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	Diagnostics   []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Exists      bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
+	Id          string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Attributes  *DynamicValue          `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// The idempotency key the resource was created under, when the provider
+	// recorded one.
+	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1115,7 +1251,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1128,7 +1264,7 @@ func (x *Read_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Response.ProtoReflect.Descriptor instead.
 func (*Read_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 1}
+	return file_provider_proto_rawDescGZIP(), []int{8, 1}
 }
 
 func (x *Read_Response) GetExists() bool {
@@ -1159,6 +1295,157 @@ func (x *Read_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+func (x *Read_Response) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type Import_Request struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Config        *DynamicValue          `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Import_Request) Reset() {
+	*x = Import_Request{}
+	mi := &file_provider_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Import_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Import_Request) ProtoMessage() {}
+
+func (x *Import_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Import_Request.ProtoReflect.Descriptor instead.
+func (*Import_Request) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+}
+
+func (x *Import_Request) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Import_Request) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Import_Request) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Import_Request) GetConfig() *DynamicValue {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type Import_Response struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Exists         bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
+	Id             string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Attributes     *DynamicValue          `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Diagnostics    []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Import_Response) Reset() {
+	*x = Import_Response{}
+	mi := &file_provider_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Import_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Import_Response) ProtoMessage() {}
+
+func (x *Import_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Import_Response.ProtoReflect.Descriptor instead.
+func (*Import_Response) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+}
+
+func (x *Import_Response) GetExists() bool {
+	if x != nil {
+		return x.Exists
+	}
+	return false
+}
+
+func (x *Import_Response) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Import_Response) GetAttributes() *DynamicValue {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *Import_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *Import_Response) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
 type Create_Request struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Type           string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1172,7 +1459,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1471,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1484,7 @@ func (x *Create_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Request.ProtoReflect.Descriptor instead.
 func (*Create_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 0}
+	return file_provider_proto_rawDescGZIP(), []int{10, 0}
 }
 
 func (x *Create_Request) GetType() string {
@@ -1246,7 +1533,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1545,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1558,7 @@ func (x *Create_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Response.ProtoReflect.Descriptor instead.
 func (*Create_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 1}
+	return file_provider_proto_rawDescGZIP(), []int{10, 1}
 }
 
 func (x *Create_Response) GetId() string {
@@ -1309,7 +1596,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1608,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1621,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+	return file_provider_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -1389,7 +1676,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1688,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1701,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+	return file_provider_proto_rawDescGZIP(), []int{11, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -1444,7 +1731,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1743,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1756,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 0}
+	return file_provider_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -1516,7 +1803,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1815,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1828,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 1}
+	return file_provider_proto_rawDescGZIP(), []int{12, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -1557,13 +1844,14 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"\x0eprovider.proto\x12\x13bulwark.provider.v1\"\"\n" +
 	"\fDynamicValue\x12\x12\n" +
-	"\x04json\x18\x01 \x01(\fR\x04json\"\xfb\x01\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"\x8f\x02\n" +
 	"\n" +
 	"Diagnostic\x12D\n" +
 	"\bseverity\x18\x01 \x01(\x0e2(.bulwark.provider.v1.Diagnostic.SeverityR\bseverity\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12%\n" +
-	"\x0eattribute_path\x18\x04 \x03(\tR\rattributePath\"N\n" +
+	"\x0eattribute_path\x18\x04 \x03(\tR\rattributePath\x12\x12\n" +
+	"\x04code\x18\x05 \x01(\tR\x04code\"N\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
@@ -1588,18 +1876,24 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x80\x02\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"Q\n" +
+	"\fCapabilities\x12)\n" +
+	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
+	"\x06import\x18\x02 \x01(\bR\x06import\"\x90\x03\n" +
 	"\tGetSchema\x1a\t\n" +
-	"\aRequest\x1a\xe7\x01\n" +
+	"\aRequest\x1a\xf7\x02\n" +
 	"\bResponse\x12#\n" +
 	"\rprovider_name\x18\x01 \x01(\tR\fproviderName\x12)\n" +
 	"\x10provider_version\x18\x02 \x01(\tR\x0fproviderVersion\x12H\n" +
 	"\x0eresource_types\x18\x03 \x03(\v2!.bulwark.provider.v1.ResourceTypeR\rresourceTypes\x12A\n" +
-	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xbb\x01\n" +
-	"\tConfigure\x1a_\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12E\n" +
+	"\fcapabilities\x18\x05 \x01(\v2!.bulwark.provider.v1.CapabilitiesR\fcapabilities\x12G\n" +
+	"\x0fprovider_config\x18\x06 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\x0eproviderConfig\"\xd8\x01\n" +
+	"\tConfigure\x1a|\n" +
 	"\aRequest\x129\n" +
 	"\x06config\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x12\x19\n" +
-	"\bdata_dir\x18\x02 \x01(\tR\adataDir\x1aM\n" +
+	"\bdata_dir\x18\x02 \x01(\tR\adataDir\x12\x1b\n" +
+	"\tread_only\x18\x03 \x01(\bR\breadOnly\x1aM\n" +
 	"\bResponse\x12A\n" +
 	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xcf\x01\n" +
 	"\x10ValidateResource\x1al\n" +
@@ -1608,21 +1902,36 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
 	"\x06config\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1aM\n" +
 	"\bResponse\x12A\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xe9\x02\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\x92\x03\n" +
 	"\x04Read\x1a\xa5\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12'\n" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x129\n" +
-	"\x06config\x18\x05 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xb8\x01\n" +
+	"\x06config\x18\x05 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xe1\x01\n" +
 	"\bResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12A\n" +
 	"\n" +
 	"attributes\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
-	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\x84\x03\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"\xea\x02\n" +
+	"\x06Import\x1a|\n" +
+	"\aRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x129\n" +
+	"\x06config\x18\x04 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xe1\x01\n" +
+	"\bResponse\x12\x16\n" +
+	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12A\n" +
+	"\n" +
+	"attributes\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
+	"attributes\x12A\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"\x84\x03\n" +
 	"\x06Create\x1a\xd6\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
@@ -1671,7 +1980,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14PROTECTION_EPHEMERAL\x10\x01\x12\x16\n" +
 	"\x12PROTECTION_DURABLE\x10\x02\x12\x18\n" +
-	"\x14PROTECTION_PROTECTED\x10\x032\x87\x05\n" +
+	"\x14PROTECTION_PROTECTED\x10\x032\xdc\x05\n" +
 	"\bProvider\x12\\\n" +
 	"\tGetSchema\x12&.bulwark.provider.v1.GetSchema.Request\x1a'.bulwark.provider.v1.GetSchema.Response\x12\\\n" +
 	"\tConfigure\x12&.bulwark.provider.v1.Configure.Request\x1a'.bulwark.provider.v1.Configure.Response\x12q\n" +
@@ -1679,7 +1988,8 @@ const file_provider_proto_rawDesc = "" +
 	"\x04Read\x12!.bulwark.provider.v1.Read.Request\x1a\".bulwark.provider.v1.Read.Response\x12S\n" +
 	"\x06Create\x12#.bulwark.provider.v1.Create.Request\x1a$.bulwark.provider.v1.Create.Response\x12S\n" +
 	"\x06Update\x12#.bulwark.provider.v1.Update.Request\x1a$.bulwark.provider.v1.Update.Response\x12S\n" +
-	"\x06Delete\x12#.bulwark.provider.v1.Delete.Request\x1a$.bulwark.provider.v1.Delete.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
+	"\x06Delete\x12#.bulwark.provider.v1.Delete.Request\x1a$.bulwark.provider.v1.Delete.Response\x12S\n" +
+	"\x06Import\x12#.bulwark.provider.v1.Import.Request\x1a$.bulwark.provider.v1.Import.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -1694,7 +2004,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -1703,27 +2013,31 @@ var file_provider_proto_goTypes = []any{
 	(*Diagnostic)(nil),                // 4: bulwark.provider.v1.Diagnostic
 	(*Attribute)(nil),                 // 5: bulwark.provider.v1.Attribute
 	(*ResourceType)(nil),              // 6: bulwark.provider.v1.ResourceType
-	(*GetSchema)(nil),                 // 7: bulwark.provider.v1.GetSchema
-	(*Configure)(nil),                 // 8: bulwark.provider.v1.Configure
-	(*ValidateResource)(nil),          // 9: bulwark.provider.v1.ValidateResource
-	(*Read)(nil),                      // 10: bulwark.provider.v1.Read
-	(*Create)(nil),                    // 11: bulwark.provider.v1.Create
-	(*Update)(nil),                    // 12: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 13: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 14: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 15: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 16: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 17: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 18: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 19: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 20: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 21: bulwark.provider.v1.Read.Response
-	(*Create_Request)(nil),            // 22: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 23: bulwark.provider.v1.Create.Response
-	(*Update_Request)(nil),            // 24: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 25: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 26: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 27: bulwark.provider.v1.Delete.Response
+	(*Capabilities)(nil),              // 7: bulwark.provider.v1.Capabilities
+	(*GetSchema)(nil),                 // 8: bulwark.provider.v1.GetSchema
+	(*Configure)(nil),                 // 9: bulwark.provider.v1.Configure
+	(*ValidateResource)(nil),          // 10: bulwark.provider.v1.ValidateResource
+	(*Read)(nil),                      // 11: bulwark.provider.v1.Read
+	(*Import)(nil),                    // 12: bulwark.provider.v1.Import
+	(*Create)(nil),                    // 13: bulwark.provider.v1.Create
+	(*Update)(nil),                    // 14: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 15: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 16: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 17: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 18: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 19: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 20: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 21: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 22: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 23: bulwark.provider.v1.Read.Response
+	(*Import_Request)(nil),            // 24: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 25: bulwark.provider.v1.Import.Response
+	(*Create_Request)(nil),            // 26: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 27: bulwark.provider.v1.Create.Response
+	(*Update_Request)(nil),            // 28: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 29: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 30: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 31: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
@@ -1731,44 +2045,51 @@ var file_provider_proto_depIdxs = []int32{
 	5,  // 2: bulwark.provider.v1.ResourceType.attributes:type_name -> bulwark.provider.v1.Attribute
 	6,  // 3: bulwark.provider.v1.GetSchema.Response.resource_types:type_name -> bulwark.provider.v1.ResourceType
 	4,  // 4: bulwark.provider.v1.GetSchema.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 5: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 6: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 7: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 8: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 9: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 10: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 11: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 12: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 13: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 14: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 15: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 16: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 17: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 18: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 19: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 20: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 21: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 22: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 23: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	14, // 24: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	16, // 25: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	18, // 26: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	20, // 27: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	22, // 28: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	24, // 29: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	26, // 30: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	15, // 31: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	17, // 32: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	19, // 33: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	21, // 34: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	23, // 35: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	25, // 36: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	27, // 37: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	7,  // 5: bulwark.provider.v1.GetSchema.Response.capabilities:type_name -> bulwark.provider.v1.Capabilities
+	5,  // 6: bulwark.provider.v1.GetSchema.Response.provider_config:type_name -> bulwark.provider.v1.Attribute
+	3,  // 7: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 8: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 9: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 10: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 11: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 12: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 13: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 14: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 15: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 16: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 17: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 18: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 19: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 20: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 21: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 22: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 23: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 24: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 25: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 26: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 27: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 28: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	16, // 29: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	18, // 30: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	20, // 31: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	22, // 32: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	26, // 33: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	28, // 34: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	30, // 35: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	24, // 36: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	17, // 37: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	19, // 38: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	21, // 39: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	23, // 40: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	27, // 41: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	29, // 42: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	31, // 43: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	25, // 44: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	37, // [37:45] is the sub-list for method output_type
+	29, // [29:37] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1782,7 +2103,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   25,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

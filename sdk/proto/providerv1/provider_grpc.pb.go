@@ -33,6 +33,7 @@ const (
 	Provider_Create_FullMethodName           = "/bulwark.provider.v1.Provider/Create"
 	Provider_Update_FullMethodName           = "/bulwark.provider.v1.Provider/Update"
 	Provider_Delete_FullMethodName           = "/bulwark.provider.v1.Provider/Delete"
+	Provider_Import_FullMethodName           = "/bulwark.provider.v1.Provider/Import"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -58,6 +59,10 @@ type ProviderClient interface {
 	// Delete removes a resource. Deleting what is gone succeeds. A request that
 	// carries PROTECTION_PROTECTED is refused by the SDK before the provider sees it.
 	Delete(ctx context.Context, in *Delete_Request, opts ...grpc.CallOption) (*Delete_Response, error)
+	// Import reads an existing resource by id so that the host can take it
+	// over. Optional: a provider offers it by setting capabilities.import in
+	// GetSchema; without it the host reads by id with Read.
+	Import(ctx context.Context, in *Import_Request, opts ...grpc.CallOption) (*Import_Response, error)
 }
 
 type providerClient struct {
@@ -138,6 +143,16 @@ func (c *providerClient) Delete(ctx context.Context, in *Delete_Request, opts ..
 	return out, nil
 }
 
+func (c *providerClient) Import(ctx context.Context, in *Import_Request, opts ...grpc.CallOption) (*Import_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Import_Response)
+	err := c.cc.Invoke(ctx, Provider_Import_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -161,6 +176,10 @@ type ProviderServer interface {
 	// Delete removes a resource. Deleting what is gone succeeds. A request that
 	// carries PROTECTION_PROTECTED is refused by the SDK before the provider sees it.
 	Delete(context.Context, *Delete_Request) (*Delete_Response, error)
+	// Import reads an existing resource by id so that the host can take it
+	// over. Optional: a provider offers it by setting capabilities.import in
+	// GetSchema; without it the host reads by id with Read.
+	Import(context.Context, *Import_Request) (*Import_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -191,6 +210,9 @@ func (UnimplementedProviderServer) Update(context.Context, *Update_Request) (*Up
 }
 func (UnimplementedProviderServer) Delete(context.Context, *Delete_Request) (*Delete_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedProviderServer) Import(context.Context, *Import_Request) (*Import_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method Import not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -339,6 +361,24 @@ func _Provider_Delete_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_Import_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Import_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Import(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Import_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Import(ctx, req.(*Import_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -373,6 +413,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _Provider_Delete_Handler,
+		},
+		{
+			MethodName: "Import",
+			Handler:    _Provider_Import_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -27,6 +27,7 @@ type provider struct {
 	mu        sync.Mutex
 	config    map[string]any
 	dataDir   string
+	readOnly  bool
 	byKey     map[string]string // idempotency key -> id
 	resources map[string]bool   // id -> exists
 }
@@ -51,7 +52,7 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.config, p.dataDir = req.Config, req.DataDir
+	p.config, p.dataDir, p.readOnly = req.Config, req.DataDir, req.ReadOnly
 	return &sdk.ConfigureResponse{}, nil
 }
 
@@ -80,6 +81,7 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 			"pid":        float64(os.Getpid()),
 			"configured": p.config,
 			"data_dir":   p.dataDir,
+			"read_only":  p.readOnly,
 		},
 	}, nil
 }

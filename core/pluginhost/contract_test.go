@@ -1,0 +1,46 @@
+package pluginhost
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// A read-only session tells the plugin so at Configure, and a provider that
+// predates Import (the test plugin has no Importer) is imported through Read
+// by id.
+func TestHostReadOnlyAndImportFallback(t *testing.T) {
+	dir := testPlugin(t)
+	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
+	t.Cleanup(h.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d"), ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps := p.Schema().Capabilities; caps.Import || caps.IdempotencyKeys {
+		t.Errorf("an older plugin reports capabilities %+v", caps)
+	}
+	r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Attributes["read_only"] != true {
+		t.Errorf("Configure saw read_only=%v, want true", r.Attributes["read_only"])
+	}
+	c, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "x", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := p.Import(ctx, &sdk.ImportRequest{Type: "thing", Name: "y", ID: c.ID})
+	if err != nil || !imp.Exists || imp.ID != c.ID {
+		t.Errorf("import by id through Read: %+v %v", imp, err)
+	}
+	if _, err := p.Import(ctx, &sdk.ImportRequest{Type: "thing", Name: "y"}); err == nil {
+		t.Error("an import without an id was accepted")
+	}
+}

@@ -1,0 +1,147 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// keyed is a provider that uses the additions to v1: it reports keys,
+// refuses taken identities with a conflict, describes its config and
+// implements Importer.
+type keyed struct {
+	recorder
+	imports int
+}
+
+func (k *keyed) GetSchema(ctx context.Context, req *GetSchemaRequest) (*GetSchemaResponse, error) {
+	s, err := k.recorder.GetSchema(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.Capabilities = Capabilities{IdempotencyKeys: true}
+	s.ProviderConfig = []Attribute{{Name: "token", Type: TypeString, Sensitive: true}, {Name: "region", Type: TypeString, Required: true}}
+	return s, nil
+}
+
+func (k *keyed) Read(_ context.Context, req *ReadRequest) (*ReadResponse, error) {
+	k.record("Read", req)
+	return &ReadResponse{Exists: true, ID: "id-" + req.Name, IdempotencyKey: "bulwark:alpha:L:K1"}, nil
+}
+
+func (k *keyed) Create(_ context.Context, req *CreateRequest) (*CreateResponse, error) {
+	k.record("Create", req)
+	return &CreateResponse{Diagnostics: Diagnostics{Conflict(fmt.Sprintf("bucket %s already exists", req.Name), "bulwark:alpha:L:K1")}}, nil
+}
+
+func (k *keyed) Import(_ context.Context, req *ImportRequest) (*ImportResponse, error) {
+	k.imports++
+	return &ImportResponse{Exists: true, ID: req.ID, Attributes: Attributes{"name": req.Name}, IdempotencyKey: "k0"}, nil
+}
+
+// The additions travel over the real transport: capabilities (Import
+// detected by Serve, not declared), the provider's config schema, the key on
+// Read, a conflict code on Create, ReadOnly on Configure.
+func TestGRPCContractAdditions(t *testing.T) {
+	impl := &keyed{}
+	host := dispense(t, impl)
+	ctx := context.Background()
+
+	s, err := host.GetSchema(ctx, &GetSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Capabilities{IdempotencyKeys: true, Import: true}); s.Capabilities != want {
+		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
+	}
+	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {
+		t.Errorf("provider config %+v", s.ProviderConfig)
+	}
+
+	if _, err := host.Configure(ctx, &ConfigureRequest{DataDir: "/d", ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := impl.last("Configure").(*ConfigureRequest); !got.ReadOnly {
+		t.Errorf("configure got %+v, want ReadOnly", got)
+	}
+
+	r, err := host.Read(ctx, &ReadRequest{Type: "bucket", Name: "b"})
+	if err != nil || r.IdempotencyKey != "bulwark:alpha:L:K1" {
+		t.Errorf("read %+v %v: want the key", r, err)
+	}
+
+	cr, err := host.Create(ctx, &CreateRequest{Type: "bucket", Name: "b", Config: goodConfig, IdempotencyKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsConflict(cr.Diagnostics.Err()) || !strings.Contains(cr.Diagnostics.Error(), "bulwark:alpha:L:K1") {
+		t.Errorf("create diagnostics %v: want a conflict naming the owner key", cr.Diagnostics)
+	}
+
+	imp := host.(Importer)
+	ir, err := imp.Import(ctx, &ImportRequest{Type: "bucket", Name: "b", ID: "given"})
+	if err != nil || !ir.Exists || ir.ID != "given" || ir.IdempotencyKey != "k0" || impl.imports != 1 {
+		t.Errorf("import %+v %v (provider called %d times)", ir, err, impl.imports)
+	}
+	ir, err = imp.Import(ctx, &ImportRequest{Type: "bucket", Name: "b"})
+	if err != nil || !ir.Diagnostics.HasError() || impl.imports != 1 {
+		t.Errorf("import without an id: %+v %v; want refused before the provider", ir, err)
+	}
+}
+
+// A provider written before the additions keeps working: no capabilities,
+// and Import (which a host may still call) is a Read by id.
+func TestGRPCOlderProviderIsConservative(t *testing.T) {
+	rec := &recorder{}
+	host := dispense(t, rec)
+	ctx := context.Background()
+	s, err := host.GetSchema(ctx, &GetSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Capabilities != (Capabilities{}) || s.ProviderConfig != nil {
+		t.Errorf("an older provider reports capabilities %+v, config %+v", s.Capabilities, s.ProviderConfig)
+	}
+	ir, err := host.(Importer).Import(ctx, &ImportRequest{Type: "bucket", Name: "b", ID: "i"})
+	if err != nil || !ir.Exists || ir.ID != "id-b" {
+		t.Fatalf("import fallback %+v %v", ir, err)
+	}
+	if got := rec.last("Read"); !reflect.DeepEqual(got, &ReadRequest{Type: "bucket", Name: "b", ID: "i"}) {
+		t.Errorf("fallback read %+v", got)
+	}
+}
+
+// A panic reaches the host as one line; the stack trace stays in the log.
+func TestPanicIsOneLine(t *testing.T) {
+	host := dispense(t, &recorder{panicWith: "multi\nline\tvalue"})
+	r, err := host.Read(context.Background(), &ReadRequest{Type: "bucket", Name: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := r.Diagnostics.Error()
+	if strings.Contains(msg, "\n") || strings.Contains(msg, "goroutine") || !strings.Contains(msg, "provider panicked: multi line value") {
+		t.Errorf("panic diagnostic %q: want one line without the trace", msg)
+	}
+}
+
+func TestIsConflict(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"plain", fmt.Errorf("x"), false},
+		{"diagnostic", Conflict("taken", ""), true},
+		{"wrapped diagnostics", fmt.Errorf("create: %w", Diagnostics{Errorf("other"), Conflict("taken", "k")}), true},
+		{"a warning is not", Diagnostics{{Severity: SeverityWarning, Code: CodeConflict}}, false},
+		{"another code", Diagnostics{{Severity: SeverityError, Code: "other"}}, false},
+	}
+	for _, tt := range tests {
+		if got := IsConflict(tt.err); got != tt.want {
+			t.Errorf("%s: IsConflict = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
