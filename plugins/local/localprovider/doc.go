@@ -38,11 +38,24 @@
 //     existing folder that is not the resource's is never adopted.
 //   - Everything is written atomically (temporary file in the same folder,
 //     fsync, rename, fsync the folder); files have mode 0600, folders 0700.
-//   - Create is crash-safe: the folder is built as .tmp-<hash of the
-//     idempotency key> beside its place, metadata last, then renamed into
-//     place. A temporary folder left by a crash is settled by the next Create
-//     or Read with the same key: finished (renamed into place) when its
-//     metadata was written, else removed.
+//   - Create is crash-safe: the folder is built as .tmp-<16 random hex>
+//     beside its place, metadata last, then renamed into place. A temporary
+//     folder left by a crash is settled by the next Create or Read with the
+//     same key: finished (renamed into place) when its metadata was written,
+//     else removed.
+//   - The provider removes only what it made and recorded. Before it makes
+//     a temporary folder, or renames a resource's folder for removal, it
+//     records the folder in PendingFile (in the data folder; in the root
+//     when there is none), and it settles or removes only the folders that
+//     record lists, below the root, real folders (never symlinks). A user's
+//     folder that merely looks like one of its own (.del-0123456789abcdef)
+//     is never touched, nor is a leftover of an older version that did not
+//     record it.
+//   - A read-only session (Configure's ReadOnly: the host only plans)
+//     writes nothing anywhere: the root is not made, nothing is settled or
+//     removed (Read by key reports an interrupted Create whose metadata
+//     was written as the resource it will be), and Create, Update and
+//     Delete are refused.
 //   - One resource per (type, name). Create under an idempotency key already
 //     used returns the resource that key made (no second resource); Create of
 //     a (type, name) that exists under another key fails.
@@ -53,8 +66,9 @@
 //   - Update rewrites the metadata; it keeps the id and created_at and refuses
 //     a change to a force_new attribute.
 //   - Delete finds the resource like Read (by (type, name) when the request
-//     has no id), renames its folder to .del-<hash of the id> and removes it
-//     (os.RemoveAll); a removal cut short is finished by the next call.
+//     has no id), renames its folder to .del-<16 random hex> (recorded) and
+//     removes it (os.RemoveAll); a removal cut short is finished by the
+//     next Configure or Delete that is not read-only.
 //     Deleting what is gone succeeds. It refuses anything outside the root,
 //     and a Delete carrying ProtectionProtected (as sdk.Serve already does).
 //   - A mutex serialises the calls of one process; one process per root at a

@@ -27,8 +27,11 @@ func New() sdk.Provider { return &provider{now: time.Now} }
 type provider struct {
 	now func() time.Time
 
-	mu   sync.Mutex
-	root string // absolute, symlinks resolved; "" until Configure
+	mu          sync.Mutex
+	root        string // absolute, symlinks resolved; "" until Configure
+	absent      bool   // a read-only session found no root: nothing exists
+	pendingFile string // PendingFile, in the data folder (else the root)
+	readOnly    bool   // the host will only read: write nothing anywhere
 }
 
 var _ sdk.Provider = (*provider)(nil)
@@ -39,6 +42,27 @@ func (p *provider) configuredRoot() (string, error) {
 		return "", sdk.Errorf("the local provider is not configured: call Configure first")
 	}
 	return p.root, nil
+}
+
+// writableRoot returns the root for a call that changes something; p.mu
+// must be held.
+func (p *provider) writableRoot(call string) (string, error) {
+	root, err := p.configuredRoot()
+	if err != nil {
+		return "", err
+	}
+	if p.readOnly {
+		return "", sdk.Errorf("%s: the local provider was configured read-only: it changes nothing", call)
+	}
+	return root, nil
+}
+
+// scan scans the root; p.mu must be held.
+func (p *provider) scan() (*inventory, error) {
+	if p.absent {
+		return &inventory{}, nil
+	}
+	return scan(p.root)
 }
 
 // GetSchema returns the six resource types.
@@ -82,21 +106,45 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 	if err != nil {
 		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", root, err)
 	}
-	if err := os.MkdirAll(abs, dirMode); err != nil {
+	readOnly := readOnlySession(req)
+	absent := false
+	if readOnly {
+		// Nothing is made: a missing root holds no resource.
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			absent = true
+		}
+	} else if err := os.MkdirAll(abs, dirMode); err != nil {
 		return nil, sdk.AttributeErrorf([]string{keyRoot}, "make root %s: %v", abs, err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", abs, err)
+	real := abs
+	if !absent {
+		if real, err = filepath.EvalSymlinks(abs); err != nil {
+			return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", abs, err)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s is not a folder", abs)
+		}
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s is not a folder", abs)
+	recordDir := req.DataDir
+	if recordDir == "" {
+		recordDir = real
 	}
 	p.mu.Lock()
-	p.root = real
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.root, p.absent, p.readOnly = real, absent, readOnly
+	p.pendingFile = filepath.Join(recordDir, PendingFile)
+	if !readOnly {
+		// A Delete cut short is finished now: only folders this provider
+		// renamed for removal and recorded, never one that looks like it.
+		if err := p.finishDeletes(); err != nil {
+			return nil, err
+		}
+	}
 	return &sdk.ConfigureResponse{}, nil
 }
+
+// readOnlySession reports whether the host will only read in this session.
+func readOnlySession(*sdk.ConfigureRequest) bool { return false }
 
 // ValidateResource checks that the resource's folder stays inside the root
 // (lexically always; following symlinks once the root is known).
@@ -122,11 +170,10 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	root, err := p.configuredRoot()
-	if err != nil {
+	if _, err := p.configuredRoot(); err != nil {
 		return nil, err
 	}
-	inv, err := scan(root)
+	inv, err := p.scan()
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +182,7 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	case req.ID != "":
 		e = inv.byID(req.ID)
 	case req.IdempotencyKey != "":
-		if e, err = settleTemp(root, inv, req.IdempotencyKey); err != nil {
+		if e, err = p.settleCreate(inv, req.IdempotencyKey); err != nil {
 			return nil, err
 		}
 		if e == nil {
@@ -169,7 +216,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	root, err := p.configuredRoot()
+	root, err := p.writableRoot("create " + req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -178,11 +225,11 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if ds.HasError() {
 		return &sdk.CreateResponse{Diagnostics: ds}, nil
 	}
-	inv, err := scan(root)
+	inv, err := p.scan()
 	if err != nil {
 		return nil, err
 	}
-	e, err := settleTemp(root, inv, req.IdempotencyKey)
+	e, err := p.settleCreate(inv, req.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +268,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
 	m := &metadata{Version: metadataVersion, ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Path: rel, Attributes: cfg}
-	if err := build(root, target, m); err != nil {
+	if err := p.build(target, m); err != nil {
 		return nil, fmt.Errorf("create %s: %w", req.Name, err)
 	}
 	e = &entry{dir: target, meta: m}
@@ -229,26 +276,42 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 }
 
 // build makes the folder of m at target: parents, then a temporary folder
-// holding the seed data and, last, the metadata, renamed into place. A crash
-// at any instant leaves either nothing, a temporary folder that the next
-// Create or Read with the same key settles, or the finished folder.
-func build(root, target string, m *metadata) (err error) {
+// (recorded as pending first) holding the seed data and, last, the
+// metadata, renamed into place. A crash at any instant leaves either
+// nothing, a recorded temporary folder that the next Create or Read with
+// the same key settles, or the finished folder. p.mu must be held.
+func (p *provider) build(target string, m *metadata) (err error) {
 	parent := filepath.Dir(target)
-	if err := mkdirAll(root, parent); err != nil {
+	if err := mkdirAll(p.root, parent); err != nil {
 		return err
 	}
-	tmp := filepath.Join(parent, tmpPrefix+shortHash(m.IdempotencyKey))
-	if err := os.RemoveAll(tmp); err != nil {
+	tmp, err := freshTransient(parent, tmpPrefix)
+	if err != nil {
 		return err
 	}
+	rec, err := loadPending(p.pendingFile)
+	if err != nil {
+		return err
+	}
+	rec.add(pendingEntry{Kind: pendingCreate, Path: tmp, Key: m.IdempotencyKey})
+	if err := rec.save(p.pendingFile); err != nil {
+		return err
+	}
+	made, placed := false, false
+	defer func() {
+		if placed {
+			return
+		}
+		if made {
+			os.RemoveAll(tmp)
+		}
+		rec.drop(tmp)
+		_ = rec.save(p.pendingFile) // else the next settle drops it
+	}()
 	if err := mkdir(tmp); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
+	made = true
 	if err := seed(tmp, m); err != nil {
 		return err
 	}
@@ -258,7 +321,15 @@ func build(root, target string, m *metadata) (err error) {
 	if err := os.Rename(tmp, target); err != nil {
 		return err
 	}
-	return syncDir(parent)
+	placed = true
+	if err := syncDir(parent); err != nil {
+		return err
+	}
+	rec.drop(tmp)
+	// The resource is in place: should this save fail, the stale entry
+	// names a folder that is gone, and the next settle of the key drops it.
+	_ = rec.save(p.pendingFile)
+	return nil
 }
 
 // Update rewrites the resource's metadata with the new in-place
@@ -277,11 +348,10 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	root, err := p.configuredRoot()
-	if err != nil {
+	if _, err := p.writableRoot("update " + req.Name); err != nil {
 		return nil, err
 	}
-	inv, err := scan(root)
+	inv, err := p.scan()
 	if err != nil {
 		return nil, err
 	}
@@ -317,11 +387,14 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	root, err := p.configuredRoot()
+	root, err := p.writableRoot("delete " + req.Name)
 	if err != nil {
 		return nil, err
 	}
-	inv, err := scan(root)
+	if err := p.finishDeletes(); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
 	if err != nil {
 		return nil, err
 	}
@@ -336,14 +409,25 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err != nil || !inside(root, e.dir, false) || !inside(root, real, false) {
 		return nil, sdk.Errorf("refusing to delete %s: it is not below the root %s", e.dir, root)
 	}
-	// Rename first, so a crash mid-removal never leaves a half-removed
-	// folder that still looks like the resource; the next scan finishes it.
+	// Rename first (recorded as pending), so a crash mid-removal never
+	// leaves a half-removed folder that still looks like the resource; the
+	// next call finishes it.
 	parent := filepath.Dir(real)
-	doomed := filepath.Join(parent, delPrefix+shortHash(e.meta.ID))
-	if err := os.RemoveAll(doomed); err != nil {
+	doomed, err := freshTransient(parent, delPrefix)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := loadPending(p.pendingFile)
+	if err != nil {
+		return nil, err
+	}
+	rec.add(pendingEntry{Kind: pendingDelete, Path: doomed, ID: e.meta.ID})
+	if err := rec.save(p.pendingFile); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(real, doomed); err != nil {
+		rec.drop(doomed)
+		_ = rec.save(p.pendingFile) // else the next call drops it: nothing is there
 		return nil, fmt.Errorf("delete %s: %w", e.dir, err)
 	}
 	if err := syncDir(parent); err != nil {
@@ -356,5 +440,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 			Detail:   fmt.Sprintf("%v; the next call removes %s", err, doomed),
 		}}}, nil
 	}
-	return &sdk.DeleteResponse{}, syncDir(parent)
+	if err := syncDir(parent); err != nil {
+		return nil, err
+	}
+	rec.drop(doomed)
+	return &sdk.DeleteResponse{}, rec.save(p.pendingFile)
 }

@@ -473,15 +473,23 @@ func TestDelete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "s3_bucket", "storage")); !os.IsNotExist(err) {
 		t.Fatalf("folder still there: %v", err)
 	}
-	// A removal cut short (the folder renamed, not yet removed) is finished
-	// by the next call.
+	// A removal cut short (the folder renamed and recorded, not yet
+	// removed) is finished by the next call.
 	leftover := filepath.Join(root, "s3_bucket", ".del-0123456789abcdef")
 	if err := os.MkdirAll(filepath.Join(leftover, "objects"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	read(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage"})
+	if err := localprovider.RecordPending(root, "delete", leftover, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "nothing"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
 		t.Fatalf("leftover not removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, localprovider.PendingFile)); !os.IsNotExist(err) {
+		t.Fatalf("the pending record outlives what it recorded: %v", err)
 	}
 	// A protected Delete is refused even in-process.
 	cr = create(t, p, "dynamodb_table", "db", "k-db", nil)
@@ -537,9 +545,12 @@ func TestInterruptedCreate(t *testing.T) {
 		p, root := configured(t, nil)
 		cr := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
 		place := filepath.Join(root, "s3_bucket", "storage")
-		tmp := filepath.Join(root, "s3_bucket", ".tmp-"+keyHash("op_1:storage"))
+		tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
 		// The crash came after the metadata, before the rename.
 		if err := os.Rename(place, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
 			t.Fatal(err)
 		}
 		p2 := configuredOn(t, root, nil)
@@ -560,8 +571,11 @@ func TestInterruptedCreate(t *testing.T) {
 	for _, via := range []string{"read", "create"} {
 		t.Run("incomplete temp folder is removed by "+via, func(t *testing.T) {
 			p, root := configured(t, nil)
-			tmp := filepath.Join(root, "dynamodb_table", ".tmp-"+keyHash("op_2:db"))
+			tmp := filepath.Join(root, "dynamodb_table", ".tmp-00000000000000bb")
 			if err := os.MkdirAll(filepath.Join(tmp, "rows"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := localprovider.RecordPending(root, "create", tmp, "op_2:db"); err != nil {
 				t.Fatal(err)
 			}
 			if via == "read" {
@@ -583,6 +597,53 @@ func TestInterruptedCreate(t *testing.T) {
 				t.Fatalf("temp folder left: %v", err)
 			}
 		})
+	}
+}
+
+// Issue 7 item 5: folders named like the provider's transient ones that it
+// did not make and record (a user's .del-<16 hex>, .tmp-<16 hex>, even one
+// named from a key's hash as older versions named them) are never removed
+// or renamed, by any call.
+func TestUserFoldersThatLookTransientAreNeverRemoved(t *testing.T) {
+	p, root := configured(t, nil)
+	lookalikes := []string{
+		filepath.Join(root, ".del-0123456789abcdef"),
+		filepath.Join(root, "s3_bucket", ".del-fedcba9876543210"),
+		filepath.Join(root, "deep", "er", ".del-00000000000000ff"),
+		filepath.Join(root, "s3_bucket", ".tmp-"+keyHash("k1")),
+		filepath.Join(root, "generic", ".tmp-0123456789abcdef"),
+	}
+	// A record naming a folder outside the root is not obeyed either.
+	outside := filepath.Join(t.TempDir(), ".del-0123456789abcdef")
+	lookalikes = append(lookalikes, outside)
+	for _, d := range lookalikes {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "precious.txt"), []byte("mine"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := localprovider.RecordPending(root, "delete", outside, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	p = configuredOn(t, root, nil)
+	read(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage"})
+	read(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage", IdempotencyKey: "k1"})
+	cr := create(t, p, "s3_bucket", "storage", "k1", nil)
+	create(t, p, "generic", "g", "k2", nil)
+	if _, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID, Config: sdk.Attributes{"size": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}); err != nil {
+		t.Fatal(err)
+	}
+	configuredOn(t, root, nil)
+	for _, d := range lookalikes {
+		if b, err := os.ReadFile(filepath.Join(d, "precious.txt")); err != nil || string(b) != "mine" {
+			t.Errorf("%s: %q, %v: a folder the provider did not make was touched", d, b, err)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package localprovider
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,35 +21,6 @@ const MetadataFile = ".bulwark.json"
 
 // metadataVersion is the format version of MetadataFile.
 const metadataVersion = 1
-
-// Prefixes of the provider's transient folders: a Create builds its folder
-// as .tmp-<hash of the idempotency key> beside its final place; a Delete
-// renames the folder to .del-<hash of the id> before removing it.
-const (
-	tmpPrefix = ".tmp-"
-	delPrefix = ".del-"
-)
-
-// transient matches the name of a transient folder.
-func transient(base, prefix string) bool {
-	h, ok := strings.CutPrefix(base, prefix)
-	if !ok || len(h) != 16 {
-		return false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// shortHash is the first 16 hex digits of the SHA-256 of s: a folder name
-// made from an idempotency key or an id, whatever characters they hold.
-func shortHash(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:8])
-}
 
 // metadata is what MetadataFile holds.
 type metadata struct {
@@ -108,7 +78,6 @@ func (e *entry) attributes() sdk.Attributes {
 // inventory is what a scan of the root finds.
 type inventory struct {
 	resources []*entry
-	temps     []string // absolute paths of .tmp- folders
 }
 
 func (inv *inventory) find(match func(*metadata) bool) *entry {
@@ -133,9 +102,8 @@ func (inv *inventory) byTypeName(typ, name string) *entry {
 }
 
 // scan walks the root: every folder holding MetadataFile is a resource (not
-// descended into); .tmp- folders are collected; .del- folders, left by a
-// Delete that stopped before its removal finished, are removed; other
-// dot-folders are skipped. Symlinks are not followed.
+// descended into); dot-folders (the provider's transient folders among
+// them) are skipped. Symlinks are not followed. It writes nothing.
 func scan(root string) (*inventory, error) {
 	inv := &inventory{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -148,17 +116,7 @@ func scan(root string) (*inventory, error) {
 		if path == root || !d.IsDir() {
 			return nil
 		}
-		base := d.Name()
-		switch {
-		case transient(base, tmpPrefix):
-			inv.temps = append(inv.temps, path)
-			return fs.SkipDir
-		case transient(base, delPrefix):
-			if err := os.RemoveAll(path); err == nil {
-				_ = syncDir(filepath.Dir(path))
-			}
-			return fs.SkipDir
-		case strings.HasPrefix(base, "."):
+		if strings.HasPrefix(d.Name(), ".") {
 			return fs.SkipDir
 		}
 		m, err := readMetadata(path)
@@ -175,41 +133,6 @@ func scan(root string) (*inventory, error) {
 		return nil, fmt.Errorf("scan %s: %w", root, err)
 	}
 	return inv, nil
-}
-
-// settleTemp decides the outcome of a Create under key that stopped before
-// renaming its folder into place: a temporary folder with complete
-// metadata is finished (renamed into place, when that place is free), any
-// other is removed. It returns the finished resource, or nil.
-func settleTemp(root string, inv *inventory, key string) (*entry, error) {
-	want := tmpPrefix + shortHash(key)
-	for _, tmp := range inv.temps {
-		if filepath.Base(tmp) != want {
-			continue
-		}
-		parent := filepath.Dir(tmp)
-		if m, err := readMetadata(tmp); err == nil && m.IdempotencyKey == key {
-			target := filepath.Join(root, filepath.FromSlash(m.Path))
-			if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) && filepath.Dir(target) == parent && inside(root, target, false) {
-				if err := os.Rename(tmp, target); err != nil {
-					return nil, fmt.Errorf("finish the interrupted create of %s: %w", m.Name, err)
-				}
-				if err := syncDir(parent); err != nil {
-					return nil, err
-				}
-				e := &entry{dir: target, meta: m}
-				inv.resources = append(inv.resources, e)
-				return e, nil
-			}
-		}
-		if err := os.RemoveAll(tmp); err != nil {
-			return nil, fmt.Errorf("remove the interrupted create %s: %w", tmp, err)
-		}
-		if err := syncDir(parent); err != nil {
-			return nil, err
-		}
-	}
-	return nil, nil
 }
 
 // newID returns "local-<type>-<name>-<8 hex>", unique in inv.
