@@ -24,6 +24,19 @@ const (
 	serviceDynamoDB = "dynamodb"
 )
 
+// providerConfig is the provider's own config schema, as GetSchema reports
+// it; parseSettings checks what a schema cannot. It takes no credentials (so
+// nothing in it is sensitive): those come from the SDK's standard chain.
+func providerConfig() []sdk.Attribute {
+	return []sdk.Attribute{
+		{Name: keyRegion, Type: sdk.TypeString, Description: "the AWS region (else AWS_REGION, AWS_DEFAULT_REGION or the profile's region)"},
+		{Name: keyProfile, Type: sdk.TypeString, Description: "a profile of the shared AWS config and credentials files (else AWS_PROFILE or default)"},
+		{Name: keyEndpoint, Type: sdk.TypeString, Description: "one endpoint URL for every service (an emulator or gateway); buckets are then addressed path-style"},
+		{Name: keyEndpoints, Type: sdk.TypeMap, Description: "an endpoint URL per service (s3, dynamodb); wins over endpoint"},
+		{Name: keyTimeout, Type: sdk.TypeNumber, Description: "the deadline of each provider call, waits included, in whole seconds from 1 to 86400 (default 60)"},
+	}
+}
+
 // defaultTimeout bounds every provider call when timeout_seconds is unset.
 const defaultTimeout = 60 * time.Second
 

@@ -10,8 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
-
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // credentialCodes are the API error codes with which S3, DynamoDB or STS
@@ -147,10 +145,23 @@ func (c *clients) whyForbidden(ctx context.Context, name string, headErr error) 
 	case "NoSuchBucket", "NotFound":
 		return false, nil
 	case "AccessDenied", "AllAccessDisabled", "Forbidden":
-		return false, sdk.AttributeErrorf([]string{attrBucket},
-			"bucket %q exists but these credentials may not list it: another account owns the name, or they lack s3:ListBucket on it", name)
+		return false, &DeniedError{Bucket: name, Err: err}
 	case "PermanentRedirect", "AuthorizationHeaderMalformed", "IllegalLocationConstraintException":
 		return false, fmt.Errorf("bucket %q lives in another region than %s: set the provider's region to the bucket's: %w", name, c.region, err)
 	}
 	return false, fmt.Errorf("HeadBucket %s answered 403 and ListObjectsV2, asked why: %w (HeadBucket: %v)", name, err, headErr)
 }
+
+// DeniedError says a bucket exists but these (valid) credentials may not
+// look into it: another account owns the name, or they lack s3:ListBucket on
+// it. Either way it is not this stack's to claim.
+type DeniedError struct {
+	Bucket string
+	Err    error // the API error that said so
+}
+
+func (e *DeniedError) Error() string {
+	return fmt.Sprintf("bucket %q exists but these credentials may not list it: another account owns the name, or they lack s3:ListBucket on it", e.Bucket)
+}
+
+func (e *DeniedError) Unwrap() error { return e.Err }

@@ -51,9 +51,13 @@ func (c *clients) describeTable(ctx context.Context, name string) (*types.TableD
 	return out.Table, nil
 }
 
-// tableAttrs returns a table's attributes as the schema names them.
-func tableAttrs(t *types.TableDescription) sdk.Attributes {
+// tableAttrs returns a table's attributes as the schema names them; key,
+// the idempotency key it was created under, only when it carries one.
+func tableAttrs(t *types.TableDescription, key string) sdk.Attributes {
 	a := sdk.Attributes{attrTable: aws.ToString(t.TableName), attrARN: aws.ToString(t.TableArn)}
+	if key != "" {
+		a[attrKey] = key
+	}
 	for _, k := range t.KeySchema {
 		if k.KeyType == types.KeyTypeHash {
 			a[attrHashKey] = aws.ToString(k.AttributeName)
@@ -114,7 +118,11 @@ func (c *clients) readTable(ctx context.Context, req *sdk.ReadRequest) (*sdk.Rea
 	if err != nil || t == nil {
 		return &sdk.ReadResponse{Exists: false}, err
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t)}, nil
+	key, err := c.tableKey(ctx, aws.ToString(t.TableArn))
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t, key), IdempotencyKey: key}, nil
 }
 
 // readTableByKey finds the table a Create under the request's key made: the
@@ -142,7 +150,7 @@ func (c *clients) readTableByKey(ctx context.Context, req *sdk.ReadRequest) (*sd
 	if got != tagValue(req.IdempotencyKey) {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t)}, nil
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t, got), IdempotencyKey: got}, nil
 }
 
 // waitActive waits until the table is ACTIVE.
@@ -170,7 +178,8 @@ func (c *clients) waitGone(ctx context.Context, name string) error {
 // createTable makes the table with the key as a tag, waits until it is
 // ACTIVE, and seeds it. A table that exists already is this Create's only
 // when it carries the key, or carries none while the data folder says an
-// earlier attempt under the same key set out to make it.
+// earlier attempt under the same key set out to make it. Any other is a
+// conflict: it is never tagged, seeded or otherwise touched.
 func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	spec, ds := parseTable(req.Config)
 	if ds.HasError() {
@@ -182,10 +191,19 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 		return nil, err
 	}
 	retried := hadIntent && earlier.Type == typeTable && earlier.Name == name
+
+	// Look before creating, so a table made out of band is never touched.
+	t, err := c.describeTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		return c.claimTable(ctx, req, spec, retried)
+	}
+
 	if err := c.intents.record(key, typeTable, name, c.now()); err != nil {
 		return nil, err
 	}
-
 	in := &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(spec.hashKey), AttributeType: types.ScalarAttributeType(spec.hashKeyType)}},
@@ -203,6 +221,25 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 	if err != nil {
 		return nil, err
 	}
+	if !made && !retried {
+		// Made meanwhile by someone else (or an earlier attempt's table
+		// carries our key): this attempt's intent must not let a retry claim
+		// what someone else made.
+		if err := c.intents.drop(key); err != nil {
+			return nil, err
+		}
+	}
+	return c.claimTable(ctx, req, spec, retried || made)
+}
+
+// claimTable decides whether an existing table is this Create's: only when
+// it carries the Create's key, or none while this Create or an earlier
+// attempt under the same key made it (ours). Else it is a conflict, and the
+// table is left as it is. Its own is tagged (when the endpoint dropped the
+// tag given at creation), waited for and seeded.
+func (c *clients) claimTable(ctx context.Context, req *sdk.CreateRequest, spec tableSpec, ours bool) (*sdk.CreateResponse, error) {
+	name, key := spec.name, req.IdempotencyKey
+	// Tags can be listed once the table is ACTIVE; waiting touches nothing.
 	if err := c.waitActive(ctx, name); err != nil {
 		return nil, err
 	}
@@ -211,7 +248,7 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 		return nil, err
 	}
 	if t == nil {
-		return nil, sdk.Errorf("create %s: table %q vanished right after it became ACTIVE", req.Name, name)
+		return nil, sdk.Errorf("create %s: table %q vanished while it was being created", req.Name, name)
 	}
 	got, err := c.tableKey(ctx, aws.ToString(t.TableArn))
 	if err != nil {
@@ -222,17 +259,11 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 		// A retried Create: what the first made (or AWS set the tag at
 		// creation).
 	case got != "":
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError, AttributePath: []string{attrTable},
-			Summary: fmt.Sprintf("table %q already exists, made by another create (idempotency key %s)", name, got),
-			Detail:  "it is not this create's: a later apply adopts it, or delete it first",
-		}
-	case !made && !retried:
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError, AttributePath: []string{attrTable},
-			Summary: fmt.Sprintf("table %q already exists and this create did not make it", name),
-			Detail:  "bulwark never claims a table it did not make: a later apply adopts it, or choose another name",
-		}
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+			fmt.Sprintf("table %q already exists, created under another idempotency key: bulwark does not claim it", name), got), attrTable)}}, nil
+	case !ours:
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+			fmt.Sprintf("table %q already exists and bulwark did not create it: bulwark does not claim it", name), ""), attrTable)}}, nil
 	}
 	if got == "" {
 		// An endpoint that drops tags given at creation (dynalite), or an
@@ -247,7 +278,7 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 	if err := c.seedTable(ctx, name, spec); err != nil {
 		return nil, err
 	}
-	return &sdk.CreateResponse{ID: name, Attributes: tableAttrs(t)}, nil
+	return &sdk.CreateResponse{ID: name, Attributes: tableAttrs(t, tagValue(key))}, nil
 }
 
 // createTableOnce calls CreateTable and says whether it made the table. A
@@ -322,7 +353,11 @@ func (c *clients) updateTable(ctx context.Context, req *sdk.UpdateRequest) (*sdk
 	if t == nil {
 		return nil, sdk.Errorf("update %s: table %q does not exist", req.Name, name)
 	}
-	cur := tableAttrs(t)
+	key, err := c.tableKey(ctx, aws.ToString(t.TableArn))
+	if err != nil {
+		return nil, err
+	}
+	cur := tableAttrs(t, key)
 	in := &dynamodb.UpdateTableInput{TableName: aws.String(name)}
 	change := false
 	if cur[attrBillingMode] != spec.billingMode {
@@ -354,7 +389,7 @@ func (c *clients) updateTable(ctx context.Context, req *sdk.UpdateRequest) (*sdk
 	if t == nil {
 		return nil, sdk.Errorf("update %s: table %q vanished during the update", req.Name, name)
 	}
-	return &sdk.UpdateResponse{Attributes: tableAttrs(t)}, nil
+	return &sdk.UpdateResponse{Attributes: tableAttrs(t, key)}, nil
 }
 
 // deleteTable deletes the table and waits until it is gone. A table that is
@@ -364,6 +399,25 @@ func (c *clients) deleteTable(ctx context.Context, req *sdk.DeleteRequest) error
 	name := idName(req.ID, attrTable, req.Attributes)
 	if name == "" {
 		return sdk.Errorf("delete %s: the request names no table", req.Name)
+	}
+	if carried, _ := req.Attributes[attrKey].(string); carried != "" {
+		// Defence in depth: the table at this name must be the one this
+		// resource was created as. One made again by someone else after
+		// ours went (it carries another key, or none) is never deleted.
+		t, err := c.describeTable(ctx, name)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return c.intents.forget(typeTable, name)
+		}
+		got, err := c.tableKey(ctx, aws.ToString(t.TableArn))
+		if err != nil {
+			return err
+		}
+		if got != tagValue(carried) {
+			return notOurs("table", name, carried, got)
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		_, err := c.ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})

@@ -123,3 +123,19 @@ func (in *intents) forget(typ, name string) error {
 	}
 	return in.save(m)
 }
+
+// drop removes the entry of key, once a Create under it knows it made
+// nothing.
+func (in *intents) drop(key string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m, err := in.load()
+	if err != nil {
+		return err
+	}
+	if _, ok := m[key]; !ok {
+		return nil
+	}
+	delete(m, key)
+	return in.save(m)
+}

@@ -61,13 +61,23 @@ type clients struct {
 	profile string                  // the profile the config names, or ""
 	creds   aws.CredentialsProvider // the SDK's chain, asked only for the name of its source
 	timeout time.Duration
-	intents *intents
-	now     func() time.Time
+	// readOnly: the host will only read in this session (a plan); every
+	// call that would write anywhere is refused.
+	readOnly bool
+	intents  *intents
+	now      func() time.Time
 }
 
-// GetSchema returns the two resource types.
+// GetSchema returns the two resource types, the provider's own config and
+// its capabilities.
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
-	return &sdk.GetSchemaResponse{ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes()}, nil
+	return &sdk.GetSchemaResponse{
+		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		// Read reports the key each bucket or table was created under, and
+		// a Create never claims one made under another key or none.
+		Capabilities:   sdk.Capabilities{IdempotencyKeys: true},
+		ProviderConfig: providerConfig(),
+	}, nil
 }
 
 // Configure checks the provider config and builds the service clients. It
@@ -127,12 +137,13 @@ func (p *provider) Configure(ctx context.Context, req *sdk.ConfigureRequest) (*s
 				o.BaseEndpoint = aws.String(ddbEndpoint)
 			}
 		}),
-		region:  cfg.Region,
-		profile: s.profile,
-		creds:   cfg.Credentials,
-		timeout: s.timeout,
-		intents: newIntents(req.DataDir),
-		now:     p.now,
+		region:   cfg.Region,
+		profile:  s.profile,
+		creds:    cfg.Credentials,
+		timeout:  s.timeout,
+		readOnly: req.ReadOnly,
+		intents:  newIntents(req.DataDir),
+		now:      p.now,
 	}
 	p.mu.Lock()
 	p.c = c
@@ -141,13 +152,17 @@ func (p *provider) Configure(ctx context.Context, req *sdk.ConfigureRequest) (*s
 }
 
 // begin returns the clients and the call's context, bounded by the
-// configured timeout.
-func (p *provider) begin(ctx context.Context) (*clients, context.Context, context.CancelFunc, error) {
+// configured timeout. A call that writes (what names it) is refused in a
+// read-only session.
+func (p *provider) begin(ctx context.Context, writes string) (*clients, context.Context, context.CancelFunc, error) {
 	p.mu.RLock()
 	c := p.c
 	p.mu.RUnlock()
 	if c == nil {
 		return nil, nil, nil, sdk.Errorf("the aws provider is not configured: call Configure first")
+	}
+	if writes != "" && c.readOnly {
+		return nil, nil, nil, sdk.Errorf("%s: the provider was configured read-only (a plan): it writes nothing", writes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	return c, ctx, cancel, nil
@@ -187,7 +202,7 @@ func (p *provider) ValidateResource(_ context.Context, req *sdk.ValidateResource
 // Read finds a resource by id, else by the idempotency key of the Create
 // that made it, else by the name in its config.
 func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
-	c, ctx, cancel, err := p.begin(ctx)
+	c, ctx, cancel, err := p.begin(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +225,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if req.IdempotencyKey == "" {
 		return nil, sdk.Errorf("create %s: the request carries no idempotency key", req.Name)
 	}
-	c, ctx, cancel, err := p.begin(ctx)
+	c, ctx, cancel, err := p.begin(ctx, "create "+req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +246,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 // capacity. A bucket has nothing to update; its attributes come back as
 // they are.
 func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
-	c, ctx, cancel, err := p.begin(ctx)
+	c, ctx, cancel, err := p.begin(ctx, "update "+req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +275,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 		// sdk.Serve refuses this first; an in-process caller meets it here.
 		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
 	}
-	c, ctx, cancel, err := p.begin(ctx)
+	c, ctx, cancel, err := p.begin(ctx, "delete "+req.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -398,7 +398,7 @@ func TestBucket(t *testing.T) {
 		}
 		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "s3_bucket", Name: "s", Config: sdk.Attributes{"bucket": name}, IdempotencyKey: "op_5:s"})
 		ds := createDiags(resp, err)
-		if !ds.HasError() || !strings.Contains(ds.Error(), "did not make it") {
+		if !ds.HasError() || !sdk.IsConflict(ds.Err()) || !strings.Contains(ds.Error(), "did not create it") {
 			t.Fatalf("Create of a bucket made by someone else: %v", ds)
 		}
 		if _, err := raw.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(name), Key: aws.String(markerKey)}); err == nil {
@@ -565,7 +565,7 @@ func TestTable(t *testing.T) {
 		}
 		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "dynamodb_table", Name: "t2", Config: sdk.Attributes{"table": other, "hash_key": "id"}, IdempotencyKey: "op_5:t2"})
 		ds := createDiags(resp, err)
-		if !ds.HasError() || !strings.Contains(ds.Error(), "did not make it") {
+		if !ds.HasError() || !sdk.IsConflict(ds.Err()) || !strings.Contains(ds.Error(), "did not create it") {
 			t.Fatalf("Create of a table made by someone else: %v", ds)
 		}
 		mustDelete(t, p, &sdk.DeleteRequest{Type: "dynamodb_table", Name: "t", ID: name})

@@ -22,11 +22,17 @@ var errBucketGone = errors.New("the bucket does not exist")
 // when something writes to it meanwhile.
 const maxDeleteRounds = 5
 
-func (c *clients) bucketAttrs(name, region string) sdk.Attributes {
+// bucketAttrs are a bucket's attributes; key, the idempotency key it was
+// created under, only when it carries one.
+func (c *clients) bucketAttrs(name, region, key string) sdk.Attributes {
 	if region == "" {
 		region = c.region
 	}
-	return sdk.Attributes{attrBucket: name, attrARN: bucketARN(region, name), attrRegion: region}
+	a := sdk.Attributes{attrBucket: name, attrARN: bucketARN(region, name), attrRegion: region}
+	if key != "" {
+		a[attrKey] = key
+	}
+	return a
 }
 
 // headBucket says whether the bucket exists (and is ours to see), and in
@@ -87,7 +93,11 @@ func (c *clients) readBucket(ctx context.Context, req *sdk.ReadRequest) (*sdk.Re
 	if err != nil || !exists {
 		return &sdk.ReadResponse{Exists: false}, err
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region)}, nil
+	key, _, err := c.bucketMarker(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region, key), IdempotencyKey: key}, nil
 }
 
 // readBucketByKey finds the bucket a Create under the request's key made:
@@ -116,13 +126,14 @@ func (c *clients) readBucketByKey(ctx context.Context, req *sdk.ReadRequest) (*s
 	if !has || marker != req.IdempotencyKey {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region)}, nil
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region, marker), IdempotencyKey: marker}, nil
 }
 
 // createBucket makes the bucket, marks it with the key and seeds it. A
 // bucket that exists already is this Create's only when it carries the key,
 // or carries none while the data folder says an earlier attempt under the
 // same key set out to make it (it died between CreateBucket and the mark).
+// Any other is a conflict: it is never marked, seeded or otherwise touched.
 func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	spec, ds := parseBucket(req.Config)
 	if ds.HasError() {
@@ -134,53 +145,91 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 		return nil, err
 	}
 	retried := hadIntent && earlier.Type == typeBucket && earlier.Name == name
+
+	// Look before creating: in us-east-1 AWS answers 200 to a CreateBucket
+	// of a bucket the account already owns, so only a look first tells a
+	// bucket someone made out of band from one made now.
+	exists, _, err := c.headBucket(ctx, name)
+	if d, ok := deniedConflict(err); ok {
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{d}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		return c.claimBucket(ctx, req, name, retried)
+	}
+
 	if err := c.intents.record(key, typeBucket, name, c.now()); err != nil {
 		return nil, err
 	}
-
 	in := &s3.CreateBucketInput{Bucket: aws.String(name)}
 	if c.region != "us-east-1" {
 		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(c.region)}
 	}
-	_, err = c.s3.CreateBucket(ctx, in)
-	made := err == nil
-	if err != nil {
+	if _, err := c.s3.CreateBucket(ctx, in); err != nil {
 		switch apiCode(err) {
 		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
-			// Ours (an earlier attempt, or an emulator that says Exists for
-			// a bucket we own), or another account's: HeadBucket tells.
+			// Made meanwhile, by someone else (another account, when
+			// HeadBucket is denied) or by an earlier attempt under this key.
+			if !retried {
+				// This attempt made nothing: its intent must not let a
+				// retry claim what someone else made.
+				if err := c.intents.drop(key); err != nil {
+					return nil, err
+				}
+			}
 			exists, _, herr := c.headBucket(ctx, name)
+			if d, ok := deniedConflict(herr); ok {
+				return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{d}}, nil
+			}
 			if herr != nil {
 				return nil, herr
 			}
 			if !exists {
 				return nil, sdk.AttributeErrorf([]string{attrBucket}, "bucket name %q is taken: %v", name, err)
 			}
-		default:
-			return nil, fmt.Errorf("CreateBucket %s: %w", name, err)
+			return c.claimBucket(ctx, req, name, retried)
 		}
+		return nil, fmt.Errorf("CreateBucket %s: %w", name, err)
 	}
-	// In us-east-1 AWS answers 200 to a CreateBucket of a bucket the account
-	// already owns, so even a success is checked against the mark.
+	return c.markBucket(ctx, req, name)
+}
+
+// claimBucket decides whether an existing bucket is this Create's: only
+// when it carries the Create's key, or none while an earlier attempt under
+// the same key set out to make it (retried). Else it is a conflict, and the
+// bucket is left as it is.
+func (c *clients) claimBucket(ctx context.Context, req *sdk.CreateRequest, name string, retried bool) (*sdk.CreateResponse, error) {
 	marker, has, err := c.bucketMarker(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case has && marker == key:
+	case has && marker == req.IdempotencyKey:
 		// A retried Create: what the first made.
 	case has:
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError, AttributePath: []string{attrBucket},
-			Summary: fmt.Sprintf("bucket %q already exists, made by another create (idempotency key %s)", name, marker),
-			Detail:  "it is not this create's: a later apply adopts it, or delete it first",
-		}
-	case !made && !retried:
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError, AttributePath: []string{attrBucket},
-			Summary: fmt.Sprintf("bucket %q already exists and this create did not make it", name),
-			Detail:  "bulwark never claims a bucket it did not make: a later apply adopts it, or choose another name",
-		}
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+			fmt.Sprintf("bucket %q already exists, created under another idempotency key: bulwark does not claim it", name), marker), attrBucket)}}, nil
+	case !retried:
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+			fmt.Sprintf("bucket %q already exists and bulwark did not create it: bulwark does not claim it", name), ""), attrBucket)}}, nil
+	}
+	return c.markBucket(ctx, req, name)
+}
+
+// markBucket writes the Create's key into a bucket that is its own (unless
+// it is there already), seeds it, and returns it.
+func (c *clients) markBucket(ctx context.Context, req *sdk.CreateRequest, name string) (*sdk.CreateResponse, error) {
+	key := req.IdempotencyKey
+	marker, has, err := c.bucketMarker(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if has && marker != key {
+		// Marked by another Create between our CreateBucket and now.
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+			fmt.Sprintf("bucket %q was claimed by another create (idempotency key %s) while this one made it", name, marker), marker), attrBucket)}}, nil
 	}
 	if !has {
 		if _, err := c.s3.PutObject(ctx, &s3.PutObjectInput{
@@ -193,7 +242,17 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 	if err := c.seedBucket(ctx, name, req.Name); err != nil {
 		return nil, err
 	}
-	return &sdk.CreateResponse{ID: name, Attributes: c.bucketAttrs(name, c.region)}, nil
+	return &sdk.CreateResponse{ID: name, Attributes: c.bucketAttrs(name, c.region, key)}, nil
+}
+
+// deniedConflict turns a bucket these credentials may not look into into
+// a conflict diagnostic: its name is taken by someone bulwark cannot see.
+func deniedConflict(err error) (sdk.Diagnostic, bool) {
+	var de *DeniedError
+	if !errors.As(err, &de) {
+		return sdk.Diagnostic{}, false
+	}
+	return withPath(conflict(de.Error()+": bulwark does not claim it", ""), attrBucket), true
 }
 
 // seedBucket writes seed.txt unless it is there already.
@@ -226,7 +285,11 @@ func (c *clients) updateBucket(ctx context.Context, req *sdk.UpdateRequest) (*sd
 	if !exists {
 		return nil, sdk.Errorf("update %s: bucket %q does not exist", req.Name, name)
 	}
-	return &sdk.UpdateResponse{Attributes: c.bucketAttrs(name, region)}, nil
+	key, _, err := c.bucketMarker(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.UpdateResponse{Attributes: c.bucketAttrs(name, region, key)}, nil
 }
 
 // deleteBucket empties the bucket, then deletes it, and waits until it is
@@ -235,6 +298,25 @@ func (c *clients) deleteBucket(ctx context.Context, req *sdk.DeleteRequest) erro
 	name := idName(req.ID, attrBucket, req.Attributes)
 	if name == "" {
 		return sdk.Errorf("delete %s: the request names no bucket", req.Name)
+	}
+	if carried, _ := req.Attributes[attrKey].(string); carried != "" {
+		// Defence in depth: the bucket at this name must be the one this
+		// resource was created as. One made again by someone else after
+		// ours went (it carries another key, or none) is never emptied.
+		exists, _, err := c.headBucket(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return c.intents.forget(typeBucket, name)
+		}
+		marker, _, err := c.bucketMarker(ctx, name)
+		if err != nil {
+			return err
+		}
+		if marker != carried {
+			return notOurs("bucket", name, carried, marker)
+		}
 	}
 	for round := 1; ; round++ {
 		err := c.emptyBucket(ctx, name)

@@ -32,6 +32,9 @@ const (
 	attrBillingMode   = "billing_mode"
 	attrReadCapacity  = "read_capacity"
 	attrWriteCapacity = "write_capacity"
+	// attrKey is the idempotency key the resource was created under, as it
+	// carries it: what a Delete checks the real resource against.
+	attrKey = "idempotency_key"
 )
 
 // Billing modes and their defaults.
@@ -64,6 +67,7 @@ func resourceTypes() []sdk.ResourceType {
 				{Name: attrBucket, Type: sdk.TypeString, Required: true, ForceNew: true, Description: "the bucket's name, unique across AWS"},
 				{Name: attrARN, Type: sdk.TypeString, Computed: true, Description: "the bucket's ARN"},
 				{Name: attrRegion, Type: sdk.TypeString, Computed: true, Description: "the region the bucket lives in"},
+				{Name: attrKey, Type: sdk.TypeString, Computed: true, Description: "the idempotency key the bucket was created under (its object .bulwark/idempotency-key)"},
 			},
 		},
 		{
@@ -77,6 +81,7 @@ func resourceTypes() []sdk.ResourceType {
 				{Name: attrReadCapacity, Type: sdk.TypeNumber, Description: "read capacity units with PROVISIONED (default 5); updated in place"},
 				{Name: attrWriteCapacity, Type: sdk.TypeNumber, Description: "write capacity units with PROVISIONED (default 5); updated in place"},
 				{Name: attrARN, Type: sdk.TypeString, Computed: true, Description: "the table's ARN"},
+				{Name: attrKey, Type: sdk.TypeString, Computed: true, Description: "the idempotency key the table was created under (its tag bulwark:idempotency-key)"},
 			},
 		},
 	}
