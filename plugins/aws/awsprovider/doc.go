@@ -21,14 +21,25 @@
 //     errors are retried by the SDK's standard retryer.
 //   - A Create records its idempotency key where Read can find it again: on a
 //     bucket as the object .bulwark/idempotency-key, on a table as the tag
-//     bulwark:idempotency-key. A retried Create with the same key returns what
-//     the first made; one that meets a bucket or table it did not make fails
-//     instead of claiming it, so a rollback can never delete data that existed
-//     before the run. Before each Create the key and the name are also written
-//     to the data folder, so a Create that died between making the resource
-//     and marking it is still recognised as its own.
+//     bulwark:idempotency-key. Read returns it (ReadResponse.IdempotencyKey
+//     and the computed attribute idempotency_key; "" for what bulwark did not
+//     make), and GetSchema declares the idempotency_keys capability. Before
+//     each Create the key and the name are also written to the data folder,
+//     so a Create that died between making the resource and marking it is
+//     still recognised as its own.
+//   - A Create looks before it creates, and one that meets a bucket or table
+//     made under another key, or none, fails with an sdk.Conflict diagnostic
+//     and leaves it as it is: never marked, seeded, emptied or deleted (AWS
+//     answers 200 to a CreateBucket of a bucket the account owns in
+//     us-east-1, so success alone proves nothing). A retried Create with the
+//     same key returns what the first made.
 //   - A Read by idempotency key answers Exists only for a resource that
 //     carries that key.
+//   - A Delete of a resource that carries an idempotency_key leaves alone a
+//     bucket or table that now carries another key, or none (it was made
+//     again by someone else).
+//   - A read-only session (ConfigureRequest.ReadOnly: a plan) refuses
+//     Create, Update and Delete, and writes nothing anywhere.
 //   - Delete empties a bucket first (every object, and every version and
 //     delete marker when versioning is on), then deletes it; a table is
 //     deleted and waited for until it is gone. Deleting what is gone succeeds.
