@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -242,29 +243,116 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), res.Changed, res.Unchanged)
 	case engine.Compensated:
-		if len(r.Failed) > 0 {
+		switch {
+		case r.Interrupted:
+			fmt.Fprintf(c.stdout, "%s was interrupted and was rolled back.\n", title(res.Type))
+		case len(r.Failed) > 0:
 			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
-		} else {
+		default:
 			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
 		}
 		if len(res.Preserved) > 0 {
 			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
 		}
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+		c.errorLines(res.Err)
 	case engine.RollbackIncomplete:
-		fmt.Fprintf(c.stdout, "%s failed and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), specPath)
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+		what := "failed"
+		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
+			what = "was interrupted"
+		}
+		fmt.Fprintf(c.stdout, "%s %s and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), what, specPath)
+		c.errorLines(res.Err)
 	case engine.NeedsIntervention:
 		fmt.Fprintf(c.stdout, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
 			title(res.Type), strings.Join(r.Failed, ", "), res.Op)
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+		c.errorLines(res.Err)
+	case engine.Unfinished:
+		fmt.Fprintf(c.stdout, "%s %s: its outcome (%s) could not be recorded, so it is unfinished. Run `bulwark resume %s` to finish it.\n",
+			title(res.Type), res.Op, r.Reached, specPath)
+		c.errorLines(res.Err)
 	default:
-		fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
+		switch {
+		case r.Interrupted:
+			fmt.Fprintf(c.stdout, "%s was interrupted: %s did not finish.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		default:
+			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
+		}
 		if len(r.Blocked) > 0 {
 			fmt.Fprintf(c.stdout, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
 		}
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
+		c.errorLines(res.Err)
 	}
+}
+
+// maxErrorLine bounds each line of an operation's error a person is shown;
+// the journal keeps the whole text.
+const maxErrorLine = 300
+
+// errorLines prints an operation's error on stderr, one bounded line per
+// failure: a rollback's failures, then the failures that caused it.
+func (c *cli) errorLines(err error) {
+	if err == nil {
+		return
+	}
+	for _, l := range errorLines(err) {
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", l)
+	}
+}
+
+func errorLines(err error) []string {
+	var lines []string
+	add := func(prefix string, failures map[string]error) {
+		ids := make([]string, 0, len(failures))
+		for id := range failures {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			lines = append(lines, bound(prefix+id+": "+failures[id].Error()))
+		}
+	}
+	var ue *engine.UnrecordedError
+	if errors.As(err, &ue) {
+		lines = append(lines, bound("not recorded: "+ue.Err.Error()))
+		if ue.Cause == nil {
+			return lines
+		}
+		err = ue.Cause
+	}
+	var rb *engine.RollbackError
+	if errors.As(err, &rb) {
+		add("rollback incomplete: ", rb.Failures)
+		if rb.Cause == nil {
+			return lines
+		}
+		err = rb.Cause
+	}
+	var se *engine.StepError
+	if errors.As(err, &se) {
+		prefix := ""
+		switch {
+		case rb != nil:
+			prefix = "after: "
+		case strings.HasPrefix(err.Error(), "rolled back after: "):
+			prefix = "rolled back after: "
+		}
+		add(prefix, se.Failures)
+		return lines
+	}
+	return append(lines, bound(err.Error()))
+}
+
+// bound makes s one line of at most maxErrorLine bytes.
+func bound(s string) string {
+	s = engine.OneLine(s)
+	if len(s) <= maxErrorLine {
+		return s
+	}
+	cut := maxErrorLine
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … [%d more bytes]", len(s)-cut)
 }
 
 func title(s string) string {

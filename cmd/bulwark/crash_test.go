@@ -602,7 +602,11 @@ type crashScenario struct {
 	// setup runs normally, once, into a template state folder that every
 	// iteration starts from.
 	setup [][]string
-	cmd   []string
+	// setupKill, when set, is the failpoint that kills the last setup
+	// command (which must then be killed): the command under test starts
+	// from an interrupted operation.
+	setupKill string
+	cmd       []string
 	// normal is the command's exit code when it is not killed.
 	normal int
 	// resumeSpec is the spec given to resume and status.
@@ -644,6 +648,7 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 
 func TestCrashAtEveryStepBoundary(t *testing.T) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
+	fail := crashSpec("fail.yaml")
 	always := func(to settledTo) func(int, string) settledTo {
 		return func(int, string) settledTo { return to }
 	}
@@ -693,6 +698,25 @@ func TestCrashAtEveryStepBoundary(t *testing.T) {
 			resumeCodes: []int{0}, settled: always(settledTo{"", "-"}),
 		},
 		{
+			// Issue 7 item 3: load_balancer's Create fails on every run, so
+			// whatever part the kill interrupts, the resumed run fails too
+			// and its rollback must undo what either part created: only
+			// storage (durable) is left, recorded.
+			name: "failing_apply", cmd: []string{"apply", fail},
+			normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
+			settled: always(settledTo{kept, ""}),
+		},
+		{
+			// The resume of a failing apply interrupted after its first
+			// Create is killed in turn, at every step boundary (the
+			// forward part and its rollback): the next resume still
+			// undoes both parts.
+			name:  "resume_then_fail",
+			setup: [][]string{{"apply", fail}}, setupKill: "provider:1",
+			cmd: []string{"resume", fail}, normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
+			settled: always(settledTo{kept, ""}),
+		},
+		{
 			name:  "revision_rollback",
 			setup: [][]string{{"apply", v1}, {"apply", v2}},
 			cmd:   []string{"rollback", v2}, resumeSpec: v2,
@@ -729,7 +753,14 @@ func TestCrashAtEveryStepBoundary(t *testing.T) {
 			t.Parallel()
 			// The setup runs once; every iteration starts from a copy.
 			tmpl := newCrashEnv(t, "crash")
-			for _, args := range sc.setup {
+			for i, args := range sc.setup {
+				if i == len(sc.setup)-1 && sc.setupKill != "" {
+					if r := tmpl.run(sc.setupKill, args...); !r.killed {
+						t.Fatalf("setup was not killed at %s: %s", sc.setupKill, r)
+					}
+					tmpl.assertNothingLeft()
+					continue
+				}
 				tmpl.must(0, args...)
 			}
 			for _, point := range []string{"journal", "state", "provider"} {

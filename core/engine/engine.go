@@ -59,10 +59,24 @@ type Operation struct {
 	Revision    int    // target revision of a rollback, for the journal
 	Steps       []*Step
 	Parallelism int
+	// Inherited are the steps an earlier, interrupted run of this same
+	// operation executed (a resume runs the operation again under its id).
+	// The two runs are one: a rollback undoes what either executed, so the
+	// journaled target set holds both. A step of Steps with the same id
+	// replaces its inherited one when this run executes it too.
+	Inherited []*Step
+	// Stop, when closed, asks the operation to stop gracefully (an
+	// interrupt): no step starts after it, the running ones finish (each
+	// provider call bounded by its own timeout), and what ran is then rolled
+	// back as for any interruption. Cancelling Run's context instead
+	// abandons the running work, and the rollback with it: the operation
+	// stays unfinished in the journal for resume.
+	Stop <-chan struct{}
 	// Finish, when set, runs once the outcome is known and before the
 	// operation's end is journaled, so what it records (a revision, an
 	// intervention) is on disk before the journal calls the operation
-	// finished. Its error joins the result's.
+	// finished. If it fails, the end is not journaled: the operation stays
+	// unfinished (Outcome Unfinished), for resume to finish.
 	Finish func(res *Result) error
 }
 
@@ -75,15 +89,20 @@ const (
 	Compensated                       // a step failed and every executed step was undone
 	RollbackIncomplete                // a step failed and some compensation failed too
 	NeedsIntervention                 // a step that needs a person failed
+	// Unfinished: the operation reached an outcome (Result.Reached) but
+	// could not record it (Finish or the end record failed); the journal
+	// leaves it running, so every later command refuses until a resume
+	// finishes it.
+	Unfinished
 )
 
 func (o Outcome) String() string {
-	return [...]string{"succeeded", "failed", "compensated", "rollback_incomplete", "intervention"}[o]
+	return [...]string{"succeeded", "failed", "compensated", "rollback_incomplete", "intervention", "unfinished"}[o]
 }
 
 // JournalStatus is the operation record status for the outcome.
 func (o Outcome) JournalStatus() string {
-	return [...]string{journal.OpSucceeded, journal.OpFailed, journal.OpCompensated, journal.OpRollbackIncomplete, journal.OpIntervention}[o]
+	return [...]string{journal.OpSucceeded, journal.OpFailed, journal.OpCompensated, journal.OpRollbackIncomplete, journal.OpIntervention, journal.OpRunning}[o]
 }
 
 // Event is what an Observer hears about a step.
@@ -126,9 +145,46 @@ type Result struct {
 	Blocked  []string         // never started
 	Executed []string         // Execute was called (done or failed), completion order
 	Errors   map[string]error // per failed step
-	// Err is nil on success; otherwise a *StepError, or a *RollbackError
-	// whose cause is the original failure.
+	// Rollback is the journaled rollback target set, when a rollback ran:
+	// what this run and the interrupted runs it inherits executed.
+	Rollback []string
+	// Interrupted is set when the run was stopped (Operation.Stop) or its
+	// context cancelled before every step had run.
+	Interrupted bool
+	// Reached is the outcome an Unfinished operation reached but could not
+	// record.
+	Reached Outcome
+	// Err is nil on success; otherwise a *StepError, a *RollbackError
+	// whose cause is the original failure, or an *UnrecordedError.
 	Err error
+}
+
+// ErrInterrupted is the cause of a rollback that an interruption started.
+var ErrInterrupted = errors.New("interrupted")
+
+// UnrecordedError is an operation whose outcome could not be recorded: it
+// stays unfinished.
+type UnrecordedError struct {
+	Reached Outcome
+	Err     error // why it could not be recorded
+	Cause   error // the run's own error, if any
+}
+
+func (e *UnrecordedError) Error() string {
+	msg := fmt.Sprintf("the operation reached %q but could not record it: %v", e.Reached, e.Err)
+	if e.Cause != nil {
+		msg += " (after: " + e.Cause.Error() + ")"
+	}
+	return msg
+}
+
+// Unwrap returns why it could not be recorded, then the run's error.
+func (e *UnrecordedError) Unwrap() []error {
+	out := []error{e.Err}
+	if e.Cause != nil {
+		out = append(out, e.Cause)
+	}
+	return out
 }
 
 // StepError is the failure of one or more steps.

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
@@ -25,6 +25,14 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		byID[s.ID] = s
 	}
 	g := Graph(op.Steps)
+	stopped := func() bool {
+		select {
+		case <-op.Stop:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
 
 	var (
 		mu                                sync.Mutex
@@ -33,7 +41,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	walk := g.Walk(ctx, op.Parallelism, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return stopping
+		return stopping || stopped()
 	}, func(ctx context.Context, id string) bool {
 		s := byID[id]
 		status, executed, err := e.runStep(ctx, op, s)
@@ -63,11 +71,17 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		return false
 	})
 	res.Blocked = walk.Blocked
+	res.Interrupted = stopped() && len(res.Blocked) > 0
 	if len(res.Failed) == 0 && len(res.Blocked) > 0 {
 		// Nothing failed yet something never started: an interruption, or a
 		// dependency cycle among the steps. Either way this is no success.
-		cause := ctx.Err()
-		if cause == nil {
+		var cause error
+		switch {
+		case ctx.Err() != nil:
+			cause = fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		case res.Interrupted:
+			cause = ErrInterrupted
+		default:
 			cause = fmt.Errorf("steps never started (a dependency cycle?): %v", res.Blocked)
 		}
 		res.Errors["(not started)"] = cause
@@ -83,13 +97,13 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	case interrupted:
 		res.Outcome, res.Err = NeedsIntervention, stepErr
 	case compensate:
-		targets := make([]*Step, 0, len(res.Executed))
-		for _, id := range res.Executed {
-			targets = append(targets, byID[id])
+		targets, cg := rollbackSet(op, byID, res.Executed)
+		for _, t := range targets {
+			res.Rollback = append(res.Rollback, t.ID)
 		}
-		// Undoing must not be cut short by the interruption that may have
-		// caused it.
-		res.Outcome, res.Err = e.Compensate(context.WithoutCancel(ctx), op.ID, g, targets, stepErr)
+		// A graceful stop does not cut the undoing short; cancelling ctx
+		// does (the journaled target set lets resume finish it).
+		res.Outcome, res.Err = e.Compensate(ctx, op.ID, cg, targets, stepErr)
 	case stepErr != nil:
 		res.Outcome, res.Err = Failed, stepErr
 	default:
@@ -97,17 +111,65 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	}
 	if op.Finish != nil {
 		if err := op.Finish(&res); err != nil {
-			res.Err = errors.Join(res.Err, err)
+			return e.unrecorded(op, res, fmt.Errorf("record the outcome: %w", err))
 		}
 	}
 	end := journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: res.Outcome.JournalStatus()}
 	if res.Err != nil {
-		end.Error = res.Err.Error()
+		end.Error = OneLine(res.Err.Error())
 	}
-	if _, err := e.append(end); err != nil && res.Err == nil {
-		res.Outcome, res.Err = Failed, err
+	if _, err := e.append(end); err != nil {
+		return e.unrecorded(op, res, err)
 	}
 	return res
+}
+
+// unrecorded makes res an Unfinished outcome: what it reached could not be
+// recorded. The journal is told why, if it can still be written; either way
+// the operation's last record leaves it running.
+func (e *Engine) unrecorded(op *Operation, res Result, why error) Result {
+	uerr := &UnrecordedError{Reached: res.Outcome, Err: why, Cause: res.Err}
+	res.Reached, res.Outcome, res.Err = res.Outcome, Unfinished, uerr
+	_, _ = e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Error: OneLine(uerr.Error())})
+	return res
+}
+
+// rollbackSet is what a rollback of op undoes: the steps its interrupted
+// earlier runs executed, then those this run executed (this run's step
+// replacing an inherited one of the same id), with the graph that orders
+// them.
+func rollbackSet(op *Operation, byID map[string]*Step, executed []string) ([]*Step, *dag.Graph) {
+	mine := make(map[string]bool, len(executed))
+	for _, id := range executed {
+		mine[id] = true
+	}
+	var targets []*Step
+	all := slices.Clone(op.Steps)
+	for _, s := range op.Inherited {
+		if _, ok := byID[s.ID]; !ok {
+			all = append(all, s)
+		}
+		if !mine[s.ID] && !slices.ContainsFunc(targets, func(t *Step) bool { return t.ID == s.ID }) {
+			targets = append(targets, s)
+		}
+	}
+	for _, id := range executed {
+		targets = append(targets, byID[id])
+	}
+	return targets, Graph(all)
+}
+
+// OneLine makes text one line for the journal and events: a diagnostic
+// spanning several lines (a trace, a pretty-printed body) keeps its first
+// line and says how many followed.
+func OneLine(text string) string {
+	text = strings.TrimSpace(text)
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok {
+		return text
+	}
+	n := strings.Count(rest, "\n") + 1
+	return fmt.Sprintf("%s [%d more line(s) not shown]", strings.TrimSpace(first), n)
 }
 
 // runStep runs Check, Execute and Verify of one step. It returns the step's
@@ -117,7 +179,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
 	fail := func(phase string, executed bool, err error) (string, bool, error) {
 		r := rec
-		r.Phase, r.Status, r.Error = phase, journal.StepFailed, err.Error()
+		r.Phase, r.Status, r.Error = phase, journal.StepFailed, OneLine(err.Error())
 		if _, jerr := e.append(r); jerr != nil {
 			err = fmt.Errorf("%w (and %v)", err, jerr)
 		}
@@ -212,17 +274,28 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 	}
 	order := CompensationOrder(g, ids)
 	failures := map[string]error{}
-	for _, id := range order {
+	for i, id := range order {
 		s := byID[id]
 		if s.Compensate == nil {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			// Asked to stop waiting (a second interrupt): what is left
+			// stays journaled as targets, for resume.
+			failures["(not attempted)"] = fmt.Errorf("%s: %w: %w", strings.Join(order[i:], ", "), ErrInterrupted, err)
+			break
 		}
 		rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
 		r := rec
 		r.Status = journal.StepStarted
 		if _, err := e.append(r); err != nil {
+			// No compensation runs without its record; a journal that
+			// cannot be written will not take the next one either.
 			failures[id] = err
-			continue
+			if rest := order[i+1:]; len(rest) > 0 {
+				failures["(not attempted)"] = fmt.Errorf("%s: the journal cannot be written", strings.Join(rest, ", "))
+			}
+			break
 		}
 		t0 := e.now()
 		action, err := s.Compensate(ctx)
@@ -238,7 +311,7 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		if err != nil {
 			failures[id] = err
 			ev.Status, ev.Err = journal.StepFailed, err
-			r.Status, r.Error = journal.StepFailed, err.Error()
+			r.Status, r.Error = journal.StepFailed, OneLine(err.Error())
 		}
 		e.observe(ev)
 		if _, jerr := e.append(r); jerr != nil && err == nil {

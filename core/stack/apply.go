@@ -72,7 +72,8 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := s.checkProtectedDrift(ctx, pl, st, opType); err != nil {
 		return nil, err
 	}
-	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism}
+	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
+		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
 	var gate []string
 	if opType != "apply" {
@@ -166,7 +167,7 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		}
 	}
 	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {
-		out.Preserved = s.preserved(op.ID, res.Executed)
+		out.Preserved = s.preserved(op.ID, res.Rollback)
 	}
 	return out
 }

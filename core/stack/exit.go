@@ -46,5 +46,6 @@ func ExitCode(res *Result, err error) int {
 	case engine.NeedsIntervention:
 		return ExitIntervention
 	}
+	// Failed, or Unfinished (an outcome that could not be recorded).
 	return ExitError
 }

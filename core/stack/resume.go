@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -23,9 +24,40 @@ var ErrNothingToResume = errors.New("nothing to resume: no operation is unfinish
 // journaled target set, order recomputed from the graph; deletes are
 // idempotent); an apply or teardown interrupted mid-way has its in-flight
 // steps resolved (what a Create made is found by its idempotency key and
-// recorded) and is then run again forward, which converges because every step
-// checks first.
+// recorded) and is then run again forward, as the same operation: the
+// interrupted run and its resume are one run, so a rollback of the resumed
+// run undoes what either part created. An operation that stopped for a
+// person is recorded as needing intervention, never run again.
+//
+// The lock is taken in the name of the operation resumed, and a resume
+// refuses while another operation's intervention is pending.
 func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
+	path := filepath.Join(StackDir(opts.StateDir, sp.Stack), journal.FileName)
+	for attempt := 0; ; attempt++ {
+		// Read without the lock only to know which operation to take it
+		// for; what is resumed is decided again under the lock.
+		recs, err := journal.Read(path)
+		if err != nil {
+			return nil, err
+		}
+		opts.resumeOp = ""
+		if u := Unfinished(recs); len(u) > 0 {
+			opts.resumeOp = u[len(u)-1].Op
+		}
+		// With nothing unfinished the lock is still taken, briefly, to
+		// read the journal as its holder leaves it (a held lock is exit 4).
+		res, err := resumeOp(ctx, sp, opts)
+		if !errors.Is(err, errResumeRaced) || attempt == 2 {
+			return res, err
+		}
+	}
+}
+
+// errResumeRaced: between the read that chose the operation and the lock,
+// another command changed what is unfinished.
+var errResumeRaced = errors.New("the unfinished operation changed while taking the lock")
+
+func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	s, err := open(sp, opts, true)
 	if err != nil {
 		return nil, err
@@ -40,6 +72,9 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 		return nil, ErrNothingToResume
 	}
 	target := u[len(u)-1]
+	if target.Op != s.opID {
+		return nil, errResumeRaced
+	}
 	var mine []journal.Record
 	for _, r := range recs {
 		if r.Op == target.Op {
@@ -62,9 +97,6 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	if err := s.startProviders(ctx, providers, st); err != nil {
 		return nil, err
 	}
-	// The resumed operation keeps its id: its records, and what it created,
-	// stay its own.
-	s.opID = target.Op
 	s.prog.levels = map[string]string{}
 	for _, r := range st.Resources {
 		s.prog.levels[r.Name] = r.Protection
@@ -74,10 +106,86 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 			s.prog.levels[r.Name] = r.Protection.String()
 		}
 	}
-	if targets, ok := rollbackTargets(mine); ok || target.Status == journal.OpRollbackIncomplete {
+	targets, ok := rollbackTargets(mine)
+	if ok || target.Status == journal.OpRollbackIncomplete {
+		if !ok {
+			// The target set never reached the journal (its record
+			// failed): it is every step the operation executed, as the
+			// engine would have journaled it.
+			targets = executedSteps(mine)
+		}
 		return s.resumeRollback(ctx, target, mine, targets)
 	}
+	if res, ok, err := s.resumeIntervention(target, mine); ok || err != nil {
+		return res, err
+	}
 	return s.resumeForward(ctx, target, mine)
+}
+
+// executedSteps lists the steps whose Execute started in recs, in the order
+// of their newest start.
+func executedSteps(recs []journal.Record) []string {
+	var out []string
+	for _, r := range recs {
+		if r.Kind == journal.KindStep && r.Phase == "execute" && r.Status == journal.StepStarted {
+			out = slices.DeleteFunc(out, func(s string) bool { return s == r.Step })
+			out = append(out, r.Step)
+		}
+	}
+	return out
+}
+
+// resumeIntervention finishes an operation that stopped because a step
+// needing a person failed, but whose end (or the state's pending entry) was
+// never recorded: the intervention is recorded, and nothing runs again. ok
+// is false when the operation did not stop for a person.
+func (s *session) resumeIntervention(target UnfinishedError, recs []journal.Record) (*Result, bool, error) {
+	st := s.store.Snapshot()
+	pending := map[string]bool{}
+	for _, i := range st.Interventions {
+		if i.Op == target.Op {
+			pending[i.Resource] = true
+		}
+	}
+	failed := map[string]string{}
+	var names []string
+	for _, r := range recs {
+		if r.Kind != journal.KindStep || r.Status != journal.StepFailed || r.Phase == "compensate" {
+			continue
+		}
+		res, inSpec := s.sp.Resource(r.Step)
+		if pending[r.Step] || (inSpec && res.Intervention) {
+			if _, seen := failed[r.Step]; !seen {
+				names = append(names, r.Step)
+			}
+			failed[r.Step] = r.Error
+		}
+	}
+	if len(names) == 0 && len(pending) == 0 {
+		return nil, false, nil
+	}
+	s.prog.printf("resume %s: %s %s stopped for a person; recording it\n", s.sp.Stack, target.Type, target.Op)
+	if err := s.store.Mutate(func(st *state.State) error {
+		s.unstage(st)
+		for _, n := range names {
+			if !pending[n] {
+				st.Interventions = append(st.Interventions, state.Intervention{Op: target.Op, Resource: n, Error: failed[n], Since: s.opts.Now().UTC()})
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, true, err
+	}
+	errs := map[string]error{}
+	for _, n := range names {
+		errs[n] = errors.New(failed[n])
+	}
+	stepErr := &engine.StepError{Failures: errs}
+	if _, err := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpIntervention, Error: engine.OneLine(stepErr.Error())}); err != nil {
+		return nil, true, err
+	}
+	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.NeedsIntervention, Err: stepErr,
+		Run: engine.Result{Outcome: engine.NeedsIntervention, Failed: names, Errors: errs, Err: stepErr}}, true, nil
 }
 
 // rollbackTargets returns the newest journaled rollback target set of an
@@ -148,23 +256,9 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	if targets == nil {
 		targets = []string{}
 	}
-	st := s.store.Snapshot()
-	ex := executions(recs)
-	var steps []*engine.Step
-	for _, name := range targets {
-		e := ex[name]
-		typ := ""
-		if r := st.Resources[name]; r != nil {
-			typ = r.Type
-		} else if r, ok := s.sp.Resource(name); ok {
-			typ = r.Type
-		}
-		action, key := plan.Action(e.Action), e.ID
-		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action,
-			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, name, action, key) }})
-	}
+	steps := s.compensations(targets, recs)
 	s.prog.printf("resume %s: rolling back %d resource(s) of %s\n", s.sp.Stack, len(steps), target.Op)
-	g := s.graph(st)
+	g := s.graph(s.store.Snapshot())
 	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
 	// What the rolled-back operation staged is dropped before its end is
 	// journaled.
@@ -176,24 +270,48 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	}
 	rec := journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: outcome.JournalStatus()}
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = engine.OneLine(err.Error())
 	}
 	if _, jerr := s.jr.Append(rec); jerr != nil {
 		err = errors.Join(err, jerr)
 	}
-	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err}
+	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err,
+		Run: engine.Result{Outcome: outcome, Rollback: targets, Err: err}}
 	res.Preserved = s.preserved(target.Op, targets)
 	return res, nil
+}
+
+// compensations are the undo steps of names, from the journal (the action
+// and idempotency key of each one's newest Execute) and the state: what the
+// operation created is deleted under the ladder, what it updated is put back.
+func (s *session) compensations(names []string, recs []journal.Record) []*engine.Step {
+	st := s.store.Snapshot()
+	ex := executions(recs)
+	var steps []*engine.Step
+	for _, name := range names {
+		e := ex[name]
+		typ := ""
+		var deps []string
+		if r := st.Resources[name]; r != nil {
+			typ, deps = r.Type, r.DependsOn
+		} else if r, ok := s.sp.Resource(name); ok {
+			typ, deps = r.Type, r.DependsOn
+		}
+		action, key := plan.Action(e.Action), e.ID
+		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action, DependsOn: deps,
+			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, name, action, key) }})
+	}
+	return steps
 }
 
 func (s *session) resumeForward(ctx context.Context, target UnfinishedError, recs []journal.Record) (*Result, error) {
 	// Resolve every Execute that started without an end: what a Create made
 	// under its key is recorded, so the forward run finds it instead of
 	// making a second one.
-	ended := map[string]bool{}
+	ended := map[string]bool{} // the step's newest Execute has ended
 	for _, r := range recs {
-		if r.Kind == journal.KindStep && r.Phase == "execute" && r.Status != journal.StepStarted {
-			ended[r.Step] = true
+		if r.Kind == journal.KindStep && r.Phase == "execute" {
+			ended[r.Step] = r.Status != journal.StepStarted
 		}
 	}
 	for name, e := range executions(recs) {
@@ -214,17 +332,17 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed,
-		Error: "interrupted; resumed by running it again"}); err != nil {
-		return nil, err
-	}
-	s.prog.printf("resume %s: %s %s was interrupted; running it again\n", s.sp.Stack, target.Type, target.Op)
-	s.opID = journal.NewOpID()
+	// The run goes on as the same operation: what its interrupted part
+	// executed is inherited, so a rollback of this run undoes it too.
+	s.inherited = s.compensations(executedSteps(recs), recs)
+	s.prog.printf("resume %s: %s %s was interrupted; running it again (a rollback would undo both parts)\n", s.sp.Stack, target.Type, target.Op)
 	switch target.Type {
 	case "teardown":
 		return s.teardown(ctx)
 	case "apply", "update":
-		return s.apply(ctx)
+		// The same operation, so the same type: an apply whose first part
+		// made something is not an update now.
+		return s.converge(ctx, target.Type, 0)
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
 	}

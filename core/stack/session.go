@@ -54,6 +54,15 @@ type Options struct {
 	// StartTimeout and CallTimeout bound a plugin's handshake and each call
 	// (0: pluginhost's defaults).
 	StartTimeout, CallTimeout time.Duration
+	// Stop, when closed (a first interrupt), stops an operation
+	// gracefully: no step starts, the running ones finish, and what ran is
+	// rolled back. Cancelling the context instead (a second interrupt)
+	// stops waiting at once and leaves the operation for resume.
+	Stop <-chan struct{}
+
+	// resumeOp is the operation a resume runs: the lock is taken in its
+	// name, and only its own interventions may be pending (set by Resume).
+	resumeOp string
 }
 
 // Provider is what an operation needs of a running provider.
@@ -158,6 +167,9 @@ type session struct {
 	dataDir string // providers' data folders live under it
 	eng     *engine.Engine
 	prog    *progress
+	// inherited are the steps an interrupted earlier run of the operation
+	// being resumed executed; its rollback undoes them too.
+	inherited []*engine.Step
 }
 
 // open takes the lock and opens the state and the journal. resuming skips
@@ -169,6 +181,10 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
 	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}}
+	if resuming && opts.resumeOp != "" {
+		// The lock names the operation that actually runs.
+		s.opID = opts.resumeOp
+	}
 	host, _ := os.Hostname()
 	lk, err := lock.Acquire(dir, lock.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
 	if err != nil {
@@ -199,10 +215,18 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 			s.close()
 			return nil, &u[len(u)-1]
 		}
-		if p := s.store.Snapshot().Interventions; len(p) > 0 {
-			s.close()
-			return nil, &InterventionError{Pending: p}
+	}
+	// Even a resume refuses while another operation's intervention is
+	// pending; it may finish recording its own.
+	var pending []state.Intervention
+	for _, i := range s.store.Snapshot().Interventions {
+		if !resuming || i.Op != opts.resumeOp {
+			pending = append(pending, i)
 		}
+	}
+	if len(pending) > 0 {
+		s.close()
+		return nil, &InterventionError{Pending: pending}
 	}
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Out, opts.Events, opts.Color, opts.Live, opts.Now)

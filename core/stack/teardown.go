@@ -60,7 +60,8 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if err := s.startProviders(ctx, providers, st); err != nil {
 		return nil, err
 	}
-	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism}
+	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism,
+		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
 	for _, c := range pl.Changes {
 		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))

@@ -52,6 +52,13 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		return pl.Check(opType)
 	}
 	backup := meta("backup", compat.ID)
+	backupFile := filepath.Join(s.dir, "backups", "state-"+s.opID+".json")
+	backup.Check = func(ctx context.Context) (bool, error) {
+		// A resumed update is the same operation: its backup is the state
+		// from before its first part, never overwritten by a later one.
+		_, err := os.Lstat(backupFile)
+		return err == nil, nil
+	}
 	backup.Execute = func(ctx context.Context, _ string) error {
 		src := filepath.Join(s.dir, state.FileName)
 		b, err := os.ReadFile(src)
@@ -62,7 +69,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		return atomicfile.Write(filepath.Join(dir, "state-"+s.opID+".json"), b, 0o600)
+		return atomicfile.Write(backupFile, b, 0o600)
 	}
 	stage := meta("stage", backup.ID)
 	stage.Execute = func(ctx context.Context, _ string) error {
