@@ -140,6 +140,9 @@ func TestPluginProcess(t *testing.T) {
 	if err != nil || schema.ProviderName != "aws" || schema.ProviderVersion != "0.1.0" || len(schema.ResourceTypes) != 2 {
 		t.Fatalf("GetSchema: %+v %v", schema, err)
 	}
+	if !schema.Capabilities.IdempotencyKeys || len(schema.ProviderConfig) == 0 {
+		t.Fatalf("GetSchema over gRPC: capabilities %+v, provider config %+v", schema.Capabilities, schema.ProviderConfig)
+	}
 	dir := t.TempDir()
 	resp, err := p.Configure(ctx, &sdk.ConfigureRequest{Config: sdk.Attributes{"bogus": true}, DataDir: dir})
 	if err != nil || !resp.Diagnostics.HasError() || resp.Diagnostics[0].AttributePath[0] != "bogus" {
@@ -172,8 +175,13 @@ func TestPluginProcess(t *testing.T) {
 				t.Fatalf("retried Create: %+v %v", again, err)
 			}
 			rr, err := p.Read(ctx, &sdk.ReadRequest{Type: c.typ, Name: "r", IdempotencyKey: key, Config: c.cfg})
-			if err != nil || !rr.Exists || rr.ID != cr.ID || rr.Attributes["arn"] == "" {
+			if err != nil || !rr.Exists || rr.ID != cr.ID || rr.Attributes["arn"] == "" || rr.IdempotencyKey != key {
 				t.Fatalf("Read by key: %+v %v", rr, err)
+			}
+			// A Create under another key meets a conflict, over gRPC too.
+			other, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: c.cfg, IdempotencyKey: key + "-other"})
+			if err != nil || !sdk.IsConflict(other.Diagnostics.Err()) {
+				t.Fatalf("Create under another key: %+v %v", other, err)
 			}
 			// sdk.Serve checks the config against the schema first.
 			bad, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: sdk.Attributes{c.attr: 5}, IdempotencyKey: key})
