@@ -187,7 +187,8 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 				return nil, herr
 			}
 			if !exists {
-				return nil, sdk.AttributeErrorf([]string{attrBucket}, "bucket name %q is taken: %v", name, err)
+				return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+					fmt.Sprintf("bucket name %q is taken (%s) by a bucket these credentials cannot see: bulwark does not claim it", name, apiCode(err)), ""), attrBucket)}}, nil
 			}
 			return c.claimBucket(ctx, req, name, retried)
 		}
