@@ -56,13 +56,20 @@
 //     removed (Read by key reports an interrupted Create whose metadata
 //     was written as the resource it will be), and Create, Update and
 //     Delete are refused.
-//   - One resource per (type, name). Create under an idempotency key already
-//     used returns the resource that key made (no second resource); Create of
-//     a (type, name) that exists under another key fails.
+//   - One resource per (type, name), and per folder. Create under an
+//     idempotency key already used returns the resource that key made (no
+//     second resource). Create of a (type, name) that exists under another
+//     key (a second stack sharing the root), or into a folder that exists
+//     already (a resource's, or anything a user put there), fails with an
+//     sdk.Conflict diagnostic naming the owner's key when there is one, and
+//     touches nothing: nothing is ever adopted. GetSchema declares this, and
+//     the key on Read, as the IdempotencyKeys capability, and describes the
+//     provider config (root) in ProviderConfig.
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), scanning the metadata files under the root
-//     (symlinks are not followed; dot-folders are skipped). Absent is
-//     Exists=false with no error.
+//     (symlinks are not followed; dot-folders are skipped), and reports the
+//     key the resource was created under. Absent is Exists=false with no
+//     error.
 //   - Update rewrites the metadata; it keeps the id and created_at and refuses
 //     a change to a force_new attribute.
 //   - Delete finds the resource like Read (by (type, name) when the request

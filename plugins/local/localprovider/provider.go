@@ -65,9 +65,18 @@ func (p *provider) scan() (*inventory, error) {
 	return scan(p.root)
 }
 
-// GetSchema returns the six resource types.
+// GetSchema returns the six resource types and the provider config schema,
+// and declares the IdempotencyKeys capability: Read reports the key each
+// resource was created under, and a Create whose (type, name) or folder is
+// taken fails with a conflict.
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
-	return &sdk.GetSchemaResponse{ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes()}, nil
+	return &sdk.GetSchemaResponse{
+		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		Capabilities: sdk.Capabilities{IdempotencyKeys: true},
+		ProviderConfig: []sdk.Attribute{
+			{Name: keyRoot, Type: sdk.TypeString, Description: "the folder every resource lives under (default: the data folder)"},
+		},
+	}, nil
 }
 
 // Configure sets the root: config "root" (made if missing; relative to the
@@ -106,7 +115,7 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 	if err != nil {
 		return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s: %v", root, err)
 	}
-	readOnly := readOnlySession(req)
+	readOnly := req.ReadOnly
 	absent := false
 	if readOnly {
 		// Nothing is made: a missing root holds no resource.
@@ -142,9 +151,6 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 	}
 	return &sdk.ConfigureResponse{}, nil
 }
-
-// readOnlySession reports whether the host will only read in this session.
-func readOnlySession(*sdk.ConfigureRequest) bool { return false }
 
 // ValidateResource checks that the resource's folder stays inside the root
 // (lexically always; following symlinks once the root is known).
@@ -194,11 +200,14 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if e == nil {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes()}, nil
+	return &sdk.ReadResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes(), IdempotencyKey: e.meta.IdempotencyKey}, nil
 }
 
 // Create makes the resource's folder, or returns the one a Create with the
-// same idempotency key made. The folder is built under a temporary name
+// same idempotency key made. A (type, name) or a folder already taken, by a
+// resource made under another key or by anything this provider did not make,
+// is a conflict: the Create fails with an sdk.Conflict diagnostic (naming
+// the owner's key when there is one) and touches nothing. The folder is built under a temporary name
 // beside its place and renamed into place when complete.
 func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	if err := ctx.Err(); err != nil {
@@ -242,19 +251,22 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		}
 		return &sdk.CreateResponse{ID: e.meta.ID, Attributes: e.attributes()}, nil
 	}
+	// The identity is taken, under another key or none: a conflict, never
+	// claimed, and the folder is left as it is.
 	if e := inv.byTypeName(req.Type, req.Name); e != nil {
-		return nil, sdk.Diagnostic{
-			Severity: sdk.SeverityError,
-			Summary:  fmt.Sprintf("%s %s already exists (id %s, folder %s)", req.Type, req.Name, e.meta.ID, e.dir),
-			Detail:   "another Create (idempotency key " + e.meta.IdempotencyKey + ") made it; read it by id or delete it first",
-		}
+		return nil, sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s, folder %s)", req.Type, req.Name, e.meta.ID, e.dir), e.meta.IdempotencyKey)
 	}
 	var pathAttr []string
 	if _, ok := cfg[attrPath]; ok {
 		pathAttr = []string{attrPath}
 	}
-	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
-		return nil, sdk.AttributeErrorf(pathAttr, "folder %s already exists and is not this resource's: refusing to adopt it", target)
+	if present(target) {
+		d := sdk.Conflict(fmt.Sprintf("folder %s already exists and was not made for %s %s", target, req.Type, req.Name), "")
+		if m, err := readMetadata(target); err == nil {
+			d = sdk.Conflict(fmt.Sprintf("folder %s already holds %s %s (id %s)", target, m.Type, m.Name, m.ID), m.IdempotencyKey)
+		}
+		d.AttributePath = pathAttr
+		return nil, d
 	}
 	for dir := filepath.Dir(target); dir != root && inside(root, dir, false); dir = filepath.Dir(dir) {
 		if m, err := readMetadata(dir); err == nil {

@@ -291,7 +291,7 @@ func TestCreateIdempotent(t *testing.T) {
 	if again := create(t, configuredOn(t, root, nil), "network", "network", "k1", nil); again.ID != first.ID {
 		t.Fatalf("after restart the key made %s, want %s", again.ID, first.ID)
 	}
-	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "network", IdempotencyKey: "k3"}); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "network", IdempotencyKey: "k3"}); !sdk.IsConflict(err) || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("create under another key: %v", err)
 	}
 }
@@ -426,8 +426,8 @@ func TestPathAttribute(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "adopt", IdempotencyKey: "k3", Config: sdk.Attributes{"path": "mine"}})
-	if ds := sdk.DiagnosticsFromError(err); !ds.HasError() || !reflect.DeepEqual(ds[0].AttributePath, []string{"path"}) {
-		t.Errorf("adopting a foreign folder: %v", err)
+	if ds := sdk.DiagnosticsFromError(err); !sdk.IsConflict(err) || !reflect.DeepEqual(ds[0].AttributePath, []string{"path"}) {
+		t.Errorf("adopting a foreign folder: %v, want a conflict on path", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "mine", "precious.txt")); err != nil {
 		t.Fatal("the foreign folder was touched")
@@ -685,4 +685,189 @@ func TestConfigure(t *testing.T) {
 			t.Fatal("Read before Configure succeeded")
 		}
 	})
+}
+
+// Read reports the key each resource was created under, whichever way it
+// finds it, in this run and the next.
+func TestReadReportsKey(t *testing.T) {
+	p, root := configured(t, nil)
+	const key = "bulwark:st:01J:01K"
+	cr := create(t, p, "s3_bucket", "storage", key, sdk.Attributes{"bucket": "b"})
+	for _, req := range []*sdk.ReadRequest{
+		{Type: "s3_bucket", Name: "storage", ID: cr.ID},
+		{Type: "s3_bucket", Name: "storage", IdempotencyKey: key},
+		{Type: "s3_bucket", Name: "storage"},
+	} {
+		for _, q := range []sdk.Provider{p, configuredOn(t, root, nil)} {
+			if rr := read(t, q, req); !rr.Exists || rr.IdempotencyKey != key {
+				t.Errorf("Read %+v = %+v, want the key", req, rr)
+			}
+		}
+	}
+	if rt, err := p.GetSchema(context.Background(), &sdk.GetSchemaRequest{}); err != nil || !rt.Capabilities.IdempotencyKeys ||
+		len(rt.ProviderConfig) != 1 || rt.ProviderConfig[0].Name != "root" || rt.ProviderConfig[0].Type != sdk.TypeString {
+		t.Errorf("GetSchema: capabilities and provider config %+v %v", rt, err)
+	}
+}
+
+// Issue 7 item 1: two stacks (two data folders) sharing a root. The second
+// one's Create of the same type and name, or into a folder that exists, is
+// a conflict naming the owner's key, and the folder is left as it was.
+func TestCreateConflict(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "shared")
+	cfg := sdk.Attributes{"root": root}
+	alpha := configuredOn(t, t.TempDir(), cfg)
+	beta := configuredOn(t, t.TempDir(), cfg)
+	cr := create(t, alpha, "dynamodb_table", "database", "bulwark:alpha:L1:K1", sdk.Attributes{"table": "t"})
+	before := snapshot(t, root)
+
+	_, err := beta.Create(context.Background(), &sdk.CreateRequest{Type: "dynamodb_table", Name: "database", IdempotencyKey: "bulwark:beta:L2:K2", Config: sdk.Attributes{"table": "t"}})
+	if !sdk.IsConflict(err) || !strings.Contains(err.Error(), "bulwark:alpha:L1:K1") {
+		t.Fatalf("Create of a taken identity: %v, want a conflict naming the owner's key", err)
+	}
+	// The same folder under another name is the same identity.
+	_, err = beta.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "squatter", IdempotencyKey: "bulwark:beta:L2:K3", Config: sdk.Attributes{"path": "dynamodb_table/database"}})
+	if !sdk.IsConflict(err) || !strings.Contains(err.Error(), "bulwark:alpha:L1:K1") {
+		t.Fatalf("Create into a resource's folder: %v, want a conflict naming the owner's key", err)
+	}
+	if after := snapshot(t, root); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a conflicting Create changed the root:\nbefore %v\nafter  %v", before, after)
+	}
+	rr := read(t, beta, &sdk.ReadRequest{Type: "dynamodb_table", Name: "database"})
+	if rr.ID != cr.ID || rr.IdempotencyKey != "bulwark:alpha:L1:K1" {
+		t.Fatalf("after the conflict: %+v", rr)
+	}
+	if again := create(t, alpha, "dynamodb_table", "database", "bulwark:alpha:L1:K1", sdk.Attributes{"table": "t"}); again.ID != cr.ID {
+		t.Fatalf("the owner's retry made %s, want %s", again.ID, cr.ID)
+	}
+
+	// A folder a user made (no metadata) is a conflict with no owner key.
+	if err := os.MkdirAll(filepath.Join(root, "network", "net"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err = beta.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "net", IdempotencyKey: "bulwark:beta:L2:K4"})
+	if !sdk.IsConflict(err) || !strings.Contains(err.Error(), "not created by bulwark") {
+		t.Fatalf("Create into a user's folder: %v, want a conflict", err)
+	}
+	if es, err := os.ReadDir(filepath.Join(root, "network", "net")); err != nil || len(es) != 0 {
+		t.Fatalf("the user's folder was touched: %v %v", es, err)
+	}
+}
+
+// snapshot returns every entry below dir: path -> mode and content ("" for
+// a dir that does not exist).
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && path == dir {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		out[path] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Issue 7 item 5: a read-only session (a plan) writes nothing anywhere: it
+// neither finishes a recorded Delete cut short nor settles a recorded
+// Create, does not make a missing root, and refuses every change. The same
+// leftovers are dealt with by the next session that may write.
+func TestReadOnlySession(t *testing.T) {
+	data := t.TempDir()
+	p := configuredOn(t, data, nil)
+	cr := create(t, p, "s3_bucket", "storage", "k-storage", nil)
+	create(t, p, "generic", "g", "k-g", nil)
+	// A Delete cut short, and a Create cut short after its metadata.
+	doomed := filepath.Join(data, "network", ".del-00000000000000cc")
+	if err := os.MkdirAll(doomed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(data, "delete", doomed, ""); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(data, "generic", ".tmp-00000000000000dd")
+	if err := os.Rename(filepath.Join(data, "generic", "g"), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(data, "create", tmp, "k-g"); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no", "root")
+
+	for name, cfg := range map[string]sdk.Attributes{"data folder": nil, "missing root": {"root": missing}} {
+		t.Run(name, func(t *testing.T) {
+			before := snapshot(t, filepath.Dir(data))
+			p := localprovider.New()
+			resp, err := p.Configure(context.Background(), &sdk.ConfigureRequest{Config: cfg, DataDir: data, ReadOnly: true})
+			if err != nil || resp.Diagnostics.HasError() {
+				t.Fatalf("Configure: %v %v", err, resp)
+			}
+			if _, err := p.ValidateResource(context.Background(), &sdk.ValidateResourceRequest{Type: "generic", Name: "g"}); err != nil {
+				t.Fatal(err)
+			}
+			inRoot := cfg == nil
+			if rr := read(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage"}); rr.Exists != inRoot {
+				t.Fatalf("Read by name = %+v", rr)
+			}
+			// The interrupted Create reads as what it will be once settled.
+			if rr := read(t, p, &sdk.ReadRequest{Type: "generic", Name: "g", IdempotencyKey: "k-g"}); rr.Exists != inRoot || inRoot && rr.IdempotencyKey != "k-g" {
+				t.Fatalf("Read by key = %+v", rr)
+			}
+			for call, err := range map[string]error{
+				"Create": func() error {
+					_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "h", IdempotencyKey: "k-h"})
+					return err
+				}(),
+				"Update": func() error {
+					_, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID, Config: sdk.Attributes{"size": 3}})
+					return err
+				}(),
+				"Delete": func() error {
+					_, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID})
+					return err
+				}(),
+			} {
+				if err == nil || !strings.Contains(err.Error(), "read-only") {
+					t.Errorf("%s in a read-only session: %v, want refused", call, err)
+				}
+			}
+			if after := snapshot(t, filepath.Dir(data)); !reflect.DeepEqual(before, after) {
+				t.Fatalf("a read-only session changed the disk:\nbefore %v\nafter  %v", before, after)
+			}
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Fatalf("the root was made: %v", err)
+			}
+		})
+	}
+
+	// A session that may write finishes both.
+	p = configuredOn(t, data, nil)
+	if _, err := os.Stat(doomed); !os.IsNotExist(err) {
+		t.Fatalf("the recorded delete was not finished: %v", err)
+	}
+	if rr := read(t, p, &sdk.ReadRequest{Type: "generic", Name: "g", IdempotencyKey: "k-g"}); !rr.Exists {
+		t.Fatal("the recorded create was not settled")
+	}
+	if _, err := os.Stat(filepath.Join(data, localprovider.PendingFile)); !os.IsNotExist(err) {
+		t.Fatalf("the pending record outlives what it recorded: %v", err)
+	}
 }

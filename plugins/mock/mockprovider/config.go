@@ -16,7 +16,21 @@ const (
 	keyCrashCreate = "crash_create"
 	keyLatencyMS   = "latency_ms"
 	keyWorld       = "world"
+	keyToken       = "token"
 )
+
+// configSchema describes the provider config, for the host to check at the
+// spec's line (and never show a sensitive value).
+func configSchema() []sdk.Attribute {
+	return []sdk.Attribute{
+		{Name: keyFailCreate, Type: sdk.TypeList, Description: "resource names whose every Create fails"},
+		{Name: keyFailDelete, Type: sdk.TypeMap, Description: "resource name to n: the next n Deletes of it fail, counted across runs"},
+		{Name: keyCrashCreate, Type: sdk.TypeList, Description: "resource names whose Create exits the plugin process half-way"},
+		{Name: keyLatencyMS, Type: sdk.TypeNumber, Description: "milliseconds every call but Configure sleeps"},
+		{Name: keyWorld, Type: sdk.TypeString, Description: "the folder the world lives in (default: the data folder); share it to share one reality"},
+		{Name: keyToken, Type: sdk.TypeString, Sensitive: true, Description: "a credential, as a cloud provider takes one; accepted and unused, never shown"},
+	}
+}
 
 // faults is the parsed provider config: which faults to inject, keyed by
 // resource name.
@@ -83,9 +97,14 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 				continue
 			}
 			f.world = s
+		case keyToken:
+			if _, ok := v.(string); !ok {
+				// The value is sensitive: the diagnostic never shows it.
+				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a string", k))
+			}
 		default:
-			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s)",
-				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyWorld))
+			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s, %s)",
+				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyToken, keyWorld))
 		}
 	}
 	return f, ds

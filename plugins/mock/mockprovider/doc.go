@@ -33,9 +33,16 @@
 //
 //   - One resource per (type, name). Create under an idempotency key already
 //     used returns the resource that key made (no second resource); Create of
-//     a (type, name) that exists under another key fails.
+//     a (type, name) that exists under another key (or none: a resource put
+//     in a shared world by hand) fails with an sdk.Conflict diagnostic naming
+//     that key, and never claims or changes the resource. GetSchema declares
+//     this, and the key on Read, as the IdempotencyKeys capability.
 //   - Read finds by id when the request has one, else by idempotency key,
-//     else by (type, name). Absent is Exists=false with no error.
+//     else by (type, name), and reports the key the resource was created
+//     under. Absent is Exists=false with no error.
+//   - A read-only session (Configure's ReadOnly: the host only plans) writes
+//     nothing anywhere: the world folder is not made, the fail_delete
+//     counters are not armed, and Create, Update and Delete are refused.
 //   - Update keeps the id and created_at and refuses a change to a force_new
 //     attribute (that is a replace, not an Update).
 //   - Delete by id (by (type, name) when the request has no id); deleting what
@@ -43,7 +50,9 @@
 //     sdk.Serve already does before the provider sees it.
 //   - Calls before Configure fail with an error diagnostic.
 //
-// # Fault injection (provider config, keyed by resource name)
+// # Provider config
+//
+// The fault-injection keys are keyed by resource name.
 //
 //   - fail_create: [compute] — every Create of compute fails with
 //     "injected failure: create compute" and makes nothing. A Create whose
@@ -61,11 +70,16 @@
 //     replying. The exit goes through the provider's exit hook (os.Exit
 //     unless WithExit replaces it). A later Create with the same key returns
 //     the recorded resource without crashing.
+//   - latency_ms: 5 — every call but Configure first sleeps that long; a
+//     cancelled context ends the sleep and the call fails with the
+//     context's error before doing anything.
 //   - world: DIR — keep the world in DIR instead of the data folder (see
 //     The world).
-//   - latency_ms: 5 — every call but Configure first sleeps that long; a cancelled context ends the sleep and the call
-//     fails with the context's error before doing anything.
+//   - token: "..." — a credential, as a cloud provider takes one: accepted
+//     and unused; the config schema marks it sensitive, so the host never
+//     shows it.
 //
-// Any other provider config key is rejected with a diagnostic whose
-// attribute path is the key.
+// GetSchema describes these keys (types; token sensitive) in
+// ProviderConfig. Any other provider config key is rejected with a
+// diagnostic whose attribute path is the key.
 package mockprovider

@@ -2,7 +2,9 @@ package mockprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -51,6 +53,7 @@ type provider struct {
 
 	mu         sync.Mutex
 	configured bool
+	readOnly   bool   // the host will only read: write nothing anywhere
 	dir        string // the folder the world lives in
 	faults     faults
 }
@@ -89,6 +92,9 @@ func (p *provider) change(fn func(w *world) (changed bool, err error)) error {
 	if !p.configured {
 		return errNotConfigured()
 	}
+	if p.readOnly {
+		return sdk.Errorf("the mock provider was configured read-only: it changes nothing")
+	}
 	unlock, err := lockWorld(p.dir)
 	if err != nil {
 		return err
@@ -111,29 +117,41 @@ func errNotConfigured() error {
 	return sdk.Errorf("the mock provider is not configured: call Configure first")
 }
 
-// GetSchema returns the six resource types.
+// GetSchema returns the six resource types and the provider config schema,
+// and declares the IdempotencyKeys capability: Read reports the key each
+// resource was created under, and a Create of a taken (type, name) fails
+// with a conflict.
 func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	return &sdk.GetSchemaResponse{ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes()}, nil
+	return &sdk.GetSchemaResponse{
+		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		Capabilities:   sdk.Capabilities{IdempotencyKeys: true},
+		ProviderConfig: configSchema(),
+	}, nil
 }
 
 // Configure parses the fault config, adopts the world folder (config world,
-// else the data folder) and arms the fail_delete counters. It is the one
-// call latency_ms does not slow down.
+// else the data folder) and arms the fail_delete counters. A read-only
+// session writes nothing: the world folder is not made, the counters are
+// not armed (only Deletes consume them), and every change is refused. It is
+// the one call latency_ms does not slow down.
 func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
 	f, ds := parseConfig(req.Config)
 	if ds.HasError() {
 		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
 	}
-	dir, err := worldDir(f.world, req.DataDir)
+	dir, err := worldDir(f.world, req.DataDir, req.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.configured, p.dir, p.faults = true, dir, f
+	p.configured, p.readOnly, p.dir, p.faults = true, req.ReadOnly, dir, f
+	if req.ReadOnly {
+		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
+	}
 	err = p.change(func(w *world) (bool, error) { return w.armFailDelete(f.failDelete), nil })
 	if err != nil {
 		return nil, err
@@ -142,9 +160,9 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 }
 
 // worldDir returns the folder the world lives in: world (absolute; made
-// with mode 0700 when missing) when the config names one, else the data
-// folder, which must exist.
-func worldDir(world, dataDir string) (string, error) {
+// with mode 0700 when missing, unless readOnly) when the config names one,
+// else the data folder, which must exist.
+func worldDir(world, dataDir string, readOnly bool) (string, error) {
 	if world == "" {
 		if dataDir == "" {
 			return "", sdk.Errorf("the mock provider needs a data folder (or a world folder in its config)")
@@ -160,7 +178,12 @@ func worldDir(world, dataDir string) (string, error) {
 	if err != nil {
 		return "", sdk.AttributeErrorf([]string{keyWorld}, "world %s: %v", world, err)
 	}
-	if err := os.MkdirAll(abs, dirMode); err != nil {
+	if readOnly {
+		// A missing world is an empty one.
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			return abs, nil
+		}
+	} else if err := os.MkdirAll(abs, dirMode); err != nil {
 		return "", sdk.AttributeErrorf([]string{keyWorld}, "make the world folder %s: %v", abs, err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
@@ -205,11 +228,13 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if r == nil {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: r.attributes()}, nil
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: r.attributes(), IdempotencyKey: r.IdempotencyKey}, nil
 }
 
 // Create makes a resource, or returns the one a Create with the same
-// idempotency key made.
+// idempotency key made. A (type, name) taken by a resource made under
+// another key, or none, is a conflict: the Create fails with an
+// sdk.Conflict diagnostic naming that key, and the resource is untouched.
 func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	if err := p.wait(ctx); err != nil {
 		return nil, err
@@ -242,11 +267,8 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 			return false, sdk.Errorf("injected failure: create %s", req.Name)
 		}
 		if r := w.byTypeName(req.Type, req.Name); r != nil {
-			return false, sdk.Diagnostic{
-				Severity: sdk.SeverityError,
-				Summary:  fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID),
-				Detail:   "another Create (idempotency key " + r.IdempotencyKey + ") made it; read it by id or delete it first",
-			}
+			// Taken under another key (or none): a conflict, never claimed.
+			return false, sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
 		}
 		id, err := w.newID(req.Type, req.Name)
 		if err != nil {

@@ -82,6 +82,22 @@ func TestSchema(t *testing.T) {
 	if resp.ProviderName != "mock" || resp.ProviderVersion != "0.1.0" {
 		t.Fatalf("name/version = %s/%s", resp.ProviderName, resp.ProviderVersion)
 	}
+	if !resp.Capabilities.IdempotencyKeys {
+		t.Error("the IdempotencyKeys capability is not declared")
+	}
+	cfgKeys := map[string]sdk.AttributeType{}
+	for _, a := range resp.ProviderConfig {
+		cfgKeys[a.Name] = a.Type
+		if a.Sensitive != (a.Name == "token") || a.Required || a.Computed {
+			t.Errorf("provider config %s = %+v", a.Name, a)
+		}
+	}
+	if want := map[string]sdk.AttributeType{
+		"fail_create": sdk.TypeList, "crash_create": sdk.TypeList, "fail_delete": sdk.TypeMap,
+		"latency_ms": sdk.TypeNumber, "world": sdk.TypeString, "token": sdk.TypeString,
+	}; !reflect.DeepEqual(cfgKeys, want) {
+		t.Errorf("provider config schema %v, want %v", cfgKeys, want)
+	}
 	type want struct {
 		typ      sdk.AttributeType
 		forceNew bool
@@ -215,8 +231,8 @@ func TestCreateIdempotent(t *testing.T) {
 		t.Fatalf("after restart the key made %s, want %s", third.ID, first.ID)
 	}
 	// Another key for the same (type, name) is a conflict, not a duplicate.
-	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "network", IdempotencyKey: "k3"}); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("create under another key: %v, want already exists", err)
+	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "network", IdempotencyKey: "k3"}); !sdk.IsConflict(err) || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("create under another key: %v, want a conflict", err)
 	}
 	// A key reused for another resource is refused.
 	if _, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "a", IdempotencyKey: "k1"}); err == nil {
@@ -369,6 +385,7 @@ func TestConfigureRejects(t *testing.T) {
 		{sdk.Attributes{"latency_ms": 1.5}, []string{"latency_ms"}},
 		{sdk.Attributes{"world": 3}, []string{"world"}},
 		{sdk.Attributes{"world": ""}, []string{"world"}},
+		{sdk.Attributes{"token": 12345}, []string{"token"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.path, "."), func(t *testing.T) {
@@ -385,8 +402,163 @@ func TestConfigureRejects(t *testing.T) {
 	configured(t, t.TempDir(), sdk.Attributes{
 		"fail_create": []string{"a"}, "crash_create": []any{"b"},
 		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0,
-		"world": filepath.Join(t.TempDir(), "w"),
+		"world": filepath.Join(t.TempDir(), "w"), "token": "t0k3n",
 	})
+}
+
+// Read reports the key each resource was created under, whichever way it
+// finds it, in this run and the next.
+func TestReadReportsKey(t *testing.T) {
+	dir := t.TempDir()
+	p := configured(t, dir, nil)
+	cr := create(t, p, "s3_bucket", "storage", "bulwark:st:01J:01K", sdk.Attributes{"bucket": "b"})
+	for _, req := range []*sdk.ReadRequest{
+		{Type: "s3_bucket", Name: "storage", ID: cr.ID},
+		{Type: "s3_bucket", Name: "storage", IdempotencyKey: "bulwark:st:01J:01K"},
+		{Type: "s3_bucket", Name: "storage"},
+	} {
+		for _, q := range []sdk.Provider{p, configured(t, dir, nil)} {
+			if rr := read(t, q, req); !rr.Exists || rr.IdempotencyKey != "bulwark:st:01J:01K" {
+				t.Errorf("Read %+v = %+v, want the key", req, rr)
+			}
+		}
+	}
+}
+
+// Issue 7 item 1: a Create whose (type, name) is taken under another key, or
+// by a resource that carries none (one put in a shared world by hand), fails
+// with a conflict naming the owner's key and leaves the resource as it was.
+func TestCreateConflict(t *testing.T) {
+	world := t.TempDir()
+	alpha := configured(t, t.TempDir(), sdk.Attributes{"world": world})
+	beta := configured(t, t.TempDir(), sdk.Attributes{"world": world})
+	cr := create(t, alpha, "dynamodb_table", "database", "bulwark:alpha:L1:K1", sdk.Attributes{"table": "t", "size": 1})
+
+	_, err := beta.Create(context.Background(), &sdk.CreateRequest{Type: "dynamodb_table", Name: "database", IdempotencyKey: "bulwark:beta:L2:K2", Config: sdk.Attributes{"table": "t", "size": 9}})
+	if !sdk.IsConflict(err) {
+		t.Fatalf("Create of a taken identity: %v, want a conflict", err)
+	}
+	if !strings.Contains(err.Error(), "bulwark:alpha:L1:K1") {
+		t.Errorf("the conflict does not name the owner's key: %v", err)
+	}
+	rr := read(t, beta, &sdk.ReadRequest{Type: "dynamodb_table", Name: "database"})
+	if rr.ID != cr.ID || rr.IdempotencyKey != "bulwark:alpha:L1:K1" || rr.Attributes["size"] != 1.0 {
+		t.Fatalf("after the conflict the resource is %+v, want it untouched", rr)
+	}
+	if rr := read(t, beta, &sdk.ReadRequest{Type: "dynamodb_table", Name: "database", IdempotencyKey: "bulwark:beta:L2:K2"}); rr.Exists {
+		t.Fatalf("the conflicting key finds %+v", rr)
+	}
+	// The owner's retry with its own key is still idempotent.
+	if again := create(t, alpha, "dynamodb_table", "database", "bulwark:alpha:L1:K1", sdk.Attributes{"table": "t", "size": 1}); again.ID != cr.ID {
+		t.Fatalf("the owner's retry made %s, want %s", again.ID, cr.ID)
+	}
+
+	// A resource with no key at all (made out of band) conflicts too.
+	b, err := os.ReadFile(filepath.Join(world, mockprovider.WorldFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"resources": [`, `"resources": [{"id": "oob-1", "type": "network", "name": "net", "idempotency_key": "", "attributes": {}},`, 1))
+	if err := os.WriteFile(filepath.Join(world, mockprovider.WorldFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = beta.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "net", IdempotencyKey: "bulwark:beta:L2:K3"})
+	if !sdk.IsConflict(err) || !strings.Contains(err.Error(), "not created by bulwark") {
+		t.Fatalf("Create over an out-of-band resource: %v, want a conflict saying bulwark did not make it", err)
+	}
+	if rr := read(t, beta, &sdk.ReadRequest{Type: "network", Name: "net"}); rr.ID != "oob-1" || rr.IdempotencyKey != "" {
+		t.Fatalf("the out-of-band resource is now %+v", rr)
+	}
+}
+
+// snapshot returns every entry below dir: path -> mode and content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && path == dir {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		out[path] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Issue 7 item 5: a read-only session (a plan) writes nothing anywhere: not
+// the fail_delete counters a changed config would re-arm, not a world
+// folder that does not exist yet; and it refuses every change.
+func TestReadOnlySession(t *testing.T) {
+	data := t.TempDir()
+	cr := create(t, configured(t, data, sdk.Attributes{"fail_delete": map[string]any{"network": 1}}), "network", "network", "k", nil)
+	missing := filepath.Join(t.TempDir(), "not", "yet")
+	for name, cfg := range map[string]sdk.Attributes{
+		"counters re-armed": {"fail_delete": map[string]any{"network": 2}},
+		"counters dropped":  nil,
+		"world not made":    {"world": missing},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := snapshot(t, filepath.Dir(data))
+			p := mockprovider.New()
+			resp, err := p.Configure(context.Background(), &sdk.ConfigureRequest{Config: cfg, DataDir: data, ReadOnly: true})
+			if err != nil || resp.Diagnostics.HasError() {
+				t.Fatalf("Configure: %v %v", err, resp)
+			}
+			if _, err := p.GetSchema(context.Background(), &sdk.GetSchemaRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.ValidateResource(context.Background(), &sdk.ValidateResourceRequest{Type: "network", Name: "network"}); err != nil {
+				t.Fatal(err)
+			}
+			rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "network"})
+			if inWorld := cfg["world"] == nil; rr.Exists != inWorld {
+				t.Fatalf("Read = %+v", rr)
+			}
+			read(t, p, &sdk.ReadRequest{Type: "network", Name: "network", IdempotencyKey: "k"})
+			for call, err := range map[string]error{
+				"Create": func() error {
+					_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "g", IdempotencyKey: "k2"})
+					return err
+				}(),
+				"Update": func() error {
+					_, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "network", Name: "network", ID: cr.ID, Config: sdk.Attributes{"size": 3}})
+					return err
+				}(),
+				"Delete": func() error {
+					_, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "network", ID: cr.ID})
+					return err
+				}(),
+			} {
+				if err == nil || !strings.Contains(err.Error(), "read-only") {
+					t.Errorf("%s in a read-only session: %v, want refused", call, err)
+				}
+			}
+			if after := snapshot(t, filepath.Dir(data)); !reflect.DeepEqual(before, after) {
+				t.Fatalf("a read-only session changed the disk:\nbefore %v\nafter  %v", before, after)
+			}
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Fatalf("the world folder was made: %v", err)
+			}
+		})
+	}
 }
 
 // Two providers with different data folders and one world folder see one
