@@ -41,6 +41,9 @@
 //     names are unique and every configured type is there; attribute names are
 //     unique within a type, every attribute has a type, and no attribute is
 //     computed and also required or force_new.
+//     The provider config schema (ProviderConfig), when there is one, has
+//     unique named keys with valid types, none computed or force_new, and
+//     describes every key Config.ProviderConfig sets.
 //   - configure: Configure accepts Config.ProviderConfig and the data folder.
 //
 // and then, for each Resource in turn, under a subtest named "<type>.<name>":
@@ -62,6 +65,24 @@
 //   - create_same_key_again: a second Create with the same key returns the
 //     same ID, and Read by type and name (no ID, no key) still finds that ID:
 //     nothing new was made.
+//   - read_reports_key: Read by ID, by key and by type and name reports, in
+//     IdempotencyKey, the key of the Create that made the resource. Skipped,
+//     saying so, for a provider that does not declare
+//     Capabilities.IdempotencyKeys.
+//   - create_conflict: a Create of the same type, name and config under
+//     another key must not claim the resource: it never returns its ID, and
+//     the resource keeps its key and attributes (Read by ID shows them as
+//     before) and is not found by the other key. A provider that declares
+//     Capabilities.IdempotencyKeys must fail that Create with a conflict
+//     diagnostic (sdk.Conflict; sdk.IsConflict); one that does not may fail
+//     it any way, or make a second resource (which the check deletes), and
+//     is told the conflict diagnostic was not checked. So a provider that
+//     takes over what it did not make fails the suite either way.
+//   - import: when the provider implements sdk.Importer (through gRPC:
+//     when sdk.Serve declared Capabilities.Import), Import by the ID finds
+//     the resource with its configured attributes (and, with
+//     IdempotencyKeys, the key it was created under). Skipped otherwise: the
+//     host then imports with Read by ID.
 //   - read_by_key_after_restart: a fresh provider instance (newProvider
 //     again, or a new process), configured with the same data folder, finds
 //     the resource by the idempotency key: the host's recovery after a crash

@@ -42,7 +42,8 @@ func (n *note) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchema
 		attrs = append(attrs, sdk.Attribute{Name: "pinned", Type: sdk.TypeNumber})
 	}
 	return &sdk.GetSchemaResponse{ProviderName: "note", ProviderVersion: "0.0.1",
-		ResourceTypes: []sdk.ResourceType{{Name: "note", Attributes: attrs}}}, nil
+		ResourceTypes: []sdk.ResourceType{{Name: "note", Attributes: attrs}},
+		Capabilities:  sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared"}}, nil
 }
 
 func (n *note) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
@@ -127,7 +128,11 @@ func (n *note) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse,
 	if n.flaw == "forgets_attributes" {
 		attrs = sdk.Attributes{"id": r.ID}
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: attrs}, nil
+	key := r.Key
+	if n.flaw == "forgets_key" || n.flaw == "legacy" {
+		key = ""
+	}
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: attrs, IdempotencyKey: key}, nil
 }
 
 func attributes(id string, cfg sdk.Attributes) sdk.Attributes {
@@ -147,6 +152,16 @@ func (n *note) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateRes
 	}
 	if _, r := find(rs, func(r *record) bool { return r.Key == req.IdempotencyKey }); r != nil && n.flaw != "create_ignores_key" {
 		return &sdk.CreateResponse{ID: r.ID, Attributes: r.Attrs}, nil
+	}
+	if _, r := find(rs, func(r *record) bool { return r.Name == req.Name }); r != nil && n.flaw != "create_ignores_key" {
+		switch n.flaw {
+		case "claims_foreign", "claims_foreign_undeclared":
+			// Adopts what another Create made, as "already in place".
+			return &sdk.CreateResponse{ID: r.ID, Attributes: r.Attrs}, nil
+		case "conflict_uncoded", "legacy":
+			return nil, fmt.Errorf("note %s already exists", req.Name)
+		}
+		return nil, sdk.Conflict(fmt.Sprintf("note %s already exists (id %s)", req.Name, r.ID), r.Key)
 	}
 	id := fmt.Sprintf("note-%s-%d", req.Name, len(rs)+1)
 	r := &record{ID: id, Name: req.Name, Key: req.IdempotencyKey, Attrs: attributes(id, req.Config)}
@@ -203,6 +218,25 @@ var noteConfig = Config{Resources: []Resource{
 func TestRun(t *testing.T)     { Run(t, newNote(""), noteConfig) }
 func TestRunGRPC(t *testing.T) { RunGRPC(t, newNote(""), noteConfig) }
 
+// importingNote is a note that implements sdk.Importer.
+type importingNote struct{ *note }
+
+func (n importingNote) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	r, err := n.Read(ctx, &sdk.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey}, nil
+}
+
+// An Importer is checked directly and through gRPC, where sdk.Serve
+// declares Capabilities.Import for it.
+func TestRunImporter(t *testing.T) {
+	newImporter := func(*testing.T) sdk.Provider { return importingNote{&note{}} }
+	t.Run("in-process", func(t *testing.T) { Run(t, newImporter, noteConfig) })
+	t.Run("grpc", func(t *testing.T) { RunGRPC(t, newImporter, noteConfig) })
+}
+
 // RunPlugin is called first thing: this test's body also runs in the plugin
 // process.
 func TestRunPlugin(t *testing.T) { RunPlugin(t, newNote(""), noteConfig) }
@@ -243,13 +277,19 @@ func TestFlawedProvidersFail(t *testing.T) {
 	}
 	for flaw, want := range map[string][]string{
 		"schema_duplicate_attribute": {"schema"},
-		"no_read_by_key":             {"first/read_by_idempotency_key", "first/read_by_key_after_restart", "second/read_by_idempotency_key", "second/read_by_key_after_restart"},
-		"absent_is_error":            {"first/read_absent", "first/delete", "second/read_absent", "second/delete"},
+		"no_read_by_key":             {"first/read_by_idempotency_key", "first/read_reports_key", "first/read_by_key_after_restart", "second/read_by_idempotency_key", "second/read_reports_key", "second/read_by_key_after_restart"},
+		"absent_is_error":            {"first/read_absent", "first/create_conflict", "first/delete", "second/read_absent", "second/create_conflict", "second/delete"},
 		"forgets_attributes":         {"first/read_by_id", "first/update", "second/read_by_id"},
-		"create_ignores_key":         {"first/create_same_key_again", "first/delete", "second/create_same_key_again", "second/delete"},
+		"create_ignores_key":         {"first/create_same_key_again", "first/create_conflict", "first/delete", "second/create_same_key_again", "second/create_conflict", "second/delete"},
 		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
 		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
 		"memory_only":                {"first/read_by_key_after_restart", "second/read_by_key_after_restart"},
+		// Ownership (issue 7): a provider that takes over a taken identity
+		// fails, whether or not it declares the capability.
+		"claims_foreign":            {"first/create_conflict", "second/create_conflict"},
+		"claims_foreign_undeclared": {"first/create_conflict", "second/create_conflict"},
+		"conflict_uncoded":          {"first/create_conflict", "second/create_conflict"},
+		"forgets_key":               {"first/read_reports_key", "second/read_reports_key"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()
@@ -279,6 +319,31 @@ func TestFlawedProvidersFail(t *testing.T) {
 				t.Logf("output:\n%s", out)
 			}
 		})
+	}
+}
+
+// A provider written before the ownership rules (no capability, no key on
+// Read, a plain error for a taken name) still passes, and the output says
+// which checks were skipped and why.
+func TestLegacyProviderPassesAndIsTold(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestFlawed$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW=legacy")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the suite failed a legacy provider: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"--- SKIP: TestFlawed/note.first/read_reports_key",
+		"does not declare Capabilities.IdempotencyKeys",
+		"whether with a conflict diagnostic is not checked",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output does not say %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -107,6 +107,30 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			}
 		}
 	}
+	cfgKeys := map[string]bool{}
+	for _, a := range resp.ProviderConfig {
+		where := fmt.Sprintf("GetSchema: provider config key %q", a.Name)
+		switch {
+		case a.Name == "":
+			t.Error("GetSchema: a provider config key has no name")
+		case cfgKeys[a.Name]:
+			t.Errorf("%s appears twice", where)
+		}
+		cfgKeys[a.Name] = true
+		if a.Type < sdk.TypeString || a.Type > sdk.TypeMap {
+			t.Errorf("%s has no valid type (%d)", where, a.Type)
+		}
+		if a.Computed || a.ForceNew {
+			t.Errorf("%s is computed or force_new, which a provider config key cannot be", where)
+		}
+	}
+	if len(resp.ProviderConfig) > 0 {
+		for k := range s.cfg.ProviderConfig {
+			if !cfgKeys[k] {
+				t.Errorf("Config.ProviderConfig sets %q, which the provider config schema (GetSchemaResponse.ProviderConfig) lacks", k)
+			}
+		}
+	}
 	for _, r := range s.cfg.Resources {
 		if !types[r.Type] {
 			t.Errorf("GetSchema: the configured resource type %q is not in the schema (types: %s)", r.Type, strings.Join(slices.Sorted(maps.Keys(types)), ", "))
@@ -118,8 +142,13 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 	}
 	if raw != nil {
 		direct, err := raw.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
-		if err == nil && direct != nil && !reflect.DeepEqual(canonical(direct), canonical(resp)) {
-			t.Errorf("the schema changed on its way through gRPC: the provider built\n%+v\nthe host received\n%+v", canonical(direct), canonical(resp))
+		if err == nil && direct != nil {
+			want := canonical(direct)
+			// sdk.Serve sets Import for a provider that implements Importer.
+			_, want.Capabilities.Import = raw.(sdk.Importer)
+			if got := canonical(resp); !reflect.DeepEqual(want, got) {
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+			}
 		}
 	}
 }
@@ -127,7 +156,10 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 // canonical is the part of a schema the contract carries, with empty and
 // nil lists made the same.
 func canonical(s *sdk.GetSchemaResponse) sdk.GetSchemaResponse {
-	out := sdk.GetSchemaResponse{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion}
+	out := sdk.GetSchemaResponse{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion, Capabilities: s.Capabilities}
+	if len(s.ProviderConfig) > 0 {
+		out.ProviderConfig = slices.Clone(s.ProviderConfig)
+	}
 	for _, rt := range s.ResourceTypes {
 		c := sdk.ResourceType{Name: rt.Name, Description: rt.Description}
 		if len(rt.Attributes) > 0 {
@@ -239,6 +271,77 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			t.Errorf("after a second Create with the same key, Read by type and name found exists=%v id %q, want the first Create's %q", rr.Exists, rr.ID, id)
 		}
 	})
+	t.Run("read_reports_key", func(t *testing.T) {
+		if !s.keys() {
+			t.Skip(skipKeys)
+		}
+		for _, req := range []*sdk.ReadRequest{
+			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
+			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
+			{Type: r.Type, Name: r.Name, Config: r.Config},
+		} {
+			if rr := c.find(t, req, id); rr.IdempotencyKey != key {
+				t.Errorf("%s: IdempotencyKey %q, want %q, the key of the Create that made it", describe(req), rr.IdempotencyKey, key)
+			}
+		}
+	})
+	t.Run("create_conflict", func(t *testing.T) {
+		before := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+		other := key + "-other"
+		what := fmt.Sprintf("Create(key %q) of %s %s, which a Create under key %q made", other, r.Type, r.Name, key)
+		resp, err := p.Create(t.Context(), &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral})
+		if resp == nil {
+			resp = &sdk.CreateResponse{}
+		}
+		failed := s.fold(t, what, err, resp.Diagnostics)
+		switch {
+		case failed == nil && resp.ID == id:
+			t.Errorf("%s returned that resource (id %q): it claimed what another Create made. A provider never takes over an identity that is taken; it fails with sdk.Conflict", what, id)
+		case failed == nil && resp.ID != "":
+			created = append(created, resp.ID)
+			if s.keys() {
+				t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict)", what, resp.ID)
+			} else {
+				t.Logf("%s made another resource (id %q); allowed without Capabilities.IdempotencyKeys. Deleting it.", what, resp.ID)
+			}
+			// Out of the way of the checks below, which find by name.
+			s.deleteQuietly(t, p, r, resp.ID)
+		case failed == nil:
+			t.Errorf("%s succeeded with no ID", what)
+		case s.keys() && !sdk.IsConflict(failed):
+			t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict, Code %q), which the host needs to tell a taken identity from a failure: %v", what, sdk.CodeConflict, failed)
+		case !s.keys():
+			t.Logf("%s failed (%v); whether with a conflict diagnostic is not checked: %s", what, failed, skipKeys)
+		}
+		after := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+		if after.IdempotencyKey != before.IdempotencyKey {
+			t.Errorf("after %s, the resource reports key %q, before %q: it was claimed", what, after.IdempotencyKey, before.IdempotencyKey)
+		}
+		if b, a := normalize(t, "attributes before", before.Attributes), normalize(t, "attributes after", after.Attributes); !reflect.DeepEqual(b, a) {
+			t.Errorf("after %s, the resource's attributes are\n%s\nbefore\n%s\nit must be left untouched", what, jsonText(a), jsonText(b))
+		}
+		if rr := c.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: other, Config: r.Config}); rr.Exists && rr.ID == id {
+			t.Errorf("Read by the conflicting key %q finds the existing resource %q: it was claimed", other, id)
+		}
+	})
+	t.Run("import", func(t *testing.T) {
+		imp, ok := p.(sdk.Importer)
+		if !ok || s.served && !s.schema.Capabilities.Import {
+			t.Skip("the provider does not implement sdk.Importer: the host imports a resource with Read by ID (read_by_id)")
+		}
+		resp, err := imp.Import(t.Context(), &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
+		if resp == nil {
+			resp = &sdk.ImportResponse{}
+		}
+		must(t, "Import", s.fold(t, "Import", err, resp.Diagnostics))
+		if !resp.Exists || resp.ID != id {
+			t.Fatalf("Import by ID %q: Exists=%v ID %q, want the resource", id, resp.Exists, resp.ID)
+		}
+		checkAttributes(t, "Import", r.Config, resp.Attributes)
+		if s.keys() && resp.IdempotencyKey != key {
+			t.Errorf("Import by ID %q: IdempotencyKey %q, want %q, the key of the Create that made it", id, resp.IdempotencyKey, key)
+		}
+	})
 	t.Run("read_by_key_after_restart", func(t *testing.T) {
 		fresh, _ := s.open(t)
 		s.configure(t, fresh)
@@ -292,6 +395,25 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		}
 	})
 	t.Run("delete_again", del)
+}
+
+// skipKeys says why the ownership checks are skipped.
+const skipKeys = "skipped: the provider does not declare Capabilities.IdempotencyKeys in GetSchema, so the host treats it conservatively (whatever Read finds by natural identity that a state does not record is someone else's). Declare it once Read reports the key each resource was created under and a Create of a taken identity fails with sdk.Conflict"
+
+// keys reports whether the provider declares the IdempotencyKeys
+// capability.
+func (s *suite) keys() bool { return s.schema != nil && s.schema.Capabilities.IdempotencyKeys }
+
+// deleteQuietly deletes the resource id, reporting a failure.
+func (s *suite) deleteQuietly(t *testing.T, p sdk.Provider, r Resource, id string) {
+	t.Helper()
+	resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Protection: sdk.ProtectionEphemeral})
+	if resp == nil {
+		resp = &sdk.DeleteResponse{}
+	}
+	if err := s.fold(t, "Delete", err, resp.Diagnostics); err != nil {
+		t.Errorf("Delete of %s %s (id %s): %v", r.Type, r.Name, id, err)
+	}
 }
 
 // cleanup deletes what the suite's Creates made and is still there: every
