@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,7 +25,9 @@ type hello struct {
 func (h *hello) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
 	return &sdk.GetSchemaResponse{ProviderName: "hello", ProviderVersion: "0.1.0", ResourceTypes: []sdk.ResourceType{{
 		Name: "greeting", Attributes: []sdk.Attribute{{Name: "text", Type: sdk.TypeString, Required: true, ForceNew: true},
-			{Name: "shout", Type: sdk.TypeBool}, {Name: "id", Type: sdk.TypeString, Computed: true}}}}}, nil
+			{Name: "shout", Type: sdk.TypeBool}, {Name: "id", Type: sdk.TypeString, Computed: true}}}},
+		// Optional: Read reports the key each greeting was made under, and Create never claims a taken name.
+		Capabilities: sdk.Capabilities{IdempotencyKeys: true}}, nil
 }
 
 func (h *hello) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
@@ -43,17 +46,33 @@ func (h *hello) ValidateResource(context.Context, *sdk.ValidateResourceRequest) 
 func (h *hello) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	defer h.lock()()
 	if a, id := h.world[req.Name], cmp.Or(req.ID, req.IdempotencyKey); a != nil && (id == "" || a["id"] == id) {
-		return &sdk.ReadResponse{Exists: true, ID: a["id"].(string), Attributes: a}, nil
+		// The id is the key the greeting was created under: report it (Capabilities.IdempotencyKeys).
+		return &sdk.ReadResponse{Exists: true, ID: a["id"].(string), Attributes: a, IdempotencyKey: a["id"].(string)}, nil
 	}
 	return &sdk.ReadResponse{}, nil // absent is Exists false, not an error
+}
+
+// Import is optional (sdk.Importer; sdk.Serve sees it and declares Capabilities.Import): without it the host
+// takes a greeting over with Read by id. hello uses it to say why an id cannot be imported under that name.
+func (h *hello) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	for name, a := range h.snapshot() {
+		if a["id"] == req.ID && name != req.Name {
+			return nil, sdk.Errorf("greeting %s is named %s, not %s: use that name in the spec", req.ID, name, req.Name)
+		}
+	}
+	r, err := h.Read(ctx, &sdk.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID})
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey}, nil
 }
 
 func (h *hello) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	defer h.lock()()
 	if a := h.world[req.Name]; a != nil && a["id"] == req.IdempotencyKey { // a retry: what the first Create made
 		return &sdk.CreateResponse{ID: req.IdempotencyKey, Attributes: a}, nil
-	} else if a != nil {
-		return nil, sdk.Errorf("greeting %s already exists (id %v)", req.Name, a["id"])
+	} else if a != nil { // taken under another key: a conflict, never claimed
+		return nil, sdk.Conflict(fmt.Sprintf("greeting %s already exists", req.Name), a["id"].(string))
 	}
 	err := h.save(req.Name, req.Config, req.IdempotencyKey)
 	return &sdk.CreateResponse{ID: req.IdempotencyKey, Attributes: h.world[req.Name]}, err
@@ -77,6 +96,8 @@ func (h *hello) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteRe
 }
 
 func (h *hello) lock() (unlock func()) { h.mu.Lock(); return h.mu.Unlock }
+
+func (h *hello) snapshot() map[string]sdk.Attributes { defer h.lock()(); return h.world }
 
 // save sets greeting name to cfg and id (nil cfg: removes it) and writes the world atomically,
 // so a crash leaves the old world or the new.
