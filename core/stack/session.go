@@ -288,6 +288,11 @@ func (s *session) providerFor(name, recordedSource string) (string, map[string]a
 	return name, nil
 }
 
+// readOnly reports whether the session only reads: one that holds no lock
+// (inspect: plan, validate) never changes anything, so its providers are
+// told to write nothing anywhere (no clean-up, no persisted counters).
+func (s *session) readOnly() bool { return s.lk == nil }
+
 // startProviders starts the named local providers, each with its own data
 // folder under the stack's folder.
 func (s *session) startProviders(ctx context.Context, names []string, st *state.State) error {
@@ -301,7 +306,7 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			continue
 		}
 		src, cfg := s.providerFor(n, sources[n])
-		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n)}
+		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
 		if lf := s.opts.ProviderLock; lf != nil {
 			e, ok := lf.Providers[src]
 			if !ok {
