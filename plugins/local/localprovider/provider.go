@@ -80,7 +80,9 @@ func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSc
 }
 
 // Configure sets the root: config "root" (made if missing; relative to the
-// working folder) or else the data folder.
+// working folder) or else the data folder, and finishes the Deletes the
+// pending record says were cut short. A read-only session makes nothing and
+// finishes nothing: a missing root then holds no resource.
 func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
 	cfg, err := normalize(req.Config)
 	if err != nil {
@@ -205,10 +207,11 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 
 // Create makes the resource's folder, or returns the one a Create with the
 // same idempotency key made. A (type, name) or a folder already taken, by a
-// resource made under another key or by anything this provider did not make,
-// is a conflict: the Create fails with an sdk.Conflict diagnostic (naming
-// the owner's key when there is one) and touches nothing. The folder is built under a temporary name
-// beside its place and renamed into place when complete.
+// resource made under another key or by anything this provider did not
+// make, is a conflict: the Create fails with an sdk.Conflict diagnostic
+// (naming the owner's key when there is one) and touches nothing. The
+// folder is built under a temporary name beside its place and renamed into
+// place when complete.
 func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
