@@ -49,6 +49,9 @@ type Resource struct {
 	// Prior is what an update replaced, kept so that the operation that made
 	// the update can undo it, even after a crash.
 	Prior *Prior `json:"prior,omitempty"`
+	// Sensitive names the attributes whose values are sensitive (from the
+	// provider's schema); the file holds them sealed (see Sealing).
+	Sensitive []string `json:"sensitive,omitempty"`
 }
 
 // Prior is a resource's configuration before an operation updated it.
@@ -155,6 +158,12 @@ type Store struct {
 
 	mu sync.Mutex
 	st *State
+	// sealing seals sensitive values on every write (see OpenSealed);
+	// sensitiveOf says which attributes are sensitive; clear is set while
+	// the file still holds in clear what it should hold sealed.
+	sealing     Sealing
+	sensitiveOf func(*Resource) []string
+	clear       bool
 }
 
 // Open opens (creating the folder, mode 0700, if needed) the state of stack
@@ -227,7 +236,12 @@ func (s *Store) Mutate(fn func(*State) error) error {
 		return err
 	}
 	next.Serial = s.st.Serial + 1
-	if err := write(filepath.Join(s.dir, FileName), next); err != nil {
+	s.markSensitive(next)
+	disk, err := sealValues(next, s.sealing)
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err := write(filepath.Join(s.dir, FileName), disk); err != nil {
 		return err
 	}
 	s.st = next

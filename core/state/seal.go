@@ -1,0 +1,223 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
+)
+
+// Sealer seals the state's sensitive values for its file and opens them
+// again; a *secrets.Box bound to the stack is one.
+type Sealer interface {
+	SealValue(v any) (string, error)
+	OpenValue(sealed string) (any, error)
+}
+
+// Sealing is how a Store keeps sensitive values out of its file: the values
+// of the attributes each resource lists as Sensitive (in its config, its
+// attributes and its prior) and every revision's spec text (it may hold
+// provider tokens) are sealed in the file, and clear in memory.
+type Sealing struct {
+	// Sealer seals and opens. Without one, sealed values stay sealed in
+	// memory and everything is written as it is held (commands that change
+	// no value, like ack, need no key).
+	Sealer Sealer
+	// Reveal, when set, is told every sensitive value opened or sealed
+	// (a secrets.Redactor's Add), so it can be masked in any text.
+	Reveal func(v any)
+}
+
+// OpenSealed is Open with sensitive values opened on load and sealed on
+// every write.
+func OpenSealed(dir, stack string, sl Sealing) (*Store, error) {
+	s, err := Open(dir, stack)
+	if err != nil {
+		return nil, err
+	}
+	s.sealing = sl
+	if s.clear, err = openValues(s.st, sl); err != nil {
+		return nil, fmt.Errorf("open state %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// LoadSealed is Load with sensitive values opened.
+func LoadSealed(path string, sl Sealing) (*State, error) {
+	st, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := openValues(st, sl); err != nil {
+		return nil, fmt.Errorf("load state %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// SetSensitive tells the Store which attributes of a resource are
+// sensitive (from its provider's schema); they are added to what each
+// resource already lists. When the file still holds a sensitive value or
+// a revision's spec in clear (written before sealing existed), it is
+// rewritten sealed now.
+func (s *Store) SetSensitive(fn func(r *Resource) []string) error {
+	s.mu.Lock()
+	s.sensitiveOf = fn
+	grows := false
+	for _, r := range s.st.Resources {
+		if add := missing(r.Sensitive, fn(r)); len(add) > 0 && hasAny(r, add) {
+			grows = true
+		}
+	}
+	rewrite := s.sealing.Sealer != nil && (s.clear || grows)
+	s.mu.Unlock()
+	if !rewrite {
+		return nil
+	}
+	if err := s.Mutate(func(*State) error { return nil }); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.clear = false
+	s.mu.Unlock()
+	return nil
+}
+
+// markSensitive adds what sensitiveOf says to each resource's list; s.mu is
+// held.
+func (s *Store) markSensitive(st *State) {
+	if s.sensitiveOf == nil {
+		return
+	}
+	for _, r := range st.Resources {
+		if add := missing(r.Sensitive, s.sensitiveOf(r)); len(add) > 0 {
+			r.Sensitive = append(slices.Clone(r.Sensitive), add...)
+			slices.Sort(r.Sensitive)
+		}
+	}
+}
+
+func missing(have, want []string) []string {
+	var out []string
+	for _, k := range want {
+		if !slices.Contains(have, k) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func hasAny(r *Resource, keys []string) bool {
+	for _, m := range valueMaps(r) {
+		for _, k := range keys {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// valueMaps are the maps of a resource that hold attribute values.
+func valueMaps(r *Resource) []map[string]any {
+	out := []map[string]any{r.Config, r.Attributes}
+	if r.Prior != nil {
+		out = append(out, r.Prior.Config, r.Prior.Attributes)
+	}
+	return out
+}
+
+// openValues opens, in place, the sealed values of st. It reports whether
+// st holds, in clear, something the file should have sealed (a state
+// written before sealing, or by a Store without a Sealer).
+func openValues(st *State, sl Sealing) (clear bool, err error) {
+	for _, name := range st.Names() {
+		r := st.Resources[name]
+		for _, m := range valueMaps(r) {
+			for _, k := range r.Sensitive {
+				v, ok := m[k]
+				if !ok {
+					continue
+				}
+				sv, sealed := v.(string)
+				sealed = sealed && secrets.IsSealed(sv)
+				switch {
+				case !sealed:
+					clear = true
+				case sl.Sealer != nil:
+					if v, err = sl.Sealer.OpenValue(sv); err != nil {
+						return clear, fmt.Errorf("resource %s, attribute %s: %w", name, k, err)
+					}
+					m[k] = v
+				default:
+					continue
+				}
+				if sl.Reveal != nil {
+					sl.Reveal(v)
+				}
+			}
+		}
+	}
+	for i := range st.Revisions {
+		rev := &st.Revisions[i]
+		switch {
+		case rev.Spec == "":
+		case !secrets.IsSealed(rev.Spec):
+			clear = true
+		case sl.Sealer != nil:
+			v, err := sl.Sealer.OpenValue(rev.Spec)
+			if err != nil {
+				return clear, fmt.Errorf("revision %d's spec: %w", rev.N, err)
+			}
+			text, ok := v.(string)
+			if !ok {
+				return clear, fmt.Errorf("revision %d's spec: sealed value is not text", rev.N)
+			}
+			rev.Spec = text
+		}
+	}
+	return clear, nil
+}
+
+// sealValues returns the form of st its file holds: a copy with every
+// sensitive value and every revision's spec sealed. Without a Sealer it is
+// st itself.
+func sealValues(st *State, sl Sealing) (*State, error) {
+	if sl.Sealer == nil {
+		return st, nil
+	}
+	out := st.Clone()
+	for _, name := range out.Names() {
+		r := out.Resources[name]
+		for _, m := range valueMaps(r) {
+			for _, k := range r.Sensitive {
+				v, ok := m[k]
+				if !ok {
+					continue
+				}
+				if sv, isStr := v.(string); isStr && secrets.IsSealed(sv) {
+					continue // sealed already (loaded without a key)
+				}
+				sealed, err := sl.Sealer.SealValue(v)
+				if err != nil {
+					return nil, fmt.Errorf("resource %s, attribute %s: %w", name, k, err)
+				}
+				if sl.Reveal != nil {
+					sl.Reveal(v)
+				}
+				m[k] = sealed
+			}
+		}
+	}
+	for i := range out.Revisions {
+		rev := &out.Revisions[i]
+		if rev.Spec == "" || secrets.IsSealed(rev.Spec) {
+			continue
+		}
+		sealed, err := sl.Sealer.SealValue(rev.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("revision %d's spec: %w", rev.N, err)
+		}
+		rev.Spec = sealed
+	}
+	return out, nil
+}

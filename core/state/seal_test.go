@@ -1,0 +1,179 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
+)
+
+const (
+	clearSecret = "hunter2-attribute-value"
+	clearToken  = "tok-provider-config-9f8e7d"
+	specText    = "version: 1\nstack: demo\nproviders:\n  mock: {config: {token: " + clearToken + "}}\n"
+)
+
+func box(t *testing.T) *secrets.Box {
+	t.Helper()
+	k, err := secrets.NewKey("test key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Box("stack demo")
+}
+
+func sensitiveSecret(r *Resource) []string {
+	if r.Type == "s3_bucket" {
+		return []string{"secret"}
+	}
+	return nil
+}
+
+// writeSensitive records a resource with a sensitive value in its config,
+// attributes and prior, and a revision whose spec holds a token.
+func writeSensitive(t *testing.T, s *Store) {
+	t.Helper()
+	err := s.Mutate(func(st *State) error {
+		st.Resources["b"] = &Resource{
+			Name: "b", Type: "s3_bucket", ID: "b-1", Protection: "ephemeral",
+			Config:     map[string]any{"secret": clearSecret, "size": 1.0},
+			Attributes: map[string]any{"secret": clearSecret, "size": 1.0, "arn": "mock:b"},
+			Prior:      &Prior{Op: "op_1", Config: map[string]any{"secret": "old-" + clearSecret}},
+		}
+		st.Revisions = append(st.Revisions, Revision{N: 1, Op: "op_1", File: "s.yaml", Spec: specText, Status: RevisionApplied})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSealedStateHoldsNoSecretInClear(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	b := box(t)
+	var revealed []any
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: b, Reveal: func(v any) { revealed = append(revealed, v) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSensitive(sensitiveSecret); err != nil {
+		t.Fatal(err)
+	}
+	writeSensitive(t, s)
+	raw, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, clear := range []string{clearSecret, clearToken} {
+		if strings.Contains(string(raw), clear) {
+			t.Errorf("state.json holds %q in clear:\n%s", clear, raw)
+		}
+	}
+	if !strings.Contains(string(raw), secrets.Prefix) {
+		t.Errorf("state.json holds no sealed value:\n%s", raw)
+	}
+	if len(revealed) == 0 {
+		t.Error("Reveal was told nothing")
+	}
+	// In memory, and after reopening with the key, the values are clear.
+	for _, st := range []*State{s.Snapshot(), reopen(t, dir, b).Snapshot()} {
+		r := st.Resources["b"]
+		if r.Config["secret"] != clearSecret || r.Attributes["secret"] != clearSecret || r.Prior.Config["secret"] != "old-"+clearSecret {
+			t.Errorf("values not clear in memory: %+v", r)
+		}
+		if st.Revisions[0].Spec != specText {
+			t.Errorf("revision spec = %q", st.Revisions[0].Spec)
+		}
+		if r.Config["size"] != 1.0 {
+			t.Errorf("a value that is not sensitive changed: %v", r.Config["size"])
+		}
+	}
+	// LoadSealed opens them too; Load leaves them sealed.
+	st, err := LoadSealed(filepath.Join(dir, FileName), Sealing{Sealer: b})
+	if err != nil || st.Resources["b"].Config["secret"] != clearSecret {
+		t.Fatalf("LoadSealed: %v, %v", err, st)
+	}
+	st, err = Load(filepath.Join(dir, FileName))
+	if err != nil || !secrets.IsSealed(st.Resources["b"].Config["secret"].(string)) {
+		t.Fatalf("Load: %v, %v", err, st)
+	}
+}
+
+func reopen(t *testing.T, dir string, b *secrets.Box) *Store {
+	t.Helper()
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSealedStateWrongKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: box(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSensitive(sensitiveSecret)
+	writeSensitive(t, s)
+	_, err = OpenSealed(dir, "demo", Sealing{Sealer: box(t)})
+	if !errors.Is(err, secrets.ErrCannotOpen) || !strings.Contains(err.Error(), "test key") {
+		t.Fatalf("open with another key: %v", err)
+	}
+}
+
+func TestStoreWithoutSealerKeepsSealedValues(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	b := box(t)
+	s, _ := OpenSealed(dir, "demo", Sealing{Sealer: b})
+	s.SetSensitive(sensitiveSecret)
+	writeSensitive(t, s)
+	// ack: no key, a write of something else.
+	plain, err := Open(dir, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Mutate(func(st *State) error { st.Interventions = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if strings.Contains(string(raw), clearSecret) || strings.Contains(string(raw), clearToken) {
+		t.Fatalf("a write without the key put a value in clear:\n%s", raw)
+	}
+	if got := reopen(t, dir, b).Snapshot().Resources["b"].Config["secret"]; got != clearSecret {
+		t.Fatalf("after a keyless write the value opens as %v", got)
+	}
+}
+
+func TestOldClearStateIsSealedOnOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	old, _ := Open(dir, "demo")
+	writeSensitive(t, old) // no sealing: as before this change
+	raw, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if !strings.Contains(string(raw), clearSecret) {
+		t.Fatal("setup: the old state should hold the value in clear")
+	}
+	b := box(t)
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: b})
+	if err != nil {
+		t.Fatalf("an old state does not load: %v", err)
+	}
+	if got := s.Snapshot().Resources["b"].Config["secret"]; got != clearSecret {
+		t.Fatalf("old value = %v", got)
+	}
+	if err := s.SetSensitive(sensitiveSecret); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = os.ReadFile(filepath.Join(dir, FileName))
+	for _, clear := range []string{clearSecret, clearToken} {
+		if strings.Contains(string(raw), clear) {
+			t.Errorf("after opening with the schema known, state.json still holds %q", clear)
+		}
+	}
+	if got := reopen(t, dir, b).Snapshot(); got.Resources["b"].Attributes["secret"] != clearSecret || got.Revisions[0].Spec != specText {
+		t.Fatalf("resealed state reopens as %+v", got.Resources["b"])
+	}
+}
