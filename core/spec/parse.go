@@ -474,7 +474,7 @@ func (p *parser) providers(s *Spec, m *yaml.Node) {
 		if !nameRE.MatchString(name) {
 			p.addf(k, "invalid provider name %s: must match %s", quote(name), namePattern)
 		}
-		pr := &Provider{Name: name, Source: name, Pos: posOf(k)}
+		pr := &Provider{Name: name, Source: name, Pos: posOf(k), FieldPos: map[string]Pos{}}
 		s.Providers[name] = pr
 		if p.skip[v] || isNull(v) {
 			continue
@@ -485,6 +485,7 @@ func (p *parser) providers(s *Spec, m *yaml.Node) {
 		}
 		prefix := fmt.Sprintf("provider %s: ", quote(name))
 		p.fields(v, "in provider "+quote(name), providerFields, func(key string, k, v *yaml.Node) {
+			pr.FieldPos[key] = posOf(v)
 			switch key {
 			case "source":
 				if isNull(v) {
@@ -504,7 +505,7 @@ func (p *parser) providers(s *Spec, m *yaml.Node) {
 					p.addf(v, "%sconfig must be a mapping, not %s", prefix, describe(v))
 					return
 				}
-				pr.Config, _ = p.mapping(v, nil)
+				pr.Config, _ = p.mapping(v, pr.FieldPos)
 			}
 		})
 	}

@@ -18,6 +18,11 @@ func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 	add := func(pos Pos, format string, args ...any) {
 		ps = append(ps, Problem{File: s.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 	}
+	for _, name := range s.sortedProviders() {
+		if schema := schemas[name]; schema != nil {
+			ps = append(ps, s.providerConfigProblems(name, schema)...)
+		}
+	}
 	for _, r := range s.Resources {
 		schema := schemas[r.Provider]
 		if schema == nil {
@@ -65,4 +70,78 @@ func fieldPos(r *Resource, keys ...string) Pos {
 		}
 	}
 	return r.Pos
+}
+
+// CheckProviderConfig checks the config of local provider name against the
+// provider's config schema (schema.ProviderConfig): unknown keys, values of
+// the wrong type and missing required keys, each positioned at the key (or
+// the provider's config, or its name). A provider whose schema describes no
+// config (one written before config schemas existed) is not checked, nor is
+// a provider the spec does not declare. Messages never quote a value.
+// Returns Problems or nil.
+func (s *Spec) CheckProviderConfig(name string, schema *sdk.GetSchemaResponse) error {
+	if ps := s.providerConfigProblems(name, schema); len(ps) > 0 {
+		ps.sort()
+		return ps
+	}
+	return nil
+}
+
+func (s *Spec) providerConfigProblems(name string, schema *sdk.GetSchemaResponse) Problems {
+	p, ok := s.Providers[name]
+	if !ok || schema == nil || len(schema.ProviderConfig) == 0 || (p.Pos == Pos{} && len(p.FieldPos) == 0) {
+		return nil
+	}
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		pos := p.Pos
+		if fp, ok := p.FieldPos["config"]; ok {
+			pos = fp
+		}
+		if fp, ok := p.FieldPos["config."+key]; ok && key != "" {
+			pos = fp
+		}
+		ps = append(ps, Problem{File: s.File, Pos: pos, Msg: fmt.Sprintf("provider %s: ", quote(name)) + fmt.Sprintf(format, args...)})
+	}
+	rt := sdk.ResourceType{Name: "provider " + p.Source, Attributes: schema.ProviderConfig}
+	names := make([]string, 0, len(schema.ProviderConfig))
+	for _, a := range schema.ProviderConfig {
+		names = append(names, a.Name)
+	}
+	slices.Sort(names)
+	keys := make([]string, 0, len(p.Config))
+	for k := range p.Config {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		a, ok := rt.Attribute(k)
+		if !ok {
+			add(k, "unknown config key %s (has: %s)", quote(k), nameList(names))
+			continue
+		}
+		// The type rules of a resource's config, for this one key.
+		a.Required, a.Computed = false, false
+		for _, d := range sdk.CheckConfig(sdk.ResourceType{Name: rt.Name, Attributes: []sdk.Attribute{a}}, map[string]any{k: p.Config[k]}) {
+			if d.Severity != sdk.SeverityWarning {
+				add(k, "config key %s: %s", quote(k), d.Summary)
+			}
+		}
+	}
+	for _, a := range schema.ProviderConfig {
+		if v, ok := p.Config[a.Name]; a.Required && (!ok || v == nil) {
+			add("", "missing required config key %s", quote(a.Name))
+		}
+	}
+	return ps
+}
+
+// sortedProviders returns the declared local provider names, sorted.
+func (s *Spec) sortedProviders() []string {
+	out := make([]string, 0, len(s.Providers))
+	for n := range s.Providers {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -85,6 +85,10 @@ type Provider struct {
 	Source string         // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>
 	Config map[string]any // JSON-normalised; nil when absent
 	Pos    Pos            // position of the local name
+	// FieldPos is the position of each field's value ("source", "config")
+	// and of each config key ("config.region"); empty for a provider the
+	// spec does not declare.
+	FieldPos map[string]Pos
 }
 
 // Resource is one entry under resources:.

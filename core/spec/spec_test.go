@@ -101,7 +101,7 @@ func TestParseFull(t *testing.T) {
 			},
 		},
 	}
-	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Resource{}, "FieldPos"), cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
+	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Resource{}, "FieldPos"), cmpopts.IgnoreFields(Provider{}, "FieldPos"), cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
 	}
 	wantPos := map[string]Pos{
