@@ -24,6 +24,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -39,14 +40,18 @@ type cli struct {
 	stdout, stderr io.Writer
 
 	pluginDir, stateDir, eventsFile string
+	secretsKeyFile                  string
 	startTimeout, callTimeout       time.Duration
 	exit                            int
+	// red holds the sensitive values this invocation has seen; everything
+	// it prints about errors goes through it.
+	red *secrets.Redactor
 }
 
 // run is bulwark's whole life: parse flags, call core, map the outcome to
 // an exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, red: secrets.NewRedactor()}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := c.commands()
@@ -68,11 +73,11 @@ func (c *cli) fail(err error) {
 	var problems spec.Problems
 	if errors.As(err, &problems) {
 		for _, p := range problems {
-			fmt.Fprintln(c.stderr, p.Error())
+			fmt.Fprintln(c.stderr, c.red.Redact(p.Error()))
 		}
 		fmt.Fprintf(c.stderr, "bulwark: %d problem(s) in the spec; nothing was changed\n", len(problems))
 	} else {
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", err)
+		fmt.Fprintf(c.stderr, "bulwark: %v\n", c.red.Error(err))
 	}
 	c.exit = stack.ExitCode(nil, err)
 }
@@ -87,6 +92,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
+	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "file holding the key that seals sensitive values in the state (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
@@ -101,9 +107,11 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	opts := stack.Options{
 		StateDir:     c.stateDir,
 		PluginDirs:   pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		Out:          c.stdout,
+		Out:          c.red.Writer(c.stdout),
 		StartTimeout: c.startTimeout,
 		CallTimeout:  c.callTimeout,
+		Secrets:      c.secretsSource(),
+		Redactor:     c.red,
 	}
 	if sp != nil {
 		opts.LockPath = providerlock.PathFor(sp.File)
@@ -114,7 +122,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		opts.ProviderLock = lf
 	}
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
-		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.stderr, Level: hclog.LevelFromString(lvl)})
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
 	}
 	if f, ok := c.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		// A person is watching: live progress, and colours unless NO_COLOR
@@ -133,12 +141,24 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		if err != nil {
 			return opts, nil, fmt.Errorf("events file: %w", err)
 		}
-		opts.Events = events.NewWriter(f, nil)
+		opts.Events = events.NewWriter(c.red.Writer(f), nil)
 		closeFn = func() { f.Close() }
 	} else {
-		opts.Events = events.NewWriter(c.stderr, nil)
+		opts.Events = events.NewWriter(c.red.Writer(c.stderr), nil)
 	}
 	return opts, closeFn, nil
+}
+
+// secretsSource says where the key comes from: $BULWARK_SECRETS_KEY, else
+// --secrets-key-file, else the default key file in the user's config
+// folder (created, and said so on stderr, the first time a state needs it);
+// never a file under the state folder.
+func (c *cli) secretsSource() *secrets.Source {
+	def, _ := secrets.DefaultKeyFile()
+	return &secrets.Source{
+		Env: os.Getenv(secrets.EnvKey), File: c.secretsKeyFile, Default: def,
+		Notice: c.stderr, Forbidden: []string{c.stateDir},
+	}
 }
 
 // load reads the spec at path (with --provider applied) and builds the
@@ -295,7 +315,7 @@ func (c *cli) errorLines(err error) {
 		return
 	}
 	for _, l := range errorLines(err) {
-		fmt.Fprintf(c.stderr, "bulwark: %s\n", l)
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", c.red.Redact(l))
 	}
 }
 
@@ -694,7 +714,7 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 			return err
 		}
 	} else {
-		pv.Render(c.stdout)
+		pv.Render(c.red.Writer(c.stdout))
 	}
 	if pv.Refused != nil {
 		c.exit = stack.ExitRefused

@@ -19,15 +19,23 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
 // TestMain lets the scripts run `bulwark` as this test binary; the plugins
 // are real executables built once by buildPlugins.
 func TestMain(m *testing.M) {
+	// Every bulwark these tests start (scripts, crash harness, terminal
+	// tests) seals with a test key, so none creates a key file in the real
+	// user config folder. Scripts about the key itself change this.
+	os.Setenv(secrets.EnvKey, testSecretsKey)
 	testscript.Main(m, map[string]func(){
 		"bulwark": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
+
+// testSecretsKey is the key (base64 of 32 bytes) the tests seal with.
+const testSecretsKey = "zub5eUOVMYwrpGXCD8hakPTtVxeVeeIDOj2BZLb9pqg="
 
 var (
 	pluginsOnce sync.Once
@@ -73,6 +81,10 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BULWARK_PLUGIN_DIR", dir)
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv(secrets.EnvKey, testSecretsKey)
+			// Were a script to unset the key, the default key file would go
+			// here, never into the user's own config folder.
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -84,6 +96,7 @@ func TestScripts(t *testing.T) {
 			"wait-lock":      cmdWaitLock,
 			"hold-lock":      cmdHoldLock,
 			"json-env":       cmdJSONEnv,
+			"absent":         cmdAbsent,
 		},
 	})
 }

@@ -72,6 +72,11 @@ type Config struct {
 	// ReadOnly tells the provider that this session only reads (plan,
 	// validate): it must write nothing anywhere.
 	ReadOnly bool
+	// Check, when set, is called with the schema each time the plugin
+	// starts, before Configure: an error stops the start (the host checks
+	// the provider's config against the schema's config description, and
+	// learns which config values are sensitive).
+	Check func(*sdk.GetSchemaResponse) error
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
@@ -232,6 +237,12 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	if err != nil {
 		client.Kill()
 		return nil, translate(p.cfg.Name, "GetSchema", err)
+	}
+	if p.cfg.Check != nil {
+		if err := p.cfg.Check(schema); err != nil {
+			client.Kill()
+			return nil, err
+		}
 	}
 	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
 	if err == nil {

@@ -145,7 +145,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 			}
 			if res.Outcome == engine.NeedsIntervention {
 				for _, id := range res.Failed {
-					st.Interventions = append(st.Interventions, state.Intervention{Op: op.ID, Resource: id, Error: fmt.Sprint(res.Errors[id]), Since: s.opts.Now().UTC()})
+					st.Interventions = append(st.Interventions, state.Intervention{Op: op.ID, Resource: id, Error: s.opts.Redactor.Redact(fmt.Sprint(res.Errors[id])), Since: s.opts.Now().UTC()})
 				}
 			}
 			return nil
@@ -155,7 +155,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 
 // finish builds the Result of a run: counts, and what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
-	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: res.Err}
+	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: s.opts.Redactor.Error(res.Err)}
 	for _, id := range res.Done {
 		if !isMeta(id) {
 			out.Changed++

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -81,6 +82,15 @@ func (s *session) preview(ctx context.Context, c plan.Change, st *state.State) (
 				if a.Sensitive {
 					pc.Sensitive = append(pc.Sensitive, a.Name)
 				}
+			}
+		}
+	}
+	if cur != nil {
+		// What the state recorded as sensitive stays so, whatever the
+		// schema now says.
+		for _, k := range cur.Sensitive {
+			if !slices.Contains(pc.Sensitive, k) {
+				pc.Sensitive = append(pc.Sensitive, k)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
 // progress turns engine events into lifecycle events (JSON) and readable
@@ -20,6 +21,7 @@ type progress struct {
 	out    io.Writer
 	events *events.Writer
 	levels map[string]string // protection per resource, for messages
+	red    *secrets.Redactor // masks sensitive values in errors
 	color  bool
 	live   bool
 	now    func() time.Time
@@ -122,7 +124,7 @@ func (p *progress) Observe(e engine.Event) {
 	if e.Resource != "" && e.Status != "started" {
 		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds()}
 		if e.Err != nil {
-			ev.Error = e.Err.Error()
+			ev.Error = p.red.Redact(e.Err.Error())
 		}
 		p.events.Write(ev)
 	}
@@ -130,6 +132,7 @@ func (p *progress) Observe(e engine.Event) {
 	defer p.mu.Unlock()
 	p.clearLine()
 	defer p.redraw()
+	e.Err = p.red.Error(e.Err)
 	if e.Resource == "" {
 		// An update's own steps (verify, compatibility, backup, stage) are
 		// not resource transitions: no lifecycle event, one line for people.

@@ -19,6 +19,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -54,6 +55,15 @@ type Options struct {
 	// StartTimeout and CallTimeout bound a plugin's handshake and each call
 	// (0: pluginhost's defaults).
 	StartTimeout, CallTimeout time.Duration
+	// Secrets finds the key that seals the state's sensitive values and
+	// revisions' specs; nil seals nothing (in-process tests only: the CLI
+	// always sets it).
+	Secrets *secrets.Source
+	// Redactor collects the sensitive values the command sees (provider
+	// config, sensitive attributes) and masks them in journal lines,
+	// events and errors; nil: one per operation. The CLI shares one with
+	// its own output.
+	Redactor *secrets.Redactor
 	// Stop, when closed (a first interrupt), stops an operation
 	// gracefully: no step starts, the running ones finish, and what ran is
 	// rolled back. Cancelling the context instead (a second interrupt)
@@ -121,6 +131,9 @@ func (o *Options) defaults() {
 	}
 	if o.Parallelism <= 0 {
 		o.Parallelism = 10
+	}
+	if o.Redactor == nil {
+		o.Redactor = secrets.NewRedactor()
 	}
 }
 
@@ -194,7 +207,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	if lk.Stale != nil {
 		fmt.Fprintf(opts.Out, "note: took over a stale lock left by %s\n", lk.Stale)
 	}
-	if s.store, err = state.Open(dir, sp.Stack); err != nil {
+	if s.store, err = state.OpenSealed(dir, sp.Stack, s.sealing()); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -204,7 +217,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	s.jr = journaler{jr, opts.Failpoint}
+	s.jr = journaler{jr, opts.Failpoint, opts.Redactor}
 	if !resuming {
 		recs, err := journal.Read(filepath.Join(dir, journal.FileName))
 		if err != nil {
@@ -230,6 +243,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	}
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Out, opts.Events, opts.Color, opts.Live, opts.Now)
+	s.prog.red = opts.Redactor
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
 	return s, nil
 }
@@ -314,23 +328,30 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			}
 			pc.SHA256 = e.SHA256
 		}
+		pc.Check = func(schema *sdk.GetSchemaResponse) error { return s.checkProvider(n, schema) }
 		p, err := s.host.Start(ctx, pc)
 		if err != nil {
 			return err
 		}
 		s.plugins[n] = failProvider{p, s.opts.Failpoint}
+		s.learnSecrets(n, p.Schema(), st)
+	}
+	if s.store != nil {
+		return s.store.SetSensitive(s.sensitiveOf)
 	}
 	return nil
 }
 
 // journaler is the journal with the "journal" failpoint after each durable
-// record.
+// record, and sensitive values masked in the errors it records.
 type journaler struct {
 	*journal.Journal
-	fp *failpoint.Set
+	fp  *failpoint.Set
+	red *secrets.Redactor
 }
 
 func (j journaler) Append(r journal.Record) (journal.Record, error) {
+	r.Error = j.red.Redact(r.Error)
 	r, err := j.Journal.Append(r)
 	if err == nil {
 		j.fp.Hit("journal")
@@ -429,11 +450,11 @@ func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 // scratch data folder, so nothing is written under the state folder.
 func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*session, *state.State, func(), error) {
 	opts.defaults()
-	st, err := loadState(sp, opts)
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
+	st, err := s.loadOpened()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
 	done := func() {
