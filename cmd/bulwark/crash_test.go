@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
 // The crash tests run the real bulwark binary as a subprocess and kill it:
@@ -338,6 +340,21 @@ func (e *crashEnv) readState() crashState {
 	}
 	if env.State.Resources == nil {
 		env.State.Resources = map[string]crashStateRes{}
+	}
+	// Revisions hold their spec sealed with the tests' key.
+	key, err := secrets.ParseKey(testSecretsKey, "the tests' key")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	box := key.Box(secrets.StackContext(e.stack))
+	for i, rev := range env.State.Revisions {
+		if secrets.IsSealed(rev.Spec) {
+			v, err := box.OpenValue(rev.Spec)
+			if err != nil {
+				e.t.Fatalf("state.json: revision %d: %v", rev.N, err)
+			}
+			env.State.Revisions[i].Spec, _ = v.(string)
+		}
 	}
 	return env.State
 }

@@ -27,8 +27,12 @@ import (
 func TestMain(m *testing.M) {
 	// Every bulwark these tests start (scripts, crash harness, terminal
 	// tests) seals with a test key, so none creates a key file in the real
-	// user config folder. Scripts about the key itself change this.
-	os.Setenv(secrets.EnvKey, testSecretsKey)
+	// user config folder. A script about the key itself sets the variable
+	// (empty, to use the default key file under $WORK): this TestMain runs
+	// again in that bulwark process and must leave it as it is.
+	if _, set := os.LookupEnv(secrets.EnvKey); !set {
+		os.Setenv(secrets.EnvKey, testSecretsKey)
+	}
 	testscript.Main(m, map[string]func(){
 		"bulwark": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -13,16 +12,13 @@ import (
 // absent VALUE PATH... fails when VALUE appears in any file at or under the
 // paths (folders are walked), naming the file: a sensitive value must be in
 // clear nowhere bulwark writes. A path that does not exist fails too, so a
-// typo cannot make the check vacuous. A VALUE of the form $NAME is taken
-// from the script's environment.
+// typo cannot make the check vacuous. Write the value as $NAME: the script
+// expands it, and the failure never prints it.
 func cmdAbsent(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: absent VALUE PATH...")
 	}
 	value := args[0]
-	if name, ok := strings.CutPrefix(value, "$"); ok {
-		value = ts.Getenv(name)
-	}
 	if value == "" {
 		ts.Fatalf("absent: empty value")
 	}

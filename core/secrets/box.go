@@ -44,6 +44,10 @@ func (k *Key) Box(context string) *Box {
 	return &Box{key: k, id: k.ID(), aead: aead, ad: []byte("bulwark/v1\x00" + context)}
 }
 
+// StackContext is the context a stack's state seals its values in, so a
+// value sealed for one stack does not open in another.
+func StackContext(stack string) string { return "stack " + stack }
+
 // Key is the key the Box seals under.
 func (b *Box) Key() *Key { return b.key }
 

@@ -59,7 +59,7 @@ func (l *sealer) OpenValue(sealed string) (any, error) {
 func (s *session) sealing() state.Sealing {
 	sl := state.Sealing{Reveal: func(v any) { s.opts.Redactor.Add(v) }}
 	if s.opts.Secrets != nil {
-		sl.Sealer = &sealer{src: s.opts.Secrets, context: "stack " + s.sp.Stack}
+		sl.Sealer = &sealer{src: s.opts.Secrets, context: secrets.StackContext(s.sp.Stack)}
 	}
 	return sl
 }
