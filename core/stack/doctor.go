@@ -14,6 +14,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Check is one line of doctor's report.
@@ -46,6 +47,9 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 	}
 	for _, name := range stacks {
 		checks = append(checks, doctorStack(StackDir(opts.StateDir, name), name)...)
+	}
+	for i := range checks {
+		checks[i].Detail = opts.Redactor.Redact(checks[i].Detail)
 	}
 	return checks
 }
@@ -93,6 +97,11 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 			}
 		}
 		pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src)}
+		pc.Check = func(schema *sdk.GetSchemaResponse) error {
+			// Before Configure, whose error may quote a sensitive value.
+			learnProviderConfig(opts.Redactor, cfg, schema)
+			return nil
+		}
 		if lf := opts.ProviderLock; lf != nil {
 			pc.SHA256 = lf.Providers[src].SHA256
 		}

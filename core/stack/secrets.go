@@ -112,11 +112,7 @@ func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *stat
 		return
 	}
 	if p, ok := s.sp.Providers[n]; ok {
-		for _, a := range schema.ProviderConfig {
-			if a.Sensitive {
-				red.Add(p.Config[a.Name])
-			}
-		}
+		learnProviderConfig(red, p.Config, schema)
 	}
 	for _, r := range s.sp.Resources {
 		if r.Provider == n {
@@ -148,13 +144,22 @@ func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *stat
 // config schema at the spec's lines.
 func (s *session) checkProvider(n string, schema *sdk.GetSchemaResponse) error {
 	if p, ok := s.sp.Providers[n]; ok {
-		for _, a := range schema.ProviderConfig {
-			if a.Sensitive {
-				s.opts.Redactor.Add(p.Config[a.Name])
-			}
-		}
+		learnProviderConfig(s.opts.Redactor, p.Config, schema)
 	}
 	return s.sp.CheckProviderConfig(n, schema)
+}
+
+// learnProviderConfig tells red the values of cfg that schema's config
+// description marks sensitive.
+func learnProviderConfig(red *secrets.Redactor, cfg map[string]any, schema *sdk.GetSchemaResponse) {
+	if schema == nil {
+		return
+	}
+	for _, a := range schema.ProviderConfig {
+		if a.Sensitive {
+			red.Add(cfg[a.Name])
+		}
+	}
 }
 
 // MarshalJSON masks the values of sensitive attributes in before, after and
