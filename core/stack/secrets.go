@@ -3,6 +3,7 @@ package stack
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,21 @@ func (s *session) loadOpened() (*state.State, error) {
 		return &state.State{Version: state.Version, Stack: s.sp.Stack, Resources: map[string]*state.Resource{}}, nil
 	}
 	return st, err
+}
+
+// resealBackups seals the backups of a state written before sealing
+// existed, once its state.json has been sealed.
+func (s *session) resealBackups() error {
+	paths, err := filepath.Glob(filepath.Join(s.dir, "backups", "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if _, err := state.ResealFile(p, s.sealing(), s.sensitiveOf); err != nil {
+			return fmt.Errorf("seal backup: %w", err)
+		}
+	}
+	return nil
 }
 
 // sensitiveAttrs lists the attributes of a resource type that its schema

@@ -255,3 +255,42 @@ func TestProviderConfigCheckedBeforeConfigure(t *testing.T) {
 		t.Errorf("a rejected provider config created %v", e.w.Names())
 	}
 }
+
+// A stack applied before sealing existed: its state and its backups hold
+// the values in clear. The next operation loads it as it is and seals both.
+func TestOldStateSealedWithItsBackups(t *testing.T) {
+	e := newEnv(t)
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	old := e.opts()
+	old.Starter = ss.starter() // no Secrets: as bulwark wrote states before
+	sp := parseSpec(t, secretSpec(fakeSecret))
+	e.mustApply(t, sp, func(o *stack.Options) { *o = old })
+	e.mustApply(t, sp, func(o *stack.Options) { *o = old }) // an update: a backup
+	dir := stack.StackDir(e.stateDir, "s")
+	files := func() []string {
+		b, _ := filepath.Glob(filepath.Join(dir, "backups", "*.json"))
+		return append(b, filepath.Join(dir, "state.json"))
+	}
+	if raw, _ := os.ReadFile(filepath.Join(dir, "state.json")); !bytes.Contains(raw, []byte(fakeSecret)) {
+		t.Fatal("setup: the old state should hold the secret in clear")
+	}
+	if len(files()) < 2 {
+		t.Fatal("setup: no backup")
+	}
+	key, _ := secrets.NewKey("test")
+	o := e.opts()
+	o.Starter = ss.starter()
+	o.Secrets = &secrets.Source{Env: key.Encode()}
+	pv, err := stack.Plan(e.ctx, sp, o)
+	if err != nil || pv.HasChanges() {
+		t.Fatalf("plan of the old state: %v, changes %v", err, pv)
+	}
+	e.mustApply(t, sp, func(x *stack.Options) { *x = o })
+	for _, f := range files() {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noClear(t, f, raw)
+	}
+}

@@ -337,7 +337,11 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		s.learnSecrets(n, p.Schema(), st)
 	}
 	if s.store != nil {
-		return s.store.SetSensitive(s.sensitiveOf)
+		resealed, err := s.store.SetSensitive(s.sensitiveOf)
+		if err != nil || !resealed {
+			return err
+		}
+		return s.resealBackups()
 	}
 	return nil
 }

@@ -58,8 +58,9 @@ func LoadSealed(path string, sl Sealing) (*State, error) {
 // sensitive (from its provider's schema); they are added to what each
 // resource already lists. When the file still holds a sensitive value or
 // a revision's spec in clear (written before sealing existed), it is
-// rewritten sealed now.
-func (s *Store) SetSensitive(fn func(r *Resource) []string) error {
+// rewritten sealed now, and SetSensitive reports it (the caller then
+// reseals the backups of that old state: see ResealFile).
+func (s *Store) SetSensitive(fn func(r *Resource) []string) (resealed bool, err error) {
 	s.mu.Lock()
 	s.sensitiveOf = fn
 	grows := false
@@ -71,15 +72,15 @@ func (s *Store) SetSensitive(fn func(r *Resource) []string) error {
 	rewrite := s.sealing.Sealer != nil && (s.clear || grows)
 	s.mu.Unlock()
 	if !rewrite {
-		return nil
+		return false, nil
 	}
 	if err := s.Mutate(func(*State) error { return nil }); err != nil {
-		return err
+		return false, err
 	}
 	s.mu.Lock()
 	s.clear = false
 	s.mu.Unlock()
-	return nil
+	return true, nil
 }
 
 // markSensitive adds what sensitiveOf says to each resource's list; s.mu is
@@ -220,4 +221,38 @@ func sealValues(st *State, sl Sealing) (*State, error) {
 		rev.Spec = sealed
 	}
 	return out, nil
+}
+
+// ResealFile rewrites a state file that is not the Store's own (a backup)
+// so that it holds nothing in clear that sealing seals: the attributes each
+// resource lists or sensitiveOf names, and every revision's spec. A file
+// with nothing in clear is left as it is. It reports whether it rewrote.
+func ResealFile(path string, sl Sealing, sensitiveOf func(*Resource) []string) (bool, error) {
+	if sl.Sealer == nil {
+		return false, nil
+	}
+	st, err := Load(path)
+	if err != nil {
+		return false, err
+	}
+	clear, err := openValues(st, Sealing{})
+	if err != nil {
+		return false, err
+	}
+	if sensitiveOf != nil {
+		for _, r := range st.Resources {
+			if add := missing(r.Sensitive, sensitiveOf(r)); len(add) > 0 && hasAny(r, add) {
+				clear = true
+			}
+		}
+		(&Store{sensitiveOf: sensitiveOf}).markSensitive(st)
+	}
+	if !clear {
+		return false, nil
+	}
+	disk, err := sealValues(st, sl)
+	if err != nil {
+		return false, fmt.Errorf("reseal %s: %w", path, err)
+	}
+	return true, write(path, disk)
 }

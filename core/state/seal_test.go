@@ -59,7 +59,7 @@ func TestSealedStateHoldsNoSecretInClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSensitive(sensitiveSecret); err != nil {
+	if _, err := s.SetSensitive(sensitiveSecret); err != nil {
 		t.Fatal(err)
 	}
 	writeSensitive(t, s)
@@ -164,8 +164,30 @@ func TestOldClearStateIsSealedOnOpen(t *testing.T) {
 	if got := s.Snapshot().Resources["b"].Config["secret"]; got != clearSecret {
 		t.Fatalf("old value = %v", got)
 	}
-	if err := s.SetSensitive(sensitiveSecret); err != nil {
-		t.Fatal(err)
+	// A backup of the old state, taken before sealing existed.
+	backup := filepath.Join(dir, "backups", "state-op_0.json")
+	os.MkdirAll(filepath.Dir(backup), 0o700)
+	os.WriteFile(backup, raw, 0o600)
+	if resealed, err := s.SetSensitive(sensitiveSecret); err != nil || !resealed {
+		t.Fatalf("SetSensitive = %v, %v; want a reseal", resealed, err)
+	}
+	if again, err := s.SetSensitive(sensitiveSecret); err != nil || again {
+		t.Fatalf("a second SetSensitive = %v, %v; want nothing to do", again, err)
+	}
+	if ok, err := ResealFile(backup, Sealing{Sealer: b}, sensitiveSecret); err != nil || !ok {
+		t.Fatalf("ResealFile = %v, %v", ok, err)
+	}
+	braw, _ := os.ReadFile(backup)
+	for _, clear := range []string{clearSecret, clearToken} {
+		if strings.Contains(string(braw), clear) {
+			t.Errorf("the resealed backup still holds %q", clear)
+		}
+	}
+	if bst, err := LoadSealed(backup, Sealing{Sealer: b}); err != nil || bst.Resources["b"].Config["secret"] != clearSecret {
+		t.Fatalf("the resealed backup opens as %v, %v", bst, err)
+	}
+	if ok, err := ResealFile(backup, Sealing{Sealer: b}, sensitiveSecret); err != nil || ok {
+		t.Fatalf("a second ResealFile = %v, %v; want nothing to do", ok, err)
 	}
 	raw, _ = os.ReadFile(filepath.Join(dir, FileName))
 	for _, clear := range []string{clearSecret, clearToken} {
