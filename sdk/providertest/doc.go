@@ -87,6 +87,11 @@
 //     again, or a new process), configured with the same data folder, finds
 //     the resource by the idempotency key: the host's recovery after a crash
 //     mid-Create.
+//   - read_only_session: a fresh provider instance configured with ReadOnly
+//     (as a plan configures it) answers GetSchema, ValidateResource and Read
+//     (finding the resource by ID, key and type and name) and leaves the
+//     data folder exactly as it was, byte for byte: a plan writes nothing.
+//     (What lives outside the data folder, the suite cannot see.)
 //   - update (when Resource.Update is set): Update succeeds, and Read by the
 //     same ID and by type and name finds the same ID with the new attributes.
 //   - delete_protected: a Delete carrying ProtectionProtected is refused with

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -53,6 +55,13 @@ func (n *note) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.Con
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.path = filepath.Join(req.DataDir, "notes.json")
+	if n.flaw == "writes_when_read_only" && req.ReadOnly {
+		// Persists something in a plan, as the mock's counters once were.
+		stamp := []byte(strconv.FormatInt(time.Now().UnixNano(), 10))
+		if err := os.WriteFile(filepath.Join(req.DataDir, "configured"), stamp, 0o600); err != nil {
+			return nil, err
+		}
+	}
 	return &sdk.ConfigureResponse{}, nil
 }
 
@@ -277,19 +286,20 @@ func TestFlawedProvidersFail(t *testing.T) {
 	}
 	for flaw, want := range map[string][]string{
 		"schema_duplicate_attribute": {"schema"},
-		"no_read_by_key":             {"first/read_by_idempotency_key", "first/read_reports_key", "first/read_by_key_after_restart", "second/read_by_idempotency_key", "second/read_reports_key", "second/read_by_key_after_restart"},
-		"absent_is_error":            {"first/read_absent", "first/create_conflict", "first/delete", "second/read_absent", "second/create_conflict", "second/delete"},
+		"no_read_by_key":             {"first/read_by_idempotency_key", "first/read_reports_key", "first/read_by_key_after_restart", "first/read_only_session", "second/read_by_idempotency_key", "second/read_reports_key", "second/read_by_key_after_restart", "second/read_only_session"},
+		"absent_is_error":            {"first/read_absent", "first/create_conflict", "first/read_only_session", "first/delete", "second/read_absent", "second/create_conflict", "second/read_only_session", "second/delete"},
 		"forgets_attributes":         {"first/read_by_id", "first/update", "second/read_by_id"},
 		"create_ignores_key":         {"first/create_same_key_again", "first/create_conflict", "first/delete", "second/create_same_key_again", "second/create_conflict", "second/delete"},
 		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
 		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
-		"memory_only":                {"first/read_by_key_after_restart", "second/read_by_key_after_restart"},
+		"memory_only":                {"first/read_by_key_after_restart", "first/read_only_session", "second/read_by_key_after_restart", "second/read_only_session"},
 		// Ownership (issue 7): a provider that takes over a taken identity
 		// fails, whether or not it declares the capability.
 		"claims_foreign":            {"first/create_conflict", "second/create_conflict"},
 		"claims_foreign_undeclared": {"first/create_conflict", "second/create_conflict"},
 		"conflict_uncoded":          {"first/create_conflict", "second/create_conflict"},
 		"forgets_key":               {"first/read_reports_key", "second/read_reports_key"},
+		"writes_when_read_only":     {"first/read_only_session", "second/read_only_session"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()

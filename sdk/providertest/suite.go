@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -347,6 +349,31 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		s.configure(t, fresh)
 		(&calls{s: s, p: fresh, r: r}).find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
 	})
+	t.Run("read_only_session", func(t *testing.T) {
+		before := snapshot(t, s.dataDir)
+		fresh, _ := s.open(t)
+		resp, err := fresh.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: s.dataDir, ReadOnly: true})
+		if resp == nil {
+			resp = &sdk.ConfigureResponse{}
+		}
+		must(t, "Configure (ReadOnly)", s.fold(t, "Configure (ReadOnly)", err, resp.Diagnostics))
+		fc := &calls{s: s, p: fresh, r: r}
+		if _, err := fresh.GetSchema(t.Context(), &sdk.GetSchemaRequest{}); err != nil {
+			t.Fatalf("GetSchema (ReadOnly): %v", err)
+		}
+		vr, err := fresh.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+		if vr == nil {
+			vr = &sdk.ValidateResourceResponse{}
+		}
+		must(t, "ValidateResource (ReadOnly)", s.fold(t, "ValidateResource (ReadOnly)", err, vr.Diagnostics))
+		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
+		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}, id)
+		fc.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name + "-absent-" + s.runID, IdempotencyKey: key + "-never-used", Config: r.Config})
+		if after := snapshot(t, s.dataDir); !reflect.DeepEqual(before, after) {
+			t.Errorf("a session configured with ReadOnly (a plan) changed the data folder; it must write nothing anywhere:\n%s", snapshotDiff(before, after))
+		}
+	})
 	t.Run("update", func(t *testing.T) {
 		if r.Update == nil {
 			t.Skip("Resource.Update is not set")
@@ -395,6 +422,56 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		}
 	})
 	t.Run("delete_again", del)
+}
+
+// snapshot returns what is below dir: each entry's path relative to dir,
+// with its mode and, for a file, its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		out[filepath.ToSlash(rel)] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot of the data folder: %v", err)
+	}
+	return out
+}
+
+// snapshotDiff names the entries two snapshots disagree on.
+func snapshotDiff(before, after map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(before)) {
+		switch v, ok := after[k]; {
+		case !ok:
+			fmt.Fprintf(&b, "  removed %s\n", k)
+		case v != before[k]:
+			fmt.Fprintf(&b, "  changed %s\n", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if _, ok := before[k]; !ok {
+			fmt.Fprintf(&b, "  added %s\n", k)
+		}
+	}
+	return b.String()
 }
 
 // skipKeys says why the ownership checks are skipped.
