@@ -265,6 +265,9 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	if present(target) {
 		d := sdk.Conflict(fmt.Sprintf("folder %s already exists and was not made for %s %s", target, req.Type, req.Name), "")
+		// Nothing made it a resource (no MetadataFile), so there is no id to
+		// import it by.
+		d.Detail = "it was not created by bulwark; it is not claimed, and having no " + MetadataFile + " it cannot be imported: move it away, or give the resource another path"
 		if m, err := readMetadata(target); err == nil {
 			d = sdk.Conflict(fmt.Sprintf("folder %s already holds %s %s (id %s)", target, m.Type, m.Name, m.ID), m.IdempotencyKey)
 		}
