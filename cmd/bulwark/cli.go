@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -46,14 +47,26 @@ type cli struct {
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
 	red *secrets.Redactor
+
+	// stop is closed by the first interrupt of a mutating command (see
+	// interrupts); graceful says a mutating command runs.
+	stop     chan struct{}
+	graceful atomic.Bool
+	specPath atomic.Value // string: the spec of the command, for messages
 }
 
 // run is bulwark's whole life: parse flags, call core, map the outcome to
 // an exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, red: secrets.NewRedactor()}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, red: secrets.NewRedactor(), stop: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go c.interrupts(sigs, done, cancel, os.Exit)
 	root := c.commands()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -66,6 +79,59 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return c.exit
+}
+
+// interruptGrace is how long a second interrupt waits for the command to
+// wind down (provider calls are cancelled at once) before bulwark exits
+// anyway: the journal makes stopping at any instant safe.
+const interruptGrace = 10 * time.Second
+
+// interrupts handles Ctrl-C and SIGTERM. For a mutating command the first
+// one is graceful: no step starts, the running ones finish (each call
+// within its timeout), and what ran is rolled back. The second stops
+// waiting: provider calls are cancelled, and whatever is left stays in the
+// journal for `bulwark resume`. A read-only command stops at the first.
+func (c *cli) interrupts(sigs <-chan os.Signal, done <-chan struct{}, cancel context.CancelFunc, exit func(int)) {
+	resume := func() string {
+		if p, _ := c.specPath.Load().(string); p != "" {
+			return "`bulwark resume " + p + "`"
+		}
+		return "`bulwark resume SPEC`"
+	}
+	select {
+	case <-done:
+		return
+	case sig := <-sigs:
+		if !c.graceful.Load() {
+			cancel()
+			return
+		}
+		close(c.stop)
+		fmt.Fprintf(c.stderr, "bulwark: %v: no new step starts; the running ones finish, then what ran is rolled back (interrupt again to stop waiting, then run %s)\n", sig, resume())
+	}
+	select {
+	case <-done:
+		return
+	case sig := <-sigs:
+		cancel()
+		fmt.Fprintf(c.stderr, "bulwark: %v again: no longer waiting; the operation stays unfinished in the journal: run %s to finish it\n", sig, resume())
+	}
+	select {
+	case <-done:
+	case <-sigs:
+		exit(stack.ExitError)
+	case <-time.After(interruptGrace):
+		fmt.Fprintf(c.stderr, "bulwark: still winding down after %v; exiting (run %s)\n", interruptGrace, resume())
+		exit(stack.ExitError)
+	}
+}
+
+// mutating marks the command as one whose first interrupt is graceful and
+// returns the channel that interrupt closes.
+func (c *cli) mutating(specPath string) <-chan struct{} {
+	c.specPath.Store(specPath)
+	c.graceful.Store(true)
+	return c.stop
 }
 
 // fail prints err for a person and sets the exit code it means.
@@ -239,6 +305,7 @@ func (c *cli) applyCmd() *cobra.Command {
 				}
 			}
 			opts.Parallelism, opts.SimulateFailure = parallelism, simulate
+			opts.Stop = c.mutating(args[0])
 			res, err := stack.Apply(cmd.Context(), sp, opts)
 			if err != nil {
 				return err
@@ -294,6 +361,10 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		switch {
 		case r.Interrupted:
 			fmt.Fprintf(c.stdout, "%s was interrupted: %s did not finish.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		case res.ChangedNothing():
+			// Failed before any resource step ran (an update's own verify,
+			// say, when a plugin died): no policy kept anything back.
+			fmt.Fprintf(c.stdout, "%s failed at %s before changing anything: nothing to roll back.\n", title(res.Type), strings.Join(r.Failed, ", "))
 		default:
 			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
 		}
@@ -415,6 +486,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 					return answer == "yes"
 				}
 			}
+			opts.Stop = c.mutating(args[0])
 			res, err := stack.Teardown(cmd.Context(), sp, opts)
 			if err != nil {
 				return err
@@ -439,6 +511,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			opts.Stop = c.mutating(args[0])
 			res, err := stack.Resume(cmd.Context(), sp, opts)
 			if errors.Is(err, stack.ErrNothingToResume) {
 				fmt.Fprintln(c.stdout, err)
@@ -738,6 +811,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			opts.Stop = c.mutating(args[0])
 			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
 			if err != nil {
 				return err

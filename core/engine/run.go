@@ -25,14 +25,8 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		byID[s.ID] = s
 	}
 	g := Graph(op.Steps)
-	stopped := func() bool {
-		select {
-		case <-op.Stop:
-			return true
-		default:
-			return ctx.Err() != nil
-		}
-	}
+	stopped := func() bool { return stoppedBy(op.Stop) || ctx.Err() != nil }
+	var notStarted []string // stopped between Check and Execute
 
 	var (
 		mu                                sync.Mutex
@@ -51,6 +45,9 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			res.Executed = append(res.Executed, id)
 		}
 		switch status {
+		case stepStopped:
+			notStarted = append(notStarted, id)
+			return false
 		case journal.StepSkipped:
 			res.Skipped = append(res.Skipped, id)
 			return true
@@ -70,7 +67,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		return false
 	})
-	res.Blocked = walk.Blocked
+	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
 	if len(res.Failed) == 0 && len(res.Blocked) > 0 {
 		// Nothing failed yet something never started: an interruption, or a
@@ -122,6 +119,19 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		return e.unrecorded(op, res, err)
 	}
 	return res
+}
+
+// stepStopped is runStep's status for a step stopped after its Check: it
+// counts as never started.
+const stepStopped = "stopped"
+
+func stoppedBy(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // unrecorded makes res an Unfinished outcome: what it reached could not be
@@ -206,6 +216,10 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 			e.observe(ev)
 			return journal.StepSkipped, false, nil
 		}
+	}
+	if stoppedBy(op.Stop) {
+		// Asked to stop after Check: the step never starts its work.
+		return stepStopped, false, ErrInterrupted
 	}
 	// Check may have refined what the step does (a planned update of a
 	// resource that is gone becomes a create): the records of the work, and

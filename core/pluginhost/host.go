@@ -260,20 +260,38 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	return prov, nil
 }
 
-// check translates a call's error and, when the plugin died, drops its
-// process at once so the next call starts a fresh one (go-plugin notices the
-// exit only later, in the background).
-func (p *Plugin) check(ctx context.Context, method string, err error) error {
+// check translates a call's error and, when the plugin died, drops the
+// process that call used at once, so the next call starts a fresh one
+// (go-plugin notices the exit only later, in the background). used is the
+// generation the failing call ran on: a failure seen on a dead process
+// never kills the healthy replacement another call has started since.
+func (p *Plugin) check(ctx context.Context, used sdk.Provider, method string, err error) error {
 	err = translate(p.cfg.Name, method, err)
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		// Nobody cancelled the call: its connection was closed under it
+		// (the process died and was dropped). That is no interruption.
+		err = fmt.Errorf("provider %s: %s: %w: the connection closed", p.cfg.Name, method, ErrPluginExited)
+	}
 	if errors.Is(err, context.DeadlineExceeded) && ownDeadline(ctx) {
 		// Our own call timeout ran out (the server may say so before our
 		// context does): say which, not just "deadline exceeded".
 		return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)
 	}
 	if errors.Is(err, ErrPluginExited) {
-		p.kill()
+		p.drop(used)
 	}
 	return err
+}
+
+// drop kills the process of generation used, if it is still the current
+// one.
+func (p *Plugin) drop(used sdk.Provider) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil && p.prov == used {
+		p.client.Kill()
+		p.client, p.prov, p.pid = nil, nil, 0
+	}
 }
 
 func (p *Plugin) kill() {
@@ -295,7 +313,7 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 	defer cancel()
 	resp, err := prov.ValidateResource(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, "ValidateResource", err)
+		return nil, p.check(ctx, prov, "ValidateResource", err)
 	}
 	return resp.Diagnostics, nil
 }
@@ -310,7 +328,7 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 	defer cancel()
 	resp, err := prov.Read(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, "Read", err)
+		return nil, p.check(ctx, prov, "Read", err)
 	}
 	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
 }
@@ -338,7 +356,7 @@ func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Impor
 	defer cancel()
 	resp, err := imp.Import(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, "Import", err)
+		return nil, p.check(ctx, prov, "Import", err)
 	}
 	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
 }
@@ -353,7 +371,7 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 	defer cancel()
 	resp, err := prov.Create(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, "Create", err)
+		return nil, p.check(ctx, prov, "Create", err)
 	}
 	return resp, p.diagnostics(ctx, "Create", resp.Diagnostics)
 }
@@ -368,7 +386,7 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 	defer cancel()
 	resp, err := prov.Update(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, "Update", err)
+		return nil, p.check(ctx, prov, "Update", err)
 	}
 	return resp, p.diagnostics(ctx, "Update", resp.Diagnostics)
 }
@@ -383,7 +401,7 @@ func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
 	defer cancel()
 	resp, err := prov.Delete(ctx, req)
 	if err != nil {
-		return p.check(ctx, "Delete", err)
+		return p.check(ctx, prov, "Delete", err)
 	}
 	return p.diagnostics(ctx, "Delete", resp.Diagnostics)
 }

@@ -49,3 +49,15 @@ func ExitCode(res *Result, err error) int {
 	// Failed, or Unfinished (an outcome that could not be recorded).
 	return ExitError
 }
+
+// ChangedNothing reports whether the run executed no resource step (an
+// update that failed in its own verify, compatibility, backup or stage
+// step): nothing was changed, so there was nothing to roll back.
+func (r *Result) ChangedNothing() bool {
+	for _, id := range r.Run.Executed {
+		if !isMeta(id) {
+			return false
+		}
+	}
+	return true
+}

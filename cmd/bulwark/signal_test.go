@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// writeSpec writes a spec for the crash env's stack into a temp file.
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "stack.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// pollFile waits, with a deadline, until the file holds substr.
+func pollFile(t *testing.T, path, substr string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(substr)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(path)
+			t.Fatalf("%s never held %q within %v:\n%s", path, substr, within, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const slowChain = `version: 1
+stack: sig
+providers:
+  mock:
+    config: {latency_ms: LATENCY}
+resources:
+  - name: a
+    type: network
+  - name: b
+    type: compute
+    depends_on: [a]
+  - name: c
+    type: load_balancer
+    depends_on: [b]
+`
+
+// SIGTERM lets the running provider call finish (no "context canceled"),
+// starts no new step, reports the run as interrupted and rolls back what
+// ran.
+func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
+	e := newCrashEnv(t, "sig")
+	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "400"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"apply", spec, "--parallelism", "1"}
+	cmd := e.command(ctx, "", args...)
+	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// a's Create is done: its Verify (a Read taking 400ms) is running.
+	pollFile(t, e.events, `"resource":"a","type":"network","action":"create","status":"ok"`, time.Minute)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := e.wait(ctx, cmd, args, t0)
+	if r.code != 11 || !strings.Contains(r.stdout, "Apply was interrupted and was rolled back") {
+		t.Fatalf("want exit 11, interrupted and rolled back: %s", r)
+	}
+	if strings.Contains(r.stdout+r.stderr, "context canceled") {
+		t.Fatalf("a running call was cancelled: %s", r)
+	}
+	ev, _ := os.ReadFile(e.events)
+	for _, want := range []string{
+		`"resource":"a","type":"network","action":"verify","status":"ok"`,
+		`"resource":"a","type":"network","action":"delete","status":"ok"`,
+	} {
+		if !bytes.Contains(ev, []byte(want)) {
+			t.Errorf("events lack %s:\n%s", want, ev)
+		}
+	}
+	if bytes.Contains(ev, []byte(`"resource":"b"`)) {
+		t.Errorf("b started after the SIGTERM:\n%s", ev)
+	}
+	if w := e.mockWorld(); len(w) != 0 {
+		t.Errorf("world after the rollback: %+v", w)
+	}
+	e.must(0, "resume", spec)
+	e.assertNothingLeft()
+}
+
+// A second interrupt while a compensation waits on a slow provider call
+// stops waiting at once, says to run resume, and resume finishes the
+// rollback.
+func TestSecondInterruptStopsWaitingForCompensation(t *testing.T) {
+	e := newCrashEnv(t, "sig")
+	const latency = 3 * time.Second
+	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "3000"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"apply", spec, "--parallelism", "1"}
+	cmd := e.command(ctx, "", args...)
+	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(e.stateDir, "sig", "journal.jsonl")
+	pollFile(t, journal, `"status":"started","step":"a"`, time.Minute)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	// The rollback's Delete of a is in flight (3s).
+	pollFile(t, journal, `"phase":"compensate"`, time.Minute)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	second := time.Now()
+	r := e.wait(ctx, cmd, args, t0)
+	if took := time.Since(second); took > latency*2/3 {
+		t.Errorf("bulwark took %v after the second interrupt: it waited for the call", took)
+	}
+	if r.code != 13 || !strings.Contains(r.stderr, "bulwark resume") {
+		t.Fatalf("want exit 13 saying to run resume: %s", r)
+	}
+	e.assertNothingLeft()
+	r1 := e.run("", "resume", spec)
+	if r1.code != 11 {
+		t.Fatalf("resume: want 11: %s", r1)
+	}
+	if w := e.mockWorld(); len(w) != 0 {
+		t.Errorf("world after resume: %+v", w)
+	}
+}
