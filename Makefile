@@ -48,8 +48,15 @@ vet:
 demo: build-demo
 	@./examples/demo.sh
 
-bench:
+# The Go benchmarks, then the harness (core/benchharness): the real binaries
+# over generated stacks on the mock provider, N = 100, 1,000 and 10,000, flat
+# and chain, the floor measured in the same run, OpenTofu or Terraform beside
+# it when on PATH. Writes bench/results-DATE.md and bench/latest.md.
+# BENCHFLAGS=-quick for N = 1,000 only; see `go run ./core/benchharness/cmd/bulwark-bench -h`.
+BENCHFLAGS ?=
+bench: build-demo
 	@set -e; for m in core; do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
+	cd core && $(GO) run ./benchharness/cmd/bulwark-bench -root .. -bulwark ../bin/bulwark $(BENCHFLAGS)
 
 tools:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler libprotobuf-dev" >&2; exit 1; }

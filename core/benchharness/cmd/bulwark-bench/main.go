@@ -1,0 +1,323 @@
+// Command bulwark-bench runs bulwark's benchmark harness: generated stacks
+// on the mock provider through the real binaries, the floor measured in the
+// same run, OpenTofu or Terraform beside it when on PATH, and a markdown
+// table under bench/. With -guard it is the regression guard CI runs: it
+// fails when a figure is further from the floor than bench/guard.json allows.
+//
+//	bulwark-bench                       # N = 100, 1,000, 10,000, flat and chain
+//	bulwark-bench -quick                # N = 1,000 only
+//	bulwark-bench -sizes 100 -shapes chain -out ''
+//	bulwark-bench -guard ../bench/guard.json
+//	bulwark-bench -guard ../bench/guard.json -calibrate 2.5   # rewrite the margins from this run
+//	bulwark-bench -profile apply -shapes flat -sizes 1000 -cpuprofile cpu.pprof
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/benchharness"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+type options struct {
+	root, bulwark, pluginDir, scratch, out string
+	shapes, sizes, compare                 string
+	quick, keep                            bool
+	parallelism                            int
+	budget                                 time.Duration
+	floorCalls, floorAppends               int
+	guard                                  string
+	calibrate                              float64
+	profile, cpuProfile                    string
+}
+
+func run(args []string) int {
+	var o options
+	fs := flag.NewFlagSet("bulwark-bench", flag.ContinueOnError)
+	fs.StringVar(&o.root, "root", "", "the repository's root (default: the folder holding go.work, from here upward)")
+	fs.StringVar(&o.bulwark, "bulwark", "", "the bulwark executable to measure (default: build it from -root)")
+	fs.StringVar(&o.pluginDir, "plugin-dir", "", "the folder holding bulwark-provider-mock (default: plugins/ beside -bulwark)")
+	fs.StringVar(&o.scratch, "scratch", "", "where the stacks' fresh state folders are made; the journal floor is measured there too (default: the system's temp folder)")
+	fs.StringVar(&o.out, "out", "bench", "write the table as OUT/results-DATE.md and OUT/latest.md (relative to -root); '' writes nothing")
+	fs.StringVar(&o.shapes, "shapes", "flat,chain", "stack shapes: flat (independent) and/or chain (each depends on the one before)")
+	fs.StringVar(&o.sizes, "sizes", "100,1000,10000", "stack sizes N")
+	fs.BoolVar(&o.quick, "quick", false, "N = 1,000 only")
+	fs.StringVar(&o.compare, "compare", "auto", "auto: run tofu and terraform too when on PATH; none: bulwark alone")
+	fs.IntVar(&o.parallelism, "parallelism", 10, "bulwark's --parallelism and the tools' -parallelism")
+	fs.DurationVar(&o.budget, "budget", 5*time.Minute, "stop a command still running after this long (0: never); the rest of its stack is skipped")
+	fs.IntVar(&o.floorCalls, "floor-calls", 2000, "gRPC round trips timed for the floor")
+	fs.IntVar(&o.floorAppends, "floor-appends", 500, "journal appends timed for the floor")
+	fs.StringVar(&o.guard, "guard", "", "check bulwark's figures against this guard file (exit 1 past a margin); runs only the guarded shapes at its N, without the tools")
+	fs.Float64Var(&o.calibrate, "calibrate", 0, "with -guard: rewrite the guard file from this run, each margin = measured × floor × this factor")
+	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
+	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := o.run(); err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type errGuard struct{ failed int }
+
+func (e errGuard) Error() string {
+	return fmt.Sprintf("regression guard: %d figure(s) fell behind their floor multiple (see the table above)", e.failed)
+}
+
+func (o options) run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := o.root
+	if root == "" {
+		r, err := benchharness.FindRoot(".")
+		if err != nil {
+			return err
+		}
+		root = r
+	}
+	shapes, err := parseShapes(o.shapes)
+	if err != nil {
+		return err
+	}
+	sizes, err := parseSizes(o.sizes)
+	if err != nil {
+		return err
+	}
+	if o.quick {
+		sizes = []int{1000}
+	}
+	var guard *benchharness.GuardFile
+	if o.guard != "" {
+		if guard, err = benchharness.LoadGuard(o.guard); err != nil {
+			if o.calibrate <= 0 || !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			// Calibrating a guard file that does not exist yet: the default guard.
+			guard = &benchharness.GuardFile{N: 1000, Max: map[benchharness.Shape]map[string]float64{}}
+			for _, s := range shapes {
+				guard.Max[s] = map[string]float64{}
+				for _, c := range benchharness.Commands {
+					guard.Max[s][c] = 1e9
+				}
+			}
+		}
+		sizes, shapes = []int{guard.N}, guard.Shapes()
+		o.compare = "none"
+	} else if o.calibrate > 0 {
+		return errors.New("-calibrate needs -guard FILE")
+	}
+
+	scratch := o.scratch
+	if scratch == "" {
+		scratch = os.TempDir()
+	}
+	if scratch, err = os.MkdirTemp(scratch, "bulwark-bench-"); err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintf(os.Stderr, "scratch folders kept in %s\n", scratch)
+	} else {
+		defer os.RemoveAll(scratch)
+	}
+
+	bulwark, pluginDir := o.bulwark, o.pluginDir
+	if bulwark == "" {
+		fmt.Fprintf(os.Stderr, "building bulwark and the mock provider from %s\n", root)
+		if bulwark, pluginDir, err = benchharness.Build(ctx, root, filepath.Join(scratch, "bin")); err != nil {
+			return err
+		}
+	} else {
+		if bulwark, err = filepath.Abs(bulwark); err != nil {
+			return err
+		}
+		if pluginDir == "" {
+			pluginDir = filepath.Join(filepath.Dir(bulwark), "plugins")
+		}
+	}
+	if pluginDir, err = filepath.Abs(pluginDir); err != nil {
+		return err
+	}
+
+	if o.profile != "" {
+		return profile(ctx, o.profile, shapes[0], sizes[0], pluginDir, scratch, o.parallelism, o.cpuProfile)
+	}
+
+	var tools []benchharness.Tool
+	switch o.compare {
+	case "auto":
+		tools = benchharness.FindTools(ctx)
+		if len(tools) == 0 {
+			fmt.Fprintln(os.Stderr, "neither tofu nor terraform is on PATH: measuring bulwark alone")
+		}
+	case "none":
+	default:
+		return fmt.Errorf("-compare %q: want auto or none", o.compare)
+	}
+
+	rep := &benchharness.Report{
+		Date:        time.Now().UTC(),
+		CPUs:        runtime.NumCPU(),
+		GoVersion:   runtime.Version(),
+		Platform:    runtime.GOOS + "/" + runtime.GOARCH,
+		Commit:      benchharness.Commit(ctx, root),
+		Load:        loadAverage(),
+		Args:        commandLine(os.Args),
+		Parallelism: o.parallelism,
+		Tools:       tools,
+	}
+	if o.budget > 0 {
+		rep.Budget = o.budget.String()
+	}
+
+	fmt.Fprintf(os.Stderr, "measuring the floor (%d gRPC round trips, %d journal appends in %s)\n", o.floorCalls, o.floorAppends, scratch)
+	floor, err := benchharness.MeasureFloor(ctx, []string{pluginDir}, scratch, o.floorCalls, o.floorAppends)
+	if err != nil {
+		return err
+	}
+	rep.Floor = floor
+	fmt.Fprintf(os.Stderr, "floor: round trip %s + journal append %s = %s per resource (bare write+fsync %s)\n",
+		floor.RoundTrip, floor.Append, floor.PerResource(), floor.RawSync)
+
+	cfg := benchharness.Config{
+		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
+		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
+		Progress: os.Stderr, Keep: o.keep,
+	}
+	if guard != nil {
+		// Only what the guard checks, and what that needs.
+		cfg.Want = func(_ string, shape benchharness.Shape, _ int, command string) bool {
+			_, ok := guard.Max[shape][command]
+			return ok
+		}
+	}
+	if guard != nil && o.calibrate <= 0 {
+		// A guarded command past its margin has failed: stop it a little
+		// after, so a regression costs CI no more than its margin.
+		cfg.BudgetFor = func(tool string, shape benchharness.Shape, n int, command string) time.Duration {
+			if a := guard.Allowed(floor, shape, command); a > 0 {
+				return a + a/10 + 5*time.Second
+			}
+			return o.budget
+		}
+	}
+	results, err := benchharness.RunStacks(ctx, cfg)
+	rep.Results = results
+	if err != nil {
+		return err
+	}
+
+	var failure error
+	for _, r := range results {
+		if r.Tool == benchharness.ToolBulwark && r.Skipped == "" && !r.Stopped && r.ExitCode != 0 {
+			failure = fmt.Errorf("bulwark %s on %s %d exited %d: %s", r.Command, r.Shape, r.N, r.ExitCode, r.Tail)
+			break
+		}
+	}
+	if guard != nil {
+		if o.calibrate > 0 {
+			g, err := benchharness.Calibrate(results, floor, guard.N, o.calibrate,
+				fmt.Sprintf("%s on %d cores, %s; floor %s (round trip %s + append %s)",
+					rep.Date.Format("2006-01-02 15:04 UTC"), rep.CPUs, rep.Commit, floor.PerResource(), floor.RoundTrip, floor.Append),
+				guard.Comment)
+			if err != nil {
+				return err
+			}
+			if err := g.Write(o.guard); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "wrote %s: margins = measured × %g\n", o.guard, o.calibrate)
+			guard = g
+		}
+		rep.Guard = guard.Check(filepath.Base(o.guard), floor, results)
+		if n := len(rep.Guard.Failed()); n > 0 && failure == nil {
+			failure = errGuard{failed: n}
+		}
+	}
+
+	md := rep.Markdown()
+	fmt.Print(md)
+	if o.out != "" && guard == nil {
+		dir := o.out
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		name := filepath.Join(dir, "results-"+rep.Date.Format("2006-01-02-1504")+".md")
+		for _, p := range []string{name, filepath.Join(dir, "latest.md")} {
+			if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s and %s\n", name, filepath.Join(dir, "latest.md"))
+	}
+	return failure
+}
+
+func parseShapes(s string) ([]benchharness.Shape, error) {
+	var out []benchharness.Shape
+	for _, f := range strings.Split(s, ",") {
+		sh, err := benchharness.ParseShape(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("-shapes: %w", err)
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(f, "_", "")))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-sizes: %q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// loadAverage is /proc/loadavg's three averages, "" where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// commandLine is args as a person would type them again.
+func commandLine(args []string) string {
+	out := []string{"bulwark-bench"}
+	for _, a := range args[1:] {
+		if a == "" || strings.ContainsAny(a, " \t'\"$") {
+			a = strconv.Quote(a)
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
+}

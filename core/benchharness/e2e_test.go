@@ -1,0 +1,86 @@
+package benchharness
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEndToEnd builds the real bulwark and mock provider and runs the whole
+// harness at N = 100 on both shapes. It asserts what every run must show,
+// never how fast: timing assertions belong to the guard (make bench-guard).
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulwark, pluginDir, err := Build(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+
+	floor, err := MeasureFloor(ctx, []string{pluginDir}, scratch, 50, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if floor.RoundTrip <= 0 || floor.Append <= 0 || floor.RawSync <= 0 {
+		t.Errorf("floor %+v: every part must be measured", floor)
+	}
+
+	const n = 100
+	var progress strings.Builder
+	results, err := RunStacks(ctx, Config{Bulwark: bulwark, PluginDir: pluginDir, Shapes: Shapes, Sizes: []int{n},
+		Budget: 2 * time.Minute, Scratch: scratch, Progress: &progress})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if got, want := len(results), len(Shapes)*len(Commands); got != want {
+		t.Fatalf("%d results, want %d:\n%s", got, want, progress.String())
+	}
+	// How many resources the state records after each command.
+	wantAfter := map[string]int{CmdValidate: 0, CmdPlan: 0, CmdApply: n, CmdNoop: n, CmdTeardown: 0}
+	for _, r := range results {
+		what := string(r.Shape) + " " + r.Command
+		if !r.OK() {
+			t.Errorf("%s: %s", what, describe(r))
+			continue
+		}
+		if r.Resources != wantAfter[r.Command] {
+			t.Errorf("%s: %d resources recorded after it, want %d", what, r.Resources, wantAfter[r.Command])
+		}
+		if r.Wall <= 0 || r.PeakRSSTree <= 0 {
+			t.Errorf("%s: wall %s, peak RSS %d: not measured", what, r.Wall, r.PeakRSSTree)
+		}
+		switch r.Command {
+		case CmdValidate, CmdPlan:
+			if r.FolderBytes != 0 {
+				t.Errorf("%s wrote %d bytes under the state folder, want none", what, r.FolderBytes)
+			}
+		default:
+			if r.StateBytes <= 0 || r.JournalBytes <= 0 || r.FolderBytes < r.StateBytes+r.JournalBytes {
+				t.Errorf("%s: state %d, journal %d, folder %d bytes", what, r.StateBytes, r.JournalBytes, r.FolderBytes)
+			}
+		}
+	}
+	entries, err := os.ReadDir(scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("scratch folders left behind: %v", entries)
+	}
+
+	md := (&Report{Date: time.Now(), CPUs: 2, Floor: floor, Parallelism: 10, Results: results}).Markdown()
+	checkTables(t, md)
+	if !strings.Contains(md, "| chain | 100 | no-op apply | 0 |") {
+		t.Errorf("the table has no chain no-op row:\n%s", md)
+	}
+}

@@ -1,0 +1,357 @@
+package benchharness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// The commands measured on every stack, in the order they run.
+const (
+	CmdValidate = "validate"
+	CmdPlan     = "plan"        // from empty: every resource is read and planned for creation
+	CmdApply    = "apply"       // from empty
+	CmdNoop     = "no-op apply" // the same spec again: every resource is in place
+	CmdTeardown = "teardown"    // --yes (Terraform: destroy)
+)
+
+// Commands is every command, in the order they run on a stack.
+var Commands = []string{CmdValidate, CmdPlan, CmdApply, CmdNoop, CmdTeardown}
+
+// NotWanted is the Skipped of a command Config.Want left out; the table
+// leaves such rows out.
+const NotWanted = "not wanted"
+
+// ToolBulwark names bulwark's own results.
+const ToolBulwark = "bulwark"
+
+// Tool is a Terraform-compatible CLI (OpenTofu or Terraform) found on PATH.
+type Tool struct {
+	Name    string // tofu or terraform: the executable's name
+	Path    string
+	Version string // the first line of its `version`
+}
+
+// FindTools returns OpenTofu and Terraform, whichever are on PATH.
+func FindTools(ctx context.Context) []Tool {
+	var tools []Tool
+	for _, name := range []string{"tofu", "terraform"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, path, "version")
+		cmd.Env = toolEnv()
+		out, err := cmd.Output()
+		if err != nil {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		tools = append(tools, Tool{Name: name, Path: path, Version: first})
+	}
+	return tools
+}
+
+// toolEnv is the environment Terraform and OpenTofu run in: no checkpoint
+// call to the network, no prompts.
+func toolEnv() []string {
+	return append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0")
+}
+
+// Config says what RunStacks measures.
+type Config struct {
+	Bulwark     string // the bulwark executable
+	PluginDir   string // the folder holding bulwark-provider-mock
+	Shapes      []Shape
+	Sizes       []int
+	Parallelism int           // --parallelism for bulwark, -parallelism for the tools
+	Budget      time.Duration // the longest one command may run before it is stopped; 0: no limit
+	// BudgetFor, when set, gives a command's budget instead of Budget.
+	BudgetFor func(tool string, shape Shape, n int, command string) time.Duration
+	// Want, when set, says which commands to run; the others are skipped
+	// (say "not wanted"). An apply that a wanted no-op apply or teardown
+	// needs is run all the same.
+	Want     func(tool string, shape Shape, n int, command string) bool
+	Scratch  string // where each stack's fresh folder is made
+	Tools    []Tool // run the same stacks on these too
+	Progress io.Writer
+	// Keep leaves each stack's scratch folder in place.
+	Keep bool
+}
+
+// Result is one command's figures on one stack.
+type Result struct {
+	Tool    string // ToolBulwark or a Tool's Name
+	Shape   Shape
+	N       int
+	Command string
+	Measurement
+	// After the command, in the stack's state folder (bulwark only): the
+	// state file, the journal, and every file of the stack's folder
+	// (backups and the mock's world included).
+	StateBytes, JournalBytes, FolderBytes int64
+	// Resources is how many resources the state records after the command
+	// (bulwark's status --json), -1 when unknown.
+	Resources int
+	// Skipped, when set, says why the command was not run.
+	Skipped string
+	// Tail is the end of the command's stderr when it failed.
+	Tail string
+}
+
+// OK reports that the command ran to the end and exited 0.
+func (r Result) OK() bool { return r.Skipped == "" && !r.Stopped && r.ExitCode == 0 }
+
+// RunStacks runs every command on every shape and size: bulwark first, then
+// each tool, each stack in a fresh folder. A command that fails or is
+// stopped skips the rest of its stack. The error is for what kept the
+// harness itself from working.
+func RunStacks(ctx context.Context, cfg Config) ([]Result, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = 10
+	}
+	// Load the executable once, untimed, so the first figure is not the
+	// page cache's.
+	exec.CommandContext(ctx, cfg.Bulwark, "version").Run()
+	var all []Result
+	for _, n := range cfg.Sizes {
+		for _, shape := range cfg.Shapes {
+			rs, err := runBulwark(ctx, cfg, shape, n)
+			all = append(all, rs...)
+			if err != nil {
+				return all, err
+			}
+			for _, t := range cfg.Tools {
+				rs, err := runTool(ctx, cfg, t, shape, n)
+				all = append(all, rs...)
+				if err != nil {
+					return all, err
+				}
+			}
+		}
+	}
+	return all, nil
+}
+
+// wanted reports whether command runs on this stack.
+func (cfg Config) wanted(tool string, shape Shape, n int, command string) bool {
+	if cfg.Want == nil || cfg.Want(tool, shape, n, command) {
+		return true
+	}
+	if command == CmdApply {
+		return cfg.Want(tool, shape, n, CmdNoop) || cfg.Want(tool, shape, n, CmdTeardown)
+	}
+	return false
+}
+
+func (cfg Config) budget(tool string, shape Shape, n int, command string) time.Duration {
+	if cfg.BudgetFor != nil {
+		return cfg.BudgetFor(tool, shape, n, command)
+	}
+	return cfg.Budget
+}
+
+// stackRun is one stack's scratch folder and the commands run in it.
+type stackRun struct {
+	cfg   Config
+	tool  string
+	shape Shape
+	n     int
+	dir   string
+	out   []Result
+	stop  string // set once a command failed: why the rest is skipped
+}
+
+func newStackRun(cfg Config, tool string, shape Shape, n int) (*stackRun, error) {
+	dir, err := os.MkdirTemp(cfg.Scratch, fmt.Sprintf("%s-%s-%d-", tool, shape, n))
+	if err != nil {
+		return nil, err
+	}
+	return &stackRun{cfg: cfg, tool: tool, shape: shape, n: n, dir: dir}, nil
+}
+
+func (s *stackRun) close() {
+	if !s.cfg.Keep {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// measure runs one command in the stack's folder, unless an earlier one
+// failed, and records it; after, when set, completes the result.
+func (s *stackRun) measure(ctx context.Context, command, name string, env []string, args []string, after func(*Result)) error {
+	r := Result{Tool: s.tool, Shape: s.shape, N: s.n, Command: command, Resources: -1}
+	if s.stop != "" || !s.cfg.wanted(s.tool, s.shape, s.n, command) {
+		r.Skipped = s.stop
+		if r.Skipped == "" {
+			r.Skipped = NotWanted
+		}
+		s.out = append(s.out, r)
+		return nil
+	}
+	base := strings.ReplaceAll(command, " ", "-")
+	stdout, err := os.Create(filepath.Join(s.dir, base+".stdout"))
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(s.dir, base+".stderr"))
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	budget := s.cfg.budget(s.tool, s.shape, s.n, command)
+	m, err := run(ctx, budget, s.dir, env, stdout, stderr, name, args...)
+	if err != nil {
+		return fmt.Errorf("%s %s %d %s: %w", s.tool, s.shape, s.n, command, err)
+	}
+	r.Measurement = m
+	switch {
+	case m.Stopped:
+		s.stop = fmt.Sprintf("%s was stopped after %s", command, budget)
+	case m.ExitCode != 0:
+		s.stop = fmt.Sprintf("%s exited %d", command, m.ExitCode)
+		r.Tail = tail(filepath.Join(s.dir, base+".stderr"), 400)
+	}
+	if after != nil && !m.Stopped {
+		after(&r)
+	}
+	s.out = append(s.out, r)
+	fmt.Fprintf(s.cfg.Progress, "%-9s %-5s %6d  %-11s %s\n", s.tool, s.shape, s.n, command, describe(r))
+	return nil
+}
+
+// describe is a result's one-line summary for the progress output.
+func describe(r Result) string {
+	switch {
+	case r.Skipped != "":
+		return "skipped: " + r.Skipped
+	case r.Stopped:
+		return fmt.Sprintf("stopped after %s", fmtDuration(r.Wall))
+	case r.ExitCode != 0:
+		return fmt.Sprintf("%s, exit %d: %s", fmtDuration(r.Wall), r.ExitCode, r.Tail)
+	}
+	return fmt.Sprintf("%s (%s per resource), peak RSS %s", fmtDuration(r.Wall), fmtDuration(r.Wall/time.Duration(max(r.N, 1))), fmtBytes(r.PeakRSS))
+}
+
+func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, error) {
+	s, err := newStackRun(cfg, ToolBulwark, shape, n)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	specPath := filepath.Join(s.dir, "spec.yaml")
+	if err := os.WriteFile(specPath, BulwarkSpec(shape, n), 0o600); err != nil {
+		return nil, err
+	}
+	stateDir := filepath.Join(s.dir, "state")
+	stackDir := filepath.Join(stateDir, StackName(shape, n))
+	global := []string{"--plugin-dir", cfg.PluginDir, "--state-dir", stateDir}
+	env := os.Environ()
+	after := func(r *Result) {
+		r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
+		r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
+		r.FolderBytes = treeSize(stackDir)
+		r.Resources = recorded(ctx, cfg.Bulwark, global, specPath)
+	}
+	par := fmt.Sprint(cfg.Parallelism)
+	steps := []struct {
+		command string
+		args    []string
+	}{
+		{CmdValidate, []string{"validate", specPath}},
+		{CmdPlan, []string{"plan", specPath}},
+		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdNoop, []string{"apply", specPath, "--parallelism", par}},
+		{CmdTeardown, []string{"teardown", specPath, "--yes"}},
+	}
+	for _, st := range steps {
+		if err := s.measure(ctx, st.command, cfg.Bulwark, env, append(append([]string{}, global...), st.args...), after); err != nil {
+			return s.out, err
+		}
+	}
+	return s.out, nil
+}
+
+// recorded is how many resources bulwark's status --json lists, -1 when it
+// cannot say.
+func recorded(ctx context.Context, bulwark string, global []string, specPath string) int {
+	cmd := exec.CommandContext(ctx, bulwark, append(append([]string{}, global...), "status", specPath, "--json")...)
+	out, err := cmd.Output()
+	if err != nil {
+		return -1
+	}
+	var st struct {
+		Resources []json.RawMessage `json:"resources"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return -1
+	}
+	return len(st.Resources)
+}
+
+func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Result, error) {
+	s, err := newStackRun(cfg, t.Name, shape, n)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := os.WriteFile(filepath.Join(s.dir, "main.tf"), TerraformConfig(shape, n), 0o600); err != nil {
+		return nil, err
+	}
+	env := toolEnv()
+	// init once, not measured: terraform_data needs no provider download.
+	init := exec.CommandContext(ctx, t.Path, "init", "-input=false", "-no-color")
+	init.Dir, init.Env = s.dir, env
+	if out, err := init.CombinedOutput(); err != nil {
+		s.stop = fmt.Sprintf("%s init failed: %v", t.Name, err)
+		fmt.Fprintf(cfg.Progress, "%s init: %v\n%s\n", t.Name, err, lastBytes(out, 400))
+	}
+	par := fmt.Sprintf("-parallelism=%d", cfg.Parallelism)
+	after := func(r *Result) { r.StateBytes = fileSize(filepath.Join(s.dir, "terraform.tfstate")) }
+	steps := []struct {
+		command string
+		args    []string
+	}{
+		{CmdValidate, []string{"validate", "-no-color"}},
+		{CmdPlan, []string{"plan", "-input=false", "-no-color", par}},
+		{CmdApply, []string{"apply", "-auto-approve", "-input=false", "-no-color", par}},
+		{CmdNoop, []string{"apply", "-auto-approve", "-input=false", "-no-color", par}},
+		{CmdTeardown, []string{"destroy", "-auto-approve", "-input=false", "-no-color", par}},
+	}
+	for _, st := range steps {
+		if err := s.measure(ctx, st.command, t.Path, env, st.args, after); err != nil {
+			return s.out, err
+		}
+	}
+	return s.out, nil
+}
+
+// tail is the last n bytes of the file at path, on one line.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return lastBytes(b, n)
+}
+
+func lastBytes(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}

@@ -1,0 +1,253 @@
+package benchharness
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Report is one run of the harness: where it ran, the floor, and every
+// figure.
+type Report struct {
+	Date        time.Time
+	CPUs        int    // runtime.NumCPU
+	GoVersion   string // runtime.Version of the harness, which built bulwark
+	Platform    string // GOOS/GOARCH
+	Commit      string // the repository's commit, when known
+	Load        string // the load average when the run started, when known
+	Args        string // the harness's command line
+	Parallelism int
+	Budget      string // the per-command budget, as said to a reader
+	Floor       Floor
+	Tools       []Tool
+	Results     []Result
+	Guard       *GuardReport // set when the run was checked against a guard file
+}
+
+// Markdown renders the report as a markdown document.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# bulwark benchmark, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "- machine: %d cores (runtime.NumCPU), %s, %s", r.CPUs, r.Platform, r.GoVersion)
+	if r.Load != "" {
+		fmt.Fprintf(&b, ", load average at the start %s", r.Load)
+	}
+	b.WriteString("\n")
+	if r.Commit != "" {
+		fmt.Fprintf(&b, "- bulwark at commit %s, ", r.Commit)
+	} else {
+		b.WriteString("- bulwark: ")
+	}
+	fmt.Fprintf(&b, "mock provider with no latency, `--parallelism %d`; each stack in a fresh scratch state folder; "+
+		"commands in order: %s\n", r.Parallelism, strings.Join(Commands, ", "))
+	if len(r.Tools) == 0 {
+		b.WriteString("- compared with: nothing (neither `tofu` nor `terraform` is on PATH)\n")
+	} else {
+		var ts []string
+		for _, t := range r.Tools {
+			ts = append(ts, t.Version)
+		}
+		fmt.Fprintf(&b, "- compared with: %s: the same stacks as `terraform_data` resources (no provider process), "+
+			"local state, `-parallelism=%d`, `init` once, not measured\n", strings.Join(ts, ", "), r.Parallelism)
+	}
+	if r.Budget != "" {
+		fmt.Fprintf(&b, "- budget: a command still running after %s is stopped (shown as `> budget`); the rest of its stack is skipped\n", r.Budget)
+	}
+	if r.Args != "" {
+		fmt.Fprintf(&b, "- run: `%s`\n", r.Args)
+	}
+
+	b.WriteString("\n## The floor (measured in this run)\n\n")
+	b.WriteString("| what | median | samples |\n|---|---:|---:|\n")
+	fmt.Fprintf(&b, "| one unary gRPC round trip (`Read`) to a mock plugin process started through core/pluginhost | %s | %d |\n", fmtDuration(r.Floor.RoundTrip), r.Floor.Calls)
+	fmt.Fprintf(&b, "| one core/journal `Append` (write + fsync, no one to share it with) on the scratch folder's disk | %s | %d |\n", fmtDuration(r.Floor.Append), r.Floor.Appends)
+	fmt.Fprintf(&b, "| for reference: a bare `os.File` write + `Sync` of a 200-byte line there | %s | %d |\n", fmtDuration(r.Floor.RawSync), r.Floor.Appends)
+	fmt.Fprintf(&b, "| **floor per resource** = round trip + append | **%s** | |\n", fmtDuration(r.Floor.PerResource()))
+	b.WriteString("\n`× floor` = (wall time ÷ N) ÷ floor per resource: how many floors one resource costs. " +
+		"One provider call and one durable journal record is the least a journaled step can do alone, so 1× is a serial engine " +
+		"doing exactly that per resource; parallel steps and shared fsyncs (group commit) can go below it. " +
+		"The same scale is used for every command, validate and plan included, so the figures compare across commands and machines.\n")
+
+	b.WriteString("\n## bulwark\n\n")
+	b.WriteString("| shape | N | command | exit | wall | per resource | × floor | peak RSS (bulwark) | peak RSS (with plugins) | state | journal | stack folder | resources after |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, res := range r.Results {
+		if res.Tool != ToolBulwark || res.Skipped == NotWanted {
+			continue
+		}
+		if res.Skipped != "" {
+			fmt.Fprintf(&b, "| %s | %s | %s | | skipped: %s | | | | | | | | |\n", res.Shape, fmtCount(res.N), res.Command, res.Skipped)
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			res.Shape, fmtCount(res.N), res.Command, fmtExit(res), fmtWall(res), fmtPerResource(res), fmtMultiple(r.Floor, res),
+			fmtBytes(res.PeakRSS), fmtBytes(max(res.PeakRSSTree, res.PeakRSS)), fmtBytes(res.StateBytes), fmtBytes(res.JournalBytes),
+			fmtBytes(res.FolderBytes), fmtResources(res.Resources))
+	}
+	b.WriteString("\nPeak RSS (bulwark) is bulwark's own peak: the largest VmHWM read from /proc every " + rssSampleEvery.String() +
+		" while it ran. Peak RSS (with plugins) is os/exec's ProcessState.SysUsage Maxrss (wait4's ru_maxrss): the largest of bulwark " +
+		"and the plugin processes it started and reaped, which are its children. Sizes are after the command: the state file, the journal, " +
+		"and every file in the stack's folder (backups and the mock's world file included); - is no such file (validate and plan write nothing).\n")
+
+	for _, t := range r.Tools {
+		fmt.Fprintf(&b, "\n## Beside %s\n\n", t.Version)
+		fmt.Fprintf(&b, "| shape | N | command | bulwark | %s | bulwark ÷ %s | %s peak RSS | %s state |\n", t.Name, t.Name, t.Name, t.Name)
+		b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|\n")
+		for _, res := range r.Results {
+			if res.Tool != t.Name || res.Skipped == NotWanted {
+				continue
+			}
+			ours, ok := findResult(r.Results, ToolBulwark, res.Shape, res.N, res.Command)
+			if res.Skipped != "" {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | skipped: %s | | | |\n", res.Shape, fmtCount(res.N), res.Command, fmtWallOf(ours, ok), res.Skipped)
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Shape, fmtCount(res.N), res.Command,
+				fmtWallOf(ours, ok), fmtWall(res), fmtRatio(ours, ok, res), fmtBytes(res.PeakRSSTree), fmtBytes(res.StateBytes))
+		}
+	}
+	if len(r.Tools) == 0 {
+		b.WriteString("\nNo comparison: neither `tofu` nor `terraform` is on PATH.\n")
+	}
+
+	if r.Guard != nil {
+		b.WriteString("\n" + r.Guard.Markdown())
+	}
+	return b.String()
+}
+
+func fmtExit(r Result) string {
+	if r.Stopped {
+		return "stopped"
+	}
+	return fmt.Sprint(r.ExitCode)
+}
+
+func fmtWall(r Result) string {
+	if r.Stopped {
+		return "> " + fmtDuration(r.Wall)
+	}
+	return fmtDuration(r.Wall)
+}
+
+func fmtWallOf(r Result, ok bool) string {
+	if !ok || r.Skipped != "" {
+		return "-"
+	}
+	return fmtWall(r)
+}
+
+func fmtPerResource(r Result) string {
+	if r.N <= 0 {
+		return "-"
+	}
+	s := fmtDuration(r.Wall / time.Duration(r.N))
+	if r.Stopped {
+		return "> " + s
+	}
+	return s
+}
+
+func fmtMultiple(f Floor, r Result) string {
+	m := f.Multiple(r.Wall, r.N)
+	if m == 0 {
+		return "-"
+	}
+	s := fmtFactor(m)
+	if r.Stopped {
+		return "> " + s
+	}
+	return s
+}
+
+// fmtRatio is bulwark's wall time over a tool's.
+func fmtRatio(ours Result, ok bool, theirs Result) string {
+	if !ok || ours.Skipped != "" || theirs.Wall <= 0 || ours.Wall <= 0 {
+		return "-"
+	}
+	s := fmtFactor(float64(ours.Wall) / float64(theirs.Wall))
+	switch {
+	case ours.Stopped && theirs.Stopped:
+		return "?"
+	case ours.Stopped:
+		return "> " + s
+	case theirs.Stopped:
+		return "< " + s
+	}
+	return s
+}
+
+// fmtFactor prints a multiple with two significant digits at least.
+func fmtFactor(m float64) string {
+	switch {
+	case m >= 100:
+		return fmt.Sprintf("%.0f×", m)
+	case m >= 10:
+		return fmt.Sprintf("%.1f×", m)
+	default:
+		return fmt.Sprintf("%.2f×", m)
+	}
+}
+
+// fmtDuration prints d with three significant digits in a unit a reader
+// takes in at once.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d < 100*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	default:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	}
+}
+
+// fmtBytes prints a size in binary units; "-" for none measured.
+func fmtBytes(n int64) string {
+	const k = 1024
+	switch {
+	case n <= 0:
+		return "-"
+	case n < k:
+		return fmt.Sprintf("%d B", n)
+	case n < 10*k*k:
+		return fmt.Sprintf("%.0f KiB", float64(n)/k)
+	case n < k*k*k:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(k*k))
+	default:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(k*k*k))
+	}
+}
+
+// fmtCount prints n with thousands separators: 10,000.
+func fmtCount(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func fmtResources(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
