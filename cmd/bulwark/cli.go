@@ -202,15 +202,17 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	}
 	opts.Failpoint = fp
 	closeFn := func() {}
+	// Events are JSON lines: their error is masked where it is made (the
+	// operation's progress), never by rewriting a line as text.
 	if c.eventsFile != "" {
 		f, err := os.OpenFile(c.eventsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return opts, nil, fmt.Errorf("events file: %w", err)
 		}
-		opts.Events = events.NewWriter(c.red.Writer(f), nil)
+		opts.Events = events.NewWriter(f, nil)
 		closeFn = func() { f.Close() }
 	} else {
-		opts.Events = events.NewWriter(c.red.Writer(c.stderr), nil)
+		opts.Events = events.NewWriter(c.stderr, nil)
 	}
 	return opts, closeFn, nil
 }
