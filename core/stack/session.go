@@ -455,7 +455,13 @@ func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*session, *state.State, func(), error) {
 	opts.defaults()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
-	st, err := s.loadOpened()
+	// A plan compares the state's values with the spec's, so it opens
+	// them; validate (scratch) only needs to know the providers, and no key.
+	load := s.loadOpened
+	if scratch {
+		load = func() (*state.State, error) { return loadState(sp, opts) }
+	}
+	st, err := load()
 	if err != nil {
 		return nil, nil, nil, err
 	}
