@@ -21,7 +21,11 @@
 // (made with mode 0700 if missing; relative to the plugin's working folder,
 // which is the host's), so two stacks, two state backends or two machines
 // share one reality. It holds every resource (id, type, name, idempotency key,
-// attributes) and the fail_delete counters. It is re-read at the start of
+// attributes) and the fail_delete counters. A resource "made out of band"
+// is one a test writes into it with an empty idempotency_key, e.g.
+// {"id": "oob-1", "type": "network", "name": "net", "idempotency_key": "",
+// "attributes": {}}: Read reports no key for it, and a Create of its type
+// and name is a conflict saying bulwark did not make it. It is re-read at the start of
 // every call and rewritten atomically (temporary file in the same folder,
 // fsync, rename, fsync the folder; mode 0600) after every change. A mutex
 // serialises the calls of one process, and every change holds an exclusive
