@@ -29,6 +29,11 @@ func TestSystemdUnitStopsOnIntervention(t *testing.T) {
 	if exec := unit["ExecStart"]; !strings.Contains(exec, "bulwark") || !strings.Contains(exec, " apply ") {
 		t.Errorf("ExecStart = %q does not run bulwark apply", exec)
 	}
+	// Under ProtectSystem=strict no config folder is writable: the key
+	// must be given, not created.
+	if exec := unit["ExecStart"]; !strings.Contains(exec, "--secrets-key-file ${CREDENTIALS_DIRECTORY}/") || !strings.HasPrefix(unit["LoadCredential"], "secrets.key:") {
+		t.Errorf("the unit does not hand bulwark its secrets key (LoadCredential %q, ExecStart %q)", unit["LoadCredential"], exec)
+	}
 	if strings.Contains(unit["SuccessExitStatus"], "12") {
 		t.Error("exit 12 must not count as success")
 	}
