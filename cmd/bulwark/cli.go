@@ -731,7 +731,7 @@ func (c *cli) providersListCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
 			for _, f := range found {
 				version, protocol := "?", "?"
-				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name})
+				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name, ReadOnly: true})
 				if err == nil {
 					version, protocol = p.Schema().ProviderVersion, fmt.Sprint(p.Protocol())
 				} else {

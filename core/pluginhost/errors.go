@@ -95,3 +95,32 @@ func (e *DiagnosticsError) Error() string {
 }
 
 func (e *DiagnosticsError) Unwrap() error { return e.Diagnostics }
+
+// oneLine keeps a provider's error to one line for what bulwark prints,
+// journals and emits as events: an error spanning several lines (a panic
+// trace from a provider built on an older sdk, a pretty-printed response)
+// keeps its first line and says how many followed. The full text goes to the
+// host's log (BULWARK_LOG). errors.Is and errors.As still see the original.
+func (p *Plugin) oneLine(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	text := strings.TrimSpace(err.Error())
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok {
+		return err
+	}
+	p.host.opts.Logger.Error("provider error spans several lines; the full text", "provider", p.cfg.Name, "method", method, "error", text)
+	n := strings.Count(rest, "\n") + 1
+	return &lineError{err: err, text: fmt.Sprintf("%s [%d more line(s) in the log: BULWARK_LOG=error]", strings.TrimSpace(first), n)}
+}
+
+// lineError is an error shown as one line; it unwraps to the original.
+type lineError struct {
+	err  error
+	text string
+}
+
+func (e *lineError) Error() string { return e.text }
+
+func (e *lineError) Unwrap() error { return e.err }

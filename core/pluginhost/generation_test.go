@@ -1,10 +1,15 @@
 package pluginhost
 
 import (
+	"bytes"
 	"errors"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -62,4 +67,51 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 	if pids := running(t, f.exe); len(pids) != 1 || pids[0] != newPID {
 		t.Errorf("plugin processes %v, want only %d", pids, newPID)
 	}
+}
+
+// A provider error spanning several lines reaches the caller (and so the
+// journal and events) as one line; the full text goes to the host's log.
+func TestHostMultiLineErrorIsOneLine(t *testing.T) {
+	dir := testPlugin(t)
+	var logged syncBuf
+	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logged, Level: hclog.Error})})
+	t.Cleanup(h.Close)
+	ctx := ctxT(t)
+	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "multiline", IdempotencyKey: "k"})
+	if err == nil {
+		t.Fatal("Create succeeded")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "create failed: boom") || !strings.Contains(msg, "[3 more line(s) in the log") {
+		t.Fatalf("error %q: want one line with the first line of the diagnostic", msg)
+	}
+	var de *DiagnosticsError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %T no longer unwraps to the diagnostics", err)
+	}
+	if !strings.Contains(logged.String(), "/src/main.go:99") {
+		t.Fatalf("the full text is not in the log:\n%s", logged.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -232,7 +232,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	defer cancel()
 	schema, err := prov.GetSchema(ctx, &sdk.GetSchemaRequest{})
 	if err == nil {
-		err = diagErr(p.cfg.Name, "GetSchema", schema.Diagnostics)
+		err = p.oneLine("GetSchema", diagErr(p.cfg.Name, "GetSchema", schema.Diagnostics))
 	}
 	if err != nil {
 		client.Kill()
@@ -246,7 +246,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	}
 	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
 	if err == nil {
-		err = diagErr(p.cfg.Name, "Configure", resp.Diagnostics)
+		err = p.oneLine("Configure", diagErr(p.cfg.Name, "Configure", resp.Diagnostics))
 	}
 	if err != nil {
 		client.Kill()
@@ -266,7 +266,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 // generation the failing call ran on: a failure seen on a dead process
 // never kills the healthy replacement another call has started since.
 func (p *Plugin) check(ctx context.Context, used sdk.Provider, method string, err error) error {
-	err = translate(p.cfg.Name, method, err)
+	err = p.oneLine(method, translate(p.cfg.Name, method, err))
 	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		// Nobody cancelled the call: its connection was closed under it
 		// (the process died and was dropped). That is no interruption.
@@ -424,7 +424,7 @@ func (p *Plugin) callContext(ctx context.Context) (context.Context, context.Canc
 // up on the deadline the host passed it (the sdk reports that as a
 // diagnostic): it is reported as the timeout it is.
 func (p *Plugin) diagnostics(ctx context.Context, method string, ds sdk.Diagnostics) error {
-	err := diagErr(p.cfg.Name, method, ds)
+	err := p.oneLine(method, diagErr(p.cfg.Name, method, ds))
 	if d, ok := ctx.Deadline(); err != nil && ok && time.Until(d) < 100*time.Millisecond {
 		if ownDeadline(ctx) {
 			return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)

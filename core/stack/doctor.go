@@ -96,7 +96,9 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 				}
 			}
 		}
-		pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src)}
+		// Doctor only looks: the provider must write nothing (a world: DIR or
+		// root: in its config is the user's live data).
+		pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src), ReadOnly: true}
 		pc.Check = func(schema *sdk.GetSchemaResponse) error {
 			// Before Configure, whose error may quote a sensitive value.
 			learnProviderConfig(opts.Redactor, cfg, schema)

@@ -3,6 +3,7 @@
 //
 //   - "crash": Create exits the process (status 3) in the middle of the call;
 //   - "hang": Read blocks until the call's context ends;
+//   - "multiline": Create fails with a diagnostic spanning several lines;
 //   - anything else: an in-memory resource, keyed by idempotency key.
 //
 // Configure fails when the config has fail_configure: true. Every Read
@@ -89,6 +90,9 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 func (p *provider) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	if req.Name == "crash" {
 		os.Exit(3)
+	}
+	if req.Name == "multiline" {
+		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{sdk.Errorf("create failed: boom\ngoroutine 7 [running]:\nmain.(*provider).Create(...)\n\t/src/main.go:99")}}, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
