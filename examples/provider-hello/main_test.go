@@ -78,11 +78,13 @@ func TestWithBulwark(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Join(work, "state")
+	home := t.TempDir() // bulwark keeps its secrets key under the user's config folder: not the real one
 	bulwark := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(bin, "bulwark"), append([]string{"--plugin-dir", bin, "--state-dir", state}, args...)...)
 		var stdout, stderr bytes.Buffer
 		cmd.Dir, cmd.Stdout, cmd.Stderr = work, &stdout, &stderr
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("bulwark %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, &stdout, &stderr)
 		}
