@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -259,7 +260,13 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 	stateDir := filepath.Join(s.dir, "state")
 	stackDir := filepath.Join(stateDir, StackName(shape, n))
 	global := []string{"--plugin-dir", cfg.PluginDir, "--state-dir", stateDir}
-	env := os.Environ()
+	// A secrets key of the run's own, so a benchmark (or its test) never
+	// creates a key file in the user's config folder, nor uses theirs.
+	key, err := secrets.NewKey("bench")
+	if err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), secrets.EnvKey+"="+key.Encode())
 	after := func(r *Result) {
 		r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
 		r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
