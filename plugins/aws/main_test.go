@@ -90,6 +90,9 @@ func testEnv(t *testing.T, keyID, secret string) []string {
 		"AWS_CONFIG_FILE="+filepath.Join(dir, "config"),
 		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "credentials"),
 		"AWS_EC2_METADATA_DISABLED=true",
+		// bulwark's secrets key file goes here, never into the user's own
+		// config folder.
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"),
 	)
 }
 
