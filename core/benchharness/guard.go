@@ -185,28 +185,29 @@ func (r *GuardReport) Markdown() string {
 	return b.String()
 }
 
-// Calibrate makes a guard file from a run: each of bulwark's figures at n
-// that ran to the end and exited 0, times factor, rounded up to two
-// significant digits.
-func Calibrate(results []Result, f Floor, n int, factor float64, calibrated string, comment []string) (*GuardFile, error) {
-	g := &GuardFile{Comment: comment, N: n, Factor: factor, Calibrated: calibrated,
+// Calibrate returns prev with new margins from a run: each figure prev
+// guards (at prev's N), as measured, times factor, rounded up to two
+// significant digits. Every guarded figure must have run to the end with
+// exit 0.
+func Calibrate(prev *GuardFile, results []Result, f Floor, factor float64, calibrated string) (*GuardFile, error) {
+	g := &GuardFile{Comment: prev.Comment, N: prev.N, Factor: factor, Calibrated: calibrated,
 		Max: map[Shape]map[string]float64{}, Measured: map[Shape]map[string]float64{}}
-	for _, r := range results {
-		if r.Tool != ToolBulwark || r.N != n || r.Skipped == NotWanted {
-			continue
+	for _, shape := range prev.Shapes() {
+		for c := range prev.Max[shape] {
+			r, ok := findResult(results, ToolBulwark, shape, prev.N, c)
+			if !ok {
+				return nil, fmt.Errorf("calibrate: %s %s at N = %d was not measured", shape, c, prev.N)
+			}
+			if !r.OK() {
+				return nil, fmt.Errorf("calibrate: %s %s did not run to the end with exit 0: %s", shape, c, describe(r))
+			}
+			m := f.Multiple(r.Wall, r.N)
+			if g.Max[shape] == nil {
+				g.Max[shape], g.Measured[shape] = map[string]float64{}, map[string]float64{}
+			}
+			g.Measured[shape][c] = round(m, 2)
+			g.Max[shape][c] = ceilSignificant(m*factor, 2)
 		}
-		if !r.OK() {
-			return nil, fmt.Errorf("calibrate: %s %s did not run to the end with exit 0: %s", r.Shape, r.Command, describe(r))
-		}
-		m := f.Multiple(r.Wall, r.N)
-		if g.Max[r.Shape] == nil {
-			g.Max[r.Shape], g.Measured[r.Shape] = map[string]float64{}, map[string]float64{}
-		}
-		g.Measured[r.Shape][r.Command] = round(m, 2)
-		g.Max[r.Shape][r.Command] = ceilSignificant(m*factor, 2)
-	}
-	if len(g.Max) == 0 {
-		return nil, fmt.Errorf("calibrate: no result of bulwark at N = %d", n)
 	}
 	return g, nil
 }

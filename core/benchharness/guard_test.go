@@ -97,13 +97,18 @@ func TestGuardAllowed(t *testing.T) {
 
 func TestCalibrate(t *testing.T) {
 	f := Floor{RoundTrip: 100 * time.Microsecond, Append: 200 * time.Microsecond}
+	prev := &GuardFile{Comment: []string{"why"}, N: 1000, Max: map[Shape]map[string]float64{
+		Flat: {CmdApply: 1e9}, Chain: {CmdNoop: 5},
+	}}
 	results := []Result{
 		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: 26 * time.Second}},       // 86.67×
 		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdNoop, Measurement: Measurement{Wall: 150 * time.Millisecond}}, // 0.5×
-		{Tool: ToolBulwark, Shape: Flat, N: 100, Command: CmdApply, Measurement: Measurement{Wall: time.Hour}},               // another size
-		{Tool: "tofu", Shape: Flat, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: time.Hour}},                   // another tool
+		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdTeardown, Measurement: Measurement{Wall: time.Second}},         // not guarded
+		{Tool: ToolBulwark, Shape: Flat, N: 100, Command: CmdNoop, Measurement: Measurement{Wall: time.Hour}},                // another size
+		{Tool: "tofu", Shape: Chain, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: time.Hour}},                  // another tool
+		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdValidate, Skipped: NotWanted},                                 // not run
 	}
-	g, err := Calibrate(results, f, 1000, 2.5, "today", []string{"why"})
+	g, err := Calibrate(prev, results, f, 2.5, "today")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +122,7 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("flat apply measured = %v, want 86.67", got)
 	}
 	if len(g.Max[Flat]) != 1 || len(g.Max[Chain]) != 1 {
-		t.Errorf("max = %v: other sizes or tools leaked in", g.Max)
+		t.Errorf("max = %v: only what the guard guarded may be in it", g.Max)
 	}
 
 	// What Calibrate writes, LoadGuard reads back the same, and the run it
@@ -130,7 +135,7 @@ func TestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Max[Flat][CmdApply] != 220 || back.N != 1000 || back.Factor != 2.5 || back.Comment[0] != "why" {
+	if back.Max[Flat][CmdApply] != 220 || back.N != 1000 || back.Factor != 2.5 || back.Comment[0] != "why" || back.Calibrated != "today" {
 		t.Errorf("read back %+v", back)
 	}
 	if failed := back.Check("guard.json", f, results).Failed(); len(failed) != 0 {
@@ -139,11 +144,11 @@ func TestCalibrate(t *testing.T) {
 
 	bad := append([]Result{}, results...)
 	bad[0].ExitCode = 1
-	if _, err := Calibrate(bad, f, 1000, 2.5, "", nil); err == nil {
+	if _, err := Calibrate(prev, bad, f, 2.5, ""); err == nil {
 		t.Error("calibrated from a failed command")
 	}
-	if _, err := Calibrate(results, f, 5000, 2.5, "", nil); err == nil {
-		t.Error("calibrated from no result at that size")
+	if _, err := Calibrate(prev, results[1:], f, 2.5, ""); err == nil {
+		t.Error("calibrated with a guarded figure missing")
 	}
 }
 
@@ -176,26 +181,6 @@ func TestCeilSignificant(t *testing.T) {
 	} {
 		if got := ceilSignificant(tt.in, 2); got != tt.want {
 			t.Errorf("ceilSignificant(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestParseHWM(t *testing.T) {
-	tests := []struct {
-		name   string
-		status string
-		want   int64
-		ok     bool
-	}{
-		{"linux", "Name:\tbulwark\nVmPeak:\t  812 kB\nVmHWM:\t   23644 kB\nVmRSS:\t   20000 kB\n", 23644 * 1024, true},
-		{"absent", "Name:\tbulwark\nVmRSS:\t 1 kB\n", 0, false},
-		{"bad unit", "VmHWM:\t 1 MB\n", 0, false},
-		{"bad number", "VmHWM:\t x kB\n", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseHWM([]byte(tt.status))
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("%s: parseHWM = %d, %v, want %d, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -31,6 +31,13 @@ type Measurement struct {
 	// the largest peak of the command and of every child it waited for,
 	// which for bulwark includes its plugin processes.
 	PeakRSSTree int64
+	// CPU is the user and system time of the command and of every child it
+	// waited for (wait4's rusage): bulwark and its plugins.
+	CPU time.Duration
+	// CPUSelf is the command's own user and system time, the last value
+	// read from /proc/PID/stat while it ran (0 where there is no /proc).
+	// CPU - CPUSelf is, near enough, its plugins'.
+	CPUSelf time.Duration
 }
 
 // rssSampleEvery is how often a running command's VmHWM is read. VmHWM
@@ -59,16 +66,18 @@ func run(ctx context.Context, budget time.Duration, dir string, env []string, ou
 	if err := cmd.Start(); err != nil {
 		return Measurement{}, fmt.Errorf("start %s: %w", name, err)
 	}
-	sampled := make(chan int64, 1)
+	sampled := make(chan procSample, 1)
 	done := make(chan struct{})
-	go func() { sampled <- sampleHWM(cmd.Process.Pid, done) }()
+	go func() { sampled <- sampleProc(cmd.Process.Pid, done) }()
 	werr := cmd.Wait()
 	wall := time.Since(start)
 	close(done)
-	m := Measurement{Wall: wall, PeakRSS: <-sampled}
-	if cmd.ProcessState != nil {
-		m.ExitCode = cmd.ProcessState.ExitCode()
-		m.PeakRSSTree = maxRSS(cmd.ProcessState)
+	last := <-sampled
+	m := Measurement{Wall: wall, PeakRSS: last.hwm, CPUSelf: last.cpu}
+	if ps := cmd.ProcessState; ps != nil {
+		m.ExitCode = ps.ExitCode()
+		m.PeakRSSTree = maxRSS(ps)
+		m.CPU = ps.UserTime() + ps.SystemTime()
 	}
 	if ctx.Err() != nil && budget > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		m.Stopped, m.Wall = true, budget
@@ -84,23 +93,58 @@ func run(ctx context.Context, budget time.Duration, dir string, env []string, ou
 	return m, nil
 }
 
-// sampleHWM reads pid's VmHWM until done is closed and returns the largest
-// value read, in bytes.
-func sampleHWM(pid int, done <-chan struct{}) int64 {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	var peak int64
+// procSample is what was last read of a running process.
+type procSample struct {
+	hwm int64         // the largest VmHWM, in bytes
+	cpu time.Duration // utime + stime
+}
+
+// sampleProc reads pid's VmHWM and CPU time until done is closed and
+// returns the largest and the last values read.
+func sampleProc(pid int, done <-chan struct{}) procSample {
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	var s procSample
 	t := time.NewTicker(rssSampleEvery)
 	defer t.Stop()
 	for {
-		if v, ok := readHWM(path); ok && v > peak {
-			peak = v
+		if v, ok := readHWM(status); ok && v > s.hwm {
+			s.hwm = v
+		}
+		if b, err := os.ReadFile(stat); err == nil {
+			if c, ok := parseStatCPU(b); ok && c > s.cpu {
+				s.cpu = c
+			}
 		}
 		select {
 		case <-done:
-			return peak
+			return s
 		case <-t.C:
 		}
 	}
+}
+
+// clockTick is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// parseStatCPU reads utime + stime (fields 14 and 15) of a /proc/PID/stat.
+// The command name (field 2) is in parentheses and may hold spaces, so the
+// fields are counted from the last ')'.
+func parseStatCPU(stat []byte) (time.Duration, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(stat[i+1:])) // f[0] is field 3
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+st) * clockTick, true
 }
 
 // readHWM reads the VmHWM line of a /proc/PID/status file, in bytes.

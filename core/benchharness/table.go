@@ -69,21 +69,25 @@ func (r *Report) Markdown() string {
 		"The same scale is used for every command, validate and plan included, so the figures compare across commands and machines.\n")
 
 	b.WriteString("\n## bulwark\n\n")
-	b.WriteString("| shape | N | command | exit | wall | per resource | × floor | peak RSS (bulwark) | peak RSS (with plugins) | state | journal | stack folder | resources after |\n")
-	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| shape | N | command | exit | wall | per resource | × floor | CPU bulwark | CPU plugins | peak RSS (bulwark) | peak RSS (with plugins) | state | journal | stack folder | resources after |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, res := range r.Results {
 		if res.Tool != ToolBulwark || res.Skipped == NotWanted {
 			continue
 		}
 		if res.Skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | %s | | skipped: %s | | | | | | | | |\n", res.Shape, fmtCount(res.N), res.Command, res.Skipped)
+			fmt.Fprintf(&b, "| %s | %s | %s | | skipped: %s | | | | | | | | | | |\n", res.Shape, fmtCount(res.N), res.Command, res.Skipped)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			res.Shape, fmtCount(res.N), res.Command, fmtExit(res), fmtWall(res), fmtPerResource(res), fmtMultiple(r.Floor, res),
+		selfCPU, pluginCPU := fmtCPU(res)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			res.Shape, fmtCount(res.N), res.Command, fmtExit(res), fmtWall(res), fmtPerResource(res), fmtMultiple(r.Floor, res), selfCPU, pluginCPU,
 			fmtBytes(res.PeakRSS), fmtBytes(max(res.PeakRSSTree, res.PeakRSS)), fmtBytes(res.StateBytes), fmtBytes(res.JournalBytes),
 			fmtBytes(res.FolderBytes), fmtResources(res.Resources))
 	}
+	b.WriteString("\nCPU is user + system time: bulwark's own (the last value read from /proc/PID/stat while it ran, " +
+		"in 10 ms ticks), and its plugins' (wait4's rusage of bulwark and the children it reaped, less bulwark's own); " +
+		"wall time beyond the two is waiting, mostly on fsync.\n")
 	b.WriteString("\nPeak RSS (bulwark) is bulwark's own peak: the largest VmHWM read from /proc every " + rssSampleEvery.String() +
 		" while it ran. Peak RSS (with plugins) is os/exec's ProcessState.SysUsage Maxrss (wait4's ru_maxrss): the largest of bulwark " +
 		"and the plugin processes it started and reaped, which are its children. Sizes are after the command: the state file, the journal, " +
@@ -114,6 +118,17 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n" + r.Guard.Markdown())
 	}
 	return b.String()
+}
+
+// fmtCPU is a result's CPU time, bulwark's own and its plugins'.
+func fmtCPU(r Result) (self, plugins string) {
+	if r.Stopped || r.CPU <= 0 {
+		return "-", "-"
+	}
+	if r.CPUSelf <= 0 {
+		return "-", "-"
+	}
+	return fmtDuration(r.CPUSelf), fmtDuration(max(r.CPU-r.CPUSelf, 0))
 }
 
 func fmtExit(r Result) string {

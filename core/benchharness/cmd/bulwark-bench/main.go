@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +42,7 @@ type options struct {
 	budget                                 time.Duration
 	floorCalls, floorAppends               int
 	guard                                  string
+	guardFull                              bool
 	calibrate                              float64
 	profile, cpuProfile                    string
 }
@@ -62,7 +64,8 @@ func run(args []string) int {
 	fs.IntVar(&o.floorCalls, "floor-calls", 2000, "gRPC round trips timed for the floor")
 	fs.IntVar(&o.floorAppends, "floor-appends", 500, "journal appends timed for the floor")
 	fs.StringVar(&o.guard, "guard", "", "check bulwark's figures against this guard file (exit 1 past a margin); runs only the guarded shapes at its N, without the tools")
-	fs.Float64Var(&o.calibrate, "calibrate", 0, "with -guard: rewrite the guard file from this run, each margin = measured × floor × this factor")
+	fs.Float64Var(&o.calibrate, "calibrate", 0, "with -guard: rewrite the guard file's margins from this run: each = measured × floor × this factor")
+	fs.BoolVar(&o.guardFull, "guard-full", false, "with -guard: run every -shapes and -sizes and the tools as without -guard (and write the table), and check or calibrate the guard from the figures at its N")
 	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
@@ -119,10 +122,22 @@ func (o options) run() error {
 				}
 			}
 		}
-		sizes, shapes = []int{guard.N}, guard.Shapes()
-		o.compare = "none"
-	} else if o.calibrate > 0 {
-		return errors.New("-calibrate needs -guard FILE")
+		if o.guardFull {
+			if !slices.Contains(sizes, guard.N) {
+				sizes = append(sizes, guard.N)
+				slices.Sort(sizes)
+			}
+			for _, s := range guard.Shapes() {
+				if !slices.Contains(shapes, s) {
+					shapes = append(shapes, s)
+				}
+			}
+		} else {
+			sizes, shapes = []int{guard.N}, guard.Shapes()
+			o.compare = "none"
+		}
+	} else if o.calibrate > 0 || o.guardFull {
+		return errors.New("-calibrate and -guard-full need -guard FILE")
 	}
 
 	scratch := o.scratch
@@ -201,14 +216,14 @@ func (o options) run() error {
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
 		Progress: os.Stderr, Keep: o.keep,
 	}
-	if guard != nil {
+	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.
 		cfg.Want = func(_ string, shape benchharness.Shape, _ int, command string) bool {
 			_, ok := guard.Max[shape][command]
 			return ok
 		}
 	}
-	if guard != nil && o.calibrate <= 0 {
+	if guard != nil && !o.guardFull && o.calibrate <= 0 {
 		// A guarded command past its margin has failed: stop it a little
 		// after, so a regression costs CI no more than its margin.
 		cfg.BudgetFor = func(tool string, shape benchharness.Shape, n int, command string) time.Duration {
@@ -233,10 +248,9 @@ func (o options) run() error {
 	}
 	if guard != nil {
 		if o.calibrate > 0 {
-			g, err := benchharness.Calibrate(results, floor, guard.N, o.calibrate,
-				fmt.Sprintf("%s on %d cores, %s; floor %s (round trip %s + append %s)",
-					rep.Date.Format("2006-01-02 15:04 UTC"), rep.CPUs, rep.Commit, floor.PerResource(), floor.RoundTrip, floor.Append),
-				guard.Comment)
+			g, err := benchharness.Calibrate(guard, results, floor, o.calibrate,
+				fmt.Sprintf("%s on %d cores, commit %s, load average %s; floor %s (round trip %s + append %s)",
+					rep.Date.Format("2006-01-02 15:04 UTC"), rep.CPUs, rep.Commit, rep.Load, floor.PerResource(), floor.RoundTrip, floor.Append))
 			if err != nil {
 				return err
 			}
@@ -254,7 +268,7 @@ func (o options) run() error {
 
 	md := rep.Markdown()
 	fmt.Print(md)
-	if o.out != "" && guard == nil {
+	if o.out != "" && (guard == nil || o.guardFull) {
 		dir := o.out
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(root, dir)
