@@ -131,21 +131,6 @@ type Source struct {
 	key *Key
 }
 
-// Describe names where the key comes from, for messages.
-func (s *Source) Describe() string {
-	switch {
-	case s == nil:
-		return "no key source"
-	case s.Env != "":
-		return EnvKey
-	case s.File != "":
-		return "key file " + s.File + " (" + FlagKeyFile + ")"
-	case s.Default != "":
-		return "key file " + s.Default
-	}
-	return "no key source"
-}
-
 // Key returns the key. With create, a missing default key file is created
 // (and Notice told); without, it is ErrNoKey.
 func (s *Source) Key(create bool) (*Key, error) {
