@@ -72,8 +72,8 @@
 //     error.
 //   - Update rewrites the metadata; it keeps the id and created_at and refuses
 //     a change to a force_new attribute.
-//   - Delete finds the resource like Read (by (type, name) when the request
-//     has no id), renames its folder to .del-<16 random hex> (recorded) and
+//   - Delete finds the resource by id (a request without one is refused:
+//     by (type, name) alone it could reach another stack's folder), renames its folder to .del-<16 random hex> (recorded) and
 //     removes it (os.RemoveAll); a removal cut short is finished by the
 //     next Configure or Delete that is not read-only.
 //     Deleting what is gone succeeds. It refuses anything outside the root,

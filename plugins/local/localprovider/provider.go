@@ -393,9 +393,11 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	return &sdk.UpdateResponse{Attributes: e.attributes()}, nil
 }
 
-// Delete removes the resource's folder, found by id (by type and name when
-// the request has no id); deleting what is gone succeeds. It never removes
-// anything outside the root, nor a folder that is not one of its resources.
+// Delete removes the resource's folder, found by id; deleting what is gone
+// succeeds. A request without an id is refused: by type and name alone it
+// could reach a folder another stack sharing the root made. It never
+// removes anything outside the root, nor a folder that is not one of its
+// resources.
 func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	if req.Protection == sdk.ProtectionProtected {
 		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
@@ -405,6 +407,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if req.ID == "" {
+		return nil, sdk.Errorf("delete %s %s: the request carries no id; the local provider deletes only by id, never by type and name (that may be a folder another stack made)", req.Type, req.Name)
+	}
 	root, err := p.writableRoot("delete " + req.Name)
 	if err != nil {
 		return nil, err
@@ -416,10 +421,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err != nil {
 		return nil, err
 	}
-	e := inv.byTypeName(req.Type, req.Name)
-	if req.ID != "" {
-		e = inv.byID(req.ID)
-	}
+	e := inv.byID(req.ID)
 	if e == nil {
 		return &sdk.DeleteResponse{}, nil
 	}

@@ -458,7 +458,6 @@ func TestDelete(t *testing.T) {
 		{"existing", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID, Protection: sdk.ProtectionDurable}},
 		{"already gone", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}},
 		{"never existed", &sdk.DeleteRequest{Type: "network", Name: "nothing", ID: "local-network-nothing-12345678"}},
-		{"no id", &sdk.DeleteRequest{Type: "network", Name: "nothing"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -482,7 +481,7 @@ func TestDelete(t *testing.T) {
 	if err := localprovider.RecordPending(root, "delete", leftover, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "nothing"}); err != nil {
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "nothing", ID: "local-network-nothing-12345678"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
@@ -490,6 +489,14 @@ func TestDelete(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, localprovider.PendingFile)); !os.IsNotExist(err) {
 		t.Fatalf("the pending record outlives what it recorded: %v", err)
+	}
+	// Without an id nothing is deleted by name: it may be another stack's.
+	other := create(t, p, "network", "shared", "k-other", nil)
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "shared"}); err == nil || !strings.Contains(err.Error(), "no id") {
+		t.Fatalf("Delete without an id: %v, want refused", err)
+	}
+	if !read(t, p, &sdk.ReadRequest{ID: other.ID}).Exists {
+		t.Fatal("a Delete without an id deleted by name")
 	}
 	// A protected Delete is refused even in-process.
 	cr = create(t, p, "dynamodb_table", "db", "k-db", nil)

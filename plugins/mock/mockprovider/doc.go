@@ -49,8 +49,9 @@
 //     counters are not armed, and Create, Update and Delete are refused.
 //   - Update keeps the id and created_at and refuses a change to a force_new
 //     attribute (that is a replace, not an Update).
-//   - Delete by id (by (type, name) when the request has no id); deleting what
-//     is gone succeeds. A Delete carrying ProtectionProtected is refused, as
+//   - Delete by id (a request without one is refused: by (type, name) alone
+//     it could reach another stack's resource); deleting what is gone
+//     succeeds. A Delete carrying ProtectionProtected is refused, as
 //     sdk.Serve already does before the provider sees it.
 //   - Calls before Configure fail with an error diagnostic.
 //

@@ -113,6 +113,10 @@ func (p *provider) change(fn func(w *world) (changed bool, err error)) error {
 	return err
 }
 
+func errDeleteWithoutID(req *sdk.DeleteRequest) error {
+	return sdk.Errorf("delete %s %s: the request carries no id; the mock deletes only by id, never by type and name (that may be a resource another stack made)", req.Type, req.Name)
+}
+
 func errNotConfigured() error {
 	return sdk.Errorf("the mock provider is not configured: call Configure first")
 }
@@ -336,12 +340,16 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	return resp, nil
 }
 
-// Delete removes a resource by id (by type and name when the request has no
-// id); deleting what is gone succeeds. An armed fail_delete counter fails
-// the call first.
+// Delete removes a resource by id; deleting what is gone succeeds. A
+// request without an id is refused: by type and name alone it could reach a
+// resource another stack sharing the world made. An armed fail_delete
+// counter fails the call first.
 func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	if req.Protection == sdk.ProtectionProtected {
 		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
+	}
+	if req.ID == "" {
+		return nil, errDeleteWithoutID(req)
 	}
 	if err := p.wait(ctx); err != nil {
 		return nil, err
@@ -352,10 +360,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 		if w.consumeFailDelete(req.Name) {
 			return true, sdk.Errorf("injected failure: delete %s", req.Name)
 		}
-		r := w.byTypeName(req.Type, req.Name)
-		if req.ID != "" {
-			r = w.byID(req.ID)
-		}
+		r := w.byID(req.ID)
 		if r == nil {
 			return false, nil
 		}

@@ -302,7 +302,6 @@ func TestDelete(t *testing.T) {
 		{"existing", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}},
 		{"already gone", &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: cr.ID}},
 		{"never existed", &sdk.DeleteRequest{Type: "network", Name: "nothing", ID: "mock-network-nothing-12345678"}},
-		{"no id", &sdk.DeleteRequest{Type: "network", Name: "nothing"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -313,6 +312,14 @@ func TestDelete(t *testing.T) {
 				t.Fatal("still exists")
 			}
 		})
+	}
+	// Without an id nothing is deleted by name: it may be another stack's.
+	other := create(t, p, "network", "shared", "k-other", nil)
+	if _, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: "network", Name: "shared"}); err == nil || !strings.Contains(err.Error(), "no id") {
+		t.Fatalf("Delete without an id: %v, want refused", err)
+	}
+	if !read(t, p, &sdk.ReadRequest{ID: other.ID}).Exists {
+		t.Fatal("a Delete without an id deleted by name")
 	}
 	// Defence in depth: a protected Delete is refused even in-process.
 	cr = create(t, p, "dynamodb_table", "db", "k-db", nil)
@@ -676,7 +683,7 @@ func TestFailDeleteCountedAcrossRuns(t *testing.T) {
 				t.Fatal("still exists")
 			}
 			// Other names are unaffected; a changed count re-arms.
-			if _, err := configured(t, dir, cfg).Delete(context.Background(), &sdk.DeleteRequest{Type: "compute", Name: "compute"}); err != nil {
+			if _, err := configured(t, dir, cfg).Delete(context.Background(), &sdk.DeleteRequest{Type: "compute", Name: "compute", ID: "mock-compute-compute-00000000"}); err != nil {
 				t.Fatal(err)
 			}
 			cfg2 := sdk.Attributes{"fail_delete": map[string]any{"network": c.n + 1}}
