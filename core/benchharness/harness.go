@@ -271,7 +271,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 		r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
 		r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
 		r.FolderBytes = treeSize(stackDir)
-		r.Resources = recorded(ctx, cfg.Bulwark, global, specPath)
+		r.Resources = recorded(ctx, cfg.Bulwark, env, global, specPath)
 	}
 	par := fmt.Sprint(cfg.Parallelism)
 	steps := []struct {
@@ -294,8 +294,9 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 
 // recorded is how many resources bulwark's status --json lists, -1 when it
 // cannot say.
-func recorded(ctx context.Context, bulwark string, global []string, specPath string) int {
+func recorded(ctx context.Context, bulwark string, env, global []string, specPath string) int {
 	cmd := exec.CommandContext(ctx, bulwark, append(append([]string{}, global...), "status", specPath, "--json")...)
+	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
 		return -1

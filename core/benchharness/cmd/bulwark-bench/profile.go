@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/benchharness"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -39,7 +40,13 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n in
 		return err
 	}
 	defer ev.Close()
+	// Seal as the CLI does, with a key of the run's own (never the user's).
+	key, err := secrets.NewKey("bench")
+	if err != nil {
+		return err
+	}
 	opts := stack.Options{
+		Secrets:     &secrets.Source{Env: key.Encode()},
 		StateDir:    filepath.Join(dir, "state"),
 		PluginDirs:  []string{pluginDir},
 		Events:      events.NewWriter(ev, nil),
