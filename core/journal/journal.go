@@ -74,6 +74,9 @@ type Record struct {
 	Spec     string    `json:"spec,omitempty"`
 	Revision int       `json:"revision,omitempty"` // target revision of a rollback
 	Error    string    `json:"error,omitempty"`
+	// Lineage is the lineage of the stack whose operation wrote the record
+	// ("" in records written before lineages).
+	Lineage string `json:"lineage,omitempty"`
 }
 
 // NewOpID returns a fresh operation id: "op_" + ULID.

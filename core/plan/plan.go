@@ -28,6 +28,12 @@ const (
 	Replace Action = "replace"
 	Delete  Action = "delete"
 	NoOp    Action = "check" // in the state with the same config: only checked
+	// Import takes over an existing resource the spec names by id
+	// (`import: ID`): it is recorded as imported, never deleted by a rollback.
+	Import Action = "import"
+	// Conflict is a resource that exists with the identity the spec gives
+	// but is not this stack's: nothing is done, the run is refused.
+	Conflict Action = "conflict"
 )
 
 // Change is the plan for one resource.
@@ -41,11 +47,29 @@ type Change struct {
 	After      map[string]any // config in the spec (nil for delete)
 	// ForceNew lists the force_new attributes whose change makes a replace.
 	ForceNew []string
+
+	// Ownership is how the resource relates to this stack (see Decide).
+	Ownership Ownership `json:"ownership,omitempty"`
+	// Drifted lists the attributes whose observed value differs from the
+	// spec (what the provider must change), when reality was read.
+	Drifted []string `json:"drifted,omitempty"`
+	// Remote says an update needs the provider, not only the state's record.
+	Remote bool `json:"remote,omitempty"`
+	// ImportID is the spec's `import:` id.
+	ImportID string `json:"import_id,omitempty"`
+	// FoundID is the id of what reality holds under this identity.
+	FoundID string `json:"found_id,omitempty"`
+	// Owner and Reason say, for a conflict, whose the resource found is and
+	// why nothing may be done with it.
+	Owner  string `json:"owner,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Plan is every change, in spec order then state order for deletions.
 type Plan struct {
 	Changes []Change
+	// Spec is the spec's path, named in the advice a refusal gives.
+	Spec string
 }
 
 // Level returns a resource's governing protection: the higher of what the
@@ -68,57 +92,12 @@ func Level(recorded string, desired sdk.Protection) sdk.Protection {
 	return level
 }
 
-// ForApply plans an apply of sp over st. schemas (by local provider name)
-// tell which attributes are force_new; a missing schema means none are.
+// ForApply plans an apply of sp over st from the state alone (no provider
+// is called). schemas (by local provider name) tell which attributes are
+// force_new; a missing schema means none are. It is Make without
+// observations: the same decision, with reality taken to be the record.
 func ForApply(sp *spec.Spec, st *state.State, schemas map[string]*sdk.GetSchemaResponse) *Plan {
-	p := &Plan{}
-	inSpec := map[string]bool{}
-	for _, r := range sp.Resources {
-		inSpec[r.Name] = true
-		c := Change{Resource: r.Name, Type: r.Type, Provider: r.Provider, After: r.Config, Protection: r.Protection}
-		prior := st.Resources[r.Name]
-		switch {
-		case prior == nil:
-			c.Action = Create
-		case prior.Type != r.Type || prior.Provider != r.Provider:
-			c.Action, c.Before = Replace, prior.Config
-			c.Protection = Level(prior.Protection, r.Protection)
-			c.ForceNew = []string{"(type or provider)"}
-		default:
-			c.Before = prior.Config
-			c.Protection = Level(prior.Protection, r.Protection)
-			var rt sdk.ResourceType
-			if s := schemas[r.Provider]; s != nil {
-				rt, _ = s.ResourceType(r.Type)
-			}
-			changed := ChangedKeys(prior.Config, r.Config)
-			for _, k := range changed {
-				if a, ok := rt.Attribute(k); ok && a.ForceNew {
-					c.ForceNew = append(c.ForceNew, k)
-				}
-			}
-			switch {
-			case len(c.ForceNew) > 0:
-				c.Action = Replace
-			case len(changed) > 0 || prior.Protection != r.Protection.String() || !sameStrings(prior.DependsOn, r.DependsOn):
-				c.Action = Update
-			default:
-				c.Action = NoOp
-			}
-		}
-		p.Changes = append(p.Changes, c)
-	}
-	for _, name := range st.Names() {
-		if inSpec[name] {
-			continue
-		}
-		prior := st.Resources[name]
-		p.Changes = append(p.Changes, Change{
-			Resource: name, Type: prior.Type, Provider: prior.Provider, Action: Delete,
-			Protection: Level(prior.Protection, sdk.ProtectionEphemeral), Before: prior.Config,
-		})
-	}
-	return p
+	return Make(sp, st, Env{Schemas: schemas}, nil)
 }
 
 // ForTeardown plans the deletion of everything the state records; the level
@@ -153,20 +132,58 @@ func (e *RefusedError) Error() string {
 		e.Op, strings.Join(e.Resources, ", "))
 }
 
-// Check applies the ladder's third column to the whole plan: a delete or a
-// replace of a protected resource refuses the run.
+// ConflictError refuses a plan in which resources exist with the identity
+// the spec gives them but are not this stack's: nothing was changed.
+type ConflictError struct {
+	Op        string
+	Spec      string   // the spec's path, for the advice
+	Conflicts []Change // sorted by resource
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s refused: %d resource(s) exist but are not this stack's; nothing was changed:", e.Op, len(e.Conflicts))
+	for _, c := range e.Conflicts {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Resource, c.Reason)
+	}
+	spec := e.Spec
+	if spec == "" {
+		spec = "SPEC"
+	}
+	b.WriteString("\nbulwark never adopts what it did not create. To take one over, run `bulwark import " + spec + " NAME ID` or add `import: ID` to the resource in the spec; else rename it in the spec.")
+	return b.String()
+}
+
+// Refused reports whether the ladder refuses this change: a delete or a
+// replace of a protected resource.
+func (c Change) Refused() bool {
+	return (c.Action == Delete || c.Action == Replace) && c.Protection == sdk.ProtectionProtected
+}
+
+// Check is the whole plan's refusal, the same for plan and apply: the
+// ladder's third column first (a delete or a replace of a protected
+// resource, a *RefusedError), then ownership (a resource that exists but is
+// not this stack's, a *ConflictError).
 func (p *Plan) Check(op string) error {
 	var refused []string
+	var conflicts []Change
 	for _, c := range p.Changes {
-		if (c.Action == Delete || c.Action == Replace) && c.Protection == sdk.ProtectionProtected {
+		if c.Refused() {
 			refused = append(refused, c.Resource)
 		}
+		if c.Action == Conflict {
+			conflicts = append(conflicts, c)
+		}
 	}
-	if len(refused) == 0 {
-		return nil
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		return &RefusedError{Op: op, Resources: refused}
 	}
-	sort.Strings(refused)
-	return &RefusedError{Op: op, Resources: refused}
+	if len(conflicts) > 0 {
+		sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].Resource < conflicts[j].Resource })
+		return &ConflictError{Op: op, Spec: p.Spec, Conflicts: conflicts}
+	}
+	return nil
 }
 
 // Change returns the change for a resource.

@@ -41,7 +41,7 @@ const (
 var (
 	topFields      = []string{"version", "stack", "providers", "default_provider", "resources"}
 	providerFields = []string{"source", "config"}
-	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "config", "on_failure", "intervention"}
+	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "config", "on_failure", "intervention", "import"}
 )
 
 // Load reads the spec at path and parses it. A file larger than 1 MiB is
@@ -651,6 +651,17 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 					r.OnFailure = pol
 				default:
 					p.addf(v, "unknown on_failure policy %s (want compensate, continue or abort)", quote(s))
+				}
+			}
+		case "import":
+			if isNull(v) {
+				return
+			}
+			if id, ok := p.str(v, rn.prefix, "import"); ok {
+				if strings.TrimSpace(id) == "" {
+					p.addf(v, "%simport must be the id of the resource to take over, not empty", rn.prefix)
+				} else {
+					r.Import = id
 				}
 			}
 		case "intervention":

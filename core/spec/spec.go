@@ -101,8 +101,11 @@ type Resource struct {
 	Config       map[string]any // JSON-normalised; empty map (not nil) when absent
 	OnFailure    FailurePolicy  // compensate when absent
 	Intervention bool
-	Pos          Pos            // position of the resource's "- name:" mapping
-	FieldPos     map[string]Pos // position of each field's value, e.g. "type", "config", and each config key as "config.bucket"
+	// Import is the id of an existing resource to take over (`import: ID`):
+	// the first apply records it as imported instead of creating it.
+	Import   string
+	Pos      Pos            // position of the resource's "- name:" mapping
+	FieldPos map[string]Pos // position of each field's value, e.g. "type", "config", and each config key as "config.bucket"
 	// ExplicitProvider reports that provider: was written on the resource.
 	ExplicitProvider bool
 }

@@ -46,6 +46,12 @@ type Resource struct {
 	Attributes map[string]any `json:"attributes,omitempty"`
 	CreatedBy  string         `json:"created_by,omitempty"` // operation that created it
 	UpdatedBy  string         `json:"updated_by,omitempty"` // last operation that changed it
+	// IdempotencyKey is the key the Create that made it carried ("" for
+	// one imported, or recorded before keys were).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Imported: taken over by `bulwark import` or the spec's `import:`,
+	// not created by bulwark; no rollback deletes it.
+	Imported bool `json:"imported,omitempty"`
 	// Prior is what an update replaced, kept so that the operation that made
 	// the update can undo it, even after a crash.
 	Prior *Prior `json:"prior,omitempty"`
@@ -91,8 +97,13 @@ type Revision struct {
 
 // State is a stack's whole state.
 type State struct {
-	Version       int                  `json:"version"`
-	Stack         string               `json:"stack"`
+	Version int    `json:"version"`
+	Stack   string `json:"stack"`
+	// Lineage is the stack's identity (a ULID minted when its state is
+	// first written): journal records carry it, and a state, journal or
+	// backup of another lineage is refused. "" in states written before
+	// lineages; one is minted on their next write.
+	Lineage       string               `json:"lineage,omitempty"`
 	Serial        int64                `json:"serial"` // bumped on every write
 	Resources     map[string]*Resource `json:"resources"`
 	Interventions []Intervention       `json:"interventions,omitempty"`
@@ -223,6 +234,24 @@ func (s *Store) Snapshot() *State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.Clone()
+}
+
+// Lineage returns the stack's lineage ("" when none was ever minted or
+// adopted).
+func (s *Store) Lineage() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Lineage
+}
+
+// UseLineage gives a state that has none the lineage l, in memory: the next
+// write records it. A state that has one keeps it.
+func (s *Store) UseLineage(l string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Lineage == "" {
+		s.st.Lineage = l
+	}
 }
 
 // Mutate applies fn to a copy of the state and writes the result durably; the

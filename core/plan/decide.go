@@ -1,0 +1,321 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Ownership is how a resource relates to this stack, as Decide classifies it.
+type Ownership string
+
+const (
+	// Unknown: reality was not read (a plan from the state alone).
+	Unknown Ownership = ""
+	// Absent: nothing is recorded and nothing was found.
+	Absent Ownership = "absent"
+	// Owned: recorded in this stack's state, and what exists is what was
+	// recorded.
+	Owned Ownership = "owned"
+	// Recovered: not recorded, but found carrying an idempotency key this
+	// stack issued (a Create whose outcome a crash left unknown): ours.
+	Recovered Ownership = "recovered"
+	// Foreign: it exists with the same identity but belongs to no state, or
+	// to another stack, or what a recorded id holds now carries another key.
+	Foreign Ownership = "foreign"
+	// Gone: recorded, but the provider no longer finds it.
+	Gone Ownership = "gone"
+	// Importing: the spec says `import: ID` and the resource was found.
+	Importing Ownership = "importing"
+)
+
+// Identity is who is asking: the stack and its lineage. Keys this stack
+// issues name both, so what a Create made is recognisably this stack's.
+type Identity struct {
+	Stack   string
+	Lineage string
+}
+
+// keyPrefix starts every idempotency key bulwark issues.
+const keyPrefix = "bulwark:"
+
+// Key is the idempotency key of the Execute journaled under record id:
+// bulwark:<stack>:<lineage>:<id>. It is derived, never stored alone, so a
+// resume reading the journal derives the same key. A stack without a
+// lineage (never the case once opened) issues the bare id, as keys before
+// lineages were.
+func (id Identity) Key(record string) string {
+	if id.Lineage == "" || id.Stack == "" {
+		return record
+	}
+	return keyPrefix + id.Stack + ":" + id.Lineage + ":" + record
+}
+
+// KeyOwner is what a key says about who issued it.
+type KeyOwner struct {
+	Stack, Lineage, Record string
+}
+
+// ParseKey reads a key bulwark issued. ok is false for anything else,
+// including the bare ULIDs of keys issued before keys named their stack.
+func ParseKey(key string) (KeyOwner, bool) {
+	rest, found := strings.CutPrefix(key, keyPrefix)
+	if !found {
+		return KeyOwner{}, false
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return KeyOwner{}, false
+	}
+	return KeyOwner{Stack: parts[0], Lineage: parts[1], Record: parts[2]}, true
+}
+
+// Issued reports whether key was issued by this stack (same stack, same
+// lineage).
+func (id Identity) Issued(key string) bool {
+	o, ok := ParseKey(key)
+	return ok && id.Stack != "" && id.Lineage != "" && o.Stack == id.Stack && o.Lineage == id.Lineage
+}
+
+// Observation is what a provider's Read (or Import) found for a resource.
+type Observation struct {
+	Exists     bool
+	ID         string
+	Attributes map[string]any
+	// Key is the idempotency key the resource was created under, as the
+	// provider reports it ("" when none is recorded or reported).
+	Key string
+	// ByIdentity is set when the Read looked the resource up by natural
+	// identity (type, name, config) rather than by a recorded id.
+	ByIdentity bool
+}
+
+// Input is everything Decide looks at for one resource.
+type Input struct {
+	Spec     *spec.Resource  // nil: gone from the spec
+	Recorded *state.Resource // nil: the state records nothing under this name
+	Observed *Observation    // nil: reality was not read
+	Schema   *sdk.GetSchemaResponse
+	Identity Identity
+	// KeysReported: the provider reports on Read the key each resource was
+	// created under (Capabilities.IdempotencyKeys). Without it an
+	// unrecorded resource's owner cannot be known.
+	KeysReported bool
+}
+
+// Decide says what a resource needs: the one decision behind plan, apply's
+// Check and the preview. It is a pure function of its input. With Observed
+// nil it predicts from the state alone, taking reality to be what the state
+// records.
+func Decide(in Input) Change {
+	if in.Spec == nil {
+		return decideRemoved(in)
+	}
+	r, cur, obs := in.Spec, in.Recorded, in.Observed
+	c := Change{Resource: r.Name, Type: r.Type, Provider: r.Provider, After: r.Config,
+		Protection: Level("", r.Protection), ImportID: r.Import}
+	if cur != nil {
+		c.Before = cur.Config
+		c.Protection = Level(cur.Protection, r.Protection)
+	}
+	if obs != nil && obs.Exists {
+		c.FoundID = obs.ID
+	}
+	switch {
+	case cur != nil && (cur.Type != r.Type || cur.Provider != r.Provider):
+		// Another type or provider: the recorded resource is another thing,
+		// deleted before the new one is made; the new one's identity must
+		// be free.
+		c.Action, c.ForceNew, c.Ownership = Replace, []string{"(type or provider)"}, Owned
+		if obs != nil && obs.Exists && !in.Identity.Issued(obs.Key) {
+			return in.conflict(c, obs, "")
+		}
+		return c
+	case cur != nil && r.Import != "" && cur.ID != r.Import:
+		return in.conflict(c, obs, fmt.Sprintf("the spec says import: %s, but the state records it as %s (remove import: or run `bulwark state forget`)", r.Import, cur.ID))
+	case cur == nil && r.Import != "":
+		return decideImport(in, c)
+	case cur == nil && (obs == nil || !obs.Exists):
+		c.Action, c.Ownership = Create, Absent
+		if obs == nil {
+			c.Ownership = Unknown
+		}
+		return c
+	case cur == nil && in.Identity.Issued(obs.Key):
+		// Ours after a crash: recorded from what was found, then compared.
+		c.Ownership = Recovered
+		cur = &state.Resource{Name: r.Name, Type: r.Type, Provider: r.Provider, ID: obs.ID, IdempotencyKey: obs.Key}
+	case cur == nil:
+		return in.conflict(c, obs, "")
+	case obs != nil && !obs.Exists:
+		c.Action, c.Ownership, c.Before = Create, Gone, nil
+		return c
+	case obs != nil && cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s", cur.ID, cur.IdempotencyKey, obs.Key))
+	default:
+		c.Ownership = Owned
+		if obs == nil {
+			c.Ownership = Unknown
+		}
+	}
+	return compare(in, c, cur)
+}
+
+// compare decides between replace, update and nothing for a resource this
+// stack owns.
+func compare(in Input, c Change, cur *state.Resource) Change {
+	r, obs := in.Spec, in.Observed
+	changed := ChangedKeys(cur.Config, r.Config)
+	// What the provider must change: the spec against reality when it was
+	// read, else against the record.
+	work := changed
+	if obs != nil {
+		work = Drift(r.Config, obs.Attributes)
+		for k := range cur.Config {
+			if _, inSpec := r.Config[k]; !inSpec {
+				if _, present := obs.Attributes[k]; present {
+					work = append(work, k)
+				}
+			}
+		}
+		sort.Strings(work)
+		c.Drifted = work
+	}
+	c.ForceNew = forceNew(in.Schema, r.Type, work)
+	switch {
+	case len(c.ForceNew) > 0:
+		c.Action = Replace
+	case len(work) > 0:
+		c.Action, c.Remote = Update, true
+	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
+		c.Action = Update // the record only
+	default:
+		c.Action = NoOp
+	}
+	return c
+}
+
+// decideImport is a resource the spec says to take over by id.
+func decideImport(in Input, c Change) Change {
+	obs := in.Observed
+	switch {
+	case obs == nil:
+		c.Action, c.Ownership = Import, Unknown
+		return c
+	case !obs.Exists:
+		return in.conflict(c, obs, fmt.Sprintf("import: %s was not found", in.Spec.Import))
+	}
+	c.Action, c.Ownership = Import, Importing
+	c.Drifted = Drift(in.Spec.Config, obs.Attributes)
+	if fn := forceNew(in.Schema, in.Spec.Type, c.Drifted); len(fn) > 0 {
+		c.ForceNew = fn
+		return in.conflict(c, obs, fmt.Sprintf("importing %s would need a replace (%s differ from the spec): make the spec match what exists", in.Spec.Import, strings.Join(fn, ", ")))
+	}
+	c.Remote = len(c.Drifted) > 0
+	return c
+}
+
+// decideRemoved is a recorded resource the spec no longer has: deleted,
+// unless it is gone already or no longer ours.
+func decideRemoved(in Input) Change {
+	cur, obs := in.Recorded, in.Observed
+	c := Change{Resource: cur.Name, Type: cur.Type, Provider: cur.Provider, Action: Delete,
+		Protection: Level(cur.Protection, sdk.ProtectionEphemeral), Before: cur.Config, Ownership: Owned}
+	switch {
+	case obs == nil:
+		c.Ownership = Unknown
+	case !obs.Exists:
+		c.Action, c.Ownership = NoOp, Gone
+	case cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
+		c.FoundID = obs.ID
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, obs.Key))
+	}
+	return c
+}
+
+// conflict marks c as a conflict: what was found is not this stack's.
+func (in Input) conflict(c Change, obs *Observation, why string) Change {
+	c.Action, c.Ownership, c.ForceNew, c.Remote = Conflict, Foreign, nil, false
+	if obs != nil {
+		c.FoundID = obs.ID
+		c.Owner = in.ownerOf(obs.Key)
+	}
+	if why == "" {
+		why = fmt.Sprintf("%s %s already exists (id %s) and %s", c.Type, c.Resource, c.FoundID, c.Owner)
+	}
+	c.Reason = why
+	return c
+}
+
+// ownerOf names the owner a key shows, for messages.
+func (in Input) ownerOf(key string) string {
+	switch o, ok := ParseKey(key); {
+	case ok && o.Stack == in.Identity.Stack:
+		return fmt.Sprintf("belongs to another lineage of stack %s (lineage %s)", o.Stack, o.Lineage)
+	case ok:
+		return fmt.Sprintf("belongs to stack %s", o.Stack)
+	case key != "":
+		return "was made by bulwark under a key that names no stack (before lineages)"
+	case in.KeysReported:
+		return "was not made by bulwark (it carries no idempotency key)"
+	}
+	return "is not recorded in this stack's state (its provider does not report owners)"
+}
+
+func forceNew(schema *sdk.GetSchemaResponse, typ string, keys []string) []string {
+	if schema == nil {
+		return nil
+	}
+	rt, _ := schema.ResourceType(typ)
+	var out []string
+	for _, k := range keys {
+		if a, ok := rt.Attribute(k); ok && a.ForceNew && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Env is what a plan is made against besides the spec and the state.
+type Env struct {
+	Schemas  map[string]*sdk.GetSchemaResponse // by local provider name
+	Identity Identity
+	// KeysReported says, per local provider name, whether it reports keys.
+	KeysReported map[string]bool
+}
+
+// Input builds Decide's input for one resource.
+func (e Env) Input(r *spec.Resource, cur *state.Resource, obs *Observation) Input {
+	provider := ""
+	switch {
+	case r != nil:
+		provider = r.Provider
+	case cur != nil:
+		provider = cur.Provider
+	}
+	return Input{Spec: r, Recorded: cur, Observed: obs, Schema: e.Schemas[provider], Identity: e.Identity, KeysReported: e.KeysReported[provider]}
+}
+
+// Make plans an apply of sp over st: Decide for every resource of the spec,
+// in spec order, then for every recorded one the spec dropped, in state
+// order. observed holds what reality showed, by resource name; nil plans
+// from the state alone.
+func Make(sp *spec.Spec, st *state.State, env Env, observed map[string]*Observation) *Plan {
+	p := &Plan{Spec: sp.File}
+	inSpec := map[string]bool{}
+	for _, r := range sp.Resources {
+		inSpec[r.Name] = true
+		p.Changes = append(p.Changes, Decide(env.Input(r, st.Resources[r.Name], observed[r.Name])))
+	}
+	for _, name := range st.Names() {
+		if !inSpec[name] {
+			p.Changes = append(p.Changes, Decide(env.Input(nil, st.Resources[name], observed[name])))
+		}
+	}
+	return p
+}
