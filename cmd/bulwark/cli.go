@@ -791,8 +791,10 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 	} else {
 		pv.Render(c.red.Writer(c.stdout))
 	}
-	if pv.Refused != nil {
-		c.exit = stack.ExitRefused
+	if err := pv.Err(); err != nil {
+		// What the apply would be refused with, and its exit code: 3 for
+		// the ladder, 1 for a conflict.
+		c.exit = stack.ExitCode(nil, err)
 		return nil
 	}
 	if detailed && pv.HasChanges() {

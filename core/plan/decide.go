@@ -106,6 +106,9 @@ type Input struct {
 	// created under (Capabilities.IdempotencyKeys). Without it an
 	// unrecorded resource's owner cannot be known.
 	KeysReported bool
+	// RecordedAs names the record of this state that holds the id found,
+	// when it is another name's.
+	RecordedAs string
 }
 
 // Decide says what a resource needs: the one decision behind plan, apply's
@@ -138,6 +141,8 @@ func Decide(in Input) Change {
 		return c
 	case cur != nil && r.Import != "" && cur.ID != r.Import:
 		return in.conflict(c, obs, fmt.Sprintf("the spec says import: %s, but the state records it as %s (remove import: or run `bulwark state forget`)", r.Import, cur.ID))
+	case cur == nil && obs != nil && obs.Exists && in.RecordedAs != "":
+		return in.conflict(c, obs, fmt.Sprintf("%s %s (id %s) is recorded in this stack as %s (a `bulwark state mv`?): rename the resource in the spec", c.Type, c.Resource, obs.ID, in.RecordedAs))
 	case cur == nil && r.Import != "":
 		return decideImport(in, c)
 	case cur == nil && (obs == nil || !obs.Exists):

@@ -187,7 +187,7 @@ func checkInvariants(t *testing.T, s *Spec) {
 }
 
 func TestParseBad(t *testing.T) {
-	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, config, on_failure, intervention)`
+	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, config, on_failure, intervention, import)`
 	tests := map[string][]string{
 		"unknown_field_resource.yaml": {"8:5: " + unknownWeb},
 		"unknown_field_top.yaml": {

@@ -54,6 +54,7 @@ func (s *session) apply(ctx context.Context) (*Result, error) {
 // providers, validate, plan, check the whole plan against the ladder, then
 // run the steps (an update's and a rollback's own four first).
 func (s *session) converge(ctx context.Context, opType string, target int) (*Result, error) {
+	s.opType = opType
 	st := s.store.Snapshot()
 	if err := s.startProviders(ctx, providersFor(s.sp, st), st); err != nil {
 		return nil, err
@@ -61,16 +62,18 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}
-	pl := plan.ForApply(s.sp, st, s.schemas())
+	pl, _, err := s.plan(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	s.prog.levels = map[string]string{}
 	for _, c := range pl.Changes {
 		s.prog.levels[c.Resource] = c.Protection.String()
 	}
+	// The whole plan is checked before its first step, by the same code a
+	// dry run uses: the ladder, then ownership.
 	if err := pl.Check(opType); err != nil {
 		return nil, s.refused(err, pl)
-	}
-	if err := s.checkProtectedDrift(ctx, pl, st, opType); err != nil {
-		return nil, err
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
@@ -82,12 +85,13 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	}
 	removed := map[string]bool{}
 	for _, c := range pl.Changes {
-		removed[c.Resource] = c.Action == plan.Delete
+		_, inSpec := s.sp.Resource(c.Resource)
+		removed[c.Resource] = !inSpec
 	}
 	soft := map[*engine.Step][]string{}
 	for _, c := range pl.Changes {
 		var step *engine.Step
-		if c.Action == plan.Delete {
+		if removed[c.Resource] {
 			step = s.removeStep(c, st)
 		} else {
 			r, _ := s.sp.Resource(c.Resource)
@@ -113,9 +117,19 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	return s.finish(op, res), nil
 }
 
-// refused journals and reports a plan the ladder refused.
+// refused journals and reports a plan the ladder or ownership refused.
 func (s *session) refused(err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
+	var ce *plan.ConflictError
+	if errors.As(err, &ce) {
+		var names []string
+		for _, c := range ce.Conflicts {
+			names = append(names, c.Resource)
+		}
+		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
+			return errors.Join(err, jerr)
+		}
+	}
 	if errors.As(err, &re) {
 		types := map[string]string{}
 		for _, c := range pl.Changes {
@@ -186,80 +200,11 @@ func (s *session) preserved(op string, names []string) []string {
 	return out
 }
 
-// decision is what decide found: what the step must do, and what the state
-// should learn (an adoption, or a recorded resource that is gone).
-type decision struct {
-	stepMode
-	done  bool // reality already matches
-	adopt bool // it exists, the state does not record it
-	gone  bool // the state records it, the provider no longer finds it
-}
-
-// decide reads reality for one resource of the spec and says what its step
-// must do. It writes nothing, so a dry run can call it.
-func (s *session) decide(ctx context.Context, c plan.Change, r *spec.Resource, cur *state.Resource) (decision, error) {
-	p := s.plugins[r.Provider]
-	req := &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
-	sameKind := cur != nil && cur.Type == r.Type && cur.Provider == r.Provider
-	if sameKind {
-		req.ID = cur.ID
-	}
-	if c.Action == plan.Replace && cur != nil && !sameKind {
-		// A new type or provider: the recorded resource is another thing
-		// altogether, deleted before the new one is made.
-		return decision{stepMode: stepMode{action: plan.Replace, cur: cur}}, nil
-	}
-	resp, err := p.Read(ctx, req)
-	if err != nil {
-		return decision{}, err
-	}
-	d := decision{stepMode: stepMode{cur: cur, observe: resp}}
-	switch {
-	case !resp.Exists:
-		d.action = plan.Create
-		d.gone = cur != nil && c.Action != plan.Replace
-		return d, nil
-	case c.Action == plan.Replace:
-		d.action = plan.Replace
-		return d, nil
-	}
-	recorded := cur
-	if cur == nil {
-		d.adopt = true
-		recorded = &state.Resource{Protection: r.Protection.String(), DependsOn: r.DependsOn}
-	}
-	drift := plan.Drift(r.Config, resp.Attributes)
-	if cur != nil {
-		for k := range cur.Config {
-			if _, ok := r.Config[k]; !ok {
-				drift = append(drift, k)
-			}
-		}
-	}
-	rt, _ := p.Schema().ResourceType(r.Type)
-	for _, k := range drift {
-		if a, ok := rt.Attribute(k); ok && a.ForceNew {
-			d.action = plan.Replace
-		}
-	}
-	switch {
-	case d.action == plan.Replace:
-	case len(drift) > 0:
-		d.action, d.remote = plan.Update, true
-	case recorded.Protection != r.Protection.String() || !equalStrings(recorded.DependsOn, r.DependsOn):
-		d.action = plan.Update // recorded level or dependencies only
-	default:
-		d.done = true
-	}
-	return d, nil
-}
-
 // stepMode is what a step decided to do once Check had looked at reality.
 type stepMode struct {
-	action  plan.Action
-	cur     *state.Resource // the state's record when Check ran (nil: none)
-	observe *sdk.ReadResponse
-	remote  bool   // an update needs the provider (not only the state)
+	plan.Change
+	cur     *state.Resource // what Execute works from: the state's record, or what was recovered (nil: none)
+	observe *plan.Observation
 	key     string // the idempotency key Execute ran under
 }
 
@@ -280,39 +225,41 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 	}
 	var m stepMode
 	step.Check = func(ctx context.Context) (bool, error) {
-		d, err := s.decide(ctx, c, r, s.store.Snapshot().Resources[r.Name])
+		// Reality is read again and decided by the same function the plan
+		// used: what changed since the plan is seen, nothing is adopted,
+		// and nothing is written here.
+		st := s.store.Snapshot()
+		cur := st.Resources[r.Name]
+		obs, err := s.read(ctx, r, cur)
 		if err != nil {
 			return false, err
 		}
-		switch {
-		case d.gone:
-			// Recorded but gone (drift): it is created again.
-			if err := s.forget(d.cur); err != nil {
-				return false, err
-			}
-			d.cur = nil
-		case d.adopt:
-			// It exists though the state does not record it: adopt it (it
-			// existed before this run, so no rollback deletes it).
-			adopted, err := s.adopt(r, d.observe)
-			if err != nil {
-				return false, err
-			}
-			d.cur = adopted
+		d := s.decide(r, cur, obs, st)
+		if err := (&plan.Plan{Spec: s.sp.File, Changes: []plan.Change{d}}).Check(s.opType); err != nil {
+			return false, err
 		}
-		m = d.stepMode
-		if d.done {
+		m = stepMode{Change: d, cur: cur, observe: obs}
+		switch d.Ownership {
+		case plan.Gone:
+			m.cur = nil // recorded but gone (drift): it is created again
+		case plan.Recovered:
+			m.cur = s.recovered(r, obs)
+		}
+		if d.Action == plan.NoOp {
 			return true, nil
 		}
-		step.Action = string(m.action)
+		step.Action = string(d.Action)
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, key string) error {
+		key = s.identity().Key(key)
 		m.key = key
 		if s.opts.SimulateFailure == r.Name {
 			return fmt.Errorf("simulated failure (--simulate-failure %s)", r.Name)
 		}
-		switch m.action {
+		switch m.Action {
+		case plan.Import:
+			return s.importResource(ctx, r, m)
 		case plan.Create:
 			return s.create(ctx, r, key)
 		case plan.Replace:
@@ -337,15 +284,15 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 			return err
 		}
 		if !resp.Exists {
-			return fmt.Errorf("%s (%s) does not exist after %s", r.Name, cur.ID, m.action)
+			return fmt.Errorf("%s (%s) does not exist after %s", r.Name, cur.ID, m.Action)
 		}
 		if d := plan.Drift(r.Config, resp.Attributes); len(d) > 0 {
-			return fmt.Errorf("%s: attributes %s differ from the spec after %s", r.Name, strings.Join(d, ", "), m.action)
+			return fmt.Errorf("%s: attributes %s differ from the spec after %s", r.Name, strings.Join(d, ", "), m.Action)
 		}
 		return nil
 	}
 	step.Compensate = func(ctx context.Context) (string, error) {
-		return s.undo(ctx, r.Name, m.action, m.key)
+		return s.undo(ctx, r.Name, m.Action, m.key)
 	}
 	return step
 }
@@ -371,7 +318,7 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 		st.Resources[r.Name] = &state.Resource{
 			Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
 			Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
-			Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID,
+			Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 		}
 		return nil
 	})
@@ -382,7 +329,7 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) error {
 	cur := m.cur
 	attrs := cur.Attributes
-	if m.remote {
+	if m.Remote {
 		resp, err := s.plugins[r.Provider].Update(ctx, &sdk.UpdateRequest{
 			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection,
 		})
@@ -408,22 +355,41 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 	})
 }
 
-// adopt records a resource that exists but the state did not know.
-func (s *session) adopt(r *spec.Resource, resp *sdk.ReadResponse) (*state.Resource, error) {
+// importResource records a resource the spec takes over by id (`import:`)
+// as imported: not created by bulwark, so no rollback deletes it; then
+// updates it in place if the spec asks for other values.
+func (s *session) importResource(ctx context.Context, r *spec.Resource, m stepMode) error {
+	rec := importRecord(r, s.plugins[r.Provider].Source(), m.observe, s.opID)
+	if err := s.store.Mutate(func(st *state.State) error {
+		if o := st.Resources[r.Name]; o != nil {
+			return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
+		}
+		st.Resources[r.Name] = rec
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !m.Remote {
+		return nil
+	}
+	m.cur = rec
+	return s.update(ctx, r, m)
+}
+
+// importRecord is the record of an imported resource: its config is what
+// it has of the keys the spec sets.
+func importRecord(r *spec.Resource, source string, obs *plan.Observation, op string) *state.Resource {
 	cfg := map[string]any{}
 	for k := range r.Config {
-		if v, ok := resp.Attributes[k]; ok {
+		if v, ok := obs.Attributes[k]; ok {
 			cfg[k] = v
 		}
 	}
-	res := &state.Resource{
-		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: resp.ID,
-		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: cfg, Attributes: resp.Attributes,
+	return &state.Resource{
+		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: source, ID: obs.ID,
+		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: cfg, Attributes: obs.Attributes,
+		IdempotencyKey: obs.Key, Imported: true, UpdatedBy: op,
 	}
-	return res, s.store.Mutate(func(st *state.State) error {
-		st.Resources[r.Name] = res
-		return nil
-	})
 }
 
 // forget drops a record whose resource no longer exists.
@@ -434,44 +400,6 @@ func (s *session) forget(cur *state.Resource) error {
 		}
 		return nil
 	})
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// checkProtectedDrift reads, before the first step, every recorded protected
-// resource the plan keeps: if reality has drifted so that converging would
-// replace it (a force_new attribute changed outside bulwark), the run is
-// refused now, whole, rather than midway.
-func (s *session) checkProtectedDrift(ctx context.Context, pl *plan.Plan, st *state.State, opType string) error {
-	var refused []string
-	for _, c := range pl.Changes {
-		cur := st.Resources[c.Resource]
-		if cur == nil || c.Action == plan.Delete || c.Protection != sdk.ProtectionProtected {
-			continue
-		}
-		r, _ := s.sp.Resource(c.Resource)
-		d, err := s.decide(ctx, c, r, cur)
-		if err != nil {
-			return err
-		}
-		if !d.done && d.action == plan.Replace {
-			refused = append(refused, c.Resource)
-		}
-	}
-	if len(refused) == 0 {
-		return nil
-	}
-	return s.refused(&plan.RefusedError{Op: opType, Resources: refused}, pl)
 }
 
 // addSoftOrder adds orderings that are preferred but not required; if

@@ -264,7 +264,17 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 	if r == nil {
 		return &sdk.ReadResponse{}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key}, nil
+}
+
+func (p *fakeProvider) Import(_ context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	r := p.w.resources[req.ID]
+	if r == nil || r.Type != req.Type {
+		return &sdk.ImportResponse{}, nil
+	}
+	return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key}, nil
 }
 
 func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *sdk.CreateResponse, err error) {

@@ -3,11 +3,11 @@ package stack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
@@ -32,9 +32,12 @@ type Preview struct {
 	Changes []Planned `json:"changes"`
 	// Refused is the ladder's refusal of this plan, if any.
 	Refused *plan.RefusedError `json:"refused,omitempty"`
+	// Conflict is ownership's refusal: resources that exist but are not
+	// this stack's. An apply of this plan is refused with exit 1.
+	Conflict *plan.ConflictError `json:"conflict,omitempty"`
 }
 
-// HasChanges reports whether anything would be executed.
+// HasChanges reports whether anything would be executed (or refused).
 func (p *Preview) HasChanges() bool {
 	for _, c := range p.Changes {
 		if c.Action != plan.NoOp {
@@ -44,10 +47,22 @@ func (p *Preview) HasChanges() bool {
 	return false
 }
 
-// Plan is the dry run of an apply: it starts the providers, runs every
-// step's Check (a provider Read) and never Execute. It takes no lock and
-// writes nothing under the state folder, so it can inspect a stack while an
-// apply is in flight.
+// Err is the refusal an apply of this plan would meet, or nil: the same
+// error, and so the same exit code, as the apply's.
+func (p *Preview) Err() error {
+	switch {
+	case p.Refused != nil:
+		return p.Refused
+	case p.Conflict != nil:
+		return p.Conflict
+	}
+	return nil
+}
+
+// Plan is the dry run of an apply: it starts the providers, reads reality
+// for every resource and decides each with the function an apply's Check
+// uses, and never Executes. It takes no lock and writes nothing under the
+// state folder, so it can inspect a stack while an apply is in flight.
 func Plan(ctx context.Context, sp *spec.Spec, opts Options) (*Preview, error) {
 	s, st, done, err := inspect(ctx, sp, opts, false)
 	if err != nil {
@@ -57,25 +72,26 @@ func Plan(ctx context.Context, sp *spec.Spec, opts Options) (*Preview, error) {
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}
-	pl := plan.ForApply(sp, st, s.schemas())
+	pl, obs, err := s.plan(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	pv := &Preview{Stack: sp.Stack, Changes: []Planned{}}
 	if err := pl.Check("apply"); err != nil {
-		errors.As(err, &pv.Refused)
+		if !errors.As(err, &pv.Refused) {
+			errors.As(err, &pv.Conflict)
+		}
 	}
 	for _, c := range pl.Changes {
-		pc, err := s.preview(ctx, c, st)
-		if err != nil {
-			return nil, err
-		}
-		pv.Changes = append(pv.Changes, pc)
+		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}
 	return pv, nil
 }
 
-// preview runs one change's Check.
-func (s *session) preview(ctx context.Context, c plan.Change, st *state.State) (Planned, error) {
-	cur := st.Resources[c.Resource]
+// planned is one decided change as a person reads it.
+func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State) Planned {
 	pc := Planned{Change: c}
+	cur := st.Resources[c.Resource]
 	if p := s.plugins[c.Provider]; p != nil {
 		if rt, ok := p.Schema().ResourceType(c.Type); ok {
 			for _, a := range rt.Attributes {
@@ -94,47 +110,24 @@ func (s *session) preview(ctx context.Context, c plan.Change, st *state.State) (
 			}
 		}
 	}
-	if c.Action == plan.Delete {
-		resp, err := s.plugins[cur.Provider].Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config})
-		if err != nil {
-			return pc, err
-		}
-		if !resp.Exists {
-			pc.Action, pc.Drift = plan.NoOp, "already gone"
-		}
-		pc.Observed = resp.Attributes
-		return pc, nil
+	if obs != nil && obs.Exists {
+		pc.Observed = obs.Attributes
 	}
-	r, _ := s.sp.Resource(c.Resource)
-	d, err := s.decide(ctx, c, r, cur)
-	if err != nil {
-		return pc, err
-	}
-	if d.observe != nil {
-		pc.Observed = d.observe.Attributes
-	}
+	_, inSpec := s.sp.Resource(c.Resource)
 	switch {
-	case d.done:
-		pc.Action = plan.NoOp
-	default:
-		pc.Action = d.action
-	}
-	if d.gone {
+	case c.Action == plan.Conflict:
+		pc.Drift = c.Reason
+	case c.Ownership == plan.Gone && !inSpec:
+		pc.Drift = "already gone"
+	case c.Ownership == plan.Gone:
 		pc.Drift = "recorded in the state but not found: it will be created again"
 		pc.Vanished = cur.Protection == "durable" || cur.Protection == "protected"
-		pc.Before = nil
+	case c.Ownership == plan.Recovered:
+		pc.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key, a create a crash interrupted: it will be recorded", c.FoundID)
+	case c.Action == plan.Import:
+		pc.Drift = fmt.Sprintf("exists as %s: it will be imported (recorded as this stack's; no rollback deletes it)", c.FoundID)
+	case c.Action == plan.Update && !c.Remote:
+		pc.Drift = "only the recorded config, protection or dependencies change"
 	}
-	if d.adopt {
-		pc.Drift = "exists but is not recorded: it will be adopted"
-	}
-	if d.action == plan.Update && !d.remote && !d.done {
-		pc.Drift = "only the recorded protection or dependencies change"
-	}
-	if pc.Action == plan.Replace && len(pc.ForceNew) == 0 && d.observe != nil {
-		// The replace was found in reality, not in the state's record.
-		for _, k := range plan.Drift(r.Config, d.observe.Attributes) {
-			pc.ForceNew = append(pc.ForceNew, k)
-		}
-	}
-	return pc, nil
+	return pc
 }

@@ -18,7 +18,8 @@ func (p *Preview) Render(w io.Writer) {
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		counts[c.Action]++
-		sym := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "="}[c.Action]
+		sym := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "=",
+			plan.Import: "<=", plan.Conflict: "!"}[c.Action]
 		label := string(c.Action)
 		if c.Action == plan.NoOp {
 			label = "no change"
@@ -29,7 +30,7 @@ func (p *Preview) Render(w io.Writer) {
 		} else if c.Drift != "" {
 			fmt.Fprintf(w, "    note: %s\n", c.Drift)
 		}
-		if c.Action == plan.NoOp {
+		if c.Action == plan.NoOp || c.Action == plan.Conflict {
 			continue
 		}
 		for _, line := range diffLines(c) {
@@ -39,8 +40,18 @@ func (p *Preview) Render(w io.Writer) {
 	if p.Refused != nil {
 		fmt.Fprintf(w, "\nREFUSED: %v\n", p.Refused)
 	}
-	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n",
+	if p.Conflict != nil {
+		fmt.Fprintf(w, "\nCONFLICT: %v\n", p.Conflict)
+	}
+	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged",
 		counts[plan.Create], counts[plan.Update], counts[plan.Replace], counts[plan.Delete], counts[plan.NoOp])
+	if n := counts[plan.Import]; n > 0 {
+		fmt.Fprintf(w, ", %d to import", n)
+	}
+	if n := counts[plan.Conflict]; n > 0 {
+		fmt.Fprintf(w, ", %d in conflict", n)
+	}
+	fmt.Fprintln(w, ".")
 }
 
 // diffLines renders the attribute changes of one resource. The "before"

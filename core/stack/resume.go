@@ -297,7 +297,7 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 		} else if r, ok := s.sp.Resource(name); ok {
 			typ, deps = r.Type, r.DependsOn
 		}
-		action, key := plan.Action(e.Action), e.ID
+		action, key := plan.Action(e.Action), s.keyOf(e)
 		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action, DependsOn: deps,
 			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, name, action, key) }})
 	}
@@ -322,7 +322,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 		if cur != nil && cur.CreatedBy == target.Op {
 			continue
 		}
-		if _, err := s.findByKey(ctx, name, cur, e.ID); err != nil {
+		if _, err := s.findByKey(ctx, name, cur, s.keyOf(e)); err != nil {
 			return nil, err
 		}
 	}

@@ -66,7 +66,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	found := &state.Resource{
 		Name: name, Type: typ, Provider: provider, Source: p.Source(), ID: resp.ID,
 		Protection: level.String(), DependsOn: deps, Config: cfg, Attributes: resp.Attributes,
-		CreatedBy: s.opID, UpdatedBy: s.opID,
+		CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 	}
 	// Record it before deciding its fate, so a preserved one stays tracked.
 	return found, s.store.Mutate(func(st *state.State) error {

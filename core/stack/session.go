@@ -85,6 +85,9 @@ type Provider interface {
 	Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error)
 	Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error)
 	Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error)
+	// Import reads a resource by id for a take-over: the provider's Import
+	// when it has one, else Read by id.
+	Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error)
 	// Delete is called by deleteResource alone.
 	Delete(ctx context.Context, req *sdk.DeleteRequest) error
 }
@@ -183,6 +186,8 @@ type session struct {
 	// inherited are the steps an interrupted earlier run of the operation
 	// being resumed executed; its rollback undoes them too.
 	inherited []*engine.Step
+	lineage   string // the stack's lineage (see stackLineage)
+	opType    string // the operation a converge runs, for its refusals
 }
 
 // open takes the lock and opens the state and the journal. resuming skips
@@ -217,13 +222,18 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	s.jr = journaler{jr, opts.Failpoint, opts.Redactor}
+	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.lineage, err = stackLineage(s.store.Lineage(), filepath.Join(dir, journal.FileName), recs, true); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.store.UseLineage(s.lineage)
+	s.jr = journaler{jr, opts.Failpoint, opts.Redactor, s.lineage}
 	if !resuming {
-		recs, err := journal.Read(filepath.Join(dir, journal.FileName))
-		if err != nil {
-			s.close()
-			return nil, err
-		}
 		if u := Unfinished(recs); len(u) > 0 {
 			s.close()
 			return nil, &u[len(u)-1]
@@ -350,12 +360,16 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 // record, and sensitive values masked in the errors it records.
 type journaler struct {
 	*journal.Journal
-	fp  *failpoint.Set
-	red *secrets.Redactor
+	fp      *failpoint.Set
+	red     *secrets.Redactor
+	lineage string // stamped on every record
 }
 
 func (j journaler) Append(r journal.Record) (journal.Record, error) {
 	r.Error = j.red.Redact(r.Error)
+	if r.Lineage == "" {
+		r.Lineage = j.lineage
+	}
 	r, err := j.Journal.Append(r)
 	if err == nil {
 		j.fp.Hit("journal")
@@ -463,6 +477,14 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	}
 	st, err := load()
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	jpath := filepath.Join(s.dir, journal.FileName)
+	recs, err := journal.Read(jpath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if s.lineage, err = stackLineage(st.Lineage, jpath, recs, false); err != nil {
 		return nil, nil, nil, err
 	}
 	s.host = opts.starter()

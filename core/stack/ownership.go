@@ -1,0 +1,233 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// LineageError refuses a state, journal or backup that belongs to another
+// lineage of the stack (or to another stack altogether): nothing was read
+// from it into this stack, nothing was changed.
+type LineageError struct {
+	What  string // "journal", "state", "backup"
+	Path  string
+	Want  string // the stack's lineage
+	Found string
+}
+
+func (e *LineageError) Error() string {
+	return fmt.Sprintf("%s %s belongs to lineage %s, not this stack's lineage %s: refusing it (it was copied from another stack or another history; move it away to go on)",
+		e.What, e.Path, e.Found, e.Want)
+}
+
+// journalLineage is the lineage the journal's records carry ("" when none
+// does), or a *LineageError when they carry two.
+func journalLineage(path string, recs []journal.Record) (string, error) {
+	found := ""
+	for _, r := range recs {
+		switch {
+		case r.Lineage == "":
+		case found == "":
+			found = r.Lineage
+		case r.Lineage != found:
+			return "", &LineageError{What: "journal", Path: path, Want: found, Found: r.Lineage}
+		}
+	}
+	return found, nil
+}
+
+// stackLineage settles the stack's lineage from its state and its journal:
+// the state's when it has one (a journal of another lineage is refused);
+// else the journal's (a first apply that a crash stopped before its first
+// state write); else, when mint is set, a new one. The state learns it on
+// its next write; what a state written before lineages records stays owned.
+func stackLineage(stateLineage, journalPath string, recs []journal.Record, mint bool) (string, error) {
+	jl, err := journalLineage(journalPath, recs)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case stateLineage != "" && jl != "" && jl != stateLineage:
+		return "", &LineageError{What: "journal", Path: journalPath, Want: stateLineage, Found: jl}
+	case stateLineage != "":
+		return stateLineage, nil
+	case jl != "":
+		return jl, nil
+	case mint:
+		return ulid.Make().String(), nil
+	}
+	return "", nil
+}
+
+// identity is this stack as its keys name it.
+func (s *session) identity() plan.Identity {
+	return plan.Identity{Stack: s.sp.Stack, Lineage: s.lineage}
+}
+
+// keyOf is the idempotency key the Execute journaled as rec carried: derived
+// from the record, so a resume derives what the run issued. Records written
+// before lineages carried their bare id as the key.
+func (s *session) keyOf(rec journal.Record) string {
+	if rec.Lineage == "" {
+		return rec.ID
+	}
+	return plan.Identity{Stack: s.sp.Stack, Lineage: rec.Lineage}.Key(rec.ID)
+}
+
+// env is what the planner needs of the running providers.
+func (s *session) env() plan.Env {
+	e := plan.Env{Schemas: s.schemas(), Identity: s.identity(), KeysReported: map[string]bool{}}
+	for n, sc := range e.Schemas {
+		e.KeysReported[n] = sc != nil && sc.Capabilities.IdempotencyKeys
+	}
+	return e
+}
+
+// decide is plan.Decide for one resource, with what the state records under
+// other names (a resource found by identity that the state records under
+// another name, after `state mv`, is not free).
+func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observation, st *state.State) plan.Change {
+	in := s.env().Input(r, cur, obs)
+	if cur == nil && obs != nil && obs.Exists {
+		for _, n := range st.Names() {
+			if o := st.Resources[n]; o.ID == obs.ID && n != r.Name && o.Provider == r.Provider && o.Type == r.Type {
+				in.RecordedAs = n
+			}
+		}
+	}
+	return plan.Decide(in)
+}
+
+func observation(exists bool, id string, attrs map[string]any, key string, byIdentity bool) *plan.Observation {
+	return &plan.Observation{Exists: exists, ID: id, Attributes: attrs, Key: key, ByIdentity: byIdentity}
+}
+
+// read asks the provider what exists for a resource of the spec: by the
+// recorded id when the state records one of the same kind; by the id the
+// spec imports (Import, or Read by id for a provider without it); else by
+// natural identity.
+func (s *session) read(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
+	p := s.plugins[r.Provider]
+	if p == nil {
+		return nil, fmt.Errorf("%s: provider %q is not running", r.Name, r.Provider)
+	}
+	switch {
+	case cur != nil && cur.Type == r.Type && cur.Provider == r.Provider:
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config})
+		if err != nil {
+			return nil, err
+		}
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+	case cur == nil && r.Import != "":
+		resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
+		if err != nil {
+			return nil, fmt.Errorf("import %s: %w", r.Name, err)
+		}
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+	}
+	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+	if err != nil {
+		return nil, err
+	}
+	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, true), nil
+}
+
+// readRecorded asks the provider what exists under a recorded id.
+func (s *session) readRecorded(ctx context.Context, cur *state.Resource) (*plan.Observation, error) {
+	p := s.plugins[cur.Provider]
+	if p == nil {
+		return nil, fmt.Errorf("%s: provider %q is not running", cur.Name, cur.Provider)
+	}
+	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config})
+	if err != nil {
+		return nil, err
+	}
+	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+}
+
+// observe reads reality for every resource a converge of the spec over st
+// decides on, up to Parallelism at once.
+func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
+	type job struct {
+		name string
+		read func(context.Context) (*plan.Observation, error)
+	}
+	var jobs []job
+	for _, r := range s.sp.Resources {
+		r, cur := r, st.Resources[r.Name]
+		jobs = append(jobs, job{r.Name, func(ctx context.Context) (*plan.Observation, error) { return s.read(ctx, r, cur) }})
+	}
+	for _, n := range st.Names() {
+		if _, ok := s.sp.Resource(n); !ok {
+			cur := st.Resources[n]
+			jobs = append(jobs, job{n, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
+		}
+	}
+	out := make(map[string]*plan.Observation, len(jobs))
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		first error
+	)
+	sem := make(chan struct{}, max(1, s.opts.Parallelism))
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			obs, err := j.read(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = fmt.Errorf("read %s: %w", j.name, err)
+				}
+				return
+			}
+			out[j.name] = obs
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// plan reads reality and decides every resource: the plan an apply carries
+// out and a dry run shows, with the same refusals.
+func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {
+	obs, err := s.observe(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &plan.Plan{Spec: s.sp.File}
+	for _, r := range s.sp.Resources {
+		p.Changes = append(p.Changes, s.decide(r, st.Resources[r.Name], obs[r.Name], st))
+	}
+	for _, n := range st.Names() {
+		if _, ok := s.sp.Resource(n); !ok {
+			p.Changes = append(p.Changes, s.decide(nil, st.Resources[n], obs[n], st))
+		}
+	}
+	return p, obs, nil
+}
+
+// recovered is the record of a resource found carrying this stack's key
+// that the state does not record.
+func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Resource {
+	return &state.Resource{
+		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: obs.ID,
+		Protection: r.Protection.String(), DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
+	}
+}
