@@ -57,6 +57,9 @@ type fakeWorld struct {
 	updates    []fakeCall
 	deletes    []fakeCall
 	starts     []pluginhost.Config
+	// legacy makes the providers behave as one written before keys were
+	// reported: no Capabilities.IdempotencyKeys, no key on Read.
+	legacy bool
 	// onCreate, when set, is called (without the lock) at the start of every
 	// Create, so a test can hold an operation in the middle of a step.
 	onCreate func(name string)
@@ -222,7 +225,11 @@ func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 			{Name: "zone", Type: sdk.TypeString, ForceNew: true},
 		}})
 	}
-	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts}
+	p.w.mu.Lock()
+	legacy := p.w.legacy
+	p.w.mu.Unlock()
+	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
+		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true}}
 }
 
 func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
@@ -264,7 +271,11 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 	if r == nil {
 		return &sdk.ReadResponse{}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key}, nil
+	key := r.Key
+	if p.w.legacy {
+		key = ""
+	}
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
 }
 
 func (p *fakeProvider) Import(_ context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {

@@ -1,0 +1,146 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+var me = Identity{Stack: "demo", Lineage: "01LINEAGE"}
+
+func TestKeys(t *testing.T) {
+	k := me.Key("01REC")
+	if k != "bulwark:demo:01LINEAGE:01REC" {
+		t.Fatalf("Key = %q", k)
+	}
+	if o, ok := ParseKey(k); !ok || o != (KeyOwner{"demo", "01LINEAGE", "01REC"}) {
+		t.Errorf("ParseKey(%q) = %+v, %v", k, o, ok)
+	}
+	for _, bad := range []string{"", "01REC", "bulwark:demo:01LINEAGE", "bulwark::L:R", "bulwark:a:b:c:d", "other:demo:L:R"} {
+		if _, ok := ParseKey(bad); ok {
+			t.Errorf("ParseKey(%q) accepted", bad)
+		}
+	}
+	if !me.Issued(k) || me.Issued("bulwark:demo:OTHER:01REC") || me.Issued("bulwark:beta:01LINEAGE:01REC") || me.Issued("01REC") {
+		t.Error("Issued recognises the wrong keys")
+	}
+	if (Identity{Stack: "demo"}).Key("01REC") != "01REC" {
+		t.Error("a stack without a lineage issues bare ids")
+	}
+}
+
+// TestDecide is the one decision, case by case: ownership, then what the
+// resource needs.
+func TestDecide(t *testing.T) {
+	sp := parse(t, `  - {name: db, type: s3_bucket, protection: protected, config: {zone: z1, size: 1}, depends_on: [a, b]}
+  - {name: a, type: network}
+  - {name: b, type: network}
+  - {name: imp, type: network, import: net-7, config: {size: 2}}
+`)
+	db, _ := sp.Resource("db")
+	imp, _ := sp.Resource("imp")
+	rec := func(mod func(*state.Resource)) *state.Resource {
+		r := res("db", "s3_bucket", "mock", "protected", map[string]any{"zone": "z1", "size": 1.0}, "a", "b")
+		r.IdempotencyKey = me.Key("01A")
+		if mod != nil {
+			mod(r)
+		}
+		return r
+	}
+	found := func(key string, attrs map[string]any) *Observation {
+		return &Observation{Exists: true, ID: "id-db", Key: key, Attributes: attrs}
+	}
+	same := map[string]any{"zone": "z1", "size": 1.0}
+	tests := []struct {
+		name      string
+		in        Input
+		action    Action
+		ownership Ownership
+		reason    string // part of Reason
+	}{
+		{"nothing recorded, nothing found", Input{Spec: db, Observed: &Observation{}}, Create, Absent, ""},
+		{"nothing recorded, not read", Input{Spec: db}, Create, Unknown, ""},
+		{"found by identity with no key", Input{Spec: db, Observed: found("", same), KeysReported: true}, Conflict, Foreign, "not made by bulwark"},
+		{"found, provider reports no keys", Input{Spec: db, Observed: found("", same)}, Conflict, Foreign, "does not report owners"},
+		{"found under another stack's key", Input{Spec: db, Observed: found("bulwark:alpha:L1:01X", same), KeysReported: true}, Conflict, Foreign, "belongs to stack alpha"},
+		{"found under another lineage", Input{Spec: db, Observed: found("bulwark:demo:L1:01X", same), KeysReported: true}, Conflict, Foreign, "another lineage of stack demo"},
+		{"found under a bare old key", Input{Spec: db, Observed: found("01X", same), KeysReported: true}, Conflict, Foreign, "names no stack"},
+		{"found under our key: a crash", Input{Spec: db, Observed: found(me.Key("01B"), same), KeysReported: true}, Update, Recovered, ""},
+		{"found, recorded under another name", Input{Spec: db, Observed: found(me.Key("01B"), same), RecordedAs: "olddb"}, Conflict, Foreign, "recorded in this stack as olddb"},
+		{"recorded and the same", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), same)}, NoOp, Owned, ""},
+		{"recorded, legacy without key", Input{Spec: db, Recorded: rec(func(r *state.Resource) { r.IdempotencyKey = "" }), Observed: found("", same)}, NoOp, Owned, ""},
+		{"recorded, depends_on reordered", Input{Spec: db, Recorded: rec(func(r *state.Resource) { r.DependsOn = []string{"b", "a"} }), Observed: found(me.Key("01A"), same)}, NoOp, Owned, ""},
+		{"recorded, one dependency fewer", Input{Spec: db, Recorded: rec(func(r *state.Resource) { r.DependsOn = []string{"a"} }), Observed: found(me.Key("01A"), same)}, Update, Owned, ""},
+		{"recorded, another key there now", Input{Spec: db, Recorded: rec(nil), Observed: found("bulwark:beta:L:01C", same)}, Conflict, Foreign, "what exists there now carries"},
+		{"recorded, gone", Input{Spec: db, Recorded: rec(nil), Observed: &Observation{}}, Create, Gone, ""},
+		{"recorded, size drifted", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z1", "size": 5.0}), Schema: schemas["mock"]}, Update, Owned, ""},
+		{"recorded protected, zone drifted: refused replace", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z9", "size": 1.0}), Schema: schemas["mock"]}, Replace, Owned, ""},
+		{"import found", Input{Spec: imp, Observed: &Observation{Exists: true, ID: "net-7", Attributes: map[string]any{"size": 2.0}}}, Import, Importing, ""},
+		{"import not found", Input{Spec: imp, Observed: &Observation{}}, Conflict, Foreign, "was not found"},
+		{"import already recorded as another id", Input{Spec: imp, Recorded: res("imp", "network", "mock", "ephemeral", nil)}, Conflict, Foreign, "records it as id-imp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Identity = me
+			c := Decide(tt.in)
+			if c.Action != tt.action || c.Ownership != tt.ownership || !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("Decide = %s/%s %q; want %s/%s %q", c.Action, c.Ownership, c.Reason, tt.action, tt.ownership, tt.reason)
+			}
+		})
+	}
+}
+
+// A protected resource whose force_new attribute drifted out of band is a
+// replace the ladder refuses, whoever asks: the plan's Check is the apply's.
+func TestDecideProtectedDriftIsRefused(t *testing.T) {
+	sp := parse(t, "  - {name: db, type: s3_bucket, protection: protected, config: {zone: z1}}\n")
+	s := st(res("db", "s3_bucket", "mock", "protected", map[string]any{"zone": "z1"}))
+	obs := map[string]*Observation{"db": {Exists: true, ID: "id-db", Attributes: map[string]any{"zone": "z2"}}}
+	p := Make(sp, s, Env{Schemas: schemas, Identity: me}, obs)
+	var re *RefusedError
+	if err := p.Check("apply"); !errors.As(err, &re) || re.Resources[0] != "db" {
+		t.Fatalf("Check = %v, want db refused", err)
+	}
+	if c, _ := p.Change("db"); c.Action != Replace || len(c.ForceNew) != 1 || c.ForceNew[0] != "zone" {
+		t.Errorf("change = %+v", c)
+	}
+}
+
+// Removed from the spec: deleted when ours, nothing when gone, a conflict
+// when what the recorded id holds is another's.
+func TestDecideRemoved(t *testing.T) {
+	cur := res("old", "network", "mock", "ephemeral", nil)
+	cur.IdempotencyKey = me.Key("01A")
+	for _, tt := range []struct {
+		obs    *Observation
+		action Action
+	}{
+		{nil, Delete},
+		{&Observation{Exists: true, ID: "id-old", Key: me.Key("01A")}, Delete},
+		{&Observation{Exists: true, ID: "id-old"}, Delete},
+		{&Observation{}, NoOp},
+		{&Observation{Exists: true, ID: "id-old", Key: "bulwark:beta:L:01Z"}, Conflict},
+	} {
+		if c := Decide(Input{Recorded: cur, Observed: tt.obs, Identity: me}); c.Action != tt.action {
+			t.Errorf("observed %+v: %s, want %s", tt.obs, c.Action, tt.action)
+		}
+	}
+}
+
+func TestConflictErrorAdvice(t *testing.T) {
+	sp := parse(t, "  - {name: db, type: s3_bucket}\n")
+	p := Make(sp, st(), Env{Identity: me, KeysReported: map[string]bool{"mock": true}},
+		map[string]*Observation{"db": {Exists: true, ID: "bk-1", Key: "bulwark:alpha:L:01X"}})
+	var ce *ConflictError
+	err := p.Check("apply")
+	if !errors.As(err, &ce) {
+		t.Fatalf("Check = %v", err)
+	}
+	for _, want := range []string{"apply refused", "db: s3_bucket db already exists (id bk-1) and belongs to stack alpha", "bulwark import stack.yaml NAME ID", "import: ID"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+}
