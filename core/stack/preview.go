@@ -126,8 +126,10 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key, a create a crash interrupted: it will be recorded", c.FoundID)
 	case c.Action == plan.Import:
 		pc.Drift = fmt.Sprintf("exists as %s: it will be imported (recorded as this stack's; no rollback deletes it)", c.FoundID)
+	case c.Action == plan.Update && !c.Remote && cur != nil && len(plan.ChangedKeys(cur.Config, c.After)) > 0:
+		pc.Drift = "reality already matches the spec: only the recorded config changes"
 	case c.Action == plan.Update && !c.Remote:
-		pc.Drift = "only the recorded config, protection or dependencies change"
+		pc.Drift = "only the recorded protection or dependencies change"
 	}
 	return pc
 }

@@ -103,6 +103,13 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 		if !resp.Exists {
 			return true, s.forget(res)
 		}
+		// What the recorded id holds now must still be what this stack
+		// made: the planner's decision for a recorded resource, so a
+		// teardown never deletes what another stack owns.
+		obs := observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false)
+		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
+			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
+		}
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, _ string) error {

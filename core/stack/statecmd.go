@@ -1,0 +1,211 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Operation types of the state commands.
+const (
+	OpImport = "import"
+	OpForget = "forget"
+	OpMove   = "move"
+)
+
+// isStateOp reports whether an operation type is one of the state
+// commands': one atomic state write, nothing to resolve on resume.
+func isStateOp(typ string) bool {
+	return typ == OpImport || typ == OpForget || typ == OpMove
+}
+
+// ErrNotRecorded is returned (wrapped) for an address the state does not
+// record.
+var ErrNotRecorded = errors.New("not recorded in the state")
+
+// StateList returns what the stack's state records, sorted by name. It
+// takes no lock and starts no provider.
+func StateList(sp *spec.Spec, opts Options) ([]*state.Resource, error) {
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*state.Resource, 0, len(st.Resources))
+	for _, n := range st.Names() {
+		out = append(out, st.Resources[n])
+	}
+	return out, nil
+}
+
+// StateShow returns the record of one resource.
+func StateShow(sp *spec.Spec, opts Options, address string) (*state.Resource, error) {
+	st, err := loadState(sp, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := st.Resources[address]
+	if r == nil {
+		return nil, fmt.Errorf("%s: %w of stack %s", address, ErrNotRecorded, sp.Stack)
+	}
+	return r, nil
+}
+
+// StateForget stops managing a resource without deleting it, whatever its
+// protection: it calls no provider at all, only drops the record, as a
+// journaled operation under the lock.
+func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	cur := s.store.Snapshot().Resources[address]
+	if cur == nil {
+		return nil, fmt.Errorf("state forget %s: %w of stack %s", address, ErrNotRecorded, sp.Stack)
+	}
+	return s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
+		return s.store.Mutate(func(st *state.State) error {
+			if st.Resources[address] == nil {
+				return fmt.Errorf("%s: %w", address, ErrNotRecorded)
+			}
+			delete(st.Resources, address)
+			return nil
+		})
+	}), nil
+}
+
+// nameRE is a resource name, as the spec allows it.
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+
+// StateMove renames a recorded resource, so that renaming it in the spec is
+// a rename, not a delete and a create. What records depend on it follow.
+func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string) (*Result, error) {
+	if !nameRE.MatchString(to) {
+		return nil, fmt.Errorf("state mv: invalid resource name %q: must match %s", to, nameRE)
+	}
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	st := s.store.Snapshot()
+	cur := st.Resources[from]
+	switch {
+	case cur == nil:
+		return nil, fmt.Errorf("state mv %s %s: %s: %w of stack %s", from, to, from, ErrNotRecorded, sp.Stack)
+	case st.Resources[to] != nil:
+		return nil, fmt.Errorf("state mv %s %s: the state already records %s (id %s)", from, to, to, st.Resources[to].ID)
+	}
+	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(context.Context) error {
+		return s.store.Mutate(func(st *state.State) error {
+			r := st.Resources[from]
+			if r == nil || st.Resources[to] != nil {
+				return fmt.Errorf("state mv %s %s: the state changed", from, to)
+			}
+			delete(st.Resources, from)
+			r.Name = to
+			st.Resources[to] = r
+			for _, o := range st.Resources {
+				o.DependsOn = renamed(o.DependsOn, from, to)
+				if o.Prior != nil {
+					o.Prior.DependsOn = renamed(o.Prior.DependsOn, from, to)
+				}
+			}
+			for i := range st.Interventions {
+				if st.Interventions[i].Resource == from {
+					st.Interventions[i].Resource = to
+				}
+			}
+			return nil
+		})
+	}), nil
+}
+
+func renamed(names []string, from, to string) []string {
+	if i := slices.Index(names, from); i >= 0 {
+		names = slices.Clone(names)
+		names[i] = to
+	}
+	return names
+}
+
+// ImportError refuses an import: nothing was recorded.
+type ImportError struct {
+	Address, ID string
+	Reason      string
+}
+
+func (e *ImportError) Error() string {
+	return fmt.Sprintf("import %s %s: %s; nothing was recorded", e.Address, e.ID, e.Reason)
+}
+
+// Import takes over an existing resource: it reads it by id (the
+// provider's Import, or Read by id for a provider without it) and records it
+// under address, a resource of the spec, as imported — this stack's from now
+// on, never deleted by a rollback. It refuses an address the state records
+// already, and a resource that is not found. A journaled operation under
+// the lock.
+func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string) (*Result, error) {
+	r, ok := sp.Resource(address)
+	if !ok {
+		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s declares no resource %q (add it to the spec first: its type and provider say what to read)", sp.File, address)}
+	}
+	s, err := open(sp, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	st := s.store.Snapshot()
+	if cur := st.Resources[address]; cur != nil {
+		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("the state already records %s (id %s)", address, cur.ID)}
+	}
+	for _, n := range st.Names() {
+		if o := st.Resources[n]; o.ID == id && o.Type == r.Type && o.Provider == r.Provider {
+			return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("the state records it already, as %s", n)}
+		}
+	}
+	if err := s.startProviders(ctx, []string{r.Provider}, st); err != nil {
+		return nil, err
+	}
+	p := s.plugins[r.Provider]
+	resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
+	if err != nil {
+		return nil, fmt.Errorf("import %s %s: %w", address, id, err)
+	}
+	if !resp.Exists {
+		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("provider %s finds no %s with id %s", r.Provider, r.Type, id)}
+	}
+	obs := observation(true, resp.ID, resp.Attributes, resp.IdempotencyKey, false)
+	if o, ok := plan.ParseKey(obs.Key); ok && (o.Stack != sp.Stack || o.Lineage != s.lineage) {
+		s.prog.printf("note: %s carries the idempotency key of stack %s: that stack may record it too\n", id, o.Stack)
+	}
+	return s.stateOp(ctx, OpImport, "import", address, r.Type, func(context.Context) error {
+		rec := importRecord(r, p.Source(), obs, s.opID)
+		return s.store.Mutate(func(st *state.State) error {
+			if st.Resources[address] != nil {
+				return fmt.Errorf("the state records %s already", address)
+			}
+			st.Resources[address] = rec
+			return nil
+		})
+	}), nil
+}
+
+// stateOp runs one state command as a journaled operation of one step.
+func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype string, fn func(context.Context) error) *Result {
+	op := &engine.Operation{ID: s.opID, Type: typ, Spec: s.sp.File, Parallelism: 1}
+	op.Steps = []*engine.Step{{
+		ID: resource, Resource: resource, Type: rtype, Action: action, Policy: engine.Abort,
+		Execute: func(ctx context.Context, _ string) error { return fn(ctx) },
+	}}
+	res := s.eng.Run(ctx, op)
+	return s.finish(op, res)
+}
