@@ -251,6 +251,7 @@ func (in Input) conflict(c Change, obs *Observation, why string) Change {
 		c.Owner = in.ownerOf(obs.Key)
 	}
 	if why == "" {
+		c.Importable = c.FoundID != ""
 		why = fmt.Sprintf("%s %s already exists (id %s) and %s", c.Type, c.Resource, c.FoundID, c.Owner)
 	}
 	c.Reason = why

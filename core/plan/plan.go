@@ -63,6 +63,8 @@ type Change struct {
 	// why nothing may be done with it.
 	Owner  string `json:"owner,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Importable: a conflict an import of FoundID would resolve.
+	Importable bool `json:"importable,omitempty"`
 }
 
 // Plan is every change, in spec order then state order for deletions.
@@ -143,12 +145,15 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s refused: %d resource(s) exist but are not this stack's; nothing was changed:", e.Op, len(e.Conflicts))
-	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, "\n  %s: %s", c.Resource, c.Reason)
-	}
 	spec := e.Spec
 	if spec == "" {
 		spec = "SPEC"
+	}
+	for _, c := range e.Conflicts {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Resource, c.Reason)
+		if c.Importable {
+			fmt.Fprintf(&b, " (take it over: `bulwark import %s %s %s`, or `import: %s` on it in the spec)", spec, c.Resource, c.FoundID, c.FoundID)
+		}
 	}
 	b.WriteString("\nbulwark never adopts what it did not create. To take one over, run `bulwark import " + spec + " NAME ID` or add `import: ID` to the resource in the spec; else rename it in the spec.")
 	return b.String()

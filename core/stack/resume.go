@@ -346,9 +346,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
 	case OpImport, OpForget, OpMove:
-		// One atomic state write: it happened or it did not.
-		return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Failed,
-			Err: fmt.Errorf("the interrupted %s %s is closed; its state write is atomic: see `bulwark state list` and run it again if it is missing", target.Type, target.Op)}, nil
+		return s.closeStateOp(target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }

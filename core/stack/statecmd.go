@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -208,4 +209,15 @@ func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype stri
 	}}
 	res := s.eng.Run(ctx, op)
 	return s.finish(op, res)
+}
+
+// closeStateOp ends a state command a crash interrupted: its one state
+// write is atomic, so it happened or it did not; it is journaled as failed
+// and the person is told to look and run it again.
+func (s *session) closeStateOp(target UnfinishedError) (*Result, error) {
+	err := fmt.Errorf("the interrupted %s %s is closed; its state write is atomic: see `bulwark state list` and run it again if it did not take effect", target.Type, target.Op)
+	if _, jerr := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed, Error: err.Error()}); jerr != nil {
+		return nil, jerr
+	}
+	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Failed, Err: err}, nil
 }
