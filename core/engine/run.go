@@ -314,10 +314,13 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		t0 := e.now()
 		action, err := s.Compensate(ctx)
 		status := journal.StepOK
-		if action == "" && err == nil {
+		switch {
+		case action == "" && err == nil:
 			// Nothing to undo (say, a Create that failed before making
 			// anything): reported as the undo skipped.
 			action, status = undoAction(s.Action), journal.StepSkipped
+		case action == "":
+			action = undoAction(s.Action)
 		}
 		ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: status, Undo: true}
 		r = rec

@@ -45,6 +45,12 @@ func ExitCode(res *Result, err error) int {
 		return ExitRollbackIncomplete
 	case engine.NeedsIntervention:
 		return ExitIntervention
+	case engine.Unfinished:
+		// An outcome that could not be recorded: a rollback, finished or
+		// not, is retried to convergence by resume, which 13 says.
+		if res.Run.Reached == engine.Compensated || res.Run.Reached == engine.RollbackIncomplete {
+			return ExitRollbackIncomplete
+		}
 	}
 	// Failed, or Unfinished (an outcome that could not be recorded).
 	return ExitError

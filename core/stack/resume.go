@@ -261,22 +261,25 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	g := s.graph(s.store.Snapshot())
 	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
 	// What the rolled-back operation staged is dropped before its end is
-	// journaled.
-	if merr := s.store.Mutate(func(st *state.State) error {
+	// journaled; if either cannot be written, the operation stays
+	// unfinished, for the next resume.
+	reached := outcome
+	rerr := s.store.Mutate(func(st *state.State) error {
 		s.unstage(st)
 		return nil
-	}); merr != nil {
-		err = errors.Join(err, merr)
+	})
+	if rerr == nil {
+		rec := journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: outcome.JournalStatus()}
+		if err != nil {
+			rec.Error = engine.OneLine(err.Error())
+		}
+		_, rerr = s.jr.Append(rec)
 	}
-	rec := journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: outcome.JournalStatus()}
-	if err != nil {
-		rec.Error = engine.OneLine(err.Error())
-	}
-	if _, jerr := s.jr.Append(rec); jerr != nil {
-		err = errors.Join(err, jerr)
+	if rerr != nil {
+		outcome, err = engine.Unfinished, &engine.UnrecordedError{Reached: reached, Err: rerr, Cause: err}
 	}
 	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err,
-		Run: engine.Result{Outcome: outcome, Rollback: targets, Err: err}}
+		Run: engine.Result{Outcome: outcome, Reached: reached, Rollback: targets, Err: err}}
 	res.Preserved = s.preserved(target.Op, targets)
 	return res, nil
 }
