@@ -3,7 +3,6 @@ module github.com/bulwark-iac/bulwark/core
 go 1.26.0
 
 require (
-	github.com/gofrs/flock v0.13.2
 	github.com/oklog/ulid/v2 v2.1.1
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -28,7 +27,7 @@ require (
 
 require (
 	github.com/bulwark-iac/bulwark/sdk v0.0.0
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.49.0
 )
 
 replace github.com/bulwark-iac/bulwark/sdk => ../sdk

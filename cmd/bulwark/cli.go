@@ -205,9 +205,9 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	// Events are JSON lines: their error is masked where it is made (the
 	// operation's progress), never by rewriting a line as text.
 	if c.eventsFile != "" {
-		f, err := os.OpenFile(c.eventsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := events.OpenFile(c.eventsFile)
 		if err != nil {
-			return opts, nil, fmt.Errorf("events file: %w", err)
+			return opts, nil, err
 		}
 		opts.Events = events.NewWriter(f, nil)
 		closeFn = func() { f.Close() }
@@ -300,6 +300,9 @@ func (c *cli) applyCmd() *cobra.Command {
 			defer done()
 			if dryRun {
 				return c.plan(cmd.Context(), sp, opts, false, false)
+			}
+			if parallelism < 1 {
+				return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
 			}
 			if simulate != "" {
 				if _, ok := sp.Resource(simulate); !ok {
@@ -544,6 +547,7 @@ func (c *cli) statusCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
+				c.journalProblems(rep.JournalProblems)
 				return c.printJSON(rep)
 			}
 			fmt.Fprintf(c.stdout, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
@@ -561,11 +565,23 @@ func (c *cli) statusCmd() *cobra.Command {
 			for _, i := range rep.Interventions {
 				fmt.Fprintf(c.stdout, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)
 			}
+			c.journalProblems(rep.JournalProblems)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// journalProblems prints each bad journal line status found, with its
+// repair, and makes status exit 1: the report is whole, the journal is not.
+func (c *cli) journalProblems(problems []string) {
+	for _, p := range problems {
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", p)
+	}
+	if len(problems) > 0 {
+		c.exit = stack.ExitError
+	}
 }
 
 func (c *cli) historyCmd() *cobra.Command {

@@ -9,10 +9,16 @@
 // so no record is acknowledged before it is durable. A record torn by a crash
 // in the middle of a write is never acknowledged; Open cuts it off, and Read
 // ignores it.
+//
+// A write that fails, or writes only part of a record, is cut back off the
+// file at once, and a failed write or fsync poisons the Journal: every later
+// Append fails without writing, so no record ever follows a fragment. A bad
+// line that got into the file anyway (a foreign edit, an old bulwark) makes
+// Read fail with a *CorruptError naming the file and line and saying how to
+// repair it. The journal file is never followed through a symbolic link.
 package journal
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -24,6 +30,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
 
 // FileName is the journal's name in a stack's folder.
@@ -84,40 +92,46 @@ func NewOpID() string { return "op_" + ulid.Make().String() }
 
 // Journal appends to one journal file. It is safe for concurrent use.
 type Journal struct {
-	f   *os.File
-	now func() time.Time
+	f    *os.File
+	w    io.Writer    // f; tests put a failing writer here
+	sync func() error // f.Sync; tests put a failing one here
+	now  func() time.Time
 
-	mu      sync.Mutex // guards writes and written
+	mu      sync.Mutex // guards writes, off, written and broken
+	off     int64      // end of the last whole record written
 	written uint64     // records written (not necessarily synced)
+	broken  error      // a failed write or sync poisons the journal
 
 	syncMu sync.Mutex // one fsync at a time
 	synced uint64     // records known durable
-	err    error      // a failed sync poisons the journal
 }
 
 // Open opens path for appending, creating it with mode 0600, and cuts off a
-// torn last line left by a crash. now stamps records (time.Now if nil).
+// torn last line left by a crash. A path that is a symbolic link, not a
+// regular file, or a file with other hard links is refused. now stamps
+// records (time.Now if nil).
 func Open(path string, now func() time.Time) (*Journal, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := nofollow.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	if err := cutTornTail(f); err != nil {
+	end, err := cutTornTail(f)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
-	return &Journal{f: f, now: now}, nil
+	return &Journal{f: f, w: f, sync: f.Sync, now: now, off: end}, nil
 }
 
 // cutTornTail truncates whatever follows the last newline and leaves the
-// offset at the end.
-func cutTornTail(f *os.File) error {
+// offset at the end, which it returns.
+func cutTornTail(f *os.File) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	size := fi.Size()
 	end := size
@@ -128,7 +142,7 @@ func cutTornTail(f *os.File) error {
 			n = end
 		}
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
-			return err
+			return 0, err
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
 			end = end - n + int64(i) + 1
@@ -138,20 +152,25 @@ func cutTornTail(f *os.File) error {
 	}
 	if end != size {
 		if err := f.Truncate(end); err != nil {
-			return err
+			return 0, err
 		}
 		if err := f.Sync(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, err = f.Seek(end, io.SeekStart)
-	return err
+	return end, err
 }
 
 // Append stamps r with a fresh ULID and the time, writes it as one line and
-// returns once it is durable.
+// returns once it is durable. After a failed write or fsync every Append
+// fails, writing nothing.
 func (j *Journal) Append(r Record) (Record, error) {
 	j.mu.Lock()
+	if j.broken != nil {
+		j.mu.Unlock()
+		return r, j.broken
+	}
 	r.ID = ulid.Make().String()
 	r.Time = j.now().UTC()
 	line, err := json.Marshal(r)
@@ -160,63 +179,129 @@ func (j *Journal) Append(r Record) (Record, error) {
 		return r, fmt.Errorf("journal: encode: %w", err)
 	}
 	line = append(line, '\n')
-	if _, err := j.f.Write(line); err != nil {
+	if n, err := j.w.Write(line); err != nil || n != len(line) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		j.broken = j.cutBack(fmt.Errorf("journal %s: write: %w", j.f.Name(), err))
 		j.mu.Unlock()
-		return r, fmt.Errorf("journal: write: %w", err)
+		return r, j.broken
 	}
+	j.off += int64(len(line))
 	j.written++
 	mine := j.written
 	j.mu.Unlock()
 
 	j.syncMu.Lock()
 	defer j.syncMu.Unlock()
-	if j.err != nil {
-		return r, j.err
-	}
+	j.mu.Lock()
+	upTo, broken := j.written, j.broken
+	j.mu.Unlock()
 	if j.synced >= mine {
 		return r, nil // someone else's fsync covered this record
 	}
-	j.mu.Lock()
-	upTo := j.written
-	j.mu.Unlock()
-	if err := j.f.Sync(); err != nil {
-		j.err = fmt.Errorf("journal: sync: %w", err)
-		return r, j.err
+	if broken != nil {
+		return r, broken
+	}
+	if err := j.sync(); err != nil {
+		err = fmt.Errorf("journal %s: sync: %w (this command records nothing more)", j.f.Name(), err)
+		j.mu.Lock()
+		if j.broken == nil {
+			j.broken = err
+		}
+		j.mu.Unlock()
+		return r, err
 	}
 	j.synced = upTo
 	return r, nil
 }
 
+// cutBack removes what a failed write left after the last whole record, so
+// no fragment stays in the file for a later record to be glued onto. Called
+// with mu held; returns the error that poisons the journal.
+func (j *Journal) cutBack(err error) error {
+	terr := j.f.Truncate(j.off)
+	if terr == nil {
+		_, terr = j.f.Seek(j.off, io.SeekStart)
+	}
+	if terr != nil {
+		// The fragment stays at the tail, with no newline: the next Open
+		// cuts it off as a torn record, and nothing follows it meanwhile.
+		return fmt.Errorf("%w; cutting the partial record off also failed: %v (this command records nothing more)", err, terr)
+	}
+	return fmt.Errorf("%w (the partial record was cut off; this command records nothing more)", err)
+}
+
 // Close closes the file.
 func (j *Journal) Close() error { return j.f.Close() }
 
+// ErrCorrupt matches a *CorruptError with errors.Is.
+var ErrCorrupt = errors.New("journal has a bad line")
+
+// CorruptError is a line of the journal that is not a journal record: a
+// fragment, a foreign edit, something that does not parse.
+type CorruptError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("journal %s:%d is not a journal record (%v): keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`) and run `bulwark doctor` again",
+		e.Path, e.Line, e.Err, e.Line, e.Line, e.Path)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
 // Read returns every complete record in path, in order. A missing file has
-// no records; a torn last line is ignored; a bad line elsewhere is an error.
+// no records; a torn last line is ignored; a bad line elsewhere is a
+// *CorruptError. A path that is a symbolic link is refused.
 func Read(path string) ([]Record, error) {
-	b, err := os.ReadFile(path)
+	recs, bad, err := Scan(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, bad[0]
+	}
+	return recs, nil
+}
+
+// Scan is Read for those that must go on past bad lines (status, doctor):
+// it returns the good records and a *CorruptError for each bad line. err is
+// for a file that cannot be read at all.
+func Scan(path string) (recs []Record, bad []*CorruptError, err error) {
+	b, err := nofollow.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, nil, fmt.Errorf("read journal: %w", err)
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
 		b = b[:i+1] // torn tail
 	}
-	var out []Record
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	line := 0
-	for sc.Scan() {
+	for len(b) > 0 {
 		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+		i := bytes.IndexByte(b, '\n')
+		text := b[:i]
+		b = b[i+1:]
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
 		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("read journal %s:%d: %w", path, line, err)
+		if err := json.Unmarshal(text, &r); err != nil {
+			bad = append(bad, &CorruptError{Path: path, Line: line, Err: err})
+			continue
 		}
-		out = append(out, r)
+		if r.ID == "" || r.Op == "" || r.Kind == "" {
+			bad = append(bad, &CorruptError{Path: path, Line: line, Err: errors.New("no id, op or kind")})
+			continue
+		}
+		recs = append(recs, r)
 	}
-	return out, sc.Err()
+	return recs, bad, nil
 }

@@ -1,24 +1,40 @@
 // Package lock is the exclusive per-stack lock every mutating command holds.
 //
-// It is an flock(2) on <stack folder>/lock (github.com/gofrs/flock): the
-// kernel releases it when the holder dies, however it dies, so a lock left by
-// a killed process is free to take, never guessed at. The holder writes who it
-// is (operation, pid, host, since) into the file, so a second command can name
-// it, and a taker can say it found and replaced a stale record.
+// What is locked is the stack folder itself: an flock(2) on a descriptor of
+// the folder, opened without following a symbolic link. No file name takes
+// part in the exclusion, so deleting, renaming or replacing anything inside
+// the folder (the lock file included) cannot let a second holder in, and a
+// lock file that is a link is never followed. The kernel releases the flock
+// when the holder dies, however it dies, so a lock left by a killed process
+// is free to take, never guessed at.
+//
+// The holder writes who it is (operation, pid, host, since) into
+// <stack folder>/lock, so a second command can name it, and a taker can say
+// it found and replaced a stale record. The record is written into a file
+// the holder creates itself and renames into place (a link or file planted
+// at the name is replaced, never written through), and is cleared through
+// the holder's own descriptor on Release.
+//
+// Reading the lock never takes it: Inspect reads the record and asks the
+// kernel whether the record's file is held (an open-file-description lock
+// the holder keeps on it, queried with F_OFD_GETLK on Linux), so status and
+// doctor running in a loop cannot make an Acquire fail.
 package lock
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
 
-// FileName is the lock's name in a stack's folder.
+// FileName is the name of the holder record in a stack's folder.
 const FileName = "lock"
 
 // Holder says who holds, or held, a lock.
@@ -53,37 +69,74 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // Lock is a held lock.
 type Lock struct {
-	fl *flock.Flock
+	dir *os.File // the stack folder, flocked
+	rec *os.File // the holder record this holder created, OFD-locked
 	// Stale is the record a dead holder left behind, when there was one.
 	Stale *Holder
 }
 
-// Acquire takes the lock in dir at once or fails with a *LockedError naming
-// the holder. It never waits.
+// Acquire takes the lock of the stack folder dir at once or fails with a
+// *LockedError naming the holder. It never waits. A dir or lock file that
+// is a symbolic link is refused (nofollow.ErrRefused).
 func Acquire(dir string, h Holder) (*Lock, error) {
-	path := filepath.Join(dir, FileName)
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
+	d, err := openDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, err
+	}
+	ok, err := tryLock(d)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	if !ok {
-		return nil, &LockedError{Path: path, Holder: readHolder(path)}
+		d.Close()
+		rec, _ := readHolder(dir)
+		return nil, &LockedError{Path: filepath.Join(dir, FileName), Holder: rec}
 	}
-	l := &Lock{fl: fl, Stale: readHolder(path)}
-	b, _ := json.Marshal(h)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err == nil {
-		_, err = f.Write(append(b, '\n'))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	l := &Lock{dir: d}
+	fail := func(err error) (*Lock, error) {
+		l.abandon()
+		return nil, err
 	}
-	if err != nil {
-		fl.Unlock()
-		return nil, fmt.Errorf("lock %s: record holder: %w", path, err)
+	// The folder locked must still be the one at the path: a folder swapped
+	// between the open and the flock would be a lock on nothing.
+	if err := samePath(d, dir); err != nil {
+		return fail(err)
+	}
+	if l.Stale, err = readHolder(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail(fmt.Errorf("lock: %w", err))
+	}
+	if l.rec, err = writeHolder(dir, h); err != nil {
+		return fail(err)
 	}
 	return l, nil
+}
+
+// writeHolder writes h into a fresh file of its own, marks that file held,
+// and renames it over the record's name.
+func writeHolder(dir string, h Holder) (*os.File, error) {
+	path := filepath.Join(dir, FileName)
+	if err := nofollow.CheckReplaceable(path); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+FileName+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: record holder: %w", path, err)
+	}
+	b, _ := json.Marshal(h)
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = markHeld(f)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("lock %s: record holder: %w", path, err)
+	}
+	return f, nil
 }
 
 // Peek reports who holds the lock in dir, or nil when nobody does.
@@ -92,8 +145,19 @@ func Peek(dir string) (*Holder, error) {
 	return live, err
 }
 
-func readHolder(path string) *Holder {
-	b, err := os.ReadFile(path)
+// readHolder reads the record in dir without following a link. A missing,
+// empty or unparsable record is nil.
+func readHolder(dir string) (*Holder, error) {
+	f, err := nofollow.Open(filepath.Join(dir, FileName), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseHolder(f), nil
+}
+
+func parseHolder(f *os.File) *Holder {
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil || len(b) == 0 {
 		return nil
 	}
@@ -106,28 +170,60 @@ func readHolder(path string) *Holder {
 
 // Release clears the holder record and releases the lock.
 func (l *Lock) Release() error {
-	if l == nil || l.fl == nil {
+	if l == nil || l.dir == nil {
 		return nil
 	}
-	_ = os.Truncate(l.fl.Path(), 0)
-	return l.fl.Unlock()
+	if l.rec != nil {
+		// Through the holder's own descriptor: the name may now be
+		// something else's.
+		_ = l.rec.Truncate(0)
+	}
+	return l.abandon()
 }
 
-// Inspect reports the lock in dir: the live holder when it is held, else the
-// record a dead holder left (a kill -9 skips Release), else nothing.
+// abandon drops the lock and the record's mark without clearing the record,
+// as a kill would.
+func (l *Lock) abandon() error {
+	var err error
+	if l.rec != nil {
+		err = l.rec.Close()
+		l.rec = nil
+	}
+	if l.dir != nil {
+		if uerr := unlock(l.dir); err == nil {
+			err = uerr
+		}
+		if cerr := l.dir.Close(); err == nil {
+			err = cerr
+		}
+		l.dir = nil
+	}
+	return err
+}
+
+// Inspect reports the lock in dir without taking it: the live holder when
+// it is held, else the record a dead holder left (a kill -9 skips Release),
+// else nothing. A lock file that is a symbolic link is refused.
 func Inspect(dir string) (live, stale *Holder, err error) {
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	if err := nofollow.CheckDir(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("lock: %w", err)
+	}
+	f, err := nofollow.Open(filepath.Join(dir, FileName), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
-	fl := flock.New(path, flock.SetFlag(os.O_RDWR), flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
 	if err != nil {
-		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, nil, fmt.Errorf("lock: %w", err)
 	}
-	h := readHolder(path)
-	if ok {
-		fl.Unlock()
+	defer f.Close()
+	h := parseHolder(f)
+	held, err := isHeld(f, h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if !held {
 		return nil, h, nil
 	}
 	if h == nil {

@@ -143,13 +143,17 @@ func doctorStack(dir, name string) []Check {
 		out = append(out, Check{Name: "state " + name, OK: true,
 			Detail: fmt.Sprintf("%d resource(s), revision %d, serial %d, checksum ok", len(st.Resources), st.Current, st.Serial)})
 	}
-	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+	recs, bad, err := journal.Scan(filepath.Join(dir, journal.FileName))
+	for _, b := range bad {
+		out = append(out, Check{Name: "journal " + name, Detail: fmt.Sprintf("%s:%d is not a journal record (%v)", b.Path, b.Line, b.Err),
+			Fix: fmt.Sprintf("keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`): the lines around it are intact", b.Line, b.Line, b.Path)})
+	}
 	if err != nil {
-		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal is append-only: keep a copy, then look at the line named"})
+		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal must be a regular file of bulwark's in the stack folder"})
 	} else if u := Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume SPEC` for this stack"})
-	} else {
+	} else if len(bad) == 0 {
 		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
 	}
 	live, stale, err := lock.Inspect(dir)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -188,6 +190,10 @@ type session struct {
 	inherited []*engine.Step
 	lineage   string // the stack's lineage (see stackLineage)
 	opType    string // the operation a converge runs, for its refusals
+	// fresh: this session made the stack folder, so a command that ends
+	// before its first journal record (a spec the schemas reject, a
+	// provider that does not start) leaves no folder behind.
+	fresh bool
 }
 
 // open takes the lock and opens the state and the journal. resuming skips
@@ -195,10 +201,11 @@ type session struct {
 func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
 	dir := StackDir(opts.StateDir, sp.Stack)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	created, err := nofollow.Mkdir(dir, 0o700)
+	if err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}}
+	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}, fresh: created}
 	if resuming && opts.resumeOp != "" {
 		// The lock names the operation that actually runs.
 		s.opID = opts.resumeOp
@@ -266,9 +273,34 @@ func (s *session) close() {
 	if s.jr.Journal != nil {
 		s.jr.Close()
 	}
+	if s.fresh && s.lk != nil {
+		s.removeUnused()
+	}
 	if s.lk != nil {
 		s.lk.Release()
 	}
+}
+
+// removeUnused removes the stack folder this session made when nothing was
+// recorded in it: no state and an empty journal. Only what the session
+// made is removed, by name, under the lock; anything else found there keeps
+// the folder.
+func (s *session) removeUnused() {
+	if _, err := os.Lstat(filepath.Join(s.dir, state.FileName)); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	jpath := filepath.Join(s.dir, journal.FileName)
+	if fi, err := os.Lstat(jpath); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
+		return
+	}
+	// Made in this session, under a folder made in this session: the
+	// providers' data folders hold only what they wrote while it ran.
+	if err := nofollow.CheckDir(filepath.Join(s.dir, "providers")); err == nil {
+		os.RemoveAll(filepath.Join(s.dir, "providers"))
+	}
+	os.Remove(jpath)
+	os.Remove(filepath.Join(s.dir, lock.FileName))
+	os.Remove(s.dir)
 }
 
 // Unfinished returns the operations whose last record leaves them running or
@@ -331,6 +363,14 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		}
 		src, cfg := s.providerFor(n, sources[n])
 		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
+		// The data folders are made here, never through a link planted in
+		// their place (the host's MkdirAll would follow it).
+		if _, err := nofollow.Mkdir(s.dataRoot(), 0o700); err != nil {
+			return fmt.Errorf("provider %s: data folder: %w", n, err)
+		}
+		if _, err := nofollow.Mkdir(pc.DataDir, 0o700); err != nil {
+			return fmt.Errorf("provider %s: data folder: %w", n, err)
+		}
 		if lf := s.opts.ProviderLock; lf != nil {
 			e, ok := lf.Providers[src]
 			if !ok {

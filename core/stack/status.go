@@ -44,6 +44,9 @@ type StatusReport struct {
 	Revision      int                  `json:"revision"` // the current revision (0: none)
 	Unfinished    []string             `json:"unfinished,omitempty"`
 	Lock          *lock.Holder         `json:"lock,omitempty"`
+	// JournalProblems names each journal line that is not a record, with how
+	// to repair it; the rest of the report is read from the good lines.
+	JournalProblems []string `json:"journal_problems,omitempty"`
 }
 
 // Status reads a stack's state and journal without taking the lock.
@@ -53,11 +56,16 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 		return nil, err
 	}
 	dir := StackDir(opts.StateDir, sp.Stack)
-	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
+	// A bad journal line must not hide the rest: status reports it, named,
+	// with the repair, and everything the good lines say.
+	recs, bad, err := journal.Scan(filepath.Join(dir, journal.FileName))
 	if err != nil {
 		return nil, err
 	}
 	rep := &StatusReport{Stack: sp.Stack, Resources: []StatusResource{}, Interventions: st.Interventions, Revision: st.Current}
+	for _, b := range bad {
+		rep.JournalProblems = append(rep.JournalProblems, b.Error())
+	}
 	if rep.Interventions == nil {
 		rep.Interventions = []state.Intervention{}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -61,12 +62,12 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	}
 	backup.Execute = func(ctx context.Context, _ string) error {
 		src := filepath.Join(s.dir, state.FileName)
-		b, err := os.ReadFile(src)
+		b, err := nofollow.ReadFile(src)
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
 		dir := filepath.Join(s.dir, "backups")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
 		return atomicfile.Write(backupFile, b, 0o600)

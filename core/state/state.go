@@ -7,7 +7,13 @@
 // rename, fsync of the folder) with mode 0600 before it returns, so a crash
 // at any instant leaves either the old state or the new one. The file carries
 // a sha256 checksum of its content; Load refuses a file whose checksum does
-// not match.
+// not match, and a resource whose recorded protection level is not one of
+// ephemeral, durable, protected (an unknown level is never guessed at: a
+// wrong guess could let a delete through).
+//
+// Nothing here follows a symbolic link: a stack folder or a state.json that
+// is one is refused, and a write replaces the file by renaming a new one
+// over it, never writing through what is at the name.
 package state
 
 import (
@@ -18,12 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
@@ -177,10 +183,42 @@ type Store struct {
 	clear       bool
 }
 
+// LevelError refuses a state that records a protection level bulwark does
+// not know for a resource.
+type LevelError struct {
+	Path     string
+	Resource string
+	Level    string
+}
+
+func (e *LevelError) Error() string {
+	return fmt.Sprintf("load state %s: resource %q records protection %q, which is not ephemeral, durable or protected: bulwark will not guess its level (a wrong guess could delete it); restore the newest good copy from %s",
+		e.Path, e.Resource, e.Level, filepath.Join(filepath.Dir(e.Path), "backups"))
+}
+
+func (e *LevelError) Is(target error) bool { return target == ErrCorrupt }
+
+// checkLevels refuses any recorded protection level that is not a known one,
+// "" included.
+func checkLevels(path string, st *State) error {
+	for _, name := range st.Names() {
+		r := st.Resources[name]
+		if !knownLevel(r.Protection) {
+			return &LevelError{Path: path, Resource: name, Level: r.Protection}
+		}
+		if r.Prior != nil && !knownLevel(r.Prior.Protection) {
+			return &LevelError{Path: path, Resource: name + " (its prior configuration)", Level: r.Prior.Protection}
+		}
+	}
+	return nil
+}
+
+func knownLevel(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
+
 // Open opens (creating the folder, mode 0700, if needed) the state of stack
 // kept in dir, and loads it. A missing file is an empty state.
 func Open(dir, stack string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
 	st, err := Load(filepath.Join(dir, FileName))
@@ -195,9 +233,9 @@ func Open(dir, stack string) (*Store, error) {
 	return &Store{dir: dir, st: st}, nil
 }
 
-// Load reads and checks a state file.
+// Load reads and checks a state file, refusing a symbolic link.
 func Load(path string) (*State, error) {
-	b, err := os.ReadFile(path)
+	b, err := nofollow.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
 	}
@@ -217,6 +255,9 @@ func Load(path string) (*State, error) {
 	}
 	if st.Resources == nil {
 		st.Resources = map[string]*Resource{}
+	}
+	if err := checkLevels(path, &st); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }
@@ -287,6 +328,9 @@ func write(path string, st *State) error {
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "{\n  \"checksum\": %q,\n  \"state\": %s\n}\n", checksum(compact(body)), body)
+	if err := nofollow.CheckReplaceable(path); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
 	return atomicfile.Write(path, buf.Bytes(), 0o600)
 }
 

@@ -96,7 +96,7 @@ func TestConcurrentMutations(t *testing.T) {
 			defer wg.Done()
 			name := string(rune('a' + i))
 			if err := s.Mutate(func(st *State) error {
-				st.Resources[name] = &Resource{Name: name}
+				st.Resources[name] = &Resource{Name: name, Protection: "ephemeral"}
 				return nil
 			}); err != nil {
 				t.Error(err)

@@ -1,0 +1,58 @@
+//go:build unix
+
+package lock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bulwark-iac/bulwark/core/nofollow"
+)
+
+// openDir opens the stack folder itself, refusing a symbolic link.
+func openDir(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err := nofollow.CheckDir(dir); err != nil {
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, &os.PathError{Op: "open", Path: dir, Err: err})
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
+
+func tryLock(d *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		}
+		return false, err
+	}
+}
+
+func unlock(d *os.File) error { return unix.Flock(int(d.Fd()), unix.LOCK_UN) }
+
+// samePath checks that the open folder d is still the folder at path.
+func samePath(d *os.File, path string) error {
+	var open, now unix.Stat_t
+	if err := unix.Fstat(int(d.Fd()), &open); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := unix.Lstat(path, &now); err != nil {
+		return fmt.Errorf("lock %s: the stack folder went away while it was being locked: %w", path, err)
+	}
+	if open.Dev != now.Dev || open.Ino != now.Ino || now.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return fmt.Errorf("lock %s: the stack folder was replaced while it was being locked: refusing", path)
+	}
+	return nil
+}

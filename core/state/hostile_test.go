@@ -1,0 +1,99 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/nofollow"
+)
+
+// A state.json that is a symbolic link is refused by Load and Open, and what
+// it points to is left as it was, even after a Mutate was asked for.
+func TestSymlinkedStateIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "precious")
+	os.WriteFile(outside, []byte("keep me\n"), 0o644)
+	path := filepath.Join(dir, FileName)
+	if err := os.Symlink(outside, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); !errors.Is(err, nofollow.ErrRefused) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Load: %v", err)
+	}
+	if _, err := Open(dir, "s"); !errors.Is(err, nofollow.ErrRefused) {
+		t.Fatalf("Open: %v", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep me\n" {
+		t.Fatalf("target changed: %q", b)
+	}
+}
+
+// A link planted after Open is refused by the write, not replaced silently.
+func TestMutateRefusesALinkPlantedLater(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "precious")
+	os.WriteFile(outside, []byte("keep me\n"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, FileName))
+	if err := s.Mutate(func(*State) error { return nil }); !errors.Is(err, nofollow.ErrRefused) {
+		t.Fatalf("Mutate: %v", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep me\n" {
+		t.Fatalf("target changed: %q", b)
+	}
+}
+
+// A stack folder that is a symbolic link is refused.
+func TestSymlinkedStackFolderIsRefused(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "s")
+	os.Symlink(real, link)
+	if _, err := Open(link, "s"); !errors.Is(err, nofollow.ErrRefused) {
+		t.Fatalf("Open: %v", err)
+	}
+}
+
+// A recorded protection level that is not one bulwark knows is an error
+// naming the resource: "" does not silently mean ephemeral, and no unknown
+// word may lead anywhere near a delete.
+func TestUnknownRecordedProtectionIsAnError(t *testing.T) {
+	for _, level := range []string{"", "weird", "Protected", " durable", "unspecified"} {
+		dir := t.TempDir()
+		s, err := Open(dir, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written as an older or hand-edited file would be: with a good
+		// checksum, so only the level is wrong.
+		st := s.Snapshot()
+		st.Resources["db"] = &Resource{Name: "db", Type: "t", Provider: "p", ID: "1", Protection: level}
+		if err := write(filepath.Join(dir, FileName), st); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Load(filepath.Join(dir, FileName))
+		var le *LevelError
+		if !errors.As(err, &le) || le.Resource != "db" || le.Level != level {
+			t.Fatalf("level %q: Load: %v, want a LevelError naming db", level, err)
+		}
+		if !strings.Contains(err.Error(), `resource "db"`) {
+			t.Fatalf("level %q: %v does not name the resource", level, err)
+		}
+	}
+	for _, level := range []string{"ephemeral", "durable", "protected"} {
+		dir := t.TempDir()
+		st := &State{Version: Version, Stack: "s", Resources: map[string]*Resource{
+			"db": {Name: "db", Protection: level, Prior: &Prior{Op: "op_1", Protection: level}}}}
+		if err := write(filepath.Join(dir, FileName), st); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(filepath.Join(dir, FileName)); err != nil {
+			t.Fatalf("level %q: %v", level, err)
+		}
+	}
+}
