@@ -193,3 +193,19 @@ func TestInspectLiveAndStale(t *testing.T) {
 		t.Fatalf("stale = %+v", l2.Stale)
 	}
 }
+
+// A record a killed holder was writing, never renamed into place, is
+// removed by the next holder.
+func TestTornRecordIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	torn := filepath.Join(dir, "."+FileName+".tmp-123")
+	os.WriteFile(torn, []byte(`{"op":"op_DEAD"`), 0o600)
+	l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if _, err := os.Lstat(torn); !os.IsNotExist(err) {
+		t.Fatalf("torn record left: %v", err)
+	}
+}

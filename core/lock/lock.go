@@ -29,6 +29,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
@@ -106,10 +107,22 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 	if l.Stale, err = readHolder(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fail(fmt.Errorf("lock: %w", err))
 	}
+	removeTorn(dir)
 	if l.rec, err = writeHolder(dir, h); err != nil {
 		return fail(err)
 	}
 	return l, nil
+}
+
+// removeTorn removes the records a killed holder was writing and never
+// renamed into place. Called with the lock held.
+func removeTorn(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "."+FileName+".tmp-") {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // writeHolder writes h into a fresh file of its own, marks that file held,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -30,6 +31,11 @@ type Options struct {
 	// Versions are the protocol versions the host offers, with their
 	// plugin sets (default: the sdk's, version 1 only). Tests add others.
 	Versions map[int]plugin.PluginSet
+	// CopyDir is where the private copies of plugins pinned by bulwark.lock
+	// are made and run from, each host in a folder of its own (mode 0700)
+	// removed by Close. Default: bulwark/plugins in the user's cache folder.
+	// Never the system temp folder, which is often mounted noexec.
+	CopyDir string
 }
 
 // Host starts and owns provider plugin processes. Close kills them all.
@@ -131,6 +137,7 @@ func (h *Host) Close() {
 	h.mu.Lock()
 	if h.private != "" {
 		os.RemoveAll(h.private)
+		os.Remove(filepath.Dir(h.private)) // only when no other host uses it
 		h.private = ""
 	}
 	h.mu.Unlock()

@@ -7,7 +7,38 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
+
+// privateDir makes, once, the host's own folder for verified copies under
+// Options.CopyDir (see there).
+func (h *Host) privateDir() (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.private != "" {
+		return h.private, nil
+	}
+	base := h.opts.CopyDir
+	if base == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no folder for it (%w): set XDG_CACHE_HOME or HOME", err)
+		}
+		base = filepath.Join(cache, "bulwark", "plugins")
+	}
+	// The folder the executables are copied into must be a real one: a
+	// link would put them wherever it points.
+	if _, err := nofollow.Mkdir(base, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(base, "run-")
+	if err != nil {
+		return "", err
+	}
+	h.private = dir
+	return dir, nil
+}
 
 // IntegrityError refuses a plugin whose bytes differ from bulwark.lock.
 type IntegrityError struct {
@@ -27,17 +58,10 @@ func (e *IntegrityError) Error() string {
 // when its hash is want. The copy is what runs: whatever happens to path
 // after the check, the bytes executed are the bytes verified.
 func (h *Host) verifiedCopy(source, path, want string) (string, error) {
-	h.mu.Lock()
-	if h.private == "" {
-		dir, err := os.MkdirTemp("", "bulwark-plugins-")
-		if err != nil {
-			h.mu.Unlock()
-			return "", err
-		}
-		h.private = dir
+	dir, err := h.privateDir()
+	if err != nil {
+		return "", fmt.Errorf("provider %s: verified copy: %w", source, err)
 	}
-	dir := h.private
-	h.mu.Unlock()
 	src, err := os.Open(path)
 	if err != nil {
 		return "", err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
@@ -40,7 +41,7 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 	} else {
 		entries, _ := os.ReadDir(opts.StateDir)
 		for _, e := range entries {
-			if e.IsDir() {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 				stacks = append(stacks, e.Name())
 			}
 		}

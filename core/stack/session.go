@@ -121,7 +121,19 @@ func (o *Options) starter() Starter {
 }
 
 func (o *Options) hostOptions() pluginhost.Options {
-	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout}
+	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout,
+		CopyDir: PluginCopyDir(o.StateDir)}
+}
+
+// PluginCopyDir is the folder under the state folder where the verified
+// copies of plugins pinned by bulwark.lock run from (each command in a
+// private folder of its own, removed when it ends): not the system temp
+// folder, which is often mounted noexec. Its name is no stack's.
+func PluginCopyDir(stateDir string) string {
+	if stateDir == "" {
+		stateDir = ".bulwark"
+	}
+	return filepath.Join(stateDir, ".plugins")
 }
 
 func (o *Options) defaults() {
