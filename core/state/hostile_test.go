@@ -88,12 +88,26 @@ func TestUnknownRecordedProtectionIsAnError(t *testing.T) {
 	for _, level := range []string{"ephemeral", "durable", "protected"} {
 		dir := t.TempDir()
 		st := &State{Version: Version, Stack: "s", Resources: map[string]*Resource{
-			"db": {Name: "db", Protection: level, Prior: &Prior{Op: "op_1", Protection: level}}}}
+			"db":  {Name: "db", Protection: level, Prior: &Prior{Op: "op_1", Protection: level}},
+			"old": {Name: "old", Protection: level, Prior: &Prior{Op: "op_1"}}}}
 		if err := write(filepath.Join(dir, FileName), st); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Load(filepath.Join(dir, FileName)); err != nil {
 			t.Fatalf("level %q: %v", level, err)
 		}
+	}
+}
+
+func TestUnknownPriorProtectionIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	st := &State{Version: Version, Stack: "s", Resources: map[string]*Resource{
+		"db": {Name: "db", Protection: "durable", Prior: &Prior{Op: "op_1", Protection: "weird"}}}}
+	if err := write(filepath.Join(dir, FileName), st); err != nil {
+		t.Fatal(err)
+	}
+	var le *LevelError
+	if _, err := Load(filepath.Join(dir, FileName)); !errors.As(err, &le) || !strings.Contains(le.Resource, "db") {
+		t.Fatalf("Load: %v", err)
 	}
 }

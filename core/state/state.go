@@ -206,7 +206,10 @@ func checkLevels(path string, st *State) error {
 		if !knownLevel(r.Protection) {
 			return &LevelError{Path: path, Resource: name, Level: r.Protection}
 		}
-		if r.Prior != nil && !knownLevel(r.Prior.Protection) {
+		// A prior's level only bounds an undo from below (the recorded level
+		// stays the floor), so a prior with none recorded is ephemeral; an
+		// unknown word is still refused.
+		if r.Prior != nil && r.Prior.Protection != "" && !knownLevel(r.Prior.Protection) {
 			return &LevelError{Path: path, Resource: name + " (its prior configuration)", Level: r.Prior.Protection}
 		}
 	}
