@@ -178,6 +178,17 @@ func (w *fakeWorld) SetAttr(name, key string, v any) {
 	}
 }
 
+// Put makes a resource behind bulwark's back (out of band), under key ("":
+// none), and returns its id.
+func (w *fakeWorld) Put(typ, name, key string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	id := fmt.Sprintf("oob-%s-%s-%d", typ, name, w.seq)
+	w.resources[id] = &fakeResource{ID: id, Type: typ, Name: name, Key: key, Attrs: map[string]any{}}
+	return id
+}
+
 // Remove deletes a resource behind bulwark's back (drift).
 func (w *fakeWorld) Remove(name string) {
 	w.mu.Lock()

@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,3 +250,34 @@ func TestStateBeforeLineagesStaysOwned(t *testing.T) {
 }
 
 func removeFile(path string) error { return os.Remove(path) }
+
+// A teardown never deletes what a recorded id holds once it carries another
+// stack's key: that step fails, nothing of the other stack is deleted.
+func TestTeardownSparesWhatIsNoLongerOurs(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "network"})
+	e.mustApply(t, sp)
+	e.w.mu.Lock()
+	for _, r := range e.w.resources {
+		if r.Name == "b" {
+			r.Key = "bulwark:other:01L:01X"
+		}
+	}
+	e.w.mu.Unlock()
+	_, _, d0 := e.w.Calls()
+	r, err := e.teardown(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stack.ExitCode(r, err) != stack.ExitError || !strings.Contains(fmt.Sprint(r.Err), "what exists there now carries bulwark:other:01L:01X") {
+		t.Errorf("teardown: exit %d, %v", stack.ExitCode(r, err), r.Err)
+	}
+	for _, d := range e.w.Deletes()[d0:] {
+		if d.Name == "b" {
+			t.Errorf("teardown deleted b, now another stack's: %+v", d)
+		}
+	}
+	if e.w.ByName("b") == nil || e.w.ByName("a") != nil {
+		t.Errorf("world after teardown: %v", e.w.Names())
+	}
+}

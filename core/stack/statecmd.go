@@ -10,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -41,9 +42,30 @@ func StateList(sp *spec.Spec, opts Options) ([]*state.Resource, error) {
 	}
 	out := make([]*state.Resource, 0, len(st.Resources))
 	for _, n := range st.Names() {
-		out = append(out, st.Resources[n])
+		out = append(out, masked(st.Resources[n]))
 	}
 	return out, nil
+}
+
+// masked is a record with its sensitive values (sealed in the state)
+// shown as secrets.Mask, for printing.
+func masked(r *state.Resource) *state.Resource {
+	c := *r
+	mask := func(m map[string]any) map[string]any {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			if slices.Contains(r.Sensitive, k) {
+				v = secrets.Mask
+			}
+			out[k] = v
+		}
+		return out
+	}
+	c.Config, c.Attributes, c.Prior = mask(r.Config), mask(r.Attributes), nil
+	return &c
 }
 
 // StateShow returns the record of one resource.
@@ -56,7 +78,7 @@ func StateShow(sp *spec.Spec, opts Options, address string) (*state.Resource, er
 	if r == nil {
 		return nil, fmt.Errorf("%s: %w of stack %s", address, ErrNotRecorded, sp.Stack)
 	}
-	return r, nil
+	return masked(r), nil
 }
 
 // StateForget stops managing a resource without deleting it, whatever its
