@@ -2,6 +2,7 @@ package benchharness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,10 +82,13 @@ type Config struct {
 	// BudgetFor, when set, gives a command's budget instead of Budget.
 	BudgetFor func(tool string, shape Shape, n int, command string) time.Duration
 	// Want, when set, says which commands to run; the others are skipped
-	// (say "not wanted"). An apply that a wanted no-op apply or teardown
+	// (as NotWanted). An apply that a wanted no-op apply or teardown
 	// needs is run all the same.
-	Want     func(tool string, shape Shape, n int, command string) bool
-	Scratch  string // where each stack's fresh folder is made
+	Want    func(tool string, shape Shape, n int, command string) bool
+	Scratch string // where each stack's fresh folder is made
+	// Count is how many times each stack is run (in a fresh folder each
+	// time); each figure is then the median run's (see Median). 0 is 1.
+	Count    int
 	Tools    []Tool // run the same stacks on these too
 	Progress io.Writer
 	// Keep leaves each stack's scratch folder in place.
@@ -130,21 +135,62 @@ func RunStacks(ctx context.Context, cfg Config) ([]Result, error) {
 	var all []Result
 	for _, n := range cfg.Sizes {
 		for _, shape := range cfg.Shapes {
-			rs, err := runBulwark(ctx, cfg, shape, n)
-			all = append(all, rs...)
-			if err != nil {
-				return all, err
-			}
-			for _, t := range cfg.Tools {
-				rs, err := runTool(ctx, cfg, t, shape, n)
-				all = append(all, rs...)
+			var runs [][]Result
+			for i := 0; i < max(cfg.Count, 1); i++ {
+				rs, err := runBulwark(ctx, cfg, shape, n)
+				runs = append(runs, rs)
 				if err != nil {
-					return all, err
+					return append(all, rs...), err
 				}
+			}
+			all = append(all, Median(runs)...)
+			for _, t := range cfg.Tools {
+				var runs [][]Result
+				for i := 0; i < max(cfg.Count, 1); i++ {
+					rs, err := runTool(ctx, cfg, t, shape, n)
+					runs = append(runs, rs)
+					if err != nil {
+						return append(all, rs...), err
+					}
+				}
+				all = append(all, Median(runs)...)
 			}
 		}
 	}
 	return all, nil
+}
+
+// Median folds repeated runs of one stack (each the same commands in the
+// same order) into one: for each command, the run with the median wall
+// time, or the first that did not run to the end with exit 0, so a failure
+// is never hidden by better runs. With an even count the slower of the two
+// middle runs is taken.
+func Median(runs [][]Result) []Result {
+	if len(runs) == 0 {
+		return nil
+	}
+	out := make([]Result, len(runs[0]))
+	for i := range out {
+		var rs []Result
+		for _, run := range runs {
+			if i < len(run) {
+				rs = append(rs, run[i])
+			}
+		}
+		out[i] = medianOne(rs)
+	}
+	return out
+}
+
+func medianOne(rs []Result) Result {
+	for _, r := range rs {
+		if !r.OK() && r.Skipped != NotWanted {
+			return r
+		}
+	}
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b Result) int { return cmp.Compare(a.Wall, b.Wall) })
+	return sorted[len(sorted)/2]
 }
 
 // wanted reports whether command runs on this stack.
@@ -226,7 +272,7 @@ func (s *stackRun) measure(ctx context.Context, command, name string, env []stri
 		s.stop = fmt.Sprintf("%s exited %d", command, m.ExitCode)
 		r.Tail = tail(filepath.Join(s.dir, base+".stderr"), 400)
 	}
-	if after != nil && !m.Stopped {
+	if after != nil {
 		after(&r)
 	}
 	s.out = append(s.out, r)

@@ -17,6 +17,7 @@ type Report struct {
 	Load        string // the load average when the run started, when known
 	Args        string // the harness's command line
 	Parallelism int
+	Count       int    // runs of each stack; each figure is the median run's
 	Budget      string // the per-command budget, as said to a reader
 	Floor       Floor
 	Tools       []Tool
@@ -49,6 +50,11 @@ func (r *Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "- compared with: %s: the same stacks as `terraform_data` resources (no provider process), "+
 			"local state, `-parallelism=%d`, `init` once, not measured\n", strings.Join(ts, ", "), r.Parallelism)
+	}
+	if r.Count > 1 {
+		fmt.Fprintf(&b, "- each stack run %d times, each figure the median run's (a run that failed is shown instead)\n", r.Count)
+	} else {
+		b.WriteString("- each stack run once\n")
 	}
 	if r.Budget != "" {
 		fmt.Fprintf(&b, "- budget: a command still running after %s is stopped (shown as `> budget`); the rest of its stack is skipped\n", r.Budget)

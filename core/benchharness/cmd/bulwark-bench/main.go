@@ -43,6 +43,7 @@ type options struct {
 	floorCalls, floorAppends               int
 	guard                                  string
 	guardFull                              bool
+	count                                  int
 	calibrate                              float64
 	profile, cpuProfile                    string
 }
@@ -59,6 +60,7 @@ func run(args []string) int {
 	fs.StringVar(&o.sizes, "sizes", "100,1000,10000", "stack sizes N")
 	fs.BoolVar(&o.quick, "quick", false, "N = 1,000 only")
 	fs.StringVar(&o.compare, "compare", "auto", "auto: run tofu and terraform too when on PATH; none: bulwark alone")
+	fs.IntVar(&o.count, "count", 1, "run each stack this many times and report the median run of each command")
 	fs.IntVar(&o.parallelism, "parallelism", 10, "bulwark's --parallelism and the tools' -parallelism")
 	fs.DurationVar(&o.budget, "budget", 5*time.Minute, "stop a command still running after this long (0: never); the rest of its stack is skipped")
 	fs.IntVar(&o.floorCalls, "floor-calls", 2000, "gRPC round trips timed for the floor")
@@ -196,6 +198,7 @@ func (o options) run() error {
 		Load:        loadAverage(),
 		Args:        commandLine(os.Args),
 		Parallelism: o.parallelism,
+		Count:       max(o.count, 1),
 		Tools:       tools,
 	}
 	if o.budget > 0 {
@@ -214,7 +217,7 @@ func (o options) run() error {
 	cfg := benchharness.Config{
 		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
-		Progress: os.Stderr, Keep: o.keep,
+		Progress: os.Stderr, Keep: o.keep, Count: o.count,
 	}
 	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.
