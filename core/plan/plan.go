@@ -155,7 +155,12 @@ func (e *ConflictError) Error() string {
 			fmt.Fprintf(&b, " (take it over: `bulwark import %s %s %s`, or `import: %s` on it in the spec)", spec, c.Resource, c.FoundID, c.FoundID)
 		}
 	}
-	b.WriteString("\nbulwark never adopts what it did not create. To take one over, run `bulwark import " + spec + " NAME ID` or add `import: ID` to the resource in the spec; else rename it in the spec.")
+	for _, c := range e.Conflicts {
+		if c.Importable {
+			b.WriteString("\nbulwark never adopts what it did not create. To take one over, run `bulwark import " + spec + " NAME ID` or add `import: ID` to the resource in the spec; else rename it in the spec.")
+			break
+		}
+	}
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -154,24 +155,58 @@ func (s *session) readRecorded(ctx context.Context, cur *state.Resource) (*plan.
 	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
 }
 
+// readJob reads one resource for observe.
+type readJob struct {
+	name string
+	read func(context.Context) (*plan.Observation, error)
+}
+
 // observe reads reality for every resource a converge of the spec over st
 // decides on, up to Parallelism at once.
 func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
-	type job struct {
-		name string
-		read func(context.Context) (*plan.Observation, error)
-	}
-	var jobs []job
+	var jobs []readJob
 	for _, r := range s.sp.Resources {
 		r, cur := r, st.Resources[r.Name]
-		jobs = append(jobs, job{r.Name, func(ctx context.Context) (*plan.Observation, error) { return s.read(ctx, r, cur) }})
+		jobs = append(jobs, readJob{r.Name, func(ctx context.Context) (*plan.Observation, error) { return s.read(ctx, r, cur) }})
 	}
 	for _, n := range st.Names() {
 		if _, ok := s.sp.Resource(n); !ok {
 			cur := st.Resources[n]
-			jobs = append(jobs, job{n, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
+			jobs = append(jobs, readJob{n, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
 		}
 	}
+	return s.readAll(ctx, jobs)
+}
+
+// checkOwned reads every resource a teardown plan deletes and refuses the
+// run (a *plan.ConflictError) when what a recorded id holds now carries
+// another key: it is not this stack's to delete.
+func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan) error {
+	var jobs []readJob
+	for _, c := range pl.Changes {
+		if cur := st.Resources[c.Resource]; cur != nil {
+			jobs = append(jobs, readJob{c.Resource, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
+		}
+	}
+	obs, err := s.readAll(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	checked := &plan.Plan{Spec: s.sp.File}
+	for _, c := range pl.Changes {
+		if cur := st.Resources[c.Resource]; cur != nil {
+			checked.Changes = append(checked.Changes, plan.Decide(s.env().Input(nil, cur, obs[c.Resource])))
+		}
+	}
+	var ce *plan.ConflictError
+	if err := checked.Check("teardown"); errors.As(err, &ce) {
+		return ce
+	}
+	return nil
+}
+
+// readAll runs jobs, up to Parallelism at once; the first error wins.
+func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan.Observation, error) {
 	out := make(map[string]*plan.Observation, len(jobs))
 	var (
 		mu    sync.Mutex

@@ -2,7 +2,6 @@ package stack_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,7 +251,7 @@ func TestStateBeforeLineagesStaysOwned(t *testing.T) {
 func removeFile(path string) error { return os.Remove(path) }
 
 // A teardown never deletes what a recorded id holds once it carries another
-// stack's key: that step fails, nothing of the other stack is deleted.
+// stack's key: the whole teardown is refused before its first delete.
 func TestTeardownSparesWhatIsNoLongerOurs(t *testing.T) {
 	e := newEnv(t)
 	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "network"})
@@ -266,16 +265,22 @@ func TestTeardownSparesWhatIsNoLongerOurs(t *testing.T) {
 	e.w.mu.Unlock()
 	_, _, d0 := e.w.Calls()
 	r, err := e.teardown(sp)
-	if err != nil {
+	var ce *plan.ConflictError
+	if !errors.As(err, &ce) || stack.ExitCode(r, err) != stack.ExitError || !strings.Contains(err.Error(), "what exists there now carries bulwark:other:01L:01X") {
+		t.Fatalf("teardown: exit %d, %v", stack.ExitCode(r, err), err)
+	}
+	if strings.Contains(err.Error(), "bulwark import") {
+		t.Errorf("a teardown conflict advises an import: %v", err)
+	}
+	if _, _, d1 := e.w.Calls(); d1 != d0 {
+		t.Errorf("a refused teardown deleted %v", e.w.Deletes()[d0:])
+	}
+	// Forgotten, it is no longer this stack's business; the rest goes.
+	if _, err := stack.StateForget(e.ctx, sp, e.opts(), "b"); err != nil {
 		t.Fatal(err)
 	}
-	if stack.ExitCode(r, err) != stack.ExitError || !strings.Contains(fmt.Sprint(r.Err), "what exists there now carries bulwark:other:01L:01X") {
-		t.Errorf("teardown: exit %d, %v", stack.ExitCode(r, err), r.Err)
-	}
-	for _, d := range e.w.Deletes()[d0:] {
-		if d.Name == "b" {
-			t.Errorf("teardown deleted b, now another stack's: %+v", d)
-		}
+	if r, err := e.teardown(sp); stack.ExitCode(r, err) != stack.ExitOK {
+		t.Fatalf("teardown after forget: %v", err)
 	}
 	if e.w.ByName("b") == nil || e.w.ByName("a") != nil {
 		t.Errorf("world after teardown: %v", e.w.Names())

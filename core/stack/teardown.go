@@ -60,6 +60,11 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if err := s.startProviders(ctx, providers, st); err != nil {
 		return nil, err
 	}
+	// What every recorded id holds must still be this stack's, checked
+	// whole before the first delete, by the planner's own decision.
+	if err := s.checkOwned(ctx, st, pl); err != nil {
+		return nil, s.refused(err, pl)
+	}
 	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
