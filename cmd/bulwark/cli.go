@@ -103,7 +103,17 @@ func (c *cli) interrupts(sigs <-chan os.Signal, done <-chan struct{}, cancel con
 		return
 	case sig := <-sigs:
 		if !c.graceful.Load() {
+			// Nothing to wind down (a read-only command, or a question
+			// not yet answered): stop now, and exit if that takes long.
 			cancel()
+			select {
+			case <-done:
+			case <-sigs:
+				exit(stack.ExitError)
+			case <-time.After(interruptGrace / 5):
+				fmt.Fprintf(c.stderr, "bulwark: %v: exiting\n", sig)
+				exit(stack.ExitError)
+			}
 			return
 		}
 		close(c.stop)
@@ -485,6 +495,10 @@ func (c *cli) teardownCmd() *cobra.Command {
 					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
 				}
 				opts.Confirm = func(names []string) bool {
+					// An interrupt while the question waits ends the
+					// command: nothing has started.
+					c.graceful.Store(false)
+					defer c.graceful.Store(true)
 					fmt.Fprintf(c.stdout, "This deletes %d resource(s) of stack %s: %s\nType yes to go on: ", len(names), sp.Stack, strings.Join(names, ", "))
 					var answer string
 					fmt.Fscanln(c.stdin, &answer)

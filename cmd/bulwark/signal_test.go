@@ -142,3 +142,57 @@ func TestSecondInterruptStopsWaitingForCompensation(t *testing.T) {
 		t.Errorf("world after resume: %+v", w)
 	}
 }
+
+// The interrupt ladder, in-process: a mutating command's first interrupt
+// only stops new steps, the second cancels, the third exits; a read-only
+// command's first cancels and the second exits.
+func TestInterruptLadder(t *testing.T) {
+	for _, graceful := range []bool{true, false} {
+		t.Run(map[bool]string{true: "mutating", false: "read-only"}[graceful], func(t *testing.T) {
+			var stderr bytes.Buffer
+			c := &cli{stderr: &stderr, stop: make(chan struct{})}
+			if graceful {
+				c.mutating("stack.yaml")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			sigs, done := make(chan os.Signal), make(chan struct{})
+			exited := make(chan int, 1)
+			ended := make(chan struct{})
+			go func() {
+				defer close(ended)
+				c.interrupts(sigs, done, cancel, func(code int) { exited <- code })
+			}()
+			sigs <- syscall.SIGTERM
+			if graceful {
+				select {
+				case <-c.stop:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the first interrupt did not stop new steps")
+				}
+				if ctx.Err() != nil {
+					t.Fatal("the first interrupt of a mutating command cancelled the running calls")
+				}
+				sigs <- os.Interrupt
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("not cancelled")
+			}
+			sigs <- os.Interrupt
+			select {
+			case code := <-exited:
+				if code == 0 {
+					t.Fatal("exit 0 after interrupts")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the last interrupt did not exit")
+			}
+			<-ended
+			if graceful && !strings.Contains(stderr.String(), "bulwark resume stack.yaml") {
+				t.Errorf("stderr does not say to run resume: %s", stderr.String())
+			}
+		})
+	}
+}

@@ -20,6 +20,21 @@
 // work starts and after it ends. The idempotency key an Execute receives is
 // the id of its "started" record, so a crash mid-step leaves the key on disk.
 // Before the first compensation the target set is journaled; a failed
-// compensation does not stop the others, and the error keeps every failure
-// with the original error as its cause.
+// compensation does not stop the others (a journal that cannot be written
+// does: no compensation runs without its record), and the error keeps every
+// failure with the original error as its cause.
+//
+// A resumed operation runs again under its own id and inherits the steps
+// its interrupted run executed (Operation.Inherited): the two runs are one,
+// so its rollback, and the target set it journals, cover both.
+//
+// Stopping: closing Operation.Stop (a first interrupt) starts no further
+// step and lets the running ones finish; what ran is then rolled back and
+// the result says Interrupted. Cancelling Run's context (a second
+// interrupt) cancels the work in flight and stops the rollback between
+// compensations; the journal keeps what is left for resume.
+//
+// An outcome is recorded by Operation.Finish and then the end record; if
+// either fails the operation stays unfinished (Outcome Unfinished, the
+// reached outcome in Result.Reached), so no later command takes it for done.
 package engine

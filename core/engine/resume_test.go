@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,5 +186,45 @@ func TestJournalErrorsAreOneLine(t *testing.T) {
 	}
 	if got := OneLine("a\nb\nc"); got != "a [2 more line(s) not shown]" {
 		t.Fatalf("OneLine = %q", got)
+	}
+}
+
+// failingJournal fails every append after the first n.
+type failingJournal struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (j *failingJournal) Append(r journal.Record) (journal.Record, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.n <= 0 {
+		return r, errors.New("write journal.jsonl: no space left on device")
+	}
+	j.n--
+	r.ID = journal.NewOpID()
+	return r, nil
+}
+
+// A journal that cannot be written stops the rollback at once (no
+// compensation runs without its record), naming what was not attempted,
+// instead of one failure per target.
+func TestRollbackStopsAtTheFirstJournalFailure(t *testing.T) {
+	w := newWorld()
+	w.failExec["lb"] = true
+	steps := chain(w, Compensate)
+	// op running, 3 x (started, ok, verify ok), lb started + failed, the
+	// target set: then nothing more.
+	e := &Engine{Journal: &failingJournal{n: 1 + 9 + 2 + 1}}
+	res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: steps, Parallelism: 1})
+	var rb *RollbackError
+	if res.Outcome != Unfinished || res.Reached != RollbackIncomplete || !errors.As(res.Err, &rb) {
+		t.Fatalf("outcome %v reached %v: %v", res.Outcome, res.Reached, res.Err)
+	}
+	if len(rb.Failures) != 2 || rb.Failures["(not attempted)"] == nil {
+		t.Fatalf("failures %v: want the first journal failure and what was not attempted", rb.Failures)
+	}
+	if slices.ContainsFunc(w.calls, func(c string) bool { return strings.HasPrefix(c, "delete ") }) {
+		t.Fatalf("calls %v: a compensation ran without its record", w.calls)
 	}
 }
