@@ -122,6 +122,7 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
 	var ce *plan.ConflictError
 	if errors.As(err, &ce) {
+		s.prog.conflict(s.opID, ce.Conflicts)
 		var names []string
 		for _, c := range ce.Conflicts {
 			names = append(names, c.Resource)

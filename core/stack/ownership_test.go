@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,4 +286,30 @@ func TestTeardownSparesWhatIsNoLongerOurs(t *testing.T) {
 	if e.w.ByName("b") == nil || e.w.ByName("a") != nil {
 		t.Errorf("world after teardown: %v", e.w.Names())
 	}
+}
+
+// A state command a crash interrupted is closed by resume (its one state
+// write is atomic), and the stack is usable again.
+func TestResumeClosesAnInterruptedStateCommand(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "a", typ: "network"})
+	e.mustApply(t, sp)
+	path := filepath.Join(stack.StackDir(e.stateDir, "s"), journal.FileName)
+	j, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Append(journal.Record{Op: "op_01INTERRUPTEDFORGET0000000", Kind: journal.KindOp, Type: stack.OpForget, Status: journal.OpRunning, Lineage: e.state(t, "s").Lineage}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	var u *stack.UnfinishedError
+	if _, err := e.apply(sp); !errors.As(err, &u) {
+		t.Fatalf("apply with an interrupted forget: %v", err)
+	}
+	r, err := e.resume(sp)
+	if err != nil || r.Type != stack.OpForget || !strings.Contains(fmt.Sprint(r.Err), "run it again") {
+		t.Fatalf("resume: %+v, %v", r, err)
+	}
+	e.mustApply(t, sp)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
@@ -182,6 +183,15 @@ func (p *progress) printf(format string, args ...any) {
 }
 
 // refuse reports resources a protection refusal names.
+// conflict reports the resources an ownership conflict refuses: an event
+// each (action refuse) and a line for a person.
+func (p *progress) conflict(op string, cs []plan.Change) {
+	for _, c := range cs {
+		p.events.Write(events.Event{Op: op, Resource: c.Resource, Type: c.Type, Action: "refuse", Status: "failed", Error: "conflict: " + c.Reason})
+		p.printf("  %s %-16s conflict: %s\n", p.paint(ansiRed, "!"), c.Resource, c.Reason)
+	}
+}
+
 func (p *progress) refuse(op string, names []string, types map[string]string) {
 	for _, n := range names {
 		p.events.Write(events.Event{Op: op, Resource: n, Type: types[n], Action: "refuse", Status: "failed", Error: "protected resource"})
