@@ -92,15 +92,16 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mode":           cmdMode,
-			"events-order":   cmdEventsOrder,
-			"no-plugin-left": cmdNoPluginLeft,
-			"json-has":       cmdJSONHas,
-			"exits":          cmdExits,
-			"wait-lock":      cmdWaitLock,
-			"hold-lock":      cmdHoldLock,
-			"json-env":       cmdJSONEnv,
-			"absent":         cmdAbsent,
+			"mode":             cmdMode,
+			"events-order":     cmdEventsOrder,
+			"no-plugin-left":   cmdNoPluginLeft,
+			"json-has":         cmdJSONHas,
+			"exits":            cmdExits,
+			"wait-lock":        cmdWaitLock,
+			"hold-lock":        cmdHoldLock,
+			"state-protection": cmdStateProtection,
+			"json-env":         cmdJSONEnv,
+			"absent":           cmdAbsent,
 		},
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -113,6 +114,9 @@ type Journal struct {
 func Open(path string, now func() time.Time) (*Journal, error) {
 	if now == nil {
 		now = time.Now
+	}
+	if err := nofollow.CheckDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
 	}
 	f, err := nofollow.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -273,6 +277,9 @@ func Read(path string) ([]Record, error) {
 // it returns the good records and a *CorruptError for each bad line. err is
 // for a file that cannot be read at all.
 func Scan(path string) (recs []Record, bad []*CorruptError, err error) {
+	if err := nofollow.CheckDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read journal: %w", err)
+	}
 	b, err := nofollow.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil

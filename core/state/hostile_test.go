@@ -111,3 +111,16 @@ func TestUnknownPriorProtectionIsAnError(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 }
+
+// Load refuses a state whose stack folder is a symbolic link, even for a
+// read.
+func TestLoadThroughALinkedStackFolderIsRefused(t *testing.T) {
+	real := t.TempDir()
+	s, _ := Open(real, "s")
+	s.Mutate(func(*State) error { return nil })
+	link := filepath.Join(t.TempDir(), "s")
+	os.Symlink(real, link)
+	if _, err := Load(filepath.Join(link, FileName)); !errors.Is(err, nofollow.ErrRefused) {
+		t.Fatalf("Load: %v", err)
+	}
+}

@@ -236,8 +236,12 @@ func Open(dir, stack string) (*Store, error) {
 	return &Store{dir: dir, st: st}, nil
 }
 
-// Load reads and checks a state file, refusing a symbolic link.
+// Load reads and checks a state file, refusing a symbolic link, as the file
+// or as the stack folder that holds it.
 func Load(path string) (*State, error) {
+	if err := nofollow.CheckDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load state: %w", err)
+	}
 	b, err := nofollow.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
