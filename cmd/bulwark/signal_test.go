@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,6 +196,81 @@ func TestInterruptLadder(t *testing.T) {
 			if graceful && !strings.Contains(stderr.String(), "bulwark resume stack.yaml") {
 				t.Errorf("stderr does not say to run resume: %s", stderr.String())
 			}
+		})
+	}
+}
+
+// children lists the child processes of pid.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// A plugin killed while an update verifies its spec and plugins (its own
+// first step) is reported as a failure before anything changed, not as a
+// failure an on_failure policy kept back; killed during a resource's
+// Verify, what was made is rolled back as the policy says.
+func TestPluginKilledDuringVerify(t *testing.T) {
+	for _, tt := range []struct {
+		name, wait, want string
+		code             int
+	}{
+		{"update_verify", `"status":"started","step":"update:verify"`, "Update failed at update:verify before changing anything: nothing to roll back", 1},
+		{"resource_verify", `"resource":"b","type":"compute","action":"update","status":"ok"`, "Update failed at b and was rolled back", 11},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newCrashEnv(t, "sig")
+			e.must(0, "apply", writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "0")))
+			spec := writeSpec(t, strings.ReplaceAll(strings.ReplaceAll(slowChain, "LATENCY", "800"), "depends_on: [a]", "depends_on: [a]\n    config: {size: 3}"))
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			args := []string{"apply", spec}
+			cmd := e.command(ctx, "", args...)
+			out := filepath.Join(t.TempDir(), "stdout")
+			f, err := os.Create(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.Stdout, cmd.Stderr = f, new(bytes.Buffer)
+			t0 := time.Now()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The update's verify step has started (its ValidateResource
+			// calls take 800ms each), or b's Verify has.
+			watch := e.events
+			if strings.Contains(tt.wait, "update:verify") {
+				watch = filepath.Join(e.stateDir, "sig", "journal.jsonl")
+			}
+			pollFile(t, watch, tt.wait, time.Minute)
+			kids := children(cmd.Process.Pid)
+			if len(kids) != 1 {
+				t.Fatalf("plugin processes %v, want one", kids)
+			}
+			if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			stdout, _ := os.ReadFile(out)
+			r := crashRes{args: args, code: code, stdout: string(stdout), stderr: cmd.Stderr.(*bytes.Buffer).String(), took: time.Since(t0)}
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) || strings.Contains(r.stdout, "on_failure policy") {
+				t.Fatalf("want exit %d and %q: %s", tt.code, tt.want, r)
+			}
+			e.assertNothingLeft()
 		})
 	}
 }
