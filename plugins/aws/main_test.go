@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -439,4 +440,141 @@ func TestEndToEnd(t *testing.T) {
 	if seen < 2 {
 		t.Fatalf("found %d of state.json and journal.jsonl under %s", seen, e.state)
 	}
+}
+
+// TestEndToEndOutOfBand: a bucket and a table made out of band, each holding
+// someone's data, that a new stack names. `plan` shows both as conflicts,
+// `apply` refuses before its first step (exit 1) and says how to import
+// them, and `teardown --yes` leaves both, and their data, as they were.
+func TestEndToEndOutOfBand(t *testing.T) {
+	s3Endpoint, ddbEndpoint := emulators(t)
+	ctx := context.Background()
+	tmp := t.TempDir()
+	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
+	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
+	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	e.env = testEnv(t, "test", "test")
+
+	run := randomHex(t, 4)
+	bucket, table := "bw-oob-"+run+"-storage", "bw-oob-"+run+"-database"
+	s3c, ddb := clients(s3Endpoint, ddbEndpoint)
+	t.Cleanup(func() {
+		for _, k := range []string{"theirs.txt", "seed.txt", ".bulwark/idempotency-key"} {
+			s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)})
+		}
+		s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+		ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+
+	// Someone's bucket and table, made through the SDK directly.
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("theirs.txt"), Body: strings.NewReader("someone's data")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: ddbtypes.KeyTypeHash}},
+		BillingMode:          ddbtypes.BillingModePayPerRequest,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// dynalite answers CreateTable before the table takes writes.
+	w := dynamodb.NewTableExistsWaiter(ddb, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second })
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "theirs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	intact := func(when string) {
+		t.Helper()
+		out, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+		if err != nil {
+			t.Fatalf("%s: bucket %s: %v", when, bucket, err)
+		}
+		if len(out.Contents) != 1 || aws.ToString(out.Contents[0].Key) != "theirs.txt" {
+			var ks []string
+			for _, o := range out.Contents {
+				ks = append(ks, aws.ToString(o.Key))
+			}
+			t.Fatalf("%s: bucket %s holds %v, want only theirs.txt", when, bucket, ks)
+		}
+		scan, err := ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+		if err != nil || len(scan.Items) != 1 {
+			t.Fatalf("%s: table %s: %v %+v, want only their item", when, table, err, scan)
+		}
+		d, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tags, err := ddb.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.Table.TableArn}); err != nil || len(tags.Tags) != 0 {
+			t.Fatalf("%s: table %s was tagged: %+v %v", when, table, tags, err)
+		}
+	}
+
+	spec := `version: 1
+stack: aws-oob-` + run + `
+providers:
+  cloud:
+    source: aws
+    config:
+      region: us-east-1
+      timeout_seconds: 60
+      endpoints:
+        s3: ` + s3Endpoint + `
+        dynamodb: ` + ddbEndpoint + `
+default_provider: cloud
+resources:
+  - name: storage
+    type: s3_bucket
+    protection: ephemeral
+    config:
+      bucket: ` + bucket + `
+  - name: database
+    type: dynamodb_table
+    protection: ephemeral
+    config:
+      table: ` + table + `
+      hash_key: id
+`
+	specPath := filepath.Join(tmp, "oob.yaml")
+	if err := os.WriteFile(specPath, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// plan predicts the refusal: both are conflicts, not made by bulwark.
+	out := e.run(1, "plan.jsonl", "plan", specPath)
+	for _, want := range []string{"!   conflict   storage", "!   conflict   database", "(id " + bucket + ")", "(id " + table + ")", "not made by bulwark"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("plan does not show %q:\n%s", want, out)
+		}
+	}
+	intact("after plan")
+
+	// apply refuses before its first step, and says how to import them.
+	e.run(1, "apply.jsonl", "apply", specPath)
+	all := strings.Join(e.outputs[len(e.outputs)-2:], "")
+	for _, want := range []string{"not this stack's", "bulwark import " + specPath + " storage " + bucket, "bulwark import " + specPath + " database " + table} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("apply's refusal does not say %q:\n%s", want, all)
+		}
+	}
+	intact("after apply")
+
+	// teardown has nothing of this stack's to delete.
+	e.run(0, "teardown.jsonl", "teardown", specPath, "--yes")
+	intact("after teardown")
+
+	// Taken over explicitly, then let go: import records the bucket (the
+	// aws provider reads it by id), state forget stops managing it, and
+	// neither touches it.
+	out = e.run(0, "import.jsonl", "import", specPath, "storage", bucket)
+	if !strings.Contains(out, "imported "+bucket+" as storage") {
+		t.Fatalf("import:\n%s", out)
+	}
+	e.run(0, "forget.jsonl", "state", "forget", specPath, "storage")
+	intact("after import and forget")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -323,6 +324,11 @@ func TestTableOwnership(t *testing.T) {
 			KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: ddbtypes.KeyTypeHash}},
 			BillingMode:          ddbtypes.BillingModePayPerRequest,
 		}); err != nil {
+			t.Fatal(err)
+		}
+		// dynalite answers CreateTable before the table takes writes.
+		w := dynamodb.NewTableExistsWaiter(raw, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay, o.MaxDelay = waitMinDelay, waitMaxDelay })
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "theirs"}}}); err != nil {
