@@ -11,7 +11,8 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
 
-.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean
+.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean \
+	check-tidy tidy set-version
 
 build: build-demo
 	$(GO) build -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws
@@ -30,6 +31,8 @@ test: vet
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test $(GOFLAGS_T) ./...); done
 	@echo "== examples/provider-hello (out of tree: built without the workspace)"
 	cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) ./...
+	@echo "== tools/release (its own module, outside the workspace)"
+	cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) ./...
 
 # The aws provider's tests against the emulators (.ci/emulators.sh: gofakes3
 # and dynalite on loopback). Starts them unless they already run, runs
@@ -44,6 +47,7 @@ test-aws:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1; }
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+	cd tools/release && GOWORK=off $(GO) vet ./...
 
 demo: build-demo
 	@./examples/demo.sh
@@ -73,6 +77,27 @@ generate: tools
 # Fails when the committed generated code differs from what `make generate` makes.
 check-generate: generate
 	@git diff --exit-code -- sdk/proto || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+
+# The modules as a proxy serves them (tools/release, its own module outside
+# the workspace). check-tidy fails when a published go.mod has a replace
+# directive, when the modules require each other at different versions, or
+# when `go mod tidy` would change any go.mod or go.sum. tidy ignores go.work,
+# so each module is tidied on a copy of its go.mod (-modfile) that replaces
+# the siblings with their folders, as the workspace does. Offline once the
+# module cache holds what tidy reads: GOPROXY=off make check-tidy.
+RELEASE_TOOL = cd tools/release && GOWORK=off $(GO) run ./cmd/bulwark-release -root ../..
+check-tidy:
+	$(RELEASE_TOOL) check
+
+# Runs go mod tidy on every module that way and writes the result.
+tidy:
+	$(RELEASE_TOOL) tidy
+
+# Before tagging a release: every module requires its siblings at VERSION
+# and go.work replaces that version with the folders.
+set-version:
+	@test -n "$(VERSION)" || { echo "usage: make set-version VERSION=v0.2.0" >&2; exit 1; }
+	$(RELEASE_TOOL) set-version $(VERSION)
 
 clean:
 	rm -rf $(BIN) $(TOOLS)

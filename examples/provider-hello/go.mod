@@ -2,7 +2,7 @@ module github.com/bulwark-iac/bulwark/examples/provider-hello
 
 go 1.26.0
 
-require github.com/bulwark-iac/bulwark/sdk v0.0.0
+require github.com/bulwark-iac/bulwark/sdk v0.1.0
 
 require (
 	github.com/fatih/color v1.13.0 // indirect

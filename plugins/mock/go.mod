@@ -2,15 +2,13 @@ module github.com/bulwark-iac/bulwark/plugins/mock
 
 go 1.26.0
 
-require (
-	github.com/bulwark-iac/bulwark/sdk v0.0.0
-	github.com/hashicorp/go-hclog v1.6.3
-	github.com/hashicorp/go-plugin v1.8.0
-)
+require github.com/bulwark-iac/bulwark/sdk v0.1.0
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/go-hclog v1.6.3 // indirect
+	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
@@ -22,5 +20,3 @@ require (
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/bulwark-iac/bulwark/sdk => ../../sdk
