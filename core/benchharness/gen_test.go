@@ -1,6 +1,7 @@
 package benchharness
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,22 +11,31 @@ import (
 
 func TestBulwarkSpec(t *testing.T) {
 	tests := []struct {
-		shape Shape
-		n     int
-		deps  map[string][]string // resource -> depends_on, for the resources listed
+		shape   Shape
+		n       int
+		latency int
+		deps    map[string][]string // resource -> depends_on, for the resources listed
 	}{
-		{Flat, 1, map[string][]string{"r000000": nil}},
-		{Flat, 3, map[string][]string{"r000000": nil, "r000001": nil, "r000002": nil}},
-		{Chain, 1, map[string][]string{"r000000": nil}},
-		{Chain, 3, map[string][]string{"r000000": nil, "r000001": {"r000000"}, "r000002": {"r000001"}}},
-		{Chain, 1000, map[string][]string{"r000000": nil, "r000999": {"r000998"}}},
-		{Flat, 10000, map[string][]string{"r009999": nil}},
+		{Flat, 1, 0, map[string][]string{"r000000": nil}},
+		{Flat, 3, 0, map[string][]string{"r000000": nil, "r000001": nil, "r000002": nil}},
+		{Chain, 1, 0, map[string][]string{"r000000": nil}},
+		{Chain, 3, 0, map[string][]string{"r000000": nil, "r000001": {"r000000"}, "r000002": {"r000001"}}},
+		{Chain, 1000, 0, map[string][]string{"r000000": nil, "r000999": {"r000998"}}},
+		{Flat, 10000, 0, map[string][]string{"r009999": nil}},
+		{Flat, 100, 100, map[string][]string{"r000099": nil}},
 	}
 	for _, tt := range tests {
-		t.Run(StackName(tt.shape, tt.n), func(t *testing.T) {
-			sp, err := spec.Parse("bench.yaml", BulwarkSpec(tt.shape, tt.n))
+		t.Run(fmt.Sprintf("%s-latency-%d", StackName(tt.shape, tt.n), tt.latency), func(t *testing.T) {
+			sp, err := spec.Parse("bench.yaml", BulwarkSpec(tt.shape, tt.n, tt.latency))
 			if err != nil {
 				t.Fatalf("the generated spec does not parse: %v", err)
+			}
+			var latency any
+			if tt.latency > 0 {
+				latency = tt.latency
+			}
+			if got := sp.Providers["mock"].Config["latency_ms"]; fmt.Sprint(got) != fmt.Sprint(latency) {
+				t.Errorf("mock latency_ms = %v, want %v", got, latency)
 			}
 			if sp.Stack != StackName(tt.shape, tt.n) {
 				t.Errorf("stack = %q, want %q", sp.Stack, StackName(tt.shape, tt.n))

@@ -91,6 +91,9 @@ type Config struct {
 	Count    int
 	Tools    []Tool // run the same stacks on these too
 	Progress io.Writer
+	// LatencyMS makes every call to the mock take this long (its
+	// latency_ms); 0 is none.
+	LatencyMS int
 	// Keep leaves each stack's scratch folder in place.
 	Keep bool
 }
@@ -300,7 +303,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 	}
 	defer s.close()
 	specPath := filepath.Join(s.dir, "spec.yaml")
-	if err := os.WriteFile(specPath, BulwarkSpec(shape, n), 0o600); err != nil {
+	if err := os.WriteFile(specPath, BulwarkSpec(shape, n, cfg.LatencyMS), 0o600); err != nil {
 		return nil, err
 	}
 	stateDir := filepath.Join(s.dir, "state")

@@ -18,6 +18,7 @@ type Report struct {
 	Args        string // the harness's command line
 	Parallelism int
 	Count       int    // runs of each stack; each figure is the median run's
+	LatencyMS   int    // the mock's latency_ms
 	Budget      string // the per-command budget, as said to a reader
 	Floor       Floor
 	Tools       []Tool
@@ -39,8 +40,12 @@ func (r *Report) Markdown() string {
 	} else {
 		b.WriteString("- bulwark: ")
 	}
-	fmt.Fprintf(&b, "mock provider with no latency, `--parallelism %d`; each stack in a fresh scratch state folder; "+
-		"commands in order: %s\n", r.Parallelism, strings.Join(Commands, ", "))
+	latency := "no latency"
+	if r.LatencyMS > 0 {
+		latency = fmt.Sprintf("`latency_ms: %d` on every call", r.LatencyMS)
+	}
+	fmt.Fprintf(&b, "mock provider with %s, `--parallelism %d`; each stack in a fresh scratch state folder; "+
+		"commands in order: %s\n", latency, r.Parallelism, strings.Join(Commands, ", "))
 	if len(r.Tools) == 0 {
 		b.WriteString("- compared with: nothing (neither `tofu` nor `terraform` is on PATH)\n")
 	} else {

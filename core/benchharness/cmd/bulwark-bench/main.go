@@ -44,6 +44,7 @@ type options struct {
 	guard                                  string
 	guardFull                              bool
 	count                                  int
+	latencyMS                              int
 	calibrate                              float64
 	profile, cpuProfile                    string
 }
@@ -61,6 +62,7 @@ func run(args []string) int {
 	fs.BoolVar(&o.quick, "quick", false, "N = 1,000 only")
 	fs.StringVar(&o.compare, "compare", "auto", "auto: run tofu and terraform too when on PATH; none: bulwark alone")
 	fs.IntVar(&o.count, "count", 1, "run each stack this many times and report the median run of each command")
+	fs.IntVar(&o.latencyMS, "latency-ms", 0, "every call to the mock takes this long (its latency_ms); with it, no tool runs beside (they have no such latency)")
 	fs.IntVar(&o.parallelism, "parallelism", 10, "bulwark's --parallelism and the tools' -parallelism")
 	fs.DurationVar(&o.budget, "budget", 5*time.Minute, "stop a command still running after this long (0: never); the rest of its stack is skipped")
 	fs.IntVar(&o.floorCalls, "floor-calls", 2000, "gRPC round trips timed for the floor")
@@ -174,9 +176,12 @@ func (o options) run() error {
 	}
 
 	if o.profile != "" {
-		return profile(ctx, o.profile, shapes[0], sizes[0], pluginDir, scratch, o.parallelism, o.cpuProfile)
+		return profile(ctx, o.profile, shapes[0], sizes[0], o.latencyMS, pluginDir, scratch, o.parallelism, o.cpuProfile)
 	}
 
+	if o.latencyMS > 0 {
+		o.compare = "none"
+	}
 	var tools []benchharness.Tool
 	switch o.compare {
 	case "auto":
@@ -199,6 +204,7 @@ func (o options) run() error {
 		Args:        commandLine(os.Args),
 		Parallelism: o.parallelism,
 		Count:       max(o.count, 1),
+		LatencyMS:   o.latencyMS,
 		Tools:       tools,
 	}
 	if o.budget > 0 {
@@ -217,7 +223,7 @@ func (o options) run() error {
 	cfg := benchharness.Config{
 		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
-		Progress: os.Stderr, Keep: o.keep, Count: o.count,
+		Progress: os.Stderr, Keep: o.keep, Count: o.count, LatencyMS: o.latencyMS,
 	}
 	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.

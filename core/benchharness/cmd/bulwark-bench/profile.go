@@ -21,13 +21,13 @@ import (
 // process), with the CPU profile on for that command alone, and writes the
 // profile to cpuFile. The commands before it on the stack (an apply before a
 // no-op apply or a teardown) run first, unprofiled.
-func profile(ctx context.Context, command string, shape benchharness.Shape, n int, pluginDir, scratch string, parallelism int, cpuFile string) error {
+func profile(ctx context.Context, command string, shape benchharness.Shape, n, latencyMS int, pluginDir, scratch string, parallelism int, cpuFile string) error {
 	dir, err := os.MkdirTemp(scratch, "profile-")
 	if err != nil {
 		return err
 	}
 	specPath := filepath.Join(dir, "spec.yaml")
-	text := benchharness.BulwarkSpec(shape, n)
+	text := benchharness.BulwarkSpec(shape, n, latencyMS)
 	if err := os.WriteFile(specPath, text, 0o600); err != nil {
 		return err
 	}
