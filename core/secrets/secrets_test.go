@@ -289,3 +289,25 @@ func TestMaskKeys(t *testing.T) {
 		t.Error("MaskKeys added a key")
 	}
 }
+
+func TestRedactorConcurrent(t *testing.T) {
+	r := NewRedactor()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			r.Add(fmt.Sprintf("value-%04d", i))
+		}()
+		go func() {
+			defer wg.Done()
+			_ = r.Redact(fmt.Sprintf("text with value-%04d in it", i))
+		}()
+	}
+	wg.Wait()
+	for i := range 8 {
+		if got := r.Redact(fmt.Sprintf("value-%04d", i)); got != Mask {
+			t.Errorf("value %d not masked after the adds: %q", i, got)
+		}
+	}
+}
