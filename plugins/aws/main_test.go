@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -577,4 +580,66 @@ resources:
 	}
 	e.run(0, "forget.jsonl", "state", "forget", specPath, "storage")
 	intact("after import and forget")
+}
+
+// TestEndToEndWrongCredentials: against a server that answers as a real S3
+// does to a wrong secret (HeadBucket: 403 with no body; every other call:
+// 403 with SignatureDoesNotMatch in its XML body), `plan` and `apply` say
+// the credentials were rejected and where they came from, never that the
+// bucket exists or whose it is, and never echo the credentials. It needs no
+// emulator.
+func TestEndToEndWrongCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds bulwark and the aws plugin")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>`)
+	}))
+	t.Cleanup(srv.Close)
+	tmp := t.TempDir()
+	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
+	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
+	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	keyID, secret := "AKIDWRONG"+strings.ToUpper(randomHex(t, 4)), "wrong-secret-"+randomHex(t, 8)
+	e.env = testEnv(t, keyID, secret)
+
+	spec := `version: 1
+stack: aws-wrong-credentials
+providers:
+  cloud:
+    source: aws
+    config:
+      region: us-east-1
+      timeout_seconds: 20
+      endpoint: ` + srv.URL + `
+default_provider: cloud
+resources:
+  - name: storage
+    type: s3_bucket
+    config:
+      bucket: bw-nobodys-bucket
+`
+	specPath := filepath.Join(tmp, "wrong.yaml")
+	if err := os.WriteFile(specPath, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"plan", specPath}, {"apply", specPath}} {
+		e.run(1, args[0]+".jsonl", args...)
+		all := strings.Join(e.outputs[len(e.outputs)-2:], "")
+		if !strings.Contains(all, "credentials rejected by S3 (SignatureDoesNotMatch): the credentials from the environment") {
+			t.Fatalf("%s does not say the credentials were rejected:\n%s", args[0], all)
+		}
+		for _, bad := range []string{"exists", "conflict", "another account", secret, keyID} {
+			if strings.Contains(all, bad) {
+				t.Fatalf("%s says %q, though only the credentials were refused:\n%s", args[0], bad, all)
+			}
+		}
+	}
 }
