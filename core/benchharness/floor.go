@@ -32,6 +32,17 @@ type Floor struct {
 	RawSync time.Duration
 }
 
+// MeanFloor is the mean of two measurements of the floor, each part
+// averaged: measured before and after the stacks, it follows a machine
+// whose disk or load changed during the run better than either alone.
+func MeanFloor(a, b Floor) Floor {
+	return Floor{
+		RoundTrip: (a.RoundTrip + b.RoundTrip) / 2, Calls: a.Calls + b.Calls,
+		Append: (a.Append + b.Append) / 2, Appends: a.Appends + b.Appends,
+		RawSync: (a.RawSync + b.RawSync) / 2,
+	}
+}
+
 // PerResource is the floor one resource's work is scaled by: one provider
 // round trip plus one durable journal append.
 func (f Floor) PerResource() time.Duration { return f.RoundTrip + f.Append }

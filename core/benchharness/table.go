@@ -20,10 +20,15 @@ type Report struct {
 	Count       int    // runs of each stack; each figure is the median run's
 	LatencyMS   int    // the mock's latency_ms
 	Budget      string // the per-command budget, as said to a reader
-	Floor       Floor
-	Tools       []Tool
-	Results     []Result
-	Guard       *GuardReport // set when the run was checked against a guard file
+	Floor       Floor  // the floor the figures are scaled by
+	// FloorBefore and FloorAfter, when both set, are the floor measured
+	// before and after the stacks; Floor is then their mean.
+	FloorBefore, FloorAfter Floor
+	// NoComparison says why no tool ran beside bulwark, when none did.
+	NoComparison string
+	Tools        []Tool
+	Results      []Result
+	Guard        *GuardReport // set when the run was checked against a guard file
 }
 
 // Markdown renders the report as a markdown document.
@@ -47,7 +52,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "mock provider with %s, `--parallelism %d`; each stack in a fresh scratch state folder; "+
 		"commands in order: %s\n", latency, r.Parallelism, strings.Join(Commands, ", "))
 	if len(r.Tools) == 0 {
-		b.WriteString("- compared with: nothing (neither `tofu` nor `terraform` is on PATH)\n")
+		fmt.Fprintf(&b, "- compared with: nothing (%s)\n", r.noComparison())
 	} else {
 		var ts []string
 		for _, t := range r.Tools {
@@ -69,11 +74,25 @@ func (r *Report) Markdown() string {
 	}
 
 	b.WriteString("\n## The floor (measured in this run)\n\n")
-	b.WriteString("| what | median | samples |\n|---|---:|---:|\n")
-	fmt.Fprintf(&b, "| one unary gRPC round trip (`Read`) to a mock plugin process started through core/pluginhost | %s | %d |\n", fmtDuration(r.Floor.RoundTrip), r.Floor.Calls)
-	fmt.Fprintf(&b, "| one core/journal `Append` (write + fsync, no one to share it with) on the scratch folder's disk | %s | %d |\n", fmtDuration(r.Floor.Append), r.Floor.Appends)
-	fmt.Fprintf(&b, "| for reference: a bare `os.File` write + `Sync` of a 200-byte line there | %s | %d |\n", fmtDuration(r.Floor.RawSync), r.Floor.Appends)
-	fmt.Fprintf(&b, "| **floor per resource** = round trip + append | **%s** | |\n", fmtDuration(r.Floor.PerResource()))
+	if r.FloorAfter.PerResource() > 0 {
+		b.WriteString("Measured before and after the stacks; the figures are scaled by the mean of the two.\n\n")
+		b.WriteString("| what | median before | median after | mean, used | samples |\n|---|---:|---:|---:|---:|\n")
+		row := func(what string, before, after, used time.Duration, samples int) {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", what, fmtDuration(before), fmtDuration(after), fmtDuration(used), fmtSamples(samples))
+		}
+		fb, fa, f := r.FloorBefore, r.FloorAfter, r.Floor
+		row(floorRoundTrip, fb.RoundTrip, fa.RoundTrip, f.RoundTrip, f.Calls)
+		row(floorAppend, fb.Append, fa.Append, f.Append, f.Appends)
+		row(floorRawSync, fb.RawSync, fa.RawSync, f.RawSync, f.Appends)
+		fmt.Fprintf(&b, "| **floor per resource** = round trip + append | %s | %s | **%s** | |\n",
+			fmtDuration(fb.PerResource()), fmtDuration(fa.PerResource()), fmtDuration(f.PerResource()))
+	} else {
+		b.WriteString("| what | median | samples |\n|---|---:|---:|\n")
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", floorRoundTrip, fmtDuration(r.Floor.RoundTrip), fmtSamples(r.Floor.Calls))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", floorAppend, fmtDuration(r.Floor.Append), fmtSamples(r.Floor.Appends))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", floorRawSync, fmtDuration(r.Floor.RawSync), fmtSamples(r.Floor.Appends))
+		fmt.Fprintf(&b, "| **floor per resource** = round trip + append | **%s** | |\n", fmtDuration(r.Floor.PerResource()))
+	}
 	b.WriteString("\n`× floor` = (wall time ÷ N) ÷ floor per resource: how many floors one resource costs. " +
 		"One provider call and one durable journal record is the least a journaled step can do alone, so 1× is a serial engine " +
 		"doing exactly that per resource; parallel steps and shared fsyncs (group commit) can go below it. " +
@@ -122,7 +141,7 @@ func (r *Report) Markdown() string {
 		}
 	}
 	if len(r.Tools) == 0 {
-		b.WriteString("\nNo comparison: neither `tofu` nor `terraform` is on PATH.\n")
+		fmt.Fprintf(&b, "\nNo comparison: %s.\n", r.noComparison())
 	}
 
 	if r.Guard != nil {
@@ -140,6 +159,27 @@ func fmtCPU(r Result) (self, plugins string) {
 		return "-", "-"
 	}
 	return fmtDuration(r.CPUSelf), fmtDuration(max(r.CPU-r.CPUSelf, 0))
+}
+
+func (r *Report) noComparison() string {
+	if r.NoComparison != "" {
+		return r.NoComparison
+	}
+	return "neither `tofu` nor `terraform` is on PATH"
+}
+
+// The floor's parts, as the table names them.
+const (
+	floorRoundTrip = "one unary gRPC round trip (`Read`) to a mock plugin process started through core/pluginhost"
+	floorAppend    = "one core/journal `Append` (write + fsync, no one to share it with) on the scratch folder's disk"
+	floorRawSync   = "for reference: a bare `os.File` write + `Sync` of a 200-byte line there"
+)
+
+func fmtSamples(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmtCount(n)
 }
 
 func fmtExit(r Result) string {

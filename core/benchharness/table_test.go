@@ -126,6 +126,27 @@ func TestMarkdown(t *testing.T) {
 		},
 		notWant: []string{"No comparison"},
 	}}
+	twoFloors := sampleReport(nil)
+	twoFloors.FloorBefore = Floor{RoundTrip: 100 * time.Microsecond, Append: 200 * time.Microsecond, Calls: 2000, Appends: 500}
+	twoFloors.FloorAfter = Floor{RoundTrip: 100 * time.Microsecond, Append: 400 * time.Microsecond, Calls: 2000, Appends: 500}
+	twoFloors.Floor = MeanFloor(twoFloors.FloorBefore, twoFloors.FloorAfter)
+	twoFloors.NoComparison = "not asked for: -compare none"
+	tests = append(tests, struct {
+		name    string
+		report  *Report
+		want    []string
+		notWant []string
+	}{
+		name:   "floor before and after",
+		report: twoFloors,
+		want: []string{
+			"| what | median before | median after | mean, used | samples |",
+			"| **floor per resource** = round trip + append | 0.300 ms | 0.500 ms | **0.400 ms** | |",
+			"core/pluginhost | 0.100 ms | 0.100 ms | 0.100 ms | 4,000 |",
+			"| flat | 1,000 | apply | 0 | 26.0 s | 26.0 ms | 65.0× |",
+			"No comparison: not asked for: -compare none.",
+		},
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			md := tt.report.Markdown()

@@ -179,8 +179,15 @@ func (o options) run() error {
 		return profile(ctx, o.profile, shapes[0], sizes[0], o.latencyMS, pluginDir, scratch, o.parallelism, o.cpuProfile)
 	}
 
-	if o.latencyMS > 0 {
+	noComparison := ""
+	switch {
+	case guard != nil && !o.guardFull:
+		noComparison = "the guard runs bulwark alone"
+	case o.latencyMS > 0:
 		o.compare = "none"
+		noComparison = "the mock has a latency the tools' terraform_data does not"
+	case o.compare == "none":
+		noComparison = "not asked for: -compare none"
 	}
 	var tools []benchharness.Tool
 	switch o.compare {
@@ -195,17 +202,18 @@ func (o options) run() error {
 	}
 
 	rep := &benchharness.Report{
-		Date:        time.Now().UTC(),
-		CPUs:        runtime.NumCPU(),
-		GoVersion:   runtime.Version(),
-		Platform:    runtime.GOOS + "/" + runtime.GOARCH,
-		Commit:      benchharness.Commit(ctx, root),
-		Load:        loadAverage(),
-		Args:        commandLine(os.Args),
-		Parallelism: o.parallelism,
-		Count:       max(o.count, 1),
-		LatencyMS:   o.latencyMS,
-		Tools:       tools,
+		Date:         time.Now().UTC(),
+		CPUs:         runtime.NumCPU(),
+		GoVersion:    runtime.Version(),
+		Platform:     runtime.GOOS + "/" + runtime.GOARCH,
+		Commit:       benchharness.Commit(ctx, root),
+		Load:         loadAverage(),
+		Args:         commandLine(os.Args),
+		Parallelism:  o.parallelism,
+		Count:        max(o.count, 1),
+		LatencyMS:    o.latencyMS,
+		Tools:        tools,
+		NoComparison: noComparison,
 	}
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
@@ -237,7 +245,9 @@ func (o options) run() error {
 		// after, so a regression costs CI no more than its margin.
 		cfg.BudgetFor = func(tool string, shape benchharness.Shape, n int, command string) time.Duration {
 			if a := guard.Allowed(floor, shape, command); a > 0 {
-				return a + a/10 + 5*time.Second
+				// The figure is scaled by the mean of this floor and
+				// the one measured after: leave room for the second.
+				return a + a/2 + 10*time.Second
 			}
 			return o.budget
 		}
@@ -247,6 +257,15 @@ func (o options) run() error {
 	if err != nil {
 		return err
 	}
+	after, err := benchharness.MeasureFloor(ctx, []string{pluginDir}, scratch, o.floorCalls, o.floorAppends)
+	if err != nil {
+		return err
+	}
+	rep.FloorBefore, rep.FloorAfter = floor, after
+	floor = benchharness.MeanFloor(floor, after)
+	rep.Floor = floor
+	fmt.Fprintf(os.Stderr, "floor after: round trip %s + journal append %s = %s per resource; the figures are scaled by the mean, %s\n",
+		after.RoundTrip, after.Append, after.PerResource(), floor.PerResource())
 
 	var failure error
 	for _, r := range results {
