@@ -587,11 +587,10 @@ resources:
 // 403 with SignatureDoesNotMatch in its XML body), `plan` and `apply` say
 // the credentials were rejected and where they came from, never that the
 // bucket exists or whose it is, and never echo the credentials. It needs no
-// emulator.
+// emulator, but builds bulwark and the plugin as the other end-to-end tests
+// do, so it runs with them (make test-aws).
 func TestEndToEndWrongCredentials(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds bulwark and the aws plugin")
-	}
+	emulators(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			w.WriteHeader(http.StatusForbidden)

@@ -175,7 +175,7 @@ func (c *clients) finish(ctx context.Context, what string, err error) error {
 		return nil
 	}
 	if ce := c.asCredentialsError(ctx, err); ce != nil {
-		return fmt.Errorf("%s: %w", what, ce)
+		return ce // about no resource in particular: the host names the call
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s: timed out after %s (the provider's timeout_seconds): %w", what, c.timeout, err)
