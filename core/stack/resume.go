@@ -293,6 +293,13 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 	var steps []*engine.Step
 	for _, name := range names {
 		e := ex[name]
+		if isMeta(name) {
+			// An update's own steps change nothing a rollback undoes (what
+			// stage staged is dropped once the rollback ends); they stay in
+			// the target set, for the record, with nothing to run.
+			steps = append(steps, &engine.Step{ID: name, Action: e.Action})
+			continue
+		}
 		typ := ""
 		var deps []string
 		if r := st.Resources[name]; r != nil {
