@@ -124,3 +124,22 @@ func TestLoadThroughALinkedStackFolderIsRefused(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 }
+
+// Mutate never writes a level Load would refuse.
+func TestMutateRefusesAnUnknownLevel(t *testing.T) {
+	s, err := Open(t.TempDir(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Mutate(func(st *State) error {
+		st.Resources["db"] = &Resource{Name: "db", Protection: "weird"}
+		return nil
+	})
+	var le *LevelError
+	if !errors.As(err, &le) || le.Resource != "db" {
+		t.Fatalf("Mutate: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), FileName)); !os.IsNotExist(err) {
+		t.Fatalf("a refused state was written: %v", err)
+	}
+}

@@ -313,6 +313,10 @@ func (s *Store) Mutate(fn func(*State) error) error {
 		return err
 	}
 	next.Serial = s.st.Serial + 1
+	// Never write a state that Load would refuse.
+	if err := checkLevels(filepath.Join(s.dir, FileName), next); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
 	s.markSensitive(next)
 	disk, err := sealValues(next, s.sealing)
 	if err != nil {
