@@ -394,6 +394,11 @@ func (c *cli) report(res *stack.Result, specPath string) {
 // the journal keeps the whole text.
 const maxErrorLine = 300
 
+// maxErrorLines bounds how many failures of one kind (compensations, or
+// the steps that caused them) are shown: a full disk fails every step the
+// same way, and a screenful says it.
+const maxErrorLines = 6
+
 // errorLines prints an operation's error on stderr, one bounded line per
 // failure: a rollback's failures, then the failures that caused it.
 func (c *cli) errorLines(err error) {
@@ -413,7 +418,12 @@ func errorLines(err error) []string {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		for _, id := range ids {
+		for i, id := range ids {
+			if i == maxErrorLines-1 && len(ids) > maxErrorLines {
+				lines = append(lines, fmt.Sprintf("%s… and %d more: %s", prefix, len(ids)-i, strings.Join(ids[i:], ", ")))
+				lines[len(lines)-1] = bound(lines[len(lines)-1])
+				break
+			}
 			lines = append(lines, bound(prefix+id+": "+failures[id].Error()))
 		}
 	}
