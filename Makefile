@@ -12,18 +12,36 @@ TOOLS := $(CURDIR)/.tools
 MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
 
 .PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean \
-	check-tidy tidy set-version
+	check-tidy tidy set-version install check-install file-proxy
+
+# -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
+# version prints it) even where GOFLAGS says -buildvcs=false. The providers
+# are built from their cmd/bulwark-provider-NAME packages, the ones
+# `go install` installs under the name the plugin lookup wants.
+GOBUILD := $(GO) build -buildvcs=auto
 
 build: build-demo
-	$(GO) build -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws
+	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws/cmd/bulwark-provider-aws
 
 # What the demo needs: the CLI and the mock and local providers (the aws
 # provider's SDK takes minutes to compile on a fresh machine).
 build-demo:
 	@mkdir -p $(PLUGINS)
-	$(GO) build -o $(BIN)/bulwark ./cmd/bulwark
-	$(GO) build -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock
-	$(GO) build -o $(PLUGINS)/bulwark-provider-local ./plugins/local
+	$(GOBUILD) -o $(BIN)/bulwark ./cmd/bulwark
+	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock/cmd/bulwark-provider-mock
+	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-local ./plugins/local/cmd/bulwark-provider-local
+
+# bulwark into $(PREFIX)/bin and every provider into $(PREFIX)/bin/plugins,
+# the folder beside the executable that the plugin lookup searches last
+# (after --plugin-dir, $$BULWARK_PLUGIN_DIR and ./bin/plugins).
+# make install PREFIX=$$HOME/.local puts them in your home; DESTDIR stages.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin/plugins
+	install -m 0755 $(BIN)/bulwark $(DESTDIR)$(PREFIX)/bin/bulwark
+	install -m 0755 $(PLUGINS)/bulwark-provider-mock $(PLUGINS)/bulwark-provider-local \
+		$(PLUGINS)/bulwark-provider-aws $(DESTDIR)$(PREFIX)/bin/plugins/
 
 # Every module's tests (race detector on), the end-to-end scripts included:
 # they build the real binaries themselves.
@@ -88,6 +106,22 @@ check-generate: generate
 RELEASE_TOOL = cd tools/release && GOWORK=off $(GO) run ./cmd/bulwark-release -root ../..
 check-tidy:
 	$(RELEASE_TOOL) check
+
+# `go install …@VERSION` from a module proxy in a folder, no network
+# (tools/release/install_test.go): the working tree's modules zipped at the
+# version they require each other at, bulwark into a temporary GOBIN and the
+# mock and local providers into GOBIN/plugins (CHECK_INSTALL_AWS=1 adds
+# aws), then the installed bulwark runs version, providers and an apply.
+CHECK_INSTALL_AWS ?=
+check-install:
+	cd tools/release && BULWARK_TEST_INSTALL=1 BULWARK_TEST_INSTALL_AWS=$(CHECK_INSTALL_AWS) GOWORK=off \
+		$(GO) test -count=1 -v -run '^TestInstallFromFileProxy$$' .
+
+# The same proxy, to try by hand: make file-proxy DIR=/tmp/proxy, then
+# GOPROXY=file:///tmp/proxy,file://$$(go env GOMODCACHE)/cache/download GONOSUMDB=github.com/bulwark-iac/bulwark GOWORK=off go install …@v0.1.0
+DIR ?= $(CURDIR)/bin/proxy
+file-proxy:
+	$(RELEASE_TOOL) proxy $(abspath $(DIR))
 
 # Runs go mod tidy on every module that way and writes the result.
 tidy:

@@ -28,11 +28,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
-
-// Version is bulwark's version.
-const Version = "0.1.0"
 
 // cli holds one invocation's flags and streams; nothing is global, so the
 // tests can run bulwark in-process.
@@ -780,19 +776,6 @@ func (c *cli) providersListCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, version, protocol, f.SHA256, f.Path)
 			}
 			return tw.Flush()
-		},
-	}
-}
-
-func (c *cli) versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print bulwark's version and the provider protocol versions it speaks",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, args []string) {
-			versions := []int{sdk.ProtocolVersion}
-			sort.Ints(versions)
-			fmt.Fprintf(c.stdout, "bulwark %s (provider protocol %v)\n", Version, versions)
 		},
 	}
 }

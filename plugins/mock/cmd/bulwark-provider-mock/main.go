@@ -1,0 +1,15 @@
+// Command bulwark-provider-mock is the mock provider under the name the
+// bulwark host looks for, so that
+//
+//	GOBIN="$(dirname "$(command -v bulwark)")/plugins" go install github.com/bulwark-iac/bulwark/plugins/mock/cmd/bulwark-provider-mock@VERSION
+//
+// installs it where bulwark finds it (`go install …/plugins/mock@VERSION`
+// would name the binary "mock"). Same program as the module's root package.
+package main
+
+import (
+	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+func main() { sdk.Serve(mockprovider.New()) }
