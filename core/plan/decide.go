@@ -39,6 +39,8 @@ const (
 type Identity struct {
 	Stack   string
 	Lineage string
+	// Forgotten are keys this stack issued but gave up (`state forget`).
+	Forgotten []string
 }
 
 // keyPrefix starts every idempotency key bulwark issues.
@@ -76,10 +78,10 @@ func ParseKey(key string) (KeyOwner, bool) {
 }
 
 // Issued reports whether key was issued by this stack (same stack, same
-// lineage).
+// lineage) and not given up since (`state forget`).
 func (id Identity) Issued(key string) bool {
 	o, ok := ParseKey(key)
-	return ok && id.Stack != "" && id.Lineage != "" && o.Stack == id.Stack && o.Lineage == id.Lineage
+	return ok && id.Stack != "" && id.Lineage != "" && o.Stack == id.Stack && o.Lineage == id.Lineage && !slices.Contains(id.Forgotten, key)
 }
 
 // Observation is what a provider's Read (or Import) found for a resource.
@@ -261,6 +263,8 @@ func (in Input) conflict(c Change, obs *Observation, why string) Change {
 // ownerOf names the owner a key shows, for messages.
 func (in Input) ownerOf(key string) string {
 	switch o, ok := ParseKey(key); {
+	case ok && slices.Contains(in.Identity.Forgotten, key):
+		return "was forgotten by this stack (`bulwark state forget`); import it to manage it again"
 	case ok && o.Stack == in.Identity.Stack:
 		return fmt.Sprintf("belongs to another lineage of stack %s (lineage %s)", o.Stack, o.Lineage)
 	case ok:

@@ -71,7 +71,7 @@ func stackLineage(stateLineage, journalPath string, recs []journal.Record, mint 
 
 // identity is this stack as its keys name it.
 func (s *session) identity() plan.Identity {
-	return plan.Identity{Stack: s.sp.Stack, Lineage: s.lineage}
+	return plan.Identity{Stack: s.sp.Stack, Lineage: s.lineage, Forgotten: s.forgotten}
 }
 
 // keyOf is the idempotency key the Execute journaled as rec carried: derived

@@ -313,3 +313,34 @@ func TestResumeClosesAnInterruptedStateCommand(t *testing.T) {
 	}
 	e.mustApply(t, sp)
 }
+
+// state forget deletes nothing, at any level, and gives the resource up:
+// though it carries this stack's key, an apply that names it again sees a
+// conflict (import takes it back), not a crash to recover.
+func TestForgetGivesTheResourceUp(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "db", typ: "dynamodb_table", prot: "protected"})
+	e.mustApply(t, sp)
+	id := e.state(t, "s").Resources["db"].ID
+	_, _, d0 := e.w.Calls()
+	if r, err := stack.StateForget(e.ctx, sp, e.opts(), "db"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	if _, _, d1 := e.w.Calls(); d1 != d0 || e.w.ByName("db") == nil {
+		t.Fatal("forget deleted something")
+	}
+	_, err := e.apply(sp)
+	var ce *plan.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "was forgotten by this stack") {
+		t.Fatalf("apply after forget: %v", err)
+	}
+	if r, err := stack.Import(e.ctx, sp, e.opts(), "db", id); err != nil || r.Err != nil {
+		t.Fatalf("import: %v %v", err, resErr(r))
+	}
+	if r := e.mustApply(t, sp); r.Changed != 0 {
+		t.Errorf("apply after import changed %d", r.Changed)
+	}
+	if st := e.state(t, "s"); !st.Resources["db"].Imported || len(st.Forgotten) != 0 {
+		t.Errorf("after import: %+v, forgotten %v", st.Resources["db"], st.Forgotten)
+	}
+}

@@ -200,8 +200,9 @@ type session struct {
 	// inherited are the steps an interrupted earlier run of the operation
 	// being resumed executed; its rollback undoes them too.
 	inherited []*engine.Step
-	lineage   string // the stack's lineage (see stackLineage)
-	opType    string // the operation a converge runs, for its refusals
+	lineage   string   // the stack's lineage (see stackLineage)
+	forgotten []string // keys this stack gave up (state forget)
+	opType    string   // the operation a converge runs, for its refusals
 	// fresh: this session made the stack folder, so a command that ends
 	// before its first journal record (a spec the schemas reject, a
 	// provider that does not start) leaves no folder behind.
@@ -251,6 +252,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		return nil, err
 	}
 	s.store.UseLineage(s.lineage)
+	s.forgotten = s.store.Snapshot().Forgotten
 	s.jr = journaler{jr, opts.Failpoint, opts.Redactor, s.lineage}
 	if !resuming {
 		if u := Unfinished(recs); len(u) > 0 {
@@ -539,6 +541,7 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	if s.lineage, err = stackLineage(st.Lineage, jpath, recs, false); err != nil {
 		return nil, nil, nil, err
 	}
+	s.forgotten = st.Forgotten
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
 	done := func() {

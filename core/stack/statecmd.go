@@ -96,8 +96,14 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	}
 	return s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
 		return s.store.Mutate(func(st *state.State) error {
-			if st.Resources[address] == nil {
+			r := st.Resources[address]
+			if r == nil {
 				return fmt.Errorf("%s: %w", address, ErrNotRecorded)
+			}
+			// Its key no longer makes it this stack's: the next apply
+			// that names it sees a conflict, not a crash to recover.
+			if r.IdempotencyKey != "" && !slices.Contains(st.Forgotten, r.IdempotencyKey) {
+				st.Forgotten = append(st.Forgotten, r.IdempotencyKey)
 			}
 			delete(st.Resources, address)
 			return nil
@@ -217,6 +223,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 				return fmt.Errorf("the state records %s already", address)
 			}
 			st.Resources[address] = rec
+			st.Forgotten = slices.DeleteFunc(st.Forgotten, func(k string) bool { return k == rec.IdempotencyKey })
 			return nil
 		})
 	}), nil

@@ -109,7 +109,11 @@ type State struct {
 	// first written): journal records carry it, and a state, journal or
 	// backup of another lineage is refused. "" in states written before
 	// lineages; one is minted on their next write.
-	Lineage       string               `json:"lineage,omitempty"`
+	Lineage string `json:"lineage,omitempty"`
+	// Forgotten lists the idempotency keys of resources `state forget`
+	// dropped: though this stack issued them, what carries them is no
+	// longer this stack's (an import takes it back).
+	Forgotten     []string             `json:"forgotten,omitempty"`
 	Serial        int64                `json:"serial"` // bumped on every write
 	Resources     map[string]*Resource `json:"resources"`
 	Interventions []Intervention       `json:"interventions,omitempty"`
