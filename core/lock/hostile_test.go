@@ -209,3 +209,29 @@ func TestTornRecordIsRemoved(t *testing.T) {
 		t.Fatalf("torn record left: %v", err)
 	}
 }
+
+// With the holder's record removed or replaced, Inspect still sees the lock
+// held (an unknown holder), never free, and never names the planted record.
+func TestInspectSeesAHolderWhoseRecordIsGone(t *testing.T) {
+	for _, tamper := range []string{"removed", "replaced"} {
+		dir := t.TempDir()
+		l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, FileName)
+		os.Remove(p)
+		if tamper == "replaced" {
+			os.WriteFile(p, []byte(`{"op":"op_PLANTED","pid":1,"host":"x","since":"2026-01-01T00:00:00Z"}`), 0o600)
+		}
+		live, stale, err := Inspect(dir)
+		if err != nil || live == nil || live.Op == "op_PLANTED" || stale != nil {
+			t.Errorf("%s: live %+v stale %+v err %v", tamper, live, stale, err)
+		}
+		l.Release()
+		live, _, _ = Inspect(dir)
+		if live != nil {
+			t.Errorf("%s: after Release: live %+v", tamper, live)
+		}
+	}
+}

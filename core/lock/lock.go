@@ -47,6 +47,9 @@ type Holder struct {
 }
 
 func (h Holder) String() string {
+	if h.PID == 0 {
+		return "a process that left no readable record (its lock file was removed or damaged)"
+	}
 	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.Format(time.RFC3339))
 }
 
@@ -225,6 +228,9 @@ func Inspect(dir string) (live, stale *Holder, err error) {
 	}
 	f, err := nofollow.Open(filepath.Join(dir, FileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
+		if folderHeld(dir) {
+			return &Holder{}, nil, nil // held, its record removed
+		}
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -235,6 +241,11 @@ func Inspect(dir string) (live, stale *Holder, err error) {
 	held, err := isHeld(f, h)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if !held && folderHeld(dir) {
+		// Held, and the record at the name is not the holder's (it was
+		// replaced): the holder is unknown, the record is not its.
+		return &Holder{}, nil, nil
 	}
 	if !held {
 		return nil, h, nil
