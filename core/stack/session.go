@@ -207,6 +207,8 @@ type session struct {
 	// before its first journal record (a spec the schemas reject, a
 	// provider that does not start) leaves no folder behind.
 	fresh bool
+	// freshRoot: it made the state folder too (removed with it when empty).
+	freshRoot bool
 }
 
 // open takes the lock and opens the state and the journal. resuming skips
@@ -214,11 +216,13 @@ type session struct {
 func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
 	dir := StackDir(opts.StateDir, sp.Stack)
+	_, rootErr := os.Lstat(filepath.Dir(dir))
 	created, err := nofollow.Mkdir(dir, 0o700)
 	if err != nil {
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
-	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}, fresh: created}
+	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}, fresh: created,
+		freshRoot: created && errors.Is(rootErr, fs.ErrNotExist)}
 	if resuming && opts.resumeOp != "" {
 		// The lock names the operation that actually runs.
 		s.opID = opts.resumeOp
@@ -315,6 +319,9 @@ func (s *session) removeUnused() {
 	os.Remove(jpath)
 	os.Remove(filepath.Join(s.dir, lock.FileName))
 	os.Remove(s.dir)
+	if s.freshRoot {
+		os.Remove(filepath.Dir(s.dir)) // only when empty: no other stack's
+	}
 }
 
 // Unfinished returns the operations whose last record leaves them running or
