@@ -28,7 +28,7 @@ var ownPool = []res{
 	{name: "misc", typ: "generic"},
 }
 
-var ownKinds = []string{"apply", "apply", "apply", "apply-fail", "teardown", "oob", "oob", "crash", "forget", "import"}
+var ownKinds = []string{"apply", "apply", "apply", "apply-fail", "teardown", "oob", "oob", "crash", "forget", "import", "move"}
 
 // TestPropertyOwnership runs random histories of several stacks sharing one
 // provider world, with resources made out of band (with no key, or a key of
@@ -136,6 +136,29 @@ func propertyOwnership(rt *rapid.T) {
 			if err == nil && r.Err == nil {
 				delete(owners, st.Resources[victim].ID)
 			}
+		case "move":
+			st := e.state(rt, name)
+			var names []string
+			for _, n := range st.Names() {
+				if !strings.HasPrefix(n, "x-") {
+					names = append(names, n)
+				}
+			}
+			if len(names) == 0 {
+				continue
+			}
+			from := names[rapid.IntRange(0, len(names)-1).Draw(rt, fmt.Sprintf("move%d", k))]
+			to := "x-" + from
+			desc += " " + from + " " + to
+			rs := slices.Clone(specs[name])
+			for i := range rs {
+				if rs[i].name == from {
+					rs[i].name = to
+				}
+				rs[i].deps = nil
+			}
+			specs[name] = rs
+			r, err = stack.StateMove(e.ctx, parseSpec(rt, specYAML(name, rs...)), e.opts(), from, to)
 		case "import":
 			var ids []string
 			for id := range e.w.Snapshot() {
@@ -166,7 +189,7 @@ func propertyOwnership(rt *rapid.T) {
 		var imp *stack.ImportError
 		switch {
 		case err == nil, errors.As(err, &conflict), errors.As(err, &refused), errors.As(err, &imp),
-			errors.Is(err, stack.ErrNotRecorded):
+			errors.Is(err, stack.ErrNotRecorded), errors.Is(err, stack.ErrAlreadyRecorded):
 		default:
 			var unfinished *stack.UnfinishedError
 			if !errors.As(err, &unfinished) {

@@ -33,6 +33,10 @@ func isStateOp(typ string) bool {
 // record.
 var ErrNotRecorded = errors.New("not recorded in the state")
 
+// ErrAlreadyRecorded is returned (wrapped) by state mv for a new name the
+// state records already.
+var ErrAlreadyRecorded = errors.New("already recorded in the state")
+
 // StateList returns what the stack's state records, sorted by name. It
 // takes no lock and starts no provider.
 func StateList(sp *spec.Spec, opts Options) ([]*state.Resource, error) {
@@ -131,7 +135,7 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 	case cur == nil:
 		return nil, fmt.Errorf("state mv %s %s: %s: %w of stack %s", from, to, from, ErrNotRecorded, sp.Stack)
 	case st.Resources[to] != nil:
-		return nil, fmt.Errorf("state mv %s %s: the state already records %s (id %s)", from, to, to, st.Resources[to].ID)
+		return nil, fmt.Errorf("state mv %s %s: %s (id %s) is %w", from, to, to, st.Resources[to].ID, ErrAlreadyRecorded)
 	}
 	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(context.Context) error {
 		return s.store.Mutate(func(st *state.State) error {
