@@ -657,6 +657,11 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 			if isNull(v) {
 				return
 			}
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" {
+				// A numeric id, as written (leading zeros kept).
+				r.Import = v.Value
+				return
+			}
 			if id, ok := p.str(v, rn.prefix, "import"); ok {
 				if strings.TrimSpace(id) == "" {
 					p.addf(v, "%simport must be the id of the resource to take over, not empty", rn.prefix)

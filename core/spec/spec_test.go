@@ -201,6 +201,11 @@ func TestParseBad(t *testing.T) {
 			`11:18: resource "web" depends on unknown resource "storagee"`,
 			"12:5: " + unknownWeb,
 		},
+		"import_bad.yaml": {
+			`9:13: resource "a": import must be a string, not a bool`,
+			`12:13: resource "b": import must be the id of the resource to take over, not empty`,
+			`15:13: resource "c": import must be a string, not a list`,
+		},
 		"version_missing.yaml":     {`2:1: missing required field "version" (this bulwark reads version 1)`},
 		"version_unsupported.yaml": {`2:10: unsupported spec version 2 (this bulwark reads version 1)`},
 		"version_string.yaml":      {`2:10: version must be an integer, not a string`},
@@ -626,5 +631,21 @@ func TestResourceAndGraph(t *testing.T) {
 	order, ok := g.TopoOrder()
 	if want := []string{"net", "bucket", "vm"}; !ok || !cmp.Equal(order, want) {
 		t.Errorf("TopoOrder = %v, %v; want %v", order, ok, want)
+	}
+}
+
+func TestParseImport(t *testing.T) {
+	sp, err := Parse("s.yaml", []byte("version: 1\nstack: demo\nproviders:\n  mock: {}\nresources:\n  - {name: a, type: compute, import: \"mock-compute-a-1\"}\n  - {name: b, type: compute}\n  - {name: c, type: compute, import: 0042}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := sp.Resource("a"); a.Import != "mock-compute-a-1" || a.FieldPos["import"].Line != 6 {
+		t.Errorf("a: import %q at %v", a.Import, a.FieldPos["import"])
+	}
+	if b, _ := sp.Resource("b"); b.Import != "" {
+		t.Errorf("b: import %q", b.Import)
+	}
+	if c, _ := sp.Resource("c"); c.Import != "0042" {
+		t.Errorf("c: a numeric id is kept as written, got %q", c.Import)
 	}
 }
