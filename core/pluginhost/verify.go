@@ -3,10 +3,14 @@ package pluginhost
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
@@ -32,12 +36,48 @@ func (h *Host) privateDir() (string, error) {
 	if _, err := nofollow.Mkdir(base, 0o700); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(base, "run-")
+	prefix := runPrefix()
+	sweepRuns(base, prefix)
+	dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", prefix, os.Getpid()))
 	if err != nil {
 		return "", err
 	}
 	h.private = dir
 	return dir, nil
+}
+
+// runPrefix starts the names of this machine's copy folders:
+// run-HOST-PID-RANDOM, so a leftover can be told to be this machine's.
+func runPrefix() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r == '/' || r == filepath.Separator || r == '*' {
+			return '_'
+		}
+		return r
+	}, host)
+	return "run-" + host + "-"
+}
+
+// sweepRuns removes the copy folders that hosts of this machine killed
+// before their Close left behind: those whose process is gone. Another
+// machine's, and a live process's, are left alone.
+func sweepRuns(base, prefix string) {
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(filepath.Join(base, e.Name()))
+		}
+	}
 }
 
 // IntegrityError refuses a plugin whose bytes differ from bulwark.lock.

@@ -64,3 +64,35 @@ func TestVerifiedCopyIsNotUnderTempDir(t *testing.T) {
 		})
 	}
 }
+
+// The copy folders a killed host left behind on this machine are swept by
+// the next host; a live process's and another machine's are kept.
+func TestLeftoverCopiesAreSwept(t *testing.T) {
+	dir := testPlugin(t)
+	sum, err := FileSHA256(filepath.Join(dir, Prefix+"test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), ".plugins")
+	os.MkdirAll(base, 0o700)
+	dead := filepath.Join(base, runPrefix()+"999999999-abc")
+	live := filepath.Join(base, runPrefix()+"1-abc") // pid 1 always runs
+	other := filepath.Join(base, "run-elsewhere.example-999999999-abc")
+	for _, d := range []string{dead, live, other} {
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, Prefix+"test-1"), []byte("x"), 0o500)
+	}
+	h := New(Options{Dirs: []string{dir}, CopyDir: base})
+	defer h.Close()
+	if _, err := h.Start(ctxT(t), Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "data"), SHA256: sum}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("a dead host's copies were kept: %v", err)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}
