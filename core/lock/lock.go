@@ -18,7 +18,11 @@
 // Reading the lock never takes it: Inspect reads the record and asks the
 // kernel whether the record's file is held (an open-file-description lock
 // the holder keeps on it, queried with F_OFD_GETLK on Linux), so status and
-// doctor running in a loop cannot make an Acquire fail.
+// doctor running in a loop cannot make an Acquire fail. When the record was
+// removed or replaced under a live holder, /proc/locks still shows the
+// folder's flock, and Inspect reports a holder it cannot name. Elsewhere
+// than Linux the record's pid decides, conservatively (another host's
+// record counts as live).
 package lock
 
 import (
