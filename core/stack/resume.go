@@ -116,7 +116,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		}
 		return s.resumeRollback(ctx, target, mine, targets)
 	}
-	if res, ok, err := s.resumeIntervention(target, mine); ok || err != nil {
+	if res, ok, err := s.resumeIntervention(ctx, target, mine); ok || err != nil {
 		return res, err
 	}
 	return s.resumeForward(ctx, target, mine)
@@ -139,7 +139,7 @@ func executedSteps(recs []journal.Record) []string {
 // needing a person failed, but whose end (or the state's pending entry) was
 // never recorded: the intervention is recorded, and nothing runs again. ok
 // is false when the operation did not stop for a person.
-func (s *session) resumeIntervention(target UnfinishedError, recs []journal.Record) (*Result, bool, error) {
+func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError, recs []journal.Record) (*Result, bool, error) {
 	st := s.store.Snapshot()
 	pending := map[string]bool{}
 	for _, i := range st.Interventions {
@@ -165,6 +165,11 @@ func (s *session) resumeIntervention(target UnfinishedError, recs []journal.Reco
 		return nil, false, nil
 	}
 	s.prog.printf("resume %s: %s %s stopped for a person; recording it\n", s.sp.Stack, target.Type, target.Op)
+	// What other steps had in flight when it stopped is recorded, not left
+	// untracked; nothing runs again.
+	if err := s.resolveInFlight(ctx, target, recs); err != nil {
+		return nil, true, err
+	}
 	if err := s.store.Mutate(func(st *state.State) error {
 		s.unstage(st)
 		for _, n := range names {
@@ -314,10 +319,11 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 	return steps
 }
 
-func (s *session) resumeForward(ctx context.Context, target UnfinishedError, recs []journal.Record) (*Result, error) {
-	// Resolve every Execute that started without an end: what a Create made
-	// under its key is recorded, so the forward run finds it instead of
-	// making a second one.
+// resolveInFlight resolves every Execute of the operation that started
+// without an end: what a Create made under its key is recorded, so nothing
+// it made is left untracked (and a forward run finds it instead of making a
+// second one).
+func (s *session) resolveInFlight(ctx context.Context, target UnfinishedError, recs []journal.Record) error {
 	ended := map[string]bool{} // the step's newest Execute has ended
 	for _, r := range recs {
 		if r.Kind == journal.KindStep && r.Phase == "execute" {
@@ -333,8 +339,15 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 			continue
 		}
 		if _, err := s.findByKey(ctx, name, cur, s.keyOf(e)); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	return nil
+}
+
+func (s *session) resumeForward(ctx context.Context, target UnfinishedError, recs []journal.Record) (*Result, error) {
+	if err := s.resolveInFlight(ctx, target, recs); err != nil {
+		return nil, err
 	}
 	if err := s.store.Mutate(func(st *state.State) error {
 		s.unstage(st)

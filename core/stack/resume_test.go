@@ -178,3 +178,35 @@ func (p peekStarter) Start(ctx context.Context, cfg pluginhost.Config) (stack.Pr
 	p.peek()
 	return p.Starter.Start(ctx, cfg)
 }
+
+// An operation that stopped for a person while another step's Create was
+// in flight (its result never recorded): resume records the intervention
+// and what that Create made, so nothing is left untracked.
+func TestResumeOfInterventionRecordsCreatesInFlight(t *testing.T) {
+	e := newEnv(t)
+	rs := []res{{name: "a", typ: "network"}, {name: "b", typ: "compute", intervention: true}}
+	sp := mkSpec(t, rs...)
+	e.w.FailCreate("b")
+	r, err := e.apply(sp, parallelism(1))
+	if code := stack.ExitCode(r, err); code != stack.ExitIntervention {
+		t.Fatalf("apply: exit %d, %v", code, err)
+	}
+	// As if killed with a's Create done in the provider, not yet recorded.
+	st, err := state.Open(stack.StackDir(e.stateDir, "s"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Mutate(func(st *state.State) error { delete(st.Resources, "a"); st.Interventions = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.editJournal(t, func(rec journal.Record) bool {
+		return !(rec.Kind == journal.KindOp && rec.Status == journal.OpIntervention) && !(rec.Step == "a" && rec.Status == journal.StepOK)
+	})
+	rr, err := e.resume(sp)
+	if code := stack.ExitCode(rr, err); code != stack.ExitIntervention {
+		t.Fatalf("resume: exit %d, %v, %v", code, err, resErr(rr))
+	}
+	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+		t.Fatalf("after resume: %v", err)
+	}
+}
