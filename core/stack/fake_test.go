@@ -48,15 +48,16 @@ type fakeCall struct {
 // does it) it does NOT refuse a Delete that carries ProtectionProtected: a
 // test must see every Delete the core sends.
 type fakeWorld struct {
-	mu         sync.Mutex
-	resources  map[string]*fakeResource // by id
-	seq        int
-	failCreate map[string]bool // Create of these names fails, every time
-	failDelete map[string]int  // the next n Deletes of these names fail
-	creates    []fakeCall
-	updates    []fakeCall
-	deletes    []fakeCall
-	starts     []pluginhost.Config
+	mu          sync.Mutex
+	resources   map[string]*fakeResource // by id
+	seq         int
+	failCreate  map[string]bool // Create of these names fails, every time
+	failDelete  map[string]int  // the next n Deletes of these names fail
+	creates     []fakeCall
+	updates     []fakeCall
+	deletes     []fakeCall
+	starts      []pluginhost.Config
+	importCalls int
 	// legacy makes the providers behave as one written before keys were
 	// reported: no Capabilities.IdempotencyKeys, no key on Read.
 	legacy bool
@@ -178,6 +179,13 @@ func (w *fakeWorld) SetAttr(name, key string, v any) {
 	}
 }
 
+// imports counts the Import calls.
+func (w *fakeWorld) imports() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.importCalls
+}
+
 // Put makes a resource behind bulwark's back (out of band), under key ("":
 // none), and returns its id.
 func (w *fakeWorld) Put(typ, name, key string) string {
@@ -292,6 +300,7 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 func (p *fakeProvider) Import(_ context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
+	p.w.importCalls++
 	r := p.w.resources[req.ID]
 	if r == nil || r.Type != req.Type {
 		return &sdk.ImportResponse{}, nil

@@ -128,6 +128,14 @@ func (s *session) read(ctx context.Context, r *spec.Resource, cur *state.Resourc
 			return nil, err
 		}
 		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+	case cur == nil && r.Import != "" && s.readOnly():
+		// A read-only session (plan) calls nothing but Read: the id the
+		// spec imports is read by id.
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
+		if err != nil {
+			return nil, fmt.Errorf("import %s: %w", r.Name, err)
+		}
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
 	case cur == nil && r.Import != "":
 		resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
 		if err != nil {

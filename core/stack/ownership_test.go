@@ -344,3 +344,28 @@ func TestForgetGivesTheResourceUp(t *testing.T) {
 		t.Errorf("after import: %+v, forgotten %v", st.Resources["db"], st.Forgotten)
 	}
 }
+
+// A plan of a spec with import: calls nothing but Read (its providers are
+// configured read-only); the apply imports through Import.
+func TestPlanOfAnImportOnlyReads(t *testing.T) {
+	e := newEnv(t)
+	id := e.w.Put("network", "net", "")
+	sp := parseSpec(t, strings.Replace(specYAML("s", res{name: "net", typ: "network"}), "    type: network\n", "    type: network\n    import: "+id+"\n", 1))
+	pv, err := stack.Plan(e.ctx, sp, e.opts())
+	if err != nil || pv.Err() != nil {
+		t.Fatalf("plan: %v %v", err, pv.Err())
+	}
+	if c := pv.Changes[0]; c.Action != plan.Import || c.FoundID != id {
+		t.Errorf("plan: %+v", c)
+	}
+	if n := e.w.imports(); n != 0 {
+		t.Errorf("plan called Import %d times", n)
+	}
+	r := e.mustApply(t, sp)
+	if r.Changed != 1 || e.w.imports() == 0 {
+		t.Errorf("apply: %d changed, %d imports", r.Changed, e.w.imports())
+	}
+	if st := e.state(t, "s"); st.Resources["net"] == nil || !st.Resources["net"].Imported || st.Resources["net"].CreatedBy != "" {
+		t.Errorf("recorded %+v", st.Resources["net"])
+	}
+}
