@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -137,6 +138,9 @@ func doctorStack(dir, name string) []Check {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		out = append(out, Check{Name: "state " + name, OK: true, Detail: "no state yet (nothing applied)"})
+	case errors.Is(err, nofollow.ErrRefused):
+		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
+			Fix: "put the real file or folder in place of the link: bulwark never follows links in its state folder"})
 	case err != nil:
 		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
 			Fix: "restore the newest good copy from " + filepath.Join(dir, "backups") + " (written before every update)"})
@@ -150,7 +154,7 @@ func doctorStack(dir, name string) []Check {
 			Fix: fmt.Sprintf("keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`): the lines around it are intact", b.Line, b.Line, b.Path)})
 	}
 	if err != nil {
-		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal must be a regular file of bulwark's in the stack folder"})
+		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal must be a regular file of bulwark's in the stack folder, not a link"})
 	} else if u := Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume SPEC` for this stack"})
