@@ -370,8 +370,6 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		c.errorLines(res.Err)
 	default:
 		switch {
-		case r.Interrupted:
-			fmt.Fprintf(c.stdout, "%s was interrupted: %s did not finish.\n", title(res.Type), strings.Join(r.Failed, ", "))
 		case res.ChangedNothing():
 			// Failed before any resource step ran (an update's own verify,
 			// say, when a plugin died): no policy kept anything back.
@@ -380,7 +378,11 @@ func (c *cli) report(res *stack.Result, specPath string) {
 			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
 		}
 		if len(r.Blocked) > 0 {
-			fmt.Fprintf(c.stdout, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
+			why := ""
+			if r.Interrupted {
+				why = " (interrupted)"
+			}
+			fmt.Fprintf(c.stdout, "Not started%s: %s.\n", why, strings.Join(r.Blocked, ", "))
 		}
 		c.errorLines(res.Err)
 	}
