@@ -665,7 +665,7 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 
 func TestCrashAtEveryStepBoundary(t *testing.T) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
-	fail := crashSpec("fail.yaml")
+	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	always := func(to settledTo) func(int, string) settledTo {
 		return func(int, string) settledTo { return to }
 	}
@@ -722,6 +722,16 @@ func TestCrashAtEveryStepBoundary(t *testing.T) {
 			name: "failing_apply", cmd: []string{"apply", fail},
 			normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
 			settled: always(settledTo{kept, ""}),
+		},
+		{
+			// The same for an update: whatever part the kill interrupts,
+			// the resumed run fails at gate and its rollback puts back
+			// what either part updated (compute, load_balancer) and
+			// deletes what either created (cache).
+			name:  "failing_update",
+			setup: [][]string{{"apply", v1}},
+			cmd:   []string{"apply", v3fail}, normal: 11, resumeSpec: v3fail, resumeCodes: []int{0, 11},
+			settled: always(settledTo{v1, v1}),
 		},
 		{
 			// The resume of a failing apply interrupted after its first
