@@ -123,7 +123,7 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "recorded in the state but not found: it will be created again"
 		pc.Vanished = cur.Protection == "durable" || cur.Protection == "protected"
 	case c.Ownership == plan.Recovered:
-		pc.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key, a create a crash interrupted: it will be recorded", c.FoundID)
+		pc.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key but not recorded (a create a crash interrupted, or a lost state): it will be recorded", c.FoundID)
 	case c.Action == plan.Import:
 		pc.Drift = fmt.Sprintf("exists as %s: it will be imported (recorded as this stack's; no rollback deletes it)", c.FoundID)
 	case c.Action == plan.Update && !c.Remote && cur != nil && len(plan.ChangedKeys(cur.Config, c.After)) > 0:
