@@ -12,7 +12,7 @@ TOOLS := $(CURDIR)/.tools
 MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
 
 .PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean \
-	check-tidy tidy set-version install check-install file-proxy
+	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
 # version prints it) even where GOFLAGS says -buildvcs=false. The providers
@@ -112,8 +112,11 @@ check-tidy:
 # version they require each other at, bulwark into a temporary GOBIN and the
 # mock and local providers into GOBIN/plugins (CHECK_INSTALL_AWS=1 adds
 # aws), then the installed bulwark runs version, providers and an apply.
+# check-tidy first: its tidy of each module on its own downloads what that
+# module's own build list needs (it can differ from the workspace's), so the
+# install then finds every module in the module cache, offline.
 CHECK_INSTALL_AWS ?=
-check-install:
+check-install: check-tidy
 	cd tools/release && BULWARK_TEST_INSTALL=1 BULWARK_TEST_INSTALL_AWS=$(CHECK_INSTALL_AWS) GOWORK=off \
 		$(GO) test -count=1 -v -run '^TestInstallFromFileProxy$$' .
 
@@ -122,6 +125,14 @@ check-install:
 DIR ?= $(CURDIR)/bin/proxy
 file-proxy:
 	$(RELEASE_TOOL) proxy $(abspath $(DIR))
+
+# Release archives in dist/: bulwark_VERSION_OS_ARCH.tar.gz for linux and
+# darwin on amd64 and arm64 (bulwark and plugins/bulwark-provider-*, as the
+# lookup wants them) and SHA256SUMS. VERSION defaults to the version the
+# modules require each other at (make dist VERSION=v0.2.0-rc.1 to name another). tools/release/dist.sh says why not GoReleaser.
+MODULES_VERSION := $(shell sed -n 's,^[[:space:]]*github.com/bulwark-iac/bulwark/sdk \(v[^ ]*\)$$,\1,p' core/go.mod)
+dist:
+	tools/release/dist.sh $(or $(VERSION),$(MODULES_VERSION))
 
 # Runs go mod tidy on every module that way and writes the result.
 tidy:
@@ -134,4 +145,4 @@ set-version:
 	$(RELEASE_TOOL) set-version $(VERSION)
 
 clean:
-	rm -rf $(BIN) $(TOOLS)
+	rm -rf $(BIN) $(TOOLS) dist

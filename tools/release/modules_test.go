@@ -1,6 +1,9 @@
 package release
 
 import (
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,5 +77,56 @@ func TestLineDiff(t *testing.T) {
 	want := "--- m/go.mod\n+++ m/go.mod (tidy)\n-b\n+d\n"
 	if got != want {
 		t.Errorf("lineDiff:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSetVersion(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"sdk/go.mod":         "module github.com/bulwark-iac/bulwark/sdk\n\ngo 1.26.0\n",
+		"core/go.mod":        "module github.com/bulwark-iac/bulwark/core\n\ngo 1.26.0\n\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0\n",
+		"cmd/bulwark/go.mod": "module github.com/bulwark-iac/bulwark/cmd/bulwark\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/bulwark-iac/bulwark/core v0.1.0\n\tgithub.com/bulwark-iac/bulwark/sdk v0.1.0\n\tgolang.org/x/term v0.46.0\n)\n",
+		"go.work":            "go 1.26.0\n\nuse (\n\t./cmd/bulwark\n\t./core\n\t./sdk\n)\n\n// kept\nreplace (\n\tgithub.com/bulwark-iac/bulwark/sdk v0.1.0 => ./sdk\n)\n",
+		"examples/x/go.mod":  "module github.com/bulwark-iac/bulwark/examples/x\n\ngo 1.26.0\n\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0\n\nreplace github.com/bulwark-iac/bulwark/sdk => ../../sdk\n",
+	}
+	var mods []Module
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != "go.work" {
+			mods = append(mods, mod(t, path.Dir(name), text))
+		}
+	}
+	if err := SetVersion(root, mods, "v0.2.0"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"core/go.mod":        "require github.com/bulwark-iac/bulwark/sdk v0.2.0\n",
+		"cmd/bulwark/go.mod": "\tgithub.com/bulwark-iac/bulwark/core v0.2.0\n\tgithub.com/bulwark-iac/bulwark/sdk v0.2.0\n\tgolang.org/x/term v0.46.0\n",
+		"go.work":            "// kept\n",
+		"examples/x/go.mod":  "require github.com/bulwark-iac/bulwark/sdk v0.2.0\n\nreplace github.com/bulwark-iac/bulwark/sdk => ../../sdk\n",
+	}
+	for name, w := range want {
+		got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(got), w) {
+			t.Errorf("%s:\n%s\nwant it to hold:\n%s", name, got, w)
+		}
+	}
+	work, _ := os.ReadFile(filepath.Join(root, "go.work"))
+	for _, w := range []string{"github.com/bulwark-iac/bulwark/sdk v0.2.0 => ./sdk", "github.com/bulwark-iac/bulwark/core v0.2.0 => ./core"} {
+		if !strings.Contains(string(work), w) || strings.Contains(string(work), "v0.1.0") {
+			t.Errorf("go.work:\n%s\nwant %q and no v0.1.0", work, w)
+		}
+	}
+	if err := SetVersion(root, mods, "0.2"); err == nil {
+		t.Error("SetVersion accepted 0.2")
 	}
 }

@@ -53,15 +53,23 @@ func SetVersion(root string, mods []Module, version string) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range append([]*modfile.Replace(nil), w.Replace...) {
-		if Sibling(mods, r.Old.Path) {
-			if err := w.DropReplace(r.Old.Path, r.Old.Version); err != nil {
-				return err
+	// Each sibling's replace line gets the new version in place (its
+	// comments stay); a required sibling with none gets one.
+	have := map[string]bool{}
+	for _, r := range w.Replace {
+		if !Sibling(mods, r.Old.Path) || r.Old.Version == "" {
+			continue
+		}
+		for i, tok := range r.Syntax.Token {
+			if tok == r.Old.Version {
+				r.Syntax.Token[i] = version
 			}
 		}
+		r.Old.Version = version
+		have[r.Old.Path] = true
 	}
 	for _, m := range mods {
-		if _, ok := required[m.Path]; ok {
+		if _, ok := required[m.Path]; ok && !have[m.Path] {
 			if err := w.AddReplace(m.Path, version, "./"+m.Dir, ""); err != nil {
 				return err
 			}
