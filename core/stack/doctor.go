@@ -161,6 +161,16 @@ func doctorStack(dir, name string) []Check {
 	} else if len(bad) == 0 {
 		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
 	}
+	if st != nil && err == nil {
+		// State and journal of one history (see stackLineage).
+		switch l, lerr := stackLineage(st.Lineage, filepath.Join(dir, journal.FileName), recs, false); {
+		case lerr != nil:
+			out = append(out, Check{Name: "lineage " + name, Detail: lerr.Error(),
+				Fix: "the state and the journal come from two histories: put back a state (say, from " + filepath.Join(dir, "backups") + ") whose lineage is the journal's, or move the foreign file away"})
+		case l != "":
+			out = append(out, Check{Name: "lineage " + name, OK: true, Detail: l})
+		}
+	}
 	live, stale, err := lock.Inspect(dir)
 	switch {
 	case err != nil:
