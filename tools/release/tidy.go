@@ -162,12 +162,12 @@ func lineDiff(name string, old, new_ []byte) string {
 		switch {
 		case i < n && j < m && a[i] == b[j]:
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			line("+", b[j])
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			line("-", a[i])
 			i++
+		default:
+			line("+", b[j])
+			j++
 		}
 	}
 	return s.String()
