@@ -120,8 +120,10 @@ check-install: check-tidy
 	cd tools/release && BULWARK_TEST_INSTALL=1 BULWARK_TEST_INSTALL_AWS=$(CHECK_INSTALL_AWS) GOWORK=off \
 		$(GO) test -count=1 -v -run '^TestInstallFromFileProxy$$' .
 
-# The same proxy, to try by hand: make file-proxy DIR=/tmp/proxy, then
-# GOPROXY=file:///tmp/proxy,file://$$(go env GOMODCACHE)/cache/download GONOSUMDB=github.com/bulwark-iac/bulwark GOWORK=off go install …@v0.1.0
+# The same proxy, to try by hand: make file-proxy DIR=/tmp/proxy, then (a
+# fresh module cache, so no test version of bulwark stays in yours)
+#   GOPROXY=file:///tmp/proxy,file://$$(go env GOMODCACHE)/cache/download GOMODCACHE=$$(mktemp -d) \
+#   GONOSUMDB=github.com/bulwark-iac/bulwark GOFLAGS="-mod=mod -modcacherw" GOWORK=off go install …@v0.1.0
 DIR ?= $(CURDIR)/bin/proxy
 file-proxy:
 	$(RELEASE_TOOL) proxy $(abspath $(DIR))
@@ -129,7 +131,8 @@ file-proxy:
 # Release archives in dist/: bulwark_VERSION_OS_ARCH.tar.gz for linux and
 # darwin on amd64 and arm64 (bulwark and plugins/bulwark-provider-*, as the
 # lookup wants them) and SHA256SUMS. VERSION defaults to the version the
-# modules require each other at (make dist VERSION=v0.2.0-rc.1 to name another). tools/release/dist.sh says why not GoReleaser.
+# modules require each other at (make dist VERSION=v0.2.0-rc.1 names
+# another). tools/release/dist.sh says why not GoReleaser.
 MODULES_VERSION := $(shell sed -n 's,^[[:space:]]*github.com/bulwark-iac/bulwark/sdk \(v[^ ]*\)$$,\1,p' core/go.mod)
 dist:
 	tools/release/dist.sh $(or $(VERSION),$(MODULES_VERSION))
