@@ -121,9 +121,10 @@ check-install: check-tidy
 		$(GO) test -count=1 -v -run '^TestInstallFromFileProxy$$' .
 
 # The same proxy, to try by hand: make file-proxy DIR=/tmp/proxy, then (a
-# fresh module cache, so no test version of bulwark stays in yours)
+# fresh module cache, so no test version of bulwark stays in yours; the
+# checksum database off, since it needs the network)
 #   GOPROXY=file:///tmp/proxy,file://$$(go env GOMODCACHE)/cache/download GOMODCACHE=$$(mktemp -d) \
-#   GONOSUMDB=github.com/bulwark-iac/bulwark GOFLAGS="-mod=mod -modcacherw" GOWORK=off go install …@v0.1.0
+#   GOSUMDB=off GOFLAGS="-mod=mod -modcacherw" GOWORK=off go install …@v0.1.0
 DIR ?= $(CURDIR)/bin/proxy
 file-proxy:
 	$(RELEASE_TOOL) proxy $(abspath $(DIR))
