@@ -907,16 +907,20 @@ func (c *cli) doctorCmd() *cobra.Command {
 }
 
 func (c *cli) importCmd() *cobra.Command {
-	return &cobra.Command{
+	var from string
+	cmd := &cobra.Command{
 		Use:   "import SPEC ADDRESS ID",
 		Short: "Take over an existing resource: read it by id and record it as this stack's (imported: no rollback deletes it)",
-		Args:  cobra.ExactArgs(3),
+		Long: "Take over an existing resource: read it by id and record it as this stack's (imported: no rollback deletes it).\n" +
+			"A resource another bulwark stack made is refused unless --from names that stack (forget it there first).",
+		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, opts, done, err := c.load(args[0], "")
 			if err != nil {
 				return err
 			}
 			defer done()
+			opts.ImportFrom = from
 			res, err := stack.Import(cmd.Context(), sp, opts, args[1], args[2])
 			if err != nil {
 				return err
@@ -924,6 +928,8 @@ func (c *cli) importCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("imported %s as %s in stack %s", args[2], args[1], sp.Stack))
 		},
 	}
+	cmd.Flags().StringVar(&from, "from", "", "the stack a resource carrying another stack's key is taken from (it must have forgotten it)")
+	return cmd
 }
 
 // stateReport prints how a state command ended and sets the exit code.

@@ -77,6 +77,17 @@ func ParseKey(key string) (KeyOwner, bool) {
 	return KeyOwner{Stack: parts[0], Lineage: parts[1], Record: parts[2]}, true
 }
 
+// OtherStacks reports whether key was issued by a bulwark stack other than
+// this one (another stack, or another lineage of this stack's name), and
+// who issued it. Keys this stack issued and then forgot are its own.
+func (id Identity) OtherStacks(key string) (KeyOwner, bool) {
+	o, ok := ParseKey(key)
+	if !ok || id.Issued(key) || slices.Contains(id.Forgotten, key) {
+		return KeyOwner{}, false
+	}
+	return o, true
+}
+
 // Issued reports whether key was issued by this stack (same stack, same
 // lineage) and not given up since (`state forget`).
 func (id Identity) Issued(key string) bool {
@@ -216,6 +227,11 @@ func decideImport(in Input, c Change) Change {
 		return c
 	case !obs.Exists:
 		return in.conflict(c, obs, fmt.Sprintf("import: %s was not found", in.Spec.Import))
+	}
+	if o, ok := in.Identity.OtherStacks(obs.Key); ok {
+		// Like CloudFormation, an import never takes a resource from the
+		// stack that made it: that stack may still record and protect it.
+		return in.conflict(c, obs, fmt.Sprintf("import: %s belongs to stack %s (lineage %s), which may still record it; it is not taken from it: run `bulwark state forget` in stack %s first, then `bulwark import --from %s SPEC %s %s`", in.Spec.Import, o.Stack, o.Lineage, o.Stack, o.Stack, c.Resource, in.Spec.Import))
 	}
 	c.Action, c.Ownership = Import, Importing
 	c.Drifted = Drift(in.Spec.Config, obs.Attributes)

@@ -369,3 +369,57 @@ func TestPlanOfAnImportOnlyReads(t *testing.T) {
 		t.Errorf("recorded %+v", st.Resources["net"])
 	}
 }
+
+// An import never takes a resource from the stack that made it: beta
+// importing alpha's protected database (by its id, which anyone can read)
+// is refused, by `bulwark import` and by `import:` in the spec alike, so
+// beta's teardown cannot delete it. Naming the owner (--from) after alpha
+// forgot it is the explicit way over.
+func TestImportNeverTakesFromAnotherStack(t *testing.T) {
+	e := newEnv(t)
+	alpha := parseSpec(t, specYAML("alpha", res{name: "database", typ: "dynamodb_table", prot: "protected"}))
+	beta := parseSpec(t, specYAML("beta", res{name: "database", typ: "dynamodb_table"}))
+	e.mustApply(t, alpha)
+	id := e.state(t, "alpha").Resources["database"].ID
+	_, _, d0 := e.w.Calls()
+
+	_, err := stack.Import(e.ctx, beta, e.opts(), "database", id)
+	var ie *stack.ImportError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "belongs to stack alpha") || !strings.Contains(err.Error(), "--from alpha") {
+		t.Fatalf("beta imports alpha's database: %v", err)
+	}
+	withImport := parseSpec(t, strings.Replace(specYAML("beta", res{name: "database", typ: "dynamodb_table"}), "    type: dynamodb_table\n", "    type: dynamodb_table\n    import: "+id+"\n", 1))
+	pv, err := stack.Plan(e.ctx, withImport, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := pv.Changes[0]; c.Action != plan.Conflict || !strings.Contains(c.Reason, "belongs to stack alpha") {
+		t.Errorf("plan of import: over alpha's database: %+v", c.Change)
+	}
+	var ce *plan.ConflictError
+	if _, err := e.apply(withImport); !errors.As(err, &ce) {
+		t.Errorf("apply of import: over alpha's database: %v", err)
+	}
+	if st := e.state(t, "beta"); len(st.Resources) != 0 {
+		t.Fatalf("beta records %v", st.Names())
+	}
+	if _, err := e.teardown(beta); err != nil {
+		t.Fatalf("beta teardown: %v", err)
+	}
+	if _, _, d1 := e.w.Calls(); d1 != d0 || e.w.ByName("database") == nil {
+		t.Fatalf("alpha's database was deleted: %v", e.w.Deletes()[d0:])
+	}
+
+	// The explicit handover: alpha forgets it, beta names alpha.
+	if r, err := stack.StateForget(e.ctx, alpha, e.opts(), "database"); err != nil || r.Err != nil {
+		t.Fatalf("alpha forget: %v %v", err, resErr(r))
+	}
+	o := e.opts()
+	o.ImportFrom = "alpha"
+	if r, err := stack.Import(e.ctx, beta, o, "database", id); err != nil || r.Err != nil {
+		t.Fatalf("import --from alpha: %v %v", err, resErr(r))
+	}
+	if st := e.state(t, "beta"); st.Resources["database"] == nil || !st.Resources["database"].Imported {
+		t.Errorf("beta after import --from: %+v", st.Resources)
+	}
+}

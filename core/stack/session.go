@@ -38,6 +38,9 @@ type Options struct {
 	Parallelism int // steps at once (default 10)
 	// SimulateFailure names a resource whose Execute fails in this run.
 	SimulateFailure string
+	// ImportFrom names the stack an import may take a resource from when
+	// the resource carries that stack's key (bulwark import --from).
+	ImportFrom string
 	// Confirm, when set, is asked before a teardown deletes anything; false
 	// cancels it.
 	Confirm func(names []string) bool

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -217,8 +216,14 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("provider %s finds no %s with id %s", r.Provider, r.Type, id)}
 	}
 	obs := observation(true, resp.ID, resp.Attributes, resp.IdempotencyKey, false)
-	if o, ok := plan.ParseKey(obs.Key); ok && (o.Stack != sp.Stack || o.Lineage != s.lineage) {
-		s.prog.printf("note: %s carries the idempotency key of stack %s: that stack may record it too\n", id, o.Stack)
+	if o, ok := s.identity().OtherStacks(obs.Key); ok {
+		// Another stack made it and may still record (and protect) it:
+		// like CloudFormation, an import does not take it from that stack
+		// unless the person names the stack it comes from.
+		if s.opts.ImportFrom != o.Stack {
+			return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("it belongs to stack %s (lineage %s), which may still record and protect it: run `bulwark state forget` in stack %s first, then import it with --from %s", o.Stack, o.Lineage, o.Stack, o.Stack)}
+		}
+		s.prog.printf("note: taking %s over from stack %s (--from): make sure that stack has forgotten it (`bulwark state forget`)\n", id, o.Stack)
 	}
 	return s.stateOp(ctx, OpImport, "import", address, r.Type, func(context.Context) error {
 		rec := importRecord(r, p.Source(), obs, s.opID)
