@@ -19,7 +19,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // TestMain lets the scripts run `bulwark` as this test binary; the plugins
@@ -35,6 +37,9 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"bulwark": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// A provider plugin served by this binary (strictprovider_test.go);
+		// the scripts find it in $TEST_PLUGIN_DIR.
+		pluginhost.Prefix + "strict": func() { sdk.Serve(strictProvider{}) },
 	})
 }
 
@@ -85,6 +90,13 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BULWARK_PLUGIN_DIR", dir)
 			env.Setenv("EXAMPLES", examples)
+			// The folder testscript put this binary's commands in, among them
+			// bulwark-provider-strict (and bulwark, which is no plugin).
+			strict, err := exec.LookPath(pluginhost.Prefix + "strict")
+			if err != nil {
+				return err
+			}
+			env.Setenv("TEST_PLUGIN_DIR", filepath.Dir(strict))
 			env.Setenv(secrets.EnvKey, testSecretsKey)
 			// Were a script to unset the key, the default key file would go
 			// here, never into the user's own config folder.

@@ -58,6 +58,10 @@ func translate(name, method string, err error) error {
 	if errors.Is(err, ErrPluginExited) {
 		return err
 	}
+	if de := (*DiagnosticsError)(nil); errors.As(err, &de) && de.Provider == name && de.Method == method {
+		// Already names the provider and the call.
+		return err
+	}
 	st, ok := status.FromError(err)
 	if !ok {
 		return fmt.Errorf("provider %s: %s: %w", name, method, err)

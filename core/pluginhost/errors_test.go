@@ -67,6 +67,12 @@ func TestTranslate(t *testing.T) {
 	if err := translate("mock", "Read", nil); err != nil {
 		t.Errorf("translate(nil) = %v", err)
 	}
+	// A provider's diagnostics already name the provider and the call: not
+	// twice ("provider mock: Configure: provider mock: Configure: …").
+	de := diagErr("mock", "Configure", sdk.Diagnostics{sdk.AttributeErrorf([]string{"region"}, "no region")})
+	if got := translate("mock", "Configure", de); got.Error() != "provider mock: Configure: region: no region" || !errors.Is(got, de) {
+		t.Errorf("translate(DiagnosticsError) = %q", got)
+	}
 }
 
 func TestDiagnosticsError(t *testing.T) {

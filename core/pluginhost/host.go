@@ -83,6 +83,12 @@ type Config struct {
 	// the provider's config against the schema's config description, and
 	// learns which config values are sensitive).
 	Check func(*sdk.GetSchemaResponse) error
+	// SchemaOnly starts the plugin and reads its schema but never calls
+	// Configure: for what needs no provider config and has none to give
+	// (doctor without a spec, `providers schema`). A provider whose config
+	// only a spec can give (a region, an endpoint) would refuse an empty one.
+	// Only Schema, Protocol and Path are meaningful on such a plugin.
+	SchemaOnly bool
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
@@ -251,13 +257,15 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 			return nil, err
 		}
 	}
-	resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
-	if err == nil {
-		err = p.oneLine("Configure", diagErr(p.cfg.Name, "Configure", resp.Diagnostics))
-	}
-	if err != nil {
-		client.Kill()
-		return nil, translate(p.cfg.Name, "Configure", err)
+	if !p.cfg.SchemaOnly {
+		resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
+		if err == nil {
+			err = p.oneLine("Configure", diagErr(p.cfg.Name, "Configure", resp.Diagnostics))
+		}
+		if err != nil {
+			client.Kill()
+			return nil, translate(p.cfg.Name, "Configure", err)
+		}
 	}
 	p.client, p.prov, p.schema = client, prov, schema
 	p.protocol = client.NegotiatedVersion()

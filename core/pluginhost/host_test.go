@@ -530,6 +530,13 @@ func TestHostStartFailures(t *testing.T) {
 	}
 	waitNoneRunning(t, exe, 10*time.Second)
 
+	// SchemaOnly never calls Configure: the same config starts, and the
+	// schema is read (doctor without a spec, `providers schema`).
+	p, err := h.Start(ctx, Config{Name: "x", Source: "test", Config: map[string]any{"fail_configure": true}, SchemaOnly: true})
+	if err != nil || p.Schema() == nil || p.Schema().ProviderName == "" || p.Protocol() == 0 {
+		t.Errorf("Start SchemaOnly with a config Configure refuses = %v, %+v", err, p)
+	}
+
 	// Not a plugin at all: the handshake fails within StartTimeout.
 	fake := t.TempDir()
 	writeFile(t, fake, Prefix+"liar", "#!/bin/sh\necho not a plugin\nexit 0\n", 0o755)

@@ -56,80 +56,108 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 	return checks
 }
 
+// doctorPlugins checks that each plugin starts and speaks a protocol this
+// bulwark speaks. With a spec it also configures each one with the spec's
+// config (read-only). Without a spec there is no config to give: a provider
+// whose config only a spec can give (the aws region, an endpoint) would
+// refuse an empty one, which says nothing about the install. So it is
+// started and its schema read, never configured, and the check says so.
 func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 	var sources []string
+	local := map[string]string{} // source -> the spec's local name for it
 	if sp != nil {
-		seen := map[string]bool{}
 		for _, n := range sp.ProvidersUsed() {
 			src, _ := (&session{sp: sp}).providerFor(n, "")
-			if !seen[src] {
-				seen[src] = true
+			if _, seen := local[src]; !seen {
+				local[src] = n
 				sources = append(sources, src)
 			}
 		}
 	} else {
 		found, err := pluginhost.List(opts.PluginDirs)
 		if err != nil {
-			return []Check{{Name: "plugins", Detail: err.Error(), Fix: "check the plugin folders' permissions"}}
+			return []Check{{Name: "plugins", Detail: err.Error(), Fix: "make the plugin folders readable (" + strings.Join(opts.PluginDirs, ", ") + "), or pass --plugin-dir"}}
 		}
 		for _, f := range found {
 			sources = append(sources, f.Name)
 		}
 		if len(sources) == 0 {
-			return []Check{{Name: "plugins", Detail: "no provider plugin found", Fix: "run `make build`, or pass --plugin-dir"}}
+			return []Check{{Name: "plugins", Detail: "no provider plugin found in " + strings.Join(opts.PluginDirs, ", "),
+				Fix: "run `make build` (or `make install`), or pass --plugin-dir / set BULWARK_PLUGIN_DIR"}}
 		}
 	}
 	sort.Strings(sources)
 	tmp, err := os.MkdirTemp("", "bulwark-doctor-")
 	if err != nil {
-		return []Check{{Name: "plugins", Detail: err.Error()}}
+		return []Check{{Name: "plugins", Detail: err.Error(), Fix: "make the temporary folder writable (TMPDIR)"}}
 	}
 	defer os.RemoveAll(tmp)
 	host := pluginhost.New(opts.hostOptions())
 	defer host.Close()
 	var out []Check
 	for _, src := range sources {
-		c := Check{Name: "plugin " + src}
-		var cfg map[string]any
-		if sp != nil {
-			for _, p := range sp.Providers {
-				if p.Source == src {
-					cfg = p.Config
-				}
-			}
-		}
-		// Doctor only looks: the provider must write nothing (a world: DIR or
-		// root: in its config is the user's live data).
-		pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: filepath.Join(tmp, src), ReadOnly: true}
-		pc.Check = func(schema *sdk.GetSchemaResponse) error {
-			// Before Configure, whose error may quote a sensitive value.
-			learnProviderConfig(opts.Redactor, cfg, schema)
-			return nil
-		}
-		if lf := opts.ProviderLock; lf != nil {
-			pc.SHA256 = lf.Providers[src].SHA256
-		}
-		p, err := host.Start(ctx, pc)
-		var nf *pluginhost.NotFoundError
-		switch {
-		case errors.As(err, &nf):
-			c.Detail, c.Fix = err.Error(), "run `make build`, or pass --plugin-dir / set BULWARK_PLUGIN_DIR"
-		case err != nil:
-			c.Detail, c.Fix = "does not start: "+err.Error(), "rebuild the plugin; run with BULWARK_LOG=debug to see its output"
-		default:
-			supported := false
-			for _, v := range supportedProtocols {
-				supported = supported || v == p.Protocol()
-			}
-			c.OK = supported
-			c.Detail = fmt.Sprintf("%s %s, protocol %d, %s", p.Schema().ProviderName, p.Schema().ProviderVersion, p.Protocol(), p.Path())
-			if !supported {
-				c.Fix = fmt.Sprintf("this bulwark speaks protocol %v: use a matching plugin", supportedProtocols)
-			}
-		}
-		out = append(out, c)
+		out = append(out, doctorPlugin(ctx, host, sp, local[src], src, filepath.Join(tmp, src), opts))
 	}
 	return out
+}
+
+// doctorPlugin checks one plugin; name is the spec's local name for it ("" without a spec).
+func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, name, src, dataDir string, opts Options) Check {
+	c := Check{Name: "plugin " + src}
+	var cfg map[string]any
+	if sp != nil {
+		cfg = sp.Providers[name].Config
+	}
+	// Doctor only looks: the provider must write nothing (a world: DIR or
+	// root: in its config is the user's live data).
+	pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: dataDir, ReadOnly: true, SchemaOnly: sp == nil}
+	var configProblems error
+	pc.Check = func(schema *sdk.GetSchemaResponse) error {
+		// Before Configure, whose error may quote a sensitive value.
+		learnProviderConfig(opts.Redactor, cfg, schema)
+		if sp != nil {
+			// The config against the provider's own description of it,
+			// at the spec's line.
+			configProblems = sp.CheckProviderConfig(name, schema)
+			return configProblems
+		}
+		return nil
+	}
+	if lf := opts.ProviderLock; lf != nil {
+		pc.SHA256 = lf.Providers[src].SHA256
+	}
+	p, err := host.Start(ctx, pc)
+	var nf *pluginhost.NotFoundError
+	var pe *pluginhost.ProtocolError
+	var de *pluginhost.DiagnosticsError
+	switch {
+	case errors.As(err, &nf):
+		c.Detail, c.Fix = err.Error(), "run `make build` (or `make install`), or pass --plugin-dir / set BULWARK_PLUGIN_DIR to the folder that holds "+pluginhost.Prefix+src
+	case configProblems != nil:
+		c.Detail, c.Fix = "config: "+err.Error(), "correct provider "+name+"'s config in "+sp.File+" at the line named"
+	case errors.As(err, &de) && de.Method == "Configure":
+		c.Detail, c.Fix = "refuses the spec's config: "+err.Error(), "change provider "+name+"'s config in "+sp.File+" (or the environment it reads) as the message says"
+	case errors.As(err, &pe):
+		c.Detail, c.Fix = err.Error(), fmt.Sprintf("install a %s plugin built for provider protocol %v (rebuild it against this bulwark's sdk: `make build`), or a bulwark that speaks %s", src, pe.Host, pe.Plugin)
+	case errors.Is(err, pluginhost.ErrPluginExited):
+		c.Detail, c.Fix = "exited while starting: "+err.Error(), "run `BULWARK_LOG=debug bulwark doctor` to see the plugin's own output (its stderr), then fix or rebuild it"
+	case err != nil:
+		c.Detail, c.Fix = "does not start: "+err.Error(), "run `BULWARK_LOG=debug bulwark doctor` to see the plugin's own output (its stderr); a plugin built from this checkout is rebuilt by `make build`"
+	default:
+		supported := false
+		for _, v := range supportedProtocols {
+			supported = supported || v == p.Protocol()
+		}
+		c.OK = supported
+		c.Detail = fmt.Sprintf("%s %s, protocol %d, %s", p.Schema().ProviderName, p.Schema().ProviderVersion, p.Protocol(), p.Path())
+		if sp == nil {
+			c.Detail += "; config not checked without a spec (`bulwark doctor SPEC` checks it)"
+		}
+		if !supported {
+			c.Fix = fmt.Sprintf("this bulwark speaks provider protocol %v: install a %s plugin built for it (`make build`)", supportedProtocols, src)
+		}
+	}
+	return c
 }
 
 func doctorStack(dir, name string) []Check {
@@ -174,7 +202,8 @@ func doctorStack(dir, name string) []Check {
 	live, stale, err := lock.Inspect(dir)
 	switch {
 	case err != nil:
-		out = append(out, Check{Name: "lock " + name, Detail: err.Error()})
+		out = append(out, Check{Name: "lock " + name, Detail: err.Error(),
+			Fix: "make " + dir + " a folder of this user's, with no link in it: the lock must be a regular file bulwark can read"})
 	case live != nil:
 		out = append(out, Check{Name: "lock " + name, Detail: "held by " + live.String(), Fix: "wait for that operation to finish"})
 	case stale != nil:
