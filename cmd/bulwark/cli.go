@@ -249,11 +249,9 @@ func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), er
 	return sp, opts, done, nil
 }
 
-// printJSON prints v indented, for --json.
+// printJSON prints v indented, for --json, with no HTML escaping.
 func (c *cli) printJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return writeJSON(c.stdout, v)
 }
 
 func loadSpec(path, provider string) (*spec.Spec, error) {
@@ -687,7 +685,7 @@ func (c *cli) graphCmd() *cobra.Command {
 
 func (c *cli) providersCmd() *cobra.Command {
 	cmd := c.providersListCmd()
-	cmd.AddCommand(c.providersLockCmd())
+	cmd.AddCommand(c.providersLockCmd(), c.providersSchemaCmd())
 	return cmd
 }
 
@@ -769,7 +767,8 @@ func (c *cli) providersListCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
 			for _, f := range found {
 				version, protocol := "?", "?"
-				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name, ReadOnly: true})
+				// The schema only: no config to give (see doctor).
+				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name, ReadOnly: true, SchemaOnly: true})
 				if err == nil {
 					version, protocol = p.Schema().ProviderVersion, fmt.Sprint(p.Protocol())
 				} else {

@@ -57,6 +57,11 @@ func (strictProvider) Update(context.Context, *sdk.UpdateRequest) (*sdk.UpdateRe
 	return nil, sdk.Errorf("strict changes nothing")
 }
 
+// Import makes sdk.Serve declare the import capability.
+func (strictProvider) Import(context.Context, *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	return &sdk.ImportResponse{}, nil
+}
+
 func (strictProvider) Delete(context.Context, *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	return &sdk.DeleteResponse{}, nil
 }

@@ -134,9 +134,9 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 	case errors.As(err, &nf):
 		c.Detail, c.Fix = err.Error(), "run `make build` (or `make install`), or pass --plugin-dir / set BULWARK_PLUGIN_DIR to the folder that holds "+pluginhost.Prefix+src
 	case configProblems != nil:
-		c.Detail, c.Fix = "config: "+err.Error(), "correct provider "+name+"'s config in "+sp.File+" at the line named"
+		c.Detail, c.Fix = "config: "+err.Error(), "correct provider "+name+"'s config in "+sp.File+" at the line named (`bulwark providers schema "+src+"` lists its keys)"
 	case errors.As(err, &de) && de.Method == "Configure":
-		c.Detail, c.Fix = "refuses the spec's config: "+err.Error(), "change provider "+name+"'s config in "+sp.File+" (or the environment it reads) as the message says"
+		c.Detail, c.Fix = "refuses the spec's config: "+err.Error(), "change provider "+name+"'s config in "+sp.File+" (or the environment it reads) as the message says; `bulwark providers schema "+src+"` lists its keys"
 	case errors.As(err, &pe):
 		c.Detail, c.Fix = err.Error(), fmt.Sprintf("install a %s plugin built for provider protocol %v (rebuild it against this bulwark's sdk: `make build`), or a bulwark that speaks %s", src, pe.Host, pe.Plugin)
 	case errors.Is(err, pluginhost.ErrPluginExited):
