@@ -39,6 +39,7 @@ type cli struct {
 	pluginDir, stateDir, eventsFile string
 	secretsKeyFile                  string
 	startTimeout, callTimeout       time.Duration
+	keepRevisions                   int
 	exit                            int
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
@@ -167,6 +168,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "file holding the key that seals sensitive values in the state (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
+	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "how many revisions of the stack the state keeps (older ones are pruned; the current one never is)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd())
 	return root
@@ -175,15 +177,19 @@ func (c *cli) commands() *cobra.Command {
 // options builds the core's options from the flags, and from the
 // bulwark.lock beside the spec when there is one.
 func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
+	if c.keepRevisions < 1 {
+		return stack.Options{}, nil, fmt.Errorf("--keep-revisions %d: must be at least 1 (the current revision is always kept)", c.keepRevisions)
+	}
 	exe, _ := os.Executable()
 	opts := stack.Options{
-		StateDir:     c.stateDir,
-		PluginDirs:   pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		Out:          c.red.Writer(c.stdout),
-		StartTimeout: c.startTimeout,
-		CallTimeout:  c.callTimeout,
-		Secrets:      c.secretsSource(),
-		Redactor:     c.red,
+		StateDir:      c.stateDir,
+		PluginDirs:    pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+		Out:           c.red.Writer(c.stdout),
+		StartTimeout:  c.startTimeout,
+		CallTimeout:   c.callTimeout,
+		KeepRevisions: c.keepRevisions,
+		Secrets:       c.secretsSource(),
+		Redactor:      c.red,
 	}
 	if sp != nil {
 		opts.LockPath = providerlock.PathFor(sp.File)

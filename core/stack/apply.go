@@ -79,7 +79,8 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
 	var gate []string
-	if opType != "apply" {
+	s.noop = opType == "update" && !pl.HasChanges() && isCurrentSpec(st, s.sp)
+	if opType != "apply" && !s.noop {
 		op.Steps = s.updateSteps(opType, pl, target)
 		gate = []string{op.Steps[len(op.Steps)-1].ID}
 	}

@@ -21,14 +21,7 @@ func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result
 	defer s.close()
 	if to == 0 {
 		st := s.store.Snapshot()
-		// The revision applied before the current one; after a teardown
-		// (none current), the newest applied one.
-		for _, r := range st.Revisions {
-			if r.Status == state.RevisionApplied && (st.Current == 0 || r.N < st.Current) && r.N > to {
-				to = r.N
-			}
-		}
-		if to == 0 {
+		if to = previousRevision(st); to == 0 {
 			return nil, fmt.Errorf("rollback: stack %s has no revision applied before the current one (%d)", sp.Stack, st.Current)
 		}
 	}

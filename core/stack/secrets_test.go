@@ -265,7 +265,8 @@ func TestOldStateSealedWithItsBackups(t *testing.T) {
 	old.Starter = ss.starter() // no Secrets: as bulwark wrote states before
 	sp := parseSpec(t, secretSpec(fakeSecret))
 	e.mustApply(t, sp, func(o *stack.Options) { *o = old })
-	e.mustApply(t, sp, func(o *stack.Options) { *o = old }) // an update: a backup
+	// An update (its spec text differs, so it is no no-op): a backup.
+	e.mustApply(t, parseSpec(t, secretSpec(fakeSecret)+"# edited\n"), func(o *stack.Options) { *o = old })
 	dir := stack.StackDir(e.stateDir, "s")
 	files := func() []string {
 		b, _ := filepath.Glob(filepath.Join(dir, "backups", "*.json"))

@@ -36,6 +36,9 @@ type Options struct {
 	Logger      hclog.Logger   // plugin machinery; nil discards
 	Now         func() time.Time
 	Parallelism int // steps at once (default 10)
+	// KeepRevisions is how many revisions the state keeps (default 20);
+	// older ones are pruned, never the current or a staged one.
+	KeepRevisions int
 	// SimulateFailure names a resource whose Execute fails in this run.
 	SimulateFailure string
 	// ImportFrom names the stack an import may take a resource from when
@@ -149,6 +152,9 @@ func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.KeepRevisions <= 0 {
+		o.KeepRevisions = DefaultKeepRevisions
+	}
 	if o.Parallelism <= 0 {
 		o.Parallelism = 10
 	}
@@ -206,6 +212,9 @@ type session struct {
 	lineage   string   // the stack's lineage (see stackLineage)
 	forgotten []string // keys this stack gave up (state forget)
 	opType    string   // the operation a converge runs, for its refusals
+	// noop is set when a converge found nothing to change and the spec is
+	// the current revision's: it records no revision and no backup.
+	noop bool
 	// fresh: this session made the stack folder, so a command that ends
 	// before its first journal record (a spec the schemas reject, a
 	// provider that does not start) leaves no folder behind.

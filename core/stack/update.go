@@ -70,7 +70,10 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		return atomicfile.Write(backupFile, b, 0o600)
+		if err := atomicfile.Write(backupFile, b, 0o600); err != nil {
+			return err
+		}
+		return pruneBackups(dir, KeepBackups)
 	}
 	stage := meta("stage", backup.ID)
 	stage.Execute = func(ctx context.Context, _ string) error {
@@ -85,6 +88,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 				Provider: s.sp.Override, Status: state.RevisionStaged,
 			})
 			st.Staged = n
+			s.pruneRevisions(st)
 			return nil
 		})
 	}
@@ -124,6 +128,9 @@ func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool)
 		return
 	}
 	switch {
+	case s.noop && op.Type == "update":
+		// Nothing changed and the spec is the current revision's: a no-op
+		// run records nothing new, so history stays bounded.
 	case op.Type == "rollback":
 		st.Current = op.Revision
 	case st.Staged != 0:
@@ -140,4 +147,5 @@ func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool)
 		st.Current = n
 	}
 	st.Staged = 0
+	s.pruneRevisions(st)
 }
