@@ -162,15 +162,16 @@ func (c *cli) commands() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "folder to look for provider plugins in first")
-	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "folder holding one folder per stack (state, journal, lock)")
-	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to this file instead of stderr")
-	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "file holding the key that seals sensitive values in the state (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
+	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "look for provider plugins in `DIR` first")
+	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock)")
+	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` instead of stderr")
+	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "read the key that seals sensitive values in the state from `FILE` (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
-	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "how many revisions of the stack the state keeps (older ones are pruned; the current one never is)")
+	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "keep the last `N` revisions of each stack in its state (older ones are pruned; the current one never is)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd())
+	setExamples(root)
 	return root
 }
 
@@ -290,7 +291,7 @@ func (c *cli) validateCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none")
+	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	return cmd
 }
 
@@ -329,10 +330,10 @@ func (c *cli) applyCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none (a provider the spec does not declare runs with its default config)")
-	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make this resource's Execute fail in this run (demos and tests)")
-	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "how many independent resources to work on at once")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as `bulwark plan`")
+	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")
+	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
+	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "work on at most `N` independent resources at once")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	return cmd
 }
 
@@ -740,7 +741,7 @@ func (c *cli) providersLockCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "pin this provider too, for runs that use --provider")
+	cmd.Flags().StringVar(&provider, "provider", "", "pin provider `NAME` too, for runs that use --provider")
 	return cmd
 }
 
@@ -803,7 +804,7 @@ func (c *cli) planCmd() *cobra.Command {
 			return c.plan(cmd.Context(), sp, opts, asJSON, detailed)
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "use this provider for resources that name none")
+	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	return cmd
@@ -837,7 +838,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 	var to int
 	cmd := &cobra.Command{
 		Use:   "rollback SPEC",
-		Short: "Converge the stack back to an earlier applied revision (default: the previous one)",
+		Short: "Converge the stack back to an earlier applied revision (default: the newest before the current one with another spec)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, opts, done, err := c.load(args[0], "")
@@ -854,7 +855,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&to, "to", 0, "the revision to go back to (see `bulwark history`)")
+	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
 	return cmd
 }
 
@@ -933,7 +934,7 @@ func (c *cli) importCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("imported %s as %s in stack %s", args[2], args[1], sp.Stack))
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the stack a resource carrying another stack's key is taken from (it must have forgotten it)")
+	cmd.Flags().StringVar(&from, "from", "", "the `STACK` a resource carrying another stack's key is taken from (it must have forgotten it)")
 	return cmd
 }
 

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// examples are the Examples section of each command's help, by command path.
+// Every command has one (help_test.go walks the tree): the line a person
+// types, with a spec named stack.yaml.
+var examples = map[string]string{
+	"bulwark": `  bulwark validate stack.yaml
+  bulwark plan stack.yaml
+  bulwark apply stack.yaml
+  bulwark status stack.yaml`,
+	"bulwark validate": `  bulwark validate stack.yaml
+  bulwark validate stack.yaml --provider local`,
+	"bulwark plan": `  bulwark plan stack.yaml
+  bulwark plan stack.yaml --json
+  bulwark plan stack.yaml --detailed-exitcode    # exit 2 when there are changes`,
+	"bulwark apply": `  bulwark apply stack.yaml
+  bulwark apply stack.yaml --dry-run
+  bulwark apply stack.yaml --parallelism 4
+  bulwark --events events.jsonl apply stack.yaml`,
+	"bulwark teardown": `  bulwark teardown stack.yaml --dry-run
+  bulwark teardown stack.yaml --yes`,
+	"bulwark rollback": `  bulwark rollback stack.yaml
+  bulwark rollback stack.yaml --to 3    # a revision bulwark history lists`,
+	"bulwark resume": `  bulwark resume stack.yaml`,
+	"bulwark status": `  bulwark status stack.yaml
+  bulwark status stack.yaml --json`,
+	"bulwark doctor": `  bulwark doctor
+  bulwark doctor stack.yaml
+  BULWARK_LOG=debug bulwark doctor stack.yaml    # with each plugin's own log`,
+	"bulwark history": `  bulwark history stack.yaml
+  bulwark history stack.yaml --json`,
+	"bulwark ack":   `  bulwark ack op_01JD3V8W2X7K4Q9M5N6P0R1S2T    # the operation bulwark status names`,
+	"bulwark graph": `  bulwark graph stack.yaml | dot -Tsvg > stack.svg`,
+	"bulwark providers": `  bulwark providers
+  bulwark --plugin-dir ./bin/plugins providers`,
+	"bulwark providers lock": `  bulwark providers lock stack.yaml
+  bulwark providers lock stack.yaml --provider local`,
+	"bulwark import": `  bulwark import stack.yaml data my-existing-bucket
+  bulwark import stack.yaml data my-existing-bucket --from other-stack`,
+	"bulwark state":                 `  bulwark state list stack.yaml`,
+	"bulwark state list":            `  bulwark state list stack.yaml --json`,
+	"bulwark state show":            `  bulwark state show stack.yaml data`,
+	"bulwark state forget":          `  bulwark state forget stack.yaml data`,
+	"bulwark state mv":              `  bulwark state mv stack.yaml data archive`,
+	"bulwark help":                  `  bulwark help apply`,
+	"bulwark completion":            `  bulwark completion bash > ~/.local/share/bash-completion/completions/bulwark`,
+	"bulwark completion bash":       `  bulwark completion bash > /etc/bash_completion.d/bulwark`,
+	"bulwark completion zsh":        `  bulwark completion zsh > "${fpath[1]}/_bulwark"`,
+	"bulwark completion fish":       `  bulwark completion fish > ~/.config/fish/completions/bulwark.fish`,
+	"bulwark completion powershell": `  bulwark completion powershell | Out-String | Invoke-Expression`,
+}
+
+// setExamples adds cobra's own commands (help, completion) now, so they get
+// examples too, and sets every command's Example from examples. A command
+// with none set keeps the one it declares (version).
+func setExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if ex, ok := examples[c.CommandPath()]; ok {
+			if c.Example != "" {
+				panic(fmt.Sprintf("%s declares an Example and has one in examples", c.CommandPath()))
+			}
+			c.Example = ex
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
