@@ -164,7 +164,7 @@ func (c *cli) commands() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "look for provider plugins in `DIR` first")
 	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock)")
-	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` instead of stderr")
+	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` (default: stderr, unless it is a terminal)")
 	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "read the key that seals sensitive values in the state from `FILE` (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
@@ -203,7 +203,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
 	}
-	if f, ok := c.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(c.stdout) {
 		// A person is watching: live progress, and colours unless NO_COLOR
 		// (https://no-color.org) is set to anything.
 		opts.Live = true
@@ -224,10 +224,21 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		}
 		opts.Events = events.NewWriter(f, nil)
 		closeFn = func() { f.Close() }
-	} else {
+	} else if !isTerminal(c.stderr) {
+		// A machine reads stderr (CI, a pipe, a file). On a terminal a
+		// person reads it, beside the progress on stdout: JSON lines there
+		// would only break up the live line, so they go nowhere unless
+		// --events names a file (as Terraform keeps its machine output
+		// behind -json and its log behind TF_LOG).
 		opts.Events = events.NewWriter(c.stderr, nil)
 	}
 	return opts, closeFn, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // secretsSource says where the key comes from: $BULWARK_SECRETS_KEY, else

@@ -111,3 +111,76 @@ resources:
 		t.Fatalf("teardown confirmed with yes left resources:\n%s", status())
 	}
 }
+
+// TestTerminalEventsNeverInterleave: on a terminal the lifecycle events do
+// not go to stderr, so no JSON line breaks up the live progress line; a
+// stderr that is not a terminal (a file, a pipe) gets them as before, and
+// so does --events FILE (issue 11 item 4).
+func TestTerminalEventsNeverInterleave(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) from util-linux is not installed")
+	}
+	plugins := buildPlugins(t)
+	bin := filepath.Join(t.TempDir(), "bulwark")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build bulwark: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "ev.yaml")
+	os.WriteFile(specPath, []byte(`version: 1
+stack: ev
+providers:
+  mock:
+    config: {latency_ms: 300}
+resources:
+  - name: slow
+    type: generic
+`), 0o600)
+	onTerminal := func(shellCmd string) string {
+		c := exec.Command(scriptBin, "-qec", shellCmd, "/dev/null")
+		c.Env = append(os.Environ(), "NO_COLOR=1")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", shellCmd, err, out)
+		}
+		return string(out)
+	}
+	base := bin + " --plugin-dir " + plugins + " --state-dir "
+	hasEvents := func(s string) bool { return strings.Contains(s, `"action":"create"`) }
+
+	// stdout and stderr on the terminal: progress, and no event.
+	out := onTerminal(base + filepath.Join(dir, "s1") + " apply " + specPath)
+	if !strings.Contains(out, "running: slow") || !strings.Contains(out, "Apply complete") {
+		t.Errorf("no progress on a terminal:\n%q", out)
+	}
+	if strings.Contains(out, `{"ts"`) {
+		t.Errorf("events on a terminal:\n%q", out)
+	}
+
+	// stderr to a file, stdout on the terminal: the events go to the file,
+	// none to the screen.
+	logFile := filepath.Join(dir, "stderr.log")
+	out = onTerminal(base + filepath.Join(dir, "s2") + " apply " + specPath + " 2>" + logFile)
+	if strings.Contains(out, `{"ts"`) || !strings.Contains(out, "running: slow") {
+		t.Errorf("stderr redirected: the terminal shows\n%q", out)
+	}
+	if b, _ := os.ReadFile(logFile); !hasEvents(string(b)) {
+		t.Errorf("stderr redirected to a file got no events:\n%s", b)
+	}
+
+	// --events FILE on a terminal: the file has them.
+	evFile := filepath.Join(dir, "ev.jsonl")
+	out = onTerminal(bin + " --plugin-dir " + plugins + " --events " + evFile + " --state-dir " + filepath.Join(dir, "s3") + " apply " + specPath)
+	if b, _ := os.ReadFile(evFile); strings.Contains(out, `{"ts"`) || !hasEvents(string(b)) {
+		t.Errorf("--events on a terminal: screen %q, file %s", out, b)
+	}
+
+	// No terminal at all: stderr gets them, as the contract says.
+	c := exec.Command(bin, "--plugin-dir", plugins, "--state-dir", filepath.Join(dir, "s4"), "apply", specPath)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil || !hasEvents(stderr.String()) {
+		t.Errorf("not on a terminal: err %v, stderr %q", err, stderr.String())
+	}
+}
