@@ -23,6 +23,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -39,7 +40,7 @@ type cli struct {
 	pluginDir, stateDir, eventsFile string
 	secretsKeyFile                  string
 	startTimeout, callTimeout       time.Duration
-	keepRevisions                   int
+	keepRevisions, keepOperations   int
 	exit                            int
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
@@ -169,6 +170,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
 	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "keep the last `N` revisions of each stack in its state (older ones are pruned; the current one never is)")
+	root.PersistentFlags().IntVar(&c.keepOperations, "keep-operations", journal.DefaultKeepOperations, "keep every journal record of the last `N` operations (older finished ones are compacted to one line each)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd())
 	setExamples(root)
@@ -178,19 +180,23 @@ func (c *cli) commands() *cobra.Command {
 // options builds the core's options from the flags, and from the
 // bulwark.lock beside the spec when there is one.
 func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
+	if c.keepOperations < 1 {
+		return stack.Options{}, nil, fmt.Errorf("--keep-operations %d: must be at least 1", c.keepOperations)
+	}
 	if c.keepRevisions < 1 {
 		return stack.Options{}, nil, fmt.Errorf("--keep-revisions %d: must be at least 1 (the current revision is always kept)", c.keepRevisions)
 	}
 	exe, _ := os.Executable()
 	opts := stack.Options{
-		StateDir:      c.stateDir,
-		PluginDirs:    pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		Out:           c.red.Writer(c.stdout),
-		StartTimeout:  c.startTimeout,
-		CallTimeout:   c.callTimeout,
-		KeepRevisions: c.keepRevisions,
-		Secrets:       c.secretsSource(),
-		Redactor:      c.red,
+		StateDir:       c.stateDir,
+		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+		Out:            c.red.Writer(c.stdout),
+		StartTimeout:   c.startTimeout,
+		CallTimeout:    c.callTimeout,
+		KeepRevisions:  c.keepRevisions,
+		KeepOperations: c.keepOperations,
+		Secrets:        c.secretsSource(),
+		Redactor:       c.red,
 	}
 	if sp != nil {
 		opts.LockPath = providerlock.PathFor(sp.File)

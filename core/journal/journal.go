@@ -86,6 +86,10 @@ type Record struct {
 	// Lineage is the lineage of the stack whose operation wrote the record
 	// ("" in records written before lineages).
 	Lineage string `json:"lineage,omitempty"`
+	// End and Steps are set on a summary record (KindSummary): when the
+	// compacted operation ended and how many records it had.
+	End   time.Time `json:"end,omitzero"`
+	Steps int       `json:"steps,omitempty"`
 }
 
 // NewOpID returns a fresh operation id: "op_" + ULID.

@@ -199,6 +199,9 @@ func doctorStack(dir, name string) []Check {
 			out = append(out, Check{Name: "lineage " + name, OK: true, Detail: l})
 		}
 	}
+	if st != nil {
+		out = append(out, doctorSizes(dir, name, st, recs))
+	}
 	live, stale, err := lock.Inspect(dir)
 	switch {
 	case err != nil:
@@ -221,3 +224,36 @@ func doctorStack(dir, name string) []Check {
 	}
 	return out
 }
+
+// doctorSizes says how much the stack folder holds and what retention
+// keeps of it (DESIGN.md, "State backends and retention").
+func doctorSizes(dir, name string, st *state.State, recs []journal.Record) Check {
+	size := func(p string) int64 {
+		if fi, err := os.Lstat(p); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	var backups int
+	var backupBytes int64
+	if entries, err := os.ReadDir(filepath.Join(dir, "backups")); err == nil {
+		for _, e := range entries {
+			backups++
+			backupBytes += size(filepath.Join(dir, "backups", e.Name()))
+		}
+	}
+	whole, summarized := map[string]bool{}, 0
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			summarized++
+		} else {
+			whole[r.Op] = true
+		}
+	}
+	return Check{Name: "sizes " + name, OK: true, Detail: fmt.Sprintf(
+		"state %s (%d revision(s)), journal %s (%d operation(s) whole, %d compacted), backups %d (%s); kept: the last %d revisions (--keep-revisions), %d backups, %d operations whole (--keep-operations)",
+		kb(size(filepath.Join(dir, state.FileName))), len(st.Revisions), kb(size(filepath.Join(dir, journal.FileName))), len(whole), summarized,
+		backups, kb(backupBytes), DefaultKeepRevisions, KeepBackups, journal.DefaultKeepOperations)}
+}
+
+func kb(n int64) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) }

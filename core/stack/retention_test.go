@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -103,5 +104,64 @@ func TestRollbackDefaultSkipsTheSameSpec(t *testing.T) {
 	}
 	if got := e.w.ByName("vm"); got == nil || fmt.Sprint(got.Attrs["size"]) != "1" {
 		t.Errorf("after rollback: %+v", got)
+	}
+}
+
+// The journal keeps the newest operations whole and compacts older finished
+// ones to one summary line each: its size follows the number of operations,
+// not the records every run writes, and history still lists every one.
+func TestJournalCompactsOldOperations(t *testing.T) {
+	e := newEnv(t)
+	var rs []res
+	for i := 0; i < 10; i++ {
+		rs = append(rs, res{name: fmt.Sprintf("r%d", i), typ: "generic"})
+	}
+	sp := mkSpec(t, rs...)
+	keep := func(o *stack.Options) { o.KeepOperations = 3 }
+	const runs = 30
+	for i := 0; i < runs; i++ {
+		e.mustApply(t, sp, keep)
+	}
+	path := filepath.Join(stack.StackDir(e.stateDir, "s"), journal.FileName)
+	recs, err := journal.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries, whole := 0, map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			summaries++
+		} else {
+			whole[r.Op] = true
+		}
+	}
+	if len(whole) > 2*3+1 || summaries < runs-2*3-1 {
+		t.Errorf("%d operations whole, %d summarized: want at most %d whole", len(whole), summaries, 2*3+1)
+	}
+	rep, err := stack.StackHistory(sp, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Operations) != runs {
+		t.Fatalf("history lists %d operations, want %d", len(rep.Operations), runs)
+	}
+	for _, o := range rep.Operations {
+		if o.Status != journal.OpSucceeded || o.End.IsZero() || o.Type == "" {
+			t.Errorf("history: %+v", o)
+		}
+	}
+	// A failed, compensated run among them is compacted like any finished
+	// one later, and the stack goes on converging.
+	e.w.FailCreate("late")
+	withLate := mkSpec(t, append(rs, res{name: "late", typ: "generic"})...)
+	if r, _ := e.apply(withLate, keep); stack.ExitCode(r, nil) != stack.ExitCompensated {
+		t.Fatalf("failing apply: %+v", r)
+	}
+	e.w.ClearFaults()
+	for i := 0; i < 10; i++ {
+		e.mustApply(t, sp, keep)
+	}
+	if st := e.state(t, "s"); len(st.Resources) != 10 {
+		t.Errorf("after compaction: %d resources recorded", len(st.Resources))
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// KeepRevisions is how many revisions the state keeps (default 20);
 	// older ones are pruned, never the current or a staged one.
 	KeepRevisions int
+	// KeepOperations is how many of the newest operations keep every
+	// journal record (default 20); older finished ones are compacted to one
+	// summary line each.
+	KeepOperations int
 	// SimulateFailure names a resource whose Execute fails in this run.
 	SimulateFailure string
 	// ImportFrom names the stack an import may take a resource from when
@@ -253,6 +257,12 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		return nil, err
 	}
 	s.store.AfterWrite = func() { opts.Failpoint.Hit("state") }
+	// Old finished operations are compacted to one line each, under the
+	// lock and before the journal is opened for this run.
+	if _, err := journal.Compact(filepath.Join(dir, journal.FileName), opts.KeepOperations); err != nil {
+		s.close()
+		return nil, err
+	}
 	jr, err := journal.Open(filepath.Join(dir, journal.FileName), opts.Now)
 	if err != nil {
 		s.close()

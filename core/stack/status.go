@@ -90,7 +90,7 @@ func History(recs []journal.Record) []OpSummary {
 	byOp := map[string]*OpSummary{}
 	var order []string
 	for _, r := range recs {
-		if r.Kind != journal.KindOp {
+		if r.Kind != journal.KindOp && r.Kind != journal.KindSummary {
 			continue
 		}
 		o := byOp[r.Op]
@@ -98,6 +98,11 @@ func History(recs []journal.Record) []OpSummary {
 			o = &OpSummary{ID: r.Op, Start: r.Time}
 			byOp[r.Op] = o
 			order = append(order, r.Op)
+		}
+		if r.Kind == journal.KindSummary {
+			// An old finished operation, compacted to one line.
+			o.Type, o.Status, o.Error, o.End = r.Type, r.Status, r.Error, r.End
+			continue
 		}
 		if r.Type != "" {
 			o.Type = r.Type
