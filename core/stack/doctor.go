@@ -48,7 +48,11 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 		}
 	}
 	for _, name := range stacks {
-		checks = append(checks, doctorStack(StackDir(opts.StateDir, name), name)...)
+		specPath := "SPEC" // the spec of this stack, which doctor was not given
+		if sp != nil {
+			specPath = sp.File
+		}
+		checks = append(checks, doctorStack(StackDir(opts.StateDir, name), name, specPath)...)
 	}
 	for i := range checks {
 		checks[i].Detail = opts.Redactor.Redact(checks[i].Detail)
@@ -160,7 +164,9 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 	return c
 }
 
-func doctorStack(dir, name string) []Check {
+// doctorStack checks one stack's folder; specPath is how its fixes name the
+// stack's spec.
+func doctorStack(dir, name, specPath string) []Check {
 	var out []Check
 	st, err := state.Load(filepath.Join(dir, state.FileName))
 	switch {
@@ -185,7 +191,7 @@ func doctorStack(dir, name string) []Check {
 		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal must be a regular file of bulwark's in the stack folder, not a link"})
 	} else if u := Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
-		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume SPEC` for this stack"})
+		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume " + specPath + "` to finish it (from the journal)"})
 	} else if len(bad) == 0 {
 		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
 	}
