@@ -11,7 +11,7 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
 
-.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench clean \
+.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard clean \
 	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -79,6 +79,12 @@ BENCHFLAGS ?=
 bench: build-demo
 	@set -e; for m in core; do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
 	cd core && $(GO) run ./benchharness/cmd/bulwark-bench -root .. -bulwark ../bin/bulwark $(BENCHFLAGS)
+
+# The regression guard CI runs: N = 1,000, flat and chain; fails when a
+# figure is further from the floor than bench/guard.json allows (see
+# bench/README.md for how to tighten the margins).
+bench-guard: build-demo
+	cd core && $(GO) run ./benchharness/cmd/bulwark-bench -root .. -bulwark ../bin/bulwark -guard ../bench/guard.json
 
 tools:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler libprotobuf-dev" >&2; exit 1; }

@@ -37,7 +37,7 @@ func Build(ctx context.Context, root, dir string) (bulwark, pluginDir string, er
 	bulwark = filepath.Join(dir, "bulwark")
 	for _, b := range []struct{ out, pkg string }{
 		{bulwark, "./cmd/bulwark"},
-		{filepath.Join(pluginDir, "bulwark-provider-mock"), "./plugins/mock"},
+		{filepath.Join(pluginDir, "bulwark-provider-mock"), "./plugins/mock/cmd/bulwark-provider-mock"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
 		cmd.Dir = root

@@ -46,7 +46,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("%d results, want %d:\n%s", got, want, progress.String())
 	}
 	// How many resources the state records after each command.
-	wantAfter := map[string]int{CmdValidate: 0, CmdPlan: 0, CmdApply: n, CmdNoop: n, CmdTeardown: 0}
+	wantAfter := map[string]int{CmdValidate: 0, CmdPlan: 0, CmdApply: n, CmdNoopPlan: n, CmdNoop: n, CmdTeardown: 0}
 	for _, r := range results {
 		what := string(r.Shape) + " " + r.Command
 		if !r.OK() {
@@ -68,6 +68,13 @@ func TestEndToEnd(t *testing.T) {
 			if r.StateBytes <= 0 || r.JournalBytes <= 0 || r.FolderBytes < r.StateBytes+r.JournalBytes {
 				t.Errorf("%s: state %d, journal %d, folder %d bytes", what, r.StateBytes, r.JournalBytes, r.FolderBytes)
 			}
+		}
+	}
+	for _, shape := range Shapes {
+		applied, _ := findResult(results, ToolBulwark, shape, n, CmdApply)
+		planned, _ := findResult(results, ToolBulwark, shape, n, CmdNoopPlan)
+		if planned.FolderBytes != applied.FolderBytes {
+			t.Errorf("%s: the no-op plan changed the stack folder from %d to %d bytes: a plan writes nothing", shape, applied.FolderBytes, planned.FolderBytes)
 		}
 	}
 	entries, err := os.ReadDir(scratch)

@@ -16,6 +16,10 @@ type GuardFile struct {
 	Comment []string `json:"comment,omitempty"`
 	// N is the stack size the margins were measured at.
 	N int `json:"n"`
+	// LeastMax is the smallest maximum Calibrate sets: a figure near 1×
+	// (validate, plan) is mostly process and plugin start-up at this N,
+	// which a shared machine makes noisy.
+	LeastMax float64 `json:"least_max_floor_multiple,omitempty"`
 	// Max is the largest allowed × floor per shape and command.
 	Max map[Shape]map[string]float64 `json:"max_floor_multiple"`
 	// Measured is what the calibrating run measured (× floor), kept to see
@@ -187,10 +191,10 @@ func (r *GuardReport) Markdown() string {
 
 // Calibrate returns prev with new margins from a run: each figure prev
 // guards (at prev's N), as measured, times factor, rounded up to two
-// significant digits. Every guarded figure must have run to the end with
-// exit 0.
+// significant digits, and no less than prev's LeastMax. Every guarded figure
+// must have run to the end with exit 0.
 func Calibrate(prev *GuardFile, results []Result, f Floor, factor float64, calibrated string) (*GuardFile, error) {
-	g := &GuardFile{Comment: prev.Comment, N: prev.N, Factor: factor, Calibrated: calibrated,
+	g := &GuardFile{Comment: prev.Comment, N: prev.N, Factor: factor, LeastMax: prev.LeastMax, Calibrated: calibrated,
 		Max: map[Shape]map[string]float64{}, Measured: map[Shape]map[string]float64{}}
 	for _, shape := range prev.Shapes() {
 		for c := range prev.Max[shape] {
@@ -206,7 +210,7 @@ func Calibrate(prev *GuardFile, results []Result, f Floor, factor float64, calib
 				g.Max[shape], g.Measured[shape] = map[string]float64{}, map[string]float64{}
 			}
 			g.Measured[shape][c] = round(m, 2)
-			g.Max[shape][c] = ceilSignificant(m*factor, 2)
+			g.Max[shape][c] = max(ceilSignificant(m*factor, 2), prev.LeastMax)
 		}
 	}
 	return g, nil

@@ -97,16 +97,17 @@ func TestGuardAllowed(t *testing.T) {
 
 func TestCalibrate(t *testing.T) {
 	f := Floor{RoundTrip: 100 * time.Microsecond, Append: 200 * time.Microsecond}
-	prev := &GuardFile{Comment: []string{"why"}, N: 1000, Max: map[Shape]map[string]float64{
-		Flat: {CmdApply: 1e9}, Chain: {CmdNoop: 5},
+	prev := &GuardFile{Comment: []string{"why"}, N: 1000, LeastMax: 1.2, Max: map[Shape]map[string]float64{
+		Flat: {CmdApply: 1e9}, Chain: {CmdNoop: 5, CmdValidate: 5},
 	}}
 	results := []Result{
-		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: 26 * time.Second}},       // 86.67×
-		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdNoop, Measurement: Measurement{Wall: 150 * time.Millisecond}}, // 0.5×
-		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdTeardown, Measurement: Measurement{Wall: time.Second}},         // not guarded
-		{Tool: ToolBulwark, Shape: Flat, N: 100, Command: CmdNoop, Measurement: Measurement{Wall: time.Hour}},                // another size
-		{Tool: "tofu", Shape: Chain, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: time.Hour}},                  // another tool
-		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdValidate, Skipped: NotWanted},                                 // not run
+		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: 26 * time.Second}},          // 86.67×
+		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdNoop, Measurement: Measurement{Wall: 150 * time.Millisecond}},    // 0.5×
+		{Tool: ToolBulwark, Shape: Flat, N: 1000, Command: CmdTeardown, Measurement: Measurement{Wall: time.Second}},            // not guarded
+		{Tool: ToolBulwark, Shape: Flat, N: 100, Command: CmdNoop, Measurement: Measurement{Wall: time.Hour}},                   // another size
+		{Tool: "tofu", Shape: Chain, N: 1000, Command: CmdApply, Measurement: Measurement{Wall: time.Hour}},                     // another tool
+		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdValidate, Measurement: Measurement{Wall: 30 * time.Millisecond}}, // 0.1×
+		{Tool: ToolBulwark, Shape: Chain, N: 1000, Command: CmdPlan, Skipped: NotWanted},                                        // not run
 	}
 	g, err := Calibrate(prev, results, f, 2.5, "today")
 	if err != nil {
@@ -118,10 +119,13 @@ func TestCalibrate(t *testing.T) {
 	if got := g.Max[Chain][CmdNoop]; got != 1.3 { // 0.5 × 2.5 = 1.25
 		t.Errorf("chain no-op max = %v, want 1.3", got)
 	}
+	if got := g.Max[Chain][CmdValidate]; got != 1.2 { // 0.1 × 2.5 = 0.25, less than the least maximum
+		t.Errorf("chain validate max = %v, want the least maximum 1.2", got)
+	}
 	if got := g.Measured[Flat][CmdApply]; got != 86.67 {
 		t.Errorf("flat apply measured = %v, want 86.67", got)
 	}
-	if len(g.Max[Flat]) != 1 || len(g.Max[Chain]) != 1 {
+	if len(g.Max[Flat]) != 1 || len(g.Max[Chain]) != 2 {
 		t.Errorf("max = %v: only what the guard guarded may be in it", g.Max)
 	}
 
@@ -135,7 +139,7 @@ func TestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Max[Flat][CmdApply] != 220 || back.N != 1000 || back.Factor != 2.5 || back.Comment[0] != "why" || back.Calibrated != "today" {
+	if back.Max[Flat][CmdApply] != 220 || back.N != 1000 || back.Factor != 2.5 || back.Comment[0] != "why" || back.Calibrated != "today" || back.LeastMax != 1.2 {
 		t.Errorf("read back %+v", back)
 	}
 	if failed := back.Check("guard.json", f, results).Failed(); len(failed) != 0 {

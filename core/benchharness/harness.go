@@ -24,12 +24,13 @@ const (
 	CmdValidate = "validate"
 	CmdPlan     = "plan"        // from empty: every resource is read and planned for creation
 	CmdApply    = "apply"       // from empty
+	CmdNoopPlan = "no-op plan"  // after the apply: every resource is read and found in place
 	CmdNoop     = "no-op apply" // the same spec again: every resource is in place
 	CmdTeardown = "teardown"    // --yes (Terraform: destroy)
 )
 
 // Commands is every command, in the order they run on a stack.
-var Commands = []string{CmdValidate, CmdPlan, CmdApply, CmdNoop, CmdTeardown}
+var Commands = []string{CmdValidate, CmdPlan, CmdApply, CmdNoopPlan, CmdNoop, CmdTeardown}
 
 // NotWanted is the Skipped of a command Config.Want left out; the table
 // leaves such rows out.
@@ -202,7 +203,7 @@ func (cfg Config) wanted(tool string, shape Shape, n int, command string) bool {
 		return true
 	}
 	if command == CmdApply {
-		return cfg.Want(tool, shape, n, CmdNoop) || cfg.Want(tool, shape, n, CmdTeardown)
+		return cfg.Want(tool, shape, n, CmdNoopPlan) || cfg.Want(tool, shape, n, CmdNoop) || cfg.Want(tool, shape, n, CmdTeardown)
 	}
 	return false
 }
@@ -330,6 +331,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 		{CmdValidate, []string{"validate", specPath}},
 		{CmdPlan, []string{"plan", specPath}},
 		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdNoopPlan, []string{"plan", specPath}},
 		{CmdNoop, []string{"apply", specPath, "--parallelism", par}},
 		{CmdTeardown, []string{"teardown", specPath, "--yes"}},
 	}
@@ -385,6 +387,7 @@ func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Res
 		{CmdValidate, []string{"validate", "-no-color"}},
 		{CmdPlan, []string{"plan", "-input=false", "-no-color", par}},
 		{CmdApply, []string{"apply", "-auto-approve", "-input=false", "-no-color", par}},
+		{CmdNoopPlan, []string{"plan", "-input=false", "-no-color", par}},
 		{CmdNoop, []string{"apply", "-auto-approve", "-input=false", "-no-color", par}},
 		{CmdTeardown, []string{"destroy", "-auto-approve", "-input=false", "-no-color", par}},
 	}

@@ -25,6 +25,7 @@ func TestWanted(t *testing.T) {
 		{"all by default", nil, Commands},
 		{"apply alone", only(CmdApply), []string{CmdApply}},
 		{"a no-op apply needs the apply", only(CmdNoop), []string{CmdApply, CmdNoop}},
+		{"a no-op plan needs the apply", only(CmdNoopPlan), []string{CmdApply, CmdNoopPlan}},
 		{"a teardown needs the apply", only(CmdValidate, CmdTeardown), []string{CmdValidate, CmdApply, CmdTeardown}},
 		{"none", only(), nil},
 	}

@@ -70,7 +70,7 @@ func run(args []string) int {
 	fs.StringVar(&o.guard, "guard", "", "check bulwark's figures against this guard file (exit 1 past a margin); runs only the guarded shapes at its N, without the tools")
 	fs.Float64Var(&o.calibrate, "calibrate", 0, "with -guard: rewrite the guard file's margins from this run: each = measured × floor × this factor")
 	fs.BoolVar(&o.guardFull, "guard-full", false, "with -guard: run every -shapes and -sizes and the tools as without -guard (and write the table), and check or calibrate the guard from the figures at its N")
-	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
+	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op plan, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
 	if err := fs.Parse(args); err != nil {

@@ -20,7 +20,7 @@ import (
 // core/stack as the CLI calls it (the mock provider still a plugin
 // process), with the CPU profile on for that command alone, and writes the
 // profile to cpuFile. The commands before it on the stack (an apply before a
-// no-op apply or a teardown) run first, unprofiled.
+// no-op plan, a no-op apply or a teardown) run first, unprofiled.
 func profile(ctx context.Context, command string, shape benchharness.Shape, n, latencyMS int, pluginDir, scratch string, parallelism int, cpuFile string) error {
 	dir, err := os.MkdirTemp(scratch, "profile-")
 	if err != nil {
@@ -64,7 +64,7 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n, l
 	switch command {
 	case benchharness.CmdValidate:
 		fn = func() error { return stack.Validate(ctx, sp, opts) }
-	case benchharness.CmdPlan:
+	case benchharness.CmdPlan, benchharness.CmdNoopPlan:
 		fn = func() error { _, err := stack.Plan(ctx, sp, opts); return err }
 	case benchharness.CmdApply:
 		fn = apply
@@ -79,9 +79,9 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n, l
 			return err
 		}
 	default:
-		return fmt.Errorf("-profile %q: want one of validate, plan, apply, no-op apply, teardown", command)
+		return fmt.Errorf("-profile %q: want one of validate, plan, apply, no-op plan, no-op apply, teardown", command)
 	}
-	if command == benchharness.CmdNoop || command == benchharness.CmdTeardown {
+	if command == benchharness.CmdNoopPlan || command == benchharness.CmdNoop || command == benchharness.CmdTeardown {
 		fmt.Fprintf(os.Stderr, "apply first (not profiled)\n")
 		if err := apply(); err != nil {
 			return fmt.Errorf("the apply before %s: %w", command, err)
