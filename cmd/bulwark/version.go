@@ -36,7 +36,7 @@ type buildVersion struct {
 	// Commit is the VCS revision, "" when the binary does not know it (go
 	// install from a proxy of a tagged version records none).
 	Commit     string `json:"commit"`
-	CommitTime string `json:"commit_time,omitempty"`
+	CommitTime string `json:"commit_time"`
 	// Modified says the checkout had uncommitted changes when it was built.
 	Modified          bool   `json:"modified"`
 	GoVersion         string `json:"go_version"`
