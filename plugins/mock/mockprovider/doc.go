@@ -5,13 +5,16 @@
 //
 // Types s3_bucket, dynamodb_table, network, compute, load_balancer and
 // generic. Every type takes the optional attributes size (number, updated in
-// place), zone (string, force_new) and secret (string, sensitive, updated in
-// place: the host never shows it); s3_bucket also bucket (string,
-// force_new), dynamodb_table also table and hash_key (strings, force_new).
-// Every resource has the computed attribute created_at (RFC 3339, UTC). The
-// attributes Read, Create and Update return are the configured values (nil
-// values dropped) plus created_at. Ids look like
-// "mock-<type>-<name>-<8 hex>".
+// place), zone (string, force_new), secret (string, sensitive, updated in
+// place: the host never shows it) and tags (a map of strings, updated in
+// place; a value that is not a string is an error diagnostic on
+// [tags KEY]); s3_bucket also bucket (string, force_new), dynamodb_table
+// also table and hash_key (strings, force_new). Every resource has the
+// computed attributes created_at (RFC 3339, UTC) and arn
+// ("mock:<type>:<name>:<id>", derived from the id, so a replace changes it:
+// what a spec references as ${NAME.arn}). The attributes Read, Create and
+// Update return are the configured values (nil values dropped) plus
+// created_at and arn. Ids look like "mock-<type>-<name>-<8 hex>".
 //
 // # The world
 //

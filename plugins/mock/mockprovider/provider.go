@@ -205,7 +205,7 @@ func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResour
 	if _, err := resourceType(req.Type); err != nil {
 		return nil, err
 	}
-	return &sdk.ValidateResourceResponse{}, nil
+	return &sdk.ValidateResourceResponse{Diagnostics: checkTags(req.Config)}, nil
 }
 
 // Read finds a resource by id, else by idempotency key, else by type and
@@ -248,6 +248,9 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	if req.IdempotencyKey == "" {
 		return nil, sdk.Errorf("create %s: the request carries no idempotency key", req.Name)
+	}
+	if ds := checkTags(req.Config); ds.HasError() {
+		return &sdk.CreateResponse{Diagnostics: ds}, nil
 	}
 	cfg, err := normalize(req.Config)
 	if err != nil {
@@ -305,6 +308,9 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	rt, err := resourceType(req.Type)
 	if err != nil {
 		return nil, err
+	}
+	if ds := checkTags(req.Config); ds.HasError() {
+		return &sdk.UpdateResponse{Diagnostics: ds}, nil
 	}
 	cfg, err := normalize(req.Config)
 	if err != nil {

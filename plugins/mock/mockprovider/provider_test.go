@@ -107,7 +107,9 @@ func TestSchema(t *testing.T) {
 		"secret":     {sdk.TypeString, false, false},
 		"size":       {sdk.TypeNumber, false, false},
 		"zone":       {sdk.TypeString, true, false},
+		"tags":       {sdk.TypeMap, false, false},
 		"created_at": {sdk.TypeString, false, true},
+		"arn":        {sdk.TypeString, false, true},
 	}
 	extra := map[string]map[string]want{
 		"s3_bucket":      {"bucket": {sdk.TypeString, true, false}},
@@ -168,6 +170,9 @@ func TestCreateThenRead(t *testing.T) {
 			}
 			if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(cr.Attributes["created_at"])); err != nil {
 				t.Errorf("created_at: %v", err)
+			}
+			if want := "mock:" + c.typ + ":x:" + cr.ID; cr.Attributes["arn"] != want {
+				t.Errorf("arn = %v, want %s", cr.Attributes["arn"], want)
 			}
 			for _, req := range []*sdk.ReadRequest{
 				{Type: c.typ, Name: "x", ID: cr.ID},
@@ -751,4 +756,60 @@ func TestLatency(t *testing.T) {
 			t.Fatal("a cancelled Create made something")
 		}
 	})
+}
+
+func TestTags(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	cr := create(t, p, "network", "net", "k", sdk.Attributes{"tags": map[string]any{"env": "dev"}, "zone": "z1"})
+	if !reflect.DeepEqual(cr.Attributes["tags"], map[string]any{"env": "dev"}) {
+		t.Fatalf("tags = %#v", cr.Attributes["tags"])
+	}
+	cases := []struct {
+		name    string
+		tags    any
+		badPath []string // nil when the update must succeed
+	}{
+		{"changed in place", map[string]any{"env": "prod", "team": "a"}, nil},
+		{"emptied", map[string]any{}, nil},
+		{"removed", nil, nil},
+		{"a number value", map[string]any{"env": 1.0}, []string{"tags", "env"}},
+		{"not a map", []any{"a"}, []string{"tags"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := sdk.Attributes{"zone": "z1"}
+			if c.tags != nil {
+				cfg["tags"] = c.tags
+			}
+			vr, err := p.ValidateResource(context.Background(), &sdk.ValidateResourceRequest{Type: "network", Name: "net", Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Update(context.Background(), &sdk.UpdateRequest{Type: "network", Name: "net", ID: cr.ID, PriorAttributes: cr.Attributes, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.badPath != nil {
+				for _, ds := range []sdk.Diagnostics{vr.Diagnostics, resp.Diagnostics} {
+					if !ds.HasError() || !reflect.DeepEqual(ds[0].AttributePath, c.badPath) {
+						t.Fatalf("diagnostics %+v, want an error on %v", ds, c.badPath)
+					}
+				}
+				return
+			}
+			if vr.Diagnostics.HasError() || resp.Diagnostics.HasError() {
+				t.Fatal(vr.Diagnostics, resp.Diagnostics)
+			}
+			rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "net", ID: cr.ID})
+			if rr.ID != cr.ID || rr.Attributes["arn"] != cr.Attributes["arn"] {
+				t.Fatalf("an in-place tags change moved the resource: %s %v", rr.ID, rr.Attributes["arn"])
+			}
+			if !reflect.DeepEqual(rr.Attributes["tags"], c.tags) && !(c.tags == nil && rr.Attributes["tags"] == nil) {
+				t.Fatalf("tags = %#v, want %#v", rr.Attributes["tags"], c.tags)
+			}
+		})
+	}
+	if resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "g", IdempotencyKey: "k2", Config: sdk.Attributes{"tags": map[string]any{"n": true}}}); err != nil || !resp.Diagnostics.HasError() {
+		t.Fatalf("Create with a bool tag = %+v, %v; want an error diagnostic", resp, err)
+	}
 }

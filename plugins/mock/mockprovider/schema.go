@@ -3,7 +3,9 @@ package mockprovider
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -17,7 +19,9 @@ const (
 // Attributes with a meaning to the provider.
 const (
 	attrCreatedAt = "created_at" // computed: when it was created
+	attrARN       = "arn"        // computed: mock:TYPE:NAME:ID, for references
 	attrSecret    = "secret"     // sensitive: the host never shows it
+	attrTags      = "tags"       // a map of strings, updated in place
 )
 
 // resourceTypes returns the schema of every type the provider manages. It
@@ -28,9 +32,12 @@ func resourceTypes() []sdk.ResourceType {
 			{Name: "size", Type: sdk.TypeNumber, Description: "a size; updated in place"},
 			{Name: "zone", Type: sdk.TypeString, ForceNew: true, Description: "a zone; a change replaces the resource"},
 			{Name: attrSecret, Type: sdk.TypeString, Sensitive: true, Description: "a secret value; updated in place; never shown"},
+			{Name: attrTags, Type: sdk.TypeMap, Description: "tags: a map of strings; updated in place"},
 		}
 		attrs = append(attrs, extra...)
-		attrs = append(attrs, sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"})
+		attrs = append(attrs,
+			sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"},
+			sdk.Attribute{Name: attrARN, Type: sdk.TypeString, Computed: true, Description: "the resource's ARN, mock:TYPE:NAME:ID (known after create)"})
 		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs}
 	}
 	return []sdk.ResourceType{
@@ -54,6 +61,29 @@ func resourceType(name string) (sdk.ResourceType, error) {
 		}
 	}
 	return sdk.ResourceType{}, sdk.Errorf("unknown resource type %q", name)
+}
+
+// arn is the computed ARN of the resource of type typ and name with id.
+func arn(typ, name, id string) string { return "mock:" + typ + ":" + name + ":" + id }
+
+// checkTags returns a diagnostic when cfg's tags is not a map of strings
+// (the schema's type says only "a map").
+func checkTags(cfg sdk.Attributes) sdk.Diagnostics {
+	v, ok := cfg[attrTags]
+	if !ok || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return sdk.Diagnostics{sdk.AttributeErrorf([]string{attrTags}, "attribute %q must be a map of strings", attrTags)}
+	}
+	var ds sdk.Diagnostics
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if _, ok := m[k].(string); !ok {
+			ds = append(ds, sdk.AttributeErrorf([]string{attrTags, k}, "tag %q must be a string, not %T", k, m[k]))
+		}
+	}
+	return ds
 }
 
 // normalize returns a JSON round trip of a (so numbers are float64 and

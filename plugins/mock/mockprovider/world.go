@@ -158,5 +158,14 @@ func (w *world) consumeFailDelete(name string) bool {
 	return true
 }
 
-// attributes returns a copy of r's attributes.
-func (r *resource) attributes() sdk.Attributes { return maps.Clone(r.Attributes) }
+// attributes returns a copy of r's attributes, with the computed arn (derived
+// from the id, so never stored: a resource put in the world by hand has one
+// too).
+func (r *resource) attributes() sdk.Attributes {
+	a := maps.Clone(r.Attributes)
+	if a == nil {
+		a = sdk.Attributes{}
+	}
+	a[attrARN] = arn(r.Type, r.Name, r.ID)
+	return a
+}
