@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -158,6 +159,9 @@ func openValues(st *State, sl Sealing) (clear bool, err error) {
 			}
 		}
 	}
+	if err := openExtras(st, sl, &clear); err != nil {
+		return clear, err
+	}
 	for i := range st.Revisions {
 		rev := &st.Revisions[i]
 		switch {
@@ -209,6 +213,9 @@ func sealValues(st *State, sl Sealing) (*State, error) {
 			}
 		}
 	}
+	if err := sealExtras(out, sl); err != nil {
+		return nil, err
+	}
 	for i := range out.Revisions {
 		rev := &out.Revisions[i]
 		if rev.Spec == "" || secrets.IsSealed(rev.Spec) {
@@ -255,4 +262,77 @@ func ResealFile(path string, sl Sealing, sensitiveOf func(*Resource) []string) (
 		return false, fmt.Errorf("reseal %s: %w", path, err)
 	}
 	return true, write(path, disk)
+}
+
+// eachExtra calls fn on every sensitive value of st outside its resources,
+// storing what fn returns in its place.
+func eachExtra(st *State, fn func(what string, v any) (any, error)) error {
+	for _, name := range slices.Sorted(maps.Keys(st.Outputs)) {
+		o := st.Outputs[name]
+		if !o.Sensitive {
+			continue
+		}
+		v, err := fn("output "+name, o.Value)
+		if err != nil {
+			return err
+		}
+		o.Value = v
+		st.Outputs[name] = o
+	}
+	for i := range st.Revisions {
+		rev := &st.Revisions[i]
+		for _, k := range rev.SensitiveVariables {
+			v, ok := rev.Variables[k]
+			if !ok {
+				continue
+			}
+			v, err := fn(fmt.Sprintf("revision %d's variable %s", rev.N, k), v)
+			if err != nil {
+				return err
+			}
+			rev.Variables[k] = v
+		}
+	}
+	return nil
+}
+
+// openExtras opens st's sealed outputs and revision variables in place,
+// setting *clear when one is held in clear.
+func openExtras(st *State, sl Sealing, clear *bool) error {
+	return eachExtra(st, func(what string, v any) (any, error) {
+		sv, sealed := v.(string)
+		sealed = sealed && secrets.IsSealed(sv)
+		switch {
+		case !sealed:
+			*clear = true
+		case sl.Sealer != nil:
+			var err error
+			if v, err = sl.Sealer.OpenValue(sv); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+		default:
+			return v, nil
+		}
+		if sl.Reveal != nil {
+			sl.Reveal(v)
+		}
+		return v, nil
+	})
+}
+
+// sealExtras seals st's sensitive outputs and revision variables in place.
+func sealExtras(st *State, sl Sealing) error {
+	return eachExtra(st, func(what string, v any) (any, error) {
+		if sv, isStr := v.(string); isStr && secrets.IsSealed(sv) {
+			return v, nil
+		}
+		sealed, err := sl.Sealer.SealValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if sl.Reveal != nil {
+			sl.Reveal(v)
+		}
+		return sealed, nil
+	})
 }

@@ -199,3 +199,72 @@ func TestOldClearStateIsSealedOnOpen(t *testing.T) {
 		t.Fatalf("resealed state reopens as %+v", got.Resources["b"])
 	}
 }
+
+// TestSealedOutputsAndVariables: a sensitive output's value and a revision's
+// sensitive variable values are sealed in the file and opened on load; the
+// others stay in clear, as they are shown.
+func TestSealedOutputsAndVariables(t *testing.T) {
+	const pw, url = "s3cr3t-variable-pw", "postgres://app:s3cr3t-variable-pw@db"
+	dir := filepath.Join(t.TempDir(), "demo")
+	b := box(t)
+	var revealed []any
+	sl := Sealing{Sealer: b, Reveal: func(v any) { revealed = append(revealed, v) }}
+	s, err := OpenSealed(dir, "demo", sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Mutate(func(st *State) error {
+		st.Outputs = map[string]Output{
+			"url":  {Value: url, Sensitive: true},
+			"port": {Value: 5432.0, Sensitive: true},
+			"name": {Value: "plain-output-name", Description: "d"},
+		}
+		st.Revisions = append(st.Revisions, Revision{N: 1, Op: "op_1", Spec: "version: 1", Status: RevisionApplied,
+			Variables: map[string]any{"pw": pw, "env": "plain-env"}, SensitiveVariables: []string{"pw"}})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, clear := range []string{pw, "5432"} {
+		if strings.Contains(string(raw), clear) {
+			t.Errorf("state.json holds %q in clear:\n%s", clear, raw)
+		}
+	}
+	for _, plain := range []string{"plain-output-name", "plain-env"} {
+		if !strings.Contains(string(raw), plain) {
+			t.Errorf("state.json lost %q:\n%s", plain, raw)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		sl   Sealing
+		open bool
+	}{{"with the key", sl, true}, {"without a key", Sealing{}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := LoadSealed(filepath.Join(dir, FileName), tc.sl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotPort, gotPw := st.Outputs["url"].Value, st.Outputs["port"].Value, st.Revisions[0].Variables["pw"]
+			if tc.open {
+				if got != url || gotPort != 5432.0 || gotPw != pw {
+					t.Errorf("opened %v, %v, %v", got, gotPort, gotPw)
+				}
+				return
+			}
+			for _, v := range []any{got, gotPort, gotPw} {
+				if sv, ok := v.(string); !ok || !secrets.IsSealed(sv) {
+					t.Errorf("without a key %v is not left sealed", v)
+				}
+			}
+		})
+	}
+	if len(revealed) == 0 {
+		t.Error("Reveal was told nothing")
+	}
+}

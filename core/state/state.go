@@ -99,6 +99,20 @@ type Revision struct {
 	Spec     string    `json:"spec"`               // the spec's text
 	Provider string    `json:"provider,omitempty"` // the --provider the run used
 	Status   string    `json:"status"`
+	// Variables are the values of the spec's variables the revision was
+	// applied with (all of them, defaults included), so a rollback to it
+	// re-applies exactly them; the values of those SensitiveVariables
+	// names are sealed in the file.
+	Variables          map[string]any `json:"variables,omitempty"`
+	SensitiveVariables []string       `json:"sensitive_variables,omitempty"`
+}
+
+// Output is the value of one of the spec's outputs, as of the last
+// successful apply; a sensitive one's value is sealed in the file.
+type Output struct {
+	Value       any    `json:"value"`
+	Description string `json:"description,omitempty"`
+	Sensitive   bool   `json:"sensitive,omitempty"`
 }
 
 // State is a stack's whole state.
@@ -123,6 +137,10 @@ type State struct {
 	// Staged is the revision an unfinished update or rollback will make
 	// current (0: none).
 	Staged int `json:"staged,omitempty"`
+	// Outputs are the spec's outputs, by name, evaluated after the last
+	// successful apply (or update, or rollback) from the recorded
+	// attributes; `bulwark output` prints them without starting a provider.
+	Outputs map[string]Output `json:"outputs,omitempty"`
 }
 
 // Revision returns revision n, or false.

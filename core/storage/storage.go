@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -177,6 +178,7 @@ func (ch Change) Apply(st *state.State) {
 		st.Revisions = m.Revisions
 		st.Current = m.Current
 		st.Staged = m.Staged
+		st.Outputs = m.Outputs
 	}
 	st.Serial++
 }
@@ -193,6 +195,9 @@ type Meta struct {
 	Revisions []state.Revision `json:"revisions,omitempty"`
 	Current   int              `json:"current,omitempty"`
 	Staged    int              `json:"staged,omitempty"`
+	// Outputs are the spec's outputs as of the last successful apply
+	// (sensitive ones sealed by the backend).
+	Outputs map[string]state.Output `json:"outputs,omitempty"`
 }
 
 // MetaOf returns a copy of st's metadata, for a caller to change and commit.
@@ -201,8 +206,12 @@ func MetaOf(st *state.State) *Meta {
 	m.Forgotten = append([]string(nil), st.Forgotten...)
 	m.Interventions = append([]state.Intervention(nil), st.Interventions...)
 	for _, r := range st.Revisions {
-		r.Spec = ""
+		// The spec text and the variable values live in the body.
+		r.Spec, r.Variables, r.SensitiveVariables = "", nil, nil
 		m.Revisions = append(m.Revisions, r)
+	}
+	if len(st.Outputs) > 0 {
+		m.Outputs = maps.Clone(st.Outputs)
 	}
 	return m
 }
