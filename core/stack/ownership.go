@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/oklog/ulid/v2"
 
@@ -213,36 +212,24 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 	return nil
 }
 
-// readAll runs jobs, up to Parallelism at once; the first error wins.
+// readAll runs jobs, up to Parallelism at once; the error of the first job
+// (in order) that failed wins.
 func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan.Observation, error) {
-	out := make(map[string]*plan.Observation, len(jobs))
-	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		first error
-	)
-	sem := make(chan struct{}, max(1, s.opts.Parallelism))
-	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			obs, err := j.read(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if first == nil {
-					first = fmt.Errorf("read %s: %w", j.name, err)
-				}
-				return
-			}
-			out[j.name] = obs
-		}()
+	got := make([]*plan.Observation, len(jobs))
+	err := forEach(ctx, len(jobs), s.opts.Parallelism, func(ctx context.Context, i int) error {
+		obs, err := jobs[i].read(ctx)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", jobs[i].name, err)
+		}
+		got[i] = obs
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
+	out := make(map[string]*plan.Observation, len(jobs))
+	for i, j := range jobs {
+		out[j.name] = got[i]
 	}
 	return out, nil
 }

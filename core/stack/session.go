@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -400,6 +401,8 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		sources[r.Provider] = r.Source
 	}
 	sort.Strings(names)
+	names = slices.Compact(names)
+	var cfgs []pluginhost.Config
 	for _, n := range names {
 		if _, ok := s.plugins[n]; ok {
 			continue
@@ -422,12 +425,22 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			pc.SHA256 = e.SHA256
 		}
 		pc.Check = func(schema *sdk.GetSchemaResponse) error { return s.checkProvider(n, schema) }
-		p, err := s.host.Start(ctx, pc)
-		if err != nil {
-			return err
-		}
-		s.plugins[n] = failProvider{p, s.opts.Failpoint}
-		s.learnSecrets(n, p.Schema(), st)
+		cfgs = append(cfgs, pc)
+	}
+	// The processes start at once (each start is a fork, an exec and a
+	// handshake); the first failure in name order is the one reported.
+	started := make([]Provider, len(cfgs))
+	err := forEach(ctx, len(cfgs), len(cfgs), func(ctx context.Context, i int) error {
+		p, err := s.host.Start(ctx, cfgs[i])
+		started[i] = p
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, pc := range cfgs {
+		s.plugins[pc.Name] = failProvider{started[i], s.opts.Failpoint}
+		s.learnSecrets(pc.Name, started[i].Schema(), st)
 	}
 	if s.store != nil {
 		resealed, err := s.store.SetSensitive(s.sensitiveOf)
@@ -506,10 +519,13 @@ func (s *session) validate(ctx context.Context) error {
 	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
 		return err
 	}
-	var problems spec.Problems
-	for _, r := range s.sp.Resources {
-		p := s.plugins[r.Provider]
-		ds, err := p.ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+	// Each resource is validated on its own, up to Parallelism at once (a
+	// provider's every call may take a round trip); the problems keep the
+	// spec's order.
+	found := make([]spec.Problems, len(s.sp.Resources))
+	err := forEach(ctx, len(s.sp.Resources), s.opts.Parallelism, func(ctx context.Context, i int) error {
+		r := s.sp.Resources[i]
+		ds, err := s.plugins[r.Provider].ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
 		if err != nil {
 			return err
 		}
@@ -525,8 +541,16 @@ func (s *session) validate(ctx context.Context) error {
 					pos = fp
 				}
 			}
-			problems = append(problems, spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
+			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var problems spec.Problems
+	for _, ps := range found {
+		problems = append(problems, ps...)
 	}
 	if len(problems) > 0 {
 		return problems
