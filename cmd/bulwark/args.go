@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/term"
+
+	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/failpoint"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// options builds the core's options from the flags, and from the
+// bulwark.lock beside the spec when there is one.
+func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
+	if c.keepOperations < 1 {
+		return stack.Options{}, nil, fmt.Errorf("--keep-operations %d: must be at least 1", c.keepOperations)
+	}
+	if c.keepRevisions < 1 {
+		return stack.Options{}, nil, fmt.Errorf("--keep-revisions %d: must be at least 1 (the current revision is always kept)", c.keepRevisions)
+	}
+	exe, _ := os.Executable()
+	opts := stack.Options{
+		StateDir:       c.stateDir,
+		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+		Out:            c.red.Writer(c.stdout),
+		StartTimeout:   c.startTimeout,
+		CallTimeout:    c.callTimeout,
+		KeepRevisions:  c.keepRevisions,
+		KeepOperations: c.keepOperations,
+		Secrets:        c.secretsSource(),
+		Redactor:       c.red,
+	}
+	if sp != nil {
+		opts.LockPath = providerlock.PathFor(sp.File)
+		lf, err := providerlock.Read(opts.LockPath)
+		if err != nil {
+			return opts, nil, err
+		}
+		opts.ProviderLock = lf
+	}
+	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
+	}
+	if isTerminal(c.stdout) {
+		// A person is watching: live progress, and colours unless NO_COLOR
+		// (https://no-color.org) is set to anything.
+		opts.Live = true
+		opts.Color = os.Getenv("NO_COLOR") == ""
+	}
+	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Failpoint = fp
+	closeFn := func() {}
+	// Events are JSON lines: their error is masked where it is made (the
+	// operation's progress), never by rewriting a line as text.
+	if c.eventsFile != "" {
+		f, err := events.OpenFile(c.eventsFile)
+		if err != nil {
+			return opts, nil, err
+		}
+		opts.Events = events.NewWriter(f, nil)
+		closeFn = func() { f.Close() }
+	} else if !isTerminal(c.stderr) {
+		// A machine reads stderr (CI, a pipe, a file). On a terminal a
+		// person reads it, beside the progress on stdout: JSON lines there
+		// would only break up the live line, so they go nowhere unless
+		// --events names a file (as Terraform keeps its machine output
+		// behind -json and its log behind TF_LOG).
+		opts.Events = events.NewWriter(c.stderr, nil)
+	}
+	return opts, closeFn, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// secretsSource says where the key comes from: $BULWARK_SECRETS_KEY, else
+// --secrets-key-file, else the default key file in the user's config
+// folder (created, and said so on stderr, the first time a state needs it);
+// never a file under the state folder.
+func (c *cli) secretsSource() *secrets.Source {
+	def, _ := secrets.DefaultKeyFile()
+	return &secrets.Source{
+		Env: os.Getenv(secrets.EnvKey), File: c.secretsKeyFile, Default: def,
+		Notice: c.stderr, Forbidden: []string{c.stateDir},
+	}
+}
+
+// load reads the spec at path (with --provider applied) and builds the
+// options for it; done releases what the options opened.
+func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), error) {
+	sp, err := loadSpec(path, provider)
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	opts, done, err := c.options(sp)
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	return sp, opts, done, nil
+}
+
+// printJSON prints v indented, for --json, with no HTML escaping.
+func (c *cli) printJSON(v any) error {
+	return writeJSON(c.stdout, v)
+}
+
+func loadSpec(path, provider string) (*spec.Spec, error) {
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	return sp, nil
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+func (c *cli) rollbackCmd() *cobra.Command {
+	var to int
+	cmd := &cobra.Command{
+		Use:   "rollback SPEC",
+		Short: "Converge the stack back to an earlier applied revision (default: the newest before the current one with another spec)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, opts, done, err := c.load(args[0], "")
+			if err != nil {
+				return err
+			}
+			defer done()
+			opts.Stop = c.mutating(args[0])
+			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
+	return cmd
+}

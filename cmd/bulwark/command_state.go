@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+func (c *cli) stateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Inspect and change what the stack's state records, without touching any resource",
+	}
+	var listJSON, showJSON bool
+	list := &cobra.Command{
+		Use:   "list SPEC",
+		Short: "List the resources the state records",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			rs, err := stack.StateList(sp, stack.Options{StateDir: c.stateDir})
+			if err != nil {
+				return err
+			}
+			if listJSON {
+				return c.printJSON(rs)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+			for _, r := range rs {
+				how := "created"
+				if r.Imported {
+					how = "imported"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, how)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+	show := &cobra.Command{
+		Use:   "show SPEC ADDRESS",
+		Short: "Show what the state records of one resource",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := loadSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			r, err := stack.StateShow(sp, stack.Options{StateDir: c.stateDir}, args[1])
+			if err != nil {
+				return err
+			}
+			if showJSON {
+				return c.printJSON(r)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", r.Name, r.Type, r.Provider, r.Source, r.ID, r.Protection)
+			if len(r.DependsOn) > 0 {
+				fmt.Fprintf(tw, "depends_on\t%s\n", strings.Join(r.DependsOn, ", "))
+			}
+			switch {
+			case r.Imported:
+				fmt.Fprintf(tw, "origin\timported\n")
+			case r.CreatedBy != "":
+				fmt.Fprintf(tw, "origin\tcreated by %s\n", r.CreatedBy)
+			}
+			if r.IdempotencyKey != "" {
+				fmt.Fprintf(tw, "key\t%s\n", r.IdempotencyKey)
+			}
+			for _, k := range sortedKeys(r.Config) {
+				b, _ := json.Marshal(r.Config[k])
+				fmt.Fprintf(tw, "config.%s\t%s\n", k, b)
+			}
+			for _, k := range sortedKeys(r.Attributes) {
+				b, _ := json.Marshal(r.Attributes[k])
+				fmt.Fprintf(tw, "attributes.%s\t%s\n", k, b)
+			}
+			return tw.Flush()
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
+	forget := &cobra.Command{
+		Use:   "forget SPEC ADDRESS",
+		Short: "Stop managing a resource without deleting it (any protection level: nothing is deleted)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, opts, done, err := c.load(args[0], "")
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := stack.StateForget(cmd.Context(), sp, opts, args[1])
+			if err != nil {
+				return err
+			}
+			return c.stateReport(res, fmt.Sprintf("forgot %s: stack %s no longer manages it; nothing was deleted", args[1], sp.Stack))
+		},
+	}
+	mv := &cobra.Command{
+		Use:   "mv SPEC OLD NEW",
+		Short: "Rename a resource in the state, so a rename in the spec is not a delete and a create",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, opts, done, err := c.load(args[0], "")
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := stack.StateMove(cmd.Context(), sp, opts, args[1], args[2])
+			if err != nil {
+				return err
+			}
+			return c.stateReport(res, fmt.Sprintf("moved %s to %s in stack %s", args[1], args[2], sp.Stack))
+		},
+	}
+	cmd.AddCommand(list, show, forget, mv)
+	return cmd
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

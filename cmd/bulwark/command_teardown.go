@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+func (c *cli) teardownCmd() *cobra.Command {
+	var yes, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "teardown SPEC",
+		Short: "Delete everything the stack's state records; refused whole if any of it is protected",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, opts, done, err := c.load(args[0], "")
+			if err != nil {
+				return err
+			}
+			defer done()
+			if dryRun {
+				pl, err := stack.TeardownPlan(sp, opts)
+				if pl != nil {
+					for _, ch := range pl.Changes {
+						fmt.Fprintf(c.stdout, "  - %-16s %s (%s)\n", ch.Resource, ch.Type, ch.Protection)
+					}
+				}
+				return err
+			}
+			if !yes {
+				f, ok := c.stdin.(*os.File)
+				if !ok || !term.IsTerminal(int(f.Fd())) {
+					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
+				}
+				opts.Confirm = func(names []string) bool {
+					// An interrupt while the question waits ends the
+					// command: nothing has started.
+					c.graceful.Store(false)
+					defer c.graceful.Store(true)
+					fmt.Fprintf(c.stdout, "This deletes %d resource(s) of stack %s: %s\nType yes to go on: ", len(names), sp.Stack, strings.Join(names, ", "))
+					var answer string
+					fmt.Fscanln(c.stdin, &answer)
+					return answer == "yes"
+				}
+			}
+			opts.Stop = c.mutating(args[0])
+			res, err := stack.Teardown(cmd.Context(), sp, opts)
+			if err != nil {
+				return err
+			}
+			c.report(res, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	return cmd
+}

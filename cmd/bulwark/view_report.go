@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// report prints how an operation ended and sets the exit code.
+func (c *cli) report(res *stack.Result, specPath string) {
+	c.exit = stack.ExitCode(res, nil)
+	r := res.Run
+	switch res.Outcome {
+	case engine.Succeeded:
+		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
+			title(res.Type), res.Changed, res.Unchanged)
+	case engine.Compensated:
+		switch {
+		case r.Interrupted:
+			fmt.Fprintf(c.stdout, "%s was interrupted and was rolled back.\n", title(res.Type))
+		case len(r.Failed) > 0:
+			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		default:
+			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
+		}
+		if len(res.Preserved) > 0 {
+			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
+		}
+		c.errorLines(res.Err)
+	case engine.RollbackIncomplete:
+		what := "failed"
+		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
+			what = "was interrupted"
+		}
+		fmt.Fprintf(c.stdout, "%s %s and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), what, specPath)
+		c.errorLines(res.Err)
+	case engine.NeedsIntervention:
+		fmt.Fprintf(c.stdout, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
+			title(res.Type), strings.Join(r.Failed, ", "), res.Op)
+		c.errorLines(res.Err)
+	case engine.Unfinished:
+		fmt.Fprintf(c.stdout, "%s %s: its outcome (%s) could not be recorded, so it is unfinished. Run `bulwark resume %s` to finish it.\n",
+			title(res.Type), res.Op, r.Reached, specPath)
+		c.errorLines(res.Err)
+	default:
+		switch {
+		case res.ChangedNothing():
+			// Failed before any resource step ran (an update's own verify,
+			// say, when a plugin died): no policy kept anything back.
+			fmt.Fprintf(c.stdout, "%s failed at %s before changing anything: nothing to roll back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		default:
+			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
+		}
+		if len(r.Blocked) > 0 {
+			why := ""
+			if r.Interrupted {
+				why = " (interrupted)"
+			}
+			fmt.Fprintf(c.stdout, "Not started%s: %s.\n", why, strings.Join(r.Blocked, ", "))
+		}
+		c.errorLines(res.Err)
+	}
+}
+
+// maxErrorLine bounds each line of an operation's error a person is shown;
+// the journal keeps the whole text.
+const maxErrorLine = 300
+
+// maxErrorLines bounds how many failures of one kind (compensations, or
+// the steps that caused them) are shown: a full disk fails every step the
+// same way, and a screenful says it.
+const maxErrorLines = 6
+
+// errorLines prints an operation's error on stderr, one bounded line per
+// failure: a rollback's failures, then the failures that caused it.
+func (c *cli) errorLines(err error) {
+	if err == nil {
+		return
+	}
+	for _, l := range errorLines(err) {
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", c.red.Redact(l))
+	}
+}
+
+func errorLines(err error) []string {
+	var lines []string
+	add := func(prefix string, failures map[string]error) {
+		ids := make([]string, 0, len(failures))
+		for id := range failures {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for i, id := range ids {
+			if i == maxErrorLines-1 && len(ids) > maxErrorLines {
+				lines = append(lines, fmt.Sprintf("%s… and %d more: %s", prefix, len(ids)-i, strings.Join(ids[i:], ", ")))
+				lines[len(lines)-1] = bound(lines[len(lines)-1])
+				break
+			}
+			lines = append(lines, bound(prefix+id+": "+failures[id].Error()))
+		}
+	}
+	var ue *engine.UnrecordedError
+	if errors.As(err, &ue) {
+		lines = append(lines, bound("not recorded: "+ue.Err.Error()))
+		if ue.Cause == nil {
+			return lines
+		}
+		err = ue.Cause
+	}
+	var rb *engine.RollbackError
+	if errors.As(err, &rb) {
+		add("rollback incomplete: ", rb.Failures)
+		if rb.Cause == nil {
+			return lines
+		}
+		err = rb.Cause
+	}
+	var se *engine.StepError
+	if errors.As(err, &se) {
+		prefix := ""
+		switch {
+		case rb != nil:
+			prefix = "after: "
+		case strings.HasPrefix(err.Error(), "rolled back after: "):
+			prefix = "rolled back after: "
+		}
+		add(prefix, se.Failures)
+		return lines
+	}
+	return append(lines, bound(err.Error()))
+}
+
+// bound makes s one line of at most maxErrorLine bytes.
+func bound(s string) string {
+	s = engine.OneLine(s)
+	if len(s) <= maxErrorLine {
+		return s
+	}
+	cut := maxErrorLine
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … [%d more bytes]", len(s)-cut)
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
