@@ -62,9 +62,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}
-	pl, _, err := s.plan(ctx, st)
+	pl, obs, err := s.plan(ctx, st)
 	if err != nil {
 		return nil, err
+	}
+	if s.saved != nil {
+		if err := s.checkSaved(pl, obs); err != nil {
+			return nil, err
+		}
 	}
 	s.prog.levels = map[string]string{}
 	for _, c := range pl.Changes {
@@ -74,6 +79,9 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	// dry run uses: the ladder, then ownership.
 	if err := pl.Check(opType); err != nil {
 		return nil, s.refused(err, pl)
+	}
+	if s.opts.Review != nil && s.saved == nil && !s.opts.Review(s.preview(pl, obs, st)) {
+		return nil, &CancelledError{Op: opType}
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
@@ -116,6 +124,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	res := s.eng.Run(ctx, op)
 	s.prog.end()
 	return s.finish(op, res), nil
+}
+
+// CancelledError is an apply or a rollback the person asked declined:
+// nothing was changed.
+type CancelledError struct{ Op string }
+
+func (e *CancelledError) Error() string {
+	return fmt.Sprintf("%s cancelled: nothing was changed", e.Op)
 }
 
 // refused journals and reports a plan the ladder or ownership refused.
@@ -239,6 +255,11 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		d := s.decide(r, cur, obs, st)
 		if err := (&plan.Plan{Spec: s.sp.File, Changes: []plan.Change{d}}).Check(s.opType); err != nil {
 			return false, err
+		}
+		if want, ok := s.savedAction(r.Name); ok && want != d.Action {
+			// Reality changed between the saved plan's check and this
+			// step: it is not the plan that was reviewed.
+			return false, fmt.Errorf("%s: the saved plan decided %s, but what its Read returns now makes it %s: not applying a plan other than the one reviewed", r.Name, want, d.Action)
 		}
 		m = stepMode{Change: d, cur: cur, observe: obs}
 		switch d.Ownership {

@@ -64,6 +64,12 @@ func (p *Preview) Err() error {
 // uses, and never Executes. It takes no lock and writes nothing under the
 // state folder, so it can inspect a stack while an apply is in flight.
 func Plan(ctx context.Context, sp *spec.Spec, opts Options) (*Preview, error) {
+	return dryRun(ctx, sp, opts, nil)
+}
+
+// dryRun is Plan; then, unless the plan is refused, save is given what it
+// was made from (plan --out).
+func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session, *state.State, *Preview, map[string]*plan.Observation) error) (*Preview, error) {
 	s, st, done, err := inspect(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
@@ -76,16 +82,27 @@ func Plan(ctx context.Context, sp *spec.Spec, opts Options) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	pv := &Preview{Stack: sp.Stack, Changes: []Planned{}}
+	pv := s.preview(pl, obs, st)
 	if err := pl.Check("apply"); err != nil {
 		if !errors.As(err, &pv.Refused) {
 			errors.As(err, &pv.Conflict)
 		}
 	}
+	if save != nil && pv.Err() == nil {
+		if err := save(s, st, pv, obs); err != nil {
+			return nil, err
+		}
+	}
+	return pv, nil
+}
+
+// preview is a plan as a person reads it.
+func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
+	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}
-	return pv, nil
+	return pv
 }
 
 // planned is one decided change as a person reads it.

@@ -52,6 +52,11 @@ type Options struct {
 	// Confirm, when set, is asked before a teardown deletes anything; false
 	// cancels it.
 	Confirm func(names []string) bool
+	// Review, when set, is shown the plan of an apply or a rollback once it
+	// is made and passed the ladder, before its first step (not for a saved
+	// plan, which was reviewed when it was made); false cancels the run
+	// (a *CancelledError: nothing was changed, nothing journaled).
+	Review func(*Preview) bool
 	// Starter starts providers; nil starts plugin processes found in
 	// PluginDirs. Tests pass in-process providers.
 	Starter func() Starter
@@ -214,9 +219,10 @@ type session struct {
 	// inherited are the steps an interrupted earlier run of the operation
 	// being resumed executed; its rollback undoes them too.
 	inherited []*engine.Step
-	lineage   string   // the stack's lineage (see stackLineage)
-	forgotten []string // keys this stack gave up (state forget)
-	opType    string   // the operation a converge runs, for its refusals
+	lineage   string     // the stack's lineage (see stackLineage)
+	forgotten []string   // keys this stack gave up (state forget)
+	opType    string     // the operation a converge runs, for its refusals
+	saved     *SavedPlan // the saved plan a converge carries out (apply FILE), or nil
 	// noop is set when a converge found nothing to change and the spec is
 	// the current revision's: it records no revision and no backup.
 	noop bool

@@ -1,0 +1,396 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/planfile"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Saved plans (bulwark plan SPEC --out FILE, bulwark apply FILE).
+//
+// A saved plan records the spec's text, the state's lineage and serial, the
+// plugins' sha256, and for each resource what its Read returned and what was
+// decided on it. Applying it runs that spec, under the lock, and refuses
+// (a *PlanChangedError, exit 1, nothing changed) when the state was written
+// since, when the spec file it names now holds another text, or when a Read
+// now returns something else; a plugin whose bytes differ is refused as
+// bulwark.lock refuses one. Each step's Check decides again as it always
+// does, and a step whose decision is not the plan's fails (what ran is then
+// rolled back as any failure is). Sensitive values, and the spec's text,
+// are sealed in the file with the secrets key, bound to the stack.
+
+// planContext is the context a plan file's values are sealed in: not the
+// state's, so nothing sealed in a plan file opens as a state value.
+func planContext(stack string) string { return "plan " + stack }
+
+// planBox is the Box that seals and opens stack's plan files.
+func planBox(src *secrets.Source, stack string, create bool) (*secrets.Box, error) {
+	if src == nil {
+		return nil, fmt.Errorf("a saved plan seals its values: %w", secrets.ErrNoKey)
+	}
+	k, err := src.Key(create)
+	if err != nil {
+		return nil, err
+	}
+	return k.Box(planContext(stack)), nil
+}
+
+// SavePlan is Plan, and writes the plan to path (atomically, mode 0600)
+// unless it is refused (then nothing is written, and the Preview says why).
+// version is the bulwark version, recorded in the file.
+func SavePlan(ctx context.Context, sp *spec.Spec, opts Options, path, version string) (*Preview, error) {
+	return dryRun(ctx, sp, opts, func(s *session, st *state.State, pv *Preview, obs map[string]*plan.Observation) error {
+		f, err := s.planFile(st, pv, obs, version)
+		if err != nil {
+			return err
+		}
+		return planfile.Write(path, f)
+	})
+}
+
+// planFile is what a plan file records of this dry run.
+func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Observation, version string) (*planfile.Plan, error) {
+	box, err := planBox(s.opts.Secrets, s.sp.Stack, true)
+	if err != nil {
+		return nil, err
+	}
+	text, err := box.Seal(s.sp.Text)
+	if err != nil {
+		return nil, err
+	}
+	op := "apply"
+	if len(st.Resources) > 0 || st.Current > 0 {
+		op = "update"
+	}
+	f := &planfile.Plan{
+		CreatedAt: s.opts.Now().UTC(), BulwarkVersion: version, Stack: s.sp.Stack, Operation: op,
+		Spec:      planfile.Spec{File: s.sp.File, Provider: s.sp.Override, Text: text},
+		State:     planfile.State{Lineage: st.Lineage, Serial: st.Serial, Revision: st.Current},
+		Providers: []planfile.Provider{}, Resources: []planfile.Resource{},
+	}
+	names := make([]string, 0, len(s.plugins))
+	for n := range s.plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := s.plugins[n]
+		e := planfile.Provider{Name: n, Source: p.Source()}
+		if fp, ok := p.(failProvider); ok {
+			p = fp.Provider
+		}
+		if pp, ok := p.(interface{ Path() string }); ok && pp.Path() != "" {
+			if e.SHA256, err = pluginhost.FileSHA256(pp.Path()); err != nil {
+				return nil, fmt.Errorf("provider %s: %w", n, err)
+			}
+		}
+		f.Providers = append(f.Providers, e)
+	}
+	red := s.opts.Redactor
+	for _, c := range pv.Changes {
+		seal := func(m map[string]any) (map[string]any, error) { return sealKeys(box, m, c.Sensitive) }
+		r := planfile.Resource{
+			Address: c.Resource, Type: c.Type, Provider: c.Provider, Protection: c.Protection.String(), Action: string(c.Action),
+			Ownership: string(c.Ownership), Sensitive: c.Sensitive, ForceNew: c.ForceNew, Drifted: c.Drifted, Remote: c.Remote,
+			ImportID: c.ImportID, FoundID: c.FoundID, Owner: red.Redact(c.Owner), Reason: red.Redact(c.Reason), Importable: c.Importable,
+			Drift: red.Redact(c.Drift), Vanished: c.Vanished,
+		}
+		if r.Before, err = seal(c.Before); err != nil {
+			return nil, err
+		}
+		if r.After, err = seal(c.After); err != nil {
+			return nil, err
+		}
+		if o := obs[c.Resource]; o != nil {
+			r.Observed = &planfile.Observation{Exists: o.Exists, ID: o.ID, Key: o.Key, ByIdentity: o.ByIdentity}
+			if r.Observed.Attributes, err = seal(o.Attributes); err != nil {
+				return nil, err
+			}
+		}
+		f.Resources = append(f.Resources, r)
+	}
+	return f, nil
+}
+
+// sealKeys returns m with the values of keys sealed (m itself when none is
+// there).
+func sealKeys(box *secrets.Box, m map[string]any, keys []string) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+		if slices.Contains(keys, k) {
+			sealed, err := box.SealValue(v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = sealed
+		}
+	}
+	return out, nil
+}
+
+// openKeys is sealKeys undone.
+func openKeys(box *secrets.Box, m map[string]any, keys []string) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+		if s, ok := v.(string); ok && slices.Contains(keys, k) && secrets.IsSealed(s) {
+			plain, err := box.OpenValue(s)
+			if err != nil {
+				return nil, fmt.Errorf("attribute %s: %w", k, err)
+			}
+			out[k] = plain
+		}
+	}
+	return out, nil
+}
+
+// ReadPlan reads a plan file for showing: no key is needed (what is sealed
+// stays sealed, and is shown masked).
+func ReadPlan(path string) (*planfile.Plan, error) {
+	return planfile.Read(path)
+}
+
+// PreviewOf is the Preview a saved plan was made with, for rendering: the
+// values of sensitive keys stay sealed, and are shown as "(sensitive)".
+func PreviewOf(f *planfile.Plan) *Preview {
+	pv := &Preview{Stack: f.Stack, Changes: []Planned{}}
+	for _, r := range f.Resources {
+		prot, ok := sdk.ParseProtection(r.Protection)
+		if !ok {
+			prot = sdk.ProtectionProtected
+		}
+		c := Planned{Change: plan.Change{
+			Resource: r.Address, Type: r.Type, Provider: r.Provider, Action: plan.Action(r.Action), Protection: prot,
+			Before: r.Before, After: r.After, ForceNew: r.ForceNew, Ownership: plan.Ownership(r.Ownership), Drifted: r.Drifted,
+			Remote: r.Remote, ImportID: r.ImportID, FoundID: r.FoundID, Owner: r.Owner, Reason: r.Reason, Importable: r.Importable,
+		}, Drift: r.Drift, Vanished: r.Vanished, Sensitive: r.Sensitive}
+		if r.Observed != nil && r.Observed.Exists {
+			c.Observed = r.Observed.Attributes
+			if c.Observed == nil {
+				c.Observed = map[string]any{}
+			}
+		}
+		pv.Changes = append(pv.Changes, c)
+	}
+	return pv
+}
+
+// SavedPlan is a plan file opened for applying: its spec is parsed again
+// from the text it holds.
+type SavedPlan struct {
+	Path string
+	File *planfile.Plan
+	Spec *spec.Spec
+	box  *secrets.Box
+}
+
+// OpenPlan reads the plan file at path and opens what it sealed with the
+// key of opts.Secrets (which must be the key it was made with).
+func OpenPlan(path string, opts Options) (*SavedPlan, error) {
+	f, err := planfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	box, err := planBox(opts.Secrets, f.Stack, false)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	text, err := box.Open(f.Spec.Text)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: its spec: %w", path, err)
+	}
+	sp, err := spec.Parse(f.Spec.File, text)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: its spec no longer parses: %w", path, err)
+	}
+	if f.Spec.Provider != "" {
+		sp = sp.WithDefaultProvider(f.Spec.Provider)
+	}
+	if sp.Stack != f.Stack {
+		return nil, fmt.Errorf("plan %s: %w: its spec is of stack %q, not %q", path, planfile.ErrCorrupt, sp.Stack, f.Stack)
+	}
+	return &SavedPlan{Path: path, File: f, Spec: sp, box: box}, nil
+}
+
+// PlanChangedError refuses to apply a saved plan because what it was made
+// from changed since: nothing was changed.
+type PlanChangedError struct {
+	Path    string
+	Changes []string // what changed, one line each
+}
+
+func (e *PlanChangedError) Error() string {
+	return fmt.Sprintf("plan %s is stale: since it was made, %s; nothing was changed (make a new plan with `bulwark plan SPEC --out %s`, review it, and apply that)",
+		e.Path, strings.Join(e.Changes, "; "), e.Path)
+}
+
+// providerPins is the bulwark.lock a saved plan implies: the bytes of every
+// plugin it read reality through.
+func (p *SavedPlan) providerPins() *providerlock.File {
+	lf := &providerlock.File{Providers: map[string]providerlock.Entry{}}
+	for _, pr := range p.File.Providers {
+		if pr.SHA256 != "" {
+			lf.Providers[pr.Source] = providerlock.Entry{SHA256: pr.SHA256}
+		}
+	}
+	if len(lf.Providers) == 0 {
+		return nil
+	}
+	return lf
+}
+
+// ApplyPlan applies a saved plan: exactly its spec, refused when anything
+// it was made from changed since (see PlanChangedError).
+func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error) {
+	if lf := p.providerPins(); lf != nil {
+		opts.ProviderLock, opts.LockPath = lf, p.Path
+	}
+	s, err := open(p.Spec, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	var changed []string
+	st := s.store.Snapshot()
+	switch {
+	case st.Lineage != p.File.State.Lineage:
+		changed = append(changed, fmt.Sprintf("the state's lineage is %s, not %s (the state was replaced)", orNone(st.Lineage), orNone(p.File.State.Lineage)))
+	case st.Serial != p.File.State.Serial:
+		changed = append(changed, fmt.Sprintf("the state was written (serial %d, the plan was made at serial %d)", st.Serial, p.File.State.Serial))
+	}
+	if cur, err := os.ReadFile(p.Spec.File); err == nil && !bytes.Equal(cur, p.Spec.Text) {
+		changed = append(changed, fmt.Sprintf("the spec %s changed", p.Spec.File))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("plan %s: its spec: %w", p.Path, err)
+	}
+	if len(changed) > 0 {
+		return nil, &PlanChangedError{Path: p.Path, Changes: changed}
+	}
+	s.saved = p
+	return s.converge(ctx, p.File.Operation, 0)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// checkSaved compares what converge just read and decided with what the
+// saved plan recorded.
+func (s *session) checkSaved(pl *plan.Plan, obs map[string]*plan.Observation) error {
+	p := s.saved
+	var changed []string
+	saved := map[string]planfile.Resource{}
+	for _, r := range p.File.Resources {
+		saved[r.Address] = r
+	}
+	seen := map[string]bool{}
+	for _, c := range pl.Changes {
+		seen[c.Resource] = true
+		r, ok := saved[c.Resource]
+		if !ok {
+			changed = append(changed, fmt.Sprintf("%s is planned now but was not then", c.Resource))
+			continue
+		}
+		if what, err := s.observedDiff(r, obs[c.Resource]); err != nil {
+			return fmt.Errorf("plan %s: %s: %w", p.Path, c.Resource, err)
+		} else if what != "" {
+			changed = append(changed, c.Resource+": "+what)
+			continue
+		}
+		if string(c.Action) != r.Action {
+			changed = append(changed, fmt.Sprintf("%s would now be %s, not %s", c.Resource, c.Action, r.Action))
+		}
+	}
+	for _, r := range p.File.Resources {
+		if !seen[r.Address] {
+			changed = append(changed, fmt.Sprintf("%s was planned then but is not now", r.Address))
+		}
+	}
+	if len(changed) > 0 {
+		return &PlanChangedError{Path: p.Path, Changes: changed}
+	}
+	return nil
+}
+
+// observedDiff says how what a Read returns now differs from what the plan
+// saw ("" when it does not). Sensitive attributes are named, never shown.
+func (s *session) observedDiff(r planfile.Resource, now *plan.Observation) (string, error) {
+	then := r.Observed
+	switch {
+	case then == nil && now == nil:
+		return "", nil
+	case then == nil || now == nil:
+		return "it was read differently", nil
+	case then.Exists && !now.Exists:
+		return fmt.Sprintf("it no longer exists (it was %s)", orNone(then.ID)), nil
+	case !then.Exists && now.Exists:
+		return fmt.Sprintf("it exists now (%s); it did not then", orNone(now.ID)), nil
+	case !then.Exists:
+		return "", nil
+	case then.ID != now.ID:
+		return fmt.Sprintf("its id is %s now, not %s", orNone(now.ID), orNone(then.ID)), nil
+	case then.Key != now.Key:
+		return "the idempotency key it carries changed", nil
+	}
+	attrs, err := openKeys(s.saved.box, then.Attributes, r.Sensitive)
+	if err != nil {
+		return "", err
+	}
+	var diff []string
+	keys := map[string]bool{}
+	for k := range attrs {
+		keys[k] = true
+	}
+	for k := range now.Attributes {
+		keys[k] = true
+	}
+	for k := range keys {
+		if !plan.Equal(attrs[k], now.Attributes[k]) {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) == 0 {
+		return "", nil
+	}
+	sort.Strings(diff)
+	return fmt.Sprintf("what it reads changed (attribute %s)", strings.Join(diff, ", ")), nil
+}
+
+// savedAction is the action the saved plan decided for resource name, and
+// whether it decided one.
+func (s *session) savedAction(name string) (plan.Action, bool) {
+	if s.saved == nil {
+		return "", false
+	}
+	for _, r := range s.saved.File.Resources {
+		if r.Address == name {
+			return plan.Action(r.Action), true
+		}
+	}
+	return "", true
+}
