@@ -37,6 +37,9 @@ func (c *cli) historyCmd() *cobra.Command {
 					mark = "*"
 				}
 				fmt.Fprintf(c.stdout, "%s %3d  %-8s %s  %s  %s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File)
+				if len(r.Variables) > 0 {
+					fmt.Fprintf(c.stdout, "       variables: %s\n", variablesLine(r.Variables))
+				}
 			}
 			return nil
 		},

@@ -43,6 +43,9 @@ var examples = map[string]string{
   bulwark providers lock stack.yaml --provider local`,
 	"bulwark import": `  bulwark import stack.yaml data my-existing-bucket
   bulwark import stack.yaml data my-existing-bucket --from other-stack`,
+	"bulwark output": `  bulwark output stack.yaml
+  bulwark output stack.yaml db_url    # one value alone, a sensitive one included
+  bulwark output stack.yaml --json`,
 	"bulwark state":                 `  bulwark state list stack.yaml`,
 	"bulwark state list":            `  bulwark state list stack.yaml --json`,
 	"bulwark state show":            `  bulwark state show stack.yaml data`,

@@ -1,11 +1,15 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 var me = Identity{Stack: "demo", Lineage: "01LINEAGE"}
@@ -142,5 +146,43 @@ func TestConflictErrorAdvice(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}
+	}
+}
+
+// TestUnknownIsAChange: a value known only after apply is a change of the
+// attribute it is in: an update in place, a replace only when force_new.
+func TestUnknownIsAChange(t *testing.T) {
+	schema := &sdk.GetSchemaResponse{ResourceTypes: []sdk.ResourceType{{Name: "generic", Attributes: []sdk.Attribute{
+		{Name: "tags", Type: sdk.TypeMap}, {Name: "zone", Type: sdk.TypeString, ForceNew: true},
+	}}}}
+	cur := &state.Resource{Name: "sub", Type: "generic", Provider: "mock", ID: "s-1", Protection: "ephemeral",
+		Config: map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}}
+	obs := &Observation{Exists: true, ID: "s-1", Attributes: map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}}
+	cases := []struct {
+		name     string
+		cfg      map[string]any
+		action   Action
+		forceNew []string
+	}{
+		{"nothing unknown", map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}, NoOp, nil},
+		{"unknown inside a map", map[string]any{"tags": map[string]any{"net": AfterApply{}}, "zone": "in-n-1"}, Update, nil},
+		{"unknown force_new", map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": AfterApply{}}, Replace, []string{"zone"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &spec.Resource{Name: "sub", Type: "generic", Provider: "mock", Protection: sdk.ProtectionEphemeral, Config: c.cfg}
+			for _, o := range []*Observation{obs, nil} {
+				got := Decide(Input{Spec: r, Recorded: cur, Observed: o, Schema: schema})
+				if got.Action != c.action || !reflect.DeepEqual(got.ForceNew, c.forceNew) {
+					t.Errorf("observed=%v: %s %v, want %s %v", o != nil, got.Action, got.ForceNew, c.action, c.forceNew)
+				}
+			}
+		})
+	}
+	if b, _ := json.Marshal(map[string]any{"zone": AfterApply{}}); string(b) != `{"zone":"(known after apply)"}` {
+		t.Errorf("json %s", b)
+	}
+	if k := Known(map[string]any{"a": 1, "b": []any{AfterApply{}}}); len(k) != 1 || k["a"] != 1 {
+		t.Errorf("Known = %v", k)
 	}
 }

@@ -247,9 +247,15 @@ func Drift(want, observed map[string]any) []string {
 }
 
 // Equal compares two attribute values as JSON values (so 2 and 2.0 agree).
+// A value that holds an AfterApply equals nothing.
 func Equal(a, b any) bool {
+	if HasUnknown(a) || HasUnknown(b) {
+		return false
+	}
 	return reflect.DeepEqual(normalize(a), normalize(b))
 }
+
+func sortStrings(s []string) { sort.Strings(s) }
 
 func normalize(v any) any {
 	b, err := json.Marshal(v)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -202,6 +203,9 @@ type RevisionSummary struct {
 	Provider string    `json:"provider,omitempty"`
 	Status   string    `json:"status"`
 	Current  bool      `json:"current"`
+	// Variables are the variable values the revision was applied with, a
+	// sensitive one's as secrets.Mask (history needs no key).
+	Variables map[string]any `json:"variables,omitempty"`
 }
 
 // HistoryReport is what history prints.
@@ -228,7 +232,8 @@ func StackHistory(sp *spec.Spec, opts Options) (*HistoryReport, error) {
 		rep.Operations = []OpSummary{}
 	}
 	for _, r := range st.Revisions {
-		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, Current: r.N == st.Current})
+		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, Current: r.N == st.Current,
+			Variables: secrets.MaskKeys(r.Variables, r.SensitiveVariables)})
 	}
 	return rep, nil
 }
