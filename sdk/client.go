@@ -62,7 +62,7 @@ func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Read(ctx, &pb.Read_Request{Type: req.Type, Name: req.Name, Id: req.ID, IdempotencyKey: req.IdempotencyKey, Config: cfg})
+	resp, err := c.c.Read(ctx, &pb.Read_Request{Type: req.Type, Name: req.Name, Id: req.ID, IdempotencyKey: req.IdempotencyKey, Config: cfg, Private: req.Private})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse,
 	if err != nil {
 		return nil, err
 	}
-	return &ReadResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &ReadResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 // Import calls the Import RPC. The host calls it only for a provider whose
@@ -88,7 +88,7 @@ func (c *grpcClient) Import(ctx context.Context, req *ImportRequest) (*ImportRes
 	if err != nil {
 		return nil, err
 	}
-	return &ImportResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &ImportResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
@@ -104,7 +104,7 @@ func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 	if err != nil {
 		return nil, err
 	}
-	return &CreateResponse{ID: resp.GetId(), Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &CreateResponse{ID: resp.GetId(), Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
@@ -116,7 +116,7 @@ func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateRes
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Update(ctx, &pb.Update_Request{Type: req.Type, Name: req.Name, Id: req.ID, PriorAttributes: prior, Config: cfg, Protection: toProtection(req.Protection)})
+	resp, err := c.c.Update(ctx, &pb.Update_Request{Type: req.Type, Name: req.Name, Id: req.ID, PriorAttributes: prior, Config: cfg, Protection: toProtection(req.Protection), Private: req.Private})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateRes
 	if err != nil {
 		return nil, err
 	}
-	return &UpdateResponse{Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &UpdateResponse{Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error) {
@@ -132,7 +132,7 @@ func (c *grpcClient) Delete(ctx context.Context, req *DeleteRequest) (*DeleteRes
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection)})
+	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection), Private: req.Private})
 	if err != nil {
 		return nil, err
 	}

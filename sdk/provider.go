@@ -167,7 +167,9 @@ type ImportResponse struct {
 	Attributes Attributes
 	// IdempotencyKey is the key the resource was created under, if any.
 	IdempotencyKey string
-	Diagnostics    Diagnostics
+	// Private is private data for the host to store with the resource.
+	Private     []byte
+	Diagnostics Diagnostics
 }
 
 // ResourceType returns the type named name, or false.
@@ -214,6 +216,10 @@ type ReadRequest struct {
 	// Create made under this key: Read must find what that Create made.
 	IdempotencyKey string
 	Config         Attributes
+	// Private is the private data the host stored with the resource (see
+	// CreateResponse.Private); nil when it has none, as on a Read by
+	// IdempotencyKey after a crash.
+	Private []byte
 }
 
 type ReadResponse struct {
@@ -223,7 +229,11 @@ type ReadResponse struct {
 	// IdempotencyKey is the key the resource was created under, when the
 	// provider recorded one ("" otherwise). See Capabilities.IdempotencyKeys.
 	IdempotencyKey string
-	Diagnostics    Diagnostics
+	// Private, when not empty, replaces the private data the host stores
+	// with the resource; empty keeps what it has (a provider that wants to
+	// forget it sends a small value of its own meaning "nothing").
+	Private     []byte
+	Diagnostics Diagnostics
 }
 
 type CreateRequest struct {
@@ -237,8 +247,22 @@ type CreateRequest struct {
 }
 
 type CreateResponse struct {
-	ID          string
-	Attributes  Attributes
+	ID         string
+	Attributes Attributes
+	// Private is data only the provider reads: the host stores it with the
+	// resource in the state, sealed like a sensitive value (it may hold
+	// secrets), and passes it back on every Read, Update and Delete of the
+	// resource. It lives where the state lives (a file, PostgreSQL, S3), so
+	// any machine that resumes the stack has it: a provider keeps in it, not
+	// in its data folder, whatever it needs later about what it made (the
+	// data folder is for caches).
+	//
+	// It is stored only once Create has answered. A Create that dies midway
+	// (the process killed, the machine gone) returns nothing: what the next
+	// attempt needs to recognise its own resource must be on the resource
+	// itself from its birth (a tag, a marker), found by the idempotency key
+	// the host journals before it calls Create.
+	Private     []byte
 	Diagnostics Diagnostics
 }
 
@@ -249,10 +273,15 @@ type UpdateRequest struct {
 	PriorAttributes Attributes
 	Config          Attributes
 	Protection      Protection
+	// Private is the private data the host stored with the resource.
+	Private []byte
 }
 
 type UpdateResponse struct {
-	Attributes  Attributes
+	Attributes Attributes
+	// Private, when not empty, replaces the stored private data (as
+	// ReadResponse.Private).
+	Private     []byte
 	Diagnostics Diagnostics
 }
 
@@ -262,6 +291,8 @@ type DeleteRequest struct {
 	ID         string
 	Attributes Attributes
 	Protection Protection
+	// Private is the private data the host stored with the resource.
+	Private []byte
 }
 
 type DeleteResponse struct {

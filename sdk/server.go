@@ -139,7 +139,7 @@ func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Respo
 	var resp *ReadResponse
 	ds := s.call(func() (Diagnostics, error) {
 		var err error
-		resp, err = s.impl.Read(ctx, &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg})
+		resp, err = s.impl.Read(ctx, &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg, Private: req.GetPrivate()})
 		return nil, err
 	})
 	out := &pb.Read_Response{}
@@ -147,7 +147,7 @@ func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Respo
 		ds = append(resp.Diagnostics, ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
-		out.Exists, out.Id, out.Attributes, out.IdempotencyKey = resp.Exists, resp.ID, attrs, resp.IdempotencyKey
+		out.Exists, out.Id, out.Attributes, out.IdempotencyKey, out.Private = resp.Exists, resp.ID, attrs, resp.IdempotencyKey, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil
@@ -173,7 +173,7 @@ func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import
 		}
 		r, err := s.impl.Read(ctx, &ReadRequest{Type: ir.Type, Name: ir.Name, ID: ir.ID, Config: ir.Config})
 		if r != nil {
-			resp = &ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Diagnostics: r.Diagnostics}
+			resp = &ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Private: r.Private, Diagnostics: r.Diagnostics}
 		}
 		return nil, err
 	})
@@ -182,7 +182,7 @@ func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import
 		ds = append(resp.Diagnostics, ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
-		out.Exists, out.Id, out.Attributes, out.IdempotencyKey = resp.Exists, resp.ID, attrs, resp.IdempotencyKey
+		out.Exists, out.Id, out.Attributes, out.IdempotencyKey, out.Private = resp.Exists, resp.ID, attrs, resp.IdempotencyKey, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil
@@ -210,7 +210,7 @@ func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create
 		ds = append(resp.Diagnostics, ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
-		out.Id, out.Attributes = resp.ID, attrs
+		out.Id, out.Attributes, out.Private = resp.ID, attrs, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil
@@ -231,7 +231,7 @@ func (s *server) Update(ctx context.Context, req *pb.Update_Request) (*pb.Update
 	var resp *UpdateResponse
 	ds := s.call(func() (Diagnostics, error) {
 		var err error
-		resp, err = s.impl.Update(ctx, &UpdateRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), PriorAttributes: prior, Config: cfg, Protection: fromProtection(req.GetProtection())})
+		resp, err = s.impl.Update(ctx, &UpdateRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), PriorAttributes: prior, Config: cfg, Protection: fromProtection(req.GetProtection()), Private: req.GetPrivate()})
 		return nil, err
 	})
 	out := &pb.Update_Response{}
@@ -239,7 +239,7 @@ func (s *server) Update(ctx context.Context, req *pb.Update_Request) (*pb.Update
 		ds = append(resp.Diagnostics, ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
-		out.Attributes = attrs
+		out.Attributes, out.Private = attrs, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil
@@ -257,7 +257,7 @@ func (s *server) Delete(ctx context.Context, req *pb.Delete_Request) (*pb.Delete
 		return &pb.Delete_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
 	ds := s.call(func() (Diagnostics, error) {
-		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection())})
+		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection()), Private: req.GetPrivate()})
 		if resp != nil {
 			return resp.Diagnostics, err
 		}

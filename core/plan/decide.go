@@ -106,6 +106,8 @@ type Observation struct {
 	// ByIdentity is set when the Read looked the resource up by natural
 	// identity (type, name, config) rather than by a recorded id.
 	ByIdentity bool
+	// Private is the provider's private data the Read returned (nil: none).
+	Private []byte
 }
 
 // Input is everything Decide looks at for one resource.

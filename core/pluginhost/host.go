@@ -365,7 +365,7 @@ func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Impor
 		if err != nil {
 			return nil, err
 		}
-		return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Diagnostics: r.Diagnostics}, nil
+		return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Private: r.Private, Diagnostics: r.Diagnostics}, nil
 	}
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()

@@ -302,7 +302,7 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config})
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
 		if err != nil {
 			return err
 		}
@@ -337,12 +337,14 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 	if err != nil {
 		return err
 	}
+	rec := &state.Resource{
+		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
+		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
+		Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
+	}
+	rec.SetPrivate(resp.Private)
 	return s.store.Mutate(func(st *state.State) error {
-		st.Resources[r.Name] = &state.Resource{
-			Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
-			Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
-			Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
-		}
+		st.Resources[r.Name] = rec
 		return nil
 	})
 }
@@ -352,14 +354,25 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) error {
 	cur := m.cur
 	attrs := cur.Attributes
+	var private []byte // what the provider answered last: kept over what is recorded
+	if m.observe != nil {
+		private = m.observe.Private
+	}
 	if m.Remote {
+		prior := cur.PrivateData()
+		if len(private) > 0 {
+			prior = private
+		}
 		resp, err := s.plugins[r.Provider].Update(ctx, &sdk.UpdateRequest{
-			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection,
+			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection, Private: prior,
 		})
 		if err != nil {
 			return err
 		}
 		attrs = resp.Attributes
+		if len(resp.Private) > 0 {
+			private = resp.Private
+		}
 	}
 	return s.store.Mutate(func(st *state.State) error {
 		old := st.Resources[r.Name]
@@ -373,6 +386,7 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 		next.Config, next.Attributes = r.Config, attrs
 		next.Protection = plan.Level("", r.Protection).String()
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
+		next.SetPrivate(private)
 		st.Resources[r.Name] = &next
 		return nil
 	})
@@ -408,11 +422,13 @@ func importRecord(r *spec.Resource, source string, obs *plan.Observation, op str
 			cfg[k] = v
 		}
 	}
-	return &state.Resource{
+	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: source, ID: obs.ID,
 		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: cfg, Attributes: obs.Attributes,
 		IdempotencyKey: obs.Key, Imported: true, UpdatedBy: op,
 	}
+	rec.SetPrivate(obs.Private)
+	return rec
 }
 
 // forget drops a record whose resource no longer exists.

@@ -55,7 +55,7 @@ func (s *session) deleteResource(ctx context.Context, res *state.Resource, why r
 	if p == nil {
 		return "delete", fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level})
+	err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData()})
 	if err != nil {
 		return "delete", err
 	}

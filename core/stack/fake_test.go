@@ -35,6 +35,7 @@ type fakeCall struct {
 	Key        string // Create only
 	Protection sdk.Protection
 	Config     map[string]any // Create/Update: the config asked for
+	Private    string         // Update/Delete: the private data handed back
 	Err        error          // what the fake answered
 }
 
@@ -64,10 +65,13 @@ type fakeWorld struct {
 	// onCreate, when set, is called (without the lock) at the start of every
 	// Create, so a test can hold an operation in the middle of a step.
 	onCreate func(name string)
+	// readPrivate is the private data the last Read of each name by id
+	// carried.
+	readPrivate map[string]string
 }
 
 func newFakeWorld() *fakeWorld {
-	return &fakeWorld{resources: map[string]*fakeResource{}, failCreate: map[string]bool{}, failDelete: map[string]int{}}
+	return &fakeWorld{resources: map[string]*fakeResource{}, failCreate: map[string]bool{}, failDelete: map[string]int{}, readPrivate: map[string]string{}}
 }
 
 // FailCreate makes every Create of the named resources fail.
@@ -286,6 +290,9 @@ func (w *fakeWorld) byTypeName(typ, name string) *fakeResource {
 func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
+	if req.ID != "" {
+		p.w.readPrivate[req.Name] = string(req.Private)
+	}
 	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name)
 	if r == nil {
 		return &sdk.ReadResponse{}, nil
@@ -332,7 +339,7 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 				if r.Type != req.Type || r.Name != req.Name {
 					return nil, fmt.Errorf("create %s: key %q already made %s %s", req.Name, req.IdempotencyKey, r.Type, r.Name)
 				}
-				return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+				return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}, nil
 			}
 		}
 	}
@@ -345,14 +352,14 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 	p.w.seq++
 	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
 	p.w.resources[r.ID] = r
-	return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+	return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}, nil
 }
 
 func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *sdk.UpdateResponse, err error) {
 	cfg := normalizeAttrs(req.Config)
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Config: maps.Clone(cfg)}
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Config: maps.Clone(cfg), Private: string(req.Private)}
 	defer func() {
 		call.Err = err
 		p.w.updates = append(p.w.updates, call)
@@ -374,7 +381,7 @@ func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *
 func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection}
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private)}
 	defer func() {
 		call.Err = err
 		p.w.deletes = append(p.w.deletes, call)
@@ -392,6 +399,17 @@ func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err er
 		delete(p.w.resources, r.ID)
 	}
 	return nil
+}
+
+// fakePrivate is the private data the fake keeps with what it made: its
+// id and the key it was made under.
+func fakePrivate(r *fakeResource) []byte { return []byte("made " + r.ID + " under " + r.Key) }
+
+// ReadPrivate is the private data the last Read of name by id carried.
+func (w *fakeWorld) ReadPrivate(name string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.readPrivate[name]
 }
 
 // normalizeAttrs is a JSON round trip without nil values, as over the wire.

@@ -107,8 +107,8 @@ func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observ
 	return plan.Decide(in)
 }
 
-func observation(exists bool, id string, attrs map[string]any, key string, byIdentity bool) *plan.Observation {
-	return &plan.Observation{Exists: exists, ID: id, Attributes: attrs, Key: key, ByIdentity: byIdentity}
+func observation(exists bool, id string, attrs map[string]any, key string, byIdentity bool, private []byte) *plan.Observation {
+	return &plan.Observation{Exists: exists, ID: id, Attributes: attrs, Key: key, ByIdentity: byIdentity, Private: private}
 }
 
 // read asks the provider what exists for a resource of the spec: by the
@@ -122,11 +122,11 @@ func (s *session) read(ctx context.Context, r *spec.Resource, cur *state.Resourc
 	}
 	switch {
 	case cur != nil && cur.Type == r.Type && cur.Provider == r.Provider:
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config})
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
 		if err != nil {
 			return nil, err
 		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 	case cur == nil && r.Import != "" && s.readOnly():
 		// A read-only session (plan) calls nothing but Read: the id the
 		// spec imports is read by id.
@@ -134,19 +134,19 @@ func (s *session) read(ctx context.Context, r *spec.Resource, cur *state.Resourc
 		if err != nil {
 			return nil, fmt.Errorf("import %s: %w", r.Name, err)
 		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 	case cur == nil && r.Import != "":
 		resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
 		if err != nil {
 			return nil, fmt.Errorf("import %s: %w", r.Name, err)
 		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 	}
 	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config})
 	if err != nil {
 		return nil, err
 	}
-	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, true), nil
+	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, true, resp.Private), nil
 }
 
 // readRecorded asks the provider what exists under a recorded id.
@@ -155,11 +155,11 @@ func (s *session) readRecorded(ctx context.Context, cur *state.Resource) (*plan.
 	if p == nil {
 		return nil, fmt.Errorf("%s: provider %q is not running", cur.Name, cur.Provider)
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config})
+	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()})
 	if err != nil {
 		return nil, err
 	}
-	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false), nil
+	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 }
 
 // readJob reads one resource for observe.
@@ -256,8 +256,10 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 // recovered is the record of a resource found carrying this stack's key
 // that the state does not record.
 func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Resource {
-	return &state.Resource{
+	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: obs.ID,
 		Protection: r.Protection.String(), DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
 	}
+	rec.SetPrivate(obs.Private)
+	return rec
 }

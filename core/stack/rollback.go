@@ -68,6 +68,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 		Protection: level.String(), DependsOn: deps, Config: cfg, Attributes: resp.Attributes,
 		CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 	}
+	found.SetPrivate(resp.Private)
 	// Record it before deciding its fate, so a preserved one stays tracked.
 	return found, s.store.Mutate(func(st *state.State) error {
 		st.Resources[name] = found
@@ -87,18 +88,24 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 	if p == nil {
 		return "update", fmt.Errorf("undo %s: provider %q is not running", cur.Name, cur.Provider)
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: target.Config})
+	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: target.Config, Private: cur.PrivateData()})
 	if err != nil {
 		return "update", err
 	}
-	attrs := resp.Attributes
+	attrs, private := resp.Attributes, resp.Private
+	if len(private) == 0 {
+		private = cur.PrivateData()
+	}
 	if resp.Exists && len(plan.Drift(target.Config, resp.Attributes)) > 0 {
 		prot, _ := sdk.ParseProtection(target.Protection)
-		u, err := p.Update(ctx, &sdk.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot})
+		u, err := p.Update(ctx, &sdk.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
 		if err != nil {
 			return "update", err
 		}
 		attrs = u.Attributes
+		if len(u.Private) > 0 {
+			private = u.Private
+		}
 	}
 	return "update", s.store.Mutate(func(st *state.State) error {
 		r := st.Resources[cur.Name]
@@ -107,6 +114,7 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 		}
 		next := *r
 		next.Config, next.Attributes, next.DependsOn, next.Prior = target.Config, attrs, target.DependsOn, nil
+		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
 		next.Protection = plan.Level(r.Protection, mustLevel(target.Protection)).String()
 		st.Resources[cur.Name] = &next

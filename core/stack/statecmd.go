@@ -215,7 +215,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 	if !resp.Exists {
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("provider %s finds no %s with id %s", r.Provider, r.Type, id)}
 	}
-	obs := observation(true, resp.ID, resp.Attributes, resp.IdempotencyKey, false)
+	obs := observation(true, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private)
 	if o, ok := s.identity().OtherStacks(obs.Key); ok {
 		// Another stack made it and may still record (and protect) it:
 		// like CloudFormation, an import does not take it from that stack

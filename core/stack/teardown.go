@@ -101,7 +101,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 	}
 	p := s.plugins[res.Provider]
 	step.Check = func(ctx context.Context) (bool, error) {
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Config: res.Config})
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Config: res.Config, Private: res.PrivateData()})
 		if err != nil {
 			return false, err
 		}
@@ -111,7 +111,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 		// What the recorded id holds now must still be what this stack
 		// made: the planner's decision for a recorded resource, so a
 		// teardown never deletes what another stack owns.
-		obs := observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false)
+		obs := observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private)
 		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
 		}
@@ -125,7 +125,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 		return err
 	}
 	step.Verify = func(ctx context.Context) error {
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID})
+		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Private: res.PrivateData()})
 		if err != nil {
 			return err
 		}

@@ -158,6 +158,15 @@ func openValues(st *State, sl Sealing) (clear bool, err error) {
 				}
 			}
 		}
+		switch {
+		case r.Private == "":
+		case !secrets.IsSealed(r.Private):
+			clear = true
+		case sl.Sealer != nil:
+			if r.Private, err = openPrivate(sl.Sealer, r.Private); err != nil {
+				return clear, fmt.Errorf("resource %s, private data: %w", name, err)
+			}
+		}
 	}
 	if err := openExtras(st, sl, &clear); err != nil {
 		return clear, err
@@ -211,6 +220,13 @@ func sealValues(st *State, sl Sealing) (*State, error) {
 				}
 				m[k] = sealed
 			}
+		}
+		if r.Private != "" && !secrets.IsSealed(r.Private) {
+			sealed, err := sl.Sealer.SealValue(r.Private)
+			if err != nil {
+				return nil, fmt.Errorf("resource %s, private data: %w", name, err)
+			}
+			r.Private = sealed
 		}
 	}
 	if err := sealExtras(out, sl); err != nil {
@@ -335,4 +351,17 @@ func sealExtras(st *State, sl Sealing) error {
 		}
 		return sealed, nil
 	})
+}
+
+// openPrivate opens a resource's sealed private data (its base64 text).
+func openPrivate(sl Sealer, sealed string) (string, error) {
+	v, err := sl.OpenValue(sealed)
+	if err != nil {
+		return "", err
+	}
+	text, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("sealed value is not text")
+	}
+	return text, nil
 }

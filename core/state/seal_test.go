@@ -268,3 +268,63 @@ func TestSealedOutputsAndVariables(t *testing.T) {
 		t.Error("Reveal was told nothing")
 	}
 }
+
+// A provider's private data is stored sealed whatever it holds, opened on
+// load byte for byte, and a Store without the key keeps it sealed as it is.
+func TestPrivateDataIsSealed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	b := box(t)
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := []byte(`{"token":"` + clearSecret + `"}` + "\x00\xff")
+	if err := s.Mutate(func(st *State) error {
+		r := &Resource{Name: "b", Type: "network", ID: "b-1", Protection: "ephemeral"}
+		r.SetPrivate(priv)
+		r.SetPrivate(nil) // empty keeps what is recorded
+		st.Resources["b"] = r
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Snapshot().Resources["b"]
+	if strings.Contains(string(raw), clearSecret) || strings.Contains(string(raw), r.Private) {
+		t.Errorf("state.json holds the private data in clear:\n%s", raw)
+	}
+	if !strings.Contains(string(raw), `"private": "`+secrets.Prefix) && !strings.Contains(string(raw), `"private":"`+secrets.Prefix) {
+		t.Errorf("state.json holds no sealed private data:\n%s", raw)
+	}
+
+	st, err := LoadSealed(filepath.Join(dir, FileName), Sealing{Sealer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Resources["b"].PrivateData(); string(got) != string(priv) {
+		t.Errorf("loaded private data %q, want %q", got, priv)
+	}
+
+	// Without the key: sealed in memory (PrivateData is nil), written back
+	// as it was.
+	nokey, err := Open(dir, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nokey.Snapshot().Resources["b"].PrivateData(); got != nil {
+		t.Errorf("private data without the key: %q, want nil", got)
+	}
+	if err := nokey.Mutate(func(*State) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	st, err = LoadSealed(filepath.Join(dir, FileName), Sealing{Sealer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Resources["b"].PrivateData(); string(got) != string(priv) {
+		t.Errorf("after a write without the key: %q, want %q", got, priv)
+	}
+}

@@ -19,6 +19,7 @@ package state
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
@@ -64,6 +66,34 @@ type Resource struct {
 	// Sensitive names the attributes whose values are sensitive (from the
 	// provider's schema); the file holds them sealed (see Sealing).
 	Sensitive []string `json:"sensitive,omitempty"`
+	// Private is the provider's private data for the resource (the
+	// contract's private bytes: from its Create, Read, Update or Import,
+	// handed back on every later call about it), standard base64 in memory.
+	// What is stored holds it sealed, always, like a sensitive value: a
+	// provider may keep secrets there. Read it with PrivateData.
+	Private string `json:"private,omitempty"`
+}
+
+// PrivateData returns the provider's private data (nil when there is none,
+// or it is still sealed: loaded without the stack's key).
+func (r *Resource) PrivateData() []byte {
+	if r == nil || r.Private == "" || secrets.IsSealed(r.Private) {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(r.Private)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// SetPrivate records what a provider answered as the resource's private
+// data. Empty keeps what is recorded: the contract lets a provider that
+// says nothing keep its data.
+func (r *Resource) SetPrivate(b []byte) {
+	if len(b) > 0 {
+		r.Private = base64.StdEncoding.EncodeToString(b)
+	}
 }
 
 // Prior is a resource's configuration before an operation updated it.

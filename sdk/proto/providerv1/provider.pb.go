@@ -1155,8 +1155,12 @@ type Read_Request struct {
 	// empty otherwise.
 	IdempotencyKey string        `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Config         *DynamicValue `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The provider's private data the host stored with the resource (see
+	// Create.Response.private); empty when it has none, as on a Read by
+	// idempotency key after a crash.
+	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Read_Request) Reset() {
@@ -1224,6 +1228,13 @@ func (x *Read_Request) GetConfig() *DynamicValue {
 	return nil
 }
 
+func (x *Read_Request) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
+}
+
 type Read_Response struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Exists      bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
@@ -1233,8 +1244,12 @@ type Read_Response struct {
 	// The idempotency key the resource was created under, when the provider
 	// recorded one.
 	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The private data the host stores with the resource from now on (it
+	// replaces what the request carried; the SDK sends the request's back
+	// when the provider leaves it unset).
+	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Read_Response) Reset() {
@@ -1300,6 +1315,13 @@ func (x *Read_Response) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *Read_Response) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
 }
 
 type Import_Request struct {
@@ -1377,8 +1399,10 @@ type Import_Response struct {
 	Attributes     *DynamicValue          `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	Diagnostics    []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Private data for the host to store with the imported resource.
+	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Import_Response) Reset() {
@@ -1444,6 +1468,13 @@ func (x *Import_Response) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *Import_Response) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
 }
 
 type Create_Request struct {
@@ -1523,10 +1554,18 @@ func (x *Create_Request) GetProtection() Protection {
 }
 
 type Create_Response struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Attributes    *DynamicValue          `protobuf:"bytes,2,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	Diagnostics   []*Diagnostic          `protobuf:"bytes,3,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Attributes  *DynamicValue          `protobuf:"bytes,2,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,3,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// Private data: bytes only the provider reads, which the host stores
+	// with the resource in the state (sealed, like a sensitive value: it may
+	// hold secrets) and hands back on every Read, Update and Delete of it.
+	// It lives wherever the state lives, so any machine that resumes the
+	// stack has it. It is stored only once Create answers: what a Create
+	// needs to survive its own crash must be on the resource itself (a tag),
+	// found again by the idempotency key.
+	Private       []byte `protobuf:"bytes,4,opt,name=private,proto3" json:"private,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1582,6 +1621,13 @@ func (x *Create_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+func (x *Create_Response) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
+}
+
 type Update_Request struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Type            string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1590,8 +1636,10 @@ type Update_Request struct {
 	PriorAttributes *DynamicValue          `protobuf:"bytes,4,opt,name=prior_attributes,json=priorAttributes,proto3" json:"prior_attributes,omitempty"`
 	Config          *DynamicValue          `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	Protection      Protection             `protobuf:"varint,6,opt,name=protection,proto3,enum=bulwark.provider.v1.Protection" json:"protection,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The private data the host stored with the resource.
+	Private       []byte `protobuf:"bytes,7,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Update_Request) Reset() {
@@ -1666,10 +1714,19 @@ func (x *Update_Request) GetProtection() Protection {
 	return Protection_PROTECTION_UNSPECIFIED
 }
 
+func (x *Update_Request) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
+}
+
 type Update_Response struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Attributes    *DynamicValue          `protobuf:"bytes,1,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	Diagnostics   []*Diagnostic          `protobuf:"bytes,2,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Attributes  *DynamicValue          `protobuf:"bytes,1,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,2,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// The private data the host stores from now on (as Read.Response's).
+	Private       []byte `protobuf:"bytes,3,opt,name=private,proto3" json:"private,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1718,13 +1775,22 @@ func (x *Update_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+func (x *Update_Response) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
+}
+
 type Delete_Request struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
-	Attributes    *DynamicValue          `protobuf:"bytes,4,opt,name=attributes,proto3" json:"attributes,omitempty"`
-	Protection    Protection             `protobuf:"varint,5,opt,name=protection,proto3,enum=bulwark.provider.v1.Protection" json:"protection,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Type       string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id         string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Attributes *DynamicValue          `protobuf:"bytes,4,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Protection Protection             `protobuf:"varint,5,opt,name=protection,proto3,enum=bulwark.provider.v1.Protection" json:"protection,omitempty"`
+	// The private data the host stored with the resource.
+	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1792,6 +1858,13 @@ func (x *Delete_Request) GetProtection() Protection {
 		return x.Protection
 	}
 	return Protection_PROTECTION_UNSPECIFIED
+}
+
+func (x *Delete_Request) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
 }
 
 type Delete_Response struct {
@@ -1902,14 +1975,15 @@ const file_provider_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
 	"\x06config\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1aM\n" +
 	"\bResponse\x12A\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\x92\x03\n" +
-	"\x04Read\x1a\xa5\x01\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xc6\x03\n" +
+	"\x04Read\x1a\xbf\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12'\n" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x129\n" +
-	"\x06config\x18\x05 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xe1\x01\n" +
+	"\x06config\x18\x05 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x12\x18\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\x1a\xfb\x01\n" +
 	"\bResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12A\n" +
@@ -1917,13 +1991,14 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
-	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"\xea\x02\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\"\x84\x03\n" +
 	"\x06Import\x1a|\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x129\n" +
-	"\x06config\x18\x04 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xe1\x01\n" +
+	"\x06config\x18\x04 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xfb\x01\n" +
 	"\bResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12A\n" +
@@ -1931,7 +2006,8 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
-	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"\x84\x03\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\"\x9e\x03\n" +
 	"\x06Create\x1a\xd6\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
@@ -1940,14 +2016,15 @@ const file_provider_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12?\n" +
 	"\n" +
 	"protection\x18\x05 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
-	"protection\x1a\xa0\x01\n" +
+	"protection\x1a\xba\x01\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12A\n" +
 	"\n" +
 	"attributes\x18\x02 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
-	"\vdiagnostics\x18\x03 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xa9\x03\n" +
-	"\x06Update\x1a\x8b\x02\n" +
+	"\vdiagnostics\x18\x03 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
+	"\aprivate\x18\x04 \x01(\fR\aprivate\"\xdd\x03\n" +
+	"\x06Update\x1a\xa5\x02\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1956,13 +2033,15 @@ const file_provider_proto_rawDesc = "" +
 	"\x06config\x18\x05 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x12?\n" +
 	"\n" +
 	"protection\x18\x06 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
-	"protection\x1a\x90\x01\n" +
+	"protection\x12\x18\n" +
+	"\aprivate\x18\a \x01(\fR\aprivate\x1a\xaa\x01\n" +
 	"\bResponse\x12A\n" +
 	"\n" +
 	"attributes\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
-	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\x9f\x02\n" +
-	"\x06Delete\x1a\xc5\x01\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
+	"\aprivate\x18\x03 \x01(\fR\aprivate\"\xb9\x02\n" +
+	"\x06Delete\x1a\xdf\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -1972,7 +2051,8 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x12?\n" +
 	"\n" +
 	"protection\x18\x05 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
-	"protection\x1aM\n" +
+	"protection\x12\x18\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\x1aM\n" +
 	"\bResponse\x12A\n" +
 	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics*t\n" +
 	"\n" +
