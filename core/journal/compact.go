@@ -33,12 +33,26 @@ const DefaultKeepOperations = 20
 // journal or the new one. The caller holds the stack's lock and has no
 // Journal open on path. It returns how many operations it compacted.
 func Compact(path string, keep int) (int, error) {
-	if keep <= 0 {
-		keep = DefaultKeepOperations
-	}
 	recs, err := Read(path)
 	if err != nil || len(recs) == 0 {
 		return 0, err
+	}
+	out, n := CompactRecords(recs, keep)
+	if n == 0 {
+		return 0, nil
+	}
+	if err := WriteAll(path, out); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// CompactRecords is Compact's decision over records in memory: it returns
+// the records to keep (recs itself when there is nothing to compact) and how
+// many operations it summarized.
+func CompactRecords(recs []Record, keep int) ([]Record, int) {
+	if keep <= 0 {
+		keep = DefaultKeepOperations
 	}
 	type opInfo struct {
 		first, last int // indexes of its first and last op record
@@ -52,6 +66,9 @@ func Compact(path string, keep int) (int, error) {
 	ops := map[string]*opInfo{}
 	var order []string
 	for i, r := range recs {
+		if r.Kind == KindState {
+			continue
+		}
 		o := ops[r.Op]
 		if o == nil {
 			o = &opInfo{first: i, start: r.Time}
@@ -81,7 +98,7 @@ func Compact(path string, keep int) (int, error) {
 		}
 	}
 	if whole <= 2*keep {
-		return 0, nil
+		return recs, 0
 	}
 	// The newest keep operations stay whole; of the older ones, the
 	// finished ones are summarized.
@@ -101,17 +118,13 @@ func Compact(path string, keep int) (int, error) {
 		}
 	}
 	if len(compact) == 0 {
-		return 0, nil
+		return recs, 0
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	var out []Record
 	written := map[string]bool{}
 	for _, r := range recs {
-		if !compact[r.Op] {
-			if err := enc.Encode(r); err != nil {
-				return 0, fmt.Errorf("compact journal: %w", err)
-			}
+		if r.Kind == KindState || !compact[r.Op] {
+			out = append(out, r)
 			continue
 		}
 		if written[r.Op] {
@@ -119,19 +132,31 @@ func Compact(path string, keep int) (int, error) {
 		}
 		written[r.Op] = true
 		o := ops[r.Op]
-		s := Record{ID: recs[o.first].ID, Op: r.Op, Time: o.start, End: o.end, Kind: KindSummary, Type: o.typ,
-			Status: o.status, Error: o.errMsg, Steps: o.n, Lineage: o.lineage}
-		if err := enc.Encode(s); err != nil {
-			return 0, fmt.Errorf("compact journal: %w", err)
+		out = append(out, Record{ID: recs[o.first].ID, Op: r.Op, Time: o.start, End: o.end, Kind: KindSummary, Type: o.typ,
+			Status: o.status, Error: o.errMsg, Steps: o.n, Lineage: o.lineage})
+	}
+	return out, len(compact)
+}
+
+// WriteAll replaces the journal at path by recs, atomically (a temp file,
+// fsync, rename, fsync of the folder): a crash leaves the old journal or the
+// new one. The caller holds the stack's lock and has no Journal open on it.
+func WriteAll(path string, recs []Record) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("compact journal: %w", err)
 		}
 	}
 	if err := nofollow.CheckReplaceable(path); err != nil {
-		return 0, fmt.Errorf("compact journal: %w", err)
+		return fmt.Errorf("compact journal: %w", err)
 	}
 	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
-		return 0, fmt.Errorf("compact journal %s: %w", path, err)
+		return fmt.Errorf("compact journal %s: %w", path, err)
 	}
-	return len(compact), nil
+	return nil
 }
 
 // finished reports whether an operation with this final status needs none

@@ -63,6 +63,10 @@ const (
 	KindStep     = "step"     // a phase of a step starts or ends
 	KindRollback = "rollback" // the rollback target set, journaled before the first delete
 	KindAck      = "ack"      // a person acknowledged an intervention
+	// KindState carries a state change that no other record of its commit
+	// carries (see Record.Change); it is no operation's, and readers of
+	// history skip it.
+	KindState = "state"
 )
 
 // Record is one journal line.
@@ -90,6 +94,16 @@ type Record struct {
 	// compacted operation ended and how many records it had.
 	End   time.Time `json:"end,omitzero"`
 	Steps int       `json:"steps,omitempty"`
+
+	// Rest, Serial and Change are written by a storage backend that keeps
+	// the state's changes in the journal, its write-ahead log (see
+	// core/storage/filestore). The records of one commit are written
+	// together; Rest counts those that follow a record in its commit, so a
+	// commit is whole only up to its last record (Rest 0), which carries
+	// the state Serial the commit made and its Change (sealed), if any.
+	Rest   int             `json:"rest,omitempty"`
+	Serial int64           `json:"serial,omitempty"`
+	Change json.RawMessage `json:"change,omitempty"`
 }
 
 // NewOpID returns a fresh operation id: "op_" + ULID.
@@ -174,26 +188,45 @@ func cutTornTail(f *os.File) (int64, error) {
 // returns once it is durable. After a failed write or fsync every Append
 // fails, writing nothing.
 func (j *Journal) Append(r Record) (Record, error) {
+	err := j.AppendLines(func() ([]byte, error) {
+		r.ID = ulid.Make().String()
+		r.Time = j.now().UTC()
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("journal: encode: %w", err)
+		}
+		return append(line, '\n'), nil
+	})
+	return r, err
+}
+
+// Now is the journal's clock, in UTC.
+func (j *Journal) Now() time.Time { return j.now().UTC() }
+
+// AppendLines writes what build returns (whole lines, each ending in a
+// newline) as one write, and returns once it is durable, sharing fsyncs with
+// concurrent callers (group commit). build runs under the journal's write
+// lock, so what it numbers is numbered in the file's order; an error from
+// build writes nothing and is returned as it is. After a failed write or
+// fsync every call fails, writing nothing.
+func (j *Journal) AppendLines(build func() ([]byte, error)) error {
 	j.mu.Lock()
 	if j.broken != nil {
 		j.mu.Unlock()
-		return r, j.broken
+		return j.broken
 	}
-	r.ID = ulid.Make().String()
-	r.Time = j.now().UTC()
-	line, err := json.Marshal(r)
+	line, err := build()
 	if err != nil {
 		j.mu.Unlock()
-		return r, fmt.Errorf("journal: encode: %w", err)
+		return err
 	}
-	line = append(line, '\n')
 	if n, err := j.w.Write(line); err != nil || n != len(line) {
 		if err == nil {
 			err = io.ErrShortWrite
 		}
 		j.broken = j.cutBack(fmt.Errorf("journal %s: write: %w", j.f.Name(), err))
 		j.mu.Unlock()
-		return r, j.broken
+		return j.broken
 	}
 	j.off += int64(len(line))
 	j.written++
@@ -206,10 +239,10 @@ func (j *Journal) Append(r Record) (Record, error) {
 	upTo, broken := j.written, j.broken
 	j.mu.Unlock()
 	if j.synced >= mine {
-		return r, nil // someone else's fsync covered this record
+		return nil // someone else's fsync covered this record
 	}
 	if broken != nil {
-		return r, broken
+		return broken
 	}
 	if err := j.sync(); err != nil {
 		err = fmt.Errorf("journal %s: sync: %w (this command records nothing more)", j.f.Name(), err)
@@ -218,10 +251,24 @@ func (j *Journal) Append(r Record) (Record, error) {
 			j.broken = err
 		}
 		j.mu.Unlock()
-		return r, err
+		return err
 	}
 	j.synced = upTo
-	return r, nil
+	return nil
+}
+
+// Broken is the error that poisoned the journal, or nil.
+func (j *Journal) Broken() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.broken
+}
+
+// Size is the offset of the end of the last whole record written.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.off
 }
 
 // cutBack removes what a failed write left after the last whole record, so
@@ -281,25 +328,34 @@ func Read(path string) ([]Record, error) {
 // it returns the good records and a *CorruptError for each bad line. err is
 // for a file that cannot be read at all.
 func Scan(path string) (recs []Record, bad []*CorruptError, err error) {
+	recs, _, bad, err = ScanEnds(path)
+	return recs, bad, err
+}
+
+// ScanEnds is Scan that also returns, for each good record, the offset just
+// past its line (where the file would be cut to end with it).
+func ScanEnds(path string) (recs []Record, ends []int64, bad []*CorruptError, err error) {
 	if err := nofollow.CheckDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("read journal: %w", err)
+		return nil, nil, nil, fmt.Errorf("read journal: %w", err)
 	}
 	b, err := nofollow.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read journal: %w", err)
+		return nil, nil, nil, fmt.Errorf("read journal: %w", err)
 	}
 	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
 		b = b[:i+1] // torn tail
 	}
 	line := 0
+	var off int64
 	for len(b) > 0 {
 		line++
 		i := bytes.IndexByte(b, '\n')
 		text := b[:i]
 		b = b[i+1:]
+		off += int64(i) + 1
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
@@ -308,11 +364,12 @@ func Scan(path string) (recs []Record, bad []*CorruptError, err error) {
 			bad = append(bad, &CorruptError{Path: path, Line: line, Err: err})
 			continue
 		}
-		if r.ID == "" || r.Op == "" || r.Kind == "" {
+		if r.ID == "" || (r.Op == "" && r.Kind != KindState) || r.Kind == "" {
 			bad = append(bad, &CorruptError{Path: path, Line: line, Err: errors.New("no id, op or kind")})
 			continue
 		}
 		recs = append(recs, r)
+		ends = append(ends, off)
 	}
-	return recs, bad, nil
+	return recs, ends, bad, nil
 }

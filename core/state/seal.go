@@ -365,3 +365,83 @@ func openPrivate(sl Sealer, sealed string) (string, error) {
 	}
 	return text, nil
 }
+
+// OpenState opens, in place, the sealed values of st (see Sealing). It
+// reports whether st holds, in clear, something a store should have sealed.
+func OpenState(st *State, sl Sealing) (clear bool, err error) { return openValues(st, sl) }
+
+// SealState returns the form of st a store holds: a copy with every
+// sensitive value and every revision's spec sealed (st itself without a
+// Sealer).
+func SealState(st *State, sl Sealing) (*State, error) { return sealValues(st, sl) }
+
+// SealResource returns the form of r a store holds: r itself when it lists
+// nothing sensitive or there is no Sealer, else a copy whose value maps
+// hold every value r.Sensitive names sealed. r is not changed.
+func SealResource(r *Resource, sl Sealing) (*Resource, error) {
+	hasPrivate := r.Private != "" && !secrets.IsSealed(r.Private)
+	if sl.Sealer == nil || ((len(r.Sensitive) == 0 || !hasAny(r, r.Sensitive)) && !hasPrivate) {
+		return r, nil
+	}
+	out := *r
+	if hasPrivate {
+		sealed, err := sl.Sealer.SealValue(r.Private)
+		if err != nil {
+			return nil, fmt.Errorf("resource %s, private data: %w", r.Name, err)
+		}
+		out.Private = sealed
+	}
+	seal := func(m map[string]any) (map[string]any, error) {
+		if m == nil {
+			return nil, nil
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			c[k] = v
+		}
+		for _, k := range r.Sensitive {
+			v, ok := c[k]
+			if !ok {
+				continue
+			}
+			if sv, isStr := v.(string); isStr && secrets.IsSealed(sv) {
+				continue
+			}
+			sealed, err := sl.Sealer.SealValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("resource %s, attribute %s: %w", r.Name, k, err)
+			}
+			if sl.Reveal != nil {
+				sl.Reveal(v)
+			}
+			c[k] = sealed
+		}
+		return c, nil
+	}
+	var err error
+	if out.Config, err = seal(r.Config); err != nil {
+		return nil, err
+	}
+	if out.Attributes, err = seal(r.Attributes); err != nil {
+		return nil, err
+	}
+	if r.Prior != nil {
+		p := *r.Prior
+		if p.Config, err = seal(r.Prior.Config); err != nil {
+			return nil, err
+		}
+		if p.Attributes, err = seal(r.Prior.Attributes); err != nil {
+			return nil, err
+		}
+		out.Prior = &p
+	}
+	return &out, nil
+}
+
+// OpenResource opens, in place, the sealed values of r (one decoded from a
+// store, owned by the caller).
+func OpenResource(r *Resource, sl Sealing) error {
+	st := &State{Resources: map[string]*Resource{r.Name: r}}
+	_, err := openValues(st, sl)
+	return err
+}

@@ -122,13 +122,18 @@ const (
 
 // Revision is one applied spec, numbered from 1.
 type Revision struct {
-	N        int       `json:"n"`
-	Op       string    `json:"op"`
-	Time     time.Time `json:"time"`
-	File     string    `json:"file"`
-	Spec     string    `json:"spec"`               // the spec's text
-	Provider string    `json:"provider,omitempty"` // the --provider the run used
-	Status   string    `json:"status"`
+	N    int       `json:"n"`
+	Op   string    `json:"op"`
+	Time time.Time `json:"time"`
+	File string    `json:"file"`
+	// Spec is the spec's text. A storage backend keeps it apart (see
+	// storage.RevisionBody): in the state a backend loads it is "" and
+	// Digest says which text it was; a state written before that holds
+	// it here.
+	Spec     string `json:"spec,omitempty"`
+	Digest   string `json:"digest,omitempty"`   // SpecDigest of the text
+	Provider string `json:"provider,omitempty"` // the --provider the run used
+	Status   string `json:"status"`
 	// Variables are the values of the spec's variables the revision was
 	// applied with (all of them, defaults included), so a rollback to it
 	// re-applies exactly them; the values of those SensitiveVariables
@@ -182,6 +187,25 @@ func (s *State) Revision(n int) (*Revision, bool) {
 	}
 	return nil, false
 }
+
+// SpecDigest is what a revision records of its spec's text: a sha256, so
+// "is this the spec of revision n?" needs no body read.
+func SpecDigest(text string) string { return checksum([]byte(text)) }
+
+// CheckLevels refuses any recorded protection level that is not a known one
+// (a *LevelError naming path), as Load does: a backend never writes what it
+// would refuse to load.
+func CheckLevels(path string, st *State) error { return checkLevels(path, st) }
+
+// CheckResourceLevel is CheckLevels for one resource.
+func CheckResourceLevel(path string, r *Resource) error {
+	return checkLevels(path, &State{Resources: map[string]*Resource{r.Name: r}})
+}
+
+// WriteFile writes st to path as a state file (checksummed, mode 0600,
+// atomically: temp file, fsync, rename, fsync of the folder), never
+// through a link at path. st is written as it is: seal it first.
+func WriteFile(path string, st *State) error { return write(path, st) }
 
 // Names returns the resource names, sorted.
 func (s *State) Names() []string {
@@ -405,4 +429,61 @@ func compact(b []byte) []byte {
 		return b
 	}
 	return out.Bytes()
+}
+
+// Clone returns a deep copy of r (its value maps and lists copied, not
+// shared).
+func (r *Resource) Clone() *Resource {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.DependsOn = cloneStrings(r.DependsOn)
+	c.Sensitive = cloneStrings(r.Sensitive)
+	c.Config = CloneValues(r.Config)
+	c.Attributes = CloneValues(r.Attributes)
+	if r.Prior != nil {
+		p := *r.Prior
+		p.Config = CloneValues(r.Prior.Config)
+		p.Attributes = CloneValues(r.Prior.Attributes)
+		p.DependsOn = cloneStrings(r.Prior.DependsOn)
+		c.Prior = &p
+	}
+	return &c
+}
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
+
+// CloneValues deep-copies a map of JSON values (maps and lists inside are
+// copied too).
+func CloneValues(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return CloneValues(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneValue(e)
+		}
+		return out
+	case []string:
+		return cloneStrings(x)
+	}
+	return v
 }

@@ -95,8 +95,9 @@ type Backend interface {
 // ErrLost once the lock is lost.
 type Writer interface {
 	// Commit makes c durable and returns the state's new serial. Records
-	// are appended in order; a record's ID and Time are set when empty, and
-	// every record gets the stack's lineage. c.Change is applied to the
+	// are appended in order; a record's ID and Time are set when empty (in
+	// place, in c.Records, so the caller learns the ids), and every record
+	// gets the stack's lineage. c.Change is applied to the
 	// state atomically with the records. A Commit with no records and an
 	// empty change is a no-op that returns the current serial.
 	Commit(ctx context.Context, c Commit) (serial int64, err error)
@@ -282,6 +283,24 @@ func (e *LockedError) Error() string {
 
 // Is makes errors.Is(err, ErrLocked) match.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// LineageError refuses a state, journal or backup of another lineage of the
+// stack (or of another stack): nothing was read from it into this stack,
+// nothing was changed. errors.Is(err, ErrLineage) matches it.
+type LineageError struct {
+	What     string // "journal", "state", "backup"
+	Location string // the file, row or object
+	Want     string // the stack's lineage
+	Found    string
+}
+
+func (e *LineageError) Error() string {
+	return fmt.Sprintf("%s %s belongs to lineage %s, not this stack's lineage %s: refusing it (it was copied from another stack or another history; move it away to go on)",
+		e.What, e.Location, e.Found, e.Want)
+}
+
+// Is makes errors.Is(err, ErrLineage) match.
+func (e *LineageError) Is(target error) bool { return target == ErrLineage }
 
 // Errors callers branch on.
 var (

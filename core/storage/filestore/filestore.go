@@ -1,0 +1,1130 @@
+// Package filestore is the file backend of core/storage, the default: a
+// stack's durable home is one folder (mode 0700) of the machine that runs
+// bulwark.
+//
+//	<stack folder>/journal.jsonl   the journal, and the write-ahead log of the state
+//	<stack folder>/state.json      a snapshot of the state (written at Checkpoint)
+//	<stack folder>/revisions/N.json  revision N's body (spec text, variables), sealed
+//	<stack folder>/backups/state-OP.json  a copy of the state before update OP
+//	<stack folder>/lock            who holds the lock (see core/lock)
+//
+// A Commit is one append of its records to the journal and one fsync,
+// shared with concurrent commits (the journal's group commit): the state
+// change rides on the commit's last record (Record.Change, its sensitive
+// values sealed, with the serial it makes), so what a step writes is what it
+// changed, never the whole state. Load reads the snapshot and replays the
+// changes the journal holds past its serial. Checkpoint writes the snapshot
+// (temp file, fsync, rename: a crash leaves the old one or the new one) and
+// compacts the journal.
+//
+// The records of one commit are written in one write; each says how many
+// of its commit follow it (Record.Rest), so a commit torn by a power cut (a
+// tail that ends inside it) is cut off whole, as a torn line is: Load after
+// any crash returns the state as of an acknowledged commit, or of the one in
+// flight, never a torn one.
+//
+// Nothing here follows a symbolic link (the stack folder, the snapshot, the
+// journal, the lock record, a backup or a revision that is one is refused),
+// and everything is written with mode 0600 by renaming a new file into place
+// or appending through a descriptor opened without following links. The
+// lock is core/lock's flock of the folder itself.
+//
+// A stack folder written before this package (a state.json whose revisions
+// hold their spec text, a journal without changes) loads as it is; its
+// first Checkpoint moves the revisions' texts to their own files.
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
+)
+
+// The names in a stack folder; nothing outside this package knows them.
+const (
+	stateFile    = state.FileName
+	journalFile  = journal.FileName
+	revisionsDir = "revisions"
+	backupsDir   = "backups"
+	backupPrefix = "state-"
+	backupSuffix = ".json"
+)
+
+// Open is the storage.Opener of file URLs: file:///path names the state
+// folder (the folder of stack folders) and the stack's own folder is
+// opts.Stack in it. A bare path is taken as a file URL's path.
+func Open(_ context.Context, rawURL string, opts storage.Options) (storage.Backend, error) {
+	root := rawURL
+	if strings.Contains(rawURL, "://") {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", rawURL, err)
+		}
+		if u.Scheme != "file" {
+			return nil, fmt.Errorf("state %s: the file backend opens file:// URLs, not %s://", rawURL, u.Scheme)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("state %s: a file URL names a folder of this machine (file:///path)", rawURL)
+		}
+		root = u.Path
+	}
+	if root == "" {
+		return nil, fmt.Errorf("state %q: no folder", rawURL)
+	}
+	if opts.Stack == "" || strings.ContainsAny(opts.Stack, `/\`) || opts.Stack == "." || opts.Stack == ".." {
+		return nil, fmt.Errorf("state %s: bad stack name %q", rawURL, opts.Stack)
+	}
+	return New(filepath.Join(root, opts.Stack), opts), nil
+}
+
+// New returns the backend of the stack folder dir. Nothing is made on disk
+// before the first Lock.
+func New(dir string, opts storage.Options) *Backend {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Backend{dir: dir, opts: opts}
+}
+
+// Backend is one stack folder. It is safe for concurrent use.
+type Backend struct {
+	dir  string
+	opts storage.Options
+
+	mu sync.Mutex
+	w  *writer // the lock this Backend holds, if any
+}
+
+var _ storage.Backend = (*Backend)(nil)
+
+// Dir is the stack folder.
+func (b *Backend) Dir() string { return b.dir }
+
+func (b *Backend) path(name string) string { return filepath.Join(b.dir, name) }
+
+// Location is the stack folder as a file URL.
+func (b *Backend) Location() string {
+	abs, err := filepath.Abs(b.dir)
+	if err != nil {
+		abs = b.dir
+	}
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// Close releases nothing a Writer holds; it is here for the interface.
+func (b *Backend) Close() error { return nil }
+
+// loaded is what load read: the state (values opened), the journal's whole
+// commits, and where the journal's last whole commit ends.
+type loaded struct {
+	st      *state.State
+	recs    []journal.Record // whole commits only
+	bad     []*journal.CorruptError
+	end     int64 // offset just past the last whole commit
+	torn    bool  // the journal's tail holds a commit cut short
+	disk    int64 // the snapshot's serial (0: none)
+	clear   bool  // the snapshot holds in clear what sealing seals
+	legacy  bool  // the snapshot's revisions hold their spec texts
+	lineage string
+}
+
+func (b *Backend) emptyState() *state.State {
+	return &state.State{Version: state.Version, Stack: b.opts.Stack, Resources: map[string]*state.Resource{}}
+}
+
+// load reads the snapshot and replays the journal over it.
+func (b *Backend) load() (*loaded, error) {
+	out := &loaded{}
+	if err := nofollow.CheckDir(b.dir); errors.Is(err, fs.ErrNotExist) {
+		out.st = b.emptyState()
+		return out, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("load state: %w", err)
+	}
+	st, err := state.Load(b.path(stateFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		st = b.emptyState()
+	case err != nil:
+		return nil, err
+	default:
+		out.disk = st.Serial
+	}
+	if st.Stack != b.opts.Stack {
+		return nil, &storage.LineageError{What: "state", Location: b.path(stateFile), Want: "of stack " + strconv.Quote(b.opts.Stack), Found: "of stack " + strconv.Quote(st.Stack)}
+	}
+	if out.clear, err = state.OpenState(st, b.opts.Sealing); err != nil {
+		return nil, fmt.Errorf("load state %s: %w", b.path(stateFile), err)
+	}
+	for i := range st.Revisions {
+		rev := &st.Revisions[i]
+		if rev.Spec == "" {
+			continue
+		}
+		out.legacy = true
+		if rev.Digest == "" && !secrets.IsSealed(rev.Spec) {
+			rev.Digest = state.SpecDigest(rev.Spec)
+		}
+		rev.Spec = "" // its body is Revision(n)'s
+	}
+	recs, ends, bad, err := journal.ScanEnds(b.path(journalFile))
+	if err != nil {
+		return nil, err
+	}
+	out.bad = bad
+	// Only whole commits count: a tail that ends inside one (its last
+	// record has more of its commit to follow) is cut off.
+	whole := len(recs)
+	for whole > 0 && recs[whole-1].Rest > 0 {
+		whole--
+	}
+	out.torn = whole < len(recs)
+	recs = recs[:whole]
+	if whole > 0 {
+		out.end = ends[whole-1]
+	}
+	jl := ""
+	for _, r := range recs {
+		switch {
+		case r.Lineage == "":
+		case jl == "":
+			jl = r.Lineage
+		case r.Lineage != jl:
+			return nil, &storage.LineageError{What: "journal", Location: b.path(journalFile), Want: jl, Found: r.Lineage}
+		}
+	}
+	if st.Lineage != "" && jl != "" && jl != st.Lineage {
+		return nil, &storage.LineageError{What: "journal", Location: b.path(journalFile), Want: st.Lineage, Found: jl}
+	}
+	out.lineage = st.Lineage
+	if out.lineage == "" {
+		out.lineage = jl
+	}
+	// Replay what the journal holds past the snapshot, in order; a gap in
+	// the serials is a lost change, never skipped over.
+	for _, r := range recs {
+		if r.Serial <= st.Serial || len(r.Change) == 0 {
+			continue
+		}
+		if r.Serial != st.Serial+1 {
+			return nil, fmt.Errorf("load state %s: %w: the journal %s holds the change to serial %d after serial %d (a change is missing): restore the newest good copy from %s",
+				b.dir, state.ErrCorrupt, b.path(journalFile), r.Serial, st.Serial, b.path(backupsDir))
+		}
+		var ch storage.Change
+		if err := json.Unmarshal(r.Change, &ch); err != nil {
+			return nil, fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
+		}
+		for _, p := range ch.Put {
+			if p == nil || p.Name == "" {
+				return nil, fmt.Errorf("load state %s: %w: journal record %s puts a resource with no name", b.dir, state.ErrCorrupt, r.ID)
+			}
+			if err := state.OpenResource(p, b.opts.Sealing); err != nil {
+				return nil, fmt.Errorf("load state %s: %w", b.dir, err)
+			}
+		}
+		ch.Apply(st)
+	}
+	if err := state.CheckLevels(b.path(stateFile), st); err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		recs[i].Rest, recs[i].Serial, recs[i].Change = 0, 0, nil
+	}
+	out.recs = slices.DeleteFunc(recs, func(r journal.Record) bool { return r.Kind == journal.KindState })
+	out.st = st
+	return out, nil
+}
+
+// Load returns the state as of the last acknowledged Commit. While this
+// Backend holds the lock it is the writer's (a copy).
+func (b *Backend) Load(ctx context.Context) (*state.State, error) {
+	b.mu.Lock()
+	w := b.w
+	b.mu.Unlock()
+	if w != nil {
+		return w.current(), nil
+	}
+	l, err := b.load()
+	if err != nil {
+		return nil, err
+	}
+	if l.st.Lineage == "" {
+		l.st.Lineage = l.lineage
+	}
+	return l.st, nil
+}
+
+// Journal returns the journal's records (of whole commits), oldest first,
+// and its bad lines.
+func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+	if err := nofollow.CheckDir(b.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read journal: %w", err)
+	}
+	recs, _, bad, err := journal.ScanEnds(b.path(journalFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	whole := len(recs)
+	for whole > 0 && recs[whole-1].Rest > 0 {
+		whole--
+	}
+	recs = recs[:whole]
+	for i := range recs {
+		recs[i].Rest, recs[i].Serial, recs[i].Change = 0, 0, nil
+	}
+	return slices.DeleteFunc(recs, func(r journal.Record) bool { return r.Kind == journal.KindState }), bad, nil
+}
+
+// Holder reports who holds the lock now, without taking it.
+func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
+	if err := nofollow.CheckDir(b.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	h, err := lock.Peek(b.dir)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	return holderOf(h), nil
+}
+
+// Inspect is Holder that also reports the record a dead holder left.
+func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+	l, s, err := lock.Inspect(b.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return holderOf(l), holderOf(s), nil
+}
+
+func holderOf(h *lock.Holder) *storage.Holder {
+	if h == nil {
+		return nil
+	}
+	return &storage.Holder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since}
+}
+
+// revisionFile is the form of a revision body on disk: the spec sealed,
+// sensitive variables sealed.
+type revisionFile struct {
+	Spec      string         `json:"spec"`
+	Variables map[string]any `json:"variables,omitempty"`
+	Sensitive []string       `json:"sensitive,omitempty"`
+}
+
+func (b *Backend) revisionPath(n int) string {
+	return filepath.Join(b.dir, revisionsDir, strconv.Itoa(n)+".json")
+}
+
+// Revision returns revision n's body: from its own file, or from the
+// snapshot of a stack folder written before revisions had their own.
+func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
+	raw, err := nofollow.ReadFile(b.revisionPath(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return b.legacyRevision(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("revision %d: %w", n, err)
+	}
+	var f revisionFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("revision %d (%s): %w: %v", n, b.revisionPath(n), state.ErrCorrupt, err)
+	}
+	body := &storage.RevisionBody{Spec: f.Spec, Variables: f.Variables, Sensitive: f.Sensitive}
+	if err := b.open(&body.Spec, body.Variables, body.Sensitive); err != nil {
+		return nil, fmt.Errorf("revision %d: %w", n, err)
+	}
+	return body, nil
+}
+
+func (b *Backend) legacyRevision(n int) (*storage.RevisionBody, error) {
+	st, err := state.Load(b.path(stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("revision %d: %w", n, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := state.OpenState(st, b.opts.Sealing); err != nil {
+		return nil, fmt.Errorf("revision %d: %w", n, err)
+	}
+	rev, ok := st.Revision(n)
+	if !ok || rev.Spec == "" {
+		return nil, fmt.Errorf("revision %d: %w", n, storage.ErrNotFound)
+	}
+	if secrets.IsSealed(rev.Spec) {
+		return nil, fmt.Errorf("revision %d: its spec is sealed and no key opens it", n)
+	}
+	return &storage.RevisionBody{Spec: rev.Spec}, nil
+}
+
+// open opens a sealed spec text and the sealed sensitive variables.
+func (b *Backend) open(spec *string, vars map[string]any, sensitive []string) error {
+	sl := b.opts.Sealing
+	if secrets.IsSealed(*spec) {
+		if sl.Sealer == nil {
+			return errors.New("its spec is sealed and no key opens it")
+		}
+		v, err := sl.Sealer.OpenValue(*spec)
+		if err != nil {
+			return err
+		}
+		text, ok := v.(string)
+		if !ok {
+			return errors.New("sealed spec is not text")
+		}
+		*spec = text
+	}
+	for _, k := range sensitive {
+		sv, ok := vars[k].(string)
+		if !ok || !secrets.IsSealed(sv) || sl.Sealer == nil {
+			continue
+		}
+		v, err := sl.Sealer.OpenValue(sv)
+		if err != nil {
+			return fmt.Errorf("variable %s: %w", k, err)
+		}
+		vars[k] = v
+		if sl.Reveal != nil {
+			sl.Reveal(v)
+		}
+	}
+	return nil
+}
+
+// Backups lists the backups, oldest first.
+func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
+	entries, err := os.ReadDir(filepath.Join(b.dir, backupsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("backups: %w", err)
+	}
+	var out []storage.BackupInfo
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, backupPrefix) || !strings.HasSuffix(n, backupSuffix) || !e.Type().IsRegular() {
+			continue
+		}
+		info := storage.BackupInfo{Name: strings.TrimSuffix(strings.TrimPrefix(n, backupPrefix), backupSuffix)}
+		if fi, err := e.Info(); err == nil {
+			info.Time, info.Bytes = fi.ModTime().UTC(), fi.Size()
+		}
+		if st, err := state.Load(filepath.Join(b.dir, backupsDir, n)); err == nil {
+			info.Serial = st.Serial
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (b *Backend) backupPath(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("backup %q: not a backup name", name)
+	}
+	return filepath.Join(b.dir, backupsDir, backupPrefix+name+backupSuffix), nil
+}
+
+// Backup reads one backup, its values opened. A backup of another lineage
+// is refused.
+func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error) {
+	p, err := b.backupPath(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.Load(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("backup %s: %w", name, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := state.OpenState(st, b.opts.Sealing); err != nil {
+		return nil, fmt.Errorf("backup %s: %w", p, err)
+	}
+	cur, err := b.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Stack != b.opts.Stack || (cur.Lineage != "" && st.Lineage != "" && st.Lineage != cur.Lineage) {
+		return nil, &storage.LineageError{What: "backup", Location: p, Want: cur.Lineage, Found: st.Lineage}
+	}
+	return st, nil
+}
+
+// Stats are the folder's sizes and counts.
+func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
+	var s storage.Stats
+	size := func(p string) int64 {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+		return 0
+	}
+	s.StateBytes = size(b.path(stateFile))
+	s.JournalBytes = size(b.path(journalFile))
+	if entries, err := os.ReadDir(filepath.Join(b.dir, revisionsDir)); err == nil {
+		for _, e := range entries {
+			s.RevisionBytes += size(filepath.Join(b.dir, revisionsDir, e.Name()))
+		}
+	}
+	backups, err := b.Backups(ctx)
+	if err != nil {
+		return s, err
+	}
+	for _, bk := range backups {
+		s.Backups++
+		s.BackupBytes += bk.Bytes
+	}
+	st, err := b.Load(ctx)
+	if err != nil {
+		return s, err
+	}
+	s.Resources, s.Revisions = len(st.Resources), len(st.Revisions)
+	recs, _, err := b.Journal(ctx)
+	if err != nil {
+		return s, err
+	}
+	s.JournalRecords = len(recs)
+	whole := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			s.SummarizedOps++
+		} else {
+			whole[r.Op] = true
+		}
+	}
+	s.WholeOps = len(whole)
+	return s, nil
+}
+
+// Lock takes the stack folder's lock (making the folder, mode 0700, if it
+// is missing), loads the state and opens the journal for appending.
+func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w != nil {
+		return nil, &storage.LockedError{Location: b.Location(), Holder: &b.w.holder}
+	}
+	_, rootErr := os.Lstat(filepath.Dir(b.dir))
+	created, err := nofollow.Mkdir(b.dir, 0o700)
+	if err != nil {
+		return nil, fmt.Errorf("state folder: %w", err)
+	}
+	if h.Since.IsZero() {
+		h.Since = b.opts.Now().UTC()
+	}
+	lk, err := lock.Acquire(b.dir, lock.Holder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since})
+	var le *lock.LockedError
+	if errors.As(err, &le) {
+		h := le.Holder
+		// A holder that has just taken the flock writes its record right
+		// after: wait for it a little, so the refusal can name it.
+		for deadline := time.Now().Add(time.Second); (h == nil || h.PID == 0) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+			if p, perr := lock.Peek(b.dir); perr == nil && p != nil {
+				h = p
+			} else if perr == nil {
+				break // released meanwhile: the refusal stands, unnamed
+			}
+		}
+		if h != nil && h.PID == 0 {
+			h = nil
+		}
+		return nil, &storage.LockedError{Location: b.Location(), Holder: holderOf(h)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{b: b, lk: lk, holder: h, lost: make(chan struct{}), created: created,
+		createdRoot: created && errors.Is(rootErr, fs.ErrNotExist)}
+	fail := func(err error) (storage.Writer, error) {
+		lk.Release()
+		return nil, err
+	}
+	l, err := b.load()
+	if err != nil {
+		return fail(err)
+	}
+	if len(l.bad) > 0 {
+		return fail(l.bad[0])
+	}
+	if l.torn {
+		// A commit a crash cut short was never acknowledged: it goes,
+		// as a torn line does, before anything is appended after it.
+		if err := truncate(b.path(journalFile), l.end); err != nil {
+			return fail(fmt.Errorf("open journal %s: %w", b.path(journalFile), err))
+		}
+	}
+	w.st, w.disk, w.reseal, w.migrate = l.st, l.disk, l.clear && b.opts.Sealing.Sealer != nil, l.legacy
+	w.lineage = l.lineage
+	if w.lineage == "" {
+		w.lineage = ulid.Make().String()
+	}
+	w.st.Lineage = w.lineage
+	if w.jr, err = journal.Open(b.path(journalFile), b.opts.Now); err != nil {
+		return fail(err)
+	}
+	if l.lineage == "" && len(l.recs) > 0 {
+		// A journal of records without a lineage (written before them):
+		// the snapshot learns the new one at the next Checkpoint.
+		w.migrate = true
+	}
+	b.w = w
+	return w, nil
+}
+
+func truncate(path string, end int64) error {
+	f, err := nofollow.Open(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(end); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// writer is a held lock.
+type writer struct {
+	b      *Backend
+	lk     *lock.Lock
+	holder storage.Holder
+	lost   chan struct{}
+	jr     *journal.Journal
+	// created: Lock made the stack folder (and createdRoot its parent):
+	// Release removes them when nothing was ever written in them.
+	created, createdRoot bool
+
+	// ck is held shared by commits and exclusively by Checkpoint, which
+	// reopens the journal.
+	ck sync.RWMutex
+
+	mu      sync.Mutex // guards what follows
+	st      *state.State
+	lineage string
+	disk    int64 // serial of the snapshot on disk
+	reseal  bool  // the snapshot (and maybe backups) hold in clear what is sealed
+	migrate bool  // the snapshot must be rewritten (revision texts, lineage)
+	wrote   bool  // something was written under this lock
+	broken  error
+	done    bool
+}
+
+var _ storage.Writer = (*writer)(nil)
+
+func (w *writer) usable() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.done:
+		return fmt.Errorf("%w: it was released", storage.ErrLost)
+	case w.broken != nil:
+		return w.broken
+	}
+	return nil
+}
+
+func (w *writer) fail(err error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken == nil {
+		w.broken = err
+	}
+	return err
+}
+
+// current returns a copy of the state.
+func (w *writer) current() *state.State {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st.Clone()
+}
+
+func (w *writer) afterWrite() {
+	if w.b.opts.AfterWrite != nil {
+		w.b.opts.AfterWrite()
+	}
+}
+
+// Commit appends c's records, the last carrying c's change, in one write,
+// and returns once they are durable.
+func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	if c.Empty() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.st.Serial, nil
+	}
+	w.ck.RLock()
+	defer w.ck.RUnlock()
+	var serial int64
+	var sensitiveGrew bool
+	err := w.jr.AppendLines(func() ([]byte, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		serial = w.st.Serial
+		var raw []byte
+		if !c.Change.Empty() {
+			disk, grew, err := w.seal(c.Change)
+			if err != nil {
+				return nil, err
+			}
+			if raw, err = json.Marshal(disk); err != nil {
+				return nil, fmt.Errorf("commit: encode the change: %w", err)
+			}
+			sensitiveGrew = grew
+			serial++
+		}
+		recs := c.Records
+		if len(recs) == 0 {
+			recs = []journal.Record{{Kind: journal.KindState, Status: journal.StepOK}}
+		}
+		now := w.jr.Now()
+		var buf bytes.Buffer
+		for i := range recs {
+			r := &recs[i]
+			if r.ID == "" {
+				r.ID = ulid.Make().String()
+			}
+			if r.Time.IsZero() {
+				r.Time = now
+			}
+			r.Lineage = w.lineage
+			r.Rest = len(recs) - 1 - i
+			if i == len(recs)-1 && raw != nil {
+				r.Serial, r.Change = serial, raw
+			}
+			line, err := json.Marshal(r)
+			r.Rest, r.Serial, r.Change = 0, 0, nil
+			if err != nil {
+				return nil, fmt.Errorf("commit: encode: %w", err)
+			}
+			buf.Write(line)
+			buf.WriteByte('\n')
+		}
+		if raw != nil {
+			c.Change.Apply(w.st)
+		}
+		w.wrote = true
+		if sensitiveGrew {
+			w.reseal = true
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		if w.jr.Broken() != nil {
+			return 0, w.fail(err)
+		}
+		return 0, err
+	}
+	w.afterWrite()
+	return serial, nil
+}
+
+// seal returns ch as the journal holds it: every put checked (a level Load
+// would refuse is never written) and its sensitive values sealed. grew
+// reports a put that lists as sensitive more than the state's record did
+// (what the snapshot holds of it is then in clear until the next
+// Checkpoint). w.mu is held.
+func (w *writer) seal(ch storage.Change) (out storage.Change, grew bool, err error) {
+	out = storage.Change{Delete: ch.Delete, Meta: ch.Meta}
+	for _, r := range ch.Put {
+		if r == nil || r.Name == "" {
+			return out, false, errors.New("commit: a resource put has no name")
+		}
+		if err := state.CheckResourceLevel(w.b.path(stateFile), r); err != nil {
+			return out, false, fmt.Errorf("save state: %w", err)
+		}
+		if old := w.st.Resources[r.Name]; old != nil && len(r.Sensitive) > len(old.Sensitive) {
+			grew = true
+		}
+		sr, err := state.SealResource(r, w.b.opts.Sealing)
+		if err != nil {
+			return out, false, fmt.Errorf("save state: %w", err)
+		}
+		out.Put = append(out.Put, sr)
+	}
+	if ch.Meta != nil {
+		m := *ch.Meta
+		m.Revisions = slices.Clone(m.Revisions)
+		for i := range m.Revisions {
+			m.Revisions[i].Spec = "" // bodies are PutRevision's
+		}
+		out.Meta = &m
+	}
+	return out, grew, nil
+}
+
+// PutRevision writes revision n's body to its own file, sealed.
+func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	f, err := w.sealBody(body)
+	if err != nil {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	if _, err := nofollow.Mkdir(filepath.Join(w.b.dir, revisionsDir), 0o700); err != nil {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	p := w.b.revisionPath(n)
+	if err := nofollow.CheckReplaceable(p); err != nil {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	if err := atomicfile.Write(p, raw, 0o600); err != nil {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
+}
+
+func (w *writer) sealBody(body storage.RevisionBody) (revisionFile, error) {
+	f := revisionFile{Spec: body.Spec, Sensitive: body.Sensitive}
+	sl := w.b.opts.Sealing
+	if len(body.Variables) > 0 {
+		f.Variables = make(map[string]any, len(body.Variables))
+		for k, v := range body.Variables {
+			f.Variables[k] = v
+		}
+	}
+	if sl.Sealer == nil {
+		return f, nil
+	}
+	if f.Spec != "" && !secrets.IsSealed(f.Spec) {
+		sealed, err := sl.Sealer.SealValue(f.Spec)
+		if err != nil {
+			return f, err
+		}
+		f.Spec = sealed
+	}
+	for _, k := range body.Sensitive {
+		v, ok := f.Variables[k]
+		if !ok {
+			continue
+		}
+		if sv, isStr := v.(string); isStr && secrets.IsSealed(sv) {
+			continue
+		}
+		sealed, err := sl.Sealer.SealValue(v)
+		if err != nil {
+			return f, fmt.Errorf("variable %s: %w", k, err)
+		}
+		if sl.Reveal != nil {
+			sl.Reveal(v)
+		}
+		f.Variables[k] = sealed
+	}
+	return f, nil
+}
+
+// DeleteRevision removes revision n's body.
+func (w *writer) DeleteRevision(ctx context.Context, n int) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := os.Remove(w.b.revisionPath(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("revision %d: %w", n, err)
+	}
+	return nil
+}
+
+// sealedSnapshot is the state as a file holds it: revisions without their
+// texts, sensitive values sealed. w.mu is held.
+func (w *writer) sealedSnapshot() (*state.State, error) {
+	snap := w.st.Clone()
+	for i := range snap.Revisions {
+		snap.Revisions[i].Spec = ""
+	}
+	return state.SealState(snap, w.b.opts.Sealing)
+}
+
+// PutBackup writes a copy of the state as of now under name, and keeps the
+// newest keep backups.
+func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
+	if err := w.usable(); err != nil {
+		return false, err
+	}
+	p, err := w.b.backupPath(name)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return false, nil
+	}
+	w.mu.Lock()
+	snap, err := w.sealedSnapshot()
+	w.mu.Unlock()
+	if err != nil {
+		return false, fmt.Errorf("backup: %w", err)
+	}
+	if _, err := nofollow.Mkdir(filepath.Join(w.b.dir, backupsDir), 0o700); err != nil {
+		return false, fmt.Errorf("backup: %w", err)
+	}
+	if err := state.WriteFile(p, snap); err != nil {
+		return false, fmt.Errorf("backup: %w", err)
+	}
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+	w.afterWrite()
+	return true, w.pruneBackups(keep)
+}
+
+// pruneBackups removes all but the newest keep backups. Their names are
+// operation ids (ULIDs), so they sort by age; nothing else in the folder
+// is touched, and a link is removed, never followed.
+func (w *writer) pruneBackups(keep int) error {
+	if keep <= 0 {
+		return nil
+	}
+	dir := filepath.Join(w.b.dir, backupsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("backups: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, backupPrefix) && strings.HasSuffix(n, backupSuffix) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for len(names) > keep {
+		if err := os.Remove(filepath.Join(dir, names[0])); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("backups: prune: %w", err)
+		}
+		names = names[1:]
+	}
+	return nil
+}
+
+// Checkpoint writes the snapshot when the state moved past it (or must be
+// rewritten: sealed, migrated), then compacts the journal.
+func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.ck.Lock()
+	defer w.ck.Unlock()
+	w.mu.Lock()
+	need := w.st.Serial != w.disk || w.reseal || w.migrate
+	if w.st.Serial == 0 && !w.wrote && !w.reseal && !w.migrate {
+		need = false // nothing was ever written: no snapshot of nothing
+	}
+	var snap *state.State
+	var err error
+	var legacy map[int]string
+	if need {
+		if w.migrate {
+			legacy, err = w.legacyTexts()
+		}
+		if err == nil {
+			snap, err = w.sealedSnapshot()
+		}
+	}
+	reseal := w.reseal
+	sensitive := map[string][]string{}
+	if reseal {
+		for n, r := range w.st.Resources {
+			sensitive[n] = r.Sensitive
+		}
+	}
+	w.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if need {
+		// Revision texts of an old snapshot go to their own files before
+		// the snapshot that no longer holds them replaces it.
+		for n, text := range legacy {
+			if _, err := os.Lstat(w.b.revisionPath(n)); err == nil {
+				continue
+			}
+			if err := w.PutRevision(ctx, n, storage.RevisionBody{Spec: text}); err != nil {
+				return err
+			}
+		}
+		if err := state.WriteFile(w.b.path(stateFile), snap); err != nil {
+			return w.fail(fmt.Errorf("checkpoint: %w", err))
+		}
+		w.mu.Lock()
+		w.disk, w.migrate, w.wrote = snap.Serial, false, true
+		w.mu.Unlock()
+		w.afterWrite()
+	}
+	if reseal {
+		if err := w.resealBackups(sensitive); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		w.reseal = false
+		w.mu.Unlock()
+	}
+	return w.compact(keepOps)
+}
+
+// legacyTexts reads the revision texts an old snapshot holds. w.mu is held.
+func (w *writer) legacyTexts() (map[int]string, error) {
+	st, err := state.Load(w.b.path(stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := state.OpenState(st, w.b.opts.Sealing); err != nil {
+		return nil, err
+	}
+	out := map[int]string{}
+	for _, r := range st.Revisions {
+		if r.Spec != "" && !secrets.IsSealed(r.Spec) {
+			out[r.N] = r.Spec
+		}
+	}
+	return out, nil
+}
+
+// resealBackups seals what the backups of an old state hold in clear.
+func (w *writer) resealBackups(sensitive map[string][]string) error {
+	sl := w.b.opts.Sealing
+	if sl.Sealer == nil {
+		return nil
+	}
+	paths, err := filepath.Glob(filepath.Join(w.b.dir, backupsDir, backupPrefix+"*"+backupSuffix))
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if _, err := state.ResealFile(p, sl, func(r *state.Resource) []string { return sensitive[r.Name] }); err != nil {
+			return fmt.Errorf("seal backup: %w", err)
+		}
+	}
+	return nil
+}
+
+// compact rewrites the journal when it holds more whole operations than
+// retention keeps: older finished ones become one summary line each, and
+// the changes the snapshot holds leave the records.
+func (w *writer) compact(keepOps int) error {
+	path := w.b.path(journalFile)
+	recs, err := journal.Read(path)
+	if err != nil {
+		return err
+	}
+	out, n := journal.CompactRecords(recs, keepOps)
+	if n == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	disk := w.disk
+	w.mu.Unlock()
+	kept := out[:0:0]
+	for _, r := range out {
+		if r.Serial <= disk {
+			if r.Kind == journal.KindState {
+				continue
+			}
+			r.Serial, r.Change = 0, nil
+		}
+		kept = append(kept, r)
+	}
+	if err := w.jr.Close(); err != nil {
+		return w.fail(fmt.Errorf("compact journal: %w", err))
+	}
+	werr := journal.WriteAll(path, kept)
+	if w.jr, err = journal.Open(path, w.b.opts.Now); err != nil {
+		return w.fail(err)
+	}
+	if werr != nil {
+		return werr
+	}
+	w.afterWrite()
+	return nil
+}
+
+// Stale is the holder whose dead lock this writer took over.
+func (w *writer) Stale() *storage.Holder { return holderOf(w.lk.Stale) }
+
+// Lost is never closed: the kernel keeps a file lock as long as its holder
+// lives.
+func (w *writer) Lost() <-chan struct{} { return w.lost }
+
+// Release closes the journal and gives the lock up. A stack folder the lock
+// made, in which nothing was written, is removed (with the state folder,
+// when the lock made that too and it is empty).
+func (w *writer) Release(ctx context.Context) error {
+	w.mu.Lock()
+	if w.done {
+		w.mu.Unlock()
+		return nil
+	}
+	w.done = true
+	wrote := w.wrote
+	w.mu.Unlock()
+	var err error
+	if w.jr != nil {
+		err = w.jr.Close()
+	}
+	if w.created && !wrote {
+		w.removeUnused()
+	}
+	if rerr := w.lk.Release(); err == nil {
+		err = rerr
+	}
+	w.b.mu.Lock()
+	if w.b.w == w {
+		w.b.w = nil
+	}
+	w.b.mu.Unlock()
+	return err
+}
+
+// removeUnused removes, by name and under the lock, what Lock made in a
+// folder it made; anything else found there keeps the folder.
+func (w *writer) removeUnused() {
+	d := w.b.dir
+	if fi, err := os.Lstat(w.b.path(journalFile)); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
+		return
+	}
+	os.Remove(w.b.path(journalFile))
+	os.Remove(filepath.Join(d, lock.FileName))
+	if os.Remove(d) == nil && w.createdRoot {
+		os.Remove(filepath.Dir(d)) // only when empty: no other stack's
+	}
+}

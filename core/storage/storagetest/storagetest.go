@@ -1,0 +1,935 @@
+// Package storagetest is the conformance suite of core/storage: what every
+// backend (file, postgres, s3) must do, checked the same way for each.
+//
+// A backend's test calls Run with a Factory:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, storagetest.Factory{
+//			New:  func(t *testing.T) string { return t.TempDir() },
+//			Open: func(ctx context.Context, home string, o storage.Options) (storage.Backend, error) {
+//				return filestore.Open(ctx, home, o)
+//			},
+//		})
+//	}
+//
+// Some cases run real processes: the test binary is executed again, with
+// the environment naming the case and the home, and Run, called again in
+// that process by the same test function, plays its part and exits. So the
+// test that calls Run must be runnable on its own (-test.run=^Name$), and
+// Open must work in a fresh process from home alone.
+//
+// What is checked: durability of every acknowledged commit (reopen and
+// compare), records and their change committed together, concurrent
+// commits, one writer (in-process, and N processes racing for the lock:
+// exactly one wins, the rest get a *LockedError naming it), a kill -9 at
+// every write boundary (the state loaded after it is one of acknowledged
+// commits, never torn, and the lock is free again), ErrLost when the
+// backend can lose a lock (Factory.Steal), lineage refusal, revisions,
+// backups kept and pruned, Checkpoint's journal compaction, and no
+// sensitive value in clear in what is stored (Factory.Raw).
+package storagetest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// Factory is how the suite makes and opens a backend's stack homes.
+type Factory struct {
+	// New returns a fresh, empty home: whatever Open needs to reach one
+	// stack's storage (a folder, a URL with a fresh database schema or
+	// bucket prefix). Required.
+	New func(t *testing.T) string
+	// Open opens the stack opts.Stack in home, as a new process would.
+	// Required.
+	Open func(ctx context.Context, home string, opts storage.Options) (storage.Backend, error)
+	// CopyState, when set, replaces the state stored in home to by the one
+	// stored in home from (what a person copying a state file would do),
+	// for the lineage cases.
+	CopyState func(t *testing.T, from, to string)
+	// Raw, when set, returns every byte stored for home (files, rows,
+	// objects), for the check that no sensitive value is stored in clear.
+	Raw func(t *testing.T, home string) []byte
+	// Steal, when set, makes the writer of home lose its lock (a lease
+	// run out and taken over, a connection cut), for the ErrLost case.
+	Steal func(t *testing.T, home string)
+	// Processes is how many processes race for the lock (default 6).
+	Processes int
+}
+
+const (
+	envCase = "BULWARK_STORAGETEST_CASE"
+	envHome = "BULWARK_STORAGETEST_HOME"
+	envKey  = "BULWARK_STORAGETEST_KEY"
+	envArg  = "BULWARK_STORAGETEST_ARG"
+	// Stack is the stack the suite's homes hold.
+	Stack = "conformance"
+)
+
+// Run runs the suite against f. In a process the suite started, it plays
+// that process's part and exits.
+func Run(t *testing.T, f Factory) {
+	if c := os.Getenv(envCase); c != "" {
+		child(t, f, c)
+		return
+	}
+	if f.New == nil || f.Open == nil {
+		t.Fatal("storagetest: Factory.New and Factory.Open are required")
+	}
+	key, err := secrets.NewKey("storagetest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &suite{f: f, key: key}
+	cases := []struct {
+		name string
+		fn   func(t *testing.T)
+	}{
+		{"Empty", s.empty},
+		{"Durable", s.durable},
+		{"RecordsAndChangeTogether", s.atomic},
+		{"ConcurrentCommits", s.concurrent},
+		{"OneWriter", s.oneWriter},
+		{"OneWriterAmongProcesses", s.processes},
+		{"CrashAtEveryWrite", s.crash},
+		{"Lost", s.lost},
+		{"Lineage", s.lineage},
+		{"Revisions", s.revisions},
+		{"Backups", s.backups},
+		{"Checkpoint", s.checkpoint},
+		{"Sealed", s.sealed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, c.fn)
+	}
+}
+
+type suite struct {
+	f   Factory
+	key *secrets.Key
+}
+
+func (s *suite) options() storage.Options {
+	return storage.Options{Stack: Stack, Sealing: state.Sealing{Sealer: s.key.Box(secrets.StackContext(Stack))}}
+}
+
+func (s *suite) open(t *testing.T, home string) storage.Backend {
+	t.Helper()
+	return openWith(t, s.f, home, s.options())
+}
+
+func openWith(t testing.TB, f Factory, home string, o storage.Options) storage.Backend {
+	t.Helper()
+	b, err := f.Open(context.Background(), home, o)
+	if err != nil {
+		t.Fatalf("open %s: %v", home, err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func (s *suite) lock(t *testing.T, b storage.Backend, op string) storage.Writer {
+	t.Helper()
+	w, err := b.Lock(context.Background(), holder(op))
+	if err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	t.Cleanup(func() { w.Release(context.Background()) })
+	return w
+}
+
+func holder(op string) storage.Holder {
+	host, _ := os.Hostname()
+	return storage.Holder{Op: op, PID: os.Getpid(), Host: host, Since: time.Now().UTC().Truncate(time.Second)}
+}
+
+// res is a resource of the suite's stacks.
+func res(name string, size int) *state.Resource {
+	return &state.Resource{Name: name, Type: "network", Provider: "mock", Source: "mock", ID: "id-" + name,
+		Protection: "ephemeral", Config: map[string]any{"size": float64(size)}, Attributes: map[string]any{"size": float64(size), "arn": "arn:" + name}}
+}
+
+func step(op, resource, status string) journal.Record {
+	return journal.Record{Op: op, Kind: journal.KindStep, Step: resource, Resource: resource, Phase: "execute", Status: status}
+}
+
+// script is the sequence of commits the durability and crash cases write;
+// model(n) is the state after its first n.
+func script(op string) []storage.Commit {
+	var out []storage.Commit
+	out = append(out, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}})
+	for i := range 5 {
+		n := fmt.Sprintf("r%d", i)
+		out = append(out, storage.Commit{Records: []journal.Record{step(op, n, journal.StepStarted)}})
+		out = append(out, storage.Commit{Records: []journal.Record{step(op, n, journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res(n, i)}}})
+	}
+	out = append(out,
+		storage.Commit{Records: []journal.Record{step(op, "r1", journal.StepStarted), step(op, "r1", journal.StepOK)},
+			Change: storage.Change{Put: []*state.Resource{res("r1", 10)}, Delete: []string{"r3"}}},
+		storage.Commit{Change: storage.Change{Meta: &storage.Meta{Current: 1, Revisions: []state.Revision{{N: 1, Op: op, File: "s.yaml", Status: state.RevisionApplied, Digest: state.SpecDigest("spec")}}}}},
+		storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+	)
+	return out
+}
+
+// fresh copies a script's commits so a run never shares its resources with
+// another (Commit keeps what it is given).
+func fresh(cs []storage.Commit) []storage.Commit {
+	out := make([]storage.Commit, len(cs))
+	for i, c := range cs {
+		out[i].Records = slices.Clone(c.Records)
+		out[i].Change = c.Change
+		out[i].Change.Put = nil
+		for _, r := range c.Change.Put {
+			out[i].Change.Put = append(out[i].Change.Put, r.Clone())
+		}
+	}
+	return out
+}
+
+// model is the state after the first n commits of cs.
+func model(cs []storage.Commit, n int) *state.State {
+	st := &state.State{Version: state.Version, Stack: Stack, Resources: map[string]*state.Resource{}}
+	for _, c := range fresh(cs[:n]) {
+		if !c.Change.Empty() {
+			c.Change.Apply(st)
+		}
+	}
+	return st
+}
+
+// sameState compares what a backend must keep of a state.
+func sameState(got, want *state.State) error {
+	if got.Serial != want.Serial {
+		return fmt.Errorf("serial %d, want %d", got.Serial, want.Serial)
+	}
+	if got.Stack != want.Stack {
+		return fmt.Errorf("stack %q, want %q", got.Stack, want.Stack)
+	}
+	if !reflect.DeepEqual(got.Names(), want.Names()) {
+		return fmt.Errorf("resources %v, want %v", got.Names(), want.Names())
+	}
+	for n, w := range want.Resources {
+		if g := got.Resources[n]; !reflect.DeepEqual(g, w) {
+			return fmt.Errorf("resource %s = %+v, want %+v", n, g, w)
+		}
+	}
+	if got.Current != want.Current || len(got.Revisions) != len(want.Revisions) || len(got.Interventions) != len(want.Interventions) {
+		return fmt.Errorf("meta current %d revisions %d interventions %d, want %d %d %d", got.Current, len(got.Revisions), len(got.Interventions),
+			want.Current, len(want.Revisions), len(want.Interventions))
+	}
+	return nil
+}
+
+func (s *suite) empty(t *testing.T) {
+	ctx := context.Background()
+	b := s.open(t, s.f.New(t))
+	st, err := b.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != 0 || len(st.Resources) != 0 || st.Stack != Stack {
+		t.Errorf("empty home: %+v", st)
+	}
+	recs, bad, err := b.Journal(ctx)
+	if err != nil || len(recs) != 0 || len(bad) != 0 {
+		t.Errorf("empty journal: %v %v %v", recs, bad, err)
+	}
+	if h, err := b.Holder(ctx); err != nil || h != nil {
+		t.Errorf("holder of an empty home: %v %v", h, err)
+	}
+	if _, err := b.Revision(ctx, 1); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("revision of an empty home: %v", err)
+	}
+	if bk, err := b.Backups(ctx); err != nil || len(bk) != 0 {
+		t.Errorf("backups of an empty home: %v %v", bk, err)
+	}
+	w := s.lock(t, b, "op_empty")
+	if serial, err := w.Commit(ctx, storage.Commit{}); err != nil || serial != 0 {
+		t.Errorf("empty commit: %d %v", serial, err)
+	}
+}
+
+func (s *suite) durable(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_durable")
+	cs := fresh(script("op_durable"))
+	var ids []string
+	for i, c := range cs {
+		serial, err := w.Commit(ctx, c)
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		if want := model(cs, i+1).Serial; serial != want {
+			t.Errorf("commit %d returned serial %d, want %d", i, serial, want)
+		}
+		for _, r := range c.Records {
+			if r.ID == "" {
+				t.Fatalf("commit %d: a record's id was not set in place", i)
+			}
+			ids = append(ids, r.ID)
+		}
+		// Every acknowledged commit is there for a reader, at once.
+		if st, err := s.open(t, home).Load(ctx); err != nil {
+			t.Fatal(err)
+		} else if err := sameState(st, model(cs, i+1)); err != nil {
+			t.Fatalf("after commit %d, another reader loads: %v", i, err)
+		}
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Errorf("second release: %v", err)
+	}
+	if _, err := w.Commit(ctx, cs[1]); err == nil {
+		t.Error("a released writer committed")
+	}
+	b2 := s.open(t, home)
+	st, err := b2.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameState(st, model(cs, len(cs))); err != nil {
+		t.Fatalf("reopened: %v", err)
+	}
+	if st.Lineage == "" {
+		t.Error("no lineage")
+	}
+	recs, _, err := b2.Journal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.ID)
+		if r.Lineage != st.Lineage {
+			t.Errorf("record %s carries lineage %q, the state %q", r.ID, r.Lineage, st.Lineage)
+		}
+		if r.Time.IsZero() {
+			t.Errorf("record %s has no time", r.ID)
+		}
+	}
+	if !reflect.DeepEqual(got, ids) {
+		t.Errorf("journal ids %v, committed %v", got, ids)
+	}
+	// The state goes on from where it is, under a new lock.
+	w2 := s.lock(t, b2, "op_durable2")
+	serial, err := w2.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_durable2", "r9", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("r9", 9)}}})
+	if err != nil || serial != st.Serial+1 {
+		t.Fatalf("commit after reopen: %d %v", serial, err)
+	}
+}
+
+func (s *suite) atomic(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_atomic")
+	// A change Load would refuse is refused whole: no record of it stays.
+	bad := res("bad", 1)
+	bad.Protection = "indestructible"
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_atomic", "bad", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{bad}}}); err == nil {
+		t.Fatal("a resource of an unknown protection level was committed")
+	}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_atomic", "ok", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("ok", 1)}}}); err != nil {
+		t.Fatalf("the writer is unusable after a refused commit: %v", err)
+	}
+	w.Release(ctx)
+	b2 := s.open(t, home)
+	recs, _, err := b2.Journal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Step != "ok" {
+		t.Errorf("journal after a refused commit: %+v", recs)
+	}
+	st, err := b2.Load(ctx)
+	if err != nil || st.Serial != 1 || st.Resources["ok"] == nil || st.Resources["bad"] != nil {
+		t.Errorf("state after a refused commit: %+v %v", st, err)
+	}
+}
+
+func (s *suite) concurrent(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	w := s.lock(t, s.open(t, home), "op_conc")
+	const n = 40
+	serials := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("c%02d", i)
+			serials[i], errs[i] = w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_conc", name, journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res(name, i)}}})
+		}()
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("commit %d: %v", i, errs[i])
+		}
+		if seen[serials[i]] || serials[i] < 1 || serials[i] > n {
+			t.Errorf("serial %d twice or out of range", serials[i])
+		}
+		seen[serials[i]] = true
+	}
+	st, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != n || len(st.Resources) != n {
+		t.Errorf("after %d concurrent commits: serial %d, %d resources", n, st.Serial, len(st.Resources))
+	}
+}
+
+func (s *suite) oneWriter(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	w := s.lock(t, s.open(t, home), "op_first")
+	other := s.open(t, home)
+	_, err := other.Lock(ctx, holder("op_second"))
+	var le *storage.LockedError
+	if !errors.As(err, &le) || !errors.Is(err, storage.ErrLocked) {
+		t.Fatalf("second lock: %v, want a *LockedError", err)
+	}
+	if le.Holder == nil || le.Holder.Op != "op_first" {
+		t.Errorf("the refusal names %v, want op_first", le.Holder)
+	}
+	if h, err := other.Holder(ctx); err != nil || h == nil || h.Op != "op_first" {
+		t.Errorf("holder: %v %v", h, err)
+	}
+	// Reading never takes the lock and never makes a Lock fail.
+	if _, err := other.Load(ctx); err != nil {
+		t.Errorf("load while locked: %v", err)
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w2 := s.lock(t, other, "op_second")
+	if w2.Stale() != nil {
+		t.Errorf("a released lock is reported stale: %v", w2.Stale())
+	}
+}
+
+func (s *suite) lost(t *testing.T) {
+	if s.f.Steal == nil {
+		t.Skip("the backend cannot lose a lock it holds (Factory.Steal is nil)")
+	}
+	ctx := context.Background()
+	home := s.f.New(t)
+	w := s.lock(t, s.open(t, home), "op_lost")
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.f.Steal(t, home)
+	_, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_lost", "b", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("b", 1)}}})
+	if !errors.Is(err, storage.ErrLost) {
+		t.Fatalf("commit after the lock was lost: %v, want ErrLost", err)
+	}
+	select {
+	case <-w.Lost():
+	default:
+		t.Error("Lost() is not closed after a lost commit")
+	}
+	st, err := s.open(t, home).Load(ctx)
+	if err != nil || st.Resources["b"] != nil {
+		t.Errorf("a lost writer's commit was written: %+v %v", st, err)
+	}
+}
+
+func (s *suite) lineage(t *testing.T) {
+	ctx := context.Background()
+	home, foreign := s.f.New(t), s.f.New(t)
+	for _, h := range []string{home, foreign} {
+		w := s.lock(t, s.open(t, h), "op_lineage")
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_lineage", "a", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("a", 1)}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Checkpoint(ctx, 20); err != nil {
+			t.Fatal(err)
+		}
+		w.Release(ctx)
+	}
+	a, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.open(t, foreign).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Lineage == "" || a.Lineage == f.Lineage {
+		t.Fatalf("two stacks minted lineages %q and %q", a.Lineage, f.Lineage)
+	}
+	if s.f.CopyState == nil {
+		t.Skip("Factory.CopyState is nil: no foreign state can be planted")
+	}
+	s.f.CopyState(t, foreign, home)
+	b := s.open(t, home)
+	if _, err := b.Load(ctx); !errors.Is(err, storage.ErrLineage) {
+		t.Errorf("load of a foreign state: %v, want ErrLineage", err)
+	}
+	if w, err := b.Lock(ctx, holder("op_lineage2")); !errors.Is(err, storage.ErrLineage) {
+		if err == nil {
+			w.Release(ctx)
+		}
+		t.Errorf("lock over a foreign state: %v, want ErrLineage", err)
+	}
+	// Refusing takes no lock with it.
+	w := s.lock(t, s.open(t, foreign), "op_lineage3")
+	w.Release(ctx)
+}
+
+func (s *suite) revisions(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_rev")
+	body := storage.RevisionBody{Spec: "stack: conformance\n# token: hunter2-revision\n", Variables: map[string]any{"region": "eu", "token": "hunter2-variable"}, Sensitive: []string{"token"}}
+	if err := w.PutRevision(ctx, 1, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PutRevision(ctx, 2, storage.RevisionBody{Spec: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.open(t, home).Revision(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*got, body) {
+		t.Errorf("revision 1 = %+v, want %+v", got, body)
+	}
+	if err := w.DeleteRevision(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Revision(ctx, 1); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("deleted revision: %v", err)
+	}
+	if got, err := b.Revision(ctx, 2); err != nil || got.Spec != "two" {
+		t.Errorf("revision 2: %+v %v", got, err)
+	}
+}
+
+func (s *suite) backups(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_bk")
+	var names []string
+	for i := range 4 {
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res(fmt.Sprintf("b%d", i), i)}}}); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("op_%026d", i)
+		names = append(names, name)
+		stored, err := w.PutBackup(ctx, name, 2)
+		if err != nil || !stored {
+			t.Fatalf("backup %s: %v %v", name, stored, err)
+		}
+	}
+	if stored, err := w.PutBackup(ctx, names[3], 2); err != nil || stored {
+		t.Errorf("a second backup under one name: stored %v, %v", stored, err)
+	}
+	list, err := b.Backups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, bk := range list {
+		got = append(got, bk.Name)
+	}
+	if !reflect.DeepEqual(got, names[2:]) {
+		t.Errorf("backups kept %v, want %v", got, names[2:])
+	}
+	st, err := s.open(t, home).Backup(ctx, names[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != 3 || len(st.Resources) != 3 {
+		t.Errorf("backup %s: serial %d, %d resources; want 3, 3", names[2], st.Serial, len(st.Resources))
+	}
+	if _, err := b.Backup(ctx, names[0]); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("pruned backup: %v", err)
+	}
+}
+
+func (s *suite) checkpoint(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_setup")
+	const ops, keep = 12, 3
+	var opIDs []string
+	for i := range ops {
+		op := journal.NewOpID()
+		opIDs = append(opIDs, op)
+		for _, c := range []storage.Commit{
+			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+			{Records: []journal.Record{step(op, "r", journal.StepStarted)}},
+			{Records: []journal.Record{step(op, "r", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("r", i)}}},
+			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+		} {
+			if _, err := w.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Checkpoint(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != ops || !reflect.DeepEqual(st.Resources["r"], res("r", ops-1)) {
+		t.Errorf("after checkpoint: serial %d, r %+v", st.Serial, st.Resources["r"])
+	}
+	recs, _, err := b.Journal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perOp := map[string][]journal.Record{}
+	for _, r := range recs {
+		perOp[r.Op] = append(perOp[r.Op], r)
+	}
+	for i, op := range opIDs {
+		rs := perOp[op]
+		switch {
+		case i >= ops-keep && len(rs) != 4:
+			t.Errorf("operation %d of the last %d kept %d record(s), want 4 whole", i, keep, len(rs))
+		case i < ops-keep && (len(rs) != 1 || rs[0].Kind != journal.KindSummary || rs[0].Status != journal.OpSucceeded):
+			t.Errorf("old operation %d: %+v, want one summary", i, rs)
+		}
+	}
+	// Commits go on after a checkpoint, and a reload sees them.
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Delete: []string{"r"}}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	st, err = s.open(t, home).Load(ctx)
+	if err != nil || st.Serial != ops+1 || len(st.Resources) != 0 {
+		t.Errorf("after a commit past the checkpoint: %+v %v", st, err)
+	}
+}
+
+func (s *suite) sealed(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_sealed")
+	r := res("db", 1)
+	r.Attributes["password"] = "hunter2-attribute"
+	r.Config["password"] = "hunter2-config"
+	r.Prior = &state.Prior{Op: "op_sealed", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}}
+	r.Sensitive = []string{"password"}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_sealed", "db", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Attributes["password"] != "hunter2-attribute" {
+		t.Error("Commit changed the resource it was given")
+	}
+	if err := w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "token: hunter2-revision", Variables: map[string]any{"pw": "hunter2-variable"}, Sensitive: []string{"pw"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.PutBackup(ctx, "op_sealed", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Resources["db"]; !reflect.DeepEqual(got, r) {
+		t.Errorf("loaded %+v, want %+v", got, r)
+	}
+	if s.f.Raw == nil {
+		t.Skip("Factory.Raw is nil: what is stored cannot be read raw")
+	}
+	raw := string(s.f.Raw(t, home))
+	for _, secret := range []string{"hunter2-attribute", "hunter2-config", "hunter2-prior", "hunter2-revision", "hunter2-variable"} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("%q is stored in clear", secret)
+		}
+	}
+	// Without the key, the values stay sealed: never guessed, never lost.
+	noKey := openWith(t, s.f, home, storage.Options{Stack: Stack})
+	st, err = noKey.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.Resources["db"].Attributes["password"].(string); !secrets.IsSealed(v) {
+		t.Errorf("loaded without a key: %v", st.Resources["db"].Attributes["password"])
+	}
+}
+
+// childRun re-executes the test binary for a case's process part.
+func (s *suite) childCmd(t *testing.T, caseName, home, arg string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+topName(t)+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envCase+"="+caseName, envHome+"="+home, envKey+"="+s.key.Encode(), envArg+"="+arg)
+	return cmd
+}
+
+// topName is the name of the test that called Run.
+func topName(t *testing.T) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return name
+}
+
+func (s *suite) processes(t *testing.T) {
+	home := s.f.New(t)
+	n := s.f.Processes
+	if n <= 0 {
+		n = 6
+	}
+	type proc struct {
+		cmd   *exec.Cmd
+		stdin interface{ Close() error }
+		lines chan string
+	}
+	var procs []proc
+	for i := range n {
+		cmd := s.childCmd(t, "lock", home, "op_proc_"+strconv.Itoa(i))
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p := proc{cmd: cmd, stdin: in, lines: make(chan string, 16)}
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if l := sc.Text(); strings.HasPrefix(l, "storagetest: ") {
+					p.lines <- strings.TrimPrefix(l, "storagetest: ")
+				}
+			}
+			close(p.lines)
+		}()
+		procs = append(procs, p)
+	}
+	winners, winner := 0, ""
+	var refusals []string
+	deadline := time.After(60 * time.Second)
+	for i, p := range procs {
+		select {
+		case l, ok := <-p.lines:
+			switch {
+			case !ok:
+				t.Errorf("process %d said nothing", i)
+			case strings.HasPrefix(l, "won "):
+				winners++
+				winner = strings.TrimPrefix(l, "won ")
+			case strings.HasPrefix(l, "locked "):
+				refusals = append(refusals, strings.TrimPrefix(l, "locked "))
+			default:
+				t.Errorf("process %d: %s", i, l)
+			}
+		case <-deadline:
+			t.Fatal("processes did not answer within 60 s")
+		}
+	}
+	for _, p := range procs {
+		p.stdin.Close()
+		p.cmd.Wait()
+	}
+	t.Logf("%d processes raced: %s won, %d refused naming it", n, winner, len(refusals))
+	if winners != 1 {
+		t.Fatalf("%d of %d processes took the lock, want exactly 1", winners, n)
+	}
+	for _, r := range refusals {
+		if r != winner {
+			t.Errorf("a refusal names %q, the holder is %q", r, winner)
+		}
+	}
+}
+
+// The crash case: a process runs script and is killed (SIGKILL) right
+// after its k-th durable write, for k = 1, 2, ... until it finishes.
+func (s *suite) crash(t *testing.T) {
+	ctx := context.Background()
+	cs := script("op_crash")
+	for k := 1; ; k++ {
+		if k > 200 {
+			t.Fatal("the script never finished")
+		}
+		home := s.f.New(t)
+		cmd := s.childCmd(t, "crash", home, strconv.Itoa(k))
+		cmd.Stderr = os.Stderr
+		out, _ := cmd.Output()
+		acked := 0
+		finished := false
+		for _, l := range strings.Split(string(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "storagetest: ack "):
+				acked, _ = strconv.Atoi(strings.TrimPrefix(l, "storagetest: ack "))
+			case l == "storagetest: done":
+				finished = true
+			}
+		}
+		killed := cmd.ProcessState != nil && !cmd.ProcessState.Success()
+		if !killed && !finished {
+			t.Fatalf("k=%d: the process neither finished nor was killed: %s", k, cmd.ProcessState)
+		}
+		b := s.open(t, home)
+		st, err := b.Load(ctx)
+		if err != nil {
+			t.Fatalf("killed after write %d (%d commits acknowledged): load: %v", k, acked, err)
+		}
+		// A prefix: every acknowledged commit, maybe the one in flight.
+		okPrefix := false
+		for _, n := range []int{acked, acked + 1} {
+			if n <= len(cs) && sameState(st, model(cs, n)) == nil {
+				okPrefix = true
+			}
+		}
+		if !okPrefix {
+			t.Fatalf("killed after write %d (%d commits acknowledged): the state loaded is no prefix of them: %v", k, acked, sameState(st, model(cs, acked)))
+		}
+		recs, bad, err := b.Journal(ctx)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("killed after write %d: journal: %v %v", k, bad, err)
+		}
+		if want := countRecords(cs, acked); len(recs) < want || len(recs) > countRecords(cs, acked+1) {
+			t.Fatalf("killed after write %d: %d journal record(s) for %d acknowledged commits (want %d..%d)", k, len(recs), acked, want, countRecords(cs, acked+1))
+		}
+		// The dead holder's lock is free, and writing goes on.
+		w, err := b.Lock(ctx, holder("op_after_crash"))
+		if err != nil {
+			t.Fatalf("killed after write %d: lock after the crash: %v", k, err)
+		}
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_after_crash", "z", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("z", 1)}}}); err != nil {
+			t.Fatalf("killed after write %d: commit after the crash: %v", k, err)
+		}
+		w.Release(ctx)
+		if st2, err := s.open(t, home).Load(ctx); err != nil || st2.Serial != st.Serial+1 || st2.Resources["z"] == nil {
+			t.Fatalf("killed after write %d: after a commit past the crash: %+v %v", k, st2, err)
+		}
+		if finished {
+			t.Logf("killed at each of %d write boundaries, then ran to the end", k-1)
+			return
+		}
+	}
+}
+
+func countRecords(cs []storage.Commit, n int) int {
+	c := 0
+	for _, x := range cs[:min(n, len(cs))] {
+		c += len(x.Records)
+	}
+	return c
+}
+
+// child plays a process's part of a case, then exits.
+func child(t *testing.T, f Factory, name string) {
+	ctx := context.Background()
+	home, arg := os.Getenv(envHome), os.Getenv(envArg)
+	key, err := secrets.ParseKey(os.Getenv(envKey), "storagetest")
+	if err != nil {
+		fmt.Println("storagetest: key:", err)
+		os.Exit(2)
+	}
+	o := storage.Options{Stack: Stack, Sealing: state.Sealing{Sealer: key.Box(secrets.StackContext(Stack))}}
+	say := func(format string, a ...any) { fmt.Printf("storagetest: "+format+"\n", a...) }
+	switch name {
+	case "lock":
+		b, err := f.Open(ctx, home, o)
+		if err != nil {
+			say("open: %v", err)
+			os.Exit(2)
+		}
+		w, err := b.Lock(ctx, holder(arg))
+		var le *storage.LockedError
+		switch {
+		case errors.As(err, &le) && le.Holder != nil:
+			say("locked %s", le.Holder.Op)
+			os.Exit(0)
+		case err != nil:
+			say("lock: %v", err)
+			os.Exit(2)
+		}
+		say("won %s", arg)
+		// Hold it until the test has heard from every process.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		w.Release(ctx)
+		os.Exit(0)
+	case "crash":
+		k, _ := strconv.Atoi(arg)
+		writes := 0
+		o.AfterWrite = func() {
+			writes++
+			if writes == k {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+		b, err := f.Open(ctx, home, o)
+		if err != nil {
+			say("open: %v", err)
+			os.Exit(2)
+		}
+		w, err := b.Lock(ctx, holder("op_crash"))
+		if err != nil {
+			say("lock: %v", err)
+			os.Exit(2)
+		}
+		for i, c := range script("op_crash") {
+			if _, err := w.Commit(ctx, c); err != nil {
+				say("commit %d: %v", i, err)
+				os.Exit(2)
+			}
+			say("ack %d", i+1)
+			if i == 6 {
+				// A checkpoint and a backup in the middle are write
+				// boundaries too.
+				if err := w.Checkpoint(ctx, 1); err != nil {
+					say("checkpoint: %v", err)
+					os.Exit(2)
+				}
+				if _, err := w.PutBackup(ctx, "op_crash", 5); err != nil {
+					say("backup: %v", err)
+					os.Exit(2)
+				}
+			}
+		}
+		if err := w.Checkpoint(ctx, 1); err != nil {
+			say("checkpoint: %v", err)
+			os.Exit(2)
+		}
+		w.Release(ctx)
+		say("done")
+		os.Exit(0)
+	}
+	say("unknown case %q", name)
+	os.Exit(2)
+}
