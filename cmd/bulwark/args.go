@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/term"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
@@ -113,9 +114,11 @@ func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), er
 	return sp, opts, done, nil
 }
 
-// printJSON prints v indented, for --json, with no HTML escaping.
+// printJSON prints a --json document (one of package jsonview's types):
+// indented, with no HTML escaping, and through the Redactor, so no
+// sensitive value this invocation has seen is printed in clear.
 func (c *cli) printJSON(v any) error {
-	return writeJSON(c.stdout, v)
+	return jsonview.Write(c.red.Writer(c.stdout), v)
 }
 
 func loadSpec(path, provider string) (*spec.Spec, error) {

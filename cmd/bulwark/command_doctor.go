@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -36,7 +37,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				if err := c.printJSON(checks); err != nil {
+				if err := c.printJSON(jsonview.NewDoctor(checks)); err != nil {
 					return err
 				}
 			} else {

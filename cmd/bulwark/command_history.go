@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -24,7 +25,7 @@ func (c *cli) historyCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return c.printJSON(rep)
+				return c.printJSON(jsonview.NewHistory(rep))
 			}
 			fmt.Fprintln(c.stdout, "operations:")
 			for _, o := range rep.Operations {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -40,21 +41,18 @@ func (c *cli) outputCmd() *cobra.Command {
 			}
 			switch {
 			case name != "" && asJSON:
-				return c.printJSON(outs[0].Value)
+				// Asked for by name: the value in clear, not redacted.
+				return jsonview.Write(c.stdout, jsonview.NewOutput(outs[0]))
 			case name != "":
 				return printValue(c.stdout, outs[0].Value)
 			case asJSON:
-				doc := map[string]stack.OutputValue{}
-				for _, o := range outs {
-					doc[o.Name] = o
-				}
-				return c.printJSON(map[string]any{"outputs": doc})
+				return c.printJSON(jsonview.NewOutputs(sp.Stack, outs))
 			}
 			renderOutputs(c.stdout, outs)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: every output's value, sensitive and description (a sensitive value as \"(sensitive)\"), or NAME's value alone")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: every output's value, sensitive and description (a sensitive value as \"(sensitive)\"), or NAME's alone, in clear")
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -37,7 +38,7 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 		return err
 	}
 	if asJSON {
-		if err := c.printJSON(pv); err != nil {
+		if err := c.printJSON(jsonview.NewPlan(pv)); err != nil {
 			return err
 		}
 	} else {

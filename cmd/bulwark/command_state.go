@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -32,7 +33,7 @@ func (c *cli) stateCmd() *cobra.Command {
 				return err
 			}
 			if listJSON {
-				return c.printJSON(rs)
+				return c.printJSON(jsonview.NewStateList(sp.Stack, rs))
 			}
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 			for _, r := range rs {
@@ -60,7 +61,7 @@ func (c *cli) stateCmd() *cobra.Command {
 				return err
 			}
 			if showJSON {
-				return c.printJSON(r)
+				return c.printJSON(jsonview.NewStateShow(sp.Stack, r))
 			}
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", r.Name, r.Type, r.Provider, r.Source, r.ID, r.Protection)

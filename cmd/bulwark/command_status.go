@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -26,7 +27,7 @@ func (c *cli) statusCmd() *cobra.Command {
 			}
 			if asJSON {
 				c.journalProblems(rep.JournalProblems)
-				return c.printJSON(rep)
+				return c.printJSON(jsonview.NewStatus(rep))
 			}
 			fmt.Fprintf(c.stdout, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)

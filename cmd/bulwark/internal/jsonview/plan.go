@@ -1,0 +1,138 @@
+package jsonview
+
+import (
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// Plan is `bulwark plan --json` (and a saved plan's `show --json`): what an
+// apply of the spec would do, resource by resource, with counts.
+type Plan struct {
+	FormatVersion   string           `json:"format_version"`
+	Stack           string           `json:"stack"`
+	ResourceChanges []ResourceChange `json:"resource_changes"`
+	Summary         PlanSummary      `json:"summary"`
+	// Refused is the protection ladder's refusal (an apply exits 3), or nil.
+	Refused *Refusal `json:"refused"`
+	// Conflict is ownership's refusal (an apply exits 1), or nil.
+	Conflict *Refusal `json:"conflict"`
+}
+
+// Actions a resource change may have (ResourceChange.Action).
+const (
+	ActionCreate   = "create"
+	ActionUpdate   = "update"
+	ActionReplace  = "replace"
+	ActionDelete   = "delete"
+	ActionImport   = "import"
+	ActionConflict = "conflict"
+	ActionNoOp     = "no-op" // in place with the same config: only checked
+)
+
+// ResourceChange is one resource of a plan.
+type ResourceChange struct {
+	Address    string `json:"address"`
+	Type       string `json:"type"`
+	Provider   string `json:"provider"`
+	Action     string `json:"action"`
+	Protection string `json:"protection"`
+	// Ownership: unknown (reality not read), absent, owned, recovered,
+	// foreign, gone or importing.
+	Ownership string `json:"ownership"`
+	// Before is the config the state records (null for a create), After the
+	// spec's (null for a delete), Observed what the provider read (null when
+	// it found nothing); sensitive values are secrets.Mask in all three.
+	Before    map[string]any `json:"before"`
+	After     map[string]any `json:"after"`
+	Observed  map[string]any `json:"observed"`
+	ForceNew  []string       `json:"force_new"`
+	Drifted   []string       `json:"drifted"`
+	Sensitive []string       `json:"sensitive"`
+	Remote    bool           `json:"remote"`
+	Vanished  bool           `json:"vanished"`
+	Note      string         `json:"note"`
+	ImportID  string         `json:"import_id"`
+	FoundID   string         `json:"found_id"`
+	// Owner, Reason and Importable describe a conflict.
+	Owner      string `json:"owner"`
+	Reason     string `json:"reason"`
+	Importable bool   `json:"importable"`
+}
+
+// PlanSummary counts the resource changes by action.
+type PlanSummary struct {
+	Create     int  `json:"create"`
+	Update     int  `json:"update"`
+	Replace    int  `json:"replace"`
+	Delete     int  `json:"delete"`
+	Import     int  `json:"import"`
+	Conflict   int  `json:"conflict"`
+	NoOp       int  `json:"no_op"`
+	HasChanges bool `json:"has_changes"`
+}
+
+// Refusal is why an apply of the plan would be refused before any step.
+type Refusal struct {
+	Operation string   `json:"operation"`
+	Resources []string `json:"resources"`
+	Message   string   `json:"message"`
+}
+
+// Action is a plan action's name in a document.
+func Action(a plan.Action) string {
+	if a == plan.NoOp {
+		return ActionNoOp
+	}
+	return string(a)
+}
+
+// NewPlan is the document of a dry run.
+func NewPlan(pv *stack.Preview) *Plan {
+	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}}
+	for _, c := range pv.Changes {
+		own := string(c.Ownership)
+		if own == "" {
+			own = "unknown"
+		}
+		out.ResourceChanges = append(out.ResourceChanges, ResourceChange{
+			Address: c.Resource, Type: c.Type, Provider: c.Provider, Action: Action(c.Action),
+			Protection: c.Protection.String(), Ownership: own,
+			Before:   secrets.MaskKeys(c.Before, c.Sensitive),
+			After:    secrets.MaskKeys(c.After, c.Sensitive),
+			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
+			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive),
+			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
+			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable,
+		})
+		s := &out.Summary
+		switch c.Action {
+		case plan.Create:
+			s.Create++
+		case plan.Update:
+			s.Update++
+		case plan.Replace:
+			s.Replace++
+		case plan.Delete:
+			s.Delete++
+		case plan.Import:
+			s.Import++
+		case plan.Conflict:
+			s.Conflict++
+		default:
+			s.NoOp++
+		}
+	}
+	out.Summary.HasChanges = pv.HasChanges()
+	if r := pv.Refused; r != nil {
+		out.Refused = &Refusal{Operation: r.Op, Resources: list(r.Resources), Message: r.Error()}
+	}
+	if c := pv.Conflict; c != nil {
+		names := []string{}
+		for _, ch := range c.Conflicts {
+			names = append(names, ch.Resource)
+		}
+		out.Conflict = &Refusal{Operation: c.Op, Resources: names, Message: c.Error()}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package jsonview
+
+import (
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// Status is `bulwark status --json`: what the stack's state records and
+// what its journal says is pending, read without the lock.
+type Status struct {
+	FormatVersion string           `json:"format_version"`
+	Stack         string           `json:"stack"`
+	Revision      int              `json:"revision"`
+	Resources     []StatusResource `json:"resources"`
+	Interventions []Intervention   `json:"interventions"`
+	LastOperation *Operation       `json:"last_operation"`
+	Unfinished    []string         `json:"unfinished"`
+	Lock          *LockHolder      `json:"lock"`
+	// JournalProblems names each journal line that is not a record, with
+	// its repair (status then exits 1).
+	JournalProblems []string `json:"journal_problems"`
+}
+
+// StatusResource is one resource the state records.
+type StatusResource struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Provider   string `json:"provider"`
+	Protection string `json:"protection"`
+	ID         string `json:"id"`
+	CreatedBy  string `json:"created_by"`
+}
+
+// Intervention is a failure that needs a person, until `bulwark ack OP`.
+type Intervention struct {
+	Op       string    `json:"op"`
+	Resource string    `json:"resource"`
+	Error    string    `json:"error"`
+	Since    time.Time `json:"since"`
+}
+
+// Operation is one operation of the journal.
+type Operation struct {
+	ID     string     `json:"id"`
+	Type   string     `json:"type"`
+	Status string     `json:"status"`
+	Start  time.Time  `json:"start"`
+	End    *time.Time `json:"end"`
+	Error  string     `json:"error"`
+}
+
+// LockHolder is who holds the stack's lock.
+type LockHolder struct {
+	Op    string    `json:"op"`
+	PID   int       `json:"pid"`
+	Host  string    `json:"host"`
+	Since time.Time `json:"since"`
+}
+
+// NewStatus is the document of a status report.
+func NewStatus(r *stack.StatusReport) *Status {
+	out := &Status{FormatVersion: FormatVersion, Stack: r.Stack, Revision: r.Revision,
+		Resources: []StatusResource{}, Interventions: interventions(r.Interventions),
+		Unfinished: list(r.Unfinished), JournalProblems: list(r.JournalProblems)}
+	for _, res := range r.Resources {
+		out.Resources = append(out.Resources, StatusResource(res))
+	}
+	if r.LastOp != nil {
+		op := operation(*r.LastOp)
+		out.LastOperation = &op
+	}
+	if h := r.Lock; h != nil {
+		out.Lock = &LockHolder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since}
+	}
+	return out
+}
+
+func interventions(is []state.Intervention) []Intervention {
+	out := []Intervention{}
+	for _, i := range is {
+		out = append(out, Intervention(i))
+	}
+	return out
+}
+
+func operation(o stack.OpSummary) Operation {
+	op := Operation{ID: o.ID, Type: o.Type, Status: o.Status, Start: o.Start, Error: o.Error}
+	if !o.End.IsZero() {
+		end := o.End
+		op.End = &end
+	}
+	return op
+}
+
+// History is `bulwark history --json`: the stack's operations and
+// revisions, oldest first.
+type History struct {
+	FormatVersion string      `json:"format_version"`
+	Stack         string      `json:"stack"`
+	Current       int         `json:"current"`
+	Operations    []Operation `json:"operations"`
+	Revisions     []Revision  `json:"revisions"`
+}
+
+// Revision is one revision the state keeps.
+type Revision struct {
+	N        int       `json:"n"`
+	Op       string    `json:"op"`
+	Time     time.Time `json:"time"`
+	File     string    `json:"file"`
+	Provider string    `json:"provider"`
+	Status   string    `json:"status"`
+	Current  bool      `json:"current"`
+	// Variables are the variable values it was applied with, a sensitive
+	// one's as secrets.Mask.
+	Variables map[string]any `json:"variables"`
+}
+
+// NewHistory is the document of a history report.
+func NewHistory(r *stack.HistoryReport) *History {
+	out := &History{FormatVersion: FormatVersion, Stack: r.Stack, Current: r.Current, Operations: []Operation{}, Revisions: []Revision{}}
+	for _, o := range r.Operations {
+		out.Operations = append(out.Operations, operation(o))
+	}
+	for _, rv := range r.Revisions {
+		out.Revisions = append(out.Revisions, Revision{N: rv.N, Op: rv.Op, Time: rv.Time, File: rv.File, Provider: rv.Provider,
+			Status: rv.Status, Current: rv.Current, Variables: object(rv.Variables)})
+	}
+	return out
+}
+
+// Doctor is `bulwark doctor --json`.
+type Doctor struct {
+	FormatVersion string  `json:"format_version"`
+	OK            bool    `json:"ok"`
+	Problems      int     `json:"problems"`
+	Checks        []Check `json:"checks"`
+}
+
+// Check is one thing doctor checked.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix"`
+}
+
+// NewDoctor is the document of doctor's checks.
+func NewDoctor(checks []stack.Check) *Doctor {
+	out := &Doctor{FormatVersion: FormatVersion, Checks: []Check{}}
+	for _, c := range checks {
+		out.Checks = append(out.Checks, Check(c))
+		if !c.OK {
+			out.Problems++
+		}
+	}
+	out.OK = out.Problems == 0
+	return out
+}

@@ -1,0 +1,90 @@
+package jsonview
+
+import (
+	"errors"
+	"os"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// Validate is `bulwark validate --json`: whether the spec is valid, and
+// every problem found, each as a diagnostic.
+type Validate struct {
+	FormatVersion string       `json:"format_version"`
+	Valid         bool         `json:"valid"`
+	Stack         string       `json:"stack"`
+	Resources     int          `json:"resources"`
+	ErrorCount    int          `json:"error_count"`
+	WarningCount  int          `json:"warning_count"`
+	Diagnostics   []Diagnostic `json:"diagnostics"`
+}
+
+// Severities of a diagnostic.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Diagnostic is one problem: where it is (file "" and line 0 when it is
+// about no place in a file, column 0 when only the line is known) and the
+// attribute path of what is there.
+type Diagnostic struct {
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	// Path is the attribute path ("resources[0].config.zone"), "" when the
+	// problem is about the whole spec or no place in it.
+	Path string `json:"path"`
+	// Resource is the name of the resource the problem is in, or "".
+	Resource string `json:"resource"`
+}
+
+// NewValidate is the document of a validation. sp is the spec when it
+// parsed (nil when it did not); err is what validation returned: nil,
+// spec.Problems (each a diagnostic), or any other error (one diagnostic
+// with no place). redact masks sensitive values in messages.
+func NewValidate(sp *spec.Spec, err error, redact func(string) string) *Validate {
+	out := &Validate{FormatVersion: FormatVersion, Diagnostics: []Diagnostic{}}
+	if sp != nil {
+		out.Stack, out.Resources = sp.Stack, len(sp.Resources)
+	}
+	out.Diagnostics = Diagnostics(sp, err, redact)
+	out.ErrorCount = len(out.Diagnostics)
+	out.Valid = out.ErrorCount == 0
+	return out
+}
+
+// Diagnostics turns an error into diagnostics: one per spec.Problem, with
+// its attribute path, or one with no place for any other error.
+func Diagnostics(sp *spec.Spec, err error, redact func(string) string) []Diagnostic {
+	out := []Diagnostic{}
+	if err == nil {
+		return out
+	}
+	var problems spec.Problems
+	if !errors.As(err, &problems) {
+		return append(out, Diagnostic{Severity: SeverityError, Message: redact(err.Error())})
+	}
+	texts := map[string][]byte{}
+	text := func(file string) []byte {
+		if sp != nil && file == sp.File && sp.Text != nil {
+			return sp.Text
+		}
+		if t, ok := texts[file]; ok {
+			return t
+		}
+		t, _ := os.ReadFile(file) // nil when it cannot be read: no path
+		texts[file] = t
+		return t
+	}
+	for _, p := range problems {
+		d := Diagnostic{Severity: SeverityError, Message: redact(p.Msg), File: p.File, Line: max(p.Pos.Line, 0), Column: max(p.Pos.Col, 0)}
+		if d.Line > 0 && p.File != "" {
+			d.Path, d.Resource = spec.PathAt(text(p.File), p.Pos, p.Msg)
+		}
+		out = append(out, d)
+	}
+	return out
+}
