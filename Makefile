@@ -9,7 +9,7 @@ PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 TOOLS := $(CURDIR)/.tools
 
-MODULES := sdk core cmd/bulwark plugins/mock plugins/local plugins/aws
+MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws
 
 .PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard clean \
 	check-tidy tidy set-version install check-install file-proxy dist
@@ -44,7 +44,10 @@ install: build
 		$(PLUGINS)/bulwark-provider-aws $(DESTDIR)$(PREFIX)/bin/plugins/
 
 # Every module's tests (race detector on), the end-to-end scripts included:
-# they build the real binaries themselves.
+# they build the real binaries themselves. The postgres backend's tests use
+# $BULWARK_TEST_POSTGRES_URL when set (.ci/postgres.sh start, then
+# eval "$(.ci/postgres.sh env)"), else start a throwaway server from the
+# installed PostgreSQL, else skip saying how to install it (CI=true fails).
 test: vet
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test $(GOFLAGS_T) ./...); done
 	@echo "== examples/provider-hello (out of tree: built without the workspace)"

@@ -100,13 +100,23 @@ func Problems(mods []Module) (version string, problems []string) {
 				problems = append(problems, fmt.Sprintf("%s/go.mod: replace %s: a published module must not replace (the workspace, go.work, wires the folders)", m.Dir, r.Old.Path))
 			}
 		}
+		// A sibling required only indirectly is fine when it comes through
+		// another sibling required directly (backends needs sdk only
+		// through core); a module whose every sibling is indirect is one
+		// go mod tidy has not seen since it started importing them.
+		direct := false
+		for _, r := range m.File.Require {
+			if Sibling(mods, r.Mod.Path) && !r.Indirect {
+				direct = true
+			}
+		}
 		for _, r := range m.File.Require {
 			if Sibling(mods, r.Mod.Path) {
 				versions[r.Mod.Version] = append(versions[r.Mod.Version], m.Dir+" requires "+r.Mod.Path)
 				if !m.Published {
 					continue
 				}
-				if r.Indirect {
+				if r.Indirect && !direct {
 					problems = append(problems, fmt.Sprintf("%s/go.mod: %s is marked // indirect", m.Dir, r.Mod.Path))
 				}
 			}

@@ -43,6 +43,11 @@ func TestProblems(t *testing.T) {
 			"sdk":          sdk,
 			"plugins/mock": "module github.com/bulwark-iac/bulwark/plugins/mock\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0 // indirect\n",
 		}, "v0.1.0", []string{"marked // indirect"}},
+		{"indirect sibling through a direct one", map[string]string{
+			"sdk":      sdk,
+			"core":     "module github.com/bulwark-iac/bulwark/core\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0\n",
+			"backends": "module github.com/bulwark-iac/bulwark/backends\nrequire github.com/bulwark-iac/bulwark/core v0.1.0\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0 // indirect\n",
+		}, "v0.1.0", nil},
 		{"two versions", map[string]string{
 			"sdk":          sdk,
 			"core":         "module github.com/bulwark-iac/bulwark/core\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0\n",

@@ -1,0 +1,471 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// DefaultSchema is the PostgreSQL schema the tables live in when the URL
+// names none (?schema=NAME).
+const DefaultSchema = "bulwark"
+
+// Backend is one stack's home in a PostgreSQL database. It is safe for
+// concurrent use.
+type Backend struct {
+	pool     *pgxpool.Pool
+	conn     *pgx.ConnConfig // what the lock connection dials
+	schema   string
+	stack    string
+	loc      string
+	password string // masked out of every error
+	opts     storage.Options
+	now      func() time.Time
+	key      int64 // the stack's advisory lock key
+	found    int   // the schema version Open found (0: created it)
+	sql      queries
+}
+
+var _ storage.Backend = (*Backend)(nil)
+
+// Open connects to the database rawURL names (postgres:// or postgresql://)
+// and creates or migrates bulwark's tables in it. Nothing about the stack
+// is read or written yet: Load, Lock and the rest do.
+func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, error) {
+	if opts.Stack == "" {
+		return nil, errors.New("postgres backend: no stack name")
+	}
+	connURL, schema, loc, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(connURL)
+	if err != nil {
+		return nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "bulwark"
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	b := &Backend{
+		conn:     cfg.ConnConfig.Copy(),
+		schema:   schema,
+		stack:    opts.Stack,
+		loc:      loc,
+		password: cfg.ConnConfig.Password,
+		opts:     opts,
+		now:      now,
+		key:      lockKey(schema, opts.Stack),
+		sql:      newQueries(pgx.Identifier{schema}.Sanitize()),
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, b.wrap("connect", err)
+	}
+	b.pool = pool
+	if b.found, err = ensureSchema(ctx, pool, schema); err != nil {
+		pool.Close()
+		return nil, b.wrap("schema", err)
+	}
+	return b, nil
+}
+
+// parseURL splits bulwark's own parameters (schema) off a postgres URL and
+// returns what pgx parses, the schema, and the URL without credentials for
+// messages.
+func parseURL(raw string) (connURL, schema, loc string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse's error quotes the URL: never show it.
+		return "", "", "", errors.New("postgres backend: the URL does not parse (want postgres://USER@HOST:PORT/DB?sslmode=…)")
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return "", "", "", fmt.Errorf("postgres backend: URL scheme %q, want postgres://", u.Scheme)
+	}
+	q := u.Query()
+	schema = DefaultSchema
+	if s := q.Get("schema"); s != "" {
+		schema = s
+	}
+	q.Del("schema")
+	u.RawQuery = q.Encode()
+	connURL = u.String()
+
+	// The location keeps what says where (user, host, port, database, the
+	// TLS mode, the schema) and drops what is secret.
+	l := *u
+	if l.User != nil {
+		l.User = url.User(l.User.Username())
+	}
+	lq := l.Query()
+	for k := range lq {
+		if strings.Contains(strings.ToLower(k), "password") {
+			lq.Del(k)
+		}
+	}
+	if schema != DefaultSchema {
+		lq.Set("schema", schema)
+	}
+	l.RawQuery = lq.Encode()
+	return connURL, schema, l.String(), nil
+}
+
+func urlPassword(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		p, _ := u.User.Password()
+		return p
+	}
+	return ""
+}
+
+// lockKey is the stack's advisory lock key: FNV-1a of the schema and the
+// stack's name. It must never change between bulwark versions (two versions
+// would not exclude each other).
+func lockKey(schema, stack string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("bulwark\x00" + schema + "\x00" + stack))
+	return int64(h.Sum64())
+}
+
+// lockIDs are how pg_locks shows a bigint advisory key: its high and low 32
+// bits, as classid and objid (objsubid 1).
+func lockIDs(key int64) (classid, objid int64) {
+	return int64(uint32(uint64(key) >> 32)), int64(uint32(key))
+}
+
+// Location is the URL without its password.
+func (b *Backend) Location() string { return b.loc }
+
+// Stack is the name of the stack this backend holds.
+func (b *Backend) Stack() string { return b.stack }
+
+// Schema is the PostgreSQL schema holding the tables; FoundVersion the
+// schema version Open found (0 when it created the tables).
+func (b *Backend) Schema() string    { return b.schema }
+func (b *Backend) FoundVersion() int { return b.found }
+
+// Close closes the connection pool. A Writer's lock connection is its own:
+// Release closes it.
+func (b *Backend) Close() error {
+	b.pool.Close()
+	return nil
+}
+
+// wrap names the backend in err and masks the password out of its text.
+func (b *Backend) wrap(what string, err error) error {
+	return mask(fmt.Errorf("postgres %s: %s: %w", b.loc, what, err), b.password)
+}
+
+// maskedError is an error whose text has a password replaced; errors.Is and
+// errors.As still see the error it wraps.
+type maskedError struct {
+	err      error
+	password string
+}
+
+func (e *maskedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.password, "xxxxx") }
+func (e *maskedError) Unwrap() error { return e.err }
+
+func mask(err error, password string) error {
+	if err == nil || password == "" {
+		return err
+	}
+	return &maskedError{err: err, password: password}
+}
+
+// stackRow is the stacks table's row of the stack.
+type stackRow struct {
+	exists  bool
+	lineage string
+	serial  int64
+	jseq    int64
+	epoch   int64
+	meta    []byte
+	movedTo *string
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func (b *Backend) readStack(ctx context.Context, q querier, forUpdate bool) (stackRow, error) {
+	sql := b.sql.readStack
+	if forUpdate {
+		sql += " FOR UPDATE"
+	}
+	var r stackRow
+	err := q.QueryRow(ctx, sql, b.stack).Scan(&r.lineage, &r.serial, &r.jseq, &r.epoch, &r.meta, &r.movedTo)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return stackRow{}, nil
+	}
+	r.exists = err == nil
+	return r, err
+}
+
+// movedError refuses a stack that `state migrate` moved elsewhere.
+func (b *Backend) movedError(to string) error {
+	return fmt.Errorf("stack %s at %s: %w to %s: use --state %s (this copy is kept read-only for reference)", b.stack, b.loc, storage.ErrMoved, to, to)
+}
+
+// Load returns the stack's state, read in one repeatable-read transaction
+// (a Commit is wholly in it or not at all).
+func (b *Backend) Load(ctx context.Context) (*state.State, error) {
+	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, b.wrap("load state", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	row, err := b.readStack(ctx, tx, false)
+	if err != nil {
+		return nil, b.wrap("load state", err)
+	}
+	if row.movedTo != nil {
+		return nil, b.movedError(*row.movedTo)
+	}
+	st := &state.State{Version: state.Version, Stack: b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]*state.Resource{}}
+	if len(row.meta) > 0 {
+		var m storage.Meta
+		if err := json.Unmarshal(row.meta, &m); err != nil {
+			return nil, b.corrupt("the stack's metadata", err)
+		}
+		if err := openMeta(&m, b.opts.Sealing); err != nil {
+			return nil, b.wrap("load state", err)
+		}
+		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged
+	}
+	rows, err := tx.Query(ctx, b.sql.readResources, b.stack)
+	if err != nil {
+		return nil, b.wrap("load state", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var body []byte
+		if err := rows.Scan(&name, &body); err != nil {
+			return nil, b.wrap("load state", err)
+		}
+		var r state.Resource
+		if err := json.Unmarshal(body, &r); err != nil {
+			return nil, b.corrupt(fmt.Sprintf("resource %q", name), err)
+		}
+		if r.Name != name {
+			return nil, b.corrupt(fmt.Sprintf("resource %q", name), fmt.Errorf("its row holds resource %q", r.Name))
+		}
+		if err := checkLevels(&r); err != nil {
+			return nil, fmt.Errorf("load state %s: %w: %v; restore a backup (bulwark state restore) or fix the row in %s.resources", b.loc, state.ErrCorrupt, err, b.schema)
+		}
+		if err := openResource(&r, b.opts.Sealing); err != nil {
+			return nil, b.wrap("load state", err)
+		}
+		st.Resources[name] = &r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, b.wrap("load state", err)
+	}
+	return st, nil
+}
+
+func (b *Backend) corrupt(what string, err error) error {
+	return fmt.Errorf("load state %s: %w: %s does not parse (%v)", b.loc, state.ErrCorrupt, what, err)
+}
+
+// Journal returns the stack's records in order. A record that does not parse
+// is reported with its seq as its line; a record of another lineage than the
+// stack's is refused (ErrLineage).
+func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, nil, b.wrap("read journal", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	row, err := b.readStack(ctx, tx, false)
+	if err != nil {
+		return nil, nil, b.wrap("read journal", err)
+	}
+	rows, err := tx.Query(ctx, b.sql.readJournal, b.stack)
+	if err != nil {
+		return nil, nil, b.wrap("read journal", err)
+	}
+	defer rows.Close()
+	var recs []journal.Record
+	var bad []*journal.CorruptError
+	lineage := row.lineage
+	where := fmt.Sprintf("%s (table %s.journal, stack %s, seq)", b.loc, b.schema, b.stack)
+	for rows.Next() {
+		var seq int64
+		var body []byte
+		if err := rows.Scan(&seq, &body); err != nil {
+			return nil, nil, b.wrap("read journal", err)
+		}
+		var r journal.Record
+		if err := json.Unmarshal(body, &r); err != nil {
+			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: err})
+			continue
+		}
+		if r.ID == "" || r.Op == "" || r.Kind == "" {
+			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: errors.New("no id, op or kind")})
+			continue
+		}
+		if r.Lineage != "" {
+			if lineage == "" {
+				lineage = r.Lineage
+			} else if r.Lineage != lineage {
+				return nil, nil, fmt.Errorf("journal of stack %s at %s: record %d belongs to lineage %s, not the stack's %s: %w", b.stack, b.loc, seq, r.Lineage, lineage, storage.ErrLineage)
+			}
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, b.wrap("read journal", err)
+	}
+	return recs, bad, nil
+}
+
+// Revision returns revision n's body.
+func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
+	var body []byte
+	err := b.pool.QueryRow(ctx, b.sql.readRevision, b.stack, n).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("revision %d of stack %s at %s: %w", n, b.stack, b.loc, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, b.wrap(fmt.Sprintf("read revision %d", n), err)
+	}
+	var rb storage.RevisionBody
+	if err := json.Unmarshal(body, &rb); err != nil {
+		return nil, fmt.Errorf("revision %d of stack %s at %s: %w: %v", n, b.stack, b.loc, state.ErrCorrupt, err)
+	}
+	if err := openRevision(&rb, b.opts.Sealing); err != nil {
+		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
+	}
+	return &rb, nil
+}
+
+// Backups lists the stored backups, oldest first.
+func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
+	rows, err := b.pool.Query(ctx, b.sql.listBackups, b.stack)
+	if err != nil {
+		return nil, b.wrap("list backups", err)
+	}
+	defer rows.Close()
+	var out []storage.BackupInfo
+	for rows.Next() {
+		var bi storage.BackupInfo
+		if err := rows.Scan(&bi.Name, &bi.Time, &bi.Serial, &bi.Bytes); err != nil {
+			return nil, b.wrap("list backups", err)
+		}
+		bi.Time = bi.Time.UTC()
+		out = append(out, bi)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, b.wrap("list backups", err)
+	}
+	return out, nil
+}
+
+// Backup reads one backup, refusing one of another lineage.
+func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error) {
+	var body []byte
+	var lineage string
+	err := b.pool.QueryRow(ctx, b.sql.readBackup, b.stack, name).Scan(&body, &lineage)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("backup %s of stack %s at %s: %w", name, b.stack, b.loc, storage.ErrNotFound)
+	}
+	if err != nil {
+		return nil, b.wrap("read backup "+name, err)
+	}
+	var st state.State
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, fmt.Errorf("backup %s of stack %s at %s: %w: %v", name, b.stack, b.loc, state.ErrCorrupt, err)
+	}
+	if st.Stack != b.stack {
+		return nil, fmt.Errorf("backup %s at %s holds stack %q, not %q: %w", name, b.loc, st.Stack, b.stack, storage.ErrLineage)
+	}
+	row, err := b.readStack(ctx, b.pool, false)
+	if err != nil {
+		return nil, b.wrap("read backup "+name, err)
+	}
+	if row.lineage != "" && st.Lineage != "" && st.Lineage != row.lineage {
+		return nil, fmt.Errorf("backup %s of stack %s at %s belongs to lineage %s, not the stack's %s: %w", name, b.stack, b.loc, st.Lineage, row.lineage, storage.ErrLineage)
+	}
+	if st.Resources == nil {
+		st.Resources = map[string]*state.Resource{}
+	}
+	for _, n := range st.Names() {
+		r := st.Resources[n]
+		if err := checkLevels(r); err != nil {
+			return nil, fmt.Errorf("backup %s at %s: %w: %v", name, b.loc, state.ErrCorrupt, err)
+		}
+		if err := openResource(r, b.opts.Sealing); err != nil {
+			return nil, b.wrap("backup "+name, err)
+		}
+	}
+	for i := range st.Revisions {
+		if st.Revisions[i].Spec, err = openText(st.Revisions[i].Spec, b.opts.Sealing); err != nil {
+			return nil, b.wrap("backup "+name, err)
+		}
+	}
+	return &st, nil
+}
+
+// Stats are the stack's sizes and counts.
+func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
+	var s storage.Stats
+	s.SchemaVersion = SchemaVersion
+	err := b.pool.QueryRow(ctx, b.sql.stats, b.stack).Scan(&s.StateBytes, &s.Resources, &s.JournalBytes, &s.JournalRecords,
+		&s.RevisionBytes, &s.Revisions, &s.BackupBytes, &s.Backups, &s.WholeOps, &s.SummarizedOps)
+	if err != nil {
+		return s, b.wrap("stats", err)
+	}
+	return s, nil
+}
+
+// Holder reports who holds the stack's lock now: nil when nobody does, a
+// Holder with no pid when the lock is held by a connection that left no row
+// (it is taking the lock this instant, or its row was deleted by hand).
+func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
+	h, err := b.holder(ctx, b.pool)
+	if err != nil {
+		return nil, b.wrap("read lock holder", err)
+	}
+	return h, nil
+}
+
+func (b *Backend) holder(ctx context.Context, q querier) (*storage.Holder, error) {
+	classid, objid := lockIDs(b.key)
+	rows, err := q.Query(ctx, b.sql.holder, b.stack, classid, objid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var h *storage.Holder
+	for rows.Next() {
+		var op, host *string
+		var pid *int32
+		var since *time.Time
+		if err := rows.Scan(&op, &pid, &host, &since); err != nil {
+			return nil, err
+		}
+		h = &storage.Holder{}
+		if op != nil {
+			h.Op, h.PID, h.Host, h.Since = *op, int(*pid), *host, since.UTC()
+		}
+	}
+	return h, rows.Err()
+}

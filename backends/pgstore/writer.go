@@ -1,0 +1,822 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// How the lock connection is watched: it waits for the server (which sends
+// nothing to an idle session but the error that ends it) for watchIdle, then
+// pings, so a connection that died silently is found within about
+// watchIdle+pingTimeout. On the server's side, TCP keepalives on the lock
+// connection find a vanished client.
+const (
+	watchIdle   = 5 * time.Second
+	pingTimeout = 10 * time.Second
+)
+
+// lockWait bounds how long Lock, finding the lock held, waits for the
+// holder's row to appear (a holder writes it right after taking the lock).
+const lockWait = 2 * time.Second
+
+// Lock takes the stack's lock on a connection of its own.
+func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	if h.PID == 0 {
+		h.PID = os.Getpid()
+	}
+	if h.Host == "" {
+		h.Host, _ = os.Hostname()
+	}
+	if h.Since.IsZero() {
+		h.Since = b.now()
+	}
+	h.Since = h.Since.UTC()
+	cfg := b.conn.Copy()
+	// The server finds a client machine that vanished (no FIN ever comes)
+	// by keepalives: about 10 s idle, then 4 probes 5 s apart.
+	cfg.RuntimeParams["tcp_keepalives_idle"] = "10"
+	cfg.RuntimeParams["tcp_keepalives_interval"] = "5"
+	cfg.RuntimeParams["tcp_keepalives_count"] = "4"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, b.key).Scan(&got); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, b.wrap("lock", err)
+	}
+	if !got {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, b.locked(ctx)
+	}
+	w, err := b.takeOver(ctx, conn, h)
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx)) // the session's end releases the lock
+		return nil, err
+	}
+	go w.watch()
+	return w, nil
+}
+
+// locked is the error for a lock another session holds, naming the holder
+// once its row is there.
+func (b *Backend) locked(ctx context.Context) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		h, err := b.holder(ctx, b.pool)
+		switch {
+		case err != nil:
+			return &storage.LockedError{Location: b.loc}
+		case h == nil:
+			// Released meanwhile: still a lost race, but say so plainly.
+			return &storage.LockedError{Location: b.loc}
+		case h.PID != 0 || time.Now().After(deadline):
+			if h.PID == 0 {
+				h = nil
+			}
+			return &storage.LockedError{Location: b.loc, Holder: h}
+		}
+		select {
+		case <-ctx.Done():
+			return &storage.LockedError{Location: b.loc}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// takeOver, the advisory lock held, bumps the lock epoch (fencing off any
+// earlier holder's writes in flight) and writes the holder row, in one
+// transaction on the lock connection.
+func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder) (*writer, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, b.sql.ensureStack, b.stack); err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	row, err := b.readStack(ctx, tx, true)
+	if err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	if row.movedTo != nil {
+		return nil, b.movedError(*row.movedTo)
+	}
+	if row.lineage != "" {
+		var last string
+		err := tx.QueryRow(ctx, b.sql.lastLineage, b.stack).Scan(&last)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, b.wrap("lock", err)
+		}
+		if last != "" && last != row.lineage {
+			return nil, fmt.Errorf("stack %s at %s: its journal's records belong to lineage %s, its state to %s: %w", b.stack, b.loc, last, row.lineage, storage.ErrLineage)
+		}
+	}
+	// Any holder row found now is stale: its connection no longer holds the
+	// lock, since this one does.
+	var stale *storage.Holder
+	var op, host string
+	var pid int32
+	var since time.Time
+	switch err := tx.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &since); {
+	case err == nil:
+		stale = &storage.Holder{Op: op, PID: int(pid), Host: host, Since: since.UTC()}
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, b.wrap("lock", err)
+	}
+	var epoch int64
+	if err := tx.QueryRow(ctx, b.sql.takeover, b.stack).Scan(&epoch); err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	if _, err := tx.Exec(ctx, b.sql.putHolder, b.stack, h.Op, h.PID, h.Host, h.Since); err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	if b.opts.AfterWrite != nil {
+		b.opts.AfterWrite()
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	return &writer{
+		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, stale: stale,
+		serial: row.serial, jseq: row.jseq, lineage: row.lineage,
+		lost: make(chan struct{}), watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
+	}, nil
+}
+
+// writer is a held lock.
+type writer struct {
+	b     *Backend
+	conn  *pgx.Conn // the lock connection: the watcher's alone until Release
+	pid   uint32    // its server process
+	epoch int64
+	stale *storage.Holder
+
+	lost      chan struct{}
+	lostOnce  sync.Once
+	lostWhy   error
+	watchCtx  context.Context
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+
+	mu       sync.Mutex // guards what follows
+	serial   int64      // the stack's serial as of the last commit
+	jseq     int64      // the journal's last seq
+	lineage  string
+	queue    []*pending
+	flushing bool
+	released bool
+	broken   error // a commit whose outcome could not be learnt
+}
+
+var _ storage.Writer = (*writer)(nil)
+
+// pending is one Commit waiting for its group's transaction.
+type pending struct {
+	c      storage.Commit
+	done   chan struct{}
+	serial int64
+	err    error
+}
+
+func (w *writer) Stale() *storage.Holder  { return w.stale }
+func (w *writer) Lost() <-chan struct{}   { return w.lost }
+func (w *writer) lockIDs() (int64, int64) { return lockIDs(w.b.key) }
+
+func (w *writer) markLost(why error) {
+	w.lostOnce.Do(func() {
+		w.lostWhy = why
+		close(w.lost)
+	})
+}
+
+// errLost is the error of every write after the lock was lost.
+func (w *writer) errLost() error {
+	why := w.lostWhy
+	if why == nil {
+		return fmt.Errorf("stack %s at %s: %w (nothing more was written)", w.b.stack, w.b.loc, storage.ErrLost)
+	}
+	return w.b.wrap("", fmt.Errorf("%w (the lock connection ended: %v; nothing more was written)", storage.ErrLost, why))
+}
+
+func (w *writer) isLost() bool {
+	select {
+	case <-w.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// watch reads the idle lock connection until it ends (the server closed it,
+// or a ping found it dead), then marks the lock lost.
+func (w *writer) watch() {
+	defer close(w.watchDone)
+	for {
+		ctx, cancel := context.WithTimeout(w.watchCtx, watchIdle)
+		err := w.conn.PgConn().WaitForNotification(ctx)
+		cancel()
+		if w.watchCtx.Err() != nil {
+			return // Release
+		}
+		if err == nil {
+			continue // a notification: nobody sends one, but it is harmless
+		}
+		if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+			pctx, cancel := context.WithTimeout(w.watchCtx, pingTimeout)
+			err = w.conn.Ping(pctx)
+			cancel()
+			if w.watchCtx.Err() != nil {
+				return
+			}
+			if err == nil {
+				continue
+			}
+		}
+		w.markLost(err)
+		return
+	}
+}
+
+// begin starts a write's transaction with the fence: it fails with ErrLost,
+// having written nothing, when this Writer no longer holds the lock.
+func (w *writer) begin(ctx context.Context) (pgx.Tx, error) {
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	tx, err := w.b.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cls, obj := w.lockIDs()
+	tag, err := tx.Exec(ctx, w.b.sql.fence, w.b.stack, w.epoch, cls, obj, w.pid)
+	if err == nil && tag.RowsAffected() != 1 {
+		w.markLost(errors.New("the lock is no longer this writer's"))
+		err = w.errLost()
+	}
+	if err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return tx, nil
+}
+
+func (w *writer) usable() error {
+	w.mu.Lock()
+	released, broken := w.released, w.broken
+	w.mu.Unlock()
+	switch {
+	case released:
+		return fmt.Errorf("stack %s at %s: %w (this writer released it)", w.b.stack, w.b.loc, storage.ErrLost)
+	case w.isLost():
+		return w.errLost()
+	case broken != nil:
+		return broken
+	}
+	return nil
+}
+
+func (w *writer) afterWrite() {
+	if w.b.opts.AfterWrite != nil {
+		w.b.opts.AfterWrite()
+	}
+}
+
+// Commit queues c and waits for the transaction that carries it. The first
+// caller to find no transaction in flight runs one for everything queued;
+// Commits that arrive meanwhile wait for the next, so concurrent steps share
+// a transaction and a WAL flush.
+func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	if c.Empty() {
+		s := w.serial
+		w.mu.Unlock()
+		return s, nil
+	}
+	p := &pending{c: c, done: make(chan struct{})}
+	w.queue = append(w.queue, p)
+	lead := !w.flushing
+	if lead {
+		w.flushing = true
+	}
+	w.mu.Unlock()
+	if lead {
+		// The group's transaction is not any one caller's: a caller whose
+		// context ends stops waiting, not the others' write.
+		fctx := context.WithoutCancel(ctx)
+		for {
+			w.mu.Lock()
+			group := w.queue
+			w.queue = nil
+			if len(group) == 0 {
+				w.flushing = false
+				w.mu.Unlock()
+				break
+			}
+			w.mu.Unlock()
+			w.flush(fctx, group)
+		}
+	}
+	select {
+	case <-p.done:
+		return p.serial, p.err
+	case <-ctx.Done():
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, ctx.Err())
+	}
+}
+
+// group is what one transaction writes for a group of Commits.
+type group struct {
+	commits  []*pending
+	serial   int64 // after the group
+	jseq     int64
+	lineage  string
+	meta     []byte
+	seqs     []int64
+	ops      []string
+	kinds    []string
+	lineages []string
+	bodies   [][]byte
+	puts     map[string][]byte
+	dels     map[string]bool
+}
+
+// prepare checks and encodes each Commit of the group in order; one that
+// fails (another lineage, an unknown protection level, a value that cannot
+// be sealed) fails alone, and the others go on.
+func (w *writer) prepare(commits []*pending) *group {
+	w.mu.Lock()
+	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
+	w.mu.Unlock()
+	sl := w.b.opts.Sealing
+	for _, p := range commits {
+		ch := p.c.Change
+		lineage := g.lineage
+		var meta []byte
+		if m := ch.Meta; m != nil {
+			if m.Lineage != "" && lineage != "" && m.Lineage != lineage {
+				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
+				continue
+			}
+			if m.Lineage != "" {
+				lineage = m.Lineage
+			}
+			var err error
+			if meta, err = sealedMeta(m, sl); err != nil {
+				p.err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
+				continue
+			}
+		}
+		puts := make(map[string][]byte, len(ch.Put))
+		var err error
+		for _, r := range ch.Put {
+			if err = checkLevels(r); err != nil {
+				break
+			}
+			if puts[r.Name], err = sealedResource(r, sl); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			p.err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
+			continue
+		}
+		var bodies [][]byte
+		for _, r := range p.c.Records {
+			if r.ID == "" {
+				r.ID = ulid.Make().String()
+			}
+			if r.Time.IsZero() {
+				r.Time = w.b.now()
+			}
+			r.Time = r.Time.UTC()
+			r.Lineage = lineage
+			body, merr := json.Marshal(r)
+			if merr != nil {
+				err = merr
+				break
+			}
+			bodies = append(bodies, body)
+		}
+		if err != nil {
+			p.err = fmt.Errorf("commit to %s: encode record: %w", w.b.loc, err)
+			continue
+		}
+		// Accepted: fold it into the group, in order.
+		for i, r := range p.c.Records {
+			g.jseq++
+			g.seqs = append(g.seqs, g.jseq)
+			g.ops = append(g.ops, r.Op)
+			g.kinds = append(g.kinds, r.Kind)
+			g.lineages = append(g.lineages, lineage)
+			g.bodies = append(g.bodies, bodies[i])
+		}
+		for _, r := range ch.Put {
+			g.puts[r.Name] = puts[r.Name]
+			delete(g.dels, r.Name)
+		}
+		for _, n := range ch.Delete {
+			g.dels[n] = true
+			delete(g.puts, n)
+		}
+		if meta != nil {
+			g.meta = meta
+		}
+		g.lineage = lineage
+		g.serial++
+		p.serial = g.serial
+		g.commits = append(g.commits, p)
+	}
+	return g
+}
+
+// flush writes one group in one transaction and answers its Commits.
+func (w *writer) flush(ctx context.Context, commits []*pending) {
+	defer func() {
+		for _, p := range commits {
+			close(p.done)
+		}
+	}()
+	if err := w.usable(); err != nil {
+		for _, p := range commits {
+			p.err = err
+		}
+		return
+	}
+	g := w.prepare(commits)
+	if len(g.commits) == 0 {
+		return
+	}
+	err := w.write(ctx, g)
+	if err != nil {
+		for _, p := range g.commits {
+			p.err = err
+		}
+		return
+	}
+	w.afterWrite()
+}
+
+func (w *writer) write(ctx context.Context, g *group) error {
+	w.mu.Lock()
+	before := w.serial
+	w.mu.Unlock()
+	tx, err := w.b.pool.Begin(ctx)
+	if err != nil {
+		return w.b.wrap("commit", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	cls, obj := w.lockIDs()
+	batch := &pgx.Batch{}
+	batch.Queue(w.b.sql.fenceCommit, w.b.stack, w.epoch, g.serial, g.jseq, g.lineage, g.meta, before, cls, obj, w.pid)
+	if len(g.seqs) > 0 {
+		batch.Queue(w.b.sql.insertJournal, w.b.stack, g.seqs, g.ops, g.kinds, g.lineages, g.bodies)
+	}
+	if len(g.puts) > 0 {
+		names := make([]string, 0, len(g.puts))
+		bodies := make([][]byte, 0, len(g.puts))
+		for n, body := range g.puts {
+			names = append(names, n)
+			bodies = append(bodies, body)
+		}
+		batch.Queue(w.b.sql.upsertResources, w.b.stack, names, bodies)
+	}
+	if len(g.dels) > 0 {
+		names := make([]string, 0, len(g.dels))
+		for n := range g.dels {
+			names = append(names, n)
+		}
+		batch.Queue(w.b.sql.deleteResources, w.b.stack, names)
+	}
+	br := tx.SendBatch(ctx, batch)
+	tag, err := br.Exec()
+	if err == nil && tag.RowsAffected() != 1 {
+		br.Close()
+		w.markLost(errors.New("the lock is no longer this writer's"))
+		return w.errLost()
+	}
+	for i := 1; err == nil && i < batch.Len(); i++ {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return w.b.wrap("commit", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		// The COMMIT may have been carried out with its answer lost: learn
+		// which from the stack's serial, or stop writing.
+		var serial, jseq int64
+		if rerr := w.b.pool.QueryRow(ctx, w.b.sql.readSerial, w.b.stack).Scan(&serial, &jseq); rerr != nil || (serial != g.serial && serial != before) {
+			broken := w.b.wrap("commit", fmt.Errorf("%w; whether it was written is unknown (this writer writes nothing more: run the command again)", err))
+			w.mu.Lock()
+			w.broken = broken
+			w.mu.Unlock()
+			return broken
+		} else if serial == before {
+			return w.b.wrap("commit", err)
+		}
+	}
+	w.mu.Lock()
+	w.serial, w.jseq, w.lineage = g.serial, g.jseq, g.lineage
+	w.mu.Unlock()
+	return nil
+}
+
+// PutRevision stores revision n's body.
+func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
+	data, err := sealedRevision(body, w.b.opts.Sealing)
+	if err != nil {
+		return fmt.Errorf("revision %d at %s: %w", n, w.b.loc, err)
+	}
+	return w.exec(ctx, fmt.Sprintf("store revision %d", n), func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, w.b.sql.putRevision, w.b.stack, n, data)
+		return err
+	})
+}
+
+// DeleteRevision drops revision n's body.
+func (w *writer) DeleteRevision(ctx context.Context, n int) error {
+	return w.exec(ctx, fmt.Sprintf("delete revision %d", n), func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, w.b.sql.deleteRevision, w.b.stack, n)
+		return err
+	})
+}
+
+// exec runs fn in a fenced transaction.
+func (w *writer) exec(ctx context.Context, what string, fn func(pgx.Tx) error) error {
+	tx, err := w.begin(ctx)
+	if err != nil {
+		if errors.Is(err, storage.ErrLost) {
+			return err
+		}
+		return w.b.wrap(what, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return w.b.wrap(what, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return w.b.wrap(what, err)
+	}
+	w.afterWrite()
+	return nil
+}
+
+// backupDoc is a backup's body: the state as state.json holds it (sealed
+// values sealed), assembled from the rows as they are stored.
+type backupDoc struct {
+	Version       int                        `json:"version"`
+	Stack         string                     `json:"stack"`
+	Lineage       string                     `json:"lineage,omitempty"`
+	Forgotten     []string                   `json:"forgotten,omitempty"`
+	Serial        int64                      `json:"serial"`
+	Resources     map[string]json.RawMessage `json:"resources"`
+	Interventions []state.Intervention       `json:"interventions,omitempty"`
+	Revisions     []state.Revision           `json:"revisions,omitempty"`
+	Current       int                        `json:"current,omitempty"`
+	Staged        int                        `json:"staged,omitempty"`
+}
+
+// PutBackup copies the state as of now into a backup row, and prunes the
+// oldest beyond keep (keep <= 0 prunes none).
+func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
+	stored := false
+	err := w.exec(ctx, "store backup "+name, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, w.b.sql.backupExists, w.b.stack, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		row, err := w.b.readStack(ctx, tx, false)
+		if err != nil {
+			return err
+		}
+		doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]json.RawMessage{}}
+		if len(row.meta) > 0 {
+			var m storage.Meta
+			if err := json.Unmarshal(row.meta, &m); err != nil {
+				return fmt.Errorf("%w: the stack's metadata does not parse (%v)", state.ErrCorrupt, err)
+			}
+			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged
+		}
+		rows, err := tx.Query(ctx, w.b.sql.readResources, w.b.stack)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var rn string
+			var body []byte
+			if err := rows.Scan(&rn, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			doc.Resources[rn] = body
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		body, err := json.Marshal(&doc)
+		if err != nil {
+			return err
+		}
+		var seq int64
+		if err := tx.QueryRow(ctx, w.b.sql.nextBackupSeq, w.b.stack).Scan(&seq); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, w.b.sql.insertBackup, w.b.stack, name, seq, w.b.now().UTC(), row.serial, row.lineage, body); err != nil {
+			return err
+		}
+		if keep > 0 {
+			if _, err := tx.Exec(ctx, w.b.sql.pruneBackups, w.b.stack, keep); err != nil {
+				return err
+			}
+		}
+		stored = true
+		return nil
+	})
+	return stored, err
+}
+
+// Checkpoint compacts the journal: the records of the newest keepOps
+// operations stay whole, and each older finished one becomes one summary
+// record at its first record's place, once more than twice keepOps are
+// whole (so a run pays for it once in keepOps runs). Unfinished operations
+// are kept whole whatever their age. The state needs no snapshot here: Load
+// reads the rows.
+func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
+	if keepOps <= 0 {
+		keepOps = journal.DefaultKeepOperations
+	}
+	if err := w.usable(); err != nil {
+		return err
+	}
+	type opInfo struct {
+		id         string
+		first      int64
+		summarized bool
+	}
+	rows, err := w.b.pool.Query(ctx, w.b.sql.journalOps, w.b.stack)
+	if err != nil {
+		return w.b.wrap("checkpoint", err)
+	}
+	var ops []opInfo
+	whole := 0
+	for rows.Next() {
+		var o opInfo
+		if err := rows.Scan(&o.id, &o.first, &o.summarized); err != nil {
+			rows.Close()
+			return w.b.wrap("checkpoint", err)
+		}
+		if !o.summarized {
+			whole++
+		}
+		ops = append(ops, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return w.b.wrap("checkpoint", err)
+	}
+	if whole <= 2*keepOps {
+		return nil
+	}
+	var candidates []string
+	left := whole - keepOps
+	for _, o := range ops {
+		if left == 0 {
+			break
+		}
+		if o.summarized {
+			continue
+		}
+		left--
+		candidates = append(candidates, o.id)
+	}
+	return w.exec(ctx, "checkpoint", func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, w.b.sql.journalOf, w.b.stack, candidates)
+		if err != nil {
+			return err
+		}
+		type summary struct {
+			rec   journal.Record
+			first int64
+			n     int
+		}
+		sums := map[string]*summary{}
+		var order []string
+		for rows.Next() {
+			var seq int64
+			var body []byte
+			if err := rows.Scan(&seq, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			var r journal.Record
+			if err := json.Unmarshal(body, &r); err != nil {
+				continue // a damaged record: its operation is not compacted
+			}
+			s := sums[r.Op]
+			if s == nil {
+				s = &summary{rec: journal.Record{ID: r.ID, Op: r.Op, Time: r.Time, Kind: journal.KindSummary}, first: seq}
+				sums[r.Op] = s
+				order = append(order, r.Op)
+			}
+			s.n++
+			if r.Lineage != "" {
+				s.rec.Lineage = r.Lineage
+			}
+			if r.Kind == journal.KindOp {
+				s.rec.Status, s.rec.Error, s.rec.End = r.Status, r.Error, r.Time
+				if r.Type != "" {
+					s.rec.Type = r.Type
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var del []string
+		g := &group{}
+		for _, op := range order {
+			s := sums[op]
+			if !finished(s.rec.Status) {
+				continue
+			}
+			s.rec.Steps = s.n
+			body, err := json.Marshal(s.rec)
+			if err != nil {
+				return err
+			}
+			del = append(del, op)
+			g.seqs = append(g.seqs, s.first)
+			g.ops = append(g.ops, op)
+			g.kinds = append(g.kinds, journal.KindSummary)
+			g.lineages = append(g.lineages, s.rec.Lineage)
+			g.bodies = append(g.bodies, body)
+		}
+		if len(del) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, w.b.sql.deleteOps, w.b.stack, del); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, w.b.sql.insertJournal, w.b.stack, g.seqs, g.ops, g.kinds, g.lineages, g.bodies)
+		return err
+	})
+}
+
+// finished reports whether an operation with this final status needs none
+// of its records again (journal.Compact's rule).
+func finished(status string) bool {
+	switch status {
+	case journal.OpSucceeded, journal.OpFailed, journal.OpCompensated, journal.OpRefused:
+		return true
+	}
+	return false
+}
+
+// Release deletes the holder row and closes the lock connection, which
+// frees the advisory lock. Idempotent.
+func (w *writer) Release(ctx context.Context) error {
+	w.mu.Lock()
+	if w.released {
+		w.mu.Unlock()
+		return nil
+	}
+	w.released = true
+	w.mu.Unlock()
+	w.stopWatch()
+	<-w.watchDone
+	var err error
+	if !w.isLost() {
+		if _, err = w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); err != nil {
+			err = w.b.wrap("release lock", err)
+		}
+	}
+	w.conn.Close(context.WithoutCancel(ctx))
+	return err
+}
