@@ -26,10 +26,10 @@ func allCommands(root *cobra.Command) []*cobra.Command {
 // naming its value, then the usage after two spaces or more. A usage with a
 // backquoted phrase made pflag take it as the value's name
 // ("--dry-run bulwark plan   … the same as bulwark plan").
-var flagLine = regexp.MustCompile(`^\s+(-\w, )?--[\w-]+( [\w.]+)?\s{2,}\S`)
+var flagLine = regexp.MustCompile(`^\s+(-\w, )?--[\w-]+( [\w.=]+)?\s{2,}\S`)
 
 // valueName is what a flag usage may backquote: the name of its value.
-var valueName = regexp.MustCompile("^[A-Z][A-Z_]*$")
+var valueName = regexp.MustCompile("^[A-Z][A-Z_]*(=[A-Z][A-Z_]*)?$")
 
 // Every command's help reads correctly and shows an example of the command
 // itself (issue 11 item 4).

@@ -39,9 +39,9 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "providers", "default_provider", "resources"}
+	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "outputs"}
 	providerFields = []string{"source", "config"}
-	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "config", "on_failure", "intervention", "import"}
+	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
 )
 
 // Load reads the spec at path and parses it. A file larger than 1 MiB is
@@ -66,7 +66,7 @@ func Load(path string) (*Spec, error) {
 // It returns either a valid *Spec and a nil error, or a nil *Spec and
 // Problems listing every structural problem found, sorted by position.
 func Parse(file string, data []byte) (*Spec, error) {
-	p := &parser{file: file, skip: map[*yaml.Node]bool{}}
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}}
 	var s *Spec
 	if top := p.decode(data); top != nil {
 		s = p.spec(top)
@@ -82,7 +82,13 @@ func Parse(file string, data []byte) (*Spec, error) {
 // parser collects the problems of one spec.
 type parser struct {
 	file  string
+	src   []byte
+	lines []int // byte offset of each line's start, built when first needed
+	cache posCache
 	probs Problems
+	// tc, when not nil, makes strings with ${ templates and collects their
+	// references; nil reads every string as it is.
+	tc *tmplCtx
 	// skip holds the nodes already reported as aliases or as too deep: the
 	// walk neither descends into them nor reports them again.
 	skip map[*yaml.Node]bool
@@ -299,6 +305,8 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		providersOK                        = true
 		providersNode, defaultNode         *yaml.Node
 		resources                          []*resourceNodes
+		outputs                            []*tmplCtx
+		providerRefs                       *tmplCtx
 	)
 	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -318,7 +326,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			switch {
 			case isNull(v):
 			case v.Kind == yaml.MappingNode:
-				p.providers(s, v)
+				providerRefs = p.providers(s, v)
 			default:
 				providersOK = false
 				p.addf(v, "providers must be a mapping of local names to providers, not %s", describe(v))
@@ -331,6 +339,10 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 				s.DefaultProvider = name
 				defaultNode = v
 			}
+		case "variables":
+			p.variables(s, v)
+		case "outputs":
+			outputs = p.outputs(s, v)
 		case "resources":
 			hasResources = true
 			switch {
@@ -429,6 +441,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			}
 		}
 	}
+	p.checkRefs(s, first, resources, outputs, providerRefs, deps)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)
 	}
@@ -453,8 +466,10 @@ func (p *parser) version(s *Spec, v *yaml.Node) {
 	s.Version = int(n)
 }
 
-// providers walks the providers: mapping.
-func (p *parser) providers(s *Spec, m *yaml.Node) {
+// providers walks the providers: mapping; it returns the references their
+// configs hold.
+func (p *parser) providers(s *Spec, m *yaml.Node) *tmplCtx {
+	tc := &tmplCtx{where: "a provider's config"}
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
@@ -505,10 +520,13 @@ func (p *parser) providers(s *Spec, m *yaml.Node) {
 					p.addf(v, "%sconfig must be a mapping, not %s", prefix, describe(v))
 					return
 				}
+				p.tc = tc
 				pr.Config, _ = p.mapping(v, pr.FieldPos)
+				p.tc = nil
 			}
 		})
 	}
+	return tc
 }
 
 // maxQuoted bounds the bytes of a value from the spec that a message
@@ -568,10 +586,12 @@ func nameList(names []string) string {
 // resourceNodes is a resource being parsed, with what the cross-checks need.
 type resourceNodes struct {
 	r      *Resource
-	named  bool   // name: is a string
-	label  string // names the resource in messages: `resource "web"` or `resource #3`
-	prefix string // starts messages about the resource: label + ": "
-	depPos []Pos  // position of each entry of r.DependsOn
+	named  bool     // name: is a string
+	label  string   // names the resource in messages: `resource "web"` or `resource #3`
+	prefix string   // starts messages about the resource: label + ": "
+	depPos []Pos    // position of each entry of r.DependsOn
+	refs   *tmplCtx // the references in config
+	each   *tmplCtx // the references in for_each
 }
 
 // resource walks one mapping under resources:; index is 1-based.
@@ -583,7 +603,7 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 		Pos:        posOf(m),
 		FieldPos:   map[string]Pos{},
 	}
-	rn := &resourceNodes{r: r}
+	rn := &resourceNodes{r: r, refs: &tmplCtx{where: "config"}}
 	label := fmt.Sprintf("resource #%d", index)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if k, v := m.Content[i], m.Content[i+1]; k.Value == "name" && isString(k) && isString(v) {
@@ -640,7 +660,11 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 				p.addf(v, "%sconfig must be a mapping, not %s", rn.prefix, describe(v))
 				return
 			}
+			p.tc = rn.refs
 			r.Config, _ = p.mapping(v, r.FieldPos)
+			p.tc = nil
+		case "for_each":
+			p.forEach(rn, v)
 		case "on_failure":
 			if isNull(v) {
 				return

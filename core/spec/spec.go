@@ -108,6 +108,84 @@ type Resource struct {
 	FieldPos map[string]Pos // position of each field's value, e.g. "type", "config", and each config key as "config.bucket"
 	// ExplicitProvider reports that provider: was written on the resource.
 	ExplicitProvider bool
+	// ForEach is the resource's for_each:, nil when it has none. Parse
+	// keeps it; resolve.Expand replaces the resource by one instance per
+	// key, each with ForEach nil and Addr keyed.
+	ForEach *ForEach
+	// Addr is set by resolve.Expand: {Name} for a plain resource,
+	// {Name, Key, Keyed} for an instance, whose Name field above is then
+	// Addr.String() ("web[a]"). Use Address(), which also serves a
+	// resource Expand did not make.
+	Addr Address
+}
+
+// Address returns the resource's address: Addr when set, else its Name
+// read as an address.
+func (r *Resource) Address() Address {
+	if r.Addr.Name != "" {
+		return r.Addr
+	}
+	if a, err := ParseAddress(r.Name); err == nil {
+		return a
+	}
+	return Address{Name: r.Name}
+}
+
+// ForEach is a resource's for_each: either one reference to a variable
+// (`for_each: ${var.zones}`, Ref set) or a literal list or mapping (Value a
+// []any or map[string]any, whose strings may reference variables). Its keys
+// must be known before any provider starts, so nothing else may be used.
+type ForEach struct {
+	Ref   *Ref
+	Value any
+	Pos   Pos
+}
+
+// VarType is a variable's declared type.
+type VarType string
+
+const (
+	VarString VarType = "string"
+	VarNumber VarType = "number"
+	VarBool   VarType = "bool"
+	VarList   VarType = "list"
+	VarMap    VarType = "map"
+)
+
+// Variable is one entry under variables:, an input of the stack.
+//
+// Its value comes from, in this order of precedence: --var NAME=VALUE,
+// --var-file FILE.yaml, the environment variable BULWARK_VAR_<NAME>, then
+// Default (package core/resolve, resolve.Values).
+type Variable struct {
+	Name string
+	// Type is as declared; when type: is absent, the type of the default,
+	// else string (as Terraform reads an untyped variable from the command
+	// line).
+	Type VarType
+	// Default is JSON-normalised, meaningful when HasDefault (a default of
+	// null is a default: the variable is optional and its value null). A
+	// default never holds a reference.
+	Default     any
+	HasDefault  bool
+	Description string
+	// Sensitive marks the value, and everything derived from it, as a
+	// secret: sealed in the state, masked in every output.
+	Sensitive bool
+	Pos       Pos            // position of the name under variables:
+	FieldPos  map[string]Pos // position of each field's value ("type", "default", ...)
+}
+
+// Output is one entry under outputs:, a value the stack exports.
+type Output struct {
+	Name string
+	// Value is JSON-normalised and may hold *Template values (references
+	// to variables and resources, never to each).
+	Value       any
+	Description string
+	Sensitive   bool
+	Pos         Pos            // position of the name under outputs:
+	FieldPos    map[string]Pos // position of each field's value ("value", ...)
 }
 
 // Spec is a parsed stack spec.
@@ -121,6 +199,14 @@ type Spec struct {
 	// and exactly one provider is declared, that provider; else empty.
 	DefaultProvider string
 	Resources       []*Resource // in file order
+	// Variables are the declared inputs, in file order.
+	Variables []*Variable
+	// Outputs are the declared outputs, in file order.
+	Outputs []*Output
+	// Values holds the value of every variable once resolve.Expand has
+	// run (nil before): the inputs of this run, to be recorded with its
+	// revision.
+	Values map[string]any
 	// Text is the spec's source, kept so an applied spec can be recorded as a
 	// revision and parsed again by rollback.
 	Text []byte
@@ -136,6 +222,45 @@ func (s *Spec) Resource(name string) (*Resource, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Variable returns the variable named name, or false.
+func (s *Spec) Variable(name string) (*Variable, bool) {
+	for _, v := range s.Variables {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Output returns the output named name, or false.
+func (s *Spec) Output(name string) (*Output, bool) {
+	for _, o := range s.Outputs {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+// Expanded reports whether the spec is concrete: no resource has a
+// for_each left and no variable reference is left anywhere (a spec with
+// no variables and no for_each is concrete as parsed). Only resource
+// references, resolved at apply time, remain in a concrete spec's configs.
+func (s *Spec) Expanded() bool {
+	if s.Values != nil {
+		return true
+	}
+	if len(s.Variables) > 0 {
+		return false
+	}
+	for _, r := range s.Resources {
+		if r.ForEach != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Graph returns the dependency graph: every resource a node, an edge from

@@ -187,11 +187,11 @@ func checkInvariants(t *testing.T, s *Spec) {
 }
 
 func TestParseBad(t *testing.T) {
-	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, config, on_failure, intervention, import)`
+	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, for_each, config, on_failure, intervention, import)`
 	tests := map[string][]string{
 		"unknown_field_resource.yaml": {"8:5: " + unknownWeb},
 		"unknown_field_top.yaml": {
-			`4:1: unknown field "stacks" at top level (allowed: version, stack, providers, default_provider, resources)`,
+			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, providers, default_provider, resources, outputs)`,
 		},
 		"unknown_field_provider.yaml": {
 			`5:24: unknown field "version" in provider "mock" (allowed: source, config)`,
@@ -269,7 +269,7 @@ func TestParseBad(t *testing.T) {
 			`18:31: resource "db": depends_on entries must be resource names (strings), not an integer`,
 		},
 		"not_mapping.yaml": {
-			`2:1: spec must be a mapping with fields version, stack, providers, default_provider, resources, not a list`,
+			`2:1: spec must be a mapping with fields version, stack, variables, providers, default_provider, resources, outputs, not a list`,
 		},
 		"syntax_error.yaml": {`5: invalid YAML: found character that cannot start any token`},
 		"empty.yaml":        {`spec is empty`},

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -77,7 +78,12 @@ func (p *parser) value(n *yaml.Node) (any, bool) {
 // refused.
 func (p *parser) scalar(n *yaml.Node) (any, bool) {
 	switch tag := n.ShortTag(); tag {
-	case "!!str", "!!timestamp":
+	case "!!str":
+		if p.tc != nil && strings.Contains(n.Value, "${") {
+			return p.template(n)
+		}
+		return n.Value, true
+	case "!!timestamp":
 		return n.Value, true
 	case "!!null":
 		return nil, true

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// varInputs are the --var and --var-file flags of one invocation.
+type varInputs struct {
+	vars, files []string
+}
+
+// addVarFlags gives every command that reads a spec (its Use names SPEC)
+// --var and --var-file.
+func (c *cli) addVarFlags(root *cobra.Command) {
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		if strings.Contains(cmd.Use, "SPEC") {
+			cmd.Flags().StringArrayVar(&c.varIn.vars, "var", nil, "give the spec's variable NAME the value VALUE (`NAME=VALUE`; repeatable; a list or map as YAML: zones=[a,b]); wins over --var-file, "+resolve.EnvPrefix+"NAME and the default")
+			cmd.Flags().StringArrayVar(&c.varIn.files, "var-file", nil, "read variable values from `FILE`, a YAML mapping of names to values (repeatable; a later file wins)")
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+func (c *cli) inputs() resolve.Inputs {
+	return resolve.Inputs{Vars: c.varIn.vars, Files: c.varIn.files, Env: os.Environ()}
+}
+
+// loadSpec reads the spec at path, applies --provider, gives every
+// variable its value and expands it (for_each instances, variables
+// substituted): what every command that plans or changes works on. A
+// missing or ill-typed value is an error before any provider starts.
+func (c *cli) loadSpec(path, provider string) (*spec.Spec, error) {
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	vals, _, err := resolve.Values(sp, c.inputs())
+	if err != nil {
+		return nil, err
+	}
+	return resolve.Expand(sp, vals)
+}
+
+// peekSpec is loadSpec for a command that reads only the recorded state
+// (status, history, state list/show, providers lock): a variable with no
+// value is no error there unless --var or --var-file was given, and the
+// spec is then returned as parsed, not expanded.
+func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	vals, _, err := resolve.Values(sp, c.inputs())
+	if err != nil {
+		if len(c.varIn.vars)+len(c.varIn.files) == 0 {
+			return sp, nil
+		}
+		return nil, err
+	}
+	return resolve.Expand(sp, vals)
+}

@@ -1,0 +1,335 @@
+package resolve
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// Expand returns the concrete spec for s with the variable values vars
+// (from Values): s is not changed.
+//
+//   - Every ${var.NAME} in resource configs, provider configs, for_each
+//     and outputs is replaced by its value.
+//   - A resource with for_each becomes one resource per key, in key order,
+//     named NAME[KEY] (Addr {NAME, KEY, true}), with ${each.key} and
+//     ${each.value} replaced and ${OTHER[each.key].ATTR} naming OTHER's
+//     instance of the same key. for_each over a mapping uses its keys, and
+//     each.value is the key's value; over a list (Terraform's set of
+//     strings) each element is its own key and value, so the elements must
+//     be distinct strings. Keys must match spec.KeyPattern. An empty
+//     collection makes no instance.
+//   - Each resource's DependsOn is its depends_on (a for_each resource
+//     named there stands for all of its instances), then every resource its
+//     config references, each once: a reference is a dependency.
+//   - Values is set to vars (every declared variable has a value there).
+//
+// Every problem (a missing variable, a for_each that is not a list or
+// mapping, a bad or repeated key, a reference to an instance key that does
+// not exist, a value that cannot be interpolated) is reported at once, as
+// spec.Problems positioned at the reference or the field.
+func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
+	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}}
+	for _, v := range s.Variables {
+		if _, ok := vars[v.Name]; !ok {
+			e.add(v.Pos, "variable %s has no value (resolve.Values gives every variable one)", v.Name)
+		}
+	}
+	if len(e.probs) > 0 {
+		return nil, e.sorted()
+	}
+
+	// The instance keys of every for_each resource, first: a reference to
+	// an instance may come before the resource in the file.
+	values := map[string]map[string]any{}
+	for _, r := range s.Resources {
+		if r.ForEach != nil {
+			keys, vals := e.forEach(r)
+			e.keys[r.Name] = keys
+			set := make(map[string]bool, len(keys))
+			for _, k := range keys {
+				set[k] = true
+			}
+			e.keySet[r.Name], values[r.Name] = set, vals
+		}
+	}
+
+	c := *s
+	c.Values = maps.Clone(vars)
+	if c.Values == nil {
+		c.Values = map[string]any{}
+	}
+	c.Providers = make(map[string]*spec.Provider, len(s.Providers))
+	for n, p := range s.Providers {
+		cp := *p
+		if p.Config != nil {
+			cp.Config = e.subst(p.Config, nil).(map[string]any)
+		}
+		c.Providers[n] = &cp
+	}
+	c.Resources = make([]*spec.Resource, 0, len(s.Resources))
+	for _, r := range s.Resources {
+		if r.ForEach == nil {
+			c.Resources = append(c.Resources, e.instance(r, nil))
+			continue
+		}
+		for _, k := range e.keys[r.Name] {
+			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k]}))
+		}
+	}
+	c.Outputs = make([]*spec.Output, len(s.Outputs))
+	for i, o := range s.Outputs {
+		co := *o
+		co.Value = e.subst(o.Value, nil)
+		c.Outputs[i] = &co
+	}
+	if len(e.probs) > 0 {
+		return nil, e.sorted()
+	}
+	return &c, nil
+}
+
+// each is the instance being expanded.
+type each struct {
+	key   string
+	value any
+}
+
+type expander struct {
+	s      *spec.Spec
+	vars   map[string]any
+	keys   map[string][]string        // for_each resource -> its keys, sorted
+	keySet map[string]map[string]bool // the same, as sets
+	probs  spec.Problems
+}
+
+func (e *expander) add(pos spec.Pos, format string, args ...any) {
+	e.probs = append(e.probs, spec.Problem{File: e.s.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (e *expander) sorted() spec.Problems {
+	sort.SliceStable(e.probs, func(i, j int) bool {
+		a, b := e.probs[i].Pos, e.probs[j].Pos
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return e.probs
+}
+
+// forEach returns a for_each resource's keys, sorted, and each key's value.
+func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
+	fe := r.ForEach
+	var coll any
+	from := "for_each"
+	if fe.Ref != nil {
+		if v, ok := e.s.Variable(fe.Ref.Name); ok && v.Sensitive {
+			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
+			return nil, nil
+		}
+		coll = e.vars[fe.Ref.Name]
+		from = fmt.Sprintf("for_each (%s)", fe.Ref)
+	} else {
+		coll = e.subst(fe.Value, nil)
+	}
+	vals := map[string]any{}
+	var keys []string
+	badKey := func(k string) bool {
+		if spec.ValidKey(k) {
+			return false
+		}
+		// A key comes from a variable or the spec, never a secret one
+		// (a sensitive for_each would print its keys in every address),
+		// but it is still clipped.
+		e.add(fe.Pos, "resource %q: %s key %q is not a valid instance key: a key must match %s (and cannot be each.key)", r.Name, from, clip(k), spec.KeyPattern)
+		return true
+	}
+	switch coll := coll.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(coll)) {
+			if badKey(k) {
+				continue
+			}
+			keys = append(keys, k)
+			vals[k] = coll[k]
+		}
+	case []any:
+		seen := map[string]bool{}
+		for i, el := range coll {
+			k, ok := el.(string)
+			if !ok {
+				e.add(fe.Pos, "resource %q: %s element #%d is %s: a for_each list must hold strings (its elements are the keys); use a mapping for other values", r.Name, from, i+1, describe(el))
+				continue
+			}
+			if badKey(k) {
+				continue
+			}
+			if seen[k] {
+				e.add(fe.Pos, "resource %q: %s lists %q twice: each element is an instance key, so they must be distinct", r.Name, from, clip(k))
+				continue
+			}
+			seen[k] = true
+			keys = append(keys, k)
+			vals[k] = k
+		}
+		slices.Sort(keys)
+	default:
+		e.add(fe.Pos, "resource %q: %s must be a list or a map, not %s", r.Name, from, describe(coll))
+	}
+	return keys, vals
+}
+
+// instance returns the resource r, or its instance ea, made concrete.
+func (e *expander) instance(r *spec.Resource, ea *each) *spec.Resource {
+	c := *r
+	c.ForEach = nil
+	c.Addr = spec.Address{Name: r.Name}
+	if ea != nil {
+		c.Addr = spec.Address{Name: r.Name, Key: ea.key, Keyed: true}
+	}
+	c.Name = c.Addr.String()
+	c.FieldPos = maps.Clone(r.FieldPos)
+	c.Config = e.subst(r.Config, ea).(map[string]any)
+	deps := make([]string, 0, len(r.DependsOn))
+	seen := map[string]bool{}
+	addDep := func(a string) {
+		if !seen[a] {
+			seen[a] = true
+			deps = append(deps, a)
+		}
+	}
+	for _, d := range r.DependsOn {
+		if ks, isForEach := e.keys[d]; isForEach {
+			for _, k := range ks {
+				addDep(spec.Address{Name: d, Key: k, Keyed: true}.String())
+			}
+			continue
+		}
+		addDep(d)
+	}
+	for _, a := range Refs(c.Config) {
+		addDep(a)
+	}
+	c.DependsOn = deps
+	return &c
+}
+
+// subst returns a copy of v with variables, each and [each.key]
+// substituted (ea nil outside a for_each instance) and resource
+// references checked against the instance keys.
+func (e *expander) subst(v any, ea *each) any {
+	switch v := v.(type) {
+	case *spec.Template:
+		return e.template(v, ea)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, el := range v {
+			out[k] = e.subst(el, ea)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, el := range v {
+			out[i] = e.subst(el, ea)
+		}
+		return out
+	}
+	return v
+}
+
+func (e *expander) template(t *spec.Template, ea *each) any {
+	// value returns a reference's value, or false for a resource
+	// reference (kept, with [each.key] replaced, in *ref).
+	value := func(ref **spec.Ref) (any, bool) {
+		r := *ref
+		switch r.Kind {
+		case spec.RefVar:
+			return clone(e.vars[r.Name]), true
+		case spec.RefEachKey, spec.RefEachValue:
+			if ea == nil {
+				e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
+				return nil, true
+			}
+			if r.Kind == spec.RefEachKey {
+				return ea.key, true
+			}
+			return clone(ea.value), true
+		}
+		if r.Key == spec.EachKey {
+			if ea == nil {
+				e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
+				return nil, false
+			}
+			cr := *r
+			cr.Key = ea.key
+			*ref = &cr
+			r = &cr
+		}
+		if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
+			e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
+		}
+		return nil, false
+	}
+	if ref := t.Single(); ref != nil {
+		if v, ok := value(&ref); ok {
+			return v
+		}
+		return spec.NewTemplate(t.File, t.Pos, []spec.Part{{Ref: ref}})
+	}
+	parts := make([]spec.Part, 0, len(t.Parts))
+	for _, p := range t.Parts {
+		if p.Ref == nil {
+			parts = append(parts, p)
+			continue
+		}
+		ref := p.Ref
+		v, ok := value(&ref)
+		if !ok {
+			parts = append(parts, spec.Part{Ref: ref})
+			continue
+		}
+		s, err := interpolate(t, ref, v)
+		if err != nil {
+			e.probs = append(e.probs, *err.(*spec.Problem))
+			continue
+		}
+		parts = append(parts, spec.Part{Lit: s})
+	}
+	return spec.NewTemplate(t.File, t.Pos, parts)
+}
+
+// describe names a value's kind for messages, never quoting it.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a bool"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// clip cuts s to 64 bytes for a message.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	n := 64
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return strings.TrimSpace(s[:n]) + "..."
+}

@@ -1,0 +1,53 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// KeyPattern is what an instance key of a for_each resource must match: a
+// list element or a map key used as the KEY of NAME[KEY]. It has no
+// brackets, quotes, slashes or spaces, so an address is unambiguous in a
+// reference, on a command line and in a file name, and it cannot be "." or
+// "..".
+const KeyPattern = `[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}`
+
+var keyRE = regexp.MustCompile(`^` + KeyPattern + `$`)
+
+// ValidKey reports whether key can be an instance key.
+func ValidKey(key string) bool { return keyRE.MatchString(key) && key != EachKey }
+
+// Address names a resource of a stack: a plain resource ("net") or one
+// instance of a for_each resource ("web[a]"). State, plan, events and the
+// CLI name resources by Address.String().
+type Address struct {
+	Name  string // the resource's name, as under resources:
+	Key   string // the instance key, when Keyed
+	Keyed bool
+}
+
+// String returns "NAME" or "NAME[KEY]".
+func (a Address) String() string {
+	if !a.Keyed {
+		return a.Name
+	}
+	return a.Name + "[" + a.Key + "]"
+}
+
+// ParseAddress parses "NAME" or "NAME[KEY]", as a user writes it on the
+// command line (e.g. `bulwark state show SPEC 'web[a]'`).
+func ParseAddress(s string) (Address, error) {
+	name, rest, keyed := strings.Cut(s, "[")
+	if !nameRE.MatchString(name) {
+		return Address{}, fmt.Errorf("invalid address %s: the resource name must match %s", quote(s), namePattern)
+	}
+	if !keyed {
+		return Address{Name: name}, nil
+	}
+	key, ok := strings.CutSuffix(rest, "]")
+	if !ok || !ValidKey(key) {
+		return Address{}, fmt.Errorf("invalid address %s: want NAME or NAME[KEY], KEY matching %s", quote(s), KeyPattern)
+	}
+	return Address{Name: name, Key: key, Keyed: true}, nil
+}
