@@ -103,7 +103,7 @@ func (c *cli) secretsSource() *secrets.Source {
 // load reads the spec at path (with --provider applied) and builds the
 // options for it; done releases what the options opened.
 func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), error) {
-	sp, err := loadSpec(path, provider)
+	sp, err := c.loadSpec(path, provider)
 	if err != nil {
 		return nil, stack.Options{}, nil, err
 	}
@@ -119,15 +119,4 @@ func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), er
 // sensitive value this invocation has seen is printed in clear.
 func (c *cli) printJSON(v any) error {
 	return jsonview.Write(c.red.Writer(c.stdout), v)
-}
-
-func loadSpec(path, provider string) (*spec.Spec, error) {
-	sp, err := spec.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if provider != "" {
-		sp = sp.WithDefaultProvider(provider)
-	}
-	return sp, nil
 }

@@ -38,6 +38,7 @@ type cli struct {
 	// interrupts); graceful says a mutating command runs.
 	stop     chan struct{}
 	graceful atomic.Bool
+	varIn    varInputs    // --var, --var-file
 	specPath atomic.Value // string: the spec of the command, for messages
 }
 
@@ -98,6 +99,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().IntVar(&c.keepOperations, "keep-operations", journal.DefaultKeepOperations, "keep every journal record of the last `N` operations (older finished ones are compacted to one line each)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd())
+	c.addVarFlags(root)
 	setExamples(root)
 	return root
 }

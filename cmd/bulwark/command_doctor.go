@@ -20,7 +20,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 			var sp *spec.Spec
 			if len(args) == 1 {
 				var err error
-				if sp, err = loadSpec(args[0], ""); err != nil {
+				if sp, err = c.peekSpec(args[0], ""); err != nil {
 					return err
 				}
 			}

@@ -12,7 +12,7 @@ func (c *cli) graphCmd() *cobra.Command {
 		Short: "Print the dependency graph as DOT",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.loadSpec(args[0], "")
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ func (c *cli) historyCmd() *cobra.Command {
 		Short: "List the stack's operations and revisions, oldest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.peekSpec(args[0], "")
 			if err != nil {
 				return err
 			}

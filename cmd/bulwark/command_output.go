@@ -26,7 +26,7 @@ func (c *cli) outputCmd() *cobra.Command {
 		Short: "Print the stack's outputs, as its last successful apply recorded them; starts no provider",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.peekSpec(args[0], "")
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ func (c *cli) providersLockCmd() *cobra.Command {
 		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], provider)
+			sp, err := c.peekSpec(args[0], provider)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func (c *cli) stateCmd() *cobra.Command {
 		Short: "List the resources the state records",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.peekSpec(args[0], "")
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func (c *cli) stateCmd() *cobra.Command {
 		Short: "Show what the state records of one resource",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.peekSpec(args[0], "")
 			if err != nil {
 				return err
 			}

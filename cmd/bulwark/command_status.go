@@ -17,7 +17,7 @@ func (c *cli) statusCmd() *cobra.Command {
 		Short: "Show the stack's recorded resources, pending interventions and last operation",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := loadSpec(args[0], "")
+			sp, err := c.peekSpec(args[0], "")
 			if err != nil {
 				return err
 			}

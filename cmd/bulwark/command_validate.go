@@ -45,7 +45,7 @@ func (c *cli) validateJSON(cmd *cobra.Command, path, provider string) error {
 	var sp *spec.Spec
 	err := func() error {
 		var err error
-		sp, err = loadSpec(path, provider)
+		sp, err = c.loadSpec(path, provider)
 		if err != nil {
 			return err
 		}

@@ -105,19 +105,26 @@ func Known(v any) bool {
 // Display returns a copy of v in which every *spec.Template is the string
 // KnownAfterApply, for a plan to print or write as --json.
 func Display(v any) any {
+	return Replace(v, func(*spec.Template) any { return KnownAfterApply })
+}
+
+// Replace returns a copy of v in which every *spec.Template (a value not
+// known yet) is fn's result for it: a planner's own marker for an unknown
+// value, say.
+func Replace(v any, fn func(*spec.Template) any) any {
 	switch v := v.(type) {
 	case *spec.Template:
-		return KnownAfterApply
+		return fn(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = Display(e)
+			out[k] = Replace(e, fn)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = Display(e)
+			out[i] = Replace(e, fn)
 		}
 		return out
 	}
