@@ -70,6 +70,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 			return opts, nil, err
 		}
 		opts.Events = events.NewWriter(f, nil)
+		c.eventsTo = f
 		closeFn = func() { f.Close() }
 	} else if !isTerminal(c.stderr) {
 		// A machine reads stderr (CI, a pipe, a file). On a terminal a
@@ -80,6 +81,22 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		opts.Events = events.NewWriter(c.stderr, nil)
 	}
 	return opts, closeFn, nil
+}
+
+// streamEvents makes an operation's --json output: its lifecycle events, one
+// JSON object a line, on stdout, operation start and end lines included,
+// and nothing else there (no progress, no report: the end line says how it
+// ended, and errors still go to stderr). The --events file, when named,
+// gets them too; stderr no longer does. Each line is redacted where it is
+// made and again on its way out.
+func (c *cli) streamEvents(opts *stack.Options) {
+	c.streaming = true
+	var w io.Writer = c.red.Writer(c.stdout)
+	if c.eventsTo != nil {
+		w = io.MultiWriter(w, c.eventsTo)
+	}
+	opts.Events = events.NewWriter(w, nil)
+	opts.Out, opts.Live, opts.Color = io.Discard, false, false
 }
 
 // isTerminal reports whether w is a terminal.

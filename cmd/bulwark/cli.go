@@ -34,6 +34,11 @@ type cli struct {
 	// it prints about errors goes through it.
 	red *secrets.Redactor
 
+	// eventsTo is the --events file once options opened it; streaming says
+	// a --json command streams the events to stdout (see streamEvents).
+	eventsTo  io.Writer
+	streaming bool
+
 	// stop is closed by the first interrupt of a mutating command (see
 	// interrupts); graceful says a mutating command runs.
 	stop     chan struct{}

@@ -11,7 +11,7 @@ import (
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
 	var parallelism int
-	var dryRun bool
+	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "apply SPEC",
 		Short: "Converge the stack to the spec; a failure rolls back under the protection ladder",
@@ -23,7 +23,10 @@ func (c *cli) applyCmd() *cobra.Command {
 			}
 			defer done()
 			if dryRun {
-				return c.plan(cmd.Context(), sp, opts, false, false)
+				return c.plan(cmd.Context(), sp, opts, asJSON, false)
+			}
+			if asJSON {
+				c.streamEvents(&opts)
 			}
 			if parallelism < 1 {
 				return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
@@ -47,5 +50,6 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
 	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "work on at most `N` independent resources at once")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
 	return cmd
 }

@@ -14,6 +14,12 @@ import (
 // report prints how an operation ended and sets the exit code.
 func (c *cli) report(res *stack.Result, specPath string) {
 	c.exit = stack.ExitCode(res, nil)
+	if c.streaming {
+		// The operation's end line on stdout said how it ended; its
+		// errors, one bounded line each, go to stderr as always.
+		c.errorLines(res.Err)
+		return
+	}
 	r := res.Run
 	switch res.Outcome {
 	case engine.Succeeded:

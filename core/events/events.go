@@ -5,11 +5,17 @@
 //
 // action is what the step does or would do (create, update, delete, verify,
 // preserve, refuse); status is ok, failed or skipped (Check found it already
-// done); error is present when it failed. Lines are written whole, one call to
-// the writer each, from any number of goroutines.
+// done); error is present when it failed. Each operation also writes one line
+// (an Operation, "kind":"operation") when it starts and one when it ends:
+//
+//	{"ts":"…","op":"op_…","kind":"operation","format_version":"1.0","type":"apply","status":"running","exit":null,"summary":null,"duration_ms":0}
+//
+// Lines are written whole, one call to the writer each, from any number of
+// goroutines, with no HTML escaping.
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"sync"
@@ -26,6 +32,46 @@ type Event struct {
 	Status     string    `json:"status"`
 	DurationMS int64     `json:"duration_ms"`
 	Error      string    `json:"error,omitempty"`
+}
+
+// FormatVersion is the version of the event lines' shape, carried by the
+// operation lines (docs/json.md): a new minor only adds fields.
+const FormatVersion = "1.0"
+
+// KindOperation is an Operation line's kind.
+const KindOperation = "operation"
+
+// Operation is the line an operation writes when it starts (status
+// running, exit and summary null) and when it ends (its outcome: succeeded,
+// failed, compensated, rollback_incomplete, intervention, unfinished, or
+// refused when the plan was refused before any step; the exit code bulwark
+// exits with; what its steps did).
+type Operation struct {
+	Time          time.Time `json:"ts"`
+	Op            string    `json:"op"`
+	Kind          string    `json:"kind"`
+	FormatVersion string    `json:"format_version"`
+	Type          string    `json:"type"`
+	Status        string    `json:"status"`
+	Exit          *int      `json:"exit"`
+	Summary       *Summary  `json:"summary"`
+	DurationMS    int64     `json:"duration_ms"`
+	Error         string    `json:"error,omitempty"`
+}
+
+// Summary counts an operation's resource steps by how they ended.
+type Summary struct {
+	Created    int `json:"created"`
+	Updated    int `json:"updated"`
+	Replaced   int `json:"replaced"`
+	Deleted    int `json:"deleted"`
+	Imported   int `json:"imported"`
+	Forgotten  int `json:"forgotten"`
+	Unchanged  int `json:"unchanged"`
+	Failed     int `json:"failed"`
+	RolledBack int `json:"rolled_back"`
+	Preserved  int `json:"preserved"`
+	Refused    int `json:"refused"`
 }
 
 // Writer writes events as JSON lines. A nil *Writer discards.
@@ -45,19 +91,40 @@ func NewWriter(w io.Writer, now func() time.Time) *Writer {
 
 // Write stamps e (when it has no time) and writes it as one line.
 func (w *Writer) Write(e Event) error {
+	return w.write(func(now time.Time) any {
+		if e.Time.IsZero() {
+			e.Time = now
+		}
+		return e
+	})
+}
+
+// WriteOperation stamps o (when it has no time), sets its kind and format
+// version, and writes it as one line.
+func (w *Writer) WriteOperation(o Operation) error {
+	return w.write(func(now time.Time) any {
+		if o.Time.IsZero() {
+			o.Time = now
+		}
+		o.Kind, o.FormatVersion = KindOperation, FormatVersion
+		return o
+	})
+}
+
+// write marshals what line returns, stamped under the lock so the lines'
+// times are in file order.
+func (w *Writer) write(line func(now time.Time) any) error {
 	if w == nil || w.w == nil {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// Stamped under the lock, so the lines' times are in file order.
-	if e.Time.IsZero() {
-		e.Time = w.now().UTC()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(line(w.now().UTC())); err != nil {
 		return err
 	}
-	_, err = w.w.Write(append(b, '\n'))
+	_, err := w.w.Write(buf.Bytes())
 	return err
 }

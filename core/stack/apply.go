@@ -119,11 +119,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		op.Steps = append(op.Steps, step)
 	}
 	addSoftOrder(op.Steps, soft)
+	s.prog.opStart(s.opID, opType)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	s.prog.start()
 	res := s.eng.Run(ctx, op)
 	s.prog.end()
-	return s.finish(op, res), nil
+	out := s.finish(op, res)
+	s.prog.opEnd(out)
+	return out, nil
 }
 
 // CancelledError is an apply or a rollback the person asked declined:
@@ -138,6 +141,16 @@ func (e *CancelledError) Error() string {
 func (s *session) refused(err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
 	var ce *plan.ConflictError
+	// A refusal is an operation of its own in the journal: its lifecycle
+	// lines say so, with the resources refused and the exit code.
+	switch {
+	case errors.As(err, &ce):
+		s.prog.opStart(s.opID, ce.Op)
+		defer s.prog.opRefused(s.opID, ce.Op, err)
+	case errors.As(err, &re):
+		s.prog.opStart(s.opID, re.Op)
+		defer s.prog.opRefused(s.opID, re.Op, err)
+	}
 	if errors.As(err, &ce) {
 		s.prog.conflict(s.opID, ce.Conflicts)
 		var names []string

@@ -30,6 +30,11 @@ type progress struct {
 	running map[string]time.Time // resource -> when its Execute started
 	drawn   bool                 // a status line is on screen
 	stop    chan struct{}
+
+	// The operation under way (opStart to opEnd): when it started and what
+	// its resource steps did, for its end line.
+	opStarted time.Time
+	tally     events.Summary
 }
 
 var _ engine.Observer = (*progress)(nil)
@@ -131,6 +136,9 @@ func (p *progress) Observe(e engine.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if e.Resource != "" {
+		p.count(e)
+	}
 	p.clearLine()
 	defer p.redraw()
 	e.Err = p.red.Error(e.Err)
@@ -175,6 +183,67 @@ func (p *progress) Observe(e engine.Event) {
 	}
 }
 
+// count adds a resource step's end to the operation's tally; p.mu is held.
+func (p *progress) count(e engine.Event) {
+	t := &p.tally
+	switch {
+	case e.Status == "failed":
+		t.Failed++
+	case e.Status == "skipped" && !e.Undo:
+		t.Unchanged++
+	case e.Status != "ok" || e.Action == "verify":
+	case e.Action == "preserve":
+		t.Preserved++
+	case e.Undo:
+		t.RolledBack++
+	default:
+		switch e.Action {
+		case "create":
+			t.Created++
+		case "update":
+			t.Updated++
+		case "replace":
+			t.Replaced++
+		case "delete":
+			t.Deleted++
+		case "import":
+			t.Imported++
+		case "forget":
+			t.Forgotten++
+		}
+	}
+}
+
+// opStart writes the lifecycle line of an operation's start.
+func (p *progress) opStart(op, typ string) {
+	p.mu.Lock()
+	p.opStarted, p.tally = p.now(), events.Summary{}
+	p.mu.Unlock()
+	p.events.WriteOperation(events.Operation{Op: op, Type: typ, Status: "running"})
+}
+
+// opEnd writes the lifecycle line of an operation's end: its outcome, the
+// exit code it means and what its steps did.
+func (p *progress) opEnd(res *Result) {
+	p.opEndLine(res.Op, res.Type, res.Outcome.String(), ExitCode(res, nil), res.Err)
+}
+
+// opRefused writes the end line of an operation refused before any step.
+func (p *progress) opRefused(op, typ string, err error) {
+	p.opEndLine(op, typ, "refused", ExitCode(nil, err), err)
+}
+
+func (p *progress) opEndLine(op, typ, status string, exit int, err error) {
+	p.mu.Lock()
+	sum, took := p.tally, p.now().Sub(p.opStarted)
+	p.mu.Unlock()
+	line := events.Operation{Op: op, Type: typ, Status: status, Exit: &exit, Summary: &sum, DurationMS: took.Milliseconds()}
+	if err != nil {
+		line.Error = p.red.Redact(engine.OneLine(err.Error()))
+	}
+	p.events.WriteOperation(line)
+}
+
 func (p *progress) printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -188,6 +257,9 @@ func (p *progress) printf(format string, args ...any) {
 func (p *progress) conflict(op string, cs []plan.Change) {
 	for _, c := range cs {
 		p.events.Write(events.Event{Op: op, Resource: c.Resource, Type: c.Type, Action: "refuse", Status: "failed", Error: "conflict: " + c.Reason})
+		p.mu.Lock()
+		p.tally.Refused++
+		p.mu.Unlock()
 		p.printf("  %s %-16s conflict: %s\n", p.paint(ansiRed, "!"), c.Resource, c.Reason)
 	}
 }
@@ -195,6 +267,9 @@ func (p *progress) conflict(op string, cs []plan.Change) {
 func (p *progress) refuse(op string, names []string, types map[string]string) {
 	for _, n := range names {
 		p.events.Write(events.Event{Op: op, Resource: n, Type: types[n], Action: "refuse", Status: "failed", Error: "protected resource"})
+		p.mu.Lock()
+		p.tally.Refused++
+		p.mu.Unlock()
 		p.printf("  %s %-16s protected: refusing to delete\n", p.paint(ansiRed, "!"), n)
 	}
 }

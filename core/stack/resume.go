@@ -262,6 +262,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 		targets = []string{}
 	}
 	steps := s.compensations(targets, recs)
+	s.prog.opStart(target.Op, target.Type)
 	s.prog.printf("resume %s: rolling back %d resource(s) of %s\n", s.sp.Stack, len(steps), target.Op)
 	g := s.graph(s.store.Snapshot())
 	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
@@ -286,6 +287,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err,
 		Run: engine.Result{Outcome: outcome, Reached: reached, Rollback: targets, Err: err}}
 	res.Preserved = s.preserved(target.Op, targets)
+	s.prog.opEnd(res)
 	return res, nil
 }
 

@@ -245,8 +245,11 @@ func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype stri
 		ID: resource, Resource: resource, Type: rtype, Action: action, Policy: engine.Abort,
 		Execute: func(ctx context.Context, _ string) error { return fn(ctx) },
 	}}
+	s.prog.opStart(s.opID, typ)
 	res := s.eng.Run(ctx, op)
-	return s.finish(op, res)
+	out := s.finish(op, res)
+	s.prog.opEnd(out)
+	return out
 }
 
 // closeStateOp ends a state command a crash interrupted: its one state

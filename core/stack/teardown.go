@@ -71,11 +71,14 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	for _, c := range pl.Changes {
 		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))
 	}
+	s.prog.opStart(s.opID, "teardown")
 	s.prog.printf("teardown %s (%s): %d resource(s)\n", s.sp.Stack, s.opID, len(op.Steps))
 	s.prog.start()
 	res := s.eng.Run(ctx, op)
 	s.prog.end()
-	return s.finish(op, res), nil
+	out := s.finish(op, res)
+	s.prog.opEnd(out)
+	return out, nil
 }
 
 // removeStep deletes, during an apply, a resource gone from the spec.
