@@ -114,6 +114,7 @@ func TestScripts(t *testing.T) {
 			"state-protection": cmdStateProtection,
 			"json-env":         cmdJSONEnv,
 			"absent":           cmdAbsent,
+			"json-mask":        cmdJSONMask,
 		},
 	})
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// Masks for json-mask: what differs between two runs of the same script.
+var (
+	maskULID     = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	maskTime     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	maskDuration = regexp.MustCompile(`"duration_ms": ?\d+`)
+	maskMockID   = regexp.MustCompile(`(mock-[a-z0-9_]+-[^"\s:]*?-)[0-9a-f]{8}\b`)
+	maskPID      = regexp.MustCompile(`"pid": ?\d+`)
+	maskHost     = regexp.MustCompile(`"host": ?"[^"]*"`)
+)
+
+// json-mask FILE checks that FILE is one JSON document, or JSON lines (one
+// object a line), and rewrites it so a golden file can pin it: $WORK for
+// the script's folder, ULIDs numbered by first appearance (ULID1, ULID2, …,
+// so what is the same stays the same), TIME for timestamps, 0 for
+// durations, pids and the lock's host, XXXXXXXX for the random part of a
+// mock id.
+func cmdJSONMask(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: json-mask FILE")
+	}
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if !json.Valid(b) {
+		for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+			var obj map[string]any
+			if err := json.Unmarshal(line, &obj); err != nil {
+				ts.Fatalf("%s: neither one JSON document nor JSON lines: line %d: %v\n%s", args[0], i+1, err, line)
+			}
+		}
+	}
+	s := strings.ReplaceAll(string(b), ts.Getenv("WORK"), "$WORK")
+	seen := map[string]string{}
+	s = maskULID.ReplaceAllStringFunc(s, func(u string) string {
+		if _, ok := seen[u]; !ok {
+			seen[u] = fmt.Sprintf("ULID%d", len(seen)+1)
+		}
+		return seen[u]
+	})
+	s = maskTime.ReplaceAllString(s, "TIME")
+	s = maskDuration.ReplaceAllStringFunc(s, func(d string) string {
+		return d[:strings.IndexByte(d, ':')+1] + strings.Repeat(" ", strings.Count(d, " ")) + "0"
+	})
+	s = maskMockID.ReplaceAllString(s, "${1}XXXXXXXX")
+	s = maskPID.ReplaceAllStringFunc(s, func(d string) string {
+		return d[:strings.IndexByte(d, ':')+1] + strings.Repeat(" ", strings.Count(d, " ")) + "0"
+	})
+	s = maskHost.ReplaceAllStringFunc(s, func(d string) string {
+		return d[:strings.IndexByte(d, ':')+1] + strings.Repeat(" ", strings.Count(d, " ")) + `"HOST"`
+	})
+	ts.Check(os.WriteFile(path, []byte(s), 0o600))
+}
