@@ -48,7 +48,9 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	if r, ok := s.sp.Resource(name); ok {
 		typ, provider, level, deps, cfg = r.Type, r.Provider, r.Protection, r.DependsOn, r.Config
 	} else if cur != nil {
-		typ, provider = cur.Type, cur.Provider
+		// The recorded config names what to look for (a bucket's name): a
+		// provider finds by key only what the request lets it name.
+		typ, provider, cfg = cur.Type, cur.Provider, cur.Config
 	} else {
 		return nil, fmt.Errorf("undo %s: neither the spec nor the state says what it is", name)
 	}

@@ -23,6 +23,7 @@ func TestConformanceS3(t *testing.T) {
 	t.Cleanup(srv.Close)
 	providertest.RunGRPC(t, newAWS, providertest.Config{
 		ProviderConfig: map[string]any{"region": "us-east-1", "timeout_seconds": 30, "endpoint": srv.URL},
+		Elsewhere:      true,
 		Resources: []providertest.Resource{
 			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)}},
 		},
@@ -40,6 +41,10 @@ func TestConformance(t *testing.T) {
 			"region": "us-east-1", "timeout_seconds": 30,
 			"endpoints": map[string]any{"s3": s3Endpoint, "dynamodb": ddbEndpoint},
 		},
+		// What the provider makes lives on the endpoints, its keys on the
+		// resources: another machine resumes with nothing from this one's
+		// data folder.
+		Elsewhere: true,
 		Resources: []providertest.Resource{
 			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + run}},
 			{Type: "dynamodb_table", Name: "database",

@@ -32,6 +32,10 @@
 //
 // # What a pass guarantees
 //
+// The suite keeps the private data a provider returns (sdk.CreateResponse
+// Private; a later Read's or Update's replaces it when not empty) and hands
+// it back on every Read by ID, Update and Delete, as the host does.
+//
 // Each check is a subtest with a stable name, so a failure says which rule
 // is broken. The suite checks, for the provider:
 //
@@ -87,6 +91,11 @@
 //     again, or a new process), configured with the same data folder, finds
 //     the resource by the idempotency key: the host's recovery after a crash
 //     mid-Create.
+//   - elsewhere: with Config.Elsewhere, a fresh instance configured with
+//     another, empty data folder (another machine resuming) finds the
+//     resource by the idempotency key alone, and by its ID with the private
+//     data, and a Create under the same key returns the same ID. Skipped
+//     otherwise.
 //   - read_only_session: a fresh provider instance configured with ReadOnly
 //     (as a plan configures it) answers GetSchema, ValidateResource and Read
 //     (finding the resource by ID, key and type and name) and leaves the

@@ -20,6 +20,14 @@ type Config struct {
 	// Resources are created, checked and deleted one at a time, in order. At
 	// least one.
 	Resources []Resource
+	// Elsewhere says the provider keeps nothing it needs in its data folder
+	// (what it manages lives elsewhere: a cloud, a shared `world: DIR`), so
+	// another machine can resume what one left. The suite then checks that
+	// an instance on another, empty data folder finds by idempotency key
+	// what the Create made, and reads, updates and deletes it with nothing
+	// but what the host keeps in its state (the id, the attributes and the
+	// provider's private data).
+	Elsewhere bool
 }
 
 // Resource is one resource the suite creates.

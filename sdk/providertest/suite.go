@@ -242,6 +242,7 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 	// Whatever happens from here, what the Creates made is deleted when the
 	// test ends.
 	var created []string // every id a Create returned
+	var private []byte   // the provider's private data, as the host keeps it
 	t.Cleanup(func() { s.cleanup(t, p, r, key, created) })
 	create := &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: sdk.ProtectionEphemeral}
 	if !t.Run("create", func(t *testing.T) {
@@ -250,13 +251,19 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			t.Fatal("Create returned no ID")
 		}
 		id, attrs = resp.ID, resp.Attributes
+		if len(resp.Private) > 0 {
+			private = resp.Private
+		}
 		created = append(created, id)
 	}) {
 		return // nothing to check
 	}
 	t.Run("read_by_id", func(t *testing.T) {
-		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, Private: private}, id)
 		attrs = rr.Attributes
+		if len(rr.Private) > 0 {
+			private = rr.Private
+		}
 		checkAttributes(t, "Read by ID", r.Config, rr.Attributes)
 	})
 	t.Run("read_by_idempotency_key", func(t *testing.T) {
@@ -349,6 +356,31 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		s.configure(t, fresh)
 		(&calls{s: s, p: fresh, r: r}).find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
 	})
+	t.Run("elsewhere", func(t *testing.T) {
+		if !s.cfg.Elsewhere {
+			t.Skip("Config.Elsewhere is not set: the provider may keep what it needs in its data folder")
+		}
+		other, _ := s.open(t)
+		dir := t.TempDir()
+		resp, err := other.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: dir})
+		if resp == nil {
+			resp = &sdk.ConfigureResponse{}
+		}
+		must(t, "Configure (another data folder)", s.fold(t, "Configure (another data folder)", err, resp.Diagnostics))
+		oc := &calls{s: s, p: other, r: r}
+		// A crash before Create answered leaves the host only the key it
+		// journaled: no id, no private data.
+		oc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
+		oc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, Private: private}, id)
+		again := oc.create(t, create)
+		created = append(created, again.ID)
+		if again.ID != id {
+			t.Errorf("a Create with idempotency key %q on another data folder returned id %q; the first returned %q", key, again.ID, id)
+		}
+		if len(again.Private) > 0 {
+			private = again.Private
+		}
+	})
 	t.Run("read_only_session", func(t *testing.T) {
 		before := snapshot(t, s.dataDir)
 		fresh, _ := s.open(t)
@@ -378,11 +410,14 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		if r.Update == nil {
 			t.Skip("Resource.Update is not set")
 		}
-		resp, err := p.Update(t.Context(), &sdk.UpdateRequest{Type: r.Type, Name: r.Name, ID: id, PriorAttributes: attrs, Config: r.Update, Protection: sdk.ProtectionEphemeral})
+		resp, err := p.Update(t.Context(), &sdk.UpdateRequest{Type: r.Type, Name: r.Name, ID: id, PriorAttributes: attrs, Config: r.Update, Protection: sdk.ProtectionEphemeral, Private: private})
 		if resp == nil {
 			resp = &sdk.UpdateResponse{}
 		}
 		must(t, "Update", s.fold(t, "Update", err, resp.Diagnostics))
+		if len(resp.Private) > 0 {
+			private = resp.Private
+		}
 		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Update}, id)
 		attrs = rr.Attributes
 		checkAttributes(t, "Read by ID after Update", r.Update, rr.Attributes)
@@ -403,7 +438,7 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 	})
 	del := func(t *testing.T) {
 		t.Helper()
-		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionEphemeral})
+		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionEphemeral, Private: private})
 		if resp == nil {
 			resp = &sdk.DeleteResponse{}
 		}

@@ -19,14 +19,22 @@
 //   - Every call (Read, Create, Update, Delete, waits included) runs under a
 //     deadline (timeout_seconds, 60 s by default); throttling and transient
 //     errors are retried by the SDK's standard retryer.
-//   - A Create records its idempotency key where Read can find it again: on a
-//     bucket as the object .bulwark/idempotency-key, on a table as the tag
-//     bulwark:idempotency-key. Read returns it (ReadResponse.IdempotencyKey
-//     and the computed attribute idempotency_key; "" for what bulwark did not
-//     make), and GetSchema declares the idempotency_keys capability. Before
-//     each Create the key and the name are also written to the data folder,
-//     so a Create that died between making the resource and marking it is
-//     still recognised as its own.
+//   - A Create records its idempotency key where Read can find it again, on
+//     the resource itself: a table gets the tag bulwark:idempotency-key in its
+//     CreateTable, a bucket the same tag in its CreateBucket and then the
+//     object .bulwark/idempotency-key (on AWS both tags are set atomically
+//     with the resource, so a Create killed at any instant left it marked).
+//     Read returns it (ReadResponse.IdempotencyKey and the computed attribute
+//     idempotency_key; "" for what bulwark did not make), and GetSchema
+//     declares the idempotency_keys capability.
+//   - Nothing lives in the data folder: what the provider needs later about
+//     what it made (which bucket or table, the key, the region) is the
+//     private data its Create returns, which the host stores with the
+//     resource in the state, sealed (see record). Any machine that reaches
+//     the stack's state can resume it. An endpoint that drops the tags given
+//     at creation (the emulators) leaves a window between making a resource
+//     and marking it: a Create killed there leaves one no retry claims (a
+//     conflict; bulwark import takes it over).
 //   - A Create looks before it creates, and one that meets a bucket or table
 //     made under another key, or none, fails with an sdk.Conflict diagnostic
 //     and leaves it as it is: never marked, seeded, emptied or deleted (AWS

@@ -126,15 +126,11 @@ func (c *clients) readTable(ctx context.Context, req *sdk.ReadRequest) (*sdk.Rea
 }
 
 // readTableByKey finds the table a Create under the request's key made: the
-// one its intent or its config names, and only when it carries the key.
+// one its config names, and only when it carries the key.
 func (c *clients) readTableByKey(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	name, _ := req.Config[attrTable].(string)
-	it, ok, err := c.intents.lookup(req.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	if ok && it.Type == typeTable {
-		name = it.Name
+	if r, ok := parseRecord(req.Private, typeTable); ok && r.Key == req.IdempotencyKey {
+		name = r.Name
 	}
 	if !tableNameRe.MatchString(name) {
 		return &sdk.ReadResponse{Exists: false}, nil
@@ -150,7 +146,8 @@ func (c *clients) readTableByKey(ctx context.Context, req *sdk.ReadRequest) (*sd
 	if got != tagValue(req.IdempotencyKey) {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t, got), IdempotencyKey: got}, nil
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: tableAttrs(t, got), IdempotencyKey: got,
+		Private: record{Type: typeTable, Name: name, Region: c.region, Key: req.IdempotencyKey, Created: c.now().UTC()}.private()}, nil
 }
 
 // waitActive waits until the table is ACTIVE.
@@ -177,20 +174,15 @@ func (c *clients) waitGone(ctx context.Context, name string) error {
 
 // createTable makes the table with the key as a tag, waits until it is
 // ACTIVE, and seeds it. A table that exists already is this Create's only
-// when it carries the key, or carries none while the data folder says an
-// earlier attempt under the same key set out to make it. Any other is a
-// conflict: it is never tagged, seeded or otherwise touched.
+// when it carries the key (on AWS the tag is set with the table: a Create
+// that died at any point left it tagged). Any other is a conflict: it is
+// never tagged, seeded or otherwise touched.
 func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	spec, ds := parseTable(req.Config)
 	if ds.HasError() {
 		return &sdk.CreateResponse{Diagnostics: ds}, nil
 	}
 	name, key := spec.name, req.IdempotencyKey
-	earlier, hadIntent, err := c.intents.lookup(key)
-	if err != nil {
-		return nil, err
-	}
-	retried := hadIntent && earlier.Type == typeTable && earlier.Name == name
 
 	// Look before creating, so a table made out of band is never touched.
 	t, err := c.describeTable(ctx, name)
@@ -198,11 +190,7 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 		return nil, err
 	}
 	if t != nil {
-		return c.claimTable(ctx, req, spec, retried)
-	}
-
-	if err := c.intents.record(key, typeTable, name, c.now()); err != nil {
-		return nil, err
+		return c.claimTable(ctx, req, spec, false)
 	}
 	in := &dynamodb.CreateTableInput{
 		TableName:            aws.String(name),
@@ -221,20 +209,12 @@ func (c *clients) createTable(ctx context.Context, req *sdk.CreateRequest) (*sdk
 	if err != nil {
 		return nil, err
 	}
-	if !made && !retried {
-		// Made meanwhile by someone else (or an earlier attempt's table
-		// carries our key): this attempt's intent must not let a retry claim
-		// what someone else made.
-		if err := c.intents.drop(key); err != nil {
-			return nil, err
-		}
-	}
-	return c.claimTable(ctx, req, spec, retried || made)
+	return c.claimTable(ctx, req, spec, made)
 }
 
 // claimTable decides whether an existing table is this Create's: only when
-// it carries the Create's key, or none while this Create or an earlier
-// attempt under the same key made it (ours). Else it is a conflict, and the
+// it carries the Create's key, or none while this very Create made it
+// (ours). Else it is a conflict, and the
 // table is left as it is. Its own is tagged (when the endpoint dropped the
 // tag given at creation), waited for and seeded.
 func (c *clients) claimTable(ctx context.Context, req *sdk.CreateRequest, spec tableSpec, ours bool) (*sdk.CreateResponse, error) {
@@ -263,11 +243,11 @@ func (c *clients) claimTable(ctx context.Context, req *sdk.CreateRequest, spec t
 			fmt.Sprintf("table %q already exists, created under another idempotency key: bulwark does not claim it", name), got), attrTable)}}, nil
 	case !ours:
 		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
-			fmt.Sprintf("table %q already exists and bulwark did not create it: bulwark does not claim it", name), ""), attrTable)}}, nil
+			fmt.Sprintf("table %q already exists and carries no idempotency key: bulwark did not create it, or a create of it was killed before it could tag it on an endpoint that keeps no tags given at creation; bulwark does not claim it (if it is this stack's, `bulwark import` takes it over)", name), ""), attrTable)}}, nil
 	}
 	if got == "" {
-		// An endpoint that drops tags given at creation (dynalite), or an
-		// earlier attempt that died before tagging: tag it now.
+		// An endpoint that drops tags given at creation (dynalite): tag it
+		// now.
 		if _, err := c.ddb.TagResource(ctx, &dynamodb.TagResourceInput{
 			ResourceArn: t.TableArn,
 			Tags:        []types.Tag{{Key: aws.String(tagKey), Value: aws.String(tagValue(key))}},
@@ -278,7 +258,8 @@ func (c *clients) claimTable(ctx context.Context, req *sdk.CreateRequest, spec t
 	if err := c.seedTable(ctx, name, spec); err != nil {
 		return nil, err
 	}
-	return &sdk.CreateResponse{ID: name, Attributes: tableAttrs(t, tagValue(key))}, nil
+	return &sdk.CreateResponse{ID: name, Attributes: tableAttrs(t, tagValue(key)),
+		Private: record{Type: typeTable, Name: name, Region: c.region, Key: key, Created: c.now().UTC()}.private()}, nil
 }
 
 // createTableOnce calls CreateTable and says whether it made the table. A
@@ -400,7 +381,7 @@ func (c *clients) deleteTable(ctx context.Context, req *sdk.DeleteRequest) error
 	if name == "" {
 		return sdk.Errorf("delete %s: the request names no table", req.Name)
 	}
-	if carried, _ := req.Attributes[attrKey].(string); carried != "" {
+	if carried := carriedKey(req.Private, typeTable, req.Attributes); carried != "" {
 		// Defence in depth: the table at this name must be the one this
 		// resource was created as. One made again by someone else after
 		// ours went (it carries another key, or none) is never deleted.
@@ -409,7 +390,7 @@ func (c *clients) deleteTable(ctx context.Context, req *sdk.DeleteRequest) error
 			return err
 		}
 		if t == nil {
-			return c.intents.forget(typeTable, name)
+			return nil
 		}
 		got, err := c.tableKey(ctx, aws.ToString(t.TableArn))
 		if err != nil {
@@ -433,8 +414,5 @@ func (c *clients) deleteTable(ctx context.Context, req *sdk.DeleteRequest) error
 		}
 		return fmt.Errorf("DeleteTable %s: %w", name, err)
 	}
-	if err := c.waitGone(ctx, name); err != nil {
-		return err
-	}
-	return c.intents.forget(typeTable, name)
+	return c.waitGone(ctx, name)
 }

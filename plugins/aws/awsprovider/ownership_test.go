@@ -1,11 +1,15 @@
 package awsprovider
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -27,13 +32,69 @@ import (
 //     does in us-east-1 for a bucket the account already owns;
 //   - hide: the next HeadBucket of that bucket answers 404, as if the bucket
 //     were made by someone else between the provider's look and its
-//     CreateBucket.
+//     CreateBucket;
+//   - keepTags: a CreateBucket keeps the tags its configuration gives, and
+//     GetBucketTagging returns them (NoSuchTagSet without), as AWS does.
 type quirkyS3 struct {
 	next http.Handler
 
-	mu      sync.Mutex
-	usEast1 bool
-	hide    string
+	mu       sync.Mutex
+	usEast1  bool
+	hide     string
+	keepTags bool
+	tags     map[string][]s3types.Tag
+}
+
+// createBucketTags is the part of a CreateBucketConfiguration that holds
+// tags.
+type createBucketTags struct {
+	Tags []struct {
+		Key   string `xml:"Key"`
+		Value string `xml:"Value"`
+	} `xml:"Tags>Tag"`
+}
+
+// serveTags is keepTags: it answers a bucket's GetBucketTagging, and keeps
+// the tags of its CreateBucket before gofakes3 makes it. It reports whether
+// it answered.
+func (q *quirkyS3) serveTags(w http.ResponseWriter, r *http.Request, bucket string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.keepTags {
+		return false
+	}
+	_, tagging := r.URL.Query()["tagging"]
+	switch {
+	case r.Method == http.MethodGet && tagging:
+		ts := q.tags[bucket]
+		if len(ts) == 0 {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchTagSet</Code><Message>The TagSet does not exist</Message></Error>`)
+			return true
+		}
+		var b strings.Builder
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Tagging><TagSet>`)
+		for _, t := range ts {
+			fmt.Fprintf(&b, "<Tag><Key>%s</Key><Value>%s</Value></Tag>", aws.ToString(t.Key), aws.ToString(t.Value))
+		}
+		b.WriteString(`</TagSet></Tagging>`)
+		io.WriteString(w, b.String())
+		return true
+	case r.Method == http.MethodPut && len(r.URL.Query()) == 0:
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var conf createBucketTags
+		if xml.Unmarshal(body, &conf) == nil && len(conf.Tags) > 0 {
+			if q.tags == nil {
+				q.tags = map[string][]s3types.Tag{}
+			}
+			q.tags[bucket] = nil
+			for _, t := range conf.Tags {
+				q.tags[bucket] = append(q.tags[bucket], s3types.Tag{Key: aws.String(t.Key), Value: aws.String(t.Value)})
+			}
+		}
+	}
+	return false
 }
 
 func newQuirkyS3(t *testing.T) (*quirkyS3, string) {
@@ -53,6 +114,9 @@ func (q *quirkyS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q.mu.Unlock()
 	isBucket := bucket != "" && !strings.Contains(bucket, "/")
+	if isBucket && q.serveTags(w, r, bucket) {
+		return
+	}
 	switch {
 	case r.Method == http.MethodHead && isBucket && bucket == hide:
 		w.WriteHeader(http.StatusNotFound)
@@ -258,8 +322,8 @@ func TestBucketOwnership(t *testing.T) {
 
 	t.Run("made between the look and the create", func(t *testing.T) {
 		// Someone makes the bucket after the provider's HeadBucket: the
-		// CreateBucket that meets it drops this attempt's intent, so not
-		// even a retry under the same key claims it.
+		// CreateBucket that meets it is not this Create's, so not even a
+		// retry under the same key claims it.
 		q, endpoint := newQuirkyS3(t)
 		raw := s3Client(endpoint)
 		dir := t.TempDir()
@@ -270,12 +334,100 @@ func TestBucketOwnership(t *testing.T) {
 		req := &sdk.CreateRequest{Type: typeBucket, Name: "storage", Config: sdk.Attributes{"bucket": name}, IdempotencyKey: "bulwark:beta:L1:K4"}
 		resp, err := p.Create(ctx, req)
 		wantConflict(t, resp, err, "")
-		if it, ok, _ := newIntents(dir).lookup(req.IdempotencyKey); ok {
-			t.Fatalf("the intent of a Create that made nothing is kept: %+v", it)
-		}
 		resp, err = p.Create(ctx, req)
 		wantConflict(t, resp, err, "")
 		untouched(t, raw, name)
+	})
+
+	t.Run("killed before marking, on an endpoint that keeps tags", func(t *testing.T) {
+		// A Create killed between its CreateBucket and its marker, on an
+		// endpoint that keeps the tags given at creation (AWS): another
+		// machine, with its own empty data folder and no private data (the
+		// Create never answered), finds the bucket by the key the host
+		// journaled, and a retried Create claims, marks and seeds it. What
+		// carries the key is the bucket, not the machine that made it.
+		q, endpoint := newQuirkyS3(t)
+		q.set(func(q *quirkyS3) { q.keepTags = true })
+		raw := s3Client(endpoint)
+		name := unique(t, "bw-killed")
+		key := "bulwark:beta:L1:K9"
+		if _, err := raw.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name), CreateBucketConfiguration: &s3types.CreateBucketConfiguration{
+			Tags: []s3types.Tag{{Key: aws.String(tagKey), Value: aws.String(tagValue(key))}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		p := configured(t, dir, sdk.Attributes{"endpoint": endpoint, "timeout_seconds": 30.0})
+		cfg := sdk.Attributes{"bucket": name}
+		rr := mustRead(t, p, &sdk.ReadRequest{Type: typeBucket, Name: "storage", IdempotencyKey: key, Config: cfg})
+		if !rr.Exists || rr.ID != name || rr.IdempotencyKey != key || len(rr.Private) == 0 {
+			t.Fatalf("Read by key of a bucket killed before its marker: %+v", rr)
+		}
+		// Under another key it is not found, nor claimed.
+		if rr := mustRead(t, p, &sdk.ReadRequest{Type: typeBucket, Name: "storage", IdempotencyKey: "bulwark:beta:L1:K8", Config: cfg}); rr.Exists {
+			t.Fatalf("Read by another key found it: %+v", rr)
+		}
+		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: typeBucket, Name: "storage", Config: cfg, IdempotencyKey: "bulwark:beta:L1:K8"})
+		wantConflict(t, resp, err, tagValue(key))
+		cr := mustCreate(t, p, &sdk.CreateRequest{Type: typeBucket, Name: "storage", Config: cfg, IdempotencyKey: key})
+		if cr.ID != name || len(cr.Private) == 0 {
+			t.Fatalf("retried Create: %+v", cr)
+		}
+		if ks := keys(t, raw, name); !slices.Contains(ks, markerKey) || !slices.Contains(ks, seedKey) {
+			t.Fatalf("the claimed bucket holds %v: want its marker and seed", ks)
+		}
+		// A provider's own Create tags the bucket at its CreateBucket.
+		own := unique(t, "bw-tagged")
+		mustCreate(t, p, &sdk.CreateRequest{Type: typeBucket, Name: "own", Config: sdk.Attributes{"bucket": own}, IdempotencyKey: "bulwark:beta:L1:K7"})
+		tags, err := raw.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(own)})
+		if err != nil || len(tags.TagSet) != 1 || aws.ToString(tags.TagSet[0].Value) != "bulwark:beta:L1:K7" {
+			t.Fatalf("tags of a bucket the provider made: %+v %v", tags, err)
+		}
+		if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+			t.Fatalf("the data folder holds %v (%v): the provider keeps nothing there", ents, err)
+		}
+	})
+
+	t.Run("private data carries the key to another machine's Delete", func(t *testing.T) {
+		// The record a Create returns as private data is what the host hands
+		// back, from the state, on any machine: a Delete whose attributes
+		// say nothing of a key still refuses a bucket made again by someone
+		// else, and deletes its own.
+		_, endpoint := newQuirkyS3(t)
+		raw := s3Client(endpoint)
+		a := configured(t, t.TempDir(), sdk.Attributes{"endpoint": endpoint, "timeout_seconds": 30.0})
+		b := configured(t, t.TempDir(), sdk.Attributes{"endpoint": endpoint, "timeout_seconds": 30.0})
+		name := unique(t, "bw-private")
+		cfg := sdk.Attributes{"bucket": name}
+		cr := mustCreate(t, a, &sdk.CreateRequest{Type: typeBucket, Name: "storage", Config: cfg, IdempotencyKey: "bulwark:beta:L1:K6"})
+		if r, ok := parseRecord(cr.Private, typeBucket); !ok || r.Name != name || r.Key != "bulwark:beta:L1:K6" {
+			t.Fatalf("Create's private data %q: want its record", cr.Private)
+		}
+		for _, k := range keys(t, raw, name) {
+			if _, err := raw.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: aws.String(k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := raw.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
+			t.Fatal(err)
+		}
+		theirs(t, raw, name)
+		_, err := b.Delete(ctx, &sdk.DeleteRequest{Type: typeBucket, Name: "storage", ID: name, Attributes: cfg, Private: cr.Private, Protection: sdk.ProtectionEphemeral})
+		if !sdk.IsConflict(err) {
+			t.Fatalf("Delete of a bucket made again by someone else: %v, want a refusal", err)
+		}
+		untouched(t, raw, name)
+
+		mine := unique(t, "bw-private")
+		cr = mustCreate(t, a, &sdk.CreateRequest{Type: typeBucket, Name: "mine", Config: sdk.Attributes{"bucket": mine}, IdempotencyKey: "bulwark:beta:L1:K5"})
+		rr := mustRead(t, b, &sdk.ReadRequest{Type: typeBucket, Name: "mine", IdempotencyKey: "bulwark:beta:L1:K5", Private: cr.Private})
+		if !rr.Exists || rr.ID != mine {
+			t.Fatalf("Read by key with only the private data: %+v", rr)
+		}
+		mustDelete(t, b, &sdk.DeleteRequest{Type: typeBucket, Name: "mine", ID: mine, Attributes: sdk.Attributes{"bucket": mine}, Private: cr.Private})
+		if _, err := raw.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(mine)}); apiCode(err) != "NotFound" {
+			t.Fatalf("HeadBucket after Delete: %v", err)
+		}
 	})
 
 	t.Run("read only", func(t *testing.T) {

@@ -24,8 +24,8 @@ const maxAttempts = 5
 // Option changes how a provider made by New behaves.
 type Option func(*provider)
 
-// WithClock replaces time.Now as the source of the times recorded in the data
-// folder.
+// WithClock replaces time.Now as the source of the times recorded in the
+// private data.
 func WithClock(now func() time.Time) Option {
 	return func(p *provider) { p.now = now }
 }
@@ -64,7 +64,6 @@ type clients struct {
 	// readOnly: the host will only read in this session (a plan); every
 	// call that would write anywhere is refused.
 	readOnly bool
-	intents  *intents
 	now      func() time.Time
 }
 
@@ -142,7 +141,6 @@ func (p *provider) Configure(ctx context.Context, req *sdk.ConfigureRequest) (*s
 		creds:    cfg.Credentials,
 		timeout:  s.timeout,
 		readOnly: req.ReadOnly,
-		intents:  newIntents(req.DataDir),
 		now:      p.now,
 	}
 	p.mu.Lock()

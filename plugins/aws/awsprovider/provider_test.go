@@ -305,7 +305,7 @@ func TestBucket(t *testing.T) {
 		for _, req := range []*sdk.ReadRequest{
 			{Type: "s3_bucket", Name: "storage", ID: name},
 			{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage", Config: cfg},
-			{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage"}, // the name from the data folder
+			{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage", Private: cr.Private}, // the name from the private data
 			{Type: "s3_bucket", Name: "storage", Config: cfg},
 		} {
 			rr := mustRead(t, p, req)
@@ -342,8 +342,8 @@ func TestBucket(t *testing.T) {
 			t.Fatalf("Read after Delete: %+v", rr)
 		}
 		mustDelete(t, p, &sdk.DeleteRequest{Type: "s3_bucket", Name: "storage", ID: name})
-		if it, ok, _ := newIntents(dir).lookup("op_1:storage"); ok {
-			t.Fatalf("the intent outlived its bucket: %+v", it)
+		if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+			t.Fatalf("the data folder holds %v (%v): the provider keeps nothing there", ents, err)
 		}
 	})
 
@@ -367,28 +367,30 @@ func TestBucket(t *testing.T) {
 		}
 	})
 
-	t.Run("died before marking", func(t *testing.T) {
-		// A Create that made the bucket and died before writing its key: the
-		// data folder remembers the intent, so the retry claims the bucket.
+	t.Run("died before marking, tags dropped", func(t *testing.T) {
+		// A Create that made the bucket and was killed before writing its
+		// key, on an endpoint that keeps no tags given at creation (the
+		// emulator): nothing on the bucket says whose it is, so no retry, on
+		// this machine or another, claims it.
 		name := unique(t, "bw-crashed")
-		c := p.(*provider).c
-		if err := c.intents.record("op_4:s", typeBucket, name, time.Now()); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := raw.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 			t.Fatal(err)
 		}
-		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "s", IdempotencyKey: "op_4:s"}); rr.Exists {
+		cfg := sdk.Attributes{"bucket": name}
+		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "s", IdempotencyKey: "op_4:s", Config: cfg}); rr.Exists {
 			t.Fatalf("Read by key found an unmarked bucket: %+v", rr)
 		}
-		cr := mustCreate(t, p, &sdk.CreateRequest{Type: "s3_bucket", Name: "s", Config: sdk.Attributes{"bucket": name}, IdempotencyKey: "op_4:s"})
-		if cr.ID != name {
-			t.Fatalf("retried Create: %+v", cr)
+		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "s3_bucket", Name: "s", Config: cfg, IdempotencyKey: "op_4:s"})
+		ds := createDiags(resp, err)
+		if !sdk.IsConflict(ds.Err()) || !strings.Contains(ds.Error(), "bulwark import") {
+			t.Fatalf("retried Create of an unmarked bucket: %v, want a conflict pointing at import", ds)
 		}
-		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "s3_bucket", Name: "s", IdempotencyKey: "op_4:s"}); !rr.Exists {
-			t.Fatal("Read by key does not find the claimed bucket")
+		if _, err := raw.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(name), Key: aws.String(markerKey)}); err == nil {
+			t.Fatal("the provider marked a bucket nothing says it made")
 		}
-		mustDelete(t, p, &sdk.DeleteRequest{Type: "s3_bucket", Name: "s", ID: name})
+		if _, err := raw.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("existing bucket is not claimed", func(t *testing.T) {
@@ -484,7 +486,7 @@ func TestTable(t *testing.T) {
 		for _, req := range []*sdk.ReadRequest{
 			{Type: "dynamodb_table", Name: "database", ID: name},
 			{Type: "dynamodb_table", Name: "database", IdempotencyKey: "op_1:database", Config: cfg},
-			{Type: "dynamodb_table", Name: "database", IdempotencyKey: "op_1:database"},
+			{Type: "dynamodb_table", Name: "database", IdempotencyKey: "op_1:database", Private: cr.Private}, // the name from the private data
 			{Type: "dynamodb_table", Name: "database", Config: cfg},
 		} {
 			rr := mustRead(t, p, req)
@@ -532,25 +534,36 @@ func TestTable(t *testing.T) {
 		mustDelete(t, p, &sdk.DeleteRequest{Type: "dynamodb_table", Name: "numbers", ID: name})
 	})
 
-	t.Run("died before tagging", func(t *testing.T) {
+	t.Run("died before seeding", func(t *testing.T) {
+		// A Create killed after CreateTable, on another machine: on AWS the
+		// table carries the key from its CreateTable (here the tag is put
+		// the way dynalite keeps it, by TagResource). This provider, with
+		// its own empty data folder and no private data, finds it by key and
+		// a retried Create claims and seeds it.
 		name := unique(t, "bw-crashed")
-		c := p.(*provider).c
-		if err := c.intents.record("op_4:t", typeTable, name, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.CreateTable(ctx, &dynamodb.CreateTableInput{
+		made, err := raw.CreateTable(ctx, &dynamodb.CreateTableInput{
 			TableName:            aws.String(name),
 			AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
 			KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: ddbtypes.KeyTypeHash}},
 			BillingMode:          ddbtypes.BillingModePayPerRequest,
-		}); err != nil {
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		cr := mustCreate(t, p, &sdk.CreateRequest{Type: "dynamodb_table", Name: "t", Config: sdk.Attributes{"table": name, "hash_key": "id"}, IdempotencyKey: "op_4:t"})
-		if cr.ID != name {
+		if _, err := raw.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: made.TableDescription.TableArn,
+			Tags: []ddbtypes.Tag{{Key: aws.String(tagKey), Value: aws.String("op_4:t")}}}); err != nil {
+			t.Fatal(err)
+		}
+		elsewhere := configured(t, t.TempDir(), sdk.Attributes{"endpoints": map[string]any{"dynamodb": endpoint}, "timeout_seconds": 30.0})
+		cfg := sdk.Attributes{"table": name, "hash_key": "id"}
+		if rr := mustRead(t, elsewhere, &sdk.ReadRequest{Type: "dynamodb_table", Name: "t", IdempotencyKey: "op_4:t", Config: cfg}); !rr.Exists || len(rr.Private) == 0 {
+			t.Fatalf("Read by key from another machine: %+v", rr)
+		}
+		cr := mustCreate(t, elsewhere, &sdk.CreateRequest{Type: "dynamodb_table", Name: "t", Config: cfg, IdempotencyKey: "op_4:t"})
+		if cr.ID != name || len(cr.Private) == 0 {
 			t.Fatalf("retried Create: %+v", cr)
 		}
-		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "t", IdempotencyKey: "op_4:t"}); !rr.Exists {
+		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "t", IdempotencyKey: "op_4:t", Private: cr.Private}); !rr.Exists {
 			t.Fatal("Read by key does not find the claimed table")
 		}
 		// A table someone else made is not claimed.

@@ -93,7 +93,7 @@ func (c *clients) readBucket(ctx context.Context, req *sdk.ReadRequest) (*sdk.Re
 	if err != nil || !exists {
 		return &sdk.ReadResponse{Exists: false}, err
 	}
-	key, _, err := c.bucketMarker(ctx, name)
+	key, err := c.bucketKey(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +101,11 @@ func (c *clients) readBucket(ctx context.Context, req *sdk.ReadRequest) (*sdk.Re
 }
 
 // readBucketByKey finds the bucket a Create under the request's key made:
-// the one its intent or its config names, and only when that bucket carries
-// the key.
+// the one its config names, and only when that bucket carries the key.
 func (c *clients) readBucketByKey(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	name, _ := req.Config[attrBucket].(string)
-	it, ok, err := c.intents.lookup(req.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	if ok && it.Type == typeBucket {
-		name = it.Name
+	if r, ok := parseRecord(req.Private, typeBucket); ok && r.Key == req.IdempotencyKey {
+		name = r.Name
 	}
 	if name == "" || checkBucketName(name) != "" {
 		return &sdk.ReadResponse{Exists: false}, nil
@@ -119,32 +114,84 @@ func (c *clients) readBucketByKey(ctx context.Context, req *sdk.ReadRequest) (*s
 	if err != nil || !exists {
 		return &sdk.ReadResponse{Exists: false}, err
 	}
-	marker, has, err := c.bucketMarker(ctx, name)
+	got, err := c.bucketKey(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if !has || marker != req.IdempotencyKey {
+	if got == "" || got != req.IdempotencyKey && got != tagValue(req.IdempotencyKey) {
 		return &sdk.ReadResponse{Exists: false}, nil
 	}
-	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region, marker), IdempotencyKey: marker}, nil
+	return &sdk.ReadResponse{Exists: true, ID: name, Attributes: c.bucketAttrs(name, region, req.IdempotencyKey), IdempotencyKey: req.IdempotencyKey,
+		Private: record{Type: typeBucket, Name: name, Region: region, Key: req.IdempotencyKey, Created: c.now().UTC()}.private()}, nil
+}
+
+// bucketTag returns the idempotency key a bucket carries as the tag given
+// at its CreateBucket ("" when it carries none, or the endpoint keeps no
+// bucket tags, or these credentials may not read them: then the tag proves
+// nothing and the marker object decides).
+func (c *clients) bucketTag(ctx context.Context, name string) (string, error) {
+	out, err := c.s3.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String(name)})
+	if err != nil {
+		switch apiCode(err) {
+		case "NoSuchTagSet", "NoSuchTagSetError", "NoSuchBucket", "NotFound", "AccessDenied":
+			return "", nil
+		}
+		if unsupported(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("GetBucketTagging %s: %w", name, err)
+	}
+	for _, t := range out.TagSet {
+		if aws.ToString(t.Key) == tagKey {
+			return aws.ToString(t.Value), nil
+		}
+	}
+	return "", nil
+}
+
+// bucketKey is the idempotency key a bucket carries: the marker object's,
+// else its creation tag's (tagValue of the key), else "".
+func (c *clients) bucketKey(ctx context.Context, name string) (string, error) {
+	marker, has, err := c.bucketMarker(ctx, name)
+	if err != nil || has {
+		return marker, err
+	}
+	return c.bucketTag(ctx, name)
+}
+
+// makeBucket calls CreateBucket with the key as a tag, so that on AWS the
+// bucket carries it from its first instant. An endpoint or a policy that
+// refuses tags at creation (no s3:TagResource, an S3-compatible server
+// without them) gets a CreateBucket without: the marker object is then the
+// only mark.
+func (c *clients) makeBucket(ctx context.Context, name, key string) error {
+	conf := &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String(tagKey), Value: aws.String(tagValue(key))}}}
+	if c.region != "us-east-1" {
+		conf.LocationConstraint = types.BucketLocationConstraint(c.region)
+	}
+	_, err := c.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name), CreateBucketConfiguration: conf})
+	switch apiCode(err) {
+	case "AccessDenied", "InvalidArgument", "MalformedXML", "InvalidTag", "NotImplemented":
+		conf.Tags = nil
+		if conf.LocationConstraint == "" {
+			conf = nil
+		}
+		_, err = c.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name), CreateBucketConfiguration: conf})
+	}
+	return err
 }
 
 // createBucket makes the bucket, marks it with the key and seeds it. A
-// bucket that exists already is this Create's only when it carries the key,
-// or carries none while the data folder says an earlier attempt under the
-// same key set out to make it (it died between CreateBucket and the mark).
-// Any other is a conflict: it is never marked, seeded or otherwise touched.
+// bucket that exists already is this Create's only when it carries the key
+// (the marker object, or the tag its CreateBucket was given: a Create that
+// died before writing the marker). Any other is a conflict: it is never
+// marked, seeded or otherwise touched.
 func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	spec, ds := parseBucket(req.Config)
 	if ds.HasError() {
 		return &sdk.CreateResponse{Diagnostics: ds}, nil
 	}
-	name, key := spec.name, req.IdempotencyKey
-	earlier, hadIntent, err := c.intents.lookup(key)
-	if err != nil {
-		return nil, err
-	}
-	retried := hadIntent && earlier.Type == typeBucket && earlier.Name == name
+	name := spec.name
 
 	// Look before creating: in us-east-1 AWS answers 200 to a CreateBucket
 	// of a bucket the account already owns, so only a look first tells a
@@ -157,28 +204,13 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 		return nil, err
 	}
 	if exists {
-		return c.claimBucket(ctx, req, name, retried)
+		return c.claimBucket(ctx, req, name)
 	}
-
-	if err := c.intents.record(key, typeBucket, name, c.now()); err != nil {
-		return nil, err
-	}
-	in := &s3.CreateBucketInput{Bucket: aws.String(name)}
-	if c.region != "us-east-1" {
-		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(c.region)}
-	}
-	if _, err := c.s3.CreateBucket(ctx, in); err != nil {
+	if err := c.makeBucket(ctx, name, req.IdempotencyKey); err != nil {
 		switch apiCode(err) {
 		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
 			// Made meanwhile, by someone else (another account, when
 			// HeadBucket is denied) or by an earlier attempt under this key.
-			if !retried {
-				// This attempt made nothing: its intent must not let a
-				// retry claim what someone else made.
-				if err := c.intents.drop(key); err != nil {
-					return nil, err
-				}
-			}
 			exists, _, herr := c.headBucket(ctx, name)
 			if d, ok := deniedConflict(herr); ok {
 				return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{d}}, nil
@@ -190,7 +222,7 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 				return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
 					fmt.Sprintf("bucket name %q is taken (%s) by a bucket these credentials cannot see: bulwark does not claim it", name, apiCode(err)), ""), attrBucket)}}, nil
 			}
-			return c.claimBucket(ctx, req, name, retried)
+			return c.claimBucket(ctx, req, name)
 		}
 		return nil, fmt.Errorf("CreateBucket %s: %w", name, err)
 	}
@@ -198,10 +230,9 @@ func (c *clients) createBucket(ctx context.Context, req *sdk.CreateRequest) (*sd
 }
 
 // claimBucket decides whether an existing bucket is this Create's: only
-// when it carries the Create's key, or none while an earlier attempt under
-// the same key set out to make it (retried). Else it is a conflict, and the
-// bucket is left as it is.
-func (c *clients) claimBucket(ctx context.Context, req *sdk.CreateRequest, name string, retried bool) (*sdk.CreateResponse, error) {
+// when it carries the Create's key, as its marker or as its creation tag.
+// Else it is a conflict, and the bucket is left as it is.
+func (c *clients) claimBucket(ctx context.Context, req *sdk.CreateRequest, name string) (*sdk.CreateResponse, error) {
 	marker, has, err := c.bucketMarker(ctx, name)
 	if err != nil {
 		return nil, err
@@ -212,15 +243,27 @@ func (c *clients) claimBucket(ctx context.Context, req *sdk.CreateRequest, name 
 	case has:
 		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
 			fmt.Sprintf("bucket %q already exists, created under another idempotency key: bulwark does not claim it", name), marker), attrBucket)}}, nil
-	case !retried:
-		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
-			fmt.Sprintf("bucket %q already exists and bulwark did not create it: bulwark does not claim it", name), ""), attrBucket)}}, nil
+	default:
+		tag, err := c.bucketTag(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		switch tag {
+		case tagValue(req.IdempotencyKey):
+			// Made by a Create under this key that died before its marker.
+		case "":
+			return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+				fmt.Sprintf("bucket %q already exists and carries no idempotency key: bulwark did not create it, or a create of it was killed before it could mark it on an endpoint that keeps no tags given at creation; bulwark does not claim it (if it is this stack's, `bulwark import` takes it over)", name), ""), attrBucket)}}, nil
+		default:
+			return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{withPath(conflict(
+				fmt.Sprintf("bucket %q already exists, created under another idempotency key: bulwark does not claim it", name), tag), attrBucket)}}, nil
+		}
 	}
 	return c.markBucket(ctx, req, name)
 }
 
 // markBucket writes the Create's key into a bucket that is its own (unless
-// it is there already), seeds it, and returns it.
+// it is there already), seeds it, and returns it with its private data.
 func (c *clients) markBucket(ctx context.Context, req *sdk.CreateRequest, name string) (*sdk.CreateResponse, error) {
 	key := req.IdempotencyKey
 	marker, has, err := c.bucketMarker(ctx, name)
@@ -243,7 +286,8 @@ func (c *clients) markBucket(ctx context.Context, req *sdk.CreateRequest, name s
 	if err := c.seedBucket(ctx, name, req.Name); err != nil {
 		return nil, err
 	}
-	return &sdk.CreateResponse{ID: name, Attributes: c.bucketAttrs(name, c.region, key)}, nil
+	return &sdk.CreateResponse{ID: name, Attributes: c.bucketAttrs(name, c.region, key),
+		Private: record{Type: typeBucket, Name: name, Region: c.region, Key: key, Created: c.now().UTC()}.private()}, nil
 }
 
 // deniedConflict turns a bucket these credentials may not look into into
@@ -300,7 +344,7 @@ func (c *clients) deleteBucket(ctx context.Context, req *sdk.DeleteRequest) erro
 	if name == "" {
 		return sdk.Errorf("delete %s: the request names no bucket", req.Name)
 	}
-	if carried, _ := req.Attributes[attrKey].(string); carried != "" {
+	if carried := carriedKey(req.Private, typeBucket, req.Attributes); carried != "" {
 		// Defence in depth: the bucket at this name must be the one this
 		// resource was created as. One made again by someone else after
 		// ours went (it carries another key, or none) is never emptied.
@@ -309,14 +353,14 @@ func (c *clients) deleteBucket(ctx context.Context, req *sdk.DeleteRequest) erro
 			return err
 		}
 		if !exists {
-			return c.intents.forget(typeBucket, name)
+			return nil
 		}
-		marker, _, err := c.bucketMarker(ctx, name)
+		got, err := c.bucketKey(ctx, name)
 		if err != nil {
 			return err
 		}
-		if marker != carried {
-			return notOurs("bucket", name, carried, marker)
+		if got != carried && (got == "" || got != tagValue(carried)) {
+			return notOurs("bucket", name, carried, got)
 		}
 	}
 	for round := 1; ; round++ {
@@ -342,7 +386,7 @@ func (c *clients) deleteBucket(ctx context.Context, req *sdk.DeleteRequest) erro
 	if err := w.Wait(ctx, &s3.HeadBucketInput{Bucket: aws.String(name)}, remaining(ctx, c.timeout)); err != nil {
 		return fmt.Errorf("wait for bucket %s to be gone: %w", name, err)
 	}
-	return c.intents.forget(typeBucket, name)
+	return nil
 }
 
 // unsupported reports whether err says the endpoint does not implement the
