@@ -239,15 +239,23 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 		return nil, b.movedError(*row.movedTo)
 	}
 	st := &state.State{Version: state.Version, Stack: b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]*state.Resource{}}
+	if row.lineage != "" {
+		// A state copied in from another stack's history is refused: the
+		// journal's newest record names the lineage it was written under.
+		last, err := b.lastLineage(ctx, tx)
+		if err != nil {
+			return nil, b.wrap("load state", err)
+		}
+		if last != "" && last != row.lineage {
+			return nil, &storage.LineageError{What: "state", Location: b.where("stacks"), Want: last, Found: row.lineage}
+		}
+	}
 	if len(row.meta) > 0 {
 		var m storage.Meta
 		if err := json.Unmarshal(row.meta, &m); err != nil {
 			return nil, b.corrupt("the stack's metadata", err)
 		}
-		if err := openMeta(&m, b.opts.Sealing); err != nil {
-			return nil, b.wrap("load state", err)
-		}
-		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged
+		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged, st.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
 	}
 	rows, err := tx.Query(ctx, b.sql.readResources, b.stack)
 	if err != nil {
@@ -267,18 +275,33 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 		if r.Name != name {
 			return nil, b.corrupt(fmt.Sprintf("resource %q", name), fmt.Errorf("its row holds resource %q", r.Name))
 		}
-		if err := checkLevels(&r); err != nil {
-			return nil, fmt.Errorf("load state %s: %w: %v; restore a backup (bulwark state restore) or fix the row in %s.resources", b.loc, state.ErrCorrupt, err, b.schema)
-		}
-		if err := openResource(&r, b.opts.Sealing); err != nil {
-			return nil, b.wrap("load state", err)
+		if err := state.CheckResourceLevel(b.where("resources"), &r); err != nil {
+			return nil, err
 		}
 		st.Resources[name] = &r
 	}
 	if err := rows.Err(); err != nil {
 		return nil, b.wrap("load state", err)
 	}
+	if _, err := state.OpenState(st, b.opts.Sealing); err != nil {
+		return nil, b.wrap("load state", err)
+	}
 	return st, nil
+}
+
+// where names a table of the stack for messages.
+func (b *Backend) where(table string) string {
+	return fmt.Sprintf("%s (table %s.%s, stack %s)", b.loc, b.schema, table, b.stack)
+}
+
+// lastLineage is the lineage of the journal's newest record that has one.
+func (b *Backend) lastLineage(ctx context.Context, q querier) (string, error) {
+	var last string
+	err := q.QueryRow(ctx, b.sql.lastLineage, b.stack).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return last, err
 }
 
 func (b *Backend) corrupt(what string, err error) error {
@@ -326,7 +349,7 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 			if lineage == "" {
 				lineage = r.Lineage
 			} else if r.Lineage != lineage {
-				return nil, nil, fmt.Errorf("journal of stack %s at %s: record %d belongs to lineage %s, not the stack's %s: %w", b.stack, b.loc, seq, r.Lineage, lineage, storage.ErrLineage)
+				return nil, nil, &storage.LineageError{What: "journal", Location: fmt.Sprintf("%s seq %d", b.where("journal"), seq), Want: lineage, Found: r.Lineage}
 			}
 		}
 		recs = append(recs, r)
@@ -395,31 +418,25 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 		return nil, fmt.Errorf("backup %s of stack %s at %s: %w: %v", name, b.stack, b.loc, state.ErrCorrupt, err)
 	}
 	if st.Stack != b.stack {
-		return nil, fmt.Errorf("backup %s at %s holds stack %q, not %q: %w", name, b.loc, st.Stack, b.stack, storage.ErrLineage)
+		return nil, &storage.LineageError{What: "backup", Location: b.where("backups") + " " + name, Want: "of stack " + b.stack, Found: "of stack " + st.Stack}
 	}
 	row, err := b.readStack(ctx, b.pool, false)
 	if err != nil {
 		return nil, b.wrap("read backup "+name, err)
 	}
 	if row.lineage != "" && st.Lineage != "" && st.Lineage != row.lineage {
-		return nil, fmt.Errorf("backup %s of stack %s at %s belongs to lineage %s, not the stack's %s: %w", name, b.stack, b.loc, st.Lineage, row.lineage, storage.ErrLineage)
+		return nil, &storage.LineageError{What: "backup", Location: b.where("backups") + " " + name, Want: row.lineage, Found: st.Lineage}
 	}
 	if st.Resources == nil {
 		st.Resources = map[string]*state.Resource{}
 	}
 	for _, n := range st.Names() {
-		r := st.Resources[n]
-		if err := checkLevels(r); err != nil {
-			return nil, fmt.Errorf("backup %s at %s: %w: %v", name, b.loc, state.ErrCorrupt, err)
-		}
-		if err := openResource(r, b.opts.Sealing); err != nil {
-			return nil, b.wrap("backup "+name, err)
+		if err := state.CheckResourceLevel(b.where("backups")+" backup "+name, st.Resources[n]); err != nil {
+			return nil, err
 		}
 	}
-	for i := range st.Revisions {
-		if st.Revisions[i].Spec, err = openText(st.Revisions[i].Spec, b.opts.Sealing); err != nil {
-			return nil, b.wrap("backup "+name, err)
-		}
+	if _, err := state.OpenState(&st, b.opts.Sealing); err != nil {
+		return nil, b.wrap("backup "+name, err)
 	}
 	return &st, nil
 }

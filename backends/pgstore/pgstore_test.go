@@ -480,7 +480,7 @@ func TestCutConnectionLosesLock(t *testing.T) {
 	}
 	st, _ := b.Load(ctx)
 	recs, _, _ := b.Journal(ctx)
-	if st.Serial != 1 || len(st.Resources) != 0 || len(recs) != 1 {
+	if st.Serial != 0 || len(st.Resources) != 0 || len(recs) != 1 {
 		t.Fatalf("written after the loss: serial %d, %d resources, %d records", st.Serial, len(st.Resources), len(recs))
 	}
 	// And the lock is free for another, once the server has ended the

@@ -11,85 +11,44 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// The rows hold sensitive values sealed, as the file backend's state.json
-// does: each resource's Sensitive attributes (in its config, attributes and
-// prior), every revision's spec text and its sensitive variables. What a
-// caller passes and gets back is in clear. Without a Sealer, values are
-// written as they are held (sealed ones stay sealed), as core/state does.
-
-// valueMaps are the maps of a resource that hold attribute values.
-func valueMaps(r *state.Resource) []map[string]any {
-	out := []map[string]any{r.Config, r.Attributes}
-	if r.Prior != nil {
-		out = append(out, r.Prior.Config, r.Prior.Attributes)
-	}
-	return out
-}
+// The rows hold sensitive values sealed, as the file backend's files do,
+// through core/state's sealing (SealResource, SealState, OpenState): each
+// resource's Sensitive attributes and private data, sensitive outputs, and
+// every revision's spec text and sensitive variables. What a caller passes
+// and gets back is in clear. Without a Sealer, values are written as they
+// are held (sealed ones stay sealed).
 
 // sealedResource returns r's row body: r as JSON with its sensitive values
 // sealed. r is not changed.
 func sealedResource(r *state.Resource, sl state.Sealing) ([]byte, error) {
-	if sl.Sealer == nil || len(r.Sensitive) == 0 {
-		return json.Marshal(r)
+	sr, err := state.SealResource(r, sl)
+	if err != nil {
+		return nil, err
 	}
-	c := *r
-	c.Config, c.Attributes = maps.Clone(r.Config), maps.Clone(r.Attributes)
-	if r.Prior != nil {
-		p := *r.Prior
-		p.Config, p.Attributes = maps.Clone(r.Prior.Config), maps.Clone(r.Prior.Attributes)
-		c.Prior = &p
-	}
-	for _, m := range valueMaps(&c) {
-		for _, k := range c.Sensitive {
-			v, ok := m[k]
-			if !ok {
-				continue
-			}
-			if s, isStr := v.(string); isStr && secrets.IsSealed(s) {
-				continue // sealed already (loaded without a key)
-			}
-			sealed, err := sl.Sealer.SealValue(v)
-			if err != nil {
-				return nil, fmt.Errorf("resource %s, attribute %s: %w", r.Name, k, err)
-			}
-			if sl.Reveal != nil {
-				sl.Reveal(v)
-			}
-			m[k] = sealed
-		}
-	}
-	return json.Marshal(&c)
+	return json.Marshal(sr)
 }
 
-// openResource opens r's sealed values in place. Without a Sealer they stay
-// sealed.
-func openResource(r *state.Resource, sl state.Sealing) error {
-	for _, m := range valueMaps(r) {
-		for _, k := range r.Sensitive {
-			v, ok := m[k]
-			if !ok {
-				continue
-			}
-			s, isStr := v.(string)
-			if isStr && secrets.IsSealed(s) {
-				if sl.Sealer == nil {
-					continue
-				}
-				var err error
-				if v, err = sl.Sealer.OpenValue(s); err != nil {
-					return fmt.Errorf("resource %s, attribute %s: %w", r.Name, k, err)
-				}
-				m[k] = v
-			}
-			if sl.Reveal != nil {
-				sl.Reveal(v)
-			}
-		}
+// metaState is the part of a state a Meta is.
+func metaState(m *storage.Meta) *state.State {
+	st := &state.State{Forgotten: m.Forgotten, Interventions: m.Interventions, Revisions: slices.Clone(m.Revisions),
+		Current: m.Current, Staged: m.Staged, Outputs: m.Outputs}
+	for i := range st.Revisions {
+		st.Revisions[i].Spec = "" // the bodies are PutRevision's
 	}
-	return nil
+	return st
 }
 
-// sealText seals a text (a spec) that may hold provider tokens.
+// sealedMeta returns the stacks row's meta: m as JSON with its sensitive
+// values (outputs) sealed. The lineage has a column of its own.
+func sealedMeta(m *storage.Meta, sl state.Sealing) ([]byte, error) {
+	st, err := state.SealState(metaState(m), sl)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(&storage.Meta{Forgotten: st.Forgotten, Interventions: st.Interventions, Revisions: st.Revisions,
+		Current: st.Current, Staged: st.Staged, Outputs: st.Outputs})
+}
+
 func sealText(s string, sl state.Sealing) (string, error) {
 	if s == "" || sl.Sealer == nil || secrets.IsSealed(s) {
 		return s, nil
@@ -112,33 +71,8 @@ func openText(s string, sl state.Sealing) (string, error) {
 	return text, nil
 }
 
-// sealedMeta returns the stacks row's meta: m as JSON with any revision
-// spec in it sealed (the interface leaves them empty; one that is not is
-// still never stored in clear).
-func sealedMeta(m *storage.Meta, sl state.Sealing) ([]byte, error) {
-	c := *m
-	c.Lineage = "" // a column of its own
-	c.Revisions = slices.Clone(m.Revisions)
-	for i := range c.Revisions {
-		var err error
-		if c.Revisions[i].Spec, err = sealText(c.Revisions[i].Spec, sl); err != nil {
-			return nil, fmt.Errorf("revision %d's spec: %w", c.Revisions[i].N, err)
-		}
-	}
-	return json.Marshal(&c)
-}
-
-func openMeta(m *storage.Meta, sl state.Sealing) error {
-	for i := range m.Revisions {
-		var err error
-		if m.Revisions[i].Spec, err = openText(m.Revisions[i].Spec, sl); err != nil {
-			return fmt.Errorf("revision %d's spec: %w", m.Revisions[i].N, err)
-		}
-	}
-	return nil
-}
-
-// sealedRevision returns a revisions row's body.
+// sealedRevision returns a revisions row's body: the spec and the sensitive
+// variables sealed.
 func sealedRevision(b storage.RevisionBody, sl state.Sealing) ([]byte, error) {
 	spec, err := sealText(b.Spec, sl)
 	if err != nil {
@@ -185,22 +119,6 @@ func openRevision(b *storage.RevisionBody, sl state.Sealing) error {
 		if sl.Reveal != nil {
 			sl.Reveal(v)
 		}
-	}
-	return nil
-}
-
-// knownLevel: a recorded protection level bulwark knows. An unknown one is
-// never guessed at (a wrong guess could let a delete through).
-func knownLevel(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
-
-// checkLevels refuses a resource whose recorded protection level (or its
-// prior's, when it records one) is not a known one.
-func checkLevels(r *state.Resource) error {
-	if !knownLevel(r.Protection) {
-		return fmt.Errorf("resource %q records protection %q, which is not ephemeral, durable or protected: bulwark will not guess its level (a wrong guess could delete it)", r.Name, r.Protection)
-	}
-	if r.Prior != nil && r.Prior.Protection != "" && !knownLevel(r.Prior.Protection) {
-		return fmt.Errorf("resource %q (its prior configuration) records protection %q, which is not ephemeral, durable or protected: bulwark will not guess its level", r.Name, r.Prior.Protection)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,8 +61,10 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		return nil, b.wrap("lock", err)
 	}
 	if !got {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, b.locked(ctx)
+		if got, err = b.retryLock(ctx, conn); !got {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
 	}
 	w, err := b.takeOver(ctx, conn, h)
 	if err != nil {
@@ -72,30 +75,49 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	return w, nil
 }
 
-// locked is the error for a lock another session holds, naming the holder
-// once its row is there.
-func (b *Backend) locked(ctx context.Context) error {
+// retryLock, the lock found held, tries again for a short while when its
+// holder is known dead (a process of this host that is gone: the server
+// ends its session within milliseconds, but a Lock right after a kill -9
+// can come first) or has not written its row yet; otherwise it returns the
+// LockedError naming the holder at once.
+func (b *Backend) retryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	host, _ := os.Hostname()
 	deadline := time.Now().Add(lockWait)
 	for {
 		h, err := b.holder(ctx, b.pool)
-		switch {
-		case err != nil:
-			return &storage.LockedError{Location: b.loc}
-		case h == nil:
-			// Released meanwhile: still a lost race, but say so plainly.
-			return &storage.LockedError{Location: b.loc}
-		case h.PID != 0 || time.Now().After(deadline):
-			if h.PID == 0 {
+		if err != nil {
+			return false, &storage.LockedError{Location: b.loc}
+		}
+		dying := h != nil && h.PID != 0 && h.Host == host && !alive(h.PID)
+		unnamed := h != nil && h.PID == 0
+		if h != nil && !dying && !unnamed {
+			return false, &storage.LockedError{Location: b.loc, Holder: h}
+		}
+		if time.Now().After(deadline) {
+			if unnamed {
 				h = nil
 			}
-			return &storage.LockedError{Location: b.loc, Holder: h}
+			return false, &storage.LockedError{Location: b.loc, Holder: h}
 		}
 		select {
 		case <-ctx.Done():
-			return &storage.LockedError{Location: b.loc}
-		case <-time.After(20 * time.Millisecond):
+			return false, &storage.LockedError{Location: b.loc, Holder: h}
+		case <-time.After(10 * time.Millisecond):
+		}
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, b.key).Scan(&got); err != nil {
+			return false, b.wrap("lock", err)
+		}
+		if got {
+			return true, nil
 		}
 	}
+}
+
+// alive reports whether process pid of this host runs.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // takeOver, the advisory lock held, bumps the lock epoch (fencing off any
@@ -117,15 +139,21 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	if row.movedTo != nil {
 		return nil, b.movedError(*row.movedTo)
 	}
-	if row.lineage != "" {
-		var last string
-		err := tx.QueryRow(ctx, b.sql.lastLineage, b.stack).Scan(&last)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, b.wrap("lock", err)
-		}
-		if last != "" && last != row.lineage {
-			return nil, fmt.Errorf("stack %s at %s: its journal's records belong to lineage %s, its state to %s: %w", b.stack, b.loc, last, row.lineage, storage.ErrLineage)
-		}
+	last, err := b.lastLineage(ctx, tx)
+	if err != nil {
+		return nil, b.wrap("lock", err)
+	}
+	if row.lineage != "" && last != "" && last != row.lineage {
+		return nil, &storage.LineageError{What: "state", Location: b.where("stacks"), Want: last, Found: row.lineage}
+	}
+	// The stack's lineage: the state's, else its journal's, else a new one
+	// (stored with the first commit).
+	lineage, persisted := row.lineage, row.lineage != ""
+	if lineage == "" {
+		lineage = last
+	}
+	if lineage == "" {
+		lineage = ulid.Make().String()
 	}
 	// Any holder row found now is stale: its connection no longer holds the
 	// lock, since this one does.
@@ -155,7 +183,7 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	wctx, cancel := context.WithCancel(context.Background())
 	return &writer{
 		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, stale: stale,
-		serial: row.serial, jseq: row.jseq, lineage: row.lineage,
+		serial: row.serial, jseq: row.jseq, lineage: lineage, persisted: persisted,
 		lost: make(chan struct{}), watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
 	}, nil
 }
@@ -175,14 +203,17 @@ type writer struct {
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 
-	mu       sync.Mutex // guards what follows
-	serial   int64      // the stack's serial as of the last commit
-	jseq     int64      // the journal's last seq
-	lineage  string
-	queue    []*pending
-	flushing bool
-	released bool
-	broken   error // a commit whose outcome could not be learnt
+	mu      sync.Mutex // guards what follows
+	serial  int64      // the stack's serial as of the last commit
+	jseq    int64      // the journal's last seq
+	lineage string
+	// persisted: the stacks row holds lineage (else it was minted or taken
+	// from the journal by Lock, and a first Meta may still name another).
+	persisted bool
+	queue     []*pending
+	flushing  bool
+	released  bool
+	broken    error // a commit whose outcome could not be learnt
 }
 
 var _ storage.Writer = (*writer)(nil)
@@ -366,6 +397,7 @@ type group struct {
 func (w *writer) prepare(commits []*pending) *group {
 	w.mu.Lock()
 	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
+	persisted := w.persisted
 	w.mu.Unlock()
 	sl := w.b.opts.Sealing
 	for _, p := range commits {
@@ -373,7 +405,7 @@ func (w *writer) prepare(commits []*pending) *group {
 		lineage := g.lineage
 		var meta []byte
 		if m := ch.Meta; m != nil {
-			if m.Lineage != "" && lineage != "" && m.Lineage != lineage {
+			if m.Lineage != "" && persisted && m.Lineage != lineage {
 				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
 				continue
 			}
@@ -389,7 +421,11 @@ func (w *writer) prepare(commits []*pending) *group {
 		puts := make(map[string][]byte, len(ch.Put))
 		var err error
 		for _, r := range ch.Put {
-			if err = checkLevels(r); err != nil {
+			if r == nil || r.Name == "" {
+				err = errors.New("a resource put has no name")
+				break
+			}
+			if err = state.CheckResourceLevel(w.b.where("resources"), r); err != nil {
 				break
 			}
 			if puts[r.Name], err = sealedResource(r, sl); err != nil {
@@ -401,7 +437,9 @@ func (w *writer) prepare(commits []*pending) *group {
 			continue
 		}
 		var bodies [][]byte
-		for _, r := range p.c.Records {
+		for i := range p.c.Records {
+			// Stamped in place: the caller learns the ids.
+			r := &p.c.Records[i]
 			if r.ID == "" {
 				r.ID = ulid.Make().String()
 			}
@@ -442,7 +480,9 @@ func (w *writer) prepare(commits []*pending) *group {
 			g.meta = meta
 		}
 		g.lineage = lineage
-		g.serial++
+		if !ch.Empty() {
+			g.serial++ // records alone change no state
+		}
 		p.serial = g.serial
 		g.commits = append(g.commits, p)
 	}
@@ -538,7 +578,7 @@ func (w *writer) write(ctx context.Context, g *group) error {
 		}
 	}
 	w.mu.Lock()
-	w.serial, w.jseq, w.lineage = g.serial, g.jseq, g.lineage
+	w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
 	w.mu.Unlock()
 	return nil
 }
@@ -596,6 +636,7 @@ type backupDoc struct {
 	Revisions     []state.Revision           `json:"revisions,omitempty"`
 	Current       int                        `json:"current,omitempty"`
 	Staged        int                        `json:"staged,omitempty"`
+	Outputs       map[string]state.Output    `json:"outputs,omitempty"`
 }
 
 // PutBackup copies the state as of now into a backup row, and prunes the
@@ -620,7 +661,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 			if err := json.Unmarshal(row.meta, &m); err != nil {
 				return fmt.Errorf("%w: the stack's metadata does not parse (%v)", state.ErrCorrupt, err)
 			}
-			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged
+			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
 		}
 		rows, err := tx.Query(ctx, w.b.sql.readResources, w.b.stack)
 		if err != nil {
