@@ -151,6 +151,16 @@ type Importer interface {
 	Import(ctx context.Context, req *ImportRequest) (*ImportResponse, error)
 }
 
+// Closer is an optional interface: Serve calls Close once the host has
+// disconnected (the host ends every plugin process that way when a command
+// ends), for what is best done once before the process exits, such as
+// folding a log of changes into one file. A host that dies (kill -9) takes
+// its plugins with it and Close is never called: nothing that must be
+// durable may wait for it.
+type Closer interface {
+	Close() error
+}
+
 // ImportRequest asks for the resource of type Type with id ID, which the
 // host will record under Name.
 type ImportRequest struct {

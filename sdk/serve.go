@@ -21,7 +21,8 @@ func WithLogger(l hclog.Logger) ServeOption {
 }
 
 // Serve serves p as a bulwark provider plugin and returns when the host
-// disconnects. Call it from main; it must be started by the bulwark host.
+// disconnects, after calling p's Close when p is a Closer. Call it from
+// main; it must be started by the bulwark host.
 func Serve(p Provider, opts ...ServeOption) {
 	cfg := serveConfig{logger: hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Info, JSONFormat: true})}
 	for _, o := range opts {
@@ -33,4 +34,9 @@ func Serve(p Provider, opts ...ServeOption) {
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           cfg.logger,
 	})
+	if c, ok := p.(Closer); ok {
+		if err := c.Close(); err != nil {
+			cfg.logger.Error("closing the provider", "error", err)
+		}
+	}
 }

@@ -369,22 +369,48 @@ type worldRes struct {
 	Dir  string `json:"-"`
 }
 
-// mockWorld reads STATE/STACK/providers/mock/world.json (missing: empty).
+// mockWorld reads STATE/STACK/providers/mock/world.json (missing: empty)
+// and applies the changes its log (world.log) holds since: what a process
+// killed mid-run leaves (see the mock's LogFile).
 func (e *crashEnv) mockWorld() []worldRes {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "providers", "mock", "world.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	dir := filepath.Join(e.stateDir, e.stack, "providers", "mock")
+	b, err := os.ReadFile(filepath.Join(dir, "world.json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.t.Fatal(err)
 	}
 	var w struct {
 		Version   int        `json:"version"`
 		Resources []worldRes `json:"resources"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		e.t.Fatalf("world.json: %v\n%s", err, b)
+	if err == nil {
+		if err := json.Unmarshal(b, &w); err != nil {
+			e.t.Fatalf("world.json: %v\n%s", err, b)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "world.log"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.t.Fatal(err)
+	}
+	for len(log) > 0 {
+		i := bytes.IndexByte(log, '\n')
+		if i < 0 {
+			break // a torn last line: never acknowledged
+		}
+		var rec struct {
+			Put    *worldRes `json:"put"`
+			Delete string    `json:"delete"`
+		}
+		if err := json.Unmarshal(log[:i], &rec); err != nil {
+			e.t.Fatalf("world.log: %v\n%s", err, log[:i])
+		}
+		log = log[i+1:]
+		w.Resources = slices.DeleteFunc(w.Resources, func(r worldRes) bool {
+			return rec.Delete != "" && r.ID == rec.Delete || rec.Put != nil && r.ID == rec.Put.ID
+		})
+		if rec.Put != nil {
+			w.Resources = append(w.Resources, *rec.Put)
+		}
 	}
 	return w.Resources
 }

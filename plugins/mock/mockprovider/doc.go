@@ -28,12 +28,27 @@
 // is one a test writes into it with an empty idempotency_key, e.g.
 // {"id": "oob-1", "type": "network", "name": "net", "idempotency_key": "",
 // "attributes": {}}: Read reports no key for it, and a Create of its type
-// and name is a conflict saying bulwark did not make it. It is re-read at the start of
-// every call and rewritten atomically (temporary file in the same folder,
-// fsync, rename, fsync the folder; mode 0600) after every change. A mutex
-// serialises the calls of one process, and every change holds an exclusive
-// flock on the world folder (taken on the folder itself, so it writes
-// nothing), so processes sharing a world never lose each other's changes.
+// and name is a conflict saying bulwark did not make it (write it while no
+// command runs: a running provider keeps the world in memory, but notices a
+// new world.json at its next call).
+//
+// The provider process keeps the world in memory, indexed, so a call costs
+// the same whatever the world's size. A change is appended to LogFile
+// (world.log, one JSON line per resource put or deleted or counter set,
+// mode 0600) and fsynced before the call returns; concurrent changes share
+// one fsync. The world is world.json with world.log's lines applied; when
+// the provider process ends normally (the host ends it after every
+// command), and whenever the log holds as many lines as the world has
+// resources, world.json is rewritten atomically (temporary file in the same
+// folder, fsync, rename, fsync the folder; mode 0600) and the log removed.
+// So a process killed mid-run (kill -9, crash_create) leaves its changes in
+// world.log, and the next one reads them; a torn last line (an append the
+// kill cut, never acknowledged) is dropped. At every call the provider
+// stats both files and reads what another process added (or a new
+// world.json); a mutex serialises the calls of one process, and every change
+// holds an exclusive flock on the world folder (taken on the folder itself,
+// so it writes nothing), so processes sharing a world never lose each
+// other's changes.
 // The fail_delete counters of a shared world are shared too.
 //
 // # Guarantees

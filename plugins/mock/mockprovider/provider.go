@@ -43,10 +43,12 @@ func New(opts ...Option) sdk.Provider {
 	return p
 }
 
-// provider is the mock. mu guards the config and every read-modify-write of
-// the world file, so concurrent calls from the host's goroutines see one
-// world; the latency sleep happens outside it. A flock on the world folder
-// (see lockWorld) does the same between processes sharing a world.
+// provider is the mock. mu guards the config and the world in memory, so
+// concurrent calls from the host's goroutines see one world; the latency
+// sleep, and the fsync that makes a change durable, happen outside it. A
+// flock on the world folder (see lockWorld) serialises the changes of
+// processes sharing a world; see worldStore for how each keeps its copy in
+// memory up to date.
 type provider struct {
 	exit func(code int)
 	now  func() time.Time
@@ -56,9 +58,13 @@ type provider struct {
 	readOnly   bool   // the host will only read: write nothing anywhere
 	dir        string // the folder the world lives in
 	faults     faults
+	store      *worldStore
 }
 
-var _ sdk.Provider = (*provider)(nil)
+var (
+	_ sdk.Provider = (*provider)(nil)
+	_ sdk.Closer   = (*provider)(nil)
+)
 
 // wait sleeps for the configured latency, or until ctx is done.
 func (p *provider) wait(ctx context.Context) error {
@@ -77,40 +83,68 @@ func (p *provider) wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// world loads the world; p.mu must be held.
+// world returns the world, up to date; p.mu must be held.
 func (p *provider) world() (*world, error) {
 	if !p.configured {
 		return nil, errNotConfigured()
 	}
-	return loadWorld(p.dir)
+	if err := p.store.refresh(); err != nil {
+		return nil, err
+	}
+	return p.store.w, nil
 }
 
-// change runs fn on the world under the world folder's lock and saves the
-// world when fn reports a change (even when fn also returns an error); p.mu
-// must be held.
-func (p *provider) change(fn func(w *world) (changed bool, err error)) error {
+// change runs fn on the world, up to date, under p.mu and the world
+// folder's lock, and makes what fn changed durable (even when fn also
+// returns an error) before it returns. fn records its changes through the
+// world's methods (put, remove, the counters).
+func (p *provider) change(fn func(w *world) error) error {
+	p.mu.Lock()
+	mine, err := p.changeLocked(fn)
+	p.mu.Unlock()
+	if serr := p.store.syncTo(mine, p.mu.Lock, p.mu.Unlock); serr != nil {
+		return serr
+	}
+	return err
+}
+
+func (p *provider) changeLocked(fn func(w *world) error) (int64, error) {
 	if !p.configured {
-		return errNotConfigured()
+		return 0, errNotConfigured()
 	}
 	if p.readOnly {
-		return sdk.Errorf("the mock provider was configured read-only: it changes nothing")
+		return 0, sdk.Errorf("the mock provider was configured read-only: it changes nothing")
+	}
+	unlock, err := lockWorld(p.dir)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	if err := p.store.refresh(); err != nil {
+		return 0, err
+	}
+	err = fn(p.store.w)
+	mine, cerr := p.store.commit()
+	if cerr != nil {
+		return 0, cerr
+	}
+	return mine, err
+}
+
+// Close folds the changes this process logged into WorldFile (see
+// LogFile). sdk.Serve calls it when the host disconnects.
+func (p *provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.configured || p.readOnly || p.store == nil {
+		return nil
 	}
 	unlock, err := lockWorld(p.dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	w, err := loadWorld(p.dir)
-	if err != nil {
-		return err
-	}
-	changed, err := fn(w)
-	if changed {
-		if serr := w.save(p.dir); serr != nil {
-			return serr
-		}
-	}
-	return err
+	return p.store.close()
 }
 
 func errDeleteWithoutID(req *sdk.DeleteRequest) error {
@@ -151,12 +185,18 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 		return nil, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	if p.store == nil || p.store.dir != dir {
+		if p.store != nil && p.store.logf != nil {
+			p.store.logf.Close()
+		}
+		p.store = &worldStore{dir: dir}
+	}
 	p.configured, p.readOnly, p.dir, p.faults = true, req.ReadOnly, dir, f
+	p.mu.Unlock()
 	if req.ReadOnly {
 		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
 	}
-	err = p.change(func(w *world) (bool, error) { return w.armFailDelete(f.failDelete), nil })
+	err = p.change(func(w *world) error { w.armFailDelete(f.failDelete); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +263,9 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	var r *resource
 	switch {
 	case req.ID != "":
-		r = w.byID(req.ID)
+		r = w.byIDOf(req.ID)
 	case req.IdempotencyKey != "":
-		r = w.byKey(req.IdempotencyKey)
+		r = w.byKeyOf(req.IdempotencyKey)
 	default:
 		r = w.byTypeName(req.Type, req.Name)
 	}
@@ -256,47 +296,47 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var (
-		made  *resource
+		resp  *sdk.CreateResponse
 		fresh bool // made by this call, not by an earlier one with the key
+		crash bool
 	)
-	err = p.change(func(w *world) (bool, error) {
-		if r := w.byKey(req.IdempotencyKey); r != nil {
+	err = p.change(func(w *world) error {
+		if r := w.byKeyOf(req.IdempotencyKey); r != nil {
 			if r.Type != req.Type || r.Name != req.Name {
-				return false, sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
+				return sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
 			}
-			made = r
-			return false, nil
+			resp = &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}
+			return nil
 		}
 		if p.faults.failsCreate(req.Name) {
-			return false, sdk.Errorf("injected failure: create %s", req.Name)
+			return sdk.Errorf("injected failure: create %s", req.Name)
 		}
 		if r := w.byTypeName(req.Type, req.Name); r != nil {
 			// Taken under another key (or none): a conflict, never claimed.
-			return false, sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
+			return sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
 		}
 		id, err := w.newID(req.Type, req.Name)
 		if err != nil {
-			return false, err
+			return err
 		}
 		cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
-		made = &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: cfg}
-		w.Resources = append(w.Resources, made)
-		fresh = true
-		return true, nil
+		made := &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: cfg}
+		w.put(made)
+		resp = &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}
+		fresh, crash = true, p.faults.crashesCreate(req.Name)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if fresh && p.faults.crashesCreate(req.Name) {
+	if fresh && crash {
 		// The resource is recorded: the host finds it by the key after the
 		// crash. Exit without replying.
 		p.exit(CrashExitCode)
 		return nil, sdk.Errorf("injected crash: create %s (the exit hook returned)", req.Name)
 	}
-	return &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}, nil
+	return resp, nil
 }
 
 // Update changes a resource's in-place attributes; it keeps the id and
@@ -316,32 +356,27 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var (
-		resp = &sdk.UpdateResponse{}
-		r    *resource
-	)
-	err = p.change(func(w *world) (bool, error) {
-		r = w.byTypeName(req.Type, req.Name)
+	resp := &sdk.UpdateResponse{}
+	err = p.change(func(w *world) error {
+		r := w.byTypeName(req.Type, req.Name)
 		if req.ID != "" {
-			r = w.byID(req.ID)
+			r = w.byIDOf(req.ID)
 		}
 		if r == nil || r.Type != req.Type {
-			return false, sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
+			return sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
 		}
 		if resp.Diagnostics = checkForceNew(rt, r.Attributes, cfg); resp.Diagnostics.HasError() {
-			return false, nil
+			return nil
 		}
 		cfg[attrCreatedAt] = r.Attributes[attrCreatedAt]
-		r.Attributes = cfg
-		return true, nil
+		changed := *r
+		changed.Attributes = cfg
+		w.put(&changed)
+		resp.Attributes = changed.attributes()
+		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if !resp.Diagnostics.HasError() {
-		resp.Attributes = r.attributes()
 	}
 	return resp, nil
 }
@@ -360,18 +395,12 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	err := p.change(func(w *world) (bool, error) {
+	err := p.change(func(w *world) error {
 		if w.consumeFailDelete(req.Name) {
-			return true, sdk.Errorf("injected failure: delete %s", req.Name)
+			return sdk.Errorf("injected failure: delete %s", req.Name)
 		}
-		r := w.byID(req.ID)
-		if r == nil {
-			return false, nil
-		}
-		w.remove(r.ID)
-		return true, nil
+		w.remove(req.ID)
+		return nil
 	})
 	if err != nil {
 		return nil, err

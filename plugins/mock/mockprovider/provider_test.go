@@ -36,6 +36,14 @@ func configured(t *testing.T, dir string, cfg sdk.Attributes, opts ...mockprovid
 	return p
 }
 
+// closeProvider ends p as sdk.Serve does when the host disconnects.
+func closeProvider(t *testing.T, p sdk.Provider) {
+	t.Helper()
+	if err := p.(sdk.Closer).Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 func create(t *testing.T, p sdk.Provider, typ, name, key string, cfg sdk.Attributes) *sdk.CreateResponse {
 	t.Helper()
 	resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: typ, Name: name, Config: cfg, IdempotencyKey: key})
@@ -186,12 +194,31 @@ func TestCreateThenRead(t *testing.T) {
 			}
 		})
 	}
-	// A second instance on the same data folder (the next run) sees them.
+	// A second instance on the same data folder (the next run) sees them,
+	// from the log while the first has not ended, and from the world file
+	// once it has.
 	p2 := configured(t, dir, nil)
 	if rr := read(t, p2, &sdk.ReadRequest{Type: "compute", Name: "x"}); !rr.Exists {
 		t.Error("a fresh instance does not see the world")
 	}
-	fi, err := os.Stat(filepath.Join(dir, mockprovider.WorldFile))
+	fi, err := os.Stat(filepath.Join(dir, mockprovider.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("log file mode = %v, want 0600", fi.Mode().Perm())
+	}
+	closeProvider(t, p)
+	if _, err := os.Stat(filepath.Join(dir, mockprovider.LogFile)); !os.IsNotExist(err) {
+		t.Errorf("the log outlived Close: %v", err)
+	}
+	if rr := read(t, configured(t, dir, nil), &sdk.ReadRequest{Type: "compute", Name: "x"}); !rr.Exists {
+		t.Error("after Close a fresh instance does not see the world")
+	}
+	if rr := read(t, p2, &sdk.ReadRequest{Type: "network", Name: "x"}); !rr.Exists {
+		t.Error("after the other's Close an instance does not see the world")
+	}
+	fi, err = os.Stat(filepath.Join(dir, mockprovider.WorldFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,6 +493,7 @@ func TestCreateConflict(t *testing.T) {
 	}
 
 	// A resource with no key at all (made out of band) conflicts too.
+	closeProvider(t, alpha)
 	b, err := os.ReadFile(filepath.Join(world, mockprovider.WorldFile))
 	if err != nil {
 		t.Fatal(err)
@@ -595,6 +623,7 @@ func TestSharedWorld(t *testing.T) {
 	if read(t, a, &sdk.ReadRequest{ID: cr.ID}).Exists {
 		t.Fatal("deleted through one provider, still there for the other")
 	}
+	closeProvider(t, a)
 	if fi, err := os.Stat(filepath.Join(world, mockprovider.WorldFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("world file: %v %v", fi, err)
 	}
