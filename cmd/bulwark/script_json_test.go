@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,9 +12,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// updateGolden: go test -run 'TestScripts/json_' -update rewrites the
+// golden files of the scripts that run (review the diff: it is the
+// contract docs/json.md documents).
+var updateGolden = flag.Bool("update", false, "rewrite the golden files the scripts compare with")
+
 // Masks for json-mask: what differs between two runs of the same script.
 var (
-	maskULID     = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	maskULID     = regexp.MustCompile(`[0-9A-HJKMNP-TV-Z]{26}`)
 	maskTime     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
 	maskDuration = regexp.MustCompile(`"duration_ms": ?\d+`)
 	maskMockID   = regexp.MustCompile(`(mock-[a-z0-9_]+-[^"\s:]*?-)[0-9a-f]{8}\b`)
@@ -42,7 +48,12 @@ func cmdJSONMask(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	s := strings.ReplaceAll(string(b), ts.Getenv("WORK"), "$WORK")
+	s := string(b)
+	for _, v := range []string{"WORK", "BULWARK_PLUGIN_DIR", "TEST_PLUGIN_DIR"} {
+		if dir := ts.Getenv(v); dir != "" {
+			s = strings.ReplaceAll(s, dir, "$"+v)
+		}
+	}
 	seen := map[string]string{}
 	s = maskULID.ReplaceAllStringFunc(s, func(u string) string {
 		if _, ok := seen[u]; !ok {

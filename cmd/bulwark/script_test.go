@@ -87,6 +87,9 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireUniqueNames:  true,
 		RequireExplicitExec: true,
+		// go test -run TestScripts/NAME -update rewrites the golden files
+		// a failing cmp compares with, in the script's archive.
+		UpdateScripts: *updateGolden,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("BULWARK_PLUGIN_DIR", dir)
 			env.Setenv("EXAMPLES", examples)

@@ -5,8 +5,9 @@
 //
 // action is what the step does or would do (create, update, delete, verify,
 // preserve, refuse); status is ok, failed or skipped (Check found it already
-// done); error is present when it failed. Each operation also writes one line
-// (an Operation, "kind":"operation") when it starts and one when it ends:
+// done); error is present when it failed; undo is true on a rollback's steps.
+// Each operation also writes one line (an Operation, "kind":"operation") when
+// it starts and one when it ends:
 //
 //	{"ts":"…","op":"op_…","kind":"operation","format_version":"1.0","type":"apply","status":"running","exit":null,"summary":null,"duration_ms":0}
 //
@@ -32,6 +33,9 @@ type Event struct {
 	Status     string    `json:"status"`
 	DurationMS int64     `json:"duration_ms"`
 	Error      string    `json:"error,omitempty"`
+	// Undo is set on a rollback's steps (a compensation), which otherwise
+	// read like the operation's own.
+	Undo bool `json:"undo,omitempty"`
 }
 
 // FormatVersion is the version of the event lines' shape, carried by the

@@ -128,7 +128,7 @@ func (p *progress) clearLine() {
 
 func (p *progress) Observe(e engine.Event) {
 	if e.Resource != "" && e.Status != "started" {
-		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds()}
+		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds(), Undo: e.Undo}
 		if e.Err != nil {
 			ev.Error = p.red.Redact(engine.OneLine(e.Err.Error()))
 		}
