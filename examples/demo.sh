@@ -22,8 +22,8 @@ echo
 bold "Act 1. The apply fails at compute (step 4 of 5)."
 echo "Rollback runs in reverse dependency order: it deletes the network it just"
 echo "created, but preserves the durable bucket and the protected table."
-echo "\$ bulwark apply examples/stack.yaml --provider $provider --simulate-failure compute"
-bw apply examples/stack.yaml --provider "$provider" --simulate-failure compute; code=$?
+echo "\$ bulwark apply --yes examples/stack.yaml --provider $provider --simulate-failure compute"
+bw apply --yes examples/stack.yaml --provider "$provider" --simulate-failure compute; code=$?
 expect 11 "compensated: the apply was rolled back, data kept"
 echo
 bw status examples/stack.yaml
@@ -31,11 +31,11 @@ echo
 
 bold "Act 2. The re-apply converges."
 echo "The bucket and the table already exist and are skipped; only what is missing is created."
-echo "\$ bulwark apply examples/stack.yaml --provider $provider"
-bw apply examples/stack.yaml --provider "$provider"; code=$?
+echo "\$ bulwark apply --yes examples/stack.yaml --provider $provider"
+bw apply --yes examples/stack.yaml --provider "$provider"; code=$?
 expect 0 "reality matches the spec"
 echo "Once more, to show a re-run is a no-op:"
-bw apply examples/stack.yaml --provider "$provider"; code=$?
+bw apply --yes examples/stack.yaml --provider "$provider"; code=$?
 expect 0 "nothing to do"
 echo
 

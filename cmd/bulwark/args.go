@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/term"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/events"
@@ -50,7 +49,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
 	}
-	if isTerminal(c.stdout) {
+	if c.terminal(c.stdout) {
 		// A person is watching: live progress, and colours unless NO_COLOR
 		// (https://no-color.org) is set to anything.
 		opts.Live = true
@@ -72,7 +71,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		opts.Events = events.NewWriter(f, nil)
 		c.eventsTo = f
 		closeFn = func() { f.Close() }
-	} else if !isTerminal(c.stderr) {
+	} else if !c.terminal(c.stderr) {
 		// A machine reads stderr (CI, a pipe, a file). On a terminal a
 		// person reads it, beside the progress on stdout: JSON lines there
 		// would only break up the live line, so they go nowhere unless
@@ -97,12 +96,6 @@ func (c *cli) streamEvents(opts *stack.Options) {
 	}
 	opts.Events = events.NewWriter(w, nil)
 	opts.Out, opts.Live, opts.Color = io.Discard, false, false
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // secretsSource says where the key comes from: $BULWARK_SECRETS_KEY, else

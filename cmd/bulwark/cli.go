@@ -45,6 +45,10 @@ type cli struct {
 	graceful atomic.Bool
 	varIn    varInputs    // --var, --var-file
 	specPath atomic.Value // string: the spec of the command, for messages
+
+	// isTerminal, when set, decides which streams are terminals (tests);
+	// nil asks the kernel (see terminal).
+	isTerminal func(stream any) bool
 }
 
 // run is bulwark's whole life: parse flags, call core, map the outcome to
@@ -102,7 +106,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
 	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "keep the last `N` revisions of each stack in its state (older ones are pruned; the current one never is)")
 	root.PersistentFlags().IntVar(&c.keepOperations, "keep-operations", journal.DefaultKeepOperations, "keep every journal record of the last `N` operations (older finished ones are compacted to one line each)")
-	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
+	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.showCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
 		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd())
 	c.addVarFlags(root)
 	setExamples(root)

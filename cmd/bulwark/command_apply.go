@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -11,12 +12,22 @@ import (
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
 	var parallelism int
-	var dryRun, asJSON bool
+	var dryRun, asJSON, yes bool
 	cmd := &cobra.Command{
-		Use:   "apply SPEC",
-		Short: "Converge the stack to the spec; a failure rolls back under the protection ladder",
-		Args:  cobra.ExactArgs(1),
+		Use:   "apply SPEC|PLANFILE",
+		Short: "Converge the stack to the spec, or carry out a saved plan; a failure rolls back under the protection ladder",
+		Long: "Converge the stack to the spec; a failure rolls back under the protection ladder.\n" +
+			"On a terminal the plan is shown first and only 'yes' goes on (--yes does not ask).\n" +
+			"Given a plan saved by bulwark plan --out (told by its content, not its name), apply carries out\n" +
+			"exactly that plan, without asking, and refuses (exit 1) when anything it was made from changed.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isPlanFile(args[0]) {
+				if err := savedPlanFlags(cmd, args[0]); err != nil {
+					return err
+				}
+				return c.applyPlanFile(cmd.Context(), args[0], parallelism, asJSON)
+			}
 			sp, opts, done, err := c.load(args[0], provider)
 			if err != nil {
 				return err
@@ -38,6 +49,14 @@ func (c *cli) applyCmd() *cobra.Command {
 			}
 			opts.Parallelism, opts.SimulateFailure = parallelism, simulate
 			opts.Stop = c.mutating(args[0])
+			switch {
+			case !asJSON:
+				opts.Review = c.review("apply", yes)
+			case !yes && c.terminal(c.stdin):
+				// As Terraform's -json needs -auto-approve: stdout carries
+				// JSON alone, so there is no plan to show and no question.
+				return errors.New("apply --json on a terminal needs --yes (stdout carries only JSON: no plan is shown and nothing asks), or apply a plan saved with plan --out")
+			}
 			res, err := stack.Apply(cmd.Context(), sp, opts)
 			if err != nil {
 				return err
@@ -51,5 +70,6 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "work on at most `N` independent resources at once")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
+	yesFlags(cmd, &yes)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func (c *cli) planCmd() *cobra.Command {
-	var provider string
+	var provider, out string
 	var asJSON, detailed bool
 	cmd := &cobra.Command{
 		Use:   "plan SPEC",
@@ -23,12 +23,16 @@ func (c *cli) planCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if out != "" {
+				return c.savePlan(cmd.Context(), sp, opts, out, asJSON, detailed)
+			}
 			return c.plan(cmd.Context(), sp, opts, asJSON, detailed)
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
+	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE` (mode 0600, secrets sealed), for bulwark apply FILE to carry out exactly")
 	return cmd
 }
 
@@ -37,6 +41,13 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 	if err != nil {
 		return err
 	}
+	return c.renderPlan(pv, asJSON, detailed)
+}
+
+// renderPlan prints a plan (text or --json: plan, apply --dry-run and show
+// FILE print through it) and sets plan's exit code: the refusal's, or 2 for
+// changes with --detailed-exitcode.
+func (c *cli) renderPlan(pv *stack.Preview, asJSON, detailed bool) error {
 	if asJSON {
 		if err := c.printJSON(jsonview.NewPlan(pv)); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 
 func (c *cli) rollbackCmd() *cobra.Command {
 	var to int
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "rollback SPEC",
 		Short: "Converge the stack back to an earlier applied revision (default: the newest before the current one with another spec)",
@@ -19,6 +20,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			}
 			defer done()
 			opts.Stop = c.mutating(args[0])
+			opts.Review = c.review("roll back", yes)
 			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
 			if err != nil {
 				return err
@@ -28,5 +30,6 @@ func (c *cli) rollbackCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
+	yesFlags(cmd, &yes)
 	return cmd
 }

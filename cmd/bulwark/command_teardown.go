@@ -3,11 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -34,8 +32,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 				return err
 			}
 			if !yes {
-				f, ok := c.stdin.(*os.File)
-				if !ok || !term.IsTerminal(int(f.Fd())) {
+				if !c.terminal(c.stdin) {
 					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
 				}
 				opts.Confirm = func(names []string) bool {

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/bulwark-iac/bulwark/core v0.1.0
 	github.com/bulwark-iac/bulwark/sdk v0.1.0
+	github.com/creack/pty v1.1.24
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2

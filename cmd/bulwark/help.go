@@ -18,15 +18,21 @@ var examples = map[string]string{
   bulwark validate stack.yaml --provider local`,
 	"bulwark plan": `  bulwark plan stack.yaml
   bulwark plan stack.yaml --json
-  bulwark plan stack.yaml --detailed-exitcode    # exit 2 when there are changes`,
+  bulwark plan stack.yaml --detailed-exitcode    # exit 2 when there are changes
+  bulwark plan stack.yaml --out stack.plan       # then: bulwark apply stack.plan`,
+	"bulwark show": `  bulwark show stack.plan
+  bulwark show stack.plan --json`,
 	"bulwark apply": `  bulwark apply stack.yaml
   bulwark apply stack.yaml --dry-run
+  bulwark apply stack.yaml --yes                 # on a terminal, do not ask
+  bulwark apply stack.plan                       # exactly what bulwark plan --out saved
   bulwark apply stack.yaml --parallelism 4
   bulwark --events events.jsonl apply stack.yaml`,
 	"bulwark teardown": `  bulwark teardown stack.yaml --dry-run
   bulwark teardown stack.yaml --yes`,
 	"bulwark rollback": `  bulwark rollback stack.yaml
-  bulwark rollback stack.yaml --to 3    # a revision bulwark history lists`,
+  bulwark rollback stack.yaml --to 3    # a revision bulwark history lists
+  bulwark rollback stack.yaml --yes`,
 	"bulwark resume": `  bulwark resume stack.yaml`,
 	"bulwark status": `  bulwark status stack.yaml
   bulwark status stack.yaml --json`,

@@ -33,7 +33,7 @@ resources:
     type: generic
 `), 0o600)
 	run := func(stateDir string, env ...string) string {
-		cmdline := strings.Join([]string{bin, "--state-dir", stateDir, "--plugin-dir", plugins, "--events", filepath.Join(dir, "ev.jsonl"), "apply", specPath}, " ")
+		cmdline := strings.Join([]string{bin, "--state-dir", stateDir, "--plugin-dir", plugins, "--events", filepath.Join(dir, "ev.jsonl"), "apply", specPath, "--yes"}, " ")
 		c := exec.Command(scriptBin, "-qec", cmdline, "/dev/null")
 		c.Env = append(os.Environ(), env...)
 		out, err := c.CombinedOutput()
@@ -150,7 +150,7 @@ resources:
 	hasEvents := func(s string) bool { return strings.Contains(s, `"action":"create"`) }
 
 	// stdout and stderr on the terminal: progress, and no event.
-	out := onTerminal(base + filepath.Join(dir, "s1") + " apply " + specPath)
+	out := onTerminal(base + filepath.Join(dir, "s1") + " apply " + specPath + " --yes")
 	if !strings.Contains(out, "running: slow") || !strings.Contains(out, "Apply complete") {
 		t.Errorf("no progress on a terminal:\n%q", out)
 	}
@@ -161,7 +161,7 @@ resources:
 	// stderr to a file, stdout on the terminal: the events go to the file,
 	// none to the screen.
 	logFile := filepath.Join(dir, "stderr.log")
-	out = onTerminal(base + filepath.Join(dir, "s2") + " apply " + specPath + " 2>" + logFile)
+	out = onTerminal(base + filepath.Join(dir, "s2") + " apply " + specPath + " --yes 2>" + logFile)
 	if strings.Contains(out, `{"ts"`) || !strings.Contains(out, "running: slow") {
 		t.Errorf("stderr redirected: the terminal shows\n%q", out)
 	}
@@ -171,7 +171,7 @@ resources:
 
 	// --events FILE on a terminal: the file has them.
 	evFile := filepath.Join(dir, "ev.jsonl")
-	out = onTerminal(bin + " --plugin-dir " + plugins + " --events " + evFile + " --state-dir " + filepath.Join(dir, "s3") + " apply " + specPath)
+	out = onTerminal(bin + " --plugin-dir " + plugins + " --events " + evFile + " --state-dir " + filepath.Join(dir, "s3") + " apply " + specPath + " --yes")
 	if b, _ := os.ReadFile(evFile); strings.Contains(out, `{"ts"`) || !hasEvents(string(b)) {
 		t.Errorf("--events on a terminal: screen %q, file %s", out, b)
 	}

@@ -275,7 +275,9 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	var changed []string
 	st := s.store.Snapshot()
 	switch {
-	case st.Lineage != p.File.State.Lineage:
+	case p.File.State.Lineage != "" && st.Lineage != p.File.State.Lineage:
+		// (A plan of a stack never written has no lineage: the session
+		// mints one, and serial 0 says nothing was written since.)
 		changed = append(changed, fmt.Sprintf("the state's lineage is %s, not %s (the state was replaced)", orNone(st.Lineage), orNone(p.File.State.Lineage)))
 	case st.Serial != p.File.State.Serial:
 		changed = append(changed, fmt.Sprintf("the state was written (serial %d, the plan was made at serial %d)", st.Serial, p.File.State.Serial))

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/bulwark-iac/bulwark/core/planfile"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// Saved plans and confirmation (issue 11 items 1 and 2), as Terraform does
+// them:
+//
+//   - `bulwark plan SPEC --out FILE` writes the plan (see core/planfile and
+//     core/stack/saved.go for what it holds); a plan the ladder or ownership
+//     refuses is not written.
+//   - `bulwark apply FILE` applies exactly that plan, without asking (it was
+//     reviewed when it was made), and refuses with exit 1, saying what
+//     changed, when the state, the spec or what a Read returns changed
+//     since. Whether the argument is a plan or a spec is told by its content
+//     (a JSON object whose "kind" is "bulwark-plan"), never by its name.
+//   - `bulwark show FILE [--json]` renders a saved plan as plan renders one.
+//   - `bulwark apply SPEC` and `bulwark rollback SPEC` print the plan before
+//     the first step when it has changes; when standard input is a terminal
+//     they then ask, and only "yes" goes on. Anything else cancels: nothing
+//     is changed and the exit code is 1 ("apply cancelled"), as Terraform
+//     exits 1 on "Apply cancelled." --yes (or --auto-approve, Terraform's
+//     name) does not ask. Without a terminal they go on, as before.
+
+// isPlanFile reports whether path holds a saved plan. A file that cannot be
+// read is not one: loading it as a spec reports the error.
+func isPlanFile(path string) bool {
+	ok, err := planfile.IsPlanFile(path)
+	return err == nil && ok
+}
+
+// bulwarkVersion is this binary's version, recorded in the plans it saves.
+func bulwarkVersion() string {
+	bi, _ := debug.ReadBuildInfo()
+	return readVersion(bi, version, commit).Version
+}
+
+// terminal reports whether a stream is a terminal: the injected check when
+// the cli has one (tests), else the real one.
+func (c *cli) terminal(stream any) bool {
+	if c.isTerminal != nil {
+		return c.isTerminal(stream)
+	}
+	f, ok := stream.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// savePlan is `plan SPEC --out FILE`.
+func (c *cli) savePlan(ctx context.Context, sp *spec.Spec, opts stack.Options, out string, asJSON, detailed bool) error {
+	pv, err := stack.SavePlan(ctx, sp, opts, out, bulwarkVersion())
+	if err != nil {
+		return err
+	}
+	if err := c.renderPlan(pv, asJSON, detailed); err != nil {
+		return err
+	}
+	if pv.Err() != nil {
+		fmt.Fprintf(c.stderr, "bulwark: the plan is refused: no plan file was written to %s\n", out)
+		return nil
+	}
+	if !asJSON {
+		fmt.Fprintf(c.stdout, "\nSaved the plan to %s.\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", out, out)
+	}
+	return nil
+}
+
+// applyPlanFile is `apply FILE` of a saved plan.
+func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, asJSON bool) error {
+	opts, done, err := c.options(nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if asJSON {
+		c.streamEvents(&opts)
+	}
+	if parallelism < 1 {
+		return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
+	}
+	p, err := stack.OpenPlan(path, opts)
+	if err != nil {
+		return err
+	}
+	opts.Parallelism = parallelism
+	opts.Stop = c.mutating(p.Spec.File)
+	res, err := stack.ApplyPlan(ctx, p, opts)
+	if err != nil {
+		return err
+	}
+	c.report(res, p.Spec.File)
+	return nil
+}
+
+// savedPlanFlags refuses, for apply FILE, the flags that would make the run
+// another plan than the one saved.
+func savedPlanFlags(cmd *cobra.Command, path string) error {
+	for _, name := range []string{"provider", "simulate-failure", "dry-run"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return fmt.Errorf("%s is a saved plan, applied as it was made: --%s cannot change it (make a new plan with it instead)", path, name)
+		}
+	}
+	return nil
+}
+
+func (c *cli) showCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Show a plan saved by bulwark plan --out, as plan shows it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := stack.ReadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			pv := stack.PreviewOf(f)
+			if asJSON {
+				return c.printJSON(pv)
+			}
+			w := c.red.Writer(c.stdout)
+			fmt.Fprintf(w, "Saved plan %s: stack %s, %s, made %s", args[0], f.Stack, f.Operation, f.CreatedAt.Format("2006-01-02 15:04:05 MST"))
+			if f.BulwarkVersion != "" {
+				fmt.Fprintf(w, " by bulwark %s", f.BulwarkVersion)
+			}
+			fmt.Fprintf(w, "\nfrom %s, against the state at serial %d", f.Spec.File, f.State.Serial)
+			if f.State.Lineage != "" {
+				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
+			}
+			fmt.Fprint(w, "\n\n")
+			pv.Render(w)
+			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON, as plan --json does")
+	return cmd
+}
+
+// review is the Review hook of apply and rollback: print the plan when it
+// has changes, then, when standard input is a terminal and --yes was not
+// given, ask; only "yes" goes on.
+func (c *cli) review(op string, yes bool) func(*stack.Preview) bool {
+	return func(pv *stack.Preview) bool {
+		if !pv.HasChanges() {
+			return true // nothing to review: the run reports "already in place"
+		}
+		w := c.red.Writer(c.stdout)
+		pv.Render(w)
+		fmt.Fprintln(w)
+		if yes || !c.terminal(c.stdin) {
+			return true
+		}
+		// An interrupt while the question waits ends the command: nothing
+		// has started.
+		c.graceful.Store(false)
+		defer c.graceful.Store(true)
+		fmt.Fprintf(w, "Do you want to %s stack %s as planned above?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", op, pv.Stack)
+		answer, err := readLine(c.stdin)
+		fmt.Fprintln(w)
+		return err == nil && answer == "yes"
+	}
+}
+
+// readLine reads one line of r without reading past it (r is standard
+// input; nothing after the answer is taken from it).
+func readLine(r io.Reader) (string, error) {
+	var sb strings.Builder
+	b := make([]byte, 1)
+	for {
+		n, err := r.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				return strings.TrimSpace(sb.String()), nil
+			}
+			sb.WriteByte(b[0])
+			if sb.Len() > 4096 {
+				return "", errors.New("answer too long")
+			}
+		}
+		if err != nil {
+			if err == io.EOF && sb.Len() > 0 {
+				return strings.TrimSpace(sb.String()), nil
+			}
+			return "", err
+		}
+	}
+}
+
+// yesFlags adds --yes, and --auto-approve (Terraform's name for it).
+func yesFlags(cmd *cobra.Command, yes *bool) {
+	cmd.Flags().BoolVar(yes, "yes", false, "do not ask on a terminal before changing anything (the plan is still printed)")
+	cmd.Flags().BoolVar(yes, "auto-approve", false, "the same as --yes")
+}

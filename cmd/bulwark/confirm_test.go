@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptyRun is one bulwark run on a pseudo terminal (its stdin, stdout and
+// stderr): what it printed and its exit code.
+type ptyRun struct {
+	out  string
+	code int
+}
+
+// onTerminal runs the real bulwark binary with args on a new pseudo
+// terminal. When answer is not empty, it waits (with a deadline) for the
+// question and types answer and Enter.
+func onTerminal(t *testing.T, env []string, answer string, args ...string) ptyRun {
+	t.Helper()
+	cmd := exec.Command(crashBulwark(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		mu  sync.Mutex
+		buf bytes.Buffer
+	)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			mu.Lock()
+			buf.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				return // EIO once the child has gone
+			}
+		}
+	}()
+	if answer != "" {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			mu.Lock()
+			asked := strings.Contains(buf.String(), "Enter a value: ")
+			mu.Unlock()
+			if asked {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("bulwark %s never asked:\n%s", strings.Join(args, " "), buf.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := io.WriteString(f, answer+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = cmd.Wait()
+	<-copied
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return ptyRun{out: strings.ReplaceAll(buf.String(), "\r\n", "\n"), code: code}
+}
+
+// TestConfirmOnATerminal: on a terminal apply and rollback show the plan and
+// ask; anything but "yes" changes nothing and exits 1; "yes", --yes and
+// --auto-approve go on; a saved plan is applied without a question; without
+// a terminal nothing asks (the scripts run so).
+func TestConfirmOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	v1 := write("v1.yaml", "version: 1\nstack: ask\nproviders:\n  mock: {config: {world: "+filepath.Join(dir, "world")+"}}\nresources:\n  - name: data\n    type: generic\n    protection: durable\n    config: {size: 1}\n")
+	v2 := write("v2.yaml", strings.Replace(mustRead(t, v1), "size: 1", "size: 2", 1)+"  - name: extra\n    type: generic\n    protection: durable\n")
+	base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "--events", filepath.Join(dir, "ev.jsonl")}
+	env := []string{"NO_COLOR=1"}
+	status := func() string {
+		out, err := exec.Command(crashBulwark(t), append(base, "status", v1)...).CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "0 resource(s)") {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	args := func(a ...string) []string { return append(append([]string{}, base...), a...) }
+
+	for _, tt := range []struct {
+		name, answer string
+		args         []string
+		code         int
+		want         []string
+		notWant      []string
+		resources    string // what status says after
+	}{
+		{"no", "no", args("apply", v1), 1,
+			[]string{"+   create     data (generic, durable)", "Only 'yes' will be accepted", "apply cancelled: nothing was changed"},
+			[]string{"Apply complete"}, "0 resource(s)"},
+		{"y is not yes", "y", args("apply", v1), 1, []string{"apply cancelled"}, nil, "0 resource(s)"},
+		{"yes", "yes", args("apply", v1), 0, []string{"+   create     data", "Enter a value: yes", "Apply complete: 1 changed"}, nil, "1 resource(s)"},
+		{"--yes", "", args("apply", v2, "--yes"), 0, []string{"~   update     data", "+   create     extra", "Update complete: 2 changed"},
+			[]string{"Only 'yes'"}, "2 resource(s)"},
+		// rollback to revision 1 would delete extra (durable): asked, and no
+		// deletes it not.
+		{"rollback no", "nope", args("rollback", v2), 1, []string{"-   delete     extra (generic, durable)", "Only 'yes'", "rollback cancelled: nothing was changed"},
+			nil, "2 resource(s)"},
+		{"rollback --auto-approve", "", args("rollback", v2, "--auto-approve"), 0, []string{"Rollback complete"}, []string{"Only 'yes'"}, "1 resource(s)"},
+		// Nothing to change: nothing to ask.
+		{"no-op", "", args("apply", v1), 0, []string{"complete: 0 changed, 1 already in place"}, []string{"Only 'yes'"}, "1 resource(s)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := onTerminal(t, env, tt.answer, tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d:\n%s", r.code, tt.code, r.out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.out, w) {
+					t.Errorf("no %q in:\n%s", w, r.out)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(r.out, w) {
+					t.Errorf("%q in:\n%s", w, r.out)
+				}
+			}
+			if s := status(); !strings.Contains(s, tt.resources) {
+				t.Errorf("status after: want %s:\n%s", tt.resources, s)
+			}
+		})
+	}
+
+	// A saved plan was reviewed when it was made: applied without asking.
+	planFile := filepath.Join(dir, "v2.plan")
+	if out, err := exec.Command(crashBulwark(t), args("plan", v2, "--out", planFile)...).CombinedOutput(); err != nil {
+		t.Fatalf("plan --out: %v\n%s", err, out)
+	}
+	r := onTerminal(t, env, "", args("apply", planFile)...)
+	if r.code != 0 || strings.Contains(r.out, "Only 'yes'") || !strings.Contains(r.out, "Update complete") {
+		t.Fatalf("apply of a saved plan on a terminal: exit %d\n%s", r.code, r.out)
+	}
+
+	// Without a terminal: no question, the plan printed first, as before.
+	out, err := exec.Command(crashBulwark(t), args("rollback", v2)...).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "-   delete     extra") {
+		t.Fatalf("rollback without a terminal: %v\n%s", err, out)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
