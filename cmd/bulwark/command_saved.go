@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -129,7 +130,7 @@ func (c *cli) showCmd() *cobra.Command {
 			}
 			pv := stack.PreviewOf(f)
 			if asJSON {
-				return c.printJSON(pv)
+				return c.printJSON(jsonview.NewPlan(pv))
 			}
 			w := c.red.Writer(c.stdout)
 			fmt.Fprintf(w, "Saved plan %s: stack %s, %s, made %s", args[0], f.Stack, f.Operation, f.CreatedAt.Format("2006-01-02 15:04:05 MST"))
