@@ -179,6 +179,10 @@ func (p *parser) yamlError(err error) {
 	if slices.Contains(yamlParserErrors, msg) {
 		line++
 	}
+	if strings.HasPrefix(msg, "did not find expected ',' or") && p.lineHas(line, "${") {
+		// A plain ${...} ends at the first } inside {...} or [...].
+		msg += ` (inside {...} or [...], quote a reference: "${var.NAME}")`
+	}
 	p.add(Pos{Line: line}, "invalid YAML: %s", msg)
 }
 

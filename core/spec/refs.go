@@ -123,6 +123,19 @@ func (p *parser) lineIndex() {
 	}
 }
 
+// lineHas reports whether line (1-based) of the source holds sub.
+func (p *parser) lineHas(line int, sub string) bool {
+	p.lineIndex()
+	if line < 1 || line > len(p.lines) {
+		return false
+	}
+	end := len(p.src)
+	if line < len(p.lines) {
+		end = p.lines[line]
+	}
+	return bytes.Contains(p.src[p.lines[line-1]:end], []byte(sub))
+}
+
 // offsetOf returns the byte offset of line:col (1-based, col counted in
 // characters, as yaml.v3 counts).
 func (p *parser) offsetOf(line, col int) (int, bool) {

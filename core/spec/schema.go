@@ -13,10 +13,22 @@ import (
 // (FieldPos["config."+key]) or the field ("type", "config") or the resource. Returns Problems or nil.
 // schemas is keyed by local provider name; a provider some resource uses
 // that has no schema there is a problem too.
+//
+// On an expanded spec (resolve.Expand) it also checks every resource
+// reference in configs and outputs: the attribute must be id or one the
+// referenced resource's type declares (computed ones included), else a
+// problem at the reference's ${, reported once however many for_each
+// instances share it. A value that is one reference is type-checked as the
+// referenced attribute's type (so ${net.cidr} cannot be given to a number),
+// one that interpolates references as a string.
 func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 	var ps Problems
 	add := func(pos Pos, format string, args ...any) {
 		ps = append(ps, Problem{File: s.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	rc := &refChecker{s: s, schemas: schemas, reported: map[refProblem]bool{}, add: add}
+	for _, o := range s.Outputs {
+		rc.shape(o.Value)
 	}
 	for _, name := range s.sortedProviders() {
 		if schema := schemas[name]; schema != nil {
@@ -39,7 +51,7 @@ func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 			add(fieldPos(r, "type"), "unknown resource type %s for provider %s (has: %s)", quote(r.Type), r.Provider, nameList(names))
 			continue
 		}
-		for _, d := range sdk.CheckConfig(rt, r.Config) {
+		for _, d := range sdk.CheckConfig(rt, rc.shapeConfig(r.Config)) {
 			if d.Severity == sdk.SeverityWarning {
 				continue
 			}
@@ -50,6 +62,11 @@ func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 			msg := d.Summary
 			if d.Detail != "" {
 				msg += ": " + d.Detail
+			}
+			if len(d.AttributePath) > 0 {
+				if t, ok := r.Config[d.AttributePath[0]].(*Template); ok {
+					msg += " (the value of " + clip(t.String()) + ")"
+				}
 			}
 			add(fieldPos(r, append(keys, "config")...), "resource %q: %s", r.Name, msg)
 		}
@@ -144,4 +161,151 @@ func (s *Spec) sortedProviders() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// refChecker checks resource references against the schemas.
+type refChecker struct {
+	s        *Spec
+	schemas  map[string]*sdk.GetSchemaResponse
+	byAddr   map[string]*Resource // built when first needed
+	reported map[refProblem]bool
+	add      func(pos Pos, format string, args ...any)
+}
+
+type refProblem struct {
+	pos Pos
+	ref string
+}
+
+// attrType returns the type of the attribute ref names, and false when
+// that cannot be told (reported here when the attribute does not exist).
+func (c *refChecker) attrType(ref *Ref) (sdk.AttributeType, bool) {
+	if c.byAddr == nil {
+		c.byAddr = make(map[string]*Resource, len(c.s.Resources))
+		for _, r := range c.s.Resources {
+			c.byAddr[r.Name] = r
+		}
+	}
+	t, ok := c.byAddr[ref.Address()]
+	if !ok {
+		return 0, false // not expanded, or a key Expand reported
+	}
+	if ref.Attr == "id" {
+		return sdk.TypeString, true
+	}
+	schema := c.schemas[t.Provider]
+	if schema == nil {
+		return 0, false
+	}
+	rt, ok := schema.ResourceType(t.Type)
+	if !ok {
+		return 0, false // reported as an unknown type
+	}
+	if a, ok := rt.Attribute(ref.Attr); ok {
+		return a.Type, true
+	}
+	if k := (refProblem{ref.Pos, ref.String()}); !c.reported[k] {
+		c.reported[k] = true
+		names := []string{"id"}
+		for _, a := range rt.Attributes {
+			names = append(names, a.Name)
+		}
+		c.add(ref.Pos, "unknown attribute %s in %s: type %s of provider %s has %s", quote(ref.Attr), ref, t.Type, t.Provider, nameList(names))
+	}
+	return 0, false
+}
+
+// shapeConfig returns cfg with each reference replaced by a value of its
+// type, for sdk.CheckConfig; a key whose reference could not be checked
+// is left out (its problem is already reported).
+func (c *refChecker) shapeConfig(cfg map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range cfg {
+		if _, isTmpl := v.(*Template); !isTmpl && !hasTemplate(v) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(cfg))
+			for k2, v2 := range cfg {
+				out[k2] = v2
+			}
+		}
+		sv, ok := c.shape(v)
+		if !ok {
+			delete(out, k)
+			continue
+		}
+		out[k] = sv
+	}
+	if out == nil {
+		return cfg
+	}
+	return out
+}
+
+func hasTemplate(v any) bool {
+	switch v := v.(type) {
+	case *Template:
+		return true
+	case map[string]any:
+		for _, e := range v {
+			if hasTemplate(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasTemplate(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shape returns v with its references replaced by placeholders of their
+// types, checking each; false when a single reference's type is unknown.
+func (c *refChecker) shape(v any) (any, bool) {
+	switch v := v.(type) {
+	case *Template:
+		if ref := v.Single(); ref != nil {
+			t, ok := c.attrType(ref)
+			if !ok {
+				return nil, false
+			}
+			return placeholder(t), true
+		}
+		for _, r := range v.Refs() {
+			c.attrType(r)
+		}
+		return "", true
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k], _ = c.shape(e)
+		}
+		return out, true
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i], _ = c.shape(e)
+		}
+		return out, true
+	}
+	return v, true
+}
+
+// placeholder is a value of type t, standing for a reference's value.
+func placeholder(t sdk.AttributeType) any {
+	switch t {
+	case sdk.TypeNumber:
+		return 0.0
+	case sdk.TypeBool:
+		return false
+	case sdk.TypeList:
+		return []any{}
+	case sdk.TypeMap:
+		return map[string]any{}
+	}
+	return ""
 }

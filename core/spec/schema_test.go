@@ -111,3 +111,49 @@ func TestCheckSchemasOK(t *testing.T) {
 		t.Errorf("CheckSchemas = %v, want\n%s", err, want)
 	}
 }
+
+func TestCheckSchemasReferences(t *testing.T) {
+	s := mustParse(t, "stack.yaml", []byte(`version: 1
+stack: s
+providers: {mock: {}}
+resources:
+  - name: bucket
+    type: s3_bucket
+    config: {bucket: b}
+  - name: web
+    type: compute
+    config:
+      size: ${bucket.arn}
+  - name: web2
+    type: compute
+    config:
+      size: ${bucket.size}
+  - name: other
+    type: s3_bucket
+    config:
+      bucket: "${bucket.id}-${bucket.nope}"
+      tags: {a: "${bucket.arn}", b: "${web.size}"}
+      size: ${bucket.missing}
+outputs:
+  arn: {value: "${bucket.arn}"}
+  bad: {value: "${web.zone}"}
+`))
+	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	var got []string
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, p := range ps {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`stack.yaml:11:7: resource "web": attribute "size" must be a number, not a string (the value of ${bucket.arn})`,
+		`stack.yaml:19:29: unknown attribute "nope" in ${bucket.nope}: type s3_bucket of provider mock has id, bucket, size, tags, arn`,
+		`stack.yaml:21:13: unknown attribute "missing" in ${bucket.missing}: type s3_bucket of provider mock has id, bucket, size, tags, arn`,
+		`stack.yaml:24:17: unknown attribute "zone" in ${web.zone}: type compute of provider mock has id, size`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -531,12 +532,16 @@ func (s *session) validate(ctx context.Context) error {
 	found := make([]spec.Problems, len(s.sp.Resources))
 	err := forEach(ctx, len(s.sp.Resources), s.opts.Parallelism, func(ctx context.Context, i int) error {
 		r := s.sp.Resources[i]
-		ds, err := s.plugins[r.Provider].ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
+		// A value that references another resource is not known before
+		// apply: the provider sees the config without it (CheckSchemas
+		// type-checked it), and a "missing" complaint about it is moot.
+		cfg, unknown := knownConfig(r.Config)
+		ds, err := s.plugins[r.Provider].ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg})
 		if err != nil {
 			return err
 		}
 		for _, d := range ds {
-			if d.Severity == sdk.SeverityWarning {
+			if d.Severity == sdk.SeverityWarning || (len(d.AttributePath) > 0 && unknown[d.AttributePath[0]]) {
 				continue
 			}
 			pos := r.Pos
@@ -562,6 +567,31 @@ func (s *session) validate(ctx context.Context) error {
 		return problems
 	}
 	return nil
+}
+
+// knownConfig returns cfg without the keys whose values reference
+// resources (still *spec.Template), and those keys; cfg itself when it has
+// none.
+func knownConfig(cfg map[string]any) (map[string]any, map[string]bool) {
+	var unknown map[string]bool
+	for k, v := range cfg {
+		if !resolve.Known(v) {
+			if unknown == nil {
+				unknown = map[string]bool{}
+			}
+			unknown[k] = true
+		}
+	}
+	if unknown == nil {
+		return cfg, nil
+	}
+	out := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		if !unknown[k] {
+			out[k] = v
+		}
+	}
+	return out, unknown
 }
 
 // Validate checks a spec against its providers' schemas without mutating
