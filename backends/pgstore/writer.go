@@ -861,3 +861,13 @@ func (w *writer) Release(ctx context.Context) error {
 	w.conn.Close(context.WithoutCancel(ctx))
 	return err
 }
+
+// MarkMoved records that the stack now lives at to (`bulwark state
+// migrate`): from then on Load and Lock refuse with storage.ErrMoved naming
+// it. The rows stay, for reference.
+func (w *writer) MarkMoved(ctx context.Context, to string) error {
+	return w.exec(ctx, "mark moved", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, w.b.sql.markMoved, w.b.stack, to)
+		return err
+	})
+}

@@ -1,0 +1,128 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func open(t *testing.T, url string, o storage.Options) storage.Backend {
+	t.Helper()
+	b, err := Open(context.Background(), url, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// A stack moves from one postgres schema to another with its journal,
+// revisions and lineage; the source then refuses, naming the new place; a
+// second migrate onto the copy is refused.
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	from, to := pgtest.URL(t), pgtest.URL(t)
+	key, _ := secrets.NewKey("test")
+	o := storage.Options{Stack: "web", Sealing: state.Sealing{Sealer: key.Box(secrets.StackContext("web"))}}
+	src := open(t, from, o)
+	w, err := src.Lock(ctx, storage.Holder{Op: "op_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "durable",
+		Attributes: map[string]any{"pw": "hunter2"}, Sensitive: []string{"pw"}}
+	commits := []storage.Commit{
+		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Resource: "db", Status: journal.StepOK}},
+			Change: storage.Change{Put: []*state.Resource{r}}},
+		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}},
+			Change: storage.Change{Meta: &storage.Meta{Current: 1, Revisions: []state.Revision{{N: 1, Op: "op_1", Status: state.RevisionApplied}}}}},
+	}
+	for _, c := range commits {
+		if _, err := w.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "stack: web\n"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	before, _ := src.Load(ctx)
+
+	dst := open(t, to, o)
+	moved, err := Migrate(ctx, src, dst, storage.Holder{Op: "op_migrate"}, func(ctx context.Context) (storage.Backend, error) { return Open(ctx, to, o) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Resources != 1 || moved.Records != 3 || moved.Revisions != 1 {
+		t.Fatalf("moved %+v", moved)
+	}
+	after, err := open(t, to, o).Load(ctx)
+	if err != nil || after.Lineage != before.Lineage || after.Resources["db"].Attributes["pw"] != "hunter2" || after.Current != 1 {
+		t.Fatalf("copy: %+v %v", after, err)
+	}
+	if rb, err := dst.Revision(ctx, 1); err != nil || rb.Spec != "stack: web\n" {
+		t.Fatalf("revision: %v %v", rb, err)
+	}
+	// The source refuses, naming the new place, to readers and writers.
+	again := open(t, from, o)
+	if _, err := again.Load(ctx); !errors.Is(err, storage.ErrMoved) || !strings.Contains(err.Error(), dst.Location()) {
+		t.Fatalf("Load of the moved source: %v", err)
+	}
+	if _, err := again.Lock(ctx, storage.Holder{Op: "op_2"}); !errors.Is(err, storage.ErrMoved) {
+		t.Fatalf("Lock of the moved source: %v", err)
+	}
+	// The copy goes on: a new lock, a commit.
+	w2, err := dst.Lock(ctx, storage.Holder{Op: "op_3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w2.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_3", Kind: journal.KindOp, Status: journal.OpRunning}}}); err != nil {
+		t.Fatal(err)
+	}
+	w2.Release(ctx)
+	// Moving onto a stack that has something is refused.
+	third := pgtest.URL(t)
+	if _, err := Migrate(ctx, open(t, third, o), dst, storage.Holder{Op: "op_m2"}, nil); err == nil || !strings.Contains(err.Error(), "already holds") {
+		t.Fatalf("migrate onto a used stack: %v", err)
+	}
+}
+
+// A source that cannot be marked moved is refused before anything is
+// copied.
+func TestMigrateNeedsAMovableSource(t *testing.T) {
+	ctx := context.Background()
+	o := storage.Options{Stack: "web"}
+	src := open(t, "file://"+t.TempDir(), o)
+	to := pgtest.URL(t)
+	dst := open(t, to, o)
+	_, err := Migrate(ctx, src, dst, storage.Holder{Op: "op_m"}, func(ctx context.Context) (storage.Backend, error) { return Open(ctx, to, o) })
+	w, lerr := src.Lock(ctx, storage.Holder{Op: "op_probe"})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	_, movable := w.(Mover)
+	w.Release(ctx)
+	if movable {
+		if err != nil {
+			t.Fatalf("file source: %v", err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot be marked moved") {
+		t.Fatalf("file source: %v", err)
+	}
+	if st, _ := dst.Load(ctx); st.Serial != 0 {
+		t.Fatal("copied before refusing")
+	}
+}
