@@ -98,31 +98,43 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
-// A source that cannot be marked moved is refused before anything is
-// copied.
-func TestMigrateNeedsAMovableSource(t *testing.T) {
+// The common move: a stack kept in files moves to PostgreSQL (and its
+// folder then refuses, naming the database); and back again, from
+// PostgreSQL to a new folder.
+func TestMigrateFileToPostgresAndBack(t *testing.T) {
 	ctx := context.Background()
 	o := storage.Options{Stack: "web"}
-	src := open(t, "file://"+t.TempDir(), o)
-	to := pgtest.URL(t)
-	dst := open(t, to, o)
-	_, err := Migrate(ctx, src, dst, storage.Holder{Op: "op_m"}, func(ctx context.Context) (storage.Backend, error) { return Open(ctx, to, o) })
-	w, lerr := src.Lock(ctx, storage.Holder{Op: "op_probe"})
-	if lerr != nil {
-		t.Fatal(lerr)
+	dir := "file://" + t.TempDir()
+	src := open(t, dir, o)
+	w, err := src.Lock(ctx, storage.Holder{Op: "op_1"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, movable := w.(Mover)
+	r := &state.Resource{Name: "a", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "ephemeral"}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}},
+		Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
+		t.Fatal(err)
+	}
 	w.Release(ctx)
-	if movable {
-		if err != nil {
-			t.Fatalf("file source: %v", err)
-		}
-		return
+	to := pgtest.URL(t)
+	reopen := func(u string) func(context.Context) (storage.Backend, error) {
+		return func(ctx context.Context) (storage.Backend, error) { return Open(ctx, u, o) }
 	}
-	if err == nil || !strings.Contains(err.Error(), "cannot be marked moved") {
-		t.Fatalf("file source: %v", err)
+	if _, err := Migrate(ctx, src, open(t, to, o), storage.Holder{Op: "op_m"}, reopen(to)); err != nil {
+		t.Fatal(err)
 	}
-	if st, _ := dst.Load(ctx); st.Serial != 0 {
-		t.Fatal("copied before refusing")
+	if _, err := open(t, dir, o).Load(ctx); !errors.Is(err, storage.ErrMoved) || !strings.Contains(err.Error(), "postgres://bulwark@") {
+		t.Fatalf("the moved folder: %v", err)
+	}
+	st, err := open(t, to, o).Load(ctx)
+	if err != nil || st.Resources["a"] == nil {
+		t.Fatalf("at postgres: %v %v", st, err)
+	}
+	back := "file://" + t.TempDir()
+	if _, err := Migrate(ctx, open(t, to, o), open(t, back, o), storage.Holder{Op: "op_m2"}, reopen(back)); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := open(t, back, o).Load(ctx); err != nil || st.Resources["a"] == nil || st.Lineage == "" {
+		t.Fatalf("back in files: %+v %v", st, err)
 	}
 }

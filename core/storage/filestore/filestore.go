@@ -70,6 +70,8 @@ const (
 	backupsDir   = "backups"
 	backupPrefix = "state-"
 	backupSuffix = ".json"
+	// movedFile holds the URL `bulwark state migrate` moved the stack to.
+	movedFile = "moved"
 )
 
 // Open is the storage.Opener of file URLs: file:///path names the state
@@ -162,6 +164,9 @@ func (b *Backend) load() (*loaded, error) {
 		return out, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
+	}
+	if err := b.moved(); err != nil {
+		return nil, err
 	}
 	st, err := state.Load(b.path(stateFile))
 	switch {
@@ -1127,4 +1132,38 @@ func (w *writer) removeUnused() {
 	if os.Remove(d) == nil && w.createdRoot {
 		os.Remove(filepath.Dir(d)) // only when empty: no other stack's
 	}
+}
+
+// moved refuses a stack folder `bulwark state migrate` moved elsewhere,
+// naming the new place.
+func (b *Backend) moved() error {
+	to, err := nofollow.ReadFile(b.path(movedFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load state: %w", err)
+	}
+	where := strings.TrimSpace(string(to))
+	return fmt.Errorf("stack %s at %s: %w to %s: use --state %s (this folder is kept for reference; remove %s to use it again)",
+		b.opts.Stack, b.Location(), storage.ErrMoved, where, where, b.path(movedFile))
+}
+
+// MarkMoved records that the stack now lives at to (a URL without
+// credentials): from then on Load and Lock refuse with storage.ErrMoved
+// naming it (backends.Migrate).
+func (w *writer) MarkMoved(ctx context.Context, to string) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := nofollow.CheckReplaceable(w.b.path(movedFile)); err != nil {
+		return fmt.Errorf("mark moved: %w", err)
+	}
+	if err := atomicfile.Write(w.b.path(movedFile), []byte(to+"\n"), 0o600); err != nil {
+		return fmt.Errorf("mark moved: %w", err)
+	}
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+	return nil
 }
