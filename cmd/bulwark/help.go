@@ -15,7 +15,8 @@ var examples = map[string]string{
   bulwark apply stack.yaml
   bulwark status stack.yaml`,
 	"bulwark validate": `  bulwark validate stack.yaml
-  bulwark validate stack.yaml --provider local`,
+  bulwark validate stack.yaml --provider local
+  bulwark validate stack.yaml --json    # each problem with file, line, column, attribute path`,
 	"bulwark plan": `  bulwark plan stack.yaml
   bulwark plan stack.yaml --json
   bulwark plan stack.yaml --detailed-exitcode    # exit 2 when there are changes
@@ -27,6 +28,7 @@ var examples = map[string]string{
   bulwark apply stack.yaml --yes                 # on a terminal, do not ask
   bulwark apply stack.plan                       # exactly what bulwark plan --out saved
   bulwark apply stack.yaml --parallelism 4
+  bulwark apply stack.yaml --json | jq -c 'select(.kind == "operation")'    # the event stream
   bulwark --events events.jsonl apply stack.yaml`,
 	"bulwark teardown": `  bulwark teardown stack.yaml --dry-run
   bulwark teardown stack.yaml --yes`,
