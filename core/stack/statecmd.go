@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -114,14 +113,13 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	}), nil
 }
 
-// nameRE is a resource name, as the spec allows it.
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-
 // StateMove renames a recorded resource, so that renaming it in the spec is
 // a rename, not a delete and a create. What records depend on it follow.
+// to is an address: a resource name or an instance, web[a] (so a resource
+// that gains for_each keeps its object as one of its instances).
 func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string) (*Result, error) {
-	if !nameRE.MatchString(to) {
-		return nil, fmt.Errorf("state mv: invalid resource name %q: must match %s", to, nameRE)
+	if _, err := spec.ParseAddress(to); err != nil {
+		return nil, fmt.Errorf("state mv: %w", err)
 	}
 	s, err := open(sp, opts, false)
 	if err != nil {
