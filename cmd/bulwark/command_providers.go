@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 )
@@ -68,7 +69,8 @@ func (c *cli) providersLockCmd() *cobra.Command {
 }
 
 func (c *cli) providersListCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "providers",
 		Short: "List the provider plugins found: name, version, protocol, sha256",
 		Args:  cobra.NoArgs,
@@ -92,20 +94,33 @@ func (c *cli) providersListCmd() *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
+			doc := &jsonview.Providers{FormatVersion: jsonview.FormatVersion, Dirs: opts.PluginDirs, Providers: []jsonview.ProviderPlugin{}}
 			for _, f := range found {
-				version, protocol := "?", "?"
+				pp := jsonview.ProviderPlugin{Name: f.Name, SHA256: f.SHA256, Path: f.Path}
 				// The schema only: no config to give (see doctor).
 				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name, ReadOnly: true, SchemaOnly: true})
 				if err == nil {
-					version, protocol = p.Schema().ProviderVersion, fmt.Sprint(p.Protocol())
+					pp.Version, pp.Protocol = p.Schema().ProviderVersion, p.Protocol()
 				} else {
-					version = "error: " + err.Error()
+					pp.Error = c.red.Redact(err.Error())
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, version, protocol, f.SHA256, f.Path)
+				doc.Providers = append(doc.Providers, pp)
+			}
+			if asJSON {
+				return c.printJSON(doc)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
+			for _, p := range doc.Providers {
+				version, protocol := p.Version, fmt.Sprint(p.Protocol)
+				if p.Error != "" {
+					version, protocol = "error: "+p.Error, "?"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, version, protocol, p.SHA256, p.Path)
 			}
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: each plugin's name, version, protocol, sha256 and path")
+	return cmd
 }

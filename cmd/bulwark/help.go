@@ -46,6 +46,7 @@ var examples = map[string]string{
 	"bulwark ack":   `  bulwark ack op_01JD3V8W2X7K4Q9M5N6P0R1S2T    # the operation bulwark status names`,
 	"bulwark graph": `  bulwark graph stack.yaml | dot -Tsvg > stack.svg`,
 	"bulwark providers": `  bulwark providers
+  bulwark providers --json
   bulwark --plugin-dir ./bin/plugins providers`,
 	"bulwark providers lock": `  bulwark providers lock stack.yaml
   bulwark providers lock stack.yaml --provider local`,
