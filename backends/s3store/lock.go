@@ -1,0 +1,324 @@
+package s3store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// lockRecord is lock.json.
+type lockRecord struct {
+	Format int            `json:"format"`
+	Holder storage.Holder `json:"holder"` // Until: the lease's end
+	Token  string         `json:"token"`
+	Proc   proc           `json:"proc,omitzero"`
+}
+
+// proc identifies a process on its machine: the kernel's boot id, the pid
+// namespace and the process's start time (clock ticks since boot), so a pid
+// reused by another process is not taken for the holder. Empty where /proc
+// does not say (not Linux).
+type proc struct {
+	BootID string `json:"boot_id,omitempty"`
+	PIDNS  string `json:"pid_ns,omitempty"`
+	Start  uint64 `json:"start,omitempty"`
+}
+
+// self is this process's identity.
+func self() proc {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return proc{}
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return proc{}
+	}
+	start, ok := startTime(os.Getpid())
+	if !ok {
+		return proc{}
+	}
+	return proc{BootID: strings.TrimSpace(string(boot)), PIDNS: ns, Start: start}
+}
+
+// startTime is field 22 of /proc/PID/stat.
+func startTime(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(f[19], 10, 64)
+	return v, err == nil
+}
+
+// deadHere reports whether lr's holder is a process of this machine and pid
+// namespace that no longer runs. false when that cannot be known.
+func deadHere(lr *lockRecord) bool {
+	me := self()
+	p := lr.Proc
+	if me.BootID == "" || p.BootID != me.BootID || p.PIDNS != me.PIDNS || lr.Holder.PID <= 0 || p.Start == 0 {
+		return false
+	}
+	if err := syscall.Kill(lr.Holder.PID, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	start, ok := startTime(lr.Holder.PID)
+	return ok && start != p.Start // the pid was reused
+}
+
+// stale says why lr no longer holds the lock ("" when it does).
+func (b *Backend) stale(lr *lockRecord) string {
+	switch {
+	case deadHere(lr):
+		return "its process no longer runs"
+	case !lr.Holder.Until.IsZero() && time.Now().After(lr.Holder.Until):
+		return "its lease ran out at " + lr.Holder.Until.UTC().Format(time.RFC3339)
+	}
+	return ""
+}
+
+func (b *Backend) readLock(ctx context.Context) (*lockRecord, string, error) {
+	o, err := b.get(ctx, lockKey)
+	if err != nil || o == nil {
+		return nil, "", err
+	}
+	var lr lockRecord
+	if err := json.Unmarshal(o.body, &lr); err != nil {
+		// Unreadable: held by something that writes no record bulwark
+		// knows; never taken over by guess.
+		return &lockRecord{}, o.etag, nil
+	}
+	return &lr, o.etag, nil
+}
+
+func newToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Lock takes the stack's lock: creates lock.json with If-None-Match: *, or
+// takes over a stale one with If-Match on the ETag it read, then fences any
+// writer the takeover displaced.
+func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	if h.PID == 0 {
+		h.PID = os.Getpid()
+	}
+	if h.Host == "" {
+		h.Host, _ = os.Hostname()
+	}
+	if h.Since.IsZero() {
+		h.Since = b.now()
+	}
+	h.Since = h.Since.UTC()
+	lr := &lockRecord{Format: format, Holder: h, Token: newToken(), Proc: self()}
+	var stale *storage.Holder
+	var why string
+	var etag string
+	for attempt := 0; ; attempt++ {
+		if attempt > 5 {
+			return nil, b.wrap("lock", errors.New("the lock object kept changing under this process"))
+		}
+		lr.Holder.Until = time.Now().Add(b.lease).UTC()
+		body, _ := json.Marshal(lr)
+		var err error
+		etag, err = b.put(ctx, lockKey, body, cond{ifNoneMatch: true}, nil)
+		if err == nil {
+			break
+		}
+		if !lostRace(err) {
+			return nil, b.wrap("lock", err)
+		}
+		cur, curTag, err := b.readLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			continue // released meanwhile
+		}
+		why = b.stale(cur)
+		if why == "" {
+			var named *storage.Holder
+			if cur.Holder.Op != "" || cur.Holder.PID != 0 {
+				hh := cur.Holder
+				named = &hh
+			}
+			return nil, &storage.LockedError{Location: b.loc, Holder: named}
+		}
+		lr.Holder.Until = time.Now().Add(b.lease).UTC()
+		body, _ = json.Marshal(lr)
+		etag, err = b.put(ctx, lockKey, body, cond{ifMatch: curTag}, nil)
+		if err == nil {
+			old := cur.Holder
+			stale = &old
+			break
+		}
+		if !lostRace(err) {
+			return nil, b.wrap("lock", err)
+		}
+		// Another taker was first: look again.
+	}
+	w := &writer{b: b, lr: lr, etag: etag, stale: stale, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	fail := func(err error) (storage.Writer, error) {
+		w.release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	l, err := b.load(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	w.init(l)
+	if stale != nil {
+		// The takeover's record is the fence: the next WAL object is this
+		// writer's, so the displaced holder's next write finds its key
+		// taken.
+		op := h.Op
+		if op == "" {
+			op = "lock"
+		}
+		rec := journal.Record{Op: op, Kind: kindLock, Status: "taken_over",
+			Error: fmt.Sprintf("took over the lock of %s: %s", stale, why)}
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{rec}}); err != nil {
+			return fail(err)
+		}
+	}
+	w.mu.Lock()
+	w.renewing = true
+	w.mu.Unlock()
+	go w.renew()
+	return w, nil
+}
+
+// renew renews the lease every lease/3 until Release. A renewal that finds
+// another holder's lock, or none, or the lease run out without a renewal
+// getting through, loses the lock.
+func (w *writer) renew() {
+	defer close(w.done)
+	every := w.b.lease / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		lr := *w.lr
+		etag := w.etag
+		w.mu.Unlock()
+		lr.Holder.Until = time.Now().Add(w.b.lease).UTC()
+		body, _ := json.Marshal(&lr)
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		tag, err := w.b.put(ctx, lockKey, body, cond{ifMatch: etag}, nil)
+		cancel()
+		if err != nil && lostRace(err) {
+			// A renewal whose answer was lost (a timeout) may have landed:
+			// the lock is still this writer's if it carries its token.
+			rctx, rcancel := context.WithTimeout(context.Background(), every)
+			cur, curTag, rerr := w.b.readLock(rctx)
+			rcancel()
+			if rerr == nil && cur != nil && cur.Token == lr.Token {
+				w.mu.Lock()
+				w.etag = curTag
+				w.mu.Unlock()
+				continue
+			}
+		}
+		w.mu.Lock()
+		switch {
+		case err == nil:
+			w.etag, w.lr.Holder.Until = tag, lr.Holder.Until
+		case lostRace(err):
+			w.loseLocked(fmt.Errorf("the lock was taken over or removed (%s)", apiCode(err)))
+		case time.Now().After(w.lr.Holder.Until):
+			w.loseLocked(fmt.Errorf("the lease ran out without a renewal getting through: %w", err))
+		}
+		lost := w.lostErr != nil
+		w.mu.Unlock()
+		if lost {
+			return
+		}
+	}
+}
+
+// release stops the renewals and deletes lock.json if it is still this
+// writer's.
+func (w *writer) release(ctx context.Context) error {
+	w.mu.Lock()
+	if w.released {
+		w.mu.Unlock()
+		return nil
+	}
+	w.released = true
+	lost := w.lostErr != nil
+	w.mu.Unlock()
+	close(w.stop)
+	w.mu.Lock()
+	renewing := w.renewing
+	w.mu.Unlock()
+	if renewing {
+		<-w.done
+	}
+	if lost {
+		return nil // not ours any more: nothing to delete
+	}
+	w.mu.Lock()
+	etag := w.etag
+	w.mu.Unlock()
+	_, err := w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(lockKey)), IfMatch: aws.String(etag)})
+	switch {
+	case err == nil, notFound(err):
+		return nil
+	case lostRace(err):
+		return nil // another holder's now: leave it
+	case unsupported(err):
+		// A server without conditional deletes: delete it if it is still
+		// ours.
+		cur, _, rerr := w.b.readLock(ctx)
+		if rerr != nil {
+			return rerr
+		}
+		if cur == nil || cur.Token != w.lr.Token {
+			return nil
+		}
+		_, err = w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(lockKey))})
+	}
+	if err != nil && !notFound(err) {
+		return w.b.wrap("release the lock", err)
+	}
+	return nil
+}
+
+func unsupported(err error) bool {
+	switch apiCode(err) {
+	case "NotImplemented", "MethodNotAllowed", "NotSupported", "InvalidArgument":
+		return true
+	}
+	return false
+}

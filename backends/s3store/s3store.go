@@ -1,0 +1,788 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// DefaultLease is how long a lock lives without a renewal.
+const DefaultLease = 60 * time.Second
+
+// minLease is the shortest lease a URL may ask for.
+const minLease = 3 * time.Second
+
+// fetchers is how many WAL objects Load fetches at once.
+const fetchers = 16
+
+// Object names under a stack's prefix.
+const (
+	identityKey = "stack.json"
+	lockKey     = "lock.json"
+	snapshotKey = "snapshot.json"
+	walDir      = "wal/"
+	revisionDir = "revisions/"
+	backupDir   = "backups/"
+)
+
+// kindLock is the journal record kind of a lock taken over.
+const kindLock = "lock"
+
+// format is the version of the objects this package writes.
+const format = 1
+
+// Backend is one stack's home in an S3 bucket. It is safe for concurrent
+// use.
+type Backend struct {
+	s3     *s3.Client
+	bucket string
+	prefix string // the stack's: PREFIX/STACK/
+	loc    string
+	lease  time.Duration
+	opts   storage.Options
+	now    func() time.Time
+}
+
+var _ storage.Backend = (*Backend)(nil)
+
+// Settings are what a URL says, beyond the bucket and the prefix.
+type Settings struct {
+	Region   string
+	Endpoint string
+	Profile  string
+	Lease    time.Duration
+}
+
+// ParseURL splits an s3:// URL into bucket, prefix and settings. Its
+// errors never quote a parameter's value.
+func ParseURL(raw string) (bucket, prefix string, s Settings, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", s, errors.New("s3 backend: the URL does not parse (want s3://BUCKET/PREFIX?region=…)")
+	}
+	if u.Scheme != "s3" {
+		return "", "", s, fmt.Errorf("s3 backend: URL scheme %q, want s3://", u.Scheme)
+	}
+	if u.User != nil {
+		return "", "", s, errors.New("s3 backend: the URL carries credentials: bulwark takes them only from the AWS SDK's standard chain (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, roles)")
+	}
+	bucket = u.Host
+	if bucket == "" {
+		return "", "", s, errors.New("s3 backend: the URL names no bucket (want s3://BUCKET/PREFIX)")
+	}
+	prefix = strings.Trim(u.Path, "/")
+	s.Lease = DefaultLease
+	for k, vs := range u.Query() {
+		v := ""
+		if len(vs) > 0 {
+			v = vs[len(vs)-1]
+		}
+		switch k {
+		case "region":
+			s.Region = v
+		case "endpoint":
+			e, perr := url.Parse(v)
+			if perr != nil || (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" || e.User != nil {
+				return "", "", s, errors.New("s3 backend: endpoint must be an http:// or https:// URL without credentials")
+			}
+			s.Endpoint = v
+		case "profile":
+			s.Profile = v
+		case "lease":
+			d, perr := time.ParseDuration(v)
+			if perr != nil || d < minLease {
+				return "", "", s, fmt.Errorf("s3 backend: lease must be a duration of at least %s (like 60s)", minLease)
+			}
+			s.Lease = d
+		default:
+			return "", "", s, fmt.Errorf("s3 backend: unknown URL parameter %q (known: region, endpoint, profile, lease)", k)
+		}
+	}
+	return bucket, prefix, s, nil
+}
+
+// Open opens the stack opts.Stack under the bucket and prefix rawURL names
+// (see the package doc). It checks the bucket can be reached; nothing about
+// the stack is read or written yet.
+func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, error) {
+	if opts.Stack == "" {
+		return nil, errors.New("s3 backend: no stack name")
+	}
+	bucket, prefix, s, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	var lo []func(*config.LoadOptions) error
+	if s.Region != "" {
+		lo = append(lo, config.WithRegion(s.Region))
+	}
+	if s.Profile != "" {
+		lo = append(lo, config.WithSharedConfigProfile(s.Profile))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, lo...)
+	if err != nil {
+		return nil, fmt.Errorf("s3 backend: load the AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("s3 backend: no AWS region: add ?region=… to the URL, or set AWS_REGION")
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if s.Endpoint != "" {
+			o.BaseEndpoint = aws.String(s.Endpoint)
+		}
+		if o.BaseEndpoint != nil {
+			o.UsePathStyle = true // an S3-compatible server or an emulator
+		}
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+	return New(client, bucket, prefix, locationOf(bucket, prefix, s), s.Lease, opts)
+}
+
+// New is Open with a client of the caller's (tests, a caller with its own
+// SDK configuration).
+func New(client *s3.Client, bucket, prefix, location string, lease time.Duration, opts storage.Options) (*Backend, error) {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	p := opts.Stack + "/"
+	if prefix != "" {
+		p = prefix + "/" + p
+	}
+	return &Backend{s3: client, bucket: bucket, prefix: p, loc: location, lease: lease, opts: opts, now: now}, nil
+}
+
+func locationOf(bucket, prefix string, s Settings) string {
+	u := url.URL{Scheme: "s3", Host: bucket, Path: "/" + prefix}
+	q := url.Values{}
+	if s.Region != "" {
+		q.Set("region", s.Region)
+	}
+	if s.Endpoint != "" {
+		q.Set("endpoint", s.Endpoint)
+	}
+	if s.Profile != "" {
+		q.Set("profile", s.Profile)
+	}
+	if s.Lease != DefaultLease && s.Lease != 0 {
+		q.Set("lease", s.Lease.String())
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Location is the URL the backend was opened with.
+func (b *Backend) Location() string { return b.loc }
+
+// Close releases nothing: the SDK's client holds idle connections only.
+func (b *Backend) Close() error { return nil }
+
+func (b *Backend) key(name string) string { return b.prefix + name }
+
+func walKey(seq int64) string { return walDir + fmt.Sprintf("%020d", seq) }
+
+func (b *Backend) wrap(what string, err error) error {
+	return fmt.Errorf("s3 backend %s: %s: %w", b.loc, what, err)
+}
+
+// apiCode is an S3 error's code ("" for none), branched on rather than Go
+// types: several S3 errors come back untyped.
+func apiCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// lostRace reports whether a conditional write's error says another writer
+// got there first: 412 (precondition failed), 409 (a concurrent
+// conditional write, as AWS documents) and 404 (If-Match on a key that is
+// gone: real S3 answers that where gofakes3 answers 412).
+func lostRace(err error) bool {
+	switch apiCode(err) {
+	case "PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "NotFound", "412", "409":
+		return true
+	}
+	return false
+}
+
+func notFound(err error) bool {
+	switch apiCode(err) {
+	case "NoSuchKey", "NotFound", "404":
+		return true
+	}
+	return false
+}
+
+// object is what a GET returned.
+type object struct {
+	body []byte
+	etag string
+	size int64
+}
+
+// get reads an object; nil, nil when there is none.
+func (b *Backend) get(ctx context.Context, name string) (*object, error) {
+	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name))})
+	if err != nil {
+		if apiCode(err) == "NoSuchBucket" {
+			return nil, b.wrap("read "+name, fmt.Errorf("bucket %s does not exist (bulwark does not create it): %w", b.bucket, err))
+		}
+		if notFound(err) {
+			return nil, nil
+		}
+		return nil, b.wrap("read "+name, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, b.wrap("read "+name, err)
+	}
+	return &object{body: body, etag: aws.ToString(out.ETag), size: int64(len(body))}, nil
+}
+
+// cond is a PUT's condition.
+type cond struct {
+	ifNoneMatch bool   // create only
+	ifMatch     string // replace only this version
+}
+
+// put writes an object, under cond; it returns the new ETag.
+func (b *Backend) put(ctx context.Context, name string, body []byte, c cond, meta map[string]string) (string, error) {
+	in := &s3.PutObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name)),
+		Body: bytes.NewReader(body), ContentType: aws.String("application/json"), Metadata: meta}
+	if c.ifNoneMatch {
+		in.IfNoneMatch = aws.String("*")
+	}
+	if c.ifMatch != "" {
+		in.IfMatch = aws.String(c.ifMatch)
+	}
+	out, err := b.s3.PutObject(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.ETag), nil
+}
+
+// list returns the keys (relative to the stack's prefix) under dir, after
+// startAfter when set, in order.
+func (b *Backend) list(ctx context.Context, dir, startAfter string) ([]types.Object, error) {
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.bucket), Prefix: aws.String(b.key(dir))}
+	if startAfter != "" {
+		in.StartAfter = aws.String(b.key(startAfter))
+	}
+	var out []types.Object
+	p := s3.NewListObjectsV2Paginator(b.s3, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, b.wrap("list "+dir, err)
+		}
+		for _, o := range page.Contents {
+			o.Key = aws.String(strings.TrimPrefix(aws.ToString(o.Key), b.prefix))
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return aws.ToString(out[i].Key) < aws.ToString(out[j].Key) })
+	return out, nil
+}
+
+// deleteKeys deletes objects, up to 1000 a call.
+func (b *Backend) deleteKeys(ctx context.Context, names []string) error {
+	for len(names) > 0 {
+		n := min(len(names), 1000)
+		ids := make([]types.ObjectIdentifier, 0, n)
+		for _, k := range names[:n] {
+			ids = append(ids, types.ObjectIdentifier{Key: aws.String(b.key(k))})
+		}
+		out, err := b.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(b.bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+		if err != nil {
+			return b.wrap("delete", err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return b.wrap("delete", fmt.Errorf("%d object(s) not deleted, first %s: %s", len(out.Errors), aws.ToString(e.Key), aws.ToString(e.Code)))
+		}
+		names = names[n:]
+	}
+	return nil
+}
+
+// identity is stack.json.
+type identity struct {
+	Format  int       `json:"format"`
+	Stack   string    `json:"stack"`
+	Lineage string    `json:"lineage"`
+	Created time.Time `json:"created"`
+}
+
+// snapshot is snapshot.json: the state (sealed) as of WAL object Seq, and
+// the journal up to it.
+type snapshot struct {
+	Format  int              `json:"format"`
+	Stack   string           `json:"stack"`
+	Lineage string           `json:"lineage"`
+	Seq     int64            `json:"seq"`
+	State   *state.State     `json:"state"`
+	Journal []journal.Record `json:"journal,omitempty"`
+}
+
+// segment is one WAL object: the Commits of one durable write, in order.
+type segment struct {
+	Format  int     `json:"format"`
+	Seq     int64   `json:"seq"`
+	Lineage string  `json:"lineage"`
+	Token   string  `json:"token"` // the writer's (its lock's token)
+	Entries []entry `json:"entries"`
+}
+
+// entry is one Commit in a segment: its records and its change (sealed).
+type entry struct {
+	Records []journal.Record  `json:"records,omitempty"`
+	Put     []*state.Resource `json:"put,omitempty"`
+	Delete  []string          `json:"delete,omitempty"`
+	Meta    *storage.Meta     `json:"meta,omitempty"`
+}
+
+func (e entry) changes() bool { return len(e.Put) > 0 || len(e.Delete) > 0 || e.Meta != nil }
+
+// loaded is a stack as stored: its state (opened), journal, and where the
+// WAL is.
+type loaded struct {
+	id       *identity // nil: nothing was ever written
+	st       *state.State
+	recs     []journal.Record
+	seq      int64  // the last WAL object applied
+	snapSeq  int64  // the snapshot's
+	snapETag string // "" when there is no snapshot
+	snapSize int64
+	walBytes int64
+	walCount int
+}
+
+// load reads the stack: identity, snapshot, then the WAL after it. A gap
+// (a checkpoint deleted segments between the snapshot read and the
+// listing) makes it start again.
+func (b *Backend) load(ctx context.Context) (*loaded, error) {
+	var last error
+	for range 5 {
+		l, err := b.loadOnce(ctx)
+		if !errors.Is(err, errGap) {
+			return l, err
+		}
+		last = err
+	}
+	return nil, b.wrap("load", last)
+}
+
+var errGap = errors.New("the write-ahead log changed while it was read")
+
+func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
+	l := &loaded{st: &state.State{Version: state.Version, Stack: b.opts.Stack, Resources: map[string]*state.Resource{}}}
+	io, err := b.get(ctx, identityKey)
+	if err != nil {
+		return nil, err
+	}
+	if io != nil {
+		var id identity
+		if err := json.Unmarshal(io.body, &id); err != nil {
+			return nil, b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", identityKey, err, state.ErrCorrupt))
+		}
+		if id.Stack != b.opts.Stack {
+			return nil, b.wrap("load", fmt.Errorf("%s names stack %q, not %q: %w", b.key(identityKey), id.Stack, b.opts.Stack, storage.ErrLineage))
+		}
+		l.id = &id
+		l.st.Lineage = id.Lineage
+	}
+	so, err := b.get(ctx, snapshotKey)
+	if err != nil {
+		return nil, err
+	}
+	if so != nil {
+		var sn snapshot
+		if err := json.Unmarshal(so.body, &sn); err != nil || sn.State == nil {
+			return nil, b.wrap("load", fmt.Errorf("%s does not parse (%v): %w; restore an earlier version of it (bucket versioning) or a backup under %s", b.key(snapshotKey), err, state.ErrCorrupt, b.key(backupDir)))
+		}
+		if sn.Stack != b.opts.Stack || l.id == nil || sn.Lineage != l.id.Lineage {
+			return nil, b.wrap("load", fmt.Errorf("%s is stack %q of lineage %s, not this stack's (%s): a foreign state was put in its place: %w", b.key(snapshotKey), sn.Stack, sn.Lineage, lineageOf(l.id), storage.ErrLineage))
+		}
+		if sn.State.Resources == nil {
+			sn.State.Resources = map[string]*state.Resource{}
+		}
+		l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.snapSize = sn.State, sn.Journal, sn.Seq, sn.Seq, so.etag, so.size
+		l.st.Stack, l.st.Lineage = b.opts.Stack, sn.Lineage
+	}
+	objs, err := b.list(ctx, walDir, walKey(l.seq))
+	if err != nil {
+		return nil, err
+	}
+	segs, err := b.fetch(ctx, objs, l.seq)
+	if err != nil {
+		return nil, err
+	}
+	for _, sg := range segs {
+		if l.id == nil || sg.Lineage != l.id.Lineage {
+			return nil, b.wrap("load", fmt.Errorf("%s is of lineage %s, not this stack's (%s): %w", b.key(walKey(sg.Seq)), sg.Lineage, lineageOf(l.id), storage.ErrLineage))
+		}
+		for _, e := range sg.Entries {
+			l.recs = append(l.recs, e.Records...)
+			if e.changes() {
+				storage.Change{Put: e.Put, Delete: e.Delete, Meta: e.Meta}.Apply(l.st)
+			}
+		}
+		l.seq = sg.Seq
+	}
+	for _, o := range objs {
+		l.walBytes += aws.ToInt64(o.Size)
+	}
+	l.walCount = len(segs)
+	if _, err := state.OpenState(l.st, b.opts.Sealing); err != nil {
+		return nil, b.wrap("load", err)
+	}
+	if err := state.CheckLevels(b.key(snapshotKey), l.st); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func lineageOf(id *identity) string {
+	if id == nil {
+		return "none yet"
+	}
+	return id.Lineage
+}
+
+// fetch gets the WAL objects listed, in parallel, and checks they follow
+// after one another from after.
+func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64) ([]*segment, error) {
+	segs := make([]*segment, len(objs))
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fetchers)
+	for i, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			name := aws.ToString(o.Key)
+			ob, err := b.get(ctx, name)
+			switch {
+			case err != nil:
+				errs[i] = err
+			case ob == nil:
+				errs[i] = errGap // deleted by a checkpoint since the listing
+			default:
+				var sg segment
+				if err := json.Unmarshal(ob.body, &sg); err != nil {
+					errs[i] = b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", b.key(name), err, state.ErrCorrupt))
+					return
+				}
+				segs[i] = &sg
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		if want := after + int64(i) + 1; segs[i].Seq != want || aws.ToString(objs[i].Key) != walKey(want) {
+			if i == 0 {
+				return nil, errGap
+			}
+			return nil, b.wrap("load", fmt.Errorf("write-ahead log object %s holds seq %d where %d was expected: %w", aws.ToString(objs[i].Key), segs[i].Seq, want, state.ErrCorrupt))
+		}
+	}
+	return segs, nil
+}
+
+// Load returns the state as of the last acknowledged Commit.
+func (b *Backend) Load(ctx context.Context) (*state.State, error) {
+	l, err := b.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.st, nil
+}
+
+// Journal returns the journal's records, oldest first, without the lock
+// records of takeovers' kind state.
+func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+	l, err := b.load(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slices.DeleteFunc(l.recs, func(r journal.Record) bool { return r.Kind == journal.KindState }), nil, nil
+}
+
+// Holder reads lock.json: who holds the lock (nil: nobody). A holder whose
+// lease ran out is returned too, with its Until in the past.
+func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
+	lr, _, err := b.readLock(ctx)
+	if err != nil || lr == nil {
+		return nil, err
+	}
+	h := lr.Holder
+	return &h, nil
+}
+
+// revision is a revisions/N object.
+type revision struct {
+	Body storage.RevisionBody `json:"body"`
+}
+
+// Revision returns revision n's body.
+func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
+	o, err := b.get(ctx, revisionKey(n))
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, fmt.Errorf("revision %d of %s: %w", n, b.loc, storage.ErrNotFound)
+	}
+	var r revision
+	if err := json.Unmarshal(o.body, &r); err != nil {
+		return nil, b.wrap(fmt.Sprintf("revision %d", n), fmt.Errorf("does not parse: %v: %w", err, state.ErrCorrupt))
+	}
+	if err := openRevision(&r.Body, b.opts.Sealing); err != nil {
+		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
+	}
+	return &r.Body, nil
+}
+
+func revisionKey(n int) string { return revisionDir + fmt.Sprintf("%010d", n) }
+
+// backup is a backups/NAME object.
+type backup struct {
+	Format int          `json:"format"`
+	Name   string       `json:"name"`
+	Time   time.Time    `json:"time"`
+	State  *state.State `json:"state"`
+}
+
+// Backups lists the backups, oldest first.
+func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
+	objs, err := b.list(ctx, backupDir, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []storage.BackupInfo
+	for _, o := range objs {
+		name := strings.TrimPrefix(aws.ToString(o.Key), backupDir)
+		h, err := b.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(backupDir + name))})
+		if notFound(err) {
+			continue // pruned meanwhile
+		}
+		if err != nil {
+			return nil, b.wrap("backup "+name, err)
+		}
+		info := storage.BackupInfo{Name: name, Bytes: aws.ToInt64(o.Size)}
+		info.Time, _ = time.Parse(time.RFC3339Nano, h.Metadata["time"])
+		info.Serial, _ = strconv.ParseInt(h.Metadata["serial"], 10, 64)
+		out = append(out, info)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Time.Equal(out[j].Time) {
+			return out[i].Time.Before(out[j].Time)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Backup reads one backup.
+func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error) {
+	if !validName(name) {
+		return nil, fmt.Errorf("backup %q of %s: %w", name, b.loc, storage.ErrNotFound)
+	}
+	o, err := b.get(ctx, backupDir+name)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, fmt.Errorf("backup %s of %s: %w", name, b.loc, storage.ErrNotFound)
+	}
+	var bk backup
+	if err := json.Unmarshal(o.body, &bk); err != nil || bk.State == nil {
+		return nil, b.wrap("backup "+name, fmt.Errorf("does not parse (%v): %w", err, state.ErrCorrupt))
+	}
+	if bk.State.Resources == nil {
+		bk.State.Resources = map[string]*state.Resource{}
+	}
+	if _, err := state.OpenState(bk.State, b.opts.Sealing); err != nil {
+		return nil, b.wrap("backup "+name, err)
+	}
+	return bk.State, nil
+}
+
+// validName: a backup's name is an operation id, never a path.
+func validName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/\\") && path.Clean(name) == name && name != "." && name != ".."
+}
+
+// Stats are the sizes doctor shows.
+func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
+	l, err := b.load(ctx)
+	if err != nil {
+		return storage.Stats{}, err
+	}
+	s := storage.Stats{StateBytes: l.snapSize, JournalBytes: l.walBytes, Resources: len(l.st.Resources), Revisions: len(l.st.Revisions)}
+	for _, r := range l.recs {
+		if r.Kind != journal.KindState {
+			s.JournalRecords++
+		}
+	}
+	whole, summarized := map[string]bool{}, map[string]bool{}
+	for _, r := range l.recs {
+		switch r.Kind {
+		case journal.KindSummary:
+			summarized[r.Op] = true
+		case journal.KindOp:
+			whole[r.Op] = true
+		}
+	}
+	s.WholeOps, s.SummarizedOps = len(whole), len(summarized)
+	revs, err := b.list(ctx, revisionDir, "")
+	if err != nil {
+		return s, err
+	}
+	for _, o := range revs {
+		s.RevisionBytes += aws.ToInt64(o.Size)
+	}
+	bks, err := b.list(ctx, backupDir, "")
+	if err != nil {
+		return s, err
+	}
+	s.Backups = len(bks)
+	for _, o := range bks {
+		s.BackupBytes += aws.ToInt64(o.Size)
+	}
+	return s, nil
+}
+
+// sealEntry returns e's stored form: its resources and metadata with their
+// sensitive values sealed.
+func sealEntry(e entry, sl state.Sealing) (entry, error) {
+	out := entry{Records: e.Records, Delete: e.Delete}
+	for _, r := range e.Put {
+		sr, err := state.SealResource(r, sl)
+		if err != nil {
+			return entry{}, err
+		}
+		out.Put = append(out.Put, sr)
+	}
+	if m := e.Meta; m != nil {
+		st, err := state.SealState(&state.State{Outputs: m.Outputs}, sl)
+		if err != nil {
+			return entry{}, err
+		}
+		mc := *m
+		mc.Outputs = st.Outputs
+		mc.Revisions = slices.Clone(m.Revisions)
+		for i := range mc.Revisions {
+			mc.Revisions[i].Spec = "" // the bodies are PutRevision's
+		}
+		out.Meta = &mc
+	}
+	return out, nil
+}
+
+func sealText(s string, sl state.Sealing) (string, error) {
+	if s == "" || sl.Sealer == nil || secrets.IsSealed(s) {
+		return s, nil
+	}
+	return sl.Sealer.SealValue(s)
+}
+
+func openText(s string, sl state.Sealing) (string, error) {
+	if sl.Sealer == nil || !secrets.IsSealed(s) {
+		return s, nil
+	}
+	v, err := sl.Sealer.OpenValue(s)
+	if err != nil {
+		return "", err
+	}
+	text, ok := v.(string)
+	if !ok {
+		return "", errors.New("sealed value is not text")
+	}
+	return text, nil
+}
+
+// sealRevision seals a revision body's spec and sensitive variables.
+func sealRevision(body storage.RevisionBody, sl state.Sealing) (storage.RevisionBody, error) {
+	var err error
+	if body.Spec, err = sealText(body.Spec, sl); err != nil {
+		return body, fmt.Errorf("spec: %w", err)
+	}
+	if sl.Sealer != nil && len(body.Sensitive) > 0 {
+		vars := make(map[string]any, len(body.Variables))
+		for k, v := range body.Variables {
+			vars[k] = v
+		}
+		for _, k := range body.Sensitive {
+			v, ok := vars[k]
+			if !ok {
+				continue
+			}
+			if s, isStr := v.(string); isStr && secrets.IsSealed(s) {
+				continue
+			}
+			if vars[k], err = sl.Sealer.SealValue(v); err != nil {
+				return body, fmt.Errorf("variable %s: %w", k, err)
+			}
+		}
+		body.Variables = vars
+	}
+	return body, nil
+}
+
+func openRevision(body *storage.RevisionBody, sl state.Sealing) error {
+	var err error
+	if body.Spec, err = openText(body.Spec, sl); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	for _, k := range body.Sensitive {
+		v, ok := body.Variables[k]
+		if !ok {
+			continue
+		}
+		if s, isStr := v.(string); isStr && secrets.IsSealed(s) && sl.Sealer != nil {
+			if v, err = sl.Sealer.OpenValue(s); err != nil {
+				return fmt.Errorf("variable %s: %w", k, err)
+			}
+			body.Variables[k] = v
+		}
+		if sl.Reveal != nil {
+			sl.Reveal(v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,471 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/storagetest"
+)
+
+const testBucket = "bulwark-state-test"
+
+// server is the S3 endpoint the tests talk to over loopback: the emulator
+// .ci/emulators.sh started (BULWARK_TEST_S3_ENDPOINT), else gofakes3
+// served by this process. Its handler counts what it is sent and can
+// answer like real S3 where gofakes3 differs.
+type server struct {
+	url string
+
+	mu       sync.Mutex
+	puts     []put // every PUT of an object, in order
+	match404 bool  // If-Match on a missing key: 404 NoSuchKey, as AWS
+}
+
+type put struct {
+	key  string
+	size int
+}
+
+func (s *server) ServeHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query(); r.Method == http.MethodPut && (len(q) == 0 || q.Get("x-id") == "PutObject") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			s.mu.Lock()
+			s.puts = append(s.puts, put{key: r.URL.Path, size: len(body)})
+			m404 := s.match404
+			s.mu.Unlock()
+			if m404 && r.Header.Get("If-Match") != "" {
+				probe := httptest.NewRecorder()
+				next.ServeHTTP(probe, httptest.NewRequest(http.MethodHead, r.URL.String(), nil))
+				if probe.Code == http.StatusNotFound {
+					w.WriteHeader(http.StatusNotFound)
+					io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>`)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) putsSince(n int) []put {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]put(nil), s.puts[n:]...)
+}
+
+func (s *server) putCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.puts)
+}
+
+// setup gives the test credentials (the SDK's chain reads the environment;
+// the emulators check no signature) and an endpoint with the test bucket.
+func setup(t *testing.T) *server {
+	t.Helper()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, v)
+		}
+	}
+	s := &server{}
+	if ep := os.Getenv("BULWARK_TEST_S3_ENDPOINT"); ep != "" {
+		// The emulator's own server: nothing is counted or changed there.
+		s.url = ep
+	} else {
+		srv := httptest.NewServer(s.ServeHTTP(gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(false)).Server()))
+		t.Cleanup(srv.Close)
+		s.url = srv.URL
+	}
+	_, err := raw(s.url).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(testBucket)})
+	if err != nil && apiCode(err) != "BucketAlreadyExists" && apiCode(err) != "BucketAlreadyOwnedByYou" {
+		t.Fatalf("create the test bucket: %v", err)
+	}
+	return s
+}
+
+func raw(endpoint string) *s3.Client {
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+}
+
+func randomHex(t *testing.T) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// home is a fresh prefix's URL.
+func (s *server) home(t *testing.T, lease string) string {
+	q := url.Values{"region": {"us-east-1"}, "endpoint": {s.url}}
+	if lease != "" {
+		q.Set("lease", lease)
+	}
+	return "s3://" + testBucket + "/t-" + randomHex(t) + "?" + q.Encode()
+}
+
+// stackKey is the key of a stack object under home.
+func stackKey(t *testing.T, home, stack, name string) string {
+	_, prefix, _, err := ParseURL(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prefix + "/" + stack + "/" + name
+}
+
+func openHome(t *testing.T, home string, o storage.Options) *Backend {
+	t.Helper()
+	b, err := Open(context.Background(), home, o)
+	if err != nil {
+		t.Fatalf("open %s: %v", home, err)
+	}
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	s := setup(t)
+	c := raw(s.url)
+	ctx := context.Background()
+	storagetest.Run(t, storagetest.Factory{
+		New: func(t *testing.T) string { return s.home(t, "3s") },
+		Open: func(ctx context.Context, home string, o storage.Options) (storage.Backend, error) {
+			return Open(ctx, home, o)
+		},
+		CopyState: func(t *testing.T, from, to string) {
+			src := stackKey(t, from, storagetest.Stack, snapshotKey)
+			if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(testBucket), CopySource: aws.String(testBucket + "/" + src),
+				Key: aws.String(stackKey(t, to, storagetest.Stack, snapshotKey))}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Raw: func(t *testing.T, home string) []byte {
+			_, prefix, _, _ := ParseURL(home)
+			var all []byte
+			p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(testBucket), Prefix: aws.String(prefix + "/")})
+			for p.HasMorePages() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range page.Contents {
+					out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(testBucket), Key: o.Key})
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := io.ReadAll(out.Body)
+					out.Body.Close()
+					all = append(all, b...)
+				}
+			}
+			return all
+		},
+		Steal: func(t *testing.T, home string) { steal(t, home, storagetest.Stack) },
+	})
+}
+
+// steal makes the lock of home's stack look as if its lease ran out, and
+// takes it over from another backend (which fences the old holder), then
+// lets it go.
+func steal(t *testing.T, home, stack string) {
+	t.Helper()
+	ctx := context.Background()
+	b := openHome(t, home, storage.Options{Stack: stack})
+	lr, _, err := b.readLock(ctx)
+	if err != nil || lr == nil {
+		t.Fatalf("steal: no lock to steal (%v)", err)
+	}
+	lr.Holder.Until = time.Now().Add(-time.Minute)
+	lr.Proc = proc{} // as if on another machine
+	body, _ := json.Marshal(lr)
+	if _, err := b.put(ctx, lockKey, body, cond{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_thief", PID: 1, Host: "elsewhere"})
+	if err != nil {
+		t.Fatalf("steal: %v", err)
+	}
+	if w.Stale() == nil {
+		t.Fatal("steal: the takeover names no stale holder")
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func options() storage.Options {
+	k, err := secrets.NewKey("s3store test")
+	if err != nil {
+		panic(err)
+	}
+	return storage.Options{Stack: "web", Sealing: state.Sealing{Sealer: k.Box(secrets.StackContext("web"))}}
+}
+
+func res(name string) *state.Resource {
+	return &state.Resource{Name: name, Type: "network", Provider: "mock", Source: "mock", ID: "id-" + name, Protection: "ephemeral",
+		Config: map[string]any{"size": 1.0}, Attributes: map[string]any{"size": 1.0}}
+}
+
+// writeLock puts a lock record of someone else's in place, as their
+// process would have.
+func writeLock(t *testing.T, b *Backend, h storage.Holder) {
+	t.Helper()
+	body, _ := json.Marshal(&lockRecord{Format: format, Holder: h, Token: "theirs"})
+	if _, err := b.put(context.Background(), lockKey, body, cond{}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLease(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	elsewhere := storage.Holder{Op: "op_elsewhere", PID: 4242, Host: "ci-runner-7", Since: time.Now().Add(-time.Hour).UTC().Truncate(time.Second)}
+
+	t.Run("a live lease elsewhere is refused, naming its holder", func(t *testing.T) {
+		b := openHome(t, s.home(t, ""), options())
+		h := elsewhere
+		h.Until = time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+		writeLock(t, b, h)
+		_, err := b.Lock(ctx, storage.Holder{Op: "op_me"})
+		var le *storage.LockedError
+		if !errors.As(err, &le) || le.Holder == nil || le.Holder.Op != "op_elsewhere" || le.Holder.Host != "ci-runner-7" || !le.Holder.Until.Equal(h.Until) {
+			t.Fatalf("Lock over a live lease: %v (%+v), want a LockedError naming op_elsewhere and its lease", err, le)
+		}
+		if got, err := b.Holder(ctx); err != nil || got == nil || got.Op != "op_elsewhere" {
+			t.Fatalf("Holder: %v %v", got, err)
+		}
+	})
+
+	t.Run("a lease that ran out is taken over, and the takeover journaled", func(t *testing.T) {
+		b := openHome(t, s.home(t, ""), options())
+		h := elsewhere
+		h.Until = time.Now().Add(-time.Second).UTC()
+		writeLock(t, b, h)
+		w, err := b.Lock(ctx, storage.Holder{Op: "op_me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Release(ctx)
+		if st := w.Stale(); st == nil || st.Op != "op_elsewhere" || st.PID != 4242 {
+			t.Fatalf("Stale %v, want op_elsewhere", st)
+		}
+		recs, _, err := b.Journal(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Kind != kindLock || recs[0].Status != "taken_over" || recs[0].Op != "op_me" ||
+			!strings.Contains(recs[0].Error, "op_elsewhere") || !strings.Contains(recs[0].Error, "lease ran out") {
+			t.Fatalf("journal after a takeover: %+v", recs)
+		}
+		if got, err := b.Holder(ctx); err != nil || got == nil || got.Op != "op_me" || !got.Until.After(time.Now()) {
+			t.Fatalf("Holder after the takeover: %+v %v", got, err)
+		}
+	})
+
+	t.Run("renewal finds another holder: Lost, and the next Commit writes nothing", func(t *testing.T) {
+		home := s.home(t, "3s")
+		b := openHome(t, home, options())
+		w, err := b.Lock(ctx, storage.Holder{Op: "op_me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Release(ctx)
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a")}}}); err != nil {
+			t.Fatal(err)
+		}
+		h := elsewhere
+		h.Until = time.Now().Add(time.Hour)
+		writeLock(t, b, h)
+		select {
+		case <-w.Lost():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Lost() not closed 10 s after another holder's lock replaced this one (renewal every 1 s)")
+		}
+		before := s.putCount()
+		_, err = w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_me", Kind: journal.KindStep, Status: journal.StepOK}}, Change: storage.Change{Put: []*state.Resource{res("b")}}})
+		if !errors.Is(err, storage.ErrLost) {
+			t.Fatalf("Commit after the lock was lost: %v, want ErrLost", err)
+		}
+		if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" && s.putCount() != before {
+			t.Fatalf("a lost writer's Commit sent %d PUT(s)", s.putCount()-before)
+		}
+		if st, err := openHome(t, home, options()).Load(ctx); err != nil || st.Resources["b"] != nil || st.Resources["a"] == nil {
+			t.Fatalf("state after a lost commit: %+v %v", st, err)
+		}
+		// Release leaves the other holder's lock alone.
+		if err := w.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := b.Holder(ctx); got == nil || got.Op != "op_elsewhere" {
+			t.Fatalf("the lost writer's Release removed another holder's lock: %v", got)
+		}
+	})
+
+	t.Run("a renewal answered 404 (the lock deleted, AWS's answer to If-Match) is a lost race", func(t *testing.T) {
+		if os.Getenv("BULWARK_TEST_S3_ENDPOINT") != "" {
+			t.Skip("needs this process's server, which answers 404 as AWS does")
+		}
+		s.mu.Lock()
+		s.match404 = true
+		s.mu.Unlock()
+		defer func() { s.mu.Lock(); s.match404 = false; s.mu.Unlock() }()
+		home := s.home(t, "3s")
+		b := openHome(t, home, options())
+		w, err := b.Lock(ctx, storage.Holder{Op: "op_me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Release(ctx)
+		if _, err := raw(s.url).DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(testBucket), Key: aws.String(stackKey(t, home, "web", lockKey))}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-w.Lost():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Lost() not closed 10 s after the lock object was deleted")
+		}
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}}); !errors.Is(err, storage.ErrLost) {
+			t.Fatalf("Commit: %v, want ErrLost", err)
+		}
+	})
+
+	t.Run("a displaced holder that did not notice is fenced", func(t *testing.T) {
+		home := s.home(t, "")
+		b := openHome(t, home, options())
+		w, err := b.Lock(ctx, storage.Holder{Op: "op_paused"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Release(ctx)
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a")}}}); err != nil {
+			t.Fatal(err)
+		}
+		steal(t, home, "web") // its lease "ran out" while it was paused
+		_, err = w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}})
+		if !errors.Is(err, storage.ErrLost) {
+			t.Fatalf("the displaced holder's Commit: %v, want ErrLost", err)
+		}
+		for _, op := range []func() error{
+			func() error { return w.Checkpoint(ctx, 20) },
+			func() error { return w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "x"}) },
+			func() error { _, err := w.PutBackup(ctx, "op_x", 5); return err },
+		} {
+			if err := op(); !errors.Is(err, storage.ErrLost) {
+				t.Errorf("a lost writer's call: %v, want ErrLost", err)
+			}
+		}
+		st, err := openHome(t, home, options()).Load(ctx)
+		if err != nil || st.Resources["b"] != nil || st.Resources["a"] == nil {
+			t.Fatalf("state: %+v %v", st, err)
+		}
+	})
+}
+
+// A Commit is one PUT of what it carries: its size does not grow with the
+// stack.
+func TestCommitCostIsTheChange(t *testing.T) {
+	if os.Getenv("BULWARK_TEST_S3_ENDPOINT") != "" {
+		t.Skip("counts what this process's server is sent")
+	}
+	s := setup(t)
+	ctx := context.Background()
+	b := openHome(t, s.home(t, ""), options())
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	measure := func(name string) put {
+		t.Helper()
+		n := s.putCount()
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_cost", Kind: journal.KindStep, Step: name, Status: journal.StepOK}},
+			Change: storage.Change{Put: []*state.Resource{res(name)}}}); err != nil {
+			t.Fatal(err)
+		}
+		ps := s.putsSince(n)
+		if len(ps) != 1 || !strings.Contains(ps[0].key, "/wal/") {
+			t.Fatalf("a Commit sent %+v, want one PUT of a WAL object", ps)
+		}
+		return ps[0]
+	}
+	// The first write also writes stack.json.
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("first")}}}); err != nil {
+		t.Fatal(err)
+	}
+	small := measure("r0")
+	for i := range 500 {
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("bulk" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + hex.EncodeToString([]byte{byte(i >> 8), byte(i)}))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	large := measure("r1")
+	t.Logf("one-resource commit: %d bytes at 2 resources, %d bytes at 503", small.size, large.size)
+	if large.size > small.size+64 {
+		t.Fatalf("a one-resource commit grew from %d to %d bytes with the stack", small.size, large.size)
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		url, bucket, prefix, err string
+		lease                    time.Duration
+	}{
+		{url: "s3://team-state/stacks?region=eu-west-1", bucket: "team-state", prefix: "stacks", lease: DefaultLease},
+		{url: "s3://team-state?lease=90s", bucket: "team-state", lease: 90 * time.Second},
+		{url: "s3://team-state/a/b/?endpoint=http://127.0.0.1:9000", bucket: "team-state", prefix: "a/b", lease: DefaultLease},
+		{url: "s3:///stacks", err: "names no bucket"},
+		{url: "file:///x", err: "want s3://"},
+		{url: "s3://b/p?secret_key=hunter2", err: `unknown URL parameter "secret_key"`},
+		{url: "s3://AKIA:hunter2@b/p", err: "carries credentials"},
+		{url: "s3://b/p?endpoint=http://u:hunter2@h", err: "without credentials"},
+		{url: "s3://b/p?lease=1s", err: "at least"},
+	}
+	for _, tt := range tests {
+		bucket, prefix, s, err := ParseURL(tt.url)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("%s: %v, want an error saying %q (and no secret)", tt.url, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || bucket != tt.bucket || prefix != tt.prefix || s.Lease != tt.lease {
+			t.Errorf("%s: %q %q %+v %v", tt.url, bucket, prefix, s, err)
+		}
+	}
+}
+
+// A bucket that does not exist is said to be so, not taken for an empty
+// stack.
+func TestMissingBucket(t *testing.T) {
+	s := setup(t)
+	b := openHome(t, "s3://no-such-bucket-"+randomHex(t)+"/p?endpoint="+url.QueryEscape(s.url)+"&region=us-east-1", options())
+	if _, err := b.Load(context.Background()); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("Load from a missing bucket: %v", err)
+	}
+}

@@ -1,0 +1,498 @@
+package s3store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// writer is a held lock.
+type writer struct {
+	b     *Backend
+	stale *storage.Holder
+	lost  chan struct{} // closed when the lock is lost
+	stop  chan struct{} // closed by Release: the renewals end
+	done  chan struct{} // closed when the renewals ended
+
+	mu       sync.Mutex
+	lr       *lockRecord
+	etag     string // lock.json's, as last written
+	renewing bool
+	released bool
+	lostErr  error
+	broken   error // a write whose outcome is unknown
+
+	// The stack as this writer wrote it: the state (values in clear), the
+	// journal, the last WAL object, the snapshot's.
+	st        *state.State
+	recs      []journal.Record
+	seq       int64
+	lineage   string
+	persisted bool // stack.json exists
+	snapSeq   int64
+	snapETag  string
+
+	queue    []*pending
+	flushing bool
+}
+
+var _ storage.Writer = (*writer)(nil)
+
+type pending struct {
+	c      storage.Commit
+	serial int64
+	err    error
+	done   chan struct{}
+}
+
+func (w *writer) init(l *loaded) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.st, w.recs, w.seq, w.snapSeq, w.snapETag = l.st, l.recs, l.seq, l.snapSeq, l.snapETag
+	if l.id != nil {
+		w.lineage, w.persisted = l.id.Lineage, true
+	} else {
+		// Minted now, stored by the first write (a first Commit's Meta may
+		// bring the lineage of a stack moved here).
+		w.lineage = ulid.Make().String()
+	}
+	w.st.Lineage = w.lineage
+}
+
+// loseLocked records the lock as lost; w.mu is held.
+func (w *writer) loseLocked(why error) {
+	if w.lostErr == nil {
+		w.lostErr = why
+		close(w.lost)
+	}
+}
+
+func (w *writer) lose(why error) {
+	w.mu.Lock()
+	w.loseLocked(why)
+	w.mu.Unlock()
+}
+
+// usable fails with ErrLost once the lock is lost or released (or its lease
+// ran out), and with the first unknown outcome once the writer is broken.
+func (w *writer) usable() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && time.Now().After(w.lr.Holder.Until) {
+		w.loseLocked(errors.New("the lease ran out"))
+	}
+	switch {
+	case w.lostErr != nil:
+		return fmt.Errorf("s3 backend %s: %w: %v; nothing more was written", w.b.loc, storage.ErrLost, w.lostErr)
+	case w.released:
+		return fmt.Errorf("s3 backend %s: %w: the lock was released", w.b.loc, storage.ErrLost)
+	case w.broken != nil:
+		return fmt.Errorf("s3 backend %s: an earlier write's outcome is unknown, so nothing more is written by this process (resume goes on from what is stored): %w", w.b.loc, w.broken)
+	}
+	return nil
+}
+
+// Commit makes c durable as (part of) one WAL object.
+func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	if c.Empty() {
+		s := w.st.Serial
+		w.mu.Unlock()
+		return s, nil
+	}
+	p := &pending{c: c, done: make(chan struct{})}
+	w.queue = append(w.queue, p)
+	lead := !w.flushing
+	if lead {
+		w.flushing = true
+	}
+	w.mu.Unlock()
+	if lead {
+		// The group's write is no one caller's: a caller whose context
+		// ends stops waiting, not the others' write.
+		fctx := context.WithoutCancel(ctx)
+		for {
+			w.mu.Lock()
+			group := w.queue
+			w.queue = nil
+			if len(group) == 0 {
+				w.flushing = false
+				w.mu.Unlock()
+				break
+			}
+			w.mu.Unlock()
+			w.flush(fctx, group)
+		}
+	}
+	select {
+	case <-p.done:
+		return p.serial, p.err
+	case <-ctx.Done():
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, ctx.Err())
+	}
+}
+
+// flush writes one group of Commits as one WAL object.
+func (w *writer) flush(ctx context.Context, group []*pending) {
+	finish := func(err error) {
+		for _, p := range group {
+			if err != nil && p.err == nil {
+				p.err = err
+			}
+			close(p.done)
+		}
+	}
+	w.mu.Lock()
+	lineage, persisted, serial, seq, token := w.lineage, w.persisted, w.st.Serial, w.seq, w.lr.Token
+	w.mu.Unlock()
+	sl := w.b.opts.Sealing
+	now := w.b.now().UTC()
+	var clear, sealed []entry
+	var ok []*pending
+	for _, p := range group {
+		ch := p.c.Change
+		if m := ch.Meta; m != nil && m.Lineage != "" && m.Lineage != lineage {
+			if persisted {
+				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
+				continue
+			}
+			lineage = m.Lineage // the first write of a stack moved here
+		}
+		if err := checkLevels(w.b.key(walKey(seq+1)), ch.Put); err != nil {
+			p.err = err
+			continue
+		}
+		for i := range p.c.Records {
+			r := &p.c.Records[i]
+			if r.ID == "" {
+				r.ID = ulid.Make().String()
+			}
+			if r.Time.IsZero() {
+				r.Time = now
+			}
+			r.Lineage = lineage
+		}
+		e := entry{Records: p.c.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
+		se, err := sealEntry(e, sl)
+		if err != nil {
+			p.err = fmt.Errorf("commit to %s: seal: %w", w.b.loc, err)
+			continue
+		}
+		if e.changes() {
+			serial++
+		}
+		p.serial = serial
+		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, p)
+	}
+	if len(ok) == 0 {
+		finish(nil)
+		return
+	}
+	for i := range sealed {
+		for j := range sealed[i].Records {
+			sealed[i].Records[j].Lineage = lineage
+		}
+	}
+	if err := w.usable(); err != nil {
+		finish(err)
+		return
+	}
+	if !persisted {
+		if err := w.writeIdentity(ctx, lineage); err != nil {
+			finish(err)
+			return
+		}
+	}
+	sg := segment{Format: format, Seq: seq + 1, Lineage: lineage, Token: token, Entries: sealed}
+	body, err := json.Marshal(&sg)
+	if err != nil {
+		finish(fmt.Errorf("commit to %s: %w", w.b.loc, err))
+		return
+	}
+	if err := w.writeSegment(ctx, sg.Seq, body, token); err != nil {
+		finish(err)
+		return
+	}
+	w.mu.Lock()
+	for _, e := range clear {
+		w.recs = append(w.recs, e.Records...)
+		if e.changes() {
+			storage.Change{Put: e.Put, Delete: e.Delete, Meta: e.Meta}.Apply(w.st)
+		}
+	}
+	w.st.Lineage = lineage
+	w.seq, w.lineage, w.persisted = sg.Seq, lineage, true
+	w.mu.Unlock()
+	w.afterWrite()
+	finish(nil)
+}
+
+func checkLevels(where string, put []*state.Resource) error {
+	for _, r := range put {
+		if err := state.CheckResourceLevel(where, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) afterWrite() {
+	if f := w.b.opts.AfterWrite; f != nil {
+		f()
+	}
+}
+
+// writeIdentity writes stack.json, the first write of a stack.
+func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
+	body, _ := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
+	_, err := w.b.put(ctx, identityKey, body, cond{ifNoneMatch: true}, nil)
+	if err == nil {
+		w.afterWrite()
+		return nil
+	}
+	if !lostRace(err) {
+		return w.b.wrap("write "+identityKey, err)
+	}
+	// Written by another writer since this one loaded: it lost the lock.
+	w.lose(fmt.Errorf("%s was written by another writer", identityKey))
+	return fmt.Errorf("s3 backend %s: %w: another writer initialised the stack", w.b.loc, storage.ErrLost)
+}
+
+// writeSegment writes WAL object seq, create-only. A 412 (or 409) is a lost
+// race: another writer (the one that took the lock over) wrote that seq.
+// An error that leaves the outcome unknown is looked up: the object with
+// this writer's token is a success; anything else breaks the writer.
+func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token string) error {
+	name := walKey(seq)
+	_, err := w.b.put(ctx, name, body, cond{ifNoneMatch: true}, nil)
+	if err == nil {
+		return nil
+	}
+	if lostRace(err) && !notFound(err) {
+		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
+		return fmt.Errorf("s3 backend %s: %w: another writer took the lock over and wrote first; nothing was written", w.b.loc, storage.ErrLost)
+	}
+	o, gerr := w.b.get(context.WithoutCancel(ctx), name)
+	if gerr == nil && o != nil {
+		var sg segment
+		if json.Unmarshal(o.body, &sg) == nil && sg.Token == token {
+			return nil // it was written
+		}
+		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
+		return fmt.Errorf("s3 backend %s: %w: another writer wrote first; nothing was written", w.b.loc, storage.ErrLost)
+	}
+	w.mu.Lock()
+	if w.broken == nil {
+		w.broken = err
+	}
+	w.mu.Unlock()
+	return w.b.wrap("write "+name, err)
+}
+
+// PutRevision stores revision n's body.
+func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	sb, err := sealRevision(body, w.b.opts.Sealing)
+	if err != nil {
+		return w.b.wrap(fmt.Sprintf("revision %d", n), err)
+	}
+	b, err := json.Marshal(&revision{Body: sb})
+	if err != nil {
+		return err
+	}
+	if _, err := w.b.put(ctx, revisionKey(n), b, cond{}, nil); err != nil {
+		return w.b.wrap(fmt.Sprintf("write revision %d", n), err)
+	}
+	w.afterWrite()
+	return nil
+}
+
+// DeleteRevision drops revision n's body.
+func (w *writer) DeleteRevision(ctx context.Context, n int) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	_, err := w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(revisionKey(n)))})
+	if err != nil && !notFound(err) {
+		return w.b.wrap(fmt.Sprintf("delete revision %d", n), err)
+	}
+	return nil
+}
+
+// sealed returns st's stored form (st is a copy the caller owns).
+func sealed(st *state.State, sl state.Sealing) (*state.State, error) {
+	sst, err := state.SealState(st, sl)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sst.Revisions {
+		sst.Revisions[i].Spec = "" // the bodies are PutRevision's
+	}
+	return sst, nil
+}
+
+// PutBackup stores the state as of now under name, keeping the newest keep.
+func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
+	if err := w.usable(); err != nil {
+		return false, err
+	}
+	if !validName(name) {
+		return false, fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, name)
+	}
+	w.mu.Lock()
+	st := w.st.Clone()
+	w.mu.Unlock()
+	sst, err := sealed(st, w.b.opts.Sealing)
+	if err != nil {
+		return false, w.b.wrap("backup "+name, err)
+	}
+	at := w.b.now().UTC()
+	body, err := json.Marshal(&backup{Format: format, Name: name, Time: at, State: sst})
+	if err != nil {
+		return false, err
+	}
+	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
+	if _, err := w.b.put(ctx, backupDir+name, body, cond{ifNoneMatch: true}, meta); err != nil {
+		if lostRace(err) {
+			return false, nil // there already: the first part's backup stays
+		}
+		return false, w.b.wrap("write backup "+name, err)
+	}
+	w.afterWrite()
+	if keep > 0 {
+		list, err := w.b.Backups(ctx)
+		if err != nil {
+			return true, err
+		}
+		var drop []string
+		for i := 0; i < len(list)-keep; i++ {
+			drop = append(drop, backupDir+list[i].Name)
+		}
+		if err := w.b.deleteKeys(ctx, drop); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// Checkpoint folds the WAL into a new snapshot (with the journal compacted)
+// and deletes the WAL objects it holds. Nothing new since the last
+// snapshot, and nothing to compact: nothing is written.
+func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	n0 := len(w.recs)
+	recs, compacted := journal.CompactRecords(w.recs[:n0:n0], keepOps)
+	recs = append([]journal.Record(nil), recs...)
+	idle := w.seq == w.snapSeq && compacted == 0 && w.snapETag != ""
+	lineage, persisted := w.lineage, w.persisted
+	st, seq := w.st.Clone(), w.seq
+	w.mu.Unlock()
+	if idle || !persisted {
+		return nil
+	}
+	// Still ours? (A displaced writer's snapshot would be harmless, a
+	// prefix of the WAL, but it is not written.)
+	cur, _, err := w.b.readLock(ctx)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Token != w.lr.Token {
+		w.lose(errors.New("the lock is another holder's"))
+		return w.usable()
+	}
+	sst, err := sealed(st, w.b.opts.Sealing)
+	if err != nil {
+		return w.b.wrap("checkpoint", err)
+	}
+	body, err := json.Marshal(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	etag := w.snapETag
+	w.mu.Unlock()
+	var tag string
+	for attempt := 0; ; attempt++ {
+		c := cond{ifMatch: etag}
+		if etag == "" {
+			c = cond{ifNoneMatch: true}
+		}
+		tag, err = w.b.put(ctx, snapshotKey, body, c, nil)
+		if err == nil {
+			break
+		}
+		if !lostRace(err) || attempt > 0 {
+			if lostRace(err) {
+				w.lose(errors.New("the snapshot was rewritten by another writer"))
+				return w.usable()
+			}
+			return w.b.wrap("write "+snapshotKey, err)
+		}
+		// Rewritten since this writer read it: by a displaced writer's
+		// checkpoint (a prefix of what this one holds), or by a taker. The
+		// lock decides.
+		o, gerr := w.b.get(ctx, snapshotKey)
+		if gerr != nil {
+			return gerr
+		}
+		var sn snapshot
+		if o == nil || json.Unmarshal(o.body, &sn) != nil || sn.Lineage != lineage || sn.Seq > seq {
+			w.lose(errors.New("the snapshot was rewritten by another writer"))
+			return w.usable()
+		}
+		etag = o.etag
+	}
+	w.mu.Lock()
+	w.snapETag, w.snapSeq = tag, seq
+	// Records committed meanwhile (none, usually: Checkpoint runs between
+	// operations) stay after the compacted ones, in the WAL.
+	w.recs = append(recs, w.recs[n0:]...)
+	w.mu.Unlock()
+	w.afterWrite()
+	// The WAL objects the snapshot holds are garbage now: a reader lists
+	// only those after its seq.
+	objs, err := w.b.list(ctx, walDir, "")
+	if err != nil {
+		return nil
+	}
+	var drop []string
+	for _, o := range objs {
+		k := aws.ToString(o.Key)
+		n, perr := strconv.ParseInt(strings.TrimPrefix(k, walDir), 10, 64)
+		if perr == nil && n <= seq {
+			drop = append(drop, k)
+		}
+	}
+	_ = w.b.deleteKeys(ctx, drop) // what is left is deleted by the next
+	return nil
+}
+
+// Stale is the holder whose lock this writer took over.
+func (w *writer) Stale() *storage.Holder { return w.stale }
+
+// Lost is closed when the lock is lost.
+func (w *writer) Lost() <-chan struct{} { return w.lost }
+
+// Release gives the lock up.
+func (w *writer) Release(ctx context.Context) error { return w.release(ctx) }
