@@ -91,6 +91,9 @@ func Migrate(ctx context.Context, src, dst storage.Backend, h storage.Holder, re
 		return nil, fmt.Errorf("state migrate: %s: %w", m.From, err)
 	}
 	m.Serial, m.Resources, m.Records, m.Backups = st.Serial, len(st.Resources), len(recs), len(backups)
+	if st.Serial == 0 && len(recs) == 0 {
+		return nil, fmt.Errorf("state migrate: %s holds nothing of stack %s: nothing to move", m.From, st.Stack)
+	}
 
 	for _, rev := range st.Revisions {
 		body, err := src.Revision(ctx, rev.N)

@@ -743,3 +743,7 @@ func TestUnknownProtectionRefused(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 }
+
+func pgstoreOpen(ctx context.Context, url string) (storage.Backend, error) {
+	return pgstore.Open(ctx, url, storage.Options{Stack: "bench"})
+}

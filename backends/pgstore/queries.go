@@ -60,11 +60,16 @@ func newQueries(s string) queries {
 		dropHolder:  q(`DELETE FROM {{s}}.locks WHERE stack = $1 AND backend_pid = pg_backend_pid()`),
 		lastLineage: q(`SELECT lineage FROM {{s}}.journal WHERE stack = $1 AND lineage <> '' ORDER BY seq DESC LIMIT 1`),
 
-		// The fence: the stack's row is updated (and so row-locked until the
-		// transaction ends) only while the lock epoch is this Writer's and
-		// its lock connection holds the advisory lock.
-		fenceCommit: q(`UPDATE {{s}}.stacks SET serial = $3, journal_seq = $4, lineage = $5, meta = coalesce($6, meta), updated = now()
-	WHERE stack = $1 AND lock_epoch = $2 AND serial = $7 AND moved_to IS NULL AND ` + held("$8", "$9", "$10")),
+		// The fence of a Commit: the stack's row is updated (and so
+		// row-locked until the transaction ends); when the lock epoch is no
+		// longer this Writer's, its lock connection no longer holds the
+		// advisory lock, or the serial is not the one it last wrote, the
+		// new serial is NULL, which the column refuses (23502): the error
+		// aborts the whole batch, sent as one implicit transaction, so a
+		// Commit is one round trip and a fenced-off one writes nothing.
+		fenceCommit: q(`UPDATE {{s}}.stacks SET serial = CASE WHEN lock_epoch = $2 AND serial = $7 AND moved_to IS NULL AND ` + held("$8", "$9", "$10") + `
+	THEN $3::bigint END, journal_seq = $4, lineage = $5, meta = coalesce($6, meta), updated = now()
+	WHERE stack = $1`),
 		fence: q(`UPDATE {{s}}.stacks SET updated = now()
 	WHERE stack = $1 AND lock_epoch = $2 AND moved_to IS NULL AND ` + held("$3", "$4", "$5")),
 

@@ -520,11 +520,6 @@ func (w *writer) write(ctx context.Context, g *group) error {
 	w.mu.Lock()
 	before := w.serial
 	w.mu.Unlock()
-	tx, err := w.b.pool.Begin(ctx)
-	if err != nil {
-		return w.b.wrap("commit", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
 	cls, obj := w.lockIDs()
 	batch := &pgx.Batch{}
 	batch.Queue(w.b.sql.fenceCommit, w.b.stack, w.epoch, g.serial, g.jseq, g.lineage, g.meta, before, cls, obj, w.pid)
@@ -547,40 +542,57 @@ func (w *writer) write(ctx context.Context, g *group) error {
 		}
 		batch.Queue(w.b.sql.deleteResources, w.b.stack, names)
 	}
-	br := tx.SendBatch(ctx, batch)
+	// One round trip: the batch is one implicit transaction, committed at
+	// its end unless a statement fails (the fence included).
+	br := w.b.pool.SendBatch(ctx, batch)
 	tag, err := br.Exec()
-	if err == nil && tag.RowsAffected() != 1 {
-		br.Close()
-		w.markLost(errors.New("the lock is no longer this writer's"))
-		return w.errLost()
+	fenced := false
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23502": // the fence's NULL serial
+		fenced = true
+	case err == nil && tag.RowsAffected() != 1:
+		fenced = true
 	}
 	for i := 1; err == nil && i < batch.Len(); i++ {
 		_, err = br.Exec()
 	}
-	if cerr := br.Close(); err == nil {
+	cerr := br.Close()
+	if fenced {
+		w.markLost(errors.New("the lock is no longer this writer's"))
+		return w.errLost()
+	}
+	if err == nil {
 		err = cerr
 	}
-	if err != nil {
+	if err == nil {
+		w.mu.Lock()
+		w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
+		w.mu.Unlock()
+		return nil
+	}
+	if errors.As(err, &pgErr) {
+		// The server refused a statement: the transaction was rolled back.
 		return w.b.wrap("commit", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		// The COMMIT may have been carried out with its answer lost: learn
-		// which from the stack's serial, or stop writing.
-		var serial, jseq int64
-		if rerr := w.b.pool.QueryRow(ctx, w.b.sql.readSerial, w.b.stack).Scan(&serial, &jseq); rerr != nil || (serial != g.serial && serial != before) {
-			broken := w.b.wrap("commit", fmt.Errorf("%w; whether it was written is unknown (this writer writes nothing more: run the command again)", err))
-			w.mu.Lock()
-			w.broken = broken
-			w.mu.Unlock()
-			return broken
-		} else if serial == before {
-			return w.b.wrap("commit", err)
-		}
+	// The connection failed: the transaction may have committed with its
+	// answer lost. Learn which from the stack's row, or stop writing.
+	var serial, jseq int64
+	rerr := w.b.pool.QueryRow(context.WithoutCancel(ctx), w.b.sql.readSerial, w.b.stack).Scan(&serial, &jseq)
+	switch {
+	case rerr == nil && jseq == g.jseq && serial == g.serial && (jseq != w.jseq || serial != before):
+		w.mu.Lock()
+		w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
+		w.mu.Unlock()
+		return nil
+	case rerr == nil && jseq == w.jseq && serial == before:
+		return w.b.wrap("commit", err) // not written
 	}
+	broken := w.b.wrap("commit", fmt.Errorf("%w; whether it was written is unknown (this writer writes nothing more: run the command again)", err))
 	w.mu.Lock()
-	w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
+	w.broken = broken
 	w.mu.Unlock()
-	return nil
+	return broken
 }
 
 // PutRevision stores revision n's body.

@@ -70,13 +70,9 @@ func URL(t testing.TB) string {
 		if why == "" {
 			why = "no PostgreSQL server for the tests (the package's TestMain does not call pgtest.Main)"
 		}
-		msg := why + ": install PostgreSQL (apt-get install -y postgresql) or set " + EnvURL + "=postgres://USER@127.0.0.1:PORT/DB?sslmode=disable"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: a CI without its database fails rather than skips)")
-		}
-		t.Skip(msg)
+		unavailable(t, why)
 	}
-	schema := "t_" + randomHex(6)
+	schema := Schema()
 	u, err := WithSchema(base, schema)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +92,36 @@ func URL(t testing.TB) string {
 	})
 	return u
 }
+
+// Base returns the URL of a server for t and the tests after it in this
+// process: $BULWARK_TEST_POSTGRES_URL when set, else a throwaway server
+// started now and stopped when t ends. For tests that cannot use Main (a
+// TestMain that is testscript's). Without a server, t skips (fails when $CI
+// is true). Give each user of it a schema of its own (WithSchema).
+func Base(t testing.TB) string {
+	t.Helper()
+	if u := os.Getenv(EnvURL); u != "" {
+		return u
+	}
+	srv, err := Start()
+	if err != nil {
+		unavailable(t, err.Error())
+	}
+	t.Cleanup(srv.Stop)
+	return srv.URL
+}
+
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	msg := why + ": install PostgreSQL (apt-get install -y postgresql) or set " + EnvURL + "=postgres://USER@127.0.0.1:PORT/DB?sslmode=disable"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: a CI without its database fails rather than skips)")
+	}
+	t.Skip(msg)
+}
+
+// Schema returns a fresh schema name.
+func Schema() string { return "t_" + randomHex(6) }
 
 // WithSchema returns base with ?schema=schema set.
 func WithSchema(base, schema string) (string, error) {
