@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/backends/pgstore"
+	"github.com/bulwark-iac/bulwark/backends/s3store"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 )
@@ -32,8 +33,7 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (storage.Bac
 	case "postgres", "postgresql":
 		return pgstore.Open(ctx, rawURL, opts)
 	case "s3":
-		// backends/s3store: return s3store.Open(ctx, rawURL, opts)
-		return nil, fmt.Errorf("--state %s: the s3 backend is not yet supported by this build of bulwark (use file:// or postgres://)", Redact(rawURL))
+		return s3store.Open(ctx, rawURL, opts)
 	default:
 		return nil, fmt.Errorf("--state: unknown backend %q (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)", Scheme(rawURL))
 	}

@@ -54,7 +54,7 @@ func TestOpenDispatch(t *testing.T) {
 		b.Close()
 	}
 	for _, c := range []struct{ url, want string }{
-		{"s3://bucket/prefix?secret=hunter2", "not yet supported"},
+		{"s3://bucket/prefix?secret=hunter2", `unknown URL parameter "secret"`},
 		{"ftp://u:hunter2@host/x", `unknown backend "ftp"`},
 	} {
 		_, err := Open(ctx, c.url, opts)

@@ -23,7 +23,9 @@
 // # Objects (under PREFIX/STACK/)
 //
 //   - stack.json: the stack's identity (name, lineage), written once, with
-//     If-None-Match: *, by the first durable write.
+//     If-None-Match: *, by the first durable write; `bulwark state migrate`
+//     adds moved_to (If-Match), and Load and Lock then refuse with
+//     storage.ErrMoved naming the new place.
 //   - lock.json: the lock: the holder (operation, pid, host, since), the
 //     lease's end (until), a random token, and what identifies the holder's
 //     process on its machine (boot id, pid namespace, start time).

@@ -340,6 +340,9 @@ type identity struct {
 	Stack   string    `json:"stack"`
 	Lineage string    `json:"lineage"`
 	Created time.Time `json:"created"`
+	// MovedTo is where `bulwark state migrate` moved the stack (a URL
+	// without credentials); Load and Lock then refuse with ErrMoved.
+	MovedTo string `json:"moved_to,omitempty"`
 }
 
 // snapshot is snapshot.json: the state (sealed) as of WAL object Seq, and
@@ -376,6 +379,7 @@ func (e entry) changes() bool { return len(e.Put) > 0 || len(e.Delete) > 0 || e.
 // WAL is.
 type loaded struct {
 	id       *identity // nil: nothing was ever written
+	idETag   string
 	st       *state.State
 	recs     []journal.Record
 	seq      int64  // the last WAL object applied
@@ -417,6 +421,11 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 		if id.Stack != b.opts.Stack {
 			return nil, b.wrap("load", fmt.Errorf("%s names stack %q, not %q: %w", b.key(identityKey), id.Stack, b.opts.Stack, storage.ErrLineage))
 		}
+		if id.MovedTo != "" {
+			return nil, fmt.Errorf("stack %s at %s: %w to %s: use --state %s (the objects here stay for reference; %s says where it went)",
+				b.opts.Stack, b.loc, storage.ErrMoved, id.MovedTo, id.MovedTo, b.key(identityKey))
+		}
+		l.idETag = io.etag
 		l.id = &id
 		l.st.Lineage = id.Lineage
 	}

@@ -488,6 +488,43 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	return nil
 }
 
+// MarkMoved records in stack.json that the stack now lives at to (`bulwark
+// state migrate`): from then on Load and Lock refuse with storage.ErrMoved
+// naming it. The objects stay, for reference.
+func (w *writer) MarkMoved(ctx context.Context, to string) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	o, err := w.b.get(ctx, identityKey)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	id := identity{Format: format, Stack: w.b.opts.Stack, Lineage: w.lineage, Created: w.b.now().UTC()}
+	w.mu.Unlock()
+	c := cond{ifNoneMatch: true}
+	if o != nil {
+		if err := json.Unmarshal(o.body, &id); err != nil {
+			return w.b.wrap("mark moved", fmt.Errorf("%s does not parse: %w", identityKey, err))
+		}
+		c = cond{ifMatch: o.etag}
+	}
+	id.MovedTo = to
+	body, _ := json.Marshal(&id)
+	if _, err := w.b.put(ctx, identityKey, body, c, nil); err != nil {
+		if lostRace(err) {
+			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
+			return w.usable()
+		}
+		return w.b.wrap("mark moved", err)
+	}
+	w.mu.Lock()
+	w.persisted = true
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
+}
+
 // Stale is the holder whose lock this writer took over.
 func (w *writer) Stale() *storage.Holder { return w.stale }
 
