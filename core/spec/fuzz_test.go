@@ -66,6 +66,40 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// FuzzTemplate checks that a string is either a template whose String
+// parses back to it, or errors every one positioned inside the string.
+func FuzzTemplate(f *testing.F) {
+	for _, s := range []string{"", "plain", "${var.a}", "x-${net.id}-y", "$${lit}", "$$${var.a}", "${web[a].arn}", "${web[each.key].id}", "${", "${}", "${each.key}${each.value}", "a$b$", "${var.a", "${ var.a }", "${f(x)}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parts, items := splitTemplate(s)
+		for _, it := range items {
+			if it.off < 0 || it.end > len(s) || it.off >= it.end || !strings.HasPrefix(s[it.off:], "${") {
+				t.Fatalf("item %+v out of %q", it, s)
+			}
+			if (it.ref == nil) == (it.msg == "") {
+				t.Fatalf("item %+v is neither a reference nor an error", it)
+			}
+		}
+		if parts == nil {
+			return
+		}
+		v := NewTemplate("f.yaml", Pos{1, 1}, parts)
+		tmpl, ok := v.(*Template)
+		if !ok {
+			if strings.Contains(v.(string), "${") && !strings.Contains(s, "$${") {
+				t.Fatalf("%q: plain result %q holds ${ with no escape", s, v)
+			}
+			return
+		}
+		back, _ := splitTemplate(tmpl.String())
+		if !cmp.Equal(back, tmpl.Parts) {
+			t.Fatalf("%q: String %q parses to %#v, not %#v", s, tmpl.String(), back, tmpl.Parts)
+		}
+	})
+}
+
 // genSpec draws a valid spec (dependencies only on earlier resources, so
 // acyclic) and returns its YAML text and the resources Parse must return.
 func genSpec(t *rapid.T) (string, []*Resource) {

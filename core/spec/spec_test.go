@@ -184,6 +184,80 @@ func checkInvariants(t *testing.T, s *Spec) {
 	if c := s.Graph().Cycles(); c != nil {
 		t.Errorf("graph has cycles %v", c)
 	}
+	checkTemplates(t, s)
+}
+
+// checkTemplates checks the references a parsed spec keeps: each is
+// positioned and well-formed, names a declared variable or a resource of
+// the spec other than its own (keyed exactly when that one has for_each),
+// each.* only in a for_each resource, for_each only variables; and a
+// template's String parses back to the same parts.
+func checkTemplates(t *testing.T, s *Spec) {
+	t.Helper()
+	vars := map[string]bool{}
+	for _, v := range s.Variables {
+		vars[v.Name] = true
+	}
+	byName := map[string]*Resource{}
+	for _, r := range s.Resources {
+		byName[r.Name] = r
+	}
+	var walk func(v any, self *Resource, where string)
+	walk = func(v any, self *Resource, where string) {
+		switch v := v.(type) {
+		case *Template:
+			if v.Pos.Line <= 0 || len(v.Parts) == 0 {
+				t.Errorf("%s: template %q unpositioned or empty", where, v)
+			}
+			back, items := splitTemplate(v.String())
+			if len(items) != len(v.Refs()) || !cmp.Equal(back, v.Parts, cmpopts.IgnoreFields(Ref{}, "Pos")) {
+				t.Errorf("%s: %q does not parse back: %#v", where, v, back)
+			}
+			for _, ref := range v.Refs() {
+				if ref.Pos.Line <= 0 {
+					t.Errorf("%s: %s unpositioned", where, ref)
+				}
+				switch ref.Kind {
+				case RefVar:
+					if !vars[ref.Name] {
+						t.Errorf("%s: %s undeclared", where, ref)
+					}
+				case RefResource:
+					tr := byName[ref.Name]
+					if tr == nil || tr == self || (tr.ForEach != nil) != ref.Keyed {
+						t.Errorf("%s: bad %s", where, ref)
+					}
+				default:
+					if self == nil || self.ForEach == nil || where == "for_each" {
+						t.Errorf("%s: %s outside for_each", where, ref)
+					}
+				}
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e, self, where)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e, self, where)
+			}
+		}
+	}
+	for _, r := range s.Resources {
+		walk(r.Config, r, "resource "+r.Name)
+		if r.ForEach != nil {
+			if r.ForEach.Ref != nil && r.ForEach.Ref.Kind != RefVar {
+				t.Errorf("for_each of %s is %s", r.Name, r.ForEach.Ref)
+			}
+			walk(r.ForEach.Value, nil, "for_each")
+		}
+	}
+	for _, o := range s.Outputs {
+		walk(o.Value, nil, "output "+o.Name)
+	}
+	for _, p := range s.Providers {
+		walk(p.Config, nil, "provider "+p.Name)
+	}
 }
 
 func TestParseBad(t *testing.T) {
@@ -200,6 +274,29 @@ func TestParseBad(t *testing.T) {
 			`8:17: unknown protection level "forever" (want ephemeral, durable or protected)`,
 			`11:18: resource "web" depends on unknown resource "storagee"`,
 			"12:5: " + unknownWeb,
+		},
+		"references.yaml": {
+			`11:14: unknown variable "envv" in ${var.envv} (declared under variables: env)`,
+			`12:18: unknown resource "nett" in ${nett.id}`,
+			`12:35: ${each.key} is only allowed in the config of a resource with for_each`,
+			`12:53: resource "web" has for_each: name one instance, as ${web[KEY].id}`,
+			`16:21: resource "net" has no for_each, so it has no instance [a]: write ${net.id}`,
+			`16:43: resource "web" references itself in ${web[a].size} (a resource cannot use its own attributes)`,
+			`18:17: unknown variable "nope" in ${var.nope} (declared under variables: env)`,
+		},
+		"reference_syntax.yaml": {
+			`9:11: invalid reference "${upper(var.x)}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`10:11: unterminated reference "${net.id": a ${ needs its } (write $${ for a literal ${)`,
+			`11:11: empty reference ${}: want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`12:11: invalid reference "${each.index}": each has only .key and .value`,
+		},
+		"reference_cycle.yaml": {`6:5: dependency cycle: a -> b -> a`},
+		"variables_bad.yaml": {
+			`5:33: variable "size": the default must be a number, not a string`,
+			`6:16: variable "kind": unknown type "enum" (want string, number, bool, list or map)`,
+			`7:3: invalid variable name "dash-name": must match [A-Za-z][A-Za-z0-9_]{0,62}`,
+			`8:20: variable "from": a default cannot hold references (${var.size}); write $${ for a literal ${`,
+			`12:12: output "nothing": missing required field "value"`,
 		},
 		"import_bad.yaml": {
 			`9:13: resource "a": import must be a string, not a bool`,

@@ -1,0 +1,82 @@
+package resolve
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// bigSpec is n resources: a chain of n/4 networks, each referencing the
+// one before, and n/16 for_each resources of 4 instances referencing them.
+func bigSpec(n int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: big\nvariables:\n  zones: {type: list, default: [a, b, c, d]}\n  env: {default: dev}\nproviders: {mock: {}}\nresources:\n")
+	chain := n / 4
+	for i := 0; i < chain; i++ {
+		fmt.Fprintf(&b, "  - name: r%d\n    type: network\n    config:\n      zone: \"z-${var.env}\"\n", i)
+		if i > 0 {
+			fmt.Fprintf(&b, "      tags: {up: \"${r%d.id}\", arn: \"${r%d.arn}\"}\n", i-1, i-1)
+		}
+	}
+	for i := 0; i < (n-chain)/4; i++ {
+		fmt.Fprintf(&b, "  - name: w%d\n    type: compute\n    for_each: ${var.zones}\n    config:\n      zone: ${each.key}\n      tags: {n: \"${r%d.id}\"}\n", i, i%chain)
+	}
+	return []byte(b.String())
+}
+
+func benchSchema() map[string]*sdk.GetSchemaResponse {
+	attrs := []sdk.Attribute{{Name: "zone", Type: sdk.TypeString}, {Name: "tags", Type: sdk.TypeMap}, {Name: "arn", Type: sdk.TypeString, Computed: true}}
+	return map[string]*sdk.GetSchemaResponse{"mock": {ResourceTypes: []sdk.ResourceType{{Name: "network", Attributes: attrs}, {Name: "compute", Attributes: attrs}}}}
+}
+
+// BenchmarkValidate10k is what validate does before it calls a provider,
+// for 10,000 resources with references and for_each: parse, variables,
+// expand, schema and reference checks.
+func BenchmarkValidate10k(b *testing.B) {
+	text := bigSpec(10000)
+	schemas := benchSchema()
+	for b.Loop() {
+		s, err := spec.Parse("big.yaml", text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals, _, err := Values(s, Inputs{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Expand(s, vals)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(c.Resources) != 10000 {
+			b.Fatalf("%d resources", len(c.Resources))
+		}
+		if err := c.CheckSchemas(schemas); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParsePlain10k is the baseline: a spec of 10,000 resources with
+// no variables, references or for_each, parsed and schema-checked.
+func BenchmarkParsePlain10k(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("version: 1\nstack: big\nproviders: {mock: {}}\nresources:\n")
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(&sb, "  - name: r%d\n    type: network\n    config:\n      zone: \"z-dev\"\n      tags: {up: \"x\", arn: \"y\"}\n", i)
+	}
+	text := []byte(sb.String())
+	schemas := benchSchema()
+	for b.Loop() {
+		s, err := spec.Parse("big.yaml", text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CheckSchemas(schemas); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
