@@ -348,6 +348,19 @@ func (e *crashEnv) readState() crashState {
 	}
 	box := key.Box(secrets.StackContext(e.stack))
 	for i, rev := range env.State.Revisions {
+		if rev.Spec == "" {
+			// Stored apart from the state (revisions/N.json), sealed.
+			if b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "revisions", strconv.Itoa(rev.N)+".json")); err == nil {
+				var body struct {
+					Spec string `json:"spec"`
+				}
+				if err := json.Unmarshal(b, &body); err != nil {
+					e.t.Fatalf("revision %d: %v", rev.N, err)
+				}
+				rev.Spec = body.Spec
+				env.State.Revisions[i].Spec = body.Spec
+			}
+		}
 		if secrets.IsSealed(rev.Spec) {
 			v, err := box.OpenValue(rev.Spec)
 			if err != nil {

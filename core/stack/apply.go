@@ -259,13 +259,12 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		// Reality is read again and decided by the same function the plan
 		// used: what changed since the plan is seen, nothing is adopted,
 		// and nothing is written here.
-		st := s.store.Snapshot()
-		cur := st.Resources[r.Name]
+		cur := s.store.Resource(r.Name)
 		obs, err := s.read(ctx, r, cur)
 		if err != nil {
 			return false, err
 		}
-		d := s.decide(r, cur, obs, st)
+		d := s.decide(r, cur, obs, nil)
 		if err := (&plan.Plan{Spec: s.sp.File, Changes: []plan.Change{d}}).Check(s.opType); err != nil {
 			return false, err
 		}
@@ -288,6 +287,7 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, key string) error {
+		ctx = inStep(ctx, step.ID)
 		key = s.identity().Key(key)
 		m.key = key
 		if s.opts.SimulateFailure == r.Name {
@@ -311,7 +311,7 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		return fmt.Errorf("internal: no action decided for %s", r.Name)
 	}
 	step.Verify = func(ctx context.Context) error {
-		cur := s.store.Snapshot().Resources[r.Name]
+		cur := s.store.Resource(r.Name)
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}
@@ -328,7 +328,7 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 		return nil
 	}
 	step.Compensate = func(ctx context.Context) (string, error) {
-		return s.undo(ctx, r.Name, m.Action, m.key)
+		return s.undo(inStep(ctx, step.ID), r.Name, m.Action, m.key)
 	}
 	return step
 }
@@ -356,10 +356,10 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 		Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 	}
 	rec.SetPrivate(resp.Private)
-	return s.store.Mutate(func(st *state.State) error {
-		st.Resources[r.Name] = rec
-		return nil
-	})
+	// It rides on the step's "execute ok": one durable write for both (a
+	// crash before it leaves the Execute in flight, which resume resolves
+	// by the key).
+	return s.store.put(ctx, rec)
 }
 
 // update changes r in place (or only its record), keeping what it replaced
@@ -387,11 +387,11 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 			private = resp.Private
 		}
 	}
-	return s.store.Mutate(func(st *state.State) error {
-		old := st.Resources[r.Name]
-		if old == nil {
-			old = cur
-		}
+	old := s.store.Resource(r.Name)
+	if old == nil || m.Action == plan.Import {
+		old = cur
+	}
+	{
 		next := *old
 		if old.Prior == nil || old.Prior.Op != s.opID {
 			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn}
@@ -400,9 +400,8 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 		next.Protection = plan.Level("", r.Protection).String()
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
-		st.Resources[r.Name] = &next
-		return nil
-	})
+		return s.store.put(ctx, &next)
+	}
 }
 
 // importResource records a resource the spec takes over by id (`import:`)
@@ -410,13 +409,10 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 // updates it in place if the spec asks for other values.
 func (s *session) importResource(ctx context.Context, r *spec.Resource, m stepMode) error {
 	rec := importRecord(r, s.plugins[r.Provider].Source(), m.observe, s.opID)
-	if err := s.store.Mutate(func(st *state.State) error {
-		if o := st.Resources[r.Name]; o != nil {
-			return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
-		}
-		st.Resources[r.Name] = rec
-		return nil
-	}); err != nil {
+	if o := s.store.Resource(r.Name); o != nil {
+		return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
+	}
+	if err := s.store.put(ctx, rec); err != nil {
 		return err
 	}
 	if !m.Remote {
@@ -445,13 +441,11 @@ func importRecord(r *spec.Resource, source string, obs *plan.Observation, op str
 }
 
 // forget drops a record whose resource no longer exists.
-func (s *session) forget(cur *state.Resource) error {
-	return s.store.Mutate(func(st *state.State) error {
-		if r := st.Resources[cur.Name]; r != nil && r.ID == cur.ID {
-			delete(st.Resources, cur.Name)
-		}
-		return nil
-	})
+func (s *session) forget(ctx context.Context, cur *state.Resource) error {
+	if r := s.store.Resource(cur.Name); r != nil && r.ID == cur.ID {
+		return s.store.drop(ctx, cur.Name)
+	}
+	return nil
 }
 
 // addSoftOrder adds orderings that are preferred but not required; if

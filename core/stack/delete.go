@@ -59,5 +59,5 @@ func (s *session) deleteResource(ctx context.Context, res *state.Resource, why r
 	if err != nil {
 		return "delete", err
 	}
-	return "delete", s.forget(res)
+	return "delete", s.forget(ctx, res)
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -52,7 +51,7 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 		if sp != nil {
 			specPath = sp.File
 		}
-		checks = append(checks, doctorStack(StackDir(opts.StateDir, name), name, specPath)...)
+		checks = append(checks, doctorStack(ctx, opts, name, specPath)...)
 	}
 	for i := range checks {
 		checks[i].Detail = opts.Redactor.Redact(checks[i].Detail)
@@ -164,25 +163,43 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 	return c
 }
 
-// doctorStack checks one stack's folder; specPath is how its fixes name the
-// stack's spec.
-func doctorStack(dir, name, specPath string) []Check {
+// inspector is what a backend may tell of its lock besides Holder: the
+// record a dead holder left (the file backend).
+type inspector interface {
+	Inspect(ctx context.Context) (live, stale *storage.Holder, err error)
+}
+
+// doctorStack checks one stack's storage; specPath is how its fixes name
+// the stack's spec.
+func doctorStack(ctx context.Context, opts Options, name, specPath string) []Check {
 	var out []Check
-	st, err := state.Load(filepath.Join(dir, state.FileName))
+	be, err := opts.backend(ctx, name, state.Sealing{})
+	if err != nil {
+		return []Check{{Name: "state " + name, Detail: err.Error(), Fix: "check --state (the URL of the stack's storage)"}}
+	}
+	defer be.Close()
+	where := be.Location()
+	st, err := be.Load(ctx)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		out = append(out, Check{Name: "state " + name, OK: true, Detail: "no state yet (nothing applied)"})
 	case errors.Is(err, nofollow.ErrRefused):
 		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
 			Fix: "put the real file or folder in place of the link: bulwark never follows links in its state folder"})
+	case errors.Is(err, storage.ErrLineage):
+		out = append(out, Check{Name: "lineage " + name, Detail: err.Error(),
+			Fix: "the state and the journal come from two histories: put back a state (say, from the backups in " + where + ") whose lineage is the journal's, or move the foreign file away"})
 	case err != nil:
 		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
-			Fix: "restore the newest good copy from " + filepath.Join(dir, "backups") + " (written before every update)"})
+			Fix: "restore the newest good copy from the backups in " + where + " (written before every update)"})
+	case st.Serial == 0 && len(st.Resources) == 0:
+		out = append(out, Check{Name: "state " + name, OK: true, Detail: "no state yet (nothing applied)"})
 	default:
 		out = append(out, Check{Name: "state " + name, OK: true,
 			Detail: fmt.Sprintf("%d resource(s), revision %d, serial %d, checksum ok", len(st.Resources), st.Current, st.Serial)})
 	}
-	recs, bad, err := journal.Scan(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		st = nil
+	}
+	recs, bad, err := be.Journal(ctx)
 	for _, b := range bad {
 		out = append(out, Check{Name: "journal " + name, Detail: fmt.Sprintf("%s:%d is not a journal record (%v)", b.Path, b.Line, b.Err),
 			Fix: fmt.Sprintf("keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`): the lines around it are intact", b.Line, b.Line, b.Path)})
@@ -195,24 +212,22 @@ func doctorStack(dir, name, specPath string) []Check {
 	} else if len(bad) == 0 {
 		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
 	}
-	if st != nil && err == nil {
-		// State and journal of one history (see stackLineage).
-		switch l, lerr := stackLineage(st.Lineage, filepath.Join(dir, journal.FileName), recs, false); {
-		case lerr != nil:
-			out = append(out, Check{Name: "lineage " + name, Detail: lerr.Error(),
-				Fix: "the state and the journal come from two histories: put back a state (say, from " + filepath.Join(dir, "backups") + ") whose lineage is the journal's, or move the foreign file away"})
-		case l != "":
-			out = append(out, Check{Name: "lineage " + name, OK: true, Detail: l})
-		}
+	if st != nil && st.Lineage != "" {
+		out = append(out, Check{Name: "lineage " + name, OK: true, Detail: st.Lineage})
 	}
 	if st != nil {
-		out = append(out, doctorSizes(dir, name, st, recs))
+		out = append(out, doctorSizes(ctx, be, name))
 	}
-	live, stale, err := lock.Inspect(dir)
+	var live, stale *storage.Holder
+	if in, ok := be.(inspector); ok {
+		live, stale, err = in.Inspect(ctx)
+	} else {
+		live, err = be.Holder(ctx)
+	}
 	switch {
 	case err != nil:
 		out = append(out, Check{Name: "lock " + name, Detail: err.Error(),
-			Fix: "make " + dir + " a folder of this user's, with no link in it: the lock must be a regular file bulwark can read"})
+			Fix: "make " + where + " a folder of this user's, with no link in it: the lock must be a regular file bulwark can read"})
 	case live != nil:
 		out = append(out, Check{Name: "lock " + name, Detail: "held by " + live.String(), Fix: "wait for that operation to finish"})
 	case stale != nil:
@@ -231,35 +246,17 @@ func doctorStack(dir, name, specPath string) []Check {
 	return out
 }
 
-// doctorSizes says how much the stack folder holds and what retention
+// doctorSizes says how much the stack's storage holds and what retention
 // keeps of it (DESIGN.md, "State backends and retention").
-func doctorSizes(dir, name string, st *state.State, recs []journal.Record) Check {
-	size := func(p string) int64 {
-		if fi, err := os.Lstat(p); err == nil {
-			return fi.Size()
-		}
-		return 0
-	}
-	var backups int
-	var backupBytes int64
-	if entries, err := os.ReadDir(filepath.Join(dir, "backups")); err == nil {
-		for _, e := range entries {
-			backups++
-			backupBytes += size(filepath.Join(dir, "backups", e.Name()))
-		}
-	}
-	whole, summarized := map[string]bool{}, 0
-	for _, r := range recs {
-		if r.Kind == journal.KindSummary {
-			summarized++
-		} else {
-			whole[r.Op] = true
-		}
+func doctorSizes(ctx context.Context, be storage.Backend, name string) Check {
+	s, err := be.Stats(ctx)
+	if err != nil {
+		return Check{Name: "sizes " + name, Detail: err.Error()}
 	}
 	return Check{Name: "sizes " + name, OK: true, Detail: fmt.Sprintf(
-		"state %s (%d revision(s)), journal %s (%d operation(s) whole, %d compacted), backups %d (%s); kept: the last %d revisions (--keep-revisions), %d backups, %d operations whole (--keep-operations)",
-		kb(size(filepath.Join(dir, state.FileName))), len(st.Revisions), kb(size(filepath.Join(dir, journal.FileName))), len(whole), summarized,
-		backups, kb(backupBytes), DefaultKeepRevisions, KeepBackups, journal.DefaultKeepOperations)}
+		"state %s (%d revision(s), %s of revision texts), journal %s (%d operation(s) whole, %d compacted), backups %d (%s); kept: the last %d revisions (--keep-revisions), %d backups, %d operations whole (--keep-operations)",
+		kb(s.StateBytes), s.Revisions, kb(s.RevisionBytes), kb(s.JournalBytes), s.WholeOps, s.SummarizedOps,
+		s.Backups, kb(s.BackupBytes), DefaultKeepRevisions, KeepBackups, journal.DefaultKeepOperations)}
 }
 
 func kb(n int64) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) }

@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -117,8 +117,8 @@ func TestSecondOperationWhileLocked(t *testing.T) {
 		case "resume":
 			r, err = e.resume(sp)
 		}
-		if !errors.Is(err, lock.ErrLocked) || stack.ExitCode(r, err) != stack.ExitLocked {
-			t.Errorf("%s while locked: %v (exit %d); want lock.ErrLocked, 4", op, err, stack.ExitCode(r, err))
+		if !errors.Is(err, storage.ErrLocked) || stack.ExitCode(r, err) != stack.ExitLocked {
+			t.Errorf("%s while locked: %v (exit %d); want storage.ErrLocked, 4", op, err, stack.ExitCode(r, err))
 		}
 	}
 	close(release)

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/lock"
@@ -27,7 +28,7 @@ func ExitCode(res *Result, err error) int {
 	switch {
 	case errors.As(err, &refused):
 		return ExitRefused
-	case errors.Is(err, lock.ErrLocked):
+	case errors.Is(err, storage.ErrLocked), errors.Is(err, lock.ErrLocked):
 		return ExitLocked
 	case errors.As(err, &interv):
 		return ExitIntervention

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/oklog/ulid/v2"
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -16,57 +15,8 @@ import (
 
 // LineageError refuses a state, journal or backup that belongs to another
 // lineage of the stack (or to another stack altogether): nothing was read
-// from it into this stack, nothing was changed.
-type LineageError struct {
-	What  string // "journal", "state", "backup"
-	Path  string
-	Want  string // the stack's lineage
-	Found string
-}
-
-func (e *LineageError) Error() string {
-	return fmt.Sprintf("%s %s belongs to lineage %s, not this stack's lineage %s: refusing it (it was copied from another stack or another history; move it away to go on)",
-		e.What, e.Path, e.Found, e.Want)
-}
-
-// journalLineage is the lineage the journal's records carry ("" when none
-// does), or a *LineageError when they carry two.
-func journalLineage(path string, recs []journal.Record) (string, error) {
-	found := ""
-	for _, r := range recs {
-		switch {
-		case r.Lineage == "":
-		case found == "":
-			found = r.Lineage
-		case r.Lineage != found:
-			return "", &LineageError{What: "journal", Path: path, Want: found, Found: r.Lineage}
-		}
-	}
-	return found, nil
-}
-
-// stackLineage settles the stack's lineage from its state and its journal:
-// the state's when it has one (a journal of another lineage is refused);
-// else the journal's (a first apply that a crash stopped before its first
-// state write); else, when mint is set, a new one. The state learns it on
-// its next write; what a state written before lineages records stays owned.
-func stackLineage(stateLineage, journalPath string, recs []journal.Record, mint bool) (string, error) {
-	jl, err := journalLineage(journalPath, recs)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case stateLineage != "" && jl != "" && jl != stateLineage:
-		return "", &LineageError{What: "journal", Path: journalPath, Want: stateLineage, Found: jl}
-	case stateLineage != "":
-		return stateLineage, nil
-	case jl != "":
-		return jl, nil
-	case mint:
-		return ulid.Make().String(), nil
-	}
-	return "", nil
-}
+// from it into this stack, nothing was changed. The backend refuses it.
+type LineageError = storage.LineageError
 
 // identity is this stack as its keys name it.
 func (s *session) identity() plan.Identity {
@@ -98,6 +48,9 @@ func (s *session) env() plan.Env {
 func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observation, st *state.State) plan.Change {
 	in := s.env().Input(r, cur, obs)
 	if cur == nil && obs != nil && obs.Exists {
+		if st == nil {
+			st = s.store.Snapshot() // only here: the records under other names
+		}
 		for _, n := range st.Names() {
 			if o := st.Resources[n]; o.ID == obs.ID && n != r.Name && o.Provider == r.Provider && o.Type == r.Type {
 				in.RecordedAs = n

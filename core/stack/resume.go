@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
@@ -32,11 +31,10 @@ var ErrNothingToResume = errors.New("nothing to resume: no operation is unfinish
 // The lock is taken in the name of the operation resumed, and a resume
 // refuses while another operation's intervention is pending.
 func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
-	path := filepath.Join(StackDir(opts.StateDir, sp.Stack), journal.FileName)
 	for attempt := 0; ; attempt++ {
 		// Read without the lock only to know which operation to take it
 		// for; what is resumed is decided again under the lock.
-		recs, err := journal.Read(path)
+		recs, err := readJournal(sp, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +61,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		return nil, err
 	}
 	defer s.close()
-	recs, err := journal.Read(filepath.Join(s.dir, journal.FileName))
+	recs, err := journalOf(context.Background(), s.be)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +314,7 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 		}
 		action, key := plan.Action(e.Action), s.keyOf(e)
 		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action, DependsOn: deps,
-			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, name, action, key) }})
+			Compensate: func(ctx context.Context) (string, error) { return s.undo(inStep(ctx, name), name, action, key) }})
 	}
 	return steps
 }
@@ -376,13 +374,39 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }
 
-// loadState reads a stack's state without the lock (a missing one is empty).
+// loadState reads a stack's state without the lock (a missing one is
+// empty), its sealed values left sealed.
 func loadState(sp *spec.Spec, opts Options) (*state.State, error) {
-	st, err := state.Load(filepath.Join(StackDir(opts.StateDir, sp.Stack), state.FileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return &state.State{Version: state.Version, Stack: sp.Stack, Resources: map[string]*state.Resource{}}, nil
+	opts.defaults()
+	be, err := opts.backend(context.Background(), sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil, err
 	}
-	return st, err
+	defer be.Close()
+	return be.Load(context.Background())
+}
+
+// readJournal reads a stack's journal without the lock; a bad line is an
+// error (a *journal.CorruptError naming it).
+func readJournal(sp *spec.Spec, opts Options) ([]journal.Record, error) {
+	opts.defaults()
+	be, err := opts.backend(context.Background(), sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	return journalOf(context.Background(), be)
+}
+
+func journalOf(ctx context.Context, be storage.Backend) ([]journal.Record, error) {
+	recs, bad, err := be.Journal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, bad[0]
+	}
+	return recs, nil
 }
 
 // rollbackRevision is the target revision an operation's records name.

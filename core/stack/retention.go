@@ -1,11 +1,7 @@
 package stack
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -25,7 +21,7 @@ const (
 // under) is what the current revision applied.
 func isCurrentSpec(st *state.State, sp *spec.Spec) bool {
 	cur, ok := st.Revision(st.Current)
-	return ok && cur.Status == state.RevisionApplied && cur.Spec == string(sp.Text) && cur.Provider == sp.Override
+	return ok && cur.Status == state.RevisionApplied && sameText(cur, string(sp.Text)) && cur.Provider == sp.Override
 }
 
 // pruneRevisions drops the oldest revisions beyond the ones the options
@@ -52,28 +48,25 @@ func (s *session) pruneRevisions(st *state.State) {
 	st.Revisions = kept
 }
 
-// pruneBackups removes all but the newest keep backups in dir. Backups are
-// named state-op_<ULID>.json, so their names sort by age; nothing else in
-// the folder is touched, and a link is removed, never followed.
-func pruneBackups(dir string, keep int) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("backups: %w", err)
+// sameText reports whether rev applied text: by its digest (a revision
+// carries its text only until it is stored apart).
+func sameText(rev *state.Revision, text string) bool {
+	if rev.Spec != "" {
+		return rev.Spec == text
 	}
-	var names []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "state-op_") && strings.HasSuffix(n, ".json") {
-			names = append(names, n)
-		}
+	return rev.Digest != "" && rev.Digest == state.SpecDigest(text)
+}
+
+// sameSpec reports whether two revisions applied the same text.
+func sameSpec(a, b *state.Revision) bool {
+	da, db := a.Digest, b.Digest
+	if a.Spec != "" {
+		da = state.SpecDigest(a.Spec)
 	}
-	sort.Strings(names)
-	for len(names) > keep {
-		if err := os.Remove(filepath.Join(dir, names[0])); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("backups: prune: %w", err)
-		}
-		names = names[1:]
+	if b.Spec != "" {
+		db = state.SpecDigest(b.Spec)
 	}
-	return nil
+	return da != "" && da == db
 }
 
 // previousRevision is what `rollback` with no --to goes to: the newest
@@ -88,7 +81,7 @@ func previousRevision(st *state.State) int {
 		if r.Status != state.RevisionApplied || r.N <= best {
 			continue
 		}
-		if st.Current != 0 && (r.N >= st.Current || (hasCur && r.Spec == cur.Spec && r.Provider == cur.Provider)) {
+		if st.Current != 0 && (r.N >= st.Current || (hasCur && sameSpec(&r, cur) && r.Provider == cur.Provider)) {
 			continue
 		}
 		best = r.N

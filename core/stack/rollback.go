@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -72,10 +73,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	}
 	found.SetPrivate(resp.Private)
 	// Record it before deciding its fate, so a preserved one stays tracked.
-	return found, s.store.Mutate(func(st *state.State) error {
-		st.Resources[name] = found
-		return nil
-	})
+	return found, s.store.commit(ctx, nil, storage.Change{Put: []*state.Resource{found}})
 }
 
 // restore puts an updated resource back to what it was before this
@@ -109,19 +107,18 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 			private = u.Private
 		}
 	}
-	return "update", s.store.Mutate(func(st *state.State) error {
-		r := st.Resources[cur.Name]
-		if r == nil {
-			return nil
-		}
+	r := s.store.Resource(cur.Name)
+	if r == nil {
+		return "update", nil
+	}
+	{
 		next := *r
 		next.Config, next.Attributes, next.DependsOn, next.Prior = target.Config, attrs, target.DependsOn, nil
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
 		next.Protection = plan.Level(r.Protection, mustLevel(target.Protection)).String()
-		st.Resources[cur.Name] = &next
-		return nil
-	})
+		return "update", s.store.put(ctx, &next)
+	}
 }
 
 func mustLevel(s string) sdk.Protection {

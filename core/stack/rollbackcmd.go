@@ -45,7 +45,15 @@ func (s *session) useRevision(n int) (*state.Revision, error) {
 	if !ok || rev.Status != state.RevisionApplied {
 		return nil, fmt.Errorf("rollback: stack %s has no applied revision %d (see `bulwark history`)", s.sp.Stack, n)
 	}
-	rsp, err := spec.Parse(fmt.Sprintf("%s@revision-%d", rev.File, n), []byte(rev.Spec))
+	text := rev.Spec
+	if text == "" {
+		body, err := s.be.Revision(context.Background(), n)
+		if err != nil {
+			return nil, fmt.Errorf("rollback: revision %d: %w", n, err)
+		}
+		text = body.Spec
+	}
+	rsp, err := spec.Parse(fmt.Sprintf("%s@revision-%d", rev.File, n), []byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("rollback: revision %d no longer parses: %w", n, err)
 	}

@@ -1,11 +1,8 @@
 package stack
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -68,26 +65,12 @@ func (s *session) sealing() state.Sealing {
 // loadOpened reads the stack's state without the lock, its sealed values
 // opened (a missing state is empty). It never creates a key.
 func (s *session) loadOpened() (*state.State, error) {
-	st, err := state.LoadSealed(filepath.Join(s.dir, state.FileName), s.sealing())
-	if errors.Is(err, fs.ErrNotExist) {
-		return &state.State{Version: state.Version, Stack: s.sp.Stack, Resources: map[string]*state.Resource{}}, nil
-	}
-	return st, err
-}
-
-// resealBackups seals the backups of a state written before sealing
-// existed, once its state.json has been sealed.
-func (s *session) resealBackups() error {
-	paths, err := filepath.Glob(filepath.Join(s.dir, "backups", "*.json"))
+	be, err := s.opts.backend(context.Background(), s.sp.Stack, s.sealing())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, p := range paths {
-		if _, err := state.ResealFile(p, s.sealing(), s.sensitiveOf); err != nil {
-			return fmt.Errorf("seal backup: %w", err)
-		}
-	}
-	return nil
+	defer be.Close()
+	return be.Load(context.Background())
 }
 
 // sensitiveAttrs lists the attributes of a resource type that its schema

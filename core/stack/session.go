@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
@@ -26,6 +24,8 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -71,6 +71,17 @@ type Options struct {
 	// every plugin's sha256; LockPath names the file for messages.
 	ProviderLock *providerlock.File
 	LockPath     string
+	// Open opens the stack's storage from StateURL (cmd/bulwark builds it
+	// from the backends it links: file, postgres, s3). When Open or
+	// StateURL is unset, the state is the file backend's, in the stack's
+	// folder under StateDir.
+	Open     storage.Opener
+	StateURL string
+	// DataDir is the folder of the providers' data folders (one per
+	// provider); default: the stack folder's providers/ under StateDir.
+	// A remote backend's data folders stay on this machine: its CLI sets
+	// a local folder here.
+	DataDir string
 	// StartTimeout and CallTimeout bound a plugin's handshake and each call
 	// (0: pluginhost's defaults).
 	StartTimeout, CallTimeout time.Duration
@@ -207,10 +218,10 @@ func (e *InterventionError) Error() string {
 type session struct {
 	opts    Options
 	sp      *spec.Spec
-	dir     string
-	store   *state.Store
-	jr      journaler
-	lk      *lock.Lock
+	dir     string // the stack's folder under StateDir (the file backend's, and the default data folders')
+	be      storage.Backend
+	store   *store // nil in a read-only session (inspect)
+	jr      engine.Journal
 	host    Starter
 	plugins map[string]Provider
 	opID    string
@@ -227,67 +238,66 @@ type session struct {
 	// noop is set when a converge found nothing to change and the spec is
 	// the current revision's: it records no revision and no backup.
 	noop bool
-	// fresh: this session made the stack folder, so a command that ends
-	// before its first journal record (a spec the schemas reject, a
-	// provider that does not start) leaves no folder behind.
-	fresh bool
-	// freshRoot: it made the state folder too (removed with it when empty).
-	freshRoot bool
+	// freshData is the providers' data folder this session made: a command
+	// that ends before its first journal record (a spec the schemas
+	// reject, a provider that does not start) removes it, and the backend
+	// the stack folder it made.
+	freshData string
 }
 
-// open takes the lock and opens the state and the journal. resuming skips
+// backend opens the stack's storage: Options.Open on Options.StateURL, or
+// the file backend on the stack's folder under StateDir.
+func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
+	so := storage.Options{Stack: stack, Sealing: sl, Now: o.Now}
+	if o.Open != nil && o.StateURL != "" {
+		return o.Open(ctx, o.StateURL, so)
+	}
+	return filestore.New(StackDir(o.StateDir, stack), so), nil
+}
+
+// open takes the lock and loads the state and the journal. resuming skips
 // the unfinished-operation check.
 func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
-	dir := StackDir(opts.StateDir, sp.Stack)
-	_, rootErr := os.Lstat(filepath.Dir(dir))
-	created, err := nofollow.Mkdir(dir, 0o700)
-	if err != nil {
-		return nil, fmt.Errorf("state folder: %w", err)
-	}
-	s := &session{opts: opts, sp: sp, dir: dir, opID: journal.NewOpID(), plugins: map[string]Provider{}, fresh: created,
-		freshRoot: created && errors.Is(rootErr, fs.ErrNotExist)}
+	ctx := context.Background()
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), opID: journal.NewOpID(), plugins: map[string]Provider{}}
 	if resuming && opts.resumeOp != "" {
 		// The lock names the operation that actually runs.
 		s.opID = opts.resumeOp
 	}
+	be, err := opts.backend(ctx, sp.Stack, s.sealing())
+	if err != nil {
+		return nil, err
+	}
+	s.be = be
 	host, _ := os.Hostname()
-	lk, err := lock.Acquire(dir, lock.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
+	w, err := be.Lock(ctx, storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
 	if err != nil {
+		be.Close()
 		return nil, err
 	}
-	s.lk = lk
-	if lk.Stale != nil {
-		fmt.Fprintf(opts.Out, "note: took over a stale lock left by %s\n", lk.Stale)
+	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor}
+	if h := w.Stale(); h != nil {
+		fmt.Fprintf(opts.Out, "note: took over a stale lock left by %s\n", h)
 	}
-	if s.store, err = state.OpenSealed(dir, sp.Stack, s.sealing()); err != nil {
+	if s.store.st, err = be.Load(ctx); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.store.AfterWrite = func() { opts.Failpoint.Hit("state") }
 	// Old finished operations are compacted to one line each, under the
-	// lock and before the journal is opened for this run.
-	if _, err := journal.Compact(filepath.Join(dir, journal.FileName), opts.KeepOperations); err != nil {
+	// lock and before this run writes.
+	if err := w.Checkpoint(ctx, opts.KeepOperations); err != nil {
 		s.close()
 		return nil, err
 	}
-	jr, err := journal.Open(filepath.Join(dir, journal.FileName), opts.Now)
+	recs, _, err := be.Journal(ctx)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	recs, err := journal.Read(filepath.Join(dir, journal.FileName))
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	if s.lineage, err = stackLineage(s.store.Lineage(), filepath.Join(dir, journal.FileName), recs, true); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.store.UseLineage(s.lineage)
+	s.lineage = s.store.Lineage()
 	s.forgotten = s.store.Snapshot().Forgotten
-	s.jr = journaler{jr, opts.Failpoint, opts.Redactor, s.lineage}
+	s.jr = s.store
 	if !resuming {
 		if u := Unfinished(recs); len(u) > 0 {
 			s.close()
@@ -313,44 +323,32 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	return s, nil
 }
 
-// close kills the plugins and releases everything, on every path.
+// close kills the plugins, writes the state's snapshot (so what the next
+// command loads is one read) and releases everything, on every path.
 func (s *session) close() {
 	if s.host != nil {
 		s.host.Close()
 	}
-	if s.jr.Journal != nil {
-		s.jr.Close()
+	if s.store != nil {
+		ctx := context.Background()
+		s.store.mu.RLock()
+		wrote := s.store.wrote
+		s.store.mu.RUnlock()
+		if wrote {
+			if err := s.store.w.Checkpoint(ctx, s.opts.KeepOperations); err == nil {
+				s.opts.Failpoint.Hit("state")
+			}
+		} else if s.freshData != "" {
+			// Nothing was recorded: the providers' data folders this
+			// session made hold only what they wrote while it ran.
+			if err := nofollow.CheckDir(s.freshData); err == nil {
+				os.RemoveAll(s.freshData)
+			}
+		}
+		s.store.w.Release(ctx)
 	}
-	if s.fresh && s.lk != nil {
-		s.removeUnused()
-	}
-	if s.lk != nil {
-		s.lk.Release()
-	}
-}
-
-// removeUnused removes the stack folder this session made when nothing was
-// recorded in it: no state and an empty journal. Only what the session
-// made is removed, by name, under the lock; anything else found there keeps
-// the folder.
-func (s *session) removeUnused() {
-	if _, err := os.Lstat(filepath.Join(s.dir, state.FileName)); !errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	jpath := filepath.Join(s.dir, journal.FileName)
-	if fi, err := os.Lstat(jpath); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
-		return
-	}
-	// Made in this session, under a folder made in this session: the
-	// providers' data folders hold only what they wrote while it ran.
-	if err := nofollow.CheckDir(filepath.Join(s.dir, "providers")); err == nil {
-		os.RemoveAll(filepath.Join(s.dir, "providers"))
-	}
-	os.Remove(jpath)
-	os.Remove(filepath.Join(s.dir, lock.FileName))
-	os.Remove(s.dir)
-	if s.freshRoot {
-		os.Remove(filepath.Dir(s.dir)) // only when empty: no other stack's
+	if s.be != nil {
+		s.be.Close()
 	}
 }
 
@@ -398,7 +396,7 @@ func (s *session) providerFor(name, recordedSource string) (string, map[string]a
 // readOnly reports whether the session only reads: one that holds no lock
 // (inspect: plan, validate) never changes anything, so its providers are
 // told to write nothing anywhere (no clean-up, no persisted counters).
-func (s *session) readOnly() bool { return s.lk == nil }
+func (s *session) readOnly() bool { return s.store == nil }
 
 // startProviders starts the named local providers, each with its own data
 // folder under the stack's folder.
@@ -418,8 +416,10 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
 		// The data folders are made here, never through a link planted in
 		// their place (the host's MkdirAll would follow it).
-		if _, err := nofollow.Mkdir(s.dataRoot(), 0o700); err != nil {
+		if made, err := nofollow.Mkdir(s.dataRoot(), 0o700); err != nil {
 			return fmt.Errorf("provider %s: data folder: %w", n, err)
+		} else if made && s.dataDir == "" {
+			s.freshData = s.dataRoot()
 		}
 		if _, err := nofollow.Mkdir(pc.DataDir, 0o700); err != nil {
 			return fmt.Errorf("provider %s: data folder: %w", n, err)
@@ -450,34 +450,12 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		s.learnSecrets(pc.Name, started[i].Schema(), st)
 	}
 	if s.store != nil {
-		resealed, err := s.store.SetSensitive(s.sensitiveOf)
-		if err != nil || !resealed {
+		s.store.sensitiveOf = s.sensitiveOf
+		if _, err := s.store.reseal(ctx); err != nil {
 			return err
 		}
-		return s.resealBackups()
 	}
 	return nil
-}
-
-// journaler is the journal with the "journal" failpoint after each durable
-// record, and sensitive values masked in the errors it records.
-type journaler struct {
-	*journal.Journal
-	fp      *failpoint.Set
-	red     *secrets.Redactor
-	lineage string // stamped on every record
-}
-
-func (j journaler) Append(r journal.Record) (journal.Record, error) {
-	r.Error = j.red.Redact(r.Error)
-	if r.Lineage == "" {
-		r.Lineage = j.lineage
-	}
-	r, err := j.Journal.Append(r)
-	if err == nil {
-		j.fp.Hit("journal")
-	}
-	return r, err
 }
 
 // failProvider passes the "provider" failpoint after every mutation a
@@ -505,9 +483,16 @@ func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) error 
 	return err
 }
 
+// dataRoot is the folder of the providers' data folders: a scratch one
+// for a read-only command that needs it, else Options.DataDir, else the
+// stack folder's providers/ (kept there for the file backend; a remote
+// backend's CLI sets DataDir to a local folder).
 func (s *session) dataRoot() string {
 	if s.dataDir != "" {
 		return s.dataDir
+	}
+	if s.opts.DataDir != "" {
+		return s.opts.DataDir
 	}
 	return filepath.Join(s.dir, "providers")
 }
@@ -622,14 +607,9 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	jpath := filepath.Join(s.dir, journal.FileName)
-	recs, err := journal.Read(jpath)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if s.lineage, err = stackLineage(st.Lineage, jpath, recs, false); err != nil {
-		return nil, nil, nil, err
-	}
+	// The backend settled the lineage from the state and the journal
+	// (refusing the two of different ones).
+	s.lineage = st.Lineage
 	s.forgotten = st.Forgotten
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
@@ -638,7 +618,7 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 			cleanup[i]()
 		}
 	}
-	if _, err := os.Stat(filepath.Join(s.dir, "providers")); scratch || errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(s.dataRoot()); scratch || errors.Is(err, os.ErrNotExist) {
 		tmp, err := os.MkdirTemp("", "bulwark-inspect-")
 		if err != nil {
 			done()

@@ -1,16 +1,19 @@
 package stack
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -44,7 +47,7 @@ type StatusReport struct {
 	LastOp        *OpSummary           `json:"last_operation,omitempty"`
 	Revision      int                  `json:"revision"` // the current revision (0: none)
 	Unfinished    []string             `json:"unfinished,omitempty"`
-	Lock          *lock.Holder         `json:"lock,omitempty"`
+	Lock          *storage.Holder      `json:"lock,omitempty"`
 	// JournalProblems names each journal line that is not a record, with how
 	// to repair it; the rest of the report is read from the good lines.
 	JournalProblems []string `json:"journal_problems,omitempty"`
@@ -56,10 +59,16 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := StackDir(opts.StateDir, sp.Stack)
+	opts.defaults()
+	ctx := context.Background()
+	be, err := opts.backend(ctx, sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
 	// A bad journal line must not hide the rest: status reports it, named,
 	// with the repair, and everything the good lines say.
-	recs, bad, err := journal.Scan(filepath.Join(dir, journal.FileName))
+	recs, bad, err := be.Journal(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +89,7 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	for _, u := range Unfinished(recs) {
 		rep.Unfinished = append(rep.Unfinished, u.Op)
 	}
-	if _, err := os.Stat(dir); err == nil {
-		rep.Lock, _ = lock.Peek(dir)
-	}
+	rep.Lock, _ = be.Holder(ctx)
 	return rep, nil
 }
 
@@ -135,6 +142,7 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 	if now == nil {
 		now = time.Now
 	}
+	ctx := context.Background()
 	entries, err := os.ReadDir(stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", ErrNoSuchIntervention
@@ -146,8 +154,9 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(stateDir, e.Name())
-		st, err := state.Load(filepath.Join(dir, state.FileName))
+		// The folder's name is its stack's (the file backend's layout).
+		be := filestore.New(filepath.Join(stateDir, e.Name()), storage.Options{Stack: e.Name(), Now: now})
+		st, err := be.Load(ctx)
 		if err != nil {
 			continue
 		}
@@ -159,34 +168,23 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 			continue
 		}
 		host, _ := os.Hostname()
-		lk, err := lock.Acquire(dir, lock.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
+		w, err := be.Lock(ctx, storage.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
 		if err != nil {
 			return "", err
 		}
-		defer lk.Release()
-		store, err := state.Open(dir, st.Stack)
-		if err != nil {
+		defer w.Release(ctx)
+		if st, err = be.Load(ctx); err != nil {
 			return "", err
 		}
-		jr, err := journal.Open(filepath.Join(dir, journal.FileName), now)
-		if err != nil {
-			return "", err
+		m := storage.MetaOf(st)
+		m.Interventions = slices.DeleteFunc(m.Interventions, func(i state.Intervention) bool { return i.Op == opID })
+		// The acknowledgement and the state without the intervention, in
+		// one durable write.
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}},
+			Change: storage.Change{Meta: m}}); err != nil {
+			return "", fmt.Errorf("ack %s: %w", opID, err)
 		}
-		defer jr.Close()
-		if _, err := jr.Append(journal.Record{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}); err != nil {
-			return "", err
-		}
-		err = store.Mutate(func(st *state.State) error {
-			kept := st.Interventions[:0]
-			for _, i := range st.Interventions {
-				if i.Op != opID {
-					kept = append(kept, i)
-				}
-			}
-			st.Interventions = kept
-			return nil
-		})
-		if err != nil {
+		if err := w.Checkpoint(ctx, journal.DefaultKeepOperations); err != nil {
 			return "", fmt.Errorf("ack %s: %w", opID, err)
 		}
 		return st.Stack, nil
@@ -223,7 +221,7 @@ func StackHistory(sp *spec.Spec, opts Options) (*HistoryReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := journal.Read(filepath.Join(StackDir(opts.StateDir, sp.Stack), journal.FileName))
+	recs, err := readJournal(sp, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 			return false, err
 		}
 		if !resp.Exists {
-			return true, s.forget(res)
+			return true, s.forget(inStep(ctx, step.ID), res)
 		}
 		// What the recorded id holds now must still be what this stack
 		// made: the planner's decision for a recorded resource, so a
@@ -121,7 +121,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, _ string) error {
-		action, err := s.deleteResource(ctx, res, why)
+		action, err := s.deleteResource(inStep(ctx, step.ID), res, why)
 		if err == nil && action != "delete" {
 			return fmt.Errorf("internal: %s was not deleted (%s)", res.Name, action)
 		}

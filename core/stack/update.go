@@ -3,16 +3,14 @@ package stack
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"slices"
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
-	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
-	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
 // metaPrefix starts the ids of an update's own steps; resource names cannot
@@ -53,27 +51,18 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		return pl.Check(opType)
 	}
 	backup := meta("backup", compat.ID)
-	backupFile := filepath.Join(s.dir, "backups", "state-"+s.opID+".json")
 	backup.Check = func(ctx context.Context) (bool, error) {
 		// A resumed update is the same operation: its backup is the state
 		// from before its first part, never overwritten by a later one.
-		_, err := os.Lstat(backupFile)
-		return err == nil, nil
+		list, err := s.be.Backups(ctx)
+		return slices.ContainsFunc(list, func(b storage.BackupInfo) bool { return b.Name == s.opID }), err
 	}
 	backup.Execute = func(ctx context.Context, _ string) error {
-		src := filepath.Join(s.dir, state.FileName)
-		b, err := nofollow.ReadFile(src)
-		if err != nil {
+		if _, err := s.store.w.PutBackup(ctx, s.opID, KeepBackups); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		dir := filepath.Join(s.dir, "backups")
-		if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
-			return fmt.Errorf("backup: %w", err)
-		}
-		if err := atomicfile.Write(backupFile, b, 0o600); err != nil {
-			return err
-		}
-		return pruneBackups(dir, KeepBackups)
+		s.opts.Failpoint.Hit("state")
+		return nil
 	}
 	stage := meta("stage", backup.ID)
 	stage.Execute = func(ctx context.Context, _ string) error {

@@ -241,6 +241,12 @@ func (b *Backend) load() (*loaded, error) {
 		if err := json.Unmarshal(r.Change, &ch); err != nil {
 			return nil, fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
 		}
+		if m := ch.Meta; m != nil {
+			extra := &state.State{Revisions: m.Revisions, Outputs: m.Outputs}
+			if _, err := state.OpenState(extra, b.opts.Sealing); err != nil {
+				return nil, fmt.Errorf("load state %s: %w", b.dir, err)
+			}
+		}
 		for _, p := range ch.Put {
 			if p == nil || p.Name == "" {
 				return nil, fmt.Errorf("load state %s: %w: journal record %s puts a resource with no name", b.dir, state.ErrCorrupt, r.ID)
@@ -784,6 +790,13 @@ func (w *writer) seal(ch storage.Change) (out storage.Change, grew bool, err err
 		for i := range m.Revisions {
 			m.Revisions[i].Spec = "" // bodies are PutRevision's
 		}
+		// Sensitive outputs and revision variables, sealed as a state
+		// file seals them.
+		sealed, err := state.SealState(&state.State{Revisions: m.Revisions, Outputs: m.Outputs}, w.b.opts.Sealing)
+		if err != nil {
+			return out, false, fmt.Errorf("save state: %w", err)
+		}
+		m.Revisions, m.Outputs = sealed.Revisions, sealed.Outputs
 		out.Meta = &m
 	}
 	return out, grew, nil
