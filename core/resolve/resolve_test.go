@@ -356,3 +356,36 @@ func TestTemplateNeverMarshals(t *testing.T) {
 		t.Errorf("MarshalJSON err = %v", err)
 	}
 }
+
+func TestReload(t *testing.T) {
+	text := []byte(`version: 1
+stack: demo
+variables:
+  zones: {type: list}
+  env: {default: dev}
+providers: {mock: {}}
+resources:
+  - name: web
+    type: compute
+    for_each: ${var.zones}
+    config: {zone: "${each.key}-${var.env}"}
+`)
+	c, err := Reload("stack.yaml@revision-2", text, "local", map[string]any{"zones": []any{"b"}, "gone": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Resources) != 1 || c.Resources[0].Name != "web[b]" || c.Resources[0].Config["zone"] != "b-dev" || c.Resources[0].Provider != "local" {
+		t.Errorf("reloaded %+v", c.Resources[0])
+	}
+	if d := cmp.Diff(map[string]any{"zones": []any{"b"}, "env": "dev"}, c.Values); d != "" {
+		t.Errorf("values (-want +got):\n%s", d)
+	}
+	_, err = Reload("r", text, "", map[string]any{"zones": "a"})
+	if err == nil || err.Error() != `r:4:3: variable "zones": the recorded value must be a list, not a string` {
+		t.Errorf("err = %v", err)
+	}
+	_, err = Reload("r", text, "", nil)
+	if err == nil || err.Error() != `r:4:3: variable "zones" has no recorded value and no default` {
+		t.Errorf("err = %v", err)
+	}
+}

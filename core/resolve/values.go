@@ -211,3 +211,42 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Reload parses a spec's text recorded earlier (a revision's, a saved
+// plan's) under the name file, applies the --provider it was run with
+// ("" for none) and expands it with the variable values recorded with it.
+// No --var, --var-file or environment is read: the result is exactly what
+// was applied. A variable the record lacks takes its default (a record from
+// before the variable was declared); one with neither, or a recorded value
+// of the wrong type, is an error naming it. Values recorded for variables
+// the text does not declare are ignored.
+func Reload(file string, text []byte, provider string, values map[string]any) (*spec.Spec, error) {
+	sp, err := spec.Parse(file, text)
+	if err != nil {
+		return nil, err
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	vals := make(map[string]any, len(sp.Variables))
+	var probs spec.Problems
+	for _, v := range sp.Variables {
+		val, ok := values[v.Name]
+		switch {
+		case ok:
+			if msg := spec.TypeMismatch(v.Type, val); msg != "" {
+				probs = append(probs, spec.Problem{File: file, Pos: v.Pos, Msg: fmt.Sprintf("variable %q: the recorded value %s", v.Name, msg)})
+				continue
+			}
+			vals[v.Name] = clone(val)
+		case v.HasDefault:
+			vals[v.Name] = clone(v.Default)
+		default:
+			probs = append(probs, spec.Problem{File: file, Pos: v.Pos, Msg: fmt.Sprintf("variable %q has no recorded value and no default", v.Name)})
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return Expand(sp, vals)
+}
