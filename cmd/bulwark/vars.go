@@ -51,7 +51,18 @@ func (c *cli) loadSpec(path, provider string) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.learnSensitive(sp, vals)
 	return resolve.Expand(sp, vals)
+}
+
+// learnSensitive teaches the Redactor the values of the sensitive
+// variables, before anything can print them or a string made from them.
+func (c *cli) learnSensitive(sp *spec.Spec, vals map[string]any) {
+	for _, v := range sp.Variables {
+		if v.Sensitive {
+			c.red.Add(vals[v.Name])
+		}
+	}
 }
 
 // peekSpec is loadSpec for a command that reads only the recorded state
@@ -73,5 +84,6 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 		}
 		return nil, err
 	}
+	c.learnSensitive(sp, vals)
 	return resolve.Expand(sp, vals)
 }

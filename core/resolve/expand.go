@@ -135,6 +135,16 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 		coll = e.vars[fe.Ref.Name]
 		from = fmt.Sprintf("for_each (%s)", fe.Ref)
 	} else {
+		sensitive := ""
+		walkRefs(fe.Value, func(ref *spec.Ref) {
+			if v, ok := e.s.Variable(ref.Name); ok && v.Sensitive && ref.Kind == spec.RefVar && sensitive == "" {
+				sensitive = ref.Name
+				e.add(ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, ref.Name)
+			}
+		})
+		if sensitive != "" {
+			return nil, nil
+		}
 		coll = e.subst(fe.Value, nil)
 	}
 	vals := map[string]any{}

@@ -330,6 +330,27 @@ resources:
     type: x
     for_each: ${var.z}
 `, nil, []string{`stack.yaml:8:15: resource "web": for_each cannot use the sensitive variable "z": its keys are part of every instance's address, printed everywhere`}},
+		{"sensitive in a literal for_each", `version: 1
+stack: demo
+variables: {z: {type: string, default: a, sensitive: true}}
+providers: {mock: {}}
+resources:
+  - name: web
+    type: x
+    for_each: [b, "${var.z}"]
+`, nil, []string{`stack.yaml:8:20: resource "web": for_each cannot use the sensitive variable "z": its keys are part of every instance's address, printed everywhere`}},
+		{"each.key to a missing instance", `version: 1
+stack: demo
+providers: {mock: {}}
+resources:
+  - name: sub
+    type: x
+    for_each: [a]
+  - name: web
+    type: x
+    for_each: [a, b]
+    config: {s: "${sub[each.key].id}"}
+`, nil, []string{`stack.yaml:11:18: resource "sub" has no instance "b" in ${sub[b].id} (its keys: a)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
