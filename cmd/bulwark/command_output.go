@@ -48,7 +48,7 @@ func (c *cli) outputCmd() *cobra.Command {
 			case asJSON:
 				return c.printJSON(jsonview.NewOutputs(sp.Stack, outs))
 			}
-			renderOutputs(c.stdout, outs)
+			renderOutputsIndent(c.stdout, outs, "")
 			return nil
 		},
 	}
@@ -75,6 +75,10 @@ func printValue(w io.Writer, v any) error {
 // a sensitive one as (sensitive)), as apply ends with and `bulwark output`
 // prints them.
 func renderOutputs(w io.Writer, outs []stack.OutputValue) {
+	renderOutputsIndent(w, outs, "  ")
+}
+
+func renderOutputsIndent(w io.Writer, outs []stack.OutputValue, indent string) {
 	for _, o := range outs {
 		v := "(sensitive)"
 		if !o.Sensitive {
@@ -85,7 +89,7 @@ func renderOutputs(w io.Writer, outs []stack.OutputValue) {
 				v = string(b)
 			}
 		}
-		fmt.Fprintf(w, "%s = %s\n", o.Name, v)
+		fmt.Fprintf(w, "%s%s = %s\n", indent, o.Name, v)
 	}
 }
 

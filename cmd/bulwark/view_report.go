@@ -25,6 +25,10 @@ func (c *cli) report(res *stack.Result, specPath string) {
 	case engine.Succeeded:
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), res.Changed, res.Unchanged)
+		if len(res.Outputs) > 0 {
+			fmt.Fprintln(c.stdout, "\nOutputs:")
+			renderOutputs(c.red.Writer(c.stdout), res.Outputs)
+		}
 	case engine.Compensated:
 		switch {
 		case r.Interrupted:

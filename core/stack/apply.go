@@ -27,6 +27,9 @@ type Result struct {
 	// Changed and Unchanged count the resources executed and skipped.
 	Changed, Unchanged int
 	Err                error
+	// Outputs are the spec's outputs after a successful apply, update or
+	// rollback, sorted by name, a sensitive one's value secrets.Mask.
+	Outputs []OutputValue
 }
 
 // Apply converges the stack to sp: creates what is missing, updates what
@@ -183,10 +186,14 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)
+				if res.Outcome == engine.Succeeded {
+					st.Outputs = s.evalOutputs(st)
+				}
 			case res.Outcome == engine.Succeeded:
 				// Nothing of any revision exists any more: none is current.
 				// The revisions stay, for history and rollback --to.
 				st.Current = 0
+				st.Outputs = nil
 			}
 			if res.Outcome == engine.NeedsIntervention {
 				for _, id := range res.Failed {
@@ -201,6 +208,9 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 // finish builds the Result of a run: counts, and what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: s.opts.Redactor.Error(res.Err)}
+	if res.Outcome == engine.Succeeded && op.Type != "teardown" {
+		out.Outputs = shownOutputs(s.store.Snapshot())
+	}
 	for _, id := range res.Done {
 		if !isMeta(id) {
 			out.Changed++
@@ -242,7 +252,10 @@ type stepMode struct {
 // applyStep is the step for a resource in the spec: Check = Read, Execute =
 // Create, Update or replace, Verify = Read and compare, Compensate = undo
 // under the ladder.
-func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
+func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
+	// r is the resource as its Check resolved it (see references.go):
+	// what Execute, Verify and the records work from.
+	r := sr
 	p := s.plugins[r.Provider]
 	// A step that only checks would create the resource were it missing;
 	// that is the action its events name.
@@ -258,7 +271,19 @@ func (s *session) applyStep(c plan.Change, r *spec.Resource) *engine.Step {
 	step.Check = func(ctx context.Context) (bool, error) {
 		// Reality is read again and decided by the same function the plan
 		// used: what changed since the plan is seen, nothing is adopted,
-		// and nothing is written here.
+		// and nothing is written here. Its config is resolved first, from
+		// what its dependencies recorded as they ran.
+		rr, err := s.resolvedNow(sr)
+		if err != nil {
+			return false, err
+		}
+		if hasRefs(sr) {
+			// Validated with what was not known when the spec was.
+			if err := s.validateResolved(ctx, sr, rr); err != nil {
+				return false, err
+			}
+		}
+		r = rr
 		cur := s.store.Resource(r.Name)
 		obs, err := s.read(ctx, r, cur)
 		if err != nil {
@@ -354,6 +379,7 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
 		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
 		Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
+		Sensitive: s.derivedSensitive(r.Config),
 	}
 	rec.SetPrivate(resp.Private)
 	// It rides on the step's "execute ok": one durable write for both (a
@@ -400,6 +426,7 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 		next.Protection = plan.Level("", r.Protection).String()
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
+		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
 		return s.store.put(ctx, &next)
 	}
 }

@@ -126,7 +126,8 @@ type readJob struct {
 func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
 	var jobs []readJob
 	for _, r := range s.sp.Resources {
-		r, cur := r, st.Resources[r.Name]
+		// A reference to what this run creates is not sent: not known yet.
+		r, cur := readable(r, st), st.Resources[r.Name]
 		jobs = append(jobs, readJob{r.Name, func(ctx context.Context) (*plan.Observation, error) { return s.read(ctx, r, cur) }})
 	}
 	for _, n := range st.Names() {
@@ -195,8 +196,31 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 		return nil, nil, err
 	}
 	p := &plan.Plan{Spec: s.sp.File}
+	// Decided in dependency order, each with its references resolved from
+	// what the plan says of the resources they name (see references.go);
+	// listed in the spec's order.
+	decided := map[string]plan.Change{}
+	cfgs := map[string]map[string]any{}
+	lookup := planLookup(st, obs, decided, cfgs)
+	for _, r := range specOrder(s.sp.Resources) {
+		rr, _, err := resolved(r, lookup)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s.derived == nil {
+			s.derived = map[string][]string{}
+		}
+		s.derived[r.Name] = s.derivedSensitive(rr.Config)
+		if rr != r {
+			c := *rr
+			c.Config = afterApply(rr.Config).(map[string]any)
+			rr = &c
+		}
+		cfgs[r.Name] = rr.Config
+		decided[r.Name] = s.decide(rr, st.Resources[r.Name], obs[r.Name], st)
+	}
 	for _, r := range s.sp.Resources {
-		p.Changes = append(p.Changes, s.decide(r, st.Resources[r.Name], obs[r.Name], st))
+		p.Changes = append(p.Changes, decided[r.Name])
 	}
 	for _, n := range st.Names() {
 		if _, ok := s.sp.Resource(n); !ok {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -24,6 +26,10 @@ type Planned struct {
 	Vanished bool `json:"vanished,omitempty"`
 	// Sensitive lists attributes whose values must not be shown.
 	Sensitive []string `json:"sensitive,omitempty"`
+	// Unknown lists the attributes whose values are known only after apply
+	// (they reference a resource this run creates or replaces): shown as
+	// "(known after apply)", in After and in the text.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // Preview is what a dry run found: every step's Check, no Execute.
@@ -35,6 +41,62 @@ type Preview struct {
 	// Conflict is ownership's refusal: resources that exist but are not
 	// this stack's. An apply of this plan is refused with exit 1.
 	Conflict *plan.ConflictError `json:"conflict,omitempty"`
+	// Revision is the current revision (0: none) and Variables the
+	// variables whose values differ from the ones it was applied with.
+	Revision  int              `json:"revision,omitempty"`
+	Variables []VariableChange `json:"variables,omitempty"`
+}
+
+// VariableChange is a variable whose value differs from the one the current
+// revision was applied with. A sensitive one's values are secrets.Mask on
+// both sides (that it changed is shown, never what it is).
+type VariableChange struct {
+	Name      string `json:"name"`
+	Before    any    `json:"before,omitempty"` // absent: the revision had none
+	After     any    `json:"after,omitempty"`  // absent: the spec no longer declares it
+	Sensitive bool   `json:"sensitive"`
+}
+
+// variableChanges compares the run's variable values with the current
+// revision's, sorted by name.
+func (s *session) variableChanges(st *state.State) []VariableChange {
+	rev, ok := st.Revision(st.Current)
+	if !ok {
+		return nil
+	}
+	sensitive := map[string]bool{}
+	for _, n := range rev.SensitiveVariables {
+		sensitive[n] = true
+	}
+	for _, n := range s.sensitiveVariableNames() {
+		sensitive[n] = true
+	}
+	names := map[string]bool{}
+	for n := range rev.Variables {
+		names[n] = true
+	}
+	for n := range s.sp.Values {
+		names[n] = true
+	}
+	var out []VariableChange
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		before, had := rev.Variables[n]
+		after, has := s.sp.Values[n]
+		if had && has && plan.Equal(before, after) {
+			continue
+		}
+		c := VariableChange{Name: n, Before: before, After: after, Sensitive: sensitive[n]}
+		if c.Sensitive {
+			if had {
+				c.Before = secrets.Mask
+			}
+			if has {
+				c.After = secrets.Mask
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // HasChanges reports whether anything would be executed (or refused).
@@ -98,7 +160,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 
 // preview is a plan as a person reads it.
 func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
-	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}}
+	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st)}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}
@@ -127,6 +189,10 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 			}
 		}
 	}
+	// A value derived from a secret (a sensitive variable interpolated,
+	// a sensitive attribute referenced) is one.
+	pc.Sensitive = addSensitive(pc.Sensitive, s.derived[c.Resource])
+	pc.Unknown = plan.UnknownKeys(c.After)
 	if obs != nil && obs.Exists {
 		pc.Observed = obs.Attributes
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
 // Render writes the preview for a person: one block per resource (marked
@@ -35,6 +36,19 @@ func (p *Preview) Render(w io.Writer) {
 		}
 		for _, line := range diffLines(c) {
 			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	if len(p.Variables) > 0 {
+		fmt.Fprintf(w, "\nVariables changed since revision %d:\n", p.Revision)
+		for _, v := range p.Variables {
+			switch {
+			case v.Before == nil:
+				fmt.Fprintf(w, "  + %s = %s\n", v.Name, shownValue(v.After))
+			case v.After == nil:
+				fmt.Fprintf(w, "  - %s = %s\n", v.Name, shownValue(v.Before))
+			default:
+				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", v.Name, shownValue(v.Before), shownValue(v.After))
+			}
 		}
 	}
 	if p.Refused != nil {
@@ -103,6 +117,9 @@ func diffLines(c Planned) []string {
 		if sensitive[k] {
 			return "(sensitive)"
 		}
+		if _, later := v.(plan.AfterApply); later {
+			return plan.UnknownText
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Sprint(v)
@@ -132,4 +149,16 @@ func diffLines(c Planned) []string {
 		}
 	}
 	return out
+}
+
+// shownValue is a value as a plan shows it: JSON, a masked one as it is.
+func shownValue(v any) string {
+	if s, ok := v.(string); ok && s == secrets.Mask {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

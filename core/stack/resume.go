@@ -86,6 +86,8 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		if _, err := s.useRevision(rollbackRevision(mine)); err != nil {
 			return nil, err
 		}
+	} else if err := s.useStagedValues(target.Op); err != nil {
+		return nil, err
 	}
 	st := s.store.Snapshot()
 	providers := s.sp.ProvidersUsed()
@@ -418,4 +420,32 @@ func rollbackRevision(recs []journal.Record) int {
 		}
 	}
 	return rev
+}
+
+// useStagedValues makes an interrupted update go on with the variable
+// values it staged, when it is resumed with the same spec but other values
+// (or none given): the resumed run is the same run, so it resolves the same
+// values. A resume given another spec runs that spec, as before variables.
+func (s *session) useStagedValues(op string) error {
+	st := s.store.Snapshot()
+	rev, ok := st.Revision(st.Staged)
+	if !ok || rev.Op != op || rev.Status != state.RevisionStaged || !sameText(rev, string(s.sp.Text)) {
+		return nil
+	}
+	rev, err := s.withBody(rev)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if sameValues(rev.Variables, s.sp.Values) {
+		return nil
+	}
+	rsp, err := revisionSpec(rev)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	rsp.File = s.sp.File
+	s.sp = rsp
+	s.learnVariables()
+	s.prog.printf("resume %s: with the variable values operation %s staged (revision %d)\n", s.sp.Stack, op, rev.N)
+	return nil
 }

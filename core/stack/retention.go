@@ -3,6 +3,7 @@ package stack
 import (
 	"sort"
 
+	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -21,7 +22,17 @@ const (
 // under) is what the current revision applied.
 func isCurrentSpec(st *state.State, sp *spec.Spec) bool {
 	cur, ok := st.Revision(st.Current)
-	return ok && cur.Status == state.RevisionApplied && sameText(cur, string(sp.Text)) && cur.Provider == sp.Override
+	return ok && cur.Status == state.RevisionApplied && sameText(cur, string(sp.Text)) && cur.Provider == sp.Override &&
+		sameValues(cur.Variables, sp.Values)
+}
+
+// sameValues reports whether two sets of variable values are the same (no
+// variables and an empty set are).
+func sameValues(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return plan.Equal(a, b)
 }
 
 // pruneRevisions drops the oldest revisions beyond the ones the options
@@ -81,7 +92,7 @@ func previousRevision(st *state.State) int {
 		if r.Status != state.RevisionApplied || r.N <= best {
 			continue
 		}
-		if st.Current != 0 && (r.N >= st.Current || (hasCur && sameSpec(&r, cur) && r.Provider == cur.Provider)) {
+		if st.Current != 0 && (r.N >= st.Current || (hasCur && sameSpec(&r, cur) && r.Provider == cur.Provider && sameValues(r.Variables, cur.Variables))) {
 			continue
 		}
 		best = r.N

@@ -47,6 +47,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	var deps []string
 	var cfg map[string]any
 	if r, ok := s.sp.Resource(name); ok {
+		r = readable(r, s.store.Snapshot())
 		typ, provider, level, deps, cfg = r.Type, r.Provider, r.Protection, r.DependsOn, r.Config
 	} else if cur != nil {
 		// The recorded config names what to look for (a bucket's name): a

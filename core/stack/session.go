@@ -243,6 +243,9 @@ type session struct {
 	// reject, a provider that does not start) removes it, and the backend
 	// the stack folder it made.
 	freshData string
+	// derived names, per resource, the config keys its plan found derived
+	// from a secret (see derivedSensitive), for the preview to mask.
+	derived map[string][]string
 }
 
 // backend opens the stack's storage: Options.Open on Options.StateURL, or
@@ -261,6 +264,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
 	ctx := context.Background()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), opID: journal.NewOpID(), plugins: map[string]Provider{}}
+	s.learnVariables()
 	if resuming && opts.resumeOp != "" {
 		// The lock names the operation that actually runs.
 		s.opID = opts.resumeOp
@@ -597,6 +601,7 @@ func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*session, *state.State, func(), error) {
 	opts.defaults()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
+	s.learnVariables()
 	// A plan compares the state's values with the spec's, so it opens
 	// them; validate (scratch) only needs to know the providers, and no key.
 	load := s.loadOpened

@@ -206,6 +206,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		return nil, err
 	}
 	p := s.plugins[r.Provider]
+	r = readable(r, st)
 	resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
 	if err != nil {
 		return nil, fmt.Errorf("import %s %s: %w", address, id, err)

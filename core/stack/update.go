@@ -75,6 +75,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 			st.Revisions = append(st.Revisions, state.Revision{
 				N: n, Op: s.opID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
 				Provider: s.sp.Override, Status: state.RevisionStaged,
+				Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
 			})
 			st.Staged = n
 			s.pruneRevisions(st)
@@ -132,6 +133,7 @@ func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool)
 		st.Revisions = append(st.Revisions, state.Revision{
 			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
 			Provider: s.sp.Override, Status: state.RevisionApplied,
+			Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
 		})
 		st.Current = n
 	}

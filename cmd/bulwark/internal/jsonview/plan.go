@@ -17,6 +17,21 @@ type Plan struct {
 	Refused *Refusal `json:"refused"`
 	// Conflict is ownership's refusal (an apply exits 1), or nil.
 	Conflict *Refusal `json:"conflict"`
+	// Revision is the stack's current revision (0: none); Variables are
+	// the variables whose values differ from the ones it was applied with.
+	Revision  int              `json:"revision"`
+	Variables []VariableChange `json:"variables"`
+}
+
+// VariableChange is a variable whose value differs from the current
+// revision's: before is null when the revision had none, after null when
+// the spec no longer declares it; a sensitive one's values are
+// secrets.Mask.
+type VariableChange struct {
+	Name      string `json:"name"`
+	Before    any    `json:"before"`
+	After     any    `json:"after"`
+	Sensitive bool   `json:"sensitive"`
 }
 
 // Actions a resource change may have (ResourceChange.Action).
@@ -49,11 +64,15 @@ type ResourceChange struct {
 	ForceNew  []string       `json:"force_new"`
 	Drifted   []string       `json:"drifted"`
 	Sensitive []string       `json:"sensitive"`
-	Remote    bool           `json:"remote"`
-	Vanished  bool           `json:"vanished"`
-	Note      string         `json:"note"`
-	ImportID  string         `json:"import_id"`
-	FoundID   string         `json:"found_id"`
+	// Unknown lists the attributes whose values are known only after
+	// apply (they reference a resource the plan creates or replaces): in
+	// After they read "(known after apply)".
+	Unknown  []string `json:"unknown"`
+	Remote   bool     `json:"remote"`
+	Vanished bool     `json:"vanished"`
+	Note     string   `json:"note"`
+	ImportID string   `json:"import_id"`
+	FoundID  string   `json:"found_id"`
 	// Owner, Reason and Importable describe a conflict.
 	Owner      string `json:"owner"`
 	Reason     string `json:"reason"`
@@ -89,7 +108,10 @@ func Action(a plan.Action) string {
 
 // NewPlan is the document of a dry run.
 func NewPlan(pv *stack.Preview) *Plan {
-	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}}
+	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{}}
+	for _, v := range pv.Variables {
+		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
+	}
 	for _, c := range pv.Changes {
 		own := string(c.Ownership)
 		if own == "" {
@@ -101,7 +123,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 			Before:   secrets.MaskKeys(c.Before, c.Sensitive),
 			After:    secrets.MaskKeys(c.After, c.Sensitive),
 			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
-			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive),
+			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
 			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable,
 		})
