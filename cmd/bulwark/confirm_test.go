@@ -181,3 +181,161 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// ptyProc is a bulwark running on a pseudo terminal.
+type ptyProc struct {
+	cmd    *exec.Cmd
+	f      *os.File
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	copied chan struct{}
+}
+
+func startOnTerminal(t *testing.T, env []string, args ...string) *ptyProc {
+	t.Helper()
+	p := &ptyProc{cmd: exec.Command(crashBulwark(t), args...), copied: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	f, err := pty.StartWithSize(p.cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.f = f
+	go func() {
+		defer close(p.copied)
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			p.mu.Lock()
+			p.buf.Write(b[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { p.cmd.Process.Kill(); f.Close() })
+	return p
+}
+
+func (p *ptyProc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.ReplaceAll(p.buf.String(), "\r\n", "\n")
+}
+
+// waitFor polls the output for s, with a deadline.
+func (p *ptyProc) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(p.output(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never printed %q:\n%s", s, p.output())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (p *ptyProc) wait(t *testing.T) int {
+	t.Helper()
+	err := p.cmd.Wait()
+	<-p.copied
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
+// TestCtrlCOnATerminal types Ctrl-C at a terminal: the whole foreground
+// process group gets SIGINT (bulwark and its plugins, unlike a kill of
+// bulwark alone). Once: the run is reported as interrupted and rolled back,
+// saying what the rollback did, never as a failed step. Twice, while the
+// rollback waits on a slow call: it says to run resume, and resume finishes.
+func TestCtrlCOnATerminal(t *testing.T) {
+	for _, twice := range []bool{false, true} {
+		t.Run(map[bool]string{false: "once", true: "twice"}[twice], func(t *testing.T) {
+			dir := t.TempDir()
+			latency := "600"
+			if twice {
+				latency = "3000"
+			}
+			spec := filepath.Join(dir, "sig.yaml")
+			os.WriteFile(spec, []byte(strings.ReplaceAll(slowChain, "LATENCY", latency)), 0o600)
+			events := filepath.Join(dir, "ev.jsonl")
+			base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "--events", events}
+			p := startOnTerminal(t, []string{"NO_COLOR=1"}, append(base, "apply", spec, "--yes", "--parallelism", "1")...)
+			pollFile(t, events, `"resource":"a","type":"network","action":"create","status":"ok"`, time.Minute)
+			p.f.Write([]byte{3}) // Ctrl-C
+			if twice {
+				p.waitFor(t, "interrupt")
+				pollFile(t, filepath.Join(dir, "state", "sig", "journal.jsonl"), `"phase":"compensate"`, time.Minute)
+				p.f.Write([]byte{3})
+			}
+			code := p.wait(t)
+			out := p.output()
+			if strings.Contains(out, "FAILED") || strings.Contains(out, "failed verify") {
+				t.Errorf("an interrupt reported as a failure:\n%s", out)
+			}
+			if !twice {
+				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back: a undone.") || !strings.Contains(out, "Not started: b, c.") {
+					t.Fatalf("exit %d:\n%s", code, out)
+				}
+				return
+			}
+			if code != 13 || !strings.Contains(out, "bulwark resume") || !strings.Contains(out, "its rollback was stopped before it finished: a not yet undone") ||
+				!strings.Contains(out, "It is safe to stop here") {
+				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
+			}
+			r, err := exec.Command(crashBulwark(t), append(base, "resume", spec)...).CombinedOutput()
+			if err == nil || !strings.Contains(string(r), "rolled back") {
+				t.Fatalf("resume: %v\n%s", err, r)
+			}
+		})
+	}
+}
+
+// TestPlanProgressOnATerminal: plan shows a live line while it reads, on a
+// terminal only, in colour unless NO_COLOR; --json and a stdout that is not
+// a terminal get nothing of it.
+func TestPlanProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "slow.yaml")
+	os.WriteFile(spec, []byte(strings.ReplaceAll(slowChain, "LATENCY", "400")), 0o600)
+	base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "plan", spec}
+	for _, tt := range []struct {
+		name    string
+		env     []string
+		extra   []string
+		want    []string
+		notWant []string
+	}{
+		{"colour", []string{"NO_COLOR="}, nil, []string{"\x1b[36m  … reading 0/3", "Plan: 3 to create"}, nil},
+		{"NO_COLOR", []string{"NO_COLOR=1"}, nil, []string{"  … reading 0/3", "Plan: 3 to create"}, []string{"\x1b[36m", "\x1b[2m"}},
+		{"--json", []string{"NO_COLOR="}, []string{"--json"}, []string{`"format_version"`}, []string{"reading", "\x1b["}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startOnTerminal(t, tt.env, append(base, tt.extra...)...)
+			if code := p.wait(t); code != 0 {
+				t.Fatalf("exit %d:\n%q", code, p.output())
+			}
+			out := p.output()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q in:\n%q", w, out)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("%q in:\n%q", w, out)
+				}
+			}
+		})
+	}
+	// Not a terminal: the plan alone.
+	out, err := exec.Command(crashBulwark(t), base...).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "reading") || strings.Contains(string(out), "\x1b[") {
+		t.Fatalf("plan without a terminal: %v\n%q", err, out)
+	}
+}

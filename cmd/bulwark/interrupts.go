@@ -52,7 +52,7 @@ func (c *cli) interrupts(sigs <-chan os.Signal, done <-chan struct{}, cancel con
 		return
 	case sig := <-sigs:
 		cancel()
-		fmt.Fprintf(c.stderr, "bulwark: %v again: no longer waiting; the operation stays unfinished in the journal: run %s to finish it\n", sig, resume())
+		fmt.Fprintf(c.stderr, "bulwark: %v again: no longer waiting (provider calls are cancelled). It is safe to stop here: the journal records where the operation is, and %s finishes it (other operations refuse until then)\n", sig, resume())
 	}
 	select {
 	case <-done:

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -32,7 +34,10 @@ func (c *cli) report(res *stack.Result, specPath string) {
 	case engine.Compensated:
 		switch {
 		case r.Interrupted:
-			fmt.Fprintf(c.stdout, "%s was interrupted and was rolled back.\n", title(res.Type))
+			fmt.Fprintf(c.stdout, "%s was interrupted and was rolled back%s.\n", title(res.Type), undoneList(res))
+			if len(r.Blocked) > 0 {
+				fmt.Fprintf(c.stdout, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
+			}
 		case len(r.Failed) > 0:
 			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
 		default:
@@ -43,11 +48,15 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		}
 		c.errorLines(res.Err)
 	case engine.RollbackIncomplete:
-		what := "failed"
 		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
-			what = "was interrupted"
+			// A second interrupt stopped the rollback where it was: that
+			// is safe, the journal records it, and resume finishes it.
+			fmt.Fprintf(c.stdout, "%s was interrupted, and its rollback was stopped before it finished%s.\n"+
+				"Nothing is lost: the journal records where it stopped. Run `bulwark resume %s` to finish the rollback (other operations refuse until then).\n",
+				title(res.Type), undoneList(res), specPath)
+		} else {
+			fmt.Fprintf(c.stdout, "%s failed and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), specPath)
 		}
-		fmt.Fprintf(c.stdout, "%s %s and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), what, specPath)
 		c.errorLines(res.Err)
 	case engine.NeedsIntervention:
 		fmt.Fprintf(c.stdout, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
@@ -105,13 +114,26 @@ func errorLines(err error) []string {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
+		shown := ids[:0]
+		for _, id := range ids {
+			// The interruption itself is the report's headline, not a
+			// failure of a step.
+			if !(id == "(not started)" && errors.Is(failures[id], engine.ErrInterrupted)) {
+				shown = append(shown, id)
+			}
+		}
+		ids = shown
 		for i, id := range ids {
 			if i == maxErrorLines-1 && len(ids) > maxErrorLines {
 				lines = append(lines, fmt.Sprintf("%s… and %d more: %s", prefix, len(ids)-i, strings.Join(ids[i:], ", ")))
 				lines[len(lines)-1] = bound(lines[len(lines)-1])
 				break
 			}
-			lines = append(lines, bound(prefix+id+": "+failures[id].Error()))
+			msg := failures[id].Error()
+			if errors.Is(failures[id], context.Canceled) {
+				msg = "stopped by the interrupt before it finished (resume finishes it)"
+			}
+			lines = append(lines, bound(prefix+id+": "+msg))
 		}
 	}
 	var ue *engine.UnrecordedError
@@ -163,4 +185,35 @@ func title(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// undoneList says what a rollback undid and what it left undone, for the
+// report's headline (": a undone; b not yet undone", or ""): the rollback's
+// targets less what it kept, split by whether their undo failed or was cut
+// short.
+func undoneList(res *stack.Result) string {
+	var rb *engine.RollbackError
+	errors.As(res.Err, &rb)
+	var undone, pending []string
+	for _, id := range res.Run.Rollback {
+		if slices.Contains(res.Preserved, id) || strings.Contains(id, ":") {
+			continue // kept (said below), or an update's own step
+		}
+		if rb != nil && rb.Failures[id] != nil {
+			pending = append(pending, id)
+		} else {
+			undone = append(undone, id)
+		}
+	}
+	var parts []string
+	if len(undone) > 0 {
+		parts = append(parts, strings.Join(undone, ", ")+" undone")
+	}
+	if len(pending) > 0 {
+		parts = append(parts, strings.Join(pending, ", ")+" not yet undone")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
 }

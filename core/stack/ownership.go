@@ -170,8 +170,12 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 // (in order) that failed wins.
 func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan.Observation, error) {
 	got := make([]*plan.Observation, len(jobs))
+	s.prog.readsStart(len(jobs))
+	defer s.prog.readsEnd()
 	err := forEach(ctx, len(jobs), s.opts.Parallelism, func(ctx context.Context, i int) error {
+		s.prog.readBegin(jobs[i].name)
 		obs, err := jobs[i].read(ctx)
+		s.prog.readEnd(jobs[i].name)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", jobs[i].name, err)
 		}

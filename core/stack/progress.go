@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -28,8 +30,12 @@ type progress struct {
 	now    func() time.Time
 
 	running map[string]time.Time // resource -> when its Execute started
-	drawn   bool                 // a status line is on screen
-	stop    chan struct{}
+	// reading is what the plan's reads are doing (readsStart to readsEnd):
+	// resource -> when its Read started, and how many of how many are done.
+	reading             map[string]time.Time
+	readDone, readTotal int
+	drawn               bool // a status line is on screen
+	stop                chan struct{}
 
 	// The operation under way (opStart to opEnd): when it started and what
 	// its resource steps did, for its end line.
@@ -49,6 +55,7 @@ const (
 	ansiRed    = "\033[31m"
 	ansiYellow = "\033[33m"
 	ansiDim    = "\033[2m"
+	ansiCyan   = "\033[36m"
 	ansiClear  = "\r\033[K"
 )
 
@@ -102,21 +109,99 @@ func (p *progress) end() {
 
 // redraw writes the status line; p.mu is held.
 func (p *progress) redraw() {
-	if !p.live || len(p.running) == 0 {
+	switch {
+	case !p.live:
 		p.clearLine()
-		return
+	case len(p.running) > 0:
+		fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+p.since(p.running, 0)))
+		p.drawn = true
+	case p.readTotal > 0:
+		// The plan's reads: how many are done, and the slowest in flight.
+		fmt.Fprint(p.out, ansiClear+p.paint(ansiCyan, fmt.Sprintf("  … reading %d/%d", p.readDone, p.readTotal))+
+			p.paint(ansiDim, ": "+p.since(p.reading, 5)))
+		p.drawn = true
+	default:
+		p.clearLine()
 	}
-	names := make([]string, 0, len(p.running))
-	for n := range p.running {
+}
+
+// since lists names with how long each has run, longest first then by name,
+// at most limit of them (0: all) and how many more.
+func (p *progress) since(started map[string]time.Time, limit int) string {
+	names := make([]string, 0, len(started))
+	for n := range started {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	now := p.now()
+	if limit > 0 {
+		sort.Slice(names, func(i, j int) bool {
+			a, b := started[names[i]], started[names[j]]
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return names[i] < names[j]
+		})
+	} else {
+		sort.Strings(names)
+	}
+	more := 0
+	if limit > 0 && len(names) > limit {
+		more, names = len(names)-limit, names[:limit]
+	}
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.1fs", n, p.now().Sub(p.running[n]).Seconds())
+		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(started[n]).Seconds())
 	}
-	fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+strings.Join(parts, ", ")))
-	p.drawn = true
+	s := strings.Join(parts, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// readsStart begins the live line of a plan's n reads (on a terminal only:
+// nothing is printed otherwise); readsEnd clears it. Nil-safe.
+func (p *progress) readsStart(n int) {
+	if p == nil || !p.live || n == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.reading, p.readDone, p.readTotal = map[string]time.Time{}, 0, n
+	p.mu.Unlock()
+	p.start()
+}
+
+func (p *progress) readBegin(name string) {
+	if p == nil || !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reading != nil {
+		p.reading[name] = p.now()
+	}
+}
+
+func (p *progress) readEnd(name string) {
+	if p == nil || !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reading != nil {
+		delete(p.reading, name)
+		p.readDone++
+	}
+}
+
+func (p *progress) readsEnd() {
+	if p == nil || !p.live {
+		return
+	}
+	p.mu.Lock()
+	p.reading, p.readDone, p.readTotal = nil, 0, 0
+	p.mu.Unlock()
+	p.end()
 }
 
 func (p *progress) clearLine() {
@@ -179,6 +264,12 @@ func (p *progress) Observe(e engine.Event) {
 		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
 	case "failed":
 		delete(p.running, e.Resource)
+		if errors.Is(e.Err, context.Canceled) {
+			// A second interrupt cancelled the call: not a failure of the
+			// resource, and resume finishes the step.
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped by the interrupt (resume finishes it)"))
+			return
+		}
 		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
 	}
 }

@@ -616,6 +616,9 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	// (refusing the two of different ones).
 	s.lineage = st.Lineage
 	s.forgotten = st.Forgotten
+	// Progress on a terminal only (the live line while it reads): a
+	// read-only command writes no event and no other line.
+	s.prog = newProgress(opts.Out, nil, opts.Color, opts.Live, opts.Now)
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
 	done := func() {
