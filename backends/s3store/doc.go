@@ -94,6 +94,7 @@
 // PUT and the fence), and a Load (the snapshot plus the WAL since it).
 // Per Checkpoint: one PUT of the snapshot (state and the retained journal:
 // bounded by retention, not by history), and a DeleteObjects of the
-// segments it folded. A Checkpoint with nothing new since the snapshot
-// writes nothing.
+// segments it folded; only when the journal compacts or the WAL since the
+// snapshot is long (100 objects or 4 MiB): otherwise Load is cheap already
+// and nothing is written, so a no-op apply costs two small PUTs.
 package s3store

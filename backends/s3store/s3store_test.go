@@ -159,10 +159,27 @@ func TestConformance(t *testing.T) {
 			return Open(ctx, home, o)
 		},
 		CopyState: func(t *testing.T, from, to string) {
-			src := stackKey(t, from, storagetest.Stack, snapshotKey)
-			if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(testBucket), CopySource: aws.String(testBucket + "/" + src),
-				Key: aws.String(stackKey(t, to, storagetest.Stack, snapshotKey))}); err != nil {
+			// The state is the snapshot and the WAL: both are copied over
+			// (stack.json, the stack's identity, stays).
+			src := stackKey(t, from, storagetest.Stack, "")
+			out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(testBucket), Prefix: aws.String(src)})
+			if err != nil {
 				t.Fatal(err)
+			}
+			copied := 0
+			for _, o := range out.Contents {
+				name := strings.TrimPrefix(aws.ToString(o.Key), src)
+				if name != snapshotKey && !strings.HasPrefix(name, walDir) {
+					continue
+				}
+				if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(testBucket), CopySource: aws.String(testBucket + "/" + aws.ToString(o.Key)),
+					Key: aws.String(stackKey(t, to, storagetest.Stack, name))}); err != nil {
+					t.Fatal(err)
+				}
+				copied++
+			}
+			if copied == 0 {
+				t.Fatalf("no state under %s to copy", src)
 			}
 		},
 		Raw: func(t *testing.T, home string) []byte {
@@ -428,6 +445,62 @@ func TestCommitCostIsTheChange(t *testing.T) {
 	t.Logf("one-resource commit: %d bytes at 2 resources, %d bytes at 503", small.size, large.size)
 	if large.size > small.size+64 {
 		t.Fatalf("a one-resource commit grew from %d to %d bytes with the stack", small.size, large.size)
+	}
+}
+
+// A Checkpoint after a short run (a no-op apply: its two records) writes
+// nothing; one that compacts the journal writes the snapshot and drops the
+// WAL it folded.
+func TestCheckpointWritesOnlyWhatPays(t *testing.T) {
+	if os.Getenv("BULWARK_TEST_S3_ENDPOINT") != "" {
+		t.Skip("counts what this process's server is sent")
+	}
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	b := openHome(t, home, options())
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_cp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	op := func(n int) {
+		id := "op_" + strings.Repeat("0", 20) + string(rune('A'+n%26)) + hex.EncodeToString([]byte{byte(n)})
+		for _, c := range []storage.Commit{
+			{Records: []journal.Record{{Op: id, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+			{Records: []journal.Record{{Op: id, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+		} {
+			if _, err := w.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	op(0)
+	n := s.putCount()
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	if ps := s.putsSince(n); len(ps) != 0 {
+		t.Fatalf("a checkpoint after a no-op run wrote %+v", ps)
+	}
+	for i := 1; i < 12; i++ {
+		op(i)
+	}
+	n = s.putCount()
+	if err := w.Checkpoint(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	ps := s.putsSince(n)
+	if len(ps) != 1 || !strings.HasSuffix(ps[0].key, "/"+snapshotKey) {
+		t.Fatalf("a compacting checkpoint wrote %+v, want the snapshot", ps)
+	}
+	left, err := b.list(ctx, walDir, "")
+	if err != nil || len(left) != 0 {
+		t.Fatalf("WAL objects left after the checkpoint: %d %v", len(left), err)
+	}
+	recs, _, err := openHome(t, home, options()).Journal(ctx)
+	if err != nil || len(recs) >= 24 {
+		t.Fatalf("journal after compaction: %d records, %v", len(recs), err)
 	}
 }
 

@@ -44,6 +44,7 @@ type writer struct {
 	persisted bool // stack.json exists
 	snapSeq   int64
 	snapETag  string
+	walBytes  int64 // of the WAL objects after the snapshot
 
 	queue    []*pending
 	flushing bool
@@ -61,7 +62,7 @@ type pending struct {
 func (w *writer) init(l *loaded) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.st, w.recs, w.seq, w.snapSeq, w.snapETag = l.st, l.recs, l.seq, l.snapSeq, l.snapETag
+	w.st, w.recs, w.seq, w.snapSeq, w.snapETag, w.walBytes = l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.walBytes
 	if l.id != nil {
 		w.lineage, w.persisted = l.id.Lineage, true
 	} else {
@@ -238,6 +239,7 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 	}
 	w.st.Lineage = lineage
 	w.seq, w.lineage, w.persisted = sg.Seq, lineage, true
+	w.walBytes += int64(len(body))
 	w.mu.Unlock()
 	w.afterWrite()
 	finish(nil)
@@ -393,9 +395,18 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	return true, nil
 }
 
+// A Checkpoint writes a snapshot only when the journal compacts, or when
+// the WAL since the last snapshot is long enough that reading it costs more
+// than rewriting the snapshot would: a no-op apply (two small WAL objects)
+// writes no snapshot, which holds the whole state and the retained journal.
+const (
+	checkpointSegments = 100
+	checkpointBytes    = 4 << 20
+)
+
 // Checkpoint folds the WAL into a new snapshot (with the journal compacted)
-// and deletes the WAL objects it holds. Nothing new since the last
-// snapshot, and nothing to compact: nothing is written.
+// and deletes the WAL objects it holds. With nothing to compact and a short
+// WAL, nothing is written: Load is cheap already.
 func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -404,7 +415,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	n0 := len(w.recs)
 	recs, compacted := journal.CompactRecords(w.recs[:n0:n0], keepOps)
 	recs = append([]journal.Record(nil), recs...)
-	idle := w.seq == w.snapSeq && compacted == 0 && w.snapETag != ""
+	idle := compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
 	lineage, persisted := w.lineage, w.persisted
 	st, seq := w.st.Clone(), w.seq
 	w.mu.Unlock()
@@ -464,7 +475,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		etag = o.etag
 	}
 	w.mu.Lock()
-	w.snapETag, w.snapSeq = tag, seq
+	w.snapETag, w.snapSeq, w.walBytes = tag, seq, 0
 	// Records committed meanwhile (none, usually: Checkpoint runs between
 	// operations) stay after the compacted ones, in the WAL.
 	w.recs = append(recs, w.recs[n0:]...)
