@@ -12,8 +12,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -541,4 +543,51 @@ func TestMissingBucket(t *testing.T) {
 	if _, err := b.Load(context.Background()); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("Load from a missing bucket: %v", err)
 	}
+}
+
+// BenchmarkCommit: one-resource Commits from 10 goroutines (the steps of an
+// apply at --parallelism 10), grouped into WAL objects, against the S3
+// server on loopback.
+func BenchmarkCommit(b *testing.B) {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			b.Setenv(k, v)
+		}
+	}
+	ep := os.Getenv("BULWARK_TEST_S3_ENDPOINT")
+	if ep == "" {
+		srv := httptest.NewServer(gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(false)).Server())
+		b.Cleanup(srv.Close)
+		ep = srv.URL
+	}
+	ctx := context.Background()
+	if _, err := raw(ep).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(testBucket)}); err != nil && apiCode(err) != "BucketAlreadyExists" && apiCode(err) != "BucketAlreadyOwnedByYou" {
+		b.Fatal(err)
+	}
+	var rb [6]byte
+	rand.Read(rb[:])
+	home := "s3://" + testBucket + "/bench-" + hex.EncodeToString(rb[:]) + "?region=us-east-1&endpoint=" + url.QueryEscape(ep)
+	be, err := Open(ctx, home, options())
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := be.Lock(ctx, storage.Holder{Op: "op_bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Release(ctx)
+	var n atomic.Int64
+	b.SetParallelism(10)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			name := "r" + strconv.FormatInt(i, 10)
+			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_bench", Kind: journal.KindStep, Step: name, Status: journal.StepOK}},
+				Change: storage.Change{Put: []*state.Resource{res(name)}}}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
