@@ -183,17 +183,21 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		}
 		// Another taker was first: look again.
 	}
-	w := &writer{b: b, lr: lr, etag: etag, stale: stale, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	fail := func(err error) (storage.Writer, error) {
-		w.release(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	l, err := b.load(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	w.init(l)
-	if stale != nil {
+	var w *writer
+	for attempt := 0; ; attempt++ {
+		w = &writer{b: b, lr: lr, etag: etag, stale: stale, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+		fail := func(err error) (storage.Writer, error) {
+			w.release(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		l, err := b.load(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		w.init(l)
+		if stale == nil {
+			break
+		}
 		// The takeover's record is the fence: the next WAL object is this
 		// writer's, so the displaced holder's next write finds its key
 		// taken.
@@ -203,9 +207,18 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		}
 		rec := journal.Record{Op: op, Kind: kindLock, Status: "taken_over",
 			Error: fmt.Sprintf("took over the lock of %s: %s", stale, why)}
-		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{rec}}); err != nil {
-			return fail(err)
+		_, err = w.Commit(ctx, storage.Commit{Records: []journal.Record{rec}})
+		if err == nil {
+			break
 		}
+		if errors.Is(err, storage.ErrLost) && attempt < 3 {
+			// The displaced holder got one last write in first: if the lock
+			// is still this one's, read what it wrote and fence after it.
+			if cur, _, rerr := b.readLock(ctx); rerr == nil && cur != nil && cur.Token == lr.Token {
+				continue
+			}
+		}
+		return fail(err)
 	}
 	w.mu.Lock()
 	w.renewing = true
