@@ -29,7 +29,6 @@ type cli struct {
 	secretsKeyFile                  string
 	startTimeout, callTimeout       time.Duration
 	keepRevisions, keepOperations   int
-	exit                            int
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
 	red *secrets.Redactor
@@ -69,15 +68,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		c.fail(err)
-		if c.exit == 0 {
-			c.exit = stack.ExitError
-		}
+		return c.exitFor(err)
 	}
-	return c.exit
+	return stack.ExitOK
 }
 
-// fail prints err for a person and sets the exit code it means.
+// exitCode is what a command returns to end with that exit code when it
+// has already said why (a plan with changes, an apply rolled back, doctor's
+// FAILs): run prints nothing more for it. Any other error is printed by
+// fail and exits with the code it means (DESIGN.md's table). A command
+// returns its exit code with its error, rather than setting one aside.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// withExit is nil for 0, else the exitCode.
+func withExit(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return exitCode(code)
+}
+
+// exitFor is the exit code of a command that returned err, printing err
+// (unless it is an exitCode) on stderr.
+func (c *cli) exitFor(err error) int {
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	c.fail(err)
+	if code := stack.ExitCode(nil, err); code != 0 {
+		return code
+	}
+	return stack.ExitError
+}
+
+// fail prints err for a person.
 func (c *cli) fail(err error) {
 	var problems spec.Problems
 	if errors.As(err, &problems) {
@@ -88,7 +115,6 @@ func (c *cli) fail(err error) {
 	} else {
 		fmt.Fprintf(c.stderr, "bulwark: %v\n", c.red.Error(err))
 	}
-	c.exit = stack.ExitCode(nil, err)
 }
 
 func (c *cli) commands() *cobra.Command {

@@ -61,8 +61,7 @@ func (c *cli) applyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.report(res, args[0])
-			return nil
+			return c.report(res, args[0])
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")

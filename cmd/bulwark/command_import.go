@@ -35,12 +35,11 @@ func (c *cli) importCmd() *cobra.Command {
 	return cmd
 }
 
-// stateReport prints how a state command ended and sets the exit code.
+// stateReport prints how a state command ended and returns its exit code.
 func (c *cli) stateReport(res *stack.Result, ok string) error {
 	if res.Outcome != engine.Succeeded {
-		c.exit = stack.ExitCode(res, nil)
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", res.Err)
-		return nil
+		c.view().problem("%v", res.Err)
+		return withExit(stack.ExitCode(res, nil))
 	}
 	fmt.Fprintf(c.stdout, "%s (%s)\n", ok, res.Op)
 	return nil

@@ -48,8 +48,8 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 }
 
 // renderPlan prints a plan (text or --json: plan, apply --dry-run and show
-// FILE print through it) and sets plan's exit code: the refusal's, or 2 for
-// changes with --detailed-exitcode.
+// FILE print through it) and returns plan's exit code: the refusal's, or 2
+// for changes with --detailed-exitcode.
 func (c *cli) renderPlan(pv *stack.Preview, asJSON, detailed bool) error {
 	if asJSON {
 		if err := c.printJSON(jsonview.NewPlan(pv)); err != nil {
@@ -61,11 +61,10 @@ func (c *cli) renderPlan(pv *stack.Preview, asJSON, detailed bool) error {
 	if err := pv.Err(); err != nil {
 		// What the apply would be refused with, and its exit code: 3 for
 		// the ladder, 1 for a conflict.
-		c.exit = stack.ExitCode(nil, err)
-		return nil
+		return withExit(stack.ExitCode(nil, err))
 	}
 	if detailed && pv.HasChanges() {
-		c.exit = stack.ExitChanges
+		return withExit(stack.ExitChanges)
 	}
 	return nil
 }

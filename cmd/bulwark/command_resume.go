@@ -29,8 +29,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.report(res, args[0])
-			return nil
+			return c.report(res, args[0])
 		},
 	}
 }

@@ -25,8 +25,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.report(res, args[0])
-			return nil
+			return c.report(res, args[0])
 		},
 	}
 	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")

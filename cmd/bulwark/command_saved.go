@@ -69,17 +69,20 @@ func (c *cli) savePlan(ctx context.Context, sp *spec.Spec, opts stack.Options, o
 	if err != nil {
 		return err
 	}
-	if err := c.renderPlan(pv, asJSON, detailed); err != nil {
-		return err
+	// renderPlan returns plan's exit code (an exitCode), or why it could
+	// not print.
+	code := c.renderPlan(pv, asJSON, detailed)
+	if _, ok := code.(exitCode); code != nil && !ok {
+		return code
 	}
 	if pv.Err() != nil {
 		fmt.Fprintf(c.stderr, "bulwark: the plan is refused: no plan file was written to %s\n", out)
-		return nil
+		return code
 	}
 	if !asJSON {
 		fmt.Fprintf(c.stdout, "\nSaved the plan to %s.\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", out, out)
 	}
-	return nil
+	return code
 }
 
 // applyPlanFile is `apply FILE` of a saved plan.
@@ -105,8 +108,7 @@ func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, a
 	if err != nil {
 		return err
 	}
-	c.report(res, p.Spec.File)
-	return nil
+	return c.report(res, p.Spec.File)
 }
 
 // savedPlanFlags refuses, for apply FILE, the flags that would make the run

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -32,18 +28,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if listJSON {
-				return c.printJSON(jsonview.NewStateList(sp.Stack, rs))
-			}
-			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			for _, r := range rs {
-				how := "created"
-				if r.Imported {
-					how = "imported"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, how)
-			}
-			return tw.Flush()
+			return newStateView(viewTypeOf(listJSON), c.view()).List(sp.Stack, rs)
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
@@ -60,32 +45,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if showJSON {
-				return c.printJSON(jsonview.NewStateShow(sp.Stack, r))
-			}
-			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", r.Name, r.Type, r.Provider, r.Source, r.ID, r.Protection)
-			if len(r.DependsOn) > 0 {
-				fmt.Fprintf(tw, "depends_on\t%s\n", strings.Join(r.DependsOn, ", "))
-			}
-			switch {
-			case r.Imported:
-				fmt.Fprintf(tw, "origin\timported\n")
-			case r.CreatedBy != "":
-				fmt.Fprintf(tw, "origin\tcreated by %s\n", r.CreatedBy)
-			}
-			if r.IdempotencyKey != "" {
-				fmt.Fprintf(tw, "key\t%s\n", r.IdempotencyKey)
-			}
-			for _, k := range sortedKeys(r.Config) {
-				b, _ := json.Marshal(r.Config[k])
-				fmt.Fprintf(tw, "config.%s\t%s\n", k, b)
-			}
-			for _, k := range sortedKeys(r.Attributes) {
-				b, _ := json.Marshal(r.Attributes[k])
-				fmt.Fprintf(tw, "attributes.%s\t%s\n", k, b)
-			}
-			return tw.Flush()
+			return newStateView(viewTypeOf(showJSON), c.view()).Show(sp.Stack, r)
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")

@@ -51,8 +51,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c.report(res, args[0])
-			return nil
+			return c.report(res, args[0])
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal)")

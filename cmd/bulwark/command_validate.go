@@ -56,9 +56,11 @@ func (c *cli) validateJSON(cmd *cobra.Command, path, provider string) error {
 		defer done()
 		return stack.Validate(cmd.Context(), sp, opts)
 	}()
-	doc := jsonview.NewValidate(sp, err, c.red.Redact)
-	if err != nil {
-		c.exit = stack.ExitCode(nil, err)
+	if perr := c.printJSON(jsonview.NewValidate(sp, err, c.red.Redact)); perr != nil {
+		return perr
 	}
-	return c.printJSON(doc)
+	if err != nil {
+		return withExit(stack.ExitCode(nil, err))
+	}
+	return nil
 }

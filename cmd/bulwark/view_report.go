@@ -13,14 +13,14 @@ import (
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
-// report prints how an operation ended and sets the exit code.
-func (c *cli) report(res *stack.Result, specPath string) {
-	c.exit = stack.ExitCode(res, nil)
+// report prints how an operation ended and returns its exit code.
+func (c *cli) report(res *stack.Result, specPath string) error {
+	code := withExit(stack.ExitCode(res, nil))
 	if c.streaming {
 		// The operation's end line on stdout said how it ended; its
 		// errors, one bounded line each, go to stderr as always.
 		c.errorLines(res.Err)
-		return
+		return code
 	}
 	r := res.Run
 	switch res.Outcome {
@@ -84,6 +84,7 @@ func (c *cli) report(res *stack.Result, specPath string) {
 		}
 		c.errorLines(res.Err)
 	}
+	return code
 }
 
 // maxErrorLine bounds each line of an operation's error a person is shown;

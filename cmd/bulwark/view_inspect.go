@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// The views of the commands that read a stack without changing it: status,
+// history, doctor, state list and state show. Each returns the command's
+// exit code with its error (withExit).
+
+// StatusView renders `bulwark status`.
+type StatusView interface {
+	Status(rep *stack.StatusReport, specPath string) error
+}
+
+func newStatusView(t ViewType, v view) StatusView {
+	if t == ViewJSON {
+		return statusJSON{v}
+	}
+	return statusHuman{v}
+}
+
+type statusHuman struct{ view }
+
+func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
+	w := v.out()
+	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, r := range rep.Resources {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID)
+	}
+	tw.Flush()
+	if rep.LastOp != nil {
+		fmt.Fprintf(w, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
+	}
+	for _, u := range rep.Unfinished {
+		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
+	}
+	for _, i := range rep.Interventions {
+		fmt.Fprintf(w, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)
+	}
+	return v.journalProblems(rep.JournalProblems)
+}
+
+type statusJSON struct{ view }
+
+func (v statusJSON) Status(rep *stack.StatusReport, _ string) error {
+	if err := v.json(jsonview.NewStatus(rep)); err != nil {
+		return err
+	}
+	return v.journalProblems(rep.JournalProblems)
+}
+
+// journalProblems prints each bad journal line status found, with its
+// repair, and makes status exit 1: the report is whole, the journal is not.
+func (v view) journalProblems(problems []string) error {
+	for _, p := range problems {
+		v.problem("%s", p)
+	}
+	if len(problems) > 0 {
+		return withExit(stack.ExitError)
+	}
+	return nil
+}
+
+// HistoryView renders `bulwark history`.
+type HistoryView interface {
+	History(rep *stack.HistoryReport) error
+}
+
+func newHistoryView(t ViewType, v view) HistoryView {
+	if t == ViewJSON {
+		return historyJSON{v}
+	}
+	return historyHuman{v}
+}
+
+type historyHuman struct{ view }
+
+func (v historyHuman) History(rep *stack.HistoryReport) error {
+	w := v.out()
+	fmt.Fprintln(w, "operations:")
+	for _, o := range rep.Operations {
+		fmt.Fprintf(w, "  %s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
+	}
+	fmt.Fprintln(w, "revisions:")
+	for _, r := range rep.Revisions {
+		mark := " "
+		if r.Current {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File)
+		if len(r.Variables) > 0 {
+			fmt.Fprintf(w, "       variables: %s\n", variablesLine(r.Variables))
+		}
+	}
+	return nil
+}
+
+type historyJSON struct{ view }
+
+func (v historyJSON) History(rep *stack.HistoryReport) error {
+	return v.json(jsonview.NewHistory(rep))
+}
+
+// DoctorView renders `bulwark doctor`: exit 1 when a check failed.
+type DoctorView interface {
+	Doctor(checks []stack.Check) error
+}
+
+func newDoctorView(t ViewType, v view) DoctorView {
+	if t == ViewJSON {
+		return doctorJSON{v}
+	}
+	return doctorHuman{v}
+}
+
+type doctorHuman struct{ view }
+
+func (v doctorHuman) Doctor(checks []stack.Check) error {
+	w := v.out()
+	for _, ch := range checks {
+		mark := "ok  "
+		if !ch.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %-28s %s\n", mark, ch.Name, ch.Detail)
+		if ch.Fix != "" {
+			fmt.Fprintf(w, "     %-28s fix: %s\n", "", ch.Fix)
+		}
+	}
+	return v.doctorExit(checks)
+}
+
+type doctorJSON struct{ view }
+
+func (v doctorJSON) Doctor(checks []stack.Check) error {
+	if err := v.json(jsonview.NewDoctor(checks)); err != nil {
+		return err
+	}
+	return v.doctorExit(checks)
+}
+
+func (v view) doctorExit(checks []stack.Check) error {
+	bad := 0
+	for _, ch := range checks {
+		if !ch.OK {
+			bad++
+		}
+	}
+	if bad > 0 {
+		v.problem("doctor found %d problem(s)", bad)
+		return withExit(stack.ExitError)
+	}
+	return nil
+}
+
+// StateView renders `bulwark state list` and `bulwark state show`.
+type StateView interface {
+	List(stackName string, rs []*state.Resource) error
+	Show(stackName string, r *state.Resource) error
+}
+
+func newStateView(t ViewType, v view) StateView {
+	if t == ViewJSON {
+		return stateJSON{v}
+	}
+	return stateHuman{v}
+}
+
+type stateHuman struct{ view }
+
+func (v stateHuman) List(_ string, rs []*state.Resource) error {
+	tw := tabwriter.NewWriter(v.out(), 2, 4, 2, ' ', 0)
+	for _, r := range rs {
+		how := "created"
+		if r.Imported {
+			how = "imported"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, how)
+	}
+	return tw.Flush()
+}
+
+func (v stateHuman) Show(_ string, r *state.Resource) error {
+	tw := tabwriter.NewWriter(v.out(), 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", r.Name, r.Type, r.Provider, r.Source, r.ID, r.Protection)
+	if len(r.DependsOn) > 0 {
+		fmt.Fprintf(tw, "depends_on\t%s\n", strings.Join(r.DependsOn, ", "))
+	}
+	switch {
+	case r.Imported:
+		fmt.Fprintf(tw, "origin\timported\n")
+	case r.CreatedBy != "":
+		fmt.Fprintf(tw, "origin\tcreated by %s\n", r.CreatedBy)
+	}
+	if r.IdempotencyKey != "" {
+		fmt.Fprintf(tw, "key\t%s\n", r.IdempotencyKey)
+	}
+	for _, k := range sortedKeys(r.Config) {
+		b, _ := json.Marshal(r.Config[k])
+		fmt.Fprintf(tw, "config.%s\t%s\n", k, b)
+	}
+	for _, k := range sortedKeys(r.Attributes) {
+		b, _ := json.Marshal(r.Attributes[k])
+		fmt.Fprintf(tw, "attributes.%s\t%s\n", k, b)
+	}
+	return tw.Flush()
+}
+
+type stateJSON struct{ view }
+
+func (v stateJSON) List(stackName string, rs []*state.Resource) error {
+	return v.json(jsonview.NewStateList(stackName, rs))
+}
+
+func (v stateJSON) Show(stackName string, r *state.Resource) error {
+	return v.json(jsonview.NewStateShow(stackName, r))
+}
