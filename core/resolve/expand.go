@@ -58,6 +58,21 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 		}
 	}
 
+	total := 0
+	for _, r := range s.Resources {
+		if r.ForEach == nil {
+			total++
+		} else {
+			total += len(e.keys[r.Name])
+		}
+	}
+	if total > MaxInstances {
+		return nil, spec.Problems{{File: s.File, Msg: fmt.Sprintf("the spec expands to %d resources (for_each instances included); at most %d are allowed", total, MaxInstances)}}
+	}
+	if len(e.probs) > 0 {
+		return nil, e.sorted()
+	}
+
 	c := *s
 	c.Values = maps.Clone(vars)
 	if c.Values == nil {
@@ -92,6 +107,11 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	}
 	return &c, nil
 }
+
+// MaxInstances bounds the resources a spec expands to: a for_each over a
+// variable multiplies what a 1 MiB spec can ask for, and a hostile or
+// mistaken one must not exhaust memory before anything is checked.
+const MaxInstances = 100_000
 
 // each is the instance being expanded.
 type each struct {

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -408,5 +409,22 @@ resources:
 	_, err = Reload("r", text, "", nil)
 	if err == nil || err.Error() != `r:4:3: variable "zones" has no recorded value and no default` {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestExpandBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: demo\nvariables: {keys: {type: list}}\nproviders: {mock: {}}\nresources:\n")
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&b, "  - name: r%d\n    type: x\n    for_each: ${var.keys}\n", i)
+	}
+	s := parse(t, b.String())
+	keys := make([]any, 10_000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	_, err := Expand(s, map[string]any{"keys": keys})
+	if err == nil || !strings.Contains(err.Error(), "stack.yaml: the spec expands to 200000 resources (for_each instances included); at most 100000 are allowed") {
+		t.Fatalf("err = %v", err)
 	}
 }
