@@ -195,6 +195,13 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 			return fail(err)
 		}
 		w.init(l)
+		if l.id == nil {
+			// The stack's first lock: its lineage is stored now, so what
+			// the first operation journals and the keys it issues carry it.
+			if err := w.writeIdentity(ctx, w.lineage); err != nil {
+				return fail(err)
+			}
+		}
 		if stale == nil {
 			break
 		}

@@ -41,7 +41,9 @@ type writer struct {
 	recs      []journal.Record
 	seq       int64
 	lineage   string
-	persisted bool // stack.json exists
+	persisted bool   // stack.json exists
+	idETag    string // stack.json's, as read or written
+	committed bool   // the stack has a WAL object or a snapshot
 	snapSeq   int64
 	snapETag  string
 	walBytes  int64 // of the WAL objects after the snapshot
@@ -64,12 +66,14 @@ func (w *writer) init(l *loaded) {
 	defer w.mu.Unlock()
 	w.st, w.recs, w.seq, w.snapSeq, w.snapETag, w.walBytes = l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.walBytes
 	if l.id != nil {
-		w.lineage, w.persisted = l.id.Lineage, true
+		w.lineage, w.persisted, w.idETag = l.id.Lineage, true, l.idETag
 	} else {
-		// Minted now, stored by the first write (a first Commit's Meta may
-		// bring the lineage of a stack moved here).
+		// Minted now and stored by Lock (so the idempotency keys of the
+		// first operation carry it); until a first Commit, a Meta may
+		// replace it (the lineage of a stack moved here).
 		w.lineage = ulid.Make().String()
 	}
+	w.committed = l.seq > 0 || l.snapETag != ""
 	w.st.Lineage = w.lineage
 }
 
@@ -160,7 +164,8 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 		}
 	}
 	w.mu.Lock()
-	lineage, persisted, serial, seq, token := w.lineage, w.persisted, w.st.Serial, w.seq, w.lr.Token
+	lineage, committed, serial, seq, token := w.lineage, w.committed, w.st.Serial, w.seq, w.lr.Token
+	first := lineage
 	w.mu.Unlock()
 	sl := w.b.opts.Sealing
 	now := w.b.now().UTC()
@@ -169,7 +174,7 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 	for _, p := range group {
 		ch := p.c.Change
 		if m := ch.Meta; m != nil && m.Lineage != "" && m.Lineage != lineage {
-			if persisted {
+			if committed {
 				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
 				continue
 			}
@@ -214,7 +219,7 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 		finish(err)
 		return
 	}
-	if !persisted {
+	if lineage != first || !w.isPersisted() {
 		if err := w.writeIdentity(ctx, lineage); err != nil {
 			finish(err)
 			return
@@ -238,7 +243,7 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 		}
 	}
 	w.st.Lineage = lineage
-	w.seq, w.lineage, w.persisted = sg.Seq, lineage, true
+	w.seq, w.lineage, w.persisted, w.committed = sg.Seq, lineage, true, true
 	w.walBytes += int64(len(body))
 	w.mu.Unlock()
 	w.afterWrite()
@@ -260,11 +265,28 @@ func (w *writer) afterWrite() {
 	}
 }
 
-// writeIdentity writes stack.json, the first write of a stack.
+func (w *writer) isPersisted() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.persisted
+}
+
+// writeIdentity writes stack.json: at the first Lock of a stack, and again
+// when its first Commit brings another lineage (a stack moved here).
 func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
 	body, _ := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
-	_, err := w.b.put(ctx, identityKey, body, cond{ifNoneMatch: true}, nil)
+	w.mu.Lock()
+	c := cond{ifNoneMatch: true}
+	if w.persisted {
+		c = cond{ifMatch: w.idETag}
+	}
+	w.mu.Unlock()
+	tag, err := w.b.put(ctx, identityKey, body, c, nil)
 	if err == nil {
+		w.mu.Lock()
+		w.persisted, w.idETag, w.lineage = true, tag, lineage
+		w.st.Lineage = lineage
+		w.mu.Unlock()
 		w.afterWrite()
 		return nil
 	}
