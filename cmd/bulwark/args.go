@@ -27,8 +27,11 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		return stack.Options{}, nil, fmt.Errorf("--keep-revisions %d: must be at least 1 (the current revision is always kept)", c.keepRevisions)
 	}
 	exe, _ := os.Executable()
-	opts := stack.Options{
-		StateDir:       c.stateDir,
+	opts := c.stateOptions()
+	opts = stack.Options{
+		StateDir:       opts.StateDir,
+		Open:           opts.Open,
+		StateURL:       opts.StateURL,
 		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
 		Out:            c.red.Writer(c.stdout),
 		StartTimeout:   c.startTimeout,

@@ -26,9 +26,12 @@ type cli struct {
 	stdout, stderr io.Writer
 
 	pluginDir, stateDir, eventsFile string
-	secretsKeyFile                  string
-	startTimeout, callTimeout       time.Duration
-	keepRevisions, keepOperations   int
+	// stateURL is --state (or $BULWARK_STATE) once resolveState has run:
+	// "" for the file backend under stateDir (a file:// URL sets stateDir).
+	stateURL                      string
+	secretsKeyFile                string
+	startTimeout, callTimeout     time.Duration
+	keepRevisions, keepOperations int
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
 	red *secrets.Redactor
@@ -125,7 +128,9 @@ func (c *cli) commands() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "look for provider plugins in `DIR` first")
-	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock)")
+	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock); --state file://DIR says the same")
+	root.PersistentFlags().StringVar(&c.stateURL, "state", "", "keep the stack's state, journal and lock at `URL`: file://DIR (the default, with --state-dir's DIR), postgres://USER@HOST:PORT/DB?sslmode=… or s3://BUCKET/PREFIX?region=… (default: $"+envState+")")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return c.resolveState(cmd) }
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` (default: stderr, unless it is a terminal)")
 	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "read the key that seals sensitive values in the state from `FILE` (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")

@@ -17,7 +17,7 @@ func (c *cli) historyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := stack.StackHistory(sp, stack.Options{StateDir: c.stateDir})
+			rep, err := stack.StackHistory(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,8 @@ func (c *cli) outputCmd() *cobra.Command {
 			if len(args) == 2 {
 				name = args[1]
 			}
-			opts := stack.Options{StateDir: c.stateDir, Secrets: c.secretsSource(), Redactor: c.red}
+			opts := c.stateOptions()
+			opts.Secrets, opts.Redactor = c.secretsSource(), c.red
 			outs, err := stack.Outputs(sp, opts, name)
 			if err != nil {
 				return err

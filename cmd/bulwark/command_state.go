@@ -24,7 +24,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := stack.StateList(sp, stack.Options{StateDir: c.stateDir})
+			rs, err := stack.StateList(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := stack.StateShow(sp, stack.Options{StateDir: c.stateDir}, args[1])
+			r, err := stack.StateShow(sp, c.stateOptions(), args[1])
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("moved %s to %s in stack %s", args[1], args[2], sp.Stack))
 		},
 	}
-	cmd.AddCommand(list, show, forget, mv)
+	cmd.AddCommand(list, show, forget, mv, c.stateMigrateCmd())
 	return cmd
 }
 

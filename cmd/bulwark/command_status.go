@@ -17,7 +17,7 @@ func (c *cli) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := stack.Status(sp, stack.Options{StateDir: c.stateDir})
+			rep, err := stack.Status(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}

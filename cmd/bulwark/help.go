@@ -55,11 +55,13 @@ var examples = map[string]string{
 	"bulwark output": `  bulwark output stack.yaml
   bulwark output stack.yaml db_url    # one value alone, a sensitive one included
   bulwark output stack.yaml --json`,
-	"bulwark state":                 `  bulwark state list stack.yaml`,
-	"bulwark state list":            `  bulwark state list stack.yaml --json`,
-	"bulwark state show":            `  bulwark state show stack.yaml data`,
-	"bulwark state forget":          `  bulwark state forget stack.yaml data`,
-	"bulwark state mv":              `  bulwark state mv stack.yaml data archive`,
+	"bulwark state":        `  bulwark state list stack.yaml`,
+	"bulwark state list":   `  bulwark state list stack.yaml --json`,
+	"bulwark state show":   `  bulwark state show stack.yaml data`,
+	"bulwark state forget": `  bulwark state forget stack.yaml data`,
+	"bulwark state mv":     `  bulwark state mv stack.yaml data archive`,
+	"bulwark state migrate": `  bulwark state migrate stack.yaml --to 'postgres://ci@db.internal:5432/infra?sslmode=require'
+  bulwark --state postgres://ci@db.internal:5432/infra state migrate stack.yaml --to file://./.bulwark`,
 	"bulwark help":                  `  bulwark help apply`,
 	"bulwark completion":            `  bulwark completion bash > ~/.local/share/bash-completion/completions/bulwark`,
 	"bulwark completion bash":       `  bulwark completion bash > /etc/bash_completion.d/bulwark`,

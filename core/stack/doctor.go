@@ -179,6 +179,18 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 	}
 	defer be.Close()
 	where := be.Location()
+	if opts.StateURL != "" {
+		// A backend off this machine: say where, that it answers, and
+		// the version of its schema (postgres).
+		c := Check{Name: "backend " + name, OK: true, Detail: where}
+		if s, err := be.Stats(ctx); err != nil {
+			c.OK, c.Detail = false, err.Error()
+			c.Fix = "check that the server at " + where + " is reachable and the credentials are right (postgres: PGPASSWORD, ~/.pgpass; s3: the AWS credential chain)"
+		} else if s.SchemaVersion != 0 {
+			c.Detail += fmt.Sprintf(" (schema version %d)", s.SchemaVersion)
+		}
+		out = append(out, c)
+	}
 	st, err := be.Load(ctx)
 	switch {
 	case errors.Is(err, nofollow.ErrRefused):

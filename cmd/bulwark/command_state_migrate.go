@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// envState names the backend when --state and --state-dir are not given.
+const envState = "BULWARK_STATE"
+
+// resolveState settles where the stack lives, once per command, from
+// --state, --state-dir and $BULWARK_STATE (a flag over the variable; the
+// two flags together are refused, since they could disagree). A file URL
+// or a bare path becomes stateDir; c.stateURL is left set only for a
+// backend off this machine.
+func (c *cli) resolveState(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	stateSet, dirSet := fl.Changed("state"), fl.Changed("state-dir")
+	u := c.stateURL
+	switch {
+	case stateSet && dirSet:
+		return errors.New("--state and --state-dir are both given: --state-dir DIR is --state file://DIR; give one of them")
+	case stateSet:
+		if u == "" {
+			return errors.New("--state: empty URL (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)")
+		}
+	case dirSet:
+		u = ""
+	default:
+		u = os.Getenv(envState)
+	}
+	c.stateURL = ""
+	if u == "" {
+		return nil
+	}
+	if !backends.Remote(u) {
+		dir, err := fileDir(u)
+		if err != nil {
+			return err
+		}
+		c.stateDir = dir
+		return nil
+	}
+	c.stateURL = u
+	return nil
+}
+
+// stateOptions are the options that say where the stack lives: the file
+// backend under --state-dir, or the backend --state names (the providers'
+// data folders stay under --state-dir on this machine either way).
+func (c *cli) stateOptions() stack.Options {
+	o := stack.Options{StateDir: c.stateDir}
+	if c.stateURL != "" {
+		o.Open, o.StateURL = backends.Open, c.stateURL
+	}
+	return o
+}
+
+// fileDir is the folder a file:// URL or a bare path names.
+func fileDir(u string) (string, error) {
+	dir := u
+	if backends.Scheme(u) == "file" {
+		dir = u[len("file://"):]
+	}
+	if dir == "" || strings.ContainsAny(dir, "?#") {
+		return "", fmt.Errorf("--state %s: want file://DIR (file:///abs/dir, or file://rel/dir relative to here)", u)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// stateHome is the URL of the backend the command uses (for backends.Open).
+func (c *cli) stateHome() (string, error) {
+	if c.stateURL != "" {
+		return c.stateURL, nil
+	}
+	abs, err := filepath.Abs(c.stateDir)
+	if err != nil {
+		return "", err
+	}
+	return "file://" + filepath.ToSlash(abs), nil
+}
+
+func (c *cli) stateMigrateCmd() *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "migrate SPEC --to URL",
+		Short: "Move the stack, with its journal and revisions, to another backend",
+		Long: `Move the stack SPEC names from where it is now (--state, --state-dir or
+$BULWARK_STATE) to the backend --to names, under the locks of both: its
+state, its whole journal (so resume, history and rollback go on there) and
+its revisions' bodies. The copy is read back and compared before the old
+place is marked moved; from then on every command that uses the old place
+is refused, naming the new one. Backups stay where they were. Sensitive
+values travel sealed, as they are stored. The destination must not hold the
+stack yet.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				return errors.New("state migrate: --to URL is required (file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)")
+			}
+			sp, err := c.peekSpec(args[0], "")
+			if err != nil {
+				return err
+			}
+			from, err := c.stateHome()
+			if err != nil {
+				return err
+			}
+			dest := to
+			if !backends.Remote(to) {
+				dir, err := fileDir(to)
+				if err != nil {
+					return err
+				}
+				if dir, err = filepath.Abs(dir); err != nil {
+					return err
+				}
+				dest = "file://" + filepath.ToSlash(dir)
+			}
+			ctx := cmd.Context()
+			o := storage.Options{Stack: sp.Stack}
+			// With the key, values are opened at the source and sealed
+			// again at the destination (the revision bodies need it);
+			// without one, they travel sealed as they are stored.
+			if key, err := c.secretsSource().Key(false); err == nil {
+				o.Sealing = state.Sealing{Sealer: key.Box(secrets.StackContext(sp.Stack)), Reveal: func(v any) { c.red.Add(v) }}
+			} else if !errors.Is(err, secrets.ErrNoKey) {
+				return err
+			}
+			src, err := backends.Open(ctx, from, o)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := backends.Open(ctx, dest, o)
+			if err != nil {
+				return err
+			}
+			defer dst.Close()
+			host, _ := os.Hostname()
+			h := storage.Holder{Op: journal.NewOpID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC()}
+			m, err := backends.Migrate(ctx, src, dst, h, func(ctx context.Context) (storage.Backend, error) { return backends.Open(ctx, dest, o) })
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "moved stack %s from %s to %s: %d resource(s), %d journal record(s), %d revision(s)\n",
+				sp.Stack, m.From, m.To, m.Resources, m.Records, m.Revisions)
+			if m.Backups > 0 {
+				fmt.Fprintf(c.stdout, "%d backup(s) stay at %s\n", m.Backups, m.From)
+			}
+			fmt.Fprintf(c.stdout, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "move the stack to `URL` (file://DIR, postgres://USER@HOST:PORT/DB?sslmode=…, s3://BUCKET/PREFIX?region=…)")
+	return cmd
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bulwark-iac/bulwark/backends/pgstore"
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// TestPostgresScripts runs the scripts of testdata/postgres with the real
+// binary against a PostgreSQL server ($BULWARK_TEST_POSTGRES_URL, or one
+// started for this test): each script gets $POSTGRES, the server's URL with
+// a schema of its own.
+func TestPostgresScripts(t *testing.T) {
+	base := pgtest.Base(t)
+	dir := buildPlugins(t)
+	_, file, _, _ := runtime.Caller(0)
+	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/postgres",
+		RequireUniqueNames:  true,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			u, err := pgtest.WithSchema(base, pgtest.Schema())
+			if err != nil {
+				return err
+			}
+			env.Setenv("POSTGRES", u)
+			env.Setenv("BULWARK_PLUGIN_DIR", dir)
+			env.Setenv("EXAMPLES", examples)
+			env.Setenv(secrets.EnvKey, testSecretsKey)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":          cmdExits,
+			"no-plugin-left": cmdNoPluginLeft,
+			"pg-hold-lock":   cmdPgHoldLock,
+			"pg-wait-lock":   cmdPgWaitLock,
+		},
+	})
+}
+
+// pg-hold-lock URL STACK OP takes STACK's lock at URL as operation OP (this
+// test process holds it, on host testhost) until the script ends.
+func cmdPgHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: pg-hold-lock URL STACK OP")
+	}
+	ctx := context.Background()
+	b, err := pgstore.Open(ctx, args[0], storage.Options{Stack: args[1]})
+	ts.Check(err)
+	w, err := b.Lock(ctx, storage.Holder{Op: args[2], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
+	ts.Check(err)
+	ts.Defer(func() {
+		w.Release(ctx)
+		b.Close()
+	})
+}
+
+// pg-wait-lock URL STACK polls, with a deadline, until a live process holds
+// STACK's lock at URL.
+func cmdPgWaitLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pg-wait-lock URL STACK")
+	}
+	ctx := context.Background()
+	b, err := pgstore.Open(ctx, args[0], storage.Options{Stack: args[1]})
+	ts.Check(err)
+	defer b.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		h, err := b.Holder(ctx)
+		if err == nil && h != nil && h.PID != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nobody took the lock of %s within 20s", args[1])
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
