@@ -279,6 +279,9 @@ func TestLease(t *testing.T) {
 		if got, err := b.Holder(ctx); err != nil || got == nil || got.Op != "op_elsewhere" {
 			t.Fatalf("Holder: %v %v", got, err)
 		}
+		if msg := err.Error(); !strings.Contains(msg, "lease until "+h.Until.Format(time.RFC3339)) {
+			t.Errorf("the refusal %q does not say when the lease runs out", msg)
+		}
 	})
 
 	t.Run("a lease that ran out is taken over, and the takeover journaled", func(t *testing.T) {
@@ -503,6 +506,36 @@ func TestCheckpointWritesOnlyWhatPays(t *testing.T) {
 	recs, _, err := openHome(t, home, options()).Journal(ctx)
 	if err != nil || len(recs) >= 24 {
 		t.Fatalf("journal after compaction: %d records, %v", len(recs), err)
+	}
+}
+
+// The first Lock of a stack stores its lineage: a Load right after it, by
+// anyone, returns it, so the first operation's idempotency keys name it
+// (bulwark:STACK:LINEAGE:ID) and another machine resuming that operation
+// recognises what it made.
+func TestFirstLockStoresTheLineage(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	b := openHome(t, home, options())
+	if st, err := b.Load(ctx); err != nil || st.Lineage != "" {
+		t.Fatalf("before any lock: %q %v", st.Lineage, err)
+	}
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	st, err := openHome(t, home, options()).Load(ctx)
+	if err != nil || st.Lineage == "" || st.Serial != 0 {
+		t.Fatalf("right after the first lock, another reader loads lineage %q, serial %d (%v)", st.Lineage, st.Serial, err)
+	}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_first", Kind: journal.KindOp, Status: journal.OpRunning}}}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := b.Journal(ctx)
+	if err != nil || len(recs) != 1 || recs[0].Lineage != st.Lineage {
+		t.Fatalf("journal %+v %v, want one record of lineage %s", recs, err, st.Lineage)
 	}
 }
 

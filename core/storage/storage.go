@@ -265,6 +265,10 @@ func (h Holder) String() string {
 	if h.PID == 0 && h.Op == "" {
 		return "a process that left no readable record"
 	}
+	if !h.Until.IsZero() {
+		// A lease (s3): the lock can be taken over once it runs out.
+		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
+	}
 	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
 }
 
