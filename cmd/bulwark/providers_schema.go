@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,72 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
-
-// schemaFormat is the format_version of `bulwark providers schema --json`
-// (the same scheme as `bulwark version --json`: a major change breaks readers).
-const schemaFormat = "1.0"
-
-// The JSON wire types of `providers schema --json`. Keys are snake_case,
-// enums are strings, and every field is always present (false, "" or [] when
-// unset), so a reader needs no defaults.
-type (
-	schemaDoc struct {
-		FormatVersion string           `json:"format_version"`
-		Providers     []schemaProvider `json:"providers"`
-	}
-	schemaProvider struct {
-		Name          string             `json:"name"` // the plugin's name: bulwark-provider-NAME, a spec's source
-		Version       string             `json:"version"`
-		Protocol      int                `json:"protocol"`
-		Error         string             `json:"error,omitempty"` // the plugin did not start; nothing else is set
-		Capabilities  schemaCapabilities `json:"capabilities"`
-		Config        []schemaAttribute  `json:"provider_config"`
-		ResourceTypes []schemaType       `json:"resource_types"`
-	}
-	schemaCapabilities struct {
-		IdempotencyKeys bool `json:"idempotency_keys"`
-		Import          bool `json:"import"`
-	}
-	schemaType struct {
-		Name        string            `json:"name"`
-		Description string            `json:"description"`
-		Attributes  []schemaAttribute `json:"attributes"`
-	}
-	schemaAttribute struct {
-		Name        string `json:"name"`
-		Type        string `json:"type"` // string, number, bool, list, map
-		Required    bool   `json:"required"`
-		Computed    bool   `json:"computed"`
-		Sensitive   bool   `json:"sensitive"`
-		ForceNew    bool   `json:"force_new"`
-		Description string `json:"description"`
-	}
-)
-
-func wireAttributes(as []sdk.Attribute) []schemaAttribute {
-	out := make([]schemaAttribute, 0, len(as))
-	for _, a := range as {
-		out = append(out, schemaAttribute{Name: a.Name, Type: a.Type.String(), Required: a.Required, Computed: a.Computed,
-			Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description})
-	}
-	return out
-}
-
-// wireSchema is what GetSchema said, in the order the provider said it.
-func wireSchema(name string, protocol int, s *sdk.GetSchemaResponse) schemaProvider {
-	p := schemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
-		Capabilities:  schemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import},
-		Config:        wireAttributes(s.ProviderConfig),
-		ResourceTypes: make([]schemaType, 0, len(s.ResourceTypes)),
-	}
-	for _, rt := range s.ResourceTypes {
-		p.ResourceTypes = append(p.ResourceTypes, schemaType{Name: rt.Name, Description: rt.Description, Attributes: wireAttributes(rt.Attributes)})
-	}
-	return p
-}
 
 func (c *cli) providersSchemaCmd() *cobra.Command {
 	var asJSON bool
@@ -124,7 +60,7 @@ spec is needed.`,
 				return err
 			}
 			if asJSON {
-				err = writeJSON(c.stdout, doc)
+				err = c.printJSON(doc)
 			} else {
 				err = renderSchemas(c.stdout, doc)
 			}
@@ -139,46 +75,37 @@ spec is needed.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (format_version "+schemaFormat+")")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (format_version "+jsonview.FormatVersion+")")
 	return cmd
 }
 
 // readSchemas starts each plugin for its schema only (never Configure: a
 // provider whose config only a spec can give would refuse an empty one). A
 // plugin that does not start is reported in its entry.
-func readSchemas(ctx context.Context, host *pluginhost.Host, names []string) (*schemaDoc, error) {
+func readSchemas(ctx context.Context, host *pluginhost.Host, names []string) (*jsonview.ProvidersSchema, error) {
 	tmp, err := os.MkdirTemp("", "bulwark-schema-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	doc := &schemaDoc{FormatVersion: schemaFormat, Providers: make([]schemaProvider, 0, len(names))}
+	doc := &jsonview.ProvidersSchema{FormatVersion: jsonview.FormatVersion, Providers: make([]jsonview.SchemaProvider, 0, len(names))}
 	for _, n := range names {
 		p, err := host.Start(ctx, pluginhost.Config{Name: n, Source: n, DataDir: filepath.Join(tmp, n), ReadOnly: true, SchemaOnly: true})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			doc.Providers = append(doc.Providers, schemaProvider{Name: n, Error: err.Error(),
-				Config: []schemaAttribute{}, ResourceTypes: []schemaType{}})
+			doc.Providers = append(doc.Providers, jsonview.SchemaProvider{Name: n, Error: err.Error(),
+				Config: []jsonview.SchemaAttribute{}, ResourceTypes: []jsonview.SchemaType{}})
 			continue
 		}
-		doc.Providers = append(doc.Providers, wireSchema(n, p.Protocol(), p.Schema()))
+		doc.Providers = append(doc.Providers, jsonview.NewSchemaProvider(n, p.Protocol(), p.Schema()))
 	}
 	return doc, nil
 }
 
-// writeJSON writes v indented, with no HTML escaping (a description's "<"
-// stays "<").
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // renderSchemas prints the schemas for a person.
-func renderSchemas(w io.Writer, doc *schemaDoc) error {
+func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 	for i, p := range doc.Providers {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -221,7 +148,7 @@ func renderSchemas(w io.Writer, doc *schemaDoc) error {
 	return nil
 }
 
-func attributeLines(tw io.Writer, indent string, as []schemaAttribute) {
+func attributeLines(tw io.Writer, indent string, as []jsonview.SchemaAttribute) {
 	for _, a := range as {
 		var flags []string
 		for _, f := range []struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -22,9 +22,6 @@ var (
 	version string
 	commit  string
 )
-
-// versionFormat is the format_version of `bulwark version --json`.
-const versionFormat = "1.0"
 
 // buildVersion is what `bulwark version` reports.
 type buildVersion struct {
@@ -52,7 +49,7 @@ var pseudoRev = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)
 // link-time overrides into what `bulwark version` prints.
 func readVersion(bi *debug.BuildInfo, ldVersion, ldCommit string) buildVersion {
 	v := buildVersion{
-		FormatVersion:     versionFormat,
+		FormatVersion:     jsonview.FormatVersion,
 		Version:           "devel",
 		GoVersion:         runtime.Version(),
 		Platform:          runtime.GOOS + "/" + runtime.GOARCH,
@@ -125,10 +122,7 @@ func (v buildVersion) writeText(w io.Writer) error {
 
 // writeJSON prints v as one JSON object (docs: `bulwark version --json`).
 func (v buildVersion) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsonview.Write(w, v)
 }
 
 func (c *cli) versionCmd() *cobra.Command {

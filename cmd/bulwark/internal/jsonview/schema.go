@@ -1,0 +1,62 @@
+package jsonview
+
+import "github.com/bulwark-iac/bulwark/sdk"
+
+// ProvidersSchema and the types below are `bulwark providers schema --json`:
+// what each provider says of itself, read without configuring it. Every
+// field is always present (false, "" or [] when unset), but error.
+type (
+	ProvidersSchema struct {
+		FormatVersion string           `json:"format_version"`
+		Providers     []SchemaProvider `json:"providers"`
+	}
+	SchemaProvider struct {
+		Name          string             `json:"name"` // the plugin's name: bulwark-provider-NAME, a spec's source
+		Version       string             `json:"version"`
+		Protocol      int                `json:"protocol"`
+		Error         string             `json:"error,omitempty"` // the plugin did not start; nothing else is set
+		Capabilities  SchemaCapabilities `json:"capabilities"`
+		Config        []SchemaAttribute  `json:"provider_config"`
+		ResourceTypes []SchemaType       `json:"resource_types"`
+	}
+	SchemaCapabilities struct {
+		IdempotencyKeys bool `json:"idempotency_keys"`
+		Import          bool `json:"import"`
+	}
+	SchemaType struct {
+		Name        string            `json:"name"`
+		Description string            `json:"description"`
+		Attributes  []SchemaAttribute `json:"attributes"`
+	}
+	SchemaAttribute struct {
+		Name        string `json:"name"`
+		Type        string `json:"type"` // string, number, bool, list, map
+		Required    bool   `json:"required"`
+		Computed    bool   `json:"computed"`
+		Sensitive   bool   `json:"sensitive"`
+		ForceNew    bool   `json:"force_new"`
+		Description string `json:"description"`
+	}
+)
+
+func schemaAttributes(as []sdk.Attribute) []SchemaAttribute {
+	out := make([]SchemaAttribute, 0, len(as))
+	for _, a := range as {
+		out = append(out, SchemaAttribute{Name: a.Name, Type: a.Type.String(), Required: a.Required, Computed: a.Computed,
+			Sensitive: a.Sensitive, ForceNew: a.ForceNew, Description: a.Description})
+	}
+	return out
+}
+
+// NewSchemaProvider is what GetSchema said, in the order the provider said it.
+func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) SchemaProvider {
+	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
+		Capabilities:  SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import},
+		Config:        schemaAttributes(s.ProviderConfig),
+		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
+	}
+	for _, rt := range s.ResourceTypes {
+		p.ResourceTypes = append(p.ResourceTypes, SchemaType{Name: rt.Name, Description: rt.Description, Attributes: schemaAttributes(rt.Attributes)})
+	}
+	return p
+}
