@@ -98,6 +98,10 @@ func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, a
 	if parallelism < 1 {
 		return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
 	}
+	if len(c.varIn.vars)+len(c.varIn.files) > 0 {
+		// As Terraform refuses variables with a saved plan.
+		return fmt.Errorf("%s is a saved plan: it carries the variable values it was made with, and --var or --var-file cannot change them (make a new plan with them instead)", path)
+	}
 	p, err := stack.OpenPlan(path, opts)
 	if err != nil {
 		return err

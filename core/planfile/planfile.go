@@ -72,9 +72,12 @@ type Plan struct {
 	Operation string `json:"operation"`
 	Spec      Spec   `json:"spec"`
 	// Variables are the values the spec was resolved with; a sensitive
-	// one's value is sealed.
+	// one's value is sealed. Applying the plan uses them, never --var.
 	Variables map[string]Variable `json:"variables,omitempty"`
-	State     State               `json:"state"`
+	// VariableChanges are the variables whose values differ from the
+	// current revision's, as plan shows them (a sensitive one masked).
+	VariableChanges []VariableChange `json:"variable_changes,omitempty"`
+	State           State            `json:"state"`
 	// Providers are the plugins the plan read reality through; apply runs
 	// the same bytes or refuses.
 	Providers []Provider `json:"providers"`
@@ -102,6 +105,14 @@ type Variable struct {
 	Sensitive bool `json:"sensitive,omitempty"`
 }
 
+// VariableChange is one variable's change since the current revision.
+type VariableChange struct {
+	Name      string `json:"name"`
+	Before    any    `json:"before,omitempty"`
+	After     any    `json:"after,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
+}
+
 // State is the state the plan was made against.
 type State struct {
 	Lineage string `json:"lineage,omitempty"`
@@ -127,17 +138,19 @@ type Resource struct {
 	Ownership  string `json:"ownership,omitempty"`
 	// Before is the config the state records, After the spec's; the value
 	// of each key in Sensitive is sealed in them and in Observed.
-	Before     map[string]any `json:"before,omitempty"`
-	After      map[string]any `json:"after,omitempty"`
-	Sensitive  []string       `json:"sensitive,omitempty"`
-	ForceNew   []string       `json:"force_new,omitempty"`
-	Drifted    []string       `json:"drifted,omitempty"`
-	Remote     bool           `json:"remote,omitempty"`
-	ImportID   string         `json:"import_id,omitempty"`
-	FoundID    string         `json:"found_id,omitempty"`
-	Owner      string         `json:"owner,omitempty"`
-	Reason     string         `json:"reason,omitempty"`
-	Importable bool           `json:"importable,omitempty"`
+	Before    map[string]any `json:"before,omitempty"`
+	After     map[string]any `json:"after,omitempty"`
+	Sensitive []string       `json:"sensitive,omitempty"`
+	// Unknown are the attributes known only after apply.
+	Unknown    []string `json:"unknown,omitempty"`
+	ForceNew   []string `json:"force_new,omitempty"`
+	Drifted    []string `json:"drifted,omitempty"`
+	Remote     bool     `json:"remote,omitempty"`
+	ImportID   string   `json:"import_id,omitempty"`
+	FoundID    string   `json:"found_id,omitempty"`
+	Owner      string   `json:"owner,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Importable bool     `json:"importable,omitempty"`
 	// Drift and Vanished are the notes a person is shown (see stack.Planned).
 	Drift    string `json:"drift,omitempty"`
 	Vanished bool   `json:"vanished,omitempty"`

@@ -3,9 +3,11 @@ package stack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -15,6 +17,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -83,6 +86,24 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		State:     planfile.State{Lineage: st.Lineage, Serial: st.Serial, Revision: st.Current},
 		Providers: []planfile.Provider{}, Resources: []planfile.Resource{},
 	}
+	for _, v := range s.sp.Variables {
+		val, ok := s.sp.Values[v.Name]
+		if !ok {
+			continue
+		}
+		if v.Sensitive {
+			if val, err = box.SealValue(val); err != nil {
+				return nil, err
+			}
+		}
+		if f.Variables == nil {
+			f.Variables = map[string]planfile.Variable{}
+		}
+		f.Variables[v.Name] = planfile.Variable{Value: val, Sensitive: v.Sensitive}
+	}
+	for _, v := range pv.Variables {
+		f.VariableChanges = append(f.VariableChanges, planfile.VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
+	}
 	names := make([]string, 0, len(s.plugins))
 	for n := range s.plugins {
 		names = append(names, n)
@@ -103,10 +124,22 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 	}
 	red := s.opts.Redactor
 	for _, c := range pv.Changes {
-		seal := func(m map[string]any) (map[string]any, error) { return sealKeys(box, m, c.Sensitive) }
+		// What the schema or a sensitive variable marks, and any other key
+		// whose value holds a secret this command knows, is sealed.
+		sensitive := slices.Clone(c.Sensitive)
+		o := obs[c.Resource]
+		for _, m := range []map[string]any{c.Before, c.After, observedAttrs(o)} {
+			for k, v := range m {
+				if !slices.Contains(sensitive, k) && holdsSecret(red, v) {
+					sensitive = append(sensitive, k)
+				}
+			}
+		}
+		sort.Strings(sensitive)
+		seal := func(m map[string]any) (map[string]any, error) { return sealKeys(box, m, sensitive) }
 		r := planfile.Resource{
 			Address: c.Resource, Type: c.Type, Provider: c.Provider, Protection: c.Protection.String(), Action: string(c.Action),
-			Ownership: string(c.Ownership), Sensitive: c.Sensitive, ForceNew: c.ForceNew, Drifted: c.Drifted, Remote: c.Remote,
+			Ownership: string(c.Ownership), Sensitive: sensitive, Unknown: c.Unknown, ForceNew: c.ForceNew, Drifted: c.Drifted, Remote: c.Remote,
 			ImportID: c.ImportID, FoundID: c.FoundID, Owner: red.Redact(c.Owner), Reason: red.Redact(c.Reason), Importable: c.Importable,
 			Drift: red.Redact(c.Drift), Vanished: c.Vanished,
 		}
@@ -116,7 +149,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		if r.After, err = seal(c.After); err != nil {
 			return nil, err
 		}
-		if o := obs[c.Resource]; o != nil {
+		if o != nil {
 			r.Observed = &planfile.Observation{Exists: o.Exists, ID: o.ID, Key: o.Key, ByIdentity: o.ByIdentity}
 			if r.Observed.Attributes, err = seal(o.Attributes); err != nil {
 				return nil, err
@@ -125,6 +158,19 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		f.Resources = append(f.Resources, r)
 	}
 	return f, nil
+}
+
+func observedAttrs(o *plan.Observation) map[string]any {
+	if o == nil {
+		return nil
+	}
+	return o.Attributes
+}
+
+// holdsSecret reports whether v holds a value red masks.
+func holdsSecret(red *secrets.Redactor, v any) bool {
+	b, err := json.Marshal(v)
+	return err == nil && red.Redact(string(b)) != string(b)
 }
 
 // sealKeys returns m with the values of keys sealed (m itself when none is
@@ -175,7 +221,10 @@ func ReadPlan(path string) (*planfile.Plan, error) {
 // PreviewOf is the Preview a saved plan was made with, for rendering: the
 // values of sensitive keys stay sealed, and are shown as "(sensitive)".
 func PreviewOf(f *planfile.Plan) *Preview {
-	pv := &Preview{Stack: f.Stack, Changes: []Planned{}}
+	pv := &Preview{Stack: f.Stack, Changes: []Planned{}, Revision: f.State.Revision}
+	for _, v := range f.VariableChanges {
+		pv.Variables = append(pv.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
+	}
 	for _, r := range f.Resources {
 		prot, ok := sdk.ParseProtection(r.Protection)
 		if !ok {
@@ -185,7 +234,16 @@ func PreviewOf(f *planfile.Plan) *Preview {
 			Resource: r.Address, Type: r.Type, Provider: r.Provider, Action: plan.Action(r.Action), Protection: prot,
 			Before: r.Before, After: r.After, ForceNew: r.ForceNew, Ownership: plan.Ownership(r.Ownership), Drifted: r.Drifted,
 			Remote: r.Remote, ImportID: r.ImportID, FoundID: r.FoundID, Owner: r.Owner, Reason: r.Reason, Importable: r.Importable,
-		}, Drift: r.Drift, Vanished: r.Vanished, Sensitive: r.Sensitive}
+		}, Drift: r.Drift, Vanished: r.Vanished, Sensitive: r.Sensitive, Unknown: r.Unknown}
+		if len(r.Unknown) > 0 {
+			after := maps.Clone(c.After)
+			for _, k := range r.Unknown {
+				if _, ok := after[k]; ok {
+					after[k] = plan.AfterApply{}
+				}
+			}
+			c.After = after
+		}
 		if r.Observed != nil && r.Observed.Exists {
 			c.Observed = r.Observed.Attributes
 			if c.Observed == nil {
@@ -221,12 +279,24 @@ func OpenPlan(path string, opts Options) (*SavedPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: its spec: %w", path, err)
 	}
-	sp, err := spec.Parse(f.Spec.File, text)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: its spec no longer parses: %w", path, err)
+	vals := map[string]any{}
+	for n, v := range f.Variables {
+		val := v.Value
+		if s, ok := val.(string); ok && v.Sensitive && secrets.IsSealed(s) {
+			if val, err = box.OpenValue(s); err != nil {
+				return nil, fmt.Errorf("plan %s: variable %s: %w", path, n, err)
+			}
+		}
+		if v.Sensitive {
+			opts.Redactor.Add(val)
+		}
+		vals[n] = val
 	}
-	if f.Spec.Provider != "" {
-		sp = sp.WithDefaultProvider(f.Spec.Provider)
+	// The plan's spec with the plan's values: no --var, file or
+	// environment is read.
+	sp, err := resolve.Reload(f.Spec.File, text, f.Spec.Provider, vals)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: its spec no longer expands: %w", path, err)
 	}
 	if sp.Stack != f.Stack {
 		return nil, fmt.Errorf("plan %s: %w: its spec is of stack %q, not %q", path, planfile.ErrCorrupt, sp.Stack, f.Stack)
