@@ -45,8 +45,11 @@
 //     else removed.
 //   - The provider removes only what it made and recorded. Before it makes
 //     a temporary folder, or renames a resource's folder for removal, it
-//     records the folder in PendingFile (in the data folder; in the root
-//     when there is none), and it settles or removes only the folders that
+//     records the folder in PendingFile, in the root (so any machine that
+//     reaches the root settles what a crash on another left; the data folder
+//     holds nothing this provider needs; an older version's record there is
+//     moved into the root), changed under a flock of the root's
+//     .bulwark-local-pending.lock, and it settles or removes only the folders that
 //     record lists, below the root, real folders (never symlinks). A user's
 //     folder that merely looks like one of its own (.del-0123456789abcdef)
 //     is never touched, nor is a leftover of an older version that did not

@@ -11,16 +11,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
-// PendingFile is the file, in the data folder (in the root when there is
-// no data folder), that records the transient folders this provider made
+// PendingFile is the file, in the root, that records the transient folders
+// this provider made
 // and has not finished with: a Create's folder under construction, a
 // Delete's folder renamed for removal. It is the only authority for
 // removing a transient folder: a folder that merely looks like one (a
 // user's ".del-0123456789abcdef") is never touched. It exists only while
 // something is pending.
 const PendingFile = ".bulwark-local-pending.json"
+
+// pendingLock is the file in the root whose flock guards PendingFile: the
+// processes that share a root (stacks, machines on a share) change the
+// record one at a time, each reading it afresh.
+const pendingLock = ".bulwark-local-pending.lock"
 
 // pendingVersion is the format version of PendingFile.
 const pendingVersion = 1
@@ -157,4 +163,56 @@ func ours(root string, e pendingEntry) (exists, ok bool) {
 		return false, false
 	}
 	return true, true
+}
+
+// lockPending takes the root's pending lock (an exclusive flock), for a
+// session that may write.
+func (p *provider) lockPending() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(p.root, pendingLock), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the pending folders record: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock the pending folders record: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// editPending changes the record under the lock, read afresh.
+func (p *provider) editPending(fn func(rec *pending)) error {
+	unlock, err := p.lockPending()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec, err := loadPending(p.pendingFile)
+	if err != nil {
+		return err
+	}
+	fn(rec)
+	return rec.save(p.pendingFile)
+}
+
+// adoptLegacyPending moves the entries of a record an older version kept in
+// the data folder into the root's, and removes it.
+func (p *provider) adoptLegacyPending() error {
+	if p.legacyPending == "" {
+		return nil
+	}
+	old, err := loadPending(p.legacyPending)
+	if err != nil || len(old.Entries) == 0 {
+		return err
+	}
+	if err := p.editPending(func(rec *pending) {
+		for _, e := range old.Entries {
+			if !slices.ContainsFunc(rec.Entries, func(x pendingEntry) bool { return x.Path == e.Path }) {
+				rec.add(e)
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	old.Entries = nil
+	return old.save(p.legacyPending)
 }

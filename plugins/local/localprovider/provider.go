@@ -30,8 +30,12 @@ type provider struct {
 	mu          sync.Mutex
 	root        string // absolute, symlinks resolved; "" until Configure
 	absent      bool   // a read-only session found no root: nothing exists
-	pendingFile string // PendingFile, in the data folder (else the root)
-	readOnly    bool   // the host will only read: write nothing anywhere
+	pendingFile string // PendingFile, in the root
+	// legacyPending is PendingFile in the data folder, where versions
+	// before private data kept it ("" without a data folder, or when it
+	// is the root's).
+	legacyPending string
+	readOnly      bool // the host will only read: write nothing anywhere
 }
 
 var _ sdk.Provider = (*provider)(nil)
@@ -136,15 +140,23 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 			return nil, sdk.AttributeErrorf([]string{keyRoot}, "root %s is not a folder", abs)
 		}
 	}
-	recordDir := req.DataDir
-	if recordDir == "" {
-		recordDir = real
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.root, p.absent, p.readOnly = real, absent, readOnly
-	p.pendingFile = filepath.Join(recordDir, PendingFile)
+	// The record of what is pending lives in the root, with what it
+	// describes: any machine that reaches the root (a share) settles what a
+	// crash on another left, and nothing needed lives in a data folder.
+	p.pendingFile = filepath.Join(real, PendingFile)
+	p.legacyPending = ""
+	if req.DataDir != "" {
+		if d, err := filepath.EvalSymlinks(req.DataDir); err == nil && d != real {
+			p.legacyPending = filepath.Join(d, PendingFile)
+		}
+	}
 	if !readOnly {
+		if err := p.adoptLegacyPending(); err != nil {
+			return nil, err
+		}
 		// A Delete cut short is finished now: only folders this provider
 		// renamed for removal and recorded, never one that looks like it.
 		if err := p.finishDeletes(); err != nil {
@@ -307,12 +319,7 @@ func (p *provider) build(target string, m *metadata) (err error) {
 	if err != nil {
 		return err
 	}
-	rec, err := loadPending(p.pendingFile)
-	if err != nil {
-		return err
-	}
-	rec.add(pendingEntry{Kind: pendingCreate, Path: tmp, Key: m.IdempotencyKey})
-	if err := rec.save(p.pendingFile); err != nil {
+	if err := p.editPending(func(rec *pending) { rec.add(pendingEntry{Kind: pendingCreate, Path: tmp, Key: m.IdempotencyKey}) }); err != nil {
 		return err
 	}
 	made, placed := false, false
@@ -323,8 +330,7 @@ func (p *provider) build(target string, m *metadata) (err error) {
 		if made {
 			os.RemoveAll(tmp)
 		}
-		rec.drop(tmp)
-		_ = rec.save(p.pendingFile) // else the next settle drops it
+		_ = p.editPending(func(rec *pending) { rec.drop(tmp) }) // else the next settle drops it
 	}()
 	if err := mkdir(tmp); err != nil {
 		return err
@@ -343,10 +349,9 @@ func (p *provider) build(target string, m *metadata) (err error) {
 	if err := syncDir(parent); err != nil {
 		return err
 	}
-	rec.drop(tmp)
 	// The resource is in place: should this save fail, the stale entry
 	// names a folder that is gone, and the next settle of the key drops it.
-	_ = rec.save(p.pendingFile)
+	_ = p.editPending(func(rec *pending) { rec.drop(tmp) })
 	return nil
 }
 
@@ -437,17 +442,11 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err != nil {
 		return nil, err
 	}
-	rec, err := loadPending(p.pendingFile)
-	if err != nil {
-		return nil, err
-	}
-	rec.add(pendingEntry{Kind: pendingDelete, Path: doomed, ID: e.meta.ID})
-	if err := rec.save(p.pendingFile); err != nil {
+	if err := p.editPending(func(rec *pending) { rec.add(pendingEntry{Kind: pendingDelete, Path: doomed, ID: e.meta.ID}) }); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(real, doomed); err != nil {
-		rec.drop(doomed)
-		_ = rec.save(p.pendingFile) // else the next call drops it: nothing is there
+		_ = p.editPending(func(rec *pending) { rec.drop(doomed) }) // else the next call drops it: nothing is there
 		return nil, fmt.Errorf("delete %s: %w", e.dir, err)
 	}
 	if err := syncDir(parent); err != nil {
@@ -463,6 +462,5 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err := syncDir(parent); err != nil {
 		return nil, err
 	}
-	rec.drop(doomed)
-	return &sdk.DeleteResponse{}, rec.save(p.pendingFile)
+	return &sdk.DeleteResponse{}, p.editPending(func(rec *pending) { rec.drop(doomed) })
 }

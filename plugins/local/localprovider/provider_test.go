@@ -878,3 +878,65 @@ func TestReadOnlySession(t *testing.T) {
 		t.Fatalf("the pending record outlives what it recorded: %v", err)
 	}
 }
+
+// What a crash leaves in a shared root is settled by another machine: the
+// pending record lives in the root, not in the data folder of the machine
+// that crashed. A provider with another, empty data folder finishes the
+// interrupted Create (found by its key) and the cut-short Delete.
+func TestPendingSettledFromAnotherDataFolder(t *testing.T) {
+	root := t.TempDir()
+	a := configuredOn(t, t.TempDir(), sdk.Attributes{"root": root})
+	cr := create(t, a, "s3_bucket", "storage", "op_1:storage", nil)
+	gone := create(t, a, "network", "net", "op_1:net", nil)
+	place := filepath.Join(root, "s3_bucket", "storage")
+	tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000cc")
+	if err := os.Rename(place, tmp); err != nil { // killed after the metadata, before the rename
+		t.Fatal(err)
+	}
+	doomed := filepath.Join(root, "network", ".del-00000000000000dd")
+	if err := os.Rename(filepath.Join(root, "network", "net"), doomed); err != nil { // killed after the rename, before the removal
+		t.Fatal(err)
+	}
+	for _, r := range [][3]string{{"create", tmp, "op_1:storage"}, {"delete", doomed, ""}} {
+		if err := localprovider.RecordPending(root, r[0], r[1], r[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := configuredOn(t, t.TempDir(), sdk.Attributes{"root": root})
+	if _, err := os.Stat(doomed); !os.IsNotExist(err) {
+		t.Fatalf("another machine did not finish the cut-short delete: %v", err)
+	}
+	rr := read(t, b, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage"})
+	if !rr.Exists || rr.ID != cr.ID {
+		t.Fatalf("another machine's Read by key = %+v, want %s", rr, cr.ID)
+	}
+	if rr := read(t, b, &sdk.ReadRequest{Type: "network", Name: "net", ID: gone.ID}); rr.Exists {
+		t.Fatalf("the deleted network reads as existing: %+v", rr)
+	}
+	if _, err := os.Stat(filepath.Join(root, localprovider.PendingFile)); !os.IsNotExist(err) {
+		t.Fatalf("the pending record outlives what it recorded: %v", err)
+	}
+}
+
+// A record an older version kept in the data folder is moved into the root
+// by the next session that may write, and settled from there.
+func TestLegacyPendingRecordAdopted(t *testing.T) {
+	root, data := t.TempDir(), t.TempDir()
+	p := configuredOn(t, data, sdk.Attributes{"root": root})
+	cr := create(t, p, "generic", "g", "op_1:g", nil)
+	place := filepath.Join(root, "generic", "g")
+	tmp := filepath.Join(root, "generic", ".tmp-00000000000000ee")
+	if err := os.Rename(place, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(data, "create", tmp, "op_1:g"); err != nil {
+		t.Fatal(err)
+	}
+	p = configuredOn(t, data, sdk.Attributes{"root": root})
+	if _, err := os.Stat(filepath.Join(data, localprovider.PendingFile)); !os.IsNotExist(err) {
+		t.Fatalf("the old record is still in the data folder: %v", err)
+	}
+	if rr := read(t, p, &sdk.ReadRequest{Type: "generic", Name: "g", IdempotencyKey: "op_1:g"}); !rr.Exists || rr.ID != cr.ID {
+		t.Fatalf("Read by key = %+v, want %s", rr, cr.ID)
+	}
+}

@@ -11,6 +11,11 @@ import (
 // removal finished, as the pending record lists them, and nothing else;
 // p.mu must be held and the session must not be read-only.
 func (p *provider) finishDeletes() error {
+	unlock, err := p.lockPending()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	rec, err := loadPending(p.pendingFile)
 	if err != nil {
 		return err
@@ -45,6 +50,13 @@ func (p *provider) finishDeletes() error {
 // finished resource, or nil. In a read-only session it changes nothing and
 // returns the resource as it will be once finished. p.mu must be held.
 func (p *provider) settleCreate(inv *inventory, key string) (*entry, error) {
+	if !p.readOnly {
+		unlock, err := p.lockPending()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	rec, err := loadPending(p.pendingFile)
 	if err != nil {
 		return nil, err
