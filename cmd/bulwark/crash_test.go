@@ -705,6 +705,7 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 func TestCrashAtEveryStepBoundary(t *testing.T) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
+	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
 	always := func(to settledTo) func(int, string) settledTo {
 		return func(int, string) settledTo { return to }
 	}
@@ -787,6 +788,24 @@ func TestCrashAtEveryStepBoundary(t *testing.T) {
 			setup: [][]string{{"apply", v1}, {"apply", v2}},
 			cmd:   []string{"rollback", v2}, resumeSpec: v2,
 			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
+		},
+		{
+			// Issue 9 item 3: a run whose steps resolve references from
+			// what the steps before them recorded. Killed anywhere, the
+			// resumed run resolves the same values (the state holds what
+			// the interrupted part recorded) and converges to refs1's
+			// world: a plan of refs1 finds nothing to do.
+			name: "references_apply", cmd: []string{"apply", refs1}, resumeSpec: refs1,
+			resumeCodes: []int{0}, settled: always(settledTo{refs1, refs1}),
+		},
+		{
+			// The upstream replace's new id flows into a replace of the
+			// subnet and an update of the instance; killed anywhere, the
+			// resume finishes it with the ids the first part made.
+			name:  "references_cascade",
+			setup: [][]string{{"apply", refs1}},
+			cmd:   []string{"apply", refs2}, resumeSpec: refs2,
+			resumeCodes: []int{0}, settled: always(settledTo{refs2, refs2}),
 		},
 	}
 	bugs := &crashBugs{strict: os.Getenv("BULWARK_CRASH_STRICT") != "0", seen: map[string][]string{}}

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -34,12 +35,13 @@ outputs:
 func expanded(t *testing.T, text string, vars map[string]any) *spec.Spec {
 	t.Helper()
 	sp := parseSpec(t, text)
-	vals, _, err := resolve.Values(sp, resolve.Inputs{})
+	var in resolve.Inputs
+	for k, v := range vars {
+		in.Vars = append(in.Vars, fmt.Sprintf("%s=%v", k, v))
+	}
+	vals, _, err := resolve.Values(sp, in)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for k, v := range vars {
-		vals[k] = v
 	}
 	sp, err = resolve.Expand(sp, vals)
 	if err != nil {
