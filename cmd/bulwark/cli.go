@@ -128,7 +128,7 @@ func (c *cli) commands() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&c.pluginDir, "plugin-dir", "", "look for provider plugins in `DIR` first")
-	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock); --state file://DIR says the same")
+	root.PersistentFlags().StringVar(&c.stateDir, "state-dir", ".bulwark", "keep the stacks under `DIR`, one folder per stack (state, journal, lock); --state file://DIR says the same; with a remote --state, the providers' data folders")
 	root.PersistentFlags().StringVar(&c.stateURL, "state", "", "keep the stack's state, journal and lock at `URL`: file://DIR (the default, with --state-dir's DIR), postgres://USER@HOST:PORT/DB?sslmode=… or s3://BUCKET/PREFIX?region=… (default: $"+envState+")")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return c.resolveState(cmd) }
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` (default: stderr, unless it is a terminal)")

@@ -32,8 +32,11 @@ func (c *cli) resolveState(cmd *cobra.Command) error {
 	stateSet, dirSet := fl.Changed("state"), fl.Changed("state-dir")
 	u := c.stateURL
 	switch {
-	case stateSet && dirSet:
-		return errors.New("--state and --state-dir are both given: --state-dir DIR is --state file://DIR; give one of them")
+	case stateSet && dirSet && !backends.Remote(u):
+		// With a remote --state, --state-dir is where this machine keeps
+		// the providers' data folders; with a file one, the two could
+		// name two folders for one thing.
+		return errors.New("--state file://… and --state-dir are both given: --state-dir DIR is --state file://DIR; give one of them")
 	case stateSet:
 		if u == "" {
 			return errors.New("--state: empty URL (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)")
