@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -51,20 +50,5 @@ func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSO
 // FILE print through it) and returns plan's exit code: the refusal's, or 2
 // for changes with --detailed-exitcode.
 func (c *cli) renderPlan(pv *stack.Preview, asJSON, detailed bool) error {
-	if asJSON {
-		if err := c.printJSON(jsonview.NewPlan(pv)); err != nil {
-			return err
-		}
-	} else {
-		pv.Render(c.red.Writer(c.stdout))
-	}
-	if err := pv.Err(); err != nil {
-		// What the apply would be refused with, and its exit code: 3 for
-		// the ladder, 1 for a conflict.
-		return withExit(stack.ExitCode(nil, err))
-	}
-	if detailed && pv.HasChanges() {
-		return withExit(stack.ExitChanges)
-	}
-	return nil
+	return newPlanView(viewTypeOf(asJSON), c.view()).Plan(pv, detailed)
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// PlanView renders a dry run: `bulwark plan`, `apply --dry-run` and a saved
+// plan's `show`. It returns plan's exit code: the refusal's (3 for the
+// ladder, 1 for a conflict), or 2 for changes when detailed.
+type PlanView interface {
+	Plan(pv *stack.Preview, detailed bool) error
+}
+
+func newPlanView(t ViewType, v view) PlanView {
+	if t == ViewJSON {
+		return planJSON{v}
+	}
+	return planHuman{v}
+}
+
+type planHuman struct{ view }
+
+func (v planHuman) Plan(pv *stack.Preview, detailed bool) error {
+	pv.Render(v.out())
+	return planExit(pv, detailed)
+}
+
+type planJSON struct{ view }
+
+func (v planJSON) Plan(pv *stack.Preview, detailed bool) error {
+	if err := v.json(jsonview.NewPlan(pv)); err != nil {
+		return err
+	}
+	return planExit(pv, detailed)
+}
+
+func planExit(pv *stack.Preview, detailed bool) error {
+	if err := pv.Err(); err != nil {
+		// What the apply would be refused with, and its exit code.
+		return withExit(stack.ExitCode(nil, err))
+	}
+	if detailed && pv.HasChanges() {
+		return withExit(stack.ExitChanges)
+	}
+	return nil
+}
+
+// ValidateView renders `bulwark validate`: err is what validation returned
+// (nil when valid), sp the spec when it parsed.
+type ValidateView interface {
+	Validate(path string, sp *spec.Spec, err error) error
+}
+
+func newValidateView(t ViewType, v view) ValidateView {
+	if t == ViewJSON {
+		return validateJSON{v}
+	}
+	return validateHuman{v}
+}
+
+// validateHuman prints "valid" on stdout; problems are returned, for run to
+// print one a line on stderr with their count.
+type validateHuman struct{ view }
+
+func (v validateHuman) Validate(path string, sp *spec.Spec, err error) error {
+	if err != nil {
+		return err
+	}
+	_, werr := fmt.Fprintf(v.out(), "%s: valid (stack %s, %d resources)\n", path, sp.Stack, len(sp.Resources))
+	return werr
+}
+
+// validateJSON prints the document: whatever stopped the validation is a
+// diagnostic in it, not a line on stderr, and the exit code is 1.
+type validateJSON struct{ view }
+
+func (v validateJSON) Validate(_ string, sp *spec.Spec, err error) error {
+	if perr := v.json(jsonview.NewValidate(sp, err, v.red.Redact)); perr != nil {
+		return perr
+	}
+	if err != nil {
+		return withExit(stack.ExitCode(nil, err))
+	}
+	return nil
+}
