@@ -182,7 +182,9 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 // in one write, before the engine journals the operation's end.
 func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 	return func(res *engine.Result) error {
-		return s.store.Mutate(func(st *state.State) error {
+		// It rides on the operation's end record: the outcome and what it
+		// means for the state are one durable write.
+		return s.store.mutate(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)

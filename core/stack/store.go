@@ -138,11 +138,15 @@ func merge(p *storage.Change, ch storage.Change) {
 // since its last record, in one commit.
 func (s *store) Append(r journal.Record) (journal.Record, error) {
 	var ch storage.Change
-	if r.Step != "" {
+	key := r.Step
+	if r.Kind == journal.KindOp && r.Status != journal.OpRunning {
+		key = opKey(r.Op) // an operation's end carries what its Finish recorded
+	}
+	if key != "" {
 		s.pmu.Lock()
-		if p := s.pending[r.Step]; p != nil {
+		if p := s.pending[key]; p != nil {
 			ch = *p
-			delete(s.pending, r.Step)
+			delete(s.pending, key)
 		}
 		s.pmu.Unlock()
 	}
@@ -234,6 +238,15 @@ func missing(have, want []string) []string {
 // that changed. Off the step path (it copies the whole state): state
 // commands, an operation's end, a resume's repairs.
 func (s *store) Mutate(fn func(*state.State) error) error {
+	return s.mutate(context.Background(), fn)
+}
+
+// opKey is the pending key of what operation op's end record carries.
+func opKey(op string) string { return "op:" + op }
+
+// mutate is Mutate whose change, when ctx is a step's (inStep), rides on
+// that step's next record.
+func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 	s.mu.RLock()
 	before := s.st
 	next := shallow(before)
@@ -266,7 +279,7 @@ func (s *store) Mutate(fn func(*state.State) error) error {
 	if ch.Empty() {
 		return nil
 	}
-	return s.commit(context.Background(), nil, ch)
+	return s.change(ctx, ch)
 }
 
 func hasText(revs []state.Revision) bool {

@@ -66,7 +66,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	}
 	stage := meta("stage", backup.ID)
 	stage.Execute = func(ctx context.Context, _ string) error {
-		return s.store.Mutate(func(st *state.State) error {
+		return s.store.mutate(inStep(ctx, stage.ID), func(st *state.State) error {
 			if opType == "rollback" {
 				st.Staged = target
 				return nil

@@ -2,6 +2,12 @@ package filestore_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,4 +49,185 @@ func TestConformance(t *testing.T) {
 
 func dir(home string) string {
 	return filepath.Join(strings.TrimPrefix(home, "file://"), storagetest.Stack)
+}
+
+var sealing = func() state.Sealing {
+	k, _ := secrets.NewKey("test")
+	return state.Sealing{Sealer: k.Box(secrets.StackContext("s"))}
+}()
+
+// A stack folder written before this backend — a state.json whose
+// revisions hold their (sealed) spec texts, a journal whose records carry
+// no change — loads as it is, and its first Checkpoint moves the texts to
+// their own files.
+func TestOldStackFolderLoadsAndMigrates(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s")
+	old, err := state.OpenSealed(dir, "s", sealing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "stack: s\n# token: hunter2\n"
+	if err := old.Mutate(func(st *state.State) error {
+		st.Lineage = "01OLDLINEAGE"
+		st.Resources["a"] = &state.Resource{Name: "a", Type: "network", Provider: "mock", ID: "id-a", Protection: "ephemeral"}
+		st.Revisions = []state.Revision{{N: 1, Op: "op_1", File: "s.yaml", Spec: text, Status: state.RevisionApplied}}
+		st.Current = 1
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	jr, err := journal.Open(filepath.Join(dir, journal.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr.Append(journal.Record{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded, Lineage: "01OLDLINEAGE"})
+	jr.Close()
+
+	b := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing})
+	st, err := b.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != 1 || st.Resources["a"] == nil || st.Lineage != "01OLDLINEAGE" {
+		t.Fatalf("old state loaded as %+v", st)
+	}
+	rev, _ := st.Revision(1)
+	if rev.Spec != "" || rev.Digest != state.SpecDigest(text) {
+		t.Errorf("an old revision loads with spec %q, digest %q", rev.Spec, rev.Digest)
+	}
+	if body, err := b.Revision(ctx, 1); err != nil || body.Spec != text {
+		t.Fatalf("old revision's body: %+v %v", body, err)
+	}
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_2", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_2", Kind: journal.KindOp, Type: "update", Status: journal.OpRunning}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	raw, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		State state.State `json:"state"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.State.Revisions) != 1 || env.State.Revisions[0].Spec != "" || env.State.Revisions[0].Digest == "" {
+		t.Errorf("after the first checkpoint, state.json's revisions: %+v", env.State.Revisions)
+	}
+	if body, err := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing}).Revision(ctx, 1); err != nil || body.Spec != text {
+		t.Errorf("migrated revision's body: %+v %v", body, err)
+	}
+	if strings.Contains(string(raw), "hunter2") {
+		t.Error("the spec's text is in clear in state.json")
+	}
+}
+
+// A commit cut short at the journal's tail (a power cut inside its one
+// write) was never acknowledged: Load ignores it whole, and the next Lock
+// cuts it off before appending.
+func TestTornCommitIsCutWhole(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s")
+	b := filestore.New(dir, storage.Options{Stack: "s"})
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(name string) storage.Change {
+		return storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: "ephemeral"}}}
+	}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "a", Status: "ok"}}, Change: put("a")}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, journal.FileName)
+	fi, _ := os.Stat(path)
+	whole := fi.Size()
+	recs := []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "b", Status: "started"}, {Op: "op_1", Kind: journal.KindStep, Step: "b", Status: "ok"}}
+	if _, err := w.Commit(ctx, storage.Commit{Records: recs, Change: put("b")}); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	// Keep the second commit's first line whole and nothing of its second.
+	raw, _ := os.ReadFile(path)
+	first := whole + int64(strings.IndexByte(string(raw[whole:]), '\n')) + 1
+	if err := os.Truncate(path, first); err != nil {
+		t.Fatal(err)
+	}
+	b2 := filestore.New(dir, storage.Options{Stack: "s"})
+	st, err := b2.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Serial != 1 || st.Resources["b"] != nil {
+		t.Errorf("a torn commit was loaded: serial %d, %v", st.Serial, st.Names())
+	}
+	got, _, _ := b2.Journal(ctx)
+	if len(got) != 1 {
+		t.Errorf("journal shows %d record(s) of a torn commit, want only the whole one", len(got))
+	}
+	w2, err := b2.Lock(ctx, storage.Holder{Op: "op_2", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Release(ctx)
+	if fi, _ := os.Stat(path); fi.Size() != whole {
+		t.Errorf("the torn commit was not cut off: %d bytes, want %d", fi.Size(), whole)
+	}
+	if serial, err := w2.Commit(ctx, storage.Commit{Change: put("c")}); err != nil || serial != 2 {
+		t.Errorf("commit after the cut: %d %v", serial, err)
+	}
+}
+
+// Everything is 0600 in a 0700 folder, and a link in place of the state or
+// the journal is refused, never followed.
+func TestModesAndLinks(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s")
+	b := filestore.New(dir, storage.Options{Stack: "s"})
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: "ephemeral"}}}})
+	w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "x"})
+	w.PutBackup(ctx, "op_1", 5)
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		fi, _ := d.Info()
+		switch {
+		case d.IsDir() && fi.Mode().Perm() != 0o700:
+			t.Errorf("%s: mode %v", p, fi.Mode().Perm())
+		case !d.IsDir() && fi.Mode().Perm() != 0o600:
+			t.Errorf("%s: mode %v", p, fi.Mode().Perm())
+		}
+		return nil
+	})
+	for _, name := range []string{"state.json", journal.FileName} {
+		p := filepath.Join(dir, name)
+		os.Rename(p, p+".real")
+		os.Symlink(p+".real", p)
+		if _, err := filestore.New(dir, storage.Options{Stack: "s"}).Load(ctx); !errors.Is(err, nofollow.ErrRefused) {
+			t.Errorf("load with %s a link: %v", name, err)
+		}
+		if w, err := filestore.New(dir, storage.Options{Stack: "s"}).Lock(ctx, storage.Holder{Op: "op_2", PID: os.Getpid()}); !errors.Is(err, nofollow.ErrRefused) {
+			if err == nil {
+				w.Release(ctx)
+			}
+			t.Errorf("lock with %s a link: %v", name, err)
+		}
+		os.Remove(p)
+		os.Rename(p+".real", p)
+	}
 }
