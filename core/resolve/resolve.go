@@ -196,11 +196,13 @@ func (r *resolver) value(v any, path string) (any, bool) {
 		}
 		return out, known
 	case map[string]any:
+		// In key order, so that the first error and the unknown paths do
+		// not depend on map iteration: resolution is deterministic.
 		out := make(map[string]any, len(v))
 		known := true
-		for k, e := range v {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			var ok bool
-			out[k], ok = r.value(e, join(path, k))
+			out[k], ok = r.value(v[k], join(path, k))
 			known = known && ok
 		}
 		return out, known
