@@ -68,7 +68,17 @@ func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 					msg += " (the value of " + clip(t.String()) + ")"
 				}
 			}
-			add(fieldPos(r, append(keys, "config")...), "resource %q: %s", r.Name, msg)
+			pos := fieldPos(r, append(keys, "config")...)
+			if a := r.Address(); a.Keyed {
+				// Every instance of a for_each resource shares its config's
+				// positions: one problem, named by the first instance.
+				k := refProblem{pos, a.Name + "\x00" + msg}
+				if rc.reported[k] {
+					continue
+				}
+				rc.reported[k] = true
+			}
+			add(pos, "resource %q: %s", r.Name, msg)
 		}
 	}
 	if len(ps) == 0 {

@@ -157,3 +157,28 @@ outputs:
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestCheckSchemasInstancesOnce(t *testing.T) {
+	s := mustParse(t, "stack.yaml", []byte(`version: 1
+stack: s
+providers: {mock: {}}
+resources:
+  - name: web
+    type: compute
+    config: {size: big}
+`))
+	// As resolve.Expand makes them: three instances sharing positions.
+	base := s.Resources[0]
+	s.Resources = nil
+	for _, k := range []string{"a", "b", "c"} {
+		r := *base
+		r.Addr = Address{Name: "web", Key: k, Keyed: true}
+		r.Name = r.Addr.String()
+		s.Resources = append(s.Resources, &r)
+	}
+	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	want := `stack.yaml:7:14: resource "web[a]": attribute "size" must be a number, not a string`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
