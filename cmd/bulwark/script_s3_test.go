@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -88,9 +89,11 @@ func TestScriptsS3(t *testing.T) {
 			return s3StateWired(), nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"s3-server":      func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
-			"exits":          cmdExits,
-			"no-plugin-left": cmdNoPluginLeft,
+			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
+			"s3-lock-elsewhere": cmdS3LockElsewhere,
+			"s3-wait-lease":     cmdS3WaitLease,
+			"exits":             cmdExits,
+			"no-plugin-left":    cmdNoPluginLeft,
 		},
 	})
 }
@@ -154,4 +157,79 @@ func cmdS3Server(ts *testscript.TestScript, neg bool, args []string, fakes3 stri
 	_, _ = rand.Read(b[:])
 	ts.Setenv("S3_ENDPOINT", endpoint)
 	ts.Setenv("S3", "s3://team-state/stacks-"+hex.EncodeToString(b[:])+"?region=us-east-1&endpoint="+url.QueryEscape(endpoint))
+}
+
+// lockURL is the HTTP URL of the lock object of stack under $S3.
+func lockURL(ts *testscript.TestScript, stack string) string {
+	u, err := url.Parse(ts.Getenv("S3"))
+	ts.Check(err)
+	return ts.Getenv("S3_ENDPOINT") + "/" + u.Host + u.Path + "/" + stack + "/lock.json"
+}
+
+func getLock(ts *testscript.TestScript, stack string) map[string]any {
+	resp, err := http.Get(lockURL(ts, stack))
+	ts.Check(err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("read the lock of %s: %s", stack, resp.Status)
+	}
+	var lr map[string]any
+	ts.Check(json.NewDecoder(resp.Body).Decode(&lr))
+	return lr
+}
+
+// s3-lock-elsewhere STACK makes the lock a killed bulwark left look as if
+// its holder ran on another machine: this machine cannot see that process
+// is dead, so only its lease running out frees the lock.
+func cmdS3LockElsewhere(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3-lock-elsewhere STACK")
+	}
+	lr := getLock(ts, args[0])
+	delete(lr, "proc")
+	h, _ := lr["holder"].(map[string]any)
+	if h == nil {
+		ts.Fatalf("the lock holds no holder: %v", lr)
+	}
+	h["host"] = "machine-a"
+	body, err := json.Marshal(lr)
+	ts.Check(err)
+	// Deleted first: the emulator would keep the old object's checksum.
+	del, err := http.NewRequest(http.MethodDelete, lockURL(ts, args[0]), nil)
+	ts.Check(err)
+	dresp, err := http.DefaultClient.Do(del)
+	ts.Check(err)
+	dresp.Body.Close()
+	req, err := http.NewRequest(http.MethodPut, lockURL(ts, args[0]), bytes.NewReader(body))
+	ts.Check(err)
+	resp, err := http.DefaultClient.Do(req)
+	ts.Check(err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("rewrite the lock: %s", resp.Status)
+	}
+}
+
+// s3-wait-lease STACK polls, with a deadline, until the lease of the lock
+// of STACK has run out.
+func cmdS3WaitLease(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3-wait-lease STACK")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		h, _ := getLock(ts, args[0])["holder"].(map[string]any)
+		until, _ := h["until"].(string)
+		t, err := time.Parse(time.RFC3339Nano, until)
+		if err != nil {
+			ts.Fatalf("the lock's lease end %q: %v", until, err)
+		}
+		if time.Now().After(t) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("the lease of %s did not run out within 60 s (until %s)", args[0], until)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
+	}
 }
