@@ -6,13 +6,13 @@ import "strings"
 type queries struct {
 	readStack, readResources, readJournal, readRevision, listBackups, readBackup, stats, holder string
 
-	ensureStack, takeover, putHolder, oldHolder, dropHolder, lastLineage string
-	fenceCommit, fence                                                   string
-	insertJournal, upsertResources, deleteResources                      string
-	putRevision, deleteRevision                                          string
-	backupExists, nextBackupSeq, insertBackup, pruneBackups              string
-	journalOps, journalOf, deleteOps                                     string
-	readSerial, markMoved                                                string
+	ensureStack, takeover, setLineage, putHolder, oldHolder, dropHolder, lastLineage string
+	fenceCommit, fence                                                               string
+	insertJournal, upsertResources, deleteResources                                  string
+	putRevision, deleteRevision                                                      string
+	backupExists, nextBackupSeq, insertBackup, pruneBackups                          string
+	journalOps, journalOf, deleteOps                                                 string
+	readSerial, markMoved                                                            string
 }
 
 // heldBy is true when server process $pid holds the stack's advisory lock,
@@ -54,6 +54,7 @@ func newQueries(s string) queries {
 
 		ensureStack: q(`INSERT INTO {{s}}.stacks (stack) VALUES ($1) ON CONFLICT (stack) DO NOTHING`),
 		takeover:    q(`UPDATE {{s}}.stacks SET lock_epoch = lock_epoch + 1 WHERE stack = $1 RETURNING lock_epoch`),
+		setLineage:  q(`UPDATE {{s}}.stacks SET lineage = $2 WHERE stack = $1`),
 		putHolder: q(`INSERT INTO {{s}}.locks (stack, op, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, $5, pg_backend_pid())
 	ON CONFLICT (stack) DO UPDATE SET op = excluded.op, pid = excluded.pid, host = excluded.host, since = excluded.since, backend_pid = excluded.backend_pid`),
 		oldHolder:   q(`SELECT op, pid, host, since FROM {{s}}.locks WHERE stack = $1`),

@@ -146,15 +146,24 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	if row.lineage != "" && last != "" && last != row.lineage {
 		return nil, &storage.LineageError{What: "state", Location: b.where("stacks"), Want: last, Found: row.lineage}
 	}
-	// The stack's lineage: the state's, else its journal's, else a new one
-	// (stored with the first commit).
-	lineage, persisted := row.lineage, row.lineage != ""
+	// The stack's lineage: the state's, else its journal's, else a new one.
+	lineage := row.lineage
 	if lineage == "" {
 		lineage = last
 	}
 	if lineage == "" {
 		lineage = ulid.Make().String()
 	}
+	if row.lineage == "" {
+		// Stored now, so that Load, under this lock, already says it: the
+		// idempotency keys of the operation's Creates are derived from it.
+		if _, err := tx.Exec(ctx, b.sql.setLineage, b.stack, lineage); err != nil {
+			return nil, b.wrap("lock", err)
+		}
+	}
+	// A stack that holds nothing yet (state migrate's destination) adopts
+	// the lineage of the first state committed to it.
+	adoptable := row.serial == 0 && row.jseq == 0
 	// Any holder row found now is stale: its connection no longer holds the
 	// lock, since this one does.
 	var stale *storage.Holder
@@ -183,7 +192,7 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	wctx, cancel := context.WithCancel(context.Background())
 	return &writer{
 		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, stale: stale,
-		serial: row.serial, jseq: row.jseq, lineage: lineage, persisted: persisted,
+		serial: row.serial, jseq: row.jseq, lineage: lineage, adoptable: adoptable,
 		lost: make(chan struct{}), watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
 	}, nil
 }
@@ -207,9 +216,9 @@ type writer struct {
 	serial  int64      // the stack's serial as of the last commit
 	jseq    int64      // the journal's last seq
 	lineage string
-	// persisted: the stacks row holds lineage (else it was minted or taken
-	// from the journal by Lock, and a first Meta may still name another).
-	persisted bool
+	// adoptable: the stack holds nothing yet, so a first Meta may name
+	// another lineage than the one Lock stored.
+	adoptable bool
 	queue     []*pending
 	flushing  bool
 	released  bool
@@ -397,7 +406,7 @@ type group struct {
 func (w *writer) prepare(commits []*pending) *group {
 	w.mu.Lock()
 	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
-	persisted := w.persisted
+	adoptable := w.adoptable
 	w.mu.Unlock()
 	sl := w.b.opts.Sealing
 	for _, p := range commits {
@@ -405,7 +414,7 @@ func (w *writer) prepare(commits []*pending) *group {
 		lineage := g.lineage
 		var meta []byte
 		if m := ch.Meta; m != nil {
-			if m.Lineage != "" && persisted && m.Lineage != lineage {
+			if m.Lineage != "" && !adoptable && m.Lineage != lineage {
 				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
 				continue
 			}
@@ -567,7 +576,7 @@ func (w *writer) write(ctx context.Context, g *group) error {
 	}
 	if err == nil {
 		w.mu.Lock()
-		w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
+		w.serial, w.jseq, w.lineage, w.adoptable = g.serial, g.jseq, g.lineage, false
 		w.mu.Unlock()
 		return nil
 	}
@@ -582,7 +591,7 @@ func (w *writer) write(ctx context.Context, g *group) error {
 	switch {
 	case rerr == nil && jseq == g.jseq && serial == g.serial && (jseq != w.jseq || serial != before):
 		w.mu.Lock()
-		w.serial, w.jseq, w.lineage, w.persisted = g.serial, g.jseq, g.lineage, true
+		w.serial, w.jseq, w.lineage, w.adoptable = g.serial, g.jseq, g.lineage, false
 		w.mu.Unlock()
 		return nil
 	case rerr == nil && jseq == w.jseq && serial == before:

@@ -387,7 +387,14 @@ type worldRes struct {
 // killed mid-run leaves (see the mock's LogFile).
 func (e *crashEnv) mockWorld() []worldRes {
 	e.t.Helper()
-	dir := filepath.Join(e.stateDir, e.stack, "providers", "mock")
+	return mockWorldAt(e.t, filepath.Join(e.stateDir, e.stack, "providers", "mock"))
+}
+
+// mockWorldAt reads the mock's world kept in dir (its data folder, or the
+// folder its world: config names).
+func mockWorldAt(t crashT, dir string) []worldRes {
+	t.Helper()
+	e := struct{ t crashT }{t}
 	b, err := os.ReadFile(filepath.Join(dir, "world.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.t.Fatal(err)

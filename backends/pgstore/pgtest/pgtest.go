@@ -78,19 +78,31 @@ func URL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Logf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		if err := DropSchema(base, schema); err != nil {
 			t.Logf("drop schema %s: %v", schema, err)
 		}
 	})
 	return u
+}
+
+// DropSchema drops schema (and all it holds) on the server base names.
+func DropSchema(base, schema string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("pgtest: the URL does not parse")
+	}
+	q := u.Query()
+	q.Del("schema")
+	u.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	return err
 }
 
 // Base returns the URL of a server for t and the tests after it in this

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/backends/pgstore"
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// TestCrashOnPostgres: an apply on PostgreSQL killed (kill -9, from a
+// failpoint) after each of its journal writes, state writes and provider
+// calls in turn, is resumed from another machine (another --state-dir, the
+// same backend and the same mock world), to convergence: resume ends it,
+// a second resume has nothing to do, the state records exactly what the
+// world holds, and an apply then changes nothing.
+func TestCrashOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills an apply at every write boundary on PostgreSQL (-short)")
+	}
+	base := pgtest.Base(t)
+	for _, point := range []string{"journal", "state", "provider"} {
+		t.Run(point, func(t *testing.T) {
+			kills := 0
+			for n := 1; ; n++ {
+				if n > 200 {
+					t.Fatalf("%s:%d: the failpoint never stops firing", point, n)
+				}
+				if !crashPostgresOnce(t, base, fmt.Sprintf("%s:%d", point, n)) {
+					break
+				}
+				kills++
+			}
+			t.Logf("killed at each of %d %s boundaries, each resumed from another machine to convergence", kills, point)
+		})
+	}
+}
+
+// crashPostgresOnce runs one iteration; it reports whether the apply was
+// killed.
+func crashPostgresOnce(t *testing.T, base, fp string) bool {
+	t.Helper()
+	schema := pgtest.Schema()
+	url, err := pgtest.WithSchema(base, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pgtest.DropSchema(base, schema) })
+	here, there := newCrashEnv(t, "crash"), newCrashEnv(t, "crash")
+	world := filepath.Join(t.TempDir(), "world")
+	spec := filepath.Join(t.TempDir(), "stack.yaml")
+	text := fmt.Sprintf(`version: 1
+stack: crash
+providers:
+  mock:
+    config: {world: %q}
+resources:
+  - name: network
+    type: network
+  - name: storage
+    type: s3_bucket
+    protection: durable
+    config: {bucket: crash-storage}
+  - name: compute
+    type: compute
+    depends_on: [network, storage]
+    config: {size: 2, zone: a, secret: hunter2}
+`, world)
+	if err := os.WriteFile(spec, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := here.run(fp, "--state", url, "apply", spec)
+	if !r.killed {
+		if r.code != 0 {
+			t.Fatalf("%s (not killed): %s", fp, r)
+		}
+	} else {
+		here.assertNothingLeft()
+		if r1 := there.run("", "--state", url, "resume", spec); r1.killed || r1.code != 0 {
+			t.Fatalf("%s: resume from another machine: %s\n%s", fp, r1, here.history())
+		}
+		if r2 := there.run("", "--state", url, "resume", spec); r2.code != 0 || !strings.Contains(r2.stdout, "nothing to resume") {
+			t.Fatalf("%s: a second resume: %s", fp, r2)
+		}
+	}
+	if r3 := there.run("", "--state", url, "apply", spec); r3.code != 0 || !strings.Contains(r3.stdout, "complete: 0 changed") {
+		t.Fatalf("%s: apply after the resume changes something: %s", fp, r3)
+	}
+	// The state records exactly what the world holds, by id and key.
+	ctx := context.Background()
+	b, err := pgstore.Open(ctx, url, storage.Options{Stack: "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	st, err := b.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded, real []string
+	for _, name := range st.Names() {
+		res := st.Resources[name]
+		recorded = append(recorded, res.Name+"="+res.ID)
+	}
+	for _, w := range mockWorldAt(t, world) {
+		real = append(real, w.Name+"="+w.ID)
+	}
+	slices.Sort(real)
+	if !slices.Equal(recorded, real) {
+		t.Fatalf("%s: the state records %v, the world holds %v\n%s", fp, recorded, real, here.history())
+	}
+	there.assertNothingLeft()
+	return r.killed
+}
