@@ -151,7 +151,7 @@ func (c *cli) showCmd() *cobra.Command {
 				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
 			}
 			fmt.Fprint(w, "\n\n")
-			pv.Render(w)
+			pv.RenderColor(w, c.color())
 			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
 			return nil
 		},
@@ -169,7 +169,7 @@ func (c *cli) review(op string, yes bool) func(*stack.Preview) bool {
 			return true // nothing to review: the run reports "already in place"
 		}
 		w := c.red.Writer(c.stdout)
-		pv.Render(w)
+		pv.RenderColor(w, c.color())
 		fmt.Fprintln(w)
 		if yes || !c.terminal(c.stdin) {
 			return true
@@ -214,4 +214,10 @@ func readLine(r io.Reader) (string, error) {
 func yesFlags(cmd *cobra.Command, yes *bool) {
 	cmd.Flags().BoolVar(yes, "yes", false, "do not ask on a terminal before changing anything (the plan is still printed)")
 	cmd.Flags().BoolVar(yes, "auto-approve", false, "the same as --yes")
+}
+
+// color reports whether what goes to stdout may be painted: a terminal,
+// and NO_COLOR (https://no-color.org) unset or empty.
+func (c *cli) color() bool {
+	return c.terminal(c.stdout) && os.Getenv("NO_COLOR") == ""
 }

@@ -132,6 +132,8 @@ func TestConfirmOnATerminal(t *testing.T) {
 		{"rollback no", "nope", args("rollback", v2), 1, []string{"-   delete     extra (generic, durable)", "Only 'yes'", "rollback cancelled: nothing was changed"},
 			nil, "2 resource(s)"},
 		{"rollback --auto-approve", "", args("rollback", v2, "--auto-approve"), 0, []string{"Rollback complete"}, []string{"Only 'yes'"}, "1 resource(s)"},
+		// stdout carries JSON alone: on a terminal apply --json cannot ask.
+		{"--json", "", args("apply", v2, "--json"), 1, []string{"apply --json on a terminal needs --yes"}, []string{"Only 'yes'"}, "1 resource(s)"},
 		// Nothing to change: nothing to ask.
 		{"no-op", "", args("apply", v1), 0, []string{"complete: 0 changed, 1 already in place"}, []string{"Only 'yes'"}, "1 resource(s)"},
 	} {
@@ -311,7 +313,7 @@ func TestPlanProgressOnATerminal(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"colour", []string{"NO_COLOR="}, nil, []string{"\x1b[36m  … reading 0/3", "Plan: 3 to create"}, nil},
+		{"colour", []string{"NO_COLOR="}, nil, []string{"\x1b[36m  … reading 0/3", "\x1b[32m+   create    \x1b[0m a (network, ephemeral)", "Plan: 3 to create"}, nil},
 		{"NO_COLOR", []string{"NO_COLOR=1"}, nil, []string{"  … reading 0/3", "Plan: 3 to create"}, []string{"\x1b[36m", "\x1b[2m"}},
 		{"--json", []string{"NO_COLOR="}, []string{"--json"}, []string{`"format_version"`}, []string{"reading", "\x1b["}},
 	} {

@@ -25,7 +25,7 @@ func newPlanView(t ViewType, v view) PlanView {
 type planHuman struct{ view }
 
 func (v planHuman) Plan(pv *stack.Preview, detailed bool) error {
-	pv.Render(v.out())
+	pv.RenderColor(v.out(), v.color)
 	return planExit(pv, detailed)
 }
 

@@ -32,9 +32,12 @@ func viewTypeOf(asJSON bool) ViewType {
 type view struct {
 	stdout, stderr io.Writer
 	red            *secrets.Redactor
+	color          bool // stdout may be painted (a terminal, no NO_COLOR)
 }
 
-func (c *cli) view() view { return view{stdout: c.stdout, stderr: c.stderr, red: c.red} }
+func (c *cli) view() view {
+	return view{stdout: c.stdout, stderr: c.stderr, red: c.red, color: c.color()}
+}
 
 // out is stdout, redacted: a sensitive value this invocation has seen is
 // never printed in clear.

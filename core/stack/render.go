@@ -15,7 +15,23 @@ import (
 // "+" create, "~" update in place, "-/+" replace, "-" delete, "=" no change)
 // with the attribute values before and after, sensitive ones shown as
 // "(sensitive)", then a one-line summary.
-func (p *Preview) Render(w io.Writer) {
+func (p *Preview) Render(w io.Writer) { p.RenderColor(w, false) }
+
+// planColors paint each action's mark, as apply's progress paints its lines
+// (and Terraform its plan): green adds, yellow changes, red deletes.
+var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ansiYellow, plan.Replace: ansiRed,
+	plan.Delete: ansiRed, plan.NoOp: ansiDim, plan.Import: ansiCyan, plan.Conflict: ansiRed}
+
+// RenderColor is Render, in colour when color is set (a terminal without
+// NO_COLOR): each resource's mark and action, its diff's marks, and the
+// refusals.
+func (p *Preview) RenderColor(w io.Writer, color bool) {
+	paint := func(code, s string) string {
+		if !color || code == "" {
+			return s
+		}
+		return code + s + ansiReset
+	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		counts[c.Action]++
@@ -25,9 +41,9 @@ func (p *Preview) Render(w io.Writer) {
 		if c.Action == plan.NoOp {
 			label = "no change"
 		}
-		fmt.Fprintf(w, "%-3s %-10s %s (%s, %s)\n", sym, label, c.Resource, c.Type, c.Protection)
+		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(planColors[c.Action], fmt.Sprintf("%-3s %-10s", sym, label)), c.Resource, c.Type, c.Protection)
 		if c.Vanished {
-			fmt.Fprintf(w, "    !!! %s resource %s has vanished: its data may be lost; it will be created again, empty\n", strings.ToUpper(c.Protection.String()), c.Resource)
+			fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
 		} else if c.Drift != "" {
 			fmt.Fprintf(w, "    note: %s\n", c.Drift)
 		}
@@ -35,6 +51,10 @@ func (p *Preview) Render(w io.Writer) {
 			continue
 		}
 		for _, line := range diffLines(c) {
+			if color {
+				mark, rest, _ := strings.Cut(line, " ")
+				line = paint(map[string]string{"+": ansiGreen, "~": ansiYellow, "-": ansiRed}[mark], mark) + " " + rest
+			}
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
@@ -52,10 +72,10 @@ func (p *Preview) Render(w io.Writer) {
 		}
 	}
 	if p.Refused != nil {
-		fmt.Fprintf(w, "\nREFUSED: %v\n", p.Refused)
+		fmt.Fprintf(w, "\n%s %v\n", paint(ansiRed, "REFUSED:"), p.Refused)
 	}
 	if p.Conflict != nil {
-		fmt.Fprintf(w, "\nCONFLICT: %v\n", p.Conflict)
+		fmt.Fprintf(w, "\n%s %v\n", paint(ansiRed, "CONFLICT:"), p.Conflict)
 	}
 	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged",
 		counts[plan.Create], counts[plan.Update], counts[plan.Replace], counts[plan.Delete], counts[plan.NoOp])
