@@ -255,12 +255,46 @@ func (s *session) holdsSecret(v any) bool {
 	if s.opts.Redactor.Redact(string(b)) != string(b) {
 		return true
 	}
+	// A sensitive variable's value is looked for whatever its length (the
+	// Redactor leaves values shorter than secrets.MinRedactLen out of free
+	// text): over-marking a value sensitive is safe, missing one is not.
+	text := string(b)
 	for _, sv := range s.sensitiveVars() {
 		if reflect.DeepEqual(sv, v) {
 			return true
 		}
+		for _, piece := range scalars(sv) {
+			if piece != "" && strings.Contains(text, piece) {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// scalars lists the strings inside v, as they appear inside JSON text:
+// what a string made from v may contain. (A number or a bool is matched
+// whole, or by the Redactor in text when it is long enough: "1" would be
+// found in every id.)
+func scalars(v any) []string {
+	switch v := v.(type) {
+	case string:
+		q, _ := json.Marshal(v)
+		return []string{string(q[1 : len(q)-1])}
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, scalars(e)...)
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for _, e := range v {
+			out = append(out, scalars(e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // sensitiveVars are the values of the spec's sensitive variables.

@@ -160,3 +160,39 @@ func TestRollbackToRevisionReappliesItsVariables(t *testing.T) {
 		t.Errorf("variable changes %+v", pv.Variables)
 	}
 }
+
+// TestShortSecretDerived: a sensitive variable shorter than the Redactor
+// looks for in text still makes what interpolates it sensitive: sealed in
+// the state, masked in the plan.
+func TestShortSecretDerived(t *testing.T) {
+	const text = `version: 1
+stack: short
+variables:
+  pin: {type: string, sensitive: true}
+providers:
+  fake: {}
+resources:
+  - name: r
+    type: generic
+    config: {zone: "pin-${var.pin}"}
+outputs:
+  z: {value: "${r.zone}"}
+`
+	e := newEnv(t)
+	sp := expanded(t, text, map[string]any{"pin": "7q"})
+	pv, err := stack.Plan(e.ctx, sp, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pv.Changes[0].Sensitive; len(got) != 1 || got[0] != "zone" {
+		t.Fatalf("plan sensitive %v, want [zone]", got)
+	}
+	e.mustApply(t, sp)
+	st := e.state(t, "short")
+	if r := st.Resources["r"]; len(r.Sensitive) != 1 || r.Sensitive[0] != "zone" {
+		t.Fatalf("recorded sensitive %v", r.Sensitive)
+	}
+	if !st.Outputs["z"].Sensitive {
+		t.Fatalf("output z derived from the pin is not sensitive: %+v", st.Outputs["z"])
+	}
+}
