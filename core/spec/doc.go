@@ -12,7 +12,24 @@
 //   - every dependency names a resource of the spec, none is repeated or
 //     points at its own resource, and the dependency graph has no cycle;
 //   - every config is a JSON-like value (string, float64, bool, nil, []any,
-//     map[string]any) with finite numbers and string keys.
+//     map[string]any) with finite numbers and string keys, in which a string
+//     that holds a ${...} reference is a *Template (see below);
+//   - every variable has a known type and a default of that type (or none),
+//     every output a value;
+//   - every reference is well-formed and names a declared variable, or a
+//     resource of the spec other than its own (with [KEY] exactly when that
+//     resource has for_each); each.key and each.value appear only in the
+//     config of a resource with for_each; for_each and provider configs use
+//     only variables; references count as dependencies in the cycle check.
+//
+// References. A config, output, for_each or provider-config string holding
+// ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or
+// ${each.value} is kept as a *Template of literal and *Ref parts, each Ref
+// with the FILE:LINE:COL of its ${; $${ is a literal ${. Parse does not
+// evaluate anything: package core/resolve gives the variables their values
+// and expands for_each into instances addressed NAME[KEY] (Address) before
+// any provider starts, then resolves resource references at apply time.
+// A spec with no variables and no for_each is concrete as parsed.
 //
 // When a spec is not sound, Parse reports every problem it finds at once, as
 // Problems sorted by position, each printed as FILE:LINE:COL: message. It
@@ -26,6 +43,6 @@
 // lists at most 10 names, so the problems grow no faster than the spec.
 //
 // What depends on the providers (resource types and config checked against
-// a schema) is checked separately by Spec.CheckSchemas, once the schemas
-// have been read from the plugins.
+// a schema, referenced attributes) is checked separately by
+// Spec.CheckSchemas, once the schemas have been read from the plugins.
 package spec
