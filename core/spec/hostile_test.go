@@ -168,3 +168,29 @@ func TestMessagesBounded(t *testing.T) {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestManyReferencesOneLine parses a 1 MiB spec written on one line, in
+// flow style, whose one config holds tens of thousands of references, half
+// of them malformed: each is positioned at its own column (the search for
+// it resumes where the last one was found, so this is linear, not
+// quadratic in the line's length), and the problems stay bounded.
+func TestManyReferencesOneLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{version: 1, stack: s, providers: {mock: {}}, variables: {v: {}}, resources: [{name: a, type: t, config: {`)
+	n := 0
+	for b.Len() < maxSize-200 {
+		fmt.Fprintf(&b, `k%d: "${var.v}-${f(x)}", `, n)
+		n++
+	}
+	b.WriteString(`last: 1}}]}`)
+	text := b.String()
+	lines := parseWithin(t, 10*time.Second, []byte(text))
+	if len(lines) != n {
+		t.Fatalf("%d problems, want %d", len(lines), n)
+	}
+	// The problems are sorted; the last is at the last ${f(x)}.
+	col := strings.LastIndex(text, "${f(x)}") + 1
+	if want := fmt.Sprintf("1:%d: invalid reference", col); !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Errorf("last problem %q, want it at %s", lines[len(lines)-1], want)
+	}
+}
