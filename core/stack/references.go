@@ -127,46 +127,14 @@ func readable(r *spec.Resource, st *state.State) *spec.Resource {
 // afterApply replaces every reference left in v by plan.AfterApply, for a
 // plan to compare, print and write as JSON.
 func afterApply(v any) any {
-	switch v := v.(type) {
-	case *spec.Template:
-		return plan.AfterApply{}
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = afterApply(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = afterApply(e)
-		}
-		return out
-	}
-	return v
+	return resolve.Replace(v, func(*spec.Template) any { return plan.AfterApply{} })
 }
 
 // templateText replaces every reference left in v by the text it is
 // written as, literal parts included (a secret interpolated beside a value
 // known only after apply is still a secret).
 func templateText(v any) any {
-	switch v := v.(type) {
-	case *spec.Template:
-		return v.String()
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = templateText(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = templateText(e)
-		}
-		return out
-	}
-	return v
+	return resolve.Replace(v, func(t *spec.Template) any { return t.String() })
 }
 
 // planLookup resolves references while a plan decides resources in
@@ -178,7 +146,7 @@ func planLookup(st *state.State, obs map[string]*plan.Observation, decided map[s
 		if !ok {
 			return stateLookup(st)(addr, attr)
 		}
-		if v, ok := cfgs[addr][attr]; ok {
+		if v, ok := cfgs[addr][attr]; ok && attr != "id" {
 			// What the spec sets, the plan knows, unless it is itself known
 			// only after apply.
 			return v, !plan.HasUnknown(v)
