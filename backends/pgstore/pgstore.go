@@ -486,3 +486,21 @@ func (b *Backend) holder(ctx context.Context, q querier) (*storage.Holder, error
 	}
 	return h, rows.Err()
 }
+
+// TerminateHolder ends, on the server, the session that holds the stack's
+// lock (pg_terminate_backend, waiting up to 10 s for it to end), as a cut
+// connection would: the holder's next write fails with storage.ErrLost, and
+// the lock is free. It reports false when nobody held it. It needs the
+// right to signal that session (the same role, or pg_signal_backend): for
+// tests, and for an operator who knows the holder's machine is gone.
+func (b *Backend) TerminateHolder(ctx context.Context) (bool, error) {
+	classid, objid := lockIDs(b.key)
+	var ended bool
+	err := b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(pg_terminate_backend(p.pid, 10000)), false) FROM pg_locks p
+	WHERE p.locktype = 'advisory' AND p.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND p.classid = $1::bigint::oid AND p.objid = $2::bigint::oid AND p.objsubid = 1 AND p.granted`, classid, objid).Scan(&ended)
+	if err != nil {
+		return false, b.wrap("terminate the lock's holder", err)
+	}
+	return ended, nil
+}

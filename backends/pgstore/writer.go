@@ -252,7 +252,7 @@ func (w *writer) errLost() error {
 	if why == nil {
 		return fmt.Errorf("stack %s at %s: %w (nothing more was written)", w.b.stack, w.b.loc, storage.ErrLost)
 	}
-	return w.b.wrap("", fmt.Errorf("%w (the lock connection ended: %v; nothing more was written)", storage.ErrLost, why))
+	return mask(fmt.Errorf("postgres %s: %w (the lock connection ended: %v; nothing more was written)", w.b.loc, storage.ErrLost, why), w.b.password)
 }
 
 func (w *writer) isLost() bool {

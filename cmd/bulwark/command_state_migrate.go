@@ -22,29 +22,29 @@ import (
 // envState names the backend when --state and --state-dir are not given.
 const envState = "BULWARK_STATE"
 
-// resolveState settles where the stack lives, once per command, from
-// --state, --state-dir and $BULWARK_STATE (a flag over the variable; the
-// two flags together are refused, since they could disagree). A file URL
-// or a bare path becomes stateDir; c.stateURL is left set only for a
-// backend off this machine.
+// resolveState settles where the stack lives, once per command: the
+// backend is --state's, else $BULWARK_STATE's, else the file backend under
+// --state-dir. With a remote backend, --state-dir is where this machine
+// keeps the providers' data folders, so it never turns a team's
+// $BULWARK_STATE off. With a file one, --state file://… beside --state-dir
+// is refused (two folders for one thing), and --state-dir beats a file URL
+// in $BULWARK_STATE (a flag over a variable). A file URL or a bare path
+// becomes stateDir; c.stateURL is left set only for a backend off this
+// machine.
 func (c *cli) resolveState(cmd *cobra.Command) error {
 	fl := cmd.Flags()
 	stateSet, dirSet := fl.Changed("state"), fl.Changed("state-dir")
 	u := c.stateURL
 	switch {
+	case stateSet && u == "":
+		return errors.New("--state: empty URL (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)")
 	case stateSet && dirSet && !backends.Remote(u):
-		// With a remote --state, --state-dir is where this machine keeps
-		// the providers' data folders; with a file one, the two could
-		// name two folders for one thing.
 		return errors.New("--state file://… and --state-dir are both given: --state-dir DIR is --state file://DIR; give one of them")
-	case stateSet:
-		if u == "" {
-			return errors.New("--state: empty URL (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)")
-		}
-	case dirSet:
-		u = ""
-	default:
+	case !stateSet:
 		u = os.Getenv(envState)
+		if dirSet && !backends.Remote(u) {
+			u = ""
+		}
 	}
 	c.stateURL = ""
 	if u == "" {

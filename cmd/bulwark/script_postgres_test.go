@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"testing"
 	"time"
@@ -46,6 +47,8 @@ func TestPostgresScripts(t *testing.T) {
 			"no-plugin-left": cmdNoPluginLeft,
 			"pg-hold-lock":   cmdPgHoldLock,
 			"pg-wait-lock":   cmdPgWaitLock,
+			"pg-cut-lock":    cmdPgCutLock,
+			"wait-match":     cmdWaitMatch,
 		},
 	})
 }
@@ -85,6 +88,43 @@ func cmdPgWaitLock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("nobody took the lock of %s within 20s", args[1])
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+// pg-cut-lock URL STACK ends, on the server, the session that holds STACK's
+// lock at URL (a connection cut), and waits until it has ended.
+func cmdPgCutLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pg-cut-lock URL STACK")
+	}
+	ctx := context.Background()
+	b, err := pgstore.Open(ctx, args[0], storage.Options{Stack: args[1]})
+	ts.Check(err)
+	defer b.Close()
+	ended, err := b.TerminateHolder(ctx)
+	ts.Check(err)
+	if !ended {
+		ts.Fatalf("nobody holds the lock of %s", args[1])
+	}
+}
+
+// wait-match FILE REGEXP polls, with a deadline, until FILE has a line that
+// matches REGEXP.
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: wait-match FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s has no line matching %s within 20s", args[0], args[1])
 		}
 		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
 	}
