@@ -221,3 +221,12 @@ func yesFlags(cmd *cobra.Command, yes *bool) {
 func (c *cli) color() bool {
 	return c.terminal(c.stdout) && os.Getenv("NO_COLOR") == ""
 }
+
+// notASpec is err, or, when the file that failed to load as a spec is a
+// saved plan, what to do with one instead.
+func notASpec(path string, err error) error {
+	if isPlanFile(path) {
+		return fmt.Errorf("%s is a plan saved by bulwark plan --out, not a spec: `bulwark show %s` shows it, `bulwark apply %s` carries it out", path, path, path)
+	}
+	return err
+}

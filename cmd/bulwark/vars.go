@@ -42,7 +42,7 @@ func (c *cli) inputs() resolve.Inputs {
 func (c *cli) loadSpec(path, provider string) (*spec.Spec, error) {
 	sp, err := spec.Load(path)
 	if err != nil {
-		return nil, err
+		return nil, notASpec(path, err)
 	}
 	if provider != "" {
 		sp = sp.WithDefaultProvider(provider)
