@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc"
 
@@ -21,8 +22,9 @@ func NewGRPCClient(conn grpc.ClientConnInterface) Provider {
 }
 
 var (
-	_ Provider = (*grpcClient)(nil)
-	_ Importer = (*grpcClient)(nil)
+	_ Provider    = (*grpcClient)(nil)
+	_ Importer    = (*grpcClient)(nil)
+	_ BatchReader = (*grpcClient)(nil)
 )
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -58,14 +60,60 @@ func (c *grpcClient) ValidateResource(ctx context.Context, req *ValidateResource
 }
 
 func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, error) {
+	pr, err := toReadRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Read(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	return fromReadResponse(resp)
+}
+
+// ReadMany calls the ReadMany RPC. The host calls it only for a provider
+// whose schema sets Capabilities.ReadMany (an older plugin answers
+// Unimplemented). A result that cannot be decoded is an error result.
+func (c *grpcClient) ReadMany(ctx context.Context, req *ReadManyRequest) (*ReadManyResponse, error) {
+	preq := &pb.ReadMany_Request{Reads: make([]*pb.Read_Request, len(req.Reads))}
+	for i, r := range req.Reads {
+		pr, err := toReadRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", r.Name, err)
+		}
+		preq.Reads[i] = pr
+	}
+	resp, err := c.c.ReadMany(ctx, preq)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReadManyResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}
+	if out.Diagnostics.HasError() {
+		return out, nil
+	}
+	if len(resp.GetResults()) != len(req.Reads) {
+		return nil, fmt.Errorf("provider answered %d of %d reads", len(resp.GetResults()), len(req.Reads))
+	}
+	out.Results = make([]*ReadResponse, len(req.Reads))
+	for i, r := range resp.GetResults() {
+		rr, err := fromReadResponse(r)
+		if err != nil {
+			rr = &ReadResponse{Diagnostics: DiagnosticsFromError(err)}
+		}
+		out.Results[i] = rr
+	}
+	return out, nil
+}
+
+func toReadRequest(req *ReadRequest) (*pb.Read_Request, error) {
 	cfg, err := toDynamic(req.Config)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Read(ctx, &pb.Read_Request{Type: req.Type, Name: req.Name, Id: req.ID, IdempotencyKey: req.IdempotencyKey, Config: cfg, Private: req.Private})
-	if err != nil {
-		return nil, err
-	}
+	return &pb.Read_Request{Type: req.Type, Name: req.Name, Id: req.ID, IdempotencyKey: req.IdempotencyKey, Config: cfg, Private: req.Private}, nil
+}
+
+func fromReadResponse(resp *pb.Read_Response) (*ReadResponse, error) {
 	attrs, err := fromDynamic(resp.GetAttributes())
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 // implements Importer.
 type keyed struct {
 	recorder
-	imports int
+	imports, batches int
 }
 
 func (k *keyed) GetSchema(ctx context.Context, req *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -41,8 +41,23 @@ func (k *keyed) Import(_ context.Context, req *ImportRequest) (*ImportResponse, 
 	return &ImportResponse{Exists: true, ID: req.ID, Attributes: Attributes{"name": req.Name}, IdempotencyKey: "k0"}, nil
 }
 
-// The additions travel over the real transport: capabilities (Import
-// detected by Serve, not declared), the provider's config schema, the key on
+// ReadMany answers each read as Read does, failing the one named "bad".
+func (k *keyed) ReadMany(ctx context.Context, req *ReadManyRequest) (*ReadManyResponse, error) {
+	k.batches++
+	out := &ReadManyResponse{}
+	for _, r := range req.Reads {
+		if r.Name == "bad" {
+			out.Results = append(out.Results, &ReadResponse{Diagnostics: Diagnostics{Errorf("cannot read bad")}})
+			continue
+		}
+		rr, _ := k.Read(ctx, r)
+		out.Results = append(out.Results, rr)
+	}
+	return out, nil
+}
+
+// The additions travel over the real transport: capabilities (Import and
+// ReadMany detected by Serve, not declared), the provider's config schema, the key on
 // Read, a conflict code on Create, ReadOnly on Configure.
 func TestGRPCContractAdditions(t *testing.T) {
 	impl := &keyed{}
@@ -53,7 +68,7 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Capabilities{IdempotencyKeys: true, Import: true}); s.Capabilities != want {
+	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true}); s.Capabilities != want {
 		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
 	}
 	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {
@@ -89,6 +104,38 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil || !ir.Diagnostics.HasError() || impl.imports != 1 {
 		t.Errorf("import without an id: %+v %v; want refused before the provider", ir, err)
 	}
+
+	checkReadMany(t, host)
+	if impl.batches != 1 {
+		t.Errorf("ReadMany reached the provider's ReadMany %d times, want once", impl.batches)
+	}
+}
+
+// checkReadMany reads a, bad and c in one ReadMany: one result each, in
+// order, the failing one failing alone.
+func checkReadMany(t *testing.T, host Provider) {
+	t.Helper()
+	resp, err := host.(BatchReader).ReadMany(context.Background(), &ReadManyRequest{Reads: []*ReadRequest{
+		{Type: "bucket", Name: "a"}, {Type: "bucket", Name: "bad"}, {Type: "bucket", Name: "c", ID: "id-c"},
+	}})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("ReadMany: %v %v", err, resp)
+	}
+	if len(resp.Results) != 3 {
+		t.Fatalf("ReadMany answered %d results, want 3", len(resp.Results))
+	}
+	for i, name := range []string{"a", "bad", "c"} {
+		r := resp.Results[i]
+		if name == "bad" {
+			if !r.Diagnostics.HasError() {
+				t.Errorf("result %d (%s) = %+v, want its error", i, name, r)
+			}
+			continue
+		}
+		if r.Diagnostics.HasError() || !r.Exists || r.ID != "id-"+name {
+			t.Errorf("result %d (%s) = %+v", i, name, r)
+		}
+	}
 }
 
 // A provider written before the additions keeps working: no capabilities,
@@ -110,6 +157,11 @@ func TestGRPCOlderProviderIsConservative(t *testing.T) {
 	}
 	if got := rec.last("Read"); !reflect.DeepEqual(got, &ReadRequest{Type: "bucket", Name: "b", ID: "i"}) {
 		t.Errorf("fallback read %+v", got)
+	}
+	// ReadMany, which a host may still call, is one Read after the other.
+	resp, err := host.(BatchReader).ReadMany(ctx, &ReadManyRequest{Reads: []*ReadRequest{{Type: "bucket", Name: "x"}, {Type: "bucket", Name: "y"}}})
+	if err != nil || len(resp.Results) != 2 || resp.Results[0].ID != "id-x" || resp.Results[1].ID != "id-y" {
+		t.Fatalf("ReadMany fallback %+v %v", resp, err)
 	}
 }
 

@@ -142,6 +142,31 @@ type Capabilities struct {
 	IdempotencyKeys bool
 	// Import is set by Serve when the provider implements Importer.
 	Import bool
+	// ReadMany is set by Serve when the provider implements BatchReader:
+	// the host then reads many resources in one call.
+	ReadMany bool
+}
+
+// BatchReader is an optional interface: a provider that implements it is
+// asked for many Reads in one call (a plan, and an apply's reads before its
+// first step), which saves a round trip per resource. Results[i] must answer
+// Reads[i], exactly as Read would have (Exists false for what is absent);
+// an error fails every read of the call. Without it the host makes single
+// Reads, several at once.
+type BatchReader interface {
+	ReadMany(ctx context.Context, req *ReadManyRequest) (*ReadManyResponse, error)
+}
+
+// ReadManyRequest is many Reads.
+type ReadManyRequest struct {
+	Reads []*ReadRequest
+}
+
+// ReadManyResponse answers a ReadManyRequest: one result per read, in order.
+type ReadManyResponse struct {
+	Results []*ReadResponse
+	// Diagnostics concern the whole call; an error fails every read.
+	Diagnostics Diagnostics
 }
 
 // Importer is an optional interface: a provider that implements it is asked

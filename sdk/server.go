@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,8 +90,10 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 	})
 	if resp != nil {
 		_, imports := s.impl.(Importer)
+		_, batches := s.impl.(BatchReader)
 		c := *resp
 		c.Capabilities.Import = imports
+		c.Capabilities.ReadMany = batches
 		resp = &c
 	}
 	out := toSchema(resp)
@@ -132,25 +135,103 @@ func (s *server) ValidateResource(ctx context.Context, req *pb.ValidateResource_
 }
 
 func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Response, error) {
-	cfg, err := fromDynamic(req.GetConfig())
+	rr, err := fromReadRequest(req)
 	if err != nil {
 		return &pb.Read_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
 	var resp *ReadResponse
 	ds := s.call(func() (Diagnostics, error) {
 		var err error
-		resp, err = s.impl.Read(ctx, &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg, Private: req.GetPrivate()})
+		resp, err = s.impl.Read(ctx, rr)
 		return nil, err
 	})
+	return toReadResponse(resp, ds), nil
+}
+
+// ReadMany asks a provider that implements BatchReader; for one that does
+// not, it is one Read after the other, so a host may call it either way.
+// A request that cannot be decoded gets its own error result and never
+// reaches the provider.
+func (s *server) ReadMany(ctx context.Context, req *pb.ReadMany_Request) (*pb.ReadMany_Response, error) {
+	out := &pb.ReadMany_Response{Results: make([]*pb.Read_Response, len(req.GetReads()))}
+	var (
+		reads []*ReadRequest
+		at    []int // reads[j] answers request at[j]
+	)
+	for i, r := range req.GetReads() {
+		rr, err := fromReadRequest(r)
+		if err != nil {
+			out.Results[i] = &pb.Read_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}
+			continue
+		}
+		reads, at = append(reads, rr), append(at, i)
+	}
+	batch, ok := s.impl.(BatchReader)
+	if !ok {
+		for j, rr := range reads {
+			var resp *ReadResponse
+			ds := s.call(func() (Diagnostics, error) {
+				var err error
+				resp, err = s.impl.Read(ctx, rr)
+				return nil, err
+			})
+			out.Results[at[j]] = toReadResponse(resp, ds)
+		}
+		return out, nil
+	}
+	var resp *ReadManyResponse
+	ds := s.call(func() (Diagnostics, error) {
+		if len(reads) == 0 {
+			resp = &ReadManyResponse{}
+			return nil, nil
+		}
+		var err error
+		resp, err = batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
+		return nil, err
+	})
+	switch {
+	case resp == nil && !ds.HasError():
+		ds = append(ds, Errorf("provider returned no ReadMany response"))
+	case resp != nil:
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
+		if !ds.HasError() && len(resp.Results) != len(reads) {
+			ds = append(ds, Errorf("provider answered %d of %d reads", len(resp.Results), len(reads)))
+		}
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	if ds.HasError() {
+		out.Results = nil
+		return out, nil
+	}
+	for j, r := range resp.Results {
+		if r == nil {
+			r = &ReadResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this read")}}
+		}
+		out.Results[at[j]] = toReadResponse(r, nil)
+	}
+	return out, nil
+}
+
+func fromReadRequest(req *pb.Read_Request) (*ReadRequest, error) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	return &ReadRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), IdempotencyKey: req.GetIdempotencyKey(), Config: cfg, Private: req.GetPrivate()}, nil
+}
+
+// toReadResponse is resp on the wire, with ds (the call's own diagnostics)
+// after the provider's.
+func toReadResponse(resp *ReadResponse, ds Diagnostics) *pb.Read_Response {
 	out := &pb.Read_Response{}
 	if resp != nil {
-		ds = append(resp.Diagnostics, ds...)
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
 		out.Exists, out.Id, out.Attributes, out.IdempotencyKey, out.Private = resp.Exists, resp.ID, attrs, resp.IdempotencyKey, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
-	return out, nil
+	return out
 }
 
 // Import asks a provider that implements Importer; for one that does not,

@@ -43,4 +43,12 @@ func TestHostReadOnlyAndImportFallback(t *testing.T) {
 	if _, err := p.Import(ctx, &sdk.ImportRequest{Type: "thing", Name: "y"}); err == nil {
 		t.Error("an import without an id was accepted")
 	}
+	// Nor does it offer ReadMany: ReadMany is one Read after the other.
+	if p.ReadsMany() {
+		t.Error("an older plugin offers ReadMany")
+	}
+	res, err := p.ReadMany(ctx, []*sdk.ReadRequest{{Type: "thing", Name: "y", ID: c.ID}, {Type: "thing", Name: "z", ID: "none"}})
+	if err != nil || len(res) != 2 || res[0].Err != nil || !res[0].Response.Exists || res[0].Response.ID != c.ID || res[1].Err != nil || res[1].Response.Exists {
+		t.Errorf("ReadMany through Read: %+v %v", res, err)
+	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -346,6 +348,67 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 		return nil, p.check(ctx, prov, "Read", err)
 	}
 	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
+}
+
+// ReadResult is one read of a ReadMany: what Read would have returned.
+type ReadResult struct {
+	Response *sdk.ReadResponse
+	Err      error
+}
+
+// ReadsMany reports whether the provider offers ReadMany (its schema's
+// Capabilities.ReadMany): whether a ReadMany is one call.
+func (p *Plugin) ReadsMany() bool {
+	s := p.Schema()
+	return s != nil && s.Capabilities.ReadMany
+}
+
+// ReadMany reads every request: in one ReadMany call when the provider
+// offers it (see ReadsMany), else one Read after the other. Each result is
+// what Read would have returned for its request; the error is for what
+// fails the whole call. A batch whose answer is too large for one message
+// is read again in halves.
+func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
+	out := make([]ReadResult, len(reqs))
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch, ok := prov.(sdk.BatchReader)
+	if !ok || !p.ReadsMany() || len(reqs) == 1 {
+		for i, req := range reqs {
+			out[i].Response, out[i].Err = p.Read(ctx, req)
+		}
+		return out, nil
+	}
+	cctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := batch.ReadMany(cctx, &sdk.ReadManyRequest{Reads: reqs})
+	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
+		half := len(reqs) / 2
+		a, err := p.ReadMany(ctx, reqs[:half])
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.ReadMany(ctx, reqs[half:])
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
+	if err != nil {
+		return nil, p.check(cctx, prov, "ReadMany", err)
+	}
+	if err := p.diagnostics(cctx, "ReadMany", resp.Diagnostics); err != nil {
+		return nil, err
+	}
+	if len(resp.Results) != len(reqs) {
+		return nil, fmt.Errorf("provider %s: ReadMany answered %d of %d reads", p.cfg.Name, len(resp.Results), len(reqs))
+	}
+	for i, r := range resp.Results {
+		out[i] = ReadResult{Response: r, Err: p.diagnostics(cctx, "Read", r.Diagnostics)}
+	}
+	return out, nil
 }
 
 // Import reads the resource a user takes over by id: through the provider's

@@ -87,6 +87,11 @@
 //     the resource with its configured attributes (and, with
 //     IdempotencyKeys, the key it was created under). Skipped otherwise: the
 //     host then imports with Read by ID.
+//   - read_many: when the provider implements sdk.BatchReader (through
+//     gRPC: when sdk.Serve declared Capabilities.ReadMany), one ReadMany of
+//     the resource by ID, an absent name, the resource by key and by name
+//     answers one result per read, in order, each what Read answers.
+//     Skipped otherwise: the host then makes single Reads.
 //   - read_by_key_after_restart: a fresh provider instance (newProvider
 //     again, or a new process), configured with the same data folder, finds
 //     the resource by the idempotency key: the host's recovery after a crash

@@ -146,10 +146,12 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 		direct, err := raw.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
 		if err == nil && direct != nil {
 			want := canonical(direct)
-			// sdk.Serve sets Import for a provider that implements Importer.
+			// sdk.Serve sets Import and ReadMany for a provider that
+			// implements Importer and BatchReader.
 			_, want.Capabilities.Import = raw.(sdk.Importer)
+			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import and ReadMany set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}
@@ -349,6 +351,49 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		checkAttributes(t, "Import", r.Config, resp.Attributes)
 		if s.keys() && resp.IdempotencyKey != key {
 			t.Errorf("Import by ID %q: IdempotencyKey %q, want %q, the key of the Create that made it", id, resp.IdempotencyKey, key)
+		}
+	})
+	t.Run("read_many", func(t *testing.T) {
+		batch, ok := p.(sdk.BatchReader)
+		if !ok || s.served && !s.schema.Capabilities.ReadMany {
+			t.Skip("the provider does not implement sdk.BatchReader: the host makes single Reads")
+		}
+		reads := []*sdk.ReadRequest{
+			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
+			{Type: r.Type, Name: "providertest-absent-" + s.runID, Config: r.Config},
+			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
+			{Type: r.Type, Name: r.Name, Config: r.Config},
+		}
+		resp, err := batch.ReadMany(t.Context(), &sdk.ReadManyRequest{Reads: reads})
+		if resp == nil {
+			resp = &sdk.ReadManyResponse{}
+		}
+		must(t, "ReadMany", s.fold(t, "ReadMany", err, resp.Diagnostics))
+		if len(resp.Results) != len(reads) {
+			t.Fatalf("ReadMany of %d reads answered %d results, want one per read, in order", len(reads), len(resp.Results))
+		}
+		for i, req := range reads {
+			got := resp.Results[i]
+			if got == nil {
+				t.Errorf("ReadMany result %d (%+v) is nil", i, req)
+				continue
+			}
+			if err := s.fold(t, fmt.Sprintf("ReadMany result %d", i), nil, got.Diagnostics); err != nil {
+				t.Errorf("ReadMany result %d (%+v): %v", i, req, err)
+				continue
+			}
+			single, err := p.Read(t.Context(), req)
+			if err != nil || single == nil {
+				t.Errorf("Read %+v: %v", req, err)
+				continue
+			}
+			if got.Exists != single.Exists || got.ID != single.ID || got.IdempotencyKey != single.IdempotencyKey ||
+				!reflect.DeepEqual(normalize(t, "ReadMany attributes", got.Attributes), normalize(t, "Read attributes", single.Attributes)) {
+				t.Errorf("ReadMany result %d answers %+v with\n%+v\nRead answers\n%+v", i, req, got, single)
+			}
+		}
+		if resp.Results[0].ID != id || !resp.Results[0].Exists || resp.Results[1].Exists {
+			t.Errorf("ReadMany: the resource by ID is %+v, the absent one %+v", resp.Results[0], resp.Results[1])
 		}
 	})
 	t.Run("read_by_key_after_restart", func(t *testing.T) {

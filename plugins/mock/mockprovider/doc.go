@@ -59,6 +59,9 @@
 //     in a shared world by hand) fails with an sdk.Conflict diagnostic naming
 //     that key, and never claims or changes the resource. GetSchema declares
 //     this, and the key on Read, as the IdempotencyKeys capability.
+//   - ReadMany (sdk.BatchReader: Serve declares Capabilities.ReadMany)
+//     answers each read as Read would, in one call: latency_ms is slept
+//     once for the whole batch.
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), and reports the key the resource was created
 //     under. Absent is Exists=false with no error.

@@ -62,8 +62,9 @@ type provider struct {
 }
 
 var (
-	_ sdk.Provider = (*provider)(nil)
-	_ sdk.Closer   = (*provider)(nil)
+	_ sdk.Provider    = (*provider)(nil)
+	_ sdk.Closer      = (*provider)(nil)
+	_ sdk.BatchReader = (*provider)(nil)
 )
 
 // wait sleeps for the configured latency, or until ctx is done.
@@ -260,6 +261,30 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if err != nil {
 		return nil, err
 	}
+	return w.read(req), nil
+}
+
+// ReadMany is many Reads in one call: latency_ms is slept once, and the
+// world brought up to date once.
+func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w, err := p.world()
+	if err != nil {
+		return nil, err
+	}
+	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
+	for i, r := range req.Reads {
+		out.Results[i] = w.read(r)
+	}
+	return out, nil
+}
+
+// read answers one Read.
+func (w *world) read(req *sdk.ReadRequest) *sdk.ReadResponse {
 	var r *resource
 	switch {
 	case req.ID != "":
@@ -270,9 +295,9 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 		r = w.byTypeName(req.Type, req.Name)
 	}
 	if r == nil {
-		return &sdk.ReadResponse{Exists: false}, nil
+		return &sdk.ReadResponse{Exists: false}
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: r.attributes(), IdempotencyKey: r.IdempotencyKey}, nil
+	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: r.attributes(), IdempotencyKey: r.IdempotencyKey}
 }
 
 // Create makes a resource, or returns the one a Create with the same

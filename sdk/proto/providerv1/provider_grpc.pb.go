@@ -34,6 +34,7 @@ const (
 	Provider_Update_FullMethodName           = "/bulwark.provider.v1.Provider/Update"
 	Provider_Delete_FullMethodName           = "/bulwark.provider.v1.Provider/Delete"
 	Provider_Import_FullMethodName           = "/bulwark.provider.v1.Provider/Import"
+	Provider_ReadMany_FullMethodName         = "/bulwark.provider.v1.Provider/ReadMany"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -63,6 +64,11 @@ type ProviderClient interface {
 	// over. Optional: a provider offers it by setting capabilities.import in
 	// GetSchema; without it the host reads by id with Read.
 	Import(ctx context.Context, in *Import_Request, opts ...grpc.CallOption) (*Import_Response, error)
+	// ReadMany is many Reads in one call: one result per request, in order,
+	// each what Read would have answered. Optional: a provider offers it by
+	// setting capabilities.read_many in GetSchema; without it the host makes
+	// single Reads.
+	ReadMany(ctx context.Context, in *ReadMany_Request, opts ...grpc.CallOption) (*ReadMany_Response, error)
 }
 
 type providerClient struct {
@@ -153,6 +159,16 @@ func (c *providerClient) Import(ctx context.Context, in *Import_Request, opts ..
 	return out, nil
 }
 
+func (c *providerClient) ReadMany(ctx context.Context, in *ReadMany_Request, opts ...grpc.CallOption) (*ReadMany_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadMany_Response)
+	err := c.cc.Invoke(ctx, Provider_ReadMany_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -180,6 +196,11 @@ type ProviderServer interface {
 	// over. Optional: a provider offers it by setting capabilities.import in
 	// GetSchema; without it the host reads by id with Read.
 	Import(context.Context, *Import_Request) (*Import_Response, error)
+	// ReadMany is many Reads in one call: one result per request, in order,
+	// each what Read would have answered. Optional: a provider offers it by
+	// setting capabilities.read_many in GetSchema; without it the host makes
+	// single Reads.
+	ReadMany(context.Context, *ReadMany_Request) (*ReadMany_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -213,6 +234,9 @@ func (UnimplementedProviderServer) Delete(context.Context, *Delete_Request) (*De
 }
 func (UnimplementedProviderServer) Import(context.Context, *Import_Request) (*Import_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method Import not implemented")
+}
+func (UnimplementedProviderServer) ReadMany(context.Context, *ReadMany_Request) (*ReadMany_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadMany not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -379,6 +403,24 @@ func _Provider_Import_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_ReadMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadMany_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).ReadMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_ReadMany_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).ReadMany(ctx, req.(*ReadMany_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -417,6 +459,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Import",
 			Handler:    _Provider_Import_Handler,
+		},
+		{
+			MethodName: "ReadMany",
+			Handler:    _Provider_ReadMany_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
