@@ -8,6 +8,7 @@
 package dag
 
 import (
+	"container/heap"
 	"sort"
 	"strings"
 )
@@ -16,11 +17,12 @@ import (
 type Graph struct {
 	nodes map[string]struct{}
 	deps  map[string]map[string]struct{}
+	rdeps map[string]map[string]struct{} // deps turned around: who depends on a node
 }
 
 // New returns an empty graph.
 func New() *Graph {
-	return &Graph{nodes: map[string]struct{}{}, deps: map[string]map[string]struct{}{}}
+	return &Graph{nodes: map[string]struct{}{}, deps: map[string]map[string]struct{}{}, rdeps: map[string]map[string]struct{}{}}
 }
 
 // Add adds a node; adding one twice is harmless.
@@ -36,6 +38,10 @@ func (g *Graph) Connect(from, to string) {
 		g.deps[from] = map[string]struct{}{}
 	}
 	g.deps[from][to] = struct{}{}
+	if g.rdeps[to] == nil {
+		g.rdeps[to] = map[string]struct{}{}
+	}
+	g.rdeps[to][from] = struct{}{}
 }
 
 // Has reports whether n is a node.
@@ -66,11 +72,9 @@ func (g *Graph) DependsOn(n string) []string {
 
 // Dependents returns what depends on n directly, sorted.
 func (g *Graph) Dependents(n string) []string {
-	var out []string
-	for from, ds := range g.deps {
-		if _, ok := ds[n]; ok {
-			out = append(out, from)
-		}
+	out := make([]string, 0, len(g.rdeps[n]))
+	for from := range g.rdeps[n] {
+		out = append(out, from)
 	}
 	sort.Strings(out)
 	return out
@@ -141,35 +145,43 @@ func canonical(nodes []string) Cycle {
 }
 
 // TopoOrder returns the nodes with every dependency before its dependents,
-// ties broken by name, and false if the graph has a cycle.
+// ties broken by name (of the nodes ready, the smallest comes first), and
+// false if the graph has a cycle. O((nodes + edges) log nodes).
 func (g *Graph) TopoOrder() ([]string, bool) {
-	indeg := map[string]int{}
+	indeg := make(map[string]int, len(g.nodes))
+	ready := &names{}
 	for n := range g.nodes {
 		indeg[n] = len(g.deps[n])
-	}
-	var ready []string
-	for n, d := range indeg {
-		if d == 0 {
-			ready = append(ready, n)
+		if indeg[n] == 0 {
+			ready.s = append(ready.s, n)
 		}
 	}
-	sort.Strings(ready)
-	var out []string
-	for len(ready) > 0 {
-		n := ready[0]
-		ready = ready[1:]
+	heap.Init(ready)
+	out := make([]string, 0, len(g.nodes))
+	for ready.Len() > 0 {
+		n := heap.Pop(ready).(string)
 		out = append(out, n)
-		var next []string
-		for _, m := range g.Dependents(n) {
+		for m := range g.rdeps[n] {
 			indeg[m]--
 			if indeg[m] == 0 {
-				next = append(next, m)
+				heap.Push(ready, m)
 			}
 		}
-		ready = append(ready, next...)
-		sort.Strings(ready)
 	}
 	return out, len(out) == len(g.nodes)
+}
+
+// names is a min-heap of node names.
+type names struct{ s []string }
+
+func (h *names) Len() int           { return len(h.s) }
+func (h *names) Less(i, j int) bool { return h.s[i] < h.s[j] }
+func (h *names) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *names) Push(x any)         { h.s = append(h.s, x.(string)) }
+func (h *names) Pop() any {
+	n := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return n
 }
 
 // Subgraph returns the graph restricted to keep, with an edge a -> b wherever

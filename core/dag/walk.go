@@ -1,7 +1,9 @@
 package dag
 
 import (
+	"container/heap"
 	"context"
+	"sort"
 	"sync"
 )
 
@@ -20,76 +22,105 @@ type WalkResult struct {
 // dependencies are done, at most parallelism at a time (at least one). When
 // stop returns true (checked before each start) no further node starts; the
 // ones running finish. Walk returns once nothing is running.
+//
+// Of the nodes ready to start, the one first in TopoOrder starts first. The
+// cost is O((nodes + edges) log nodes) for the whole walk: each node keeps a
+// count of the dependencies not yet done, and the nodes ready wait in a
+// heap, so nothing is scanned again after each visit (a chain of 10,000
+// would otherwise scan 10,000 nodes 10,000 times).
 func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, visit Visit) WalkResult {
 	if parallelism < 1 {
 		parallelism = 1
 	}
 	order, _ := g.TopoOrder()
-	var (
-		mu      sync.Mutex
-		cond    = sync.NewCond(&mu)
-		state   = map[string]int{} // 0 pending, 1 running, 2 ok, 3 failed/blocked
-		running int
-		res     WalkResult
-	)
 	const (
 		pending = iota
 		runningState
 		okState
 		badState
 	)
-	blockedBy := func(n string) (ready, blocked bool) {
-		ready = true
-		for _, d := range g.DependsOn(n) {
-			switch state[d] {
-			case okState:
-			case badState:
-				return false, true
-			default:
-				ready = false
+	pos := make(map[string]int, len(order))
+	for i, n := range order {
+		pos[n] = i
+	}
+	var (
+		mu        sync.Mutex
+		cond      = sync.NewCond(&mu)
+		state     = make(map[string]int, len(g.nodes))
+		remaining = make(map[string]int, len(order)) // dependencies not done yet
+		ready     = &positions{}
+		running   int
+		res       WalkResult
+	)
+	for _, n := range order {
+		remaining[n] = len(g.deps[n])
+		if remaining[n] == 0 {
+			ready.s = append(ready.s, pos[n])
+		}
+	}
+	heap.Init(ready)
+	// block marks n (pending) and everything pending that depends on it,
+	// directly or not, as blocked, in TopoOrder.
+	block := func(n string) {
+		var found []string
+		var walk func(string)
+		walk = func(m string) {
+			if state[m] != pending {
+				return
+			}
+			state[m] = badState
+			found = append(found, m)
+			for d := range g.rdeps[m] {
+				walk(d)
 			}
 		}
-		return ready, false
+		walk(n)
+		sort.Slice(found, func(i, j int) bool { return pos[found[i]] < pos[found[j]] })
+		res.Blocked = append(res.Blocked, found...)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	for {
-		progressed := false
 		stopped := stop != nil && stop()
-		for _, n := range order {
+		for ready.Len() > 0 {
+			if !stopped && (running >= parallelism || ctx.Err() != nil) {
+				break
+			}
+			n := order[heap.Pop(ready).(int)]
 			if state[n] != pending {
-				continue
+				continue // blocked since it became ready
 			}
-			ready, blocked := blockedBy(n)
-			if blocked || (stopped && ready) {
-				state[n] = badState
-				res.Blocked = append(res.Blocked, n)
-				progressed = true
-				continue
-			}
-			if !ready || running >= parallelism || ctx.Err() != nil {
+			if stopped {
+				block(n)
 				continue
 			}
 			state[n] = runningState
 			running++
-			progressed = true
 			go func(n string) {
 				ok := visit(ctx, n)
 				mu.Lock()
+				defer mu.Unlock()
 				running--
 				if ok {
 					state[n] = okState
 					res.Done = append(res.Done, n)
+					for m := range g.rdeps[n] {
+						if state[m] != pending {
+							continue
+						}
+						if remaining[m]--; remaining[m] == 0 {
+							heap.Push(ready, pos[m])
+						}
+					}
 				} else {
 					state[n] = badState
 					res.Failed = append(res.Failed, n)
+					for m := range g.rdeps[n] {
+						block(m)
+					}
 				}
 				cond.Broadcast()
-				mu.Unlock()
 			}(n)
-		}
-		if progressed {
-			continue
 		}
 		if running == 0 {
 			// Whatever is still pending can never start (cancelled context or a
@@ -100,13 +131,29 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 					res.Blocked = append(res.Blocked, n)
 				}
 			}
+			var rest []string
 			for n := range g.nodes {
 				if state[n] == pending {
-					res.Blocked = append(res.Blocked, n)
+					rest = append(rest, n)
 				}
 			}
+			sort.Strings(rest)
+			res.Blocked = append(res.Blocked, rest...)
 			return res
 		}
 		cond.Wait()
 	}
+}
+
+// positions is a min-heap of positions in TopoOrder.
+type positions struct{ s []int }
+
+func (h *positions) Len() int           { return len(h.s) }
+func (h *positions) Less(i, j int) bool { return h.s[i] < h.s[j] }
+func (h *positions) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *positions) Push(x any)         { h.s = append(h.s, x.(int)) }
+func (h *positions) Pop() any {
+	n := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return n
 }

@@ -106,13 +106,19 @@ func ForApply(sp *spec.Spec, st *state.State, schemas map[string]*sdk.GetSchemaR
 // of each is the higher of the state's and the spec's.
 func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 	p := &Plan{}
+	declared := map[string]*spec.Resource{} // sp's resources by name (Spec.Resource walks the list)
+	if sp != nil {
+		for _, r := range sp.Resources {
+			if _, dup := declared[r.Name]; !dup {
+				declared[r.Name] = r
+			}
+		}
+	}
 	for _, name := range st.Names() {
 		prior := st.Resources[name]
 		desired := sdk.ProtectionEphemeral
-		if sp != nil {
-			if r, ok := sp.Resource(name); ok {
-				desired = r.Protection
-			}
+		if r, ok := declared[name]; ok {
+			desired = r.Protection
 		}
 		p.Changes = append(p.Changes, Change{
 			Resource: name, Type: prior.Type, Provider: prior.Provider, Action: Delete,
