@@ -97,22 +97,23 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	}
 	removed := map[string]bool{}
 	for _, c := range pl.Changes {
-		_, inSpec := s.sp.Resource(c.Resource)
+		_, inSpec := s.specResource(c.Resource)
 		removed[c.Resource] = !inSpec
 	}
+	deps := dependents(st)
 	soft := map[*engine.Step][]string{}
 	for _, c := range pl.Changes {
 		var step *engine.Step
 		if removed[c.Resource] {
-			step = s.removeStep(c, st)
+			step = s.removeStep(c, st, deps)
 		} else {
-			r, _ := s.sp.Resource(c.Resource)
+			r, _ := s.specResource(c.Resource)
 			step = s.applyStep(c, r)
 			// A resource being replaced waits until what the state records
 			// as depending on it, and is being removed, is gone.
 			if c.Action == plan.Replace {
-				for _, name := range st.Names() {
-					if removed[name] && slices.Contains(st.Resources[name].DependsOn, c.Resource) {
+				for _, name := range deps[c.Resource] {
+					if removed[name] {
 						soft[step] = append(soft[step], name)
 					}
 				}
@@ -271,10 +272,12 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 	}
 	var m stepMode
 	step.Check = func(ctx context.Context) (bool, error) {
-		// Reality is read again and decided by the same function the plan
-		// used: what changed since the plan is seen, nothing is adopted,
-		// and nothing is written here. Its config is resolved first, from
-		// what its dependencies recorded as they ran.
+		// Reality is decided by the same function the plan used: nothing
+		// is adopted, and nothing is written here. Its config is resolved
+		// first, from what its dependencies recorded as they ran. What the
+		// plan read is used again when nothing this operation did can have
+		// changed it (checkRead: the same request); otherwise it is read
+		// again.
 		rr, err := s.resolvedNow(sr)
 		if err != nil {
 			return false, err
@@ -287,7 +290,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		}
 		r = rr
 		cur := s.store.Resource(r.Name)
-		obs, err := s.read(ctx, r, cur)
+		obs, err := s.checkRead(ctx, r, cur)
 		if err != nil {
 			return false, err
 		}

@@ -30,7 +30,7 @@ var ErrProtected = errors.New("refused to delete a protected resource")
 // record can lower it.
 func (s *session) levelOf(res *state.Resource) sdk.Protection {
 	desired := sdk.ProtectionEphemeral
-	if r, ok := s.sp.Resource(res.Name); ok {
+	if r, ok := s.specResource(res.Name); ok {
 		desired = r.Protection
 	}
 	return plan.Level(res.Protection, desired)

@@ -1,15 +1,19 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
+	"reflect"
+	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -69,57 +73,92 @@ func observation(exists bool, id string, attrs map[string]any, key string, byIde
 // spec imports (Import, or Read by id for a provider without it); else by
 // natural identity.
 func (s *session) read(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
-	p := s.plugins[r.Provider]
-	if p == nil {
-		return nil, fmt.Errorf("%s: provider %q is not running", r.Name, r.Provider)
-	}
+	return s.readJobFor(r, cur).run(ctx, s)
+}
+
+// readJobFor is read as a job, for readAll.
+func (s *session) readJobFor(r *spec.Resource, cur *state.Resource) readJob {
+	j := readJob{name: r.Name, provider: r.Provider}
 	switch {
 	case cur != nil && cur.Type == r.Type && cur.Provider == r.Provider:
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
-		if err != nil {
-			return nil, err
-		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
+		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()}
 	case cur == nil && r.Import != "" && s.readOnly():
 		// A read-only session (plan) calls nothing but Read: the id the
 		// spec imports is read by id.
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
-		if err != nil {
-			return nil, fmt.Errorf("import %s: %w", r.Name, err)
-		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
+		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config}
+		j.wrap = "import " + r.Name
 	case cur == nil && r.Import != "":
-		resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
-		if err != nil {
-			return nil, fmt.Errorf("import %s: %w", r.Name, err)
+		j.alone = func(ctx context.Context, p Provider) (*plan.Observation, error) {
+			resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
+			if err != nil {
+				return nil, fmt.Errorf("import %s: %w", r.Name, err)
+			}
+			return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 		}
-		return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
+	default:
+		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
+		j.byIdentity = true
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config})
-	if err != nil {
-		return nil, err
-	}
-	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, true, resp.Private), nil
+	return j
 }
 
-// readRecorded asks the provider what exists under a recorded id.
-func (s *session) readRecorded(ctx context.Context, cur *state.Resource) (*plan.Observation, error) {
-	p := s.plugins[cur.Provider]
-	if p == nil {
-		return nil, fmt.Errorf("%s: provider %q is not running", cur.Name, cur.Provider)
-	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()})
-	if err != nil {
-		return nil, err
-	}
-	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
+// recordedJob reads what exists under a recorded id.
+func recordedJob(cur *state.Resource) readJob {
+	return readJob{name: cur.Name, provider: cur.Provider,
+		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
 }
 
-// readJob reads one resource for observe.
+// readJob reads one resource: req, a Read that may travel in a batch with
+// others of its provider; or, when req is nil, alone.
 type readJob struct {
-	name string
-	read func(context.Context) (*plan.Observation, error)
+	name       string
+	provider   string
+	req        *sdk.ReadRequest
+	byIdentity bool   // req finds by natural identity, not by id
+	wrap       string // what its error is prefixed with, if anything
+	alone      func(context.Context, Provider) (*plan.Observation, error)
 }
+
+func (j readJob) run(ctx context.Context, s *session) (*plan.Observation, error) {
+	p := s.plugins[j.provider]
+	if p == nil {
+		return nil, fmt.Errorf("%s: provider %q is not running", j.name, j.provider)
+	}
+	if j.alone != nil {
+		return j.alone(ctx, p)
+	}
+	resp, err := p.Read(ctx, j.req)
+	return j.observed(resp, err)
+}
+
+func (j readJob) observed(resp *sdk.ReadResponse, err error) (*plan.Observation, error) {
+	if err != nil {
+		if j.wrap != "" {
+			return nil, fmt.Errorf("%s: %w", j.wrap, err)
+		}
+		return nil, err
+	}
+	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, j.byIdentity, resp.Private), nil
+}
+
+// manyReader is a provider that reads many resources in one call
+// (*pluginhost.Plugin).
+type manyReader interface {
+	ReadsMany() bool
+	ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]pluginhost.ReadResult, error)
+}
+
+// batcher returns p as a manyReader when it offers ReadMany.
+func batcher(p Provider) (manyReader, bool) {
+	if f, ok := p.(failProvider); ok {
+		p = f.Provider
+	}
+	m, ok := p.(manyReader)
+	return m, ok && m.ReadsMany()
+}
+
+// maxBatch is the most reads one ReadMany carries.
+const maxBatch = 500
 
 // observe reads reality for every resource a converge of the spec over st
 // decides on, up to Parallelism at once.
@@ -127,16 +166,20 @@ func (s *session) observe(ctx context.Context, st *state.State) (map[string]*pla
 	var jobs []readJob
 	for _, r := range s.sp.Resources {
 		// A reference to what this run creates is not sent: not known yet.
-		r, cur := readable(r, st), st.Resources[r.Name]
-		jobs = append(jobs, readJob{r.Name, func(ctx context.Context) (*plan.Observation, error) { return s.read(ctx, r, cur) }})
+		jobs = append(jobs, s.readJobFor(readable(r, st), st.Resources[r.Name]))
 	}
+	inSpec := s.specNames()
 	for _, n := range st.Names() {
-		if _, ok := s.sp.Resource(n); !ok {
-			cur := st.Resources[n]
-			jobs = append(jobs, readJob{n, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
+		if !inSpec[n] {
+			jobs = append(jobs, recordedJob(st.Resources[n]))
 		}
 	}
-	return s.readAll(ctx, jobs)
+	got, err := s.readAll(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	s.keepPreflight(jobs, got)
+	return got, nil
 }
 
 // checkOwned reads every resource a teardown plan deletes and refuses the
@@ -146,13 +189,14 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 	var jobs []readJob
 	for _, c := range pl.Changes {
 		if cur := st.Resources[c.Resource]; cur != nil {
-			jobs = append(jobs, readJob{c.Resource, func(ctx context.Context) (*plan.Observation, error) { return s.readRecorded(ctx, cur) }})
+			jobs = append(jobs, recordedJob(cur))
 		}
 	}
 	obs, err := s.readAll(ctx, jobs)
 	if err != nil {
 		return err
 	}
+	s.keepPreflight(jobs, obs)
 	checked := &plan.Plan{Spec: s.sp.File}
 	for _, c := range pl.Changes {
 		if cur := st.Resources[c.Resource]; cur != nil {
@@ -166,30 +210,83 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 	return nil
 }
 
-// readAll runs jobs, up to Parallelism at once; the error of the first job
-// (in order) that failed wins.
+// readAll runs jobs, up to Parallelism calls at once: the reads of a
+// provider that offers ReadMany in batches (as many batches as there are
+// calls to spread them over, of at most maxBatch reads), the others one
+// call each. The error of the first job (in order) that failed wins.
 func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan.Observation, error) {
 	got := make([]*plan.Observation, len(jobs))
 	s.prog.readsStart(len(jobs))
 	defer s.prog.readsEnd()
-	err := forEach(ctx, len(jobs), s.opts.Parallelism, func(ctx context.Context, i int) error {
-		s.prog.readBegin(jobs[i].name)
-		obs, err := jobs[i].read(ctx)
-		s.prog.readEnd(jobs[i].name)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", jobs[i].name, err)
+	errs := make([]error, len(jobs))
+	var tasks []func(context.Context)
+	batched := map[string][]int{}
+	var providers []string
+	for i, j := range jobs {
+		if j.req != nil {
+			if _, ok := batcher(s.plugins[j.provider]); ok {
+				if batched[j.provider] == nil {
+					providers = append(providers, j.provider)
+				}
+				batched[j.provider] = append(batched[j.provider], i)
+				continue
+			}
 		}
-		got[i] = obs
+		tasks = append(tasks, func(ctx context.Context) {
+			s.prog.readBegin(jobs[i].name)
+			got[i], errs[i] = jobs[i].run(ctx, s)
+			s.prog.readEnd(jobs[i].name)
+		})
+	}
+	par := max(1, s.opts.Parallelism)
+	for _, pn := range providers {
+		m, _ := batcher(s.plugins[pn])
+		idx := batched[pn]
+		size := min(maxBatch, max(1, (len(idx)+par-1)/par))
+		for start := 0; start < len(idx); start += size {
+			chunk := idx[start:min(start+size, len(idx))]
+			tasks = append(tasks, func(ctx context.Context) {
+				reqs := make([]*sdk.ReadRequest, len(chunk))
+				for k, i := range chunk {
+					reqs[k] = jobs[i].req
+					s.prog.readBegin(jobs[i].name)
+				}
+				res, err := m.ReadMany(ctx, reqs)
+				for k, i := range chunk {
+					s.prog.readEnd(jobs[i].name)
+					if err != nil {
+						errs[i] = err
+						continue
+					}
+					got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
+				}
+			})
+		}
+	}
+	_ = forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error {
+		tasks[i](ctx)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	out := make(map[string]*plan.Observation, len(jobs))
 	for i, j := range jobs {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("read %s: %w", j.name, errs[i])
+		}
+		if got[i] == nil {
+			return nil, fmt.Errorf("read %s: no answer", j.name)
+		}
 		out[j.name] = got[i]
 	}
 	return out, nil
+}
+
+// specNames is the set of the spec's resource names.
+func (s *session) specNames() map[string]bool {
+	out := make(map[string]bool, len(s.sp.Resources))
+	for _, r := range s.sp.Resources {
+		out[r.Name] = true
+	}
+	return out
 }
 
 // plan reads reality and decides every resource: the plan an apply carries
@@ -227,7 +324,7 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 		p.Changes = append(p.Changes, decided[r.Name])
 	}
 	for _, n := range st.Names() {
-		if _, ok := s.sp.Resource(n); !ok {
+		if _, ok := s.specResource(n); !ok {
 			p.Changes = append(p.Changes, s.decide(nil, st.Resources[n], obs[n], st))
 		}
 	}
@@ -243,4 +340,94 @@ func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Reso
 	}
 	rec.SetPrivate(obs.Private)
 	return rec
+}
+
+// preflight is what an operation read before its first step (the plan of
+// an apply, the ownership check of a teardown), for each step's Check to use
+// instead of a second Read of the same thing (see checkRead).
+type preflight struct {
+	mu   sync.Mutex
+	seen map[string]preRead
+}
+
+type preRead struct {
+	req *sdk.ReadRequest
+	obs *plan.Observation
+}
+
+// keep records what jobs read (got, by name) for the Checks of a session
+// that will run steps.
+func (s *session) keepPreflight(jobs []readJob, got map[string]*plan.Observation) {
+	if s.readOnly() {
+		return
+	}
+	s.pre.mu.Lock()
+	defer s.pre.mu.Unlock()
+	if s.pre.seen == nil {
+		s.pre.seen = make(map[string]preRead, len(jobs))
+	}
+	for _, j := range jobs {
+		if j.req != nil && got[j.name] != nil {
+			s.pre.seen[j.name] = preRead{req: j.req, obs: got[j.name]}
+		}
+	}
+}
+
+// takePreflight returns, once, what the pre-flight read of name saw when
+// it was req.
+func (s *session) takePreflight(name string, req *sdk.ReadRequest) (*plan.Observation, bool) {
+	s.pre.mu.Lock()
+	defer s.pre.mu.Unlock()
+	p, ok := s.pre.seen[name]
+	if !ok {
+		return nil, false
+	}
+	delete(s.pre.seen, name)
+	return p.obs, sameRead(p.req, req)
+}
+
+func sameRead(a, b *sdk.ReadRequest) bool {
+	return a.Type == b.Type && a.Name == b.Name && a.ID == b.ID && a.IdempotencyKey == b.IdempotencyKey &&
+		bytes.Equal(a.Private, b.Private) && reflect.DeepEqual(a.Config, b.Config)
+}
+
+// checkRead is read for a step's Check. It uses what the operation's
+// pre-flight read saw of the resource, instead of reading it again, when
+// nothing this operation does can have changed it since: the same request
+// (the state's record of it unchanged), made by the recorded id (only the
+// resource's own step acts on that id), or by natural identity of a
+// provider that reports idempotency keys (another step of this operation
+// that took the identity meanwhile makes this step's Create fail with a
+// conflict, as the Read would have made it refuse: nothing is claimed or
+// duplicated either way). What changes outside bulwark in between is no
+// more seen than a change between the Check and the Execute would be; the
+// Verify after the Execute still reads. The Check's journal records are
+// the same either way.
+func (s *session) checkRead(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
+	j := s.readJobFor(r, cur)
+	if j.req != nil {
+		if obs, ok := s.takePreflight(r.Name, j.req); ok && (j.req.ID != "" || s.keysReported(r.Provider)) {
+			return obs, nil
+		}
+	}
+	return j.run(ctx, s)
+}
+
+// checkRecorded is checkRead for the Check of a recorded resource's delete.
+func (s *session) checkRecorded(ctx context.Context, res *state.Resource) (*plan.Observation, error) {
+	j := recordedJob(res)
+	if obs, ok := s.takePreflight(res.Name, j.req); ok {
+		return obs, nil
+	}
+	return j.run(ctx, s)
+}
+
+// keysReported reports whether the provider reports idempotency keys.
+func (s *session) keysReported(provider string) bool {
+	p := s.plugins[provider]
+	if p == nil {
+		return false
+	}
+	sc := p.Schema()
+	return sc != nil && sc.Capabilities.IdempotencyKeys
 }

@@ -196,7 +196,7 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 	if obs != nil && obs.Exists {
 		pc.Observed = obs.Attributes
 	}
-	_, inSpec := s.sp.Resource(c.Resource)
+	_, inSpec := s.specResource(c.Resource)
 	switch {
 	case c.Action == plan.Conflict:
 		pc.Drift = c.Reason

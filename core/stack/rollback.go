@@ -46,7 +46,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	typ, provider, level := "", "", sdk.ProtectionEphemeral
 	var deps []string
 	var cfg map[string]any
-	if r, ok := s.sp.Resource(name); ok {
+	if r, ok := s.specResource(name); ok {
 		r = readable(r, s.store.Snapshot())
 		typ, provider, level, deps, cfg = r.Type, r.Provider, r.Protection, r.DependsOn, r.Config
 	} else if cur != nil {

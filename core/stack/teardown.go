@@ -68,8 +68,9 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
+	deps := dependents(st)
 	for _, c := range pl.Changes {
-		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown))
+		op.Steps = append(op.Steps, s.deleteStep(c, st, reasonTeardown, deps))
 	}
 	s.prog.opStart(s.opID, "teardown")
 	s.prog.printf("teardown %s (%s): %d resource(s)\n", s.sp.Stack, s.opID, len(op.Steps))
@@ -82,39 +83,32 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 }
 
 // removeStep deletes, during an apply, a resource gone from the spec.
-func (s *session) removeStep(c plan.Change, st *state.State) *engine.Step {
-	return s.deleteStep(c, st, reasonRemoved)
+func (s *session) removeStep(c plan.Change, st *state.State, deps map[string][]string) *engine.Step {
+	return s.deleteStep(c, st, reasonRemoved, deps)
 }
 
 // deleteStep deletes a recorded resource after everything recorded as
 // depending on it: Check = Read (gone: skipped), Execute = the deletion path,
 // Verify = Read finds nothing. Nothing can undo a delete, so a failure goes
 // on with what does not depend on it.
-func (s *session) deleteStep(c plan.Change, st *state.State, why reason) *engine.Step {
+func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps map[string][]string) *engine.Step {
 	res := st.Resources[c.Resource]
 	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: "delete", Policy: engine.Continue}
 	// Dependents go first: this step waits for every recorded dependent
-	// that is also being deleted.
-	for _, name := range st.Names() {
-		for _, d := range st.Resources[name].DependsOn {
-			if d == c.Resource {
-				step.DependsOn = append(step.DependsOn, name)
-			}
-		}
-	}
+	// that is also being deleted (deps: see dependents).
+	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
 	p := s.plugins[res.Provider]
 	step.Check = func(ctx context.Context) (bool, error) {
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Config: res.Config, Private: res.PrivateData()})
+		obs, err := s.checkRecorded(ctx, res)
 		if err != nil {
 			return false, err
 		}
-		if !resp.Exists {
+		if !obs.Exists {
 			return true, s.forget(inStep(ctx, step.ID), res)
 		}
 		// What the recorded id holds now must still be what this stack
 		// made: the planner's decision for a recorded resource, so a
 		// teardown never deletes what another stack owns.
-		obs := observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private)
 		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
 		}
