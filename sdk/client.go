@@ -22,9 +22,10 @@ func NewGRPCClient(conn grpc.ClientConnInterface) Provider {
 }
 
 var (
-	_ Provider    = (*grpcClient)(nil)
-	_ Importer    = (*grpcClient)(nil)
-	_ BatchReader = (*grpcClient)(nil)
+	_ Provider       = (*grpcClient)(nil)
+	_ Importer       = (*grpcClient)(nil)
+	_ BatchReader    = (*grpcClient)(nil)
+	_ BatchValidator = (*grpcClient)(nil)
 )
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -57,6 +58,35 @@ func (c *grpcClient) ValidateResource(ctx context.Context, req *ValidateResource
 		return nil, err
 	}
 	return &ValidateResourceResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+// ValidateMany calls the ValidateMany RPC. The host calls it only for a
+// provider whose schema sets Capabilities.ValidateMany.
+func (c *grpcClient) ValidateMany(ctx context.Context, req *ValidateManyRequest) (*ValidateManyResponse, error) {
+	preq := &pb.ValidateMany_Request{Resources: make([]*pb.ValidateResource_Request, len(req.Resources))}
+	for i, r := range req.Resources {
+		cfg, err := toDynamic(r.Config)
+		if err != nil {
+			return nil, fmt.Errorf("validate %s: %w", r.Name, err)
+		}
+		preq.Resources[i] = &pb.ValidateResource_Request{Type: r.Type, Name: r.Name, Config: cfg}
+	}
+	resp, err := c.c.ValidateMany(ctx, preq)
+	if err != nil {
+		return nil, err
+	}
+	out := &ValidateManyResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}
+	if out.Diagnostics.HasError() {
+		return out, nil
+	}
+	if len(resp.GetResults()) != len(req.Resources) {
+		return nil, fmt.Errorf("provider answered %d of %d validations", len(resp.GetResults()), len(req.Resources))
+	}
+	out.Results = make([]*ValidateResourceResponse, len(req.Resources))
+	for i, r := range resp.GetResults() {
+		out.Results[i] = &ValidateResourceResponse{Diagnostics: fromDiagnostics(r.GetDiagnostics())}
+	}
+	return out, nil
 }
 
 func (c *grpcClient) Read(ctx context.Context, req *ReadRequest) (*ReadResponse, error) {

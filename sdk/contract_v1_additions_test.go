@@ -13,7 +13,22 @@ import (
 // implements Importer.
 type keyed struct {
 	recorder
-	imports, batches int
+	imports, batches, validations int
+}
+
+// ValidateMany refuses the resource named "bad", and sees only what the
+// schema accepts.
+func (k *keyed) ValidateMany(_ context.Context, req *ValidateManyRequest) (*ValidateManyResponse, error) {
+	k.validations++
+	out := &ValidateManyResponse{}
+	for _, r := range req.Resources {
+		var ds Diagnostics
+		if r.Name == "bad" {
+			ds = Diagnostics{AttributeErrorf([]string{"name"}, "bad is not a good name")}
+		}
+		out.Results = append(out.Results, &ValidateResourceResponse{Diagnostics: ds})
+	}
+	return out, nil
 }
 
 func (k *keyed) GetSchema(ctx context.Context, req *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -68,7 +83,7 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true}); s.Capabilities != want {
+	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true}); s.Capabilities != want {
 		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
 	}
 	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {
@@ -108,6 +123,27 @@ func TestGRPCContractAdditions(t *testing.T) {
 	checkReadMany(t, host)
 	if impl.batches != 1 {
 		t.Errorf("ReadMany reached the provider's ReadMany %d times, want once", impl.batches)
+	}
+	checkValidateMany(t, host)
+	if impl.validations != 1 {
+		t.Errorf("ValidateMany reached the provider's ValidateMany %d times, want once", impl.validations)
+	}
+}
+
+// checkValidateMany validates a, bad and one with an attribute the schema
+// lacks in one ValidateMany: one result each, in order.
+func checkValidateMany(t *testing.T, host Provider) {
+	t.Helper()
+	resp, err := host.(BatchValidator).ValidateMany(context.Background(), &ValidateManyRequest{Resources: []*ValidateResourceRequest{
+		{Type: "bucket", Name: "a", Config: goodConfig},
+		{Type: "bucket", Name: "bad", Config: goodConfig},
+		{Type: "bucket", Name: "c", Config: Attributes{"name": "c", "no_such_attribute": 1}},
+	}})
+	if err != nil || resp.Diagnostics.HasError() || len(resp.Results) != 3 {
+		t.Fatalf("ValidateMany: %v %+v", err, resp)
+	}
+	if resp.Results[0].Diagnostics.HasError() || !resp.Results[1].Diagnostics.HasError() || !resp.Results[2].Diagnostics.HasError() {
+		t.Errorf("ValidateMany results %+v %+v %+v: want a alone valid", resp.Results[0], resp.Results[1], resp.Results[2])
 	}
 }
 
@@ -158,6 +194,7 @@ func TestGRPCOlderProviderIsConservative(t *testing.T) {
 	if got := rec.last("Read"); !reflect.DeepEqual(got, &ReadRequest{Type: "bucket", Name: "b", ID: "i"}) {
 		t.Errorf("fallback read %+v", got)
 	}
+	checkValidateMany(t, &refuseBad{host})
 	// ReadMany, which a host may still call, is one Read after the other.
 	resp, err := host.(BatchReader).ReadMany(ctx, &ReadManyRequest{Reads: []*ReadRequest{{Type: "bucket", Name: "x"}, {Type: "bucket", Name: "y"}}})
 	if err != nil || len(resp.Results) != 2 || resp.Results[0].ID != "id-x" || resp.Results[1].ID != "id-y" {
@@ -196,4 +233,20 @@ func TestIsConflict(t *testing.T) {
 			t.Errorf("%s: IsConflict = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// refuseBad answers ValidateMany through ValidateMany of an older provider
+// (one ValidateResource after the other), refusing "bad" as keyed does.
+type refuseBad struct{ Provider }
+
+func (r *refuseBad) ValidateMany(ctx context.Context, req *ValidateManyRequest) (*ValidateManyResponse, error) {
+	resp, err := r.Provider.(BatchValidator).ValidateMany(ctx, req)
+	if err == nil && len(resp.Results) == len(req.Resources) {
+		for i, v := range req.Resources {
+			if v.Name == "bad" && !resp.Results[i].Diagnostics.HasError() {
+				resp.Results[i].Diagnostics = Diagnostics{Errorf("bad")}
+			}
+		}
+	}
+	return resp, err
 }

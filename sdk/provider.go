@@ -145,6 +145,33 @@ type Capabilities struct {
 	// ReadMany is set by Serve when the provider implements BatchReader:
 	// the host then reads many resources in one call.
 	ReadMany bool
+	// ValidateMany is set by Serve when the provider implements
+	// BatchValidator: the host then validates many resources in one call.
+	ValidateMany bool
+}
+
+// BatchValidator is an optional interface: a provider that implements it is
+// asked to validate many resources in one call (validate, plan, apply),
+// which saves a round trip per resource. Results[i] must answer
+// Resources[i] as ValidateResource would; an error fails the whole call.
+// Serve checks each config against the schema first, as it does for
+// ValidateResource: a config the schema rejects is answered without the
+// provider and is not in the provider's request.
+type BatchValidator interface {
+	ValidateMany(ctx context.Context, req *ValidateManyRequest) (*ValidateManyResponse, error)
+}
+
+// ValidateManyRequest is many ValidateResources.
+type ValidateManyRequest struct {
+	Resources []*ValidateResourceRequest
+}
+
+// ValidateManyResponse answers a ValidateManyRequest: one result per
+// resource, in order.
+type ValidateManyResponse struct {
+	Results []*ValidateResourceResponse
+	// Diagnostics concern the whole call; an error fails every validation.
+	Diagnostics Diagnostics
 }
 
 // BatchReader is an optional interface: a provider that implements it is

@@ -91,9 +91,11 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 	if resp != nil {
 		_, imports := s.impl.(Importer)
 		_, batches := s.impl.(BatchReader)
+		_, validates := s.impl.(BatchValidator)
 		c := *resp
 		c.Capabilities.Import = imports
 		c.Capabilities.ReadMany = batches
+		c.Capabilities.ValidateMany = validates
 		resp = &c
 	}
 	out := toSchema(resp)
@@ -132,6 +134,76 @@ func (s *server) ValidateResource(ctx context.Context, req *pb.ValidateResource_
 		return nil, err
 	})
 	return &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}, nil
+}
+
+// ValidateMany checks each config against the schema, then asks a provider
+// that implements BatchValidator about the ones that pass, in one call; for
+// one that does not, it is one ValidateResource after the other, so a host
+// may call it either way.
+func (s *server) ValidateMany(ctx context.Context, req *pb.ValidateMany_Request) (*pb.ValidateMany_Response, error) {
+	out := &pb.ValidateMany_Response{Results: make([]*pb.ValidateResource_Response, len(req.GetResources()))}
+	var (
+		reqs []*ValidateResourceRequest
+		at   []int // reqs[j] answers request at[j]
+	)
+	for i, r := range req.GetResources() {
+		cfg, err := fromDynamic(r.GetConfig())
+		if err != nil {
+			out.Results[i] = &pb.ValidateResource_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}
+			continue
+		}
+		if ds := s.checkConfig(ctx, r.GetType(), cfg); ds.HasError() {
+			out.Results[i] = &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}
+			continue
+		}
+		reqs, at = append(reqs, &ValidateResourceRequest{Type: r.GetType(), Name: r.GetName(), Config: cfg}), append(at, i)
+	}
+	batch, ok := s.impl.(BatchValidator)
+	if !ok {
+		for j, vr := range reqs {
+			ds := s.call(func() (Diagnostics, error) {
+				resp, err := s.impl.ValidateResource(ctx, vr)
+				if resp != nil {
+					return resp.Diagnostics, err
+				}
+				return nil, err
+			})
+			out.Results[at[j]] = &pb.ValidateResource_Response{Diagnostics: toDiagnostics(ds)}
+		}
+		return out, nil
+	}
+	var resp *ValidateManyResponse
+	ds := s.call(func() (Diagnostics, error) {
+		if len(reqs) == 0 {
+			resp = &ValidateManyResponse{}
+			return nil, nil
+		}
+		var err error
+		resp, err = batch.ValidateMany(ctx, &ValidateManyRequest{Resources: reqs})
+		return nil, err
+	})
+	switch {
+	case resp == nil && !ds.HasError():
+		ds = append(ds, Errorf("provider returned no ValidateMany response"))
+	case resp != nil:
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
+		if !ds.HasError() && len(resp.Results) != len(reqs) {
+			ds = append(ds, Errorf("provider answered %d of %d validations", len(resp.Results), len(reqs)))
+		}
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	if ds.HasError() {
+		out.Results = nil
+		return out, nil
+	}
+	for j, r := range resp.Results {
+		res := &pb.ValidateResource_Response{}
+		if r != nil {
+			res.Diagnostics = toDiagnostics(r.Diagnostics)
+		}
+		out.Results[at[j]] = res
+	}
+	return out, nil
 }
 
 func (s *server) Read(ctx context.Context, req *pb.Read_Request) (*pb.Read_Response, error) {

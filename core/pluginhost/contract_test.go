@@ -43,7 +43,15 @@ func TestHostReadOnlyAndImportFallback(t *testing.T) {
 	if _, err := p.Import(ctx, &sdk.ImportRequest{Type: "thing", Name: "y"}); err == nil {
 		t.Error("an import without an id was accepted")
 	}
-	// Nor does it offer ReadMany: ReadMany is one Read after the other.
+	// Nor does it offer ValidateMany or ReadMany: each is one call after
+	// the other.
+	if p.ValidatesMany() {
+		t.Error("an older plugin offers ValidateMany")
+	}
+	vr, err := p.ValidateMany(ctx, []*sdk.ValidateResourceRequest{{Type: "thing", Name: "x"}, {Type: "thing", Name: "y"}})
+	if err != nil || len(vr) != 2 || vr[0].Err != nil || vr[1].Err != nil {
+		t.Errorf("ValidateMany through ValidateResource: %+v %v", vr, err)
+	}
 	if p.ReadsMany() {
 		t.Error("an older plugin offers ReadMany")
 	}

@@ -411,6 +411,68 @@ func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadR
 	return out, nil
 }
 
+// ValidateResult is one validation of a ValidateMany: what
+// ValidateResource would have returned.
+type ValidateResult struct {
+	Diagnostics sdk.Diagnostics
+	Err         error
+}
+
+// ValidatesMany reports whether the provider offers ValidateMany (its
+// schema's Capabilities.ValidateMany): whether a ValidateMany is one call.
+func (p *Plugin) ValidatesMany() bool {
+	s := p.Schema()
+	return s != nil && s.Capabilities.ValidateMany
+}
+
+// ValidateMany validates every request: in one ValidateMany call when the
+// provider offers it (see ValidatesMany), else one ValidateResource after
+// the other. Each result is what ValidateResource would have returned; the
+// error is for what fails the whole call. A batch whose answer is too large
+// for one message is validated again in halves.
+func (p *Plugin) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]ValidateResult, error) {
+	out := make([]ValidateResult, len(reqs))
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch, ok := prov.(sdk.BatchValidator)
+	if !ok || !p.ValidatesMany() || len(reqs) == 1 {
+		for i, req := range reqs {
+			out[i].Diagnostics, out[i].Err = p.ValidateResource(ctx, req)
+		}
+		return out, nil
+	}
+	cctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := batch.ValidateMany(cctx, &sdk.ValidateManyRequest{Resources: reqs})
+	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
+		half := len(reqs) / 2
+		a, err := p.ValidateMany(ctx, reqs[:half])
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.ValidateMany(ctx, reqs[half:])
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
+	if err != nil {
+		return nil, p.check(cctx, prov, "ValidateMany", err)
+	}
+	if err := p.diagnostics(cctx, "ValidateMany", resp.Diagnostics); err != nil {
+		return nil, err
+	}
+	if len(resp.Results) != len(reqs) {
+		return nil, fmt.Errorf("provider %s: ValidateMany answered %d of %d validations", p.cfg.Name, len(resp.Results), len(reqs))
+	}
+	for i, r := range resp.Results {
+		out[i].Diagnostics = r.Diagnostics
+	}
+	return out, nil
+}
+
 // Import reads the resource a user takes over by id: through the provider's
 // Import when its schema offers it, else through Read by id (a provider
 // written before Import existed).

@@ -157,8 +157,35 @@ func batcher(p Provider) (manyReader, bool) {
 	return m, ok && m.ReadsMany()
 }
 
-// maxBatch is the most reads one ReadMany carries.
+// validator is a provider that validates many resources in one call
+// (*pluginhost.Plugin).
+type validator interface {
+	ValidatesMany() bool
+	ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]pluginhost.ValidateResult, error)
+}
+
+// validatorOf returns p as a validator when it offers ValidateMany.
+func validatorOf(p Provider) (validator, bool) {
+	if f, ok := p.(failProvider); ok {
+		p = f.Provider
+	}
+	v, ok := p.(validator)
+	return v, ok && v.ValidatesMany()
+}
+
+// maxBatch is the most reads (or validations) one call carries.
 const maxBatch = 500
+
+// chunks splits idx into batches for up to par calls at once: as many
+// batches as there are calls to spread them over, of at most maxBatch.
+func chunks(idx []int, par int) [][]int {
+	size := min(maxBatch, max(1, (len(idx)+par-1)/par))
+	var out [][]int
+	for start := 0; start < len(idx); start += size {
+		out = append(out, idx[start:min(start+size, len(idx))])
+	}
+	return out
+}
 
 // observe reads reality for every resource a converge of the spec over st
 // decides on, up to Parallelism at once.
@@ -241,10 +268,7 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 	par := max(1, s.opts.Parallelism)
 	for _, pn := range providers {
 		m, _ := batcher(s.plugins[pn])
-		idx := batched[pn]
-		size := min(maxBatch, max(1, (len(idx)+par-1)/par))
-		for start := 0; start < len(idx); start += size {
-			chunk := idx[start:min(start+size, len(idx))]
+		for _, chunk := range chunks(batched[pn], par) {
 			tasks = append(tasks, func(ctx context.Context) {
 				reqs := make([]*sdk.ReadRequest, len(chunk))
 				for k, i := range chunk {

@@ -2,13 +2,16 @@ package stack_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -104,9 +107,36 @@ type batching struct {
 	batches [][]string
 	singles int
 	fail    string // the read of this name fails
+
+	validations       []int // sizes of the ValidateMany batches
+	singleValidations int
+	invalid           string // the validation of this name fails
 }
 
 func (b *batching) ReadsMany() bool { return true }
+
+func (b *batching) ValidatesMany() bool { return true }
+
+func (b *batching) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]pluginhost.ValidateResult, error) {
+	out := make([]pluginhost.ValidateResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Diagnostics, out[i].Err = b.fakeProvider.ValidateResource(ctx, r)
+		if r.Name == b.invalid {
+			out[i].Diagnostics = sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "%s is too large", r.Name)}
+		}
+	}
+	b.mu.Lock()
+	b.validations = append(b.validations, len(reqs))
+	b.mu.Unlock()
+	return out, nil
+}
+
+func (b *batching) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+	b.mu.Lock()
+	b.singleValidations++
+	b.mu.Unlock()
+	return b.fakeProvider.ValidateResource(ctx, req)
+}
 
 func (b *batching) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]pluginhost.ReadResult, error) {
 	var names []string
@@ -183,6 +213,21 @@ func TestPlanReadsInBatches(t *testing.T) {
 					t.Errorf("%s read %d times", n, c)
 				}
 			}
+			validated := 0
+			for _, v := range b.validations {
+				validated += v
+			}
+			if len(b.validations) != tc.batches || validated != len(rs) || b.singleValidations != 0 {
+				t.Errorf("validations in batches %v, %d single; want %d batches of every resource", b.validations, b.singleValidations, tc.batches)
+			}
+
+			b.invalid = "r05"
+			_, err = stack.Plan(e.ctx, sp, o)
+			var problems spec.Problems
+			if !errors.As(err, &problems) || len(problems) != 1 || !strings.Contains(problems[0].Error(), `resource "r05"`) {
+				t.Errorf("an invalid resource in a batch: %v, want its problem", err)
+			}
+			b.invalid = ""
 
 			b.fail = "r07"
 			if _, err := stack.Plan(e.ctx, sp, o); err == nil || err.Error() != "read r07: cannot read r07" {

@@ -517,22 +517,25 @@ func (s *session) validate(ctx context.Context) error {
 	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
 		return err
 	}
-	// Each resource is validated on its own, up to Parallelism at once (a
-	// provider's every call may take a round trip); the problems keep the
-	// spec's order.
-	found := make([]spec.Problems, len(s.sp.Resources))
-	err := forEach(ctx, len(s.sp.Resources), s.opts.Parallelism, func(ctx context.Context, i int) error {
-		r := s.sp.Resources[i]
+	// Up to Parallelism calls at once (a provider's every call may take a
+	// round trip): the resources of a provider that offers ValidateMany in
+	// batches, the others one call each. The problems keep the spec's
+	// order.
+	n := len(s.sp.Resources)
+	found := make([]spec.Problems, n)
+	reqs := make([]*sdk.ValidateResourceRequest, n)
+	unknowns := make([]map[string]bool, n)
+	for i, r := range s.sp.Resources {
 		// A value that references another resource is not known before
 		// apply: the provider sees the config without it (CheckSchemas
 		// type-checked it), and a "missing" complaint about it is moot.
 		cfg, unknown := knownConfig(r.Config)
-		ds, err := s.plugins[r.Provider].ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg})
-		if err != nil {
-			return err
-		}
+		reqs[i], unknowns[i] = &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
+	}
+	report := func(i int, ds sdk.Diagnostics) {
+		r := s.sp.Resources[i]
 		for _, d := range ds {
-			if d.Severity == sdk.SeverityWarning || (len(d.AttributePath) > 0 && unknown[d.AttributePath[0]]) {
+			if d.Severity == sdk.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
 				continue
 			}
 			pos := r.Pos
@@ -545,9 +548,51 @@ func (s *session) validate(ctx context.Context) error {
 			}
 			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
 		}
-		return nil
-	})
-	if err != nil {
+	}
+	var tasks []func(context.Context) error
+	batched := map[string][]int{}
+	var providers []string
+	for i, r := range s.sp.Resources {
+		if _, ok := validatorOf(s.plugins[r.Provider]); ok {
+			if batched[r.Provider] == nil {
+				providers = append(providers, r.Provider)
+			}
+			batched[r.Provider] = append(batched[r.Provider], i)
+			continue
+		}
+		tasks = append(tasks, func(ctx context.Context) error {
+			ds, err := s.plugins[r.Provider].ValidateResource(ctx, reqs[i])
+			if err != nil {
+				return err
+			}
+			report(i, ds)
+			return nil
+		})
+	}
+	par := max(1, s.opts.Parallelism)
+	for _, pn := range providers {
+		v, _ := validatorOf(s.plugins[pn])
+		for _, chunk := range chunks(batched[pn], par) {
+			tasks = append(tasks, func(ctx context.Context) error {
+				batch := make([]*sdk.ValidateResourceRequest, len(chunk))
+				for k, i := range chunk {
+					batch[k] = reqs[i]
+				}
+				res, err := v.ValidateMany(ctx, batch)
+				if err != nil {
+					return err
+				}
+				for k, i := range chunk {
+					if res[k].Err != nil {
+						return res[k].Err
+					}
+					report(i, res[k].Diagnostics)
+				}
+				return nil
+			})
+		}
+	}
+	if err := forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) }); err != nil {
 		return err
 	}
 	var problems spec.Problems

@@ -87,6 +87,10 @@
 //     the resource with its configured attributes (and, with
 //     IdempotencyKeys, the key it was created under). Skipped otherwise: the
 //     host then imports with Read by ID.
+//   - validate_many: when the provider implements sdk.BatchValidator
+//     (through gRPC: when sdk.Serve declared Capabilities.ValidateMany), one
+//     ValidateMany of Config twice answers two results, each without an
+//     error. Skipped otherwise.
 //   - read_many: when the provider implements sdk.BatchReader (through
 //     gRPC: when sdk.Serve declared Capabilities.ReadMany), one ReadMany of
 //     the resource by ID, an absent name, the resource by key and by name

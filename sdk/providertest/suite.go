@@ -150,6 +150,7 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			// implements Importer and BatchReader.
 			_, want.Capabilities.Import = raw.(sdk.Importer)
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
+			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
 				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import and ReadMany set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
@@ -228,6 +229,28 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			}
 		}
 		t.Errorf("ValidateResource rejected the unknown attribute %q, but no error diagnostic's AttributePath names it: %#v", unknownAttribute, ds)
+	})
+	t.Run("validate_many", func(t *testing.T) {
+		batch, ok := p.(sdk.BatchValidator)
+		if !ok || s.served && !s.schema.Capabilities.ValidateMany {
+			t.Skip("the provider does not implement sdk.BatchValidator: the host validates one resource a call")
+		}
+		reqs := []*sdk.ValidateResourceRequest{{Type: r.Type, Name: r.Name, Config: r.Config}, {Type: r.Type, Name: r.Name, Config: r.Config}}
+		resp, err := batch.ValidateMany(t.Context(), &sdk.ValidateManyRequest{Resources: reqs})
+		if resp == nil {
+			resp = &sdk.ValidateManyResponse{}
+		}
+		must(t, "ValidateMany", s.fold(t, "ValidateMany", err, resp.Diagnostics))
+		if len(resp.Results) != len(reqs) {
+			t.Fatalf("ValidateMany of %d configs answered %d results, want one per config, in order", len(reqs), len(resp.Results))
+		}
+		for i, res := range resp.Results {
+			if res == nil {
+				t.Errorf("ValidateMany result %d is nil", i)
+			} else if err := s.fold(t, fmt.Sprintf("ValidateMany result %d", i), nil, res.Diagnostics); err != nil {
+				t.Errorf("ValidateMany result %d of Config: %v", i, err)
+			}
+		}
 	})
 	t.Run("read_absent", func(t *testing.T) {
 		absent := r.Name + "-absent-" + s.runID

@@ -61,7 +61,8 @@
 //     this, and the key on Read, as the IdempotencyKeys capability.
 //   - ReadMany (sdk.BatchReader: Serve declares Capabilities.ReadMany)
 //     answers each read as Read would, in one call: latency_ms is slept
-//     once for the whole batch.
+//     once for the whole batch; ValidateMany (sdk.BatchValidator) does the
+//     same for ValidateResource.
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), and reports the key the resource was created
 //     under. Absent is Exists=false with no error.

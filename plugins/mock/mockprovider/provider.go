@@ -62,9 +62,10 @@ type provider struct {
 }
 
 var (
-	_ sdk.Provider    = (*provider)(nil)
-	_ sdk.Closer      = (*provider)(nil)
-	_ sdk.BatchReader = (*provider)(nil)
+	_ sdk.Provider       = (*provider)(nil)
+	_ sdk.Closer         = (*provider)(nil)
+	_ sdk.BatchReader    = (*provider)(nil)
+	_ sdk.BatchValidator = (*provider)(nil)
 )
 
 // wait sleeps for the configured latency, or until ctx is done.
@@ -247,6 +248,23 @@ func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResour
 		return nil, err
 	}
 	return &sdk.ValidateResourceResponse{Diagnostics: checkTags(req.Config)}, nil
+}
+
+// ValidateMany is many ValidateResources in one call: latency_ms is slept
+// once. An unknown type fails its own result, not the call.
+func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyRequest) (*sdk.ValidateManyResponse, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	out := &sdk.ValidateManyResponse{Results: make([]*sdk.ValidateResourceResponse, len(req.Resources))}
+	for i, r := range req.Resources {
+		if _, err := resourceType(r.Type); err != nil {
+			out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+			continue
+		}
+		out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: checkTags(r.Config)}
+	}
+	return out, nil
 }
 
 // Read finds a resource by id, else by idempotency key, else by type and

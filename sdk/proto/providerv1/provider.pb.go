@@ -478,7 +478,9 @@ type Capabilities struct {
 	// The provider implements Import.
 	Import bool `protobuf:"varint,2,opt,name=import,proto3" json:"import,omitempty"`
 	// The provider implements ReadMany.
-	ReadMany      bool `protobuf:"varint,3,opt,name=read_many,json=readMany,proto3" json:"read_many,omitempty"`
+	ReadMany bool `protobuf:"varint,3,opt,name=read_many,json=readMany,proto3" json:"read_many,omitempty"`
+	// The provider implements ValidateMany.
+	ValidateMany  bool `protobuf:"varint,4,opt,name=validate_many,json=validateMany,proto3" json:"validate_many,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -530,6 +532,13 @@ func (x *Capabilities) GetImport() bool {
 func (x *Capabilities) GetReadMany() bool {
 	if x != nil {
 		return x.ReadMany
+	}
+	return false
+}
+
+func (x *Capabilities) GetValidateMany() bool {
+	if x != nil {
+		return x.ValidateMany
 	}
 	return false
 }
@@ -678,6 +687,42 @@ func (*Read) Descriptor() ([]byte, []int) {
 	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
+type ValidateMany struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateMany) Reset() {
+	*x = ValidateMany{}
+	mi := &file_provider_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateMany) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateMany) ProtoMessage() {}
+
+func (x *ValidateMany) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateMany.ProtoReflect.Descriptor instead.
+func (*ValidateMany) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9}
+}
+
 type ReadMany struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -686,7 +731,7 @@ type ReadMany struct {
 
 func (x *ReadMany) Reset() {
 	*x = ReadMany{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +743,7 @@ func (x *ReadMany) String() string {
 func (*ReadMany) ProtoMessage() {}
 
 func (x *ReadMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +756,7 @@ func (x *ReadMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany.ProtoReflect.Descriptor instead.
 func (*ReadMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 type Import struct {
@@ -722,7 +767,7 @@ type Import struct {
 
 func (x *Import) Reset() {
 	*x = Import{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +779,7 @@ func (x *Import) String() string {
 func (*Import) ProtoMessage() {}
 
 func (x *Import) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +792,7 @@ func (x *Import) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import.ProtoReflect.Descriptor instead.
 func (*Import) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 type Create struct {
@@ -758,7 +803,7 @@ type Create struct {
 
 func (x *Create) Reset() {
 	*x = Create{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +815,7 @@ func (x *Create) String() string {
 func (*Create) ProtoMessage() {}
 
 func (x *Create) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +828,7 @@ func (x *Create) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create.ProtoReflect.Descriptor instead.
 func (*Create) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 type Update struct {
@@ -794,7 +839,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +851,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +864,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 type Delete struct {
@@ -830,7 +875,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +887,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +900,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 type GetSchema_Request struct {
@@ -866,7 +911,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +923,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +955,7 @@ type GetSchema_Response struct {
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +967,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1038,7 @@ type Configure_Request struct {
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1050,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1096,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1063,7 +1108,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1142,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1154,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1200,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1212,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1255,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1267,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1344,7 @@ type Read_Response struct {
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1356,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,6 +1414,105 @@ func (x *Read_Response) GetPrivate() []byte {
 	return nil
 }
 
+type ValidateMany_Request struct {
+	state         protoimpl.MessageState      `protogen:"open.v1"`
+	Resources     []*ValidateResource_Request `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateMany_Request) Reset() {
+	*x = ValidateMany_Request{}
+	mi := &file_provider_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateMany_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateMany_Request) ProtoMessage() {}
+
+func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateMany_Request.ProtoReflect.Descriptor instead.
+func (*ValidateMany_Request) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+}
+
+func (x *ValidateMany_Request) GetResources() []*ValidateResource_Request {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+type ValidateMany_Response struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per request, in the requests' order.
+	Results []*ValidateResource_Response `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// What concerns the whole call rather than one resource; an error
+	// fails every validation of the call.
+	Diagnostics   []*Diagnostic `protobuf:"bytes,2,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateMany_Response) Reset() {
+	*x = ValidateMany_Response{}
+	mi := &file_provider_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateMany_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateMany_Response) ProtoMessage() {}
+
+func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateMany_Response.ProtoReflect.Descriptor instead.
+func (*ValidateMany_Response) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+}
+
+func (x *ValidateMany_Response) GetResults() []*ValidateResource_Response {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *ValidateMany_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
 type ReadMany_Request struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Reads         []*Read_Request        `protobuf:"bytes,1,rep,name=reads,proto3" json:"reads,omitempty"`
@@ -1378,7 +1522,7 @@ type ReadMany_Request struct {
 
 func (x *ReadMany_Request) Reset() {
 	*x = ReadMany_Request{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1534,7 @@ func (x *ReadMany_Request) String() string {
 func (*ReadMany_Request) ProtoMessage() {}
 
 func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1547,7 @@ func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Request.ProtoReflect.Descriptor instead.
 func (*ReadMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+	return file_provider_proto_rawDescGZIP(), []int{10, 0}
 }
 
 func (x *ReadMany_Request) GetReads() []*Read_Request {
@@ -1426,7 +1570,7 @@ type ReadMany_Response struct {
 
 func (x *ReadMany_Response) Reset() {
 	*x = ReadMany_Response{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1582,7 @@ func (x *ReadMany_Response) String() string {
 func (*ReadMany_Response) ProtoMessage() {}
 
 func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1595,7 @@ func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Response.ProtoReflect.Descriptor instead.
 func (*ReadMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+	return file_provider_proto_rawDescGZIP(), []int{10, 1}
 }
 
 func (x *ReadMany_Response) GetResults() []*Read_Response {
@@ -1480,7 +1624,7 @@ type Import_Request struct {
 
 func (x *Import_Request) Reset() {
 	*x = Import_Request{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1636,7 @@ func (x *Import_Request) String() string {
 func (*Import_Request) ProtoMessage() {}
 
 func (x *Import_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1649,7 @@ func (x *Import_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Request.ProtoReflect.Descriptor instead.
 func (*Import_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 0}
+	return file_provider_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *Import_Request) GetType() string {
@@ -1551,7 +1695,7 @@ type Import_Response struct {
 
 func (x *Import_Response) Reset() {
 	*x = Import_Response{}
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1707,7 @@ func (x *Import_Response) String() string {
 func (*Import_Response) ProtoMessage() {}
 
 func (x *Import_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1720,7 @@ func (x *Import_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Response.ProtoReflect.Descriptor instead.
 func (*Import_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 1}
+	return file_provider_proto_rawDescGZIP(), []int{11, 1}
 }
 
 func (x *Import_Response) GetExists() bool {
@@ -1634,7 +1778,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1646,7 +1790,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1659,7 +1803,7 @@ func (x *Create_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Request.ProtoReflect.Descriptor instead.
 func (*Create_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 0}
+	return file_provider_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *Create_Request) GetType() string {
@@ -1716,7 +1860,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1872,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1885,7 @@ func (x *Create_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Response.ProtoReflect.Descriptor instead.
 func (*Create_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 1}
+	return file_provider_proto_rawDescGZIP(), []int{12, 1}
 }
 
 func (x *Create_Response) GetId() string {
@@ -1788,7 +1932,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +1944,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +1957,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 0}
+	return file_provider_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -1877,7 +2021,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2033,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2046,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 1}
+	return file_provider_proto_rawDescGZIP(), []int{13, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -1941,7 +2085,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2097,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2110,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+	return file_provider_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -2020,7 +2164,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2176,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2189,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+	return file_provider_proto_rawDescGZIP(), []int{14, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -2093,11 +2237,12 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"n\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x93\x01\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
-	"\tread_many\x18\x03 \x01(\bR\breadMany\"\x90\x03\n" +
+	"\tread_many\x18\x03 \x01(\bR\breadMany\x12#\n" +
+	"\rvalidate_many\x18\x04 \x01(\bR\fvalidateMany\"\x90\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xf7\x02\n" +
 	"\bResponse\x12#\n" +
@@ -2137,7 +2282,13 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
 	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\aprivate\x18\x06 \x01(\fR\aprivate\"\xdc\x01\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\"\x80\x02\n" +
+	"\fValidateMany\x1aV\n" +
+	"\aRequest\x12K\n" +
+	"\tresources\x18\x01 \x03(\v2-.bulwark.provider.v1.ValidateResource.RequestR\tresources\x1a\x97\x01\n" +
+	"\bResponse\x12H\n" +
+	"\aresults\x18\x01 \x03(\v2..bulwark.provider.v1.ValidateResource.ResponseR\aresults\x12A\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xdc\x01\n" +
 	"\bReadMany\x1aB\n" +
 	"\aRequest\x127\n" +
 	"\x05reads\x18\x01 \x03(\v2!.bulwark.provider.v1.Read.RequestR\x05reads\x1a\x8b\x01\n" +
@@ -2211,7 +2362,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14PROTECTION_EPHEMERAL\x10\x01\x12\x16\n" +
 	"\x12PROTECTION_DURABLE\x10\x02\x12\x18\n" +
-	"\x14PROTECTION_PROTECTED\x10\x032\xb7\x06\n" +
+	"\x14PROTECTION_PROTECTED\x10\x032\x9e\a\n" +
 	"\bProvider\x12\\\n" +
 	"\tGetSchema\x12&.bulwark.provider.v1.GetSchema.Request\x1a'.bulwark.provider.v1.GetSchema.Response\x12\\\n" +
 	"\tConfigure\x12&.bulwark.provider.v1.Configure.Request\x1a'.bulwark.provider.v1.Configure.Response\x12q\n" +
@@ -2221,7 +2372,8 @@ const file_provider_proto_rawDesc = "" +
 	"\x06Update\x12#.bulwark.provider.v1.Update.Request\x1a$.bulwark.provider.v1.Update.Response\x12S\n" +
 	"\x06Delete\x12#.bulwark.provider.v1.Delete.Request\x1a$.bulwark.provider.v1.Delete.Response\x12S\n" +
 	"\x06Import\x12#.bulwark.provider.v1.Import.Request\x1a$.bulwark.provider.v1.Import.Response\x12Y\n" +
-	"\bReadMany\x12%.bulwark.provider.v1.ReadMany.Request\x1a&.bulwark.provider.v1.ReadMany.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
+	"\bReadMany\x12%.bulwark.provider.v1.ReadMany.Request\x1a&.bulwark.provider.v1.ReadMany.Response\x12e\n" +
+	"\fValidateMany\x12).bulwark.provider.v1.ValidateMany.Request\x1a*.bulwark.provider.v1.ValidateMany.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -2236,7 +2388,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -2250,29 +2402,32 @@ var file_provider_proto_goTypes = []any{
 	(*Configure)(nil),                 // 9: bulwark.provider.v1.Configure
 	(*ValidateResource)(nil),          // 10: bulwark.provider.v1.ValidateResource
 	(*Read)(nil),                      // 11: bulwark.provider.v1.Read
-	(*ReadMany)(nil),                  // 12: bulwark.provider.v1.ReadMany
-	(*Import)(nil),                    // 13: bulwark.provider.v1.Import
-	(*Create)(nil),                    // 14: bulwark.provider.v1.Create
-	(*Update)(nil),                    // 15: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 16: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 17: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 18: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 19: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 20: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 21: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 22: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 23: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 24: bulwark.provider.v1.Read.Response
-	(*ReadMany_Request)(nil),          // 25: bulwark.provider.v1.ReadMany.Request
-	(*ReadMany_Response)(nil),         // 26: bulwark.provider.v1.ReadMany.Response
-	(*Import_Request)(nil),            // 27: bulwark.provider.v1.Import.Request
-	(*Import_Response)(nil),           // 28: bulwark.provider.v1.Import.Response
-	(*Create_Request)(nil),            // 29: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 30: bulwark.provider.v1.Create.Response
-	(*Update_Request)(nil),            // 31: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 32: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 33: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 34: bulwark.provider.v1.Delete.Response
+	(*ValidateMany)(nil),              // 12: bulwark.provider.v1.ValidateMany
+	(*ReadMany)(nil),                  // 13: bulwark.provider.v1.ReadMany
+	(*Import)(nil),                    // 14: bulwark.provider.v1.Import
+	(*Create)(nil),                    // 15: bulwark.provider.v1.Create
+	(*Update)(nil),                    // 16: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 17: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 18: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 19: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 20: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 21: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 22: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 23: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 24: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 25: bulwark.provider.v1.Read.Response
+	(*ValidateMany_Request)(nil),      // 26: bulwark.provider.v1.ValidateMany.Request
+	(*ValidateMany_Response)(nil),     // 27: bulwark.provider.v1.ValidateMany.Response
+	(*ReadMany_Request)(nil),          // 28: bulwark.provider.v1.ReadMany.Request
+	(*ReadMany_Response)(nil),         // 29: bulwark.provider.v1.ReadMany.Response
+	(*Import_Request)(nil),            // 30: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 31: bulwark.provider.v1.Import.Response
+	(*Create_Request)(nil),            // 32: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 33: bulwark.provider.v1.Create.Response
+	(*Update_Request)(nil),            // 34: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 35: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 36: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 37: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
@@ -2289,47 +2444,52 @@ var file_provider_proto_depIdxs = []int32{
 	3,  // 11: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
 	3,  // 12: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 13: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	23, // 14: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
-	24, // 15: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
-	4,  // 16: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 17: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 18: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 19: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 20: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 21: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 22: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 23: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 24: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 25: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 26: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 27: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 28: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 29: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 30: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 31: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	17, // 32: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	19, // 33: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	21, // 34: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	23, // 35: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	29, // 36: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	31, // 37: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	33, // 38: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	27, // 39: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	25, // 40: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	18, // 41: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	20, // 42: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	22, // 43: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	24, // 44: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	30, // 45: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	32, // 46: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	34, // 47: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	28, // 48: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	26, // 49: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	41, // [41:50] is the sub-list for method output_type
-	32, // [32:41] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	22, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
+	23, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
+	4,  // 16: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	24, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
+	25, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
+	4,  // 19: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 20: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 21: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 22: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 23: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 24: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 25: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 26: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 27: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 28: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 29: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 30: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 31: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 32: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 33: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 34: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	18, // 35: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	20, // 36: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	22, // 37: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	24, // 38: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	32, // 39: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	34, // 40: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	36, // 41: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	30, // 42: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	28, // 43: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	26, // 44: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	19, // 45: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	21, // 46: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	23, // 47: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	25, // 48: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	33, // 49: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	35, // 50: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	37, // 51: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	31, // 52: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	29, // 53: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	27, // 54: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	45, // [45:55] is the sub-list for method output_type
+	35, // [35:45] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -2343,7 +2503,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   32,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	Provider_Delete_FullMethodName           = "/bulwark.provider.v1.Provider/Delete"
 	Provider_Import_FullMethodName           = "/bulwark.provider.v1.Provider/Import"
 	Provider_ReadMany_FullMethodName         = "/bulwark.provider.v1.Provider/ReadMany"
+	Provider_ValidateMany_FullMethodName     = "/bulwark.provider.v1.Provider/ValidateMany"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -69,6 +70,11 @@ type ProviderClient interface {
 	// setting capabilities.read_many in GetSchema; without it the host makes
 	// single Reads.
 	ReadMany(ctx context.Context, in *ReadMany_Request, opts ...grpc.CallOption) (*ReadMany_Response, error)
+	// ValidateMany is many ValidateResources in one call: one result per
+	// request, in order. Optional: a provider offers it by setting
+	// capabilities.validate_many in GetSchema; without it the host makes
+	// single ValidateResource calls.
+	ValidateMany(ctx context.Context, in *ValidateMany_Request, opts ...grpc.CallOption) (*ValidateMany_Response, error)
 }
 
 type providerClient struct {
@@ -169,6 +175,16 @@ func (c *providerClient) ReadMany(ctx context.Context, in *ReadMany_Request, opt
 	return out, nil
 }
 
+func (c *providerClient) ValidateMany(ctx context.Context, in *ValidateMany_Request, opts ...grpc.CallOption) (*ValidateMany_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateMany_Response)
+	err := c.cc.Invoke(ctx, Provider_ValidateMany_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -201,6 +217,11 @@ type ProviderServer interface {
 	// setting capabilities.read_many in GetSchema; without it the host makes
 	// single Reads.
 	ReadMany(context.Context, *ReadMany_Request) (*ReadMany_Response, error)
+	// ValidateMany is many ValidateResources in one call: one result per
+	// request, in order. Optional: a provider offers it by setting
+	// capabilities.validate_many in GetSchema; without it the host makes
+	// single ValidateResource calls.
+	ValidateMany(context.Context, *ValidateMany_Request) (*ValidateMany_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -237,6 +258,9 @@ func (UnimplementedProviderServer) Import(context.Context, *Import_Request) (*Im
 }
 func (UnimplementedProviderServer) ReadMany(context.Context, *ReadMany_Request) (*ReadMany_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadMany not implemented")
+}
+func (UnimplementedProviderServer) ValidateMany(context.Context, *ValidateMany_Request) (*ValidateMany_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateMany not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -421,6 +445,24 @@ func _Provider_ReadMany_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_ValidateMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateMany_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).ValidateMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_ValidateMany_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).ValidateMany(ctx, req.(*ValidateMany_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -463,6 +505,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReadMany",
 			Handler:    _Provider_ReadMany_Handler,
+		},
+		{
+			MethodName: "ValidateMany",
+			Handler:    _Provider_ValidateMany_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
