@@ -14,7 +14,11 @@ import (
 func fullDiskSpec(t *testing.T) string {
 	var b strings.Builder
 	b.WriteString("version: 1\nstack: full\nproviders:\n  mock: {}\nresources:\n")
-	for i := range 30 {
+	// Enough resources that even the largest free space below runs out
+	// before the apply ends (a change costs the mock an appended line and
+	// the state a delta: 30 used to be enough, when both rewrote whole
+	// files).
+	for i := range 120 {
 		fmt.Fprintf(&b, "  - name: r%02d\n    type: generic\n", i)
 		if i > 0 {
 			fmt.Fprintf(&b, "    depends_on: [r%02d]\n", i-1)

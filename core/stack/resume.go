@@ -153,7 +153,7 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 		if r.Kind != journal.KindStep || r.Status != journal.StepFailed || r.Phase == "compensate" {
 			continue
 		}
-		res, inSpec := s.sp.Resource(r.Step)
+		res, inSpec := s.specResource(r.Step)
 		if pending[r.Step] || (inSpec && res.Intervention) {
 			if _, seen := failed[r.Step]; !seen {
 				names = append(names, r.Step)
@@ -311,7 +311,7 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 		var deps []string
 		if r := st.Resources[name]; r != nil {
 			typ, deps = r.Type, r.DependsOn
-		} else if r, ok := s.sp.Resource(name); ok {
+		} else if r, ok := s.specResource(name); ok {
 			typ, deps = r.Type, r.DependsOn
 		}
 		action, key := plan.Action(e.Action), s.keyOf(e)

@@ -694,8 +694,14 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 // moves to another provider (they are deleted through them).
 func providersFor(sp *spec.Spec, st *state.State) []string {
 	names := sp.ProvidersUsed()
+	provider := make(map[string]string, len(sp.Resources)) // Spec.Resource walks the list
+	for _, r := range sp.Resources {
+		if _, dup := provider[r.Name]; !dup {
+			provider[r.Name] = r.Provider
+		}
+	}
 	for _, n := range st.Names() {
-		if r, ok := sp.Resource(n); !ok || r.Provider != st.Resources[n].Provider {
+		if p, ok := provider[n]; !ok || p != st.Resources[n].Provider {
 			names = append(names, st.Resources[n].Provider)
 		}
 	}
