@@ -246,8 +246,8 @@ type session struct {
 	// derived names, per resource, the config keys its plan found derived
 	// from a secret (see derivedSensitive), for the preview to mask.
 	derived map[string][]string
-	idx       specIndex // s.sp by name (specResource)
-	pre       preflight // what the pre-flight reads saw (checkRead)
+	idx     specIndex // s.sp by name (specResource)
+	pre     preflight // what the pre-flight reads saw (checkRead)
 }
 
 // backend opens the stack's storage: Options.Open on Options.StateURL, or
