@@ -8,16 +8,17 @@ import (
 )
 
 func (c *cli) doctorCmd() *cobra.Command {
-	var asJSON bool
+	var view viewFlag
 	cmd := &cobra.Command{
 		Use:   "doctor [SPEC]",
 		Short: "Check plugins, state, journal, lock and interventions; exit 1 when something needs attention",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a := parseDoctorArgs(args, view)
 			var sp *spec.Spec
-			if len(args) == 1 {
+			if a.Spec != "" {
 				var err error
-				if sp, err = c.peekSpec(args[0], ""); err != nil {
+				if sp, err = c.peekSpec(a.Spec, ""); err != nil {
 					return err
 				}
 			}
@@ -27,9 +28,9 @@ func (c *cli) doctorCmd() *cobra.Command {
 			}
 			defer done()
 			checks := stack.Doctor(cmd.Context(), sp, opts)
-			return newDoctorView(viewTypeOf(asJSON), c.view()).Doctor(checks)
+			return newDoctorView(a.View, c.view()).Doctor(checks)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	view.register(cmd, "print JSON: every check, with its fix")
 	return cmd
 }

@@ -7,13 +7,14 @@ import (
 )
 
 func (c *cli) historyCmd() *cobra.Command {
-	var asJSON bool
+	var view viewFlag
 	cmd := &cobra.Command{
 		Use:   "history SPEC",
 		Short: "List the stack's operations and revisions, oldest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.peekSpec(args[0], "")
+			a := parseSpecArgs(args, view)
+			sp, err := c.peekSpec(a.Spec, "")
 			if err != nil {
 				return err
 			}
@@ -21,9 +22,9 @@ func (c *cli) historyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return newHistoryView(viewTypeOf(asJSON), c.view()).History(rep)
+			return newHistoryView(a.View, c.view()).History(rep)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	view.register(cmd, "print JSON: the operations and revisions")
 	return cmd
 }

@@ -14,13 +14,14 @@ func (c *cli) stateCmd() *cobra.Command {
 		Use:   "state",
 		Short: "Inspect and change what the stack's state records, without touching any resource",
 	}
-	var listJSON, showJSON bool
+	var listView, showView viewFlag
 	list := &cobra.Command{
 		Use:   "list SPEC",
 		Short: "List the resources the state records",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.peekSpec(args[0], "")
+			a := parseSpecArgs(args, listView)
+			sp, err := c.peekSpec(a.Spec, "")
 			if err != nil {
 				return err
 			}
@@ -28,27 +29,28 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return newStateView(viewTypeOf(listJSON), c.view()).List(sp.Stack, rs)
+			return newStateView(a.View, c.view()).List(sp.Stack, rs)
 		},
 	}
-	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+	listView.register(list, "print JSON: every record, sensitive values masked")
 	show := &cobra.Command{
 		Use:   "show SPEC ADDRESS",
 		Short: "Show what the state records of one resource",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.peekSpec(args[0], "")
+			a := parseAddressArgs(args, showView)
+			sp, err := c.peekSpec(a.Spec, "")
 			if err != nil {
 				return err
 			}
-			r, err := stack.StateShow(sp, c.stateOptions(), args[1])
+			r, err := stack.StateShow(sp, c.stateOptions(), a.Address)
 			if err != nil {
 				return err
 			}
-			return newStateView(viewTypeOf(showJSON), c.view()).Show(sp.Stack, r)
+			return newStateView(a.View, c.view()).Show(sp.Stack, r)
 		},
 	}
-	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
+	showView.register(show, "print JSON: the record, sensitive values masked")
 	forget := &cobra.Command{
 		Use:   "forget SPEC ADDRESS",
 		Short: "Stop managing a resource without deleting it (any protection level: nothing is deleted)",

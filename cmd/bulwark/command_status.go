@@ -7,13 +7,14 @@ import (
 )
 
 func (c *cli) statusCmd() *cobra.Command {
-	var asJSON bool
+	var view viewFlag
 	cmd := &cobra.Command{
 		Use:   "status SPEC",
 		Short: "Show the stack's recorded resources, pending interventions and last operation",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.peekSpec(args[0], "")
+			a := parseSpecArgs(args, view)
+			sp, err := c.peekSpec(a.Spec, "")
 			if err != nil {
 				return err
 			}
@@ -21,9 +22,9 @@ func (c *cli) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return newStatusView(viewTypeOf(asJSON), c.view()).Status(rep, args[0])
+			return newStatusView(a.View, c.view()).Status(rep, a.Spec)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	view.register(cmd, "print JSON: the resources, interventions, last operation, lock")
 	return cmd
 }

@@ -11,18 +11,19 @@ import (
 
 func (c *cli) validateCmd() *cobra.Command {
 	var provider string
-	var asJSON bool
+	var view viewFlag
 	cmd := &cobra.Command{
 		Use:   "validate SPEC",
 		Short: "Check a spec: its structure, then against the providers' schemas",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.validate(cmd.Context(), args[0], provider)
-			return newValidateView(viewTypeOf(asJSON), c.view()).Validate(args[0], sp, err)
+			a := parseSpecArgs(args, view)
+			sp, err := c.validate(cmd.Context(), a.Spec, provider)
+			return newValidateView(a.View, c.view()).Validate(a.Spec, sp, err)
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: every problem a diagnostic with its file, line, column and attribute path")
+	view.register(cmd, "print the result as JSON: every problem a diagnostic with its file, line, column and attribute path")
 	return cmd
 }
 
