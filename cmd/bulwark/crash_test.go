@@ -118,6 +118,9 @@ type crashEnv struct {
 	bin      string
 	plugins  string
 	stateDir string
+	// stateURL, when set, is --state (an s3:// prefix): the stack's state
+	// lives there, and stateDir holds the providers' data folders only.
+	stateURL string
 	events   string
 	marker   string
 	stack    string
@@ -166,6 +169,9 @@ func (r crashRes) String() string {
 // failpoint is not empty, BULWARK_FAILPOINT.
 func (e *crashEnv) command(ctx context.Context, failpoint string, args ...string) *exec.Cmd {
 	full := append([]string{"--state-dir", e.stateDir, "--plugin-dir", e.plugins, "--events", e.events}, args...)
+	if e.stateURL != "" {
+		full = append([]string{"--state", e.stateURL}, full...)
+	}
 	cmd := exec.CommandContext(ctx, e.bin, full...)
 	var env []string
 	for _, kv := range os.Environ() {
@@ -324,6 +330,9 @@ type crashState struct {
 // readState reads STATE/STACK/state.json (missing: empty).
 func (e *crashEnv) readState() crashState {
 	e.t.Helper()
+	if e.stateURL != "" {
+		return e.readRemoteState()
+	}
 	var env struct {
 		Checksum string     `json:"checksum"`
 		State    crashState `json:"state"`
@@ -592,6 +601,9 @@ type journalRec struct {
 // journalRecords are the complete records of the stack's journal.
 func (e *crashEnv) journalRecords() []journalRec {
 	e.t.Helper()
+	if e.stateURL != "" {
+		return e.remoteJournal()
+	}
 	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "journal.jsonl"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.t.Fatal(err)
@@ -709,7 +721,11 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 	return true
 }
 
-func TestCrashAtEveryStepBoundary(t *testing.T) {
+func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, "", nil) }
+
+// crashAtEveryStepBoundary runs the scenarios (only those named, when only
+// is set) with the stack's state at s3Endpoint ("": the file backend).
+func crashAtEveryStepBoundary(t *testing.T, s3Endpoint string, only map[string]bool) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
@@ -841,10 +857,14 @@ func TestCrashAtEveryStepBoundary(t *testing.T) {
 		}
 	})
 	for _, sc := range scenarios {
+		if only != nil && !only[sc.name] {
+			continue
+		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			// The setup runs once; every iteration starts from a copy.
 			tmpl := newCrashEnv(t, "crash")
+			tmpl.onS3(s3Endpoint)
 			for i, args := range sc.setup {
 				if i == len(sc.setup)-1 && sc.setupKill != "" {
 					if r := tmpl.run(sc.setupKill, args...); !r.killed {
@@ -942,6 +962,7 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 	if _, err := os.Stat(tmpl.stateDir); err == nil {
 		copyTree(t, tmpl.stateDir, e.stateDir)
 	}
+	tmpl.copyS3State(e)
 	where := sc.name + " at " + fp
 	r := e.run(fp, sc.cmd...)
 	if !r.killed {

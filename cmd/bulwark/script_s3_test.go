@@ -64,7 +64,20 @@ func buildFakeS3(t *testing.T) string {
 	return fakes3Path
 }
 
+// s3TestEnv gives this process (and the commands it starts) the
+// emulator's credentials, and turns the SDK's instance metadata lookups off:
+// nothing reaches beyond loopback.
+func s3TestEnv(t *testing.T) {
+	t.Helper()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, v)
+		}
+	}
+}
+
 func TestScriptsS3(t *testing.T) {
+	s3TestEnv(t)
 	dir := buildPlugins(t)
 	fakes3 := buildFakeS3(t)
 	testscript.Run(t, testscript.Params{
