@@ -257,17 +257,23 @@ func (w *writer) renew() {
 		ctx, cancel := context.WithTimeout(context.Background(), every)
 		tag, err := w.b.put(ctx, lockKey, body, cond{ifMatch: etag}, nil)
 		cancel()
+		why := fmt.Errorf("the lock was taken over or removed (%s)", apiCode(err))
 		if err != nil && lostRace(err) {
 			// A renewal whose answer was lost (a timeout) may have landed:
 			// the lock is still this writer's if it carries its token.
 			rctx, rcancel := context.WithTimeout(context.Background(), every)
 			cur, curTag, rerr := w.b.readLock(rctx)
 			rcancel()
-			if rerr == nil && cur != nil && cur.Token == lr.Token {
+			switch {
+			case rerr == nil && cur != nil && cur.Token == lr.Token:
 				w.mu.Lock()
 				w.etag = curTag
 				w.mu.Unlock()
 				continue
+			case rerr == nil && cur != nil:
+				why = fmt.Errorf("the lock was taken over by %s", cur.Holder)
+			case rerr == nil:
+				why = errors.New("the lock object was removed by someone else")
 			}
 		}
 		w.mu.Lock()
@@ -275,7 +281,7 @@ func (w *writer) renew() {
 		case err == nil:
 			w.etag, w.lr.Holder.Until = tag, lr.Holder.Until
 		case lostRace(err):
-			w.loseLocked(fmt.Errorf("the lock was taken over or removed (%s)", apiCode(err)))
+			w.loseLocked(why)
 		case time.Now().After(w.lr.Holder.Until):
 			w.loseLocked(fmt.Errorf("the lease ran out without a renewal getting through: %w", err))
 		}

@@ -331,8 +331,8 @@ func TestLease(t *testing.T) {
 		}
 		before := s.putCount()
 		_, err = w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_me", Kind: journal.KindStep, Status: journal.StepOK}}, Change: storage.Change{Put: []*state.Resource{res("b")}}})
-		if !errors.Is(err, storage.ErrLost) {
-			t.Fatalf("Commit after the lock was lost: %v, want ErrLost", err)
+		if !errors.Is(err, storage.ErrLost) || !strings.Contains(err.Error(), "taken over by operation op_elsewhere") {
+			t.Fatalf("Commit after the lock was lost: %v, want ErrLost naming who took it", err)
 		}
 		if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" && s.putCount() != before {
 			t.Fatalf("a lost writer's Commit sent %d PUT(s)", s.putCount()-before)
