@@ -15,7 +15,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, opts, done, err := c.load(args[0], "")
+			sp, opts, done, err := c.loadResume(args[0])
 			if err != nil {
 				return err
 			}

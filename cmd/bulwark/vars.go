@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 // varInputs are the --var and --var-file flags of one invocation.
@@ -86,4 +87,20 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 	}
 	c.learnSensitive(sp, vals)
 	return resolve.Expand(sp, vals)
+}
+
+// loadResume is load for resume: the operation resumed staged its variable
+// values, and core goes on with them when the spec's text is the one it
+// staged, so a variable with no value here is no error unless --var or
+// --var-file was given (as peekSpec); core refuses a spec it cannot use.
+func (c *cli) loadResume(path string) (*spec.Spec, stack.Options, func(), error) {
+	sp, err := c.peekSpec(path, "")
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	opts, done, err := c.options(sp)
+	if err != nil {
+		return nil, stack.Options{}, nil, err
+	}
+	return sp, opts, done, nil
 }

@@ -89,6 +89,12 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	} else if err := s.useStagedValues(target.Op); err != nil {
 		return nil, err
 	}
+	if !s.sp.Expanded() {
+		// Given without the values its variables need (the CLI lets a
+		// resume go on with the ones the operation staged), and it staged
+		// none for this spec: nothing has been touched yet.
+		return nil, fmt.Errorf("resume: operation %s staged no variable values for this text of %s: give its variables values with --var or --var-file", target.Op, s.sp.File)
+	}
 	st := s.store.Snapshot()
 	providers := s.sp.ProvidersUsed()
 	for _, r := range st.Resources {
