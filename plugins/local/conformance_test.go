@@ -58,3 +58,14 @@ func TestConformanceExecutable(t *testing.T) {
 	}
 	providertest.RunExecutable(t, bin, conformanceConfig)
 }
+
+// With a root of its own (a share), the local provider keeps nothing it
+// needs in its data folder (its pending record is in the root): another
+// machine, with another data folder, resumes what one left
+// (Config.Elsewhere).
+func TestConformanceSharedRoot(t *testing.T) {
+	cfg := conformanceConfig
+	cfg.ProviderConfig = map[string]any{"root": filepath.Join(t.TempDir(), "root")}
+	cfg.Elsewhere = true
+	providertest.RunGRPC(t, newLocal, cfg)
+}

@@ -50,3 +50,13 @@ func TestConformanceExecutable(t *testing.T) {
 	}
 	providertest.RunExecutable(t, bin, conformanceConfig)
 }
+
+// With its world in a folder of its own (world: DIR, a share), the mock
+// keeps nothing it needs in its data folder: another machine, with another
+// data folder, resumes what one left (Config.Elsewhere).
+func TestConformanceSharedWorld(t *testing.T) {
+	cfg := conformanceConfig
+	cfg.ProviderConfig = map[string]any{"world": filepath.Join(t.TempDir(), "world")}
+	cfg.Elsewhere = true
+	providertest.RunGRPC(t, newMock, cfg)
+}
