@@ -79,3 +79,16 @@ func Redact(rawURL string) string {
 	}
 	return u.String()
 }
+
+// Stacks lists the stacks the backend at rawURL holds, for the commands
+// that look through every stack (ack). The file backend's stacks are its
+// folders, which core lists itself; a backend that cannot list them says
+// so.
+func Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	switch Scheme(rawURL) {
+	case "postgres", "postgresql":
+		return pgstore.Stacks(ctx, rawURL)
+	default:
+		return nil, fmt.Errorf("--state %s: this backend cannot list its stacks: give the stack's spec to the command instead", Redact(rawURL))
+	}
+}

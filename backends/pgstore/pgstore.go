@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -503,4 +504,32 @@ func (b *Backend) TerminateHolder(ctx context.Context) (bool, error) {
 		return false, b.wrap("terminate the lock's holder", err)
 	}
 	return ended, nil
+}
+
+// Stacks lists the stacks the database at rawURL holds (in its schema),
+// sorted; a stack moved elsewhere is left out. For commands that look
+// through every stack (ack, doctor without a spec).
+func Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	connURL, schema, loc, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(connURL)
+	if err != nil {
+		return nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, mask(fmt.Errorf("postgres %s: connect: %w", loc, err), cfg.Password)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT stack FROM `+pgx.Identifier{schema}.Sanitize()+`.stacks WHERE moved_to IS NULL ORDER BY stack`)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000") {
+			return nil, nil // no tables yet: no stacks
+		}
+		return nil, mask(fmt.Errorf("postgres %s: list stacks: %w", loc, err), cfg.Password)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 func (c *cli) ackCmd() *cobra.Command {
@@ -16,9 +18,7 @@ func (c *cli) ackCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c.stateURL != "" {
-				// Ack finds the stack by looking through the state
-				// folder's stacks; a remote backend has no such listing yet.
-				return fmt.Errorf("ack with --state %s: not supported yet for a backend off this machine (ack looks through the stacks of --state-dir); run it against a file copy, or see bulwark status SPEC", backends.Redact(c.stateURL))
+				return c.ackRemote(cmd.Context(), args[0])
 			}
 			name, err := stack.Ack(c.stateDir, args[0], nil)
 			if err != nil {
@@ -28,4 +28,29 @@ func (c *cli) ackCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// ackRemote is ack on a backend off this machine: it looks through the
+// stacks the backend lists.
+func (c *cli) ackRemote(ctx context.Context, opID string) error {
+	names, err := backends.Stacks(ctx, c.stateURL)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		be, err := backends.Open(ctx, c.stateURL, storage.Options{Stack: name})
+		if err != nil {
+			return err
+		}
+		found, err := stack.AckOn(ctx, be, opID, nil)
+		be.Close()
+		if err != nil {
+			return err
+		}
+		if found {
+			fmt.Fprintf(c.stdout, "acknowledged %s in stack %s\n", opID, name)
+			return nil
+		}
+	}
+	return stack.ErrNoSuchIntervention
 }

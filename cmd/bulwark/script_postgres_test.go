@@ -44,6 +44,8 @@ func TestPostgresScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":          cmdExits,
+			"json-has":       cmdJSONHas,
+			"json-env":       cmdJSONEnv,
 			"no-plugin-left": cmdNoPluginLeft,
 			"pg-hold-lock":   cmdPgHoldLock,
 			"pg-wait-lock":   cmdPgWaitLock,

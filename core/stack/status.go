@@ -156,40 +156,52 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 		}
 		// The folder's name is its stack's (the file backend's layout).
 		be := filestore.New(filepath.Join(stateDir, e.Name()), storage.Options{Stack: e.Name(), Now: now})
-		st, err := be.Load(ctx)
-		if err != nil {
-			continue
+		if found, err := AckOn(ctx, be, opID, now); found || err != nil {
+			return e.Name(), err
 		}
-		pending := false
-		for _, i := range st.Interventions {
-			pending = pending || i.Op == opID
-		}
-		if !pending {
-			continue
-		}
-		host, _ := os.Hostname()
-		w, err := be.Lock(ctx, storage.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
-		if err != nil {
-			return "", err
-		}
-		defer w.Release(ctx)
-		if st, err = be.Load(ctx); err != nil {
-			return "", err
-		}
-		m := storage.MetaOf(st)
-		m.Interventions = slices.DeleteFunc(m.Interventions, func(i state.Intervention) bool { return i.Op == opID })
-		// The acknowledgement and the state without the intervention, in
-		// one durable write.
-		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}},
-			Change: storage.Change{Meta: m}}); err != nil {
-			return "", fmt.Errorf("ack %s: %w", opID, err)
-		}
-		if err := w.Checkpoint(ctx, journal.DefaultKeepOperations); err != nil {
-			return "", fmt.Errorf("ack %s: %w", opID, err)
-		}
-		return st.Stack, nil
 	}
 	return "", ErrNoSuchIntervention
+}
+
+// AckOn is Ack on one stack's backend: it reports whether the stack had a
+// pending intervention of operation opID (and then clears it, journaling
+// the acknowledgement); a stack it cannot read is not it.
+func AckOn(ctx context.Context, be storage.Backend, opID string, now func() time.Time) (bool, error) {
+	if now == nil {
+		now = time.Now
+	}
+	st, err := be.Load(ctx)
+	if err != nil {
+		return false, nil
+	}
+	pending := false
+	for _, i := range st.Interventions {
+		pending = pending || i.Op == opID
+	}
+	if !pending {
+		return false, nil
+	}
+	host, _ := os.Hostname()
+	w, err := be.Lock(ctx, storage.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
+	if err != nil {
+		return true, err
+	}
+	defer w.Release(ctx)
+	if st, err = be.Load(ctx); err != nil {
+		return true, err
+	}
+	m := storage.MetaOf(st)
+	m.Interventions = slices.DeleteFunc(m.Interventions, func(i state.Intervention) bool { return i.Op == opID })
+	// The acknowledgement and the state without the intervention, in
+	// one durable write.
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}},
+		Change: storage.Change{Meta: m}}); err != nil {
+		return true, fmt.Errorf("ack %s: %w", opID, err)
+	}
+	if err := w.Checkpoint(ctx, journal.DefaultKeepOperations); err != nil {
+		return true, fmt.Errorf("ack %s: %w", opID, err)
+	}
+	return true, nil
 }
 
 // RevisionSummary is one revision, as history shows it.
