@@ -101,6 +101,17 @@ func (c *cli) streamEvents(opts *stack.Options) {
 	opts.Out, opts.Live, opts.Color = io.Discard, false, false
 }
 
+// streamOperation prepares a mutating command's --json (rollback, resume;
+// apply has its own, for saved plans): the event stream on stdout and no
+// question, so on a terminal it needs --yes, as apply --json does.
+func (c *cli) streamOperation(opts *stack.Options, name string, yes bool) error {
+	if !yes && c.terminal(c.stdin) {
+		return fmt.Errorf("%s --json on a terminal needs --yes (stdout carries only JSON: no plan is shown and nothing asks)", name)
+	}
+	c.streamEvents(opts)
+	return nil
+}
+
 // secretsSource says where the key comes from: $BULWARK_SECRETS_KEY, else
 // --secrets-key-file, else the default key file in the user's config
 // folder (created, and said so on stderr, the first time a state needs it);

@@ -10,7 +10,8 @@ import (
 )
 
 func (c *cli) resumeCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "resume SPEC",
 		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
 		Args:  cobra.ExactArgs(1),
@@ -20,10 +21,18 @@ func (c *cli) resumeCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if asJSON {
+				// Nothing asks: resume finishes what the journal says.
+				c.streamEvents(&opts)
+			}
 			opts.Stop = c.mutating(args[0])
 			res, err := stack.Resume(cmd.Context(), sp, opts)
 			if errors.Is(err, stack.ErrNothingToResume) {
-				fmt.Fprintln(c.stdout, err)
+				out := c.stdout
+				if asJSON {
+					out = c.stderr // stdout carries JSON alone: no line, exit 0
+				}
+				fmt.Fprintln(out, err)
 				return nil
 			}
 			if err != nil {
@@ -32,4 +41,6 @@ func (c *cli) resumeCmd() *cobra.Command {
 			return c.report(res, args[0])
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
+	return cmd
 }

@@ -8,7 +8,7 @@ import (
 
 func (c *cli) rollbackCmd() *cobra.Command {
 	var to int
-	var yes bool
+	var yes, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "rollback SPEC",
 		Short: "Converge the stack back to an earlier applied revision (default: the newest before the current one with another spec)",
@@ -20,7 +20,13 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			}
 			defer done()
 			opts.Stop = c.mutating(args[0])
-			opts.Review = c.review("roll back", yes)
+			if asJSON {
+				if err := c.streamOperation(&opts, "rollback", yes); err != nil {
+					return err
+				}
+			} else {
+				opts.Review = c.review("roll back", yes)
+			}
 			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
 			if err != nil {
 				return err
@@ -30,5 +36,6 @@ func (c *cli) rollbackCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
 	yesFlags(cmd, &yes)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
 	return cmd
 }
