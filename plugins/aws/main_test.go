@@ -378,6 +378,36 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("after act 1 the state records %+v, want storage=%s and database=%s", status.Resources, bucket, table)
 	}
 
+	// The provider's private data (what it made, under which key) is in
+	// the stack's state, sealed; its data folder holds nothing (issue 10
+	// item 4: no create-intents.json a crash would leave on this machine).
+	privates := 0
+	if err := filepath.WalkDir(e.state, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if strings.Contains(filepath.ToSlash(path), "/providers/aws/") {
+			t.Errorf("the aws provider left %s in its data folder", path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		privates += bytes.Count(b, []byte(`"private":"sealed:v1:`)) + bytes.Count(b, []byte(`"private": "sealed:v1:`))
+		if bytes.Contains(b, []byte(`"private":"ey`)) || bytes.Contains(b, []byte(`"private": "ey`)) {
+			t.Errorf("%s holds private data in clear", path)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if privates == 0 {
+		t.Fatalf("no sealed private data in the state under %s", e.state)
+	}
+
 	// Act 2: the re-apply converges, skipping storage and database.
 	out = e.run(0, "act2.jsonl", "apply", specPath)
 	if !strings.Contains(out, "3 changed, 2 already in place") {
