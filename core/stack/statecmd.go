@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -78,9 +79,29 @@ func StateShow(sp *spec.Spec, opts Options, address string) (*state.Resource, er
 	}
 	r := st.Resources[address]
 	if r == nil {
-		return nil, fmt.Errorf("%s: %w of stack %s", address, ErrNotRecorded, sp.Stack)
+		return nil, fmt.Errorf("%s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, instancesHint(st, address))
 	}
 	return masked(r), nil
+}
+
+// instancesHint names, for an address the state does not record, the
+// for_each instances it records under that name: " (it records web[a],
+// web[b]: name one)"; else "".
+func instancesHint(st *state.State, address string) string {
+	var keyed []string
+	for n := range st.Resources {
+		if a, err := spec.ParseAddress(n); err == nil && a.Keyed && a.Name == address {
+			keyed = append(keyed, n)
+		}
+	}
+	if len(keyed) == 0 {
+		return ""
+	}
+	slices.Sort(keyed)
+	if len(keyed) > 10 {
+		keyed = append(keyed[:10], fmt.Sprintf("and %d more", len(keyed)-10))
+	}
+	return fmt.Sprintf(" (it records the instances %s: name one, quoted for the shell: '%s')", strings.Join(keyed, ", "), keyed[0])
 }
 
 // StateForget stops managing a resource without deleting it, whatever its
@@ -92,9 +113,10 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 		return nil, err
 	}
 	defer s.close()
-	cur := s.store.Snapshot().Resources[address]
+	snap := s.store.Snapshot()
+	cur := snap.Resources[address]
 	if cur == nil {
-		return nil, fmt.Errorf("state forget %s: %w of stack %s", address, ErrNotRecorded, sp.Stack)
+		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, instancesHint(snap, address))
 	}
 	return s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
 		return s.store.Mutate(func(st *state.State) error {
