@@ -51,7 +51,7 @@ func (c *cli) applyCmd() *cobra.Command {
 			opts.Stop = c.mutating(args[0])
 			switch {
 			case !asJSON:
-				opts.Review = c.review("apply", yes)
+				opts.Review = c.review(cmd.Context(), "apply", yes)
 			case !yes && c.terminal(c.stdin):
 				// As Terraform's -json needs -auto-approve: stdout carries
 				// JSON alone, so there is no plan to show and no question.

@@ -25,7 +25,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 					return err
 				}
 			} else {
-				opts.Review = c.review("roll back", yes)
+				opts.Review = c.review(cmd.Context(), "roll back", yes)
 			}
 			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
 			if err != nil {

@@ -163,7 +163,7 @@ func (c *cli) showCmd() *cobra.Command {
 // review is the Review hook of apply and rollback: print the plan when it
 // has changes, then, when standard input is a terminal and --yes was not
 // given, ask; only "yes" goes on.
-func (c *cli) review(op string, yes bool) func(*stack.Preview) bool {
+func (c *cli) review(ctx context.Context, op string, yes bool) func(*stack.Preview) bool {
 	return func(pv *stack.Preview) bool {
 		if !pv.HasChanges() {
 			return true // nothing to review: the run reports "already in place"
@@ -179,9 +179,24 @@ func (c *cli) review(op string, yes bool) func(*stack.Preview) bool {
 		c.graceful.Store(false)
 		defer c.graceful.Store(true)
 		fmt.Fprintf(w, "Do you want to %s stack %s as planned above?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", op, pv.Stack)
-		answer, err := readLine(c.stdin)
-		fmt.Fprintln(w)
-		return err == nil && answer == "yes"
+		type reply struct {
+			answer string
+			err    error
+		}
+		got := make(chan reply, 1)
+		go func() {
+			a, err := readLine(c.stdin)
+			got <- reply{a, err}
+		}()
+		select {
+		case r := <-got:
+			fmt.Fprintln(w)
+			return r.err == nil && r.answer == "yes"
+		case <-ctx.Done():
+			// Ctrl-C at the question: the same as any answer but yes.
+			fmt.Fprintln(w)
+			return false
+		}
 	}
 }
 

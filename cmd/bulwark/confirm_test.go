@@ -124,6 +124,7 @@ func TestConfirmOnATerminal(t *testing.T) {
 			[]string{"+   create     data (generic, durable)", "Only 'yes' will be accepted", "apply cancelled: nothing was changed"},
 			[]string{"Apply complete"}, "0 resource(s)"},
 		{"y is not yes", "y", args("apply", v1), 1, []string{"apply cancelled"}, nil, "0 resource(s)"},
+		{"Ctrl-C at the question", "\x03", args("apply", v1), 1, []string{"apply cancelled: nothing was changed"}, []string{"exiting"}, "0 resource(s)"},
 		{"yes", "yes", args("apply", v1), 0, []string{"+   create     data", "Enter a value: yes", "Apply complete: 1 changed"}, nil, "1 resource(s)"},
 		{"--yes", "", args("apply", v2, "--yes"), 0, []string{"~   update     data", "+   create     extra", "Update complete: 2 changed"},
 			[]string{"Only 'yes'"}, "2 resource(s)"},
