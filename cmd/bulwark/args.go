@@ -32,6 +32,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		StateDir:       opts.StateDir,
 		Open:           opts.Open,
 		StateURL:       opts.StateURL,
+		ListStacks:     opts.ListStacks,
 		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
 		Out:            c.red.Writer(c.stdout),
 		StartTimeout:   c.startTimeout,

@@ -68,7 +68,9 @@ func (c *cli) resolveState(cmd *cobra.Command) error {
 func (c *cli) stateOptions() stack.Options {
 	o := stack.Options{StateDir: c.stateDir}
 	if c.stateURL != "" {
-		o.Open, o.StateURL = backends.Open, c.stateURL
+		u := c.stateURL
+		o.Open, o.StateURL = backends.Open, u
+		o.ListStacks = func(ctx context.Context) ([]string, error) { return backends.Stacks(ctx, u) }
 	}
 	return o
 }

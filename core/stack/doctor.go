@@ -38,6 +38,13 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 	var stacks []string
 	if sp != nil {
 		stacks = []string{sp.Stack}
+	} else if opts.ListStacks != nil && opts.StateURL != "" {
+		names, err := opts.ListStacks(ctx)
+		if err != nil {
+			checks = append(checks, Check{Name: "backend", Detail: err.Error(),
+				Fix: "check that the backend --state names is reachable and the credentials are right"})
+		}
+		stacks = names
 	} else {
 		entries, _ := os.ReadDir(opts.StateDir)
 		for _, e := range entries {

@@ -77,6 +77,9 @@ type Options struct {
 	// folder under StateDir.
 	Open     storage.Opener
 	StateURL string
+	// ListStacks, when set, lists the stacks StateURL's backend holds, for
+	// doctor without a spec (default: the stack folders under StateDir).
+	ListStacks func(ctx context.Context) ([]string, error)
 	// DataDir is the folder of the providers' data folders (one per
 	// provider); default: the stack folder's providers/ under StateDir.
 	// A remote backend's data folders stay on this machine: its CLI sets
