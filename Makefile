@@ -2,7 +2,7 @@
 GO        ?= go
 BIN       := bin
 PLUGINS   := $(BIN)/plugins
-GOFLAGS_T ?= -race -count=1
+GOFLAGS_T ?= -race -count=1 -timeout 30m
 
 # Code generators, pinned. protoc comes from Debian (protobuf-compiler 3.21.12).
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12

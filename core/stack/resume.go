@@ -176,7 +176,8 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 	if err := s.resolveInFlight(ctx, target, recs); err != nil {
 		return nil, true, err
 	}
-	if err := s.store.Mutate(func(st *state.State) error {
+	// With the operation's end record, in one durable write.
+	if err := s.store.mutate(inStep(ctx, opKey(target.Op)), func(st *state.State) error {
 		s.unstage(st)
 		for _, n := range names {
 			if !pending[n] {
@@ -276,7 +277,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	// journaled; if either cannot be written, the operation stays
 	// unfinished, for the next resume.
 	reached := outcome
-	rerr := s.store.Mutate(func(st *state.State) error {
+	rerr := s.store.mutate(inStep(context.Background(), opKey(target.Op)), func(st *state.State) error {
 		s.unstage(st)
 		return nil
 	})

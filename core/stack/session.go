@@ -293,12 +293,6 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	// Old finished operations are compacted to one line each, under the
-	// lock and before this run writes.
-	if err := w.Checkpoint(ctx, opts.KeepOperations); err != nil {
-		s.close()
-		return nil, err
-	}
 	recs, _, err := be.Journal(ctx)
 	if err != nil {
 		s.close()
@@ -325,6 +319,12 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, &InterventionError{Pending: pending}
 	}
+	// Old finished operations are compacted to one line each, under the
+	// lock and before this run writes, and a snapshot a killed command
+	// never wrote is written. Only a shortcut for the next load: when it
+	// cannot be written (a full disk), the run goes on from the journal,
+	// and its own writes say what is wrong.
+	_ = w.Checkpoint(ctx, opts.KeepOperations)
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Out, opts.Events, opts.Color, opts.Live, opts.Now)
 	s.prog.red = opts.Redactor

@@ -999,7 +999,9 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 			}
 		}
 		if err := state.WriteFile(w.b.path(stateFile), snap); err != nil {
-			return w.fail(fmt.Errorf("checkpoint: %w", err))
+			// The old snapshot stays whole (temp file, rename) and the
+			// journal holds everything past it: nothing is lost.
+			return fmt.Errorf("checkpoint: %w", err)
 		}
 		w.mu.Lock()
 		w.disk, w.migrate, w.wrote = snap.Serial, false, true
