@@ -9,7 +9,8 @@
 // not sent to the server: schema=NAME (default "bulwark"), the PostgreSQL
 // schema that holds the tables, so one database can hold several bulwark
 // installations side by side. Several stacks live in one schema, keyed by
-// the stack's name.
+// the stack's name. A connection attempt gives up after 15 s unless
+// ?connect_timeout=N or $PGCONNECT_TIMEOUT says otherwise.
 //
 // Tables (schema version 1, created and migrated by Open itself under a
 // transaction-level advisory lock, the version recorded in schema_version):

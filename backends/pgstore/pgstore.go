@@ -19,6 +19,10 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
+// DefaultConnectTimeout bounds a connection attempt when the URL and the
+// environment set none.
+const DefaultConnectTimeout = 15 * time.Second
+
 // DefaultSchema is the PostgreSQL schema the tables live in when the URL
 // names none (?schema=NAME).
 const DefaultSchema = "bulwark"
@@ -59,6 +63,12 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "bulwark"
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A server that does not answer is an error in seconds, not after
+		// the system's TCP timeout (?connect_timeout=N or
+		// $PGCONNECT_TIMEOUT sets another).
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -79,6 +89,10 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 		return nil, b.wrap("connect", err)
 	}
 	b.pool = pool
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, b.wrap("connect", err)
+	}
 	if b.found, err = ensureSchema(ctx, pool, schema); err != nil {
 		pool.Close()
 		return nil, b.wrap("schema", err)
