@@ -98,10 +98,15 @@ func instancesHint(st *state.State, address string) string {
 		return ""
 	}
 	slices.Sort(keyed)
-	if len(keyed) > 10 {
-		keyed = append(keyed[:10], fmt.Sprintf("and %d more", len(keyed)-10))
+	return fmt.Sprintf(" (it records the instances %s: name one, quoted for the shell: '%s')", nameList(keyed), keyed[0])
+}
+
+// nameList lists names for a message, at most 10.
+func nameList(names []string) string {
+	if len(names) > 10 {
+		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
 	}
-	return fmt.Sprintf(" (it records the instances %s: name one, quoted for the shell: '%s')", strings.Join(keyed, ", "), keyed[0])
+	return strings.Join(names, ", ")
 }
 
 // StateForget stops managing a resource without deleting it, whatever its
@@ -208,6 +213,15 @@ func (e *ImportError) Error() string {
 func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string) (*Result, error) {
 	r, ok := sp.Resource(address)
 	if !ok {
+		var keyed []string
+		for _, r := range sp.Resources {
+			if a := r.Address(); a.Keyed && a.Name == address {
+				keyed = append(keyed, r.Name)
+			}
+		}
+		if len(keyed) > 0 {
+			return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s has for_each: import into one of its instances (%s), quoted for the shell: '%s'", address, nameList(keyed), keyed[0])}
+		}
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s declares no resource %q (add it to the spec first: its type and provider say what to read)", sp.File, address)}
 	}
 	s, err := open(sp, opts, false)
