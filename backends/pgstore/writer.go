@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -112,12 +111,6 @@ func (b *Backend) retryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
 			return true, nil
 		}
 	}
-}
-
-// alive reports whether process pid of this host runs.
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // takeOver, the advisory lock held, bumps the lock epoch (fencing off any
