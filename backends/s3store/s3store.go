@@ -541,8 +541,10 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 	return l.st, nil
 }
 
-// Journal returns the journal's records, oldest first, without the lock
-// records of takeovers' kind state.
+// Journal returns the journal's records, oldest first (a takeover's record
+// of kind "lock" among them; records of kind state, which only the file
+// backend writes, left out). Nothing stored is ever unparsable here: a WAL
+// object that does not parse fails the whole read, naming it.
 func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
 	l, err := b.load(ctx)
 	if err != nil {

@@ -25,17 +25,23 @@ import (
 // The crash harness on the s3 state backend (issue 10 item 7): the same
 // kills at every journal record, state write and provider mutation, with
 // the stack's state, journal and lock in an S3 bucket (an emulator on
-// loopback) and only the providers' data folders on disk. A subset of the
-// scenarios (a first apply, a failed apply's rollback, a teardown: creates,
-// compensations, deletes), about 100 kills in 2 minutes here (-short: a
-// third of them).
+// loopback) and only the providers' data folders on disk. Two of the
+// scenarios (a first apply, and a failed apply's rollback: creates,
+// compensations, deletes), about 70 kills in 90 s here (-short: a third of
+// them); the storage conformance suite (backends/s3store) kills at every
+// one of the backend's own write boundaries.
 func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
+	if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" {
+		// Minutes of kills: run where the emulators run (CI's .ci/run,
+		// make test-aws), as the aws provider's integration tests are.
+		t.Skip("BULWARK_TEST_S3_ENDPOINT is unset: start the emulators (`.ci/emulators.sh start && eval \"$(.ci/emulators.sh env)\"`) to run the crash harness on s3")
+	}
 	s3TestEnv(t)
 	if !s3StateWired() {
 		t.Skip("this build runs its commands on the file backend only: --state s3:// is not wired into the stack commands yet")
 	}
 	crashAtEveryStepBoundary(t, crashS3Server(t), map[string]bool{
-		"apply": true, "failed_apply_rollback": true, "teardown": true,
+		"apply": true, "failed_apply_rollback": true,
 	})
 }
 
