@@ -97,6 +97,11 @@ type Config struct {
 	LatencyMS int
 	// Keep leaves each stack's scratch folder in place.
 	Keep bool
+	// StateURL, when set, runs bulwark's stacks a second time with
+	// --state StateURL (each stack run in a schema or prefix of its own),
+	// interleaved with the file backend's runs of the same stack, as tool
+	// ToolRemote(StateURL).
+	StateURL string
 }
 
 // Result is one command's figures on one stack.
@@ -139,15 +144,27 @@ func RunStacks(ctx context.Context, cfg Config) ([]Result, error) {
 	var all []Result
 	for _, n := range cfg.Sizes {
 		for _, shape := range cfg.Shapes {
-			var runs [][]Result
+			// With a remote backend, its runs alternate with the file
+			// backend's (file, remote, file, remote, …) so that a shared
+			// machine's load moves both alike.
+			var runs, remote [][]Result
 			for i := 0; i < max(cfg.Count, 1); i++ {
-				rs, err := runBulwark(ctx, cfg, shape, n)
+				rs, err := runBulwark(ctx, cfg, shape, n, "")
 				runs = append(runs, rs)
+				if err != nil {
+					return append(all, rs...), err
+				}
+				if cfg.StateURL == "" {
+					continue
+				}
+				rs, err = runBulwark(ctx, cfg, shape, n, cfg.StateURL)
+				remote = append(remote, rs)
 				if err != nil {
 					return append(all, rs...), err
 				}
 			}
 			all = append(all, Median(runs)...)
+			all = append(all, Median(remote)...)
 			for _, t := range cfg.Tools {
 				var runs [][]Result
 				for i := 0; i < max(cfg.Count, 1); i++ {
@@ -297,8 +314,19 @@ func describe(r Result) string {
 	return fmt.Sprintf("%s (%s per resource), peak RSS %s", fmtDuration(r.Wall), fmtDuration(r.Wall/time.Duration(max(r.N, 1))), fmtBytes(r.PeakRSS))
 }
 
-func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, error) {
-	s, err := newStackRun(cfg, ToolBulwark, shape, n)
+// runBulwark runs one stack on the file backend, or with stateURL set on
+// that backend (in a schema or prefix of this run's own).
+func runBulwark(ctx context.Context, cfg Config, shape Shape, n int, stateURL string) ([]Result, error) {
+	tool := ToolBulwark
+	if stateURL != "" {
+		tool = ToolRemote(stateURL)
+		u, err := stackStateURL(stateURL, shape, n)
+		if err != nil {
+			return nil, fmt.Errorf("-state %s: %w", Redact(stateURL), err)
+		}
+		stateURL = u
+	}
+	s, err := newStackRun(cfg, tool, shape, n)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +337,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 	}
 	stateDir := filepath.Join(s.dir, "state")
 	stackDir := filepath.Join(stateDir, StackName(shape, n))
-	global := []string{"--plugin-dir", cfg.PluginDir, "--state-dir", stateDir}
+	global := stateFlags(cfg.PluginDir, stateDir, stateURL)
 	// A secrets key of the run's own, so a benchmark (or its test) never
 	// creates a key file in the user's config folder, nor uses theirs.
 	key, err := secrets.NewKey("bench")
@@ -318,9 +346,11 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int) ([]Result, 
 	}
 	env := append(os.Environ(), secrets.EnvKey+"="+key.Encode())
 	after := func(r *Result) {
-		r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
-		r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
-		r.FolderBytes = treeSize(stackDir)
+		if stateURL == "" { // a remote backend's sizes are not files here
+			r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
+			r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
+			r.FolderBytes = treeSize(stackDir)
+		}
 		r.Resources = recorded(ctx, cfg.Bulwark, env, global, specPath)
 	}
 	par := fmt.Sprint(cfg.Parallelism)

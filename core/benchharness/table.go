@@ -29,6 +29,9 @@ type Report struct {
 	Tools        []Tool
 	Results      []Result
 	Guard        *GuardReport // set when the run was checked against a guard file
+	// StateURL, when set, is the remote backend bulwark's stacks also ran
+	// on (Config.StateURL), password masked.
+	StateURL string
 }
 
 // Markdown renders the report as a markdown document.
@@ -122,6 +125,10 @@ func (r *Report) Markdown() string {
 		" while it ran. Peak RSS (with plugins) is os/exec's ProcessState.SysUsage Maxrss (wait4's ru_maxrss): the largest of bulwark " +
 		"and the plugin processes it started and reaped, which are its children. Sizes are after the command: the state file, the journal, " +
 		"and every file in the stack's folder (backups and the mock's world file included); - is no such file (validate and plan write nothing).\n")
+
+	if r.StateURL != "" {
+		r.remoteMarkdown(&b)
+	}
 
 	for _, t := range r.Tools {
 		fmt.Fprintf(&b, "\n## Beside %s\n\n", t.Version)
@@ -316,4 +323,41 @@ func fmtResources(n int) string {
 		return "-"
 	}
 	return fmt.Sprint(n)
+}
+
+// remoteMarkdown is the section comparing bulwark on the remote backend
+// with bulwark on the file backend, measured in the same run.
+func (r *Report) remoteMarkdown(b *strings.Builder) {
+	tool := ToolRemote(r.StateURL)
+	scheme := strings.TrimPrefix(tool, ToolBulwark+"@")
+	fmt.Fprintf(b, "\n## bulwark on %s beside the file backend\n\n", scheme)
+	fmt.Fprintf(b, "The same stacks with `--state %s` (each stack run in a schema or prefix of its own; the providers' data folders "+
+		"still under `--state-dir`), each run right after the file backend's run of the same stack, so the machine's load moves both alike; "+
+		"each figure the median run's.\n\n", r.StateURL)
+	var key []string
+	for _, res := range r.Results {
+		if res.Tool != tool || res.Skipped != "" || (res.Command != CmdApply && res.Command != CmdNoop) {
+			continue
+		}
+		file, _ := findResult(r.Results, ToolBulwark, res.Shape, res.N, res.Command)
+		key = append(key, fmt.Sprintf("%s %s of %s: %s", res.Shape, res.Command, fmtCount(res.N), fmtRatio(res, true, file)))
+	}
+	if len(key) > 0 {
+		fmt.Fprintf(b, "**%s ÷ file**: %s.\n\n", scheme, strings.Join(key, "; "))
+	}
+	fmt.Fprintf(b, "| shape | N | command | file | %s | %s ÷ file | exit | CPU bulwark | peak RSS (bulwark) | resources after |\n", scheme, scheme)
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, res := range r.Results {
+		if res.Tool != tool || res.Skipped == NotWanted {
+			continue
+		}
+		file, ok := findResult(r.Results, ToolBulwark, res.Shape, res.N, res.Command)
+		if res.Skipped != "" {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | skipped: %s | | | | | |\n", res.Shape, fmtCount(res.N), res.Command, fmtWallOf(file, ok), res.Skipped)
+			continue
+		}
+		selfCPU, _ := fmtCPU(res)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Shape, fmtCount(res.N), res.Command,
+			fmtWallOf(file, ok), fmtWall(res), fmtRatio(res, ok, file), fmtExit(res), selfCPU, fmtBytes(res.PeakRSS), fmtResources(res.Resources))
+	}
 }

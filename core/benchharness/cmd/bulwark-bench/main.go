@@ -47,6 +47,7 @@ type options struct {
 	latencyMS                              int
 	calibrate                              float64
 	profile, cpuProfile                    string
+	state                                  string
 }
 
 func run(args []string) int {
@@ -72,6 +73,7 @@ func run(args []string) int {
 	fs.BoolVar(&o.guardFull, "guard-full", false, "with -guard: run every -shapes and -sizes and the tools as without -guard (and write the table), and check or calibrate the guard from the figures at its N")
 	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op plan, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
+	fs.StringVar(&o.state, "state", "", "also run bulwark's stacks with --state `URL` (postgres://USER@HOST:PORT/DB?sslmode=…, each stack run in a schema of its own; or s3://…), each run interleaved with the file backend's, and print URL's backend ÷ file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -107,6 +109,11 @@ func (o options) run() error {
 	sizes, err := parseSizes(o.sizes)
 	if err != nil {
 		return err
+	}
+	if o.state != "" {
+		if o.state, err = benchharness.ParseStateURL(o.state); err != nil {
+			return err
+		}
 	}
 	if o.quick {
 		sizes = []int{1000}
@@ -214,6 +221,7 @@ func (o options) run() error {
 		LatencyMS:    o.latencyMS,
 		Tools:        tools,
 		NoComparison: noComparison,
+		StateURL:     benchharness.Redact(o.state),
 	}
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
@@ -232,6 +240,7 @@ func (o options) run() error {
 		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
 		Progress: os.Stderr, Keep: o.keep, Count: o.count, LatencyMS: o.latencyMS,
+		StateURL: o.state,
 	}
 	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.
@@ -269,8 +278,8 @@ func (o options) run() error {
 
 	var failure error
 	for _, r := range results {
-		if r.Tool == benchharness.ToolBulwark && r.Skipped == "" && !r.Stopped && r.ExitCode != 0 {
-			failure = fmt.Errorf("bulwark %s on %s %d exited %d: %s", r.Command, r.Shape, r.N, r.ExitCode, r.Tail)
+		if (r.Tool == benchharness.ToolBulwark || (o.state != "" && r.Tool == benchharness.ToolRemote(o.state))) && r.Skipped == "" && !r.Stopped && r.ExitCode != 0 {
+			failure = fmt.Errorf("%s %s on %s %d exited %d: %s", r.Tool, r.Command, r.Shape, r.N, r.ExitCode, r.Tail)
 			break
 		}
 	}
