@@ -65,6 +65,8 @@ type fakeWorld struct {
 	// onCreate, when set, is called (without the lock) at the start of every
 	// Create, so a test can hold an operation in the middle of a step.
 	onCreate func(name string)
+	// onDelete, likewise, at the start of every Delete.
+	onDelete func(name string)
 	// readPrivate is the private data the last Read of each name by id
 	// carried.
 	readPrivate map[string]string
@@ -88,6 +90,25 @@ func (w *fakeWorld) OnCreate(f func(name string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.onCreate = f
+}
+
+// OnDelete sets the hook called at the start of every Delete.
+func (w *fakeWorld) OnDelete(f func(name string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onDelete = f
+}
+
+// SetKey gives the resources named name another idempotency key behind
+// bulwark's back (as if another stack now held what the name holds).
+func (w *fakeWorld) SetKey(name, key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.resources {
+		if r.Name == name {
+			r.Key = key
+		}
+	}
 }
 
 // ClearFaults disarms every fault.
@@ -379,6 +400,12 @@ func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *
 }
 
 func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err error) {
+	p.w.mu.Lock()
+	hook := p.w.onDelete
+	p.w.mu.Unlock()
+	if hook != nil {
+		hook(req.Name)
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private)}

@@ -427,9 +427,13 @@ func sameRead(a, b *sdk.ReadRequest) bool {
 // more seen than a change between the Check and the Execute would be; the
 // Verify after the Execute still reads. The Check's journal records are
 // the same either way.
+//
+// A saved plan's steps never reuse: each re-decides from a fresh Read, so a
+// step whose reality changed since the plan was reviewed fails before its
+// Execute instead of running on what the pre-flight saw.
 func (s *session) checkRead(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
 	j := s.readJobFor(r, cur)
-	if j.req != nil {
+	if j.req != nil && s.saved == nil {
 		if obs, ok := s.takePreflight(r.Name, j.req); ok && (j.req.ID != "" || s.keysReported(r.Provider)) {
 			return obs, nil
 		}
@@ -437,13 +441,23 @@ func (s *session) checkRead(ctx context.Context, r *spec.Resource, cur *state.Re
 	return j.run(ctx, s)
 }
 
-// checkRecorded is checkRead for the Check of a recorded resource's delete.
+// checkRecorded is the Read for the Check of a recorded resource's delete.
+// It never reuses the pre-flight read: the deletion path decides ownership
+// from what the recorded id holds right before the Delete, not from what it
+// held when the operation began (a chain of a thousand steps can take
+// minutes, and another stack may take a freed identity meanwhile). One more
+// Read per delete is the price.
 func (s *session) checkRecorded(ctx context.Context, res *state.Resource) (*plan.Observation, error) {
 	j := recordedJob(res)
-	if obs, ok := s.takePreflight(res.Name, j.req); ok {
-		return obs, nil
-	}
+	s.dropPreflight(res.Name)
 	return j.run(ctx, s)
+}
+
+// dropPreflight forgets what the pre-flight read of name saw.
+func (s *session) dropPreflight(name string) {
+	s.pre.mu.Lock()
+	defer s.pre.mu.Unlock()
+	delete(s.pre.seen, name)
 }
 
 // keysReported reports whether the provider reports idempotency keys.

@@ -239,8 +239,9 @@ func TestPlanReadsInBatches(t *testing.T) {
 
 // An apply's steps check what its pre-flight read saw instead of reading it
 // again: a no-op apply reads each resource once (in the batch), an apply
-// from empty once before and once after its Create (Verify), and a
-// teardown once before and once after each Delete.
+// from empty once before and once after its Create (Verify). A teardown
+// reads each once in its ownership check, again in each delete's Check
+// (the deletion path never decides on an old read) and after each Delete.
 func TestChecksReusePreflightReads(t *testing.T) {
 	e := newEnv(t)
 	var rs []res
@@ -251,11 +252,11 @@ func TestChecksReusePreflightReads(t *testing.T) {
 	for _, tc := range []struct {
 		what    string
 		run     func(o stack.Options) (*stack.Result, error)
-		singles int // Reads outside the batch: the Verifys
+		singles int // Reads outside the batch: the Verifys, a delete's Check
 	}{
 		{"apply from empty", func(o stack.Options) (*stack.Result, error) { return stack.Apply(e.ctx, sp, o) }, len(rs)},
 		{"no-op apply", func(o stack.Options) (*stack.Result, error) { return stack.Apply(e.ctx, sp, o) }, 0},
-		{"teardown", func(o stack.Options) (*stack.Result, error) { return stack.Teardown(e.ctx, sp, o) }, len(rs)},
+		{"teardown", func(o stack.Options) (*stack.Result, error) { return stack.Teardown(e.ctx, sp, o) }, 2 * len(rs)},
 	} {
 		b := &batching{fakeProvider: &fakeProvider{w: e.w, source: "fake"}, t: t}
 		o := e.opts()
@@ -274,5 +275,32 @@ func TestChecksReusePreflightReads(t *testing.T) {
 	}
 	if got := len(e.w.Snapshot()); got != 0 {
 		t.Errorf("%d resources left after the teardown", got)
+	}
+}
+
+// An attacker's window: between a teardown's ownership check and the delete
+// of a resource, what its recorded id holds is taken by another stack (here,
+// while the resource that depends on it is deleted). The delete's Check
+// reads again and refuses; nothing of the other stack's is deleted.
+func TestTeardownDecidesEachDeleteOnAFreshRead(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "compute", deps: []string{"a"}})
+	e.mustApply(t, sp)
+	e.w.OnDelete(func(name string) {
+		if name == "b" {
+			e.w.SetKey("a", "bulwark:other:01JZZZZZZZZZZZZZZZZZZZZZZZ:01JZZZZZZZZZZZZZZZZZZZZZZZ")
+		}
+	})
+	r, err := stack.Teardown(e.ctx, sp, e.opts())
+	if code := stack.ExitCode(r, err); code == stack.ExitOK {
+		t.Fatalf("teardown succeeded though a now belongs to another stack")
+	}
+	if e.w.ByName("a") == nil {
+		t.Fatal("a, now another stack's, was deleted")
+	}
+	for _, d := range e.w.Deletes() {
+		if d.Name == "a" {
+			t.Fatalf("a Delete of a was sent: %+v", d)
+		}
 	}
 }
