@@ -53,6 +53,12 @@
 //     deleted and waited for until it is gone. Deleting what is gone succeeds.
 //   - Errors are branched on by API error code (smithy.APIError), never by Go
 //     type: S3 returns several of them untyped.
+//   - Create, Read and Update return every computed attribute, so other
+//     resources can reference them: a bucket's arn and region, a table's
+//     arn and its stream settings (stream_enabled, stream_view_type and
+//     stream_arn, "" when streams are off) as DescribeTable reports them.
+//     Streams are reported, never set: dynalite, the emulator the provider
+//     is tested against, has none, so a setting could not be tested.
 //   - A bucket is seeded with seed.txt, a table with the item whose hash key
 //     is "seed" (0 for a number key), so a preserved resource visibly holds
 //     data.

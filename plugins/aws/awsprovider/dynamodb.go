@@ -73,6 +73,15 @@ func tableAttrs(t *types.TableDescription, key string) sdk.Attributes {
 		mode = string(t.BillingModeSummary.BillingMode)
 	}
 	a[attrBillingMode] = mode
+	// Streams as DescribeTable reports them. A disabled stream's ARN stays
+	// in LatestStreamArn for a day (its records can still be read): it is
+	// not the table's stream, so it is reported as "".
+	a[attrStreamEnabled], a[attrStreamViewType], a[attrStreamARN] = false, "", ""
+	if s := t.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) {
+		a[attrStreamEnabled] = true
+		a[attrStreamViewType] = string(s.StreamViewType)
+		a[attrStreamARN] = aws.ToString(t.LatestStreamArn)
+	}
 	if mode == billingProvisioned && t.ProvisionedThroughput != nil {
 		a[attrReadCapacity] = float64(aws.ToInt64(t.ProvisionedThroughput.ReadCapacityUnits))
 		a[attrWriteCapacity] = float64(aws.ToInt64(t.ProvisionedThroughput.WriteCapacityUnits))

@@ -106,6 +106,51 @@ func TestSchema(t *testing.T) {
 	if a, _ := tt.Attribute("billing_mode"); a.ForceNew || a.Required {
 		t.Fatalf("billing_mode should be optional and updatable: %+v", a)
 	}
+	for _, c := range []struct {
+		name string
+		typ  sdk.AttributeType
+	}{{"arn", sdk.TypeString}, {"stream_enabled", sdk.TypeBool}, {"stream_view_type", sdk.TypeString}, {"stream_arn", sdk.TypeString}} {
+		if a, ok := tt.Attribute(c.name); !ok || !a.Computed || a.Type != c.typ {
+			t.Fatalf("dynamodb_table.%s should be a computed %v: %+v", c.name, c.typ, a)
+		}
+	}
+}
+
+// TestTableAttrsStreams pins how a table's stream settings, as
+// DescribeTable reports them, become its computed attributes. (The
+// emulator has no streams: this is where an enabled stream is covered.)
+func TestTableAttrsStreams(t *testing.T) {
+	const streamARN = "arn:aws:dynamodb:us-east-1:123456789012:table/t/stream/2026-12-01T00:00:00.000"
+	cases := []struct {
+		name string
+		spec *ddbtypes.StreamSpecification
+		arn  *string
+		want sdk.Attributes
+	}{
+		{"never enabled", nil, nil,
+			sdk.Attributes{"stream_enabled": false, "stream_view_type": "", "stream_arn": ""}},
+		{"enabled", &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewTypeNewAndOldImages}, aws.String(streamARN),
+			sdk.Attributes{"stream_enabled": true, "stream_view_type": "NEW_AND_OLD_IMAGES", "stream_arn": streamARN}},
+		{"keys only", &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewTypeKeysOnly}, aws.String(streamARN),
+			sdk.Attributes{"stream_enabled": true, "stream_view_type": "KEYS_ONLY", "stream_arn": streamARN}},
+		// A disabled stream stays readable for a day, its ARN still in
+		// LatestStreamArn: it is not the table's stream any more.
+		{"disabled", &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(false)}, aws.String(streamARN),
+			sdk.Attributes{"stream_enabled": false, "stream_view_type": "", "stream_arn": ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := tableAttrs(&ddbtypes.TableDescription{
+				TableName: aws.String("t"), TableArn: aws.String("arn:aws:dynamodb:us-east-1:123456789012:table/t"),
+				StreamSpecification: c.spec, LatestStreamArn: c.arn,
+			}, "")
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("%s = %#v, want %#v (%v)", k, got[k], v, got)
+				}
+			}
+		})
+	}
 }
 
 func TestConfigure(t *testing.T) {
@@ -471,6 +516,14 @@ func TestTable(t *testing.T) {
 		if cr.ID != name || !strings.HasSuffix(cr.Attributes["arn"].(string), ":table/"+name) {
 			t.Fatalf("Create: %+v", cr)
 		}
+		// The stream settings are returned, off (the emulator has none),
+		// so they can be referenced.
+		noStream := sdk.Attributes{"stream_enabled": false, "stream_view_type": "", "stream_arn": ""}
+		for k, v := range noStream {
+			if got, ok := cr.Attributes[k]; !ok || got != v {
+				t.Fatalf("Create: %s = %#v, want %#v (%+v)", k, got, v, cr.Attributes)
+			}
+		}
 		item, err := raw.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "seed"}}})
 		if err != nil || len(item.Item) == 0 {
 			t.Fatalf("the table holds no seed row: %v %+v", err, item)
@@ -493,6 +546,11 @@ func TestTable(t *testing.T) {
 			if !rr.Exists || rr.ID != name || rr.Attributes["hash_key"] != "id" {
 				t.Fatalf("Read %+v: %+v", req, rr)
 			}
+			for _, k := range []string{"arn", "stream_enabled", "stream_view_type", "stream_arn"} {
+				if got, ok := rr.Attributes[k]; !ok || got != cr.Attributes[k] {
+					t.Fatalf("Read %+v: %s = %#v, Create returned %#v", req, k, got, cr.Attributes[k])
+				}
+			}
 		}
 		if rr := mustRead(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "database", IdempotencyKey: "op_9:database", Config: cfg}); rr.Exists {
 			t.Fatalf("Read by a key that made nothing found %+v", rr)
@@ -503,6 +561,9 @@ func TestTable(t *testing.T) {
 		ur, err := p.Update(ctx, &sdk.UpdateRequest{Type: "dynamodb_table", Name: "database", ID: name, PriorAttributes: cr.Attributes, Config: prov})
 		if err != nil || ur.Diagnostics.HasError() || ur.Attributes["billing_mode"] != "PROVISIONED" || ur.Attributes["read_capacity"] != 3.0 || ur.Attributes["write_capacity"] != 5.0 {
 			t.Fatalf("Update to PROVISIONED: %+v %v", ur, err)
+		}
+		if ur.Attributes["stream_enabled"] != false || ur.Attributes["stream_arn"] != "" || ur.Attributes["arn"] != cr.Attributes["arn"] {
+			t.Fatalf("Update to PROVISIONED: computed attributes %+v", ur.Attributes)
 		}
 		ur, err = p.Update(ctx, &sdk.UpdateRequest{Type: "dynamodb_table", Name: "database", ID: name, PriorAttributes: ur.Attributes, Config: cfg})
 		if err != nil || ur.Diagnostics.HasError() || ur.Attributes["billing_mode"] != "PAY_PER_REQUEST" {

@@ -32,6 +32,10 @@ const (
 	attrBillingMode   = "billing_mode"
 	attrReadCapacity  = "read_capacity"
 	attrWriteCapacity = "write_capacity"
+	// The table's stream settings, computed: what DescribeTable reports.
+	attrStreamEnabled  = "stream_enabled"
+	attrStreamViewType = "stream_view_type"
+	attrStreamARN      = "stream_arn"
 	// attrKey is the idempotency key the resource was created under, as it
 	// carries it: what a Delete checks the real resource against.
 	attrKey = "idempotency_key"
@@ -81,6 +85,13 @@ func resourceTypes() []sdk.ResourceType {
 				{Name: attrReadCapacity, Type: sdk.TypeNumber, Description: "read capacity units with PROVISIONED (default 5); updated in place"},
 				{Name: attrWriteCapacity, Type: sdk.TypeNumber, Description: "write capacity units with PROVISIONED (default 5); updated in place"},
 				{Name: attrARN, Type: sdk.TypeString, Computed: true, Description: "the table's ARN"},
+				// Streams are reported, not managed: dynalite, the emulator
+				// the provider is tested against, has no streams (it drops a
+				// StreamSpecification), so a setting bulwark sent could never
+				// be tested. A stream enabled out of band shows here.
+				{Name: attrStreamEnabled, Type: sdk.TypeBool, Computed: true, Description: "whether DynamoDB Streams is enabled on the table (as DescribeTable reports; bulwark does not set it)"},
+				{Name: attrStreamViewType, Type: sdk.TypeString, Computed: true, Description: `the stream's view type (KEYS_ONLY, NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES); "" when streams are off`},
+				{Name: attrStreamARN, Type: sdk.TypeString, Computed: true, Description: `the ARN of the table's latest stream; "" when streams are off`},
 				{Name: attrKey, Type: sdk.TypeString, Computed: true, Description: "the idempotency key the table was created under (its tag bulwark:idempotency-key)"},
 			},
 		},
