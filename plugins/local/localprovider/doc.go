@@ -17,7 +17,8 @@
 // also bucket (string, force_new), dynamodb_table also table and hash_key
 // (strings, force_new). Computed: created_at (RFC 3339, UTC) and folder (the
 // folder's absolute path). The attributes Read, Create and Update return are
-// the configured values (nil values dropped) plus the computed ones. Ids look
+// the configured values (nil values dropped) plus the computed ones, so a
+// spec can reference them (zone: "${data.folder}"). Ids look
 // like "local-<type>-<name>-<8 hex>" and are stable: they are stored.
 //
 // A resource's folder is <root>/<type>/<name>, or <root>/<path> when path is
