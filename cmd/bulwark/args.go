@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/progressview"
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
@@ -34,7 +35,6 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		StateURL:       opts.StateURL,
 		ListStacks:     opts.ListStacks,
 		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		Out:            c.red.Writer(c.stdout),
 		StartTimeout:   c.startTimeout,
 		CallTimeout:    c.callTimeout,
 		KeepRevisions:  c.keepRevisions,
@@ -53,12 +53,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	if lvl := os.Getenv("BULWARK_LOG"); lvl != "" {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
 	}
-	if c.terminal(c.stdout) {
-		// A person is watching: live progress, and colours unless NO_COLOR
-		// (https://no-color.org) is set to anything.
-		opts.Live = true
-		opts.Color = os.Getenv("NO_COLOR") == ""
-	}
+	opts.Reporter = c.progressView(true)
 	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
 	if err != nil {
 		return opts, nil, err
@@ -86,6 +81,16 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	return opts, closeFn, nil
 }
 
+// progressView is the view core reports an operation's progress to, on
+// stdout (masked). When stdout is a terminal a person is watching: colours
+// unless NO_COLOR (https://no-color.org) is set to anything, and, when
+// live, the status line of what is running or being read (a --json command
+// passes live false: stdout carries the JSON alone).
+func (c *cli) progressView(live bool) stack.Reporter {
+	tty := c.terminal(c.stdout)
+	return progressview.New(c.red.Writer(c.stdout), tty && os.Getenv("NO_COLOR") == "", tty && live, nil)
+}
+
 // streamEvents makes an operation's --json output: its lifecycle events, one
 // JSON object a line, on stdout, operation start and end lines included,
 // and nothing else there (no progress, no report: the end line says how it
@@ -99,7 +104,7 @@ func (c *cli) streamEvents(opts *stack.Options) {
 		w = io.MultiWriter(w, c.eventsTo)
 	}
 	opts.Events = events.NewWriter(w, nil)
-	opts.Out, opts.Live, opts.Color = io.Discard, false, false
+	opts.Reporter = stack.NopReporter{}
 }
 
 // streamOperation prepares a mutating command's --json (rollback, resume;

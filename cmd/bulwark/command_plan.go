@@ -37,7 +37,7 @@ func (c *cli) planCmd() *cobra.Command {
 
 func (c *cli) plan(ctx context.Context, sp *spec.Spec, opts stack.Options, asJSON, detailed bool) error {
 	if asJSON {
-		opts.Live = false // stdout carries the JSON alone
+		opts.Reporter = c.progressView(false) // stdout carries the JSON alone
 	}
 	pv, err := stack.Plan(ctx, sp, opts)
 	if err != nil {

@@ -63,7 +63,7 @@ func (c *cli) terminal(stream any) bool {
 // savePlan is `plan SPEC --out FILE`.
 func (c *cli) savePlan(ctx context.Context, sp *spec.Spec, opts stack.Options, out string, asJSON, detailed bool) error {
 	if asJSON {
-		opts.Live = false // stdout carries the JSON alone
+		opts.Reporter = c.progressView(false) // stdout carries the JSON alone
 	}
 	pv, err := stack.SavePlan(ctx, sp, opts, out, bulwarkVersion())
 	if err != nil {

@@ -12,4 +12,16 @@
 //     preserves a durable one during a rollback;
 //   - a rollback undoes only what the operation created or changed, found from
 //     the state and the journal alone, so resume can finish it after a crash.
+//
+// Reporting: the package renders nothing for people and writes to no stream
+// of its own. What an operation does is handed, as it happens, to the
+// Reporter in Options (report.go: operation start and end, each step's
+// transition, the plan's reads, conflicts, refusals, and Notes such as an
+// operation's header or a stale lock taken over); cmd/bulwark's
+// internal/progressview draws it (marks, colours, the live line on a
+// terminal), and a nil Reporter reports nothing. The lifecycle events are
+// the exception by design: they are DESIGN.md's machine contract, so the
+// package still writes them itself (progress.go, through core/events to
+// Options.Events) and every caller gets the same bytes. Preview.Render
+// writes a plan to the io.Writer its caller passes.
 package stack

@@ -129,7 +129,7 @@ func simulate(name string) opt { return func(o *stack.Options) { o.SimulateFailu
 func parallelism(n int) opt { return func(o *stack.Options) { o.Parallelism = n } }
 
 func (e *env) opts(mods ...opt) stack.Options {
-	o := stack.Options{StateDir: e.stateDir, Out: e.out, Starter: e.w.Starter()}
+	o := stack.Options{StateDir: e.stateDir, Reporter: recorder{e.out}, Starter: e.w.Starter()}
 	for _, m := range mods {
 		m(&o)
 	}

@@ -1,11 +1,7 @@
 package stack
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -16,26 +12,17 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
-// progress turns engine events into lifecycle events (JSON) and readable
-// lines for a person. On a terminal (live) it also keeps a status line
-// showing what is running and for how long, redrawn while steps run.
+// progress is an operation's reporting: it turns engine events into
+// lifecycle events (JSON, to Options.Events) and hands a person's view
+// (Options.Reporter) every transition, masked. It renders nothing: the
+// lines, the live status line and the colours are the Reporter's.
 type progress struct {
 	mu     sync.Mutex
-	out    io.Writer
+	r      Reporter
 	events *events.Writer
 	levels map[string]string // protection per resource, for messages
 	red    *secrets.Redactor // masks sensitive values in errors
-	color  bool
-	live   bool
 	now    func() time.Time
-
-	running map[string]time.Time // resource -> when its Execute started
-	// reading is what the plan's reads are doing (readsStart to readsEnd):
-	// resource -> when its Read started, and how many of how many are done.
-	reading             map[string]time.Time
-	readDone, readTotal int
-	drawn               bool // a status line is on screen
-	stop                chan struct{}
 
 	// The operation under way (opStart to opEnd): when it started and what
 	// its resource steps did, for its end line.
@@ -45,169 +32,40 @@ type progress struct {
 
 var _ engine.Observer = (*progress)(nil)
 
-var symbols = map[string]string{
-	"create": "+", "update": "~", "replace": "±", "delete": "-", "verify": "✓", "preserve": "=", "refuse": "!",
+func newProgress(r Reporter, ev *events.Writer, red *secrets.Redactor, now func() time.Time) *progress {
+	if r == nil {
+		r = NopReporter{}
+	}
+	return &progress{r: r, events: ev, red: red, now: now}
 }
 
-const (
-	ansiReset  = "\033[0m"
-	ansiGreen  = "\033[32m"
-	ansiRed    = "\033[31m"
-	ansiYellow = "\033[33m"
-	ansiDim    = "\033[2m"
-	ansiCyan   = "\033[36m"
-	ansiClear  = "\r\033[K"
-)
+// start and end bracket an operation's steps.
+func (p *progress) start() { p.r.StepsStarted() }
+func (p *progress) end()   { p.r.StepsEnded() }
 
-func newProgress(out io.Writer, ev *events.Writer, color, live bool, now func() time.Time) *progress {
-	return &progress{out: out, events: ev, color: color, live: live, now: now, running: map[string]time.Time{}}
-}
-
-func (p *progress) paint(code, s string) string {
-	if !p.color {
-		return s
-	}
-	return code + s + ansiReset
-}
-
-// start begins redrawing the status line (live only); end stops it.
-func (p *progress) start() {
-	if !p.live {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stop != nil {
-		return
-	}
-	p.stop = make(chan struct{})
-	go func(stop chan struct{}) {
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				p.mu.Lock()
-				p.redraw()
-				p.mu.Unlock()
-			}
-		}
-	}(p.stop)
-}
-
-func (p *progress) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stop != nil {
-		close(p.stop)
-		p.stop = nil
-	}
-	p.clearLine()
-}
-
-// redraw writes the status line; p.mu is held.
-func (p *progress) redraw() {
-	switch {
-	case !p.live:
-		p.clearLine()
-	case len(p.running) > 0:
-		fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+p.since(p.running, 0)))
-		p.drawn = true
-	case p.readTotal > 0:
-		// The plan's reads: how many are done, and the slowest in flight.
-		fmt.Fprint(p.out, ansiClear+p.paint(ansiCyan, fmt.Sprintf("  … reading %d/%d", p.readDone, p.readTotal))+
-			p.paint(ansiDim, ": "+p.since(p.reading, 5)))
-		p.drawn = true
-	default:
-		p.clearLine()
-	}
-}
-
-// since lists names with how long each has run, longest first then by name,
-// at most limit of them (0: all) and how many more.
-func (p *progress) since(started map[string]time.Time, limit int) string {
-	names := make([]string, 0, len(started))
-	for n := range started {
-		names = append(names, n)
-	}
-	now := p.now()
-	if limit > 0 {
-		sort.Slice(names, func(i, j int) bool {
-			a, b := started[names[i]], started[names[j]]
-			if !a.Equal(b) {
-				return a.Before(b)
-			}
-			return names[i] < names[j]
-		})
-	} else {
-		sort.Strings(names)
-	}
-	more := 0
-	if limit > 0 && len(names) > limit {
-		more, names = len(names)-limit, names[:limit]
-	}
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(started[n]).Seconds())
-	}
-	s := strings.Join(parts, ", ")
-	if more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
-	}
-	return s
-}
-
-// readsStart begins the live line of a plan's n reads (on a terminal only:
-// nothing is printed otherwise); readsEnd clears it. Nil-safe.
+// readsStart begins a plan's n reads; readsEnd ends them. Nil-safe.
 func (p *progress) readsStart(n int) {
-	if p == nil || !p.live || n == 0 {
+	if p == nil || n == 0 {
 		return
 	}
-	p.mu.Lock()
-	p.reading, p.readDone, p.readTotal = map[string]time.Time{}, 0, n
-	p.mu.Unlock()
-	p.start()
+	p.r.ReadsStarted(n)
 }
 
 func (p *progress) readBegin(name string) {
-	if p == nil || !p.live {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.reading != nil {
-		p.reading[name] = p.now()
+	if p != nil {
+		p.r.ReadStarted(name)
 	}
 }
 
 func (p *progress) readEnd(name string) {
-	if p == nil || !p.live {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.reading != nil {
-		delete(p.reading, name)
-		p.readDone++
+	if p != nil {
+		p.r.ReadEnded(name)
 	}
 }
 
 func (p *progress) readsEnd() {
-	if p == nil || !p.live {
-		return
-	}
-	p.mu.Lock()
-	p.reading, p.readDone, p.readTotal = nil, 0, 0
-	p.mu.Unlock()
-	p.end()
-}
-
-func (p *progress) clearLine() {
-	if p.drawn {
-		fmt.Fprint(p.out, ansiClear)
-		p.drawn = false
+	if p != nil {
+		p.r.ReadsEnded()
 	}
 }
 
@@ -220,58 +78,13 @@ func (p *progress) Observe(e engine.Event) {
 		p.events.Write(ev)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if e.Resource != "" {
 		p.count(e)
 	}
-	p.clearLine()
-	defer p.redraw()
+	level := p.levels[e.Resource]
+	p.mu.Unlock()
 	e.Err = p.red.Error(e.Err)
-	if e.Resource == "" {
-		// An update's own steps (verify, compatibility, backup, stage) are
-		// not resource transitions: no lifecycle event, one line for people.
-		switch {
-		case e.Status == "failed":
-			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Action, e.Err)
-		case e.Status == "ok":
-			fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
-		}
-		return
-	}
-	sym := symbols[e.Action]
-	if sym == "" {
-		sym = "·"
-	}
-	switch e.Status {
-	case "started":
-		p.running[e.Resource] = p.now()
-	case "skipped":
-		delete(p.running, e.Resource)
-		if e.Undo {
-			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
-			return
-		}
-		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiDim, "="), e.Resource, p.paint(ansiDim, "already in place, skipped"))
-	case "ok":
-		if e.Action == "verify" {
-			return // a verified step reads as one line
-		}
-		delete(p.running, e.Resource)
-		if e.Action == "preserve" {
-			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiYellow, "="), e.Resource, p.paint(ansiYellow, "preserved ("+p.levels[e.Resource]+": a rollback keeps it)"))
-			return
-		}
-		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
-	case "failed":
-		delete(p.running, e.Resource)
-		if errors.Is(e.Err, context.Canceled) {
-			// A second interrupt cancelled the call: not a failure of the
-			// resource, and resume finishes the step.
-			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped by the interrupt (resume finishes it)"))
-			return
-		}
-		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
-	}
+	p.r.Step(e, level)
 }
 
 // count adds a resource step's end to the operation's tally; p.mu is held.
@@ -311,6 +124,7 @@ func (p *progress) opStart(op, typ string) {
 	p.opStarted, p.tally = p.now(), events.Summary{}
 	p.mu.Unlock()
 	p.events.WriteOperation(events.Operation{Op: op, Type: typ, Status: "running"})
+	p.r.OperationStarted(op, typ)
 }
 
 // opEnd writes the lifecycle line of an operation's end: its outcome, the
@@ -333,34 +147,34 @@ func (p *progress) opEndLine(op, typ, status string, exit int, err error) {
 		line.Error = p.red.Redact(engine.OneLine(err.Error()))
 	}
 	p.events.WriteOperation(line)
+	p.r.OperationEnded(op, typ, status, exit, p.red.Error(err))
 }
 
+// printf hands the view one line for a person (format ends in a newline,
+// which the Reporter's Note leaves out).
 func (p *progress) printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clearLine()
-	fmt.Fprintf(p.out, format, args...)
+	p.r.Note(strings.TrimSuffix(fmt.Sprintf(format, args...), "\n"))
 }
 
-// refuse reports resources a protection refusal names.
 // conflict reports the resources an ownership conflict refuses: an event
-// each (action refuse) and a line for a person.
+// each (action refuse) and the view's line.
 func (p *progress) conflict(op string, cs []plan.Change) {
 	for _, c := range cs {
 		p.events.Write(events.Event{Op: op, Resource: c.Resource, Type: c.Type, Action: "refuse", Status: "failed", Error: "conflict: " + c.Reason})
 		p.mu.Lock()
 		p.tally.Refused++
 		p.mu.Unlock()
-		p.printf("  %s %-16s conflict: %s\n", p.paint(ansiRed, "!"), c.Resource, c.Reason)
+		p.r.Conflict(op, c)
 	}
 }
 
+// refuse reports resources a protection refusal names.
 func (p *progress) refuse(op string, names []string, types map[string]string) {
 	for _, n := range names {
 		p.events.Write(events.Event{Op: op, Resource: n, Type: types[n], Action: "refuse", Status: "failed", Error: "protected resource"})
 		p.mu.Lock()
 		p.tally.Refused++
 		p.mu.Unlock()
-		p.printf("  %s %-16s protected: refusing to delete\n", p.paint(ansiRed, "!"), n)
+		p.r.Refused(op, n)
 	}
 }

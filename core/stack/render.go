@@ -17,6 +17,18 @@ import (
 // "(sensitive)", then a one-line summary.
 func (p *Preview) Render(w io.Writer) { p.RenderColor(w, false) }
 
+// The ANSI codes of the plan's colours. Render is the one renderer left in
+// core: it writes only to the io.Writer its caller passes (cmd/bulwark's
+// plan view), never to a stream of its own.
+const (
+	ansiReset  = "\033[0m"
+	ansiGreen  = "\033[32m"
+	ansiRed    = "\033[31m"
+	ansiYellow = "\033[33m"
+	ansiDim    = "\033[2m"
+	ansiCyan   = "\033[36m"
+)
+
 // planColors paint each action's mark, as apply's progress paints its lines
 // (and Terraform its plan): green adds, yellow changes, red deletes.
 var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ansiYellow, plan.Replace: ansiRed,

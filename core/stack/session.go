@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,11 +30,14 @@ import (
 
 // Options configure an operation.
 type Options struct {
-	StateDir    string         // folder of stack folders (default ./.bulwark)
-	PluginDirs  []string       // plugin lookup folders, in order
-	Events      *events.Writer // lifecycle events; nil discards
-	Out         io.Writer      // human progress; nil discards
-	Logger      hclog.Logger   // plugin machinery; nil discards
+	StateDir   string         // folder of stack folders (default ./.bulwark)
+	PluginDirs []string       // plugin lookup folders, in order
+	Events     *events.Writer // lifecycle events; nil discards
+	// Reporter is shown what an operation does, for a person (progress,
+	// notes, warnings); nil reports nothing. The stack writes no line of
+	// its own: rendering is the Reporter's (see report.go).
+	Reporter    Reporter
+	Logger      hclog.Logger // plugin machinery; nil discards
 	Now         func() time.Time
 	Parallelism int // steps at once (default 10)
 	// KeepRevisions is how many revisions the state keeps (default 20);
@@ -64,9 +66,6 @@ type Options struct {
 	// Failpoint, when armed, kills the process at a chosen instant (tests
 	// only; see package failpoint).
 	Failpoint *failpoint.Set
-	// Live keeps a status line of what is running, for a terminal; Color
-	// paints the output. Both off unless the CLI finds a terminal.
-	Live, Color bool
 	// ProviderLock, when set (bulwark.lock exists beside the spec), pins
 	// every plugin's sha256; LockPath names the file for messages.
 	ProviderLock *providerlock.File
@@ -171,8 +170,8 @@ func (o *Options) defaults() {
 	if o.StateDir == "" {
 		o.StateDir = ".bulwark"
 	}
-	if o.Out == nil {
-		o.Out = io.Discard
+	if o.Reporter == nil {
+		o.Reporter = NopReporter{}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -287,7 +286,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	}
 	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor}
 	if h := w.Stale(); h != nil {
-		fmt.Fprintf(opts.Out, "note: took over a stale lock left by %s\n", h)
+		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}
 	if s.store.st, err = be.Load(ctx); err != nil {
 		s.close()
@@ -326,8 +325,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	// and its own writes say what is wrong.
 	_ = w.Checkpoint(ctx, opts.KeepOperations)
 	s.host = opts.starter()
-	s.prog = newProgress(opts.Out, opts.Events, opts.Color, opts.Live, opts.Now)
-	s.prog.red = opts.Redactor
+	s.prog = newProgress(opts.Reporter, opts.Events, opts.Redactor, opts.Now)
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
 	return s, nil
 }
@@ -668,7 +666,7 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	s.forgotten = st.Forgotten
 	// Progress on a terminal only (the live line while it reads): a
 	// read-only command writes no event and no other line.
-	s.prog = newProgress(opts.Out, nil, opts.Color, opts.Live, opts.Now)
+	s.prog = newProgress(opts.Reporter, nil, opts.Redactor, opts.Now)
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
 	done := func() {

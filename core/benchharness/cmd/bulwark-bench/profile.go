@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -50,7 +49,6 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n, l
 		StateDir:    filepath.Join(dir, "state"),
 		PluginDirs:  []string{pluginDir},
 		Events:      events.NewWriter(ev, nil),
-		Out:         io.Discard,
 		Parallelism: parallelism,
 	}
 	apply := func() error {

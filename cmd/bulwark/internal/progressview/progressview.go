@@ -1,0 +1,291 @@
+// Package progressview draws an operation's progress for a person: the
+// stack.Reporter the commands hand core. Core reports through hooks and
+// writes nothing itself; this view turns them into lines (a mark per step,
+// coloured on a terminal unless NO_COLOR) and, on a terminal (live), a
+// status line of what is running or being read and for how long, redrawn
+// while steps run and cleared before any other line.
+package progressview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// View is the human progress view.
+type View struct {
+	mu    sync.Mutex
+	out   io.Writer
+	color bool
+	live  bool
+	now   func() time.Time
+
+	running map[string]time.Time // resource -> when its Execute started
+	// reading is what the plan's reads are doing (ReadsStarted to
+	// ReadsEnded): resource -> when its Read started, and how many of how
+	// many are done.
+	reading             map[string]time.Time
+	readDone, readTotal int
+	drawn               bool // a status line is on screen
+	stop                chan struct{}
+}
+
+var _ stack.Reporter = (*View)(nil)
+
+// New makes a view writing to out: in colour when color, with the live
+// status line when live (a terminal); now is the clock (nil: time.Now).
+func New(out io.Writer, color, live bool, now func() time.Time) *View {
+	if now == nil {
+		now = time.Now
+	}
+	return &View{out: out, color: color, live: live, now: now, running: map[string]time.Time{}}
+}
+
+var symbols = map[string]string{
+	"create": "+", "update": "~", "replace": "±", "delete": "-", "verify": "✓", "preserve": "=", "refuse": "!",
+}
+
+const (
+	ansiReset  = "\033[0m"
+	ansiGreen  = "\033[32m"
+	ansiRed    = "\033[31m"
+	ansiYellow = "\033[33m"
+	ansiDim    = "\033[2m"
+	ansiCyan   = "\033[36m"
+	ansiClear  = "\r\033[K"
+)
+
+func (p *View) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// OperationStarted and OperationEnded draw nothing: an operation's header
+// is a Note, and its report is the command's.
+func (p *View) OperationStarted(op, typ string)                            {}
+func (p *View) OperationEnded(op, typ, status string, exit int, err error) {}
+
+// StepsStarted begins redrawing the status line (live only); StepsEnded
+// stops it.
+func (p *View) StepsStarted() {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		return
+	}
+	p.stop = make(chan struct{})
+	go func(stop chan struct{}) {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.redraw()
+				p.mu.Unlock()
+			}
+		}
+	}(p.stop)
+}
+
+func (p *View) StepsEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+	p.clearLine()
+}
+
+// redraw writes the status line; p.mu is held.
+func (p *View) redraw() {
+	switch {
+	case !p.live:
+		p.clearLine()
+	case len(p.running) > 0:
+		fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+p.since(p.running, 0)))
+		p.drawn = true
+	case p.readTotal > 0:
+		// The plan's reads: how many are done, and the slowest in flight.
+		fmt.Fprint(p.out, ansiClear+p.paint(ansiCyan, fmt.Sprintf("  … reading %d/%d", p.readDone, p.readTotal))+
+			p.paint(ansiDim, ": "+p.since(p.reading, 5)))
+		p.drawn = true
+	default:
+		p.clearLine()
+	}
+}
+
+// since lists names with how long each has run, longest first then by name,
+// at most limit of them (0: all) and how many more.
+func (p *View) since(started map[string]time.Time, limit int) string {
+	names := make([]string, 0, len(started))
+	for n := range started {
+		names = append(names, n)
+	}
+	now := p.now()
+	if limit > 0 {
+		sort.Slice(names, func(i, j int) bool {
+			a, b := started[names[i]], started[names[j]]
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return names[i] < names[j]
+		})
+	} else {
+		sort.Strings(names)
+	}
+	more := 0
+	if limit > 0 && len(names) > limit {
+		more, names = len(names)-limit, names[:limit]
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(started[n]).Seconds())
+	}
+	s := strings.Join(parts, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// ReadsStarted begins the live line of a plan's n reads (on a terminal
+// only: nothing is printed otherwise); ReadsEnded clears it.
+func (p *View) ReadsStarted(n int) {
+	if !p.live || n == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.reading, p.readDone, p.readTotal = map[string]time.Time{}, 0, n
+	p.mu.Unlock()
+	p.StepsStarted()
+}
+
+func (p *View) ReadStarted(name string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reading != nil {
+		p.reading[name] = p.now()
+	}
+}
+
+func (p *View) ReadEnded(name string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reading != nil {
+		delete(p.reading, name)
+		p.readDone++
+	}
+}
+
+func (p *View) ReadsEnded() {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	p.reading, p.readDone, p.readTotal = nil, 0, 0
+	p.mu.Unlock()
+	p.StepsEnded()
+}
+
+func (p *View) clearLine() {
+	if p.drawn {
+		fmt.Fprint(p.out, ansiClear)
+		p.drawn = false
+	}
+}
+
+// Step draws a step's transition: a line for each end (a verified step
+// reads as one line), and the start into the live line.
+func (p *View) Step(e engine.Event, protection string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	defer p.redraw()
+	if e.Resource == "" {
+		// An update's own steps (verify, compatibility, backup, stage) are
+		// not resource transitions: one line for people.
+		switch {
+		case e.Status == "failed":
+			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Action, e.Err)
+		case e.Status == "ok":
+			fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
+		}
+		return
+	}
+	sym := symbols[e.Action]
+	if sym == "" {
+		sym = "·"
+	}
+	switch e.Status {
+	case "started":
+		p.running[e.Resource] = p.now()
+	case "skipped":
+		delete(p.running, e.Resource)
+		if e.Undo {
+			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
+			return
+		}
+		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiDim, "="), e.Resource, p.paint(ansiDim, "already in place, skipped"))
+	case "ok":
+		if e.Action == "verify" {
+			return // a verified step reads as one line
+		}
+		delete(p.running, e.Resource)
+		if e.Action == "preserve" {
+			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiYellow, "="), e.Resource, p.paint(ansiYellow, "preserved ("+protection+": a rollback keeps it)"))
+			return
+		}
+		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
+	case "failed":
+		delete(p.running, e.Resource)
+		if errors.Is(e.Err, context.Canceled) {
+			// A second interrupt cancelled the call: not a failure of the
+			// resource, and resume finishes the step.
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped by the interrupt (resume finishes it)"))
+			return
+		}
+		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
+	}
+}
+
+// Note prints one line, after clearing the live line.
+func (p *View) Note(text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLine()
+	fmt.Fprintln(p.out, text)
+}
+
+// Conflict prints a resource an ownership conflict refuses.
+func (p *View) Conflict(op string, c plan.Change) {
+	p.Note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(ansiRed, "!"), c.Resource, c.Reason))
+}
+
+// Refused prints a resource the protection ladder refuses to delete.
+func (p *View) Refused(op, resource string) {
+	p.Note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(ansiRed, "!"), resource))
+}
