@@ -1,0 +1,84 @@
+package progressview
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/plan"
+)
+
+func clock() func() time.Time {
+	t0 := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	return func() time.Time { return t0 }
+}
+
+// Each hook's line, without a terminal (no colour, no live line).
+func TestLines(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		report func(v *View)
+		want   string
+	}{
+		{"create ok", func(v *View) {
+			v.Step(engine.Event{Resource: "vpc", Action: "create", Status: "ok", Duration: 1234 * time.Microsecond}, "ephemeral")
+		}, "  + vpc              create ok (1ms)\n"},
+		{"started prints nothing", func(v *View) { v.Step(engine.Event{Resource: "vpc", Action: "create", Status: "started"}, "") }, ""},
+		{"verify ok is silent", func(v *View) { v.Step(engine.Event{Resource: "vpc", Action: "verify", Status: "ok"}, "") }, ""},
+		{"failed", func(v *View) {
+			v.Step(engine.Event{Resource: "db", Action: "update", Status: "failed", Err: errors.New("boom")}, "")
+		}, "  ✗ db               update FAILED: boom\n"},
+		{"interrupted", func(v *View) {
+			v.Step(engine.Event{Resource: "db", Action: "update", Status: "failed", Err: fmt.Errorf("call: %w", context.Canceled)}, "")
+		}, "  ■ db               update stopped by the interrupt (resume finishes it)\n"},
+		{"preserved names its level", func(v *View) {
+			v.Step(engine.Event{Resource: "db", Action: "preserve", Status: "ok"}, "durable")
+		}, "  = db               preserved (durable: a rollback keeps it)\n"},
+		{"skipped", func(v *View) { v.Step(engine.Event{Resource: "db", Action: "create", Status: "skipped"}, "") },
+			"  = db               already in place, skipped\n"},
+		{"nothing to undo", func(v *View) {
+			v.Step(engine.Event{Resource: "db", Action: "delete", Status: "skipped", Undo: true}, "")
+		},
+			"  · db               nothing to undo\n"},
+		{"an update's own step", func(v *View) { v.Step(engine.Event{Action: "backup", Status: "ok"}, "") }, "  · backup           ok\n"},
+		{"conflict", func(v *View) { v.Conflict("op", plan.Change{Resource: "b", Reason: "owned by stack x"}) },
+			"  ! b                conflict: owned by stack x\n"},
+		{"refused", func(v *View) { v.Refused("op", "db") }, "  ! db               protected: refusing to delete\n"},
+		{"note", func(v *View) { v.Note("note: took over a stale lock left by pid 1") }, "note: took over a stale lock left by pid 1\n"},
+		{"reads without a terminal print nothing", func(v *View) {
+			v.ReadsStarted(2)
+			v.ReadStarted("a")
+			v.ReadEnded("a")
+			v.ReadsEnded()
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			tc.report(New(&b, false, false, clock()))
+			if got := b.String(); got != tc.want {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// On a terminal the live line shows what runs, and is cleared before any
+// other line; colours paint the marks.
+func TestLiveLineAndColour(t *testing.T) {
+	var b bytes.Buffer
+	v := New(&b, true, true, clock())
+	v.Step(engine.Event{Resource: "vpc", Action: "create", Status: "started"}, "")
+	v.Note("hello")
+	v.Step(engine.Event{Resource: "vpc", Action: "create", Status: "ok"}, "")
+	v.StepsEnded()
+	want := ansiClear + ansiDim + "  … running: vpc 0.0s" + ansiReset +
+		ansiClear + "hello\n" +
+		"  " + ansiGreen + "+" + ansiReset + " vpc              create ok (0s)\n"
+	if got := b.String(); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
