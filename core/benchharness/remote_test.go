@@ -108,13 +108,14 @@ func TestRemoteTable(t *testing.T) {
 		res(pg, Flat, CmdApply, 1000*time.Millisecond),
 		res(pg, Flat, CmdNoop, 300*time.Millisecond),
 	}
-	rep := &Report{Date: time.Now(), CPUs: 2, Parallelism: 10, Results: results, StateURL: u}
+	rep := &Report{Date: time.Now(), CPUs: 2, Parallelism: 10, Results: results, StateURL: u, Load: "4.2 8.6 15.5", LoadAfter: "7.4 8.6 14.8"}
 	md := rep.Markdown()
 	checkTables(t, md)
 	for _, want := range []string{
 		"## bulwark on postgres beside the file backend",
 		"**postgres ÷ file**: flat apply of 1,000: 2.50×; flat no-op apply of 1,000: 1.50×.",
 		"| flat | 1,000 | apply | 400 ms | 1.00 s | 2.50× |",
+		"load average at the start 4.2 8.6 15.5, at the end 7.4 8.6 14.8",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table has no %q:\n%s", want, md)

@@ -15,6 +15,7 @@ type Report struct {
 	Platform    string // GOOS/GOARCH
 	Commit      string // the repository's commit, when known
 	Load        string // the load average when the run started, when known
+	LoadAfter   string // the load average when the stacks were done, when known
 	Args        string // the harness's command line
 	Parallelism int
 	Count       int    // runs of each stack; each figure is the median run's
@@ -41,6 +42,9 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "- machine: %d cores (runtime.NumCPU), %s, %s", r.CPUs, r.Platform, r.GoVersion)
 	if r.Load != "" {
 		fmt.Fprintf(&b, ", load average at the start %s", r.Load)
+		if r.LoadAfter != "" {
+			fmt.Fprintf(&b, ", at the end %s", r.LoadAfter)
+		}
 	}
 	b.WriteString("\n")
 	if r.Commit != "" {

@@ -262,7 +262,7 @@ func (o options) run() error {
 		}
 	}
 	results, err := benchharness.RunStacks(ctx, cfg)
-	rep.Results = results
+	rep.Results, rep.LoadAfter = results, loadAverage()
 	if err != nil {
 		return err
 	}
