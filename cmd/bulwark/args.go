@@ -87,8 +87,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 // live, the status line of what is running or being read (a --json command
 // passes live false: stdout carries the JSON alone).
 func (c *cli) progressView(live bool) stack.Reporter {
-	tty := c.terminal(c.stdout)
-	return progressview.New(c.red.Writer(c.stdout), tty && os.Getenv("NO_COLOR") == "", tty && live, nil)
+	return progressview.New(c.red.Writer(c.stdout), c.color(), live && c.terminal(c.stdout), nil)
 }
 
 // streamEvents makes an operation's --json output: its lifecycle events, one
