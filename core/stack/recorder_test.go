@@ -2,6 +2,8 @@ package stack_test
 
 import (
 	"fmt"
+	"strings"
+	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -39,3 +41,24 @@ func (r recorder) Conflict(op string, c plan.Change) {
 }
 func (r recorder) Refused(op, resource string) { r.line("refused %s: protected", resource) }
 func (r recorder) Note(text string)            { r.line("note %s", text) }
+
+// An apply reports through the Reporter alone, in order: the plan's reads,
+// the operation's start, its header as a Note, each step, its end with the
+// exit code.
+func TestApplyReportsThroughTheReporter(t *testing.T) {
+	e := newEnv(t)
+	res := e.mustApply(t, mkSpec(t, res{name: "a", typ: "network"}))
+	got := strings.Split(strings.TrimSpace(e.out.String()), "\n")
+	want := []string{
+		"reads 1",
+		"operation apply " + res.Op + " started",
+		"note apply s (" + res.Op + "): 1 resource(s), up to 10 at once",
+		"step a create started (ephemeral)",
+		"step a create ok (ephemeral)",
+		"step a verify ok (ephemeral)",
+		"operation apply " + res.Op + " succeeded (exit 0): <nil>",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
