@@ -114,7 +114,7 @@ func TestManyCyclesBounded(t *testing.T) {
 		fmt.Fprintf(&b, "- {name: r%05d, type: t, depends_on: [%s]}\n", i, deps)
 	}
 	start := time.Now()
-	lines := parseWithin(t, 20*time.Second, []byte(b.String()))
+	lines := parseHostile(t, []byte(b.String()))
 	if len(lines) != 1 || lines[0] != "5:3: dependency cycle: r00000 -> r00001 -> r00000" {
 		t.Errorf("got %d problems: %.300q", len(lines), lines)
 	}
