@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
 )
 
 // How the lock connection is watched: it waits for the server (which sends
@@ -183,11 +184,13 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 		b.opts.AfterWrite()
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	return &writer{
+	w := &writer{
 		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, stale: stale,
 		serial: row.serial, jseq: row.jseq, lineage: lineage, adoptable: adoptable,
 		lost: make(chan struct{}), watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
-	}, nil
+	}
+	w.commits = groupcommit.New(w.flush)
+	return w, nil
 }
 
 // writer is a held lock.
@@ -204,6 +207,7 @@ type writer struct {
 	watchCtx  context.Context
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
+	commits   *groupcommit.Queue
 
 	mu      sync.Mutex // guards what follows
 	serial  int64      // the stack's serial as of the last commit
@@ -212,21 +216,11 @@ type writer struct {
 	// adoptable: the stack holds nothing yet, so a first Meta may name
 	// another lineage than the one Lock stored.
 	adoptable bool
-	queue     []*pending
-	flushing  bool
 	released  bool
 	broken    error // a commit whose outcome could not be learnt
 }
 
 var _ storage.Writer = (*writer)(nil)
-
-// pending is one Commit waiting for its group's transaction.
-type pending struct {
-	c      storage.Commit
-	done   chan struct{}
-	serial int64
-	err    error
-}
 
 func (w *writer) Stale() *storage.Holder  { return w.stale }
 func (w *writer) Lost() <-chan struct{}   { return w.lost }
@@ -334,7 +328,7 @@ func (w *writer) afterWrite() {
 // Commit queues c and waits for the transaction that carries it. The first
 // caller to find no transaction in flight runs one for everything queued;
 // Commits that arrive meanwhile wait for the next, so concurrent steps share
-// a transaction and a WAL flush.
+// a transaction and a WAL flush (groupcommit).
 func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
@@ -345,41 +339,17 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		w.mu.Unlock()
 		return s, nil
 	}
-	p := &pending{c: c, done: make(chan struct{})}
-	w.queue = append(w.queue, p)
-	lead := !w.flushing
-	if lead {
-		w.flushing = true
-	}
 	w.mu.Unlock()
-	if lead {
-		// The group's transaction is not any one caller's: a caller whose
-		// context ends stops waiting, not the others' write.
-		fctx := context.WithoutCancel(ctx)
-		for {
-			w.mu.Lock()
-			group := w.queue
-			w.queue = nil
-			if len(group) == 0 {
-				w.flushing = false
-				w.mu.Unlock()
-				break
-			}
-			w.mu.Unlock()
-			w.flush(fctx, group)
-		}
+	p, err := w.commits.Commit(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
 	}
-	select {
-	case <-p.done:
-		return p.serial, p.err
-	case <-ctx.Done():
-		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, ctx.Err())
-	}
+	return p.Serial, p.Err
 }
 
 // group is what one transaction writes for a group of Commits.
 type group struct {
-	commits  []*pending
+	commits  []*groupcommit.Pending
 	serial   int64 // after the group
 	jseq     int64
 	lineage  string
@@ -396,19 +366,19 @@ type group struct {
 // prepare checks and encodes each Commit of the group in order; one that
 // fails (another lineage, an unknown protection level, a value that cannot
 // be sealed) fails alone, and the others go on.
-func (w *writer) prepare(commits []*pending) *group {
+func (w *writer) prepare(commits []*groupcommit.Pending) *group {
 	w.mu.Lock()
 	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
 	adoptable := w.adoptable
 	w.mu.Unlock()
 	sl := w.b.opts.Sealing
 	for _, p := range commits {
-		ch := p.c.Change
+		ch := p.Commit.Change
 		lineage := g.lineage
 		var meta []byte
 		if m := ch.Meta; m != nil {
 			if m.Lineage != "" && !adoptable && m.Lineage != lineage {
-				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
+				p.Err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
 				continue
 			}
 			if m.Lineage != "" {
@@ -416,7 +386,7 @@ func (w *writer) prepare(commits []*pending) *group {
 			}
 			var err error
 			if meta, err = sealedMeta(m, sl); err != nil {
-				p.err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
+				p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
 				continue
 			}
 		}
@@ -435,13 +405,13 @@ func (w *writer) prepare(commits []*pending) *group {
 			}
 		}
 		if err != nil {
-			p.err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
+			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
 			continue
 		}
 		var bodies [][]byte
-		for i := range p.c.Records {
+		for i := range p.Commit.Records {
 			// Stamped in place: the caller learns the ids.
-			r := &p.c.Records[i]
+			r := &p.Commit.Records[i]
 			if r.ID == "" {
 				r.ID = ulid.Make().String()
 			}
@@ -458,11 +428,11 @@ func (w *writer) prepare(commits []*pending) *group {
 			bodies = append(bodies, body)
 		}
 		if err != nil {
-			p.err = fmt.Errorf("commit to %s: encode record: %w", w.b.loc, err)
+			p.Err = fmt.Errorf("commit to %s: encode record: %w", w.b.loc, err)
 			continue
 		}
 		// Accepted: fold it into the group, in order.
-		for i, r := range p.c.Records {
+		for i, r := range p.Commit.Records {
 			g.jseq++
 			g.seqs = append(g.seqs, g.jseq)
 			g.ops = append(g.ops, r.Op)
@@ -485,22 +455,17 @@ func (w *writer) prepare(commits []*pending) *group {
 		if !ch.Empty() {
 			g.serial++ // records alone change no state
 		}
-		p.serial = g.serial
+		p.Serial = g.serial
 		g.commits = append(g.commits, p)
 	}
 	return g
 }
 
 // flush writes one group in one transaction and answers its Commits.
-func (w *writer) flush(ctx context.Context, commits []*pending) {
-	defer func() {
-		for _, p := range commits {
-			close(p.done)
-		}
-	}()
+func (w *writer) flush(ctx context.Context, commits []*groupcommit.Pending) {
 	if err := w.usable(); err != nil {
 		for _, p := range commits {
-			p.err = err
+			p.Err = err
 		}
 		return
 	}
@@ -511,7 +476,7 @@ func (w *writer) flush(ctx context.Context, commits []*pending) {
 	err := w.write(ctx, g)
 	if err != nil {
 		for _, p := range g.commits {
-			p.err = err
+			p.Err = err
 		}
 		return
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
 )
 
 // lockRecord is lock.json.
@@ -186,6 +187,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	var w *writer
 	for attempt := 0; ; attempt++ {
 		w = &writer{b: b, lr: lr, etag: etag, stale: stale, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+		w.commits = groupcommit.New(w.flush)
 		fail := func(err error) (storage.Writer, error) {
 			w.release(context.WithoutCancel(ctx))
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
 )
 
 // writer is a held lock.
@@ -48,18 +49,10 @@ type writer struct {
 	snapETag  string
 	walBytes  int64 // of the WAL objects after the snapshot
 
-	queue    []*pending
-	flushing bool
+	commits *groupcommit.Queue
 }
 
 var _ storage.Writer = (*writer)(nil)
-
-type pending struct {
-	c      storage.Commit
-	serial int64
-	err    error
-	done   chan struct{}
-}
 
 func (w *writer) init(l *loaded) {
 	w.mu.Lock()
@@ -110,7 +103,8 @@ func (w *writer) usable() error {
 	return nil
 }
 
-// Commit makes c durable as (part of) one WAL object.
+// Commit makes c durable as (part of) one WAL object: Commits that arrive
+// while one is being written share the next (groupcommit).
 func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
@@ -121,46 +115,21 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		w.mu.Unlock()
 		return s, nil
 	}
-	p := &pending{c: c, done: make(chan struct{})}
-	w.queue = append(w.queue, p)
-	lead := !w.flushing
-	if lead {
-		w.flushing = true
-	}
 	w.mu.Unlock()
-	if lead {
-		// The group's write is no one caller's: a caller whose context
-		// ends stops waiting, not the others' write.
-		fctx := context.WithoutCancel(ctx)
-		for {
-			w.mu.Lock()
-			group := w.queue
-			w.queue = nil
-			if len(group) == 0 {
-				w.flushing = false
-				w.mu.Unlock()
-				break
-			}
-			w.mu.Unlock()
-			w.flush(fctx, group)
-		}
+	p, err := w.commits.Commit(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
 	}
-	select {
-	case <-p.done:
-		return p.serial, p.err
-	case <-ctx.Done():
-		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, ctx.Err())
-	}
+	return p.Serial, p.Err
 }
 
 // flush writes one group of Commits as one WAL object.
-func (w *writer) flush(ctx context.Context, group []*pending) {
+func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	finish := func(err error) {
 		for _, p := range group {
-			if err != nil && p.err == nil {
-				p.err = err
+			if err != nil && p.Err == nil {
+				p.Err = err
 			}
-			close(p.done)
 		}
 	}
 	w.mu.Lock()
@@ -170,22 +139,22 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 	sl := w.b.opts.Sealing
 	now := w.b.now().UTC()
 	var clear, sealed []entry
-	var ok []*pending
+	var ok []*groupcommit.Pending
 	for _, p := range group {
-		ch := p.c.Change
+		ch := p.Commit.Change
 		if m := ch.Meta; m != nil && m.Lineage != "" && m.Lineage != lineage {
 			if committed {
-				p.err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
+				p.Err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
 				continue
 			}
 			lineage = m.Lineage // the first write of a stack moved here
 		}
 		if err := checkLevels(w.b.key(walKey(seq+1)), ch.Put); err != nil {
-			p.err = err
+			p.Err = err
 			continue
 		}
-		for i := range p.c.Records {
-			r := &p.c.Records[i]
+		for i := range p.Commit.Records {
+			r := &p.Commit.Records[i]
 			if r.ID == "" {
 				r.ID = ulid.Make().String()
 			}
@@ -194,16 +163,16 @@ func (w *writer) flush(ctx context.Context, group []*pending) {
 			}
 			r.Lineage = lineage
 		}
-		e := entry{Records: p.c.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
+		e := entry{Records: p.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
 		se, err := sealEntry(e, sl)
 		if err != nil {
-			p.err = fmt.Errorf("commit to %s: seal: %w", w.b.loc, err)
+			p.Err = fmt.Errorf("commit to %s: seal: %w", w.b.loc, err)
 			continue
 		}
 		if e.changes() {
 			serial++
 		}
-		p.serial = serial
+		p.Serial = serial
 		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, p)
 	}
 	if len(ok) == 0 {
