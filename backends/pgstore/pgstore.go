@@ -389,7 +389,7 @@ func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, e
 	if err := json.Unmarshal(body, &rb); err != nil {
 		return nil, fmt.Errorf("revision %d of stack %s at %s: %w: %v", n, b.stack, b.loc, state.ErrCorrupt, err)
 	}
-	if err := openRevision(&rb, b.opts.Sealing); err != nil {
+	if err := storage.OpenRevision(&rb, b.opts.Sealing); err != nil {
 		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
 	return &rb, nil

@@ -2,11 +2,8 @@ package pgstore
 
 import (
 	"encoding/json"
-	"fmt"
-	"maps"
 	"slices"
 
-	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -49,76 +46,12 @@ func sealedMeta(m *storage.Meta, sl state.Sealing) ([]byte, error) {
 		Current: st.Current, Staged: st.Staged, Outputs: st.Outputs})
 }
 
-func sealText(s string, sl state.Sealing) (string, error) {
-	if s == "" || sl.Sealer == nil || secrets.IsSealed(s) {
-		return s, nil
-	}
-	return sl.Sealer.SealValue(s)
-}
-
-func openText(s string, sl state.Sealing) (string, error) {
-	if sl.Sealer == nil || !secrets.IsSealed(s) {
-		return s, nil
-	}
-	v, err := sl.Sealer.OpenValue(s)
-	if err != nil {
-		return "", err
-	}
-	text, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("sealed value is not text")
-	}
-	return text, nil
-}
-
 // sealedRevision returns a revisions row's body: the spec and the sensitive
-// variables sealed.
+// variables sealed (storage.SealRevision).
 func sealedRevision(b storage.RevisionBody, sl state.Sealing) ([]byte, error) {
-	spec, err := sealText(b.Spec, sl)
+	sb, err := storage.SealRevision(b, sl)
 	if err != nil {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, err
 	}
-	b.Spec = spec
-	if sl.Sealer != nil && len(b.Sensitive) > 0 {
-		b.Variables = maps.Clone(b.Variables)
-		for _, k := range b.Sensitive {
-			v, ok := b.Variables[k]
-			if !ok {
-				continue
-			}
-			if s, isStr := v.(string); isStr && secrets.IsSealed(s) {
-				continue
-			}
-			if b.Variables[k], err = sl.Sealer.SealValue(v); err != nil {
-				return nil, fmt.Errorf("variable %s: %w", k, err)
-			}
-			if sl.Reveal != nil {
-				sl.Reveal(v)
-			}
-		}
-	}
-	return json.Marshal(&b)
-}
-
-func openRevision(b *storage.RevisionBody, sl state.Sealing) error {
-	var err error
-	if b.Spec, err = openText(b.Spec, sl); err != nil {
-		return fmt.Errorf("spec: %w", err)
-	}
-	for _, k := range b.Sensitive {
-		v, ok := b.Variables[k]
-		if !ok {
-			continue
-		}
-		if s, isStr := v.(string); isStr && secrets.IsSealed(s) && sl.Sealer != nil {
-			if v, err = sl.Sealer.OpenValue(s); err != nil {
-				return fmt.Errorf("variable %s: %w", k, err)
-			}
-			b.Variables[k] = v
-		}
-		if sl.Reveal != nil {
-			sl.Reveal(v)
-		}
-	}
-	return nil
+	return json.Marshal(&sb)
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -582,7 +581,7 @@ func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, e
 	if err := json.Unmarshal(o.body, &r); err != nil {
 		return nil, b.wrap(fmt.Sprintf("revision %d", n), fmt.Errorf("does not parse: %v: %w", err, state.ErrCorrupt))
 	}
-	if err := openRevision(&r.Body, b.opts.Sealing); err != nil {
+	if err := storage.OpenRevision(&r.Body, b.opts.Sealing); err != nil {
 		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
 	return &r.Body, nil
@@ -723,77 +722,4 @@ func sealEntry(e entry, sl state.Sealing) (entry, error) {
 		out.Meta = &mc
 	}
 	return out, nil
-}
-
-func sealText(s string, sl state.Sealing) (string, error) {
-	if s == "" || sl.Sealer == nil || secrets.IsSealed(s) {
-		return s, nil
-	}
-	return sl.Sealer.SealValue(s)
-}
-
-func openText(s string, sl state.Sealing) (string, error) {
-	if sl.Sealer == nil || !secrets.IsSealed(s) {
-		return s, nil
-	}
-	v, err := sl.Sealer.OpenValue(s)
-	if err != nil {
-		return "", err
-	}
-	text, ok := v.(string)
-	if !ok {
-		return "", errors.New("sealed value is not text")
-	}
-	return text, nil
-}
-
-// sealRevision seals a revision body's spec and sensitive variables.
-func sealRevision(body storage.RevisionBody, sl state.Sealing) (storage.RevisionBody, error) {
-	var err error
-	if body.Spec, err = sealText(body.Spec, sl); err != nil {
-		return body, fmt.Errorf("spec: %w", err)
-	}
-	if sl.Sealer != nil && len(body.Sensitive) > 0 {
-		vars := make(map[string]any, len(body.Variables))
-		for k, v := range body.Variables {
-			vars[k] = v
-		}
-		for _, k := range body.Sensitive {
-			v, ok := vars[k]
-			if !ok {
-				continue
-			}
-			if s, isStr := v.(string); isStr && secrets.IsSealed(s) {
-				continue
-			}
-			if vars[k], err = sl.Sealer.SealValue(v); err != nil {
-				return body, fmt.Errorf("variable %s: %w", k, err)
-			}
-		}
-		body.Variables = vars
-	}
-	return body, nil
-}
-
-func openRevision(body *storage.RevisionBody, sl state.Sealing) error {
-	var err error
-	if body.Spec, err = openText(body.Spec, sl); err != nil {
-		return fmt.Errorf("spec: %w", err)
-	}
-	for _, k := range body.Sensitive {
-		v, ok := body.Variables[k]
-		if !ok {
-			continue
-		}
-		if s, isStr := v.(string); isStr && secrets.IsSealed(s) && sl.Sealer != nil {
-			if v, err = sl.Sealer.OpenValue(s); err != nil {
-				return fmt.Errorf("variable %s: %w", k, err)
-			}
-			body.Variables[k] = v
-		}
-		if sl.Reveal != nil {
-			sl.Reveal(v)
-		}
-	}
-	return nil
 }

@@ -303,7 +303,7 @@ func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBo
 	if err := w.usable(); err != nil {
 		return err
 	}
-	sb, err := sealRevision(body, w.b.opts.Sealing)
+	sb, err := storage.SealRevision(body, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
