@@ -833,42 +833,11 @@ func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBo
 }
 
 func (w *writer) sealBody(body storage.RevisionBody) (revisionFile, error) {
-	f := revisionFile{Spec: body.Spec, Sensitive: body.Sensitive}
-	sl := w.b.opts.Sealing
-	if len(body.Variables) > 0 {
-		f.Variables = make(map[string]any, len(body.Variables))
-		for k, v := range body.Variables {
-			f.Variables[k] = v
-		}
+	sb, err := storage.SealRevision(body, w.b.opts.Sealing)
+	if err != nil {
+		return revisionFile{}, err
 	}
-	if sl.Sealer == nil {
-		return f, nil
-	}
-	if f.Spec != "" && !secrets.IsSealed(f.Spec) {
-		sealed, err := sl.Sealer.SealValue(f.Spec)
-		if err != nil {
-			return f, err
-		}
-		f.Spec = sealed
-	}
-	for _, k := range body.Sensitive {
-		v, ok := f.Variables[k]
-		if !ok {
-			continue
-		}
-		if sv, isStr := v.(string); isStr && secrets.IsSealed(sv) {
-			continue
-		}
-		sealed, err := sl.Sealer.SealValue(v)
-		if err != nil {
-			return f, fmt.Errorf("variable %s: %w", k, err)
-		}
-		if sl.Reveal != nil {
-			sl.Reveal(v)
-		}
-		f.Variables[k] = sealed
-	}
-	return f, nil
+	return revisionFile{Spec: sb.Spec, Variables: sb.Variables, Sensitive: sb.Sensitive}, nil
 }
 
 // DeleteRevision removes revision n's body.
