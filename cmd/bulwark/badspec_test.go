@@ -19,10 +19,7 @@ import (
 // under the state folder (no plugin was started, nothing mutated).
 func TestBadSpecCorpus(t *testing.T) {
 	plugins := buildPlugins(t)
-	bin := filepath.Join(t.TempDir(), "bulwark")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build bulwark: %v\n%s", err, out)
-	}
+	bin := builtBulwark(t)
 	_, file, _, _ := runtime.Caller(0)
 	corpus, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "core", "spec", "testdata", "bad", "*.yaml"))
 	if err != nil || len(corpus) < 20 {

@@ -27,7 +27,7 @@ type ptyRun struct {
 // question and types answer and Enter.
 func onTerminal(t *testing.T, env []string, answer string, args ...string) ptyRun {
 	t.Helper()
-	cmd := exec.Command(crashBulwark(t), args...)
+	cmd := exec.Command(builtBulwark(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
@@ -104,7 +104,7 @@ func TestConfirmOnATerminal(t *testing.T) {
 	base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "--events", filepath.Join(dir, "ev.jsonl")}
 	env := []string{"NO_COLOR=1"}
 	status := func() string {
-		out, err := exec.Command(crashBulwark(t), append(base, "status", v1)...).CombinedOutput()
+		out, err := exec.Command(builtBulwark(t), append(base, "status", v1)...).CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "0 resource(s)") {
 			t.Fatalf("status: %v\n%s", err, out)
 		}
@@ -161,7 +161,7 @@ func TestConfirmOnATerminal(t *testing.T) {
 
 	// A saved plan was reviewed when it was made: applied without asking.
 	planFile := filepath.Join(dir, "v2.plan")
-	if out, err := exec.Command(crashBulwark(t), args("plan", v2, "--out", planFile)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(builtBulwark(t), args("plan", v2, "--out", planFile)...).CombinedOutput(); err != nil {
 		t.Fatalf("plan --out: %v\n%s", err, out)
 	}
 	r := onTerminal(t, env, "", args("apply", planFile)...)
@@ -170,7 +170,7 @@ func TestConfirmOnATerminal(t *testing.T) {
 	}
 
 	// Without a terminal: no question, the plan printed first, as before.
-	out, err := exec.Command(crashBulwark(t), args("rollback", v2)...).CombinedOutput()
+	out, err := exec.Command(builtBulwark(t), args("rollback", v2)...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "-   delete     extra") {
 		t.Fatalf("rollback without a terminal: %v\n%s", err, out)
 	}
@@ -196,7 +196,7 @@ type ptyProc struct {
 
 func startOnTerminal(t *testing.T, env []string, args ...string) *ptyProc {
 	t.Helper()
-	p := &ptyProc{cmd: exec.Command(crashBulwark(t), args...), copied: make(chan struct{})}
+	p := &ptyProc{cmd: exec.Command(builtBulwark(t), args...), copied: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	f, err := pty.StartWithSize(p.cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
@@ -291,7 +291,7 @@ func TestCtrlCOnATerminal(t *testing.T) {
 				!strings.Contains(out, "It is safe to stop here") {
 				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
 			}
-			r, err := exec.Command(crashBulwark(t), append(base, "resume", spec)...).CombinedOutput()
+			r, err := exec.Command(builtBulwark(t), append(base, "resume", spec)...).CombinedOutput()
 			if err == nil || !strings.Contains(string(r), "rolled back") {
 				t.Fatalf("resume: %v\n%s", err, r)
 			}
@@ -337,7 +337,7 @@ func TestPlanProgressOnATerminal(t *testing.T) {
 		})
 	}
 	// Not a terminal: the plan alone.
-	out, err := exec.Command(crashBulwark(t), base...).CombinedOutput()
+	out, err := exec.Command(builtBulwark(t), base...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "reading") || strings.Contains(string(out), "\x1b[") {
 		t.Fatalf("plan without a terminal: %v\n%q", err, out)
 	}

@@ -47,8 +47,9 @@ var (
 	crashBinErr  error
 )
 
-// crashBulwark builds the real bulwark binary once for every crash test.
-func crashBulwark(t *testing.T) string {
+// builtBulwark builds the real bulwark binary once for every test that runs
+// it outside testscript (the crash harness, the terminal and corpus tests).
+func builtBulwark(t *testing.T) string {
 	t.Helper()
 	crashBinOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "bulwark-crash-bin-")
@@ -142,7 +143,7 @@ func newCrashEnv(t crashT, stack string) *crashEnv {
 	}
 	dir := t.TempDir()
 	return &crashEnv{
-		t: t, bin: crashBulwark(tt), plugins: buildPlugins(tt),
+		t: t, bin: builtBulwark(tt), plugins: buildPlugins(tt),
 		stateDir: filepath.Join(dir, "state"), events: filepath.Join(dir, "events.jsonl"),
 		marker: hex.EncodeToString(b[:]), stack: stack,
 	}

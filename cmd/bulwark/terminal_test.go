@@ -17,10 +17,7 @@ func TestTerminalProgressAndNoColor(t *testing.T) {
 		t.Skip("script(1) from util-linux is not installed")
 	}
 	plugins := buildPlugins(t)
-	bin := filepath.Join(t.TempDir(), "bulwark")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build bulwark: %v\n%s", err, out)
-	}
+	bin := builtBulwark(t)
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "tty.yaml")
 	os.WriteFile(specPath, []byte(`version: 1
@@ -66,10 +63,7 @@ func TestTeardownAsksOnATerminal(t *testing.T) {
 		t.Skip("script(1) from util-linux is not installed")
 	}
 	plugins := buildPlugins(t)
-	bin := filepath.Join(t.TempDir(), "bulwark")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build bulwark: %v\n%s", err, out)
-	}
+	bin := builtBulwark(t)
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "ask.yaml")
 	os.WriteFile(specPath, []byte(`version: 1
@@ -122,10 +116,7 @@ func TestTerminalEventsNeverInterleave(t *testing.T) {
 		t.Skip("script(1) from util-linux is not installed")
 	}
 	plugins := buildPlugins(t)
-	bin := filepath.Join(t.TempDir(), "bulwark")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build bulwark: %v\n%s", err, out)
-	}
+	bin := builtBulwark(t)
 	dir := t.TempDir()
 	specPath := filepath.Join(dir, "ev.yaml")
 	os.WriteFile(specPath, []byte(`version: 1
