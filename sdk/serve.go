@@ -1,7 +1,9 @@
 package sdk
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -20,6 +22,14 @@ func WithLogger(l hclog.Logger) ServeOption {
 	return func(c *serveConfig) { c.logger = l }
 }
 
+// CPUProfileEnv names the environment variable that turns on a provider
+// process's CPU profile: when set to PREFIX, Serve writes the process's CPU
+// profile to PREFIX.PID (its whole life, up to the host's disconnect). The
+// host's environment reaches its plugins, so `BULWARK_PROVIDER_CPUPROFILE=/tmp/p
+// bulwark apply` profiles every plugin that apply starts (what the benchmark
+// harness's -plugin-cpuprofile does). Nothing is written without it.
+const CPUProfileEnv = "BULWARK_PROVIDER_CPUPROFILE"
+
 // Serve serves p as a bulwark provider plugin and returns when the host
 // disconnects, after calling p's Close when p is a Closer. Call it from
 // main; it must be started by the bulwark host.
@@ -27,6 +37,9 @@ func Serve(p Provider, opts ...ServeOption) {
 	cfg := serveConfig{logger: hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Info, JSONFormat: true})}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if stop := startCPUProfile(cfg.logger); stop != nil {
+		defer stop()
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
@@ -37,6 +50,33 @@ func Serve(p Provider, opts ...ServeOption) {
 	if c, ok := p.(Closer); ok {
 		if err := c.Close(); err != nil {
 			cfg.logger.Error("closing the provider", "error", err)
+		}
+	}
+}
+
+// startCPUProfile starts the CPU profile CPUProfileEnv asks for and returns
+// what stops it (nil when none was asked for or it could not start: a
+// profile is a measurement aid, never a reason not to serve).
+func startCPUProfile(logger hclog.Logger) func() {
+	prefix := os.Getenv(CPUProfileEnv)
+	if prefix == "" {
+		return nil
+	}
+	path := fmt.Sprintf("%s.%d", prefix, os.Getpid())
+	f, err := os.Create(path)
+	if err != nil {
+		logger.Warn("no CPU profile", "env", CPUProfileEnv, "error", err)
+		return nil
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		logger.Warn("no CPU profile", "env", CPUProfileEnv, "error", err)
+		f.Close()
+		return nil
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			logger.Warn("CPU profile", "path", path, "error", err)
 		}
 	}
 }

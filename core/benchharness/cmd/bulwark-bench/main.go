@@ -46,7 +46,7 @@ type options struct {
 	count                                  int
 	latencyMS                              int
 	calibrate                              float64
-	profile, cpuProfile                    string
+	profile, cpuProfile, pluginProfile     string
 	state                                  string
 }
 
@@ -62,7 +62,7 @@ func run(args []string) int {
 	fs.StringVar(&o.sizes, "sizes", "100,1000,10000", "stack sizes N")
 	fs.BoolVar(&o.quick, "quick", false, "N = 1,000 only")
 	fs.StringVar(&o.compare, "compare", "auto", "auto: run tofu and terraform too when on PATH; none: bulwark alone")
-	fs.IntVar(&o.count, "count", 1, "run each stack this many times and report the median run of each command")
+	fs.IntVar(&o.count, "count", 1, "run each stack this many times and report the median run of each command (with -profile: run the profiled command this many times, each on a fresh stack, into one profile)")
 	fs.IntVar(&o.latencyMS, "latency-ms", 0, "every call to the mock takes this long (its latency_ms); with it, no tool runs beside (they have no such latency)")
 	fs.IntVar(&o.parallelism, "parallelism", 10, "bulwark's --parallelism and the tools' -parallelism")
 	fs.DurationVar(&o.budget, "budget", 5*time.Minute, "stop a command still running after this long (0: never); the rest of its stack is skipped")
@@ -73,6 +73,7 @@ func run(args []string) int {
 	fs.BoolVar(&o.guardFull, "guard-full", false, "with -guard: run every -shapes and -sizes and the tools as without -guard (and write the table), and check or calibrate the guard from the figures at its N")
 	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op plan, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
+	fs.StringVar(&o.pluginProfile, "plugin-cpuprofile", "", "with -profile: also profile the plugin processes the profiled command starts, each into `PREFIX`.PID (sdk.CPUProfileEnv); merge them with go tool pprof -proto PREFIX.* > merged.pprof")
 	fs.StringVar(&o.state, "state", "", "also run bulwark's stacks with --state `URL` (postgres://USER@HOST:PORT/DB?sslmode=…, each stack run in a schema of its own; or s3://…), each run interleaved with the file backend's, and print URL's backend ÷ file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
 	if err := fs.Parse(args); err != nil {
@@ -183,7 +184,11 @@ func (o options) run() error {
 	}
 
 	if o.profile != "" {
-		return profile(ctx, o.profile, shapes[0], sizes[0], o.latencyMS, pluginDir, scratch, o.parallelism, o.cpuProfile)
+		return profile(ctx, profileRun{
+			command: o.profile, shape: shapes[0], n: sizes[0], latencyMS: o.latencyMS, count: o.count,
+			pluginDir: pluginDir, scratch: scratch, parallelism: o.parallelism,
+			cpuFile: o.cpuProfile, pluginPrefix: o.pluginProfile,
+		})
 	}
 
 	noComparison := ""

@@ -13,43 +13,110 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/sdk"
 )
+
+// profileRun is what -profile runs.
+type profileRun struct {
+	command             string
+	shape               benchharness.Shape
+	n, latencyMS, count int
+	pluginDir, scratch  string
+	parallelism         int
+	cpuFile             string
+	pluginPrefix        string // "" profiles no plugin
+}
 
 // profile runs one command of one generated stack in this process, through
 // core/stack as the CLI calls it (the mock provider still a plugin
 // process), with the CPU profile on for that command alone, and writes the
 // profile to cpuFile. The commands before it on the stack (an apply before a
-// no-op plan, a no-op apply or a teardown) run first, unprofiled.
-func profile(ctx context.Context, command string, shape benchharness.Shape, n, latencyMS int, pluginDir, scratch string, parallelism int, cpuFile string) error {
-	dir, err := os.MkdirTemp(scratch, "profile-")
+// no-op plan, a no-op apply or a teardown) run first, unprofiled. With a
+// count above 1 it does so that many times, each on a fresh stack, the
+// profile covering every profiled run (more samples, the same shape). With a
+// plugin prefix, the plugins the profiled command starts profile themselves
+// (sdk.CPUProfileEnv), each into PREFIX.PID.
+func profile(ctx context.Context, r profileRun) error {
+	if r.count < 1 {
+		r.count = 1
+	}
+	var fns []func() error
+	for i := 0; i < r.count; i++ {
+		fn, err := profileStack(ctx, r)
+		if err != nil {
+			return err
+		}
+		fns = append(fns, fn)
+	}
+	f, err := os.Create(r.cpuFile)
 	if err != nil {
 		return err
 	}
-	specPath := filepath.Join(dir, "spec.yaml")
-	text := benchharness.BulwarkSpec(shape, n, latencyMS)
-	if err := os.WriteFile(specPath, text, 0o600); err != nil {
+	defer f.Close()
+	if r.pluginPrefix != "" {
+		prefix, err := filepath.Abs(r.pluginPrefix)
+		if err != nil {
+			return err
+		}
+		os.Setenv(sdk.CPUProfileEnv, prefix)
+		defer os.Unsetenv(sdk.CPUProfileEnv)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
+	}
+	var walls []time.Duration
+	for _, fn := range fns {
+		start := time.Now()
+		err = fn()
+		walls = append(walls, time.Since(start).Round(time.Millisecond))
+		if err != nil {
+			break
+		}
+	}
+	pprof.StopCPUProfile()
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.command, err)
+	}
+	fmt.Fprintf(os.Stderr, "%s of %d %s resources in process, %d time(s): %v; CPU profile in %s (bulwark's side only: the mock is another process)\n"+
+		"  go tool pprof -top -nodecount 30 %s\n", r.command, r.n, r.shape, r.count, walls, r.cpuFile, r.cpuFile)
+	if r.pluginPrefix != "" {
+		fmt.Fprintf(os.Stderr, "the plugins' profiles: %s.PID\n  go tool pprof -top -nodecount 30 %s.*\n", r.pluginPrefix, r.pluginPrefix)
+	}
+	return nil
+}
+
+// profileStack makes a fresh stack, runs what comes before r.command on it
+// (unprofiled) and returns the command itself, to run under the profile.
+func profileStack(ctx context.Context, r profileRun) (func() error, error) {
+	dir, err := os.MkdirTemp(r.scratch, "profile-")
+	if err != nil {
+		return nil, err
+	}
+	specPath := filepath.Join(dir, "spec.yaml")
+	text := benchharness.BulwarkSpec(r.shape, r.n, r.latencyMS)
+	if err := os.WriteFile(specPath, text, 0o600); err != nil {
+		return nil, err
 	}
 	sp, err := spec.Parse(specPath, text)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	// The events file stays open for the process's life (a few per run).
 	ev, err := os.Create(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer ev.Close()
 	// Seal as the CLI does, with a key of the run's own (never the user's).
 	key, err := secrets.NewKey("bench")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts := stack.Options{
 		Secrets:     &secrets.Source{Env: key.Encode()},
 		StateDir:    filepath.Join(dir, "state"),
-		PluginDirs:  []string{pluginDir},
+		PluginDirs:  []string{r.pluginDir},
 		Events:      events.NewWriter(ev, nil),
-		Parallelism: parallelism,
+		Parallelism: r.parallelism,
 	}
 	apply := func() error {
 		res, err := stack.Apply(ctx, sp, opts)
@@ -59,7 +126,7 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n, l
 		return err
 	}
 	var fn func() error
-	switch command {
+	switch r.command {
 	case benchharness.CmdValidate:
 		fn = func() error { return stack.Validate(ctx, sp, opts) }
 	case benchharness.CmdPlan, benchharness.CmdNoopPlan:
@@ -77,30 +144,13 @@ func profile(ctx context.Context, command string, shape benchharness.Shape, n, l
 			return err
 		}
 	default:
-		return fmt.Errorf("-profile %q: want one of validate, plan, apply, no-op plan, no-op apply, teardown", command)
+		return nil, fmt.Errorf("-profile %q: want one of validate, plan, apply, no-op plan, no-op apply, teardown", r.command)
 	}
-	if command == benchharness.CmdNoopPlan || command == benchharness.CmdNoop || command == benchharness.CmdTeardown {
+	if r.command == benchharness.CmdNoopPlan || r.command == benchharness.CmdNoop || r.command == benchharness.CmdTeardown {
 		fmt.Fprintf(os.Stderr, "apply first (not profiled)\n")
 		if err := apply(); err != nil {
-			return fmt.Errorf("the apply before %s: %w", command, err)
+			return nil, fmt.Errorf("the apply before %s: %w", r.command, err)
 		}
 	}
-	f, err := os.Create(cpuFile)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return err
-	}
-	start := time.Now()
-	err = fn()
-	wall := time.Since(start)
-	pprof.StopCPUProfile()
-	if err != nil {
-		return fmt.Errorf("%s: %w", command, err)
-	}
-	fmt.Fprintf(os.Stderr, "%s of %d %s resources in process: %s; CPU profile in %s (bulwark's side only: the mock is another process)\n"+
-		"  go tool pprof -top -nodecount 30 %s\n", command, n, shape, wall.Round(time.Millisecond), cpuFile, cpuFile)
-	return nil
+	return fn, nil
 }
