@@ -44,7 +44,14 @@ install: build
 		$(PLUGINS)/bulwark-provider-aws $(DESTDIR)$(PREFIX)/bin/plugins/
 
 # Every module's tests (race detector on), the end-to-end scripts included:
-# they build the real binaries themselves. The postgres backend's tests use
+# they build the real binaries themselves. The race detector covers the
+# tests' own processes; the bulwark the end-to-end scripts, the crash
+# harness and the terminal tests exec is a plain build (go build, once per
+# run of cmd/bulwark's tests), since -race made each of its commands 5-7x
+# slower and the scripts most of the suite's time. A few scripts
+# (raceScripts in cmd/bulwark/script_test.go) run the race-built test binary
+# as bulwark instead, so the CLI's concurrent glue keeps race coverage end
+# to end. The postgres backend's tests use
 # $BULWARK_TEST_POSTGRES_URL when set (.ci/postgres.sh start, then
 # eval "$(.ci/postgres.sh env)"), else start a throwaway server from the
 # installed PostgreSQL, else skip saying how to install it (CI=true fails).

@@ -24,7 +24,7 @@ func TestCrashOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills an apply at every write boundary on PostgreSQL (-short)")
 	}
-	base := pgtest.Base(t)
+	base := pgBase(t)
 	for _, point := range []string{"journal", "state", "provider"} {
 		t.Run(point, func(t *testing.T) {
 			kills := 0

@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,46 +12,43 @@ import (
 
 	"github.com/bulwark-iac/bulwark/backends/pgstore"
 	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
-	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// TestPostgresScripts runs the scripts of testdata/postgres with the real
-// binary against a PostgreSQL server ($BULWARK_TEST_POSTGRES_URL, or one
-// started for this test): each script gets $POSTGRES, the server's URL with
-// a schema of its own.
+// TestPostgresScripts runs the scripts of testdata/postgres (what is
+// PostgreSQL's own: a connection cut, state migrate to and from it) with the
+// real binary against a PostgreSQL server ($BULWARK_TEST_POSTGRES_URL, or
+// one started for these tests): each script gets $POSTGRES, the server's URL
+// with a schema of its own; the scripts say where they use it.
 func TestPostgresScripts(t *testing.T) {
-	base := pgtest.Base(t)
-	dir := buildPlugins(t)
-	_, file, _, _ := runtime.Caller(0)
-	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/postgres",
-		RequireUniqueNames:  true,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			u, err := pgtest.WithSchema(base, pgtest.Schema())
-			if err != nil {
-				return err
-			}
-			env.Setenv("POSTGRES", u)
-			env.Setenv("BULWARK_PLUGIN_DIR", dir)
-			env.Setenv("EXAMPLES", examples)
-			env.Setenv(secrets.EnvKey, testSecretsKey)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":          cmdExits,
-			"json-has":       cmdJSONHas,
-			"json-env":       cmdJSONEnv,
-			"no-plugin-left": cmdNoPluginLeft,
-			"pg-hold-lock":   cmdPgHoldLock,
-			"pg-wait-lock":   cmdPgWaitLock,
-			"pg-cut-lock":    cmdPgCutLock,
-			"wait-match":     cmdWaitMatch,
-		},
-	})
+	runScripts(t, "testdata/postgres", postgresScripts(pgBase(t), false))
+}
+
+var (
+	pgOnce sync.Once
+	pgSrv  *pgtest.Server
+	pgErr  error
+)
+
+// pgBase is pgtest.Base, with one throwaway server (when
+// $BULWARK_TEST_POSTGRES_URL is unset) for every test of the package,
+// stopped when they end (cleanupM).
+func pgBase(t *testing.T) string {
+	t.Helper()
+	if u := os.Getenv(pgtest.EnvURL); u != "" {
+		return u
+	}
+	pgOnce.Do(func() { pgSrv, pgErr = pgtest.Start() })
+	if pgErr != nil {
+		return pgtest.Base(t) // skips, or fails when CI=true, saying why
+	}
+	return pgSrv.URL
+}
+
+func stopPostgres() {
+	if pgSrv != nil {
+		pgSrv.Stop()
+	}
 }
 
 // pg-hold-lock URL STACK OP takes STACK's lock at URL as operation OP (this

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
 // The scripts of testdata/s3 run bulwark on the s3 state backend
@@ -76,39 +74,11 @@ func s3TestEnv(t *testing.T) {
 	}
 }
 
+// TestScriptsS3 runs the scripts of testdata/s3 (what is S3's own: the
+// lease of a holder on another machine), each starting its server.
 func TestScriptsS3(t *testing.T) {
 	s3TestEnv(t)
-	dir := buildPlugins(t)
-	fakes3 := buildFakeS3(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/s3",
-		RequireUniqueNames:  true,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("BULWARK_PLUGIN_DIR", dir)
-			env.Setenv(secrets.EnvKey, testSecretsKey)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			// The SDK's standard chain: the emulator checks no signature.
-			env.Setenv("AWS_ACCESS_KEY_ID", "test")
-			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-			env.Setenv("AWS_REGION", "us-east-1")
-			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-			return nil
-		},
-		Condition: func(cond string) (bool, error) {
-			if cond != "s3-state" {
-				return false, fmt.Errorf("unknown condition %q", cond)
-			}
-			return s3StateWired(), nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
-			"s3-lock-elsewhere": cmdS3LockElsewhere,
-			"s3-wait-lease":     cmdS3WaitLease,
-			"exits":             cmdExits,
-			"no-plugin-left":    cmdNoPluginLeft,
-		},
-	})
+	runScripts(t, "testdata/s3", scriptBackend{name: "s3", setup: func(*testscript.Env) error { return nil }})
 }
 
 // s3StateWired reports whether this build's commands run on --state s3://:

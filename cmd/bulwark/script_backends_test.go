@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// The end-to-end scripts of testdata/script run on each state backend
+// (issue 10 item 7): TestScripts on files, TestScriptsOnPostgres and
+// TestScriptsOnS3 with $BULWARK_STATE set, for each script, to a place of
+// its own (a PostgreSQL schema, an S3 prefix). The providers' data folders
+// stay under .bulwark on every backend (they are this machine's), so a
+// script that checks them checks them everywhere.
+//
+// A line that inspects the file backend's own files (.bulwark/STACK's
+// state.json, journal.jsonl, lock, backups) runs under [backend:file];
+// where what it checks matters on every backend, the script checks it also
+// through the CLI's view (state show, status --json, history --json,
+// doctor --json). A script that is about the file backend alone says so
+// at its top and skips elsewhere: [!backend:file] skip '…'.
+
+// scriptBackend is one backend the scripts run on.
+type scriptBackend struct {
+	name string // file, postgres or s3: the condition [backend:NAME]
+	// setup gives one script its place on the backend (its environment).
+	setup func(env *testscript.Env) error
+}
+
+// fileScripts: the file backend under $WORK/.bulwark, bulwark's default.
+var fileScripts = scriptBackend{name: "file", setup: func(*testscript.Env) error { return nil }}
+
+// postgresScripts runs each script in a schema of its own on the server at
+// base, as $POSTGRES, and as $BULWARK_STATE when state is set. The schema
+// is dropped when the script ends.
+func postgresScripts(base string, state bool) scriptBackend {
+	return scriptBackend{name: "postgres", setup: func(env *testscript.Env) error {
+		schema := pgtest.Schema()
+		u, err := pgtest.WithSchema(base, schema)
+		if err != nil {
+			return err
+		}
+		env.Defer(func() { _ = pgtest.DropSchema(base, schema) })
+		env.Setenv("POSTGRES", u)
+		if state {
+			env.Setenv(envState, u)
+		}
+		return nil
+	}}
+}
+
+// s3Scripts runs each script on a prefix of its own of the bucket
+// team-state at endpoint, as $BULWARK_STATE ($S3 and $S3_ENDPOINT too, for
+// the s3-* commands).
+func s3Scripts(endpoint string) scriptBackend {
+	return scriptBackend{name: "s3", setup: func(env *testscript.Env) error {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		u := "s3://team-state/script-" + hex.EncodeToString(b[:]) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
+		env.Setenv("S3_ENDPOINT", endpoint)
+		env.Setenv("S3", u)
+		env.Setenv(envState, u)
+		return nil
+	}}
+}
+
+func TestScripts(t *testing.T) { runScripts(t, "testdata/script", fileScripts) }
+
+// TestScriptsOnPostgres runs the same scripts on PostgreSQL
+// ($BULWARK_TEST_POSTGRES_URL, else a server started for this test; without
+// one it skips, saying how to get one, and fails when CI=true).
+func TestScriptsOnPostgres(t *testing.T) {
+	runScripts(t, "testdata/script", postgresScripts(pgBase(t), true))
+}
+
+// TestScriptsOnS3 runs the same scripts on S3: the emulator
+// .ci/emulators.sh started ($BULWARK_TEST_S3_ENDPOINT), else one started for
+// this test (gofakes3, built from plugins/aws/internal/fakes3), so it never
+// skips.
+func TestScriptsOnS3(t *testing.T) {
+	s3TestEnv(t)
+	runScripts(t, "testdata/script", s3Scripts(crashS3Server(t)))
+}
+
+// remotePending are the scripts not yet ported to the remote backends
+// (they inspect .bulwark's files directly): they skip there for now.
+var remotePending = map[string]bool{
+	"demo_mock_three_acts": true, "doctor_without_spec": true, "example_network_stack": true,
+	"import_and_state_commands": true, "intervention_policies": true, "journal_bad_line_status_doctor": true,
+	"lineage_and_state_show": true, "lock_held_stale_and_plan_without_lock": true,
+	"lock_holds_when_lock_file_tampered": true, "plan_saved_apply_exactly": true,
+	"retention_noop_records_nothing": true, "secrets_sealed_and_masked": true,
+	"sensitive_variable_sealed_masked": true, "spec_rejected_after_schema": true,
+	"state_folder_refuses_symlinks": true, "state_unknown_protection_refused": true,
+	"update_replace_revisions_rollback": true,
+}
+
+// scriptName is the name of the script env runs.
+func scriptName(env *testscript.Env) string {
+	name := env.T().(interface{ Name() string }).Name()
+	return name[strings.LastIndexByte(name, '/')+1:]
+}
+
+// runScripts runs the scripts of dir on be.
+func runScripts(t *testing.T, dir string, be scriptBackend) {
+	plugins := buildPlugins(t)
+	builtBulwark(t)
+	_, file, _, _ := runtime.Caller(0)
+	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
+	var fakes3 string
+	if dir == "testdata/s3" {
+		fakes3 = buildFakeS3(t)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 dir,
+		RequireUniqueNames:  true,
+		RequireExplicitExec: true,
+		// go test -run TestScripts/NAME -update rewrites the golden files
+		// a failing cmp compares with, in the script's archive.
+		UpdateScripts: *updateGolden,
+		Setup: func(env *testscript.Env) error {
+			if be.name != "file" && dir == "testdata/script" && remotePending[scriptName(env)] {
+				env.T().Skip("not yet ported to the " + be.name + " backend")
+			}
+			scriptBulwark(t, env)
+			env.Setenv("BULWARK_PLUGIN_DIR", plugins)
+			env.Setenv("EXAMPLES", examples)
+			// The folder testscript put this binary's commands in, among them
+			// bulwark-provider-strict (and bulwark, which is no plugin).
+			strict, err := exec.LookPath(pluginhost.Prefix + "strict")
+			if err != nil {
+				return err
+			}
+			env.Setenv("TEST_PLUGIN_DIR", filepath.Dir(strict))
+			env.Setenv(secrets.EnvKey, testSecretsKey)
+			// Were a script to unset the key, the default key file would go
+			// here, never into the user's own config folder.
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			// The SDK's standard chain, for s3:// (the emulators check no
+			// signature), and no instance metadata lookup beyond loopback.
+			env.Setenv("AWS_ACCESS_KEY_ID", "test")
+			env.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+			env.Setenv("AWS_REGION", "us-east-1")
+			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			env.Setenv("BACKEND", be.name)
+			return be.setup(env)
+		},
+		Condition: func(cond string) (bool, error) {
+			if name, ok := strings.CutPrefix(cond, "backend:"); ok {
+				switch name {
+				case "file", "postgres", "s3":
+					return name == be.name, nil
+				}
+				return false, fmt.Errorf("unknown backend %q in [%s] (want file, postgres or s3)", name, cond)
+			}
+			if cond == "s3-state" {
+				return s3StateWired(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mode":              cmdMode,
+			"events-order":      cmdEventsOrder,
+			"no-plugin-left":    cmdNoPluginLeft,
+			"json-has":          cmdJSONHas,
+			"exits":             cmdExits,
+			"wait-lock":         cmdWaitLock,
+			"hold-lock":         cmdHoldLock,
+			"state-protection":  cmdStateProtection,
+			"json-env":          cmdJSONEnv,
+			"absent":            cmdAbsent,
+			"json-mask":         cmdJSONMask,
+			"wait-match":        cmdWaitMatch,
+			"pg-hold-lock":      cmdPgHoldLock,
+			"pg-wait-lock":      cmdPgWaitLock,
+			"pg-cut-lock":       cmdPgCutLock,
+			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
+			"s3-lock-elsewhere": cmdS3LockElsewhere,
+			"s3-wait-lease":     cmdS3WaitLease,
+		},
+	})
+}
+
+// scriptState is the URL of the backend the script's bulwark uses:
+// $BULWARK_STATE, else the file backend under $WORK/.bulwark.
+func scriptState(ts *testscript.TestScript) string {
+	if u := ts.Getenv(envState); u != "" {
+		return u
+	}
+	return "file://" + filepath.ToSlash(ts.MkAbs(".bulwark"))
+}
+
+// openScriptStack opens STACK on the script's backend, with the tests' key.
+func openScriptStack(ts *testscript.TestScript, stack string) storage.Backend {
+	b, err := backends.Open(context.Background(), scriptState(ts), storage.Options{Stack: stack})
+	ts.Check(err)
+	return b
+}
+
+// wait-lock STACK polls, with a deadline, until a live process holds
+// STACK's lock on the script's backend.
+func cmdWaitLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-lock STACK")
+	}
+	b := openScriptStack(ts, args[0])
+	defer b.Close()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		h, err := b.Holder(ctx)
+		if err == nil && h != nil && h.PID != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nobody took the lock of %s within 20s (%v)", args[0], err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+// hold-lock STACK OP takes STACK's lock on the script's backend as
+// operation OP (this test process holds it, on host testhost) until the
+// script ends.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hold-lock STACK OP")
+	}
+	ctx := context.Background()
+	if !backends.Remote(scriptState(ts)) {
+		ts.Check(os.MkdirAll(ts.MkAbs(".bulwark"), 0o700))
+	}
+	b := openScriptStack(ts, args[0])
+	w, err := b.Lock(ctx, storage.Holder{Op: args[1], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
+	ts.Check(err)
+	ts.Defer(func() {
+		w.Release(ctx)
+		b.Close()
+	})
+}
