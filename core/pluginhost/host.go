@@ -112,6 +112,7 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 		}
 	}
 	p := &Plugin{host: h, cfg: cfg, path: path, run: run}
+	p.reads.one, p.reads.many = p.read, p.ReadMany
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -165,6 +166,8 @@ type Plugin struct {
 	schema   *sdk.GetSchemaResponse
 	protocol int
 	pid      int
+
+	reads readJoin // concurrent Reads, joined into ReadManys
 }
 
 // Name is the provider's local name.
@@ -335,8 +338,20 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 	return resp.Diagnostics, nil
 }
 
-// Read reports whether a resource exists and its attributes.
+// Read reports whether a resource exists and its attributes. When the
+// provider offers ReadMany, Reads made at the same time by several
+// goroutines share calls (see readJoin): one that finds no call in flight
+// goes at once. A ctx with a deadline of its own always reads alone, under
+// that deadline.
 func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	if _, has := ctx.Deadline(); has || !p.ReadsMany() {
+		return p.read(ctx, req)
+	}
+	return p.reads.read(ctx, req)
+}
+
+// read is one Read call.
+func (p *Plugin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -377,7 +392,7 @@ func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadR
 	batch, ok := prov.(sdk.BatchReader)
 	if !ok || !p.ReadsMany() || len(reqs) == 1 {
 		for i, req := range reqs {
-			out[i].Response, out[i].Err = p.Read(ctx, req)
+			out[i].Response, out[i].Err = p.read(ctx, req)
 		}
 		return out, nil
 	}

@@ -36,7 +36,10 @@ func WithClock(now func() time.Time) Option {
 // New returns the mock provider. Serve it with sdk.Serve, or call it
 // in-process.
 func New(opts ...Option) sdk.Provider {
-	p := &provider{exit: os.Exit, now: time.Now}
+	p := &provider{exit: os.Exit, now: time.Now, types: map[string]sdk.ResourceType{}}
+	for _, rt := range resourceTypes() {
+		p.types[rt.Name] = rt
+	}
 	for _, o := range opts {
 		o(p)
 	}
@@ -52,6 +55,9 @@ func New(opts ...Option) sdk.Provider {
 type provider struct {
 	exit func(code int)
 	now  func() time.Time
+	// types is resourceTypes by name, built once: a call looks its type
+	// up here rather than building the whole schema again. Never changed.
+	types map[string]sdk.ResourceType
 
 	mu         sync.Mutex
 	configured bool
@@ -244,7 +250,7 @@ func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResour
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := resourceType(req.Type); err != nil {
+	if _, err := p.resourceType(req.Type); err != nil {
 		return nil, err
 	}
 	return &sdk.ValidateResourceResponse{Diagnostics: checkTags(req.Config)}, nil
@@ -258,7 +264,7 @@ func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyReques
 	}
 	out := &sdk.ValidateManyResponse{Results: make([]*sdk.ValidateResourceResponse, len(req.Resources))}
 	for i, r := range req.Resources {
-		if _, err := resourceType(r.Type); err != nil {
+		if _, err := p.resourceType(r.Type); err != nil {
 			out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
 			continue
 		}
@@ -326,7 +332,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := resourceType(req.Type); err != nil {
+	if _, err := p.resourceType(req.Type); err != nil {
 		return nil, err
 	}
 	if req.IdempotencyKey == "" {
@@ -388,7 +394,7 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	rt, err := resourceType(req.Type)
+	rt, err := p.resourceType(req.Type)
 	if err != nil {
 		return nil, err
 	}

@@ -54,11 +54,9 @@ func resourceTypes() []sdk.ResourceType {
 }
 
 // resourceType returns the schema of the type named name.
-func resourceType(name string) (sdk.ResourceType, error) {
-	for _, rt := range resourceTypes() {
-		if rt.Name == name {
-			return rt, nil
-		}
+func (p *provider) resourceType(name string) (sdk.ResourceType, error) {
+	if rt, ok := p.types[name]; ok {
+		return rt, nil
 	}
 	return sdk.ResourceType{}, sdk.Errorf("unknown resource type %q", name)
 }

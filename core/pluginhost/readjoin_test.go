@@ -1,0 +1,251 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// joinFake is a provider's two read calls, recording what each call
+// carried; the first single Read blocks until release is closed.
+type joinFake struct {
+	release chan struct{}
+	manyErr error
+
+	mu    sync.Mutex
+	calls [][]string // the names each call carried, in call order
+	first bool
+}
+
+func (f *joinFake) one(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, []string{req.Name})
+	block := !f.first
+	f.first = true
+	f.mu.Unlock()
+	if block {
+		<-f.release
+	}
+	return &sdk.ReadResponse{Exists: true, ID: "id-" + req.Name}, nil
+}
+
+func (f *joinFake) many(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
+	f.mu.Lock()
+	var names []string
+	for _, r := range reqs {
+		names = append(names, r.Name)
+	}
+	f.calls = append(f.calls, names)
+	f.mu.Unlock()
+	if f.manyErr != nil {
+		return nil, f.manyErr
+	}
+	out := make([]ReadResult, len(reqs))
+	for i, r := range reqs {
+		if r.Name == "bad" {
+			out[i].Err = errors.New("bad read")
+			continue
+		}
+		out[i].Response = &sdk.ReadResponse{Exists: true, ID: "id-" + r.Name}
+	}
+	return out, nil
+}
+
+// waitQueued polls until n reads wait in j's queue.
+func waitQueued(t *testing.T, j *readJoin, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j.mu.Lock()
+		got := len(j.queue)
+		j.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads queued, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond) // poll interval, not a wait for an outcome
+	}
+}
+
+func TestReadJoin(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		waiting   []string // reads made while the first is in flight, in order
+		cancelled string   // one of them whose caller stops waiting before it is sent
+		manyErr   error
+		wantCalls [][]string
+		wantErr   map[string]string // name -> error text ("" for none)
+	}{
+		{
+			name:      "a lone read goes alone",
+			wantCalls: [][]string{{"first"}},
+		},
+		{
+			name:      "reads made while one is in flight go together, in order",
+			waiting:   []string{"a", "b", "c"},
+			wantCalls: [][]string{{"first"}, {"a", "b", "c"}},
+		},
+		{
+			name:      "one waiting read goes alone",
+			waiting:   []string{"a"},
+			wantCalls: [][]string{{"first"}, {"a"}},
+		},
+		{
+			name:      "each read keeps its own error",
+			waiting:   []string{"a", "bad", "c"},
+			wantCalls: [][]string{{"first"}, {"a", "bad", "c"}},
+			wantErr:   map[string]string{"bad": "bad read"},
+		},
+		{
+			name:      "a failed call fails every read it carried",
+			waiting:   []string{"a", "b"},
+			manyErr:   errors.New("provider exited"),
+			wantCalls: [][]string{{"first"}, {"a", "b"}},
+			wantErr:   map[string]string{"a": "provider exited", "b": "provider exited"},
+		},
+		{
+			name:      "a read whose caller stopped waiting is not sent",
+			waiting:   []string{"a", "gone", "b"},
+			cancelled: "gone",
+			wantCalls: [][]string{{"first"}, {"a", "b"}},
+			wantErr:   map[string]string{"gone": context.Canceled.Error()},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &joinFake{release: make(chan struct{}), manyErr: tc.manyErr}
+			j := &readJoin{one: f.one, many: f.many}
+			type got struct {
+				resp *sdk.ReadResponse
+				err  error
+			}
+			results := map[string]got{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			readAs := func(ctx context.Context, name string) {
+				defer wg.Done()
+				resp, err := j.read(ctx, &sdk.ReadRequest{Name: name})
+				mu.Lock()
+				results[name] = got{resp, err}
+				mu.Unlock()
+			}
+			wg.Add(1)
+			go readAs(context.Background(), "first")
+			// The first is in flight (blocked in one) before any other asks.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				f.mu.Lock()
+				n := len(f.calls)
+				f.mu.Unlock()
+				if n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the first read never reached the provider")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			for i, name := range tc.waiting {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				wg.Add(1)
+				go readAs(ctx, name)
+				waitQueued(t, j, i+1)
+				if name == tc.cancelled {
+					cancel()
+					deadline := time.Now().Add(30 * time.Second)
+					for {
+						mu.Lock()
+						_, done := results[name]
+						mu.Unlock()
+						if done {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatal("a cancelled read kept waiting")
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}
+			close(f.release)
+			wg.Wait()
+			f.mu.Lock()
+			calls := f.calls
+			f.mu.Unlock()
+			if !slices.EqualFunc(calls, tc.wantCalls, slices.Equal) {
+				t.Errorf("calls %v, want %v", calls, tc.wantCalls)
+			}
+			for name, g := range results {
+				want := tc.wantErr[name]
+				if fmt.Sprint(g.err) != want && !(want == "" && g.err == nil) {
+					t.Errorf("%s: error %v, want %q", name, g.err, want)
+				}
+				if g.err == nil && (g.resp == nil || g.resp.ID != "id-"+name) {
+					t.Errorf("%s: got %+v, not its own answer", name, g.resp)
+				}
+			}
+			j.mu.Lock()
+			flying, queued := j.flying, len(j.queue)
+			j.mu.Unlock()
+			if queued != 0 {
+				t.Errorf("%d reads left queued", queued)
+			}
+			// The group hands on once its last call ends: a read made now
+			// goes alone again.
+			deadline = time.Now().Add(30 * time.Second)
+			for flying {
+				if time.Now().After(deadline) {
+					t.Fatal("the group never stopped flying")
+				}
+				time.Sleep(time.Millisecond)
+				j.mu.Lock()
+				flying = j.flying
+				j.mu.Unlock()
+			}
+		})
+	}
+}
+
+// TestReadJoinManyAtOnce runs many readers at once (for the race detector):
+// every one gets its own answer, and no call carries more than maxJoined.
+func TestReadJoinManyAtOnce(t *testing.T) {
+	f := &joinFake{release: make(chan struct{})}
+	close(f.release)
+	j := &readJoin{one: f.one, many: f.many}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("r%d", i)
+			resp, err := j.read(context.Background(), &sdk.ReadRequest{Name: name})
+			if err != nil || resp.ID != "id-"+name {
+				errs <- fmt.Errorf("%s: %+v %v", name, resp, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	total := 0
+	for _, c := range f.calls {
+		if len(c) > maxJoined {
+			t.Errorf("a call carried %d reads", len(c))
+		}
+		total += len(c)
+	}
+	if total != 200 {
+		t.Errorf("%d reads sent, want 200", total)
+	}
+}
