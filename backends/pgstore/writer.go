@@ -242,6 +242,15 @@ func (w *writer) errLost() error {
 	return mask(fmt.Errorf("postgres %s: %w (the lock connection ended: %v; nothing more was written)", w.b.loc, storage.ErrLost, why), w.b.password)
 }
 
+// LostErr is nil while the lock is held; once it is lost, the error every
+// write fails with, saying why (core/stack reports it without writing).
+func (w *writer) LostErr() error {
+	if !w.isLost() {
+		return nil
+	}
+	return w.errLost()
+}
+
 func (w *writer) isLost() bool {
 	select {
 	case <-w.lost:

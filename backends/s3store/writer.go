@@ -84,6 +84,22 @@ func (w *writer) lose(why error) {
 	w.mu.Unlock()
 }
 
+// LostErr is nil while the lock is held; once it is lost, the error every
+// write fails with, saying why (core/stack reports it without writing).
+func (w *writer) LostErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lostErr == nil {
+		return nil
+	}
+	return w.lostLocked()
+}
+
+// lostLocked is the error of a write after the lock was lost; w.mu is held.
+func (w *writer) lostLocked() error {
+	return fmt.Errorf("s3 backend %s: %w: %v; nothing more was written", w.b.loc, storage.ErrLost, w.lostErr)
+}
+
 // usable fails with ErrLost once the lock is lost or released (or its lease
 // ran out), and with the first unknown outcome once the writer is broken.
 func (w *writer) usable() error {
@@ -94,7 +110,7 @@ func (w *writer) usable() error {
 	}
 	switch {
 	case w.lostErr != nil:
-		return fmt.Errorf("s3 backend %s: %w: %v; nothing more was written", w.b.loc, storage.ErrLost, w.lostErr)
+		return w.lostLocked()
 	case w.released:
 		return fmt.Errorf("s3 backend %s: %w: the lock was released", w.b.loc, storage.ErrLost)
 	case w.broken != nil:

@@ -130,6 +130,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	if dir == "testdata/s3" {
 		fakes3 = buildFakeS3(t)
 	}
+	held := &s3Locks{m: map[*testscript.TestScript]func(){}}
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireUniqueNames:  true,
@@ -196,6 +197,10 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
 			"s3-lock-elsewhere": cmdS3LockElsewhere,
 			"s3-wait-lease":     cmdS3WaitLease,
+			"s3-pause":          cmdS3Pause,
+			"s3-continue":       cmdS3Continue,
+			"s3-hold-lock":      held.hold,
+			"s3-release-lock":   held.release,
 		},
 	})
 }

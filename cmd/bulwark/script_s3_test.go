@@ -13,12 +13,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bulwark-iac/bulwark/backends/s3store"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // The scripts of testdata/s3 run bulwark on the s3 state backend
@@ -215,4 +220,79 @@ func cmdS3WaitLease(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, bounded by the deadline
 	}
+}
+
+// s3-pause STACK stops (SIGSTOP) the process that holds the lock of STACK
+// under $S3, as a laptop closed in the middle of an apply would be: it
+// renews its lease no more. s3-continue wakes it (SIGCONT).
+func cmdS3Pause(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3-pause STACK")
+	}
+	h, _ := getLock(ts, args[0])["holder"].(map[string]any)
+	pid, _ := h["pid"].(float64)
+	if pid == 0 || int(pid) == os.Getpid() {
+		ts.Fatalf("the lock of %s names no process to pause: %v", args[0], h)
+	}
+	ts.Check(syscall.Kill(int(pid), syscall.SIGSTOP))
+	ts.Setenv("S3_PAUSED", strconv.Itoa(int(pid)))
+	// Never leave a stopped process behind a failed script.
+	ts.Defer(func() { syscall.Kill(int(pid), syscall.SIGCONT) })
+}
+
+func cmdS3Continue(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: s3-continue")
+	}
+	pid, err := strconv.Atoi(ts.Getenv("S3_PAUSED"))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, syscall.SIGCONT))
+}
+
+// s3Locks are the locks s3-hold-lock took, by script.
+type s3Locks struct {
+	mu sync.Mutex
+	m  map[*testscript.TestScript]func()
+}
+
+// s3-hold-lock URL STACK OP takes the lock of STACK at URL (an s3:// URL)
+// as operation OP, on host testhost, taking over a lease that ran out, as
+// another machine's bulwark would; it holds it until s3-release-lock or
+// the script's end.
+func (l *s3Locks) hold(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: s3-hold-lock URL STACK OP")
+	}
+	ctx := context.Background()
+	b, err := s3store.Open(ctx, args[0], storage.Options{Stack: args[1]})
+	ts.Check(err)
+	w, err := b.Lock(ctx, storage.Holder{Op: args[2], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
+	ts.Check(err)
+	l.mu.Lock()
+	l.m[ts] = func() {
+		w.Release(ctx)
+		b.Close()
+	}
+	l.mu.Unlock()
+	ts.Defer(func() { l.take(ts)() })
+}
+
+// take removes and returns what releases ts's lock (a no-op when none).
+func (l *s3Locks) take(ts *testscript.TestScript) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.m[ts]
+	delete(l.m, ts)
+	if f == nil {
+		return func() {}
+	}
+	return f
+}
+
+// s3-release-lock releases the lock s3-hold-lock took.
+func (l *s3Locks) release(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: s3-release-lock")
+	}
+	l.take(ts)()
 }

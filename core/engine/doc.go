@@ -34,6 +34,12 @@
 // interrupt) cancels the work in flight and stops the rollback between
 // compensations; the journal keeps what is left for resume.
 //
+// Losing the journal: closing Engine.Lost (the stack's lock was lost)
+// stops the run before its next write: no step starts, the work in flight
+// is cancelled, and nothing more is attempted, no compensation, no Finish,
+// no end record (none could be journaled). The outcome is Unfinished with
+// Result.Lost; the journal holds what a crash there would have left.
+//
 // An outcome is recorded by Operation.Finish and then the end record; if
 // either fails the operation stays unfinished (Outcome Unfinished, the
 // reached outcome in Result.Reached), so no later command takes it for done.

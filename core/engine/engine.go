@@ -154,6 +154,9 @@ type Result struct {
 	// Reached is the outcome an Unfinished operation reached but could not
 	// record.
 	Reached Outcome
+	// Lost is set when Engine.Lost stopped the run: nothing was attempted
+	// after it (Outcome Unfinished, Err wrapping ErrLost).
+	Lost bool
 	// Err is nil on success; otherwise a *StepError, a *RollbackError
 	// whose cause is the original failure, or an *UnrecordedError.
 	Err error
@@ -260,7 +263,19 @@ type Engine struct {
 	Journal  Journal
 	Observer Observer
 	Now      func() time.Time
+	// Lost, when closed, says the journal can no longer be written (the
+	// stack's lock was lost to a connection cut or a lease taken over): a
+	// run stops before its next write. No step starts after it, the
+	// running steps' contexts are cancelled, and nothing more is attempted
+	// (no compensation, no Finish, no end record: none could be
+	// journaled). The outcome is Unfinished with Result.Lost set; the
+	// journal leaves the operation running, with its steps in flight, for
+	// a resume under the lock's next holder, exactly as after a crash.
+	Lost <-chan struct{}
 }
+
+// ErrLost is the error of a run the journal's loss stopped (Engine.Lost).
+var ErrLost = errors.New("the journal can no longer be written: the operation stopped before its next write")
 
 func (e *Engine) now() time.Time {
 	if e.Now != nil {

@@ -16,6 +16,20 @@ import (
 // operation (ErrJournal).
 func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	res := Result{Errors: map[string]error{}}
+	if e.Lost != nil {
+		// The work in flight is cancelled the moment the journal is lost:
+		// its outcome could not be recorded.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-e.Lost:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
@@ -25,7 +39,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		byID[s.ID] = s
 	}
 	g := Graph(op.Steps)
-	stopped := func() bool { return stoppedBy(op.Stop) || ctx.Err() != nil }
+	stopped := func() bool { return stoppedBy(op.Stop) || stoppedBy(e.Lost) || ctx.Err() != nil }
 	var notStarted []string // stopped between Check and Execute
 
 	var (
@@ -69,6 +83,9 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	})
 	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
+	if stoppedBy(e.Lost) {
+		return e.lost(res)
+	}
 	if len(res.Failed) == 0 && len(res.Blocked) > 0 {
 		// Nothing failed yet something never started: an interruption, or a
 		// dependency cycle among the steps. Either way this is no success.
@@ -106,8 +123,15 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	default:
 		res.Outcome = Succeeded
 	}
+	if stoppedBy(e.Lost) {
+		// Lost during the rollback: it stopped at its next record.
+		return e.lost(res)
+	}
 	if op.Finish != nil {
 		if err := op.Finish(&res); err != nil {
+			if stoppedBy(e.Lost) {
+				return e.lost(res)
+			}
 			return e.unrecorded(op, res, fmt.Errorf("record the outcome: %w", err))
 		}
 	}
@@ -116,7 +140,23 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		end.Error = OneLine(res.Err.Error())
 	}
 	if _, err := e.append(end); err != nil {
+		if stoppedBy(e.Lost) {
+			return e.lost(res)
+		}
 		return e.unrecorded(op, res, err)
+	}
+	return res
+}
+
+// lost makes res the outcome of a run whose journal was lost: Unfinished,
+// nothing more attempted; its error keeps the steps' own failures (the
+// work cancelled in flight among them).
+func (e *Engine) lost(res Result) Result {
+	res.Reached, res.Outcome, res.Lost = res.Outcome, Unfinished, true
+	if len(res.Errors) > 0 {
+		res.Err = fmt.Errorf("%w (%w)", ErrLost, &StepError{Failures: res.Errors})
+	} else {
+		res.Err = ErrLost
 	}
 	return res
 }
@@ -217,7 +257,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 			return journal.StepSkipped, false, nil
 		}
 	}
-	if stoppedBy(op.Stop) {
+	if stoppedBy(op.Stop) || stoppedBy(e.Lost) {
 		// Asked to stop after Check: the step never starts its work.
 		return stepStopped, false, ErrInterrupted
 	}

@@ -130,6 +130,9 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	s.prog.end()
 	out := s.finish(op, res)
 	s.prog.opEnd(out)
+	if isLostResult(out) {
+		return nil, out.Err
+	}
 	return out, nil
 }
 
@@ -211,6 +214,10 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 // finish builds the Result of a run: counts, and what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: s.opts.Redactor.Error(res.Err)}
+	if err := s.lostError(op, res); err != nil {
+		// The lock was lost: that is the outcome, whatever the steps met.
+		out.Err = s.opts.Redactor.Error(err)
+	}
 	if res.Outcome == engine.Succeeded && op.Type != "teardown" {
 		out.Outputs = shownOutputs(s.store.Snapshot())
 	}

@@ -25,10 +25,18 @@ const (
 func ExitCode(res *Result, err error) int {
 	var refused *plan.RefusedError
 	var interv *InterventionError
+	if err == nil && res != nil && errors.Is(res.Err, storage.ErrLost) {
+		err = res.Err
+	}
 	switch {
 	case errors.As(err, &refused):
 		return ExitRefused
 	case errors.Is(err, storage.ErrLocked), errors.Is(err, lock.ErrLocked):
+		return ExitLocked
+	case errors.Is(err, storage.ErrLost):
+		// The lock was lost in the middle (see LostError): the stack is,
+		// or was, another's to write; nothing was rolled back. Exit 4's
+		// remedy is this one's: wait for the lock, then resume.
 		return ExitLocked
 	case errors.As(err, &interv):
 		return ExitIntervention

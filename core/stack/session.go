@@ -222,7 +222,8 @@ type session struct {
 	sp      *spec.Spec
 	dir     string // the stack's folder under StateDir (the file backend's, and the default data folders')
 	be      storage.Backend
-	store   *store // nil in a read-only session (inspect)
+	store   *store         // nil in a read-only session (inspect)
+	holder  storage.Holder // who this session took the lock as
 	jr      engine.Journal
 	host    Starter
 	plugins map[string]Provider
@@ -279,7 +280,8 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	}
 	s.be = be
 	host, _ := os.Hostname()
-	w, err := be.Lock(ctx, storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()})
+	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()}
+	w, err := be.Lock(ctx, s.holder)
 	if err != nil {
 		be.Close()
 		return nil, err
@@ -326,7 +328,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	_ = w.Checkpoint(ctx, opts.KeepOperations)
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Reporter, opts.Events, opts.Redactor, opts.Now)
-	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now}
+	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now, Lost: w.Lost()}
 	return s, nil
 }
 
@@ -341,7 +343,9 @@ func (s *session) close() {
 		s.store.mu.RLock()
 		wrote := s.store.wrote
 		s.store.mu.RUnlock()
-		if wrote {
+		if s.store.lost() != nil {
+			// The lock is another's, or nobody's: nothing more is written.
+		} else if wrote {
 			if err := s.store.w.Checkpoint(ctx, s.opts.KeepOperations); err == nil {
 				s.opts.Failpoint.Hit("state")
 			}

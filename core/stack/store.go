@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -31,6 +32,8 @@ type store struct {
 	mu    sync.RWMutex
 	st    *state.State
 	wrote bool // something was committed
+	// lostWhy is the backend's first ErrLost error: why the lock was lost.
+	lostWhy error
 
 	pmu sync.Mutex
 	// pending are the changes a running step made, by step id: they ride
@@ -158,7 +161,21 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 // commit writes recs and ch as one durable Commit, then shows ch in the
 // view. Revision texts a new revision carries are stored apart first, and
 // the bodies of revisions ch prunes are deleted after.
-func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Change) error {
+func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Change) (err error) {
+	// Once the lock is lost nothing more is even attempted: the next
+	// holder's is the only write.
+	if err := s.lost(); err != nil {
+		return err
+	}
+	defer func() {
+		if errors.Is(err, storage.ErrLost) {
+			s.mu.Lock()
+			if s.lostWhy == nil {
+				s.lostWhy = err
+			}
+			s.mu.Unlock()
+		}
+	}()
 	for i := range recs {
 		recs[i].Error = s.red.Redact(recs[i].Error)
 	}
@@ -222,6 +239,39 @@ func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 	}
 	return nil
 }
+
+// lost is nil while the lock is held; once the backend said it was lost
+// (Writer.Lost closed), the error every write then fails with.
+func (s *store) lost() error {
+	select {
+	case <-s.w.Lost():
+	default:
+		return nil
+	}
+	if why := s.lostCause(); why != nil {
+		return why
+	}
+	return fmt.Errorf("%s: %w (nothing more was written)", s.be.Location(), storage.ErrLost)
+}
+
+// lostCause is the backend's own ErrLost error, naming why the lock was
+// lost (nil while it is held, or when the backend does not say).
+func (s *store) lostCause() error {
+	s.mu.RLock()
+	why := s.lostWhy
+	s.mu.RUnlock()
+	if why != nil {
+		return why
+	}
+	if lr, ok := s.w.(lostReasoner); ok {
+		return lr.LostErr()
+	}
+	return nil
+}
+
+// lostReasoner is a Writer that says why its lock was lost (pgstore,
+// s3store) without being asked to write.
+type lostReasoner interface{ LostErr() error }
 
 func missing(have, want []string) []string {
 	var out []string

@@ -79,6 +79,9 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	s.prog.end()
 	out := s.finish(op, res)
 	s.prog.opEnd(out)
+	if isLostResult(out) {
+		return nil, out.Err
+	}
 	return out, nil
 }
 
