@@ -191,7 +191,7 @@ func (j *Journal) Append(r Record) (Record, error) {
 	err := j.AppendLines(func() ([]byte, error) {
 		r.ID = ulid.Make().String()
 		r.Time = j.now().UTC()
-		line, err := json.Marshal(r)
+		line, err := r.AppendJSON(make([]byte, 0, 256))
 		if err != nil {
 			return nil, fmt.Errorf("journal: encode: %w", err)
 		}

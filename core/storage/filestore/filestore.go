@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -721,6 +722,7 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		}
 		now := w.jr.Now()
 		var buf bytes.Buffer
+		buf.Grow(256*len(recs) + len(raw))
 		for i := range recs {
 			r := &recs[i]
 			if r.ID == "" {
@@ -734,7 +736,7 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 			if i == len(recs)-1 && raw != nil {
 				r.Serial, r.Change = serial, raw
 			}
-			line, err := json.Marshal(r)
+			line, err := r.AppendJSON(buf.AvailableBuffer())
 			r.Rest, r.Serial, r.Change = 0, 0, nil
 			if err != nil {
 				return nil, fmt.Errorf("commit: encode: %w", err)
@@ -852,13 +854,43 @@ func (w *writer) DeleteRevision(ctx context.Context, n int) error {
 }
 
 // sealedSnapshot is the state as a file holds it: revisions without their
-// texts, sensitive values sealed. w.mu is held.
+// texts, sensitive values sealed. w.mu is held. It copies no more than it
+// must: a resource is never changed in place once applied (see
+// storage.Change.Apply), so the snapshot shares those with nothing to seal
+// and holds a sealed copy of the others (state.SealResource); its map,
+// lists and metadata are its own. The whole state is not copied (it was
+// twice, through JSON: O(N) encoding at every checkpoint and backup).
 func (w *writer) sealedSnapshot() (*state.State, error) {
-	snap := w.st.Clone()
-	for i := range snap.Revisions {
-		snap.Revisions[i].Spec = ""
+	snap := *w.st
+	snap.Resources = make(map[string]*state.Resource, len(w.st.Resources))
+	for n, r := range w.st.Resources {
+		sr, err := state.SealResource(r, w.b.opts.Sealing)
+		if err != nil {
+			return nil, err
+		}
+		snap.Resources[n] = sr
 	}
-	return state.SealState(snap, w.b.opts.Sealing)
+	snap.Forgotten = slices.Clone(w.st.Forgotten)
+	snap.Interventions = slices.Clone(w.st.Interventions)
+	revs := slices.Clone(w.st.Revisions)
+	for i := range revs {
+		revs[i].Spec = "" // bodies are PutRevision's
+	}
+	// Sensitive outputs and revision variables, sealed in a copy of their
+	// own (as seal does for a commit's metadata).
+	extras, err := state.SealState(&state.State{Revisions: revs, Outputs: w.st.Outputs}, w.b.opts.Sealing)
+	if err != nil {
+		return nil, err
+	}
+	snap.Revisions, snap.Outputs = extras.Revisions, extras.Outputs
+	if w.b.opts.Sealing.Sealer == nil {
+		// Nothing was copied by sealing: the outputs map is the view's.
+		snap.Outputs = maps.Clone(w.st.Outputs)
+		for i := range snap.Revisions {
+			snap.Revisions[i].Variables = maps.Clone(snap.Revisions[i].Variables)
+		}
+	}
+	return &snap, nil
 }
 
 // PutBackup writes a copy of the state as of now under name, and keeps the

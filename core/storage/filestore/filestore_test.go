@@ -10,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/state"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -229,5 +230,92 @@ func TestModesAndLinks(t *testing.T) {
 		}
 		os.Remove(p)
 		os.Rename(p+".real", p)
+	}
+}
+
+// The snapshot a Checkpoint or a backup writes holds every sensitive value
+// sealed — resources' (their prior included), private data, sensitive
+// outputs and revision variables — while the state in memory, which the
+// snapshot shares the resources with nothing to seal with, stays as it was;
+// both load back whole. With a key and without one.
+func TestSnapshotSealsAndLeavesTheViewAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sealing state.Sealing
+	}{
+		{"with a key", sealing},
+		{"without a key", state.Sealing{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := filepath.Join(t.TempDir(), "s")
+			b := filestore.New(dir, storage.Options{Stack: "s", Sealing: tc.sealing})
+			w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			secret := &state.Resource{Name: "db", Type: "generic", Provider: "mock", ID: "id-db", Protection: "ephemeral",
+				Config: map[string]any{"password": "hunter2-config"}, Attributes: map[string]any{"password": "hunter2-attribute", "size": 1.0},
+				Prior:     &state.Prior{Op: "op_1", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}},
+				Sensitive: []string{"password"}}
+			secret.SetPrivate([]byte("hunter2-private"))
+			plain := &state.Resource{Name: "net", Type: "network", Provider: "mock", ID: "id-net", Protection: "durable", Attributes: map[string]any{"cidr": "10.0.0.0/16"}}
+			meta := &storage.Meta{
+				Revisions: []state.Revision{{N: 1, Op: "op_1", File: "s.yaml", Status: state.RevisionApplied,
+					Variables: map[string]any{"pw": "hunter2-variable", "n": 2.0}, SensitiveVariables: []string{"pw"}}},
+				Current: 1,
+				Outputs: map[string]state.Output{"pw": {Value: "hunter2-output", Sensitive: true}, "cidr": {Value: "10.0.0.0/16"}},
+			}
+			want := map[string]*state.Resource{"db": secret.Clone(), "net": plain.Clone()}
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{secret, plain}, Meta: meta}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutBackup(ctx, "op_1", 5); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Checkpoint(ctx, 20); err != nil {
+				t.Fatal(err)
+			}
+			for n, r := range map[string]*state.Resource{"db": secret, "net": plain} {
+				if !reflect.DeepEqual(r, want[n]) {
+					t.Errorf("after the checkpoint, the resource committed is %+v, want it unchanged: %+v", r, want[n])
+				}
+			}
+			if meta.Outputs["pw"].Value != "hunter2-output" || meta.Revisions[0].Variables["pw"] != "hunter2-variable" {
+				t.Errorf("after the checkpoint, the metadata committed is %+v", meta)
+			}
+			w.Release(ctx)
+			raw, err := os.ReadFile(filepath.Join(dir, "state.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			backups, _ := filepath.Glob(filepath.Join(dir, "backups", "*"))
+			if len(backups) != 1 {
+				t.Fatalf("backups %v", backups)
+			}
+			braw, err := os.ReadFile(backups[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sealing.Sealer != nil {
+				for _, s := range []string{"hunter2-config", "hunter2-attribute", "hunter2-prior", "hunter2-private", "hunter2-variable", "hunter2-output"} {
+					for what, b := range map[string][]byte{"state.json": raw, "the backup": braw} {
+						if strings.Contains(string(b), s) {
+							t.Errorf("%q is in clear in %s", s, what)
+						}
+					}
+				}
+			}
+			st, err := filestore.New(dir, storage.Options{Stack: "s", Sealing: tc.sealing}).Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(st.Resources, want) {
+				t.Errorf("loaded %+v, want %+v", st.Resources, want)
+			}
+			if st.Outputs["pw"].Value != "hunter2-output" || st.Revisions[0].Variables["pw"] != "hunter2-variable" || st.Current != 1 {
+				t.Errorf("loaded metadata %+v %+v", st.Outputs, st.Revisions)
+			}
+		})
 	}
 }

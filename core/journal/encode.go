@@ -1,0 +1,146 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// AppendJSON appends r's JSON line (without the newline) to b: the very
+// bytes json.Marshal writes for r (the same fields, order, omissions and
+// escaping; encode_test.go holds the two equal field by field), without
+// its reflection. Every step transition is a record, so this is on the hot
+// path of every operation.
+func (r *Record) AppendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, `{"id":`...)
+	b = appendString(b, r.ID)
+	b = append(b, `,"op":`...)
+	b = appendString(b, r.Op)
+	b = append(b, `,"ts":`...)
+	if b, err = appendTime(b, r.Time); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"kind":`...)
+	b = appendString(b, r.Kind)
+	b = appendOptString(b, `,"type":`, r.Type)
+	b = append(b, `,"status":`...)
+	b = appendString(b, r.Status)
+	b = appendOptString(b, `,"step":`, r.Step)
+	b = appendOptString(b, `,"resource":`, r.Resource)
+	b = appendOptString(b, `,"action":`, r.Action)
+	b = appendOptString(b, `,"phase":`, r.Phase)
+	b = appendOptString(b, `,"key":`, r.Key)
+	b = appendOptString(b, `,"result_id":`, r.ResultID)
+	if len(r.Targets) > 0 {
+		b = append(b, `,"targets":[`...)
+		for i, t := range r.Targets {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, t)
+		}
+		b = append(b, ']')
+	}
+	b = appendOptString(b, `,"spec":`, r.Spec)
+	if r.Revision != 0 {
+		b = append(b, `,"revision":`...)
+		b = strconv.AppendInt(b, int64(r.Revision), 10)
+	}
+	b = appendOptString(b, `,"error":`, r.Error)
+	b = appendOptString(b, `,"lineage":`, r.Lineage)
+	if !r.End.IsZero() {
+		b = append(b, `,"end":`...)
+		if b, err = appendTime(b, r.End); err != nil {
+			return nil, err
+		}
+	}
+	if r.Steps != 0 {
+		b = append(b, `,"steps":`...)
+		b = strconv.AppendInt(b, int64(r.Steps), 10)
+	}
+	if r.Rest != 0 {
+		b = append(b, `,"rest":`...)
+		b = strconv.AppendInt(b, int64(r.Rest), 10)
+	}
+	if r.Serial != 0 {
+		b = append(b, `,"serial":`...)
+		b = strconv.AppendInt(b, r.Serial, 10)
+	}
+	if len(r.Change) > 0 {
+		b = append(b, `,"change":`...)
+		// As json.Marshal writes a json.RawMessage: checked, compacted
+		// and HTML-escaped (a change json.Marshal made is all three
+		// already, and comes out as it went in).
+		at := len(b)
+		buf := bytes.NewBuffer(b)
+		if err := json.Compact(buf, r.Change); err != nil {
+			return nil, fmt.Errorf("journal: encode the change: %w", err)
+		}
+		b = buf.Bytes()
+		if needsHTMLEscape(b[at:]) {
+			var esc bytes.Buffer
+			json.HTMLEscape(&esc, b[at:])
+			b = append(b[:at], esc.Bytes()...)
+		}
+	}
+	b = append(b, '}')
+	return b, nil
+}
+
+// needsHTMLEscape reports whether b holds what json.HTMLEscape changes:
+// <, >, & or the first byte of U+2028 and U+2029.
+func needsHTMLEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalJSON is AppendJSON, for every other encoder of a record.
+func (r Record) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(make([]byte, 0, 256))
+}
+
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, key...)
+	return appendString(b, s)
+}
+
+// appendString appends s quoted as encoding/json quotes it: the common
+// case (printable ASCII with nothing to escape) directly, the rest through
+// encoding/json itself.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendTime appends t as time.Time's MarshalJSON writes it.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if y := t.Year(); y < 0 || y >= 10000 {
+		_, err := t.MarshalJSON()
+		if err == nil {
+			err = errors.New("Time.MarshalJSON: year outside of range [0,9999]")
+		}
+		return nil, err
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
