@@ -2,6 +2,10 @@
 
 package mockprovider
 
-// lockWorld is a no-op where flock is unavailable: one process per world
+// worldLock is a no-op where flock is unavailable: one process per world
 // at a time is then assumed.
-func lockWorld(string) (unlock func(), err error) { return func() {}, nil }
+type worldLock struct{}
+
+func (*worldLock) lock(string) (unlock func(), err error) { return func() {}, nil }
+
+func (*worldLock) close() {}

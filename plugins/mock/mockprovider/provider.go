@@ -49,7 +49,7 @@ func New(opts ...Option) sdk.Provider {
 // provider is the mock. mu guards the config and the world in memory, so
 // concurrent calls from the host's goroutines see one world; the latency
 // sleep, and the fsync that makes a change durable, happen outside it. A
-// flock on the world folder (see lockWorld) serialises the changes of
+// flock on the world folder (see worldLock) serialises the changes of
 // processes sharing a world; see worldStore for how each keeps its copy in
 // memory up to date.
 type provider struct {
@@ -65,6 +65,7 @@ type provider struct {
 	dir        string // the folder the world lives in
 	faults     faults
 	store      *worldStore
+	lk         worldLock // the world folder's flock
 }
 
 var (
@@ -123,7 +124,7 @@ func (p *provider) changeLocked(fn func(w *world) error) (int64, error) {
 	if p.readOnly {
 		return 0, sdk.Errorf("the mock provider was configured read-only: it changes nothing")
 	}
-	unlock, err := lockWorld(p.dir)
+	unlock, err := p.lk.lock(p.dir)
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +148,8 @@ func (p *provider) Close() error {
 	if !p.configured || p.readOnly || p.store == nil {
 		return nil
 	}
-	unlock, err := lockWorld(p.dir)
+	defer p.lk.close()
+	unlock, err := p.lk.lock(p.dir)
 	if err != nil {
 		return err
 	}
