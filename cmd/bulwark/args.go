@@ -41,6 +41,8 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		KeepOperations: c.keepOperations,
 		Secrets:        c.secretsSource(),
 		Redactor:       c.red,
+		LockTimeout:    opts.LockTimeout,
+		LockWaiting:    opts.LockWaiting,
 	}
 	if sp != nil {
 		opts.LockPath = providerlock.PathFor(sp.File)

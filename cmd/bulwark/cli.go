@@ -31,6 +31,7 @@ type cli struct {
 	stateURL                      string
 	secretsKeyFile                string
 	startTimeout, callTimeout     time.Duration
+	lockTimeout                   time.Duration // --lock-timeout, on the commands that take the lock
 	keepRevisions, keepOperations int
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.

@@ -12,7 +12,7 @@ import (
 )
 
 func (c *cli) ackCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "ack OP_ID",
 		Short: "Acknowledge a failure that needed a person, so operations may run again",
 		Args:  cobra.ExactArgs(1),
@@ -20,7 +20,7 @@ func (c *cli) ackCmd() *cobra.Command {
 			if c.stateURL != "" {
 				return c.ackRemote(cmd.Context(), args[0])
 			}
-			name, err := stack.Ack(c.stateDir, args[0], nil)
+			name, err := stack.AckWith(c.stateDir, args[0], nil, c.lockWaiter)
 			if err != nil {
 				return err
 			}
@@ -28,6 +28,8 @@ func (c *cli) ackCmd() *cobra.Command {
 			return nil
 		},
 	}
+	c.lockTimeoutFlag(cmd)
+	return cmd
 }
 
 // ackRemote is ack on a backend off this machine: it looks through the
@@ -42,7 +44,7 @@ func (c *cli) ackRemote(ctx context.Context, opID string) error {
 		if err != nil {
 			return err
 		}
-		found, err := stack.AckOn(ctx, be, opID, nil)
+		found, err := stack.AckOn(ctx, c.lockWaiter(be), opID, nil)
 		be.Close()
 		if err != nil {
 			return err

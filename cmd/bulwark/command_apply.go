@@ -70,5 +70,6 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
 	yesFlags(cmd, &yes)
+	c.lockTimeoutFlag(cmd)
 	return cmd
 }

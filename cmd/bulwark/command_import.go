@@ -32,6 +32,7 @@ func (c *cli) importCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the `STACK` a resource carrying another stack's key is taken from (it must have forgotten it)")
+	c.lockTimeoutFlag(cmd)
 	return cmd
 }
 

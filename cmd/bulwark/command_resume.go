@@ -42,5 +42,6 @@ func (c *cli) resumeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
+	c.lockTimeoutFlag(cmd)
 	return cmd
 }

@@ -37,5 +37,6 @@ func (c *cli) rollbackCmd() *cobra.Command {
 	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
 	yesFlags(cmd, &yes)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
+	c.lockTimeoutFlag(cmd)
 	return cmd
 }

@@ -85,6 +85,8 @@ func (c *cli) stateCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("moved %s to %s in stack %s", args[1], args[2], sp.Stack))
 		},
 	}
+	c.lockTimeoutFlag(forget)
+	c.lockTimeoutFlag(mv)
 	cmd.AddCommand(list, show, forget, mv, c.stateMigrateCmd())
 	return cmd
 }

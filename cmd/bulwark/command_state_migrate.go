@@ -66,13 +66,36 @@ func (c *cli) resolveState(cmd *cobra.Command) error {
 // backend under --state-dir, or the backend --state names (the providers'
 // data folders stay under --state-dir on this machine either way).
 func (c *cli) stateOptions() stack.Options {
-	o := stack.Options{StateDir: c.stateDir}
+	o := stack.Options{StateDir: c.stateDir, LockTimeout: c.lockTimeout, LockWaiting: c.waitingForLock}
 	if c.stateURL != "" {
 		u := c.stateURL
 		o.Open, o.StateURL = backends.Open, u
 		o.ListStacks = func(ctx context.Context) ([]string, error) { return backends.Stacks(ctx, u) }
 	}
 	return o
+}
+
+// lockTimeoutFlag gives cmd, a command that takes the stack's lock,
+// --lock-timeout.
+func (c *cli) lockTimeoutFlag(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&c.lockTimeout, "lock-timeout", 0, "wait up to `DURATION` (30s, 5m) for the stack's lock while another operation holds it, trying again with backoff (default 0: exit 4 at once, naming the holder)")
+}
+
+// waitingForLock says, once, on stderr, whose lock a --lock-timeout waits
+// for.
+func (c *cli) waitingForLock(stack string, h *storage.Holder) {
+	who := "another process"
+	if h != nil {
+		who = h.String()
+	}
+	fmt.Fprintf(c.stderr, "bulwark: waiting for the lock on %s, held by %s (up to %s: --lock-timeout)\n", stack, who, c.lockTimeout)
+}
+
+// lockWaiter is be whose Lock waits as --lock-timeout says (be itself
+// without it), for what takes the lock outside an operation (ack, state
+// migrate).
+func (c *cli) lockWaiter(be storage.Backend) storage.Backend {
+	return storage.WithLockTimeout(be, c.lockTimeout, func(h *storage.Holder) { c.waitingForLock("the stack at "+be.Location(), h) })
 }
 
 // fileDir is the folder a file:// URL or a bare path names.
@@ -158,7 +181,7 @@ stack yet.`,
 			defer dst.Close()
 			host, _ := os.Hostname()
 			h := storage.Holder{Op: journal.NewOpID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC()}
-			m, err := backends.Migrate(ctx, src, dst, h, func(ctx context.Context) (storage.Backend, error) { return backends.Open(ctx, dest, o) })
+			m, err := backends.Migrate(ctx, c.lockWaiter(src), c.lockWaiter(dst), h, func(ctx context.Context) (storage.Backend, error) { return backends.Open(ctx, dest, o) })
 			if err != nil {
 				return err
 			}
@@ -171,6 +194,7 @@ stack yet.`,
 			return nil
 		},
 	}
+	c.lockTimeoutFlag(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "move the stack to `URL` (file://DIR, postgres://USER@HOST:PORT/DB?sslmode=…, s3://BUCKET/PREFIX?region=…)")
 	return cmd
 }

@@ -56,5 +56,6 @@ func (c *cli) teardownCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	c.lockTimeoutFlag(cmd)
 	return cmd
 }

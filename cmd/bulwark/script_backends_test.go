@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,7 +131,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	if dir == "testdata/s3" {
 		fakes3 = buildFakeS3(t)
 	}
-	held := &s3Locks{m: map[*testscript.TestScript]func(){}}
+	held := &heldLocks{m: map[heldKey]func(){}}
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireUniqueNames:  true,
@@ -185,7 +186,8 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"json-has":          cmdJSONHas,
 			"exits":             cmdExits,
 			"wait-lock":         cmdWaitLock,
-			"hold-lock":         cmdHoldLock,
+			"hold-lock":         held.hold,
+			"release-lock":      held.release,
 			"state-protection":  cmdStateProtection,
 			"json-env":          cmdJSONEnv,
 			"absent":            cmdAbsent,
@@ -199,8 +201,8 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"s3-wait-lease":     cmdS3WaitLease,
 			"s3-pause":          cmdS3Pause,
 			"s3-continue":       cmdS3Continue,
-			"s3-hold-lock":      held.hold,
-			"s3-release-lock":   held.release,
+			"s3-hold-lock":      held.s3Hold,
+			"s3-release-lock":   held.s3Release,
 		},
 	})
 }
@@ -243,10 +245,44 @@ func cmdWaitLock(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// heldLocks are the locks hold-lock (and s3-hold-lock) took, by script
+// and stack, for release-lock to give back.
+type heldLocks struct {
+	mu sync.Mutex
+	m  map[heldKey]func()
+}
+
+type heldKey struct {
+	ts    *testscript.TestScript
+	stack string
+}
+
+// put records what releases ts's lock of stack, and releases it when the
+// script ends unless release-lock did.
+func (l *heldLocks) put(ts *testscript.TestScript, stack string, release func()) {
+	l.mu.Lock()
+	l.m[heldKey{ts, stack}] = release
+	l.mu.Unlock()
+	ts.Defer(func() { l.take(ts, stack)() })
+}
+
+// take removes and returns what releases ts's lock of stack (a no-op when
+// none is held).
+func (l *heldLocks) take(ts *testscript.TestScript, stack string) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.m[heldKey{ts, stack}]
+	delete(l.m, heldKey{ts, stack})
+	if f == nil {
+		return func() {}
+	}
+	return f
+}
+
 // hold-lock STACK OP takes STACK's lock on the script's backend as
-// operation OP (this test process holds it, on host testhost) until the
-// script ends.
-func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+// operation OP (this test process holds it, on host testhost) until
+// release-lock STACK or the script's end.
+func (l *heldLocks) hold(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: hold-lock STACK OP")
 	}
@@ -257,8 +293,16 @@ func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
 	b := openScriptStack(ts, args[0])
 	w, err := b.Lock(ctx, storage.Holder{Op: args[1], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
 	ts.Check(err)
-	ts.Defer(func() {
+	l.put(ts, args[0], func() {
 		w.Release(ctx)
 		b.Close()
 	})
+}
+
+// release-lock STACK gives back the lock hold-lock took.
+func (l *heldLocks) release(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: release-lock STACK")
+	}
+	l.take(ts, args[0])()
 }

@@ -249,17 +249,11 @@ func cmdS3Continue(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(syscall.Kill(pid, syscall.SIGCONT))
 }
 
-// s3Locks are the locks s3-hold-lock took, by script.
-type s3Locks struct {
-	mu sync.Mutex
-	m  map[*testscript.TestScript]func()
-}
-
 // s3-hold-lock URL STACK OP takes the lock of STACK at URL (an s3:// URL)
 // as operation OP, on host testhost, taking over a lease that ran out, as
 // another machine's bulwark would; it holds it until s3-release-lock or
 // the script's end.
-func (l *s3Locks) hold(ts *testscript.TestScript, neg bool, args []string) {
+func (l *heldLocks) s3Hold(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: s3-hold-lock URL STACK OP")
 	}
@@ -268,31 +262,17 @@ func (l *s3Locks) hold(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	w, err := b.Lock(ctx, storage.Holder{Op: args[2], PID: os.Getpid(), Host: "testhost", Since: time.Now()})
 	ts.Check(err)
-	l.mu.Lock()
-	l.m[ts] = func() {
+	l.put(ts, "s3:"+args[1], func() {
 		w.Release(ctx)
 		b.Close()
-	}
-	l.mu.Unlock()
-	ts.Defer(func() { l.take(ts)() })
-}
-
-// take removes and returns what releases ts's lock (a no-op when none).
-func (l *s3Locks) take(ts *testscript.TestScript) func() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.m[ts]
-	delete(l.m, ts)
-	if f == nil {
-		return func() {}
-	}
-	return f
+	})
+	ts.Setenv("S3_HELD", args[1])
 }
 
 // s3-release-lock releases the lock s3-hold-lock took.
-func (l *s3Locks) release(ts *testscript.TestScript, neg bool, args []string) {
+func (l *heldLocks) s3Release(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: s3-release-lock")
 	}
-	l.take(ts)()
+	l.take(ts, "s3:"+ts.Getenv("S3_HELD"))()
 }

@@ -101,6 +101,13 @@ type Options struct {
 	// rolled back. Cancelling the context instead (a second interrupt)
 	// stops waiting at once and leaves the operation for resume.
 	Stop <-chan struct{}
+	// LockTimeout is how long an operation waits for the stack's lock
+	// while another holds it, trying again with backoff (Terraform's
+	// -lock-timeout); 0 fails at once (exit 4, naming the holder). A first
+	// interrupt (Stop) stops the wait. LockWaiting, when set, is told once,
+	// when the wait begins, whose lock it waits for (nil: unreadable).
+	LockTimeout time.Duration
+	LockWaiting func(stack string, holder *storage.Holder)
 
 	// resumeOp is the operation a resume runs: the lock is taken in its
 	// name, and only its own interventions may be pending (set by Resume).
@@ -281,7 +288,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	s.be = be
 	host, _ := os.Hostname()
 	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()}
-	w, err := be.Lock(ctx, s.holder)
+	w, err := lockWait(be, s.holder, sp.Stack, opts)
 	if err != nil {
 		be.Close()
 		return nil, err
@@ -330,6 +337,27 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	s.prog = newProgress(opts.Reporter, opts.Events, opts.Redactor, opts.Now)
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now, Lost: w.Lost()}
 	return s, nil
+}
+
+// lockWait takes the lock for h, waiting up to opts.LockTimeout while
+// another holds it; a first interrupt (opts.Stop) stops the wait.
+func lockWait(be storage.Backend, h storage.Holder, stack string, opts Options) (storage.Writer, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if opts.Stop != nil {
+		go func() {
+			select {
+			case <-opts.Stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	var waiting func(*storage.Holder)
+	if opts.LockWaiting != nil {
+		waiting = func(holder *storage.Holder) { opts.LockWaiting(stack, holder) }
+	}
+	return storage.LockWait(ctx, be, h, opts.LockTimeout, waiting)
 }
 
 // close kills the plugins, writes the state's snapshot (so what the next

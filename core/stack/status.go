@@ -136,6 +136,12 @@ var ErrNoSuchIntervention = errors.New("no pending intervention for that operati
 // under stateDir has them, and journals the acknowledgement. It returns the
 // stack's name.
 func Ack(stateDir, opID string, now func() time.Time) (string, error) {
+	return AckWith(stateDir, opID, now, nil)
+}
+
+// AckWith is Ack whose backends are passed through wrap first, when set
+// (the CLI's --lock-timeout: storage.WithLockTimeout).
+func AckWith(stateDir, opID string, now func() time.Time, wrap func(storage.Backend) storage.Backend) (string, error) {
 	if stateDir == "" {
 		stateDir = ".bulwark"
 	}
@@ -155,7 +161,10 @@ func Ack(stateDir, opID string, now func() time.Time) (string, error) {
 			continue
 		}
 		// The folder's name is its stack's (the file backend's layout).
-		be := filestore.New(filepath.Join(stateDir, e.Name()), storage.Options{Stack: e.Name(), Now: now})
+		var be storage.Backend = filestore.New(filepath.Join(stateDir, e.Name()), storage.Options{Stack: e.Name(), Now: now})
+		if wrap != nil {
+			be = wrap(be)
+		}
 		if found, err := AckOn(ctx, be, opID, now); found || err != nil {
 			return e.Name(), err
 		}
