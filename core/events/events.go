@@ -83,6 +83,7 @@ type Writer struct {
 	mu  sync.Mutex
 	w   io.Writer
 	now func() time.Time
+	buf []byte // the line being written, reused (under mu)
 }
 
 // NewWriter returns a Writer on w; now stamps events (time.Now if nil).
@@ -95,12 +96,21 @@ func NewWriter(w io.Writer, now func() time.Time) *Writer {
 
 // Write stamps e (when it has no time) and writes it as one line.
 func (w *Writer) Write(e Event) error {
-	return w.write(func(now time.Time) any {
-		if e.Time.IsZero() {
-			e.Time = now
-		}
-		return e
-	})
+	if w == nil || w.w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e.Time.IsZero() {
+		e.Time = w.now().UTC()
+	}
+	line, err := e.appendJSON(w.buf[:0])
+	if err != nil {
+		return err
+	}
+	w.buf = line
+	_, err = w.w.Write(line)
+	return err
 }
 
 // WriteOperation stamps o (when it has no time), sets its kind and format

@@ -3,7 +3,6 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -131,16 +130,13 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendTime appends t as time.Time's MarshalJSON writes it.
+// appendTime appends t as time.Time's MarshalJSON writes it (AppendText is
+// the same strict RFC 3339, with the same errors, unquoted).
 func appendTime(b []byte, t time.Time) ([]byte, error) {
-	if y := t.Year(); y < 0 || y >= 10000 {
-		_, err := t.MarshalJSON()
-		if err == nil {
-			err = errors.New("Time.MarshalJSON: year outside of range [0,9999]")
-		}
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	if err != nil {
 		return nil, err
 	}
-	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"'), nil
 }

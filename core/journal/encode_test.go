@@ -88,6 +88,7 @@ func TestAppendJSONErrors(t *testing.T) {
 		"change not JSON":   {Change: json.RawMessage(`{"a":`)},
 		"year out of range": {Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"end out of range":  {End: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"zone out of range": {Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 25*3600))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := r.AppendJSON(nil); err == nil {
