@@ -19,6 +19,13 @@ type Mover interface {
 	MarkMoved(ctx context.Context, to string) error
 }
 
+// BackupCopier is a Writer that can store a backup read from another
+// backend, under its name and time (filestore, pgstore and s3store writers
+// are): state migrate copies the backups with the stack.
+type BackupCopier interface {
+	CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error
+}
+
 // Moved is what Migrate moved.
 type Moved struct {
 	From, To  string // locations, without credentials
@@ -26,17 +33,19 @@ type Moved struct {
 	Resources int
 	Records   int // journal records
 	Revisions int // revision bodies copied (pruned ones have none)
-	Backups   int // backups left at the source (they are not copied)
+	Backups   int // backups copied
 }
 
 // Migrate moves a stack from src to dst: under both locks (src's first), it
 // copies the state (resources and metadata, its lineage included), the
 // whole journal (ids, times and summaries as they are, so resume and
-// history go on at dst) and every revision body, in one Commit at dst plus
-// one PutRevision per body; it reads the copy back from a fresh open of dst
-// (through reopen) and compares; only then marks src moved. A dst that holds
-// anything of the stack already is refused; a src that cannot be marked
-// moved is refused before anything is copied. Backups stay at src.
+// history go on at dst), every revision body and every backup (names, times
+// and serials as they are, so a restore from one works at dst), in one
+// Commit at dst plus one PutRevision per body and one CopyBackup per
+// backup; it reads the copy back from a fresh open of dst (through reopen)
+// and compares; only then marks src moved. A dst that holds anything of the
+// stack already is refused; a src that cannot be marked moved, or a dst
+// that cannot store backups, is refused before anything is copied.
 //
 // Values travel as they are stored: opened with the key when src and dst
 // were opened with one (and sealed again by dst), or sealed as they are
@@ -60,6 +69,10 @@ func Migrate(ctx context.Context, src, dst storage.Backend, h storage.Holder, re
 		return nil, fmt.Errorf("state migrate: lock %s: %w", m.To, err)
 	}
 	defer wd.Release(context.WithoutCancel(ctx))
+	copier, ok := wd.(BackupCopier)
+	if !ok {
+		return nil, fmt.Errorf("state migrate: the backend at %s cannot store the stack's backups: nothing was copied", m.To)
+	}
 
 	// The destination must be empty of this stack.
 	have, err := dst.Load(ctx)
@@ -90,7 +103,7 @@ func Migrate(ctx context.Context, src, dst storage.Backend, h storage.Holder, re
 	if err != nil {
 		return nil, fmt.Errorf("state migrate: %s: %w", m.From, err)
 	}
-	m.Serial, m.Resources, m.Records, m.Backups = st.Serial, len(st.Resources), len(recs), len(backups)
+	m.Serial, m.Resources, m.Records = st.Serial, len(st.Resources), len(recs)
 	if st.Serial == 0 && len(recs) == 0 {
 		return nil, fmt.Errorf("state migrate: %s holds nothing of stack %s: nothing to move", m.From, st.Stack)
 	}
@@ -130,13 +143,30 @@ func Migrate(ctx context.Context, src, dst storage.Backend, h storage.Holder, re
 		return nil, fmt.Errorf("state migrate: write %s: %w", m.To, err)
 	}
 
+	// The backups, oldest first (the order backends prune by), after the
+	// stack itself (a backup belongs to a stack dst holds).
+	for _, b := range backups {
+		bst, err := src.Backup(ctx, b.Name)
+		if err != nil {
+			return nil, fmt.Errorf("state migrate: %s: backup %s: %w", m.From, b.Name, err)
+		}
+		if err := copier.CopyBackup(ctx, b, bst); err != nil {
+			return nil, fmt.Errorf("state migrate: %s: backup %s: %w", m.To, b.Name, err)
+		}
+		m.Backups++
+	}
+
 	// Verify from a fresh open, as the next command will read it.
 	check, err := reopen(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("state migrate: verify %s: %w", m.To, err)
 	}
 	defer check.Close()
-	if err := verify(ctx, st, recs, check); err != nil {
+	err = verify(ctx, st, recs, check)
+	if err == nil {
+		err = verifyBackups(ctx, src, backups, check)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("state migrate: the copy at %s differs from %s (%w): the source is left as it was, usable; remove the copy before trying again", m.To, m.From, err)
 	}
 	if err := mover.MarkMoved(ctx, m.To); err != nil {
@@ -177,6 +207,39 @@ func verify(ctx context.Context, want *state.State, wantRecs []journal.Record, d
 	for i := range recs {
 		if recs[i].ID != wantRecs[i].ID || recs[i].Op != wantRecs[i].Op || recs[i].Kind != wantRecs[i].Kind || recs[i].Status != wantRecs[i].Status {
 			return fmt.Errorf("journal record %d is %s, want %s", i, recs[i].ID, wantRecs[i].ID)
+		}
+	}
+	return nil
+}
+
+// verifyBackups compares the backups dst lists and holds with src's.
+func verifyBackups(ctx context.Context, src storage.Backend, want []storage.BackupInfo, dst storage.Backend) error {
+	got, err := dst.Backups(ctx)
+	if err != nil {
+		return err
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("%d backups, want %d", len(got), len(want))
+	}
+	for i, b := range want {
+		if got[i].Name != b.Name || got[i].Serial != b.Serial {
+			return fmt.Errorf("backup %d is %s (serial %d), want %s (serial %d)", i, got[i].Name, got[i].Serial, b.Name, b.Serial)
+		}
+		ws, err := src.Backup(ctx, b.Name)
+		if err != nil {
+			return err
+		}
+		gs, err := dst.Backup(ctx, b.Name)
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", b.Name, err)
+		}
+		if !reflect.DeepEqual(gs.Names(), ws.Names()) {
+			return fmt.Errorf("backup %s: resources %v, want %v", b.Name, gs.Names(), ws.Names())
+		}
+		for n, r := range ws.Resources {
+			if jsonish(gs.Resources[n]) != jsonish(r) {
+				return fmt.Errorf("backup %s: resource %s differs", b.Name, n)
+			}
 		}
 	}
 	return nil

@@ -690,6 +690,52 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	return stored, err
 }
 
+// CopyBackup stores st, a backup read from another backend (bulwark state
+// migrate), as a backup row named info.Name taken at info.Time, its values
+// sealed as PutBackup's rows hold them. A backup already stored under the
+// name is kept as it is. Nothing is pruned.
+func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
+	sl := w.b.opts.Sealing
+	doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: st.Lineage, Serial: st.Serial, Resources: make(map[string]json.RawMessage, len(st.Resources))}
+	mb, err := sealedMeta(storage.MetaOf(st), sl)
+	if err != nil {
+		return w.b.wrap("copy backup "+info.Name, err)
+	}
+	var m storage.Meta
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return err
+	}
+	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
+	for n, r := range st.Resources {
+		if doc.Resources[n], err = sealedResource(r, sl); err != nil {
+			return w.b.wrap("copy backup "+info.Name, err)
+		}
+	}
+	body, err := json.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	taken := info.Time.UTC()
+	if info.Time.IsZero() {
+		taken = w.b.now().UTC()
+	}
+	return w.exec(ctx, "copy backup "+info.Name, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, w.b.sql.backupExists, w.b.stack, info.Name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		var seq int64
+		if err := tx.QueryRow(ctx, w.b.sql.nextBackupSeq, w.b.stack).Scan(&seq); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, w.b.sql.insertBackup, w.b.stack, info.Name, seq, taken, st.Serial, st.Lineage, body)
+		return err
+	})
+}
+
 // Checkpoint compacts the journal: the records of the newest keepOps
 // operations stay whole, and each older finished one becomes one summary
 // record at its first record's place, once more than twice keepOps are

@@ -402,6 +402,39 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	return true, nil
 }
 
+// CopyBackup stores st, a backup read from another backend (bulwark state
+// migrate), under info.Name with info.Time, sealed as PutBackup seals. A
+// backup already stored under the name is kept as it is. Nothing is pruned.
+func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if !validName(info.Name) {
+		return fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, info.Name)
+	}
+	sst, err := sealed(st.Clone(), w.b.opts.Sealing)
+	if err != nil {
+		return w.b.wrap("copy backup "+info.Name, err)
+	}
+	at := info.Time.UTC()
+	if info.Time.IsZero() {
+		at = w.b.now().UTC()
+	}
+	body, err := json.Marshal(&backup{Format: format, Name: info.Name, Time: at, State: sst})
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
+	if _, err := w.b.put(ctx, backupDir+info.Name, body, cond{ifNoneMatch: true}, meta); err != nil {
+		if lostRace(err) {
+			return nil // there already: kept as it is
+		}
+		return w.b.wrap("copy backup "+info.Name, err)
+	}
+	w.afterWrite()
+	return nil
+}
+
 // A Checkpoint writes a snapshot only when the journal compacts, or when
 // the WAL since the last snapshot is long enough that reading it costs more
 // than rewriting the snapshot would: a no-op apply (two small WAL objects)

@@ -126,14 +126,14 @@ func (c *cli) stateMigrateCmd() *cobra.Command {
 	var to string
 	cmd := &cobra.Command{
 		Use:   "migrate SPEC --to URL",
-		Short: "Move the stack, with its journal and revisions, to another backend",
+		Short: "Move the stack, with its journal, revisions and backups, to another backend",
 		Long: `Move the stack SPEC names from where it is now (--state, --state-dir or
 $BULWARK_STATE) to the backend --to names, under the locks of both: its
-state, its whole journal (so resume, history and rollback go on there) and
-its revisions' bodies. The copy is read back and compared before the old
-place is marked moved; from then on every command that uses the old place
-is refused, naming the new one. Backups stay where they were. Sensitive
-values travel sealed, as they are stored. The destination must not hold the
+state, its whole journal (so resume, history and rollback go on there), its
+revisions' bodies and its backups (names, times and contents as they are).
+The copy is read back and compared before the old place is marked moved;
+from then on every command that uses the old place is refused, naming the
+new one. Sensitive values travel sealed, as they are stored. The destination must not hold the
 stack yet.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -185,11 +185,8 @@ stack yet.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "moved stack %s from %s to %s: %d resource(s), %d journal record(s), %d revision(s)\n",
-				sp.Stack, m.From, m.To, m.Resources, m.Records, m.Revisions)
-			if m.Backups > 0 {
-				fmt.Fprintf(c.stdout, "%d backup(s) stay at %s\n", m.Backups, m.From)
-			}
+			fmt.Fprintf(c.stdout, "moved stack %s from %s to %s: %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
+				sp.Stack, m.From, m.To, m.Resources, m.Records, m.Revisions, m.Backups)
 			fmt.Fprintf(c.stdout, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
 			return nil
 		},

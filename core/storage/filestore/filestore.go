@@ -925,6 +925,46 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	return true, w.pruneBackups(keep)
 }
 
+// CopyBackup stores st, a backup read from another backend (bulwark state
+// migrate), under info.Name, sealed as PutBackup seals; the file's time is
+// info.Time (what Backups reports). A backup already stored under the name
+// is kept as it is. Nothing is pruned.
+func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, err := w.b.backupPath(info.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	snap, err := state.SealState(st.Clone(), w.b.opts.Sealing)
+	if err != nil {
+		return fmt.Errorf("backup %s: %w", info.Name, err)
+	}
+	for i := range snap.Revisions {
+		snap.Revisions[i].Spec = "" // bodies are PutRevision's
+	}
+	if _, err := nofollow.Mkdir(filepath.Join(w.b.dir, backupsDir), 0o700); err != nil {
+		return fmt.Errorf("backup %s: %w", info.Name, err)
+	}
+	if err := state.WriteFile(p, snap); err != nil {
+		return fmt.Errorf("backup %s: %w", info.Name, err)
+	}
+	if !info.Time.IsZero() {
+		if err := os.Chtimes(p, info.Time, info.Time); err != nil {
+			return fmt.Errorf("backup %s: %w", info.Name, err)
+		}
+	}
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
+}
+
 // pruneBackups removes all but the newest keep backups. Their names are
 // operation ids (ULIDs), so they sort by age; nothing else in the folder
 // is touched, and a link is removed, never followed.
