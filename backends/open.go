@@ -88,6 +88,8 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	switch Scheme(rawURL) {
 	case "postgres", "postgresql":
 		return pgstore.Stacks(ctx, rawURL)
+	case "s3":
+		return s3store.Stacks(ctx, rawURL)
 	default:
 		return nil, fmt.Errorf("--state %s: this backend cannot list its stacks: give the stack's spec to the command instead", Redact(rawURL))
 	}

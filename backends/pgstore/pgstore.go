@@ -479,6 +479,29 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	return h, nil
 }
 
+// Inspect is Holder that also reports the holder row a dead holder left
+// (its session ended: the server let the advisory lock go), which the next
+// Lock takes over: what doctor says of the lock.
+func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+	if live, err = b.Holder(ctx); err != nil || live != nil {
+		return live, nil, err
+	}
+	var op, host string
+	var pid int32
+	var since time.Time
+	switch err := b.pool.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &since); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, b.wrap("read lock holder", err)
+	}
+	// Taken between the two reads: the row is the new holder's.
+	if live, err = b.Holder(ctx); err != nil || live != nil {
+		return live, nil, err
+	}
+	return nil, &storage.Holder{Op: op, PID: int(pid), Host: host, Since: since.UTC()}, nil
+}
+
 func (b *Backend) holder(ctx context.Context, q querier) (*storage.Holder, error) {
 	classid, objid := lockIDs(b.key)
 	rows, err := q.Query(ctx, b.sql.holder, b.stack, classid, objid)

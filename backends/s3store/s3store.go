@@ -133,6 +133,16 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	if err != nil {
 		return nil, err
 	}
+	client, err := newClient(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return New(client, bucket, prefix, locationOf(bucket, prefix, s), s.Lease, opts)
+}
+
+// newClient makes the S3 client a URL's settings ask for: the SDK's
+// standard chain for credentials, path-style addressing on an endpoint.
+func newClient(ctx context.Context, s Settings) (*s3.Client, error) {
 	var lo []func(*config.LoadOptions) error
 	if s.Region != "" {
 		lo = append(lo, config.WithRegion(s.Region))
@@ -156,7 +166,60 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 		}
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
-	return New(client, bucket, prefix, locationOf(bucket, prefix, s), s.Lease, opts)
+	return client, nil
+}
+
+// Stacks lists the stacks under the bucket and prefix rawURL names, for
+// the commands that take no spec (doctor, ack), as pgstore.Stacks does for
+// a database: each folder of the prefix that holds a stack.json of the
+// stack it is named after. A stack moved elsewhere (state migrate) is left
+// out. Nothing is written.
+func Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	bucket, prefix, s, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := newClient(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	loc := locationOf(bucket, prefix, s)
+	under := ""
+	if prefix != "" {
+		under = prefix + "/"
+	}
+	var names []string
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(under), Delimiter: aws.String("/")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("s3 %s: list stacks: %w", loc, err)
+		}
+		for _, cp := range page.CommonPrefixes {
+			names = append(names, strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), under), "/"))
+		}
+	}
+	var out []string
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		b, err := New(client, bucket, prefix, loc, s.Lease, storage.Options{Stack: name})
+		if err != nil {
+			return nil, err
+		}
+		o, err := b.get(ctx, identityKey)
+		if err != nil {
+			return nil, err
+		}
+		var id identity
+		if o == nil || json.Unmarshal(o.body, &id) != nil || id.Stack != name || id.MovedTo != "" {
+			continue // not a stack of bulwark's, or one moved away
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // New is Open with a client of the caller's (tests, a caller with its own
@@ -563,6 +626,21 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	return &h, nil
 }
 
+// Inspect is Holder that tells a live holder from a stale one (its
+// process gone from this machine, or its lease run out), which the next
+// Lock takes over at once: what doctor says of the lock.
+func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+	lr, _, err := b.readLock(ctx)
+	if err != nil || lr == nil {
+		return nil, nil, err
+	}
+	h := lr.Holder
+	if b.stale(lr) != "" {
+		return nil, &h, nil
+	}
+	return &h, nil, nil
+}
+
 // revision is a revisions/N object.
 type revision struct {
 	Body storage.RevisionBody `json:"body"`
@@ -709,16 +787,18 @@ func sealEntry(e entry, sl state.Sealing) (entry, error) {
 		out.Put = append(out.Put, sr)
 	}
 	if m := e.Meta; m != nil {
-		st, err := state.SealState(&state.State{Outputs: m.Outputs}, sl)
+		// The sensitive outputs and every revision's sensitive variables
+		// (what SealState seals of a state, as pgstore seals its meta row).
+		ms := &state.State{Revisions: slices.Clone(m.Revisions), Outputs: m.Outputs}
+		for i := range ms.Revisions {
+			ms.Revisions[i].Spec = "" // the bodies are PutRevision's
+		}
+		st, err := state.SealState(ms, sl)
 		if err != nil {
 			return entry{}, err
 		}
 		mc := *m
-		mc.Outputs = st.Outputs
-		mc.Revisions = slices.Clone(m.Revisions)
-		for i := range mc.Revisions {
-			mc.Revisions[i].Spec = "" // the bodies are PutRevision's
-		}
+		mc.Outputs, mc.Revisions = st.Outputs, st.Revisions
 		out.Meta = &mc
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -623,4 +624,68 @@ func BenchmarkCommit(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Stacks lists the stacks of a prefix (those with a stack.json), not one
+// moved away, not a folder bulwark did not make, nothing of another prefix.
+func TestStacks(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	if got, err := Stacks(ctx, home); err != nil || len(got) != 0 {
+		t.Fatalf("Stacks of an empty prefix: %v %v", got, err)
+	}
+	for _, stack := range []string{"web", "db", "gone"} {
+		o := options()
+		o.Stack = stack
+		b := openHome(t, home, o)
+		w, err := b.Lock(ctx, storage.Holder{Op: "op_" + stack})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stack == "gone" {
+			if err := w.(*writer).MarkMoved(ctx, "postgres://elsewhere/db"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Release(ctx)
+	}
+	other := openHome(t, s.home(t, ""), options())
+	if w, err := other.Lock(ctx, storage.Holder{Op: "op_other"}); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Release(ctx)
+	}
+	_, prefix, _, _ := ParseURL(home)
+	if _, err := raw(s.url).PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(testBucket), Key: aws.String(prefix + "/notes/readme.txt"), Body: strings.NewReader("not a stack")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Stacks(ctx, home)
+	if err != nil || !slices.Equal(got, []string{"db", "web"}) {
+		t.Fatalf("Stacks: %v %v, want [db web]", got, err)
+	}
+}
+
+// Inspect tells a live holder from a stale one, for doctor: a lease that
+// ran out, or a holder of this machine whose process is gone, is stale.
+func TestInspect(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	b := openHome(t, s.home(t, ""), options())
+	if live, stale, err := b.Inspect(ctx); err != nil || live != nil || stale != nil {
+		t.Fatalf("Inspect with no lock: %v %v %v", live, stale, err)
+	}
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_me", PID: os.Getpid(), Host: "here", Since: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, stale, err := b.Inspect(ctx); err != nil || live == nil || live.Op != "op_me" || stale != nil {
+		t.Fatalf("Inspect under a live lock: %v %v %v", live, stale, err)
+	}
+	w.Release(ctx)
+	h := storage.Holder{Op: "op_elsewhere", PID: 4242, Host: "ci-runner-7", Since: time.Now().Add(-time.Hour), Until: time.Now().Add(-time.Second)}
+	writeLock(t, b, h)
+	if live, stale, err := b.Inspect(ctx); err != nil || live != nil || stale == nil || stale.Op != "op_elsewhere" {
+		t.Fatalf("Inspect of a lease that ran out: %v %v %v, want it stale", live, stale, err)
+	}
 }

@@ -645,8 +645,15 @@ func (s *suite) sealed(t *testing.T) {
 	r.Config["password"] = "hunter2-config"
 	r.Prior = &state.Prior{Op: "op_sealed", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}}
 	r.Sensitive = []string{"password"}
-	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_sealed", "db", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
+	// The metadata's revisions carry their variables (history shows them,
+	// masked), the sensitive ones to be sealed like any other value.
+	meta := &storage.Meta{Current: 1, Revisions: []state.Revision{{N: 1, Op: "op_sealed", Status: "applied",
+		Variables: map[string]any{"pw": "hunter2-meta-variable", "env": "dev"}, SensitiveVariables: []string{"pw"}}}}
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_sealed", "db", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{r}, Meta: meta}}); err != nil {
 		t.Fatal(err)
+	}
+	if meta.Revisions[0].Variables["pw"] != "hunter2-meta-variable" {
+		t.Error("Commit changed the metadata it was given")
 	}
 	if r.Attributes["password"] != "hunter2-attribute" {
 		t.Error("Commit changed the resource it was given")
@@ -667,11 +674,14 @@ func (s *suite) sealed(t *testing.T) {
 	if got := st.Resources["db"]; !reflect.DeepEqual(got, r) {
 		t.Errorf("loaded %+v, want %+v", got, r)
 	}
+	if len(st.Revisions) != 1 || st.Revisions[0].Variables["pw"] != "hunter2-meta-variable" || st.Revisions[0].Variables["env"] != "dev" {
+		t.Errorf("loaded revisions %+v, want revision 1 with its variables opened", st.Revisions)
+	}
 	if s.f.Raw == nil {
 		t.Skip("Factory.Raw is nil: what is stored cannot be read raw")
 	}
 	raw := string(s.f.Raw(t, home))
-	for _, secret := range []string{"hunter2-attribute", "hunter2-config", "hunter2-prior", "hunter2-revision", "hunter2-variable"} {
+	for _, secret := range []string{"hunter2-attribute", "hunter2-config", "hunter2-prior", "hunter2-revision", "hunter2-variable", "hunter2-meta-variable"} {
 		if strings.Contains(raw, secret) {
 			t.Errorf("%q is stored in clear", secret)
 		}
