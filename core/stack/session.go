@@ -253,6 +253,11 @@ type session struct {
 	// reject, a provider that does not start) removes it, and the backend
 	// the stack folder it made.
 	freshData string
+	// freshDirs are the folders above freshData this session made for it
+	// (innermost first): the stack folder, and the state folder, on a
+	// backend off this machine (the file backend makes its own, and
+	// removes them). Removed, when empty, with freshData.
+	freshDirs []string
 	// derived names, per resource, the config keys its plan found derived
 	// from a secret (see derivedSensitive), for the preview to mask.
 	derived map[string][]string
@@ -382,6 +387,9 @@ func (s *session) close() {
 			// session made hold only what they wrote while it ran.
 			if err := nofollow.CheckDir(s.freshData); err == nil {
 				os.RemoveAll(s.freshData)
+				for _, d := range s.freshDirs {
+					os.Remove(d) // only when empty
+				}
 			}
 		}
 		s.store.w.Release(ctx)
@@ -455,10 +463,17 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
 		// The data folders are made here, never through a link planted in
 		// their place (the host's MkdirAll would follow it).
+		var above []string
+		for d := filepath.Dir(s.dataRoot()); s.dataDir == "" && len(above) < 2; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			above = append(above, d)
+		}
 		if made, err := nofollow.Mkdir(s.dataRoot(), 0o700); err != nil {
 			return fmt.Errorf("provider %s: data folder: %w", n, err)
 		} else if made && s.dataDir == "" {
-			s.freshData = s.dataRoot()
+			s.freshData, s.freshDirs = s.dataRoot(), above
 		}
 		if _, err := nofollow.Mkdir(pc.DataDir, 0o700); err != nil {
 			return fmt.Errorf("provider %s: data folder: %w", n, err)
