@@ -353,6 +353,12 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
 	}
+	if p.Deferred {
+		// Queued: written with the next waited Commit (storage.Commit.Deferred).
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.serial, nil
+	}
 	return p.Serial, p.Err
 }
 
@@ -749,6 +755,11 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	// Deferred records first: what is compacted, and what Load reads
+	// after, includes them.
+	if err := w.commits.Flush(ctx); err != nil {
+		return err
+	}
 	type opInfo struct {
 		id         string
 		first      int64
@@ -877,6 +888,12 @@ func finished(status string) bool {
 // Release deletes the holder row and closes the lock connection, which
 // frees the advisory lock. Idempotent.
 func (w *writer) Release(ctx context.Context) error {
+	// What was deferred is written before the lock goes (a writer that
+	// cannot write any more loses it, as a crash would).
+	var err error
+	if w.usable() == nil {
+		err = w.commits.Flush(ctx)
+	}
 	w.mu.Lock()
 	if w.released {
 		w.mu.Unlock()
@@ -886,10 +903,9 @@ func (w *writer) Release(ctx context.Context) error {
 	w.mu.Unlock()
 	w.stopWatch()
 	<-w.watchDone
-	var err error
 	if !w.isLost() {
-		if _, err = w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); err != nil {
-			err = w.b.wrap("release lock", err)
+		if _, xerr := w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); xerr != nil && err == nil {
+			err = w.b.wrap("release lock", xerr)
 		}
 	}
 	w.conn.Close(context.WithoutCancel(ctx))

@@ -136,6 +136,12 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
 	}
+	if p.Deferred {
+		// Queued: written with the next waited Commit (storage.Commit.Deferred).
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.st.Serial, nil
+	}
 	return p.Serial, p.Err
 }
 
@@ -451,6 +457,11 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	// Deferred records first: what is compacted, and what Load reads
+	// after, includes them.
+	if err := w.commits.Flush(ctx); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	n0 := len(w.recs)
 	recs, compacted := journal.CompactRecords(w.recs[:n0:n0], keepOps)
@@ -583,4 +594,15 @@ func (w *writer) Stale() *storage.Holder { return w.stale }
 func (w *writer) Lost() <-chan struct{} { return w.lost }
 
 // Release gives the lock up.
-func (w *writer) Release(ctx context.Context) error { return w.release(ctx) }
+func (w *writer) Release(ctx context.Context) error {
+	// What was deferred is written before the lock goes (a writer that
+	// cannot write any more loses it, as a crash would).
+	var ferr error
+	if w.commits != nil && w.usable() == nil {
+		ferr = w.commits.Flush(ctx)
+	}
+	if err := w.release(ctx); err != nil {
+		return err
+	}
+	return ferr
+}

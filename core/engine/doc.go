@@ -19,6 +19,30 @@
 // Every transition is appended to the journal, and made durable, before the
 // work starts and after it ends. The idempotency key an Execute receives is
 // the id of its "started" record, so a crash mid-step leaves the key on disk.
+//
+// Three records guard no mutation, and are deferred (DeferringJournal): a
+// Check's "skipped" (the step starts no work), a Verify's "ok" (a read
+// confirmed what the durable "execute ok" already records) and a rollback's
+// target set (the first compensation's "started" follows it). A deferred
+// record is queued in order without waiting for its fsync, and is made
+// durable by the next durable one, in the same write: it is batched, never
+// skipped. That is enough because:
+//   - every mutation (an Execute, a Compensate) starts only once its own
+//     "started" record is durable, and that write carries every deferred
+//     record queued before it, so no mutation follows a record that could
+//     still be lost;
+//   - the operation's end record is durable and carries them too, so a
+//     finished operation has every record;
+//   - a crash that loses deferred records loses only records no durable one
+//     follows, so the operation is unfinished in the journal and resume
+//     runs it again forward: its Checks read again (a lost "skipped" is
+//     checked again and skipped again, a lost "verify ok" leaves a created
+//     resource whose Check reads and compares it), and its in-flight
+//     Executes are resolved by the durable idempotency key, so nothing is
+//     executed twice without its key. A lost target set with no
+//     compensation after it is a crash before the rollback began: resume
+//     runs the operation forward again, and a failure rolls back as before.
+//
 // Before the first compensation the target set is journaled; a failed
 // compensation does not stop the others (a journal that cannot be written
 // does: no compensation runs without its record), and the error keeps every

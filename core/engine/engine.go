@@ -136,6 +136,19 @@ type Journal interface {
 	Append(journal.Record) (journal.Record, error)
 }
 
+// DeferringJournal is a Journal that can also take a record without waiting
+// for it to be durable: AppendDeferred queues r after every record appended
+// before it, and r becomes durable with the next Append (the same write),
+// never later; a crash before that may lose it (and the deferred records
+// after it), never an Append after it. The record returned may lack its id
+// and time. The engine defers only the records that guard no mutation (see
+// the package documentation); with a plain Journal they are appended as
+// any other.
+type DeferringJournal interface {
+	Journal
+	AppendDeferred(journal.Record) (journal.Record, error)
+}
+
 // Result says what an operation did.
 type Result struct {
 	Outcome  Outcome
@@ -292,6 +305,23 @@ func (e *Engine) observe(ev Event) {
 
 func (e *Engine) append(r journal.Record) (journal.Record, error) {
 	r, err := e.Journal.Append(r)
+	if err != nil {
+		return r, fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	return r, nil
+}
+
+// appendDeferred journals a record that guards no mutation (a Check that
+// skipped its step, a Verify that confirmed it, a rollback's target set):
+// it need not be durable before the engine goes on, only before the next
+// durable record, which every mutation and the operation's end wait for
+// (see the package documentation for why that is enough).
+func (e *Engine) appendDeferred(r journal.Record) (journal.Record, error) {
+	dj, ok := e.Journal.(DeferringJournal)
+	if !ok {
+		return e.append(r)
+	}
+	r, err := dj.AppendDeferred(r)
 	if err != nil {
 		return r, fmt.Errorf("%w: %v", ErrJournal, err)
 	}

@@ -249,7 +249,9 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 		if done {
 			r := rec
 			r.Phase, r.Status = "check", journal.StepSkipped
-			if _, err := e.append(r); err != nil {
+			// Deferred: a skipped step starts no work, so nothing waits
+			// on this record; lost in a crash, resume checks again.
+			if _, err := e.appendDeferred(r); err != nil {
 				return journal.StepFailed, false, err
 			}
 			ev.Status = journal.StepSkipped
@@ -301,7 +303,9 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 		}
 		r := rec
 		r.Phase, r.Status = "verify", journal.StepOK
-		if _, err := e.append(r); err != nil {
+		// Deferred: a read confirmed what the durable "execute ok"
+		// recorded; lost in a crash, resume's Check reads again.
+		if _, err := e.appendDeferred(r); err != nil {
 			return journal.StepFailed, true, err
 		}
 		vev.Status = journal.StepOK
@@ -323,7 +327,10 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		ids[i] = s.ID
 		byID[s.ID] = s
 	}
-	if _, err := e.append(journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
+	// Deferred, so it shares the first compensation's durable "started"
+	// write (or the operation's end): durable before the first delete,
+	// as DESIGN.md asks, without an fsync of its own.
+	if _, err := e.appendDeferred(journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
 		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
 	}
 	order := CompensationOrder(g, ids)

@@ -6,7 +6,9 @@
 // SIGKILL (nothing runs after it: no defer, no flush, exactly a kill -9) the
 // Nth time it passes the point NAME. The points are:
 //
-//	journal   after a journal record is durable
+//	journal   after a journal record is durable, or, for a deferred one
+//	          (a record that guards no mutation), queued: a kill there
+//	          loses it, as a crash may
 //	state     after a state write is durable
 //	provider  after a provider's Create, Update or Delete returned, before
 //	          anything records the result

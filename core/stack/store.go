@@ -158,6 +158,45 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 	return recs[0], err
 }
 
+// AppendDeferred is the engine's journal for a record that guards no
+// mutation (engine.DeferringJournal): queued without waiting for its
+// durability, it is written with the next durable record. A record that
+// carries what its step changed is never deferred.
+func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
+	if r.Step != "" {
+		s.pmu.Lock()
+		p := s.pending[r.Step]
+		s.pmu.Unlock()
+		if p != nil && !p.Empty() {
+			return s.Append(r)
+		}
+	}
+	// Once the lock is lost nothing more is even attempted (as commit).
+	if err := s.lost(); err != nil {
+		return r, err
+	}
+	r.Error = s.red.Redact(r.Error)
+	// The backend may stamp the queued record when it writes it: what is
+	// returned is r as given, never the queued copy.
+	if _, err := s.w.Commit(context.Background(), storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
+		if errors.Is(err, storage.ErrLost) {
+			s.mu.Lock()
+			if s.lostWhy == nil {
+				s.lostWhy = err
+			}
+			s.mu.Unlock()
+		}
+		return r, err
+	}
+	s.mu.Lock()
+	s.wrote = true
+	s.mu.Unlock()
+	// The failpoint sees it queued, not durable: a kill here loses it, as
+	// the contract allows (the crash tests prove resume converges).
+	s.fp.Hit("journal")
+	return r, nil
+}
+
 // commit writes recs and ch as one durable Commit, then shows ch in the
 // view. Revision texts a new revision carries are stored apart first, and
 // the bodies of revisions ch prunes are deleted after.

@@ -13,6 +13,10 @@
 //     visible after it, or neither is, whatever crashes when. Load after a
 //     crash returns the state as of the last acknowledged Commit (a backend
 //     may also return one whose Commit was in flight: never a torn one).
+//   - A Deferred Commit (records alone) is the one exception to the first
+//     rule: it is acknowledged once queued, and is durable with the next
+//     waited Commit, Checkpoint or Release; the records of a backend are
+//     always a prefix, in order, of the records committed to it.
 //   - The cost of a Commit is proportional to what it carries (the records,
 //     the resources put or deleted, the metadata), never to the size of the
 //     stack or of its history. Concurrent Commits may share one durable write
@@ -140,6 +144,18 @@ type Writer interface {
 type Commit struct {
 	Records []journal.Record
 	Change  Change
+	// Deferred asks for records that guard nothing (a Check that found
+	// its step done, a Verify that confirmed it: no mutation waits on
+	// them) to be taken without waiting for their durability: Commit
+	// returns once they are queued, in order, and they become durable
+	// with the next Commit that is waited for (the same fsync,
+	// transaction or WAL object), or with Checkpoint or Release. A crash
+	// before that loses them, and every deferred Commit after them, but
+	// never a waited Commit after them: what is stored is still a prefix
+	// of what was committed. A Deferred Commit that carries a Change is
+	// waited for as any other (only records may be deferred). A backend
+	// that ignores the flag is correct (only slower).
+	Deferred bool
 }
 
 // Empty reports whether c carries nothing.

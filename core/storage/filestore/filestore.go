@@ -647,6 +647,13 @@ type writer struct {
 	wrote   bool  // something was written under this lock
 	broken  error
 	done    bool
+	// deferred are the lines of Deferred Commits not written yet: the
+	// next waited Commit writes them before its own, in the same write
+	// and fsync (Checkpoint and Release write them too). Held in memory,
+	// not written at once without an fsync: a crash loses them exactly as
+	// the storage contract allows, which is what the crash tests then
+	// exercise (a kill -9 keeps what the page cache has).
+	deferred []byte
 }
 
 var _ storage.Writer = (*writer)(nil)
@@ -696,6 +703,16 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		defer w.mu.Unlock()
 		return w.st.Serial, nil
 	}
+	if c.Deferred && c.Change.Empty() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		lines, err := w.encode(c.Records, nil, 0)
+		if err != nil {
+			return 0, err
+		}
+		w.deferred = append(w.deferred, lines...)
+		return w.st.Serial, nil
+	}
 	w.ck.RLock()
 	defer w.ck.RUnlock()
 	var serial int64
@@ -720,29 +737,9 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		if len(recs) == 0 {
 			recs = []journal.Record{{Kind: journal.KindState, Status: journal.StepOK}}
 		}
-		now := w.jr.Now()
-		var buf bytes.Buffer
-		buf.Grow(256*len(recs) + len(raw))
-		for i := range recs {
-			r := &recs[i]
-			if r.ID == "" {
-				r.ID = ulid.Make().String()
-			}
-			if r.Time.IsZero() {
-				r.Time = now
-			}
-			r.Lineage = w.lineage
-			r.Rest = len(recs) - 1 - i
-			if i == len(recs)-1 && raw != nil {
-				r.Serial, r.Change = serial, raw
-			}
-			line, err := r.AppendJSON(buf.AvailableBuffer())
-			r.Rest, r.Serial, r.Change = 0, 0, nil
-			if err != nil {
-				return nil, fmt.Errorf("commit: encode: %w", err)
-			}
-			buf.Write(line)
-			buf.WriteByte('\n')
+		lines, err := w.encode(recs, raw, serial)
+		if err != nil {
+			return nil, err
 		}
 		if raw != nil {
 			c.Change.Apply(w.st)
@@ -751,7 +748,13 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		if sensitiveGrew {
 			w.reseal = true
 		}
-		return buf.Bytes(), nil
+		// The deferred records come first: the file keeps the order they
+		// were committed in, and this write's fsync makes them durable.
+		if len(w.deferred) > 0 {
+			lines = append(w.deferred, lines...)
+			w.deferred = nil
+		}
+		return lines, nil
 	})
 	if err != nil {
 		if w.jr.Broken() != nil {
@@ -761,6 +764,63 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	}
 	w.afterWrite()
 	return serial, nil
+}
+
+// encode stamps recs (id, time, lineage) in place and returns their lines,
+// one commit: each line says how many of the commit follow it (Rest), and
+// the last carries the change raw (the state's serial after it), if any.
+// w.mu is held.
+func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte, error) {
+	now := w.jr.Now()
+	var buf bytes.Buffer
+	buf.Grow(256*len(recs) + len(raw))
+	for i := range recs {
+		r := &recs[i]
+		if r.ID == "" {
+			r.ID = ulid.Make().String()
+		}
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		r.Lineage = w.lineage
+		r.Rest = len(recs) - 1 - i
+		if i == len(recs)-1 && raw != nil {
+			r.Serial, r.Change = serial, raw
+		}
+		line, err := r.AppendJSON(buf.AvailableBuffer())
+		r.Rest, r.Serial, r.Change = 0, 0, nil
+		if err != nil {
+			return nil, fmt.Errorf("commit: encode: %w", err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// flushDeferred writes the deferred records, durably.
+func (w *writer) flushDeferred() error {
+	w.mu.Lock()
+	empty := len(w.deferred) == 0
+	w.mu.Unlock()
+	if empty {
+		return nil
+	}
+	err := w.jr.AppendLines(func() ([]byte, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		lines := w.deferred
+		w.deferred = nil
+		w.wrote = w.wrote || len(lines) > 0
+		return lines, nil
+	})
+	if err != nil && w.jr.Broken() != nil {
+		return w.fail(err)
+	}
+	if err == nil {
+		w.afterWrite()
+	}
+	return err
 }
 
 // seal returns ch as the journal holds it: every put checked (a level Load
@@ -999,6 +1059,9 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	if err := w.flushDeferred(); err != nil {
+		return err
+	}
 	w.ck.Lock()
 	defer w.ck.Unlock()
 	w.mu.Lock()
@@ -1151,6 +1214,18 @@ func (w *writer) Lost() <-chan struct{} { return w.lost }
 // when the lock made that too and it is empty).
 func (w *writer) Release(ctx context.Context) error {
 	w.mu.Lock()
+	done := w.done
+	w.mu.Unlock()
+	if done {
+		return nil
+	}
+	var err error
+	if w.jr != nil && w.usable() == nil {
+		// What was deferred is written before the lock goes: the journal
+		// loses nothing a run committed unless the run crashed.
+		err = w.flushDeferred()
+	}
+	w.mu.Lock()
 	if w.done {
 		w.mu.Unlock()
 		return nil
@@ -1158,9 +1233,10 @@ func (w *writer) Release(ctx context.Context) error {
 	w.done = true
 	wrote := w.wrote
 	w.mu.Unlock()
-	var err error
 	if w.jr != nil {
-		err = w.jr.Close()
+		if cerr := w.jr.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if w.created && !wrote {
 		w.removeUnused()

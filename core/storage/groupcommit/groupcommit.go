@@ -1,12 +1,20 @@
 // Package groupcommit lets concurrent Commits share one write: the first
 // caller to find no write in flight becomes the leader and flushes
-// everything queued, group after group, until the queue is empty; the
-// others wait for the group that carries theirs. A backend's flush decides
-// what one group's write is (a transaction, a WAL object).
+// everything queued; the others wait for the group that carries theirs. A
+// backend's flush decides what one group's write is (a transaction, a WAL
+// object).
+//
+// A leader writes one group, its own, and returns to its caller: when
+// Commits queued meanwhile are waiting, a goroutine goes on flushing them,
+// group after group, so no caller's step waits on writes that are not its
+// own. A Deferred Commit (records alone, storage.Commit.Deferred) is queued
+// without waiting and starts no write: it rides on the group of the next
+// Commit that is waited for, or on Flush.
 package groupcommit
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -19,7 +27,9 @@ type Pending struct {
 	Commit storage.Commit
 	Serial int64
 	Err    error
-	done   chan struct{}
+	// Deferred: its caller does not wait for it (see Queue.Commit).
+	Deferred bool
+	done     chan struct{}
 }
 
 // Queue holds the Commits waiting for a write.
@@ -28,6 +38,7 @@ type Queue struct {
 
 	mu       sync.Mutex
 	queue    []*Pending
+	waited   int // Pendings in queue whose caller waits for them
 	flushing bool
 }
 
@@ -41,37 +52,97 @@ func New(flush func(ctx context.Context, group []*Pending)) *Queue {
 // and returns ctx's error: the group's write is not any one caller's, so it
 // goes on (c may still be written), under a context that is not cancelled
 // with ctx.
+//
+// A Deferred c that changes no state is queued and returned at once (its
+// Pending's Serial and Err unset, done is not to be waited on): it is
+// written, in order, with the next group that carries a waited Commit, and
+// a failure of that group (or of c alone) is that group's waited Commits'
+// error.
 func (q *Queue) Commit(ctx context.Context, c storage.Commit) (*Pending, error) {
-	p := &Pending{Commit: c, done: make(chan struct{})}
+	p := &Pending{Commit: c, Deferred: c.Deferred && c.Change.Empty(), done: make(chan struct{})}
 	q.mu.Lock()
 	q.queue = append(q.queue, p)
+	if p.Deferred {
+		q.mu.Unlock()
+		return p, nil
+	}
+	q.waited++
 	lead := !q.flushing
 	if lead {
 		q.flushing = true
 	}
 	q.mu.Unlock()
 	if lead {
-		fctx := context.WithoutCancel(ctx)
-		for {
-			q.mu.Lock()
-			group := q.queue
-			q.queue = nil
-			if len(group) == 0 {
-				q.flushing = false
-				q.mu.Unlock()
-				break
-			}
-			q.mu.Unlock()
-			q.flush(fctx, group)
-			for _, g := range group {
-				close(g.done)
-			}
-		}
+		q.lead(context.WithoutCancel(ctx), false)
 	}
 	select {
 	case <-p.done:
 		return p, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// Flush writes what is queued (deferred Commits) and waits for it; the
+// error is the first of their group's. Nothing queued: nil at once.
+func (q *Queue) Flush(ctx context.Context) error {
+	q.mu.Lock()
+	empty := len(q.queue) == 0
+	q.mu.Unlock()
+	if empty {
+		return nil
+	}
+	// An empty waited Commit carries them: it writes nothing of its own.
+	p, err := q.Commit(ctx, storage.Commit{})
+	if err != nil {
+		return err
+	}
+	return p.Err
+}
+
+// lead writes one group (the leader's own, when called by Commit) and
+// hands the rest to a goroutine of its own (more): the queue stays
+// flushing until no waited Commit is queued.
+func (q *Queue) lead(ctx context.Context, more bool) {
+	for {
+		q.mu.Lock()
+		if q.waited == 0 {
+			// Only deferred Commits (or nothing) are left: they wait for
+			// the next waited Commit.
+			q.flushing = false
+			q.mu.Unlock()
+			return
+		}
+		group := q.queue
+		q.queue, q.waited = nil, 0
+		q.mu.Unlock()
+		q.flush(ctx, group)
+		// A deferred Commit has no caller to tell: its failure is the
+		// failure of the waited ones it was written with.
+		var derr error
+		for _, g := range group {
+			if g.Deferred && g.Err != nil && derr == nil {
+				derr = g.Err
+			}
+		}
+		for _, g := range group {
+			if derr != nil && !g.Deferred && g.Err == nil {
+				g.Err = fmt.Errorf("a deferred record written with this commit failed: %w", derr)
+			}
+			close(g.done)
+		}
+		if !more {
+			q.mu.Lock()
+			if q.waited == 0 {
+				q.flushing = false
+				q.mu.Unlock()
+				return
+			}
+			q.mu.Unlock()
+			// Others queued while this group was written: a goroutine
+			// writes theirs, so this caller's step goes on now.
+			go q.lead(ctx, true)
+			return
+		}
 	}
 }

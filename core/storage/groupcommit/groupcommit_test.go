@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
 )
@@ -118,6 +121,16 @@ func TestCancelledCallerStopsWaitingWriteGoesOn(t *testing.T) {
 	cancelLeader()
 	close(release)
 	<-leaderDone
+	// The waiter's group is written after the leader's, by the queue (the
+	// leader returned after its own group).
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		mu.Lock()
+		n := len(written)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	mu.Lock()
 	if fmt.Sprint(written) != "[leader waiter]" {
 		t.Errorf("written %v, want the leader's group, then the cancelled waiter's", written)
@@ -128,9 +141,124 @@ func TestCancelledCallerStopsWaitingWriteGoesOn(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	// The queue is idle again: a new caller leads a flush of its own.
+	// A new caller is written too, after them.
 	p, err := q.Commit(context.Background(), commit("after"))
 	if err != nil || p.Err != nil || p.Serial != 3 {
 		t.Errorf("after: %+v, %v", p, err)
+	}
+}
+
+// A Deferred Commit is returned at once and written with the next waited
+// Commit's group, before it; Flush writes what is left; a deferred record
+// that fails is the error of the waited Commit it was written with.
+func TestDeferredRidesOnTheNextWaitedCommit(t *testing.T) {
+	var groups [][]string
+	q := groupcommit.New(func(ctx context.Context, group []*groupcommit.Pending) {
+		var names []string
+		for _, p := range group {
+			name := p.Commit.Change.Delete
+			if len(p.Commit.Records) > 0 {
+				name = []string{p.Commit.Records[0].Step}
+			}
+			if len(name) > 0 {
+				names = append(names, name[0])
+				if name[0] == "bad" {
+					p.Err = errOdd
+				}
+			}
+		}
+		groups = append(groups, names)
+	})
+	deferred := func(name string) {
+		t.Helper()
+		p, err := q.Commit(context.Background(), storage.Commit{Records: []journal.Record{{Step: name}}, Deferred: true})
+		if err != nil || !p.Deferred {
+			t.Fatalf("deferred %s: %+v %v", name, p, err)
+		}
+	}
+	deferred("d1")
+	deferred("d2")
+	if len(groups) != 0 {
+		t.Fatalf("deferred commits started a write: %v", groups)
+	}
+	if p, err := q.Commit(context.Background(), commit("w1")); err != nil || p.Err != nil {
+		t.Fatalf("w1: %v %v", p, err)
+	}
+	deferred("d3")
+	if err := q.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Flush(context.Background()); err != nil || len(groups) != 2 {
+		t.Fatalf("flush of nothing: %v, groups %v", err, groups)
+	}
+	// A deferred Commit with a change is waited for.
+	if p, err := q.Commit(context.Background(), storage.Commit{Change: storage.Change{Delete: []string{"c"}}, Deferred: true}); err != nil || p.Deferred {
+		t.Fatalf("a deferred commit with a change: %+v %v", p, err)
+	}
+	deferred("bad")
+	if p, err := q.Commit(context.Background(), commit("w2")); err != nil || !errors.Is(p.Err, errOdd) {
+		t.Fatalf("w2 after a failed deferred record: %+v %v, want its error", p, err)
+	}
+	if got := fmt.Sprint(groups); got != "[[d1 d2 w1] [d3] [c] [bad w2]]" {
+		t.Errorf("groups %s", got)
+	}
+}
+
+// A leader writes its own group and returns: what was queued meanwhile is
+// written by the queue, not by the leader's caller, whose step goes on.
+func TestLeaderReturnsAfterItsOwnGroup(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	second := make(chan struct{})
+	var mu sync.Mutex
+	var written []string
+	q := groupcommit.New(func(ctx context.Context, group []*groupcommit.Pending) {
+		switch group[0].Commit.Change.Delete[0] {
+		case "leader":
+			close(entered)
+			<-release
+		case "waiter":
+			<-second // the next group's write is slow
+		}
+		mu.Lock()
+		for _, p := range group {
+			written = append(written, p.Commit.Change.Delete[0])
+		}
+		mu.Unlock()
+	})
+	result := func(name string, done chan<- error) {
+		p, err := q.Commit(context.Background(), commit(name))
+		if err == nil {
+			err = p.Err
+		}
+		done <- err
+	}
+	leaderDone, waiterDone := make(chan error, 1), make(chan error, 1)
+	go result("leader", leaderDone)
+	<-entered
+	go result("waiter", waiterDone)
+	for deadline := time.Now().Add(10 * time.Second); groupcommit.Queued(q) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never queued")
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	select {
+	case err := <-leaderDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader waits on the next group's write")
+	}
+	close(second)
+	if err := <-waiterDone; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(written) != "[leader waiter]" {
+		t.Errorf("written %v", written)
 	}
 }

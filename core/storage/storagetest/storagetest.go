@@ -109,6 +109,8 @@ func Run(t *testing.T, f Factory) {
 		{"OneWriter", s.oneWriter},
 		{"OneWriterAmongProcesses", s.processes},
 		{"CrashAtEveryWrite", s.crash},
+		{"Deferred", s.deferred},
+		{"CrashWithDeferredRecords", s.crashDeferred},
 		{"Lost", s.lost},
 		{"Lineage", s.lineage},
 		{"Revisions", s.revisions},
@@ -852,6 +854,172 @@ func (s *suite) crash(t *testing.T) {
 	}
 }
 
+// deferredScript is a run's commits as the engine makes them: a step's
+// "verify ok" and a skipped step's "check skipped" are Deferred.
+func deferredScript(op string) []storage.Commit {
+	var out []storage.Commit
+	out = append(out, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}})
+	for i := range 4 {
+		n := fmt.Sprintf("r%d", i)
+		skipped := step(op, "s"+n, journal.StepSkipped)
+		skipped.Phase = "check"
+		verified := step(op, n, journal.StepOK)
+		verified.Phase = "verify"
+		out = append(out,
+			storage.Commit{Records: []journal.Record{skipped}, Deferred: true},
+			storage.Commit{Records: []journal.Record{step(op, n, journal.StepStarted)}},
+			storage.Commit{Records: []journal.Record{step(op, n, journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res(n, i)}}},
+			storage.Commit{Records: []journal.Record{verified}, Deferred: true},
+		)
+	}
+	out = append(out, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}})
+	return out
+}
+
+// recordKeys names each record of cs (step, phase, status), in order.
+func recordKeys(cs []storage.Commit) []string {
+	var out []string
+	for _, c := range cs {
+		for _, r := range c.Records {
+			out = append(out, r.Kind+" "+r.Step+" "+r.Phase+" "+r.Status)
+		}
+	}
+	return out
+}
+
+func journalKeys(recs []journal.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Kind+" "+r.Step+" "+r.Phase+" "+r.Status)
+	}
+	return out
+}
+
+// A Deferred Commit is acknowledged at once and written, in order, with
+// the next waited Commit, Checkpoint or Release; one that carries a change
+// is waited for.
+func (s *suite) deferred(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	w := s.lock(t, s.open(t, home), "op_def")
+	rec := func(name string) journal.Record { return step("op_def", name, journal.StepOK) }
+	var want []storage.Commit
+	commit := func(c storage.Commit) int64 {
+		t.Helper()
+		serial, err := w.Commit(ctx, c)
+		if err != nil {
+			t.Fatalf("commit %v: %v", journalKeys(c.Records), err)
+		}
+		want = append(want, c)
+		return serial
+	}
+	// seen checks what another reader finds: every record committed so
+	// far, in order (at least up to the last waited one).
+	seen := func(what string) {
+		t.Helper()
+		recs, bad, err := s.open(t, home).Journal(ctx)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("%s: journal: %v %v", what, bad, err)
+		}
+		if got, all := journalKeys(recs), recordKeys(want); !slices.Equal(got, all) {
+			t.Fatalf("%s: another reader finds %v, want %v", what, got, all)
+		}
+	}
+	commit(storage.Commit{Records: []journal.Record{rec("a")}, Change: storage.Change{Put: []*state.Resource{res("a", 1)}}})
+	if serial := commit(storage.Commit{Records: []journal.Record{rec("d1"), rec("d2")}, Deferred: true}); serial != 1 {
+		t.Errorf("a deferred commit returned serial %d, want the state's, 1", serial)
+	}
+	commit(storage.Commit{Records: []journal.Record{rec("d3")}, Deferred: true})
+	commit(storage.Commit{Records: []journal.Record{rec("b")}})
+	seen("after a waited commit")
+	// A change is never deferred: it is there for a reader at once.
+	if serial := commit(storage.Commit{Records: []journal.Record{rec("c")}, Change: storage.Change{Put: []*state.Resource{res("c", 3)}}, Deferred: true}); serial != 2 {
+		t.Errorf("a deferred commit with a change returned serial %d, want 2", serial)
+	}
+	if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["c"] == nil {
+		t.Fatalf("a deferred commit with a change was not durable when acknowledged: %v", err)
+	}
+	seen("after a deferred commit with a change")
+	commit(storage.Commit{Records: []journal.Record{rec("d4")}, Deferred: true})
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	seen("after a checkpoint")
+	commit(storage.Commit{Records: []journal.Record{rec("d5")}, Deferred: true})
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen("after release")
+}
+
+// The crash case with deferred records: killed after each durable write,
+// the journal holds a prefix of what was committed, in order, with every
+// record of each acknowledged waited commit and of the deferred ones
+// before it.
+func (s *suite) crashDeferred(t *testing.T) {
+	ctx := context.Background()
+	cs := deferredScript("op_crash")
+	keys := recordKeys(cs)
+	for k := 1; ; k++ {
+		if k > 200 {
+			t.Fatal("the script never finished")
+		}
+		home := s.f.New(t)
+		cmd := s.childCmd(t, "crash-deferred", home, strconv.Itoa(k))
+		cmd.Stderr = os.Stderr
+		out, _ := cmd.Output()
+		acked, finished := 0, false
+		for _, l := range strings.Split(string(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "storagetest: ack "):
+				acked, _ = strconv.Atoi(strings.TrimPrefix(l, "storagetest: ack "))
+			case l == "storagetest: done":
+				finished = true
+			}
+		}
+		if killed := cmd.ProcessState != nil && !cmd.ProcessState.Success(); !killed && !finished {
+			t.Fatalf("k=%d: the process neither finished nor was killed: %s", k, cmd.ProcessState)
+		}
+		// The last waited commit acknowledged, and the next one (in flight).
+		lastWaited, next := 0, len(cs)
+		for i := range acked {
+			if !cs[i].Deferred {
+				lastWaited = i + 1
+			}
+		}
+		for i := acked; i < len(cs); i++ {
+			if !cs[i].Deferred {
+				next = i + 1
+				break
+			}
+		}
+		b := s.open(t, home)
+		st, err := b.Load(ctx)
+		if err != nil {
+			t.Fatalf("killed after write %d: load: %v", k, err)
+		}
+		if sameState(st, model(cs, acked)) != nil && sameState(st, model(cs, next)) != nil {
+			t.Fatalf("killed after write %d (%d commits acknowledged): the state is no prefix: %v", k, acked, sameState(st, model(cs, acked)))
+		}
+		recs, bad, err := b.Journal(ctx)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("killed after write %d: journal: %v %v", k, bad, err)
+		}
+		got := journalKeys(recs)
+		lo, hi := countRecords(cs, lastWaited), countRecords(cs, next)
+		if len(got) < lo || len(got) > hi || !slices.Equal(got, keys[:len(got)]) {
+			t.Fatalf("killed after write %d (%d commits acknowledged): journal %v, want the first %d..%d of %v", k, acked, got, lo, hi, keys)
+		}
+		if finished {
+			if len(got) != len(keys) {
+				t.Fatalf("finished, yet the journal has %d of %d records", len(got), len(keys))
+			}
+			t.Logf("killed at each of %d write boundaries, then ran to the end", k-1)
+			return
+		}
+	}
+}
+
 func countRecords(cs []storage.Commit, n int) int {
 	c := 0
 	for _, x := range cs[:min(n, len(cs))] {
@@ -935,6 +1103,36 @@ func child(t *testing.T, f Factory, name string) {
 		if err := w.Checkpoint(ctx, 1); err != nil {
 			say("checkpoint: %v", err)
 			os.Exit(2)
+		}
+		w.Release(ctx)
+		say("done")
+		os.Exit(0)
+	case "crash-deferred":
+		k, _ := strconv.Atoi(arg)
+		writes := 0
+		o.AfterWrite = func() {
+			writes++
+			if writes == k {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+		b, err := f.Open(ctx, home, o)
+		if err != nil {
+			say("open: %v", err)
+			os.Exit(2)
+		}
+		w, err := b.Lock(ctx, holder("op_crash"))
+		if err != nil {
+			say("lock: %v", err)
+			os.Exit(2)
+		}
+		for i, c := range deferredScript("op_crash") {
+			if _, err := w.Commit(ctx, c); err != nil {
+				say("commit %d: %v", i, err)
+				os.Exit(2)
+			}
+			say("ack %d", i+1)
 		}
 		w.Release(ctx)
 		say("done")
