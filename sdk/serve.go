@@ -7,7 +7,29 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
+
+// The HTTP/2 windows of the connection between host and plugin: fixed and
+// large (a host and its plugin are one machine; a batch of reads may be
+// megabytes). A fixed window also turns off grpc-go's bandwidth-delay
+// estimate, which pings the other side as data arrives: frames, system
+// calls and wake-ups of both processes on every call, for a link that
+// never changes.
+const (
+	streamWindow = 4 << 20
+	connWindow   = 16 << 20
+)
+
+// TransportDialOptions are the host's side of the transport settings Serve
+// uses (see streamWindow).
+func TransportDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow)}
+}
+
+func transportServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow)}
+}
 
 // ServeOption changes how Serve runs.
 type ServeOption func(*serveConfig)
@@ -44,8 +66,10 @@ func Serve(p Provider, opts ...ServeOption) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(p),
-		GRPCServer:       plugin.DefaultGRPCServer,
-		Logger:           cfg.logger,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, transportServerOptions()...)...)
+		},
+		Logger: cfg.logger,
 	})
 	if c, ok := p.(Closer); ok {
 		if err := c.Close(); err != nil {

@@ -230,6 +230,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		AutoMTLS:         true,
 		StartTimeout:     p.host.opts.StartTimeout,
 		Logger:           p.host.opts.Logger.Named(p.cfg.Name),
+		GRPCDialOptions:  sdk.TransportDialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {
