@@ -344,7 +344,14 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 	var recs []journal.Record
 	var bad []*journal.CorruptError
 	lineage := row.lineage
-	where := fmt.Sprintf("%s (table %s.journal, stack %s, seq)", b.loc, b.schema, b.stack)
+	where := fmt.Sprintf("%s (table %s.journal, stack %s) seq", b.loc, b.schema, b.stack)
+	// A damaged row is repaired in the database, never by editing a file.
+	table := pgx.Identifier{b.schema, "journal"}.Sanitize()
+	stackLit := "'" + strings.ReplaceAll(b.stack, "'", "''") + "'"
+	fix := func(seq int64) string {
+		return fmt.Sprintf("keep a copy of the row (`SELECT seq, convert_from(body, 'UTF8') FROM %s WHERE stack = %s AND seq = %d;` in psql), then delete it (`DELETE FROM %s WHERE stack = %s AND seq = %d;`)",
+			table, stackLit, seq, table, stackLit, seq)
+	}
 	for rows.Next() {
 		var seq int64
 		var body []byte
@@ -353,11 +360,11 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 		}
 		var r journal.Record
 		if err := json.Unmarshal(body, &r); err != nil {
-			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: err})
+			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: err, Fix: fix(seq)})
 			continue
 		}
 		if r.ID == "" || r.Op == "" || r.Kind == "" {
-			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: errors.New("no id, op or kind")})
+			bad = append(bad, &journal.CorruptError{Path: where, Line: int(seq), Err: errors.New("no id, op or kind"), Fix: fix(seq)})
 			continue
 		}
 		if r.Lineage != "" {

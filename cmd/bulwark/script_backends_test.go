@@ -203,6 +203,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"pg-hold-lock":      cmdPgHoldLock,
 			"pg-wait-lock":      cmdPgWaitLock,
 			"pg-cut-lock":       cmdPgCutLock,
+			"pg-exec":           cmdPgExec,
 			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
 			"s3-lock-elsewhere": cmdS3LockElsewhere,
 			"s3-wait-lease":     cmdS3WaitLease,

@@ -91,6 +91,16 @@ func cmdPgWaitLock(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// pg-exec URL SQL runs SQL on the server of URL, {{s}} standing for its
+// bulwark schema (to damage what bulwark stored, as a person or a bug
+// could).
+func cmdPgExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pg-exec URL SQL")
+	}
+	ts.Check(pgtest.Exec(args[0], args[1]))
+}
+
 // pg-cut-lock URL STACK ends, on the server, the session that holds STACK's
 // lock at URL (a connection cut), and waits until it has ended.
 func cmdPgCutLock(ts *testscript.TestScript, neg bool, args []string) {

@@ -296,14 +296,25 @@ var ErrCorrupt = errors.New("journal has a bad line")
 // CorruptError is a line of the journal that is not a journal record: a
 // fragment, a foreign edit, something that does not parse.
 type CorruptError struct {
-	Path string
-	Line int
+	Path string // where the journal is: a file, or a backend's table or object
+	Line int    // the line (a file), or the record's place there (a row's seq)
 	Err  error
+	// Fix, when set, says how to repair the record where its backend keeps
+	// it (a row of a database); empty: the file's line, deleted with sed.
+	Fix string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("journal %s:%d is not a journal record (%v): keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`) and run `bulwark doctor` again",
-		e.Path, e.Line, e.Err, e.Line, e.Line, e.Path)
+	return fmt.Sprintf("journal %s:%d is not a journal record (%v): %s and run `bulwark doctor` again", e.Path, e.Line, e.Err, e.Repair())
+}
+
+// Repair says how to repair the record: Fix, else how to delete the file's
+// line (keeping a copy first).
+func (e *CorruptError) Repair() string {
+	if e.Fix != "" {
+		return e.Fix
+	}
+	return fmt.Sprintf("keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`)", e.Line, e.Line, e.Path)
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }

@@ -220,11 +220,20 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 	}
 	recs, bad, err := be.Journal(ctx)
 	for _, b := range bad {
-		out = append(out, Check{Name: "journal " + name, Detail: fmt.Sprintf("%s:%d is not a journal record (%v)", b.Path, b.Line, b.Err),
-			Fix: fmt.Sprintf("keep a copy of the file, then delete line %d (e.g. `sed -i '%dd' %s`): the lines around it are intact", b.Line, b.Line, b.Path)})
+		// The backend says how to repair it where it keeps it (a file's
+		// line, a database's row).
+		fix := b.Repair() + ": the lines around it are intact"
+		if b.Fix != "" {
+			fix = b.Repair() + ": the records around it are intact"
+		}
+		out = append(out, Check{Name: "journal " + name, Detail: fmt.Sprintf("%s:%d is not a journal record (%v)", b.Path, b.Line, b.Err), Fix: fix})
 	}
 	if err != nil {
-		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: "the journal must be a regular file of bulwark's in the stack folder, not a link"})
+		fix := "the journal must be a regular file of bulwark's in the stack folder, not a link"
+		if !strings.HasPrefix(be.Location(), "file://") {
+			fix = "the journal at " + be.Location() + " could not be read: see the error, and check the backend (reachable, its credentials, its permissions)"
+		}
+		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: fix})
 	} else if u := Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume " + specPath + "` to finish it (from the journal)"})

@@ -105,6 +105,32 @@ func DropSchema(base, schema string) error {
 	return err
 }
 
+// Exec runs sql on the server u names (a bulwark URL: its ?schema=NAME is
+// bulwark's, and {{s}} in sql is that schema, quoted), for tests that damage
+// what bulwark stored.
+func Exec(u, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pu, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("pgtest: the URL does not parse")
+	}
+	q := pu.Query()
+	schema := q.Get("schema")
+	if schema == "" {
+		schema = "bulwark"
+	}
+	q.Del("schema")
+	pu.RawQuery = q.Encode()
+	conn, err := pgx.Connect(ctx, pu.String())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, strings.ReplaceAll(sql, "{{s}}", pgx.Identifier{schema}.Sanitize()))
+	return err
+}
+
 // Base returns the URL of a server for t and the tests after it in this
 // process: $BULWARK_TEST_POSTGRES_URL when set, else a throwaway server
 // started now and stopped when t ends. For tests that cannot use Main (a
