@@ -78,6 +78,43 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 		sort.Slice(found, func(i, j int) bool { return pos[found[i]] < pos[found[j]] })
 		res.Blocked = append(res.Blocked, found...)
 	}
+	// The visits run on workers, at most parallelism of them, started as
+	// needed and reused: a goroutine per node would grow a fresh stack for
+	// each (a step's provider call and journal write go deep), copying it
+	// every time it doubles.
+	work := make(chan string, parallelism)
+	idle := 0
+	defer close(work)
+	done := func(n string, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		running--
+		idle++
+		if ok {
+			state[n] = okState
+			res.Done = append(res.Done, n)
+			for m := range g.rdeps[n] {
+				if state[m] != pending {
+					continue
+				}
+				if remaining[m]--; remaining[m] == 0 {
+					heap.Push(ready, pos[m])
+				}
+			}
+		} else {
+			state[n] = badState
+			res.Failed = append(res.Failed, n)
+			for m := range g.rdeps[n] {
+				block(m)
+			}
+		}
+		cond.Broadcast()
+	}
+	worker := func() {
+		for n := range work {
+			done(n, visit(ctx, n))
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for {
@@ -96,31 +133,12 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 			}
 			state[n] = runningState
 			running++
-			go func(n string) {
-				ok := visit(ctx, n)
-				mu.Lock()
-				defer mu.Unlock()
-				running--
-				if ok {
-					state[n] = okState
-					res.Done = append(res.Done, n)
-					for m := range g.rdeps[n] {
-						if state[m] != pending {
-							continue
-						}
-						if remaining[m]--; remaining[m] == 0 {
-							heap.Push(ready, pos[m])
-						}
-					}
-				} else {
-					state[n] = badState
-					res.Failed = append(res.Failed, n)
-					for m := range g.rdeps[n] {
-						block(m)
-					}
-				}
-				cond.Broadcast()
-			}(n)
+			if idle > 0 {
+				idle--
+			} else {
+				go worker()
+			}
+			work <- n // never blocks: at most parallelism are running
 		}
 		if running == 0 {
 			// Whatever is still pending can never start (cancelled context or a

@@ -3,7 +3,9 @@ package dag
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -485,5 +487,55 @@ func TestWalkRepeatedRandom(t *testing.T) {
 		if tr.max > par {
 			t.Fatalf("run %d: %d visits at once, parallelism %d", r, tr.max, par)
 		}
+	}
+}
+
+// goroutineID is the id runtime.Stack names the calling goroutine by.
+func goroutineID() string {
+	var buf [64]byte
+	s := string(buf[:runtime.Stack(buf[:], false)])
+	id, _, _ := strings.Cut(strings.TrimPrefix(s, "goroutine "), " ")
+	return id
+}
+
+// The visits run on at most parallelism goroutines, reused from node to
+// node (a goroutine per node grows a fresh stack each time), and none is
+// left running once Walk returns.
+func TestWalkReusesWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		par, nodes int
+		chain      bool
+	}{
+		{"flat", 4, 200, false},
+		{"chain", 4, 50, true},
+		{"more workers than nodes", 16, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := New()
+				for i := 0; i < tc.nodes; i++ {
+					g.Add(fmt.Sprintf("n%d", i))
+					if tc.chain && i > 0 {
+						g.Connect(fmt.Sprintf("n%d", i), fmt.Sprintf("n%d", i-1))
+					}
+				}
+				var mu sync.Mutex
+				ids := map[string]bool{}
+				res := g.Walk(context.Background(), tc.par, nil, func(context.Context, string) bool {
+					mu.Lock()
+					ids[goroutineID()] = true
+					mu.Unlock()
+					return true
+				})
+				if len(res.Done) != tc.nodes {
+					t.Fatalf("%d done, want %d", len(res.Done), tc.nodes)
+				}
+				if len(ids) > tc.par {
+					t.Errorf("visits ran on %d goroutines, want at most %d", len(ids), tc.par)
+				}
+				synctest.Wait() // every worker has exited: synctest fails on one left blocked
+			})
+		})
 	}
 }
