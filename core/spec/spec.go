@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
+	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -287,7 +288,7 @@ func (s *Spec) WithDefaultProvider(name string) *Spec {
 	c.Providers = make(map[string]*Provider, len(s.Providers)+1)
 	for k, p := range s.Providers {
 		cp := *p
-		cp.Config = cloneMap(p.Config)
+		cp.Config = value.CloneMap(p.Config)
 		c.Providers[k] = &cp
 	}
 	if _, ok := c.Providers[name]; !ok {
@@ -297,7 +298,7 @@ func (s *Spec) WithDefaultProvider(name string) *Spec {
 	for i, r := range s.Resources {
 		cr := *r
 		cr.DependsOn = slices.Clone(r.DependsOn)
-		cr.Config = cloneMap(r.Config)
+		cr.Config = value.CloneMap(r.Config)
 		cr.FieldPos = maps.Clone(r.FieldPos)
 		if !cr.ExplicitProvider {
 			cr.Provider = name
@@ -319,30 +320,4 @@ func (s *Spec) ProvidersUsed() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// cloneMap deep-copies a JSON-normalised map, keeping nil as nil.
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return cloneMap(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	return v
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
@@ -460,30 +461,5 @@ func cloneStrings(s []string) []string {
 }
 
 // CloneValues deep-copies a map of JSON values (maps and lists inside are
-// copied too).
-func CloneValues(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return CloneValues(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneValue(e)
-		}
-		return out
-	case []string:
-		return cloneStrings(x)
-	}
-	return v
-}
+// copied too): value.CloneMap.
+func CloneValues(m map[string]any) map[string]any { return value.CloneMap(m) }
