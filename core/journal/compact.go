@@ -51,72 +51,18 @@ func Compact(path string, keep int) (int, error) {
 // the records to keep (recs itself when there is nothing to compact) and how
 // many operations it summarized.
 func CompactRecords(recs []Record, keep int) ([]Record, int) {
-	if keep <= 0 {
-		keep = DefaultKeepOperations
-	}
-	type opInfo struct {
-		first, last int // indexes of its first and last op record
-		n           int // records
-		status      string
-		typ, errMsg string
-		start, end  time.Time
-		lineage     string
-		summarized  bool // already one summary line
-	}
-	ops := map[string]*opInfo{}
-	var order []string
+	var ops Ops
+	first := map[string]int{}
 	for i, r := range recs {
 		if r.Kind == KindState {
 			continue
 		}
-		o := ops[r.Op]
-		if o == nil {
-			o = &opInfo{first: i, start: r.Time}
-			ops[r.Op] = o
-			order = append(order, r.Op)
+		if _, ok := first[r.Op]; !ok {
+			first[r.Op] = i
 		}
-		o.n++
-		if r.Lineage != "" {
-			o.lineage = r.Lineage
-		}
-		switch r.Kind {
-		case KindSummary:
-			o.summarized = true
-		case KindOp:
-			o.last = i
-			o.status, o.errMsg = r.Status, r.Error
-			if r.Type != "" {
-				o.typ = r.Type
-			}
-			o.end = r.Time
-		}
+		ops.Add(&r, 0)
 	}
-	whole := 0
-	for _, id := range order {
-		if !ops[id].summarized {
-			whole++
-		}
-	}
-	if whole <= 2*keep {
-		return recs, 0
-	}
-	// The newest keep operations stay whole; of the older ones, the
-	// finished ones are summarized.
-	compact := map[string]bool{}
-	left := whole - keep
-	for _, id := range order {
-		o := ops[id]
-		if left == 0 {
-			break
-		}
-		if o.summarized {
-			continue
-		}
-		left--
-		if finished(o.status) {
-			compact[id] = true
-		}
-	}
+	compact := ops.Compactable(keep)
 	if len(compact) == 0 {
 		return recs, 0
 	}
@@ -131,11 +77,111 @@ func CompactRecords(recs []Record, keep int) ([]Record, int) {
 			continue
 		}
 		written[r.Op] = true
-		o := ops[r.Op]
-		out = append(out, Record{ID: recs[o.first].ID, Op: r.Op, Time: o.start, End: o.end, Kind: KindSummary, Type: o.typ,
-			Status: o.status, Error: o.errMsg, Steps: o.n, Lineage: o.lineage})
+		out = append(out, ops.Summary(r.Op))
 	}
 	return out, len(compact)
+}
+
+// OpInfo is what compaction learns of one operation from its records.
+type OpInfo struct {
+	ID         string
+	FirstID    string // the id of its first record: its summary's
+	N          int    // its records
+	Status     string // of its last op record
+	Type       string
+	Error      string
+	Start, End time.Time
+	Lineage    string
+	Summarized bool // already one summary line
+	// FirstSeg and LastSeg are the segments (a caller's numbering) of its
+	// first and last records Add was given.
+	FirstSeg, LastSeg int
+}
+
+// Ops gathers OpInfo from a journal's records, oldest first, without
+// keeping the records: what a compaction over a journal too large to hold
+// decides from.
+type Ops struct {
+	byID  map[string]*OpInfo
+	Order []*OpInfo
+}
+
+// Add counts r (in segment seg) to its operation. State records (no
+// operation's) are ignored.
+func (o *Ops) Add(r *Record, seg int) {
+	if r.Kind == KindState {
+		return
+	}
+	if o.byID == nil {
+		o.byID = map[string]*OpInfo{}
+	}
+	op := o.byID[r.Op]
+	if op == nil {
+		op = &OpInfo{ID: r.Op, FirstID: r.ID, Start: r.Time, FirstSeg: seg}
+		o.byID[r.Op] = op
+		o.Order = append(o.Order, op)
+	}
+	op.N++
+	op.LastSeg = seg
+	if r.Lineage != "" {
+		op.Lineage = r.Lineage
+	}
+	switch r.Kind {
+	case KindSummary:
+		op.Summarized = true
+		op.Status, op.Error, op.Type, op.End = r.Status, r.Error, r.Type, r.End
+		if r.Steps > 0 {
+			op.N += r.Steps - 1
+		}
+	case KindOp:
+		op.Status, op.Error = r.Status, r.Error
+		if r.Type != "" {
+			op.Type = r.Type
+		}
+		op.End = r.Time
+	}
+}
+
+// Get is the operation id's info (nil: no record of it was added).
+func (o *Ops) Get(id string) *OpInfo { return o.byID[id] }
+
+// Whole are the operations not summarized yet, oldest first.
+func (o *Ops) Whole() []*OpInfo {
+	var out []*OpInfo
+	for _, op := range o.Order {
+		if !op.Summarized {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// Compactable is the retention rule: once more than twice keep operations
+// are whole, the newest keep stay whole and, of the older ones, the
+// finished ones are to be summarized (their ids). Below that it is empty,
+// so a journal pays for a compaction once in keep operations.
+func (o *Ops) Compactable(keep int) map[string]bool {
+	if keep <= 0 {
+		keep = DefaultKeepOperations
+	}
+	whole := o.Whole()
+	if len(whole) <= 2*keep {
+		return nil
+	}
+	compact := map[string]bool{}
+	for _, op := range whole[:len(whole)-keep] {
+		if finished(op.Status) {
+			compact[op.ID] = true
+		}
+	}
+	return compact
+}
+
+// Summary is the one line operation id's records are compacted to.
+func (o *Ops) Summary(id string) Record {
+	op := o.byID[id]
+	return Record{ID: op.FirstID, Op: id, Time: op.Start, End: op.End, Kind: KindSummary, Type: op.Type,
+		Status: op.Status, Error: op.Error, Steps: op.N, Lineage: op.Lineage}
 }
 
 // WriteAll replaces the journal at path by recs, atomically (a temp file,

@@ -19,6 +19,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -344,34 +346,106 @@ func Scan(path string) (recs []Record, bad []*CorruptError, err error) {
 }
 
 // ScanEnds is Scan that also returns, for each good record, the offset just
-// past its line (where the file would be cut to end with it).
+// past its line (where the file would be cut to end with it). It holds
+// every record in memory: a reader that needs less streams with Each.
 func ScanEnds(path string) (recs []Record, ends []int64, bad []*CorruptError, err error) {
+	bad, err = Each(path, Options{}, func(r *Record, end int64) error {
+		recs = append(recs, *r)
+		ends = append(ends, end)
+		return nil
+	})
+	return recs, ends, bad, err
+}
+
+// Options narrow what Each decodes.
+type Options struct {
+	// Kinds, when set, are the record kinds wanted: a line that cannot be
+	// one of them (it has no "kind" key with one of these values at any
+	// depth) is skipped without being decoded, so reading the operations'
+	// records of a long journal costs a byte search per step record.
+	// Skipped lines are not checked: a bad one is reported only by a
+	// reader that decodes it.
+	Kinds []string
+	// NoChange skips decoding the state changes records carry
+	// (Record.Change stays nil): what a reader of history needs.
+	NoChange bool
+}
+
+// maxLine bounds one journal line: a record whose change puts one large
+// resource is long, but never this long; a longer line is reported bad.
+const maxLine = 64 << 20
+
+// Each calls fn with each complete record of path, in order, and the
+// offset just past its line, reading the file a buffer at a time: memory is
+// one line, not the journal. A missing file has no records; a torn last
+// line (no newline) is ignored; a bad line elsewhere is returned as a
+// *CorruptError and skipped. r is reused after fn returns: fn copies what it
+// keeps. An error from fn stops the scan and is returned. A path that is a
+// symbolic link is refused.
+func Each(path string, o Options, fn func(r *Record, end int64) error) ([]*CorruptError, error) {
 	if err := nofollow.CheckDir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil, fmt.Errorf("read journal: %w", err)
+		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	b, err := nofollow.ReadFile(path)
+	f, err := nofollow.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read journal: %w", err)
+		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
-		b = b[:i+1] // torn tail
-	}
+	defer f.Close()
+	return EachIn(f, path, o, fn)
+}
+
+// EachIn is Each over an open file (named path in errors).
+func EachIn(rd io.Reader, path string, o Options, fn func(r *Record, end int64) error) ([]*CorruptError, error) {
+	var bad []*CorruptError
+	br := bufio.NewReaderSize(rd, 256<<10)
+	var long []byte // a line longer than the buffer, gathered
 	line := 0
 	var off int64
-	for len(b) > 0 {
+	var r Record
+	var dec struct {
+		*Record
+		Change *skipJSON `json:"change,omitempty"`
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(long)+len(chunk) > maxLine {
+				return bad, fmt.Errorf("read journal %s: line %d is longer than %d bytes", path, line+1, maxLine)
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		if err == io.EOF {
+			return bad, nil // what is left has no newline: a torn tail
+		}
+		if err != nil {
+			return bad, fmt.Errorf("read journal %s: %w", path, err)
+		}
+		text := chunk
+		if long != nil {
+			text = append(long, chunk...)
+			long = nil
+		}
 		line++
-		i := bytes.IndexByte(b, '\n')
-		text := b[:i]
-		b = b[i+1:]
-		off += int64(i) + 1
+		off += int64(len(text))
+		text = text[:len(text)-1]
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
-		var r Record
-		if err := json.Unmarshal(text, &r); err != nil {
+		if len(o.Kinds) > 0 && !mayBeKind(text, o.Kinds) {
+			continue
+		}
+		r = Record{}
+		if o.NoChange {
+			dec.Record = &r
+			err = json.Unmarshal(text, &dec)
+		} else {
+			err = json.Unmarshal(text, &r)
+		}
+		if err != nil {
 			bad = append(bad, &CorruptError{Path: path, Line: line, Err: err})
 			continue
 		}
@@ -379,8 +453,40 @@ func ScanEnds(path string) (recs []Record, ends []int64, bad []*CorruptError, er
 			bad = append(bad, &CorruptError{Path: path, Line: line, Err: errors.New("no id, op or kind")})
 			continue
 		}
-		recs = append(recs, r)
-		ends = append(ends, off)
+		if len(o.Kinds) > 0 && !slices.Contains(o.Kinds, r.Kind) {
+			continue
+		}
+		if err := fn(&r, off); err != nil {
+			return bad, err
+		}
 	}
-	return recs, ends, bad, nil
+}
+
+// skipJSON decodes nothing: a field a reader does not want.
+type skipJSON struct{}
+
+func (*skipJSON) UnmarshalJSON([]byte) error { return nil }
+
+// mayBeKind reports whether line holds a "kind" key whose value is one of
+// kinds (at any depth, whatever the spacing): a line for which it is false
+// is no record of those kinds.
+func mayBeKind(line []byte, kinds []string) bool {
+	const key = `"kind"`
+	for {
+		i := bytes.Index(line, []byte(key))
+		if i < 0 {
+			return false
+		}
+		line = line[i+len(key):]
+		v := bytes.TrimLeft(line, " \t\r")
+		if len(v) == 0 || v[0] != ':' {
+			continue
+		}
+		v = bytes.TrimLeft(v[1:], " \t\r")
+		for _, k := range kinds {
+			if len(v) >= len(k)+2 && v[0] == '"' && string(v[1:1+len(k)]) == k && v[1+len(k)] == '"' {
+				return true
+			}
+		}
+	}
 }
