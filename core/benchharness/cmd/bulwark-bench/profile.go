@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"time"
 
@@ -25,6 +27,7 @@ type profileRun struct {
 	parallelism         int
 	cpuFile             string
 	pluginPrefix        string // "" profiles no plugin
+	memFile             string // "" takes no heap profile
 }
 
 // profile runs one command of one generated stack in this process, through
@@ -64,6 +67,10 @@ func profile(ctx context.Context, r profileRun) error {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
+	var peak *heapPeak
+	if r.memFile != "" {
+		peak = watchHeap()
+	}
 	var walls []time.Duration
 	for _, fn := range fns {
 		start := time.Now()
@@ -79,6 +86,14 @@ func profile(ctx context.Context, r profileRun) error {
 	}
 	fmt.Fprintf(os.Stderr, "%s of %d %s resources in process, %d time(s): %v; CPU profile in %s (bulwark's side only: the mock is another process)\n"+
 		"  go tool pprof -top -nodecount 30 %s\n", r.command, r.n, r.shape, r.count, walls, r.cpuFile, r.cpuFile)
+	if peak != nil {
+		most, err := peak.stop(r.memFile)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "live heap at its largest (as a GC found it): %.1f MiB; its heap profile in %s\n"+
+			"  go tool pprof -sample_index=inuse_space -top %s\n", float64(most)/(1<<20), r.memFile, r.memFile)
+	}
 	if r.pluginPrefix != "" {
 		fmt.Fprintf(os.Stderr, "the plugins' profiles: %s.PID\n  go tool pprof -top -nodecount 30 %s.*\n", r.pluginPrefix, r.pluginPrefix)
 	}
@@ -153,4 +168,56 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 		}
 	}
 	return fn, nil
+}
+
+// heapPeak samples the heap in use while a profiled command runs and keeps
+// the heap profile of the moment it was largest: what holds the memory at
+// the peak, which a profile written at the end (after the command let go of
+// it) does not show.
+type heapPeak struct {
+	done chan struct{}
+	out  chan heapSample
+}
+
+type heapSample struct {
+	bytes   uint64
+	profile []byte
+}
+
+func watchHeap() *heapPeak {
+	h := &heapPeak{done: make(chan struct{}), out: make(chan heapSample, 1)}
+	go func() {
+		var best heapSample
+		// The live heap the last GC found: a heap profile is of the
+		// last GC too, so one taken when this grew is that moment's.
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.done:
+				h.out <- best
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > best.bytes {
+				var buf bytes.Buffer
+				if err := pprof.Lookup("heap").WriteTo(&buf, 0); err == nil {
+					best = heapSample{bytes: v, profile: buf.Bytes()}
+				}
+			}
+		}
+	}()
+	return h
+}
+
+// stop ends the sampling and writes the peak's profile to path.
+func (h *heapPeak) stop(path string) (uint64, error) {
+	close(h.done)
+	best := <-h.out
+	if best.profile == nil {
+		return 0, fmt.Errorf("-memprofile: no heap sample was taken")
+	}
+	return best.bytes, os.WriteFile(path, best.profile, 0o644)
 }
