@@ -605,16 +605,52 @@ func (e *crashEnv) journalRecords() []journalRec {
 	if e.stateURL != "" {
 		return e.remoteJournal()
 	}
-	b, err := os.ReadFile(filepath.Join(e.stateDir, e.stack, "journal.jsonl"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		e.t.Fatal(err)
-	}
+	b := journalFiles(e.t, filepath.Join(e.stateDir, e.stack))
 	var out []journalRec
 	for l := range bytes.SplitSeq(b, []byte("\n")) {
 		var r journalRec
 		if json.Unmarshal(l, &r) == nil {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// journalFiles is the file backend's journal in the stack folder dir, in
+// reading order: the base segment in force (journal/base-N.jsonl), the
+// sealed segments numbered past it (journal/N.jsonl), the live
+// journal.jsonl (see core/storage/filestore).
+func journalFiles(t crashT, dir string) []byte {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "journal"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	base, sealed := "", []string{}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case strings.HasPrefix(n, "base-") && strings.HasSuffix(n, ".jsonl"):
+			base = max(base, n) // names sort by number: fixed width
+		case strings.HasSuffix(n, ".jsonl") && !strings.HasPrefix(n, "."):
+			sealed = append(sealed, n)
+		}
+	}
+	var paths []string
+	if base != "" {
+		paths = append(paths, filepath.Join(dir, "journal", base))
+	}
+	for _, n := range sealed { // ReadDir sorts them
+		if base == "" || n > strings.TrimPrefix(base, "base-") {
+			paths = append(paths, filepath.Join(dir, "journal", n))
+		}
+	}
+	var out []byte
+	for _, p := range append(paths, filepath.Join(dir, "journal.jsonl")) {
+		b, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		out = append(out, b...)
 	}
 	return out
 }

@@ -348,7 +348,8 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int, stateURL st
 	after := func(r *Result) {
 		if stateURL == "" { // a remote backend's sizes are not files here
 			r.StateBytes = fileSize(filepath.Join(stackDir, state.FileName))
-			r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName))
+			// The live segment and the sealed ones (core/storage/filestore).
+			r.JournalBytes = fileSize(filepath.Join(stackDir, journal.FileName)) + treeSize(filepath.Join(stackDir, "journal"))
 			r.FolderBytes = treeSize(stackDir)
 		}
 		r.Resources = recorded(ctx, cfg.Bulwark, env, global, specPath)

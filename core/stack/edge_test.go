@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
-	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -276,7 +275,7 @@ func TestPlanIsReadOnly(t *testing.T) {
 	e.w.Remove("gone") // drift: an apply would forget it and create it again
 	dir := stack.StackDir(e.stateDir, "s")
 	stateBefore, _ := os.ReadFile(filepath.Join(dir, state.FileName))
-	journalBefore, _ := os.ReadFile(filepath.Join(dir, journal.FileName))
+	journalBefore := journalBytes(t, dir)
 	c0, u0, d0 := e.w.Calls()
 
 	next := slices.Clone(rs[:3])
@@ -301,7 +300,7 @@ func TestPlanIsReadOnly(t *testing.T) {
 		t.Errorf("plan called the provider: creates %d->%d updates %d->%d deletes %d->%d", c0, c1, u0, u1, d0, d1)
 	}
 	stateAfter, _ := os.ReadFile(filepath.Join(dir, state.FileName))
-	journalAfter, _ := os.ReadFile(filepath.Join(dir, journal.FileName))
+	journalAfter := journalBytes(t, dir)
 	if string(stateAfter) != string(stateBefore) || string(journalAfter) != string(journalBefore) {
 		t.Errorf("plan wrote the state or the journal")
 	}

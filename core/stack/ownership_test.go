@@ -72,7 +72,7 @@ func TestNoAdoptionAcrossStacks(t *testing.T) {
 	if st := e.state(t, "beta"); len(st.Resources) != 0 {
 		t.Errorf("beta's state records %v", st.Names())
 	}
-	recs, _ := journal.Read(filepath.Join(stack.StackDir(e.stateDir, "beta"), journal.FileName))
+	recs := journalIn(t, stack.StackDir(e.stateDir, "beta"))
 	if len(recs) == 0 || recs[len(recs)-1].Status != journal.OpRefused {
 		t.Errorf("the refusal is not journaled: %+v", recs)
 	}
@@ -195,7 +195,7 @@ func TestLineage(t *testing.T) {
 	if k := st.Resources["a"].IdempotencyKey; k != "bulwark:s:"+st.Lineage+":"+strings.TrimPrefix(k, "bulwark:s:"+st.Lineage+":") || !strings.HasPrefix(k, "bulwark:s:"+st.Lineage+":") {
 		t.Errorf("recorded key %q", k)
 	}
-	recs, _ := journal.Read(filepath.Join(stack.StackDir(e.stateDir, "s"), journal.FileName))
+	recs := journalIn(t, stack.StackDir(e.stateDir, "s"))
 	for _, r := range recs {
 		if r.Lineage != st.Lineage {
 			t.Fatalf("record %+v does not carry lineage %s", r, st.Lineage)
@@ -233,6 +233,9 @@ func TestStateBeforeLineagesStaysOwned(t *testing.T) {
 		r.Key = "01BAREOLDKEY" + r.Name
 	}
 	e.w.mu.Unlock()
+	if err := removeFile(filepath.Join(dir, "journal")); err != nil {
+		t.Fatal(err)
+	}
 	if err := removeFile(filepath.Join(dir, journal.FileName)); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +252,7 @@ func TestStateBeforeLineagesStaysOwned(t *testing.T) {
 	}
 }
 
-func removeFile(path string) error { return os.Remove(path) }
+func removeFile(path string) error { return os.RemoveAll(path) }
 
 // A teardown never deletes what a recorded id holds once it carries another
 // stack's key: the whole teardown is refused before its first delete.

@@ -1,9 +1,7 @@
 package stack_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -20,21 +18,14 @@ import (
 // editJournal rewrites stack s's journal keeping the records keep accepts.
 func (e *env) editJournal(t *testing.T, keep func(journal.Record) bool) {
 	t.Helper()
-	path := filepath.Join(stack.StackDir(e.stateDir, "s"), journal.FileName)
-	recs, err := journal.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	for _, r := range recs {
+	dir := stack.StackDir(e.stateDir, "s")
+	var kept []journal.Record
+	for _, r := range journalIn(t, dir) {
 		if keep(r) {
-			line, _ := json.Marshal(r)
-			b.Write(append(line, '\n'))
+			kept = append(kept, r)
 		}
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rewriteJournal(t, dir, kept)
 }
 
 // appendJournal appends records to stack s's journal.

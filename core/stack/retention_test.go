@@ -122,11 +122,7 @@ func TestJournalCompactsOldOperations(t *testing.T) {
 	for i := 0; i < runs; i++ {
 		e.mustApply(t, sp, keep)
 	}
-	path := filepath.Join(stack.StackDir(e.stateDir, "s"), journal.FileName)
-	recs, err := journal.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := journalIn(t, stack.StackDir(e.stateDir, "s"))
 	summaries, whole := 0, map[string]bool{}
 	for _, r := range recs {
 		if r.Kind == journal.KindSummary {

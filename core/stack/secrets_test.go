@@ -154,7 +154,7 @@ func TestSecretsNeverInClear(t *testing.T) {
 		t.Errorf("the error does not show the mask: %v", res.Err)
 	}
 	noClear(t, "the error", []byte(res.Err.Error()))
-	noClear(t, "journal.jsonl", read("journal.jsonl"))
+	noClear(t, "the journal", journalBytes(t, dir))
 	noClear(t, "state.json", read("state.json"))
 	noClear(t, "the events", []byte(evs.String()))
 	noClear(t, "the output", []byte(e.out.String()))
@@ -210,7 +210,7 @@ func TestSecretsNeverInClear(t *testing.T) {
 		raw, _ := os.ReadFile(b)
 		noClear(t, b, raw)
 	}
-	noClear(t, "journal.jsonl", read("journal.jsonl"))
+	noClear(t, "the journal", journalBytes(t, dir))
 	noClear(t, "the events", []byte(evs.String()))
 
 	// rollback opens the sealed spec of revision 1 and converges to it.

@@ -306,8 +306,13 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
-	recs, _, err := be.Journal(ctx)
-	if err != nil {
+	// The operations' own records are all an unfinished one is told by:
+	// the journal is streamed for them, never held whole.
+	var recs []journal.Record
+	if _, err := storage.ScanJournal(ctx, be, []string{journal.KindOp}, func(r journal.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
 		s.close()
 		return nil, err
 	}

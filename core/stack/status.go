@@ -68,7 +68,15 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	defer be.Close()
 	// A bad journal line must not hide the rest: status reports it, named,
 	// with the repair, and everything the good lines say.
-	recs, bad, err := be.Journal(ctx)
+	// Every line is read (a bad one is reported), the operations' own
+	// records alone kept: what History and Unfinished are told by.
+	var recs []journal.Record
+	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
+		if r.Kind == journal.KindOp || r.Kind == journal.KindSummary {
+			recs = append(recs, r)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

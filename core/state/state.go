@@ -17,7 +17,6 @@
 package state
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -238,11 +237,6 @@ func (s *State) Clone() *State {
 // not match its checksum.
 var ErrCorrupt = errors.New("state file is corrupt")
 
-type envelope struct {
-	Checksum string          `json:"checksum"`
-	State    json.RawMessage `json:"state"`
-}
-
 // Store is one stack's state on disk. It is safe for concurrent use.
 type Store struct {
 	dir string
@@ -323,11 +317,15 @@ func Load(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
 	}
-	var env envelope
+	// The state's bytes are read in place, not copied out of the file's.
+	var env struct {
+		Checksum string  `json:"checksum"`
+		State    inPlace `json:"state"`
+	}
 	if err := json.Unmarshal(b, &env); err != nil {
 		return nil, fmt.Errorf("load state %s: %w: %v", path, ErrCorrupt, err)
 	}
-	if got := checksum(compact(env.State)); got != env.Checksum {
+	if got := compactChecksum(env.State); got != env.Checksum {
 		return nil, fmt.Errorf("load state %s: %w: checksum %s, recorded %s", path, ErrCorrupt, got, env.Checksum)
 	}
 	var st State
@@ -414,22 +412,57 @@ func write(path string, st *State) error {
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "{\n  \"checksum\": %q,\n  \"state\": %s\n}\n", checksum(compact(body)), body)
+	// The body is written as it is, between its envelope's lines: one copy
+	// of the state's text in memory, not three.
+	head := fmt.Sprintf("{\n  \"checksum\": %q,\n  \"state\": ", compactChecksum(body))
 	if err := nofollow.CheckReplaceable(path); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o600)
+	return atomicfile.WriteParts(path, 0o600, []byte(head), body, []byte("\n}\n"))
 }
 
-// compact is the form the checksum is computed over, so indentation does not
-// matter.
-func compact(b []byte) []byte {
-	var out bytes.Buffer
-	if err := json.Compact(&out, b); err != nil {
-		return b
+// inPlace keeps the JSON it is decoded from without copying it: the bytes
+// are the decoded buffer's, which the caller keeps unchanged.
+type inPlace []byte
+
+func (p *inPlace) UnmarshalJSON(b []byte) error {
+	*p = b
+	return nil
+}
+
+// compactChecksum is checksum(compact(b)) without the compact copy: the
+// bytes of b outside its strings that are not white space, hashed as they
+// are found.
+func compactChecksum(b []byte) string {
+	h := sha256.New()
+	var buf [4096]byte
+	n := 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		buf[n] = c
+		n++
+		if n == len(buf) {
+			h.Write(buf[:])
+			n = 0
+		}
 	}
-	return out.Bytes()
+	h.Write(buf[:n])
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // Clone returns a deep copy of r (its value maps and lists copied, not

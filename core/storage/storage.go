@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -93,6 +94,36 @@ type Backend interface {
 	// Close releases what the backend holds open (connections, files). It
 	// does not release a lock: Writer.Release does.
 	Close() error
+}
+
+// JournalScanner is a Backend that can also read its journal as a stream,
+// an optional capability (the file backend has it): fn is called with each
+// record of a whole commit, oldest first, without the journal being held in
+// memory; with kinds, only records of those kinds are passed (and a line
+// that cannot be one of them need not even be decoded or checked).
+type JournalScanner interface {
+	ScanJournal(ctx context.Context, kinds []string, fn func(journal.Record) error) ([]*journal.CorruptError, error)
+}
+
+// ScanJournal streams b's journal through fn (kinds as JournalScanner's):
+// by the backend's own stream when it has one, else from Journal.
+func ScanJournal(ctx context.Context, b Backend, kinds []string, fn func(journal.Record) error) ([]*journal.CorruptError, error) {
+	if s, ok := b.(JournalScanner); ok {
+		return s.ScanJournal(ctx, kinds, fn)
+	}
+	recs, bad, err := b.Journal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if len(kinds) > 0 && !slices.Contains(kinds, r.Kind) {
+			continue
+		}
+		if err := fn(r); err != nil {
+			return bad, err
+		}
+	}
+	return bad, nil
 }
 
 // Writer is a held lock and the only way to write. Every method fails with

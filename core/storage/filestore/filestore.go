@@ -2,7 +2,8 @@
 // stack's durable home is one folder (mode 0700) of the machine that runs
 // bulwark.
 //
-//	<stack folder>/journal.jsonl   the journal, and the write-ahead log of the state
+//	<stack folder>/journal.jsonl   the live journal segment, and the write-ahead log of the state
+//	<stack folder>/journal/N.jsonl  sealed segments (journal/base-N.jsonl: the compacted history up to N)
 //	<stack folder>/state.json      a snapshot of the state (written at Checkpoint)
 //	<stack folder>/revisions/N.json  revision N's body (spec text, variables), sealed
 //	<stack folder>/backups/state-OP.json  a copy of the state before update OP
@@ -13,9 +14,10 @@
 // change rides on the commit's last record (Record.Change, its sensitive
 // values sealed, with the serial it makes), so what a step writes is what it
 // changed, never the whole state. Load reads the snapshot and replays the
-// changes the journal holds past its serial. Checkpoint writes the snapshot
-// (temp file, fsync, rename: a crash leaves the old one or the new one) and
-// compacts the journal.
+// changes the live segment holds past its serial, streaming it. Checkpoint
+// writes the snapshot (temp file, fsync, rename: a crash leaves the old one
+// or the new one), then seals the live segment and compacts by rotating
+// segments (see segmentsDir): no segment is ever rewritten.
 //
 // The records of one commit are written in one write; each says how many
 // of its commit follow it (Record.Rest), so a commit torn by a power cut (a
@@ -40,6 +42,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -143,10 +146,10 @@ func (b *Backend) Close() error { return nil }
 // commits, and where the journal's last whole commit ends.
 type loaded struct {
 	st      *state.State
-	recs    []journal.Record // whole commits only
+	records int // records of whole commits in the live segment
 	bad     []*journal.CorruptError
-	end     int64 // offset just past the last whole commit
-	torn    bool  // the journal's tail holds a commit cut short
+	end     int64 // offset just past the live segment's last whole commit
+	torn    bool  // the live segment's tail holds a commit cut short
 	disk    int64 // the snapshot's serial (0: none)
 	clear   bool  // the snapshot holds in clear what sealing seals
 	legacy  bool  // the snapshot's revisions hold their spec texts
@@ -168,6 +171,16 @@ func (b *Backend) load() (*loaded, error) {
 	}
 	if err := b.moved(); err != nil {
 		return nil, err
+	}
+	// The live segment is opened before the snapshot is read: a Checkpoint
+	// that seals it meanwhile wrote a snapshot covering it first, so the
+	// pair read is consistent whichever snapshot is found.
+	live, err := openSegment(b.path(journalFile))
+	if err != nil {
+		return nil, err
+	}
+	if live != nil {
+		defer live.Close()
 	}
 	st, err := state.Load(b.path(stateFile))
 	switch {
@@ -195,78 +208,296 @@ func (b *Backend) load() (*loaded, error) {
 		}
 		rev.Spec = "" // its body is Revision(n)'s
 	}
-	recs, ends, bad, err := journal.ScanEnds(b.path(journalFile))
-	if err != nil {
+	// Only the live segment can hold changes past the snapshot: a segment
+	// is sealed only once a snapshot covering it is durable (Checkpoint).
+	if err := b.replay(live, st, out); err != nil {
 		return nil, err
 	}
-	out.bad = bad
-	// Only whole commits count: a tail that ends inside one (its last
-	// record has more of its commit to follow) is cut off.
-	whole := len(recs)
-	for whole > 0 && recs[whole-1].Rest > 0 {
-		whole--
-	}
-	out.torn = whole < len(recs)
-	recs = recs[:whole]
-	if whole > 0 {
-		out.end = ends[whole-1]
-	}
-	jl := ""
-	for _, r := range recs {
-		switch {
-		case r.Lineage == "":
-		case jl == "":
-			jl = r.Lineage
-		case r.Lineage != jl:
-			return nil, &storage.LineageError{What: "journal", Location: b.path(journalFile), Want: jl, Found: r.Lineage}
-		}
-	}
-	if st.Lineage != "" && jl != "" && jl != st.Lineage {
-		return nil, &storage.LineageError{What: "journal", Location: b.path(journalFile), Want: st.Lineage, Found: jl}
-	}
-	out.lineage = st.Lineage
+	where := b.path(journalFile)
 	if out.lineage == "" {
-		out.lineage = jl
+		// The live segment is empty (or of records before lineages): the
+		// newest sealed segment says whose the journal is.
+		if where, out.lineage, err = b.sealedLineage(); err != nil {
+			return nil, err
+		}
 	}
-	// Replay what the journal holds past the snapshot, in order; a gap in
-	// the serials is a lost change, never skipped over.
-	for _, r := range recs {
-		if r.Serial <= st.Serial || len(r.Change) == 0 {
-			continue
-		}
-		if r.Serial != st.Serial+1 {
-			return nil, fmt.Errorf("load state %s: %w: the journal %s holds the change to serial %d after serial %d (a change is missing): restore the newest good copy from %s",
-				b.dir, state.ErrCorrupt, b.path(journalFile), r.Serial, st.Serial, b.path(backupsDir))
-		}
-		var ch storage.Change
-		if err := json.Unmarshal(r.Change, &ch); err != nil {
-			return nil, fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
-		}
-		if m := ch.Meta; m != nil {
-			extra := &state.State{Revisions: m.Revisions, Outputs: m.Outputs}
-			if _, err := state.OpenState(extra, b.opts.Sealing); err != nil {
-				return nil, fmt.Errorf("load state %s: %w", b.dir, err)
-			}
-		}
-		for _, p := range ch.Put {
-			if p == nil || p.Name == "" {
-				return nil, fmt.Errorf("load state %s: %w: journal record %s puts a resource with no name", b.dir, state.ErrCorrupt, r.ID)
-			}
-			if err := state.OpenResource(p, b.opts.Sealing); err != nil {
-				return nil, fmt.Errorf("load state %s: %w", b.dir, err)
-			}
-		}
-		ch.Apply(st)
+	if st.Lineage != "" && out.lineage != "" && out.lineage != st.Lineage {
+		return nil, &storage.LineageError{What: "journal", Location: where, Want: st.Lineage, Found: out.lineage}
+	}
+	if st.Lineage != "" {
+		out.lineage = st.Lineage
 	}
 	if err := state.CheckLevels(b.path(stateFile), st); err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		recs[i].Rest, recs[i].Serial, recs[i].Change = 0, 0, nil
-	}
-	out.recs = slices.DeleteFunc(recs, func(r journal.Record) bool { return r.Kind == journal.KindState })
 	out.st = st
 	return out, nil
+}
+
+// replay applies to st the changes of the live segment's whole commits
+// past st's serial, streaming it, and learns the segment's lineage, where
+// its last whole commit ends and whether a commit is cut short at its tail.
+func (b *Backend) replay(live *segment, st *state.State, out *loaded) error {
+	if live == nil {
+		return nil
+	}
+	held := 0 // records read of a commit whose last record is not yet read
+	bad, err := journal.EachIn(live.f, live.path, journal.Options{}, func(r *journal.Record, end int64) error {
+		switch {
+		case r.Lineage == "":
+		case out.lineage == "":
+			out.lineage = r.Lineage
+		case r.Lineage != out.lineage:
+			return &storage.LineageError{What: "journal", Location: live.path, Want: out.lineage, Found: r.Lineage}
+		}
+		if r.Rest > 0 {
+			held++
+			return nil
+		}
+		out.records += held + 1
+		held = 0
+		out.end = end
+		// Replay what the journal holds past the snapshot, in order; a gap
+		// in the serials is a lost change, never skipped over.
+		if r.Serial <= st.Serial || len(r.Change) == 0 {
+			return nil
+		}
+		if r.Serial != st.Serial+1 {
+			return fmt.Errorf("load state %s: %w: the journal %s holds the change to serial %d after serial %d (a change is missing): restore the newest good copy from %s",
+				b.dir, state.ErrCorrupt, live.path, r.Serial, st.Serial, b.path(backupsDir))
+		}
+		var ch storage.Change
+		if err := json.Unmarshal(r.Change, &ch); err != nil {
+			return fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
+		}
+		if m := ch.Meta; m != nil {
+			extra := &state.State{Revisions: m.Revisions, Outputs: m.Outputs}
+			if _, err := state.OpenState(extra, b.opts.Sealing); err != nil {
+				return fmt.Errorf("load state %s: %w", b.dir, err)
+			}
+		}
+		for _, p := range ch.Put {
+			if p == nil || p.Name == "" {
+				return fmt.Errorf("load state %s: %w: journal record %s puts a resource with no name", b.dir, state.ErrCorrupt, r.ID)
+			}
+			if err := state.OpenResource(p, b.opts.Sealing); err != nil {
+				return fmt.Errorf("load state %s: %w", b.dir, err)
+			}
+		}
+		ch.Apply(st)
+		return nil
+	})
+	out.bad = bad
+	out.torn = held > 0
+	return err
+}
+
+// sealedLineage is the lineage the newest sealed segment's (or the base's)
+// first record with one names, and that segment ("" when none has one).
+// It reads a line or two, not the segment.
+func (b *Backend) sealedLineage() (where, lineage string, err error) {
+	lay, err := b.layout()
+	if err != nil {
+		return "", "", err
+	}
+	var paths []string
+	for i := len(lay.sealed) - 1; i >= 0; i-- {
+		paths = append(paths, b.segPath(lay.sealed[i]))
+	}
+	if lay.base > 0 {
+		paths = append(paths, b.basePath(lay.base))
+	}
+	found := errors.New("found")
+	for _, p := range paths {
+		_, err := journal.Each(p, journal.Options{NoChange: true}, func(r *journal.Record, _ int64) error {
+			if r.Lineage == "" {
+				return nil
+			}
+			lineage = r.Lineage
+			return found
+		})
+		if err == found {
+			return p, lineage, nil
+		}
+		if err != nil {
+			return "", "", err
+		}
+	}
+	return "", "", nil
+}
+
+// The journal's segments. The live segment is journal.jsonl, the one file
+// appended to. A Checkpoint seals it, once the snapshot covers its changes,
+// by renaming it into the journal folder as the next numbered segment
+// (journal/00000007.jsonl); a new live segment is then made. Compaction
+// writes a base segment (journal/base-00000007.jsonl): the summary lines
+// and the kept records of every segment up to the number it bears, which
+// it replaces; the segments it replaces are then removed whole. Reading in
+// order is reading the base with the highest number, the sealed segments
+// numbered past it, then the live one; a base or segment a newer base
+// covers is left over from a compaction a crash cut short, is never read,
+// and is removed by the next one. So no segment is ever rewritten: a
+// crash between any two writes leaves either the old files or the new
+// ones in force, each whole (a base is written to a temporary name,
+// fsynced and renamed).
+const (
+	segmentsDir = "journal"
+	segmentExt  = ".jsonl"
+	basePrefix  = "base-"
+)
+
+func (b *Backend) segPath(n int) string {
+	return filepath.Join(b.dir, segmentsDir, fmt.Sprintf("%08d%s", n, segmentExt))
+}
+
+func (b *Backend) basePath(n int) string {
+	return filepath.Join(b.dir, segmentsDir, fmt.Sprintf("%s%08d%s", basePrefix, n, segmentExt))
+}
+
+// layout is what the journal folder holds.
+type layout struct {
+	base   int   // the base in force's number (0: none)
+	sealed []int // the sealed segments past it, in order
+	next   int   // the number the next sealed segment gets
+	stale  []string
+	bytes  int64 // every file's size
+}
+
+func (l layout) same(o layout) bool { return l.base == o.base && slices.Equal(l.sealed, o.sealed) }
+
+func (b *Backend) layout() (layout, error) {
+	out := layout{next: 1}
+	dir := filepath.Join(b.dir, segmentsDir)
+	if err := nofollow.CheckDir(dir); errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	} else if err != nil {
+		return out, fmt.Errorf("read journal: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out, fmt.Errorf("read journal: %w", err)
+	}
+	var bases, sealed []int
+	for _, e := range entries {
+		name := e.Name()
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			out.bytes += fi.Size()
+		}
+		stem, ok := strings.CutSuffix(name, segmentExt)
+		if !ok {
+			continue
+		}
+		stem, isBase := strings.CutPrefix(stem, basePrefix)
+		n, err := strconv.Atoi(stem)
+		if err != nil || n <= 0 || fmt.Sprintf("%08d", n) != stem {
+			continue // not a segment's name (a temporary file)
+		}
+		if isBase {
+			bases = append(bases, n)
+		} else {
+			sealed = append(sealed, n)
+		}
+	}
+	slices.Sort(bases)
+	slices.Sort(sealed)
+	if len(bases) > 0 {
+		out.base = bases[len(bases)-1]
+		for _, n := range bases[:len(bases)-1] {
+			out.stale = append(out.stale, b.basePath(n))
+		}
+	}
+	for _, n := range sealed {
+		if n <= out.base {
+			out.stale = append(out.stale, b.segPath(n))
+		} else {
+			out.sealed = append(out.sealed, n)
+		}
+	}
+	out.next = out.base + 1
+	if len(out.sealed) > 0 {
+		out.next = out.sealed[len(out.sealed)-1] + 1
+	}
+	return out, nil
+}
+
+// segment is one open segment file.
+type segment struct {
+	path string
+	f    *os.File
+	n    int // its number (0: the live one)
+}
+
+func openSegment(path string) (*segment, error) {
+	f, err := nofollow.Open(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	return &segment{path: path, f: f}, nil
+}
+
+func (s *segment) Close() error { return s.f.Close() }
+
+type segments struct{ files []*segment }
+
+func (s *segments) close() {
+	for _, f := range s.files {
+		f.Close()
+	}
+}
+
+// openSegments opens the segments in reading order, with the live one
+// last when live is set. A reader without the lock may race a Checkpoint sealing or
+// compacting: the files are all opened, then the folder listed again, and
+// when it changed meanwhile all is opened again; an open file reads whole
+// whatever is renamed or removed after.
+func (b *Backend) openSegments(live bool) (*segments, error) {
+	for range 10 {
+		l1, err := b.layout()
+		if err != nil {
+			return nil, err
+		}
+		out := &segments{}
+		paths := []string{}
+		nums := []int{}
+		if l1.base > 0 {
+			paths, nums = append(paths, b.basePath(l1.base)), append(nums, l1.base)
+		}
+		for _, n := range l1.sealed {
+			paths, nums = append(paths, b.segPath(n)), append(nums, n)
+		}
+		if live {
+			paths, nums = append(paths, b.path(journalFile)), append(nums, 0)
+		}
+		gone := false
+		for i, p := range paths {
+			sg, err := openSegment(p)
+			if err != nil {
+				out.close()
+				return nil, err
+			}
+			if sg == nil {
+				if nums[i] != 0 {
+					gone = true // removed by a compaction meanwhile
+				}
+				continue
+			}
+			sg.n = nums[i]
+			out.files = append(out.files, sg)
+		}
+		l2, err := b.layout()
+		if err != nil {
+			out.close()
+			return nil, err
+		}
+		if !gone && l1.same(l2) {
+			return out, nil
+		}
+		out.close()
+	}
+	return nil, fmt.Errorf("read journal %s: it kept changing while it was read (another bulwark compacting it): try again", filepath.Join(b.dir, segmentsDir))
 }
 
 // Load returns the state as of the last acknowledged Commit. While this
@@ -289,26 +520,80 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 }
 
 // Journal returns the journal's records (of whole commits), oldest first,
-// and its bad lines.
+// and its bad lines: every segment's, in order. Their changes are not
+// decoded (they are the state's, which Load returns).
 func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+	var recs []journal.Record
+	bad, err := b.ScanJournal(ctx, nil, func(r journal.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, bad, err
+}
+
+// ScanJournal calls fn with each record of a whole commit whose kind is
+// one of kinds (every kind but the state's when kinds is empty), oldest
+// first, reading the segments a buffer at a time: what it holds is one
+// commit, never the journal (storage.JournalScanner). Lines that cannot be
+// of kinds are skipped undecoded (and unchecked).
+func (b *Backend) ScanJournal(ctx context.Context, kinds []string, fn func(journal.Record) error) ([]*journal.CorruptError, error) {
 	if err := nofollow.CheckDir(b.dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("read journal: %w", err)
+		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	recs, _, bad, err := journal.ScanEnds(b.path(journalFile))
+	segs, err := b.openSegments(true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	whole := len(recs)
-	for whole > 0 && recs[whole-1].Rest > 0 {
-		whole--
+	defer segs.close()
+	var bad []*journal.CorruptError
+	for _, sg := range segs.files {
+		sb, err := eachWhole(sg, journal.Options{Kinds: kinds, NoChange: true}, func(r *journal.Record, _ int64) error {
+			if r.Kind == journal.KindState {
+				return nil
+			}
+			r.Rest, r.Serial, r.Change = 0, 0, nil
+			return fn(*r)
+		})
+		bad = append(bad, sb...)
+		if err != nil {
+			return bad, err
+		}
 	}
-	recs = recs[:whole]
-	for i := range recs {
-		recs[i].Rest, recs[i].Serial, recs[i].Change = 0, 0, nil
-	}
-	return slices.DeleteFunc(recs, func(r journal.Record) bool { return r.Kind == journal.KindState }), bad, nil
+	return bad, nil
+}
+
+// eachWhole is journal.EachIn over one segment that holds back the records
+// of a commit until its last one (Rest 0) is read, and calls fn with them
+// then: a commit cut short at the segment's end is never seen. It returns
+// the segment's bad lines. With o.Kinds the lines of other kinds are not
+// read, so a commit's end cannot be told: records are passed on as read
+// (a commit torn by a power cut is cut off by the next Lock, before any
+// command that writes reads the journal).
+func eachWhole(sg *segment, o journal.Options, fn func(r *journal.Record, end int64) error) ([]*journal.CorruptError, error) {
+	var held []journal.Record
+	var ends []int64
+	return journal.EachIn(sg.f, sg.path, o, func(r *journal.Record, end int64) error {
+		if len(o.Kinds) > 0 {
+			return fn(r, end)
+		}
+		if r.Rest > 0 || len(held) > 0 {
+			held = append(held, *r)
+			ends = append(ends, end)
+			if r.Rest > 0 {
+				return nil
+			}
+			for i := range held {
+				if err := fn(&held[i], ends[i]); err != nil {
+					return err
+				}
+			}
+			held, ends = held[:0], ends[:0]
+			return nil
+		}
+		return fn(r, end)
+	})
 }
 
 // Holder reports who holds the lock now, without taking it.
@@ -500,6 +785,11 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 	}
 	s.StateBytes = size(b.path(stateFile))
 	s.JournalBytes = size(b.path(journalFile))
+	lay, err := b.layout()
+	if err != nil {
+		return s, err
+	}
+	s.JournalBytes += lay.bytes
 	if entries, err := os.ReadDir(filepath.Join(b.dir, revisionsDir)); err == nil {
 		for _, e := range entries {
 			s.RevisionBytes += size(filepath.Join(b.dir, revisionsDir, e.Name()))
@@ -518,18 +808,17 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 		return s, err
 	}
 	s.Resources, s.Revisions = len(st.Resources), len(st.Revisions)
-	recs, _, err := b.Journal(ctx)
-	if err != nil {
-		return s, err
-	}
-	s.JournalRecords = len(recs)
 	whole := map[string]bool{}
-	for _, r := range recs {
+	if _, err := b.ScanJournal(ctx, nil, func(r journal.Record) error {
+		s.JournalRecords++
 		if r.Kind == journal.KindSummary {
 			s.SummarizedOps++
 		} else {
 			whole[r.Op] = true
 		}
+		return nil
+	}); err != nil {
+		return s, err
 	}
 	s.WholeOps = len(whole)
 	return s, nil
@@ -602,7 +891,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	if w.jr, err = journal.Open(b.path(journalFile), b.opts.Now); err != nil {
 		return fail(err)
 	}
-	if l.lineage == "" && len(l.recs) > 0 {
+	if l.lineage == "" && l.records > 0 {
 		// A journal of records without a lineage (written before them):
 		// the snapshot learns the new one at the next Checkpoint.
 		w.migrate = true
@@ -679,11 +968,22 @@ func (w *writer) fail(err error) error {
 	return err
 }
 
-// current returns a copy of the state.
+// current returns a copy of the state that shares its resources with the
+// writer's (a resource is never changed in place: a commit puts a new one),
+// so the session's view and the writer's are one state in memory, not two.
 func (w *writer) current() *state.State {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.st.Clone()
+	c := *w.st
+	c.Resources = maps.Clone(w.st.Resources)
+	if c.Resources == nil {
+		c.Resources = map[string]*state.Resource{}
+	}
+	c.Forgotten = slices.Clone(w.st.Forgotten)
+	c.Interventions = slices.Clone(w.st.Interventions)
+	c.Revisions = slices.Clone(w.st.Revisions)
+	c.Outputs = maps.Clone(w.st.Outputs)
+	return &c
 }
 
 func (w *writer) afterWrite() {
@@ -1120,7 +1420,56 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		w.reseal = false
 		w.mu.Unlock()
 	}
+	// The snapshot now covers every change the live segment holds: it can
+	// be sealed.
+	if err := w.rotate(); err != nil {
+		return err
+	}
 	return w.compact(keepOps)
+}
+
+// rotate seals the live segment (when it holds anything) as the journal
+// folder's next numbered segment and starts a new one. The caller holds
+// w.ck and has made the snapshot cover the live segment's changes.
+func (w *writer) rotate() error {
+	if w.jr.Size() == 0 {
+		return nil
+	}
+	dir := filepath.Join(w.b.dir, segmentsDir)
+	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("seal journal segment: %w", err)
+	}
+	lay, err := w.b.layout()
+	if err != nil {
+		return err
+	}
+	to := w.b.segPath(lay.next)
+	if _, err := os.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("seal journal segment: %s is in the way", to)
+	}
+	live := w.b.path(journalFile)
+	if err := w.jr.Close(); err != nil {
+		return w.fail(fmt.Errorf("seal journal segment: %w", err))
+	}
+	rerr := os.Rename(live, to)
+	if rerr == nil {
+		if rerr = atomicfile.SyncDir(dir); rerr == nil {
+			rerr = atomicfile.SyncDir(w.b.dir)
+		}
+	}
+	// Whatever happened, appending goes on in a live segment: a new one,
+	// or the old one when the rename failed.
+	if w.jr, err = journal.Open(live, w.b.opts.Now); err != nil {
+		return w.fail(err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("seal journal segment: %w", rerr)
+	}
+	if err := atomicfile.SyncDir(w.b.dir); err != nil {
+		return fmt.Errorf("seal journal segment: %w", err)
+	}
+	w.afterWrite()
+	return nil
 }
 
 // legacyTexts reads the revision texts an old snapshot holds. w.mu is held.
@@ -1162,44 +1511,142 @@ func (w *writer) resealBackups(sensitive map[string][]string) error {
 	return nil
 }
 
-// compact rewrites the journal when it holds more whole operations than
-// retention keeps: older finished ones become one summary line each, and
-// the changes the snapshot holds leave the records.
+// compact folds the sealed segments of operations older than the newest
+// keepOps into a new base segment, when the journal holds more than twice
+// keepOps whole operations: each older finished operation becomes one
+// summary line, the records of the others (unfinished, stopped for a
+// person) are kept whole, and the changes the snapshot holds leave them.
+// The new base replaces the segments it folds (and the old base), which
+// are then removed whole; the newest operations' segments and the live
+// one are never touched. The caller holds w.ck; the live segment was just
+// sealed, so the snapshot covers every sealed segment.
 func (w *writer) compact(keepOps int) error {
-	path := w.b.path(journalFile)
-	recs, err := journal.Read(path)
+	if keepOps <= 0 {
+		keepOps = journal.DefaultKeepOperations
+	}
+	lay, err := w.b.layout()
 	if err != nil {
 		return err
 	}
-	out, n := journal.CompactRecords(recs, keepOps)
-	if n == 0 {
+	// What a compaction a crash cut short left behind goes first.
+	if err := w.removeAll(lay.stale); err != nil {
+		return err
+	}
+	if len(lay.sealed) == 0 {
 		return nil
 	}
-	w.mu.Lock()
-	disk := w.disk
-	w.mu.Unlock()
-	kept := out[:0:0]
-	for _, r := range out {
-		if r.Serial <= disk {
-			if r.Kind == journal.KindState {
-				continue
-			}
-			r.Serial, r.Change = 0, nil
+	segs, err := w.b.openSegments(false)
+	if err != nil {
+		return err
+	}
+	defer segs.close()
+	// The operations, from their op and summary lines alone: the step
+	// records are not decoded.
+	var ops journal.Ops
+	for i, sg := range segs.files {
+		bad, err := journal.EachIn(sg.f, sg.path, journal.Options{Kinds: []string{journal.KindOp, journal.KindSummary}, NoChange: true}, func(r *journal.Record, _ int64) error {
+			ops.Add(r, i)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		kept = append(kept, r)
+		if len(bad) > 0 {
+			return bad[0] // never folded away: doctor names it
+		}
 	}
-	if err := w.jr.Close(); err != nil {
-		return w.fail(fmt.Errorf("compact journal: %w", err))
+	compact := ops.Compactable(keepOps)
+	if len(compact) == 0 {
+		return nil
 	}
-	werr := journal.WriteAll(path, kept)
-	if w.jr, err = journal.Open(path, w.b.opts.Now); err != nil {
-		return w.fail(err)
+	// The segments folded: up to the last that holds a record of an
+	// operation summarized. A command's operation is one segment of its
+	// own (sealed by the Checkpoint at its end), so these are the oldest
+	// operations' alone; the records of any other operation they hold
+	// (one stopped for a person, a journal sealed whole before segments)
+	// are copied into the base as they are.
+	cut := 0
+	for id := range compact {
+		cut = max(cut, ops.Get(id).LastSeg+1)
 	}
-	if werr != nil {
-		return werr
+	var out []journal.Record
+	at := map[string]int{} // a summarized operation's line in out
+	for _, sg := range segs.files[:cut] {
+		if _, err := sg.f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("compact journal: %w", err)
+		}
+		bad, err := journal.EachIn(sg.f, sg.path, journal.Options{NoChange: true}, func(r *journal.Record, _ int64) error {
+			if r.Kind == journal.KindState {
+				return nil // its change is the snapshot's
+			}
+			if !compact[r.Op] {
+				c := *r
+				c.Rest, c.Serial, c.Change = 0, 0, nil
+				out = append(out, c)
+				return nil
+			}
+			i, ok := at[r.Op]
+			if !ok {
+				i = len(out)
+				at[r.Op] = i
+				sum := ops.Summary(r.Op)
+				sum.Steps = 0
+				out = append(out, sum)
+			}
+			if r.Kind == journal.KindSummary {
+				out[i].Steps += max(r.Steps, 1)
+			} else {
+				out[i].Steps++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return bad[0]
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, r := range out {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("compact journal: %w", err)
+		}
+	}
+	n := segs.files[cut-1].n
+	p := w.b.basePath(n)
+	if err := nofollow.CheckReplaceable(p); err != nil {
+		return fmt.Errorf("compact journal: %w", err)
+	}
+	if err := atomicfile.Write(p, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("compact journal: %w", err)
 	}
 	w.afterWrite()
-	return nil
+	// The base is in force: what it folded is never read again.
+	var folded []string
+	for _, sg := range segs.files[:cut] {
+		if sg.path != p {
+			folded = append(folded, sg.path)
+		}
+	}
+	return w.removeAll(folded)
+}
+
+// removeAll removes files of the journal folder that a base covers, one
+// at a time (each a write boundary), then makes the removals durable.
+func (w *writer) removeAll(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("compact journal: %w", err)
+		}
+		w.afterWrite()
+	}
+	return atomicfile.SyncDir(filepath.Join(w.b.dir, segmentsDir))
 }
 
 // Stale is the holder whose dead lock this writer took over.
@@ -1257,6 +1704,9 @@ func (w *writer) Release(ctx context.Context) error {
 func (w *writer) removeUnused() {
 	d := w.b.dir
 	if fi, err := os.Lstat(w.b.path(journalFile)); err == nil && (!fi.Mode().IsRegular() || fi.Size() > 0) {
+		return
+	}
+	if _, err := os.Lstat(filepath.Join(d, segmentsDir)); err == nil {
 		return
 	}
 	os.Remove(w.b.path(journalFile))

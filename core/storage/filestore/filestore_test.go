@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +130,19 @@ func TestOldStackFolderLoadsAndMigrates(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "hunter2") {
 		t.Error("the spec's text is in clear in state.json")
+	}
+	// The old single journal.jsonl is read as the live segment, and the
+	// first Checkpoint seals it whole as the first segment: nothing of it
+	// is rewritten.
+	if fi, err := os.Stat(filepath.Join(dir, journal.FileName)); err != nil || fi.Size() != 0 {
+		t.Errorf("live segment after the first checkpoint: %v %v", fi, err)
+	}
+	if seg, err := os.ReadFile(filepath.Join(dir, "journal", "00000001.jsonl")); err != nil || !strings.Contains(string(seg), `"op":"op_1"`) || !strings.Contains(string(seg), `"op":"op_2"`) {
+		t.Errorf("first segment: %q %v", seg, err)
+	}
+	recs, bad, err := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing}).Journal(ctx)
+	if err != nil || len(bad) > 0 || len(recs) != 2 || recs[0].Op != "op_1" || recs[1].Op != "op_2" {
+		t.Errorf("journal after sealing the old one: %+v %v %v", recs, bad, err)
 	}
 }
 
@@ -317,5 +331,155 @@ func TestSnapshotSealsAndLeavesTheViewAlone(t *testing.T) {
 				t.Errorf("loaded metadata %+v %+v", st.Outputs, st.Revisions)
 			}
 		})
+	}
+}
+
+// The journal is segments: each Checkpoint seals the live journal.jsonl
+// into journal/N.jsonl once the snapshot covers it, and a compaction writes
+// a base segment of summaries in place of the oldest sealed ones, which it
+// removes whole; the newest operations' segments are never rewritten.
+func TestJournalSegmentsSealAndCompact(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s")
+	const keep = 2
+	runOp := func(i int) string {
+		b := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing})
+		w, err := b.Lock(ctx, storage.Holder{Op: "op", PID: os.Getpid()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Release(ctx)
+		op := journal.NewOpID()
+		name := "r" + string(rune('a'+i))
+		for _, c := range []storage.Commit{
+			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+			{Records: []journal.Record{{Op: op, Kind: journal.KindStep, Step: name, Status: journal.StepOK}},
+				Change: storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: "ephemeral"}}}},
+			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+		} {
+			if _, err := w.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Checkpoint(ctx, keep); err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	files := func() []string {
+		entries, _ := os.ReadDir(filepath.Join(dir, "journal"))
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	var ops []string
+	for i := range 2*keep + 1 {
+		ops = append(ops, runOp(i))
+		if fi, err := os.Stat(filepath.Join(dir, journal.FileName)); err != nil || fi.Size() != 0 {
+			t.Fatalf("after operation %d's checkpoint the live segment is %v %v, want empty", i, fi, err)
+		}
+	}
+	// 5 whole operations > 2×2: the 3 oldest are folded into a base.
+	want := []string{"00000004.jsonl", "00000005.jsonl", "base-00000003.jsonl"}
+	if got := files(); !slices.Equal(got, want) {
+		t.Fatalf("journal folder holds %v, want %v", got, want)
+	}
+	sealed4, _ := os.ReadFile(filepath.Join(dir, "journal", "00000004.jsonl"))
+	for i := 2*keep + 1; i < 4*keep+2; i++ {
+		ops = append(ops, runOp(i))
+	}
+	// 10 operations: compacted again at the 8th, keeping the 7th and 8th
+	// whole; the 9th and 10th are whole too.
+	if got, want := files(), []string{"00000007.jsonl", "00000008.jsonl", "00000009.jsonl", "00000010.jsonl", "base-00000006.jsonl"}; !slices.Equal(got, want) {
+		t.Fatalf("after the second compaction the journal folder holds %v, want %v", got, want)
+	}
+	b := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing})
+	recs, bad, err := b.Journal(ctx)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Op+" "+r.Kind)
+	}
+	var wantRecs []string
+	for i, op := range ops {
+		if i < len(ops)-4 {
+			wantRecs = append(wantRecs, op+" summary")
+		} else {
+			wantRecs = append(wantRecs, op+" op", op+" step", op+" op")
+		}
+	}
+	if !slices.Equal(got, wantRecs) {
+		t.Fatalf("journal reads\n%v\nwant\n%v", got, wantRecs)
+	}
+	if recs[0].Steps != 3 || recs[0].Status != journal.OpSucceeded {
+		t.Errorf("summary %+v", recs[0])
+	}
+	st, err := b.Load(ctx)
+	if err != nil || len(st.Resources) != len(ops) {
+		t.Fatalf("load: %d resources, %v", len(st.Resources), err)
+	}
+	// A segment is never rewritten while it lives: the one sealed fourth
+	// was the same bytes until the compaction removed it whole.
+	if len(sealed4) == 0 || strings.Contains(string(sealed4), `"kind":"summary"`) {
+		t.Errorf("sealed segment 4: %q", sealed4)
+	}
+	stats, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bytes int64
+	filepath.WalkDir(filepath.Join(dir, "journal"), func(p string, d os.DirEntry, err error) error {
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			bytes += fi.Size()
+		}
+		return nil
+	})
+	if stats.JournalBytes != bytes || stats.SummarizedOps != len(ops)-4 || stats.WholeOps != 4 || stats.JournalRecords != len(wantRecs) {
+		t.Errorf("stats %+v, want %d journal bytes, %d summarized, 4 whole, %d records", stats, bytes, len(ops)-4, len(wantRecs))
+	}
+}
+
+// What a compaction cut short leaves (a new base beside the segments and
+// the older base it replaces) is never read, and the next compaction
+// removes it.
+func TestLeftoversOfACompactionAreIgnored(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "s")
+	b := filestore.New(dir, storage.Options{Stack: "s"})
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"op_a", "op_b"} {
+		for _, st := range []string{journal.OpRunning, journal.OpSucceeded} {
+			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: st}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Checkpoint(ctx, 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Release(ctx)
+	seg := filepath.Join(dir, "journal")
+	// A base covering segment 1 (op_a summarized), as a compaction killed
+	// before it removed segment 1 leaves it; and an older base.
+	sum := `{"id":"01AAAAAAAAAAAAAAAAAAAAAAAA","op":"op_a","ts":"2026-01-01T00:00:00Z","kind":"summary","type":"apply","status":"succeeded","steps":2}` + "\n"
+	os.WriteFile(filepath.Join(seg, "base-00000001.jsonl"), []byte(sum), 0o600)
+	os.WriteFile(filepath.Join(seg, "base-00000000.jsonl"), []byte("junk\n"), 0o600) // not a segment's name
+	recs, bad, err := filestore.New(dir, storage.Options{Stack: "s"}).Journal(ctx)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Op+" "+r.Kind)
+	}
+	if want := []string{"op_a summary", "op_b op", "op_b op"}; !slices.Equal(got, want) {
+		t.Fatalf("journal reads %v, want %v", got, want)
 	}
 }

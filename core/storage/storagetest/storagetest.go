@@ -25,7 +25,8 @@
 // every write boundary (the state loaded after it is one of acknowledged
 // commits, never torn, and the lock is free again), ErrLost when the
 // backend can lose a lock (Factory.Steal), lineage refusal, revisions,
-// backups kept and pruned, Checkpoint's journal compaction, and no
+// backups kept and pruned, Checkpoint's journal compaction (and a kill -9
+// at every write of a run of operations that compacts twice), and no
 // sensitive value in clear in what is stored (Factory.Raw).
 package storagetest
 
@@ -109,6 +110,7 @@ func Run(t *testing.T, f Factory) {
 		{"OneWriter", s.oneWriter},
 		{"OneWriterAmongProcesses", s.processes},
 		{"CrashAtEveryWrite", s.crash},
+		{"CrashWhileCompacting", s.crashCompacting},
 		{"Deferred", s.deferred},
 		{"CrashWithDeferredRecords", s.crashDeferred},
 		{"Lost", s.lost},
@@ -1020,6 +1022,137 @@ func (s *suite) crashDeferred(t *testing.T) {
 	}
 }
 
+// compactOps is how many operations the compaction crash case runs, each
+// of compactScript's commits and a Checkpoint keeping 1 operation whole:
+// the journal is compacted at the third and the fifth.
+const compactOps = 6
+
+// compactScript is operation i's commits in the compaction crash case.
+func compactScript(i int) []storage.Commit {
+	op := fmt.Sprintf("op_compact_%d", i)
+	n := fmt.Sprintf("c%d", i)
+	return []storage.Commit{
+		{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+		{Records: []journal.Record{step(op, n, journal.StepStarted)}},
+		{Records: []journal.Record{step(op, n, journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res(n, i)}}},
+		{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+	}
+}
+
+// The compaction crash case: operations run one after the other, each
+// ended by a Checkpoint that keeps one whole, so the journal is compacted
+// twice; the process is killed (SIGKILL) right after its k-th durable
+// write, for k = 1, 2, ... until it finishes. After every kill the state
+// is one of acknowledged commits, every operation acknowledged is in the
+// journal whole or as its one summary line (an operation in flight: a
+// prefix of its records), nothing else is, and the stack goes on.
+func (s *suite) crashCompacting(t *testing.T) {
+	ctx := context.Background()
+	var cs []storage.Commit
+	for i := range compactOps {
+		cs = append(cs, compactScript(i)...)
+	}
+	for k := 1; ; k++ {
+		if k > 400 {
+			t.Fatal("the script never finished")
+		}
+		home := s.f.New(t)
+		cmd := s.childCmd(t, "compactcrash", home, strconv.Itoa(k))
+		cmd.Stderr = os.Stderr
+		out, _ := cmd.Output()
+		acked, finished := 0, false
+		for _, l := range strings.Split(string(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "storagetest: ack "):
+				acked, _ = strconv.Atoi(strings.TrimPrefix(l, "storagetest: ack "))
+			case l == "storagetest: done":
+				finished = true
+			}
+		}
+		if killed := cmd.ProcessState != nil && !cmd.ProcessState.Success(); !killed && !finished {
+			t.Fatalf("k=%d: the process neither finished nor was killed: %s\n%s", k, cmd.ProcessState, out)
+		}
+		b := s.open(t, home)
+		st, err := b.Load(ctx)
+		if err != nil {
+			t.Fatalf("killed after write %d (%d commits acknowledged): load: %v", k, acked, err)
+		}
+		if sameState(st, model(cs, acked)) != nil && (acked == len(cs) || sameState(st, model(cs, acked+1)) != nil) {
+			t.Fatalf("killed after write %d (%d commits acknowledged): the state loaded is no prefix of them: %v", k, acked, sameState(st, model(cs, acked)))
+		}
+		recs, bad, err := b.Journal(ctx)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("killed after write %d: journal: %v %v", k, bad, err)
+		}
+		if err := opsInJournal(recs, acked); err != nil {
+			t.Fatalf("killed after write %d (%d commits acknowledged): %v", k, acked, err)
+		}
+		// The stack goes on: one more operation, compacted as ever.
+		w, err := b.Lock(ctx, holder("op_compact_after"))
+		if err != nil {
+			t.Fatalf("killed after write %d: lock after the crash: %v", k, err)
+		}
+		for _, c := range compactScript(compactOps) {
+			if _, err := w.Commit(ctx, c); err != nil {
+				t.Fatalf("killed after write %d: commit after the crash: %v", k, err)
+			}
+		}
+		if err := w.Checkpoint(ctx, 1); err != nil {
+			t.Fatalf("killed after write %d: checkpoint after the crash: %v", k, err)
+		}
+		w.Release(ctx)
+		b2 := s.open(t, home)
+		if _, err := b2.Load(ctx); err != nil {
+			t.Fatalf("killed after write %d: load after going on: %v", k, err)
+		}
+		recs, bad, err = b2.Journal(ctx)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("killed after write %d: journal after going on: %v %v", k, bad, err)
+		}
+		if n := len(recs); n == 0 || recs[n-1].Op != fmt.Sprintf("op_compact_%d", compactOps) || recs[n-1].Status != journal.OpSucceeded {
+			t.Fatalf("killed after write %d: the operation after the crash is not the journal's last: %+v", k, recs)
+		}
+		if finished {
+			t.Logf("killed at each of %d write boundaries of %d operations compacted twice, then ran to the end", k-1, compactOps)
+			return
+		}
+	}
+}
+
+// opsInJournal checks the journal of the compaction crash case after
+// acked commits: the operations in order, each whole (its commits' records
+// so far) or one summary of a finished one, and none that never started.
+func opsInJournal(recs []journal.Record, acked int) error {
+	per := len(compactScript(0))
+	i := 0
+	for op := 0; op < compactOps; op++ {
+		id := fmt.Sprintf("op_compact_%d", op)
+		done := min(max(acked-op*per, 0), per) // its commits acknowledged
+		var mine []journal.Record
+		for i < len(recs) && recs[i].Op == id {
+			mine = append(mine, recs[i])
+			i++
+		}
+		switch {
+		case len(mine) == 1 && mine[0].Kind == journal.KindSummary:
+			if done < per-1 || mine[0].Status != journal.OpSucceeded || mine[0].Steps != per {
+				return fmt.Errorf("operation %d (%d of its commits acknowledged) is summarized as %+v", op, done, mine[0])
+			}
+		case len(mine) < done || len(mine) > min(done+1, per):
+			return fmt.Errorf("operation %d: %d record(s) for %d commits acknowledged", op, len(mine), done)
+		}
+		for j, r := range mine {
+			if r.Kind != journal.KindSummary && r.Status != compactScript(op)[j].Records[0].Status {
+				return fmt.Errorf("operation %d: record %d is %+v", op, j, r)
+			}
+		}
+	}
+	if i != len(recs) {
+		return fmt.Errorf("the journal holds %d record(s) of no operation run: %+v", len(recs)-i, recs[i:])
+	}
+	return nil
+}
+
 func countRecords(cs []storage.Commit, n int) int {
 	c := 0
 	for _, x := range cs[:min(n, len(cs))] {
@@ -1133,6 +1266,44 @@ func child(t *testing.T, f Factory, name string) {
 				os.Exit(2)
 			}
 			say("ack %d", i+1)
+		}
+		w.Release(ctx)
+		say("done")
+		os.Exit(0)
+	case "compactcrash":
+		k, _ := strconv.Atoi(arg)
+		writes := 0
+		o.AfterWrite = func() {
+			writes++
+			if writes == k {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+		b, err := f.Open(ctx, home, o)
+		if err != nil {
+			say("open: %v", err)
+			os.Exit(2)
+		}
+		w, err := b.Lock(ctx, holder("op_compact"))
+		if err != nil {
+			say("lock: %v", err)
+			os.Exit(2)
+		}
+		acked := 0
+		for i := range compactOps {
+			for _, c := range compactScript(i) {
+				if _, err := w.Commit(ctx, c); err != nil {
+					say("commit: %v", err)
+					os.Exit(2)
+				}
+				acked++
+				say("ack %d", acked)
+			}
+			if err := w.Checkpoint(ctx, 1); err != nil {
+				say("checkpoint: %v", err)
+				os.Exit(2)
+			}
 		}
 		w.Release(ctx)
 		say("done")
