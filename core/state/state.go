@@ -17,15 +17,21 @@
 package state
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -408,17 +414,136 @@ func (s *Store) Mutate(fn func(*State) error) error {
 }
 
 func write(path string, st *State) error {
-	body, err := json.MarshalIndent(st, "  ", "  ")
-	if err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	// The body is written as it is, between its envelope's lines: one copy
-	// of the state's text in memory, not three.
-	head := fmt.Sprintf("{\n  \"checksum\": %q,\n  \"state\": ", compactChecksum(body))
 	if err := nofollow.CheckReplaceable(path); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
-	return atomicfile.WriteParts(path, 0o600, []byte(head), body, []byte("\n}\n"))
+	// Everything but the resources, encoded once; the resources are
+	// written one line each between its "resources" braces, so the state's
+	// text is never whole in memory. Its checksum (of the compact form)
+	// is hashed as it is written and put in its fixed-width place at the
+	// head once it is known.
+	top := *st
+	top.Resources = map[string]*Resource{}
+	rest, err := json.Marshal(&top)
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	// The first such key is the state's own: the fields before it
+	// (version, stack, lineage, forgotten, serial) hold no object.
+	const key = `"resources":{}`
+	at := bytes.Index(rest, []byte(key))
+	if at < 0 {
+		return fmt.Errorf("save state: no resources key in %.80s", rest)
+	}
+	const head = "{\n  \"checksum\": \""
+	placeholder := "sha256:" + strings.Repeat("0", 64)
+	return writeAtomic(path, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 256<<10)
+		h := &compactHasher{h: sha256.New()}
+		body := io.MultiWriter(w, h)
+		w.WriteString(head + placeholder + "\",\n  \"state\": ")
+		body.Write(rest[:at+len(key)-1])
+		for i, name := range st.Names() {
+			k, err := json.Marshal(name)
+			if err != nil {
+				return err
+			}
+			v, err := json.Marshal(st.Resources[name])
+			if err != nil {
+				return fmt.Errorf("resource %s: %w", name, err)
+			}
+			if i > 0 {
+				body.Write([]byte{','})
+			}
+			body.Write([]byte("\n    "))
+			body.Write(k)
+			body.Write([]byte{':'})
+			body.Write(v)
+		}
+		body.Write(rest[at+len(key)-1:])
+		w.WriteString("\n}\n")
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		_, err := f.WriteAt([]byte(h.sum()), int64(len(head)))
+		return err
+	})
+}
+
+// writeAtomic writes path through fill on a temporary file of its folder
+// (mode 0600), then fsyncs, renames it into place and fsyncs the folder: a
+// crash leaves the old file or the new one (as atomicfile.Write).
+func writeAtomic(path string, fill func(*os.File) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err = fill(f); err != nil {
+		return fmt.Errorf("save state %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("save state %s: sync: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("save state %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save state %s: %w", path, err)
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+// compactHasher hashes what is written to it in its compact form: every
+// byte outside a string that is not white space, every byte of a string.
+type compactHasher struct {
+	h          hash.Hash
+	inStr, esc bool
+	buf        [4096]byte
+	n          int
+}
+
+func (c *compactHasher) Write(p []byte) (int, error) {
+	for _, b := range p {
+		switch {
+		case c.inStr:
+			switch {
+			case c.esc:
+				c.esc = false
+			case b == '\\':
+				c.esc = true
+			case b == '"':
+				c.inStr = false
+			}
+		case b == '"':
+			c.inStr = true
+		case b == ' ' || b == '\t' || b == '\n' || b == '\r':
+			continue
+		}
+		c.buf[c.n] = b
+		c.n++
+		if c.n == len(c.buf) {
+			c.h.Write(c.buf[:])
+			c.n = 0
+		}
+	}
+	return len(p), nil
+}
+
+func (c *compactHasher) sum() string {
+	c.h.Write(c.buf[:c.n])
+	c.n = 0
+	return "sha256:" + hex.EncodeToString(c.h.Sum(nil))
 }
 
 // inPlace keeps the JSON it is decoded from without copying it: the bytes
@@ -434,35 +559,9 @@ func (p *inPlace) UnmarshalJSON(b []byte) error {
 // bytes of b outside its strings that are not white space, hashed as they
 // are found.
 func compactChecksum(b []byte) string {
-	h := sha256.New()
-	var buf [4096]byte
-	n := 0
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		}
-		buf[n] = c
-		n++
-		if n == len(buf) {
-			h.Write(buf[:])
-			n = 0
-		}
-	}
-	h.Write(buf[:n])
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	c := &compactHasher{h: sha256.New()}
+	c.Write(b)
+	return c.sum()
 }
 
 // Clone returns a deep copy of r (its value maps and lists copied, not

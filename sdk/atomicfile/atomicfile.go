@@ -19,12 +19,6 @@ import (
 
 // Write replaces name with data atomically and durably, with mode perm.
 func Write(name string, data []byte, perm os.FileMode) (err error) {
-	return WriteParts(name, perm, data)
-}
-
-// WriteParts is Write of the parts one after the other, without joining
-// them in memory first.
-func WriteParts(name string, perm os.FileMode, parts ...[]byte) (err error) {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
@@ -40,10 +34,8 @@ func WriteParts(name string, perm os.FileMode, parts ...[]byte) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	for _, data := range parts {
-		if _, err = f.Write(data); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("write %s: sync: %w", name, err)
