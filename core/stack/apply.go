@@ -188,7 +188,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 	return func(res *engine.Result) error {
 		// It rides on the operation's end record: the outcome and what it
 		// means for the state are one durable write.
-		return s.store.mutate(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
+		return s.store.mutateMeta(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)
