@@ -27,8 +27,15 @@ func TransportDialOptions() []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow)}
 }
 
+// streamWorkers is how many goroutines serve the plugin's calls, reused
+// from call to call (more at once than that each get a goroutine of their
+// own, as without workers): a goroutine per call grows a fresh stack for
+// each, copying it at every doubling. A host runs up to --parallelism
+// calls at once (10 by default).
+const streamWorkers = 16
+
 func transportServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow)}
+	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow), grpc.NumStreamWorkers(streamWorkers)}
 }
 
 // ServeOption changes how Serve runs.
