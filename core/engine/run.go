@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -148,6 +149,16 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	return res
 }
 
+// cut marks err, a step's failure, as the journal's loss (ErrLost) once
+// Engine.Lost is closed: its work was cancelled by the loss, not by an
+// interrupt, and the observers say so.
+func (e *Engine) cut(err error) error {
+	if stoppedBy(e.Lost) && !errors.Is(err, ErrLost) {
+		return fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	return err
+}
+
 // lost makes res the outcome of a run whose journal was lost: Unfinished,
 // nothing more attempted; its error keeps the steps' own failures (the
 // work cancelled in flight among them).
@@ -241,7 +252,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	if s.Check != nil {
 		done, err := s.Check(ctx)
 		if err != nil {
-			err = fmt.Errorf("check: %w", err)
+			err = e.cut(fmt.Errorf("check: %w", err))
 			ev.Status, ev.Err = journal.StepFailed, err
 			e.observe(ev)
 			return fail("check", false, err)
@@ -279,6 +290,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	err = s.Execute(ctx, started.ID)
 	ev.Duration = e.now().Sub(t0)
 	if err != nil {
+		err = e.cut(err)
 		ev.Status, ev.Err = journal.StepFailed, err
 		e.observe(ev)
 		return fail("execute", true, err)
@@ -296,7 +308,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 		err := s.Verify(ctx)
 		vev.Duration = e.now().Sub(t0)
 		if err != nil {
-			err = fmt.Errorf("verify: %w", err)
+			err = e.cut(fmt.Errorf("verify: %w", err))
 			vev.Status, vev.Err = journal.StepFailed, err
 			e.observe(vev)
 			return fail("verify", true, err)

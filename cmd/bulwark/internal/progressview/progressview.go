@@ -262,6 +262,12 @@ func (p *View) Step(e engine.Event, protection string) {
 		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
 	case "failed":
 		delete(p.running, e.Resource)
+		if errors.Is(e.Err, engine.ErrLost) {
+			// The stack's lock was lost: the call was cancelled, its end
+			// unrecorded; resume (once the lock is free) finishes it.
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped: the stack's lock was lost (resume finishes it)"))
+			return
+		}
 		if errors.Is(e.Err, context.Canceled) {
 			// A second interrupt cancelled the call: not a failure of the
 			// resource, and resume finishes the step.

@@ -35,6 +35,9 @@ func TestLines(t *testing.T) {
 		{"interrupted", func(v *View) {
 			v.Step(engine.Event{Resource: "db", Action: "update", Status: "failed", Err: fmt.Errorf("call: %w", context.Canceled)}, "")
 		}, "  ■ db               update stopped by the interrupt (resume finishes it)\n"},
+		{"lock lost", func(v *View) {
+			v.Step(engine.Event{Resource: "db", Action: "update", Status: "failed", Err: fmt.Errorf("%w: call: %w", engine.ErrLost, context.Canceled)}, "")
+		}, "  ■ db               update stopped: the stack's lock was lost (resume finishes it)\n"},
 		{"preserved names its level", func(v *View) {
 			v.Step(engine.Event{Resource: "db", Action: "preserve", Status: "ok"}, "durable")
 		}, "  = db               preserved (durable: a rollback keeps it)\n"},
