@@ -884,6 +884,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	}
 	w.st, w.disk, w.reseal, w.migrate = l.st, l.disk, l.clear && b.opts.Sealing.Sealer != nil, l.legacy
 	w.lineage = l.lineage
+	w.empty = l.st.Serial == 0 && l.records == 0 && l.lineage == ""
 	if w.lineage == "" {
 		w.lineage = ulid.Make().String()
 	}
@@ -933,6 +934,7 @@ type writer struct {
 	disk    int64 // serial of the snapshot on disk
 	reseal  bool  // the snapshot (and maybe backups) hold in clear what is sealed
 	migrate bool  // the snapshot must be rewritten (revision texts, lineage)
+	empty   bool  // nothing was ever committed: the first commit may name the lineage
 	wrote   bool  // something was written under this lock
 	broken  error
 	done    bool
@@ -1033,6 +1035,13 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 			sensitiveGrew = grew
 			serial++
 		}
+		if m := c.Change.Meta; m != nil && m.Lineage != "" && m.Lineage != w.lineage && w.empty {
+			// A stack copied into this empty folder (state migrate) keeps
+			// its lineage: the records say the one its state does, not
+			// the one Lock minted for a new stack.
+			w.lineage = m.Lineage
+		}
+		w.empty = false
 		recs := c.Records
 		if len(recs) == 0 {
 			recs = []journal.Record{{Kind: journal.KindState, Status: journal.StepOK}}
