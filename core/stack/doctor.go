@@ -218,7 +218,17 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 	if err != nil {
 		st = nil
 	}
-	recs, bad, err := be.Journal(ctx)
+	// Streamed: every line checked, the operations' own records kept
+	// (what Unfinished is told by), never the whole journal.
+	var recs []journal.Record
+	n := 0
+	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
+		n++
+		if r.Kind == journal.KindOp {
+			recs = append(recs, r)
+		}
+		return nil
+	})
 	for _, b := range bad {
 		// The backend says how to repair it where it keeps it (a file's
 		// line, a database's row).
@@ -238,7 +248,7 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume " + specPath + "` to finish it (from the journal)"})
 	} else if len(bad) == 0 {
-		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", len(recs))})
+		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", n)})
 	}
 	if st != nil && st.Lineage != "" {
 		out = append(out, Check{Name: "lineage " + name, OK: true, Detail: st.Lineage})

@@ -34,7 +34,7 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	for attempt := 0; ; attempt++ {
 		// Read without the lock only to know which operation to take it
 		// for; what is resumed is decided again under the lock.
-		recs, err := readJournal(sp, opts)
+		recs, err := readJournalKinds(sp, opts, journal.KindOp)
 		if err != nil {
 			return nil, err
 		}
@@ -61,11 +61,11 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		return nil, err
 	}
 	defer s.close()
-	recs, err := journalOf(context.Background(), s.be)
+	ops, err := journalKinds(context.Background(), s.be, journal.KindOp)
 	if err != nil {
 		return nil, err
 	}
-	u := Unfinished(recs)
+	u := Unfinished(ops)
 	if len(u) == 0 {
 		return nil, ErrNothingToResume
 	}
@@ -73,11 +73,15 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	if target.Op != s.opID {
 		return nil, errResumeRaced
 	}
+	// The records of the operation resumed, and only those, are held.
 	var mine []journal.Record
-	for _, r := range recs {
+	if _, err := storage.ScanJournal(context.Background(), s.be, nil, func(r journal.Record) error {
 		if r.Op == target.Op {
 			mine = append(mine, r)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if target.Type == "rollback" {
 		// An interrupted revision rollback is resumed against the spec of
@@ -398,17 +402,33 @@ func loadState(sp *spec.Spec, opts Options) (*state.State, error) {
 // readJournal reads a stack's journal without the lock; a bad line is an
 // error (a *journal.CorruptError naming it).
 func readJournal(sp *spec.Spec, opts Options) ([]journal.Record, error) {
+	return readJournalKinds(sp, opts)
+}
+
+// readJournalKinds is readJournal keeping only the records of kinds (all
+// when none): every line is read and checked, a stream, and only what is
+// kept is held (the journal of 20 whole operations of 10,000 resources is
+// hundreds of megabytes of records).
+func readJournalKinds(sp *spec.Spec, opts Options, kinds ...string) ([]journal.Record, error) {
 	opts.defaults()
 	be, err := opts.backend(context.Background(), sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil, err
 	}
 	defer be.Close()
-	return journalOf(context.Background(), be)
+	return journalKinds(context.Background(), be, kinds...)
 }
 
-func journalOf(ctx context.Context, be storage.Backend) ([]journal.Record, error) {
-	recs, bad, err := be.Journal(ctx)
+// journalKinds streams be's journal, keeping the records of kinds (all
+// when none); a bad line is an error.
+func journalKinds(ctx context.Context, be storage.Backend, kinds ...string) ([]journal.Record, error) {
+	var recs []journal.Record
+	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
+		if len(kinds) == 0 || slices.Contains(kinds, r.Kind) {
+			recs = append(recs, r)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -250,7 +250,7 @@ func StackHistory(sp *spec.Spec, opts Options) (*HistoryReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readJournal(sp, opts)
+	recs, err := readJournalKinds(sp, opts, journal.KindOp, journal.KindSummary)
 	if err != nil {
 		return nil, err
 	}
