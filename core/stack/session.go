@@ -468,6 +468,11 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
 		// The data folders are made here, never through a link planted in
 		// their place (the host's MkdirAll would follow it).
+		// Nor through a stack folder that is a link (on a backend off this
+		// machine the file backend, which refuses one, never looks at it).
+		if err := nofollow.CheckDir(s.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("provider %s: data folder: %w", n, err)
+		}
 		var above []string
 		for d := filepath.Dir(s.dataRoot()); s.dataDir == "" && len(above) < 2; d = filepath.Dir(d) {
 			if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
