@@ -111,17 +111,6 @@ func TestScriptsOnS3(t *testing.T) {
 	runScripts(t, "testdata/script", s3Scripts(crashS3Server(t)))
 }
 
-// remotePending are the scripts not yet ported to the remote backends
-// (they inspect .bulwark's files directly): they skip there for now.
-var remotePending = map[string]bool{
-
-	"journal_bad_line_status_doctor": true,
-	"lineage_and_state_show":         true, "lock_held_stale_and_plan_without_lock": true,
-	"lock_holds_when_lock_file_tampered": true, "plan_saved_apply_exactly": true,
-
-	"state_folder_refuses_symlinks": true, "state_unknown_protection_refused": true,
-}
-
 // scriptName is the name of the script env runs.
 func scriptName(env *testscript.Env) string {
 	name := env.T().(interface{ Name() string }).Name()
@@ -147,9 +136,6 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 		// a failing cmp compares with, in the script's archive.
 		UpdateScripts: *updateGolden,
 		Setup: func(env *testscript.Env) error {
-			if be.name != "file" && dir == "testdata/script" && remotePending[scriptName(env)] {
-				env.T().Skip("not yet ported to the " + be.name + " backend")
-			}
 			scriptBulwark(t, env)
 			env.Setenv("BULWARK_PLUGIN_DIR", plugins)
 			env.Setenv("EXAMPLES", examples)
@@ -213,6 +199,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"s3-release-lock":   held.s3Release,
 			"backend-dump":      cmdBackendDump,
 			"journal-has":       cmdJournalHas,
+			"match-env":         cmdMatchEnv,
 		},
 	})
 }
@@ -460,4 +447,22 @@ func cmdJournalHas(ts *testscript.TestScript, neg bool, args []string) {
 	if found == neg {
 		ts.Fatalf("journal of %s: %d record(s), %s match %s", args[0], len(recs), map[bool]string{true: "one does", false: "none does"}[found], args[1])
 	}
+}
+
+// match-env FILE REGEXP VAR sets VAR to the first group of REGEXP's first
+// match in FILE (a value a command printed, as json-env takes one from
+// JSON).
+func cmdMatchEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: match-env FILE REGEXP VAR")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	m := re.FindSubmatch(b)
+	if len(m) < 2 {
+		ts.Fatalf("%s: no match for %s (with a group)", args[0], args[1])
+	}
+	ts.Setenv(args[2], string(m[1]))
 }

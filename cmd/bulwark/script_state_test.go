@@ -2,22 +2,40 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bulwark-iac/bulwark/backends"
 )
 
-// state-protection FILE RESOURCE LEVEL rewrites the protection a state file
-// records for RESOURCE (as a hand edit or an old bulwark would), keeping the
-// file's checksum valid, so only the level is wrong.
+// state-protection STACK RESOURCE LEVEL rewrites the protection STACK's
+// state records for RESOURCE (as a hand edit or an old bulwark would), in
+// what the backend stores: on files, state.json, keeping the file's
+// checksum valid, so only the level is wrong; on postgres, the resource's
+// row; on s3, the object holding its newest form (a WAL object or the
+// snapshot). No backend commits a level it does not know, so a hand edit
+// is how one gets there.
 func cmdStateProtection(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
-		ts.Fatalf("usage: state-protection FILE RESOURCE LEVEL")
+		ts.Fatalf("usage: state-protection STACK RESOURCE LEVEL")
 	}
-	path := ts.MkAbs(args[0])
+	if backends.Remote(scriptState(ts)) {
+		remoteStateProtection(ts, args[0], args[1], args[2])
+		return
+	}
+	path := ts.MkAbs(filepath.Join(".bulwark", args[0], "state.json"))
 	b, err := os.ReadFile(path)
 	ts.Check(err)
 	var env struct {
@@ -31,7 +49,7 @@ func cmdStateProtection(ts *testscript.TestScript, neg bool, args []string) {
 	rs, _ := st["resources"].(map[string]any)
 	r, ok := rs[args[1]].(map[string]any)
 	if !ok {
-		ts.Fatalf("%s records no resource %q", args[0], args[1])
+		ts.Fatalf("%s records no resource %q", path, args[1])
 	}
 	r["protection"] = args[2]
 	body, err := json.Marshal(st)
@@ -40,4 +58,133 @@ func cmdStateProtection(ts *testscript.TestScript, neg bool, args []string) {
 	out, err := json.Marshal(map[string]any{"checksum": "sha256:" + hex.EncodeToString(sum[:]), "state": json.RawMessage(body)})
 	ts.Check(err)
 	ts.Check(os.WriteFile(path, append(out, '\n'), 0o600))
+}
+
+func remoteStateProtection(ts *testscript.TestScript, stack, name, level string) {
+	raw := scriptState(ts)
+	setLevel := func(body []byte) []byte {
+		var r map[string]any
+		ts.Check(json.Unmarshal(body, &r))
+		r["protection"] = level
+		out, err := json.Marshal(r)
+		ts.Check(err)
+		return out
+	}
+	switch backends.Scheme(raw) {
+	case "s3":
+		s3StateProtection(ts, raw, stack, name, level, setLevel)
+	default:
+		// postgres: the resource's row, edited in place.
+		u, err := url.Parse(raw)
+		ts.Check(err)
+		q := u.Query()
+		schema := q.Get("schema")
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, u.String())
+		ts.Check(err)
+		defer conn.Close(ctx)
+		table := pgx.Identifier{schema, "resources"}.Sanitize()
+		var body []byte
+		ts.Check(conn.QueryRow(ctx, `SELECT body FROM `+table+` WHERE stack = $1 AND name = $2`, stack, name).Scan(&body))
+		_, err = conn.Exec(ctx, `UPDATE `+table+` SET body = $3 WHERE stack = $1 AND name = $2`, stack, name, setLevel(body))
+		ts.Check(err)
+	}
+}
+
+// s3StateProtection edits the object that holds the resource's newest
+// form: the newest WAL object after the snapshot that puts it, else the
+// snapshot.
+func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string, setLevel func([]byte) []byte) {
+	u, err := url.Parse(raw)
+	ts.Check(err)
+	endpoint := u.Query().Get("endpoint")
+	base := endpoint + "/" + u.Host + "/" + strings.Trim(u.Path, "/") + "/" + stack + "/"
+	get := func(key string) []byte {
+		resp, err := s3Do(http.MethodGet, base+key, nil)
+		ts.Check(err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		ts.Check(err)
+		if resp.StatusCode == http.StatusNotFound {
+			return nil
+		}
+		if resp.StatusCode != http.StatusOK {
+			ts.Fatalf("get %s: %s", key, resp.Status)
+		}
+		return b
+	}
+	put := func(key string, body []byte) {
+		// Deleted first: the emulator would keep the old object's checksum.
+		for _, m := range []string{http.MethodDelete, http.MethodPut} {
+			resp, err := s3Do(m, base+key, map[string][]byte{http.MethodPut: body}[m])
+			ts.Check(err)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				ts.Fatalf("%s %s: %s", m, key, resp.Status)
+			}
+		}
+	}
+	var snap map[string]json.RawMessage
+	var snapSeq int64
+	if b := get("snapshot.json"); b != nil {
+		ts.Check(json.Unmarshal(b, &snap))
+		ts.Check(json.Unmarshal(snap["seq"], &snapSeq))
+	}
+	prefix := strings.Trim(u.Path, "/") + "/" + stack + "/wal/"
+	resp, err := s3Do(http.MethodGet, endpoint+"/"+u.Host+"?list-type=2&prefix="+url.QueryEscape(prefix), nil)
+	ts.Check(err)
+	var list struct {
+		Contents []struct {
+			Key string `xml:"Key"`
+		} `xml:"Contents"`
+	}
+	ts.Check(xml.NewDecoder(resp.Body).Decode(&list))
+	resp.Body.Close()
+	for i := len(list.Contents) - 1; i >= 0; i-- {
+		key := strings.TrimPrefix(list.Contents[i].Key, strings.Trim(u.Path, "/")+"/"+stack+"/")
+		var seg struct {
+			Seq     int64            `json:"seq"`
+			Entries []map[string]any `json:"entries"`
+		}
+		body := get(key)
+		ts.Check(json.Unmarshal(body, &seg))
+		if seg.Seq <= snapSeq {
+			break
+		}
+		for j := len(seg.Entries) - 1; j >= 0; j-- {
+			puts, _ := seg.Entries[j]["put"].([]any)
+			for _, p := range puts {
+				if r, _ := p.(map[string]any); r != nil && r["name"] == name {
+					r["protection"] = level
+					var whole map[string]any
+					ts.Check(json.Unmarshal(body, &whole))
+					whole["entries"] = seg.Entries
+					out, err := json.Marshal(whole)
+					ts.Check(err)
+					put(key, out)
+					return
+				}
+			}
+		}
+	}
+	if snap == nil {
+		ts.Fatalf("stack %s: no object holds resource %q", stack, name)
+	}
+	var st map[string]json.RawMessage
+	ts.Check(json.Unmarshal(snap["state"], &st))
+	var rs map[string]json.RawMessage
+	ts.Check(json.Unmarshal(st["resources"], &rs))
+	if rs[name] == nil {
+		ts.Fatalf("stack %s: the snapshot holds no resource %q", stack, name)
+	}
+	rs[name] = setLevel(rs[name])
+	st["resources"], err = json.Marshal(rs)
+	ts.Check(err)
+	snap["state"], err = json.Marshal(st)
+	ts.Check(err)
+	out, err := json.Marshal(snap)
+	ts.Check(err)
+	put("snapshot.json", out)
 }
