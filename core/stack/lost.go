@@ -91,7 +91,9 @@ func (s *session) lostError(op *engine.Operation, res engine.Result) error {
 	// Who took it, if anyone did: a read, never a write.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if h, err := s.be.Holder(ctx); err == nil && h != nil && (h.PID != s.holder.PID || h.Host != s.holder.Host || !h.Since.Equal(s.holder.Since)) {
+	// (This process is not the new holder: a process holds a stack's lock
+	// once at most. A resume elsewhere holds it under the same op id.)
+	if h, err := s.be.Holder(ctx); err == nil && h != nil && (h.PID != s.holder.PID || h.Host != s.holder.Host) {
 		e.Holder = h
 	}
 	return e

@@ -53,6 +53,11 @@ func LockWait(ctx context.Context, be Backend, h Holder, timeout time.Duration, 
 			return nil, fmt.Errorf("%w (stopped waiting for it: %v)", err, context.Cause(ctx))
 		case <-t.C:
 		}
+		if !h.Since.IsZero() {
+			// The holder holds it from when it takes it, not from when it
+			// began to wait.
+			h.Since = time.Now().UTC()
+		}
 		w, err = be.Lock(ctx, h)
 		if !errors.Is(err, ErrLocked) {
 			return w, err
