@@ -1430,8 +1430,13 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		w.mu.Unlock()
 	}
 	// The snapshot now covers every change the live segment holds: it can
-	// be sealed.
-	if err := w.rotate(); err != nil {
+	// be sealed. The journal is compacted only when a segment was: with
+	// none new, the last compaction saw the same segments (a command's
+	// first Checkpoint finds the live segment its predecessor sealed
+	// empty), and reading the operations' lines again is a pass over the
+	// whole history for nothing.
+	sealed, err := w.rotate()
+	if err != nil || !sealed {
 		return err
 	}
 	return w.compact(keepOps)
@@ -1440,25 +1445,25 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 // rotate seals the live segment (when it holds anything) as the journal
 // folder's next numbered segment and starts a new one. The caller holds
 // w.ck and has made the snapshot cover the live segment's changes.
-func (w *writer) rotate() error {
+func (w *writer) rotate() (bool, error) {
 	if w.jr.Size() == 0 {
-		return nil
+		return false, nil
 	}
 	dir := filepath.Join(w.b.dir, segmentsDir)
 	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("seal journal segment: %w", err)
+		return false, fmt.Errorf("seal journal segment: %w", err)
 	}
 	lay, err := w.b.layout()
 	if err != nil {
-		return err
+		return false, err
 	}
 	to := w.b.segPath(lay.next)
 	if _, err := os.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("seal journal segment: %s is in the way", to)
+		return false, fmt.Errorf("seal journal segment: %s is in the way", to)
 	}
 	live := w.b.path(journalFile)
 	if err := w.jr.Close(); err != nil {
-		return w.fail(fmt.Errorf("seal journal segment: %w", err))
+		return false, w.fail(fmt.Errorf("seal journal segment: %w", err))
 	}
 	rerr := os.Rename(live, to)
 	if rerr == nil {
@@ -1469,16 +1474,16 @@ func (w *writer) rotate() error {
 	// Whatever happened, appending goes on in a live segment: a new one,
 	// or the old one when the rename failed.
 	if w.jr, err = journal.Open(live, w.b.opts.Now); err != nil {
-		return w.fail(err)
+		return false, w.fail(err)
 	}
 	if rerr != nil {
-		return fmt.Errorf("seal journal segment: %w", rerr)
+		return false, fmt.Errorf("seal journal segment: %w", rerr)
 	}
 	if err := atomicfile.SyncDir(w.b.dir); err != nil {
-		return fmt.Errorf("seal journal segment: %w", err)
+		return true, fmt.Errorf("seal journal segment: %w", err)
 	}
 	w.afterWrite()
-	return nil
+	return true, nil
 }
 
 // legacyTexts reads the revision texts an old snapshot holds. w.mu is held.
