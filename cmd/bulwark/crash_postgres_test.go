@@ -42,6 +42,29 @@ func TestCrashOnPostgres(t *testing.T) {
 	}
 }
 
+// TestCrashAtEveryStepBoundaryOnPostgres is the crash harness of
+// crash_test.go on PostgreSQL (issue 10 item 7), each iteration in a schema
+// of its own: a failed apply's rollback (creates, compensations, deletes)
+// killed at every journal record, state write and provider mutation, and
+// resumed to convergence. (A first apply's kills, resumed from another
+// machine, are TestCrashOnPostgres's; the backend's own write boundaries,
+// the conformance suite's.)
+func TestCrashAtEveryStepBoundaryOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a failed apply's rollback at every step boundary on PostgreSQL (-short)")
+	}
+	base := pgBase(t)
+	crashAtEveryStepBoundary(t, func(t crashT) string {
+		schema := pgtest.Schema()
+		u, err := pgtest.WithSchema(base, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pgtest.DropSchema(base, schema) })
+		return u
+	}, map[string]bool{"failed_apply_rollback": true})
+}
+
 // crashPostgresOnce runs one iteration; it reports whether the apply was
 // killed.
 func crashPostgresOnce(t *testing.T, base, fp string) bool {

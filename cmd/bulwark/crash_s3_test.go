@@ -40,7 +40,8 @@ func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
 	if !s3StateWired() {
 		t.Skip("this build runs its commands on the file backend only: --state s3:// is not wired into the stack commands yet")
 	}
-	crashAtEveryStepBoundary(t, crashS3Server(t), map[string]bool{
+	endpoint := crashS3Server(t)
+	crashAtEveryStepBoundary(t, func(t crashT) string { return s3Place(t, endpoint) }, map[string]bool{
 		"apply": true, "failed_apply_rollback": true,
 	})
 }
@@ -92,17 +93,13 @@ func s3Do(method, u string, body []byte) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
-// onS3 puts e's stack on a fresh prefix of the bucket at endpoint ("":
-// leaves it on files).
-func (e *crashEnv) onS3(endpoint string) {
-	if endpoint == "" {
-		return
-	}
+// s3Place is a fresh prefix of the bucket at endpoint, as a --state URL.
+func s3Place(t crashT, endpoint string) string {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	e.stateURL = "s3://team-state/crash-" + hex.EncodeToString(b[:]) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
+	return "s3://team-state/crash-" + hex.EncodeToString(b[:]) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
 }
 
 // s3Parts splits e.stateURL into the endpoint and the stack's key prefix.
@@ -114,15 +111,23 @@ func (e *crashEnv) s3Parts() (endpoint, prefix string) {
 	return u.Query().Get("endpoint"), u.Host + u.Path + "/" + e.stack + "/"
 }
 
-// copyS3State makes to's stack a copy of e's (every object but the lock),
-// as copyTree does for a state folder.
-func (e *crashEnv) copyS3State(to *crashEnv) {
+// copyRemoteState gives to a fresh place on e's backend holding a copy of
+// e's stack, as copyTree does for a state folder: on s3 every object but
+// the lock. On postgres the template must be empty (its scenarios have no
+// setup).
+func (e *crashEnv) copyRemoteState(to *crashEnv) {
 	e.t.Helper()
 	if e.stateURL == "" {
 		return
 	}
+	to.place, to.stateURL = e.place, e.place(to.t)
+	if !strings.HasPrefix(e.stateURL, "s3://") {
+		if st := e.readRemoteState(); len(st.Resources) > 0 || len(e.remoteJournal()) > 0 {
+			e.t.Fatalf("the crash harness copies no stack on %s: give it scenarios without setup", e.stateURL)
+		}
+		return
+	}
 	_, prefix := e.s3Parts()
-	to.onS3(mustEndpoint(e))
 	endpoint, toPrefix := to.s3Parts()
 	bucket, _, _ := strings.Cut(prefix, "/")
 	resp, err := s3Do(http.MethodGet, endpoint+"/"+bucket+"?list-type=2&prefix="+url.QueryEscape(strings.TrimPrefix(prefix, bucket+"/")), nil)
@@ -165,11 +170,6 @@ func (e *crashEnv) copyS3State(to *crashEnv) {
 			e.t.Fatalf("copy %s: %s", o.Key, put.Status)
 		}
 	}
-}
-
-func mustEndpoint(e *crashEnv) string {
-	endpoint, _ := e.s3Parts()
-	return endpoint
 }
 
 // remote opens e's stack at e.stateURL, with the tests' key.

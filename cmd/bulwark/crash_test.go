@@ -94,6 +94,7 @@ type crashT interface {
 	Logf(format string, args ...any)
 	TempDir() string
 	Failed() bool
+	Cleanup(func())
 }
 
 // workerT is a test as a worker goroutine of it uses it: Fatal marks the
@@ -119,13 +120,17 @@ type crashEnv struct {
 	bin      string
 	plugins  string
 	stateDir string
-	// stateURL, when set, is --state (an s3:// prefix): the stack's state
-	// lives there, and stateDir holds the providers' data folders only.
+	// stateURL, when set, is --state (an s3:// prefix, a postgres://
+	// schema): the stack's state lives there, and stateDir holds the
+	// providers' data folders only.
 	stateURL string
-	events   string
-	marker   string
-	stack    string
-	log      []string // every command run, for failure messages
+	// place, when set, returns a fresh, empty place on stateURL's backend
+	// (the crash harness's iterations each get one).
+	place  func(t crashT) string
+	events string
+	marker string
+	stack  string
+	log    []string // every command run, for failure messages
 }
 
 func newCrashEnv(t crashT, stack string) *crashEnv {
@@ -758,11 +763,12 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 	return true
 }
 
-func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, "", nil) }
+func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, nil, nil) }
 
 // crashAtEveryStepBoundary runs the scenarios (only those named, when only
-// is set) with the stack's state at s3Endpoint ("": the file backend).
-func crashAtEveryStepBoundary(t *testing.T, s3Endpoint string, only map[string]bool) {
+// is set) with the stack's state on the backend whose fresh places place
+// returns (nil: the file backend).
+func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only map[string]bool) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
@@ -901,7 +907,9 @@ func crashAtEveryStepBoundary(t *testing.T, s3Endpoint string, only map[string]b
 			t.Parallel()
 			// The setup runs once; every iteration starts from a copy.
 			tmpl := newCrashEnv(t, "crash")
-			tmpl.onS3(s3Endpoint)
+			if place != nil {
+				tmpl.place, tmpl.stateURL = place, place(t)
+			}
 			for i, args := range sc.setup {
 				if i == len(sc.setup)-1 && sc.setupKill != "" {
 					if r := tmpl.run(sc.setupKill, args...); !r.killed {
@@ -999,7 +1007,7 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 	if _, err := os.Stat(tmpl.stateDir); err == nil {
 		copyTree(t, tmpl.stateDir, e.stateDir)
 	}
-	tmpl.copyS3State(e)
+	tmpl.copyRemoteState(e)
 	where := sc.name + " at " + fp
 	r := e.run(fp, sc.cmd...)
 	if !r.killed {
