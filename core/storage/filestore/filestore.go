@@ -3,7 +3,7 @@
 // bulwark.
 //
 //	<stack folder>/journal.jsonl   the live journal segment, and the write-ahead log of the state
-//	<stack folder>/journal/N.jsonl  sealed segments (journal/base-N.jsonl: the compacted history up to N)
+//	<stack folder>/journal/N.jsonl  sealed segments (journal/base-N.jsonl: the compacted history up to N; journal/N.ops: N's op index)
 //	<stack folder>/state.json      a snapshot of the state (written at Checkpoint)
 //	<stack folder>/revisions/N.json  revision N's body (spec text, variables), sealed
 //	<stack folder>/backups/state-OP.json  a copy of the state before update OP
@@ -146,7 +146,8 @@ func (b *Backend) Close() error { return nil }
 // commits, and where the journal's last whole commit ends.
 type loaded struct {
 	st      *state.State
-	records int // records of whole commits in the live segment
+	records int              // records of whole commits in the live segment
+	ops     []journal.Record // the live segment's operation records
 	bad     []*journal.CorruptError
 	end     int64 // offset just past the live segment's last whole commit
 	torn    bool  // the live segment's tail holds a commit cut short
@@ -257,6 +258,11 @@ func (b *Backend) replay(live *segment, st *state.State, out *loaded) error {
 		out.records += held + 1
 		held = 0
 		out.end = end
+		if r.Kind == journal.KindOp || r.Kind == journal.KindSummary {
+			op := *r
+			op.Rest, op.Serial, op.Change = 0, 0, nil
+			out.ops = append(out.ops, op)
+		}
 		// Replay what the journal holds past the snapshot, in order; a gap
 		// in the serials is a lost change, never skipped over.
 		if r.Serial <= st.Serial || len(r.Change) == 0 {
@@ -343,11 +349,21 @@ func (b *Backend) sealedLineage() (where, lineage string, err error) {
 const (
 	segmentsDir = "journal"
 	segmentExt  = ".jsonl"
+	opsExt      = ".ops"
 	basePrefix  = "base-"
 )
 
 func (b *Backend) segPath(n int) string {
 	return filepath.Join(b.dir, segmentsDir, fmt.Sprintf("%08d%s", n, segmentExt))
+}
+
+// opsPath is sealed segment n's op index: its operation records alone, in
+// order, written (atomically) before the segment is sealed, so a reader of
+// the operations (a session looking for an unfinished one, a compaction's
+// decision) reads a line or two per operation, not every step record of
+// the history. It is derived: a segment without one is read whole.
+func (b *Backend) opsPath(n int) string {
+	return filepath.Join(b.dir, segmentsDir, fmt.Sprintf("%08d%s", n, opsExt))
 }
 
 func (b *Backend) basePath(n int) string {
@@ -377,11 +393,17 @@ func (b *Backend) layout() (layout, error) {
 	if err != nil {
 		return out, fmt.Errorf("read journal: %w", err)
 	}
-	var bases, sealed []int
+	var bases, sealed, opsFiles []int
 	for _, e := range entries {
 		name := e.Name()
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
 			out.bytes += fi.Size()
+		}
+		if stem, ok := strings.CutSuffix(name, opsExt); ok {
+			if n, err := strconv.Atoi(stem); err == nil && n > 0 && fmt.Sprintf("%08d", n) == stem {
+				opsFiles = append(opsFiles, n)
+			}
+			continue
 		}
 		stem, ok := strings.CutSuffix(name, segmentExt)
 		if !ok {
@@ -413,6 +435,11 @@ func (b *Backend) layout() (layout, error) {
 			out.sealed = append(out.sealed, n)
 		}
 	}
+	for _, n := range opsFiles {
+		if n <= out.base {
+			out.stale = append(out.stale, b.opsPath(n))
+		}
+	}
 	out.next = out.base + 1
 	if len(out.sealed) > 0 {
 		out.next = out.sealed[len(out.sealed)-1] + 1
@@ -424,7 +451,8 @@ func (b *Backend) layout() (layout, error) {
 type segment struct {
 	path string
 	f    *os.File
-	n    int // its number (0: the live one)
+	n    int      // its number (0: the live one)
+	ops  *os.File // its op index, if it has one (sealed segments)
 }
 
 func openSegment(path string) (*segment, error) {
@@ -438,7 +466,32 @@ func openSegment(path string) (*segment, error) {
 	return &segment{path: path, f: f}, nil
 }
 
-func (s *segment) Close() error { return s.f.Close() }
+func (s *segment) Close() error {
+	if s.ops != nil {
+		s.ops.Close()
+	}
+	return s.f.Close()
+}
+
+// opsOnly reports whether kinds are all the op index's (operation and
+// summary records).
+func opsOnly(kinds []string) bool {
+	for _, k := range kinds {
+		if k != journal.KindOp && k != journal.KindSummary {
+			return false
+		}
+	}
+	return len(kinds) > 0
+}
+
+// eachOf is eachWhole over sg, or over its op index when kinds are the
+// index's and it has one.
+func eachOf(sg *segment, o journal.Options, fn func(r *journal.Record, end int64) error) ([]*journal.CorruptError, error) {
+	if sg.ops != nil && opsOnly(o.Kinds) {
+		return journal.EachIn(sg.ops, sg.path+" (its op index "+filepath.Base(sg.ops.Name())+")", o, fn)
+	}
+	return eachWhole(sg, o, fn)
+}
 
 type segments struct{ files []*segment }
 
@@ -485,6 +538,11 @@ func (b *Backend) openSegments(live bool) (*segments, error) {
 				continue
 			}
 			sg.n = nums[i]
+			if sg.n != 0 && p == b.segPath(sg.n) {
+				if f, err := nofollow.Open(b.opsPath(sg.n), os.O_RDONLY, 0); err == nil {
+					sg.ops = f
+				}
+			}
 			out.files = append(out.files, sg)
 		}
 		l2, err := b.layout()
@@ -549,7 +607,7 @@ func (b *Backend) ScanJournal(ctx context.Context, kinds []string, fn func(journ
 	defer segs.close()
 	var bad []*journal.CorruptError
 	for _, sg := range segs.files {
-		sb, err := eachWhole(sg, journal.Options{Kinds: kinds, NoChange: true}, func(r *journal.Record, _ int64) error {
+		sb, err := eachOf(sg, journal.Options{Kinds: kinds, NoChange: true}, func(r *journal.Record, _ int64) error {
 			if r.Kind == journal.KindState {
 				return nil
 			}
@@ -883,6 +941,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		}
 	}
 	w.st, w.disk, w.reseal, w.migrate = l.st, l.disk, l.clear && b.opts.Sealing.Sealer != nil, l.legacy
+	w.liveOps = l.ops
 	w.lineage = l.lineage
 	w.empty = l.st.Serial == 0 && l.records == 0 && l.lineage == ""
 	if w.lineage == "" {
@@ -935,7 +994,10 @@ type writer struct {
 	reseal  bool  // the snapshot (and maybe backups) hold in clear what is sealed
 	migrate bool  // the snapshot must be rewritten (revision texts, lineage)
 	empty   bool  // nothing was ever committed: the first commit may name the lineage
-	wrote   bool  // something was written under this lock
+	// liveOps are the operation records of the live segment, in order:
+	// its op index once sealed (see opsPath).
+	liveOps []journal.Record
+	wrote   bool // something was written under this lock
 	broken  error
 	done    bool
 	// deferred are the lines of Deferred Commits not written yet: the
@@ -1103,6 +1165,9 @@ func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte
 		}
 		buf.Write(line)
 		buf.WriteByte('\n')
+		if r.Kind == journal.KindOp {
+			w.liveOps = append(w.liveOps, *r)
+		}
 	}
 	return buf.Bytes(), nil
 }
@@ -1461,6 +1526,29 @@ func (w *writer) rotate() (bool, error) {
 	if _, err := os.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("seal journal segment: %s is in the way", to)
 	}
+	// Its op index first: a crash before the rename leaves an index of
+	// a segment that is not sealed, never read, and rewritten when the
+	// live segment is sealed under that number.
+	var idx bytes.Buffer
+	w.mu.Lock()
+	for _, r := range w.liveOps {
+		line, err := r.AppendJSON(idx.AvailableBuffer())
+		if err != nil {
+			w.mu.Unlock()
+			return false, fmt.Errorf("seal journal segment: %w", err)
+		}
+		idx.Write(line)
+		idx.WriteByte('\n')
+	}
+	w.mu.Unlock()
+	ip := w.b.opsPath(lay.next)
+	if err := nofollow.CheckReplaceable(ip); err != nil {
+		return false, fmt.Errorf("seal journal segment: %w", err)
+	}
+	if err := atomicfile.Write(ip, idx.Bytes(), 0o600); err != nil {
+		return false, fmt.Errorf("seal journal segment: %w", err)
+	}
+	w.afterWrite()
 	live := w.b.path(journalFile)
 	if err := w.jr.Close(); err != nil {
 		return false, w.fail(fmt.Errorf("seal journal segment: %w", err))
@@ -1479,6 +1567,9 @@ func (w *writer) rotate() (bool, error) {
 	if rerr != nil {
 		return false, fmt.Errorf("seal journal segment: %w", rerr)
 	}
+	w.mu.Lock()
+	w.liveOps = nil
+	w.mu.Unlock()
 	if err := atomicfile.SyncDir(w.b.dir); err != nil {
 		return true, fmt.Errorf("seal journal segment: %w", err)
 	}
@@ -1558,7 +1649,7 @@ func (w *writer) compact(keepOps int) error {
 	// records are not decoded.
 	var ops journal.Ops
 	for i, sg := range segs.files {
-		bad, err := journal.EachIn(sg.f, sg.path, journal.Options{Kinds: []string{journal.KindOp, journal.KindSummary}, NoChange: true}, func(r *journal.Record, _ int64) error {
+		bad, err := eachOf(sg, journal.Options{Kinds: []string{journal.KindOp, journal.KindSummary}, NoChange: true}, func(r *journal.Record, _ int64) error {
 			ops.Add(r, i)
 			return nil
 		})
@@ -1643,6 +1734,9 @@ func (w *writer) compact(keepOps int) error {
 	for _, sg := range segs.files[:cut] {
 		if sg.path != p {
 			folded = append(folded, sg.path)
+			if sg.ops != nil {
+				folded = append(folded, w.b.opsPath(sg.n))
+			}
 		}
 	}
 	return w.removeAll(folded)

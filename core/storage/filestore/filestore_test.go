@@ -382,7 +382,7 @@ func TestJournalSegmentsSealAndCompact(t *testing.T) {
 		}
 	}
 	// 5 whole operations > 2×2: the 3 oldest are folded into a base.
-	want := []string{"00000004.jsonl", "00000005.jsonl", "base-00000003.jsonl"}
+	want := []string{"00000004.jsonl", "00000004.ops", "00000005.jsonl", "00000005.ops", "base-00000003.jsonl"}
 	if got := files(); !slices.Equal(got, want) {
 		t.Fatalf("journal folder holds %v, want %v", got, want)
 	}
@@ -392,7 +392,7 @@ func TestJournalSegmentsSealAndCompact(t *testing.T) {
 	}
 	// 10 operations: compacted again at the 8th, keeping the 7th and 8th
 	// whole; the 9th and 10th are whole too.
-	if got, want := files(), []string{"00000007.jsonl", "00000008.jsonl", "00000009.jsonl", "00000010.jsonl", "base-00000006.jsonl"}; !slices.Equal(got, want) {
+	if got, want := files(), []string{"00000007.jsonl", "00000007.ops", "00000008.jsonl", "00000008.ops", "00000009.jsonl", "00000009.ops", "00000010.jsonl", "00000010.ops", "base-00000006.jsonl"}; !slices.Equal(got, want) {
 		t.Fatalf("after the second compaction the journal folder holds %v, want %v", got, want)
 	}
 	b := filestore.New(dir, storage.Options{Stack: "s", Sealing: sealing})
@@ -417,6 +417,29 @@ func TestJournalSegmentsSealAndCompact(t *testing.T) {
 	}
 	if recs[0].Steps != 3 || recs[0].Status != journal.OpSucceeded {
 		t.Errorf("summary %+v", recs[0])
+	}
+	// A reader of the operations alone reads the sealed segments' op
+	// indexes (one line per op record), and learns what the whole journal
+	// says of them.
+	var opsRead []journal.Record
+	if _, err := b.ScanJournal(ctx, []string{journal.KindOp, journal.KindSummary}, func(r journal.Record) error {
+		opsRead = append(opsRead, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var opsWant []journal.Record
+	for _, r := range recs {
+		if r.Kind == journal.KindOp || r.Kind == journal.KindSummary {
+			opsWant = append(opsWant, r)
+		}
+	}
+	if !reflect.DeepEqual(opsRead, opsWant) {
+		t.Errorf("the op indexes say\n%+v\nthe segments\n%+v", opsRead, opsWant)
+	}
+	idx, _ := os.ReadFile(filepath.Join(dir, "journal", "00000010.ops"))
+	if n := strings.Count(string(idx), "\n"); n != 2 || strings.Contains(string(idx), `"kind":"step"`) {
+		t.Errorf("op index of segment 10: %q", idx)
 	}
 	st, err := b.Load(ctx)
 	if err != nil || len(st.Resources) != len(ops) {
