@@ -789,9 +789,9 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if whole <= 2*keepOps {
 		return nil
 	}
-	var candidates []string
+	var candidates, read []string
 	left := whole - keepOps
-	for _, o := range ops {
+	for i, o := range ops {
 		if left == 0 {
 			break
 		}
@@ -800,9 +800,19 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		}
 		left--
 		candidates = append(candidates, o.id)
+		// A summarized operation right before a candidate: a run of
+		// no-op summaries (journal.Collapse) may go on from its line.
+		if i > 0 && ops[i-1].summarized {
+			read = append(read, ops[i-1].id)
+		}
+	}
+	read = append(read, candidates...)
+	isCandidate := map[string]bool{}
+	for _, c := range candidates {
+		isCandidate[c] = true
 	}
 	return w.exec(ctx, "checkpoint", func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, w.b.sql.journalOf, w.b.stack, candidates)
+		rows, err := tx.Query(ctx, w.b.sql.journalOf, w.b.stack, read)
 		if err != nil {
 			return err
 		}
@@ -810,9 +820,17 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 			rec   journal.Record
 			first int64
 			n     int
+			ops   journal.Ops // its records, for journal.Unchanged
 		}
 		sums := map[string]*summary{}
 		var order []string
+		type line struct {
+			rec  journal.Record
+			seq  int64
+			rows int
+		}
+		lines := map[string]*line{} // the summarized operations read
+		damaged := map[string]bool{}
 		for rows.Next() {
 			var seq int64
 			var body []byte
@@ -822,7 +840,17 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 			}
 			var r journal.Record
 			if err := json.Unmarshal(body, &r); err != nil {
+				damaged[r.Op] = true
 				continue // a damaged record: its operation is not compacted
+			}
+			if !isCandidate[r.Op] {
+				l := lines[r.Op]
+				if l == nil {
+					l = &line{rec: r, seq: seq}
+					lines[r.Op] = l
+				}
+				l.rows++
+				continue
 			}
 			s := sums[r.Op]
 			if s == nil {
@@ -831,6 +859,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 				order = append(order, r.Op)
 			}
 			s.n++
+			s.ops.Add(&r, 0)
 			if r.Lineage != "" {
 				s.rec.Lineage = r.Lineage
 			}
@@ -845,23 +874,55 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		var del []string
-		g := &group{}
-		for _, op := range order {
-			s := sums[op]
-			if !finished(s.rec.Status) {
+		// The lines in journal order: the new summaries, the summary
+		// lines read before them, and anything else (an operation kept
+		// whole, one not read) between them, which no run of no-op
+		// summaries crosses. A run collapses into its first line.
+		type item struct {
+			rec     journal.Record
+			seq     int64
+			ops     []string // the operations whose rows it replaces
+			rewrite bool     // new, or it took others in
+		}
+		var items []*item
+		var head *item
+		for _, o := range ops {
+			var it *item
+			if s := sums[o.id]; s != nil && finished(s.rec.Status) && !damaged[o.id] {
+				s.rec.Steps = s.n
+				s.rec.Unchanged = journal.Unchanged(s.ops.Get(o.id))
+				it = &item{rec: s.rec, seq: s.first, ops: []string{o.id}, rewrite: true}
+			} else if l := lines[o.id]; l != nil && l.rows == 1 && !damaged[o.id] && l.rec.Kind == journal.KindSummary {
+				it = &item{rec: l.rec, seq: l.seq, ops: []string{o.id}}
+			}
+			if it == nil {
+				head = nil
 				continue
 			}
-			s.rec.Steps = s.n
-			body, err := json.Marshal(s.rec)
+			if head != nil && journal.Collapsible(&head.rec, &it.rec) {
+				journal.Merge(&head.rec, &it.rec)
+				head.ops = append(head.ops, it.ops...)
+				head.rewrite = true
+				continue
+			}
+			head = it
+			items = append(items, it)
+		}
+		var del []string
+		g := &group{}
+		for _, it := range items {
+			if !it.rewrite {
+				continue
+			}
+			body, err := json.Marshal(it.rec)
 			if err != nil {
 				return err
 			}
-			del = append(del, op)
-			g.seqs = append(g.seqs, s.first)
-			g.ops = append(g.ops, op)
+			del = append(del, it.ops...)
+			g.seqs = append(g.seqs, it.seq)
+			g.ops = append(g.ops, it.rec.Op)
 			g.kinds = append(g.kinds, journal.KindSummary)
-			g.lineages = append(g.lineages, s.rec.Lineage)
+			g.lineages = append(g.lineages, it.rec.Lineage)
 			g.bodies = append(g.bodies, body)
 		}
 		if len(del) == 0 {

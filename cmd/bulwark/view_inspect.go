@@ -88,6 +88,13 @@ func (v historyHuman) History(rep *stack.HistoryReport) error {
 	w := v.out()
 	fmt.Fprintln(w, "operations:")
 	for _, o := range rep.Operations {
+		if o.Repeated > 1 {
+			// A compacted run of operations that changed nothing.
+			fmt.Fprintf(w, "  %s  %-9s %-20s %s  no changes ×%d (first %s %s, last %s %s)\n", o.ID, o.Type, o.Status,
+				o.Start.Format("2006-01-02 15:04:05"), o.Repeated, o.ID, o.Start.Format("2006-01-02 15:04:05"),
+				o.LastID, o.LastStart.Format("2006-01-02 15:04:05"))
+			continue
+		}
 		fmt.Fprintf(w, "  %s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
 	}
 	fmt.Fprintln(w, "revisions:")

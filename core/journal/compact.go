@@ -79,7 +79,75 @@ func CompactRecords(recs []Record, keep int) ([]Record, int) {
 		written[r.Op] = true
 		out = append(out, ops.Summary(r.Op))
 	}
-	return out, len(compact)
+	return Collapse(out), len(compact)
+}
+
+// Unchanged is the rule of what an operation's summary may be collapsed
+// with others for: the operation changed nothing. Only an update (every
+// apply after a stack's first; the first always records a revision) that
+// succeeded without an error, whose records are its op records and Checks
+// that found a step done (skipped): a no-op apply. Any other record (an
+// Execute started, ok or failed, a Verify, a compensation, a rollback, an
+// acknowledgement, a failed Check, a kind this bulwark does not know) is a
+// change, or an attempt at one, and keeps the summary its own line; so is
+// an operation that failed, was compensated, refused, needs a person or is
+// unfinished.
+func Unchanged(op *OpInfo) bool {
+	return !op.Changed && op.Type == "update" && op.Status == OpSucceeded && op.Error == ""
+}
+
+// changes reports whether r, one of an operation's records, says it did,
+// tried or was asked for anything beyond finding everything done.
+func changes(r *Record) bool {
+	switch r.Kind {
+	case KindOp:
+		return r.Error != "" || (r.Status != OpRunning && r.Status != OpSucceeded)
+	case KindStep:
+		return r.Phase != "check" || r.Status != StepSkipped
+	case KindSummary:
+		return !r.Unchanged
+	}
+	return true
+}
+
+// Collapsible reports whether summary b, the line right after summary a,
+// collapses into a: both stand for operations that changed nothing (see
+// Unchanged), of one type and lineage. A summary written before this rule
+// (no "unchanged") never collapses.
+func Collapsible(a, b *Record) bool {
+	return a.Kind == KindSummary && b.Kind == KindSummary && a.Unchanged && b.Unchanged &&
+		a.Type == b.Type && a.Status == OpSucceeded && b.Status == OpSucceeded &&
+		a.Error == "" && b.Error == "" && a.Lineage == b.Lineage
+}
+
+// Collapse merges each run of consecutive collapsible summaries (see
+// Collapsible) into its first line, which then says how many operations it
+// stands for (Repeated), the last one's id and start (Last, LastTime) and
+// end (End), and their records in all (Steps): repeated no-op applies,
+// once compacted, hold one line, not one each, so the journal stops
+// growing under them. Records are merged in place; recs is reused.
+func Collapse(recs []Record) []Record {
+	out := recs[:0]
+	for _, r := range recs {
+		if n := len(out); n > 0 && Collapsible(&out[n-1], &r) {
+			Merge(&out[n-1], &r)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Merge folds summary b, which Collapsible(a, b) allows, into a: a then
+// stands for the operations of both.
+func Merge(a, b *Record) {
+	a.Repeated = max(a.Repeated, 1) + max(b.Repeated, 1)
+	a.Steps += max(b.Steps, 1)
+	a.End = b.End
+	a.Last, a.LastTime = b.Op, b.Time
+	if b.Last != "" {
+		a.Last, a.LastTime = b.Last, b.LastTime
+	}
 }
 
 // OpInfo is what compaction learns of one operation from its records.
@@ -93,6 +161,10 @@ type OpInfo struct {
 	Start, End time.Time
 	Lineage    string
 	Summarized bool // already one summary line
+	// Changed: a record of it says it changed, or tried to change,
+	// something (see Unchanged). Right only when Add was given every
+	// record of it, not its op records alone.
+	Changed bool
 	// FirstSeg and LastSeg are the segments (a caller's numbering) of its
 	// first and last records Add was given.
 	FirstSeg, LastSeg int
@@ -123,6 +195,7 @@ func (o *Ops) Add(r *Record, seg int) {
 	}
 	op.N++
 	op.LastSeg = seg
+	op.Changed = op.Changed || changes(r)
 	if r.Lineage != "" {
 		op.Lineage = r.Lineage
 	}
@@ -177,11 +250,14 @@ func (o *Ops) Compactable(keep int) map[string]bool {
 	return compact
 }
 
-// Summary is the one line operation id's records are compacted to.
+// Summary is the one line operation id's records are compacted to. It is
+// marked Unchanged (see Unchanged) only when Add was given every record of
+// the operation: a caller that added its op records alone takes the
+// summary from an Ops given them all.
 func (o *Ops) Summary(id string) Record {
 	op := o.byID[id]
 	return Record{ID: op.FirstID, Op: id, Time: op.Start, End: op.End, Kind: KindSummary, Type: op.Type,
-		Status: op.Status, Error: op.Error, Steps: op.N, Lineage: op.Lineage}
+		Status: op.Status, Error: op.Error, Steps: op.N, Lineage: op.Lineage, Unchanged: Unchanged(op)}
 }
 
 // WriteAll replaces the journal at path by recs, atomically (a temp file,

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -119,5 +120,111 @@ func TestCompactRefusesALinkedJournal(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(target); string(after) != string(before) {
 		t.Error("the link's target was changed")
+	}
+}
+
+// TestCollapseMergesOnlyOperationsThatChangedNothing is the merge rule:
+// consecutive summaries of no-op applies (an update that succeeded whose
+// records are its op records and skipped Checks) become one line; an
+// operation that mutated, tried to, failed, was compensated, refused,
+// needs a person or is unfinished never merges, nor does a summary written
+// before the rule, nor one of another lineage.
+func TestCollapseMergesOnlyOperationsThatChangedNothing(t *testing.T) {
+	op := func(id, typ, status, errText string, steps ...Record) []Record {
+		out := []Record{{Op: id, Kind: KindOp, Type: typ, Status: OpRunning, Lineage: "L"}}
+		for _, s := range steps {
+			s.Op, s.Kind, s.Lineage = id, KindStep, "L"
+			out = append(out, s)
+		}
+		if status != OpRunning {
+			out = append(out, Record{Op: id, Kind: KindOp, Type: typ, Status: status, Error: errText, Lineage: "L"})
+		}
+		return out
+	}
+	skipped := Record{Step: "r", Phase: "check", Status: StepSkipped}
+	cases := []struct {
+		name  string
+		other []Record // the operation between two no-op applies
+		merge bool     // all three collapse into one line
+	}{
+		{"a no-op apply", op("b", "update", OpSucceeded, "", skipped), true},
+		{"a no-op apply with no steps", op("b", "update", OpSucceeded, ""), true},
+		{"an execute that succeeded", op("b", "update", OpSucceeded, "", skipped, Record{Step: "s", Phase: "execute", Status: StepStarted}, Record{Step: "s", Phase: "execute", Status: StepOK}), false},
+		{"an execute started only", op("b", "update", OpSucceeded, "", Record{Step: "s", Phase: "execute", Status: StepStarted}), false},
+		{"an update's own steps (a revision staged)", op("b", "update", OpSucceeded, "", Record{Step: "meta:stage", Phase: "execute", Status: StepOK}), false},
+		{"a verify", op("b", "update", OpSucceeded, "", Record{Step: "s", Phase: "verify", Status: StepOK}), false},
+		{"a failed check", op("b", "update", OpFailed, "boom", Record{Step: "s", Phase: "check", Status: StepFailed, Error: "boom"}), false},
+		{"a failed update without steps", op("b", "update", OpFailed, "boom"), false},
+		{"a success with an error", op("b", "update", OpSucceeded, "note", skipped), false},
+		{"a compensated update", op("b", "update", OpCompensated, "e", Record{Step: "s", Phase: "compensate", Status: StepOK}), false},
+		{"a refused update", op("b", "update", OpRefused, "refused"), false},
+		{"a first apply (records a revision)", op("b", "apply", OpSucceeded, ""), false},
+		{"a teardown", op("b", "teardown", OpSucceeded, "", skipped), false},
+		{"a rollback", op("b", "rollback", OpSucceeded, "", skipped), false},
+		{"a rollback record", append(op("b", "update", OpSucceeded, "", skipped), Record{Op: "b", Kind: KindRollback, Status: StepStarted, Lineage: "L"}), false},
+		{"an acknowledgement", append(op("b", "update", OpSucceeded, "", skipped), Record{Op: "b", Kind: KindAck, Status: "acknowledged", Lineage: "L"}), false},
+		{"a summary written before the rule", []Record{{Op: "b", Kind: KindSummary, Type: "update", Status: OpSucceeded, Steps: 3, Lineage: "L"}}, false},
+		{"a no-op of another lineage", []Record{{Op: "b", Kind: KindSummary, Type: "update", Status: OpSucceeded, Steps: 3, Unchanged: true, Lineage: "M"}}, false},
+		{"a collapsed line", []Record{{Op: "b", Kind: KindSummary, Type: "update", Status: OpSucceeded, Steps: 9, Unchanged: true, Repeated: 3, Last: "b3", Lineage: "L"}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var recs []Record
+			recs = append(recs, op("a", "update", OpSucceeded, "", skipped)...)
+			recs = append(recs, c.other...)
+			recs = append(recs, op("c", "update", OpSucceeded, "", skipped)...)
+			// Twelve more, newest, kept whole: a, b and c are compacted.
+			for i := range 12 {
+				recs = append(recs, op(fmt.Sprintf("z%02d", i), "update", OpSucceeded, "", Record{Step: "s", Phase: "execute", Status: StepOK})...)
+			}
+			out, n := CompactRecords(recs, 5)
+			if n < 2 {
+				t.Fatalf("compacted %d operation(s)", n)
+			}
+			var sums []Record // of a, b and c (the z ones are updates that changed something)
+			for _, r := range out {
+				if r.Kind == KindSummary && (r.Op == "a" || r.Op == "b" || r.Op == "c") {
+					sums = append(sums, r)
+				}
+			}
+			if c.merge {
+				want := 3 + max(c.other[0].Repeated, 1) - 1
+				if len(sums) != 1 || sums[0].Op != "a" || sums[0].Repeated != want || sums[0].Last != "c" || !sums[0].Unchanged {
+					t.Fatalf("want one line for a..c, repeated %d: %+v", want, sums)
+				}
+				return
+			}
+			if len(sums) != 3 || sums[0].Op != "a" || sums[1].Op != "b" || sums[2].Op != "c" {
+				t.Fatalf("want three lines a, b, c: %+v", sums)
+			}
+			for _, s := range sums {
+				if s.Repeated > 1 {
+					t.Errorf("%s collapsed: %+v", s.Op, s)
+				}
+			}
+			if sums[1].Unchanged && sums[1].Lineage == "L" {
+				t.Errorf("b is marked unchanged: %+v", sums[1])
+			}
+		})
+	}
+	// An unfinished or intervention operation is never summarized, so it
+	// sits between two no-ops and keeps them apart.
+	for _, st := range []string{OpRunning, OpIntervention, OpRollbackIncomplete} {
+		var recs []Record
+		recs = append(recs, op("a", "update", OpSucceeded, "", skipped)...)
+		recs = append(recs, op("b", "update", st, "")...)
+		recs = append(recs, op("c", "update", OpSucceeded, "", skipped)...)
+		for i := range 12 {
+			recs = append(recs, op(fmt.Sprintf("z%02d", i), "update", OpSucceeded, "", skipped)...)
+		}
+		out, _ := CompactRecords(recs, 5)
+		for _, r := range out {
+			if r.Kind == KindSummary && (r.Op == "b" || (r.Op == "a" && r.Last != "")) {
+				t.Errorf("%s: %+v", st, r)
+			}
+			if r.Op == "b" && r.Kind != KindOp && r.Kind != KindStep {
+				t.Errorf("%s: b compacted: %+v", st, r)
+			}
+		}
 	}
 }

@@ -61,6 +61,20 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"steps":`...)
 		b = strconv.AppendInt(b, int64(r.Steps), 10)
 	}
+	if r.Unchanged {
+		b = append(b, `,"unchanged":true`...)
+	}
+	if r.Repeated != 0 {
+		b = append(b, `,"repeated":`...)
+		b = strconv.AppendInt(b, int64(r.Repeated), 10)
+	}
+	b = appendOptString(b, `,"last":`, r.Last)
+	if !r.LastTime.IsZero() {
+		b = append(b, `,"last_ts":`...)
+		if b, err = appendTime(b, r.LastTime); err != nil {
+			return nil, err
+		}
+	}
 	if r.Rest != 0 {
 		b = append(b, `,"rest":`...)
 		b = strconv.AppendInt(b, int64(r.Rest), 10)

@@ -16,6 +16,7 @@ type plainRecord Record
 // compact).
 var samples = map[reflect.Type][]any{
 	reflect.TypeFor[string](): {"op_01J", "", `a "quoted" \ line` + "\n\ttab", "<b>&amp;</b>", "line\u2028sep\u2029", "é ü 漢", "bad \xff utf-8", "\x00\x1f\x7f"},
+	reflect.TypeFor[bool]():   {false, true},
 	reflect.TypeFor[int]():    {0, 1, -3, 1 << 40},
 	reflect.TypeFor[int64]():  {int64(0), int64(7), int64(-1), int64(1) << 62},
 	reflect.TypeFor[time.Time](): {time.Time{}, time.Date(2026, 12, 1, 14, 5, 6, 123456789, time.UTC),

@@ -96,6 +96,15 @@ type Record struct {
 	// compacted operation ended and how many records it had.
 	End   time.Time `json:"end,omitzero"`
 	Steps int       `json:"steps,omitempty"`
+	// Unchanged is set on the summary of an operation that changed
+	// nothing (see Unchanged); Repeated, Last and LastTime on a summary
+	// that stands for more than one such operation in a row (Repeated of
+	// them): its Op and Time are the first's, Last and LastTime the last
+	// one's id and start, End the last one's end.
+	Unchanged bool      `json:"unchanged,omitempty"`
+	Repeated  int       `json:"repeated,omitempty"`
+	Last      string    `json:"last,omitempty"`
+	LastTime  time.Time `json:"last_ts,omitzero"`
 
 	// Rest, Serial and Change are written by a storage backend that keeps
 	// the state's changes in the journal, its write-ahead log (see

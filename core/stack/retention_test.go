@@ -108,8 +108,10 @@ func TestRollbackDefaultSkipsTheSameSpec(t *testing.T) {
 }
 
 // The journal keeps the newest operations whole and compacts older finished
-// ones to one summary line each: its size follows the number of operations,
-// not the records every run writes, and history still lists every one.
+// ones to one summary line each, and consecutive no-op applies to one line
+// in all: its size follows the number of operations that changed
+// something, not the records every run writes, and history still accounts
+// for every one.
 func TestJournalCompactsOldOperations(t *testing.T) {
 	e := newEnv(t)
 	var rs []res
@@ -123,28 +125,32 @@ func TestJournalCompactsOldOperations(t *testing.T) {
 		e.mustApply(t, sp, keep)
 	}
 	recs := journalIn(t, stack.StackDir(e.stateDir, "s"))
-	summaries, whole := 0, map[string]bool{}
+	lines, summarized, whole := 0, 0, map[string]bool{}
 	for _, r := range recs {
 		if r.Kind == journal.KindSummary {
-			summaries++
+			lines++
+			summarized += max(r.Repeated, 1)
 		} else {
 			whole[r.Op] = true
 		}
 	}
-	if len(whole) > 2*3+1 || summaries < runs-2*3-1 {
-		t.Errorf("%d operations whole, %d summarized: want at most %d whole", len(whole), summaries, 2*3+1)
+	// The first apply, then the no-op ones as one line.
+	if len(whole) > 2*3+1 || summarized+len(whole) != runs || lines != 2 {
+		t.Errorf("%d operations whole, %d summarized in %d line(s): want at most %d whole, the rest in 2 lines", len(whole), summarized, lines, 2*3+1)
 	}
 	rep, err := stack.StackHistory(sp, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Operations) != runs {
-		t.Fatalf("history lists %d operations, want %d", len(rep.Operations), runs)
-	}
+	n := 0
 	for _, o := range rep.Operations {
-		if o.Status != journal.OpSucceeded || o.End.IsZero() || o.Type == "" {
+		n += max(o.Repeated, 1)
+		if o.Status != journal.OpSucceeded || o.End.IsZero() || o.Type == "" || (o.Repeated > 1 && (o.LastID <= o.ID || o.LastStart.Before(o.Start))) {
 			t.Errorf("history: %+v", o)
 		}
+	}
+	if n != runs || len(rep.Operations) != len(whole)+2 {
+		t.Fatalf("history lists %d operations in %d lines, want %d in %d", n, len(rep.Operations), runs, len(whole)+2)
 	}
 	// A failed, compensated run among them is compacted like any finished
 	// one later, and the stack goes on converging.

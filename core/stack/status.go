@@ -37,6 +37,13 @@ type OpSummary struct {
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end,omitzero"`
 	Error  string    `json:"error,omitempty"`
+	// Repeated is set (above 1) on a compacted line that stands for that
+	// many operations in a row that changed nothing (no-op applies,
+	// journal.Collapse): ID and Start are the first's, LastID and
+	// LastStart the last one's, End when the last ended.
+	Repeated  int       `json:"repeated,omitempty"`
+	LastID    string    `json:"last_id,omitempty"`
+	LastStart time.Time `json:"last_start,omitzero"`
 }
 
 // StatusReport is what status prints.
@@ -118,6 +125,9 @@ func History(recs []journal.Record) []OpSummary {
 		if r.Kind == journal.KindSummary {
 			// An old finished operation, compacted to one line.
 			o.Type, o.Status, o.Error, o.End = r.Type, r.Status, r.Error, r.End
+			if r.Repeated > 1 {
+				o.Repeated, o.LastID, o.LastStart = r.Repeated, r.Last, r.LastTime
+			}
 			continue
 		}
 		if r.Type != "" {

@@ -1676,6 +1676,9 @@ func (w *writer) compact(keepOps int) error {
 	}
 	var out []journal.Record
 	at := map[string]int{} // a summarized operation's line in out
+	// The summaries, from every record of their operations (whether one
+	// changed anything is in its step records, which the op index lacks).
+	var full journal.Ops
 	for _, sg := range segs.files[:cut] {
 		if _, err := sg.f.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("compact journal: %w", err)
@@ -1690,19 +1693,11 @@ func (w *writer) compact(keepOps int) error {
 				out = append(out, c)
 				return nil
 			}
-			i, ok := at[r.Op]
-			if !ok {
-				i = len(out)
-				at[r.Op] = i
-				sum := ops.Summary(r.Op)
-				sum.Steps = 0
-				out = append(out, sum)
+			if _, ok := at[r.Op]; !ok {
+				at[r.Op] = len(out)
+				out = append(out, journal.Record{}) // its summary, below
 			}
-			if r.Kind == journal.KindSummary {
-				out[i].Steps += max(r.Steps, 1)
-			} else {
-				out[i].Steps++
-			}
+			full.Add(r, 0)
 			return nil
 		})
 		if err != nil {
@@ -1712,6 +1707,13 @@ func (w *writer) compact(keepOps int) error {
 			return bad[0]
 		}
 	}
+	for op, i := range at {
+		out[i] = full.Summary(op)
+	}
+	// Consecutive summaries of operations that changed nothing (repeated
+	// no-op applies) become one line, so the journal stops growing under
+	// them.
+	out = journal.Collapse(out)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -118,6 +118,7 @@ func Run(t *testing.T, f Factory) {
 		{"Revisions", s.revisions},
 		{"Backups", s.backups},
 		{"Checkpoint", s.checkpoint},
+		{"NoOpsStopGrowing", s.noOpsStopGrowing},
 		{"Sealed", s.sealed},
 	}
 	for _, c := range cases {
@@ -636,6 +637,118 @@ func (s *suite) checkpoint(t *testing.T) {
 	st, err = s.open(t, home).Load(ctx)
 	if err != nil || st.Serial != ops+1 || len(st.Resources) != 0 {
 		t.Errorf("after a commit past the checkpoint: %+v %v", st, err)
+	}
+}
+
+// noOpOp is the records a no-op apply journals: an update whose Check
+// found its one step done.
+func noOpOp(op string) []storage.Commit {
+	return []storage.Commit{
+		{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "update", Status: journal.OpRunning}}},
+		{Records: []journal.Record{{Op: op, Kind: journal.KindStep, Step: "r", Resource: "r", Phase: "check", Status: journal.StepSkipped}}},
+		{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "update", Status: journal.OpSucceeded}}},
+	}
+}
+
+// The journal stops growing under repeated no-op applies (DESIGN.md,
+// "State backends and retention"): each operation is one command (commits,
+// then a Checkpoint keeping keep whole), and once the no-op ones are past
+// the retention window their summaries are one line, so a batch more of
+// them leaves the journal as many records as before (and its size within
+// what a longer count and times written with fewer trailing zeros make).
+// An update that changed something, or failed, keeps its own line.
+func (s *suite) noOpsStopGrowing(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	const keep = 3
+	run := func(cs []storage.Commit) {
+		t.Helper()
+		w := s.lock(t, b, "op_cmd")
+		defer w.Release(ctx)
+		for _, c := range cs {
+			if _, err := w.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Checkpoint(ctx, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed := journal.NewOpID()
+	run([]storage.Commit{
+		{Records: []journal.Record{{Op: changed, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
+		{Records: []journal.Record{step(changed, "r", journal.StepStarted)}},
+		{Records: []journal.Record{step(changed, "r", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("r", 1)}}},
+		{Records: []journal.Record{{Op: changed, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
+	})
+	var first []string
+	for range 3 {
+		op := journal.NewOpID()
+		first = append(first, op)
+		run(noOpOp(op))
+	}
+	failed := journal.NewOpID()
+	run([]storage.Commit{
+		{Records: []journal.Record{{Op: failed, Kind: journal.KindOp, Type: "update", Status: journal.OpRunning}}},
+		{Records: []journal.Record{{Op: failed, Kind: journal.KindStep, Step: "r", Resource: "r", Phase: "check", Status: journal.StepFailed, Error: "boom"}}},
+		{Records: []journal.Record{{Op: failed, Kind: journal.KindOp, Type: "update", Status: journal.OpFailed, Error: "boom"}}},
+	})
+	// A period of the compaction is keep+1 operations: measure at the
+	// same point of two periods.
+	period := keep + 1
+	for range 5 * period {
+		run(noOpOp(journal.NewOpID()))
+	}
+	before, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 * period {
+		run(noOpOp(journal.NewOpID()))
+	}
+	after, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.JournalRecords != before.JournalRecords || after.JournalBytes+after.StateBytes > before.JournalBytes+before.StateBytes+64 {
+		t.Errorf("%d no-op operations more grew the journal: %d records, %d+%d bytes, then %d records, %d+%d bytes",
+			3*period, before.JournalRecords, before.JournalBytes, before.StateBytes, after.JournalRecords, after.JournalBytes, after.StateBytes)
+	}
+	recs, _, err := s.open(t, home).Journal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []journal.Record
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			sums = append(sums, r)
+		}
+	}
+	// The apply, the first three no-ops collapsed, the failed update, the
+	// later no-ops collapsed: every one of the 1+3+1+8*period operations
+	// but the newest whole ones is accounted for.
+	if len(sums) != 4 || sums[0].Op != changed || sums[0].Repeated > 1 ||
+		sums[1].Op != first[0] || sums[1].Repeated != 3 || sums[1].Last != first[2] ||
+		sums[2].Op != failed || sums[2].Repeated > 1 || sums[2].Unchanged || sums[3].Repeated < 2 {
+		var got []string
+		for _, r := range sums {
+			got = append(got, fmt.Sprintf("%s %s %s unchanged=%v repeated=%d last=%s", r.Op, r.Type, r.Status, r.Unchanged, r.Repeated, r.Last))
+		}
+		t.Errorf("summaries: want the apply, 3 no-ops as one, the failed update, the later no-ops as one; got\n%s", strings.Join(got, "\n"))
+	}
+	n := 0
+	for _, r := range sums {
+		n += max(r.Repeated, 1)
+	}
+	whole := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == journal.KindOp {
+			whole[r.Op] = true
+		}
+	}
+	if n+len(whole) != 1+3+1+8*period {
+		t.Errorf("%d operation(s) summarized and %d whole, want %d in all", n, len(whole), 1+3+1+8*period)
 	}
 }
 

@@ -97,11 +97,31 @@ func operation(o stack.OpSummary) Operation {
 // History is `bulwark history --json`: the stack's operations and
 // revisions, oldest first.
 type History struct {
-	FormatVersion string      `json:"format_version"`
-	Stack         string      `json:"stack"`
-	Current       int         `json:"current"`
-	Operations    []Operation `json:"operations"`
-	Revisions     []Revision  `json:"revisions"`
+	FormatVersion string             `json:"format_version"`
+	Stack         string             `json:"stack"`
+	Current       int                `json:"current"`
+	Operations    []HistoryOperation `json:"operations"`
+	Revisions     []Revision         `json:"revisions"`
+}
+
+// HistoryOperation is one line of history: an operation, or a compacted
+// run of operations in a row that changed nothing (no-op applies), which
+// the journal keeps as one line. Repeated and Last were added in 1.0
+// (additive): 1 and null for one operation.
+type HistoryOperation struct {
+	Operation
+	// Repeated is how many operations the line stands for; Operation's
+	// id and start are the first's.
+	Repeated int `json:"repeated"`
+	// Last is the last of them (null when Repeated is 1).
+	Last *LastOperation `json:"last"`
+}
+
+// LastOperation is the last operation a collapsed history line stands for.
+type LastOperation struct {
+	ID    string     `json:"id"`
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end"`
 }
 
 // Revision is one revision the state keeps.
@@ -120,9 +140,13 @@ type Revision struct {
 
 // NewHistory is the document of a history report.
 func NewHistory(r *stack.HistoryReport) *History {
-	out := &History{FormatVersion: FormatVersion, Stack: r.Stack, Current: r.Current, Operations: []Operation{}, Revisions: []Revision{}}
+	out := &History{FormatVersion: FormatVersion, Stack: r.Stack, Current: r.Current, Operations: []HistoryOperation{}, Revisions: []Revision{}}
 	for _, o := range r.Operations {
-		out.Operations = append(out.Operations, operation(o))
+		h := HistoryOperation{Operation: operation(o), Repeated: max(o.Repeated, 1)}
+		if o.Repeated > 1 {
+			h.Last = &LastOperation{ID: o.LastID, Start: o.LastStart, End: h.End}
+		}
+		out.Operations = append(out.Operations, h)
 	}
 	for _, rv := range r.Revisions {
 		out.Revisions = append(out.Revisions, Revision{N: rv.N, Op: rv.Op, Time: rv.Time, File: rv.File, Provider: rv.Provider,
