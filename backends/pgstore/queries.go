@@ -46,7 +46,7 @@ func newQueries(s string) queries {
 	(SELECT coalesce(sum(octet_length(body)), 0) FROM {{s}}.backups WHERE stack = $1),
 	(SELECT count(*) FROM {{s}}.backups WHERE stack = $1),
 	(SELECT count(*) FILTER (WHERE NOT summary) FROM (SELECT bool_or(kind = 'summary') AS summary FROM {{s}}.journal WHERE stack = $1 GROUP BY op) o),
-	(SELECT count(*) FILTER (WHERE summary) FROM (SELECT bool_or(kind = 'summary') AS summary FROM {{s}}.journal WHERE stack = $1 GROUP BY op) o)`),
+	(SELECT coalesce(sum(greatest(coalesce((convert_from(body, 'UTF8')::jsonb->>'repeated')::int, 1), 1)), 0)::bigint FROM {{s}}.journal WHERE stack = $1 AND kind = 'summary')`),
 		holder: q(`SELECT l.op, l.pid, l.host, l.since FROM pg_locks p
 	LEFT JOIN {{s}}.locks l ON l.stack = $1 AND l.backend_pid = p.pid
 	WHERE p.locktype = 'advisory' AND p.database = (SELECT oid FROM pg_database WHERE datname = current_database())

@@ -747,16 +747,16 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 			s.JournalRecords++
 		}
 	}
-	whole, summarized := map[string]bool{}, map[string]bool{}
+	whole := map[string]bool{}
 	for _, r := range l.recs {
 		switch r.Kind {
 		case journal.KindSummary:
-			summarized[r.Op] = true
+			s.SummarizedOps += max(r.Repeated, 1) // a collapsed line counts its operations
 		case journal.KindOp:
 			whole[r.Op] = true
 		}
 	}
-	s.WholeOps, s.SummarizedOps = len(whole), len(summarized)
+	s.WholeOps = len(whole)
 	revs, err := b.list(ctx, revisionDir, "")
 	if err != nil {
 		return s, err

@@ -292,7 +292,7 @@ type Stats struct {
 	Revisions      int   `json:"revisions"`
 	Backups        int   `json:"backups"`
 	WholeOps       int   `json:"whole_operations"`
-	SummarizedOps  int   `json:"summarized_operations"`
+	SummarizedOps  int   `json:"summarized_operations"`    // operations, a collapsed line's counted (journal.Collapse)
 	SchemaVersion  int   `json:"schema_version,omitempty"` // backends with a schema (postgres)
 	JournalRecords int   `json:"journal_records"`
 }

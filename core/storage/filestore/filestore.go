@@ -870,7 +870,7 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 	if _, err := b.ScanJournal(ctx, nil, func(r journal.Record) error {
 		s.JournalRecords++
 		if r.Kind == journal.KindSummary {
-			s.SummarizedOps++
+			s.SummarizedOps += max(r.Repeated, 1) // a collapsed line counts its operations
 		} else {
 			whole[r.Op] = true
 		}

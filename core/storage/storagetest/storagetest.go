@@ -747,6 +747,9 @@ func (s *suite) noOpsStopGrowing(t *testing.T) {
 			whole[r.Op] = true
 		}
 	}
+	if after.SummarizedOps != n {
+		t.Errorf("Stats: %d operations summarized, the journal's summaries stand for %d", after.SummarizedOps, n)
+	}
 	if n+len(whole) != 1+3+1+8*period {
 		t.Errorf("%d operation(s) summarized and %d whole, want %d in all", n, len(whole), 1+3+1+8*period)
 	}
