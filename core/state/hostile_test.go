@@ -143,3 +143,24 @@ func TestMutateRefusesAnUnknownLevel(t *testing.T) {
 		t.Fatalf("a refused state was written: %v", err)
 	}
 }
+
+// The repair an unknown level's error gives names a folder beside a file
+// backend's state, and never a path joined onto a remote backend's URL.
+func TestLevelErrorNamesWhereTheBackupsAre(t *testing.T) {
+	tests := []struct {
+		path, want, never string
+	}{
+		{path: "/srv/stack/.bulwark/web/state.json", want: "/srv/stack/.bulwark/web/backups"},
+		{path: "postgres://bulwark@db:5432/infra?sslmode=disable#web", want: "the backups that backend keeps", never: "/backups"},
+		{path: "s3://team-state/prod/web", want: "the backups that backend keeps", never: "/backups"},
+	}
+	for _, tt := range tests {
+		msg := (&LevelError{Path: tt.path, Resource: "db", Level: "sacred"}).Error()
+		if !strings.Contains(msg, tt.want) {
+			t.Errorf("%s: %q does not name %q", tt.path, msg, tt.want)
+		}
+		if tt.never != "" && strings.Contains(msg, tt.never) {
+			t.Errorf("%s: %q names a path joined onto a URL", tt.path, msg)
+		}
+	}
+}

@@ -269,8 +269,15 @@ type LevelError struct {
 }
 
 func (e *LevelError) Error() string {
+	// A file backend's state has a backups folder beside it; a remote
+	// backend's (its Path a URL: postgres://…, s3://…) keeps them itself,
+	// and a path joined onto its URL would name nothing.
+	from := filepath.Join(filepath.Dir(e.Path), "backups")
+	if strings.Contains(e.Path, "://") {
+		from = "the backups that backend keeps for this stack (bulwark doctor lists them)"
+	}
 	return fmt.Sprintf("load state %s: resource %q records protection %q, which is not ephemeral, durable or protected: bulwark will not guess its level (a wrong guess could delete it); restore the newest good copy from %s",
-		e.Path, e.Resource, e.Level, filepath.Join(filepath.Dir(e.Path), "backups"))
+		e.Path, e.Resource, e.Level, from)
 }
 
 func (e *LevelError) Is(target error) bool { return target == ErrCorrupt }
