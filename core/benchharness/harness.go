@@ -60,10 +60,24 @@ func FindTools(ctx context.Context) []Tool {
 		if err != nil {
 			continue
 		}
-		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		tools = append(tools, Tool{Name: name, Path: path, Version: first})
+		tools = append(tools, Tool{Name: name, Path: path, Version: versionLine(string(out))})
 	}
 	return tools
+}
+
+// versionLine is the line of a tool's `version` output that names it
+// ("OpenTofu v1.12.6", "Terraform v1.11.4"), skipping the warnings OpenTofu
+// prints first when it finds no CLI configuration file; the first line
+// when none does.
+func versionLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "OpenTofu v") || strings.HasPrefix(l, "Terraform v") {
+			return l
+		}
+	}
+	return strings.TrimSpace(lines[0])
 }
 
 // toolEnv is the environment Terraform and OpenTofu run in: no checkpoint

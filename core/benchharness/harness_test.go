@@ -84,3 +84,16 @@ func TestMedian(t *testing.T) {
 		t.Error("Median(nil) is not nil")
 	}
 }
+
+func TestVersionLine(t *testing.T) {
+	tests := []struct{ out, want string }{
+		{"Terraform v1.11.4\non linux_amd64\n", "Terraform v1.11.4"},
+		{"\nWarning: Unable to open CLI configuration file\n\nThe CLI configuration file at \"/root/.tofurc\" does not exist.\nOpenTofu v1.12.6\non linux_amd64\n", "OpenTofu v1.12.6"},
+		{"something else\nsecond\n", "something else"},
+	}
+	for _, tt := range tests {
+		if got := versionLine(tt.out); got != tt.want {
+			t.Errorf("versionLine(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
