@@ -333,18 +333,26 @@ func (s *store) Mutate(fn func(*state.State) error) error {
 // opKey is the pending key of what operation op's end record carries.
 func opKey(op string) string { return "op:" + op }
 
+// withOwnMeta is a shallow copy of st (see shallow) whose outputs and
+// revisions' variables are its own, so an fn may change its metadata; its
+// resources are still st's.
+func withOwnMeta(st *state.State) *state.State {
+	next := shallow(st)
+	next.Outputs = cloneOutputs(st.Outputs)
+	for i := range next.Revisions {
+		next.Revisions[i].Variables = state.CloneValues(next.Revisions[i].Variables)
+	}
+	return next
+}
+
 // mutate is Mutate whose change, when ctx is a step's (inStep), rides on
 // that step's next record.
 func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 	s.mu.RLock()
 	before := s.st
-	next := shallow(before)
+	next := withOwnMeta(before)
 	for n, r := range before.Resources {
 		next.Resources[n] = r.Clone()
-	}
-	next.Outputs = cloneOutputs(before.Outputs)
-	for i := range next.Revisions {
-		next.Revisions[i].Variables = state.CloneValues(next.Revisions[i].Variables)
 	}
 	s.mu.RUnlock()
 	if err := fn(next); err != nil {
@@ -380,11 +388,7 @@ func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error) error {
 	s.mu.RLock()
 	before := s.st
-	next := shallow(before)
-	next.Outputs = cloneOutputs(before.Outputs)
-	for i := range next.Revisions {
-		next.Revisions[i].Variables = state.CloneValues(next.Revisions[i].Variables)
-	}
+	next := withOwnMeta(before)
 	s.mu.RUnlock()
 	if err := fn(next); err != nil {
 		return err
