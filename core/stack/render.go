@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,7 +38,21 @@ var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ans
 // RenderColor is Render, in colour when color is set (a terminal without
 // NO_COLOR): each resource's mark and action, its diff's marks, and the
 // refusals.
+//
+// The text is written in one Write: a plan of N resources is N lines or
+// more, and a write a line was a system call a line (1,000 of them before
+// an apply of 1,000 starts), each redacted alone by the caller's writer.
 func (p *Preview) RenderColor(w io.Writer, color bool) {
+	var b bytes.Buffer
+	p.render(&b, color)
+	w.Write(b.Bytes())
+}
+
+// planMarks are the marks of each action.
+var planMarks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "=",
+	plan.Import: "<=", plan.Conflict: "!"}
+
+func (p *Preview) render(w *bytes.Buffer, color bool) {
 	paint := func(code, s string) string {
 		if !color || code == "" {
 			return s
@@ -47,8 +62,7 @@ func (p *Preview) RenderColor(w io.Writer, color bool) {
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		counts[c.Action]++
-		sym := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "=",
-			plan.Import: "<=", plan.Conflict: "!"}[c.Action]
+		sym := planMarks[c.Action]
 		label := string(c.Action)
 		if c.Action == plan.NoOp {
 			label = "no change"

@@ -41,3 +41,36 @@ func TestRenderDiffMasksSensitiveAndFlagsVanished(t *testing.T) {
 		t.Errorf("a sensitive value was shown:\n%s", out)
 	}
 }
+
+// countingWriter counts the Write calls it is given.
+type countingWriter struct {
+	strings.Builder
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Builder.Write(p)
+}
+
+// A plan of many resources is one Write, colour or not: the caller's
+// writer (a redacting one, on stdout) sees the whole text at once, and an
+// apply of N does not start with N system calls.
+func TestRenderIsOneWrite(t *testing.T) {
+	var changes []stack.Planned
+	for _, name := range []string{"a", "b", "c", "d"} {
+		changes = append(changes, stack.Planned{Change: plan.Change{Resource: name, Type: "generic", Action: plan.Create,
+			Protection: sdk.ProtectionEphemeral, After: map[string]any{"size": 1.0}}})
+	}
+	pv := &stack.Preview{Stack: "s", Changes: changes}
+	for _, color := range []bool{false, true} {
+		var w countingWriter
+		pv.RenderColor(&w, color)
+		if w.writes != 1 {
+			t.Errorf("color %v: %d writes, want 1", color, w.writes)
+		}
+		if !strings.Contains(w.String(), "Plan: 4 to create") || strings.Count(w.String(), "create") < 4 {
+			t.Errorf("color %v: render lacks the plan:\n%s", color, w.String())
+		}
+	}
+}
