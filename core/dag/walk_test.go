@@ -539,3 +539,49 @@ func TestWalkReusesWorkers(t *testing.T) {
 		})
 	}
 }
+
+// A worker whose visit ends starts what that made ready itself: in a chain
+// every node after the first is dispatched (stop is checked before its
+// start) on the goroutine that visited its dependency and then visits it,
+// with no handoff to Walk's caller and back between two nodes.
+func TestWalkChainRunsOnWithoutHandoff(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		t.Run(fmt.Sprint(par), func(t *testing.T) {
+			g := New()
+			const nodes = 20
+			for i := 0; i < nodes; i++ {
+				g.Add(fmt.Sprintf("n%02d", i))
+				if i > 0 {
+					g.Connect(fmt.Sprintf("n%02d", i), fmt.Sprintf("n%02d", i-1))
+				}
+			}
+			caller := goroutineID()
+			var mu sync.Mutex
+			var stops, visits []string
+			res := g.Walk(context.Background(), par, func() bool {
+				mu.Lock()
+				stops = append(stops, goroutineID())
+				mu.Unlock()
+				return false
+			}, func(_ context.Context, n string) bool {
+				mu.Lock()
+				visits = append(visits, goroutineID())
+				mu.Unlock()
+				return true
+			})
+			if len(res.Done) != nodes {
+				t.Fatalf("%d done, want %d", len(res.Done), nodes)
+			}
+			// The first start is the caller's; each later one is checked
+			// by the worker that just ended the node before it.
+			if len(stops) < nodes || stops[0] != caller {
+				t.Fatalf("stop checked %d times, first on %s (caller %s)", len(stops), stops[0], caller)
+			}
+			for i := 1; i < nodes; i++ {
+				if stops[i] != visits[i-1] || visits[i] != visits[i-1] {
+					t.Errorf("node %d: started from goroutine %s, visited on %s, its dependency on %s", i, stops[i], visits[i], visits[i-1])
+				}
+			}
+		})
+	}
+}
