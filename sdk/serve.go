@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -70,14 +71,31 @@ func Serve(p Provider, opts ...ServeOption) {
 	if stop := startCPUProfile(cfg.logger); stop != nil {
 		defer stop()
 	}
-	plugin.Serve(&plugin.ServeConfig{
+	sc := &plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(p),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, transportServerOptions()...)...)
 		},
 		Logger: cfg.logger,
-	})
+	}
+	// A host that speaks mutual TLS (bulwark's, or go-plugin's AutoMTLS)
+	// passes its certificate: serve with an Ed25519 certificate of this
+	// process's own and announce it in the handshake (see mtls.go), not
+	// with the P-521 one go-plugin would make. Anything going wrong on the
+	// way leaves the start to go-plugin's AutoMTLS, which works with every
+	// host, only slower.
+	if clientPEM := os.Getenv(clientCertEnv); clientPEM != "" && os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+		if tlsConfig, der, err := serverTLS(clientPEM); err != nil {
+			cfg.logger.Warn("plugin TLS: using go-plugin's AutoMTLS", "error", err)
+		} else if restore, err := announceCert(der); err != nil {
+			cfg.logger.Warn("plugin TLS: using go-plugin's AutoMTLS", "error", err)
+		} else {
+			sc.TLSProvider = func() (*tls.Config, error) { return tlsConfig, nil }
+			defer restore()
+		}
+	}
+	plugin.Serve(sc)
 	if c, ok := p.(Closer); ok {
 		if err := c.Close(); err != nil {
 			cfg.logger.Error("closing the provider", "error", err)

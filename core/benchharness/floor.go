@@ -18,7 +18,7 @@ import (
 type Floor struct {
 	// RoundTrip is the median of one unary gRPC call (Read of a resource
 	// that does not exist) to a real mock plugin process started through
-	// core/pluginhost: go-plugin, AutoMTLS, the host's own wrapping.
+	// core/pluginhost: go-plugin, mutual TLS, the host's own wrapping.
 	RoundTrip time.Duration
 	Calls     int
 	// Append is the median of one core/journal Append (one record written

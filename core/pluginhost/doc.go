@@ -1,7 +1,8 @@
 // Package pluginhost is the host side of the provider contract: it finds
 // provider executables, starts the ones a run needs through hashicorp/go-plugin
-// (gRPC, protocol version negotiated, AutoMTLS), and gives the rest of the core
-// a Plugin whose methods take a context per call and return plain Go errors.
+// (gRPC, protocol version negotiated, mutual TLS with fresh keys on both
+// sides: see sdk.HostTLS), and gives the rest of the core a Plugin whose
+// methods take a context per call and return plain Go errors.
 //
 // Guarantees:
 //   - every gRPC failure is translated in one place (errors.go): a plugin that

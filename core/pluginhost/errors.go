@@ -68,6 +68,11 @@ func translate(name, method string, err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
+		if strings.Contains(st.Message(), "authentication handshake failed") {
+			// The process runs, but the two sides did not authenticate
+			// each other (see sdk.HostTLS): a restart would not help.
+			return fmt.Errorf("provider %s: %s: the plugin's TLS handshake failed (host and plugin each accept only the certificate the other passed at start): %s", name, method, st.Message())
+		}
 		return fmt.Errorf("provider %s: %s: %w: %s", name, method, ErrPluginExited, st.Message())
 	case codes.Canceled:
 		return fmt.Errorf("provider %s: %s: %w", name, method, context.Canceled)

@@ -27,6 +27,8 @@ func TestTranslate(t *testing.T) {
 			[]string{"provider mock: Create: ", ErrPluginExited.Error(), "error reading from server: EOF"}},
 		{"wrapped unavailable too", fmt.Errorf("rpc: %w", status.Error(codes.Unavailable, "connection refused")),
 			[]error{ErrPluginExited}, nil, []string{"connection refused"}},
+		{"a TLS handshake that failed is no exit", status.Error(codes.Unavailable, `connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`),
+			nil, []error{ErrPluginExited}, []string{"provider mock: Create: the plugin's TLS handshake failed", "unknown authority"}},
 		{"grpc canceled", status.Error(codes.Canceled, "context canceled"),
 			[]error{context.Canceled}, []error{ErrPluginExited}, []string{"provider mock: Create: context canceled"}},
 		{"grpc deadline", status.Error(codes.DeadlineExceeded, "context deadline exceeded"),

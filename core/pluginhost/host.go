@@ -222,12 +222,21 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	}
 	cmd := exec.Command(p.run)
 	setParentDeathSignal(cmd)
+	// Mutual TLS with fresh Ed25519 keys on both sides, not go-plugin's
+	// AutoMTLS and its P-521 ones (most of a start's CPU): see the sdk's
+	// HostTLS. A plugin on an older sdk still answers with AutoMTLS's
+	// certificate, which go-plugin loads into tlsConfig as it would have.
+	tlsConfig, err := sdk.HostTLS(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: p.host.opts.Versions,
 		Cmd:              cmd,
+		SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		TLSConfig:        tlsConfig,
 		StartTimeout:     p.host.opts.StartTimeout,
 		Logger:           p.host.opts.Logger.Named(p.cfg.Name),
 		GRPCDialOptions:  sdk.TransportDialOptions(),

@@ -23,7 +23,7 @@
 //     checks everything.
 //   - RunPlugin re-executes the test binary as a plugin process that serves
 //     the provider with sdk.Serve, and starts it the way the bulwark host
-//     does (go-plugin handshake, protocol negotiation, AutoMTLS).
+//     does (go-plugin handshake, protocol negotiation, mutual TLS).
 //   - RunExecutable does the same with a built provider executable.
 //
 // ServeGRPC (RunGRPC's transport) and StartPlugin (RunExecutable's) give a

@@ -25,7 +25,7 @@ const envServe = "BULWARK_PROVIDERTEST_SERVE"
 // plugin process: the test binary, re-executed to run only the calling test,
 // with RunPlugin in that process calling sdk.Serve(newProvider(t)) and
 // exiting when the host lets go. It is started the way the bulwark host
-// starts a plugin (go-plugin handshake, protocol negotiation, gRPC, AutoMTLS)
+// starts a plugin (go-plugin handshake, protocol negotiation, gRPC, mutual TLS: sdk.HostTLS)
 // and killed when its test ends; one process per provider instance.
 //
 // Whatever the calling test does before RunPlugin also runs in the plugin
@@ -113,12 +113,17 @@ func startPlugin(t *testing.T, cmd *exec.Cmd) (sdk.Provider, *plugin.Client) {
 			t.Logf("plugin %s log:\n%s", cmd.Path, logs)
 		}
 	})
+	tlsConfig, err := sdk.HostTLS(cmd)
+	if err != nil {
+		t.Fatalf("providertest: start plugin %s: %v", cmd.Path, err)
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedPlugins(nil),
 		Cmd:              cmd,
+		SkipHostEnv:      true, // HostTLS put the environment in cmd.Env
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		TLSConfig:        tlsConfig,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug}),
 	})
 	t.Cleanup(client.Kill)

@@ -14,10 +14,17 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -128,11 +135,28 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 
 // TESTPLUGIN_MODE changes how the process serves:
 //
-//	v2      speak only protocol version 2 (no version the host offers by default)
-//	silent  never complete the handshake
+//	v2           speak only protocol version 2 (no version the host offers by default)
+//	silent       never complete the handshake
+//	automtls     serve as a plugin built on an older sdk did: go-plugin's
+//	             Serve and its AutoMTLS (a P-521 certificate of its own, announced)
+//	unannounced  serve over TLS with a certificate it never announces (and
+//	             that trusts the host's): a server the host cannot authenticate
 func main() {
 	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}}
 	switch os.Getenv("TESTPLUGIN_MODE") {
+	case "automtls":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: sdk.VersionedPlugins(p),
+			GRPCServer:       plugin.DefaultGRPCServer,
+		})
+	case "unannounced":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: sdk.VersionedPlugins(p),
+			GRPCServer:       plugin.DefaultGRPCServer,
+			TLSProvider:      unannouncedTLS,
+		})
 	case "v2":
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig:  sdk.Handshake,
@@ -144,4 +168,33 @@ func main() {
 	default:
 		sdk.Serve(p)
 	}
+}
+
+// unannouncedTLS is a server TLS config with a fresh self-signed Ed25519
+// certificate that go-plugin does not announce (a TLSProvider's never is),
+// trusting the host's certificate from PLUGIN_CLIENT_CERT.
+func unannouncedTLS() (*tls.Config, error) {
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IsCA:        true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(os.Getenv("PLUGIN_CLIENT_CERT"))) {
+		return nil, fmt.Errorf("no PLUGIN_CLIENT_CERT")
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13,
+	}, nil
 }
