@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -28,6 +29,7 @@ type profileRun struct {
 	cpuFile             string
 	pluginPrefix        string // "" profiles no plugin
 	memFile             string // "" takes no heap profile
+	allocFile           string // "" takes no allocation profile
 }
 
 // profile runs one command of one generated stack in this process, through
@@ -71,6 +73,15 @@ func profile(ctx context.Context, r profileRun) error {
 	if r.memFile != "" {
 		peak = watchHeap()
 	}
+	// What the profiled runs allocate, counted by the runtime (every
+	// allocation, not a profile's sample): the figure to drive down per
+	// resource.
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(allocs)
+	objs0, bytes0, gcs0 := allocs[0].Value.Uint64(), allocs[1].Value.Uint64(), allocs[2].Value.Uint64()
+	if r.allocFile != "" {
+		runtime.GC() // the profile's counts start from the last GC's
+	}
 	var walls []time.Duration
 	for _, fn := range fns {
 		start := time.Now()
@@ -83,6 +94,18 @@ func profile(ctx context.Context, r profileRun) error {
 	pprof.StopCPUProfile()
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.command, err)
+	}
+	metrics.Read(allocs)
+	runs := uint64(r.count * r.n)
+	fmt.Fprintf(os.Stderr, "allocated per resource: %d objects, %d bytes; %d GC cycles in all\n",
+		(allocs[0].Value.Uint64()-objs0)/runs, (allocs[1].Value.Uint64()-bytes0)/runs, allocs[2].Value.Uint64()-gcs0)
+	if r.allocFile != "" {
+		runtime.GC() // a heap profile shows what the last GC saw
+		if err := writeHeapProfile(r.allocFile); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "what the runs allocated (and what the process did before them): %s\n"+
+			"  go tool pprof -sample_index=alloc_objects -top %s\n", r.allocFile, r.allocFile)
 	}
 	fmt.Fprintf(os.Stderr, "%s of %d %s resources in process, %d time(s): %v; CPU profile in %s (bulwark's side only: the mock is another process)\n"+
 		"  go tool pprof -top -nodecount 30 %s\n", r.command, r.n, r.shape, r.count, walls, r.cpuFile, r.cpuFile)
@@ -98,6 +121,18 @@ func profile(ctx context.Context, r profileRun) error {
 		fmt.Fprintf(os.Stderr, "the plugins' profiles: %s.PID\n  go tool pprof -top -nodecount 30 %s.*\n", r.pluginPrefix, r.pluginPrefix)
 	}
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // profileStack makes a fresh stack, runs what comes before r.command on it
