@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/core/value"
 )
 
 // AppendJSON appends r's JSON line (without the newline) to b: the very
@@ -128,21 +130,8 @@ func appendOptString(b []byte, key, s string) []byte {
 	return appendString(b, s)
 }
 
-// appendString appends s quoted as encoding/json quotes it: the common
-// case (printable ASCII with nothing to escape) directly, the rest through
-// encoding/json itself.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// appendString appends s quoted as encoding/json quotes it.
+func appendString(b []byte, s string) []byte { return value.AppendJSONString(b, s) }
 
 // appendTime appends t as time.Time's MarshalJSON writes it (AppendText is
 // the same strict RFC 3339, with the same errors, unquoted).

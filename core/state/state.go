@@ -450,22 +450,19 @@ func write(path string, st *State) error {
 		body := io.MultiWriter(w, h)
 		w.WriteString(head + placeholder + "\",\n  \"state\": ")
 		body.Write(rest[:at+len(key)-1])
+		var line []byte // one resource's, reused
 		for i, name := range st.Names() {
-			k, err := json.Marshal(name)
-			if err != nil {
-				return err
+			line = line[:0]
+			if i > 0 {
+				line = append(line, ',')
 			}
-			v, err := json.Marshal(st.Resources[name])
-			if err != nil {
+			line = append(line, "\n    "...)
+			line = value.AppendJSONString(line, name)
+			line = append(line, ':')
+			if line, err = st.Resources[name].AppendJSON(line); err != nil {
 				return fmt.Errorf("resource %s: %w", name, err)
 			}
-			if i > 0 {
-				body.Write([]byte{','})
-			}
-			body.Write([]byte("\n    "))
-			body.Write(k)
-			body.Write([]byte{':'})
-			body.Write(v)
+			body.Write(line)
 		}
 		body.Write(rest[at+len(key)-1:])
 		w.WriteString("\n}\n")

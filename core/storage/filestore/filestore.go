@@ -63,6 +63,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
@@ -1007,6 +1008,9 @@ type writer struct {
 	// the storage contract allows, which is what the crash tests then
 	// exercise (a kill -9 keeps what the page cache has).
 	deferred []byte
+
+	// changeBufs holds the buffers Commit encodes changes into (*[]byte).
+	changeBufs sync.Pool
 }
 
 var _ storage.Writer = (*writer)(nil)
@@ -1077,6 +1081,27 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		w.deferred = append(w.deferred, lines...)
 		return w.st.Serial, nil
 	}
+	// The change is sealed and encoded before the journal's lock is
+	// taken: it depends on nothing another commit changes, and concurrent
+	// steps' commits then serialize only on what must be in file order.
+	var raw []byte
+	if !c.Change.Empty() {
+		disk, err := w.seal(c.Change)
+		if err != nil {
+			return 0, err
+		}
+		// Encoded into a buffer of the pool: encode copies it into the
+		// commit's lines.
+		buf, _ := w.changeBufs.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		defer w.changeBufs.Put(buf)
+		if *buf, err = appendChange((*buf)[:0], disk); err != nil {
+			return 0, fmt.Errorf("commit: encode the change: %w", err)
+		}
+		raw = *buf
+	}
 	w.ck.RLock()
 	defer w.ck.RUnlock()
 	var serial int64
@@ -1085,16 +1110,8 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		serial = w.st.Serial
-		var raw []byte
-		if !c.Change.Empty() {
-			disk, grew, err := w.seal(c.Change)
-			if err != nil {
-				return nil, err
-			}
-			if raw, err = json.Marshal(disk); err != nil {
-				return nil, fmt.Errorf("commit: encode the change: %w", err)
-			}
-			sensitiveGrew = grew
+		if raw != nil {
+			sensitiveGrew = w.sensitiveGrew(c.Change)
 			serial++
 		}
 		if m := c.Change.Meta; m != nil && m.Lineage != "" && m.Lineage != w.lineage && w.empty {
@@ -1143,8 +1160,7 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 // w.mu is held.
 func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte, error) {
 	now := w.jr.Now()
-	var buf bytes.Buffer
-	buf.Grow(256*len(recs) + len(raw))
+	b := make([]byte, 0, 256*len(recs)+len(raw)+16)
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == "" {
@@ -1155,21 +1171,66 @@ func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte
 		}
 		r.Lineage = w.lineage
 		r.Rest = len(recs) - 1 - i
-		if i == len(recs)-1 && raw != nil {
-			r.Serial, r.Change = serial, raw
+		withChange := i == len(recs)-1 && raw != nil
+		if withChange {
+			r.Serial, r.Change = serial, nil
 		}
-		line, err := r.AppendJSON(buf.AvailableBuffer())
+		line, err := r.AppendJSON(b)
 		r.Rest, r.Serial, r.Change = 0, 0, nil
 		if err != nil {
 			return nil, fmt.Errorf("commit: encode: %w", err)
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		if withChange {
+			// "change" is a record's last field, and raw is what
+			// AppendJSON would make of it (appendChange writes
+			// json.Marshal's bytes: compact, HTML-escaped), so it goes in
+			// as it is, not checked and compacted again.
+			line = append(line[:len(line)-1], `,"change":`...)
+			line = append(line, raw...)
+			line = append(line, '}')
+		}
+		b = append(line, '\n')
 		if r.Kind == journal.KindOp {
 			w.liveOps = append(w.liveOps, *r)
 		}
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// appendChange appends ch's JSON, the very bytes json.Marshal writes for it
+// (encode_test.go holds the two equal): a step's change (resources put or
+// deleted) without reflection, through state.Resource.AppendJSON; one with
+// metadata (an operation's start and end) through json.Marshal.
+func appendChange(b []byte, ch storage.Change) ([]byte, error) {
+	if ch.Meta != nil {
+		out, err := json.Marshal(ch)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, out...), nil
+	}
+	b = append(b, '{')
+	if len(ch.Put) > 0 {
+		b = append(b, `"put":[`...)
+		for i, r := range ch.Put {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = r.AppendJSON(b); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	if len(ch.Delete) > 0 {
+		if len(ch.Put) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"delete":`...)
+		b = value.AppendJSONStrings(b, ch.Delete)
+	}
+	return append(b, '}'), nil
 }
 
 // flushDeferred writes the deferred records, durably.
@@ -1198,25 +1259,20 @@ func (w *writer) flushDeferred() error {
 }
 
 // seal returns ch as the journal holds it: every put checked (a level Load
-// would refuse is never written) and its sensitive values sealed. grew
-// reports a put that lists as sensitive more than the state's record did
-// (what the snapshot holds of it is then in clear until the next
-// Checkpoint). w.mu is held.
-func (w *writer) seal(ch storage.Change) (out storage.Change, grew bool, err error) {
+// would refuse is never written) and its sensitive values sealed. It reads
+// nothing a commit changes, so it runs outside the writer's locks.
+func (w *writer) seal(ch storage.Change) (out storage.Change, err error) {
 	out = storage.Change{Delete: ch.Delete, Meta: ch.Meta}
 	for _, r := range ch.Put {
 		if r == nil || r.Name == "" {
-			return out, false, errors.New("commit: a resource put has no name")
+			return out, errors.New("commit: a resource put has no name")
 		}
 		if err := state.CheckResourceLevel(w.b.path(stateFile), r); err != nil {
-			return out, false, fmt.Errorf("save state: %w", err)
-		}
-		if old := w.st.Resources[r.Name]; old != nil && len(r.Sensitive) > len(old.Sensitive) {
-			grew = true
+			return out, fmt.Errorf("save state: %w", err)
 		}
 		sr, err := state.SealResource(r, w.b.opts.Sealing)
 		if err != nil {
-			return out, false, fmt.Errorf("save state: %w", err)
+			return out, fmt.Errorf("save state: %w", err)
 		}
 		out.Put = append(out.Put, sr)
 	}
@@ -1230,12 +1286,24 @@ func (w *writer) seal(ch storage.Change) (out storage.Change, grew bool, err err
 		// file seals them.
 		sealed, err := state.SealState(&state.State{Revisions: m.Revisions, Outputs: m.Outputs}, w.b.opts.Sealing)
 		if err != nil {
-			return out, false, fmt.Errorf("save state: %w", err)
+			return out, fmt.Errorf("save state: %w", err)
 		}
 		m.Revisions, m.Outputs = sealed.Revisions, sealed.Outputs
 		out.Meta = &m
 	}
-	return out, grew, nil
+	return out, nil
+}
+
+// sensitiveGrew reports a put of ch that lists as sensitive more than the
+// state's record did (what the snapshot holds of it is then in clear until
+// the next Checkpoint). w.mu is held.
+func (w *writer) sensitiveGrew(ch storage.Change) bool {
+	for _, r := range ch.Put {
+		if old := w.st.Resources[r.Name]; old != nil && len(r.Sensitive) > len(old.Sensitive) {
+			return true
+		}
+	}
+	return false
 }
 
 // PutRevision writes revision n's body to its own file, sealed.
