@@ -80,7 +80,7 @@ func Serve(p Provider, opts ...ServeOption) {
 		Logger: cfg.logger,
 	}
 	// A host that speaks mutual TLS (bulwark's, or go-plugin's AutoMTLS)
-	// passes its certificate: serve with an Ed25519 certificate of this
+	// passes its certificate: serve with a P-256 certificate of this
 	// process's own and announce it in the handshake (see mtls.go), not
 	// with the P-521 one go-plugin would make. Anything going wrong on the
 	// way leaves the start to go-plugin's AutoMTLS, which works with every

@@ -222,7 +222,7 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	}
 	cmd := exec.Command(p.run)
 	setParentDeathSignal(cmd)
-	// Mutual TLS with fresh Ed25519 keys on both sides, not go-plugin's
+	// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
 	// AutoMTLS and its P-521 ones (most of a start's CPU): see the sdk's
 	// HostTLS. A plugin on an older sdk still answers with AutoMTLS's
 	// certificate, which go-plugin loads into tlsConfig as it would have.

@@ -1,7 +1,9 @@
 package pluginhost
 
 import (
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -32,10 +34,10 @@ import (
 func TestHostMutualTLSWithEitherSDK(t *testing.T) {
 	for _, tc := range []struct {
 		name, mode string
-		serverKey  x509.PublicKeyAlgorithm // of the certificate the plugin presents
+		curve      elliptic.Curve // of the certificate the plugin presents
 	}{
-		{"this sdk", "", x509.Ed25519},
-		{"previous sdk: go-plugin AutoMTLS", "automtls", x509.ECDSA},
+		{"this sdk", "", elliptic.P256()},
+		{"previous sdk: go-plugin AutoMTLS", "automtls", elliptic.P521()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testPlugin(t)
@@ -56,8 +58,8 @@ func TestHostMutualTLSWithEitherSDK(t *testing.T) {
 			if state.PeerCertificates == nil {
 				t.Fatalf("no server certificate seen (%v)", err)
 			}
-			if got := state.PeerCertificates[0].PublicKeyAlgorithm; got != tc.serverKey {
-				t.Errorf("the plugin presents a %v certificate, want %v", got, tc.serverKey)
+			if got := curveOf(state); got != tc.curve {
+				t.Errorf("the plugin presents a certificate on %v, want %v", got, tc.curve.Params().Name)
 			}
 			if err == nil {
 				t.Fatal("a client with a certificate of its own was served")
@@ -114,7 +116,7 @@ func TestHostRefusesUnannouncedServerCertificate(t *testing.T) {
 
 // A host on plain go-plugin AutoMTLS (the previous bulwark, or any
 // go-plugin host) runs a plugin built on this sdk: the plugin trusts that
-// host's P-521 certificate and announces its own Ed25519 one.
+// host's P-521 certificate and announces its own P-256 one.
 func TestAutoMTLSHostRunsPlugin(t *testing.T) {
 	dir := testPlugin(t)
 	t.Setenv("TESTPLUGIN_MODE", "")
@@ -147,9 +149,21 @@ func TestAutoMTLSHostRunsPlugin(t *testing.T) {
 	if err == nil {
 		t.Fatal("a stranger was served")
 	}
-	if state.PeerCertificates == nil || state.PeerCertificates[0].PublicKeyAlgorithm != x509.Ed25519 {
-		t.Fatalf("the plugin does not present its own Ed25519 certificate to an AutoMTLS host (%v)", err)
+	if curveOf(state) != elliptic.P256() {
+		t.Fatalf("the plugin does not present its own P-256 certificate to an AutoMTLS host (%v)", err)
 	}
+}
+
+// curveOf is the curve of the ECDSA certificate the server presented (nil
+// for none or another kind).
+func curveOf(state tls.ConnectionState) elliptic.Curve {
+	if len(state.PeerCertificates) == 0 {
+		return nil
+	}
+	if k, ok := state.PeerCertificates[0].PublicKey.(*ecdsa.PublicKey); ok {
+		return k.Curve
+	}
+	return nil
 }
 
 // pluginAddr is the address the plugin's current process listens on.
