@@ -26,6 +26,7 @@ var (
 	_ Importer       = (*grpcClient)(nil)
 	_ BatchReader    = (*grpcClient)(nil)
 	_ BatchValidator = (*grpcClient)(nil)
+	_ BatchCreator   = (*grpcClient)(nil)
 )
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -170,14 +171,62 @@ func (c *grpcClient) Import(ctx context.Context, req *ImportRequest) (*ImportRes
 }
 
 func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+	pr, err := toCreateRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.Create(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	return fromCreateResponse(resp)
+}
+
+// CreateMany calls the CreateMany RPC. The host calls it only for a
+// provider whose schema sets Capabilities.CreateMany (an older plugin
+// answers Unimplemented). A result that cannot be decoded is an error
+// result: that Create's outcome is then unknown, as a Create whose answer
+// was lost.
+func (c *grpcClient) CreateMany(ctx context.Context, req *CreateManyRequest) (*CreateManyResponse, error) {
+	preq := &pb.CreateMany_Request{Creates: make([]*pb.Create_Request, len(req.Creates))}
+	for i, r := range req.Creates {
+		pr, err := toCreateRequest(r)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", r.Name, err)
+		}
+		preq.Creates[i] = pr
+	}
+	resp, err := c.c.CreateMany(ctx, preq)
+	if err != nil {
+		return nil, err
+	}
+	out := &CreateManyResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}
+	if out.Diagnostics.HasError() {
+		return out, nil
+	}
+	if len(resp.GetResults()) != len(req.Creates) {
+		return nil, fmt.Errorf("provider answered %d of %d creates", len(resp.GetResults()), len(req.Creates))
+	}
+	out.Results = make([]*CreateResponse, len(req.Creates))
+	for i, r := range resp.GetResults() {
+		cr, err := fromCreateResponse(r)
+		if err != nil {
+			cr = &CreateResponse{Diagnostics: DiagnosticsFromError(err)}
+		}
+		out.Results[i] = cr
+	}
+	return out, nil
+}
+
+func toCreateRequest(req *CreateRequest) (*pb.Create_Request, error) {
 	cfg, err := toDynamic(req.Config)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Create(ctx, &pb.Create_Request{Type: req.Type, Name: req.Name, Config: cfg, IdempotencyKey: req.IdempotencyKey, Protection: toProtection(req.Protection)})
-	if err != nil {
-		return nil, err
-	}
+	return &pb.Create_Request{Type: req.Type, Name: req.Name, Config: cfg, IdempotencyKey: req.IdempotencyKey, Protection: toProtection(req.Protection)}, nil
+}
+
+func fromCreateResponse(resp *pb.Create_Response) (*CreateResponse, error) {
 	attrs, err := fromDynamic(resp.GetAttributes())
 	if err != nil {
 		return nil, err

@@ -14,6 +14,25 @@ import (
 type keyed struct {
 	recorder
 	imports, batches, validations int
+	createBatches                 [][]string // the keys each CreateMany carried
+}
+
+// CreateMany answers each Create on its own: the one named "bad" fails
+// alone, the others are made (ID "id-" and the name, the key in the
+// attributes).
+func (k *keyed) CreateMany(_ context.Context, req *CreateManyRequest) (*CreateManyResponse, error) {
+	var keys []string
+	out := &CreateManyResponse{}
+	for _, r := range req.Creates {
+		keys = append(keys, r.IdempotencyKey)
+		if r.Name == "bad" {
+			out.Results = append(out.Results, &CreateResponse{Diagnostics: Diagnostics{Errorf("cannot create bad")}})
+			continue
+		}
+		out.Results = append(out.Results, &CreateResponse{ID: "id-" + r.Name, Attributes: Attributes{"key": r.IdempotencyKey}})
+	}
+	k.createBatches = append(k.createBatches, keys)
+	return out, nil
 }
 
 // ValidateMany refuses the resource named "bad", and sees only what the
@@ -83,7 +102,7 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true}); s.Capabilities != want {
+	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true}); s.Capabilities != want {
 		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
 	}
 	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {
@@ -127,6 +146,52 @@ func TestGRPCContractAdditions(t *testing.T) {
 	checkValidateMany(t, host)
 	if impl.validations != 1 {
 		t.Errorf("ValidateMany reached the provider's ValidateMany %d times, want once", impl.validations)
+	}
+	checkCreateMany(t, host, true)
+	if want := [][]string{{"ka", "kbad", "kd"}}; !reflect.DeepEqual(impl.createBatches, want) {
+		t.Errorf("the provider's CreateMany was called with keys %v, want %v: what Serve refuses never reaches it", impl.createBatches, want)
+	}
+}
+
+// checkCreateMany creates a, bad (the provider refuses it), c (a config
+// the schema refuses), a's key again and d in one CreateMany: one result
+// each, in order, each failure alone. A provider with CreateMany (batch)
+// makes a and d with the key in the attributes; the recorder, through
+// single Creates, without.
+func checkCreateMany(t *testing.T, host Provider, batch bool) {
+	t.Helper()
+	resp, err := host.(BatchCreator).CreateMany(context.Background(), &CreateManyRequest{Creates: []*CreateRequest{
+		{Type: "bucket", Name: "a", Config: goodConfig, IdempotencyKey: "ka"},
+		{Type: "bucket", Name: "bad", Config: goodConfig, IdempotencyKey: "kbad"},
+		{Type: "bucket", Name: "c", Config: Attributes{"name": "c", "no_such_attribute": 1}, IdempotencyKey: "kc"},
+		{Type: "bucket", Name: "a2", Config: goodConfig, IdempotencyKey: "ka"},
+		{Type: "bucket", Name: "d", Config: goodConfig, IdempotencyKey: "kd"},
+		{Type: "bucket", Name: "e", Config: goodConfig},
+	}})
+	if err != nil || resp.Diagnostics.HasError() || len(resp.Results) != 6 {
+		t.Fatalf("CreateMany: %v %+v", err, resp)
+	}
+	for i, want := range []string{"", "cannot create bad", "no_such_attribute", `idempotency key "ka" is also that of request 0`, "", "no idempotency key"} {
+		r := resp.Results[i]
+		if want == "" {
+			name := []string{"a", "", "", "", "d"}[i]
+			if r.Diagnostics.HasError() || r.ID != "id-"+name {
+				t.Errorf("result %d = %+v, want %s made", i, r, name)
+			}
+			if batch && r.Attributes["key"] != "k"+name {
+				t.Errorf("result %d = %+v, want its own key's", i, r)
+			}
+			continue
+		}
+		if want == "cannot create bad" && !batch {
+			if r.Diagnostics.HasError() {
+				t.Errorf("result %d = %+v: the recorder makes bad", i, r)
+			}
+			continue
+		}
+		if !r.Diagnostics.HasError() || !strings.Contains(r.Diagnostics.Error(), want) {
+			t.Errorf("result %d = %+v, want its own error %q", i, r, want)
+		}
 	}
 }
 
@@ -195,6 +260,12 @@ func TestGRPCOlderProviderIsConservative(t *testing.T) {
 		t.Errorf("fallback read %+v", got)
 	}
 	checkValidateMany(t, &refuseBad{host})
+	// CreateMany, which a host calls only with the capability, is one
+	// Create after the other, with the checks of Create.
+	checkCreateMany(t, host, false)
+	if got := rec.count("Create"); got != 3 {
+		t.Errorf("CreateMany through Create reached the provider %d times, want 3 (a, bad, d)", got)
+	}
 	// ReadMany, which a host may still call, is one Read after the other.
 	resp, err := host.(BatchReader).ReadMany(ctx, &ReadManyRequest{Reads: []*ReadRequest{{Type: "bucket", Name: "x"}, {Type: "bucket", Name: "y"}}})
 	if err != nil || len(resp.Results) != 2 || resp.Results[0].ID != "id-x" || resp.Results[1].ID != "id-y" {

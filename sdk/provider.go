@@ -148,6 +148,10 @@ type Capabilities struct {
 	// ValidateMany is set by Serve when the provider implements
 	// BatchValidator: the host then validates many resources in one call.
 	ValidateMany bool
+	// CreateMany is set by Serve when the provider implements
+	// BatchCreator: the host then sends the Creates that are due at the
+	// same time in one call.
+	CreateMany bool
 }
 
 // BatchValidator is an optional interface: a provider that implements it is
@@ -193,6 +197,48 @@ type ReadManyRequest struct {
 type ReadManyResponse struct {
 	Results []*ReadResponse
 	// Diagnostics concern the whole call; an error fails every read.
+	Diagnostics Diagnostics
+}
+
+// BatchCreator is an optional interface: a provider that implements it is
+// sent, in one call, the Creates that concurrent steps have ready while
+// another call to it is in flight (an apply at --parallelism above 1). A
+// lone Create still comes as a Create, at once. Results[i] must answer
+// Creates[i] exactly as Create would have answered it alone, in any order
+// of work the provider likes:
+//
+//   - each request has its own idempotency key (Serve never passes two
+//     with the same key in one call), and a retried request with a key
+//     already used makes no second resource, as for Create;
+//   - a request that fails gets its own result with error diagnostics and
+//     neither fails nor hides the others: return an error (or error
+//     Diagnostics in the response) only for what fails the whole call;
+//   - the context is the call's: it ends when every step in the call has
+//     stopped waiting (the user interrupted twice), or at the host's call
+//     timeout;
+//   - a call that dies midway (the process killed) answers nothing, as a
+//     Create that dies midway: the host finds what each request made by
+//     its key, so what a request needs to recognise its resource must be on
+//     the resource from its birth, as for Create.
+//
+// Serve checks each request as it checks a Create (config against the
+// schema, an idempotency key): a request that fails that check is answered
+// without the provider and is not in the provider's request. The win is
+// whatever one call can share: a round trip, a lock, a write, an fsync.
+type BatchCreator interface {
+	CreateMany(ctx context.Context, req *CreateManyRequest) (*CreateManyResponse, error)
+}
+
+// CreateManyRequest is many Creates.
+type CreateManyRequest struct {
+	Creates []*CreateRequest
+}
+
+// CreateManyResponse answers a CreateManyRequest: one result per Create, in
+// order.
+type CreateManyResponse struct {
+	Results []*CreateResponse
+	// Diagnostics concern the whole call; an error fails every Create.
 	Diagnostics Diagnostics
 }
 

@@ -92,10 +92,12 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		_, imports := s.impl.(Importer)
 		_, batches := s.impl.(BatchReader)
 		_, validates := s.impl.(BatchValidator)
+		_, creates := s.impl.(BatchCreator)
 		c := *resp
 		c.Capabilities.Import = imports
 		c.Capabilities.ReadMany = batches
 		c.Capabilities.ValidateMany = validates
+		c.Capabilities.CreateMany = creates
 		resp = &c
 	}
 	out := toSchema(resp)
@@ -342,30 +344,121 @@ func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import
 }
 
 func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create_Response, error) {
-	cfg, err := fromDynamic(req.GetConfig())
-	if err != nil {
-		return &pb.Create_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
-	}
-	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
+	cr, ds := s.createRequest(ctx, req)
+	if ds.HasError() {
 		return &pb.Create_Response{Diagnostics: toDiagnostics(ds)}, nil
 	}
-	if req.GetIdempotencyKey() == "" {
-		return &pb.Create_Response{Diagnostics: toDiagnostics(Diagnostics{Errorf("create %s: the request carries no idempotency key", req.GetName())})}, nil
-	}
 	var resp *CreateResponse
-	ds := s.call(func() (Diagnostics, error) {
+	ds = s.call(func() (Diagnostics, error) {
 		var err error
-		resp, err = s.impl.Create(ctx, &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection())})
+		resp, err = s.impl.Create(ctx, cr)
 		return nil, err
 	})
+	return toCreateResponse(resp, ds), nil
+}
+
+// createRequest decodes a Create request and checks what the SDK
+// guarantees of every Create a provider sees: a config its schema accepts,
+// and an idempotency key.
+func (s *server) createRequest(ctx context.Context, req *pb.Create_Request) (*CreateRequest, Diagnostics) {
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return nil, DiagnosticsFromError(err)
+	}
+	if ds := s.checkConfig(ctx, req.GetType(), cfg); ds.HasError() {
+		return nil, ds
+	}
+	if req.GetIdempotencyKey() == "" {
+		return nil, Diagnostics{Errorf("create %s: the request carries no idempotency key", req.GetName())}
+	}
+	return &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection())}, nil
+}
+
+// toCreateResponse is resp on the wire, with ds (the call's own
+// diagnostics) after the provider's.
+func toCreateResponse(resp *CreateResponse, ds Diagnostics) *pb.Create_Response {
 	out := &pb.Create_Response{}
 	if resp != nil {
-		ds = append(resp.Diagnostics, ds...)
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
 		out.Id, out.Attributes, out.Private = resp.ID, attrs, resp.Private
 	}
 	out.Diagnostics = toDiagnostics(ds)
+	return out
+}
+
+// CreateMany checks each request as Create does, then asks a provider that
+// implements BatchCreator about the ones that pass, in one call; for one
+// that does not, it is one Create after the other, so a host may call it
+// either way (a host calls it only when Capabilities.CreateMany says the
+// provider implements it). A request that fails the check, or repeats the
+// idempotency key of an earlier one, gets its own error result and never
+// reaches the provider.
+func (s *server) CreateMany(ctx context.Context, req *pb.CreateMany_Request) (*pb.CreateMany_Response, error) {
+	out := &pb.CreateMany_Response{Results: make([]*pb.Create_Response, len(req.GetCreates()))}
+	var (
+		creates []*CreateRequest
+		at      []int // creates[j] answers request at[j]
+		keys    = map[string]int{}
+	)
+	for i, r := range req.GetCreates() {
+		cr, ds := s.createRequest(ctx, r)
+		if !ds.HasError() {
+			if first, dup := keys[cr.IdempotencyKey]; dup {
+				ds = Diagnostics{Errorf("create %s: idempotency key %q is also that of request %d of this CreateMany: each Create has its own", cr.Name, cr.IdempotencyKey, first)}
+			}
+		}
+		if ds.HasError() {
+			out.Results[i] = &pb.Create_Response{Diagnostics: toDiagnostics(ds)}
+			continue
+		}
+		keys[cr.IdempotencyKey] = i
+		creates, at = append(creates, cr), append(at, i)
+	}
+	batch, ok := s.impl.(BatchCreator)
+	if !ok {
+		for j, cr := range creates {
+			var resp *CreateResponse
+			ds := s.call(func() (Diagnostics, error) {
+				var err error
+				resp, err = s.impl.Create(ctx, cr)
+				return nil, err
+			})
+			out.Results[at[j]] = toCreateResponse(resp, ds)
+		}
+		return out, nil
+	}
+	var resp *CreateManyResponse
+	ds := s.call(func() (Diagnostics, error) {
+		if len(creates) == 0 {
+			resp = &CreateManyResponse{}
+			return nil, nil
+		}
+		var err error
+		resp, err = batch.CreateMany(ctx, &CreateManyRequest{Creates: creates})
+		return nil, err
+	})
+	switch {
+	case resp == nil && !ds.HasError():
+		ds = append(ds, Errorf("provider returned no CreateMany response"))
+	case resp != nil:
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
+		if !ds.HasError() && len(resp.Results) != len(creates) {
+			ds = append(ds, Errorf("provider answered %d of %d creates", len(resp.Results), len(creates)))
+		}
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	if ds.HasError() {
+		out.Results = nil
+		return out, nil
+	}
+	for j, r := range resp.Results {
+		if r == nil {
+			r = &CreateResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this create")}}
+		}
+		out.Results[at[j]] = toCreateResponse(r, nil)
+	}
 	return out, nil
 }
 

@@ -216,7 +216,53 @@ func (n *note) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteRes
 }
 
 func newNote(flaw string) func(*testing.T) sdk.Provider {
+	if strings.HasPrefix(flaw, "batch") {
+		return func(*testing.T) sdk.Provider { return batchNote{&note{flaw: flaw}} }
+	}
 	return func(*testing.T) sdk.Provider { return &note{flaw: flaw} }
+}
+
+// batchNote is a note that implements sdk.BatchCreator: each Create of the
+// call as Create answers it (unless a batch flaw is set).
+type batchNote struct{ *note }
+
+func (n batchNote) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	out := &sdk.CreateManyResponse{}
+	for _, r := range req.Creates {
+		if n.flaw == "batch_ignores_key" {
+			n.mu.Lock()
+			rs, err := n.load()
+			if err != nil {
+				n.mu.Unlock()
+				return nil, err
+			}
+			id := fmt.Sprintf("note-%s-%d", r.Name, len(rs)+1)
+			rec := &record{ID: id, Name: r.Name + "-copy", Key: r.IdempotencyKey + "-copy", Attrs: attributes(id, r.Config)}
+			err = n.save(append(rs, rec))
+			n.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			out.Results = append(out.Results, &sdk.CreateResponse{ID: id, Attributes: rec.Attrs})
+			continue
+		}
+		resp, err := n.Create(ctx, r)
+		if err != nil {
+			if n.flaw == "batch_fails_together" {
+				return nil, err
+			}
+			resp = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		}
+		out.Results = append(out.Results, resp)
+	}
+	return out, nil
+}
+
+// A BatchCreator is checked directly and through gRPC, where sdk.Serve
+// declares Capabilities.CreateMany for it.
+func TestRunBatchCreator(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) { Run(t, newNote("batch"), noteConfig) })
+	t.Run("grpc", func(t *testing.T) { RunGRPC(t, newNote("batch"), noteConfig) })
 }
 
 var noteConfig = Config{Resources: []Resource{
@@ -300,6 +346,10 @@ func TestFlawedProvidersFail(t *testing.T) {
 		"conflict_uncoded":          {"first/create_conflict", "second/create_conflict"},
 		"forgets_key":               {"first/read_reports_key", "second/read_reports_key"},
 		"writes_when_read_only":     {"first/read_only_session", "second/read_only_session"},
+		// CreateMany (sdk.BatchCreator): each Create keeps its key, and
+		// one failing fails no other.
+		"batch_ignores_key":    {"first/create_many", "first/create_many_fresh", "second/create_many", "second/create_many_fresh"},
+		"batch_fails_together": {"first/create_many", "second/create_many"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()

@@ -146,13 +146,15 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 		direct, err := raw.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
 		if err == nil && direct != nil {
 			want := canonical(direct)
-			// sdk.Serve sets Import and ReadMany for a provider that
-			// implements Importer and BatchReader.
+			// sdk.Serve sets Import, ReadMany, ValidateMany and
+			// CreateMany for a provider that implements Importer,
+			// BatchReader, BatchValidator and BatchCreator.
 			_, want.Capabilities.Import = raw.(sdk.Importer)
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
+			_, want.Capabilities.CreateMany = raw.(sdk.BatchCreator)
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import and ReadMany set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany and CreateMany set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}
@@ -358,6 +360,50 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			t.Errorf("Read by the conflicting key %q finds the existing resource %q: it was claimed", other, id)
 		}
 	})
+	t.Run("create_many", func(t *testing.T) {
+		batch, ok := s.creator(p)
+		if !ok {
+			t.Skip(skipCreateMany)
+		}
+		other := key + "-many-other"
+		// The key that made the resource, and another key for the same
+		// identity, side by side: the one failing must not fail the other.
+		reqs := []*sdk.CreateRequest{
+			create,
+			{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral},
+		}
+		results := c.createMany(t, batch, reqs)
+		for i, res := range results {
+			if reqs[i].IdempotencyKey == other {
+				continue
+			}
+			if err := s.fold(t, fmt.Sprintf("CreateMany result %d", i), nil, res.Diagnostics); err != nil {
+				t.Errorf("CreateMany result %d, the key %q that made %s again, failed: %v (one Create failing must neither fail nor hide another)", i, key, id, err)
+				continue
+			}
+			created = append(created, res.ID)
+			if res.ID != id {
+				t.Errorf("CreateMany result %d, under the key %q that made %s, returned id %q: a second resource", i, key, id, res.ID)
+				s.deleteQuietly(t, p, r, res.ID) // out of the way of the checks below
+			}
+		}
+		res := results[1]
+		what := fmt.Sprintf("CreateMany result 1, Create(key %q) of %s %s, which a Create under key %q made", other, r.Type, r.Name, key)
+		failed := s.fold(t, what, nil, res.Diagnostics)
+		switch {
+		case failed == nil && res.ID == id:
+			t.Errorf("%s returned that resource (id %q): it claimed what another Create made", what, id)
+		case failed == nil && res.ID != "":
+			created = append(created, res.ID)
+			if s.keys() {
+				t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict), as Create does", what, res.ID)
+			}
+			s.deleteQuietly(t, p, r, res.ID)
+		case failed != nil && s.keys() && !sdk.IsConflict(failed):
+			t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict): %v", what, failed)
+		}
+		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
+	})
 	t.Run("import", func(t *testing.T) {
 		imp, ok := p.(sdk.Importer)
 		if !ok || s.served && !s.schema.Capabilities.Import {
@@ -525,6 +571,46 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 		}
 	})
 	t.Run("delete_again", del)
+	t.Run("create_many_fresh", func(t *testing.T) {
+		batch, ok := s.creator(p)
+		if !ok {
+			t.Skip(skipCreateMany)
+		}
+		fresh := key + "-many"
+		req := &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: fresh, Protection: sdk.ProtectionEphemeral}
+		made := c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
+		must(t, "CreateMany of a fresh key", s.fold(t, "CreateMany of a fresh key", nil, made.Diagnostics))
+		if made.ID == "" {
+			t.Fatal("CreateMany of a fresh key returned no ID")
+		}
+		created = append(created, made.ID)
+		checkAttributes(t, "CreateMany", r.Config, made.Attributes)
+		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: fresh, Config: r.Config}, made.ID)
+		again := c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
+		must(t, "CreateMany of that key again", s.fold(t, "CreateMany of that key again", nil, again.Diagnostics))
+		if again.ID != made.ID {
+			created = append(created, again.ID)
+			t.Errorf("a second CreateMany with idempotency key %q returned id %q; the first returned %q", fresh, again.ID, made.ID)
+		}
+		single := c.create(t, req)
+		if single.ID != made.ID {
+			t.Errorf("a Create with idempotency key %q returned id %q; the CreateMany under it returned %q", fresh, single.ID, made.ID)
+		}
+		s.deleteQuietly(t, p, r, made.ID)
+	})
+}
+
+// skipCreateMany says why the CreateMany checks are skipped.
+const skipCreateMany = "the provider does not implement sdk.BatchCreator: the host makes single Creates"
+
+// creator is p's CreateMany, when the provider has one (through gRPC: when
+// sdk.Serve declared Capabilities.CreateMany).
+func (s *suite) creator(p sdk.Provider) (sdk.BatchCreator, bool) {
+	batch, ok := p.(sdk.BatchCreator)
+	if !ok || s.served && !s.schema.Capabilities.CreateMany {
+		return nil, false
+	}
+	return batch, true
 }
 
 // snapshot returns what is below dir: each entry's path relative to dir,
@@ -692,6 +778,26 @@ func (c *calls) create(t *testing.T, req *sdk.CreateRequest) *sdk.CreateResponse
 	what := fmt.Sprintf("Create(key %q)", req.IdempotencyKey)
 	must(t, what, c.s.fold(t, what, err, resp.Diagnostics))
 	return resp
+}
+
+// createMany calls CreateMany, failing the test on an error of the whole
+// call or a result count that is not one per Create.
+func (c *calls) createMany(t *testing.T, batch sdk.BatchCreator, reqs []*sdk.CreateRequest) []*sdk.CreateResponse {
+	t.Helper()
+	resp, err := batch.CreateMany(t.Context(), &sdk.CreateManyRequest{Creates: reqs})
+	if resp == nil {
+		resp = &sdk.CreateManyResponse{}
+	}
+	must(t, "CreateMany", c.s.fold(t, "CreateMany", err, resp.Diagnostics))
+	if len(resp.Results) != len(reqs) {
+		t.Fatalf("CreateMany of %d Creates answered %d results, want one per Create, in order", len(reqs), len(resp.Results))
+	}
+	for i, res := range resp.Results {
+		if res == nil {
+			t.Fatalf("CreateMany result %d is nil", i)
+		}
+	}
+	return resp.Results
 }
 
 // fold returns a call's error, or its error diagnostics as one error; it

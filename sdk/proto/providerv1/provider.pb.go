@@ -480,7 +480,9 @@ type Capabilities struct {
 	// The provider implements ReadMany.
 	ReadMany bool `protobuf:"varint,3,opt,name=read_many,json=readMany,proto3" json:"read_many,omitempty"`
 	// The provider implements ValidateMany.
-	ValidateMany  bool `protobuf:"varint,4,opt,name=validate_many,json=validateMany,proto3" json:"validate_many,omitempty"`
+	ValidateMany bool `protobuf:"varint,4,opt,name=validate_many,json=validateMany,proto3" json:"validate_many,omitempty"`
+	// The provider implements CreateMany.
+	CreateMany    bool `protobuf:"varint,5,opt,name=create_many,json=createMany,proto3" json:"create_many,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -539,6 +541,13 @@ func (x *Capabilities) GetReadMany() bool {
 func (x *Capabilities) GetValidateMany() bool {
 	if x != nil {
 		return x.ValidateMany
+	}
+	return false
+}
+
+func (x *Capabilities) GetCreateMany() bool {
+	if x != nil {
+		return x.CreateMany
 	}
 	return false
 }
@@ -831,6 +840,42 @@ func (*Create) Descriptor() ([]byte, []int) {
 	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
+type CreateMany struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateMany) Reset() {
+	*x = CreateMany{}
+	mi := &file_provider_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateMany) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateMany) ProtoMessage() {}
+
+func (x *CreateMany) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateMany.ProtoReflect.Descriptor instead.
+func (*CreateMany) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{13}
+}
+
 type Update struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -839,7 +884,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +896,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +909,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 type Delete struct {
@@ -875,7 +920,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +932,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +945,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 type GetSchema_Request struct {
@@ -911,7 +956,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +968,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1000,7 @@ type GetSchema_Response struct {
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1012,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1083,7 @@ type Configure_Request struct {
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1095,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1141,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1153,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1187,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1199,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1245,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1257,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1300,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1312,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1389,7 @@ type Read_Response struct {
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1401,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1468,7 @@ type ValidateMany_Request struct {
 
 func (x *ValidateMany_Request) Reset() {
 	*x = ValidateMany_Request{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1480,7 @@ func (x *ValidateMany_Request) String() string {
 func (*ValidateMany_Request) ProtoMessage() {}
 
 func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1516,7 @@ type ValidateMany_Response struct {
 
 func (x *ValidateMany_Response) Reset() {
 	*x = ValidateMany_Response{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1528,7 @@ func (x *ValidateMany_Response) String() string {
 func (*ValidateMany_Response) ProtoMessage() {}
 
 func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1567,7 @@ type ReadMany_Request struct {
 
 func (x *ReadMany_Request) Reset() {
 	*x = ReadMany_Request{}
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1579,7 @@ func (x *ReadMany_Request) String() string {
 func (*ReadMany_Request) ProtoMessage() {}
 
 func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1615,7 @@ type ReadMany_Response struct {
 
 func (x *ReadMany_Response) Reset() {
 	*x = ReadMany_Response{}
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1627,7 @@ func (x *ReadMany_Response) String() string {
 func (*ReadMany_Response) ProtoMessage() {}
 
 func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1669,7 @@ type Import_Request struct {
 
 func (x *Import_Request) Reset() {
 	*x = Import_Request{}
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1681,7 @@ func (x *Import_Request) String() string {
 func (*Import_Request) ProtoMessage() {}
 
 func (x *Import_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1695,7 +1740,7 @@ type Import_Response struct {
 
 func (x *Import_Response) Reset() {
 	*x = Import_Response{}
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +1752,7 @@ func (x *Import_Response) String() string {
 func (*Import_Response) ProtoMessage() {}
 
 func (x *Import_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1823,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1835,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1905,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +1917,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,6 +1961,110 @@ func (x *Create_Response) GetPrivate() []byte {
 	return nil
 }
 
+type CreateMany_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Creates the host has already journaled as started, each with its own
+	// idempotency key (never two with the same key in one call).
+	Creates       []*Create_Request `protobuf:"bytes,1,rep,name=creates,proto3" json:"creates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateMany_Request) Reset() {
+	*x = CreateMany_Request{}
+	mi := &file_provider_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateMany_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateMany_Request) ProtoMessage() {}
+
+func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateMany_Request.ProtoReflect.Descriptor instead.
+func (*CreateMany_Request) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+}
+
+func (x *CreateMany_Request) GetCreates() []*Create_Request {
+	if x != nil {
+		return x.Creates
+	}
+	return nil
+}
+
+type CreateMany_Response struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per request, in the requests' order; a failed Create is a result
+	// whose diagnostics hold an error, beside the others' successes.
+	Results []*Create_Response `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// What concerns the whole call rather than one Create; an error fails
+	// every Create of the call, and the host then treats each as a Create
+	// that failed (it may have made its resource: the host finds it by its
+	// key). A provider reports one Create's failure in its own result.
+	Diagnostics   []*Diagnostic `protobuf:"bytes,2,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateMany_Response) Reset() {
+	*x = CreateMany_Response{}
+	mi := &file_provider_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateMany_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateMany_Response) ProtoMessage() {}
+
+func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateMany_Response.ProtoReflect.Descriptor instead.
+func (*CreateMany_Response) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+}
+
+func (x *CreateMany_Response) GetResults() []*Create_Response {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *CreateMany_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
 type Update_Request struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Type            string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1932,7 +2081,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2093,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2106,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+	return file_provider_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -2021,7 +2170,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2182,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2195,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+	return file_provider_proto_rawDescGZIP(), []int{14, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -2085,7 +2234,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2246,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2259,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 0}
+	return file_provider_proto_rawDescGZIP(), []int{15, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -2164,7 +2313,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2325,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2338,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 1}
+	return file_provider_proto_rawDescGZIP(), []int{15, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -2237,12 +2386,14 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x93\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xb4\x01\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
 	"\tread_many\x18\x03 \x01(\bR\breadMany\x12#\n" +
-	"\rvalidate_many\x18\x04 \x01(\bR\fvalidateMany\"\x90\x03\n" +
+	"\rvalidate_many\x18\x04 \x01(\bR\fvalidateMany\x12\x1f\n" +
+	"\vcreate_many\x18\x05 \x01(\bR\n" +
+	"createMany\"\x90\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xf7\x02\n" +
 	"\bResponse\x12#\n" +
@@ -2325,7 +2476,14 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x02 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x03 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
-	"\aprivate\x18\x04 \x01(\fR\aprivate\"\xdd\x03\n" +
+	"\aprivate\x18\x04 \x01(\fR\aprivate\"\xe6\x01\n" +
+	"\n" +
+	"CreateMany\x1aH\n" +
+	"\aRequest\x12=\n" +
+	"\acreates\x18\x01 \x03(\v2#.bulwark.provider.v1.Create.RequestR\acreates\x1a\x8d\x01\n" +
+	"\bResponse\x12>\n" +
+	"\aresults\x18\x01 \x03(\v2$.bulwark.provider.v1.Create.ResponseR\aresults\x12A\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xdd\x03\n" +
 	"\x06Update\x1a\xa5\x02\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
@@ -2362,7 +2520,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14PROTECTION_EPHEMERAL\x10\x01\x12\x16\n" +
 	"\x12PROTECTION_DURABLE\x10\x02\x12\x18\n" +
-	"\x14PROTECTION_PROTECTED\x10\x032\x9e\a\n" +
+	"\x14PROTECTION_PROTECTED\x10\x032\xff\a\n" +
 	"\bProvider\x12\\\n" +
 	"\tGetSchema\x12&.bulwark.provider.v1.GetSchema.Request\x1a'.bulwark.provider.v1.GetSchema.Response\x12\\\n" +
 	"\tConfigure\x12&.bulwark.provider.v1.Configure.Request\x1a'.bulwark.provider.v1.Configure.Response\x12q\n" +
@@ -2373,7 +2531,9 @@ const file_provider_proto_rawDesc = "" +
 	"\x06Delete\x12#.bulwark.provider.v1.Delete.Request\x1a$.bulwark.provider.v1.Delete.Response\x12S\n" +
 	"\x06Import\x12#.bulwark.provider.v1.Import.Request\x1a$.bulwark.provider.v1.Import.Response\x12Y\n" +
 	"\bReadMany\x12%.bulwark.provider.v1.ReadMany.Request\x1a&.bulwark.provider.v1.ReadMany.Response\x12e\n" +
-	"\fValidateMany\x12).bulwark.provider.v1.ValidateMany.Request\x1a*.bulwark.provider.v1.ValidateMany.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
+	"\fValidateMany\x12).bulwark.provider.v1.ValidateMany.Request\x1a*.bulwark.provider.v1.ValidateMany.Response\x12_\n" +
+	"\n" +
+	"CreateMany\x12'.bulwark.provider.v1.CreateMany.Request\x1a(.bulwark.provider.v1.CreateMany.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -2388,7 +2548,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -2406,28 +2566,31 @@ var file_provider_proto_goTypes = []any{
 	(*ReadMany)(nil),                  // 13: bulwark.provider.v1.ReadMany
 	(*Import)(nil),                    // 14: bulwark.provider.v1.Import
 	(*Create)(nil),                    // 15: bulwark.provider.v1.Create
-	(*Update)(nil),                    // 16: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 17: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 18: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 19: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 20: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 21: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 22: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 23: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 24: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 25: bulwark.provider.v1.Read.Response
-	(*ValidateMany_Request)(nil),      // 26: bulwark.provider.v1.ValidateMany.Request
-	(*ValidateMany_Response)(nil),     // 27: bulwark.provider.v1.ValidateMany.Response
-	(*ReadMany_Request)(nil),          // 28: bulwark.provider.v1.ReadMany.Request
-	(*ReadMany_Response)(nil),         // 29: bulwark.provider.v1.ReadMany.Response
-	(*Import_Request)(nil),            // 30: bulwark.provider.v1.Import.Request
-	(*Import_Response)(nil),           // 31: bulwark.provider.v1.Import.Response
-	(*Create_Request)(nil),            // 32: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 33: bulwark.provider.v1.Create.Response
-	(*Update_Request)(nil),            // 34: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 35: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 36: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 37: bulwark.provider.v1.Delete.Response
+	(*CreateMany)(nil),                // 16: bulwark.provider.v1.CreateMany
+	(*Update)(nil),                    // 17: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 18: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 19: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 20: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 21: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 22: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 23: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 24: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 25: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 26: bulwark.provider.v1.Read.Response
+	(*ValidateMany_Request)(nil),      // 27: bulwark.provider.v1.ValidateMany.Request
+	(*ValidateMany_Response)(nil),     // 28: bulwark.provider.v1.ValidateMany.Response
+	(*ReadMany_Request)(nil),          // 29: bulwark.provider.v1.ReadMany.Request
+	(*ReadMany_Response)(nil),         // 30: bulwark.provider.v1.ReadMany.Response
+	(*Import_Request)(nil),            // 31: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 32: bulwark.provider.v1.Import.Response
+	(*Create_Request)(nil),            // 33: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 34: bulwark.provider.v1.Create.Response
+	(*CreateMany_Request)(nil),        // 35: bulwark.provider.v1.CreateMany.Request
+	(*CreateMany_Response)(nil),       // 36: bulwark.provider.v1.CreateMany.Response
+	(*Update_Request)(nil),            // 37: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 38: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 39: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 40: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
@@ -2444,11 +2607,11 @@ var file_provider_proto_depIdxs = []int32{
 	3,  // 11: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
 	3,  // 12: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 13: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	22, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
-	23, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
+	23, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
+	24, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
 	4,  // 16: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	24, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
-	25, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
+	25, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
+	26, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
 	4,  // 19: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
 	3,  // 20: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
 	3,  // 21: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
@@ -2457,39 +2620,44 @@ var file_provider_proto_depIdxs = []int32{
 	0,  // 24: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
 	3,  // 25: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 26: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 27: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 28: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 29: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 30: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 31: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 32: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 33: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 34: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	18, // 35: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	20, // 36: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	22, // 37: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	24, // 38: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	32, // 39: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	34, // 40: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	36, // 41: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	30, // 42: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	28, // 43: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	26, // 44: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	19, // 45: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	21, // 46: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	23, // 47: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	25, // 48: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	33, // 49: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	35, // 50: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	37, // 51: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	31, // 52: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	29, // 53: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	27, // 54: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	45, // [45:55] is the sub-list for method output_type
-	35, // [35:45] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	33, // 27: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
+	34, // 28: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
+	4,  // 29: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 30: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 31: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 32: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 33: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 34: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 35: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 36: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 37: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	19, // 38: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	21, // 39: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	23, // 40: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	25, // 41: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	33, // 42: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	37, // 43: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	39, // 44: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	31, // 45: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	29, // 46: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	27, // 47: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	35, // 48: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	20, // 49: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	22, // 50: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	24, // 51: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	26, // 52: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	34, // 53: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	38, // 54: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	40, // 55: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	32, // 56: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	30, // 57: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	28, // 58: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	36, // 59: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	49, // [49:60] is the sub-list for method output_type
+	38, // [38:49] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -2503,7 +2671,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   35,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,7 @@ const (
 	Provider_Import_FullMethodName           = "/bulwark.provider.v1.Provider/Import"
 	Provider_ReadMany_FullMethodName         = "/bulwark.provider.v1.Provider/ReadMany"
 	Provider_ValidateMany_FullMethodName     = "/bulwark.provider.v1.Provider/ValidateMany"
+	Provider_CreateMany_FullMethodName       = "/bulwark.provider.v1.Provider/CreateMany"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -75,6 +76,17 @@ type ProviderClient interface {
 	// capabilities.validate_many in GetSchema; without it the host makes
 	// single ValidateResource calls.
 	ValidateMany(ctx context.Context, in *ValidateMany_Request, opts ...grpc.CallOption) (*ValidateMany_Response, error)
+	// CreateMany is many Creates in one call: one result per request, in
+	// order, each what Create would have answered for it alone. Every request
+	// carries its own idempotency key, and the rules of Create hold for each:
+	// a retried request with the same key makes no second resource, one that
+	// fails (its result's diagnostics) neither fails nor hides the others,
+	// and a call that never answers (the process died) leaves every request
+	// as undecided as a Create that never answered: the host finds what each
+	// made by its key. Optional: a provider offers it by setting
+	// capabilities.create_many in GetSchema; without it the host makes single
+	// Creates, and a host that predates it never calls it.
+	CreateMany(ctx context.Context, in *CreateMany_Request, opts ...grpc.CallOption) (*CreateMany_Response, error)
 }
 
 type providerClient struct {
@@ -185,6 +197,16 @@ func (c *providerClient) ValidateMany(ctx context.Context, in *ValidateMany_Requ
 	return out, nil
 }
 
+func (c *providerClient) CreateMany(ctx context.Context, in *CreateMany_Request, opts ...grpc.CallOption) (*CreateMany_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateMany_Response)
+	err := c.cc.Invoke(ctx, Provider_CreateMany_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -222,6 +244,17 @@ type ProviderServer interface {
 	// capabilities.validate_many in GetSchema; without it the host makes
 	// single ValidateResource calls.
 	ValidateMany(context.Context, *ValidateMany_Request) (*ValidateMany_Response, error)
+	// CreateMany is many Creates in one call: one result per request, in
+	// order, each what Create would have answered for it alone. Every request
+	// carries its own idempotency key, and the rules of Create hold for each:
+	// a retried request with the same key makes no second resource, one that
+	// fails (its result's diagnostics) neither fails nor hides the others,
+	// and a call that never answers (the process died) leaves every request
+	// as undecided as a Create that never answered: the host finds what each
+	// made by its key. Optional: a provider offers it by setting
+	// capabilities.create_many in GetSchema; without it the host makes single
+	// Creates, and a host that predates it never calls it.
+	CreateMany(context.Context, *CreateMany_Request) (*CreateMany_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -261,6 +294,9 @@ func (UnimplementedProviderServer) ReadMany(context.Context, *ReadMany_Request) 
 }
 func (UnimplementedProviderServer) ValidateMany(context.Context, *ValidateMany_Request) (*ValidateMany_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateMany not implemented")
+}
+func (UnimplementedProviderServer) CreateMany(context.Context, *CreateMany_Request) (*CreateMany_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateMany not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -463,6 +499,24 @@ func _Provider_ValidateMany_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_CreateMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateMany_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).CreateMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_CreateMany_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).CreateMany(ctx, req.(*CreateMany_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -509,6 +563,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ValidateMany",
 			Handler:    _Provider_ValidateMany_Handler,
+		},
+		{
+			MethodName: "CreateMany",
+			Handler:    _Provider_CreateMany_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
