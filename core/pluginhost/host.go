@@ -113,6 +113,7 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	p := &Plugin{host: h, cfg: cfg, path: path, run: run}
 	p.reads.one, p.reads.many = p.read, p.ReadMany
+	p.creates.one, p.creates.many = p.create, p.CreateMany
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -167,7 +168,8 @@ type Plugin struct {
 	protocol int
 	pid      int
 
-	reads readJoin // concurrent Reads, joined into ReadManys
+	reads   join[*sdk.ReadRequest, *sdk.ReadResponse]     // concurrent Reads, joined into ReadManys
+	creates join[*sdk.CreateRequest, *sdk.CreateResponse] // concurrent Creates, joined into CreateManys
 }
 
 // Name is the provider's local name.
@@ -350,14 +352,14 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 
 // Read reports whether a resource exists and its attributes. When the
 // provider offers ReadMany, Reads made at the same time by several
-// goroutines share calls (see readJoin): one that finds no call in flight
+// goroutines share calls (see join): one that finds no call in flight
 // goes at once. A ctx with a deadline of its own always reads alone, under
 // that deadline.
 func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	if _, has := ctx.Deadline(); has || !p.ReadsMany() {
 		return p.read(ctx, req)
 	}
-	return p.reads.read(ctx, req)
+	return p.reads.call(ctx, req)
 }
 
 // read is one Read call.
@@ -376,10 +378,7 @@ func (p *Plugin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 }
 
 // ReadResult is one read of a ReadMany: what Read would have returned.
-type ReadResult struct {
-	Response *sdk.ReadResponse
-	Err      error
-}
+type ReadResult = Result[*sdk.ReadResponse]
 
 // ReadsMany reports whether the provider offers ReadMany (its schema's
 // Capabilities.ReadMany): whether a ReadMany is one call.
@@ -526,8 +525,22 @@ func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Impor
 	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
 }
 
-// Create makes a resource under req.IdempotencyKey.
+// Create makes a resource under req.IdempotencyKey. When the provider
+// offers CreateMany, Creates made at the same time by several goroutines
+// share calls (see join): one that finds no Create in flight goes at once,
+// as a Create; those asked for while one is in flight go together in the
+// CreateMany that follows it, each with its own key, result and error. A
+// ctx with a deadline of its own always creates alone, under that
+// deadline.
 func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	if _, has := ctx.Deadline(); has || !p.CreatesMany() {
+		return p.create(ctx, req)
+	}
+	return p.creates.call(ctx, req)
+}
+
+// create is one Create call.
+func (p *Plugin) create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -539,6 +552,67 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 		return nil, p.check(ctx, prov, "Create", err)
 	}
 	return resp, p.diagnostics(ctx, "Create", resp.Diagnostics)
+}
+
+// CreateResult is one Create of a CreateMany: what Create would have
+// returned.
+type CreateResult = Result[*sdk.CreateResponse]
+
+// CreatesMany reports whether the provider offers CreateMany (its schema's
+// Capabilities.CreateMany): whether a CreateMany is one call.
+func (p *Plugin) CreatesMany() bool {
+	s := p.Schema()
+	return s != nil && s.Capabilities.CreateMany
+}
+
+// CreateMany makes every request: in one CreateMany call when the provider
+// offers it (see CreatesMany), else one Create after the other. Each
+// result is what Create would have returned for its request; the error is
+// for what fails the whole call (a plugin that died: every Create of the
+// call is then as undecided as a Create that never answered). A batch too
+// large for one message is sent again in halves: whatever the first try
+// made, each request's idempotency key makes its retry find it.
+func (p *Plugin) CreateMany(ctx context.Context, reqs []*sdk.CreateRequest) ([]CreateResult, error) {
+	out := make([]CreateResult, len(reqs))
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch, ok := prov.(sdk.BatchCreator)
+	if !ok || !p.CreatesMany() || len(reqs) == 1 {
+		for i, req := range reqs {
+			out[i].Response, out[i].Err = p.create(ctx, req)
+		}
+		return out, nil
+	}
+	cctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := batch.CreateMany(cctx, &sdk.CreateManyRequest{Creates: reqs})
+	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
+		half := len(reqs) / 2
+		a, err := p.CreateMany(ctx, reqs[:half])
+		if err != nil {
+			return nil, err
+		}
+		b, err := p.CreateMany(ctx, reqs[half:])
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
+	if err != nil {
+		return nil, p.check(cctx, prov, "CreateMany", err)
+	}
+	if err := p.diagnostics(cctx, "CreateMany", resp.Diagnostics); err != nil {
+		return nil, err
+	}
+	if len(resp.Results) != len(reqs) {
+		return nil, fmt.Errorf("provider %s: CreateMany answered %d of %d creates", p.cfg.Name, len(resp.Results), len(reqs))
+	}
+	for i, r := range resp.Results {
+		out[i] = CreateResult{Response: r, Err: p.diagnostics(cctx, "Create", r.Diagnostics)}
+	}
+	return out, nil
 }
 
 // Update changes a resource in place.

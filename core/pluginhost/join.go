@@ -3,43 +3,54 @@ package pluginhost
 import (
 	"context"
 	"sync"
-
-	"github.com/bulwark-iac/bulwark/sdk"
+	"sync/atomic"
 )
 
-// readJoin joins the Reads that concurrent callers make of one plugin into
-// ReadMany calls (group commit, for reads): a Read that finds no call of
-// the group in flight goes at once, alone, so a lone Read waits for
-// nothing; the Reads that arrive while a call is in flight wait for it to
-// end and then go together, in one ReadMany. So the Verify reads of steps
-// running side by side (and a teardown's Check reads) share round trips,
-// and each is still sent after it was asked for: it observes everything
-// its caller did before asking.
-type readJoin struct {
-	one  func(context.Context, *sdk.ReadRequest) (*sdk.ReadResponse, error)
-	many func(context.Context, []*sdk.ReadRequest) ([]ReadResult, error)
+// join joins the calls of one kind (Reads, Creates) that concurrent
+// callers make of one plugin into batch calls (ReadMany, CreateMany): group
+// commit, for calls. A call that finds none of the group in flight goes at
+// once, alone, on its caller's goroutine, so a lone call waits for nothing
+// and is handed to no other goroutine; the calls that arrive while one is in
+// flight wait for it to end and then go together, in one batch. So the
+// Verify reads (and the Creates) of steps running side by side share round
+// trips, and each is still sent after it was asked for: a Read observes
+// everything its caller did before asking, and a Create goes only once its
+// caller has journaled it as started (the caller asks only then). Nothing
+// is ever sent earlier than asked; a call waits only while another is in
+// flight.
+type join[Q, R any] struct {
+	one  func(context.Context, Q) (R, error)
+	many func(context.Context, []Q) ([]Result[R], error)
 
 	mu     sync.Mutex
 	flying bool // a call of the group is in flight, or about to be
-	queue  []*joinedRead
+	queue  []*joined[Q, R]
 }
 
-// joinedRead is one caller's Read waiting for the next call of the group.
-type joinedRead struct {
+// Result is one call of a batch: what the single call would have returned.
+type Result[R any] struct {
+	Response R
+	Err      error
+}
+
+// joined is one caller's call waiting for the next call of the group.
+type joined[Q, R any] struct {
 	ctx  context.Context
-	req  *sdk.ReadRequest
-	res  ReadResult
+	req  Q
+	res  Result[R]
 	done chan struct{}
 }
 
-// maxJoined is the most Reads one ReadMany of the group carries; more wait
+// maxJoined is the most calls one batch of the group carries; more wait
 // for the next (the same bound the batch reads of a plan use).
 const maxJoined = 500
 
-// read answers req: alone at once when no call is in flight, else in the
-// ReadMany that follows the one in flight. A caller whose ctx ends while it
-// waits returns ctx's error; its read is dropped if it was not sent yet.
-func (j *readJoin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+// call answers req: alone at once when no call is in flight, else in the
+// batch that follows the one in flight. A caller whose ctx ends while it
+// waits returns ctx's error at once: its request is dropped if it was not
+// sent yet, and its outcome is unknown if it was (as for a single call
+// whose ctx ends).
+func (j *join[Q, R]) call(ctx context.Context, req Q) (R, error) {
 	j.mu.Lock()
 	if !j.flying {
 		j.flying = true
@@ -48,22 +59,23 @@ func (j *readJoin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 		j.next()
 		return resp, err
 	}
-	w := &joinedRead{ctx: ctx, req: req, done: make(chan struct{})}
+	w := &joined[Q, R]{ctx: ctx, req: req, done: make(chan struct{})}
 	j.queue = append(j.queue, w)
 	j.mu.Unlock()
 	select {
 	case <-w.done:
 		return w.res.Response, w.res.Err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		var zero R
+		return zero, ctx.Err()
 	}
 }
 
-// next hands the group on when a call of it ends: the Reads queued
-// meanwhile go in one ReadMany (served from a goroutine of its own, so the
+// next hands the group on when a call of it ends: the calls queued
+// meanwhile go in one batch (served from a goroutine of its own, so the
 // caller whose call ended returns at once), or, with none queued, the next
-// Read goes alone.
-func (j *readJoin) next() {
+// call goes alone.
+func (j *join[Q, R]) next() {
 	j.mu.Lock()
 	if len(j.queue) == 0 {
 		j.flying = false
@@ -74,9 +86,9 @@ func (j *readJoin) next() {
 	go j.serve()
 }
 
-// serve sends what is queued, in ReadManys of at most maxJoined, until the
+// serve sends what is queued, in batches of at most maxJoined, until the
 // queue is empty.
-func (j *readJoin) serve() {
+func (j *join[Q, R]) serve() {
 	for {
 		j.mu.Lock()
 		n := min(len(j.queue), maxJoined)
@@ -97,31 +109,50 @@ func (j *readJoin) serve() {
 		if len(live) == 0 {
 			continue
 		}
-		reqs := make([]*sdk.ReadRequest, len(live))
-		for i, w := range live {
-			reqs[i] = w.req
-		}
-		// The call is the group's, not one caller's: no caller's
-		// cancellation ends it (each waiter stops waiting on its own); the
-		// call timeout still bounds it.
-		ctx := context.WithoutCancel(live[0].ctx)
-		var res []ReadResult
-		var err error
-		if len(live) == 1 {
-			var resp *sdk.ReadResponse
-			resp, err = j.one(ctx, reqs[0])
-			res = []ReadResult{{Response: resp, Err: err}}
-			err = nil
-		} else {
-			res, err = j.many(ctx, reqs)
-		}
-		for i, w := range live {
-			if err != nil {
-				w.res = ReadResult{Err: err}
-			} else {
-				w.res = res[i]
+		j.send(live)
+	}
+}
+
+// send makes one call of the group for live, and hands each caller its
+// result.
+func (j *join[Q, R]) send(live []*joined[Q, R]) {
+	reqs := make([]Q, len(live))
+	for i, w := range live {
+		reqs[i] = w.req
+	}
+	// The call is the group's, not one caller's: no caller's cancellation
+	// ends it while another still waits for it (each waiter stops waiting
+	// on its own); once every one of them has stopped, it is cancelled, as
+	// each of their single calls would have been. The call timeout still
+	// bounds it.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(live[0].ctx))
+	defer cancel()
+	var waiting atomic.Int64
+	waiting.Store(int64(len(live)))
+	for _, w := range live {
+		stop := context.AfterFunc(w.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
 			}
-			close(w.done)
+		})
+		defer stop()
+	}
+	var res []Result[R]
+	var err error
+	if len(live) == 1 {
+		var resp R
+		resp, err = j.one(ctx, reqs[0])
+		res = []Result[R]{{Response: resp, Err: err}}
+		err = nil
+	} else {
+		res, err = j.many(ctx, reqs)
+	}
+	for i, w := range live {
+		if err != nil {
+			w.res = Result[R]{Err: err}
+		} else {
+			w.res = res[i]
 		}
+		close(w.done)
 	}
 }

@@ -57,8 +57,8 @@ func (f *joinFake) many(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadRes
 	return out, nil
 }
 
-// waitQueued polls until n reads wait in j's queue.
-func waitQueued(t *testing.T, j *readJoin, n int) {
+// waitQueued polls until n calls wait in j's queue.
+func waitQueued[Q, R any](t *testing.T, j *join[Q, R], n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -69,7 +69,7 @@ func waitQueued(t *testing.T, j *readJoin, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d reads queued, want %d", got, n)
+			t.Fatalf("%d calls queued, want %d", got, n)
 		}
 		time.Sleep(time.Millisecond) // poll interval, not a wait for an outcome
 	}
@@ -121,7 +121,7 @@ func TestReadJoin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &joinFake{release: make(chan struct{}), manyErr: tc.manyErr}
-			j := &readJoin{one: f.one, many: f.many}
+			j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many}
 			type got struct {
 				resp *sdk.ReadResponse
 				err  error
@@ -131,7 +131,7 @@ func TestReadJoin(t *testing.T) {
 			var wg sync.WaitGroup
 			readAs := func(ctx context.Context, name string) {
 				defer wg.Done()
-				resp, err := j.read(ctx, &sdk.ReadRequest{Name: name})
+				resp, err := j.call(ctx, &sdk.ReadRequest{Name: name})
 				mu.Lock()
 				results[name] = got{resp, err}
 				mu.Unlock()
@@ -219,7 +219,7 @@ func TestReadJoin(t *testing.T) {
 func TestReadJoinManyAtOnce(t *testing.T) {
 	f := &joinFake{release: make(chan struct{})}
 	close(f.release)
-	j := &readJoin{one: f.one, many: f.many}
+	j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many}
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 200 {
@@ -227,7 +227,7 @@ func TestReadJoinManyAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			name := fmt.Sprintf("r%d", i)
-			resp, err := j.read(context.Background(), &sdk.ReadRequest{Name: name})
+			resp, err := j.call(context.Background(), &sdk.ReadRequest{Name: name})
 			if err != nil || resp.ID != "id-"+name {
 				errs <- fmt.Errorf("%s: %+v %v", name, resp, err)
 			}
@@ -247,5 +247,78 @@ func TestReadJoinManyAtOnce(t *testing.T) {
 	}
 	if total != 200 {
 		t.Errorf("%d reads sent, want 200", total)
+	}
+}
+
+// TestJoinGroupCallCancel: a call of the group carries several callers, so
+// one caller's cancellation stops that caller's wait, not the call; the
+// call is cancelled once every caller it carries has stopped waiting (as
+// each one's single call would have been).
+func TestJoinGroupCallCancel(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan context.Context, 1)
+	j := &join[string, string]{
+		one: func(ctx context.Context, req string) (string, error) {
+			<-release
+			return req, nil
+		},
+		many: func(ctx context.Context, reqs []string) ([]Result[string], error) {
+			entered <- ctx
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := j.call(context.Background(), "first")
+		first <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j.mu.Lock()
+		flying := j.flying
+		j.mu.Unlock()
+		if flying {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never went")
+		}
+		time.Sleep(time.Millisecond) // poll interval
+	}
+	ctxA, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
+	ctxB, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	errA, errB := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := j.call(ctxA, "a"); errA <- err }()
+	waitQueued(t, j, 1)
+	go func() { _, err := j.call(ctxB, "b"); errB <- err }()
+	waitQueued(t, j, 2)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	var group context.Context
+	select {
+	case group = <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting calls never went together")
+	}
+	cancelA()
+	if err := <-errA; !errors.Is(err, context.Canceled) {
+		t.Errorf("a, cancelled: %v, want context.Canceled", err)
+	}
+	if group.Err() != nil {
+		t.Fatal("one caller's cancellation ended the group's call while another still waited for it")
+	}
+	cancelB()
+	if err := <-errB; !errors.Is(err, context.Canceled) {
+		t.Errorf("b, cancelled: %v, want context.Canceled", err)
+	}
+	select {
+	case <-group.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the group's call went on after every caller stopped waiting")
 	}
 }

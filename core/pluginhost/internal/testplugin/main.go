@@ -2,7 +2,7 @@
 // Its behaviour is chosen by the resource name:
 //
 //   - "crash": Create exits the process (status 3) in the middle of the call;
-//   - "hang": Read blocks until the call's context ends;
+//   - "hang": Read and Create block until the call's context ends;
 //   - "multiline": Create fails with a diagnostic spanning several lines;
 //   - anything else: an in-memory resource, keyed by idempotency key.
 //
@@ -38,6 +38,7 @@ type provider struct {
 	readOnly  bool
 	byKey     map[string]string // idempotency key -> id
 	resources map[string]bool   // id -> exists
+	batches   []any             // the size of each CreateMany, in call order
 }
 
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
@@ -90,11 +91,16 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 			"configured": p.config,
 			"data_dir":   p.dataDir,
 			"read_only":  p.readOnly,
+			"batches":    p.batches,
 		},
 	}, nil
 }
 
-func (p *provider) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	if req.Name == "hang" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if req.Name == "crash" {
 		os.Exit(3)
 	}
@@ -133,6 +139,26 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 	return &sdk.DeleteResponse{}, nil
 }
 
+// batching is the provider with CreateMany (sdk.BatchCreator): each
+// request as Create answers it, the call's size recorded (Read reports
+// them as "batches").
+type batching struct{ *provider }
+
+func (b batching) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	b.mu.Lock()
+	b.batches = append(b.batches, float64(len(req.Creates)))
+	b.mu.Unlock()
+	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
+	for i, r := range req.Creates {
+		resp, err := b.Create(ctx, r)
+		if err != nil {
+			resp = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		}
+		out.Results[i] = resp
+	}
+	return out, nil
+}
+
 // TESTPLUGIN_MODE changes how the process serves:
 //
 //	v2           speak only protocol version 2 (no version the host offers by default)
@@ -141,6 +167,7 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 //	             Serve and its AutoMTLS (a P-521 certificate of its own, announced)
 //	unannounced  serve over TLS with a certificate it never announces (and
 //	             that trusts the host's): a server the host cannot authenticate
+//	batch        offer CreateMany
 func main() {
 	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}}
 	switch os.Getenv("TESTPLUGIN_MODE") {
@@ -165,6 +192,8 @@ func main() {
 		})
 	case "silent":
 		select {}
+	case "batch":
+		sdk.Serve(batching{p})
 	default:
 		sdk.Serve(p)
 	}

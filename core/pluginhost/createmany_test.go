@@ -1,0 +1,161 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// Creates made while one is in flight go together in one CreateMany when
+// the plugin offers it, each with its own key, result and error; without
+// it each goes at once as a Create of its own, whatever is in flight. A
+// lone Create goes as a Create either way.
+func TestCreateJoin(t *testing.T) {
+	dir := testPlugin(t)
+	for _, tc := range []struct {
+		mode        string
+		wantMany    bool
+		wantBatches []any // the CreateManys the plugin saw, by size
+	}{
+		{mode: "", wantMany: false, wantBatches: nil},
+		{mode: "batch", wantMany: true, wantBatches: []any{3.0}},
+	} {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			t.Setenv("TESTPLUGIN_MODE", tc.mode)
+			h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
+			t.Cleanup(h.Close)
+			ctx := context.Background()
+			p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.CreatesMany() != tc.wantMany {
+				t.Fatalf("CreatesMany %v, want %v", p.CreatesMany(), tc.wantMany)
+			}
+			lone, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "lone", IdempotencyKey: "k-lone"})
+			if err != nil || lone.ID == "" {
+				t.Fatalf("a lone Create: %+v %v", lone, err)
+			}
+
+			// One Create in flight (it hangs until cancelled) while three
+			// more are asked for.
+			hangCtx, cancelHang := context.WithCancel(ctx)
+			defer cancelHang()
+			hung := make(chan error, 1)
+			go func() {
+				_, err := p.Create(hangCtx, &sdk.CreateRequest{Type: "thing", Name: "hang", IdempotencyKey: "k-hang"})
+				hung <- err
+			}()
+			if tc.wantMany {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					p.creates.mu.Lock()
+					flying := p.creates.flying
+					p.creates.mu.Unlock()
+					if flying {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the hanging Create never went")
+					}
+					time.Sleep(time.Millisecond) // poll interval
+				}
+			}
+			names := []string{"a", "multiline", "c"}
+			type result struct {
+				resp *sdk.CreateResponse
+				err  error
+			}
+			results := make([]result, len(names))
+			var wg sync.WaitGroup
+			for i, name := range names {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: name, IdempotencyKey: "k-" + name, Config: sdk.Attributes{"size": float64(i)}})
+					results[i] = result{resp, err}
+				}()
+				if tc.wantMany {
+					waitQueued(t, &p.creates, i+1)
+				}
+			}
+			if !tc.wantMany {
+				// Not offered: none of them waits for the one in flight.
+				wg.Wait()
+			}
+			cancelHang()
+			if err := <-hung; !errors.Is(err, context.Canceled) {
+				t.Errorf("the cancelled Create: %v, want context.Canceled", err)
+			}
+			wg.Wait()
+			for i, name := range names {
+				r := results[i]
+				if name == "multiline" {
+					if r.err == nil || !strings.Contains(r.err.Error(), "create failed: boom") {
+						t.Errorf("%s: %+v %v, want its own failure", name, r.resp, r.err)
+					}
+					continue
+				}
+				if r.err != nil || r.resp == nil || !strings.HasPrefix(r.resp.ID, name+"-") || r.resp.Attributes["size"] != float64(i) {
+					t.Errorf("%s: %+v %v, not its own answer", name, r.resp, r.err)
+				}
+			}
+			rr, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", ID: results[0].resp.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := rr.Attributes["batches"].([]any); !reflect.DeepEqual(got, tc.wantBatches) {
+				t.Errorf("the plugin saw CreateManys of %v, want %v", got, tc.wantBatches)
+			}
+
+			// CreateMany itself (what the join sends): a key used again
+			// finds what it made, a new one makes a resource.
+			res, err := p.CreateMany(ctx, []*sdk.CreateRequest{
+				{Type: "thing", Name: "a", IdempotencyKey: "k-a"},
+				{Type: "thing", Name: "d", IdempotencyKey: "k-d"},
+			})
+			if err != nil || len(res) != 2 || res[0].Err != nil || res[0].Response.ID != results[0].resp.ID || res[1].Err != nil || !strings.HasPrefix(res[1].Response.ID, "d-") {
+				t.Errorf("CreateMany of a again and d: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// A plugin that dies in the middle of a CreateMany leaves every Create of
+// it as a plugin that died in the middle of a Create: an error wrapping
+// ErrPluginExited (what each made, the host finds by its key), and the
+// next call starts a fresh process.
+func TestCreateManyPluginDies(t *testing.T) {
+	dir := testPlugin(t)
+	t.Setenv("TESTPLUGIN_MODE", "batch")
+	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
+	t.Cleanup(h.Close)
+	ctx := context.Background()
+	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.PID()
+	res, err := p.CreateMany(ctx, []*sdk.CreateRequest{
+		{Type: "thing", Name: "a", IdempotencyKey: "k-a"},
+		{Type: "thing", Name: "crash", IdempotencyKey: "k-crash"},
+		{Type: "thing", Name: "b", IdempotencyKey: "k-b"},
+	})
+	if !errors.Is(err, ErrPluginExited) || res != nil {
+		t.Fatalf("CreateMany through a crash: %+v %v, want an error wrapping ErrPluginExited", res, err)
+	}
+	c, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "b", IdempotencyKey: "k-b"})
+	if err != nil || c.ID == "" {
+		t.Fatalf("a Create after the crash: %+v %v", c, err)
+	}
+	if p.PID() == pid {
+		t.Errorf("still pid %d after the crash", pid)
+	}
+}
