@@ -73,6 +73,7 @@ var (
 	_ sdk.Closer         = (*provider)(nil)
 	_ sdk.BatchReader    = (*provider)(nil)
 	_ sdk.BatchValidator = (*provider)(nil)
+	_ sdk.BatchCreator   = (*provider)(nil)
 )
 
 // wait sleeps for the configured latency, or until ctx is done.
@@ -334,6 +335,111 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
+	c, err := p.prepareCreate(req)
+	if err != nil {
+		return nil, err
+	}
+	if c.resp != nil {
+		return c.resp, nil
+	}
+	err = p.change(func(w *world) error {
+		c.apply(p, w)
+		return c.err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.crash {
+		// The resource is recorded: the host finds it by the key after the
+		// crash. Exit without replying.
+		p.exit(CrashExitCode)
+		return nil, sdk.Errorf("injected crash: create %s (the exit hook returned)", req.Name)
+	}
+	return c.resp, nil
+}
+
+// CreateMany is many Creates in one call and ONE change of the world: one
+// lock, one append to the log, one fsync for them all. latency_ms is slept
+// once (each Create waits it, as it would alone, side by side); fail_create
+// fails its own Creates, each in its own result; crash_create exits the
+// process once the Create it names has made its resource durable (with
+// the ones before it; the ones after it are never made), replying nothing,
+// as a Create that crashes. The Creates are made in the request's order, so
+// one of them meets what an earlier one made as it would meet a single
+// Create made before it (its key: the same resource; its name: a
+// conflict).
+func (p *provider) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
+	cs := make([]*creation, len(req.Creates))
+	due := false
+	for i, r := range req.Creates {
+		c, err := p.prepareCreate(r)
+		switch {
+		case err != nil:
+			out.Results[i] = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		case c.resp != nil:
+			out.Results[i] = c.resp
+		default:
+			cs[i], due = c, true
+		}
+	}
+	if !due {
+		return out, nil
+	}
+	var crashed *creation
+	err := p.change(func(w *world) error {
+		for _, c := range cs {
+			if c == nil {
+				continue
+			}
+			if c.apply(p, w); c.crash {
+				crashed = c
+				return nil // the Creates after it never start
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if crashed != nil {
+		// What it made is recorded, and what the Creates before it made:
+		// the host finds each by its key after the crash.
+		p.exit(CrashExitCode)
+		return nil, sdk.Errorf("injected crash: create %s (the exit hook returned)", crashed.req.Name)
+	}
+	for i, c := range cs {
+		if c == nil {
+			continue
+		}
+		if c.err != nil {
+			out.Results[i] = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(c.err)}
+			continue
+		}
+		out.Results[i] = c.resp
+	}
+	return out, nil
+}
+
+// creation is one Create on its way: what prepareCreate checked, then what
+// apply made of it.
+type creation struct {
+	req *sdk.CreateRequest
+	cfg sdk.Attributes // normalized
+	// The outcome: resp, or err; crash when crash_create names what this
+	// Create just made.
+	resp  *sdk.CreateResponse
+	err   error
+	crash bool
+}
+
+// prepareCreate checks req without the world: an error, or a creation
+// whose resp is already the answer (a config the tags check refuses), or
+// one to apply.
+func (p *provider) prepareCreate(req *sdk.CreateRequest) (*creation, error) {
 	if _, err := p.resourceType(req.Type); err != nil {
 		return nil, err
 	}
@@ -341,53 +447,46 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		return nil, sdk.Errorf("create %s: the request carries no idempotency key", req.Name)
 	}
 	if ds := checkTags(req.Config); ds.HasError() {
-		return &sdk.CreateResponse{Diagnostics: ds}, nil
+		return &creation{req: req, resp: &sdk.CreateResponse{Diagnostics: ds}}, nil
 	}
 	cfg, err := normalize(req.Config)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		resp  *sdk.CreateResponse
-		fresh bool // made by this call, not by an earlier one with the key
-		crash bool
-	)
-	err = p.change(func(w *world) error {
-		if r := w.byKeyOf(req.IdempotencyKey); r != nil {
-			if r.Type != req.Type || r.Name != req.Name {
-				return sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
-			}
-			resp = &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}
-			return nil
+	return &creation{req: req, cfg: cfg}, nil
+}
+
+// apply makes the Create on w (up to date, under p.mu and the world's
+// lock), setting its outcome.
+func (c *creation) apply(p *provider, w *world) {
+	req := c.req
+	if r := w.byKeyOf(req.IdempotencyKey); r != nil {
+		if r.Type != req.Type || r.Name != req.Name {
+			c.err = sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, r.Type, r.Name, r.ID)
+			return
 		}
-		if p.faults.failsCreate(req.Name) {
-			return sdk.Errorf("injected failure: create %s", req.Name)
-		}
-		if r := w.byTypeName(req.Type, req.Name); r != nil {
-			// Taken under another key (or none): a conflict, never claimed.
-			return sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
-		}
-		id, err := w.newID(req.Type, req.Name)
-		if err != nil {
-			return err
-		}
-		cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
-		made := &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: cfg}
-		w.put(made)
-		resp = &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}
-		fresh, crash = true, p.faults.crashesCreate(req.Name)
-		return nil
-	})
+		c.resp = &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}
+		return
+	}
+	if p.faults.failsCreate(req.Name) {
+		c.err = sdk.Errorf("injected failure: create %s", req.Name)
+		return
+	}
+	if r := w.byTypeName(req.Type, req.Name); r != nil {
+		// Taken under another key (or none): a conflict, never claimed.
+		c.err = sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
+		return
+	}
+	id, err := w.newID(req.Type, req.Name)
 	if err != nil {
-		return nil, err
+		c.err = err
+		return
 	}
-	if fresh && crash {
-		// The resource is recorded: the host finds it by the key after the
-		// crash. Exit without replying.
-		p.exit(CrashExitCode)
-		return nil, sdk.Errorf("injected crash: create %s (the exit hook returned)", req.Name)
-	}
-	return resp, nil
+	c.cfg[attrCreatedAt] = p.now().UTC().Format(time.RFC3339Nano)
+	made := &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: c.cfg}
+	w.put(made)
+	c.resp = &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}
+	c.crash = p.faults.crashesCreate(req.Name)
 }
 
 // Update changes a resource's in-place attributes; it keeps the id and
