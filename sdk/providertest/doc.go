@@ -96,6 +96,15 @@
 //     the resource by ID, an absent name, the resource by key and by name
 //     answers one result per read, in order, each what Read answers.
 //     Skipped otherwise: the host then makes single Reads.
+//   - create_many: when the provider implements sdk.BatchCreator (through
+//     gRPC: when sdk.Serve declared Capabilities.CreateMany), one
+//     CreateMany of the resource's Create under the key that made it and of
+//     a Create of the same identity under another key answers one result
+//     each, in order, as the single Creates do: the first the same ID (no
+//     second resource), the second failing on its own (with
+//     IdempotencyKeys, a conflict diagnostic) without failing the first or
+//     claiming the resource. Skipped otherwise: the host then makes single
+//     Creates.
 //   - read_by_key_after_restart: a fresh provider instance (newProvider
 //     again, or a new process), configured with the same data folder, finds
 //     the resource by the idempotency key: the host's recovery after a crash
@@ -117,6 +126,11 @@
 //   - delete: Delete succeeds, then Read by ID, by idempotency key and by
 //     type and name all say Exists=false without error.
 //   - delete_again: Delete of what is gone succeeds.
+//   - create_many_fresh: when the provider implements sdk.BatchCreator, a
+//     CreateMany of the resource under a fresh key (after delete) makes it
+//     with the configured attributes, Read by that key finds it, and a
+//     second CreateMany and a single Create under the key return the same
+//     ID. Skipped otherwise.
 //
 // Every Read, Update and Delete the suite sends carries the resource's Type
 // and Name (and Read its Config), as the bulwark host's requests do; a Read

@@ -63,6 +63,14 @@
 //     answers each read as Read would, in one call: latency_ms is slept
 //     once for the whole batch; ValidateMany (sdk.BatchValidator) does the
 //     same for ValidateResource.
+//   - CreateMany (sdk.BatchCreator: Serve declares Capabilities.CreateMany)
+//     answers each Create as a single Create made in the request's order
+//     would, each with its own result, and makes them in ONE change of the
+//     world (one flock, one append to LogFile, one fsync). latency_ms is
+//     slept once for the batch (each Create waits it, as alone);
+//     fail_create fails only its own Creates; crash_create exits once what
+//     the Create it names made is durable, with what the ones before it
+//     made (the ones after it are never made), replying to none of them.
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), and reports the key the resource was created
 //     under. Absent is Exists=false with no error.
