@@ -539,3 +539,108 @@ func TestWalkReusesWorkers(t *testing.T) {
 		})
 	}
 }
+
+// A worker whose visit ends starts what that made ready itself: in a chain
+// every node after the first is dispatched (stop is checked before its
+// start) on the goroutine that visited its dependency and then visits it,
+// with no handoff to Walk's caller and back between two nodes.
+func TestWalkChainRunsOnWithoutHandoff(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		t.Run(fmt.Sprint(par), func(t *testing.T) {
+			g := New()
+			const nodes = 20
+			for i := 0; i < nodes; i++ {
+				g.Add(fmt.Sprintf("n%02d", i))
+				if i > 0 {
+					g.Connect(fmt.Sprintf("n%02d", i), fmt.Sprintf("n%02d", i-1))
+				}
+			}
+			caller := goroutineID()
+			var mu sync.Mutex
+			var stops, visits []string
+			res := g.Walk(context.Background(), par, func() bool {
+				mu.Lock()
+				stops = append(stops, goroutineID())
+				mu.Unlock()
+				return false
+			}, func(_ context.Context, n string) bool {
+				mu.Lock()
+				visits = append(visits, goroutineID())
+				mu.Unlock()
+				return true
+			})
+			if len(res.Done) != nodes {
+				t.Fatalf("%d done, want %d", len(res.Done), nodes)
+			}
+			// The first start is the caller's; each later one is checked
+			// by the worker that just ended the node before it.
+			if len(stops) < nodes || stops[0] != caller {
+				t.Fatalf("stop checked %d times, first on %s (caller %s)", len(stops), stops[0], caller)
+			}
+			for i := 1; i < nodes; i++ {
+				if stops[i] != visits[i-1] || visits[i] != visits[i-1] {
+					t.Errorf("node %d: started from goroutine %s, visited on %s, its dependency on %s", i, stops[i], visits[i], visits[i-1])
+				}
+			}
+		})
+	}
+}
+
+// A worker whose visit ends dispatches what that made ready only after
+// asking stop: once stop says so (turned by the visit ending or by anyone
+// while it ran, such as an interrupt), nothing that became ready then is
+// visited, whatever the parallelism; it is reported Blocked.
+func TestWalkWorkerDispatchAsksStop(t *testing.T) {
+	tests := []struct {
+		name    string
+		g       *Graph
+		stopIn  string // stop turns true while this node's visit runs
+		waitFor string // which, if set, ends only once this one's visit stopped the walk
+		done    []string
+		blocked []string
+	}{
+		{"a chain", build("b>a", "c>b", "d>c"), "b", "", []string{"a", "b"}, []string{"c", "d"}},
+		{"a fan-out from the stopping node", build("b>a", "c>a", "d>a", "e>d"), "a", "", []string{"a"}, []string{"b", "c", "d", "e"}},
+		{"a diamond", build("b>a", "c>a", "d>b", "d>c"), "a", "", []string{"a"}, []string{"b", "c", "d"}},
+		{"stopped by another visit while it ran", build("a2>a", "a3>a2", "b"), "b", "a", []string{"a", "b"}, []string{"a2", "a3"}},
+	}
+	for _, tt := range tests {
+		for _, par := range []int{1, 2, 10} {
+			if tt.waitFor != "" && par < 2 {
+				continue // the two visits must run at once
+			}
+			t.Run(fmt.Sprintf("%s/%d", tt.name, par), func(t *testing.T) {
+				var stop atomic.Bool
+				stopped := make(chan struct{})
+				var mu sync.Mutex
+				var visited []string
+				res := tt.g.Walk(context.Background(), par, stop.Load, func(_ context.Context, n string) bool {
+					mu.Lock()
+					if stop.Load() {
+						t.Errorf("%s visited after the walk was stopped", n)
+					}
+					visited = append(visited, n)
+					mu.Unlock()
+					switch n {
+					case tt.stopIn:
+						stop.Store(true)
+						close(stopped)
+					case tt.waitFor:
+						<-stopped
+					}
+					return true
+				})
+				checkPartition(t, tt.g, res)
+				if diff := cmp.Diff(tt.done, sorted(visited)); diff != "" {
+					t.Errorf("visited (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.done, sorted(res.Done)); diff != "" {
+					t.Errorf("Done (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.blocked, sorted(res.Blocked)); diff != "" {
+					t.Errorf("Blocked (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
