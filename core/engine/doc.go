@@ -19,6 +19,9 @@
 // Every transition is appended to the journal, and made durable, before the
 // work starts and after it ends. The idempotency key an Execute receives is
 // the id of its "started" record, so a crash mid-step leaves the key on disk.
+// A Verify (a read: it mutates nothing) runs while its step's "execute ok"
+// is being made durable, so it must not depend on that write; the step ends,
+// and what depends on it starts, only once both are done.
 //
 // Three records guard no mutation, and are deferred (DeferringJournal): a
 // Check's "skipped" (the step starts no work), a Verify's "ok" (a read

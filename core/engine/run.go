@@ -297,32 +297,56 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	}
 	r := rec
 	r.Phase, r.Status = "execute", journal.StepOK
-	if _, err := e.append(r); err != nil {
-		return journal.StepFailed, true, err
-	}
-	ev.Status = journal.StepOK
-	e.observe(ev)
-	if s.Verify != nil {
-		vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify"}
-		t0 := e.now()
-		err := s.Verify(ctx)
-		vev.Duration = e.now().Sub(t0)
-		if err != nil {
-			err = e.cut(fmt.Errorf("verify: %w", err))
-			vev.Status, vev.Err = journal.StepFailed, err
-			e.observe(vev)
-			return fail("verify", true, err)
-		}
-		r := rec
-		r.Phase, r.Status = "verify", journal.StepOK
-		// Deferred: a read confirmed what the durable "execute ok"
-		// recorded; lost in a crash, resume's Check reads again.
-		if _, err := e.appendDeferred(r); err != nil {
+	if s.Verify == nil {
+		if _, err := e.append(r); err != nil {
 			return journal.StepFailed, true, err
 		}
-		vev.Status = journal.StepOK
-		e.observe(vev)
+		ev.Status = journal.StepOK
+		e.observe(ev)
+		return journal.StepOK, true, nil
 	}
+	// The end of the work is made durable while Verify reads: the read
+	// mutates nothing, so it need not wait for the record, and the step
+	// ends (nothing that depends on it starts) only once both are done. In
+	// a chain, where nothing else overlaps, the fsync is hidden behind the
+	// provider's round trip instead of added to it.
+	// The work's end is observed the moment its record is durable, as
+	// Verify still reads: what watches the events (a progress view, a
+	// script that interrupts once a Create is done) sees it when it
+	// happened, not once the read is over, and always before the verify.
+	appended := make(chan error, 1)
+	go func() {
+		_, err := e.append(r)
+		if err == nil {
+			ev.Status = journal.StepOK
+			e.observe(ev)
+		}
+		appended <- err
+	}()
+	vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify"}
+	t0 = e.now()
+	verr := s.Verify(ctx)
+	vev.Duration = e.now().Sub(t0)
+	if err := <-appended; err != nil {
+		// The work's end is not recorded: that is the step's failure,
+		// whatever the read said.
+		return journal.StepFailed, true, err
+	}
+	if verr != nil {
+		verr = e.cut(fmt.Errorf("verify: %w", verr))
+		vev.Status, vev.Err = journal.StepFailed, verr
+		e.observe(vev)
+		return fail("verify", true, verr)
+	}
+	r = rec
+	r.Phase, r.Status = "verify", journal.StepOK
+	// Deferred: a read confirmed what the durable "execute ok" recorded;
+	// lost in a crash, resume's Check reads again.
+	if _, err := e.appendDeferred(r); err != nil {
+		return journal.StepFailed, true, err
+	}
+	vev.Status = journal.StepOK
+	e.observe(vev)
 	return journal.StepOK, true, nil
 }
 

@@ -348,7 +348,9 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		return fmt.Errorf("internal: no action decided for %s", r.Name)
 	}
 	step.Verify = func(ctx context.Context) error {
-		cur := s.store.Resource(r.Name)
+		// What Execute recorded, which the engine is still making
+		// durable as Verify reads (see stepResource).
+		cur := s.store.stepResource(step.ID, r.Name)
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}

@@ -145,17 +145,51 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 	if r.Kind == journal.KindOp && r.Status != journal.OpRunning {
 		key = opKey(r.Op) // an operation's end carries what its Finish recorded
 	}
+	var p *storage.Change
 	if key != "" {
 		s.pmu.Lock()
-		if p := s.pending[key]; p != nil {
-			ch = *p
-			delete(s.pending, key)
+		if p = s.pending[key]; p != nil {
+			// A copy: commit may replace a put (its sensitive list)
+			// while stepResource reads p.
+			ch = storage.Change{Put: slices.Clone(p.Put), Delete: p.Delete, Meta: p.Meta}
 		}
 		s.pmu.Unlock()
 	}
 	recs := []journal.Record{r}
 	err := s.commit(context.Background(), recs, ch)
+	if p != nil {
+		// Dropped only now, once the view shows it (or the commit
+		// failed): stepResource finds a step's put in one or the other
+		// at every moment.
+		s.pmu.Lock()
+		if s.pending[key] == p {
+			delete(s.pending, key)
+		}
+		s.pmu.Unlock()
+	}
 	return recs[0], err
+}
+
+// stepResource is the record of name as step id's work left it: what the
+// step put or dropped, while its record is being committed, else the
+// view's. A Verify reads it while its step's "execute ok" is made durable
+// (the engine overlaps the two), before the view shows the change.
+func (s *store) stepResource(id, name string) *state.Resource {
+	s.pmu.Lock()
+	if p := s.pending[id]; p != nil {
+		defer s.pmu.Unlock()
+		for _, r := range slices.Backward(p.Put) {
+			if r.Name == name {
+				return r
+			}
+		}
+		if slices.Contains(p.Delete, name) {
+			return nil
+		}
+		return s.Resource(name) // not this step's
+	}
+	s.pmu.Unlock()
+	return s.Resource(name)
 }
 
 // AppendDeferred is the engine's journal for a record that guards no
