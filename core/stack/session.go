@@ -372,22 +372,37 @@ func lockWait(be storage.Backend, h storage.Holder, stack string, opts Options) 
 
 // close kills the plugins, writes the state's snapshot (so what the next
 // command loads is one read) and releases everything, on every path.
+//
+// The plugins end while the snapshot is written: each one's own closing
+// work (the mock folds its world's log into its world file, for 1,000
+// resources as long as the snapshot takes) touches nothing of the state's,
+// and nothing calls a plugin any more. Only what needs them gone waits for
+// it: removing the data folders they wrote in, and releasing the lock (a
+// plugin still writing in the stack's data folder must not meet the next
+// command's).
 func (s *session) close() {
+	pluginsGone := func() {}
 	if s.host != nil {
-		s.host.Close()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.host.Close()
+		}()
+		pluginsGone = func() { <-done }
 	}
 	if s.store != nil {
 		ctx := context.Background()
 		s.store.mu.RLock()
 		wrote := s.store.wrote
 		s.store.mu.RUnlock()
-		if s.store.lost() != nil {
-			// The lock is another's, or nobody's: nothing more is written.
-		} else if wrote {
+		lost := s.store.lost() != nil // the lock is another's, or nobody's: nothing more is written
+		if !lost && wrote {
 			if err := s.store.w.Checkpoint(ctx, s.opts.KeepOperations); err == nil {
 				s.opts.Failpoint.Hit("state")
 			}
-		} else if s.freshData != "" {
+		}
+		pluginsGone()
+		if !lost && !wrote && s.freshData != "" {
 			// Nothing was recorded: the providers' data folders this
 			// session made hold only what they wrote while it ran.
 			if err := nofollow.CheckDir(s.freshData); err == nil {
@@ -399,6 +414,7 @@ func (s *session) close() {
 		}
 		s.store.w.Release(ctx)
 	}
+	pluginsGone()
 	if s.be != nil {
 		s.be.Close()
 	}
