@@ -127,13 +127,15 @@ type Journal struct {
 	sync func() error // f.Sync; tests put a failing one here
 	now  func() time.Time
 
-	mu      sync.Mutex // guards writes, off, written and broken
+	mu      sync.Mutex // guards pending, queued, off and broken
+	pending []byte     // lines built and not written yet, in build order
+	queued  uint64     // records built (pending or written)
 	off     int64      // end of the last whole record written
-	written uint64     // records written (not necessarily synced)
 	broken  error      // a failed write or sync poisons the journal
 
-	syncMu sync.Mutex // one fsync at a time
+	syncMu sync.Mutex // one write and fsync at a time; guards what follows
 	synced uint64     // records known durable
+	spare  []byte     // the buffer pending takes turns with
 }
 
 // Open opens path for appending, creating it with mode 0600, and cuts off a
@@ -215,11 +217,13 @@ func (j *Journal) Append(r Record) (Record, error) {
 func (j *Journal) Now() time.Time { return j.now().UTC() }
 
 // AppendLines writes what build returns (whole lines, each ending in a
-// newline) as one write, and returns once it is durable, sharing fsyncs with
-// concurrent callers (group commit). build runs under the journal's write
-// lock, so what it numbers is numbered in the file's order; an error from
-// build writes nothing and is returned as it is. After a failed write or
-// fsync every call fails, writing nothing.
+// newline) and returns once it is durable, sharing writes and fsyncs with
+// concurrent callers (group commit): the lines built while another
+// caller's write and fsync are in flight are written together, in one
+// write and one fsync, by the first of their callers to get the next turn.
+// build runs under the journal's lock, so what it numbers is numbered in
+// the file's order; an error from build writes nothing and is returned as
+// it is. After a failed write or fsync every call fails, writing nothing.
 func (j *Journal) AppendLines(build func() ([]byte, error)) error {
 	j.mu.Lock()
 	if j.broken != nil {
@@ -231,30 +235,40 @@ func (j *Journal) AppendLines(build func() ([]byte, error)) error {
 		j.mu.Unlock()
 		return err
 	}
-	if n, err := j.w.Write(line); err != nil || n != len(line) {
-		if err == nil {
-			err = io.ErrShortWrite
-		}
-		j.broken = j.cutBack(fmt.Errorf("journal %s: write: %w", j.f.Name(), err))
-		j.mu.Unlock()
-		return j.broken
-	}
-	j.off += int64(len(line))
-	j.written++
-	mine := j.written
+	j.pending = append(j.pending, line...)
+	j.queued++
+	mine := j.queued
 	j.mu.Unlock()
 
 	j.syncMu.Lock()
 	defer j.syncMu.Unlock()
-	j.mu.Lock()
-	upTo, broken := j.written, j.broken
-	j.mu.Unlock()
 	if j.synced >= mine {
-		return nil // someone else's fsync covered this record
+		return nil // someone else's write and fsync carried this record
 	}
-	if broken != nil {
-		return broken
+	j.mu.Lock()
+	if j.broken != nil {
+		j.mu.Unlock()
+		return j.broken
 	}
+	// Everything built so far, this caller's record among it. Only the
+	// holder of syncMu writes, so the file keeps the order of build.
+	batch, upTo := j.pending, j.queued
+	j.pending = j.spare[:0]
+	j.mu.Unlock()
+	if n, err := j.w.Write(batch); err != nil || n != len(batch) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		j.broken = j.cutBack(fmt.Errorf("journal %s: write: %w", j.f.Name(), err))
+		j.pending = nil
+		return j.broken
+	}
+	j.mu.Lock()
+	j.off += int64(len(batch))
+	j.mu.Unlock()
+	j.spare = batch
 	if err := j.sync(); err != nil {
 		err = fmt.Errorf("journal %s: sync: %w (this command records nothing more)", j.f.Name(), err)
 		j.mu.Lock()
