@@ -319,14 +319,20 @@ type Env struct {
 
 // Input builds Decide's input for one resource.
 func (e Env) Input(r *spec.Resource, cur *state.Resource, obs *Observation) Input {
-	provider := ""
+	provider := ProviderOf(r, cur)
+	return Input{Spec: r, Recorded: cur, Observed: obs, Schema: e.Schemas[provider], Identity: e.Identity, KeysReported: e.KeysReported[provider]}
+}
+
+// ProviderOf is the local provider name Decide's input for r (the spec's
+// resource, else the recorded one) is of.
+func ProviderOf(r *spec.Resource, cur *state.Resource) string {
 	switch {
 	case r != nil:
-		provider = r.Provider
+		return r.Provider
 	case cur != nil:
-		provider = cur.Provider
+		return cur.Provider
 	}
-	return Input{Spec: r, Recorded: cur, Observed: obs, Schema: e.Schemas[provider], Identity: e.Identity, KeysReported: e.KeysReported[provider]}
+	return ""
 }
 
 // Make plans an apply of sp over st: Decide for every resource of the spec,

@@ -41,16 +41,30 @@ func (s *session) keyOf(rec journal.Record) string {
 func (s *session) env() plan.Env {
 	e := plan.Env{Schemas: s.schemas(), Identity: s.identity(), KeysReported: map[string]bool{}}
 	for n, sc := range e.Schemas {
-		e.KeysReported[n] = sc != nil && sc.Capabilities.IdempotencyKeys
+		e.KeysReported[n] = keysReported(sc)
 	}
 	return e
+}
+
+// input is s.env().Input(r, cur, obs) without the env's maps of every
+// provider: a step decides for one resource, of one provider.
+func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observation) plan.Input {
+	var sc *sdk.GetSchemaResponse
+	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
+		sc = p.Schema()
+	}
+	return plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
+}
+
+func keysReported(sc *sdk.GetSchemaResponse) bool {
+	return sc != nil && sc.Capabilities.IdempotencyKeys
 }
 
 // decide is plan.Decide for one resource, with what the state records under
 // other names (a resource found by identity that the state records under
 // another name, after `state mv`, is not free).
 func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observation, st *state.State) plan.Change {
-	in := s.env().Input(r, cur, obs)
+	in := s.input(r, cur, obs)
 	if cur == nil && obs != nil && obs.Exists {
 		if st == nil {
 			st = s.store.Snapshot() // only here: the records under other names
@@ -227,7 +241,7 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 	checked := &plan.Plan{Spec: s.sp.File}
 	for _, c := range pl.Changes {
 		if cur := st.Resources[c.Resource]; cur != nil {
-			checked.Changes = append(checked.Changes, plan.Decide(s.env().Input(nil, cur, obs[c.Resource])))
+			checked.Changes = append(checked.Changes, plan.Decide(s.input(nil, cur, obs[c.Resource])))
 		}
 	}
 	var ce *plan.ConflictError

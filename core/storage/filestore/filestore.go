@@ -1160,7 +1160,7 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 // w.mu is held.
 func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte, error) {
 	now := w.jr.Now()
-	b := make([]byte, 0, 256*len(recs)+len(raw)+16)
+	b := make([]byte, 0, 384*len(recs)+len(raw))
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == "" {
