@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -13,7 +12,7 @@ import (
 // "..".
 const KeyPattern = `[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}`
 
-var keyRE = regexp.MustCompile(`^` + KeyPattern + `$`)
+var keyRE = lazy(`^` + KeyPattern + `$`)
 
 // ValidKey reports whether key can be an instance key.
 func ValidKey(key string) bool { return keyRE.MatchString(key) && key != EachKey }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +27,9 @@ const (
 )
 
 var (
-	stackNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
-	nameRE      = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-	yamlLineRE  = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+	stackNameRE = lazy(`^[a-z][a-z0-9-]{0,62}$`)
+	nameRE      = lazy(`^[a-z][a-z0-9_-]{0,62}$`)
+	yamlLineRE  = lazy(`(?s)^line (\d+): (.*)$`)
 )
 
 const (

@@ -3,7 +3,6 @@ package spec
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,8 +20,8 @@ const (
 )
 
 var (
-	varNameRE    = regexp.MustCompile(`^` + varNamePattern + `$`)
-	outputNameRE = regexp.MustCompile(`^` + outputNamePattern + `$`)
+	varNameRE    = lazy(`^` + varNamePattern + `$`)
+	outputNameRE = lazy(`^` + outputNamePattern + `$`)
 
 	variableFields = []string{"type", "default", "description", "sensitive"}
 	outputFields   = []string{"value", "description", "sensitive"}
@@ -343,7 +342,7 @@ func (p *parser) outputs(s *Spec, m *yaml.Node) []*tmplCtx {
 
 // names walks a mapping of names (variables:, outputs:), reporting keys
 // that are not strings, repeated or malformed, and calls fn for the others.
-func (p *parser) names(m *yaml.Node, what string, re *regexp.Regexp, pattern string, fn func(name string, k, v *yaml.Node)) {
+func (p *parser) names(m *yaml.Node, what string, re lazyRE, pattern string, fn func(name string, k, v *yaml.Node)) {
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -168,9 +167,9 @@ type tmplItem struct {
 }
 
 var (
-	refVarRE  = regexp.MustCompile(`^var\.(` + varNamePattern + `)$`)
-	refResRE  = regexp.MustCompile(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
-	refHintRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*\[`)
+	refVarRE  = lazy(`^var\.(` + varNamePattern + `)$`)
+	refResRE  = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refHintRE = lazy(`^[a-z][a-z0-9_-]*\[`)
 )
 
 // refForms lists what a reference can be, for messages.
