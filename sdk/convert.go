@@ -25,8 +25,8 @@ func fromDynamic(v *pb.DynamicValue) (Attributes, error) {
 	if v == nil || len(v.Json) == 0 {
 		return nil, nil
 	}
-	var a Attributes
-	if err := json.Unmarshal(v.Json, &a); err != nil {
+	a, err := decodeAttributes(v.Json)
+	if err != nil {
 		return nil, fmt.Errorf("decode attributes: %w", err)
 	}
 	return a, nil
