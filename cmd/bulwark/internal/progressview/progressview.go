@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -35,7 +36,8 @@ type View struct {
 	// many are done.
 	reading             map[string]time.Time
 	readDone, readTotal int
-	drawn               bool // a status line is on screen
+	drawn               bool   // a status line is on screen
+	line                []byte // the line being written (okLine), reused
 	stop                chan struct{}
 }
 
@@ -259,7 +261,7 @@ func (p *View) Step(e engine.Event, protection string) {
 			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiYellow, "="), e.Resource, p.paint(ansiYellow, "preserved ("+protection+": a rollback keeps it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", p.paint(ansiGreen, sym), e.Resource, e.Action, e.Duration.Round(time.Millisecond))
+		p.okLine(sym, e)
 	case "failed":
 		delete(p.running, e.Resource)
 		if errors.Is(e.Err, engine.ErrLost) {
@@ -276,6 +278,27 @@ func (p *View) Step(e engine.Event, protection string) {
 		}
 		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
 	}
+}
+
+// okLine prints a step's end, the line of every resource an apply
+// changes: fmt.Fprintf(p.out, "  %s %-16s %s ok (%s)\n", …) built by
+// appends into the View's buffer, since it is written for every step.
+// p.mu is held.
+func (p *View) okLine(sym string, e engine.Event) {
+	b := append(p.line[:0], "  "...)
+	b = append(b, p.paint(ansiGreen, sym)...)
+	b = append(b, ' ')
+	b = append(b, e.Resource...)
+	for n := utf8.RuneCountInString(e.Resource); n < 16; n++ { // %-16s pads by code points
+		b = append(b, ' ')
+	}
+	b = append(b, ' ')
+	b = append(b, e.Action...)
+	b = append(b, " ok ("...)
+	b = append(b, e.Duration.Round(time.Millisecond).String()...)
+	b = append(b, ")\n"...)
+	p.line = b
+	p.out.Write(b)
 }
 
 // Note prints one line, after clearing the live line.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -83,5 +84,33 @@ func TestLiveLineAndColour(t *testing.T) {
 		"  " + ansiGreen + "+" + ansiReset + " vpc              create ok (0s)\n"
 	if got := b.String(); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// A step's end line is the line fmt.Fprintf writes for it, in colour and
+// not, whatever the name's length and script.
+func TestOKLineIsFprintf(t *testing.T) {
+	for _, name := range []string{"a", "vpc", "exactly-16-chars", "longer-than-sixteen-characters", "réseau-é", "日本語の名前", "a%sb"} {
+		for _, color := range []bool{false, true} {
+			for _, d := range []time.Duration{0, 499 * time.Microsecond, 1234 * time.Microsecond, 2*time.Minute + 3500*time.Millisecond} {
+				var got bytes.Buffer
+				v := New(&got, color, false, clock())
+				v.Step(engine.Event{Resource: name, Action: "create", Status: "ok", Duration: d}, "ephemeral")
+				want := fmt.Sprintf("  %s %-16s %s ok (%s)\n", v.paint(ansiGreen, "+"), name, "create", d.Round(time.Millisecond))
+				if got.String() != want {
+					t.Errorf("%q colour %v %v:\n got %q\nwant %q", name, color, d, got.String(), want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkStepOK is the line every changed resource prints.
+func BenchmarkStepOK(b *testing.B) {
+	v := New(io.Discard, false, false, clock())
+	e := engine.Event{Resource: "r000001", Action: "create", Status: "ok", Duration: 3 * time.Millisecond}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.Step(e, "ephemeral")
 	}
 }
