@@ -24,9 +24,9 @@ func groupOf(t *testing.T, j *Journal, n int, w io.Writer) []error {
 		return j.f.Sync()
 	}
 	seq := 0
-	build := func() ([]byte, error) {
+	build := func(dst []byte) ([]byte, error) {
 		seq++ // under the journal's lock
-		return fmt.Appendf(nil, "{\"n\":%d}\n", seq), nil
+		return fmt.Appendf(dst, "{\"n\":%d}\n", seq), nil
 	}
 	first := make(chan error, 1)
 	go func() { first <- j.AppendLines(build) }()

@@ -201,10 +201,10 @@ func cutTornTail(f *os.File) (int64, error) {
 // returns once it is durable. After a failed write or fsync every Append
 // fails, writing nothing.
 func (j *Journal) Append(r Record) (Record, error) {
-	err := j.AppendLines(func() ([]byte, error) {
+	err := j.AppendLines(func(dst []byte) ([]byte, error) {
 		r.ID = ulid.Make().String()
 		r.Time = j.now().UTC()
-		line, err := r.AppendJSON(make([]byte, 0, 256))
+		line, err := r.AppendJSON(dst)
 		if err != nil {
 			return nil, fmt.Errorf("journal: encode: %w", err)
 		}
@@ -216,26 +216,27 @@ func (j *Journal) Append(r Record) (Record, error) {
 // Now is the journal's clock, in UTC.
 func (j *Journal) Now() time.Time { return j.now().UTC() }
 
-// AppendLines writes what build returns (whole lines, each ending in a
-// newline) and returns once it is durable, sharing writes and fsyncs with
+// AppendLines writes what build appends to dst (whole lines, each ending
+// in a newline; dst is the journal's buffer of lines not written yet, and
+// build returns it extended) and returns once that is durable, sharing writes and fsyncs with
 // concurrent callers (group commit): the lines built while another
 // caller's write and fsync are in flight are written together, in one
 // write and one fsync, by the first of their callers to get the next turn.
 // build runs under the journal's lock, so what it numbers is numbered in
 // the file's order; an error from build writes nothing and is returned as
 // it is. After a failed write or fsync every call fails, writing nothing.
-func (j *Journal) AppendLines(build func() ([]byte, error)) error {
+func (j *Journal) AppendLines(build func(dst []byte) ([]byte, error)) error {
 	j.mu.Lock()
 	if j.broken != nil {
 		j.mu.Unlock()
 		return j.broken
 	}
-	line, err := build()
+	pending, err := build(j.pending)
 	if err != nil {
 		j.mu.Unlock()
-		return err
+		return err // what build appended is past j.pending's length: dropped
 	}
-	j.pending = append(j.pending, line...)
+	j.pending = pending
 	j.queued++
 	mine := j.queued
 	j.mu.Unlock()

@@ -1074,11 +1074,11 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if c.Deferred && c.Change.Empty() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		lines, err := w.encode(c.Records, nil, 0)
+		lines, err := w.encode(w.deferred, c.Records, nil, 0)
 		if err != nil {
 			return 0, err
 		}
-		w.deferred = append(w.deferred, lines...)
+		w.deferred = lines
 		return w.st.Serial, nil
 	}
 	// The change is sealed and encoded before the journal's lock is
@@ -1106,7 +1106,7 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	defer w.ck.RUnlock()
 	var serial int64
 	var sensitiveGrew bool
-	err := w.jr.AppendLines(func() ([]byte, error) {
+	err := w.jr.AppendLines(func(dst []byte) ([]byte, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		serial = w.st.Serial
@@ -1125,22 +1125,19 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		if len(recs) == 0 {
 			recs = []journal.Record{{Kind: journal.KindState, Status: journal.StepOK}}
 		}
-		lines, err := w.encode(recs, raw, serial)
+		// The deferred records come first: the file keeps the order they
+		// were committed in, and this write's fsync makes them durable.
+		lines, err := w.encode(append(dst, w.deferred...), recs, raw, serial)
 		if err != nil {
 			return nil, err
 		}
+		w.deferred = w.deferred[:0] // its buffer holds the next ones
 		if raw != nil {
 			c.Change.Apply(w.st)
 		}
 		w.wrote = true
 		if sensitiveGrew {
 			w.reseal = true
-		}
-		// The deferred records come first: the file keeps the order they
-		// were committed in, and this write's fsync makes them durable.
-		if len(w.deferred) > 0 {
-			lines = append(w.deferred, lines...)
-			w.deferred = nil
 		}
 		return lines, nil
 	})
@@ -1154,13 +1151,13 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	return serial, nil
 }
 
-// encode stamps recs (id, time, lineage) in place and returns their lines,
-// one commit: each line says how many of the commit follow it (Rest), and
-// the last carries the change raw (the state's serial after it), if any.
-// w.mu is held.
-func (w *writer) encode(recs []journal.Record, raw []byte, serial int64) ([]byte, error) {
+// encode stamps recs (id, time, lineage) in place and appends their lines
+// to b, one commit: each line says how many of the commit follow it
+// (Rest), and the last carries the change raw (the state's serial after
+// it), if any. On an error b is not to be used. w.mu is held.
+func (w *writer) encode(b []byte, recs []journal.Record, raw []byte, serial int64) ([]byte, error) {
 	now := w.jr.Now()
-	b := make([]byte, 0, 384*len(recs)+len(raw))
+	b = slices.Grow(b, 384*len(recs)+len(raw))
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == "" {
@@ -1241,13 +1238,13 @@ func (w *writer) flushDeferred() error {
 	if empty {
 		return nil
 	}
-	err := w.jr.AppendLines(func() ([]byte, error) {
+	err := w.jr.AppendLines(func(dst []byte) ([]byte, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		lines := w.deferred
-		w.deferred = nil
-		w.wrote = w.wrote || len(lines) > 0
-		return lines, nil
+		w.wrote = w.wrote || len(w.deferred) > 0
+		dst = append(dst, w.deferred...)
+		w.deferred = w.deferred[:0]
+		return dst, nil
 	})
 	if err != nil && w.jr.Broken() != nil {
 		return w.fail(err)
