@@ -12,9 +12,13 @@
 // under one format_version (docs/json.md).
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/bulwark-iac/bulwark/core/gcpace"
+)
 
 func main() {
-	tuneGC()
+	gcpace.Start() // core/gcpace says why and what it measured
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

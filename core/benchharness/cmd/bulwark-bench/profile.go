@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/benchharness"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/gcpace"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -45,6 +46,8 @@ func profile(ctx context.Context, r profileRun) error {
 	if r.count < 1 {
 		r.count = 1
 	}
+	// The collector paced as the CLI paces its own (cmd/bulwark's main).
+	gcpace.Start()
 	var fns []func() error
 	for i := 0; i < r.count; i++ {
 		fn, err := profileStack(ctx, r)

@@ -1,4 +1,4 @@
-package main
+package gcpace
 
 import (
 	"runtime"
@@ -30,12 +30,12 @@ func TestGCPercent(t *testing.T) {
 }
 
 // The user's GOGC or GOMEMLIMIT is left alone.
-func TestTuneGCLeavesTheEnvironmentsSetting(t *testing.T) {
+func TestStartLeavesTheEnvironmentsSetting(t *testing.T) {
 	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, "200")
-			if tuneGC() {
-				t.Errorf("with %s set, tuneGC tuned the collector", env)
+			if Start() {
+				t.Errorf("with %s set, Start paced the collector", env)
 			}
 		})
 	}

@@ -1,4 +1,7 @@
-package main
+// Package gcpace paces the garbage collector of a bulwark process from its
+// live heap (the CLI's, and bulwark-bench's when it runs a command in
+// process, so that its profiles show the CLI's collector).
+package gcpace
 
 import (
 	"os"
@@ -7,7 +10,7 @@ import (
 	"runtime/metrics"
 )
 
-// The garbage collector's pacing for bulwark's own process.
+// The pacing.
 //
 // An apply of 1,000 resources allocates about 27 KB per resource (gRPC
 // calls, journal records, state) and keeps a live heap of only 8-10 MiB, so
@@ -38,9 +41,9 @@ const (
 	gcPercentBase = 100 // Go's default, the least it sets
 )
 
-// tuneGC starts the tuning unless the environment sets the collector, and
-// reports whether it did.
-func tuneGC() bool {
+// Start starts the pacing unless the environment sets the collector, and
+// reports whether it did. Call it once, at a process's start.
+func Start() bool {
 	if _, ok := os.LookupEnv("GOGC"); ok {
 		return false
 	}
