@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // join joins the calls of one kind (Reads, Creates) that concurrent
@@ -17,15 +18,30 @@ import (
 // everything its caller did before asking, and a Create goes only once its
 // caller has journaled it as started (the caller asks only then). Nothing
 // is ever sent earlier than asked; a call waits only while another is in
-// flight.
+// flight. Nor longer than patience: calls queued behind one that takes
+// longer than that (a Create of a database that takes minutes) go without
+// waiting for it, in a batch of their own beside it, so a slow call never
+// holds back the others for more than patience.
 type join[Q, R any] struct {
 	one  func(context.Context, Q) (R, error)
 	many func(context.Context, []Q) ([]Result[R], error)
+	// patience is how long the calls queued behind those in flight wait
+	// for one of them to end before they go on their own (0: joinPatience).
+	patience time.Duration
 
 	mu     sync.Mutex
-	flying bool // a call of the group is in flight, or about to be
+	flying int // calls of the group in flight, or about to be
 	queue  []*joined[Q, R]
+	timer  *time.Timer // armed while calls are queued and no one has taken them
+	armed  uint64      // counts the timers armed: a stale one that fires does nothing
 }
+
+// joinPatience is how long calls queued behind a call in flight wait for
+// it before they go in a call of their own: far longer than a round trip
+// to a plugin (a tenth of a millisecond), so calls that take no time share
+// calls as much as they can, and short enough that a call taking seconds
+// or minutes delays nothing queued behind it by more than that.
+const joinPatience = 5 * time.Millisecond
 
 // Result is one call of a batch: what the single call would have returned.
 type Result[R any] struct {
@@ -52,8 +68,8 @@ const maxJoined = 500
 // whose ctx ends).
 func (j *join[Q, R]) call(ctx context.Context, req Q) (R, error) {
 	j.mu.Lock()
-	if !j.flying {
-		j.flying = true
+	if j.flying == 0 {
+		j.flying = 1
 		j.mu.Unlock()
 		resp, err := j.one(ctx, req)
 		j.next()
@@ -61,6 +77,7 @@ func (j *join[Q, R]) call(ctx context.Context, req Q) (R, error) {
 	}
 	w := &joined[Q, R]{ctx: ctx, req: req, done: make(chan struct{})}
 	j.queue = append(j.queue, w)
+	j.armLocked()
 	j.mu.Unlock()
 	select {
 	case <-w.done:
@@ -73,21 +90,66 @@ func (j *join[Q, R]) call(ctx context.Context, req Q) (R, error) {
 
 // next hands the group on when a call of it ends: the calls queued
 // meanwhile go in one batch (served from a goroutine of its own, so the
-// caller whose call ended returns at once), or, with none queued, the next
-// call goes alone.
+// caller whose call ended returns at once, and the ended call's place in
+// flight passes to that batch), or, with none queued, one fewer is in
+// flight.
 func (j *join[Q, R]) next() {
 	j.mu.Lock()
 	if len(j.queue) == 0 {
-		j.flying = false
+		j.flying--
 		j.mu.Unlock()
 		return
 	}
+	j.disarmLocked()
 	j.mu.Unlock()
 	go j.serve()
 }
 
+// armLocked starts the patience timer for what is queued, if it is not
+// running; j.mu is held.
+func (j *join[Q, R]) armLocked() {
+	if j.timer != nil || len(j.queue) == 0 {
+		return
+	}
+	wait := j.patience
+	if wait == 0 {
+		wait = joinPatience
+	}
+	j.armed++
+	armed := j.armed
+	j.timer = time.AfterFunc(wait, func() { j.impatient(armed) })
+}
+
+// disarmLocked stops the patience timer: what is queued is being taken;
+// j.mu is held.
+func (j *join[Q, R]) disarmLocked() {
+	if j.timer != nil {
+		j.timer.Stop() // when it already fired, armed tells it it is stale
+		j.timer = nil
+		j.armed++
+	}
+}
+
+// impatient runs when calls have been queued for patience behind calls
+// still in flight: they go now, in a call of their own beside those.
+func (j *join[Q, R]) impatient(armed uint64) {
+	j.mu.Lock()
+	if armed != j.armed {
+		j.mu.Unlock()
+		return
+	}
+	j.timer = nil
+	if len(j.queue) == 0 {
+		j.mu.Unlock()
+		return
+	}
+	j.flying++
+	j.mu.Unlock()
+	j.serve()
+}
+
 // serve sends what is queued, in batches of at most maxJoined, until the
-// queue is empty.
+// queue is empty; it holds one place in flight, given up at the end.
 func (j *join[Q, R]) serve() {
 	for {
 		j.mu.Lock()
@@ -95,10 +157,12 @@ func (j *join[Q, R]) serve() {
 		batch := j.queue[:n:n]
 		j.queue = j.queue[n:]
 		if n == 0 {
-			j.flying = false
+			j.flying--
 			j.mu.Unlock()
 			return
 		}
+		j.disarmLocked()
+		j.armLocked() // for what is left past maxJoined
 		j.mu.Unlock()
 		live := batch[:0:0]
 		for _, w := range batch {

@@ -121,7 +121,7 @@ func TestReadJoin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &joinFake{release: make(chan struct{}), manyErr: tc.manyErr}
-			j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many}
+			j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
 			type got struct {
 				resp *sdk.ReadResponse
 				err  error
@@ -201,7 +201,7 @@ func TestReadJoin(t *testing.T) {
 			// The group hands on once its last call ends: a read made now
 			// goes alone again.
 			deadline = time.Now().Add(30 * time.Second)
-			for flying {
+			for flying > 0 {
 				if time.Now().After(deadline) {
 					t.Fatal("the group never stopped flying")
 				}
@@ -219,7 +219,7 @@ func TestReadJoin(t *testing.T) {
 func TestReadJoinManyAtOnce(t *testing.T) {
 	f := &joinFake{release: make(chan struct{})}
 	close(f.release)
-	j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many}
+	j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 200 {
@@ -258,6 +258,7 @@ func TestJoinGroupCallCancel(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan context.Context, 1)
 	j := &join[string, string]{
+		patience: time.Hour,
 		one: func(ctx context.Context, req string) (string, error) {
 			<-release
 			return req, nil
@@ -278,7 +279,7 @@ func TestJoinGroupCallCancel(t *testing.T) {
 		j.mu.Lock()
 		flying := j.flying
 		j.mu.Unlock()
-		if flying {
+		if flying > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -320,5 +321,105 @@ func TestJoinGroupCallCancel(t *testing.T) {
 	case <-group.Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the group's call went on after every caller stopped waiting")
+	}
+}
+
+// TestJoinPatience: calls queued behind one that does not end go on their
+// own once they have waited patience, in a call beside it, not after it;
+// and once everything ended, nothing is left in flight.
+func TestJoinPatience(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var calls [][]string
+	record := func(reqs ...string) {
+		mu.Lock()
+		calls = append(calls, reqs)
+		mu.Unlock()
+	}
+	j := &join[string, string]{
+		patience: time.Millisecond,
+		one: func(ctx context.Context, req string) (string, error) {
+			record(req)
+			if req == "slow" {
+				<-release
+			}
+			return req, nil
+		},
+		many: func(ctx context.Context, reqs []string) ([]Result[string], error) {
+			record(reqs...)
+			out := make([]Result[string], len(reqs))
+			for i, r := range reqs {
+				out[i].Response = r
+			}
+			return out, nil
+		},
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := j.call(context.Background(), "slow")
+		slow <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(calls)
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never went")
+		}
+		time.Sleep(time.Millisecond) // poll interval
+	}
+	var wg sync.WaitGroup
+	for _, name := range []string{"a", "b", "c"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := j.call(context.Background(), name); err != nil || got != name {
+				t.Errorf("%s: %q %v", name, got, err)
+			}
+		}()
+	}
+	// All three answered while the slow call is still in flight.
+	answered := make(chan struct{})
+	go func() { wg.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the calls queued behind the slow one waited for it")
+	}
+	select {
+	case err := <-slow:
+		t.Fatalf("the slow call ended first (%v)", err)
+	default:
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	sent := 0
+	for _, c := range calls[1:] {
+		sent += len(c)
+	}
+	mu.Unlock()
+	if sent != 3 {
+		t.Errorf("calls %v: want the three sent once each", calls)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		j.mu.Lock()
+		flying, queued := j.flying, len(j.queue)
+		j.mu.Unlock()
+		if flying == 0 && queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls still in flight, %d queued, after everything ended", flying, queued)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
