@@ -334,12 +334,15 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &plan.Plan{Spec: s.sp.File}
+	// Sized for the spec up front: a Change is a few hundred bytes, and
+	// an apply of N grew the list and the maps by doubling.
+	n := len(s.sp.Resources)
+	p := &plan.Plan{Spec: s.sp.File, Changes: make([]plan.Change, 0, n)}
 	// Decided in dependency order, each with its references resolved from
 	// what the plan says of the resources they name (see references.go);
 	// listed in the spec's order.
-	decided := map[string]plan.Change{}
-	cfgs := map[string]map[string]any{}
+	decided := make(map[string]plan.Change, n)
+	cfgs := make(map[string]map[string]any, n)
 	lookup := planLookup(st, obs, decided, cfgs)
 	for _, r := range specOrder(s.sp.Resources) {
 		rr, _, err := resolved(r, lookup)
@@ -347,7 +350,7 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 			return nil, nil, err
 		}
 		if s.derived == nil {
-			s.derived = map[string][]string{}
+			s.derived = make(map[string][]string, n)
 		}
 		s.derived[r.Name] = s.derivedSensitive(rr.Config)
 		if rr != r {
