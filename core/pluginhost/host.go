@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -38,6 +39,10 @@ type Options struct {
 	// removed by Close. Default: bulwark/plugins in the user's cache folder.
 	// Never the system temp folder, which is often mounted noexec.
 	CopyDir string
+
+	// onBusy, when set, is called before an exec refused as "text file
+	// busy" is tried again (tests).
+	onBusy func()
 }
 
 // Host starts and owns provider plugin processes. Close kills them all.
@@ -222,31 +227,9 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		p.client.Kill()
 		p.client, p.prov, p.pid = nil, nil, 0
 	}
-	cmd := exec.Command(p.run)
-	setParentDeathSignal(cmd)
-	// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
-	// AutoMTLS and its P-521 ones (most of a start's CPU): see the sdk's
-	// HostTLS. A plugin on an older sdk still answers with AutoMTLS's
-	// certificate, which go-plugin loads into tlsConfig as it would have.
-	tlsConfig, err := sdk.HostTLS(cmd)
+	client, rpc, err := p.launch(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
-	}
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: p.host.opts.Versions,
-		Cmd:              cmd,
-		SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		TLSConfig:        tlsConfig,
-		StartTimeout:     p.host.opts.StartTimeout,
-		Logger:           p.host.opts.Logger.Named(p.cfg.Name),
-		GRPCDialOptions:  sdk.TransportDialOptions(),
-	})
-	rpc, err := client.Client()
-	if err != nil {
-		client.Kill()
-		return nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+		return nil, err
 	}
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
@@ -290,6 +273,64 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		p.pid = rc.Pid
 	}
 	return prov, nil
+}
+
+// execAttempts bounds the execs of one start refused as "text file busy"
+// (see launch).
+const execAttempts = 10
+
+// launch starts a process of the plugin and completes go-plugin's
+// handshake with it. An exec refused with ETXTBSY is tried again, a little
+// later each time: on Linux a file is busy while any process holds it open
+// for writing, and a child this process forks holds every descriptor this
+// process had open at the fork until the child's own exec, among them
+// another start's verified copy (verifiedCopy) still being written. Two
+// plugins pinned by bulwark.lock and started at once met it ("fork/exec
+// …: text file busy"); the window closes within milliseconds, at that
+// child's exec (Go issue 22315; the go command retries the same way).
+func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProtocol, error) {
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(p.run)
+		setParentDeathSignal(cmd)
+		// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
+		// AutoMTLS and its P-521 ones (most of a start's CPU): see the
+		// sdk's HostTLS. A plugin on an older sdk still answers with
+		// AutoMTLS's certificate, which go-plugin loads into tlsConfig as
+		// it would have.
+		tlsConfig, err := sdk.HostTLS(cmd)
+		if err != nil {
+			return nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+		}
+		client := plugin.NewClient(&plugin.ClientConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: p.host.opts.Versions,
+			Cmd:              cmd,
+			SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
+			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+			TLSConfig:        tlsConfig,
+			StartTimeout:     p.host.opts.StartTimeout,
+			Logger:           p.host.opts.Logger.Named(p.cfg.Name),
+			GRPCDialOptions:  sdk.TransportDialOptions(),
+		})
+		rpc, err := client.Client()
+		if err == nil {
+			return client, rpc, nil
+		}
+		client.Kill()
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+		}
+		if p.host.opts.onBusy != nil {
+			p.host.opts.onBusy()
+		}
+		t := time.NewTimer(time.Duration(attempt) * 5 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+		}
+	}
 }
 
 // check translates a call's error and, when the plugin died, drops the
