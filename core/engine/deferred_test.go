@@ -51,6 +51,30 @@ func (d *deferring) lost() int {
 	return d.dirty
 }
 
+// lostBefore is how many of the records up to and including step's last
+// "started" record of phase a crash now would lose: the records its
+// mutation follows in the journal; found tells whether there is such a
+// record at all. Records that other steps running beside it appended after
+// that record may still wait for the next durable write: they follow this
+// mutation's started record, so a crash loses them only as part of the
+// journal's tail, after everything this mutation depends on.
+func (d *deferring) lostBefore(step, phase string) (lost int, found bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	last := -1
+	for i, r := range d.recs {
+		if r.Step == step && r.Phase == phase && r.Status == journal.StepStarted {
+			last = i
+		}
+	}
+	for i := 0; i <= last; i++ {
+		if d.write[i] == 0 {
+			lost++
+		}
+	}
+	return lost, last >= 0
+}
+
 // A deferred record is durable before every mutation that follows it and
 // before the operation's end: a crash at a mutation loses none, and the
 // records deferred are exactly those that guard nothing.
@@ -84,10 +108,12 @@ func TestDeferredRecordsAreDurableBeforeEveryMutationAndTheEnd(t *testing.T) {
 			steps := chain(w, Compensate)
 			for _, s := range steps {
 				exec, comp := s.Execute, s.Compensate
-				check := func(what string) {
-					if n := d.lost(); n > 0 {
+				id := s.ID
+				check := func(phase string) {
+					n, found := d.lostBefore(id, phase)
+					if n > 0 || !found {
 						mu.Lock()
-						atMutation = append(atMutation, fmt.Sprintf("%s %s with %d record(s) not durable", what, s.ID, n))
+						atMutation = append(atMutation, fmt.Sprintf("%s %s with %d record(s) before it not durable (its started record found: %v)", phase, id, n, found))
 						mu.Unlock()
 					}
 				}
