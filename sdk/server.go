@@ -240,50 +240,86 @@ func (s *server) ReadMany(ctx context.Context, req *pb.ReadMany_Request) (*pb.Re
 		}
 		reads, at = append(reads, rr), append(at, i)
 	}
-	batch, ok := s.impl.(BatchReader)
-	if !ok {
-		for j, rr := range reads {
-			var resp *ReadResponse
-			ds := s.call(func() (Diagnostics, error) {
-				var err error
-				resp, err = s.impl.Read(ctx, rr)
-				return nil, err
-			})
-			out.Results[at[j]] = toReadResponse(resp, ds)
-		}
-		return out, nil
-	}
-	var resp *ReadManyResponse
-	ds := s.call(func() (Diagnostics, error) {
-		if len(reads) == 0 {
-			resp = &ReadManyResponse{}
-			return nil, nil
-		}
-		var err error
-		resp, err = batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
-		return nil, err
-	})
-	switch {
-	case resp == nil && !ds.HasError():
-		ds = append(ds, Errorf("provider returned no ReadMany response"))
-	case resp != nil:
-		ds = append(slices.Clone(resp.Diagnostics), ds...)
-		if !ds.HasError() && len(resp.Results) != len(reads) {
-			ds = append(ds, Errorf("provider answered %d of %d reads", len(resp.Results), len(reads)))
+	var many func([]*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error)
+	if batch, ok := s.impl.(BatchReader); ok {
+		many = func(reads []*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error) {
+			resp, err := batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
+			if resp == nil {
+				return nil, nil, false, err
+			}
+			return resp.Results, resp.Diagnostics, true, err
 		}
 	}
+	ds := answerMany(s, "ReadMany", "reads", reads, at, out.Results,
+		func(rr *ReadRequest) (*ReadResponse, error) { return s.impl.Read(ctx, rr) },
+		many, toReadResponse,
+		func(r *ReadResponse) *ReadResponse {
+			if r == nil {
+				r = &ReadResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this read")}}
+			}
+			return r
+		})
 	out.Diagnostics = toDiagnostics(ds)
 	if ds.HasError() {
 		out.Results = nil
-		return out, nil
-	}
-	for j, r := range resp.Results {
-		if r == nil {
-			r = &ReadResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this read")}}
-		}
-		out.Results[at[j]] = toReadResponse(r, nil)
 	}
 	return out, nil
+}
+
+// answerMany answers the requests of a batch call (ReadMany, CreateMany)
+// that passed their checks, reqs[j] being the call's request at[j]: in one
+// call of many when the provider implements the batch (many non-nil), else
+// one after the other through one. Each answer goes, as wire makes it, to
+// its request's place in out; fill stands in for an answer the batch left
+// nil. It returns the diagnostics of the whole call (the provider's, then
+// the server's: a panic, no response, a count that does not match); an
+// error among them fails every request of the call, and the caller then
+// drops out.
+func answerMany[Q, R, W any](s *server, call, noun string, reqs []Q, at []int, out []W,
+	one func(Q) (R, error), many func([]Q) ([]R, Diagnostics, bool, error),
+	wire func(R, Diagnostics) W, fill func(R) R) Diagnostics {
+	if many == nil {
+		for j, q := range reqs {
+			var resp R
+			ds := s.call(func() (Diagnostics, error) {
+				var err error
+				resp, err = one(q)
+				return nil, err
+			})
+			out[at[j]] = wire(resp, ds)
+		}
+		return nil
+	}
+	var (
+		results   []R
+		rds       Diagnostics
+		responded bool
+	)
+	ds := s.call(func() (Diagnostics, error) {
+		if len(reqs) == 0 {
+			responded = true
+			return nil, nil
+		}
+		var err error
+		results, rds, responded, err = many(reqs)
+		return nil, err
+	})
+	switch {
+	case !responded && !ds.HasError():
+		ds = append(ds, Errorf("provider returned no %s response", call))
+	case responded:
+		ds = append(slices.Clone(rds), ds...)
+		if !ds.HasError() && len(results) != len(reqs) {
+			ds = append(ds, Errorf("provider answered %d of %d %s", len(results), len(reqs), noun))
+		}
+	}
+	if ds.HasError() {
+		return ds
+	}
+	for j, r := range results {
+		out[at[j]] = wire(fill(r), nil)
+	}
+	return ds
 }
 
 func fromReadRequest(req *pb.Read_Request) (*ReadRequest, error) {
@@ -416,48 +452,28 @@ func (s *server) CreateMany(ctx context.Context, req *pb.CreateMany_Request) (*p
 		keys[cr.IdempotencyKey] = i
 		creates, at = append(creates, cr), append(at, i)
 	}
-	batch, ok := s.impl.(BatchCreator)
-	if !ok {
-		for j, cr := range creates {
-			var resp *CreateResponse
-			ds := s.call(func() (Diagnostics, error) {
-				var err error
-				resp, err = s.impl.Create(ctx, cr)
-				return nil, err
-			})
-			out.Results[at[j]] = toCreateResponse(resp, ds)
-		}
-		return out, nil
-	}
-	var resp *CreateManyResponse
-	ds := s.call(func() (Diagnostics, error) {
-		if len(creates) == 0 {
-			resp = &CreateManyResponse{}
-			return nil, nil
-		}
-		var err error
-		resp, err = batch.CreateMany(ctx, &CreateManyRequest{Creates: creates})
-		return nil, err
-	})
-	switch {
-	case resp == nil && !ds.HasError():
-		ds = append(ds, Errorf("provider returned no CreateMany response"))
-	case resp != nil:
-		ds = append(slices.Clone(resp.Diagnostics), ds...)
-		if !ds.HasError() && len(resp.Results) != len(creates) {
-			ds = append(ds, Errorf("provider answered %d of %d creates", len(resp.Results), len(creates)))
+	var many func([]*CreateRequest) ([]*CreateResponse, Diagnostics, bool, error)
+	if batch, ok := s.impl.(BatchCreator); ok {
+		many = func(creates []*CreateRequest) ([]*CreateResponse, Diagnostics, bool, error) {
+			resp, err := batch.CreateMany(ctx, &CreateManyRequest{Creates: creates})
+			if resp == nil {
+				return nil, nil, false, err
+			}
+			return resp.Results, resp.Diagnostics, true, err
 		}
 	}
+	ds := answerMany(s, "CreateMany", "creates", creates, at, out.Results,
+		func(cr *CreateRequest) (*CreateResponse, error) { return s.impl.Create(ctx, cr) },
+		many, toCreateResponse,
+		func(r *CreateResponse) *CreateResponse {
+			if r == nil {
+				r = &CreateResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this create")}}
+			}
+			return r
+		})
 	out.Diagnostics = toDiagnostics(ds)
 	if ds.HasError() {
 		out.Results = nil
-		return out, nil
-	}
-	for j, r := range resp.Results {
-		if r == nil {
-			r = &CreateResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this create")}}
-		}
-		out.Results[at[j]] = toCreateResponse(r, nil)
 	}
 	return out, nil
 }
