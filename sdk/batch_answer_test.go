@@ -53,7 +53,9 @@ func (m *misbehaving) ReadMany(_ context.Context, req *ReadManyRequest) (*ReadMa
 func (m *misbehaving) CreateMany(_ context.Context, req *CreateManyRequest) (*CreateManyResponse, error) {
 	r, err := misbehave(m.mode, len(req.Creates), func(i int) *CreateResponse {
 		return &CreateResponse{ID: "id-" + req.Creates[i].Name}
-	}, func(rs []*CreateResponse, ds Diagnostics) any { return &CreateManyResponse{Results: rs, Diagnostics: ds} })
+	}, func(rs []*CreateResponse, ds Diagnostics) any {
+		return &CreateManyResponse{Results: rs, Diagnostics: ds}
+	})
 	resp, _ := r.(*CreateManyResponse)
 	return resp, err
 }
