@@ -116,11 +116,19 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 		}
 		fmt.Fprintf(w, "provider %s %s (protocol %d)\n", p.Name, p.Version, p.Protocol)
 		var caps []string
-		if p.Capabilities.IdempotencyKeys {
-			caps = append(caps, "idempotency_keys")
-		}
-		if p.Capabilities.Import {
-			caps = append(caps, "import")
+		for _, c := range []struct {
+			on   bool
+			name string
+		}{
+			{p.Capabilities.IdempotencyKeys, "idempotency_keys"},
+			{p.Capabilities.Import, "import"},
+			{p.Capabilities.ReadMany, "read_many"},
+			{p.Capabilities.ValidateMany, "validate_many"},
+			{p.Capabilities.CreateMany, "create_many"},
+		} {
+			if c.on {
+				caps = append(caps, c.name)
+			}
 		}
 		if len(caps) == 0 {
 			caps = []string{"none"}

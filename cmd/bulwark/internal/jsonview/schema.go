@@ -22,6 +22,9 @@ type (
 	SchemaCapabilities struct {
 		IdempotencyKeys bool `json:"idempotency_keys"`
 		Import          bool `json:"import"`
+		ReadMany        bool `json:"read_many"`
+		ValidateMany    bool `json:"validate_many"`
+		CreateMany      bool `json:"create_many"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -51,7 +54,8 @@ func schemaAttributes(as []sdk.Attribute) []SchemaAttribute {
 // NewSchemaProvider is what GetSchema said, in the order the provider said it.
 func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) SchemaProvider {
 	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
-		Capabilities:  SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import},
+		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
+			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 	}
