@@ -162,3 +162,48 @@ func TestCreateManyPluginDies(t *testing.T) {
 		t.Errorf("still pid %d after the crash", pid)
 	}
 }
+
+// A CreateMany too large for one message (the plugin's gRPC server refuses
+// what passes its 4 MiB limit, before its provider sees any of it) is sent
+// again in halves, each small enough: every Create is made once, under its
+// own key, and answered in order.
+func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
+	dir := testPlugin(t)
+	t.Setenv("TESTPLUGIN_MODE", "batch")
+	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
+	t.Cleanup(h.Close)
+	ctx := context.Background()
+	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("z", 3<<19) // 1.5 MiB: four of them pass 4 MiB, two do not
+	names := []string{"a", "b", "c", "d"}
+	var reqs []*sdk.CreateRequest
+	for _, n := range names {
+		reqs = append(reqs, &sdk.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: sdk.Attributes{"zone": big}})
+	}
+	res, err := p.CreateMany(ctx, reqs)
+	if err != nil {
+		t.Fatalf("CreateMany of 6 MiB: %v", err)
+	}
+	seen := map[string]bool{}
+	for i, r := range res {
+		if r.Err != nil || r.Response == nil || r.Response.ID == "" {
+			t.Fatalf("result %d: %+v %v", i, r.Response, r.Err)
+		}
+		if !strings.HasPrefix(r.Response.ID, names[i]+"-") || seen[r.Response.ID] {
+			t.Errorf("result %d has id %q: want %s's own, once", i, r.Response.ID, names[i])
+		}
+		seen[r.Response.ID] = true
+	}
+	// The plugin saw two CreateManys of two: the call of four never reached
+	// its provider.
+	got, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", IdempotencyKey: "k-a"})
+	if err != nil || !got.Exists {
+		t.Fatalf("read a: %+v %v", got, err)
+	}
+	if b := got.Attributes["batches"]; !reflect.DeepEqual(b, []any{2.0, 2.0}) {
+		t.Errorf("the plugin's CreateManys by size: %v, want [2 2]", b)
+	}
+}
