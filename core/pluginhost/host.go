@@ -434,44 +434,67 @@ func (p *Plugin) ReadsMany() bool {
 // fails the whole call. A batch whose answer is too large for one message
 // is read again in halves.
 func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
-	out := make([]ReadResult, len(reqs))
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	batch, ok := prov.(sdk.BatchReader)
-	if !ok || !p.ReadsMany() || len(reqs) == 1 {
+	var batch func(context.Context, []*sdk.ReadRequest) ([]*sdk.ReadResponse, sdk.Diagnostics, error)
+	if b, ok := prov.(sdk.BatchReader); ok && p.ReadsMany() {
+		batch = func(ctx context.Context, reqs []*sdk.ReadRequest) ([]*sdk.ReadResponse, sdk.Diagnostics, error) {
+			resp, err := b.ReadMany(ctx, &sdk.ReadManyRequest{Reads: reqs})
+			if resp == nil {
+				return nil, nil, err
+			}
+			return resp.Results, resp.Diagnostics, err
+		}
+	}
+	return batched(ctx, p, prov, "ReadMany", "Read", "reads", reqs, p.read, batch,
+		func(r *sdk.ReadResponse) sdk.Diagnostics { return r.Diagnostics })
+}
+
+// batched is the body ReadMany and CreateMany share: reqs in one call of
+// batch (nil: the provider does not offer it, and each request goes
+// through one, after the other), the call's own diagnostics and its count
+// of answers checked, each answer's diagnostics its result's error. A
+// batch too large for one message goes again in halves (a Create's
+// idempotency key makes its retry find whatever the first try made).
+func batched[Q, R any](ctx context.Context, p *Plugin, prov sdk.Provider, call, single, noun string, reqs []Q,
+	one func(context.Context, Q) (R, error),
+	batch func(context.Context, []Q) ([]R, sdk.Diagnostics, error),
+	diagnostics func(R) sdk.Diagnostics) ([]Result[R], error) {
+	out := make([]Result[R], len(reqs))
+	if batch == nil || len(reqs) == 1 {
 		for i, req := range reqs {
-			out[i].Response, out[i].Err = p.read(ctx, req)
+			out[i].Response, out[i].Err = one(ctx, req)
 		}
 		return out, nil
 	}
 	cctx, cancel := p.callContext(ctx)
 	defer cancel()
-	resp, err := batch.ReadMany(cctx, &sdk.ReadManyRequest{Reads: reqs})
-	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
+	results, ds, err := batch(cctx, reqs)
+	if status.Code(err) == codes.ResourceExhausted {
 		half := len(reqs) / 2
-		a, err := p.ReadMany(ctx, reqs[:half])
+		a, err := batched(ctx, p, prov, call, single, noun, reqs[:half], one, batch, diagnostics)
 		if err != nil {
 			return nil, err
 		}
-		b, err := p.ReadMany(ctx, reqs[half:])
+		b, err := batched(ctx, p, prov, call, single, noun, reqs[half:], one, batch, diagnostics)
 		if err != nil {
 			return nil, err
 		}
 		return append(a, b...), nil
 	}
 	if err != nil {
-		return nil, p.check(cctx, prov, "ReadMany", err)
+		return nil, p.check(cctx, prov, call, err)
 	}
-	if err := p.diagnostics(cctx, "ReadMany", resp.Diagnostics); err != nil {
+	if err := p.diagnostics(cctx, call, ds); err != nil {
 		return nil, err
 	}
-	if len(resp.Results) != len(reqs) {
-		return nil, fmt.Errorf("provider %s: ReadMany answered %d of %d reads", p.cfg.Name, len(resp.Results), len(reqs))
+	if len(results) != len(reqs) {
+		return nil, fmt.Errorf("provider %s: %s answered %d of %d %s", p.cfg.Name, call, len(results), len(reqs), noun)
 	}
-	for i, r := range resp.Results {
-		out[i] = ReadResult{Response: r, Err: p.diagnostics(cctx, "Read", r.Diagnostics)}
+	for i, r := range results {
+		out[i] = Result[R]{Response: r, Err: p.diagnostics(cctx, single, diagnostics(r))}
 	}
 	return out, nil
 }
@@ -614,46 +637,22 @@ func (p *Plugin) CreatesMany() bool {
 // large for one message is sent again in halves: whatever the first try
 // made, each request's idempotency key makes its retry find it.
 func (p *Plugin) CreateMany(ctx context.Context, reqs []*sdk.CreateRequest) ([]CreateResult, error) {
-	out := make([]CreateResult, len(reqs))
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	batch, ok := prov.(sdk.BatchCreator)
-	if !ok || !p.CreatesMany() || len(reqs) == 1 {
-		for i, req := range reqs {
-			out[i].Response, out[i].Err = p.create(ctx, req)
+	var batch func(context.Context, []*sdk.CreateRequest) ([]*sdk.CreateResponse, sdk.Diagnostics, error)
+	if b, ok := prov.(sdk.BatchCreator); ok && p.CreatesMany() {
+		batch = func(ctx context.Context, reqs []*sdk.CreateRequest) ([]*sdk.CreateResponse, sdk.Diagnostics, error) {
+			resp, err := b.CreateMany(ctx, &sdk.CreateManyRequest{Creates: reqs})
+			if resp == nil {
+				return nil, nil, err
+			}
+			return resp.Results, resp.Diagnostics, err
 		}
-		return out, nil
 	}
-	cctx, cancel := p.callContext(ctx)
-	defer cancel()
-	resp, err := batch.CreateMany(cctx, &sdk.CreateManyRequest{Creates: reqs})
-	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
-		half := len(reqs) / 2
-		a, err := p.CreateMany(ctx, reqs[:half])
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.CreateMany(ctx, reqs[half:])
-		if err != nil {
-			return nil, err
-		}
-		return append(a, b...), nil
-	}
-	if err != nil {
-		return nil, p.check(cctx, prov, "CreateMany", err)
-	}
-	if err := p.diagnostics(cctx, "CreateMany", resp.Diagnostics); err != nil {
-		return nil, err
-	}
-	if len(resp.Results) != len(reqs) {
-		return nil, fmt.Errorf("provider %s: CreateMany answered %d of %d creates", p.cfg.Name, len(resp.Results), len(reqs))
-	}
-	for i, r := range resp.Results {
-		out[i] = CreateResult{Response: r, Err: p.diagnostics(cctx, "Create", r.Diagnostics)}
-	}
-	return out, nil
+	return batched(ctx, p, prov, "CreateMany", "Create", "creates", reqs, p.create, batch,
+		func(r *sdk.CreateResponse) sdk.Diagnostics { return r.Diagnostics })
 }
 
 // Update changes a resource in place.
