@@ -168,16 +168,8 @@ func TestCreateManyPluginDies(t *testing.T) {
 // again in halves, each small enough: every Create is made once, under its
 // own key, and answered in order.
 func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
-	dir := testPlugin(t)
-	t.Setenv("TESTPLUGIN_MODE", "batch")
-	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
-	t.Cleanup(h.Close)
-	ctx := context.Background()
-	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	big := strings.Repeat("z", 3<<19) // 1.5 MiB: four of them pass 4 MiB, two do not
+	p, ctx := startBatching(t)
+	big := strings.Repeat("z", bigSize)
 	names := []string{"a", "b", "c", "d"}
 	var reqs []*sdk.CreateRequest
 	for _, n := range names {
@@ -205,5 +197,106 @@ func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
 	}
 	if b := got.Attributes["batches"]; !reflect.DeepEqual(b, []any{2.0, 2.0}) {
 		t.Errorf("the plugin's CreateManys by size: %v, want [2 2]", b)
+	}
+}
+
+// bigSize is 1.5 MiB: a message carrying four values of it passes gRPC's
+// 4 MiB limit, one carrying two does not.
+const bigSize = 3 << 19
+
+// startBatching starts the test plugin offering CreateMany, ReadMany and
+// ValidateMany.
+func startBatching(t *testing.T) (*Plugin, context.Context) {
+	t.Helper()
+	dir := testPlugin(t)
+	t.Setenv("TESTPLUGIN_MODE", "batch")
+	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
+	t.Cleanup(h.Close)
+	ctx := context.Background()
+	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+// sizes is what the plugin recorded under attr (the size of each batch
+// call of one kind), as a single Read reports it.
+func sizes(t *testing.T, ctx context.Context, p *Plugin, attr string) any {
+	t.Helper()
+	got, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "probe"})
+	if err != nil {
+		t.Fatalf("read the plugin's counts: %v", err)
+	}
+	return got.Attributes[attr]
+}
+
+// A ReadMany too large for one message (its reads carry their configs;
+// the plugin's gRPC server refuses what passes 4 MiB before its provider
+// sees any of it) is sent again in halves: every read answered, in order,
+// with its own resource.
+func TestReadManyTooLargeGoesInHalves(t *testing.T) {
+	p, ctx := startBatching(t)
+	big := strings.Repeat("z", bigSize)
+	names := []string{"a", "b", "c", "d"}
+	var reqs []*sdk.ReadRequest
+	for _, n := range names {
+		cfg := sdk.Attributes{"zone": big + n}
+		// One at a time: a Create of 1.5 MiB fits one message.
+		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: cfg})
+		if err != nil {
+			t.Fatalf("create %s: %v", n, err)
+		}
+		reqs = append(reqs, &sdk.ReadRequest{Type: "thing", Name: n, ID: resp.ID, Config: cfg})
+	}
+	res, err := p.ReadMany(ctx, reqs)
+	if err != nil {
+		t.Fatalf("ReadMany of 6 MiB: %v", err)
+	}
+	if len(res) != len(names) {
+		t.Fatalf("%d results for %d reads", len(res), len(names))
+	}
+	for i, r := range res {
+		if r.Err != nil || r.Response == nil || !r.Response.Exists {
+			t.Fatalf("result %d: %+v %v", i, r.Response, r.Err)
+		}
+		if r.Response.ID != reqs[i].ID || r.Response.Attributes["zone"] != big+names[i] {
+			t.Errorf("result %d is %q: want %s's own, in order", i, r.Response.ID, names[i])
+		}
+	}
+	// The call of four never reached the provider.
+	if b := sizes(t, ctx, p, "reads"); !reflect.DeepEqual(b, []any{2.0, 2.0}) {
+		t.Errorf("the plugin's ReadManys by size: %v, want [2 2]", b)
+	}
+}
+
+// A ValidateMany too large for one message (the plugin's gRPC server
+// refuses it before its provider sees it) is sent again in halves, and
+// each validation's diagnostics come back in order.
+func TestValidateManyTooLargeGoesInHalves(t *testing.T) {
+	p, ctx := startBatching(t)
+	big := strings.Repeat("z", bigSize)
+	sizesOf := []float64{1, -1, 2, -2} // the negative ones fail validation
+	var reqs []*sdk.ValidateResourceRequest
+	for _, n := range sizesOf {
+		reqs = append(reqs, &sdk.ValidateResourceRequest{Type: "thing", Config: sdk.Attributes{"zone": big, "size": n}})
+	}
+	res, err := p.ValidateMany(ctx, reqs)
+	if err != nil {
+		t.Fatalf("ValidateMany of 6 MiB: %v", err)
+	}
+	if len(res) != len(reqs) {
+		t.Fatalf("%d results for %d validations", len(res), len(reqs))
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("result %d: %v", i, r.Err)
+		}
+		if failed := r.Diagnostics.HasError(); failed != (sizesOf[i] < 0) {
+			t.Errorf("result %d (size %v): diagnostics %v", i, sizesOf[i], r.Diagnostics)
+		}
+	}
+	if b := sizes(t, ctx, p, "checks"); !reflect.DeepEqual(b, []any{2.0, 2.0}) {
+		t.Errorf("the plugin's ValidateManys by size: %v, want [2 2]", b)
 	}
 }

@@ -431,8 +431,10 @@ func (p *Plugin) ReadsMany() bool {
 // ReadMany reads every request: in one ReadMany call when the provider
 // offers it (see ReadsMany), else one Read after the other. Each result is
 // what Read would have returned for its request; the error is for what
-// fails the whole call. A batch whose answer is too large for one message
-// is read again in halves.
+// fails the whole call. A batch too large for one message (the plugin's
+// gRPC server takes at most 4 MiB; reads carry their configs) is read again
+// in halves. An answer of any size is taken: go-plugin lifts the host's
+// limit on what it receives.
 func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
@@ -516,8 +518,9 @@ func (p *Plugin) ValidatesMany() bool {
 // ValidateMany validates every request: in one ValidateMany call when the
 // provider offers it (see ValidatesMany), else one ValidateResource after
 // the other. Each result is what ValidateResource would have returned; the
-// error is for what fails the whole call. A batch whose answer is too large
-// for one message is validated again in halves.
+// error is for what fails the whole call. A batch too large for one message
+// (the plugin's gRPC server takes at most 4 MiB) is validated again in
+// halves.
 func (p *Plugin) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]ValidateResult, error) {
 	out := make([]ValidateResult, len(reqs))
 	prov, err := p.ensure(ctx)

@@ -39,6 +39,9 @@ type provider struct {
 	byKey     map[string]string // idempotency key -> id
 	resources map[string]bool   // id -> exists
 	batches   []any             // the size of each CreateMany, in call order
+	reads     []any             // the size of each ReadMany, in call order
+	checks    []any             // the size of each ValidateMany, in call order
+	zones     map[string]any    // id -> the zone it was created with
 }
 
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
@@ -92,6 +95,9 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 			"data_dir":   p.dataDir,
 			"read_only":  p.readOnly,
 			"batches":    p.batches,
+			"reads":      p.reads,
+			"checks":     p.checks,
+			"zone":       p.zones[id],
 		},
 	}, nil
 }
@@ -115,6 +121,9 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		p.byKey[req.IdempotencyKey] = id
 	}
 	p.resources[id] = true
+	if z, ok := req.Config["zone"]; ok {
+		p.zones[id] = z
+	}
 	return &sdk.CreateResponse{ID: id, Attributes: req.Config}, nil
 }
 
@@ -139,10 +148,41 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 	return &sdk.DeleteResponse{}, nil
 }
 
-// batching is the provider with CreateMany (sdk.BatchCreator): each
-// request as Create answers it, the call's size recorded (Read reports
-// them as "batches").
+// batching is the provider with CreateMany, ReadMany and ValidateMany
+// (sdk.BatchCreator, sdk.BatchReader, sdk.BatchValidator): each request as
+// the single call answers it, the call's size recorded (Read reports them
+// as "batches", "reads" and "checks").
 type batching struct{ *provider }
+
+func (b batching) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
+	b.mu.Lock()
+	b.reads = append(b.reads, float64(len(req.Reads)))
+	b.mu.Unlock()
+	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
+	for i, r := range req.Reads {
+		resp, err := b.Read(ctx, r)
+		if err != nil {
+			resp = &sdk.ReadResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		}
+		out.Results[i] = resp
+	}
+	return out, nil
+}
+
+func (b batching) ValidateMany(ctx context.Context, req *sdk.ValidateManyRequest) (*sdk.ValidateManyResponse, error) {
+	b.mu.Lock()
+	b.checks = append(b.checks, float64(len(req.Resources)))
+	b.mu.Unlock()
+	out := &sdk.ValidateManyResponse{Results: make([]*sdk.ValidateResourceResponse, len(req.Resources))}
+	for i, r := range req.Resources {
+		resp, err := b.ValidateResource(ctx, r)
+		if err != nil {
+			resp = &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		}
+		out.Results[i] = resp
+	}
+	return out, nil
+}
 
 func (b batching) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
 	b.mu.Lock()
@@ -167,9 +207,9 @@ func (b batching) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*
 //	             Serve and its AutoMTLS (a P-521 certificate of its own, announced)
 //	unannounced  serve over TLS with a certificate it never announces (and
 //	             that trusts the host's): a server the host cannot authenticate
-//	batch        offer CreateMany
+//	batch        offer CreateMany, ReadMany and ValidateMany
 func main() {
-	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}}
+	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}, zones: map[string]any{}}
 	switch os.Getenv("TESTPLUGIN_MODE") {
 	case "automtls":
 		plugin.Serve(&plugin.ServeConfig{
