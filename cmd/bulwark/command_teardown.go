@@ -11,7 +11,7 @@ import (
 )
 
 func (c *cli) teardownCmd() *cobra.Command {
-	var yes, dryRun bool
+	var yes, dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "teardown SPEC",
 		Short: "Delete everything the stack's state records; refused whole if any of it is protected",
@@ -23,6 +23,9 @@ func (c *cli) teardownCmd() *cobra.Command {
 			}
 			defer done()
 			if dryRun {
+				if asJSON {
+					return errors.New("teardown --dry-run --json: not offered (--dry-run lists what would be deleted as text; plan --json and status --json are the documents)")
+				}
 				pl, err := stack.TeardownPlan(sp, opts)
 				if pl != nil {
 					for _, ch := range pl.Changes {
@@ -31,7 +34,14 @@ func (c *cli) teardownCmd() *cobra.Command {
 				}
 				return err
 			}
-			if !yes {
+			switch {
+			case asJSON && !yes:
+				// As Terraform's destroy -json needs -auto-approve: stdout
+				// carries JSON alone, so nothing can ask.
+				return errors.New("teardown --json needs --yes (stdout carries only JSON: nothing asks before deleting)")
+			case asJSON:
+				c.streamEvents(&opts)
+			case !yes:
 				if !c.terminal(c.stdin) {
 					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
 				}
@@ -54,8 +64,10 @@ func (c *cli) teardownCmd() *cobra.Command {
 			return c.report(res, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal, and with --json)")
+	cmd.Flags().BoolVar(&yes, "auto-approve", false, "the same as --yes")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md); needs --yes")
 	c.lockTimeoutFlag(cmd)
 	return cmd
 }
