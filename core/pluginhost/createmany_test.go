@@ -136,15 +136,7 @@ func TestCreateJoin(t *testing.T) {
 // ErrPluginExited (what each made, the host finds by its key), and the
 // next call starts a fresh process.
 func TestCreateManyPluginDies(t *testing.T) {
-	dir := testPlugin(t)
-	t.Setenv("TESTPLUGIN_MODE", "batch")
-	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
-	t.Cleanup(h.Close)
-	ctx := context.Background()
-	p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ctx := startBatching(t)
 	pid := p.PID()
 	res, err := p.CreateMany(ctx, []*sdk.CreateRequest{
 		{Type: "thing", Name: "a", IdempotencyKey: "k-a"},

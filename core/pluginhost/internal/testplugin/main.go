@@ -155,48 +155,37 @@ func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.Delet
 type batching struct{ *provider }
 
 func (b batching) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
-	b.mu.Lock()
-	b.reads = append(b.reads, float64(len(req.Reads)))
-	b.mu.Unlock()
-	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
-	for i, r := range req.Reads {
-		resp, err := b.Read(ctx, r)
-		if err != nil {
-			resp = &sdk.ReadResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
-		}
-		out.Results[i] = resp
-	}
-	return out, nil
+	return &sdk.ReadManyResponse{Results: each(ctx, b, &b.reads, req.Reads, b.Read,
+		func(ds sdk.Diagnostics) *sdk.ReadResponse { return &sdk.ReadResponse{Diagnostics: ds} })}, nil
 }
 
 func (b batching) ValidateMany(ctx context.Context, req *sdk.ValidateManyRequest) (*sdk.ValidateManyResponse, error) {
-	b.mu.Lock()
-	b.checks = append(b.checks, float64(len(req.Resources)))
-	b.mu.Unlock()
-	out := &sdk.ValidateManyResponse{Results: make([]*sdk.ValidateResourceResponse, len(req.Resources))}
-	for i, r := range req.Resources {
-		resp, err := b.ValidateResource(ctx, r)
-		if err != nil {
-			resp = &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
-		}
-		out.Results[i] = resp
-	}
-	return out, nil
+	return &sdk.ValidateManyResponse{Results: each(ctx, b, &b.checks, req.Resources, b.ValidateResource,
+		func(ds sdk.Diagnostics) *sdk.ValidateResourceResponse {
+			return &sdk.ValidateResourceResponse{Diagnostics: ds}
+		})}, nil
 }
 
 func (b batching) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	return &sdk.CreateManyResponse{Results: each(ctx, b, &b.batches, req.Creates, b.Create,
+		func(ds sdk.Diagnostics) *sdk.CreateResponse { return &sdk.CreateResponse{Diagnostics: ds} })}, nil
+}
+
+// each answers a batch call: its size appended to sizes, then each request
+// as the single call one answers it, an error as its diagnostics.
+func each[Q, R any](ctx context.Context, b batching, sizes *[]any, reqs []Q, one func(context.Context, Q) (R, error), failed func(sdk.Diagnostics) R) []R {
 	b.mu.Lock()
-	b.batches = append(b.batches, float64(len(req.Creates)))
+	*sizes = append(*sizes, float64(len(reqs)))
 	b.mu.Unlock()
-	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
-	for i, r := range req.Creates {
-		resp, err := b.Create(ctx, r)
+	out := make([]R, len(reqs))
+	for i, r := range reqs {
+		resp, err := one(ctx, r)
 		if err != nil {
-			resp = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+			resp = failed(sdk.DiagnosticsFromError(err))
 		}
-		out.Results[i] = resp
+		out[i] = resp
 	}
-	return out, nil
+	return out
 }
 
 // TESTPLUGIN_MODE changes how the process serves:
