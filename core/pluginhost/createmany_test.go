@@ -168,9 +168,7 @@ func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
 		reqs = append(reqs, &sdk.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: sdk.Attributes{"zone": big}})
 	}
 	res, err := p.CreateMany(ctx, reqs)
-	if err != nil {
-		t.Fatalf("CreateMany of 6 MiB: %v", err)
-	}
+	answered(t, "CreateMany", len(res), err, len(reqs))
 	seen := map[string]bool{}
 	for i, r := range res {
 		if r.Err != nil || r.Response == nil || r.Response.ID == "" {
@@ -212,6 +210,18 @@ func startBatching(t *testing.T) (*Plugin, context.Context) {
 	return p, ctx
 }
 
+// answered checks that a batch call of 6 MiB gave one result for each of
+// its n requests.
+func answered(t *testing.T, call string, results int, err error, n int) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s of 6 MiB: %v", call, err)
+	}
+	if results != n {
+		t.Fatalf("%s: %d results for %d requests", call, results, n)
+	}
+}
+
 // sizes is what the plugin recorded under attr (the size of each batch
 // call of one kind), as a single Read reports it.
 func sizes(t *testing.T, ctx context.Context, p *Plugin, attr string) any {
@@ -242,12 +252,7 @@ func TestReadManyTooLargeGoesInHalves(t *testing.T) {
 		reqs = append(reqs, &sdk.ReadRequest{Type: "thing", Name: n, ID: resp.ID, Config: cfg})
 	}
 	res, err := p.ReadMany(ctx, reqs)
-	if err != nil {
-		t.Fatalf("ReadMany of 6 MiB: %v", err)
-	}
-	if len(res) != len(names) {
-		t.Fatalf("%d results for %d reads", len(res), len(names))
-	}
+	answered(t, "ReadMany", len(res), err, len(reqs))
 	for i, r := range res {
 		if r.Err != nil || r.Response == nil || !r.Response.Exists {
 			t.Fatalf("result %d: %+v %v", i, r.Response, r.Err)
@@ -274,12 +279,7 @@ func TestValidateManyTooLargeGoesInHalves(t *testing.T) {
 		reqs = append(reqs, &sdk.ValidateResourceRequest{Type: "thing", Config: sdk.Attributes{"zone": big, "size": n}})
 	}
 	res, err := p.ValidateMany(ctx, reqs)
-	if err != nil {
-		t.Fatalf("ValidateMany of 6 MiB: %v", err)
-	}
-	if len(res) != len(reqs) {
-		t.Fatalf("%d results for %d validations", len(res), len(reqs))
-	}
+	answered(t, "ValidateMany", len(res), err, len(reqs))
 	for i, r := range res {
 		if r.Err != nil {
 			t.Fatalf("result %d: %v", i, r.Err)
