@@ -18,7 +18,6 @@ import (
 // it each goes at once as a Create of its own, whatever is in flight. A
 // lone Create goes as a Create either way.
 func TestCreateJoin(t *testing.T) {
-	dir := testPlugin(t)
 	for _, tc := range []struct {
 		mode        string
 		wantMany    bool
@@ -28,14 +27,7 @@ func TestCreateJoin(t *testing.T) {
 		{mode: "batch", wantMany: true, wantBatches: []any{3.0}},
 	} {
 		t.Run("mode="+tc.mode, func(t *testing.T) {
-			t.Setenv("TESTPLUGIN_MODE", tc.mode)
-			h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
-			t.Cleanup(h.Close)
-			ctx := context.Background()
-			p, err := h.Start(ctx, Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "d")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, ctx := startTestPlugin(t, tc.mode)
 			// The Creates queued below wait for the one in flight however
 			// long it takes.
 			p.creates.patience = time.Hour
@@ -198,8 +190,15 @@ const bigSize = 3 << 19
 // ValidateMany.
 func startBatching(t *testing.T) (*Plugin, context.Context) {
 	t.Helper()
+	return startTestPlugin(t, "batch")
+}
+
+// startTestPlugin starts the test plugin serving as TESTPLUGIN_MODE mode
+// says.
+func startTestPlugin(t *testing.T, mode string) (*Plugin, context.Context) {
+	t.Helper()
 	dir := testPlugin(t)
-	t.Setenv("TESTPLUGIN_MODE", "batch")
+	t.Setenv("TESTPLUGIN_MODE", mode)
 	h := New(Options{Dirs: []string{dir}, StartTimeout: 30 * time.Second})
 	t.Cleanup(h.Close)
 	ctx := context.Background()
