@@ -223,7 +223,7 @@ func toCreateRequest(req *CreateRequest) (*pb.Create_Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Create_Request{Type: req.Type, Name: req.Name, Config: cfg, IdempotencyKey: req.IdempotencyKey, Protection: toProtection(req.Protection)}, nil
+	return &pb.Create_Request{Type: req.Type, Name: req.Name, Config: cfg, IdempotencyKey: req.IdempotencyKey, Protection: toProtection(req.Protection), ReadBack: req.ReadBack}, nil
 }
 
 func fromCreateResponse(resp *pb.Create_Response) (*CreateResponse, error) {
@@ -231,7 +231,15 @@ func fromCreateResponse(resp *pb.Create_Response) (*CreateResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CreateResponse{ID: resp.GetId(), Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	out := &CreateResponse{ID: resp.GetId(), Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}
+	if rb := resp.GetReadBack(); rb != nil {
+		// A read-back that cannot be decoded is as none: the host reads
+		// itself. The Create's own outcome stands.
+		if r, err := fromReadResponse(rb); err == nil {
+			out.ReadBack = r
+		}
+	}
+	return out, nil
 }
 
 func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {

@@ -152,6 +152,12 @@ type Capabilities struct {
 	// BatchCreator: the host then sends the Creates that are due at the
 	// same time in one call.
 	CreateMany bool
+	// CreateReadsBack is set by Serve for every provider: a Create that
+	// asks (CreateRequest.ReadBack) is answered with the resource as the
+	// provider's own Read returns it once made (CreateResponse.ReadBack),
+	// in the same call, and the host's Verify compares that read instead of
+	// making one more round trip. A provider does nothing for it.
+	CreateReadsBack bool
 }
 
 // BatchValidator is an optional interface: a provider that implements it is
@@ -352,6 +358,10 @@ type CreateRequest struct {
 	// same key must not make a second resource.
 	IdempotencyKey string
 	Protection     Protection
+	// ReadBack is the host's ask for CreateResponse.ReadBack (of a provider
+	// whose schema has Capabilities.CreateReadsBack). Serve answers it by
+	// calling the provider's Read; a provider ignores it.
+	ReadBack bool
 }
 
 type CreateResponse struct {
@@ -372,6 +382,13 @@ type CreateResponse struct {
 	// the host journals before it calls Create.
 	Private     []byte
 	Diagnostics Diagnostics
+	// ReadBack, on the host's side, is what the provider's Read answered for
+	// the resource once made (by type, name, the new ID, the request's
+	// config and Private), when the request asked for it and the Create
+	// succeeded; nil when it was not asked for or the read failed (the host
+	// then reads itself). Serve sets it: what a provider puts here is not
+	// sent.
+	ReadBack *ReadResponse
 }
 
 type UpdateRequest struct {

@@ -98,6 +98,7 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		c.Capabilities.ReadMany = batches
 		c.Capabilities.ValidateMany = validates
 		c.Capabilities.CreateMany = creates
+		c.Capabilities.CreateReadsBack = true
 		resp = &c
 	}
 	out := toSchema(resp)
@@ -390,7 +391,67 @@ func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create
 		resp, err = s.impl.Create(ctx, cr)
 		return nil, err
 	})
-	return toCreateResponse(resp, ds), nil
+	out := []*pb.Create_Response{toCreateResponse(resp, ds)}
+	s.readBack(ctx, []*CreateRequest{cr}, out)
+	return out[0], nil
+}
+
+// readBack answers the read_back of the Creates that asked for it and
+// succeeded (creates[j] is answered by out[j]): a Read of each resource by
+// its new id, with the request's config and the answer's private data, as
+// the host's Verify would make it; in one ReadMany when the provider
+// implements BatchReader and more than one is due. A read that fails (an
+// error, a panic, no answer, a batch that answers wrong) leaves its
+// read_back unset, and never the Create's outcome: the host then reads
+// itself.
+func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*pb.Create_Response) {
+	var (
+		reads []*ReadRequest
+		at    []int // reads[k] reads back what out[at[k]] made
+	)
+	for j, cr := range creates {
+		r := out[j]
+		if !cr.ReadBack || r == nil || r.GetId() == "" || fromDiagnostics(r.GetDiagnostics()).HasError() {
+			continue
+		}
+		reads = append(reads, &ReadRequest{Type: cr.Type, Name: cr.Name, ID: r.GetId(), Config: cr.Config, Private: r.GetPrivate()})
+		at = append(at, j)
+	}
+	if len(reads) == 0 {
+		return
+	}
+	results := make([]*ReadResponse, len(reads))
+	if batch, ok := s.impl.(BatchReader); ok && len(reads) > 1 {
+		var resp *ReadManyResponse
+		ds := s.call(func() (Diagnostics, error) {
+			var err error
+			resp, err = batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
+			return nil, err
+		})
+		if ds.HasError() || resp == nil || resp.Diagnostics.HasError() || len(resp.Results) != len(reads) {
+			return
+		}
+		copy(results, resp.Results)
+	} else {
+		for k, rr := range reads {
+			ds := s.call(func() (Diagnostics, error) {
+				var err error
+				results[k], err = s.impl.Read(ctx, rr)
+				return nil, err
+			})
+			if ds.HasError() {
+				results[k] = nil
+			}
+		}
+	}
+	for k, r := range results {
+		if r == nil || r.Diagnostics.HasError() {
+			continue
+		}
+		if w := toReadResponse(r, nil); !fromDiagnostics(w.GetDiagnostics()).HasError() {
+			out[at[k]].ReadBack = w
+		}
+	}
 }
 
 // createRequest decodes a Create request and checks what the SDK
@@ -407,7 +468,7 @@ func (s *server) createRequest(ctx context.Context, req *pb.Create_Request) (*Cr
 	if req.GetIdempotencyKey() == "" {
 		return nil, Diagnostics{Errorf("create %s: the request carries no idempotency key", req.GetName())}
 	}
-	return &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection())}, nil
+	return &CreateRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg, IdempotencyKey: req.GetIdempotencyKey(), Protection: fromProtection(req.GetProtection()), ReadBack: req.GetReadBack()}, nil
 }
 
 // toCreateResponse is resp on the wire, with ds (the call's own
@@ -474,8 +535,19 @@ func (s *server) CreateMany(ctx context.Context, req *pb.CreateMany_Request) (*p
 	out.Diagnostics = toDiagnostics(ds)
 	if ds.HasError() {
 		out.Results = nil
+		return out, nil
 	}
+	s.readBack(ctx, creates, pick(out.Results, at))
 	return out, nil
+}
+
+// pick is the elements of s at the positions at, in that order.
+func pick[T any](s []T, at []int) []T {
+	out := make([]T, len(at))
+	for k, i := range at {
+		out[k] = s[i]
+	}
+	return out
 }
 
 func (s *server) Update(ctx context.Context, req *pb.Update_Request) (*pb.Update_Response, error) {

@@ -125,6 +125,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.ReadMany, "read_many"},
 			{p.Capabilities.ValidateMany, "validate_many"},
 			{p.Capabilities.CreateMany, "create_many"},
+			{p.Capabilities.CreateReadsBack, "create_reads_back"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)

@@ -257,6 +257,10 @@ type stepMode struct {
 	cur     *state.Resource // what Execute works from: the state's record, or what was recovered (nil: none)
 	observe *plan.Observation
 	key     string // the idempotency key Execute ran under
+	// readBack is what the provider read of the resource its Create made,
+	// in the Create's own call (sdk.Capabilities.CreateReadsBack): Verify
+	// compares it instead of reading again. Nil: Verify reads.
+	readBack *sdk.ReadResponse
 }
 
 // applyStep is the step for a resource in the spec: Check = Read, Execute =
@@ -326,7 +330,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 	step.Execute = func(ctx context.Context, key string) error {
 		ctx = inStep(ctx, step.ID)
 		key = s.identity().Key(key)
-		m.key = key
+		m.key, m.readBack = key, nil
 		if s.opts.SimulateFailure == r.Name {
 			return fmt.Errorf("simulated failure (--simulate-failure %s)", r.Name)
 		}
@@ -334,14 +338,18 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		case plan.Import:
 			return s.importResource(ctx, r, m)
 		case plan.Create:
-			return s.create(ctx, r, key)
+			var err error
+			m.readBack, err = s.create(ctx, r, key)
+			return err
 		case plan.Replace:
 			if m.cur != nil {
 				if _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
 					return fmt.Errorf("replace: %w", err)
 				}
 			}
-			return s.create(ctx, r, key)
+			var err error
+			m.readBack, err = s.create(ctx, r, key)
+			return err
 		case plan.Update:
 			return s.update(ctx, r, m)
 		}
@@ -354,9 +362,15 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
-		if err != nil {
-			return err
+		// A Create that read back what it made (in its own call, by the
+		// same Read) has answered this read already.
+		resp := m.readBack
+		if resp == nil {
+			var err error
+			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
+			if err != nil {
+				return err
+			}
 		}
 		if !resp.Exists {
 			return fmt.Errorf("%s (%s) does not exist after %s", r.Name, cur.ID, m.Action)
@@ -382,12 +396,19 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 	return engine.Compensate
 }
 
-// create makes r under key and records it, created by this operation.
-func (s *session) create(ctx context.Context, r *spec.Resource, key string) error {
+// create makes r under key and records it, created by this operation. It
+// returns what the provider read back of it in the same call, when it
+// offers that (sdk.Capabilities.CreateReadsBack) and the read could be
+// made, for Verify.
+func (s *session) create(ctx context.Context, r *spec.Resource, key string) (*sdk.ReadResponse, error) {
 	p := s.plugins[r.Provider]
-	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection})
+	readBack := false
+	if sc := p.Schema(); sc != nil {
+		readBack = sc.Capabilities.CreateReadsBack
+	}
+	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: readBack})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
@@ -399,7 +420,13 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) erro
 	// It rides on the step's "execute ok": one durable write for both (a
 	// crash before it leaves the Execute in flight, which resume resolves
 	// by the key).
-	return s.store.put(ctx, rec)
+	if err := s.store.put(ctx, rec); err != nil {
+		return nil, err
+	}
+	if resp.ReadBack != nil && resp.ReadBack.Diagnostics.HasError() {
+		return nil, nil // not a read Verify can trust: it reads again
+	}
+	return resp.ReadBack, nil
 }
 
 // update changes r in place (or only its record), keeping what it replaced

@@ -70,6 +70,13 @@ type fakeWorld struct {
 	// readPrivate is the private data the last Read of each name by id
 	// carried.
 	readPrivate map[string]string
+	// readBack, when set, makes the providers announce
+	// Capabilities.CreateReadsBack and answers a Create that asks with
+	// what it returns for the resource made (nil: no read-back).
+	readBack func(made *fakeResource) *sdk.ReadResponse
+	// readsByID counts the Reads by id (a Verify's, a Check's of a
+	// recorded resource).
+	readsByID int
 }
 
 func newFakeWorld() *fakeWorld {
@@ -271,9 +278,10 @@ func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 	}
 	p.w.mu.Lock()
 	legacy := p.w.legacy
+	readsBack := p.w.readBack != nil
 	p.w.mu.Unlock()
 	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
-		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true}}
+		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack}}
 }
 
 func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
@@ -313,6 +321,7 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 	defer p.w.mu.Unlock()
 	if req.ID != "" {
 		p.w.readPrivate[req.Name] = string(req.Private)
+		p.w.readsByID++
 	}
 	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name)
 	if r == nil {
@@ -373,7 +382,11 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 	p.w.seq++
 	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
 	p.w.resources[r.ID] = r
-	return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}, nil
+	resp = &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}
+	if req.ReadBack && p.w.readBack != nil {
+		resp.ReadBack = p.w.readBack(r)
+	}
+	return resp, nil
 }
 
 func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *sdk.UpdateResponse, err error) {

@@ -148,13 +148,15 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			want := canonical(direct)
 			// sdk.Serve sets Import, ReadMany, ValidateMany and
 			// CreateMany for a provider that implements Importer,
-			// BatchReader, BatchValidator and BatchCreator.
+			// BatchReader, BatchValidator and BatchCreator, and
+			// CreateReadsBack for every provider.
+			want.Capabilities.CreateReadsBack = true
 			_, want.Capabilities.Import = raw.(sdk.Importer)
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
 			_, want.Capabilities.CreateMany = raw.(sdk.BatchCreator)
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany and CreateMany set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany and CreateReadsBack set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}

@@ -482,9 +482,15 @@ type Capabilities struct {
 	// The provider implements ValidateMany.
 	ValidateMany bool `protobuf:"varint,4,opt,name=validate_many,json=validateMany,proto3" json:"validate_many,omitempty"`
 	// The provider implements CreateMany.
-	CreateMany    bool `protobuf:"varint,5,opt,name=create_many,json=createMany,proto3" json:"create_many,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreateMany bool `protobuf:"varint,5,opt,name=create_many,json=createMany,proto3" json:"create_many,omitempty"`
+	// A Create (and each Create of a CreateMany) that asks for read_back is
+	// answered with the resource as a Read by its new id returns it, read
+	// after it was made, in the same call: the host's Verify compares that
+	// read instead of making one more round trip. The SDK's Serve announces
+	// it for every provider and answers it by calling the provider's own Read.
+	CreateReadsBack bool `protobuf:"varint,6,opt,name=create_reads_back,json=createReadsBack,proto3" json:"create_reads_back,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -548,6 +554,13 @@ func (x *Capabilities) GetValidateMany() bool {
 func (x *Capabilities) GetCreateMany() bool {
 	if x != nil {
 		return x.CreateMany
+	}
+	return false
+}
+
+func (x *Capabilities) GetCreateReadsBack() bool {
+	if x != nil {
+		return x.CreateReadsBack
 	}
 	return false
 }
@@ -1817,8 +1830,11 @@ type Create_Request struct {
 	Config         *DynamicValue          `protobuf:"bytes,3,opt,name=config,proto3" json:"config,omitempty"`
 	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Protection     Protection             `protobuf:"varint,5,opt,name=protection,proto3,enum=bulwark.provider.v1.Protection" json:"protection,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Answer with read_back (only of a provider that announces
+	// Capabilities.create_reads_back).
+	ReadBack      bool `protobuf:"varint,6,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Create_Request) Reset() {
@@ -1886,6 +1902,13 @@ func (x *Create_Request) GetProtection() Protection {
 	return Protection_PROTECTION_UNSPECIFIED
 }
 
+func (x *Create_Request) GetReadBack() bool {
+	if x != nil {
+		return x.ReadBack
+	}
+	return false
+}
+
 type Create_Response struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1898,7 +1921,13 @@ type Create_Response struct {
 	// stack has it. It is stored only once Create answers: what a Create
 	// needs to survive its own crash must be on the resource itself (a tag),
 	// found again by the idempotency key.
-	Private       []byte `protobuf:"bytes,4,opt,name=private,proto3" json:"private,omitempty"`
+	Private []byte `protobuf:"bytes,4,opt,name=private,proto3" json:"private,omitempty"`
+	// Asked for by read_back, on a Create that succeeded: what a Read of
+	// the resource (its type, name, new id, the request's config and this
+	// response's private data) answered once it was made. Absent when the
+	// read could not be made (an error, a panic): the host then reads
+	// itself. A read-back error never fails the Create.
+	ReadBack      *Read_Response `protobuf:"bytes,5,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1957,6 +1986,13 @@ func (x *Create_Response) GetDiagnostics() []*Diagnostic {
 func (x *Create_Response) GetPrivate() []byte {
 	if x != nil {
 		return x.Private
+	}
+	return nil
+}
+
+func (x *Create_Response) GetReadBack() *Read_Response {
+	if x != nil {
+		return x.ReadBack
 	}
 	return nil
 }
@@ -2386,14 +2422,15 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xb4\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xe0\x01\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
 	"\tread_many\x18\x03 \x01(\bR\breadMany\x12#\n" +
 	"\rvalidate_many\x18\x04 \x01(\bR\fvalidateMany\x12\x1f\n" +
 	"\vcreate_many\x18\x05 \x01(\bR\n" +
-	"createMany\"\x90\x03\n" +
+	"createMany\x12*\n" +
+	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\"\x90\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xf7\x02\n" +
 	"\bResponse\x12#\n" +
@@ -2460,8 +2497,8 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
 	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\aprivate\x18\x06 \x01(\fR\aprivate\"\x9e\x03\n" +
-	"\x06Create\x1a\xd6\x01\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\"\xfc\x03\n" +
+	"\x06Create\x1a\xf3\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
@@ -2469,14 +2506,16 @@ const file_provider_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12?\n" +
 	"\n" +
 	"protection\x18\x05 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
-	"protection\x1a\xba\x01\n" +
+	"protection\x12\x1b\n" +
+	"\tread_back\x18\x06 \x01(\bR\breadBack\x1a\xfb\x01\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12A\n" +
 	"\n" +
 	"attributes\x18\x02 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x03 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
-	"\aprivate\x18\x04 \x01(\fR\aprivate\"\xe6\x01\n" +
+	"\aprivate\x18\x04 \x01(\fR\aprivate\x12?\n" +
+	"\tread_back\x18\x05 \x01(\v2\".bulwark.provider.v1.Read.ResponseR\breadBack\"\xe6\x01\n" +
 	"\n" +
 	"CreateMany\x1aH\n" +
 	"\aRequest\x12=\n" +
@@ -2620,44 +2659,45 @@ var file_provider_proto_depIdxs = []int32{
 	0,  // 24: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
 	3,  // 25: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 26: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	33, // 27: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
-	34, // 28: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
-	4,  // 29: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 30: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 31: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 32: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 33: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 34: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 35: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 36: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 37: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	19, // 38: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	21, // 39: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	23, // 40: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	25, // 41: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	33, // 42: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	37, // 43: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	39, // 44: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	31, // 45: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	29, // 46: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	27, // 47: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	35, // 48: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
-	20, // 49: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	22, // 50: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	24, // 51: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	26, // 52: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	34, // 53: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	38, // 54: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	40, // 55: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	32, // 56: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	30, // 57: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	28, // 58: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	36, // 59: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
-	49, // [49:60] is the sub-list for method output_type
-	38, // [38:49] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	26, // 27: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	33, // 28: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
+	34, // 29: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
+	4,  // 30: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 31: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 32: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 33: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 34: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 35: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 36: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 37: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 38: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	19, // 39: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	21, // 40: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	23, // 41: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	25, // 42: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	33, // 43: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	37, // 44: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	39, // 45: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	31, // 46: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	29, // 47: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	27, // 48: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	35, // 49: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	20, // 50: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	22, // 51: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	24, // 52: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	26, // 53: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	34, // 54: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	38, // 55: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	40, // 56: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	32, // 57: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	30, // 58: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	28, // 59: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	36, // 60: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	50, // [50:61] is the sub-list for method output_type
+	39, // [39:50] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }

@@ -25,6 +25,7 @@ type (
 		ReadMany        bool `json:"read_many"`
 		ValidateMany    bool `json:"validate_many"`
 		CreateMany      bool `json:"create_many"`
+		CreateReadsBack bool `json:"create_reads_back"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -55,7 +56,8 @@ func schemaAttributes(as []sdk.Attribute) []SchemaAttribute {
 func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) SchemaProvider {
 	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
-			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany},
+			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
+			CreateReadsBack: s.Capabilities.CreateReadsBack},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 	}
