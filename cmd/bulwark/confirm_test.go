@@ -269,7 +269,8 @@ func TestCtrlCOnATerminal(t *testing.T) {
 			events := filepath.Join(dir, "ev.jsonl")
 			base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "--events", events}
 			p := startOnTerminal(t, []string{"NO_COLOR=1"}, append(base, "apply", spec, "--yes", "--parallelism", "1")...)
-			pollFile(t, events, `"resource":"a","type":"network","action":"create","status":"ok"`, time.Minute)
+			// a's Create is running.
+			pollFile(t, filepath.Join(dir, "state", "sig", "journal.jsonl"), aStarted, time.Minute)
 			p.f.Write([]byte{3}) // Ctrl-C
 			if twice {
 				p.waitFor(t, "interrupt")

@@ -56,6 +56,10 @@ resources:
     depends_on: [b]
 `
 
+// aStarted is the journal's "execute started" of slowChain's a: its Create
+// goes once the record is durable.
+const aStarted = `"status":"started","step":"a","resource":"a","action":"create","phase":"execute"`
+
 // SIGTERM lets the running provider call finish (no "context canceled"),
 // starts no new step, reports the run as interrupted and rolls back what
 // ran.
@@ -71,8 +75,9 @@ func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// a's Create is done: its Verify (a Read taking 400ms) is running.
-	pollFile(t, e.events, `"resource":"a","type":"network","action":"create","status":"ok"`, time.Minute)
+	// a's Create is running (400ms, and as long again for its read-back,
+	// which Verify compares).
+	pollFile(t, filepath.Join(e.stateDir, "sig", "journal.jsonl"), aStarted, time.Minute)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
