@@ -231,15 +231,7 @@ func fromCreateResponse(resp *pb.Create_Response) (*CreateResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &CreateResponse{ID: resp.GetId(), Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}
-	if rb := resp.GetReadBack(); rb != nil {
-		// A read-back that cannot be decoded is as none: the host reads
-		// itself. The Create's own outcome stands.
-		if r, err := fromReadResponse(rb); err == nil {
-			out.ReadBack = r
-		}
-	}
-	return out, nil
+	return &CreateResponse{ID: resp.GetId(), Attributes: attrs, Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics()), ReadBack: readBackOf(resp.GetReadBack())}, nil
 }
 
 func (c *grpcClient) Update(ctx context.Context, req *UpdateRequest) (*UpdateResponse, error) {
@@ -267,9 +259,23 @@ func (c *grpcClient) Delete(ctx context.Context, req *DeleteRequest) (*DeleteRes
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection), Private: req.Private})
+	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection), Private: req.Private, ReadBack: req.ReadBack})
 	if err != nil {
 		return nil, err
 	}
-	return &DeleteResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &DeleteResponse{Diagnostics: fromDiagnostics(resp.GetDiagnostics()), ReadBack: readBackOf(resp.GetReadBack())}, nil
+}
+
+// readBackOf is a Create's or Delete's read-back off the wire; one that
+// cannot be decoded is as none (the host reads itself), and the call's own
+// outcome stands.
+func readBackOf(rb *pb.Read_Response) *ReadResponse {
+	if rb == nil {
+		return nil
+	}
+	r, err := fromReadResponse(rb)
+	if err != nil {
+		return nil
+	}
+	return r
 }

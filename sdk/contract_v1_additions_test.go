@@ -102,7 +102,7 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true}); s.Capabilities != want {
+	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true, DeleteReadsBack: true}); s.Capabilities != want {
 		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
 	}
 	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {
@@ -240,7 +240,7 @@ func checkReadMany(t *testing.T, host Provider) {
 }
 
 // A provider written before the additions keeps working: no capabilities
-// but the one Serve answers for every provider (CreateReadsBack, through
+// but the ones Serve answers for every provider (the read-backs, through
 // its Read), and Import (which a host may still call) is a Read by id.
 func TestGRPCOlderProviderIsConservative(t *testing.T) {
 	rec := &recorder{}
@@ -250,7 +250,7 @@ func TestGRPCOlderProviderIsConservative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Capabilities != (Capabilities{CreateReadsBack: true}) || s.ProviderConfig != nil {
+	if s.Capabilities != (Capabilities{CreateReadsBack: true, DeleteReadsBack: true}) || s.ProviderConfig != nil {
 		t.Errorf("an older provider reports capabilities %+v, config %+v", s.Capabilities, s.ProviderConfig)
 	}
 	ir, err := host.(Importer).Import(ctx, &ImportRequest{Type: "bucket", Name: "b", ID: "i"})

@@ -106,7 +106,7 @@ func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
 		out.ResourceTypes = append(out.ResourceTypes, &pb.ResourceType{Name: rt.Name, Description: rt.Description, Attributes: toAttributes(rt.Attributes)})
 	}
 	if c := s.Capabilities; c != (Capabilities{}) {
-		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack}
+		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack}
 	}
 	out.ProviderConfig = toAttributes(s.ProviderConfig)
 	return out
@@ -155,7 +155,7 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 		out.ResourceTypes = append(out.ResourceTypes, ResourceType{Name: prt.Name, Description: prt.Description, Attributes: fromAttributes(prt.Attributes)})
 	}
 	if c := s.Capabilities; c != nil {
-		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack()}
+		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack()}
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	return out

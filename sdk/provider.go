@@ -158,6 +158,10 @@ type Capabilities struct {
 	// in the same call, and the host's Verify compares that read instead of
 	// making one more round trip. A provider does nothing for it.
 	CreateReadsBack bool
+	// DeleteReadsBack is the same for a Delete (DeleteRequest.ReadBack,
+	// DeleteResponse.ReadBack): Serve reads the resource by its id once the
+	// provider deleted it, for the host's Verify, which expects it gone.
+	DeleteReadsBack bool
 }
 
 // BatchValidator is an optional interface: a provider that implements it is
@@ -418,8 +422,18 @@ type DeleteRequest struct {
 	Protection Protection
 	// Private is the private data the host stored with the resource.
 	Private []byte
+	// ReadBack is the host's ask for DeleteResponse.ReadBack (of a provider
+	// whose schema has Capabilities.DeleteReadsBack). Serve answers it by
+	// calling the provider's Read; a provider ignores it.
+	ReadBack bool
 }
 
 type DeleteResponse struct {
 	Diagnostics Diagnostics
+	// ReadBack, on the host's side, is what the provider's Read answered for
+	// the resource (by type, name, ID and Private) once deleted, when the
+	// request asked for it and the Delete succeeded; nil when it was not
+	// asked for or the read failed (the host then reads itself). Serve sets
+	// it: what a provider puts here is not sent.
+	ReadBack *ReadResponse
 }

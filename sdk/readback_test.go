@@ -158,3 +158,58 @@ func TestCreateManyReadsBack(t *testing.T) {
 		})
 	}
 }
+
+func (b *backReader) Delete(_ context.Context, req *DeleteRequest) (*DeleteResponse, error) {
+	b.record("Delete", req)
+	if req.Name == "bad" {
+		return &DeleteResponse{Diagnostics: Diagnostics{Errorf("cannot delete bad")}}, nil
+	}
+	return &DeleteResponse{}, nil
+}
+
+// A Delete that asks for read_back is answered with what the provider's
+// Read returns for the resource by its id (with the request's private
+// data) once deleted; one refused as protected never reaches the provider
+// and reads nothing; a failed Delete reads nothing; and a read that goes
+// wrong takes the read-back away, never the Delete's success.
+func TestDeleteReadsBack(t *testing.T) {
+	tests := []struct {
+		name, resource, readMode string
+		protection               Protection
+		ask                      bool
+		wantBack, wantRead       bool
+		wantDelete               bool
+	}{
+		{name: "asked", resource: "a", ask: true, wantBack: true, wantRead: true, wantDelete: true},
+		{name: "not asked", resource: "a", wantDelete: true},
+		{name: "protected", resource: "a", protection: ProtectionProtected, ask: true},
+		{name: "delete failed", resource: "bad", ask: true, wantDelete: true},
+		{name: "read error", resource: "a", readMode: "error", ask: true, wantRead: true, wantDelete: true},
+		{name: "read panic", resource: "a", readMode: "panic", ask: true, wantRead: true, wantDelete: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			impl := &backReader{readMode: tt.readMode}
+			host := dispense(t, impl)
+			resp, err := host.Delete(context.Background(), &DeleteRequest{Type: "bucket", Name: tt.resource, ID: "id-" + tt.resource, Protection: tt.protection, Private: []byte("p-" + tt.resource), ReadBack: tt.ask})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed := resp.Diagnostics.HasError(); failed != (tt.resource == "bad" || tt.protection == ProtectionProtected) {
+				t.Fatalf("the Delete's diagnostics %v: the read-back must not change its outcome", resp.Diagnostics)
+			}
+			if got := impl.count("Delete") == 1; got != tt.wantDelete {
+				t.Fatalf("the provider's Deletes %d, want a delete %v", impl.count("Delete"), tt.wantDelete)
+			}
+			if got := impl.count("Read") == 1; got != tt.wantRead {
+				t.Errorf("the provider's Reads %d, want a read %v", impl.count("Read"), tt.wantRead)
+			}
+			if (resp.ReadBack != nil) != tt.wantBack {
+				t.Fatalf("read-back %+v, want one %v", resp.ReadBack, tt.wantBack)
+			}
+			if tt.wantBack && (resp.ReadBack.ID != "id-a" || resp.ReadBack.Attributes["private"] != "p-a") {
+				t.Errorf("read-back %+v: want the read by the deleted id, with its private data", resp.ReadBack)
+			}
+		})
+	}
+}

@@ -99,6 +99,7 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		c.Capabilities.ValidateMany = validates
 		c.Capabilities.CreateMany = creates
 		c.Capabilities.CreateReadsBack = true
+		c.Capabilities.DeleteReadsBack = true
 		resp = &c
 	}
 	out := toSchema(resp)
@@ -399,11 +400,7 @@ func (s *server) Create(ctx context.Context, req *pb.Create_Request) (*pb.Create
 // readBack answers the read_back of the Creates that asked for it and
 // succeeded (creates[j] is answered by out[j]): a Read of each resource by
 // its new id, with the request's config and the answer's private data, as
-// the host's Verify would make it; in one ReadMany when the provider
-// implements BatchReader and more than one is due. A read that fails (an
-// error, a panic, no answer, a batch that answers wrong) leaves its
-// read_back unset, and never the Create's outcome: the host then reads
-// itself.
+// the host's Verify would make it (see readBacks).
 func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*pb.Create_Response) {
 	var (
 		reads []*ReadRequest
@@ -417,8 +414,21 @@ func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*
 		reads = append(reads, &ReadRequest{Type: cr.Type, Name: cr.Name, ID: r.GetId(), Config: cr.Config, Private: r.GetPrivate()})
 		at = append(at, j)
 	}
+	for k, rb := range s.readBacks(ctx, reads) {
+		out[at[k]].ReadBack = rb
+	}
+}
+
+// readBacks makes the reads of read-backs (a Create's, a Delete's), as the
+// host's Verify would: in one ReadMany when the provider implements
+// BatchReader and more than one is due, else a Read each. An answer is nil
+// where its read failed (an error, a panic, an error diagnostic, a batch
+// that answers wrong), never the call's failure: the host then reads
+// itself.
+func (s *server) readBacks(ctx context.Context, reads []*ReadRequest) []*pb.Read_Response {
+	out := make([]*pb.Read_Response, len(reads))
 	if len(reads) == 0 {
-		return
+		return out
 	}
 	results := make([]*ReadResponse, len(reads))
 	if batch, ok := s.impl.(BatchReader); ok && len(reads) > 1 {
@@ -429,7 +439,7 @@ func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*
 			return nil, err
 		})
 		if ds.HasError() || resp == nil || resp.Diagnostics.HasError() || len(resp.Results) != len(reads) {
-			return
+			return out
 		}
 		copy(results, resp.Results)
 	} else {
@@ -449,9 +459,10 @@ func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*
 			continue
 		}
 		if w := toReadResponse(r, nil); !fromDiagnostics(w.GetDiagnostics()).HasError() {
-			out[at[k]].ReadBack = w
+			out[k] = w
 		}
 	}
+	return out
 }
 
 // createRequest decodes a Create request and checks what the SDK
@@ -597,7 +608,11 @@ func (s *server) Delete(ctx context.Context, req *pb.Delete_Request) (*pb.Delete
 		}
 		return nil, err
 	})
-	return &pb.Delete_Response{Diagnostics: toDiagnostics(ds)}, nil
+	out := &pb.Delete_Response{Diagnostics: toDiagnostics(ds)}
+	if req.GetReadBack() && !ds.HasError() {
+		out.ReadBack = s.readBacks(ctx, []*ReadRequest{{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Private: req.GetPrivate()}})[0]
+	}
+	return out, nil
 }
 
 // ErrProtectedDelete is the diagnostic Serve returns for a Delete request

@@ -126,6 +126,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.ValidateMany, "validate_many"},
 			{p.Capabilities.CreateMany, "create_many"},
 			{p.Capabilities.CreateReadsBack, "create_reads_back"},
+			{p.Capabilities.DeleteReadsBack, "delete_reads_back"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)

@@ -674,18 +674,21 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 }
 
 // Delete removes a resource. Only the core's deletion path may call it.
-func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
+func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Delete(ctx, req)
 	if err != nil {
-		return p.check(ctx, prov, "Delete", err)
+		return nil, p.check(ctx, prov, "Delete", err)
 	}
-	return p.diagnostics(ctx, "Delete", resp.Diagnostics)
+	if err := p.diagnostics(ctx, "Delete", resp.Diagnostics); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // ownDeadlineKey marks a call context whose deadline is the host's call

@@ -282,7 +282,7 @@ func TestHostLifecycle(t *testing.T) {
 
 	// The protection ladder's second enforcement, through a real process:
 	// the plugin's Delete never runs for a protected resource.
-	err = p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionProtected})
+	_, err = p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionProtected})
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "refused to delete protected resource a") {
 		t.Errorf("protected Delete err = %v", err)
 	}
@@ -294,7 +294,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	// An ordinary Delete reaches the provider.
-	if err := p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionDurable}); err != nil {
+	if _, err := p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionDurable}); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
 	if log := deletesLog(t, f.dataDir); log != fmt.Sprintf("a %s durable\n", cr.ID) {

@@ -343,7 +343,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 			return err
 		case plan.Replace:
 			if m.cur != nil {
-				if _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
+				if _, _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
 					return fmt.Errorf("replace: %w", err)
 				}
 			}

@@ -39,25 +39,38 @@ func (s *session) levelOf(res *state.Resource) sdk.Protection {
 // deleteResource is the one code path in bulwark that asks a provider to
 // delete. It never deletes a protected resource, whatever the reason, and
 // preserves a durable one during a rollback. It returns the action taken
-// ("delete", "preserve" or "refuse").
-func (s *session) deleteResource(ctx context.Context, res *state.Resource, why reason) (string, error) {
+// ("delete", "preserve" or "refuse") and, after a delete, what the provider
+// read of the resource once deleted in the same call, when it offers that
+// (sdk.Capabilities.DeleteReadsBack) and the read could be made, for the
+// step's Verify (nil otherwise: Verify reads).
+func (s *session) deleteResource(ctx context.Context, res *state.Resource, why reason) (string, *sdk.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
 	case why == reasonRollback && level != sdk.ProtectionEphemeral:
 		// The ladder's first column: a rollback preserves what holds data.
-		return "preserve", nil
+		return "preserve", nil, nil
 	case level == sdk.ProtectionProtected:
-		return "refuse", fmt.Errorf("%s (%s): %w", res.Name, res.Type, ErrProtected)
+		return "refuse", nil, fmt.Errorf("%s (%s): %w", res.Name, res.Type, ErrProtected)
 	case level != sdk.ProtectionEphemeral && level != sdk.ProtectionDurable:
-		return "refuse", fmt.Errorf("%s (%s): unknown protection level: %w", res.Name, res.Type, ErrProtected)
+		return "refuse", nil, fmt.Errorf("%s (%s): unknown protection level: %w", res.Name, res.Type, ErrProtected)
 	}
 	p := s.plugins[res.Provider]
 	if p == nil {
-		return "delete", fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
+		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData()})
+	readBack := false
+	if sc := p.Schema(); sc != nil {
+		readBack = sc.Capabilities.DeleteReadsBack
+	}
+	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: readBack})
 	if err != nil {
-		return "delete", err
+		return "delete", nil, err
 	}
-	return "delete", s.forget(ctx, res)
+	if err := s.forget(ctx, res); err != nil {
+		return "delete", nil, err
+	}
+	if resp == nil || resp.ReadBack == nil || resp.ReadBack.Diagnostics.HasError() {
+		return "delete", nil, nil // no read Verify can trust: it reads again
+	}
+	return "delete", resp.ReadBack, nil
 }

@@ -74,6 +74,10 @@ type fakeWorld struct {
 	// Capabilities.CreateReadsBack and answers a Create that asks with
 	// what it returns for the resource made (nil: no read-back).
 	readBack func(made *fakeResource) *sdk.ReadResponse
+	// deleteBack, likewise, makes them announce
+	// Capabilities.DeleteReadsBack and answers a Delete that asks with what
+	// it returns for the name deleted.
+	deleteBack func(name string) *sdk.ReadResponse
 	// readsByID counts the Reads by id (a Verify's, a Check's of a
 	// recorded resource).
 	readsByID int
@@ -278,10 +282,10 @@ func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 	}
 	p.w.mu.Lock()
 	legacy := p.w.legacy
-	readsBack := p.w.readBack != nil
+	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
 	p.w.mu.Unlock()
 	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
-		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack}}
+		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
 }
 
 func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
@@ -412,7 +416,7 @@ func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *
 	return &sdk.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
 }
 
-func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err error) {
+func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (resp *sdk.DeleteResponse, err error) {
 	p.w.mu.Lock()
 	hook := p.w.onDelete
 	p.w.mu.Unlock()
@@ -429,7 +433,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err er
 	// Deliberately no refusal of ProtectionProtected here: see fakeWorld.
 	if p.w.failDelete[req.Name] > 0 {
 		p.w.failDelete[req.Name]--
-		return fmt.Errorf("injected failure: delete %s", req.Name)
+		return nil, fmt.Errorf("injected failure: delete %s", req.Name)
 	}
 	r := p.w.byTypeName(req.Type, req.Name)
 	if req.ID != "" {
@@ -438,7 +442,11 @@ func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (err er
 	if r != nil {
 		delete(p.w.resources, r.ID)
 	}
-	return nil
+	resp = &sdk.DeleteResponse{}
+	if req.ReadBack && p.w.deleteBack != nil {
+		resp.ReadBack = p.w.deleteBack(req.Name)
+	}
+	return resp, nil
 }
 
 // fakePrivate is the private data the fake keeps with what it made: its

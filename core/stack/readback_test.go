@@ -65,3 +65,50 @@ func TestVerifyComparesTheCreatesReadBack(t *testing.T) {
 		})
 	}
 }
+
+// A provider that reads back what its Delete removed has the teardown's
+// Verify check that read: one that still finds the resource fails the step,
+// saying so; one that finds nothing needs no more calls; none makes Verify
+// read.
+func TestTeardownVerifyChecksTheDeletesReadBack(t *testing.T) {
+	tests := []struct {
+		name    string
+		back    func(name string) *sdk.ReadResponse
+		wantErr string
+		reads   int // the Reads by id the teardown made
+	}{
+		{name: "gone", back: func(string) *sdk.ReadResponse { return &sdk.ReadResponse{} }, reads: 2},
+		{name: "still there", back: func(name string) *sdk.ReadResponse {
+			return &sdk.ReadResponse{Exists: true, ID: "x"}
+		}, wantErr: "still exists after delete", reads: 2},
+		{name: "none", back: func(string) *sdk.ReadResponse { return nil }, reads: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			sp := mkSpec(t, res{name: "net", typ: "network"})
+			e.mustApply(t, sp)
+			e.w.mu.Lock()
+			e.w.deleteBack, e.w.readsByID = tt.back, 0
+			e.w.mu.Unlock()
+			r, err := e.teardown(sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantErr == "" && r.Outcome != engine.Succeeded:
+				t.Fatalf("outcome %v: %v", r.Outcome, r.Err)
+			case tt.wantErr != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tt.wantErr)):
+				t.Fatalf("outcome %v, error %v, want %q", r.Outcome, r.Err, tt.wantErr)
+			}
+			// Two before the delete: the pre-flight ownership read and the
+			// Check's fresh one.
+			if e.w.readsByID != tt.reads {
+				t.Errorf("Reads by id %d, want %d", e.w.readsByID, tt.reads)
+			}
+			if len(e.w.Deletes()) != 1 {
+				t.Errorf("deletes %v, want one", e.w.Deletes())
+			}
+		})
+	}
+}

@@ -26,7 +26,8 @@ func (s *session) undo(ctx context.Context, name string, action plan.Action, key
 			}
 			cur = found
 		}
-		return s.deleteResource(ctx, cur, reasonRollback)
+		action, _, err := s.deleteResource(ctx, cur, reasonRollback)
+		return action, err
 	case plan.Update:
 		if cur == nil {
 			return "", nil

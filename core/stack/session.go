@@ -128,7 +128,7 @@ type Provider interface {
 	// when it has one, else Read by id.
 	Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error)
 	// Delete is called by deleteResource alone.
-	Delete(ctx context.Context, req *sdk.DeleteRequest) error
+	Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error)
 }
 
 // Starter starts the providers of one command and stops them all on Close.
@@ -557,10 +557,10 @@ func (p failProvider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.
 	return resp, err
 }
 
-func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) error {
-	err := p.Provider.Delete(ctx, req)
+func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	resp, err := p.Provider.Delete(ctx, req)
 	p.fp.Hit("provider")
-	return err
+	return resp, err
 }
 
 // dataRoot is the folder of the providers' data folders: a scratch one

@@ -117,17 +117,26 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 		}
 		return false, nil
 	}
+	// readBack is what the provider read of the resource once deleted, in
+	// the Delete's own call (sdk.Capabilities.DeleteReadsBack): Verify
+	// checks it instead of reading again. Nil: Verify reads.
+	var readBack *sdk.ReadResponse
 	step.Execute = func(ctx context.Context, _ string) error {
-		action, err := s.deleteResource(inStep(ctx, step.ID), res, why)
+		action, rb, err := s.deleteResource(inStep(ctx, step.ID), res, why)
+		readBack = rb
 		if err == nil && action != "delete" {
 			return fmt.Errorf("internal: %s was not deleted (%s)", res.Name, action)
 		}
 		return err
 	}
 	step.Verify = func(ctx context.Context) error {
-		resp, err := p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Private: res.PrivateData()})
-		if err != nil {
-			return err
+		resp := readBack
+		if resp == nil {
+			var err error
+			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Private: res.PrivateData()})
+			if err != nil {
+				return err
+			}
 		}
 		if resp.Exists {
 			return fmt.Errorf("%s (%s) still exists after delete", res.Name, res.ID)

@@ -149,14 +149,14 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			// sdk.Serve sets Import, ReadMany, ValidateMany and
 			// CreateMany for a provider that implements Importer,
 			// BatchReader, BatchValidator and BatchCreator, and
-			// CreateReadsBack for every provider.
-			want.Capabilities.CreateReadsBack = true
+			// CreateReadsBack and DeleteReadsBack for every provider.
+			want.Capabilities.CreateReadsBack, want.Capabilities.DeleteReadsBack = true, true
 			_, want.Capabilities.Import = raw.(sdk.Importer)
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
 			_, want.Capabilities.CreateMany = raw.(sdk.BatchCreator)
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany and CreateReadsBack set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}

@@ -107,11 +107,11 @@
 //     the recorded resource without crashing.
 //   - latency_ms: 5 — every call but Configure first sleeps that long; a
 //     cancelled context ends the sleep and the call fails with the
-//     context's error before doing anything. A Create that asks for its
-//     read-back (sdk.Capabilities.CreateReadsBack: the host's apply does)
-//     takes twice that: sdk.Serve answers it with this provider's Read,
-//     which sleeps too, as a cloud's create and the read after it are two
-//     API calls.
+//     context's error before doing anything. A Create or Delete that asks
+//     for its read-back (sdk.Capabilities.CreateReadsBack and
+//     DeleteReadsBack: the host does) takes twice that: sdk.Serve answers
+//     it with this provider's Read, which sleeps too, as a cloud's create
+//     and the read after it are two API calls.
 //   - world: DIR — keep the world in DIR instead of the data folder (see
 //     The world).
 //   - token: "..." — a credential, as a cloud provider takes one: accepted

@@ -489,6 +489,10 @@ type Capabilities struct {
 	// read instead of making one more round trip. The SDK's Serve announces
 	// it for every provider and answers it by calling the provider's own Read.
 	CreateReadsBack bool `protobuf:"varint,6,opt,name=create_reads_back,json=createReadsBack,proto3" json:"create_reads_back,omitempty"`
+	// The same for a Delete that asks for read_back: it is answered with what
+	// a Read by the resource's id returns once deleted (for the host's Verify,
+	// which expects it gone). The SDK's Serve announces and answers it too.
+	DeleteReadsBack bool `protobuf:"varint,7,opt,name=delete_reads_back,json=deleteReadsBack,proto3" json:"delete_reads_back,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -561,6 +565,13 @@ func (x *Capabilities) GetCreateMany() bool {
 func (x *Capabilities) GetCreateReadsBack() bool {
 	if x != nil {
 		return x.CreateReadsBack
+	}
+	return false
+}
+
+func (x *Capabilities) GetDeleteReadsBack() bool {
+	if x != nil {
+		return x.DeleteReadsBack
 	}
 	return false
 }
@@ -2263,7 +2274,10 @@ type Delete_Request struct {
 	Attributes *DynamicValue          `protobuf:"bytes,4,opt,name=attributes,proto3" json:"attributes,omitempty"`
 	Protection Protection             `protobuf:"varint,5,opt,name=protection,proto3,enum=bulwark.provider.v1.Protection" json:"protection,omitempty"`
 	// The private data the host stored with the resource.
-	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	Private []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	// Answer with read_back (only of a provider that announces
+	// Capabilities.delete_reads_back).
+	ReadBack      bool `protobuf:"varint,7,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2340,9 +2354,21 @@ func (x *Delete_Request) GetPrivate() []byte {
 	return nil
 }
 
+func (x *Delete_Request) GetReadBack() bool {
+	if x != nil {
+		return x.ReadBack
+	}
+	return false
+}
+
 type Delete_Response struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Diagnostics   []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// Asked for by read_back, on a Delete that succeeded: what a Read of the
+	// resource (its type, name, id and the request's private data) answered
+	// once it was deleted. Absent when the read could not be made: the host
+	// then reads itself. A read-back error never fails the Delete.
+	ReadBack      *Read_Response `protobuf:"bytes,2,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2380,6 +2406,13 @@ func (*Delete_Response) Descriptor() ([]byte, []int) {
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
 	if x != nil {
 		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *Delete_Response) GetReadBack() *Read_Response {
+	if x != nil {
+		return x.ReadBack
 	}
 	return nil
 }
@@ -2422,7 +2455,7 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xe0\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x8c\x02\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
@@ -2430,7 +2463,8 @@ const file_provider_proto_rawDesc = "" +
 	"\rvalidate_many\x18\x04 \x01(\bR\fvalidateMany\x12\x1f\n" +
 	"\vcreate_many\x18\x05 \x01(\bR\n" +
 	"createMany\x12*\n" +
-	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\"\x90\x03\n" +
+	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\x12*\n" +
+	"\x11delete_reads_back\x18\a \x01(\bR\x0fdeleteReadsBack\"\x90\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xf7\x02\n" +
 	"\bResponse\x12#\n" +
@@ -2539,8 +2573,8 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
-	"\aprivate\x18\x03 \x01(\fR\aprivate\"\xb9\x02\n" +
-	"\x06Delete\x1a\xdf\x01\n" +
+	"\aprivate\x18\x03 \x01(\fR\aprivate\"\x98\x03\n" +
+	"\x06Delete\x1a\xfc\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -2551,9 +2585,11 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"protection\x18\x05 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
 	"protection\x12\x18\n" +
-	"\aprivate\x18\x06 \x01(\fR\aprivate\x1aM\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\x12\x1b\n" +
+	"\tread_back\x18\a \x01(\bR\breadBack\x1a\x8e\x01\n" +
 	"\bResponse\x12A\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics*t\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12?\n" +
+	"\tread_back\x18\x02 \x01(\v2\".bulwark.provider.v1.Read.ResponseR\breadBack*t\n" +
 	"\n" +
 	"Protection\x12\x1a\n" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2671,33 +2707,34 @@ var file_provider_proto_depIdxs = []int32{
 	3,  // 36: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	0,  // 37: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
 	4,  // 38: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	19, // 39: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	21, // 40: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	23, // 41: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	25, // 42: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	33, // 43: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	37, // 44: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	39, // 45: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	31, // 46: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	29, // 47: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	27, // 48: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	35, // 49: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
-	20, // 50: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	22, // 51: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	24, // 52: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	26, // 53: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	34, // 54: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	38, // 55: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	40, // 56: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	32, // 57: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	30, // 58: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	28, // 59: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	36, // 60: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
-	50, // [50:61] is the sub-list for method output_type
-	39, // [39:50] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	26, // 39: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	19, // 40: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	21, // 41: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	23, // 42: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	25, // 43: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	33, // 44: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	37, // 45: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	39, // 46: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	31, // 47: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	29, // 48: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	27, // 49: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	35, // 50: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	20, // 51: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	22, // 52: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	24, // 53: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	26, // 54: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	34, // 55: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	38, // 56: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	40, // 57: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	32, // 58: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	30, // 59: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	28, // 60: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	36, // 61: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	51, // [51:62] is the sub-list for method output_type
+	40, // [40:51] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }

@@ -26,6 +26,7 @@ type (
 		ValidateMany    bool `json:"validate_many"`
 		CreateMany      bool `json:"create_many"`
 		CreateReadsBack bool `json:"create_reads_back"`
+		DeleteReadsBack bool `json:"delete_reads_back"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -57,7 +58,7 @@ func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) Sche
 	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
-			CreateReadsBack: s.Capabilities.CreateReadsBack},
+			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 	}
