@@ -402,11 +402,7 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 // made, for Verify.
 func (s *session) create(ctx context.Context, r *spec.Resource, key string) (*sdk.ReadResponse, error) {
 	p := s.plugins[r.Provider]
-	readBack := false
-	if sc := p.Schema(); sc != nil {
-		readBack = sc.Capabilities.CreateReadsBack
-	}
-	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: readBack})
+	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: capsOf(p).CreateReadsBack})
 	if err != nil {
 		return nil, err
 	}
@@ -423,10 +419,25 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) (*sd
 	if err := s.store.put(ctx, rec); err != nil {
 		return nil, err
 	}
-	if resp.ReadBack != nil && resp.ReadBack.Diagnostics.HasError() {
-		return nil, nil // not a read Verify can trust: it reads again
+	return trusted(resp.ReadBack), nil
+}
+
+// capsOf is what p's schema declares it can do (nothing, without one).
+func capsOf(p Provider) sdk.Capabilities {
+	if sc := p.Schema(); sc != nil {
+		return sc.Capabilities
 	}
-	return resp.ReadBack, nil
+	return sdk.Capabilities{}
+}
+
+// trusted is a Create's or Delete's read-back as Verify may take it for its
+// own read: nil for none, and for one whose diagnostics hold an error
+// (Verify then reads itself).
+func trusted(rb *sdk.ReadResponse) *sdk.ReadResponse {
+	if rb == nil || rb.Diagnostics.HasError() {
+		return nil
+	}
+	return rb
 }
 
 // update changes r in place (or only its record), keeping what it replaced

@@ -58,19 +58,15 @@ func (s *session) deleteResource(ctx context.Context, res *state.Resource, why r
 	if p == nil {
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	readBack := false
-	if sc := p.Schema(); sc != nil {
-		readBack = sc.Capabilities.DeleteReadsBack
-	}
-	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: readBack})
+	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
 	if err != nil {
 		return "delete", nil, err
 	}
 	if err := s.forget(ctx, res); err != nil {
 		return "delete", nil, err
 	}
-	if resp == nil || resp.ReadBack == nil || resp.ReadBack.Diagnostics.HasError() {
-		return "delete", nil, nil // no read Verify can trust: it reads again
+	if resp == nil {
+		return "delete", nil, nil
 	}
-	return "delete", resp.ReadBack, nil
+	return "delete", trusted(resp.ReadBack), nil
 }

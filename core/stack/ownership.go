@@ -480,9 +480,5 @@ func (s *session) dropPreflight(name string) {
 // keysReported reports whether the provider reports idempotency keys.
 func (s *session) keysReported(provider string) bool {
 	p := s.plugins[provider]
-	if p == nil {
-		return false
-	}
-	sc := p.Schema()
-	return sc != nil && sc.Capabilities.IdempotencyKeys
+	return p != nil && capsOf(p).IdempotencyKeys
 }
