@@ -242,25 +242,7 @@ func (s *server) ReadMany(ctx context.Context, req *pb.ReadMany_Request) (*pb.Re
 		}
 		reads, at = append(reads, rr), append(at, i)
 	}
-	var many func([]*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error)
-	if batch, ok := s.impl.(BatchReader); ok {
-		many = func(reads []*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error) {
-			resp, err := batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
-			if resp == nil {
-				return nil, nil, false, err
-			}
-			return resp.Results, resp.Diagnostics, true, err
-		}
-	}
-	ds := answerMany(s, "ReadMany", "reads", reads, at, out.Results,
-		func(rr *ReadRequest) (*ReadResponse, error) { return s.impl.Read(ctx, rr) },
-		many, toReadResponse,
-		func(r *ReadResponse) *ReadResponse {
-			if r == nil {
-				r = &ReadResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this read")}}
-			}
-			return r
-		})
+	ds := s.answerReads(ctx, reads, at, out.Results, true)
 	out.Diagnostics = toDiagnostics(ds)
 	if ds.HasError() {
 		out.Results = nil
@@ -419,47 +401,49 @@ func (s *server) readBack(ctx context.Context, creates []*CreateRequest, out []*
 	}
 }
 
+// answerReads answers reads (reads[j] is the call's request at[j]) into
+// out as ReadMany does: in one ReadMany when the provider implements
+// BatchReader and batch allows it, else one Read after the other (see
+// answerMany).
+func (s *server) answerReads(ctx context.Context, reads []*ReadRequest, at []int, out []*pb.Read_Response, batch bool) Diagnostics {
+	var many func([]*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error)
+	if b, ok := s.impl.(BatchReader); ok && batch {
+		many = func(reads []*ReadRequest) ([]*ReadResponse, Diagnostics, bool, error) {
+			resp, err := b.ReadMany(ctx, &ReadManyRequest{Reads: reads})
+			if resp == nil {
+				return nil, nil, false, err
+			}
+			return resp.Results, resp.Diagnostics, true, err
+		}
+	}
+	return answerMany(s, "ReadMany", "reads", reads, at, out,
+		func(rr *ReadRequest) (*ReadResponse, error) { return s.impl.Read(ctx, rr) },
+		many, toReadResponse,
+		func(r *ReadResponse) *ReadResponse {
+			if r == nil {
+				r = &ReadResponse{Diagnostics: Diagnostics{Errorf("provider returned no result for this read")}}
+			}
+			return r
+		})
+}
+
 // readBacks makes the reads of read-backs (a Create's, a Delete's), as the
-// host's Verify would: in one ReadMany when the provider implements
-// BatchReader and more than one is due, else a Read each. An answer is nil
-// where its read failed (an error, a panic, an error diagnostic, a batch
-// that answers wrong), never the call's failure: the host then reads
-// itself.
+// host's Verify would, through answerReads (one ReadMany when more than
+// one is due). An answer is nil where its read failed (an error, a panic,
+// an error diagnostic, a batch that answers wrong), never the call's
+// failure: the host then reads itself.
 func (s *server) readBacks(ctx context.Context, reads []*ReadRequest) []*pb.Read_Response {
 	out := make([]*pb.Read_Response, len(reads))
-	if len(reads) == 0 {
-		return out
+	at := make([]int, len(reads))
+	for k := range at {
+		at[k] = k
 	}
-	results := make([]*ReadResponse, len(reads))
-	if batch, ok := s.impl.(BatchReader); ok && len(reads) > 1 {
-		var resp *ReadManyResponse
-		ds := s.call(func() (Diagnostics, error) {
-			var err error
-			resp, err = batch.ReadMany(ctx, &ReadManyRequest{Reads: reads})
-			return nil, err
-		})
-		if ds.HasError() || resp == nil || resp.Diagnostics.HasError() || len(resp.Results) != len(reads) {
-			return out
-		}
-		copy(results, resp.Results)
-	} else {
-		for k, rr := range reads {
-			ds := s.call(func() (Diagnostics, error) {
-				var err error
-				results[k], err = s.impl.Read(ctx, rr)
-				return nil, err
-			})
-			if ds.HasError() {
-				results[k] = nil
-			}
-		}
+	if s.answerReads(ctx, reads, at, out, len(reads) > 1).HasError() {
+		return make([]*pb.Read_Response, len(reads))
 	}
-	for k, r := range results {
-		if r == nil || r.Diagnostics.HasError() {
-			continue
-		}
-		if w := toReadResponse(r, nil); !fromDiagnostics(w.GetDiagnostics()).HasError() {
-			out[k] = w
+	for k, w := range out {
+		if w == nil || fromDiagnostics(w.GetDiagnostics()).HasError() {
+			out[k] = nil
 		}
 	}
 	return out
