@@ -279,3 +279,42 @@ func TestPluginKilledDuringVerify(t *testing.T) {
 		})
 	}
 }
+
+// A plugin killed with SIGKILL in the middle of a Create's read-back, after
+// the resource exists in its world and before the Create answered: the
+// Create's outcome is unknown to bulwark, as for a plugin killed in the
+// middle of any Create. The apply's rollback finds what was made by its
+// idempotency key in a fresh plugin and deletes it; nothing is left behind,
+// and nothing is recorded that does not exist.
+func TestPluginKilledDuringReadBack(t *testing.T) {
+	e := newCrashEnv(t, "sig")
+	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "800"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"apply", spec, "--parallelism", "1"}
+	cmd := e.command(ctx, "", args...)
+	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// a is in the mock's world (its Create slept 800ms, then made it): the
+	// read-back, 800ms more, is running.
+	pollFile(t, filepath.Join(e.stateDir, "sig", "providers", "mock", "world.log"), `"name":"a"`, time.Minute)
+	kids := children(cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("plugin processes %v, want one", kids)
+	}
+	if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := e.wait(ctx, cmd, args, t0)
+	if r.code != 11 || !strings.Contains(r.stdout, "rolled back") {
+		t.Fatalf("want exit 11, the create of a rolled back: %s", r)
+	}
+	ev, _ := os.ReadFile(e.events)
+	if bytes.Contains(ev, []byte(`"resource":"b"`)) {
+		t.Errorf("b started after a's Create died:\n%s", ev)
+	}
+	e.assertNothingLeft()
+}
