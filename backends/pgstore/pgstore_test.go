@@ -747,3 +747,52 @@ func TestUnknownProtectionRefused(t *testing.T) {
 func pgstoreOpen(ctx context.Context, url string) (storage.Backend, error) {
 	return pgstore.Open(ctx, url, storage.Options{Stack: "bench"})
 }
+
+// A journal row that does not parse keeps its whole operation out of the
+// compaction, as Checkpoint promises: the row, and the operation's other
+// rows, are still there after it (the damaged row's operation is known by
+// its op column, never by what could not be decoded).
+func TestCheckpointKeepsADamagedOperation(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	b := open(t, url, "web", state.Sealing{})
+	w := lock(t, b, "op_x")
+	const keep, ops = 1, 5
+	for i := range ops {
+		op := fmt.Sprintf("op_%d", i)
+		recs := []journal.Record{rec(op, journal.KindOp, journal.OpRunning), rec(op, journal.KindStep, journal.StepOK), rec(op, journal.KindOp, journal.OpSucceeded)}
+		if _, err := w.Commit(ctx, storage.Commit{Records: recs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// op_1's step record, damaged by hand.
+	conn := rawConn(t, url)
+	s := pgx.Identifier{schemaOf(t, url)}.Sanitize()
+	tag, err := conn.Exec(ctx, `UPDATE `+s+`.journal SET body = convert_to('{"id": damaged', 'UTF8') WHERE stack = 'web' AND op = 'op_1' AND kind = 'step'`)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("damage a row: %v %v", tag, err)
+	}
+	if err := w.Checkpoint(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+s+`.journal WHERE stack = 'web' AND op = 'op_1'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 3 {
+		t.Fatalf("op_1 has %d row(s) after the checkpoint, want its 3 (one damaged) kept whole", rows)
+	}
+	recs, bad, err := b.Journal(ctx)
+	if err != nil || len(bad) != 1 {
+		t.Fatalf("journal: %d damaged %v", len(bad), err)
+	}
+	summarized := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			summarized[r.Op] = true
+		}
+	}
+	if summarized["op_1"] || !summarized["op_0"] || !summarized["op_2"] {
+		t.Fatalf("summaries %v: want op_0 and op_2 compacted, op_1 (damaged) kept whole", summarized)
+	}
+}

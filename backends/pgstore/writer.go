@@ -833,15 +833,19 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		damaged := map[string]bool{}
 		for rows.Next() {
 			var seq int64
+			var op string
 			var body []byte
-			if err := rows.Scan(&seq, &body); err != nil {
+			if err := rows.Scan(&seq, &op, &body); err != nil {
 				rows.Close()
 				return err
 			}
 			var r journal.Record
-			if err := json.Unmarshal(body, &r); err != nil {
-				damaged[r.Op] = true
-				continue // a damaged record: its operation is not compacted
+			if err := json.Unmarshal(body, &r); err != nil || r.Op != op {
+				// A damaged record: its operation (known by the row's op
+				// column, since the body could not say) is not compacted,
+				// so none of its rows is deleted.
+				damaged[op] = true
+				continue
 			}
 			if !isCandidate[r.Op] {
 				l := lines[r.Op]
