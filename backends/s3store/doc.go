@@ -28,7 +28,8 @@
 //     storage.ErrMoved naming the new place.
 //   - lock.json: the lock: the holder (operation, pid, host, since), the
 //     lease's end (until), a random token, and what identifies the holder's
-//     process on its machine (boot id, pid namespace, start time).
+//     process on its machine (boot id, pid namespace, start time); once its
+//     holder let it go, marked released (it is never deleted).
 //   - snapshot.json: the state as of WAL sequence number seq, and the
 //     journal up to it (compacted), sensitive values sealed; rewritten
 //     by Checkpoint only, with If-Match on the ETag it read (If-None-Match: *
@@ -64,12 +65,27 @@
 // paused and not dead, can then write nothing: its next WAL object's key is
 // taken, so its PUT gets 412, read as a lost race (storage.ErrLost), as is
 // a 404, a 409 (ConditionalRequestConflict) or a 412 on any conditional
-// write. Writer.Lost closes when a renewal fails to find this holder's
-// lock (412, 404: another holder, or none) or the lease runs out without a
-// renewal getting through; every later call fails with ErrLost before it
-// writes anything. The lease is only how others learn a holder is dead:
-// correctness comes from the conditional writes, so clock skew between
-// machines can make a takeover early, never a lost write.
+// write. A Checkpoint never deletes a WAL object that holds a takeover's
+// record (the snapshot lists them), so that key stays taken however much
+// of the WAL around it is folded. Every other write (a revision's body, a
+// backup, the snapshot, stack.json) first reads lock.json and is refused
+// with ErrLost unless it still carries the writer's token. Writer.Lost
+// closes when a renewal fails to find this holder's lock (412, 404:
+// another holder, or none) or the lease runs out without a renewal
+// getting through; every later call fails with ErrLost before it writes
+// anything. The lease is only how others learn a holder is dead:
+// correctness comes from the conditional writes and the token, so clock
+// skew between machines can make a takeover early, never a lost write.
+// Every decision about a lease (its end, whether it ran out) is made on
+// the backend's clock (storage.Options.Now).
+//
+// Release never deletes lock.json: it overwrites it, with If-Match on the
+// ETag it read and only when that record carries its token, with the same
+// record marked released, which Lock then takes as free. Nothing rests on
+// a conditional DELETE, whose condition some S3-compatible servers ignore
+// (MinIO was seen to delete on a wrong If-Match): a holder displaced
+// without knowing it (a pause inside Release, a clock behind the taker's)
+// would delete its successor's lock.
 //
 // # Guarantees (storage's, here)
 //

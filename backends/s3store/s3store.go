@@ -416,6 +416,12 @@ type snapshot struct {
 	Seq     int64            `json:"seq"`
 	State   *state.State     `json:"state"`
 	Journal []journal.Record `json:"journal,omitempty"`
+	// Fences are the WAL objects that hold a takeover's record: the
+	// displaced holder's next write is to that key, and finds it taken.
+	// A Checkpoint never deletes them (one small object per takeover), so
+	// a holder displaced without knowing it cannot write there after the
+	// WAL around them was folded into a snapshot.
+	Fences []int64 `json:"fences,omitempty"`
 }
 
 // segment is one WAL object: the Commits of one durable write, in order.
@@ -437,6 +443,18 @@ type entry struct {
 
 func (e entry) changes() bool { return len(e.Put) > 0 || len(e.Delete) > 0 || e.Meta != nil }
 
+// fences reports whether sg holds a takeover's record (snapshot.Fences).
+func (sg *segment) fences() bool {
+	for _, e := range sg.Entries {
+		for _, r := range e.Records {
+			if r.Kind == kindLock {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // loaded is a stack as stored: its state (opened), journal, and where the
 // WAL is.
 type loaded struct {
@@ -450,6 +468,7 @@ type loaded struct {
 	snapSize int64
 	walBytes int64
 	walCount int
+	fences   []int64 // see snapshot.Fences
 }
 
 // load reads the stack: identity, snapshot, then the WAL after it. A gap
@@ -507,6 +526,7 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 			sn.State.Resources = map[string]*state.Resource{}
 		}
 		l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.snapSize = sn.State, sn.Journal, sn.Seq, sn.Seq, so.etag, so.size
+		l.fences = sn.Fences
 		l.st.Stack, l.st.Lineage = b.opts.Stack, sn.Lineage
 	}
 	objs, err := b.list(ctx, walDir, walKey(l.seq))
@@ -520,6 +540,9 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 	for _, sg := range segs {
 		if l.id == nil || sg.Lineage != l.id.Lineage {
 			return nil, b.wrap("load", fmt.Errorf("%s is of lineage %s, not this stack's (%s): %w", b.key(walKey(sg.Seq)), sg.Lineage, lineageOf(l.id), storage.ErrLineage))
+		}
+		if sg.fences() {
+			l.fences = append(l.fences, sg.Seq)
 		}
 		for _, e := range sg.Entries {
 			l.recs = append(l.recs, e.Records...)
@@ -615,11 +638,12 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 	return slices.DeleteFunc(l.recs, func(r journal.Record) bool { return r.Kind == journal.KindState }), nil, nil
 }
 
-// Holder reads lock.json: who holds the lock (nil: nobody). A holder whose
-// lease ran out is returned too, with its Until in the past.
+// Holder reads lock.json: who holds the lock (nil: nobody, or a lock its
+// holder released). A holder whose lease ran out is returned too, with its
+// Until in the past.
 func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	lr, _, err := b.readLock(ctx)
-	if err != nil || lr == nil {
+	if err != nil || lr == nil || lr.Released {
 		return nil, err
 	}
 	h := lr.Holder
@@ -631,7 +655,7 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 // Lock takes over at once: what doctor says of the lock.
 func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
 	lr, _, err := b.readLock(ctx)
-	if err != nil || lr == nil {
+	if err != nil || lr == nil || lr.Released {
 		return nil, nil, err
 	}
 	h := lr.Holder

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"slices"
@@ -688,4 +689,232 @@ func TestInspect(t *testing.T) {
 	if live, stale, err := b.Inspect(ctx); err != nil || live != nil || stale == nil || stale.Op != "op_elsewhere" {
 		t.Fatalf("Inspect of a lease that ran out: %v %v %v, want it stale", live, stale, err)
 	}
+}
+
+// The lease is read and written on the backend's clock (Options.Now), the
+// one Lock stamps the holder with: the lease's end is the clock's time plus
+// the lease, at the Lock and at every renewal.
+func TestLeaseUsesTheInjectedClock(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	const skew = -2 * time.Hour
+	o := options()
+	o.Now = func() time.Time { return time.Now().Add(skew) }
+	b := openHome(t, s.home(t, "3s"), o)
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_clock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	near := func(what string, got time.Time) {
+		t.Helper()
+		want := time.Now().Add(skew + 3*time.Second)
+		if d := got.Sub(want); d < -2*time.Second || d > 2*time.Second {
+			t.Fatalf("%s: the lease ends at %s, want about %s (the injected clock's now plus the lease)", what, got, want)
+		}
+	}
+	h, err := b.Holder(ctx)
+	if err != nil || h == nil {
+		t.Fatalf("Holder: %v %v", h, err)
+	}
+	near("at Lock", h.Until)
+	first := h.Until
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err = b.Holder(ctx)
+		if err != nil || h == nil {
+			t.Fatalf("Holder: %v %v", h, err)
+		}
+		if !h.Until.Equal(first) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no renewal in 10 s (every 1 s)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	near("after a renewal", h.Until)
+	select {
+	case <-w.Lost():
+		t.Fatal("the writer lost its lock")
+	default:
+	}
+}
+
+// A lock record that cannot be encoded is an error, never an empty
+// lock.json (which no one could take over: it names no holder).
+func TestLockRecordEncodeErrorIsAnError(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	b := openHome(t, home, options())
+	// A time encoding/json refuses (a year past 9999).
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_far", Since: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err == nil {
+		w.Release(ctx)
+		t.Fatal("Lock with a holder that cannot be encoded succeeded")
+	}
+	if o, gerr := b.get(ctx, lockKey); gerr != nil || o != nil {
+		t.Fatalf("lock.json after a failed Lock: %v %v, want none", o, gerr)
+	}
+}
+
+// ignoringDeleteConditions serves the S3 API of the tests' emulator (this
+// process's gofakes3, or the one BULWARK_TEST_S3_ENDPOINT names) through a
+// proxy that drops the conditions of every DELETE, as MinIO was seen to:
+// a DELETE with If-Match and a wrong ETag answers 204 and deletes.
+func ignoringDeleteConditions(t *testing.T) string {
+	t.Helper()
+	var next http.Handler
+	if ep := os.Getenv("BULWARK_TEST_S3_ENDPOINT"); ep != "" {
+		u, err := url.Parse(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = httputil.NewSingleHostReverseProxy(u)
+	} else {
+		next = gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(false)).Server()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			r.Header.Del("If-Match")
+			r.Header.Del("If-None-Match")
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := raw(srv.URL).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(testBucket)})
+	if err != nil && apiCode(err) != "BucketAlreadyExists" && apiCode(err) != "BucketAlreadyOwnedByYou" {
+		t.Fatalf("create the test bucket: %v", err)
+	}
+	return srv.URL
+}
+
+// A holder displaced without knowing it (its clock behind the taker's, so
+// its lease had not run out by its own clock, and no renewal came between)
+// neither removes the newcomer's lock when it releases, nor writes, even
+// against a server that ignores the condition of a DELETE: nothing rests on
+// a conditional delete; the lock's token fences.
+func TestDisplacedHolderCannotRemoveTheNewLockOrWrite(t *testing.T) {
+	setup(t) // credentials
+	ep := ignoringDeleteConditions(t)
+	ctx := context.Background()
+	// displaced returns a holder, and the newcomer that took its lock over
+	// without it noticing.
+	displaced := func(t *testing.T) (string, storage.Writer, *Backend, storage.Writer) {
+		home := "s3://" + testBucket + "/t-" + randomHex(t) + "?" + url.Values{"region": {"us-east-1"}, "endpoint": {ep}}.Encode()
+		a := openHome(t, home, options())
+		wa, err := a.Lock(ctx, storage.Holder{Op: "op_old"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { wa.Release(ctx) })
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a")}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wa.PutRevision(ctx, 1, storage.RevisionBody{Spec: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		// The newcomer's clock is ahead by more than the lease: the old
+		// lease ran out by it.
+		ob := options()
+		ob.Now = func() time.Time { return time.Now().Add(2 * DefaultLease) }
+		b := openHome(t, home, ob)
+		wb, err := b.Lock(ctx, storage.Holder{Op: "op_new"})
+		if err != nil {
+			t.Fatalf("the newcomer's takeover: %v", err)
+		}
+		t.Cleanup(func() { wb.Release(ctx) })
+		if wb.Stale() == nil || wb.Stale().Op != "op_old" {
+			t.Fatalf("the takeover names %v, want op_old", wb.Stale())
+		}
+		if err := wb.PutRevision(ctx, 1, storage.RevisionBody{Spec: "new"}); err != nil {
+			t.Fatal(err)
+		}
+		return home, wa, b, wb
+	}
+
+	t.Run("its Release leaves the newcomer's lock", func(t *testing.T) {
+		home, wa, b, wb := displaced(t)
+		if err := wa.Release(ctx); err != nil {
+			t.Errorf("the displaced holder's Release: %v", err)
+		}
+		h, err := b.Holder(ctx)
+		if err != nil || h == nil || h.Op != "op_new" {
+			t.Fatalf("after the displaced holder's Release, the lock is held by %v (%v), want op_new", h, err)
+		}
+		if _, err := openHome(t, home, options()).Lock(ctx, storage.Holder{Op: "op_third"}); !errors.Is(err, storage.ErrLocked) {
+			t.Fatalf("a third Lock while the newcomer holds it: %v, want ErrLocked", err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		// Once the newcomer releases, the lock is free for anyone, and not
+		// taken over as a stale one.
+		if err := wb.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := b.Holder(ctx); err != nil || h != nil {
+			t.Fatalf("after the newcomer's Release: holder %v %v, want none", h, err)
+		}
+		wc, err := openHome(t, home, options()).Lock(ctx, storage.Holder{Op: "op_next"})
+		if err != nil {
+			t.Fatalf("Lock after a release: %v", err)
+		}
+		if wc.Stale() != nil {
+			t.Errorf("a released lock was taken over as stale from %v", wc.Stale())
+		}
+		wc.Release(ctx)
+	})
+
+	t.Run("its Commit is refused after the newcomer's checkpoint folded the WAL", func(t *testing.T) {
+		_, wa, b, wb := displaced(t)
+		// Enough finished operations for the checkpoint to compact, write
+		// the snapshot and delete the WAL objects it holds.
+		for i := range 4 {
+			op := "op_n" + strconv.Itoa(i)
+			if _, err := wb.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}, {Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wb.Checkpoint(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's Commit after the checkpoint: %v, want ErrLost", err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		st, err := b.Load(ctx)
+		if err != nil || st.Resources["a"] == nil || st.Resources["b"] != nil || st.Resources["c"] == nil {
+			t.Fatalf("state: %v %v", st, err)
+		}
+	})
+
+	t.Run("its writes are refused", func(t *testing.T) {
+		_, wa, b, wb := displaced(t)
+		if err := wa.PutRevision(ctx, 1, storage.RevisionBody{Spec: "old again"}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's PutRevision: %v, want ErrLost", err)
+		}
+		if err := wa.DeleteRevision(ctx, 1); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's DeleteRevision: %v, want ErrLost", err)
+		}
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's Commit: %v, want ErrLost", err)
+		}
+		if h, err := b.Holder(ctx); err != nil || h == nil || h.Op != "op_new" {
+			t.Fatalf("the lock is held by %v (%v), want op_new", h, err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "new" {
+			t.Fatalf("revision 1: %+v %v, want the newcomer's", rb, err)
+		}
+		st, err := b.Load(ctx)
+		if err != nil || st.Resources["a"] == nil || st.Resources["b"] != nil || st.Resources["c"] == nil {
+			t.Fatalf("state: %v %v", st, err)
+		}
+	})
 }

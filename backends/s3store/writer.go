@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ type writer struct {
 	snapSeq   int64
 	snapETag  string
 	walBytes  int64 // of the WAL objects after the snapshot
+	fences    []int64
 
 	commits *groupcommit.Queue
 }
@@ -58,6 +60,7 @@ func (w *writer) init(l *loaded) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.st, w.recs, w.seq, w.snapSeq, w.snapETag, w.walBytes = l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.walBytes
+	w.fences = slices.Clone(l.fences)
 	if l.id != nil {
 		w.lineage, w.persisted, w.idETag = l.id.Lineage, true, l.idETag
 	} else {
@@ -105,7 +108,7 @@ func (w *writer) lostLocked() error {
 func (w *writer) usable() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && time.Now().After(w.lr.Holder.Until) {
+	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && w.b.now().After(w.lr.Holder.Until) {
 		w.loseLocked(errors.New("the lease ran out"))
 	}
 	switch {
@@ -236,6 +239,9 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	w.st.Lineage = lineage
 	w.seq, w.lineage, w.persisted, w.committed = sg.Seq, lineage, true, true
 	w.walBytes += int64(len(body))
+	if sg.fences() {
+		w.fences = append(w.fences, sg.Seq)
+	}
 	w.mu.Unlock()
 	w.afterWrite()
 	finish(nil)
@@ -265,7 +271,10 @@ func (w *writer) isPersisted() bool {
 // writeIdentity writes stack.json: at the first Lock of a stack, and again
 // when its first Commit brings another lineage (a stack moved here).
 func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
-	body, _ := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
+	body, err := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
+	if err != nil {
+		return w.b.wrap("write "+identityKey, err)
+	}
 	w.mu.Lock()
 	c := cond{ifNoneMatch: true}
 	if w.persisted {
@@ -322,7 +331,7 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 
 // PutRevision stores revision n's body.
 func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	sb, err := storage.SealRevision(body, w.b.opts.Sealing)
@@ -342,7 +351,7 @@ func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBo
 
 // DeleteRevision drops revision n's body.
 func (w *writer) DeleteRevision(ctx context.Context, n int) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	_, err := w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(revisionKey(n)))})
@@ -366,7 +375,7 @@ func sealed(st *state.State, sl state.Sealing) (*state.State, error) {
 
 // PutBackup stores the state as of now under name, keeping the newest keep.
 func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return false, err
 	}
 	if !validName(name) {
@@ -393,6 +402,9 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	}
 	w.afterWrite()
 	if keep > 0 {
+		if err := w.held(ctx); err != nil {
+			return true, err
+		}
 		list, err := w.b.Backups(ctx)
 		if err != nil {
 			return true, err
@@ -412,7 +424,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 // migrate), under info.Name with info.Time, sealed as PutBackup seals. A
 // backup already stored under the name is kept as it is. Nothing is pruned.
 func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	if !validName(info.Name) {
@@ -469,25 +481,21 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	idle := compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
 	lineage, persisted := w.lineage, w.persisted
 	st, seq := w.st.Clone(), w.seq
+	fences := slices.Clone(w.fences)
 	w.mu.Unlock()
 	if idle || !persisted {
 		return nil
 	}
 	// Still ours? (A displaced writer's snapshot would be harmless, a
 	// prefix of the WAL, but it is not written.)
-	cur, _, err := w.b.readLock(ctx)
-	if err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
-	}
-	if cur == nil || cur.Token != w.lr.Token {
-		w.lose(errors.New("the lock is another holder's"))
-		return w.usable()
 	}
 	sst, err := sealed(st, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("checkpoint", err)
 	}
-	body, err := json.Marshal(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs})
+	body, err := json.Marshal(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs, Fences: fences})
 	if err != nil {
 		return err
 	}
@@ -542,7 +550,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	for _, o := range objs {
 		k := aws.ToString(o.Key)
 		n, perr := strconv.ParseInt(strings.TrimPrefix(k, walDir), 10, 64)
-		if perr == nil && n <= seq {
+		if perr == nil && n <= seq && !slices.Contains(fences, n) {
 			drop = append(drop, k)
 		}
 	}
@@ -554,7 +562,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 // state migrate`): from then on Load and Lock refuse with storage.ErrMoved
 // naming it. The objects stay, for reference.
 func (w *writer) MarkMoved(ctx context.Context, to string) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	o, err := w.b.get(ctx, identityKey)
@@ -572,7 +580,10 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 		c = cond{ifMatch: o.etag}
 	}
 	id.MovedTo = to
-	body, _ := json.Marshal(&id)
+	body, err := json.Marshal(&id)
+	if err != nil {
+		return w.b.wrap("mark moved", err)
+	}
 	if _, err := w.b.put(ctx, identityKey, body, c, nil); err != nil {
 		if lostRace(err) {
 			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
