@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,19 @@ func TestConformance(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir(to), "state.json"), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
+		},
+		Tamper: func(t *testing.T, home, old, new string) {
+			filepath.WalkDir(dir(home), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() && d.Name() != "lock" {
+					b, _ := os.ReadFile(p)
+					if bytes.Contains(b, []byte(old)) {
+						if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o600); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				return nil
+			})
 		},
 		Raw: func(t *testing.T, home string) []byte {
 			var all []byte
