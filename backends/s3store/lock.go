@@ -246,8 +246,15 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	}
 	w.mu.Lock()
 	w.renewing = true
+	legacy := w.legacy
 	w.mu.Unlock()
 	go w.renew()
+	if legacy {
+		if err := w.upgrade(ctx); err != nil {
+			w.release(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	return w, nil
 }
 

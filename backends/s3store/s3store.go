@@ -49,8 +49,13 @@ const (
 // kindLock is the journal record kind of a lock taken over.
 const kindLock = "lock"
 
-// format is the version of the objects this package writes.
-const format = 1
+// format is the version of the objects this package writes. Version 2:
+// every object the state is read from (stack.json, snapshot.json, the WAL,
+// revisions, backups) is a checksummed record (storage.Enclose), checked on
+// every read. A stack whose stack.json has no checksum was written by an
+// older bulwark: its objects are read without one, and its next Lock
+// rewrites them with theirs (writer.upgrade).
+const format = 2
 
 // Backend is one stack's home in an S3 bucket. It is safe for concurrent
 // use.
@@ -208,12 +213,16 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		o, err := b.get(ctx, identityKey)
+		id, _, _, err := b.readIdentity(ctx)
+		if errors.Is(err, storage.ErrIntegrity) {
+			// Listed: what reads it (doctor) says what is wrong with it.
+			out = append(out, name)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		var id identity
-		if o == nil || json.Unmarshal(o.body, &id) != nil || id.Stack != name || id.MovedTo != "" {
+		if id == nil || id.Stack != name || id.MovedTo != "" {
 			continue // not a stack of bulwark's, or one moved away
 		}
 		out = append(out, name)
@@ -307,6 +316,7 @@ type object struct {
 	body []byte
 	etag string
 	size int64
+	meta map[string]string
 }
 
 // get reads an object; nil, nil when there is none.
@@ -326,7 +336,64 @@ func (b *Backend) get(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return nil, b.wrap("read "+name, err)
 	}
-	return &object{body: body, etag: aws.ToString(out.ETag), size: int64(len(body))}, nil
+	return &object{body: body, etag: aws.ToString(out.ETag), size: int64(len(body)), meta: out.Metadata}, nil
+}
+
+// restoreHint is where good copies of a stack's objects are.
+const restoreHint = "an earlier version of the object (bucket versioning), or the backups that backend keeps for this stack (bulwark doctor lists them)"
+
+// at names object name of the stack for an integrity error.
+func (b *Backend) at(name string) storage.Where {
+	return storage.Where{Backend: b.loc, Stack: b.opts.Stack, Record: fmt.Sprintf("object %s (bucket %s)", b.key(name), b.bucket), Restore: restoreHint}
+}
+
+// record reads object name, a checksummed record, and checks it: its body
+// is the record. nil, nil when there is none. With legacy (a stack an
+// older bulwark wrote), a record without a checksum is taken as it is.
+func (b *Backend) record(ctx context.Context, name string, legacy bool) (*object, error) {
+	o, err := b.get(ctx, name)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	if legacy {
+		o.body, _, err = storage.DiscloseLegacy(o.body, b.at(name))
+	} else {
+		o.body, err = storage.Disclose(o.body, b.at(name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// putRecord writes v as object name, a checksummed record (storage.Enclose),
+// under c; it returns the new ETag and the bytes stored.
+func (b *Backend) putRecord(ctx context.Context, name string, v any, c cond, meta map[string]string) (string, []byte, error) {
+	body, err := storage.MarshalEnclosed(v)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode %s: %w", name, err)
+	}
+	tag, err := b.put(ctx, name, body, c, meta)
+	return tag, body, err
+}
+
+// readIdentity reads stack.json (nil when there is none), and whether it
+// is an older bulwark's, without a checksum (legacy: the stack's other
+// objects may have none either).
+func (b *Backend) readIdentity(ctx context.Context) (id *identity, etag string, legacy bool, err error) {
+	o, err := b.get(ctx, identityKey)
+	if err != nil || o == nil {
+		return nil, "", false, err
+	}
+	rec, legacy, err := storage.DiscloseLegacy(o.body, b.at(identityKey))
+	if err != nil {
+		return nil, "", false, err
+	}
+	var v identity
+	if err := json.Unmarshal(rec, &v); err != nil {
+		return nil, "", false, b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", b.key(identityKey), err, state.ErrCorrupt))
+	}
+	return &v, o.etag, legacy, nil
 }
 
 // cond is a PUT's condition.
@@ -469,6 +536,7 @@ type loaded struct {
 	walBytes int64
 	walCount int
 	fences   []int64 // see snapshot.Fences
+	legacy   bool    // an older bulwark's stack: objects without checksums
 }
 
 // load reads the stack: identity, snapshot, then the WAL after it. A gap
@@ -490,15 +558,13 @@ var errGap = errors.New("the write-ahead log changed while it was read")
 
 func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 	l := &loaded{st: &state.State{Version: state.Version, Stack: b.opts.Stack, Resources: map[string]*state.Resource{}}}
-	io, err := b.get(ctx, identityKey)
+	idp, idTag, legacy, err := b.readIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if io != nil {
-		var id identity
-		if err := json.Unmarshal(io.body, &id); err != nil {
-			return nil, b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", identityKey, err, state.ErrCorrupt))
-		}
+	l.legacy = legacy
+	if idp != nil {
+		id := *idp
 		if id.Stack != b.opts.Stack {
 			return nil, b.wrap("load", fmt.Errorf("%s names stack %q, not %q: %w", b.key(identityKey), id.Stack, b.opts.Stack, storage.ErrLineage))
 		}
@@ -506,11 +572,11 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 			return nil, fmt.Errorf("stack %s at %s: %w to %s: use --state %s (the objects here stay for reference; %s says where it went)",
 				b.opts.Stack, b.loc, storage.ErrMoved, id.MovedTo, id.MovedTo, b.key(identityKey))
 		}
-		l.idETag = io.etag
+		l.idETag = idTag
 		l.id = &id
 		l.st.Lineage = id.Lineage
 	}
-	so, err := b.get(ctx, snapshotKey)
+	so, err := b.record(ctx, snapshotKey, legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +599,7 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	segs, err := b.fetch(ctx, objs, l.seq)
+	segs, err := b.fetch(ctx, objs, l.seq, legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +640,7 @@ func lineageOf(id *identity) string {
 
 // fetch gets the WAL objects listed, in parallel, and checks they follow
 // after one another from after.
-func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64) ([]*segment, error) {
+func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64, legacy bool) ([]*segment, error) {
 	segs := make([]*segment, len(objs))
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -586,7 +652,7 @@ func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64) (
 			defer wg.Done()
 			defer func() { <-sem }()
 			name := aws.ToString(o.Key)
-			ob, err := b.get(ctx, name)
+			ob, err := b.record(ctx, name, legacy)
 			switch {
 			case err != nil:
 				errs[i] = err
@@ -672,7 +738,11 @@ type revision struct {
 
 // Revision returns revision n's body.
 func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
-	o, err := b.get(ctx, revisionKey(n))
+	_, _, legacy, err := b.readIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.record(ctx, revisionKey(n), legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -734,7 +804,11 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 	if !validName(name) {
 		return nil, fmt.Errorf("backup %q of %s: %w", name, b.loc, storage.ErrNotFound)
 	}
-	o, err := b.get(ctx, backupDir+name)
+	_, _, legacy, err := b.readIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.record(ctx, backupDir+name, legacy)
 	if err != nil {
 		return nil, err
 	}

@@ -207,8 +207,44 @@ func TestConformance(t *testing.T) {
 			}
 			return all
 		},
+		Tamper: func(t *testing.T, home, old, new string) {
+			tamper(t, home, storagetest.Stack, "", old, new)
+		},
 		Steal: func(t *testing.T, home string) { steal(t, home, storagetest.Stack) },
 	})
+}
+
+// tamper edits by hand (GET, replace, PUT: what a person with the aws CLI
+// would do) every object of home's stack whose name starts with only (all
+// but lock.json when only is ""), replacing old by new; it reports how
+// many it changed.
+func tamper(t *testing.T, home, stack, only, old, new string) int {
+	t.Helper()
+	ctx := context.Background()
+	b := openHome(t, home, storage.Options{Stack: stack})
+	objs, err := b.list(ctx, only, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, lo := range objs {
+		name := aws.ToString(lo.Key)
+		if name == lockKey {
+			continue
+		}
+		o, err := b.get(ctx, name)
+		if err != nil || o == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Contains(o.body, []byte(old)) {
+			continue
+		}
+		if _, err := b.put(ctx, name, bytes.ReplaceAll(o.body, []byte(old), []byte(new)), cond{}, o.meta); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
 }
 
 // steal makes the lock of home's stack look as if its lease ran out, and
@@ -917,4 +953,164 @@ func TestDisplacedHolderCannotRemoveTheNewLockOrWrite(t *testing.T) {
 			t.Fatalf("state: %v %v", st, err)
 		}
 	})
+}
+
+// An object the state is read from, edited by hand (a protection level
+// lowered in a WAL object or in the snapshot, a revision's or a backup's
+// text changed), is refused on read with an error naming the backend, the
+// stack and the object, and saying how to recover.
+func TestHandEditRefused(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	tests := []struct {
+		name, only, old, new string
+		compact              bool // checkpoint first: the state is in the snapshot
+		read                 func(b *Backend) error
+	}{
+		{name: "a protection level lowered in the WAL", only: walDir, old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "a protection level lowered in the snapshot", only: snapshotKey, old: `"durable"`, new: `"ephemeral"`, compact: true,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "the stack's lineage edited", only: identityKey, old: `"lineage":"`, new: `"lineage":"X`,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "a revision's text edited", only: revisionDir, old: `"spec":"`, new: `"spec":"X`,
+			read: func(b *Backend) error { _, err := b.Revision(ctx, 1); return err }},
+		{name: "a backup's protection level lowered", only: backupDir, old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *Backend) error { _, err := b.Backup(ctx, "op_1"); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := s.home(t, "")
+			b := openHome(t, home, options())
+			w, err := b.Lock(ctx, storage.Holder{Op: "op_1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vault := res("vault")
+			vault.Protection = "durable"
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{vault, res("web")}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "stack: web"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutBackup(ctx, "op_1", 5); err != nil {
+				t.Fatal(err)
+			}
+			if tt.compact {
+				for i := range 4 {
+					op := "op_c" + strconv.Itoa(i)
+					if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Status: journal.OpRunning}, {Op: op, Kind: journal.KindOp, Status: journal.OpSucceeded}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Checkpoint(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.read(b); err != nil {
+				t.Fatalf("before the edit: %v", err)
+			}
+			if n := tamper(t, home, "web", tt.only, tt.old, tt.new); n != 1 {
+				t.Fatalf("%d object(s) edited, want 1", n)
+			}
+			err = tt.read(b)
+			var ie *storage.IntegrityError
+			if !errors.As(err, &ie) || !errors.Is(err, state.ErrCorrupt) {
+				t.Fatalf("read after a hand edit: %v, want an IntegrityError", err)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			for _, want := range []string{"load state " + b.Location(), "stack web", "object " + stackKey(t, home, "web", tt.only), "does not match its checksum", "restore the newest good copy from"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the error %q does not say %q", msg, want)
+				}
+			}
+			// And no writer starts over it.
+			if tt.only != revisionDir && tt.only != backupDir {
+				if w, err := b.Lock(ctx, storage.Holder{Op: "op_2"}); !errors.Is(err, storage.ErrIntegrity) {
+					if err == nil {
+						w.Release(ctx)
+					}
+					t.Errorf("Lock over an edited object: %v, want ErrIntegrity", err)
+				}
+			}
+		})
+	}
+}
+
+// A stack an older bulwark wrote (objects without checksums) loads as it
+// is; its next Lock adds their checksums (the snapshot, revisions, backups
+// and stack.json last), and from then on an object without one, or edited,
+// is refused.
+func TestOlderStackUpgrades(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	by := openHome(t, home, options())
+	putRaw := func(name, body string, meta map[string]string) {
+		t.Helper()
+		if _, err := by.put(ctx, name, []byte(body), cond{}, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vault := `{"name":"vault","type":"network","provider":"mock","source":"mock","id":"id-vault","protection":"durable"}`
+	putRaw(identityKey, `{"format":1,"stack":"web","lineage":"L1","created":"2026-01-01T00:00:00Z"}`, nil)
+	putRaw(walKey(1), `{"format":1,"seq":1,"lineage":"L1","token":"old","entries":[{"records":[{"id":"R1","op":"op_old","ts":"2026-01-01T00:00:00Z","kind":"op","status":"succeeded","lineage":"L1"}],"put":[`+vault+`]}]}`, nil)
+	putRaw(revisionKey(1), `{"body":{"spec":"stack: web"}}`, nil)
+	putRaw(backupDir+"op_old", `{"format":1,"name":"op_old","time":"2026-01-01T00:00:00Z","state":{"version":1,"stack":"web","lineage":"L1","serial":0,"resources":{}}}`,
+		map[string]string{"time": "2026-01-01T00:00:00Z", "serial": "0"})
+
+	b := openHome(t, home, options())
+	check := func(when string) {
+		t.Helper()
+		st, err := b.Load(ctx)
+		if err != nil || st.Lineage != "L1" || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+			t.Fatalf("%s: Load %+v %v", when, st, err)
+		}
+		if recs, _, err := b.Journal(ctx); err != nil || len(recs) != 1 || recs[0].ID != "R1" {
+			t.Fatalf("%s: Journal %+v %v", when, recs, err)
+		}
+		if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "stack: web" {
+			t.Fatalf("%s: Revision %+v %v", when, rb, err)
+		}
+		if _, err := b.Backup(ctx, "op_old"); err != nil {
+			t.Fatalf("%s: Backup %v", when, err)
+		}
+		if list, err := b.Backups(ctx); err != nil || len(list) != 1 || list[0].Time.IsZero() {
+			t.Fatalf("%s: Backups %+v %v", when, list, err)
+		}
+	}
+	check("before the upgrade")
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the upgrade")
+	for _, name := range []string{identityKey, snapshotKey, revisionKey(1), backupDir + "op_old"} {
+		o, err := b.get(ctx, name)
+		if err != nil || o == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := storage.Disclose(o.body, storage.Where{}); err != nil {
+			t.Errorf("%s after the upgrade: %v", name, err)
+		}
+	}
+	// An object without a checksum is no longer taken.
+	putRaw(revisionKey(1), `{"body":{"spec":"stack: web"}}`, nil)
+	if _, err := b.Revision(ctx, 1); !errors.Is(err, storage.ErrIntegrity) {
+		t.Fatalf("a revision without a checksum after the upgrade: %v, want ErrIntegrity", err)
+	}
+	if n := tamper(t, home, "web", snapshotKey, `"durable"`, `"ephemeral"`); n != 1 {
+		t.Fatalf("%d snapshot(s) edited", n)
+	}
+	if _, err := b.Load(ctx); !errors.Is(err, storage.ErrIntegrity) {
+		t.Fatalf("Load of an edited snapshot after the upgrade: %v, want ErrIntegrity", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type writer struct {
 	snapETag  string
 	walBytes  int64 // of the WAL objects after the snapshot
 	fences    []int64
+	legacy    bool // an older bulwark's stack, until upgrade
 
 	commits *groupcommit.Queue
 }
@@ -61,6 +63,7 @@ func (w *writer) init(l *loaded) {
 	defer w.mu.Unlock()
 	w.st, w.recs, w.seq, w.snapSeq, w.snapETag, w.walBytes = l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.walBytes
 	w.fences = slices.Clone(l.fences)
+	w.legacy = l.legacy
 	if l.id != nil {
 		w.lineage, w.persisted, w.idETag = l.id.Lineage, true, l.idETag
 	} else {
@@ -220,7 +223,7 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 		}
 	}
 	sg := segment{Format: format, Seq: seq + 1, Lineage: lineage, Token: token, Entries: sealed}
-	body, err := json.Marshal(&sg)
+	body, err := storage.MarshalEnclosed(&sg)
 	if err != nil {
 		finish(fmt.Errorf("commit to %s: %w", w.b.loc, err))
 		return
@@ -271,17 +274,14 @@ func (w *writer) isPersisted() bool {
 // writeIdentity writes stack.json: at the first Lock of a stack, and again
 // when its first Commit brings another lineage (a stack moved here).
 func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
-	body, err := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
-	if err != nil {
-		return w.b.wrap("write "+identityKey, err)
-	}
+	id := &identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()}
 	w.mu.Lock()
 	c := cond{ifNoneMatch: true}
 	if w.persisted {
 		c = cond{ifMatch: w.idETag}
 	}
 	w.mu.Unlock()
-	tag, err := w.b.put(ctx, identityKey, body, c, nil)
+	tag, _, err := w.b.putRecord(ctx, identityKey, id, c, nil)
 	if err == nil {
 		w.mu.Lock()
 		w.persisted, w.idETag, w.lineage = true, tag, lineage
@@ -312,7 +312,7 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
 		return fmt.Errorf("s3 backend %s: %w: another writer took the lock over and wrote first; nothing was written", w.b.loc, storage.ErrLost)
 	}
-	o, gerr := w.b.get(context.WithoutCancel(ctx), name)
+	o, gerr := w.b.record(context.WithoutCancel(ctx), name, false)
 	if gerr == nil && o != nil {
 		var sg segment
 		if json.Unmarshal(o.body, &sg) == nil && sg.Token == token {
@@ -338,11 +338,7 @@ func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBo
 	if err != nil {
 		return w.b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
-	b, err := json.Marshal(&revision{Body: sb})
-	if err != nil {
-		return err
-	}
-	if _, err := w.b.put(ctx, revisionKey(n), b, cond{}, nil); err != nil {
+	if _, _, err := w.b.putRecord(ctx, revisionKey(n), &revision{Body: sb}, cond{}, nil); err != nil {
 		return w.b.wrap(fmt.Sprintf("write revision %d", n), err)
 	}
 	w.afterWrite()
@@ -389,12 +385,8 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		return false, w.b.wrap("backup "+name, err)
 	}
 	at := w.b.now().UTC()
-	body, err := json.Marshal(&backup{Format: format, Name: name, Time: at, State: sst})
-	if err != nil {
-		return false, err
-	}
 	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
-	if _, err := w.b.put(ctx, backupDir+name, body, cond{ifNoneMatch: true}, meta); err != nil {
+	if _, _, err := w.b.putRecord(ctx, backupDir+name, &backup{Format: format, Name: name, Time: at, State: sst}, cond{ifNoneMatch: true}, meta); err != nil {
 		if lostRace(err) {
 			return false, nil // there already: the first part's backup stays
 		}
@@ -438,12 +430,8 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if info.Time.IsZero() {
 		at = w.b.now().UTC()
 	}
-	body, err := json.Marshal(&backup{Format: format, Name: info.Name, Time: at, State: sst})
-	if err != nil {
-		return err
-	}
 	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
-	if _, err := w.b.put(ctx, backupDir+info.Name, body, cond{ifNoneMatch: true}, meta); err != nil {
+	if _, _, err := w.b.putRecord(ctx, backupDir+info.Name, &backup{Format: format, Name: info.Name, Time: at, State: sst}, cond{ifNoneMatch: true}, meta); err != nil {
 		if lostRace(err) {
 			return nil // there already: kept as it is
 		}
@@ -474,11 +462,18 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.commits.Flush(ctx); err != nil {
 		return err
 	}
+	return w.checkpoint(ctx, keepOps, false)
+}
+
+// checkpoint is Checkpoint's work; force writes the snapshot even when
+// nothing compacts and the WAL is short (upgrade).
+func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error {
 	w.mu.Lock()
 	n0 := len(w.recs)
 	recs, compacted := journal.CompactRecords(w.recs[:n0:n0], keepOps)
 	recs = append([]journal.Record(nil), recs...)
-	idle := compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
+	idle := !force && compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
+	legacy := w.legacy
 	lineage, persisted := w.lineage, w.persisted
 	st, seq := w.st.Clone(), w.seq
 	fences := slices.Clone(w.fences)
@@ -495,7 +490,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err != nil {
 		return w.b.wrap("checkpoint", err)
 	}
-	body, err := json.Marshal(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs, Fences: fences})
+	body, err := storage.MarshalEnclosed(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs, Fences: fences})
 	if err != nil {
 		return err
 	}
@@ -522,7 +517,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		// Rewritten since this writer read it: by a displaced writer's
 		// checkpoint (a prefix of what this one holds), or by a taker. The
 		// lock decides.
-		o, gerr := w.b.get(ctx, snapshotKey)
+		o, gerr := w.b.record(ctx, snapshotKey, legacy)
 		if gerr != nil {
 			return gerr
 		}
@@ -565,7 +560,7 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 	if err := w.held(ctx); err != nil {
 		return err
 	}
-	o, err := w.b.get(ctx, identityKey)
+	cur, etag, _, err := w.b.readIdentity(ctx)
 	if err != nil {
 		return err
 	}
@@ -573,18 +568,13 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 	id := identity{Format: format, Stack: w.b.opts.Stack, Lineage: w.lineage, Created: w.b.now().UTC()}
 	w.mu.Unlock()
 	c := cond{ifNoneMatch: true}
-	if o != nil {
-		if err := json.Unmarshal(o.body, &id); err != nil {
-			return w.b.wrap("mark moved", fmt.Errorf("%s does not parse: %w", identityKey, err))
-		}
-		c = cond{ifMatch: o.etag}
+	if cur != nil {
+		id = *cur
+		id.Format = format
+		c = cond{ifMatch: etag}
 	}
 	id.MovedTo = to
-	body, err := json.Marshal(&id)
-	if err != nil {
-		return w.b.wrap("mark moved", err)
-	}
-	if _, err := w.b.put(ctx, identityKey, body, c, nil); err != nil {
+	if _, _, err := w.b.putRecord(ctx, identityKey, &id, c, nil); err != nil {
 		if lostRace(err) {
 			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
 			return w.usable()
@@ -616,4 +606,81 @@ func (w *writer) Release(ctx context.Context) error {
 		return err
 	}
 	return ferr
+}
+
+// upgrade rewrites with their checksums the objects of a stack an older
+// bulwark wrote (its stack.json has none): the snapshot, of the state and
+// journal as loaded (nothing compacted; the WAL objects it holds are
+// deleted, but for the fences), every revision and backup (each with
+// If-Match on what was read, its metadata kept), and stack.json last. From
+// then on a record without a checksum is refused. A crash midway leaves
+// stack.json as it was, and the next Lock does it again. Each object is
+// written once; the cost is the stack's revisions and backups (retention
+// bounds them) and one snapshot.
+func (w *writer) upgrade(ctx context.Context) error {
+	if err := w.checkpoint(ctx, math.MaxInt32, true); err != nil {
+		return fmt.Errorf("s3 backend %s: add checksums to the objects an older bulwark wrote: %w", w.b.loc, err)
+	}
+	for _, dir := range []string{revisionDir, backupDir} {
+		objs, err := w.b.list(ctx, dir, "")
+		if err != nil {
+			return err
+		}
+		for _, lo := range objs {
+			name := aws.ToString(lo.Key)
+			o, err := w.b.get(ctx, name)
+			if err != nil {
+				return err
+			}
+			if o == nil {
+				continue // pruned meanwhile
+			}
+			rec, legacy, err := storage.DiscloseLegacy(o.body, w.b.at(name))
+			if err != nil {
+				return err
+			}
+			if !legacy {
+				continue
+			}
+			body, err := storage.Enclose(rec)
+			if err != nil {
+				return w.b.wrap("add a checksum to "+name, err)
+			}
+			if err := w.held(ctx); err != nil {
+				return err
+			}
+			if _, err := w.b.put(ctx, name, body, cond{ifMatch: o.etag}, o.meta); err != nil {
+				if lostRace(err) {
+					w.lose(fmt.Errorf("%s was rewritten by another writer", name))
+					return w.usable()
+				}
+				return w.b.wrap("add a checksum to "+name, err)
+			}
+			w.afterWrite()
+		}
+	}
+	id, etag, legacy, err := w.b.readIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	if id == nil || !legacy {
+		return nil
+	}
+	id.Format = format
+	if err := w.held(ctx); err != nil {
+		return err
+	}
+	tag, _, err := w.b.putRecord(ctx, identityKey, id, cond{ifMatch: etag}, nil)
+	if err != nil {
+		if lostRace(err) {
+			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
+			return w.usable()
+		}
+		return w.b.wrap("add a checksum to "+identityKey, err)
+	}
+	w.mu.Lock()
+	w.idETag, w.legacy = tag, false
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
 }
