@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -92,6 +93,9 @@ func ParseURL(raw string) (bucket, prefix string, s Settings, err error) {
 	if u.User != nil {
 		return "", "", s, errors.New("s3 backend: the URL carries credentials: bulwark takes them only from the AWS SDK's standard chain (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, roles)")
 	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "", "", s, errors.New("s3 backend: the URL has a fragment (#…): remove it (want s3://BUCKET/PREFIX?region=…)")
+	}
 	bucket = u.Host
 	if bucket == "" {
 		return "", "", s, errors.New("s3 backend: the URL names no bucket (want s3://BUCKET/PREFIX)")
@@ -142,7 +146,10 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	if err != nil {
 		return nil, err
 	}
-	return New(client, bucket, prefix, locationOf(bucket, prefix, s), s.Lease, opts)
+	// The location is the URL as the user gave it (ParseURL refused
+	// anything secret in it): what messages print is what they typed, not
+	// a re-encoding of it (endpoint=http%3A%2F%2F…).
+	return New(client, bucket, prefix, rawURL, s.Lease, opts)
 }
 
 // newClient makes the S3 client a URL's settings ask for: the SDK's
@@ -161,6 +168,15 @@ func newClient(ctx context.Context, s Settings) (*s3.Client, error) {
 	}
 	if cfg.Region == "" {
 		return nil, errors.New("s3 backend: no AWS region: add ?region=… to the URL, or set AWS_REGION")
+	}
+	// The credentials are resolved now (the SDK caches them; its first
+	// request would resolve them anyway), so that none found is said as
+	// such, naming every source the chain tried and how to give one, where
+	// the SDK's own error names only the last it tried (EC2 IMDS).
+	if cfg.Credentials != nil {
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			return nil, noCredentials(s, err)
+		}
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if s.Endpoint != "" {
@@ -188,7 +204,7 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc := locationOf(bucket, prefix, s)
+	loc := rawURL
 	under := ""
 	if prefix != "" {
 		under = prefix + "/"
@@ -198,7 +214,10 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("s3 %s: list stacks: %w", loc, err)
+			if apiCode(err) == "NoSuchBucket" {
+				err = fmt.Errorf("bucket %s does not exist (%s): %w", bucket, noBucketHint, err)
+			}
+			return nil, fmt.Errorf("s3 backend %s: list stacks: %w", loc, err)
 		}
 		for _, cp := range page.CommonPrefixes {
 			names = append(names, strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), under), "/"))
@@ -248,23 +267,23 @@ func New(client *s3.Client, bucket, prefix, location string, lease time.Duration
 	return &Backend{s3: client, bucket: bucket, prefix: p, loc: location, lease: lease, opts: opts, now: now}, nil
 }
 
-func locationOf(bucket, prefix string, s Settings) string {
-	u := url.URL{Scheme: "s3", Host: bucket, Path: "/" + prefix}
-	q := url.Values{}
-	if s.Region != "" {
-		q.Set("region", s.Region)
+// noCredentials says that the SDK's credential chain found none: which
+// sources it tried, in its order, and how to give one.
+func noCredentials(s Settings, err error) error {
+	profile := s.Profile
+	if profile == "" {
+		profile = os.Getenv("AWS_PROFILE")
 	}
-	if s.Endpoint != "" {
-		q.Set("endpoint", s.Endpoint)
+	if profile == "" {
+		profile = "default"
 	}
-	if s.Profile != "" {
-		q.Set("profile", s.Profile)
-	}
-	if s.Lease != DefaultLease && s.Lease != 0 {
-		q.Set("lease", s.Lease.String())
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return fmt.Errorf("s3 backend: no AWS credentials found; the AWS SDK's standard chain tried, in order: "+
+		"the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), "+
+		"the shared files (~/.aws/credentials and ~/.aws/config, or AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE; profile %q) with their SSO, credential_process and role settings, "+
+		"web identity (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN), "+
+		"the container role (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI) "+
+		"and the EC2 instance role (IMDS); "+
+		"give one: export AWS_PROFILE=NAME (after `aws configure` or `aws sso login`) or &profile=NAME in the URL, or export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the last source's answer: %w)", profile, err)
 }
 
 // Location is the URL the backend was opened with.
@@ -324,7 +343,7 @@ func (b *Backend) get(ctx context.Context, name string) (*object, error) {
 	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name))})
 	if err != nil {
 		if apiCode(err) == "NoSuchBucket" {
-			return nil, b.wrap("read "+name, fmt.Errorf("bucket %s does not exist (bulwark does not create it): %w", b.bucket, err))
+			return nil, b.wrap("read "+name, b.noBucket(err))
 		}
 		if notFound(err) {
 			return nil, nil
@@ -396,6 +415,14 @@ func (b *Backend) readIdentity(ctx context.Context) (id *identity, etag string, 
 	return &v, o.etag, legacy, nil
 }
 
+// noBucketHint says what to do about a bucket that does not exist.
+const noBucketHint = "bulwark does not create it: create it, with versioning on, as for Terraform's s3 backend, or fix the bucket in the URL"
+
+// noBucket is the error of a call that found no bucket, read or write.
+func (b *Backend) noBucket(err error) error {
+	return fmt.Errorf("bucket %s does not exist (%s): %w", b.bucket, noBucketHint, err)
+}
+
 // cond is a PUT's condition.
 type cond struct {
 	ifNoneMatch bool   // create only
@@ -414,6 +441,10 @@ func (b *Backend) put(ctx context.Context, name string, body []byte, c cond, met
 	}
 	out, err := b.s3.PutObject(ctx, in)
 	if err != nil {
+		if apiCode(err) == "NoSuchBucket" {
+			// Said as the read path says it (the caller names the write).
+			return "", b.noBucket(err)
+		}
 		return "", err
 	}
 	return aws.ToString(out.ETag), nil
@@ -431,6 +462,9 @@ func (b *Backend) list(ctx context.Context, dir, startAfter string) ([]types.Obj
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			if apiCode(err) == "NoSuchBucket" {
+				err = b.noBucket(err)
+			}
 			return nil, b.wrap("list "+dir, err)
 		}
 		for _, o := range page.Contents {

@@ -608,11 +608,61 @@ func TestParseURL(t *testing.T) {
 
 // A bucket that does not exist is said to be so, not taken for an empty
 // stack.
+// On the write path too (the first write of an apply is its Lock), and
+// every message names the location as the user gave it, not re-encoded.
 func TestMissingBucket(t *testing.T) {
 	s := setup(t)
-	b := openHome(t, "s3://no-such-bucket-"+randomHex(t)+"/p?endpoint="+url.QueryEscape(s.url)+"&region=us-east-1", options())
-	if _, err := b.Load(context.Background()); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("Load from a missing bucket: %v", err)
+	ctx := context.Background()
+	bucket := "no-such-bucket-" + randomHex(t)
+	for _, home := range []string{
+		"s3://" + bucket + "/p?endpoint=" + url.QueryEscape(s.url) + "&region=us-east-1",
+		"s3://" + bucket + "/p?region=us-east-1&endpoint=" + s.url,
+	} {
+		b := openHome(t, home, options())
+		if b.Location() != home {
+			t.Errorf("Location %s, want the URL as given, %s", b.Location(), home)
+		}
+		_, lerr := b.Load(ctx)
+		_, werr := b.Lock(ctx, storage.Holder{Op: "op_1"})
+		_, serr := Stacks(ctx, home)
+		for what, err := range map[string]error{"Load": lerr, "Lock": werr, "Stacks": serr} {
+			if err == nil {
+				t.Fatalf("%s from a missing bucket succeeded", what)
+			}
+			msg := err.Error()
+			for _, want := range []string{"bucket " + bucket + " does not exist", "bulwark does not create it", home} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s from a missing bucket: %q does not say %q", what, msg, want)
+				}
+			}
+		}
+	}
+}
+
+// No credentials anywhere: the error names every source the SDK's chain
+// tried, and how to give one, not only the last (EC2 IMDS).
+func TestMissingCredentials(t *testing.T) {
+	s := setup(t)
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // no network beyond loopback
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	t.Setenv("HOME", dir)
+	_, err := Open(context.Background(), s.home(t, ""), options())
+	if err == nil {
+		t.Fatal("Open without credentials succeeded")
+	}
+	msg := err.Error()
+	t.Log(msg)
+	for _, want := range []string{"no AWS credentials found", "AWS_ACCESS_KEY_ID", "~/.aws/credentials", "SSO", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"container role", "EC2 instance role (IMDS)", "export AWS_PROFILE=NAME", "&profile=NAME"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error %q does not say %q", msg, want)
+		}
 	}
 }
 
