@@ -84,12 +84,6 @@ func (e *IntegrityError) Is(target error) bool {
 	return target == ErrIntegrity || target == state.ErrCorrupt
 }
 
-// envelope is a record's stored form.
-type envelope struct {
-	Checksum string          `json:"checksum"`
-	Record   json.RawMessage `json:"record"`
-}
-
 // Checksum is the checksum Enclose records of a JSON record: the sha256 of
 // its compact form.
 func Checksum(record []byte) (string, error) {
@@ -105,11 +99,27 @@ func Checksum(record []byte) (string, error) {
 // Enclose returns the stored form of record (a JSON value): the record
 // with its checksum.
 func Enclose(record []byte) ([]byte, error) {
-	sum, err := Checksum(record)
-	if err != nil {
+	var c bytes.Buffer
+	c.Grow(len(record))
+	if err := json.Compact(&c, record); err != nil {
 		return nil, fmt.Errorf("checksum a record: %w", err)
 	}
-	return json.Marshal(&envelope{Checksum: sum, Record: record})
+	// Written by hand, not by json.Marshal, which would escape the
+	// record's HTML characters and store bytes other than those summed.
+	return AppendEnclosed(make([]byte, 0, c.Len()+96), c.Bytes()), nil
+}
+
+// AppendEnclosed appends to dst the stored form of record, as Enclose makes
+// it, for a record already in compact form (json.Marshal's output, or a
+// backend's own encoder's of the same bytes): it is summed as it is, not
+// compacted again (a step's commit pays one sha256 of its change).
+func AppendEnclosed(dst, record []byte) []byte {
+	sum := sha256.Sum256(record)
+	dst = append(dst, `{"checksum":"sha256:`...)
+	dst = hex.AppendEncode(dst, sum[:])
+	dst = append(dst, `","record":`...)
+	dst = append(dst, record...)
+	return append(dst, '}')
 }
 
 // MarshalEnclosed is Enclose of v's JSON.

@@ -80,3 +80,20 @@ func TestIntegrity(t *testing.T) {
 		})
 	}
 }
+
+// AppendEnclosed makes, of a compact record, the bytes Enclose makes.
+func TestAppendEnclosed(t *testing.T) {
+	for _, record := range []string{`{"put":[{"name":"a<b","protection":"durable"}]}`, `{}`, `{"delete":["x"]}`} {
+		want, err := storage.Enclose([]byte(record))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := storage.AppendEnclosed([]byte("prefix:"), []byte(record))
+		if string(got) != "prefix:"+string(want) {
+			t.Errorf("AppendEnclosed(%s) = %s, want prefix:%s", record, got, want)
+		}
+		if rec, err := storage.Disclose(got[len("prefix:"):], storage.Where{}); err != nil || string(rec) != record {
+			t.Errorf("Disclose: %s %v", rec, err)
+		}
+	}
+}

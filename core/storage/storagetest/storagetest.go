@@ -1438,36 +1438,48 @@ func child(t *testing.T, f Factory, name string) {
 }
 
 // handEdit: a protection level lowered by hand where the backend stores it
-// is refused by Load (state.ErrCorrupt, naming the stack), never loaded.
+// is refused by Load (state.ErrCorrupt, naming the stack), never loaded:
+// whether it is stored in a snapshot (after a Checkpoint) or only in what
+// a Commit wrote (a journal's change, a WAL object, a row).
 func (s *suite) handEdit(t *testing.T) {
 	if s.f.Tamper == nil {
 		t.Skip("the factory cannot edit what its backend stores")
 	}
-	ctx := context.Background()
-	home := s.f.New(t)
-	b := s.open(t, home)
-	w := s.lock(t, b, "op_1")
-	vault := res("vault", 1)
-	vault.Protection = "durable"
-	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_1", "vault", journal.StepOK)},
-		Change: storage.Change{Put: []*state.Resource{vault, res("web", 1)}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Checkpoint(ctx, 20); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
-		t.Fatalf("before the edit: %v %v", st, err)
-	}
-	s.f.Tamper(t, home, `"durable"`, `"ephemeral"`)
-	st, err := s.open(t, home).Load(ctx)
-	if err == nil {
-		t.Fatalf("a protection level lowered by hand was loaded: vault is %s", st.Resources["vault"].Protection)
-	}
-	if !errors.Is(err, state.ErrCorrupt) || !strings.Contains(err.Error(), Stack) {
-		t.Fatalf("Load after a hand edit: %v, want state.ErrCorrupt naming stack %s", err, Stack)
+	for _, checkpoint := range []bool{true, false} {
+		name := "after a checkpoint"
+		if !checkpoint {
+			name = "as committed"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			home := s.f.New(t)
+			b := s.open(t, home)
+			w := s.lock(t, b, "op_1")
+			vault := res("vault", 1)
+			vault.Protection = "durable"
+			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_1", "vault", journal.StepOK)},
+				Change: storage.Change{Put: []*state.Resource{vault, res("web", 1)}}}); err != nil {
+				t.Fatal(err)
+			}
+			if checkpoint {
+				if err := w.Checkpoint(ctx, 20); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+				t.Fatalf("before the edit: %v %v", st, err)
+			}
+			s.f.Tamper(t, home, `"durable"`, `"ephemeral"`)
+			st, err := s.open(t, home).Load(ctx)
+			if err == nil {
+				t.Fatalf("a protection level lowered by hand was loaded: vault is %s", st.Resources["vault"].Protection)
+			}
+			if !errors.Is(err, state.ErrCorrupt) || !strings.Contains(err.Error(), Stack) {
+				t.Fatalf("Load after a hand edit: %v, want state.ErrCorrupt naming stack %s", err, Stack)
+			}
+		})
 	}
 }
