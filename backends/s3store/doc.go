@@ -17,8 +17,10 @@
 // key pasted into the URL is never taken, stored or echoed. Credentials
 // come from the SDK's standard chain (environment, shared files and
 // profile, SSO, web identity, container and instance roles), are resolved
-// by the SDK lazily, and never appear in a message: Location is the URL as
-// given, without anything else.
+// when the backend is opened (none found is said as such, naming every
+// source the chain tried and how to give one), and never appear in a
+// message: Location is the URL as given, not re-encoded. A bucket that
+// does not exist is said to be so on every path, read or write.
 //
 // # Objects (under PREFIX/STACK/)
 //
@@ -40,6 +42,16 @@
 //     any), written with If-None-Match: *. Its size is what it carries:
 //     a Commit costs one PUT whatever the stack's size or history.
 //   - revisions/N, backups/NAME: revision bodies and backups (sealed).
+//
+// Every object but lock.json is a checksummed record (core/storage's
+// Enclose: {"checksum":"sha256:…","record":…}, object format 2), checked
+// on every read (Disclose): an object edited by hand, or damaged, is
+// refused with an error naming the backend, the stack and the object's
+// key, and where good copies are (an earlier version, by bucket versioning,
+// or a backup). A stack an older bulwark wrote (its stack.json has no
+// checksum) is read without them, and its next Lock adds them: a snapshot
+// of what it loaded, every revision and backup, then stack.json (a crash
+// midway leaves stack.json as it was, and the next Lock does it again).
 //
 // Load reads stack.json, snapshot.json, then the WAL objects after the
 // snapshot's seq, in order (fetched in parallel): the state and journal are
