@@ -33,9 +33,9 @@
 //     process on its machine (boot id, pid namespace, start time); once its
 //     holder let it go, marked released (it is never deleted).
 //   - snapshot.json: the state as of WAL sequence number seq, and the
-//     journal up to it (compacted), sensitive values sealed; rewritten
-//     by Checkpoint only, with If-Match on the ETag it read (If-None-Match: *
-//     for the first).
+//     journal up to it (compacted), sensitive values sealed, and the fences
+//     (the WAL objects of takeovers, kept); rewritten by Checkpoint only,
+//     with If-Match on the ETag it read (If-None-Match: * for the first).
 //   - wal/SEQ (SEQ zero-padded to 20 digits): one object per durable write,
 //     holding the journal records and the state changes of the Commits it
 //     groups (a delta: the resources put and deleted and the metadata, if
@@ -56,8 +56,9 @@
 // Load reads stack.json, snapshot.json, then the WAL objects after the
 // snapshot's seq, in order (fetched in parallel): the state and journal are
 // the snapshot's with each segment applied. Checkpoint folds the WAL into
-// a new snapshot and deletes the segments it holds (a reader that meets a
-// gap, a checkpoint having run meanwhile, starts again).
+// a new snapshot and deletes the segments it holds but the fences (a
+// reader that meets a gap, a checkpoint having run meanwhile, starts
+// again).
 //
 // # The lock, its lease and fencing
 //
