@@ -37,6 +37,19 @@ func TestConformance(t *testing.T) {
 				}
 			}
 		},
+		Tamper: func(t *testing.T, home, old, new string) {
+			ctx := context.Background()
+			conn := rawConn(t, home)
+			s := pgx.Identifier{schemaOf(t, home)}.Sanitize()
+			for _, q := range []string{
+				`UPDATE ` + s + `.resources SET body = convert_to(replace(convert_from(body, 'UTF8'), $1, $2), 'UTF8')`,
+				`UPDATE ` + s + `.stacks SET meta = convert_to(replace(convert_from(meta, 'UTF8'), $1, $2), 'UTF8') WHERE meta IS NOT NULL`,
+			} {
+				if _, err := conn.Exec(ctx, q, old, new); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
 		Raw: func(t *testing.T, home string) []byte {
 			ctx := context.Background()
 			conn := rawConn(t, home)

@@ -12,14 +12,22 @@
 // the stack's name. A connection attempt gives up after 15 s unless
 // ?connect_timeout=N or $PGCONNECT_TIMEOUT says otherwise.
 //
-// Tables (schema version 1, created and migrated by Open itself under a
+// Tables (schema version 2, created and migrated by Open itself under a
 // transaction-level advisory lock, the version recorded in schema_version):
 // stacks (one row per stack: lineage, serial, the metadata, the lock epoch,
 // moved_to), resources (one row per resource), journal (one row per record,
 // ordered by seq), revisions (the spec bodies), backups, and locks (the
 // holder row). Bodies are JSON in bytea columns, sensitive values sealed;
 // bytea so that a value with a NUL, or a database in a non-UTF-8 encoding,
-// round-trips exactly.
+// round-trips exactly. Since schema version 2, every body the state is
+// read from (a resource, the stack's metadata, a revision, a backup) is a
+// checksummed record (core/storage's Enclose), checked on every read
+// (Disclose): a row edited by hand is refused with an error naming the row
+// (table, stack, name) and how to recover, and a backup never copies one.
+// The migration to version 2 adds the checksums of the bodies an older
+// bulwark wrote, computed by the server over their bytes. Journal rows
+// carry no state and no checksum, as the file backend's lines carry none
+// (only their state changes do).
 //
 // Guarantees (storage's, here):
 //

@@ -266,8 +266,12 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 		}
 	}
 	if len(row.meta) > 0 {
+		rec, err := storage.Disclose(row.meta, b.at(b.metaRecord()))
+		if err != nil {
+			return nil, err
+		}
 		var m storage.Meta
-		if err := json.Unmarshal(row.meta, &m); err != nil {
+		if err := json.Unmarshal(rec, &m); err != nil {
 			return nil, b.corrupt("the stack's metadata", err)
 		}
 		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged, st.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
@@ -283,8 +287,12 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 		if err := rows.Scan(&name, &body); err != nil {
 			return nil, b.wrap("load state", err)
 		}
+		rec, err := storage.Disclose(body, b.at(b.resourceRecord(name)))
+		if err != nil {
+			return nil, err
+		}
 		var r state.Resource
-		if err := json.Unmarshal(body, &r); err != nil {
+		if err := json.Unmarshal(rec, &r); err != nil {
 			return nil, b.corrupt(fmt.Sprintf("resource %q", name), err)
 		}
 		if r.Name != name {
@@ -303,6 +311,24 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 	}
 	return st, nil
 }
+
+// at names a stored record of the stack for an integrity error.
+func (b *Backend) at(record string) storage.Where {
+	return storage.Where{Backend: b.loc, Stack: b.stack, Record: record}
+}
+
+// The records the state is read from, named for messages: what, and the
+// row that holds it (so a person with psql finds it).
+func (b *Backend) resourceRecord(name string) string {
+	return fmt.Sprintf("resource %q (table %s.resources, row stack = %s AND name = %s)", name, b.schema, sqlText(b.stack), sqlText(name))
+}
+
+func (b *Backend) metaRecord() string {
+	return fmt.Sprintf("the stack's metadata (table %s.stacks, column meta, row stack = %s)", b.schema, sqlText(b.stack))
+}
+
+// sqlText is s as an SQL string literal.
+func sqlText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // where names a table of the stack for messages.
 func (b *Backend) where(table string) string {
@@ -392,8 +418,12 @@ func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, e
 	if err != nil {
 		return nil, b.wrap(fmt.Sprintf("read revision %d", n), err)
 	}
+	rec, err := storage.Disclose(body, b.at(fmt.Sprintf("revision %d (table %s.revisions, row stack = %s AND n = %d)", n, b.schema, sqlText(b.stack), n)))
+	if err != nil {
+		return nil, err
+	}
 	var rb storage.RevisionBody
-	if err := json.Unmarshal(body, &rb); err != nil {
+	if err := json.Unmarshal(rec, &rb); err != nil {
 		return nil, fmt.Errorf("revision %d of stack %s at %s: %w: %v", n, b.stack, b.loc, state.ErrCorrupt, err)
 	}
 	if err := storage.OpenRevision(&rb, b.opts.Sealing); err != nil {
@@ -435,8 +465,14 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 	if err != nil {
 		return nil, b.wrap("read backup "+name, err)
 	}
+	at := b.at(fmt.Sprintf("backup %s (table %s.backups, row stack = %s AND name = %s)", name, b.schema, sqlText(b.stack), sqlText(name)))
+	at.Restore = "another of the backups that backend keeps for this stack (bulwark doctor lists them)"
+	rec, err := storage.Disclose(body, at)
+	if err != nil {
+		return nil, err
+	}
 	var st state.State
-	if err := json.Unmarshal(body, &st); err != nil {
+	if err := json.Unmarshal(rec, &st); err != nil {
 		return nil, fmt.Errorf("backup %s of stack %s at %s: %w: %v", name, b.stack, b.loc, state.ErrCorrupt, err)
 	}
 	if st.Stack != b.stack {

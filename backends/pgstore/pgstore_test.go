@@ -553,7 +553,21 @@ func TestLineage(t *testing.T) {
 	w.Release(ctx)
 	conn := rawConn(t, url)
 	s := pgx.Identifier{schemaOf(t, url)}.Sanitize()
-	if _, err := conn.Exec(ctx, `UPDATE `+s+`.backups SET body = convert_to(replace(convert_from(body, 'UTF8'), 'L1', 'LX'), 'UTF8')`); err != nil {
+	// A backup of another lineage, whole (its checksum good): what a copy
+	// from another stack's history is.
+	var body []byte
+	if err := conn.QueryRow(ctx, `SELECT body FROM `+s+`.backups WHERE stack = 'web' AND name = 'op_1'`).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := storage.Disclose(body, storage.Where{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := storage.Enclose([]byte(strings.ReplaceAll(string(rec), "L1", "LX")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE `+s+`.backups SET body = $1 WHERE stack = 'web' AND name = 'op_1'`, foreign); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Backup(ctx, "op_1"); !errors.Is(err, storage.ErrLineage) {
@@ -746,4 +760,171 @@ func TestUnknownProtectionRefused(t *testing.T) {
 
 func pgstoreOpen(ctx context.Context, url string) (storage.Backend, error) {
 	return pgstore.Open(ctx, url, storage.Options{Stack: "bench"})
+}
+
+// A journal row that does not parse keeps its whole operation out of the
+// compaction, as Checkpoint promises: the row, and the operation's other
+// rows, are still there after it (the damaged row's operation is known by
+// its op column, never by what could not be decoded).
+func TestCheckpointKeepsADamagedOperation(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	b := open(t, url, "web", state.Sealing{})
+	w := lock(t, b, "op_x")
+	const keep, ops = 1, 5
+	for i := range ops {
+		op := fmt.Sprintf("op_%d", i)
+		recs := []journal.Record{rec(op, journal.KindOp, journal.OpRunning), rec(op, journal.KindStep, journal.StepOK), rec(op, journal.KindOp, journal.OpSucceeded)}
+		if _, err := w.Commit(ctx, storage.Commit{Records: recs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// op_1's step record, damaged by hand.
+	conn := rawConn(t, url)
+	s := pgx.Identifier{schemaOf(t, url)}.Sanitize()
+	tag, err := conn.Exec(ctx, `UPDATE `+s+`.journal SET body = convert_to('{"id": damaged', 'UTF8') WHERE stack = 'web' AND op = 'op_1' AND kind = 'step'`)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("damage a row: %v %v", tag, err)
+	}
+	if err := w.Checkpoint(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+s+`.journal WHERE stack = 'web' AND op = 'op_1'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 3 {
+		t.Fatalf("op_1 has %d row(s) after the checkpoint, want its 3 (one damaged) kept whole", rows)
+	}
+	recs, bad, err := b.Journal(ctx)
+	if err != nil || len(bad) != 1 {
+		t.Fatalf("journal: %d damaged %v", len(bad), err)
+	}
+	summarized := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == journal.KindSummary {
+			summarized[r.Op] = true
+		}
+	}
+	if summarized["op_1"] || !summarized["op_0"] || !summarized["op_2"] {
+		t.Fatalf("summaries %v: want op_0 and op_2 compacted, op_1 (damaged) kept whole", summarized)
+	}
+}
+
+// A row the state is read from, edited by hand (a protection level
+// lowered, as `UPDATE … SET body = replace(…)` in psql would), is refused
+// on read with an error naming the backend, the stack and the row, and
+// saying how to recover; so is the stack's metadata, a revision and a
+// backup. The file backend refuses the same edit of state.json.
+func TestHandEditRefused(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name, table, col, where, old, new string
+		read                              func(b *pgstore.Backend) error
+		names                             string
+	}{
+		{name: "a resource's protection lowered", table: "resources", col: "body", where: "name = 'vault'", old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *pgstore.Backend) error { _, err := b.Load(ctx); return err }, names: `resource "vault" (table %s.resources`},
+		{name: "the metadata's revisions edited", table: "stacks", col: "meta", where: "true", old: `"op_1"`, new: `"op_9"`,
+			read: func(b *pgstore.Backend) error { _, err := b.Load(ctx); return err }, names: "the stack's metadata (table %s.stacks"},
+		{name: "a revision's spec edited", table: "revisions", col: "body", where: "n = 1", old: "stack: web", new: "stack: bad",
+			read: func(b *pgstore.Backend) error { _, err := b.Revision(ctx, 1); return err }, names: "revision 1 (table %s.revisions"},
+		{name: "a backup's protection lowered", table: "backups", col: "body", where: "name = 'op_1'", old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *pgstore.Backend) error { _, err := b.Backup(ctx, "op_1"); return err }, names: "backup op_1 (table %s.backups"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := pgtest.URL(t)
+			b := open(t, url, "web", state.Sealing{})
+			w := lock(t, b, "op_1")
+			vault := res("vault", nil)
+			vault.Protection = "durable"
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{vault, res("web", nil)},
+				Meta: &storage.Meta{Revisions: []state.Revision{{N: 1, Op: "op_1"}}, Current: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "stack: web\n"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutBackup(ctx, "op_1", 5); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.read(b); err != nil {
+				t.Fatalf("before the edit: %v", err)
+			}
+			conn := rawConn(t, url)
+			schema := schemaOf(t, url)
+			tag, err := conn.Exec(ctx, fmt.Sprintf(`UPDATE %s.%s SET %s = convert_to(replace(convert_from(%s, 'UTF8'), $1, $2), 'UTF8') WHERE stack = 'web' AND %s`,
+				pgx.Identifier{schema}.Sanitize(), tt.table, tt.col, tt.col, tt.where), tt.old, tt.new)
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("edit: %v %v", tag, err)
+			}
+			err = tt.read(b)
+			var ie *storage.IntegrityError
+			if !errors.As(err, &ie) || !errors.Is(err, state.ErrCorrupt) {
+				t.Fatalf("read after a hand edit: %v, want an IntegrityError", err)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			for _, want := range []string{b.Location(), "stack web", fmt.Sprintf(tt.names, schema), "does not match its checksum", "restore the newest good copy from"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the error %q does not say %q", msg, want)
+				}
+			}
+			// A backup taken now does not launder the edit into a record
+			// with a good checksum.
+			if tt.table == "resources" || tt.table == "stacks" {
+				if _, err := w.PutBackup(ctx, "op_2", 5); !errors.Is(err, storage.ErrIntegrity) {
+					t.Errorf("PutBackup over an edited row: %v, want ErrIntegrity", err)
+				}
+			}
+		})
+	}
+}
+
+// A database an older bulwark wrote (schema version 1: bodies without
+// checksums) is migrated by Open: every body keeps its bytes and gains its
+// checksum, the stack loads as it was, and a hand edit after is refused.
+func TestSchemaMigratesToChecksums(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	conn := rawConn(t, url)
+	s := pgx.Identifier{schemaOf(t, url)}.Sanitize()
+	meta := `{"revisions":[{"n":1,"op":"op_old","file":"web.yaml","status":"applied"}],"current":1}`
+	resource := `{"name":"vault","type":"generic","provider":"mock","source":"mock","id":"id-vault","protection":"durable","attributes":{"size":2}}`
+	backup := `{"version":1,"stack":"web","lineage":"L1","serial":3,"resources":{"vault":` + resource + `}}`
+	for _, q := range []string{
+		`CREATE SCHEMA ` + s,
+		`CREATE TABLE ` + s + `.schema_version (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())`,
+		strings.ReplaceAll(pgstore.MigrationTo1, "{{s}}", s),
+		`INSERT INTO ` + s + `.schema_version (version) VALUES (1)`,
+		`INSERT INTO ` + s + `.stacks (stack, lineage, serial, journal_seq, meta) VALUES ('web', 'L1', 3, 0, convert_to('` + meta + `', 'UTF8'))`,
+		`INSERT INTO ` + s + `.resources (stack, name, body) VALUES ('web', 'vault', convert_to('` + resource + `', 'UTF8'))`,
+		`INSERT INTO ` + s + `.revisions (stack, n, body) VALUES ('web', 1, convert_to('{"spec":"stack: web\n"}', 'UTF8'))`,
+		`INSERT INTO ` + s + `.backups (stack, name, seq, taken, serial, lineage, body) VALUES ('web', 'op_old', 1, now(), 3, 'L1', convert_to('` + backup + `', 'UTF8'))`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	b := open(t, url, "web", state.Sealing{})
+	if b.FoundVersion() != 1 {
+		t.Fatalf("Open found schema version %d, want 1", b.FoundVersion())
+	}
+	st, err := b.Load(ctx)
+	if err != nil || st.Serial != 3 || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" || st.Current != 1 || len(st.Revisions) != 1 {
+		t.Fatalf("Load after the migration: %+v %v", st, err)
+	}
+	if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "stack: web\n" {
+		t.Fatalf("Revision after the migration: %+v %v", rb, err)
+	}
+	if bk, err := b.Backup(ctx, "op_old"); err != nil || bk.Resources["vault"] == nil || bk.Resources["vault"].Protection != "durable" {
+		t.Fatalf("Backup after the migration: %+v %v", bk, err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE `+s+`.resources SET body = convert_to(replace(convert_from(body, 'UTF8'), '"durable"', '"ephemeral"'), 'UTF8')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Load(ctx); !errors.Is(err, storage.ErrIntegrity) {
+		t.Fatalf("Load after a hand edit of a migrated row: %v, want ErrIntegrity", err)
+	}
 }

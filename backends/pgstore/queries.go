@@ -91,7 +91,7 @@ func newQueries(s string) queries {
 	(SELECT name FROM {{s}}.backups WHERE stack = $1 ORDER BY seq DESC OFFSET $2)`),
 
 		journalOps: q(`SELECT op, min(seq), bool_or(kind = 'summary') FROM {{s}}.journal WHERE stack = $1 GROUP BY op ORDER BY min(seq)`),
-		journalOf:  q(`SELECT seq, body FROM {{s}}.journal WHERE stack = $1 AND op = ANY($2::text[]) ORDER BY seq`),
+		journalOf:  q(`SELECT seq, op, body FROM {{s}}.journal WHERE stack = $1 AND op = ANY($2::text[]) ORDER BY seq`),
 		deleteOps:  q(`DELETE FROM {{s}}.journal WHERE stack = $1 AND op = ANY($2::text[])`),
 
 		readSerial: q(`SELECT serial, journal_seq FROM {{s}}.stacks WHERE stack = $1`),

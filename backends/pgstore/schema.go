@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the tables this package reads and writes.
 // Open migrates a database at an older version up to it, and refuses one at
 // a newer version (a newer bulwark wrote it: upgrade this one).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] takes the schema from version i to version i+1. Each runs in
 // the one transaction that also records the new version, so a migration is
@@ -74,6 +74,24 @@ CREATE TABLE {{s}}.locks (
 	backend_pid integer NOT NULL
 );
 `,
+	// 1 -> 2: every body the state is read from carries its checksum
+	// (storage.Enclose: {"checksum":"sha256:…","record":BODY}), checked
+	// on every read, so a row edited by hand is refused. The bodies
+	// written before are taken as they are (they were trusted until now):
+	// each is wrapped, its checksum computed by the server over its bytes
+	// (json.Marshal's, compact, as storage.Checksum sums them), untouched.
+	`
+UPDATE {{s}}.resources SET body = ` + enclose("body") + `;
+UPDATE {{s}}.revisions SET body = ` + enclose("body") + `;
+UPDATE {{s}}.backups SET body = ` + enclose("body") + `;
+UPDATE {{s}}.stacks SET meta = ` + enclose("meta") + ` WHERE meta IS NOT NULL;
+`,
+}
+
+// enclose is storage.Enclose in SQL, of a bytea column holding compact
+// JSON: the bytes are not converted, only wrapped.
+func enclose(col string) string {
+	return `convert_to('{"checksum":"sha256:' || encode(sha256(` + col + `), 'hex') || '","record":', 'UTF8') || ` + col + ` || convert_to('}', 'UTF8')`
 }
 
 // migrateLockKey serializes migrations (and the first CREATE SCHEMA) among

@@ -15,9 +15,24 @@ import (
 // and gets back is in clear. Without a Sealer, values are written as they
 // are held (sealed ones stay sealed).
 
+// Every body the state is read from (a resource, the stack's metadata, a
+// revision, a backup) is stored with its checksum (storage.Enclose) and
+// checked on every read (storage.Disclose): a row edited by hand is refused,
+// naming it.
+
 // sealedResource returns r's row body: r as JSON with its sensitive values
-// sealed. r is not changed.
+// sealed, with its checksum. r is not changed.
 func sealedResource(r *state.Resource, sl state.Sealing) ([]byte, error) {
+	rec, err := sealedResourceRecord(r, sl)
+	if err != nil {
+		return nil, err
+	}
+	return storage.Enclose(rec)
+}
+
+// sealedResourceRecord is sealedResource without the checksum (a resource
+// inside a backup's body, which has its own).
+func sealedResourceRecord(r *state.Resource, sl state.Sealing) ([]byte, error) {
 	sr, err := state.SealResource(r, sl)
 	if err != nil {
 		return nil, err
@@ -36,14 +51,24 @@ func metaState(m *storage.Meta) *state.State {
 }
 
 // sealedMeta returns the stacks row's meta: m as JSON with its sensitive
-// values (outputs) sealed. The lineage has a column of its own.
+// values (outputs) sealed, with its checksum. The lineage has a column of
+// its own.
 func sealedMeta(m *storage.Meta, sl state.Sealing) ([]byte, error) {
+	sm, err := sealedMetaOf(m, sl)
+	if err != nil {
+		return nil, err
+	}
+	return storage.MarshalEnclosed(sm)
+}
+
+// sealedMetaOf is m with its sensitive values sealed.
+func sealedMetaOf(m *storage.Meta, sl state.Sealing) (*storage.Meta, error) {
 	st, err := state.SealState(metaState(m), sl)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(&storage.Meta{Forgotten: st.Forgotten, Interventions: st.Interventions, Revisions: st.Revisions,
-		Current: st.Current, Staged: st.Staged, Outputs: st.Outputs})
+	return &storage.Meta{Forgotten: st.Forgotten, Interventions: st.Interventions, Revisions: st.Revisions,
+		Current: st.Current, Staged: st.Staged, Outputs: st.Outputs}, nil
 }
 
 // sealedRevision returns a revisions row's body: the spec and the sensitive
@@ -53,5 +78,5 @@ func sealedRevision(b storage.RevisionBody, sl state.Sealing) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(&sb)
+	return storage.MarshalEnclosed(&sb)
 }

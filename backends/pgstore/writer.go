@@ -651,8 +651,14 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		}
 		doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]json.RawMessage{}}
 		if len(row.meta) > 0 {
+			// Checked as Load checks it: a backup never launders a row
+			// edited by hand into a record with a good checksum.
+			rec, err := storage.Disclose(row.meta, w.b.at(w.b.metaRecord()))
+			if err != nil {
+				return err
+			}
 			var m storage.Meta
-			if err := json.Unmarshal(row.meta, &m); err != nil {
+			if err := json.Unmarshal(rec, &m); err != nil {
 				return fmt.Errorf("%w: the stack's metadata does not parse (%v)", state.ErrCorrupt, err)
 			}
 			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
@@ -668,13 +674,18 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 				rows.Close()
 				return err
 			}
-			doc.Resources[rn] = body
+			rec, err := storage.Disclose(body, w.b.at(w.b.resourceRecord(rn)))
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			doc.Resources[rn] = rec
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		body, err := json.Marshal(&doc)
+		body, err := storage.MarshalEnclosed(&doc)
 		if err != nil {
 			return err
 		}
@@ -703,21 +714,17 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
 	sl := w.b.opts.Sealing
 	doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: st.Lineage, Serial: st.Serial, Resources: make(map[string]json.RawMessage, len(st.Resources))}
-	mb, err := sealedMeta(storage.MetaOf(st), sl)
+	m, err := sealedMetaOf(storage.MetaOf(st), sl)
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
 	}
-	var m storage.Meta
-	if err := json.Unmarshal(mb, &m); err != nil {
-		return err
-	}
 	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
 	for n, r := range st.Resources {
-		if doc.Resources[n], err = sealedResource(r, sl); err != nil {
+		if doc.Resources[n], err = sealedResourceRecord(r, sl); err != nil {
 			return w.b.wrap("copy backup "+info.Name, err)
 		}
 	}
-	body, err := json.Marshal(&doc)
+	body, err := storage.MarshalEnclosed(&doc)
 	if err != nil {
 		return err
 	}
@@ -833,15 +840,19 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		damaged := map[string]bool{}
 		for rows.Next() {
 			var seq int64
+			var op string
 			var body []byte
-			if err := rows.Scan(&seq, &body); err != nil {
+			if err := rows.Scan(&seq, &op, &body); err != nil {
 				rows.Close()
 				return err
 			}
 			var r journal.Record
-			if err := json.Unmarshal(body, &r); err != nil {
-				damaged[r.Op] = true
-				continue // a damaged record: its operation is not compacted
+			if err := json.Unmarshal(body, &r); err != nil || r.Op != op {
+				// A damaged record: its operation (known by the row's op
+				// column, since the body could not say) is not compacted,
+				// so none of its rows is deleted.
+				damaged[op] = true
+				continue
 			}
 			if !isCandidate[r.Op] {
 				l := lines[r.Op]

@@ -17,8 +17,10 @@
 // key pasted into the URL is never taken, stored or echoed. Credentials
 // come from the SDK's standard chain (environment, shared files and
 // profile, SSO, web identity, container and instance roles), are resolved
-// by the SDK lazily, and never appear in a message: Location is the URL as
-// given, without anything else.
+// when the backend is opened (none found is said as such, naming every
+// source the chain tried and how to give one), and never appear in a
+// message: Location is the URL as given, not re-encoded. A bucket that
+// does not exist is said to be so on every path, read or write.
 //
 // # Objects (under PREFIX/STACK/)
 //
@@ -28,11 +30,12 @@
 //     storage.ErrMoved naming the new place.
 //   - lock.json: the lock: the holder (operation, pid, host, since), the
 //     lease's end (until), a random token, and what identifies the holder's
-//     process on its machine (boot id, pid namespace, start time).
+//     process on its machine (boot id, pid namespace, start time); once its
+//     holder let it go, marked released (it is never deleted).
 //   - snapshot.json: the state as of WAL sequence number seq, and the
-//     journal up to it (compacted), sensitive values sealed; rewritten
-//     by Checkpoint only, with If-Match on the ETag it read (If-None-Match: *
-//     for the first).
+//     journal up to it (compacted), sensitive values sealed, and the fences
+//     (the WAL objects of takeovers, kept); rewritten by Checkpoint only,
+//     with If-Match on the ETag it read (If-None-Match: * for the first).
 //   - wal/SEQ (SEQ zero-padded to 20 digits): one object per durable write,
 //     holding the journal records and the state changes of the Commits it
 //     groups (a delta: the resources put and deleted and the metadata, if
@@ -40,11 +43,22 @@
 //     a Commit costs one PUT whatever the stack's size or history.
 //   - revisions/N, backups/NAME: revision bodies and backups (sealed).
 //
+// Every object but lock.json is a checksummed record (core/storage's
+// Enclose: {"checksum":"sha256:…","record":…}, object format 2), checked
+// on every read (Disclose): an object edited by hand, or damaged, is
+// refused with an error naming the backend, the stack and the object's
+// key, and where good copies are (an earlier version, by bucket versioning,
+// or a backup). A stack an older bulwark wrote (its stack.json has no
+// checksum) is read without them, and its next Lock adds them: a snapshot
+// of what it loaded, every revision and backup, then stack.json (a crash
+// midway leaves stack.json as it was, and the next Lock does it again).
+//
 // Load reads stack.json, snapshot.json, then the WAL objects after the
 // snapshot's seq, in order (fetched in parallel): the state and journal are
 // the snapshot's with each segment applied. Checkpoint folds the WAL into
-// a new snapshot and deletes the segments it holds (a reader that meets a
-// gap, a checkpoint having run meanwhile, starts again).
+// a new snapshot and deletes the segments it holds but the fences (a
+// reader that meets a gap, a checkpoint having run meanwhile, starts
+// again).
 //
 // # The lock, its lease and fencing
 //
@@ -64,12 +78,27 @@
 // paused and not dead, can then write nothing: its next WAL object's key is
 // taken, so its PUT gets 412, read as a lost race (storage.ErrLost), as is
 // a 404, a 409 (ConditionalRequestConflict) or a 412 on any conditional
-// write. Writer.Lost closes when a renewal fails to find this holder's
-// lock (412, 404: another holder, or none) or the lease runs out without a
-// renewal getting through; every later call fails with ErrLost before it
-// writes anything. The lease is only how others learn a holder is dead:
-// correctness comes from the conditional writes, so clock skew between
-// machines can make a takeover early, never a lost write.
+// write. A Checkpoint never deletes a WAL object that holds a takeover's
+// record (the snapshot lists them), so that key stays taken however much
+// of the WAL around it is folded. Every other write (a revision's body, a
+// backup, the snapshot, stack.json) first reads lock.json and is refused
+// with ErrLost unless it still carries the writer's token. Writer.Lost
+// closes when a renewal fails to find this holder's lock (412, 404:
+// another holder, or none) or the lease runs out without a renewal
+// getting through; every later call fails with ErrLost before it writes
+// anything. The lease is only how others learn a holder is dead:
+// correctness comes from the conditional writes and the token, so clock
+// skew between machines can make a takeover early, never a lost write.
+// Every decision about a lease (its end, whether it ran out) is made on
+// the backend's clock (storage.Options.Now).
+//
+// Release never deletes lock.json: it overwrites it, with If-Match on the
+// ETag it read and only when that record carries its token, with the same
+// record marked released, which Lock then takes as free. Nothing rests on
+// a conditional DELETE, whose condition some S3-compatible servers ignore
+// (MinIO was seen to delete on a wrong If-Match): a holder displaced
+// without knowing it (a pause inside Release, a clock behind the taker's)
+// would delete its successor's lock.
 //
 // # Guarantees (storage's, here)
 //

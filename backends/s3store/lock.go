@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
@@ -27,6 +24,13 @@ type lockRecord struct {
 	Holder storage.Holder `json:"holder"` // Until: the lease's end
 	Token  string         `json:"token"`
 	Proc   proc           `json:"proc,omitzero"`
+	// Released: its holder gave the lock up. Release overwrites the
+	// record (If-Match on its own ETag) rather than deleting it: a DELETE's
+	// condition is not honoured by every S3-compatible server (MinIO was
+	// seen to delete on a wrong If-Match), and a holder that was displaced
+	// without knowing it would then delete its successor's lock. A
+	// released record is free: Lock takes it with If-Match, as no one's.
+	Released bool `json:"released,omitempty"`
 }
 
 // proc identifies a process on its machine: the kernel's boot id, the pid
@@ -95,7 +99,7 @@ func (b *Backend) stale(lr *lockRecord) string {
 	switch {
 	case deadHere(lr):
 		return "its process no longer runs"
-	case !lr.Holder.Until.IsZero() && time.Now().After(lr.Holder.Until):
+	case !lr.Holder.Until.IsZero() && b.now().After(lr.Holder.Until):
 		return "its lease ran out at " + lr.Holder.Until.UTC().Format(time.RFC3339)
 	}
 	return ""
@@ -145,9 +149,11 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		if attempt > 5 {
 			return nil, b.wrap("lock", errors.New("the lock object kept changing under this process"))
 		}
-		lr.Holder.Until = time.Now().Add(b.lease).UTC()
-		body, _ := json.Marshal(lr)
-		var err error
+		lr.Holder.Until = b.now().Add(b.lease).UTC()
+		body, err := json.Marshal(lr)
+		if err != nil {
+			return nil, b.wrap("lock", fmt.Errorf("encode the lock record: %w", err))
+		}
 		etag, err = b.put(ctx, lockKey, body, cond{ifNoneMatch: true}, nil)
 		if err == nil {
 			break
@@ -160,10 +166,13 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 			return nil, err
 		}
 		if cur == nil {
-			continue // released meanwhile
+			continue // removed meanwhile
 		}
-		why = b.stale(cur)
-		if why == "" {
+		why = ""
+		if !cur.Released {
+			why = b.stale(cur)
+		}
+		if why == "" && !cur.Released {
 			var named *storage.Holder
 			if cur.Holder.Op != "" || cur.Holder.PID != 0 {
 				hh := cur.Holder
@@ -171,12 +180,18 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 			}
 			return nil, &storage.LockedError{Location: b.loc, Holder: named}
 		}
-		lr.Holder.Until = time.Now().Add(b.lease).UTC()
-		body, _ = json.Marshal(lr)
+		lr.Holder.Until = b.now().Add(b.lease).UTC()
+		if body, err = json.Marshal(lr); err != nil {
+			return nil, b.wrap("lock", fmt.Errorf("encode the lock record: %w", err))
+		}
 		etag, err = b.put(ctx, lockKey, body, cond{ifMatch: curTag}, nil)
 		if err == nil {
-			old := cur.Holder
-			stale = &old
+			if !cur.Released {
+				// Taken over: the holder may still be alive (paused, its
+				// clock behind), and is fenced below.
+				old := cur.Holder
+				stale = &old
+			}
 			break
 		}
 		if !lostRace(err) {
@@ -231,8 +246,15 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	}
 	w.mu.Lock()
 	w.renewing = true
+	legacy := w.legacy
 	w.mu.Unlock()
 	go w.renew()
+	if legacy {
+		if err := w.upgrade(ctx); err != nil {
+			w.release(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -254,11 +276,16 @@ func (w *writer) renew() {
 		lr := *w.lr
 		etag := w.etag
 		w.mu.Unlock()
-		lr.Holder.Until = time.Now().Add(w.b.lease).UTC()
-		body, _ := json.Marshal(&lr)
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		tag, err := w.b.put(ctx, lockKey, body, cond{ifMatch: etag}, nil)
-		cancel()
+		lr.Holder.Until = w.b.now().Add(w.b.lease).UTC()
+		body, err := json.Marshal(&lr)
+		var tag string
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), every)
+			tag, err = w.b.put(ctx, lockKey, body, cond{ifMatch: etag}, nil)
+			cancel()
+		} else {
+			err = fmt.Errorf("encode the lock record: %w", err)
+		}
 		why := fmt.Errorf("the lock was taken over or removed (%s)", apiCode(err))
 		if err != nil && lostRace(err) {
 			// A renewal whose answer was lost (a timeout) may have landed:
@@ -284,7 +311,7 @@ func (w *writer) renew() {
 			w.etag, w.lr.Holder.Until = tag, lr.Holder.Until
 		case lostRace(err):
 			w.loseLocked(why)
-		case time.Now().After(w.lr.Holder.Until):
+		case w.b.now().After(w.lr.Holder.Until):
 			w.loseLocked(fmt.Errorf("the lease ran out without a renewal getting through: %w", err))
 		}
 		lost := w.lostErr != nil
@@ -295,8 +322,12 @@ func (w *writer) renew() {
 	}
 }
 
-// release stops the renewals and deletes lock.json if it is still this
-// writer's.
+// release stops the renewals and marks lock.json released if it is still
+// this writer's: read it, and only when it carries this writer's token,
+// overwrite it with If-Match on the ETag read. It is never deleted: a
+// DELETE's If-Match is not honoured everywhere, and nothing here rests on
+// one. A lock taken over meanwhile (412 or 404 on the PUT, or another
+// token read) is left as it is.
 func (w *writer) release(ctx context.Context) error {
 	w.mu.Lock()
 	if w.released {
@@ -314,39 +345,48 @@ func (w *writer) release(ctx context.Context) error {
 		<-w.done
 	}
 	if lost {
-		return nil // not ours any more: nothing to delete
+		return nil // not ours any more: nothing to give up
 	}
-	w.mu.Lock()
-	etag := w.etag
-	w.mu.Unlock()
-	_, err := w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(lockKey)), IfMatch: aws.String(etag)})
-	switch {
-	case err == nil, notFound(err):
-		return nil
-	case lostRace(err):
-		return nil // another holder's now: leave it
-	case unsupported(err):
-		// A server without conditional deletes: delete it if it is still
-		// ours.
-		cur, _, rerr := w.b.readLock(ctx)
-		if rerr != nil {
-			return rerr
-		}
-		if cur == nil || cur.Token != w.lr.Token {
-			return nil
-		}
-		_, err = w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(lockKey))})
+	cur, curTag, err := w.b.readLock(ctx)
+	if err != nil {
+		return err
 	}
-	if err != nil && !notFound(err) {
+	if cur == nil || cur.Token != w.lr.Token || cur.Released {
+		return nil // another holder's now (or none): leave it
+	}
+	rel := *cur
+	rel.Released = true
+	rel.Holder.Until = w.b.now().UTC()
+	body, err := json.Marshal(&rel)
+	if err != nil {
+		return w.b.wrap("release the lock", fmt.Errorf("encode the lock record: %w", err))
+	}
+	if _, err := w.b.put(ctx, lockKey, body, cond{ifMatch: curTag}, nil); err != nil && !lostRace(err) {
 		return w.b.wrap("release the lock", err)
 	}
 	return nil
 }
 
-func unsupported(err error) bool {
-	switch apiCode(err) {
-	case "NotImplemented", "MethodNotAllowed", "NotSupported", "InvalidArgument":
-		return true
+// held fails with ErrLost, having written nothing, unless lock.json still
+// carries this writer's token (and is not released): the check made
+// before a write that no WAL sequence number fences (a revision's body,
+// a backup, the snapshot, stack.json), so a holder displaced without
+// knowing it (a pause, a clock behind the taker's) writes none of them.
+func (w *writer) held(ctx context.Context) error {
+	if err := w.usable(); err != nil {
+		return err
 	}
-	return false
+	cur, _, err := w.b.readLock(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case cur == nil:
+		w.lose(errors.New("the lock object was removed by someone else"))
+	case cur.Token != w.lr.Token:
+		w.lose(fmt.Errorf("the lock was taken over by %s", cur.Holder))
+	case cur.Released:
+		w.lose(errors.New("the lock was released"))
+	}
+	return w.usable()
 }

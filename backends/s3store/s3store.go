@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"sort"
@@ -49,8 +50,13 @@ const (
 // kindLock is the journal record kind of a lock taken over.
 const kindLock = "lock"
 
-// format is the version of the objects this package writes.
-const format = 1
+// format is the version of the objects this package writes. Version 2:
+// every object the state is read from (stack.json, snapshot.json, the WAL,
+// revisions, backups) is a checksummed record (storage.Enclose), checked on
+// every read. A stack whose stack.json has no checksum was written by an
+// older bulwark: its objects are read without one, and its next Lock
+// rewrites them with theirs (writer.upgrade).
+const format = 2
 
 // Backend is one stack's home in an S3 bucket. It is safe for concurrent
 // use.
@@ -86,6 +92,9 @@ func ParseURL(raw string) (bucket, prefix string, s Settings, err error) {
 	}
 	if u.User != nil {
 		return "", "", s, errors.New("s3 backend: the URL carries credentials: bulwark takes them only from the AWS SDK's standard chain (AWS_PROFILE, AWS_ACCESS_KEY_ID, SSO, roles)")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "", "", s, errors.New("s3 backend: the URL has a fragment (#…): remove it (want s3://BUCKET/PREFIX?region=…)")
 	}
 	bucket = u.Host
 	if bucket == "" {
@@ -137,7 +146,10 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	if err != nil {
 		return nil, err
 	}
-	return New(client, bucket, prefix, locationOf(bucket, prefix, s), s.Lease, opts)
+	// The location is the URL as the user gave it (ParseURL refused
+	// anything secret in it): what messages print is what they typed, not
+	// a re-encoding of it (endpoint=http%3A%2F%2F…).
+	return New(client, bucket, prefix, rawURL, s.Lease, opts)
 }
 
 // newClient makes the S3 client a URL's settings ask for: the SDK's
@@ -156,6 +168,15 @@ func newClient(ctx context.Context, s Settings) (*s3.Client, error) {
 	}
 	if cfg.Region == "" {
 		return nil, errors.New("s3 backend: no AWS region: add ?region=… to the URL, or set AWS_REGION")
+	}
+	// The credentials are resolved now (the SDK caches them; its first
+	// request would resolve them anyway), so that none found is said as
+	// such, naming every source the chain tried and how to give one, where
+	// the SDK's own error names only the last it tried (EC2 IMDS).
+	if cfg.Credentials != nil {
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			return nil, noCredentials(s, err)
+		}
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if s.Endpoint != "" {
@@ -183,7 +204,7 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc := locationOf(bucket, prefix, s)
+	loc := rawURL
 	under := ""
 	if prefix != "" {
 		under = prefix + "/"
@@ -193,7 +214,10 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("s3 %s: list stacks: %w", loc, err)
+			if apiCode(err) == "NoSuchBucket" {
+				err = fmt.Errorf("bucket %s does not exist (%s): %w", bucket, noBucketHint, err)
+			}
+			return nil, fmt.Errorf("s3 backend %s: list stacks: %w", loc, err)
 		}
 		for _, cp := range page.CommonPrefixes {
 			names = append(names, strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), under), "/"))
@@ -208,12 +232,16 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		o, err := b.get(ctx, identityKey)
+		id, _, _, err := b.readIdentity(ctx)
+		if errors.Is(err, storage.ErrIntegrity) {
+			// Listed: what reads it (doctor) says what is wrong with it.
+			out = append(out, name)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		var id identity
-		if o == nil || json.Unmarshal(o.body, &id) != nil || id.Stack != name || id.MovedTo != "" {
+		if id == nil || id.Stack != name || id.MovedTo != "" {
 			continue // not a stack of bulwark's, or one moved away
 		}
 		out = append(out, name)
@@ -239,23 +267,23 @@ func New(client *s3.Client, bucket, prefix, location string, lease time.Duration
 	return &Backend{s3: client, bucket: bucket, prefix: p, loc: location, lease: lease, opts: opts, now: now}, nil
 }
 
-func locationOf(bucket, prefix string, s Settings) string {
-	u := url.URL{Scheme: "s3", Host: bucket, Path: "/" + prefix}
-	q := url.Values{}
-	if s.Region != "" {
-		q.Set("region", s.Region)
+// noCredentials says that the SDK's credential chain found none: which
+// sources it tried, in its order, and how to give one.
+func noCredentials(s Settings, err error) error {
+	profile := s.Profile
+	if profile == "" {
+		profile = os.Getenv("AWS_PROFILE")
 	}
-	if s.Endpoint != "" {
-		q.Set("endpoint", s.Endpoint)
+	if profile == "" {
+		profile = "default"
 	}
-	if s.Profile != "" {
-		q.Set("profile", s.Profile)
-	}
-	if s.Lease != DefaultLease && s.Lease != 0 {
-		q.Set("lease", s.Lease.String())
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return fmt.Errorf("s3 backend: no AWS credentials found; the AWS SDK's standard chain tried, in order: "+
+		"the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), "+
+		"the shared files (~/.aws/credentials and ~/.aws/config, or AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE; profile %q) with their SSO, credential_process and role settings, "+
+		"web identity (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN), "+
+		"the container role (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI) "+
+		"and the EC2 instance role (IMDS); "+
+		"give one: export AWS_PROFILE=NAME (after `aws configure` or `aws sso login`) or &profile=NAME in the URL, or export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the last source's answer: %w)", profile, err)
 }
 
 // Location is the URL the backend was opened with.
@@ -307,6 +335,7 @@ type object struct {
 	body []byte
 	etag string
 	size int64
+	meta map[string]string
 }
 
 // get reads an object; nil, nil when there is none.
@@ -314,7 +343,7 @@ func (b *Backend) get(ctx context.Context, name string) (*object, error) {
 	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name))})
 	if err != nil {
 		if apiCode(err) == "NoSuchBucket" {
-			return nil, b.wrap("read "+name, fmt.Errorf("bucket %s does not exist (bulwark does not create it): %w", b.bucket, err))
+			return nil, b.wrap("read "+name, b.noBucket(err))
 		}
 		if notFound(err) {
 			return nil, nil
@@ -326,7 +355,72 @@ func (b *Backend) get(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return nil, b.wrap("read "+name, err)
 	}
-	return &object{body: body, etag: aws.ToString(out.ETag), size: int64(len(body))}, nil
+	return &object{body: body, etag: aws.ToString(out.ETag), size: int64(len(body)), meta: out.Metadata}, nil
+}
+
+// restoreHint is where good copies of a stack's objects are.
+const restoreHint = "an earlier version of the object (bucket versioning), or the backups that backend keeps for this stack (bulwark doctor lists them)"
+
+// at names object name of the stack for an integrity error.
+func (b *Backend) at(name string) storage.Where {
+	return storage.Where{Backend: b.loc, Stack: b.opts.Stack, Record: fmt.Sprintf("object %s (bucket %s)", b.key(name), b.bucket), Restore: restoreHint}
+}
+
+// record reads object name, a checksummed record, and checks it: its body
+// is the record. nil, nil when there is none. With legacy (a stack an
+// older bulwark wrote), a record without a checksum is taken as it is.
+func (b *Backend) record(ctx context.Context, name string, legacy bool) (*object, error) {
+	o, err := b.get(ctx, name)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	if legacy {
+		o.body, _, err = storage.DiscloseLegacy(o.body, b.at(name))
+	} else {
+		o.body, err = storage.Disclose(o.body, b.at(name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// putRecord writes v as object name, a checksummed record (storage.Enclose),
+// under c; it returns the new ETag and the bytes stored.
+func (b *Backend) putRecord(ctx context.Context, name string, v any, c cond, meta map[string]string) (string, []byte, error) {
+	body, err := storage.MarshalEnclosed(v)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode %s: %w", name, err)
+	}
+	tag, err := b.put(ctx, name, body, c, meta)
+	return tag, body, err
+}
+
+// readIdentity reads stack.json (nil when there is none), and whether it
+// is an older bulwark's, without a checksum (legacy: the stack's other
+// objects may have none either).
+func (b *Backend) readIdentity(ctx context.Context) (id *identity, etag string, legacy bool, err error) {
+	o, err := b.get(ctx, identityKey)
+	if err != nil || o == nil {
+		return nil, "", false, err
+	}
+	rec, legacy, err := storage.DiscloseLegacy(o.body, b.at(identityKey))
+	if err != nil {
+		return nil, "", false, err
+	}
+	var v identity
+	if err := json.Unmarshal(rec, &v); err != nil {
+		return nil, "", false, b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", b.key(identityKey), err, state.ErrCorrupt))
+	}
+	return &v, o.etag, legacy, nil
+}
+
+// noBucketHint says what to do about a bucket that does not exist.
+const noBucketHint = "bulwark does not create it: create it, with versioning on, as for Terraform's s3 backend, or fix the bucket in the URL"
+
+// noBucket is the error of a call that found no bucket, read or write.
+func (b *Backend) noBucket(err error) error {
+	return fmt.Errorf("bucket %s does not exist (%s): %w", b.bucket, noBucketHint, err)
 }
 
 // cond is a PUT's condition.
@@ -347,6 +441,10 @@ func (b *Backend) put(ctx context.Context, name string, body []byte, c cond, met
 	}
 	out, err := b.s3.PutObject(ctx, in)
 	if err != nil {
+		if apiCode(err) == "NoSuchBucket" {
+			// Said as the read path says it (the caller names the write).
+			return "", b.noBucket(err)
+		}
 		return "", err
 	}
 	return aws.ToString(out.ETag), nil
@@ -364,6 +462,9 @@ func (b *Backend) list(ctx context.Context, dir, startAfter string) ([]types.Obj
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
+			if apiCode(err) == "NoSuchBucket" {
+				err = b.noBucket(err)
+			}
 			return nil, b.wrap("list "+dir, err)
 		}
 		for _, o := range page.Contents {
@@ -416,6 +517,12 @@ type snapshot struct {
 	Seq     int64            `json:"seq"`
 	State   *state.State     `json:"state"`
 	Journal []journal.Record `json:"journal,omitempty"`
+	// Fences are the WAL objects that hold a takeover's record: the
+	// displaced holder's next write is to that key, and finds it taken.
+	// A Checkpoint never deletes them (one small object per takeover), so
+	// a holder displaced without knowing it cannot write there after the
+	// WAL around them was folded into a snapshot.
+	Fences []int64 `json:"fences,omitempty"`
 }
 
 // segment is one WAL object: the Commits of one durable write, in order.
@@ -437,6 +544,18 @@ type entry struct {
 
 func (e entry) changes() bool { return len(e.Put) > 0 || len(e.Delete) > 0 || e.Meta != nil }
 
+// fences reports whether sg holds a takeover's record (snapshot.Fences).
+func (sg *segment) fences() bool {
+	for _, e := range sg.Entries {
+		for _, r := range e.Records {
+			if r.Kind == kindLock {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // loaded is a stack as stored: its state (opened), journal, and where the
 // WAL is.
 type loaded struct {
@@ -450,6 +569,8 @@ type loaded struct {
 	snapSize int64
 	walBytes int64
 	walCount int
+	fences   []int64 // see snapshot.Fences
+	legacy   bool    // an older bulwark's stack: objects without checksums
 }
 
 // load reads the stack: identity, snapshot, then the WAL after it. A gap
@@ -471,15 +592,13 @@ var errGap = errors.New("the write-ahead log changed while it was read")
 
 func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 	l := &loaded{st: &state.State{Version: state.Version, Stack: b.opts.Stack, Resources: map[string]*state.Resource{}}}
-	io, err := b.get(ctx, identityKey)
+	idp, idTag, legacy, err := b.readIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if io != nil {
-		var id identity
-		if err := json.Unmarshal(io.body, &id); err != nil {
-			return nil, b.wrap("load", fmt.Errorf("%s does not parse: %v: %w", identityKey, err, state.ErrCorrupt))
-		}
+	l.legacy = legacy
+	if idp != nil {
+		id := *idp
 		if id.Stack != b.opts.Stack {
 			return nil, b.wrap("load", fmt.Errorf("%s names stack %q, not %q: %w", b.key(identityKey), id.Stack, b.opts.Stack, storage.ErrLineage))
 		}
@@ -487,11 +606,11 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 			return nil, fmt.Errorf("stack %s at %s: %w to %s: use --state %s (the objects here stay for reference; %s says where it went)",
 				b.opts.Stack, b.loc, storage.ErrMoved, id.MovedTo, id.MovedTo, b.key(identityKey))
 		}
-		l.idETag = io.etag
+		l.idETag = idTag
 		l.id = &id
 		l.st.Lineage = id.Lineage
 	}
-	so, err := b.get(ctx, snapshotKey)
+	so, err := b.record(ctx, snapshotKey, legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -507,19 +626,23 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 			sn.State.Resources = map[string]*state.Resource{}
 		}
 		l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.snapSize = sn.State, sn.Journal, sn.Seq, sn.Seq, so.etag, so.size
+		l.fences = sn.Fences
 		l.st.Stack, l.st.Lineage = b.opts.Stack, sn.Lineage
 	}
 	objs, err := b.list(ctx, walDir, walKey(l.seq))
 	if err != nil {
 		return nil, err
 	}
-	segs, err := b.fetch(ctx, objs, l.seq)
+	segs, err := b.fetch(ctx, objs, l.seq, legacy)
 	if err != nil {
 		return nil, err
 	}
 	for _, sg := range segs {
 		if l.id == nil || sg.Lineage != l.id.Lineage {
 			return nil, b.wrap("load", fmt.Errorf("%s is of lineage %s, not this stack's (%s): %w", b.key(walKey(sg.Seq)), sg.Lineage, lineageOf(l.id), storage.ErrLineage))
+		}
+		if sg.fences() {
+			l.fences = append(l.fences, sg.Seq)
 		}
 		for _, e := range sg.Entries {
 			l.recs = append(l.recs, e.Records...)
@@ -551,7 +674,7 @@ func lineageOf(id *identity) string {
 
 // fetch gets the WAL objects listed, in parallel, and checks they follow
 // after one another from after.
-func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64) ([]*segment, error) {
+func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64, legacy bool) ([]*segment, error) {
 	segs := make([]*segment, len(objs))
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -563,7 +686,7 @@ func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64) (
 			defer wg.Done()
 			defer func() { <-sem }()
 			name := aws.ToString(o.Key)
-			ob, err := b.get(ctx, name)
+			ob, err := b.record(ctx, name, legacy)
 			switch {
 			case err != nil:
 				errs[i] = err
@@ -615,11 +738,12 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 	return slices.DeleteFunc(l.recs, func(r journal.Record) bool { return r.Kind == journal.KindState }), nil, nil
 }
 
-// Holder reads lock.json: who holds the lock (nil: nobody). A holder whose
-// lease ran out is returned too, with its Until in the past.
+// Holder reads lock.json: who holds the lock (nil: nobody, or a lock its
+// holder released). A holder whose lease ran out is returned too, with its
+// Until in the past.
 func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	lr, _, err := b.readLock(ctx)
-	if err != nil || lr == nil {
+	if err != nil || lr == nil || lr.Released {
 		return nil, err
 	}
 	h := lr.Holder
@@ -631,7 +755,7 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 // Lock takes over at once: what doctor says of the lock.
 func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
 	lr, _, err := b.readLock(ctx)
-	if err != nil || lr == nil {
+	if err != nil || lr == nil || lr.Released {
 		return nil, nil, err
 	}
 	h := lr.Holder
@@ -648,7 +772,11 @@ type revision struct {
 
 // Revision returns revision n's body.
 func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
-	o, err := b.get(ctx, revisionKey(n))
+	_, _, legacy, err := b.readIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.record(ctx, revisionKey(n), legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -710,7 +838,11 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 	if !validName(name) {
 		return nil, fmt.Errorf("backup %q of %s: %w", name, b.loc, storage.ErrNotFound)
 	}
-	o, err := b.get(ctx, backupDir+name)
+	_, _, legacy, err := b.readIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := b.record(ctx, backupDir+name, legacy)
 	if err != nil {
 		return nil, err
 	}

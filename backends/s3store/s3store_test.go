@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"slices"
@@ -206,8 +207,44 @@ func TestConformance(t *testing.T) {
 			}
 			return all
 		},
+		Tamper: func(t *testing.T, home, old, new string) {
+			tamper(t, home, storagetest.Stack, "", old, new)
+		},
 		Steal: func(t *testing.T, home string) { steal(t, home, storagetest.Stack) },
 	})
+}
+
+// tamper edits by hand (GET, replace, PUT: what a person with the aws CLI
+// would do) every object of home's stack whose name starts with only (all
+// but lock.json when only is ""), replacing old by new; it reports how
+// many it changed.
+func tamper(t *testing.T, home, stack, only, old, new string) int {
+	t.Helper()
+	ctx := context.Background()
+	b := openHome(t, home, storage.Options{Stack: stack})
+	objs, err := b.list(ctx, only, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, lo := range objs {
+		name := aws.ToString(lo.Key)
+		if name == lockKey {
+			continue
+		}
+		o, err := b.get(ctx, name)
+		if err != nil || o == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Contains(o.body, []byte(old)) {
+			continue
+		}
+		if _, err := b.put(ctx, name, bytes.ReplaceAll(o.body, []byte(old), []byte(new)), cond{}, o.meta); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
 }
 
 // steal makes the lock of home's stack look as if its lease ran out, and
@@ -571,11 +608,61 @@ func TestParseURL(t *testing.T) {
 
 // A bucket that does not exist is said to be so, not taken for an empty
 // stack.
+// On the write path too (the first write of an apply is its Lock), and
+// every message names the location as the user gave it, not re-encoded.
 func TestMissingBucket(t *testing.T) {
 	s := setup(t)
-	b := openHome(t, "s3://no-such-bucket-"+randomHex(t)+"/p?endpoint="+url.QueryEscape(s.url)+"&region=us-east-1", options())
-	if _, err := b.Load(context.Background()); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("Load from a missing bucket: %v", err)
+	ctx := context.Background()
+	bucket := "no-such-bucket-" + randomHex(t)
+	for _, home := range []string{
+		"s3://" + bucket + "/p?endpoint=" + url.QueryEscape(s.url) + "&region=us-east-1",
+		"s3://" + bucket + "/p?region=us-east-1&endpoint=" + s.url,
+	} {
+		b := openHome(t, home, options())
+		if b.Location() != home {
+			t.Errorf("Location %s, want the URL as given, %s", b.Location(), home)
+		}
+		_, lerr := b.Load(ctx)
+		_, werr := b.Lock(ctx, storage.Holder{Op: "op_1"})
+		_, serr := Stacks(ctx, home)
+		for what, err := range map[string]error{"Load": lerr, "Lock": werr, "Stacks": serr} {
+			if err == nil {
+				t.Fatalf("%s from a missing bucket succeeded", what)
+			}
+			msg := err.Error()
+			for _, want := range []string{"bucket " + bucket + " does not exist", "bulwark does not create it", home} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s from a missing bucket: %q does not say %q", what, msg, want)
+				}
+			}
+		}
+	}
+}
+
+// No credentials anywhere: the error names every source the SDK's chain
+// tried, and how to give one, not only the last (EC2 IMDS).
+func TestMissingCredentials(t *testing.T) {
+	s := setup(t)
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // no network beyond loopback
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	t.Setenv("HOME", dir)
+	_, err := Open(context.Background(), s.home(t, ""), options())
+	if err == nil {
+		t.Fatal("Open without credentials succeeded")
+	}
+	msg := err.Error()
+	t.Log(msg)
+	for _, want := range []string{"no AWS credentials found", "AWS_ACCESS_KEY_ID", "~/.aws/credentials", "SSO", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"container role", "EC2 instance role (IMDS)", "export AWS_PROFILE=NAME", "&profile=NAME"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error %q does not say %q", msg, want)
+		}
 	}
 }
 
@@ -687,5 +774,393 @@ func TestInspect(t *testing.T) {
 	writeLock(t, b, h)
 	if live, stale, err := b.Inspect(ctx); err != nil || live != nil || stale == nil || stale.Op != "op_elsewhere" {
 		t.Fatalf("Inspect of a lease that ran out: %v %v %v, want it stale", live, stale, err)
+	}
+}
+
+// The lease is read and written on the backend's clock (Options.Now), the
+// one Lock stamps the holder with: the lease's end is the clock's time plus
+// the lease, at the Lock and at every renewal.
+func TestLeaseUsesTheInjectedClock(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	const skew = -2 * time.Hour
+	o := options()
+	o.Now = func() time.Time { return time.Now().Add(skew) }
+	b := openHome(t, s.home(t, "3s"), o)
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_clock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Release(ctx)
+	near := func(what string, got time.Time) {
+		t.Helper()
+		want := time.Now().Add(skew + 3*time.Second)
+		if d := got.Sub(want); d < -2*time.Second || d > 2*time.Second {
+			t.Fatalf("%s: the lease ends at %s, want about %s (the injected clock's now plus the lease)", what, got, want)
+		}
+	}
+	h, err := b.Holder(ctx)
+	if err != nil || h == nil {
+		t.Fatalf("Holder: %v %v", h, err)
+	}
+	near("at Lock", h.Until)
+	first := h.Until
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err = b.Holder(ctx)
+		if err != nil || h == nil {
+			t.Fatalf("Holder: %v %v", h, err)
+		}
+		if !h.Until.Equal(first) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no renewal in 10 s (every 1 s)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	near("after a renewal", h.Until)
+	select {
+	case <-w.Lost():
+		t.Fatal("the writer lost its lock")
+	default:
+	}
+}
+
+// A lock record that cannot be encoded is an error, never an empty
+// lock.json (which no one could take over: it names no holder).
+func TestLockRecordEncodeErrorIsAnError(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	b := openHome(t, home, options())
+	// A time encoding/json refuses (a year past 9999).
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_far", Since: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err == nil {
+		w.Release(ctx)
+		t.Fatal("Lock with a holder that cannot be encoded succeeded")
+	}
+	if o, gerr := b.get(ctx, lockKey); gerr != nil || o != nil {
+		t.Fatalf("lock.json after a failed Lock: %v %v, want none", o, gerr)
+	}
+}
+
+// ignoringDeleteConditions serves the S3 API of the tests' emulator (this
+// process's gofakes3, or the one BULWARK_TEST_S3_ENDPOINT names) through a
+// proxy that drops the conditions of every DELETE, as MinIO was seen to:
+// a DELETE with If-Match and a wrong ETag answers 204 and deletes.
+func ignoringDeleteConditions(t *testing.T) string {
+	t.Helper()
+	var next http.Handler
+	if ep := os.Getenv("BULWARK_TEST_S3_ENDPOINT"); ep != "" {
+		u, err := url.Parse(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = httputil.NewSingleHostReverseProxy(u)
+	} else {
+		next = gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(false)).Server()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			r.Header.Del("If-Match")
+			r.Header.Del("If-None-Match")
+		}
+		next.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := raw(srv.URL).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(testBucket)})
+	if err != nil && apiCode(err) != "BucketAlreadyExists" && apiCode(err) != "BucketAlreadyOwnedByYou" {
+		t.Fatalf("create the test bucket: %v", err)
+	}
+	return srv.URL
+}
+
+// A holder displaced without knowing it (its clock behind the taker's, so
+// its lease had not run out by its own clock, and no renewal came between)
+// neither removes the newcomer's lock when it releases, nor writes, even
+// against a server that ignores the condition of a DELETE: nothing rests on
+// a conditional delete; the lock's token fences.
+func TestDisplacedHolderCannotRemoveTheNewLockOrWrite(t *testing.T) {
+	setup(t) // credentials
+	ep := ignoringDeleteConditions(t)
+	ctx := context.Background()
+	// displaced returns a holder, and the newcomer that took its lock over
+	// without it noticing.
+	displaced := func(t *testing.T) (string, storage.Writer, *Backend, storage.Writer) {
+		home := "s3://" + testBucket + "/t-" + randomHex(t) + "?" + url.Values{"region": {"us-east-1"}, "endpoint": {ep}}.Encode()
+		a := openHome(t, home, options())
+		wa, err := a.Lock(ctx, storage.Holder{Op: "op_old"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { wa.Release(ctx) })
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a")}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wa.PutRevision(ctx, 1, storage.RevisionBody{Spec: "old"}); err != nil {
+			t.Fatal(err)
+		}
+		// The newcomer's clock is ahead by more than the lease: the old
+		// lease ran out by it.
+		ob := options()
+		ob.Now = func() time.Time { return time.Now().Add(2 * DefaultLease) }
+		b := openHome(t, home, ob)
+		wb, err := b.Lock(ctx, storage.Holder{Op: "op_new"})
+		if err != nil {
+			t.Fatalf("the newcomer's takeover: %v", err)
+		}
+		t.Cleanup(func() { wb.Release(ctx) })
+		if wb.Stale() == nil || wb.Stale().Op != "op_old" {
+			t.Fatalf("the takeover names %v, want op_old", wb.Stale())
+		}
+		if err := wb.PutRevision(ctx, 1, storage.RevisionBody{Spec: "new"}); err != nil {
+			t.Fatal(err)
+		}
+		return home, wa, b, wb
+	}
+
+	t.Run("its Release leaves the newcomer's lock", func(t *testing.T) {
+		home, wa, b, wb := displaced(t)
+		if err := wa.Release(ctx); err != nil {
+			t.Errorf("the displaced holder's Release: %v", err)
+		}
+		h, err := b.Holder(ctx)
+		if err != nil || h == nil || h.Op != "op_new" {
+			t.Fatalf("after the displaced holder's Release, the lock is held by %v (%v), want op_new", h, err)
+		}
+		if _, err := openHome(t, home, options()).Lock(ctx, storage.Holder{Op: "op_third"}); !errors.Is(err, storage.ErrLocked) {
+			t.Fatalf("a third Lock while the newcomer holds it: %v, want ErrLocked", err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		// Once the newcomer releases, the lock is free for anyone, and not
+		// taken over as a stale one.
+		if err := wb.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := b.Holder(ctx); err != nil || h != nil {
+			t.Fatalf("after the newcomer's Release: holder %v %v, want none", h, err)
+		}
+		wc, err := openHome(t, home, options()).Lock(ctx, storage.Holder{Op: "op_next"})
+		if err != nil {
+			t.Fatalf("Lock after a release: %v", err)
+		}
+		if wc.Stale() != nil {
+			t.Errorf("a released lock was taken over as stale from %v", wc.Stale())
+		}
+		wc.Release(ctx)
+	})
+
+	t.Run("its Commit is refused after the newcomer's checkpoint folded the WAL", func(t *testing.T) {
+		_, wa, b, wb := displaced(t)
+		// Enough finished operations for the checkpoint to compact, write
+		// the snapshot and delete the WAL objects it holds.
+		for i := range 4 {
+			op := "op_n" + strconv.Itoa(i)
+			if _, err := wb.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}, {Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wb.Checkpoint(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's Commit after the checkpoint: %v, want ErrLost", err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		st, err := b.Load(ctx)
+		if err != nil || st.Resources["a"] == nil || st.Resources["b"] != nil || st.Resources["c"] == nil {
+			t.Fatalf("state: %v %v", st, err)
+		}
+	})
+
+	t.Run("its writes are refused", func(t *testing.T) {
+		_, wa, b, wb := displaced(t)
+		if err := wa.PutRevision(ctx, 1, storage.RevisionBody{Spec: "old again"}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's PutRevision: %v, want ErrLost", err)
+		}
+		if err := wa.DeleteRevision(ctx, 1); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's DeleteRevision: %v, want ErrLost", err)
+		}
+		if _, err := wa.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("b")}}}); !errors.Is(err, storage.ErrLost) {
+			t.Errorf("the displaced holder's Commit: %v, want ErrLost", err)
+		}
+		if h, err := b.Holder(ctx); err != nil || h == nil || h.Op != "op_new" {
+			t.Fatalf("the lock is held by %v (%v), want op_new", h, err)
+		}
+		if _, err := wb.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c")}}}); err != nil {
+			t.Fatalf("the newcomer's Commit: %v", err)
+		}
+		if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "new" {
+			t.Fatalf("revision 1: %+v %v, want the newcomer's", rb, err)
+		}
+		st, err := b.Load(ctx)
+		if err != nil || st.Resources["a"] == nil || st.Resources["b"] != nil || st.Resources["c"] == nil {
+			t.Fatalf("state: %v %v", st, err)
+		}
+	})
+}
+
+// An object the state is read from, edited by hand (a protection level
+// lowered in a WAL object or in the snapshot, a revision's or a backup's
+// text changed), is refused on read with an error naming the backend, the
+// stack and the object, and saying how to recover.
+func TestHandEditRefused(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	tests := []struct {
+		name, only, old, new string
+		compact              bool // checkpoint first: the state is in the snapshot
+		read                 func(b *Backend) error
+	}{
+		{name: "a protection level lowered in the WAL", only: walDir, old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "a protection level lowered in the snapshot", only: snapshotKey, old: `"durable"`, new: `"ephemeral"`, compact: true,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "the stack's lineage edited", only: identityKey, old: `"lineage":"`, new: `"lineage":"X`,
+			read: func(b *Backend) error { _, err := b.Load(ctx); return err }},
+		{name: "a revision's text edited", only: revisionDir, old: `"spec":"`, new: `"spec":"X`,
+			read: func(b *Backend) error { _, err := b.Revision(ctx, 1); return err }},
+		{name: "a backup's protection level lowered", only: backupDir, old: `"durable"`, new: `"ephemeral"`,
+			read: func(b *Backend) error { _, err := b.Backup(ctx, "op_1"); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := s.home(t, "")
+			b := openHome(t, home, options())
+			w, err := b.Lock(ctx, storage.Holder{Op: "op_1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vault := res("vault")
+			vault.Protection = "durable"
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{vault, res("web")}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "stack: web"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.PutBackup(ctx, "op_1", 5); err != nil {
+				t.Fatal(err)
+			}
+			if tt.compact {
+				for i := range 4 {
+					op := "op_c" + strconv.Itoa(i)
+					if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Status: journal.OpRunning}, {Op: op, Kind: journal.KindOp, Status: journal.OpSucceeded}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Checkpoint(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.read(b); err != nil {
+				t.Fatalf("before the edit: %v", err)
+			}
+			if n := tamper(t, home, "web", tt.only, tt.old, tt.new); n != 1 {
+				t.Fatalf("%d object(s) edited, want 1", n)
+			}
+			err = tt.read(b)
+			var ie *storage.IntegrityError
+			if !errors.As(err, &ie) || !errors.Is(err, state.ErrCorrupt) {
+				t.Fatalf("read after a hand edit: %v, want an IntegrityError", err)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			for _, want := range []string{"load state " + b.Location(), "stack web", "object " + stackKey(t, home, "web", tt.only), "does not match its checksum", "restore the newest good copy from"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("the error %q does not say %q", msg, want)
+				}
+			}
+			// And no writer starts over it.
+			if tt.only != revisionDir && tt.only != backupDir {
+				if w, err := b.Lock(ctx, storage.Holder{Op: "op_2"}); !errors.Is(err, storage.ErrIntegrity) {
+					if err == nil {
+						w.Release(ctx)
+					}
+					t.Errorf("Lock over an edited object: %v, want ErrIntegrity", err)
+				}
+			}
+		})
+	}
+}
+
+// A stack an older bulwark wrote (objects without checksums) loads as it
+// is; its next Lock adds their checksums (the snapshot, revisions, backups
+// and stack.json last), and from then on an object without one, or edited,
+// is refused.
+func TestOlderStackUpgrades(t *testing.T) {
+	s := setup(t)
+	ctx := context.Background()
+	home := s.home(t, "")
+	by := openHome(t, home, options())
+	putRaw := func(name, body string, meta map[string]string) {
+		t.Helper()
+		if _, err := by.put(ctx, name, []byte(body), cond{}, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vault := `{"name":"vault","type":"network","provider":"mock","source":"mock","id":"id-vault","protection":"durable"}`
+	putRaw(identityKey, `{"format":1,"stack":"web","lineage":"L1","created":"2026-01-01T00:00:00Z"}`, nil)
+	putRaw(walKey(1), `{"format":1,"seq":1,"lineage":"L1","token":"old","entries":[{"records":[{"id":"R1","op":"op_old","ts":"2026-01-01T00:00:00Z","kind":"op","status":"succeeded","lineage":"L1"}],"put":[`+vault+`]}]}`, nil)
+	putRaw(revisionKey(1), `{"body":{"spec":"stack: web"}}`, nil)
+	putRaw(backupDir+"op_old", `{"format":1,"name":"op_old","time":"2026-01-01T00:00:00Z","state":{"version":1,"stack":"web","lineage":"L1","serial":0,"resources":{}}}`,
+		map[string]string{"time": "2026-01-01T00:00:00Z", "serial": "0"})
+
+	b := openHome(t, home, options())
+	check := func(when string) {
+		t.Helper()
+		st, err := b.Load(ctx)
+		if err != nil || st.Lineage != "L1" || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+			t.Fatalf("%s: Load %+v %v", when, st, err)
+		}
+		if recs, _, err := b.Journal(ctx); err != nil || len(recs) != 1 || recs[0].ID != "R1" {
+			t.Fatalf("%s: Journal %+v %v", when, recs, err)
+		}
+		if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "stack: web" {
+			t.Fatalf("%s: Revision %+v %v", when, rb, err)
+		}
+		if _, err := b.Backup(ctx, "op_old"); err != nil {
+			t.Fatalf("%s: Backup %v", when, err)
+		}
+		if list, err := b.Backups(ctx); err != nil || len(list) != 1 || list[0].Time.IsZero() {
+			t.Fatalf("%s: Backups %+v %v", when, list, err)
+		}
+	}
+	check("before the upgrade")
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the upgrade")
+	for _, name := range []string{identityKey, snapshotKey, revisionKey(1), backupDir + "op_old"} {
+		o, err := b.get(ctx, name)
+		if err != nil || o == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := storage.Disclose(o.body, storage.Where{}); err != nil {
+			t.Errorf("%s after the upgrade: %v", name, err)
+		}
+	}
+	// An object without a checksum is no longer taken.
+	putRaw(revisionKey(1), `{"body":{"spec":"stack: web"}}`, nil)
+	if _, err := b.Revision(ctx, 1); !errors.Is(err, storage.ErrIntegrity) {
+		t.Fatalf("a revision without a checksum after the upgrade: %v, want ErrIntegrity", err)
+	}
+	if n := tamper(t, home, "web", snapshotKey, `"durable"`, `"ephemeral"`); n != 1 {
+		t.Fatalf("%d snapshot(s) edited", n)
+	}
+	if _, err := b.Load(ctx); !errors.Is(err, storage.ErrIntegrity) {
+		t.Fatalf("Load of an edited snapshot after the upgrade: %v, want ErrIntegrity", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +50,8 @@ type writer struct {
 	snapSeq   int64
 	snapETag  string
 	walBytes  int64 // of the WAL objects after the snapshot
+	fences    []int64
+	legacy    bool // an older bulwark's stack, until upgrade
 
 	commits *groupcommit.Queue
 }
@@ -58,6 +62,8 @@ func (w *writer) init(l *loaded) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.st, w.recs, w.seq, w.snapSeq, w.snapETag, w.walBytes = l.st, l.recs, l.seq, l.snapSeq, l.snapETag, l.walBytes
+	w.fences = slices.Clone(l.fences)
+	w.legacy = l.legacy
 	if l.id != nil {
 		w.lineage, w.persisted, w.idETag = l.id.Lineage, true, l.idETag
 	} else {
@@ -105,7 +111,7 @@ func (w *writer) lostLocked() error {
 func (w *writer) usable() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && time.Now().After(w.lr.Holder.Until) {
+	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && w.b.now().After(w.lr.Holder.Until) {
 		w.loseLocked(errors.New("the lease ran out"))
 	}
 	switch {
@@ -217,7 +223,7 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 		}
 	}
 	sg := segment{Format: format, Seq: seq + 1, Lineage: lineage, Token: token, Entries: sealed}
-	body, err := json.Marshal(&sg)
+	body, err := storage.MarshalEnclosed(&sg)
 	if err != nil {
 		finish(fmt.Errorf("commit to %s: %w", w.b.loc, err))
 		return
@@ -236,6 +242,9 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	w.st.Lineage = lineage
 	w.seq, w.lineage, w.persisted, w.committed = sg.Seq, lineage, true, true
 	w.walBytes += int64(len(body))
+	if sg.fences() {
+		w.fences = append(w.fences, sg.Seq)
+	}
 	w.mu.Unlock()
 	w.afterWrite()
 	finish(nil)
@@ -265,14 +274,14 @@ func (w *writer) isPersisted() bool {
 // writeIdentity writes stack.json: at the first Lock of a stack, and again
 // when its first Commit brings another lineage (a stack moved here).
 func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
-	body, _ := json.Marshal(&identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()})
+	id := &identity{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Created: w.b.now().UTC()}
 	w.mu.Lock()
 	c := cond{ifNoneMatch: true}
 	if w.persisted {
 		c = cond{ifMatch: w.idETag}
 	}
 	w.mu.Unlock()
-	tag, err := w.b.put(ctx, identityKey, body, c, nil)
+	tag, _, err := w.b.putRecord(ctx, identityKey, id, c, nil)
 	if err == nil {
 		w.mu.Lock()
 		w.persisted, w.idETag, w.lineage = true, tag, lineage
@@ -303,7 +312,7 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
 		return fmt.Errorf("s3 backend %s: %w: another writer took the lock over and wrote first; nothing was written", w.b.loc, storage.ErrLost)
 	}
-	o, gerr := w.b.get(context.WithoutCancel(ctx), name)
+	o, gerr := w.b.record(context.WithoutCancel(ctx), name, false)
 	if gerr == nil && o != nil {
 		var sg segment
 		if json.Unmarshal(o.body, &sg) == nil && sg.Token == token {
@@ -322,18 +331,14 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 
 // PutRevision stores revision n's body.
 func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	sb, err := storage.SealRevision(body, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
-	b, err := json.Marshal(&revision{Body: sb})
-	if err != nil {
-		return err
-	}
-	if _, err := w.b.put(ctx, revisionKey(n), b, cond{}, nil); err != nil {
+	if _, _, err := w.b.putRecord(ctx, revisionKey(n), &revision{Body: sb}, cond{}, nil); err != nil {
 		return w.b.wrap(fmt.Sprintf("write revision %d", n), err)
 	}
 	w.afterWrite()
@@ -342,7 +347,7 @@ func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBo
 
 // DeleteRevision drops revision n's body.
 func (w *writer) DeleteRevision(ctx context.Context, n int) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	_, err := w.b.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(w.b.bucket), Key: aws.String(w.b.key(revisionKey(n)))})
@@ -366,7 +371,7 @@ func sealed(st *state.State, sl state.Sealing) (*state.State, error) {
 
 // PutBackup stores the state as of now under name, keeping the newest keep.
 func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return false, err
 	}
 	if !validName(name) {
@@ -380,12 +385,8 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		return false, w.b.wrap("backup "+name, err)
 	}
 	at := w.b.now().UTC()
-	body, err := json.Marshal(&backup{Format: format, Name: name, Time: at, State: sst})
-	if err != nil {
-		return false, err
-	}
 	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
-	if _, err := w.b.put(ctx, backupDir+name, body, cond{ifNoneMatch: true}, meta); err != nil {
+	if _, _, err := w.b.putRecord(ctx, backupDir+name, &backup{Format: format, Name: name, Time: at, State: sst}, cond{ifNoneMatch: true}, meta); err != nil {
 		if lostRace(err) {
 			return false, nil // there already: the first part's backup stays
 		}
@@ -393,6 +394,9 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	}
 	w.afterWrite()
 	if keep > 0 {
+		if err := w.held(ctx); err != nil {
+			return true, err
+		}
 		list, err := w.b.Backups(ctx)
 		if err != nil {
 			return true, err
@@ -412,7 +416,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 // migrate), under info.Name with info.Time, sealed as PutBackup seals. A
 // backup already stored under the name is kept as it is. Nothing is pruned.
 func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
 	if !validName(info.Name) {
@@ -426,12 +430,8 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if info.Time.IsZero() {
 		at = w.b.now().UTC()
 	}
-	body, err := json.Marshal(&backup{Format: format, Name: info.Name, Time: at, State: sst})
-	if err != nil {
-		return err
-	}
 	meta := map[string]string{"time": at.Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
-	if _, err := w.b.put(ctx, backupDir+info.Name, body, cond{ifNoneMatch: true}, meta); err != nil {
+	if _, _, err := w.b.putRecord(ctx, backupDir+info.Name, &backup{Format: format, Name: info.Name, Time: at, State: sst}, cond{ifNoneMatch: true}, meta); err != nil {
 		if lostRace(err) {
 			return nil // there already: kept as it is
 		}
@@ -462,32 +462,35 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := w.commits.Flush(ctx); err != nil {
 		return err
 	}
+	return w.checkpoint(ctx, keepOps, false)
+}
+
+// checkpoint is Checkpoint's work; force writes the snapshot even when
+// nothing compacts and the WAL is short (upgrade).
+func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error {
 	w.mu.Lock()
 	n0 := len(w.recs)
 	recs, compacted := journal.CompactRecords(w.recs[:n0:n0], keepOps)
 	recs = append([]journal.Record(nil), recs...)
-	idle := compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
+	idle := !force && compacted == 0 && w.seq-w.snapSeq < checkpointSegments && w.walBytes < checkpointBytes
+	legacy := w.legacy
 	lineage, persisted := w.lineage, w.persisted
 	st, seq := w.st.Clone(), w.seq
+	fences := slices.Clone(w.fences)
 	w.mu.Unlock()
 	if idle || !persisted {
 		return nil
 	}
 	// Still ours? (A displaced writer's snapshot would be harmless, a
 	// prefix of the WAL, but it is not written.)
-	cur, _, err := w.b.readLock(ctx)
-	if err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
-	}
-	if cur == nil || cur.Token != w.lr.Token {
-		w.lose(errors.New("the lock is another holder's"))
-		return w.usable()
 	}
 	sst, err := sealed(st, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("checkpoint", err)
 	}
-	body, err := json.Marshal(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs})
+	body, err := storage.MarshalEnclosed(&snapshot{Format: format, Stack: w.b.opts.Stack, Lineage: lineage, Seq: seq, State: sst, Journal: recs, Fences: fences})
 	if err != nil {
 		return err
 	}
@@ -514,7 +517,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		// Rewritten since this writer read it: by a displaced writer's
 		// checkpoint (a prefix of what this one holds), or by a taker. The
 		// lock decides.
-		o, gerr := w.b.get(ctx, snapshotKey)
+		o, gerr := w.b.record(ctx, snapshotKey, legacy)
 		if gerr != nil {
 			return gerr
 		}
@@ -542,7 +545,7 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	for _, o := range objs {
 		k := aws.ToString(o.Key)
 		n, perr := strconv.ParseInt(strings.TrimPrefix(k, walDir), 10, 64)
-		if perr == nil && n <= seq {
+		if perr == nil && n <= seq && !slices.Contains(fences, n) {
 			drop = append(drop, k)
 		}
 	}
@@ -554,10 +557,10 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 // state migrate`): from then on Load and Lock refuse with storage.ErrMoved
 // naming it. The objects stay, for reference.
 func (w *writer) MarkMoved(ctx context.Context, to string) error {
-	if err := w.usable(); err != nil {
+	if err := w.held(ctx); err != nil {
 		return err
 	}
-	o, err := w.b.get(ctx, identityKey)
+	cur, etag, _, err := w.b.readIdentity(ctx)
 	if err != nil {
 		return err
 	}
@@ -565,15 +568,13 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 	id := identity{Format: format, Stack: w.b.opts.Stack, Lineage: w.lineage, Created: w.b.now().UTC()}
 	w.mu.Unlock()
 	c := cond{ifNoneMatch: true}
-	if o != nil {
-		if err := json.Unmarshal(o.body, &id); err != nil {
-			return w.b.wrap("mark moved", fmt.Errorf("%s does not parse: %w", identityKey, err))
-		}
-		c = cond{ifMatch: o.etag}
+	if cur != nil {
+		id = *cur
+		id.Format = format
+		c = cond{ifMatch: etag}
 	}
 	id.MovedTo = to
-	body, _ := json.Marshal(&id)
-	if _, err := w.b.put(ctx, identityKey, body, c, nil); err != nil {
+	if _, _, err := w.b.putRecord(ctx, identityKey, &id, c, nil); err != nil {
 		if lostRace(err) {
 			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
 			return w.usable()
@@ -605,4 +606,81 @@ func (w *writer) Release(ctx context.Context) error {
 		return err
 	}
 	return ferr
+}
+
+// upgrade rewrites with their checksums the objects of a stack an older
+// bulwark wrote (its stack.json has none): the snapshot, of the state and
+// journal as loaded (nothing compacted; the WAL objects it holds are
+// deleted, but for the fences), every revision and backup (each with
+// If-Match on what was read, its metadata kept), and stack.json last. From
+// then on a record without a checksum is refused. A crash midway leaves
+// stack.json as it was, and the next Lock does it again. Each object is
+// written once; the cost is the stack's revisions and backups (retention
+// bounds them) and one snapshot.
+func (w *writer) upgrade(ctx context.Context) error {
+	if err := w.checkpoint(ctx, math.MaxInt32, true); err != nil {
+		return fmt.Errorf("s3 backend %s: add checksums to the objects an older bulwark wrote: %w", w.b.loc, err)
+	}
+	for _, dir := range []string{revisionDir, backupDir} {
+		objs, err := w.b.list(ctx, dir, "")
+		if err != nil {
+			return err
+		}
+		for _, lo := range objs {
+			name := aws.ToString(lo.Key)
+			o, err := w.b.get(ctx, name)
+			if err != nil {
+				return err
+			}
+			if o == nil {
+				continue // pruned meanwhile
+			}
+			rec, legacy, err := storage.DiscloseLegacy(o.body, w.b.at(name))
+			if err != nil {
+				return err
+			}
+			if !legacy {
+				continue
+			}
+			body, err := storage.Enclose(rec)
+			if err != nil {
+				return w.b.wrap("add a checksum to "+name, err)
+			}
+			if err := w.held(ctx); err != nil {
+				return err
+			}
+			if _, err := w.b.put(ctx, name, body, cond{ifMatch: o.etag}, o.meta); err != nil {
+				if lostRace(err) {
+					w.lose(fmt.Errorf("%s was rewritten by another writer", name))
+					return w.usable()
+				}
+				return w.b.wrap("add a checksum to "+name, err)
+			}
+			w.afterWrite()
+		}
+	}
+	id, etag, legacy, err := w.b.readIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	if id == nil || !legacy {
+		return nil
+	}
+	id.Format = format
+	if err := w.held(ctx); err != nil {
+		return err
+	}
+	tag, _, err := w.b.putRecord(ctx, identityKey, id, cond{ifMatch: etag}, nil)
+	if err != nil {
+		if lostRace(err) {
+			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
+			return w.usable()
+		}
+		return w.b.wrap("add a checksum to "+identityKey, err)
+	}
+	w.mu.Lock()
+	w.idETag, w.legacy = tag, false
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
 }

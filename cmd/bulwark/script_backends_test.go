@@ -182,6 +182,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"hold-lock":         held.hold,
 			"release-lock":      held.release,
 			"state-protection":  cmdStateProtection,
+			"state-hand-edit":   cmdStateHandEdit,
 			"json-env":          cmdJSONEnv,
 			"absent":            cmdAbsent,
 			"json-mask":         cmdJSONMask,

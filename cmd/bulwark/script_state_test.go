@@ -18,28 +18,69 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // state-protection STACK RESOURCE LEVEL rewrites the protection STACK's
-// state records for RESOURCE (as a hand edit or an old bulwark would), in
-// what the backend stores: on files, state.json, keeping the file's
-// checksum valid, so only the level is wrong; on postgres, the resource's
-// row; on s3, the object holding its newest form (a WAL object or the
-// snapshot). No backend commits a level it does not know, so a hand edit
-// is how one gets there.
+// state records for RESOURCE (as an old bulwark would), in what the backend
+// stores: on files, state.json; on postgres, the resource's row; on s3,
+// the object holding its newest form (a WAL object or the snapshot); each
+// keeping its checksum valid, so only the level is wrong. No backend
+// commits a level it does not know, so an edit is how one gets there.
 func cmdStateProtection(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: state-protection STACK RESOURCE LEVEL")
 	}
+	editProtection(ts, args[0], args[1], args[2], true)
+}
+
+// state-hand-edit STACK RESOURCE LEVEL is state-protection as a person with
+// a text editor, psql or the aws CLI would do it: the level changed where
+// the backend stores it, the checksum left as it was.
+func cmdStateHandEdit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: state-hand-edit STACK RESOURCE LEVEL")
+	}
+	editProtection(ts, args[0], args[1], args[2], false)
+}
+
+// rechecksum re-encloses a record a checksummed stored form held
+// (storage.Enclose), after edit changed it: with its checksum made anew
+// when fix, else with the one it had (a hand edit).
+func rechecksum(ts *testscript.TestScript, stored []byte, edit func([]byte) []byte, fix bool) []byte {
+	var env struct {
+		Checksum string          `json:"checksum"`
+		Record   json.RawMessage `json:"record"`
+	}
+	ts.Check(json.Unmarshal(stored, &env))
+	if env.Checksum == "" {
+		// A record written without a checksum (an older format): edited
+		// as it is.
+		return edit(stored)
+	}
+	rec := edit(env.Record)
+	if fix {
+		out, err := storage.Enclose(rec)
+		ts.Check(err)
+		return out
+	}
+	out, err := json.Marshal(map[string]any{"checksum": env.Checksum, "record": json.RawMessage(rec)})
+	ts.Check(err)
+	return out
+}
+
+func editProtection(ts *testscript.TestScript, stack, name, level string, fix bool) {
+	args := []string{stack, name, level}
 	if backends.Remote(scriptState(ts)) {
-		remoteStateProtection(ts, args[0], args[1], args[2])
+		remoteStateProtection(ts, stack, name, level, fix)
 		return
 	}
 	path := ts.MkAbs(filepath.Join(".bulwark", args[0], "state.json"))
 	b, err := os.ReadFile(path)
 	ts.Check(err)
 	var env struct {
-		State json.RawMessage `json:"state"`
+		Checksum string          `json:"checksum"`
+		State    json.RawMessage `json:"state"`
 	}
 	ts.Check(json.Unmarshal(b, &env))
 	dec := json.NewDecoder(bytes.NewReader(env.State))
@@ -55,12 +96,16 @@ func cmdStateProtection(ts *testscript.TestScript, neg bool, args []string) {
 	body, err := json.Marshal(st)
 	ts.Check(err)
 	sum := sha256.Sum256(body)
-	out, err := json.Marshal(map[string]any{"checksum": "sha256:" + hex.EncodeToString(sum[:]), "state": json.RawMessage(body)})
+	checksum := "sha256:" + hex.EncodeToString(sum[:])
+	if !fix {
+		checksum = env.Checksum
+	}
+	out, err := json.Marshal(map[string]any{"checksum": checksum, "state": json.RawMessage(body)})
 	ts.Check(err)
 	ts.Check(os.WriteFile(path, append(out, '\n'), 0o600))
 }
 
-func remoteStateProtection(ts *testscript.TestScript, stack, name, level string) {
+func remoteStateProtection(ts *testscript.TestScript, stack, name, level string, fix bool) {
 	raw := scriptState(ts)
 	setLevel := func(body []byte) []byte {
 		var r map[string]any
@@ -72,7 +117,7 @@ func remoteStateProtection(ts *testscript.TestScript, stack, name, level string)
 	}
 	switch backends.Scheme(raw) {
 	case "s3":
-		s3StateProtection(ts, raw, stack, name, level, setLevel)
+		s3StateProtection(ts, raw, stack, name, level, setLevel, fix)
 	default:
 		// postgres: the resource's row, edited in place.
 		u, err := url.Parse(raw)
@@ -88,7 +133,7 @@ func remoteStateProtection(ts *testscript.TestScript, stack, name, level string)
 		table := pgx.Identifier{schema, "resources"}.Sanitize()
 		var body []byte
 		ts.Check(conn.QueryRow(ctx, `SELECT body FROM `+table+` WHERE stack = $1 AND name = $2`, stack, name).Scan(&body))
-		_, err = conn.Exec(ctx, `UPDATE `+table+` SET body = $3 WHERE stack = $1 AND name = $2`, stack, name, setLevel(body))
+		_, err = conn.Exec(ctx, `UPDATE `+table+` SET body = $3 WHERE stack = $1 AND name = $2`, stack, name, rechecksum(ts, body, setLevel, fix))
 		ts.Check(err)
 	}
 }
@@ -96,7 +141,7 @@ func remoteStateProtection(ts *testscript.TestScript, stack, name, level string)
 // s3StateProtection edits the object that holds the resource's newest
 // form: the newest WAL object after the snapshot that puts it, else the
 // snapshot.
-func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string, setLevel func([]byte) []byte) {
+func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string, setLevel func([]byte) []byte, fix bool) {
 	u, err := url.Parse(raw)
 	ts.Check(err)
 	endpoint := u.Query().Get("endpoint")
@@ -126,10 +171,18 @@ func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string
 			}
 		}
 	}
+	// Every object is a checksummed record (storage.Enclose): what is
+	// edited is its record.
+	record := func(stored []byte) []byte {
+		var rec []byte
+		rechecksum(ts, stored, func(r []byte) []byte { rec = r; return r }, true)
+		return rec
+	}
 	var snap map[string]json.RawMessage
 	var snapSeq int64
-	if b := get("snapshot.json"); b != nil {
-		ts.Check(json.Unmarshal(b, &snap))
+	snapStored := get("snapshot.json")
+	if snapStored != nil {
+		ts.Check(json.Unmarshal(record(snapStored), &snap))
 		ts.Check(json.Unmarshal(snap["seq"], &snapSeq))
 	}
 	prefix := strings.Trim(u.Path, "/") + "/" + stack + "/wal/"
@@ -148,7 +201,8 @@ func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string
 			Seq     int64            `json:"seq"`
 			Entries []map[string]any `json:"entries"`
 		}
-		body := get(key)
+		stored := get(key)
+		body := record(stored)
 		ts.Check(json.Unmarshal(body, &seg))
 		if seg.Seq <= snapSeq {
 			break
@@ -163,7 +217,7 @@ func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string
 					whole["entries"] = seg.Entries
 					out, err := json.Marshal(whole)
 					ts.Check(err)
-					put(key, out)
+					put(key, rechecksum(ts, stored, func([]byte) []byte { return out }, fix))
 					return
 				}
 			}
@@ -186,5 +240,5 @@ func s3StateProtection(ts *testscript.TestScript, raw, stack, name, level string
 	ts.Check(err)
 	out, err := json.Marshal(snap)
 	ts.Check(err)
-	put("snapshot.json", out)
+	put("snapshot.json", rechecksum(ts, snapStored, func([]byte) []byte { return out }, fix))
 }

@@ -80,13 +80,18 @@ func TestCommitLinesAreJSONMarshal(t *testing.T) {
 		}
 		if len(r.Change) > 0 {
 			changed++
-			// The change as json.Marshal writes what it holds.
-			var ch storage.Change
-			if err := json.Unmarshal(r.Change, &ch); err != nil {
+			// The change as json.Marshal writes what it holds, with its
+			// checksum.
+			rec, err := storage.Disclose(r.Change, storage.Where{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if want, _ := json.Marshal(ch); !bytes.Equal(r.Change, want) {
-				t.Errorf("change:\n got %s\nwant %s", r.Change, want)
+			var ch storage.Change
+			if err := json.Unmarshal(rec, &ch); err != nil {
+				t.Fatal(err)
+			}
+			if want, _ := json.Marshal(ch); !bytes.Equal(rec, want) {
+				t.Errorf("change:\n got %s\nwant %s", rec, want)
 			}
 		}
 		want, err := json.Marshal(r) // the change compacted and escaped again

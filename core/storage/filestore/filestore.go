@@ -273,8 +273,16 @@ func (b *Backend) replay(live *segment, st *state.State, out *loaded) error {
 			return fmt.Errorf("load state %s: %w: the journal %s holds the change to serial %d after serial %d (a change is missing): restore the newest good copy from %s",
 				b.dir, state.ErrCorrupt, live.path, r.Serial, st.Serial, b.path(backupsDir))
 		}
+		// A change carries its checksum (one an older bulwark wrote has
+		// none, and is taken as it is).
+		rec, _, err := storage.DiscloseLegacy(r.Change, storage.Where{Backend: b.Location(), Stack: b.opts.Stack,
+			Record:  fmt.Sprintf("the state change of journal record %s (%s)", r.ID, live.path),
+			Restore: "the backups in " + b.path(backupsDir) + " (written before every update)"})
+		if err != nil {
+			return err
+		}
 		var ch storage.Change
-		if err := json.Unmarshal(r.Change, &ch); err != nil {
+		if err := json.Unmarshal(rec, &ch); err != nil {
 			return fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
 		}
 		if m := ch.Meta; m != nil {
@@ -1100,7 +1108,10 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 		if *buf, err = appendChange((*buf)[:0], disk); err != nil {
 			return 0, fmt.Errorf("commit: encode the change: %w", err)
 		}
-		raw = *buf
+		// With its checksum (storage.AppendEnclosed), checked when Load
+		// replays it: a change edited by hand in the journal is refused,
+		// as an edited state.json is.
+		raw = storage.AppendEnclosed(make([]byte, 0, len(*buf)+96), *buf)
 	}
 	w.ck.RLock()
 	defer w.ck.RUnlock()

@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,19 @@ func TestConformance(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir(to), "state.json"), b, 0o600); err != nil {
 				t.Fatal(err)
 			}
+		},
+		Tamper: func(t *testing.T, home, old, new string) {
+			filepath.WalkDir(dir(home), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() && d.Name() != "lock" {
+					b, _ := os.ReadFile(p)
+					if bytes.Contains(b, []byte(old)) {
+						if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o600); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				return nil
+			})
 		},
 		Raw: func(t *testing.T, home string) []byte {
 			var all []byte
@@ -504,5 +518,75 @@ func TestLeftoversOfACompactionAreIgnored(t *testing.T) {
 	}
 	if want := []string{"op_a summary", "op_b op", "op_b op"}; !slices.Equal(got, want) {
 		t.Fatalf("journal reads %v, want %v", got, want)
+	}
+}
+
+// A state change an older bulwark journaled (no checksum: a stack killed
+// in the middle of an operation, resumed by this one) is replayed as it is;
+// one with a checksum that does not match is refused, naming the record.
+func TestJournalChangeChecksum(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		edit func(line []byte) []byte
+		want string // in Load's error; "" for none
+	}{
+		{name: "as written"},
+		{name: "as an older bulwark wrote it", edit: func(line []byte) []byte {
+			// "change":{"checksum":"sha256:…","record":X} becomes "change":X.
+			i := bytes.Index(line, []byte(`"change":{"checksum":`))
+			j := bytes.Index(line[i:], []byte(`"record":`))
+			rest := line[i+j+len(`"record":`):]
+			out := append(append([]byte(nil), line[:i]...), `"change":`...)
+			out = append(out, rest[:len(rest)-1]...) // the envelope's closing brace
+			return out
+		}},
+		{name: "edited by hand", edit: func(line []byte) []byte {
+			return bytes.Replace(line, []byte(`"durable"`), []byte(`"ephemeral"`), 1)
+		}, want: "does not match its checksum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "s")
+			b := filestore.New(dir, storage.Options{Stack: "s"})
+			w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &state.Resource{Name: "vault", Type: "network", Provider: "mock", ID: "id-v", Protection: "durable"}
+			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Status: journal.StepOK}},
+				Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, journal.FileName)
+			if tt.edit != nil {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+				last := len(lines) - 1
+				if !bytes.Contains(lines[last], []byte(`"change":{"checksum":"sha256:`)) {
+					t.Fatalf("the commit's last line carries no checksummed change: %s", lines[last])
+				}
+				lines[last] = tt.edit(lines[last])
+				if err := os.WriteFile(p, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := filestore.New(dir, storage.Options{Stack: "s"}).Load(ctx)
+			if tt.want != "" {
+				if !errors.Is(err, storage.ErrIntegrity) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
+					t.Fatalf("Load: %v, want an integrity error naming %s", err, p)
+				}
+				return
+			}
+			if err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+				t.Fatalf("Load: %+v %v", st, err)
+			}
+		})
 	}
 }

@@ -40,6 +40,7 @@ type Queue struct {
 	queue    []*Pending
 	waited   int // Pendings in queue whose caller waits for them
 	flushing bool
+	inflight []*Pending // the group being written, taken from queue
 }
 
 // New returns a Queue that writes each group with flush.
@@ -83,21 +84,40 @@ func (q *Queue) Commit(ctx context.Context, c storage.Commit) (*Pending, error) 
 	}
 }
 
-// Flush writes what is queued (deferred Commits) and waits for it; the
-// error is the first of their group's. Nothing queued: nil at once.
+// Flush writes what is queued (deferred Commits) and waits for it, and for
+// the group being written when it is called (which may carry deferred
+// Commits queued before): once it returns, every Commit queued before it
+// was written or failed. The error is the first of a deferred Commit of
+// those groups, or of the group Flush's own write went in. Nothing queued
+// or in flight: nil at once.
 func (q *Queue) Flush(ctx context.Context) error {
 	q.mu.Lock()
 	empty := len(q.queue) == 0
+	inflight := q.inflight
 	q.mu.Unlock()
-	if empty {
-		return nil
+	var err error
+	if !empty {
+		// An empty waited Commit carries them: it writes nothing of its
+		// own. Its group is written after the one in flight.
+		p, cerr := q.Commit(ctx, storage.Commit{})
+		if cerr != nil {
+			return cerr
+		}
+		err = p.Err
 	}
-	// An empty waited Commit carries them: it writes nothing of its own.
-	p, err := q.Commit(ctx, storage.Commit{})
-	if err != nil {
-		return err
+	for _, p := range inflight {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return p.Err
+	for _, p := range inflight {
+		if p.Deferred && p.Err != nil {
+			return p.Err
+		}
+	}
+	return err
 }
 
 // lead writes one group (the leader's own, when called by Commit) and
@@ -114,7 +134,7 @@ func (q *Queue) lead(ctx context.Context, more bool) {
 			return
 		}
 		group := q.queue
-		q.queue, q.waited = nil, 0
+		q.queue, q.waited, q.inflight = nil, 0, group
 		q.mu.Unlock()
 		q.flush(ctx, group)
 		// A deferred Commit has no caller to tell: its failure is the
@@ -131,6 +151,9 @@ func (q *Queue) lead(ctx context.Context, more bool) {
 			}
 			close(g.done)
 		}
+		q.mu.Lock()
+		q.inflight = nil
+		q.mu.Unlock()
 		if !more {
 			q.mu.Lock()
 			if q.waited == 0 {

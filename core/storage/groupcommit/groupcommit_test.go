@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +261,40 @@ func TestLeaderReturnsAfterItsOwnGroup(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(written) != "[leader waiter]" {
 		t.Errorf("written %v", written)
+	}
+}
+
+// Flush waits for a group already being written: a deferred record that
+// rides on another caller's group in flight is durable when Flush returns
+// (Release and Checkpoint rely on it), not merely out of the queue.
+func TestFlushWaitsForTheGroupInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var written atomic.Bool
+	q := groupcommit.New(func(ctx context.Context, group []*groupcommit.Pending) {
+		if len(group) == 2 { // the deferred record and the waited commit
+			close(entered)
+			<-release
+			written.Store(true)
+		}
+	})
+	if _, err := q.Commit(context.Background(), storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep}}, Deferred: true}); err != nil {
+		t.Fatal(err)
+	}
+	go q.Commit(context.Background(), commit("c0"))
+	<-entered // the group is being written, and the queue is empty
+	flushed := make(chan bool, 1)
+	go func() {
+		err := q.Flush(context.Background())
+		flushed <- err == nil && written.Load()
+	}()
+	select {
+	case ok := <-flushed:
+		t.Fatalf("Flush returned (ok %v) while the group carrying the deferred record was still being written", ok)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if ok := <-flushed; !ok {
+		t.Fatal("Flush returned before the deferred record was written")
 	}
 }

@@ -27,7 +27,9 @@
 // backend can lose a lock (Factory.Steal), lineage refusal, revisions,
 // backups kept and pruned, Checkpoint's journal compaction (and a kill -9
 // at every write of a run of operations that compacts twice), and no
-// sensitive value in clear in what is stored (Factory.Raw).
+// sensitive value in clear in what is stored (Factory.Raw), and a hand edit
+// of what is stored (a protection level lowered) refused on read
+// (Factory.Tamper).
 package storagetest
 
 import (
@@ -68,6 +70,11 @@ type Factory struct {
 	// Raw, when set, returns every byte stored for home (files, rows,
 	// objects), for the check that no sensitive value is stored in clear.
 	Raw func(t *testing.T, home string) []byte
+	// Tamper, when set, edits by hand what home stores of the state (its
+	// files, rows or objects, as a person with a text editor, psql or the
+	// aws CLI would): every occurrence of old replaced by new, for the
+	// HandEdit case.
+	Tamper func(t *testing.T, home, old, new string)
 	// Steal, when set, makes the writer of home lose its lock (a lease
 	// run out and taken over, a connection cut), for the ErrLost case.
 	Steal func(t *testing.T, home string)
@@ -120,6 +127,7 @@ func Run(t *testing.T, f Factory) {
 		{"Checkpoint", s.checkpoint},
 		{"NoOpsStopGrowing", s.noOpsStopGrowing},
 		{"Sealed", s.sealed},
+		{"HandEdit", s.handEdit},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.fn)
@@ -1427,4 +1435,51 @@ func child(t *testing.T, f Factory, name string) {
 	}
 	say("unknown case %q", name)
 	os.Exit(2)
+}
+
+// handEdit: a protection level lowered by hand where the backend stores it
+// is refused by Load (state.ErrCorrupt, naming the stack), never loaded:
+// whether it is stored in a snapshot (after a Checkpoint) or only in what
+// a Commit wrote (a journal's change, a WAL object, a row).
+func (s *suite) handEdit(t *testing.T) {
+	if s.f.Tamper == nil {
+		t.Skip("the factory cannot edit what its backend stores")
+	}
+	for _, checkpoint := range []bool{true, false} {
+		name := "after a checkpoint"
+		if !checkpoint {
+			name = "as committed"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			home := s.f.New(t)
+			b := s.open(t, home)
+			w := s.lock(t, b, "op_1")
+			vault := res("vault", 1)
+			vault.Protection = "durable"
+			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_1", "vault", journal.StepOK)},
+				Change: storage.Change{Put: []*state.Resource{vault, res("web", 1)}}}); err != nil {
+				t.Fatal(err)
+			}
+			if checkpoint {
+				if err := w.Checkpoint(ctx, 20); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+				t.Fatalf("before the edit: %v %v", st, err)
+			}
+			s.f.Tamper(t, home, `"durable"`, `"ephemeral"`)
+			st, err := s.open(t, home).Load(ctx)
+			if err == nil {
+				t.Fatalf("a protection level lowered by hand was loaded: vault is %s", st.Resources["vault"].Protection)
+			}
+			if !errors.Is(err, state.ErrCorrupt) || !strings.Contains(err.Error(), Stack) {
+				t.Fatalf("Load after a hand edit: %v, want state.ErrCorrupt naming stack %s", err, Stack)
+			}
+		})
+	}
 }
