@@ -199,6 +199,11 @@ func (c *cli) migrate(ctx context.Context, stack, from, to string) error {
 	if err != nil {
 		return err
 	}
+	if fp != nil {
+		// The crash harness kills at every durable write of either place
+		// too, not only between the migration's steps.
+		o.AfterWrite = func() { fp.Hit("state") }
+	}
 	host, _ := os.Hostname()
 	h := storage.Holder{Op: journal.NewOpID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC()}
 	m, err := backends.Migrate(ctx, backends.Migration{
