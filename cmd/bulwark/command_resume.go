@@ -28,7 +28,11 @@ func (c *cli) resumeCmd() *cobra.Command {
 			opts.Stop = c.mutating(args[0])
 			// A migration left unfinished (at either of its places) is
 			// finished by the migration itself, not by the step engine.
-			if ok, err := c.resumeMigration(cmd.Context(), sp.Stack); ok {
+			out := c.stdout
+			if asJSON {
+				out = c.stderr // stdout carries JSON alone
+			}
+			if ok, err := c.resumeMigration(cmd.Context(), out, sp.Stack); ok {
 				return err
 			}
 			res, err := stack.Resume(cmd.Context(), sp, opts)

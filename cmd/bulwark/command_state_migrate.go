@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +166,7 @@ partial copy this migration left there is taken up, not refused).`,
 				}
 				dest = "file://" + filepath.ToSlash(dir)
 			}
-			return c.migrate(cmd.Context(), sp.Stack, from, dest)
+			return c.migrate(cmd.Context(), c.stdout, sp.Stack, from, dest)
 		},
 	}
 	c.lockTimeoutFlag(cmd)
@@ -189,8 +190,8 @@ func (c *cli) migrationOptions(stack string) (storage.Options, error) {
 }
 
 // migrate moves (or finishes moving) stack from one --state URL to
-// another, and says where to use it from now on.
-func (c *cli) migrate(ctx context.Context, stack, from, to string) error {
+// another, and says on out where to use it from now on.
+func (c *cli) migrate(ctx context.Context, out io.Writer, stack, from, to string) error {
 	o, err := c.migrationOptions(stack)
 	if err != nil {
 		return err
@@ -216,22 +217,22 @@ func (c *cli) migrate(ctx context.Context, stack, from, to string) error {
 	}
 	switch {
 	case m.Already:
-		fmt.Fprintf(c.stdout, "stack %s was moved from %s to %s already (migration %s): nothing to do\n", stack, m.From, m.To, m.Op)
+		fmt.Fprintf(out, "stack %s was moved from %s to %s already (migration %s): nothing to do\n", stack, m.From, m.To, m.Op)
 	default:
 		how := "moved"
 		if m.Finished {
 			how = "finished moving"
 		}
-		fmt.Fprintf(c.stdout, "%s stack %s from %s to %s (migration %s): %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
+		fmt.Fprintf(out, "%s stack %s from %s to %s (migration %s): %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
 			how, stack, m.From, m.To, m.Op, m.Resources, m.Records, m.Revisions, m.Backups)
 	}
-	fmt.Fprintf(c.stdout, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
+	fmt.Fprintf(out, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
 	return nil
 }
 
 // resumeMigration finishes the migration left unfinished at the stack's
-// place, if there is one (false: none).
-func (c *cli) resumeMigration(ctx context.Context, stack string) (bool, error) {
+// place, if there is one (false: none), saying so on out.
+func (c *cli) resumeMigration(ctx context.Context, out io.Writer, stack string) (bool, error) {
 	here, err := c.stateHome()
 	if err != nil {
 		return false, err
@@ -252,5 +253,5 @@ func (c *cli) resumeMigration(ctx context.Context, stack string) (bool, error) {
 	if from == "" || to == "" {
 		return true, fmt.Errorf("resume: migration %s of stack %s is unfinished, but its record does not say between which places: run `bulwark state migrate SPEC --to URL` at the old place", p.Op, stack)
 	}
-	return true, c.migrate(ctx, stack, from, to)
+	return true, c.migrate(ctx, out, stack, from, to)
 }
