@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -251,4 +253,39 @@ func ExampleMovedMarker() {
 	m := storage.MovedMarker{Migration: "op_01", To: "s3://team-state/stacks?region=eu-west-1"}
 	fmt.Println(storage.ParseMovedMarker(m.String()) == m, storage.ParseMovedMarker("file:///old/place").To)
 	// Output: true file:///old/place
+}
+
+// An attacker who can write the old place's marker but not its journal
+// cannot turn a resume into a copy of the stack to a place of theirs: the
+// marker alone fences (every command refuses), and the migration it names
+// must have its start record in the journal, under the lock, before
+// anything is copied.
+func TestMigrateForgedMarkerCopiesNothing(t *testing.T) {
+	ctx := context.Background()
+	o := storage.Options{Stack: "web"}
+	dir := t.TempDir()
+	from, theirs := "file://"+dir, "file://"+t.TempDir()
+	seed(t, from, o)
+	forged := storage.MovedMarker{Migration: "op_forged", To: theirs}.String()
+	if err := os.WriteFile(filepath.Join(dir, "web", "moved"), []byte(forged+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(t, from, o).Lock(ctx, storage.Holder{Op: "op_apply"}); !errors.Is(err, storage.ErrMoved) {
+		t.Fatalf("a command at the marked place: %v", err)
+	}
+	p, err := PendingMigration(ctx, Open, from, o)
+	if err != nil || p == nil || p.Op != "op_forged" {
+		t.Fatalf("pending: %+v %v", p, err)
+	}
+	_, err = migrate(ctx, from, theirs, o, "op_resume")
+	if err == nil || !strings.Contains(err.Error(), "start record is not in its journal") {
+		t.Fatalf("a resume of the forged migration: %v", err)
+	}
+	st, err := open(t, theirs, o).Load(ctx)
+	if err != nil || st.Serial != 0 || len(st.Resources) != 0 {
+		t.Fatalf("the attacker's place holds %+v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(strings.TrimPrefix(theirs, "file://"), "web", "state.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the attacker's place has a state.json: %v", err)
+	}
 }

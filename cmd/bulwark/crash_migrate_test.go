@@ -21,8 +21,8 @@ import (
 // TestCrashMigrate is the crash harness on `state migrate` (issue 18 items
 // 6 and 12): a migration of a stack with history (two revisions, a
 // backup) is killed (kill -9, from the failpoint "state") after each of its
-// durable steps in turn, from files to PostgreSQL, from files to S3 and
-// from S3 to files. After every kill, at most one place takes a write (an
+// durable steps in turn, from files to PostgreSQL and back, from files to
+// S3 and from S3 to files. After every kill, at most one place takes a write (an
 // apply is tried at each place that holds the stack); resume, or the
 // migration run again, finishes it; then the old place refuses every
 // write, naming the migration, the new one takes them, and its state
@@ -32,9 +32,9 @@ func TestCrashMigrate(t *testing.T) {
 		t.Skip("kills state migrate at every step between three pairs of backends (-short)")
 	}
 	file := func(t crashT) string { return "file://" + filepath.Join(t.TempDir(), "state") }
-	t.Run("file to postgres", func(t *testing.T) {
+	pg := func(t *testing.T) func(crashT) string {
 		base := pgBase(t)
-		crashMigrate(t, file, func(t crashT) string {
+		return func(t crashT) string {
 			schema := pgtest.Schema()
 			u, err := pgtest.WithSchema(base, schema)
 			if err != nil {
@@ -42,8 +42,10 @@ func TestCrashMigrate(t *testing.T) {
 			}
 			t.Cleanup(func() { pgtest.DropSchema(base, schema) })
 			return u
-		})
-	})
+		}
+	}
+	t.Run("file to postgres", func(t *testing.T) { crashMigrate(t, file, pg(t)) })
+	t.Run("postgres to file", func(t *testing.T) { crashMigrate(t, pg(t), file) })
 	s3 := func(t *testing.T) func(crashT) string {
 		if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" {
 			t.Skip("BULWARK_TEST_S3_ENDPOINT is unset: start the emulators to run the crash harness on s3")
