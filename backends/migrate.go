@@ -219,15 +219,14 @@ func Migrate(ctx context.Context, m Migration) (*Moved, error) {
 		out.Serial, out.Resources, out.Records = st.Serial, len(st.Resources), len(recs)
 		return out, nil
 	case ours && started(haveRecs, out.Op):
-		out.Finished = true // the copy's commit is there; what follows it is done again
+		// The copy's commit is there (not live yet): what follows it is
+		// done again.
 	case blank(have, haveRecs):
 	default:
 		return nil, fmt.Errorf("state migrate: %s already holds stack %s (serial %d, %d resources, %d journal records) that is not this migration's copy: refusing to overwrite it; nothing was copied",
 			to, have.Stack, have.Serial, len(have.Resources), len(haveRecs))
 	}
-	if out.Op != "" {
-		out.Finished = true
-	}
+	out.Finished = out.Op != "" // an interrupted migration, taken up
 
 	// Everything the source holds, read under its lock (it cannot change
 	// from here on: the lock, then the fence).
