@@ -289,3 +289,30 @@ func TestMigrateForgedMarkerCopiesNothing(t *testing.T) {
 		t.Fatalf("the attacker's place has a state.json: %v", err)
 	}
 }
+
+// Killed again while taking up a killed migration (at the first durable
+// step of the re-run, whatever it is by then), it still finishes, to one
+// live place.
+func TestMigrateKilledTwice(t *testing.T) {
+	ctx := context.Background()
+	o := storage.Options{Stack: "web"}
+	for n := 1; n <= 6; n++ {
+		from, to := "file://"+t.TempDir(), s3URL(t)
+		seed(t, from, o)
+		if stopped, err := migrateKilledAt(ctx, from, to, o, n); !stopped || err != nil {
+			t.Fatalf("kill %d: %v %v", n, stopped, err)
+		}
+		if _, err := migrateKilledAt(ctx, from, to, o, 1); err != nil {
+			t.Fatalf("kill %d, then 1: %v", n, err)
+		}
+		if live(t, from, o) && live(t, to, o) {
+			t.Fatalf("kill %d, then 1: both places take writes", n)
+		}
+		if _, err := migrate(ctx, from, to, o, journal.NewOpID()); err != nil {
+			t.Fatalf("kill %d, then 1: the last run: %v", n, err)
+		}
+		if live(t, from, o) || !live(t, to, o) {
+			t.Fatalf("kill %d, then 1: the source is live %v, the destination %v", n, live(t, from, o), live(t, to, o))
+		}
+	}
+}
