@@ -56,8 +56,7 @@ func TestMigrateCopiesBackups(t *testing.T) {
 	for i := 1; i < len(hops); i++ {
 		from, to := hops[i-1], hops[i]
 		t.Run(from.name+" to "+to.name, func(t *testing.T) {
-			moved, err := Migrate(ctx, open(t, from.url, o), open(t, to.url, o), storage.Holder{Op: "op_m"},
-				func(ctx context.Context) (storage.Backend, error) { return Open(ctx, to.url, o) })
+			moved, err := migrate(ctx, from.url, to.url, o, "op_m")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,17 +74,12 @@ func TestMigrateFileToS3AndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reopen := func(u string) func(context.Context) (storage.Backend, error) {
-		return func(ctx context.Context) (storage.Backend, error) { return Open(ctx, u, o) }
-	}
-
 	to := s3URL(t)
-	dst := open(t, to, o)
-	moved, err := Migrate(ctx, src, dst, storage.Holder{Op: "op_m"}, reopen(to))
+	moved, err := migrate(ctx, dir, to, o, "op_m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.Resources != 1 || moved.Records != 3 || moved.Revisions != 1 {
+	if moved.Resources != 1 || moved.Records != 4 || moved.Revisions != 1 {
 		t.Fatalf("moved %+v", moved)
 	}
 	if _, err := open(t, dir, o).Load(ctx); !errors.Is(err, storage.ErrMoved) || !strings.Contains(err.Error(), "s3://team-state/") {
@@ -95,12 +90,12 @@ func TestMigrateFileToS3AndBack(t *testing.T) {
 		t.Fatalf("at s3: %+v %v", st, err)
 	}
 	recs, _, err := open(t, to, o).Journal(ctx)
-	if err != nil || len(recs) != 3 || recs[0].Op != "op_1" {
+	if err != nil || len(recs) != 5 || recs[0].Op != "op_1" || recs[4].Op != "op_m" || recs[4].Status != journal.OpSucceeded {
 		t.Fatalf("journal at s3: %+v %v", recs, err)
 	}
 
 	back := "file://" + t.TempDir()
-	if _, err := Migrate(ctx, open(t, to, o), open(t, back, o), storage.Holder{Op: "op_m2"}, reopen(back)); err != nil {
+	if _, err := migrate(ctx, to, back, o, "op_m2"); err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []func(b storage.Backend) error{

@@ -16,6 +16,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
+// migrate runs Migrate from one URL to another as operation op.
+func migrate(ctx context.Context, from, to string, o storage.Options, op string) (*Moved, error) {
+	return Migrate(ctx, Migration{From: from, To: to, Options: o, Holder: storage.Holder{Op: op}, Open: Open})
+}
+
 func open(t *testing.T, url string, o storage.Options) storage.Backend {
 	t.Helper()
 	b, err := Open(context.Background(), url, o)
@@ -60,11 +65,11 @@ func TestMigrate(t *testing.T) {
 	before, _ := src.Load(ctx)
 
 	dst := open(t, to, o)
-	moved, err := Migrate(ctx, src, dst, storage.Holder{Op: "op_migrate"}, func(ctx context.Context) (storage.Backend, error) { return Open(ctx, to, o) })
+	moved, err := migrate(ctx, from, to, o, "op_migrate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.Resources != 1 || moved.Records != 3 || moved.Revisions != 1 {
+	if moved.Resources != 1 || moved.Records != 4 || moved.Revisions != 1 {
 		t.Fatalf("moved %+v", moved)
 	}
 	after, err := open(t, to, o).Load(ctx)
@@ -93,7 +98,7 @@ func TestMigrate(t *testing.T) {
 	w2.Release(ctx)
 	// Moving onto a stack that has something is refused.
 	third := pgtest.URL(t)
-	if _, err := Migrate(ctx, open(t, third, o), dst, storage.Holder{Op: "op_m2"}, nil); err == nil || !strings.Contains(err.Error(), "already holds") {
+	if _, err := migrate(ctx, third, to, o, "op_m2"); err == nil || !strings.Contains(err.Error(), "nothing to move") {
 		t.Fatalf("migrate onto a used stack: %v", err)
 	}
 }
@@ -117,10 +122,7 @@ func TestMigrateFileToPostgresAndBack(t *testing.T) {
 	}
 	w.Release(ctx)
 	to := pgtest.URL(t)
-	reopen := func(u string) func(context.Context) (storage.Backend, error) {
-		return func(ctx context.Context) (storage.Backend, error) { return Open(ctx, u, o) }
-	}
-	if _, err := Migrate(ctx, src, open(t, to, o), storage.Holder{Op: "op_m"}, reopen(to)); err != nil {
+	if _, err := migrate(ctx, dir, to, o, "op_m"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := open(t, dir, o).Load(ctx); !errors.Is(err, storage.ErrMoved) || !strings.Contains(err.Error(), "postgres://bulwark@") {
@@ -131,7 +133,7 @@ func TestMigrateFileToPostgresAndBack(t *testing.T) {
 		t.Fatalf("at postgres: %v %v", st, err)
 	}
 	back := "file://" + t.TempDir()
-	if _, err := Migrate(ctx, open(t, to, o), open(t, back, o), storage.Holder{Op: "op_m2"}, reopen(back)); err != nil {
+	if _, err := migrate(ctx, to, back, o, "op_m2"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := open(t, back, o).Load(ctx); err != nil || st.Resources["a"] == nil || st.Lineage == "" {

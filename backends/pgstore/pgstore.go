@@ -233,9 +233,13 @@ func (b *Backend) readStack(ctx context.Context, q querier, forUpdate bool) (sta
 	return r, err
 }
 
-// movedError refuses a stack that `state migrate` moved elsewhere.
-func (b *Backend) movedError(to string) error {
-	return fmt.Errorf("stack %s at %s: %w to %s: use --state %s (this copy is kept read-only for reference)", b.stack, b.loc, storage.ErrMoved, to, to)
+// movedError refuses a stack that `state migrate` fenced or moved
+// elsewhere (nil: none, or the migration itself: storage.CheckMoved).
+func (b *Backend) movedError(to *string) error {
+	if to == nil {
+		return nil
+	}
+	return storage.CheckMoved(b.opts, b.loc, *to, "the moved_to column of "+b.where("stacks")+" (the rows stay, read-only, for reference)")
 }
 
 // Load returns the stack's state, read in one repeatable-read transaction
@@ -250,8 +254,8 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 	if err != nil {
 		return nil, b.wrap("load state", err)
 	}
-	if row.movedTo != nil {
-		return nil, b.movedError(*row.movedTo)
+	if err := b.movedError(row.movedTo); err != nil {
+		return nil, err
 	}
 	st := &state.State{Version: state.Version, Stack: b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]*state.Resource{}}
 	if row.lineage != "" {

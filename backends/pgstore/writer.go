@@ -130,8 +130,8 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	if err != nil {
 		return nil, b.wrap("lock", err)
 	}
-	if row.movedTo != nil {
-		return nil, b.movedError(*row.movedTo)
+	if err := b.movedError(row.movedTo); err != nil {
+		return nil, err
 	}
 	last, err := b.lastLineage(ctx, tx)
 	if err != nil {
@@ -144,6 +144,9 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	lineage := row.lineage
 	if lineage == "" {
 		lineage = last
+	}
+	if lineage == "" {
+		lineage = b.opts.Lineage // state migrate's destination: its source's
 	}
 	if lineage == "" {
 		lineage = ulid.Make().String()

@@ -602,9 +602,8 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 		if id.Stack != b.opts.Stack {
 			return nil, b.wrap("load", fmt.Errorf("%s names stack %q, not %q: %w", b.key(identityKey), id.Stack, b.opts.Stack, storage.ErrLineage))
 		}
-		if id.MovedTo != "" {
-			return nil, fmt.Errorf("stack %s at %s: %w to %s: use --state %s (the objects here stay for reference; %s says where it went)",
-				b.opts.Stack, b.loc, storage.ErrMoved, id.MovedTo, id.MovedTo, b.key(identityKey))
+		if err := storage.CheckMoved(b.opts, b.loc, id.MovedTo, b.key(identityKey)+" (the objects here stay for reference)"); err != nil {
+			return nil, err
 		}
 		l.idETag = idTag
 		l.id = &id

@@ -69,8 +69,12 @@ func (w *writer) init(l *loaded) {
 	} else {
 		// Minted now and stored by Lock (so the idempotency keys of the
 		// first operation carry it); until a first Commit, a Meta may
-		// replace it (the lineage of a stack moved here).
-		w.lineage = ulid.Make().String()
+		// replace it (the lineage of a stack moved here). State migrate's
+		// destination is created with its source's.
+		w.lineage = w.b.opts.Lineage
+		if w.lineage == "" {
+			w.lineage = ulid.Make().String()
+		}
 	}
 	w.committed = l.seq > 0 || l.snapETag != ""
 	w.st.Lineage = w.lineage

@@ -26,6 +26,15 @@ func (c *cli) resumeCmd() *cobra.Command {
 				c.streamEvents(&opts)
 			}
 			opts.Stop = c.mutating(args[0])
+			// A migration left unfinished (at either of its places) is
+			// finished by the migration itself, not by the step engine.
+			out := c.stdout
+			if asJSON {
+				out = c.stderr // stdout carries JSON alone
+			}
+			if ok, err := c.resumeMigration(cmd.Context(), out, sp.Stack); ok {
+				return err
+			}
 			res, err := stack.Resume(cmd.Context(), sp, opts)
 			if errors.Is(err, stack.ErrNothingToResume) {
 				out := c.stdout

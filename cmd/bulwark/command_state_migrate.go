@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -128,13 +130,18 @@ func (c *cli) stateMigrateCmd() *cobra.Command {
 		Use:   "migrate SPEC --to URL",
 		Short: "Move the stack, with its journal, revisions and backups, to another backend",
 		Long: `Move the stack SPEC names from where it is now (--state, --state-dir or
-$BULWARK_STATE) to the backend --to names, under the locks of both: its
-state, its whole journal (so resume, history and rollback go on there), its
-revisions' bodies and its backups (names, times and contents as they are).
-The copy is read back and compared before the old place is marked moved;
-from then on every command that uses the old place is refused, naming the
-new one. Sensitive values travel sealed, as they are stored. The destination must not hold the
-stack yet.`,
+$BULWARK_STATE) to the backend --to names: its state, its whole journal (so
+resume, history and rollback go on there), its revisions' bodies and its
+backups (names, times and contents as they are).
+
+A migration is an operation. It is journaled at the old place, which is then
+fenced: from then on every command there is refused, naming the migration
+and the new place. The copy is read back and compared, and only then does
+the new place take writes. A migration killed at any point is finished by
+running it again, or by ` + "`bulwark resume SPEC`" + ` at either place; until then
+neither place takes writes, and never do both. Sensitive values travel
+sealed, as they are stored. The destination must not hold the stack yet (a
+partial copy this migration left there is taken up, not refused).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
@@ -159,39 +166,92 @@ stack yet.`,
 				}
 				dest = "file://" + filepath.ToSlash(dir)
 			}
-			ctx := cmd.Context()
-			o := storage.Options{Stack: sp.Stack}
-			// With the key, values are opened at the source and sealed
-			// again at the destination (the revision bodies need it);
-			// without one, they travel sealed as they are stored.
-			if key, err := c.secretsSource().Key(false); err == nil {
-				o.Sealing = state.Sealing{Sealer: key.Box(secrets.StackContext(sp.Stack)), Reveal: func(v any) { c.red.Add(v) }}
-			} else if !errors.Is(err, secrets.ErrNoKey) {
-				return err
-			}
-			src, err := backends.Open(ctx, from, o)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			dst, err := backends.Open(ctx, dest, o)
-			if err != nil {
-				return err
-			}
-			defer dst.Close()
-			host, _ := os.Hostname()
-			h := storage.Holder{Op: journal.NewOpID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC()}
-			m, err := backends.Migrate(ctx, c.lockWaiter(src), c.lockWaiter(dst), h, func(ctx context.Context) (storage.Backend, error) { return backends.Open(ctx, dest, o) })
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stdout, "moved stack %s from %s to %s: %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
-				sp.Stack, m.From, m.To, m.Resources, m.Records, m.Revisions, m.Backups)
-			fmt.Fprintf(c.stdout, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
-			return nil
+			return c.migrate(cmd.Context(), c.stdout, sp.Stack, from, dest)
 		},
 	}
 	c.lockTimeoutFlag(cmd)
 	cmd.Flags().StringVar(&to, "to", "", "move the stack to `URL` (file://DIR, postgres://USER@HOST:PORT/DB?sslmode=…, s3://BUCKET/PREFIX?region=…)")
 	return cmd
+}
+
+// migrationOptions are the options both places of a migration of stack
+// are opened with.
+func (c *cli) migrationOptions(stack string) (storage.Options, error) {
+	o := storage.Options{Stack: stack}
+	// With the key, values are opened at the source and sealed again at
+	// the destination (the revision bodies need it); without one, they
+	// travel sealed as they are stored.
+	if key, err := c.secretsSource().Key(false); err == nil {
+		o.Sealing = state.Sealing{Sealer: key.Box(secrets.StackContext(stack)), Reveal: func(v any) { c.red.Add(v) }}
+	} else if !errors.Is(err, secrets.ErrNoKey) {
+		return o, err
+	}
+	return o, nil
+}
+
+// migrate moves (or finishes moving) stack from one --state URL to
+// another, and says on out where to use it from now on.
+func (c *cli) migrate(ctx context.Context, out io.Writer, stack, from, to string) error {
+	o, err := c.migrationOptions(stack)
+	if err != nil {
+		return err
+	}
+	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
+	if err != nil {
+		return err
+	}
+	if fp != nil {
+		// The crash harness kills at every durable write of either place
+		// too, not only between the migration's steps.
+		o.AfterWrite = func() { fp.Hit("state") }
+	}
+	host, _ := os.Hostname()
+	h := storage.Holder{Op: journal.NewOpID(), PID: os.Getpid(), Host: host, Since: time.Now().UTC()}
+	m, err := backends.Migrate(ctx, backends.Migration{
+		From: from, To: to, Options: o, Holder: h, Open: backends.Open,
+		Locking:  c.lockWaiter,
+		Boundary: func() { fp.Hit("state") },
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case m.Already:
+		fmt.Fprintf(out, "stack %s was moved from %s to %s already (migration %s): nothing to do\n", stack, m.From, m.To, m.Op)
+	default:
+		how := "moved"
+		if m.Finished {
+			how = "finished moving"
+		}
+		fmt.Fprintf(out, "%s stack %s from %s to %s (migration %s): %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
+			how, stack, m.From, m.To, m.Op, m.Resources, m.Records, m.Revisions, m.Backups)
+	}
+	fmt.Fprintf(out, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
+	return nil
+}
+
+// resumeMigration finishes the migration left unfinished at the stack's
+// place, if there is one (false: none), saying so on out.
+func (c *cli) resumeMigration(ctx context.Context, out io.Writer, stack string) (bool, error) {
+	here, err := c.stateHome()
+	if err != nil {
+		return false, err
+	}
+	o, err := c.migrationOptions(stack)
+	if err != nil {
+		return false, err
+	}
+	p, err := backends.PendingMigration(ctx, backends.Open, here, o)
+	if err != nil || p == nil {
+		return false, nil // what is wrong with the place is resume's own to say
+	}
+	from, to := here, p.To
+	if backends.Redact(here) == p.To {
+		// This is the destination: the source is where the record says.
+		from, to = p.From, here
+	}
+	if from == "" || to == "" {
+		return true, fmt.Errorf("resume: migration %s of stack %s is unfinished, but its record does not say between which places: run `bulwark state migrate SPEC --to URL` at the old place", p.Op, stack)
+	}
+	return true, c.migrate(ctx, out, stack, from, to)
 }

@@ -203,6 +203,18 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 	case errors.Is(err, nofollow.ErrRefused):
 		out = append(out, Check{Name: "state " + name, Detail: err.Error(),
 			Fix: "put the real file or folder in place of the link: bulwark never follows links in its state folder"})
+	case errors.Is(err, storage.ErrMoved):
+		// Fenced by state migrate: nothing here is the stack's any more
+		// (its journal, its lock), so nothing else is checked.
+		fix := "use the place the stack moved to (--state), as the message says"
+		var me *storage.MovedError
+		if errors.As(err, &me) {
+			fix = "use --state " + me.To + " from now on"
+			if me.Migration != "" {
+				fix += " (if the migration was interrupted, `bulwark resume " + specPath + "` here finishes it)"
+			}
+		}
+		return append(out, Check{Name: "state " + name, Detail: err.Error(), Fix: fix})
 	case errors.Is(err, storage.ErrLineage):
 		out = append(out, Check{Name: "lineage " + name, Detail: err.Error(),
 			Fix: "the state and the journal come from two histories: put back a state (say, from the backups in " + where + ") whose lineage is the journal's, or move the foreign file away"})

@@ -15,6 +15,10 @@ import (
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
+// OpMigrate is the operation type of `bulwark state migrate` (its records
+// are the backends package's): the step engine never resumes one.
+const OpMigrate = "migrate"
+
 // ErrNothingToResume is returned by Resume when no operation is unfinished.
 var ErrNothingToResume = errors.New("nothing to resume: no operation is unfinished")
 
@@ -72,6 +76,12 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	target := u[len(u)-1]
 	if target.Op != s.opID {
 		return nil, errResumeRaced
+	}
+	if target.Type == OpMigrate {
+		// A state migration is finished by the migration (the CLI's
+		// resume and state migrate), never run forward as an apply of
+		// the spec at this place.
+		return nil, fmt.Errorf("resume: operation %s is a state migration, unfinished: run `bulwark resume %s` with the CLI or `bulwark state migrate %s --to URL` again to finish it", target.Op, sp.File, sp.File)
 	}
 	// The records of the operation resumed, and only those, are held.
 	var mine []journal.Record

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -199,5 +201,24 @@ func TestResumeOfInterventionRecordsCreatesInFlight(t *testing.T) {
 	}
 	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
 		t.Fatalf("after resume: %v", err)
+	}
+}
+
+// A state migration left unfinished in the journal is never run forward as
+// an apply of the spec: the step engine refuses it, naming it, and touches
+// nothing (the CLI's resume finishes it through the migration).
+func TestResumeRefusesAStateMigration(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, chain3...)
+	e.mustApply(t, sp)
+	before := e.w.Names()
+	e.appendJournal(t, journal.Record{Op: "op_01MIGRATE", Kind: journal.KindOp, Type: stack.OpMigrate, Status: journal.OpRunning,
+		Targets: []string{"file:///here", "file:///there"}, Lineage: e.state(t, "s").Lineage})
+	r, err := e.resume(mkSpec(t, chain3[:1]...))
+	if err == nil || !strings.Contains(err.Error(), "op_01MIGRATE is a state migration") {
+		t.Fatalf("resume: %v %v", err, r)
+	}
+	if after := e.w.Names(); !slices.Equal(after, before) {
+		t.Fatalf("the world changed: %v, was %v", after, before)
 	}
 }

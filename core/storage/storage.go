@@ -380,6 +380,14 @@ type Options struct {
 	// AfterWrite, when set, is called after each durable write (the crash
 	// harness's failpoint "state").
 	AfterWrite func()
+	// Migration, set by `state migrate` alone, is its operation id: a place
+	// that migration fenced (see MovedMarker) does not refuse it, so that a
+	// migration interrupted after the fence can be finished.
+	Migration string
+	// Lineage, when set, is the lineage a stack that holds nothing yet is
+	// created with (state migrate's destination takes its source's, so a
+	// destination a kill left locked but empty is still the migration's).
+	Lineage string
 }
 
 // Opener opens the backend a URL names (file://, postgres://, s3://).

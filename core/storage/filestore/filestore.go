@@ -954,6 +954,9 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	w.lineage = l.lineage
 	w.empty = l.st.Serial == 0 && l.records == 0 && l.lineage == ""
 	if w.lineage == "" {
+		w.lineage = b.opts.Lineage // state migrate's destination: its source's
+	}
+	if w.lineage == "" {
 		w.lineage = ulid.Make().String()
 	}
 	w.st.Lineage = w.lineage
@@ -1902,8 +1905,8 @@ func (w *writer) removeUnused() {
 	}
 }
 
-// moved refuses a stack folder `bulwark state migrate` moved elsewhere,
-// naming the new place.
+// moved refuses a stack folder `bulwark state migrate` fenced or moved
+// elsewhere, naming the migration and the new place (storage.CheckMoved).
 func (b *Backend) moved() error {
 	to, err := nofollow.ReadFile(b.path(movedFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -1912,9 +1915,7 @@ func (b *Backend) moved() error {
 	if err != nil {
 		return fmt.Errorf("load state: %w", err)
 	}
-	where := strings.TrimSpace(string(to))
-	return fmt.Errorf("stack %s at %s: %w to %s: use --state %s (this folder is kept for reference; remove %s to use it again)",
-		b.opts.Stack, b.Location(), storage.ErrMoved, where, where, b.path(movedFile))
+	return storage.CheckMoved(b.opts, b.Location(), string(to), b.path(movedFile)+" (this folder is kept for reference)")
 }
 
 // MarkMoved records that the stack now lives at to (a URL without
