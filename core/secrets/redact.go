@@ -112,8 +112,15 @@ func (r *Redactor) replacer() *strings.Replacer {
 	forms := map[string]bool{}
 	for v := range r.values {
 		forms[v] = true
-		forms[jsonInner(v)] = true
 		forms[strings.Trim(strconv.Quote(v), `"`)] = true
+		// Inside JSON, as encoding/json writes it by default (<, > and &
+		// escaped) or not, and inside JSON inside JSON (an error that
+		// quotes a JSON body, in an event or a journal record).
+		for _, html := range []bool{false, true} {
+			once := jsonInner(v, html)
+			forms[once] = true
+			forms[jsonInner(once, html)] = true
+		}
 	}
 	list := make([]string, 0, len(forms))
 	for f := range forms {
@@ -134,11 +141,12 @@ func (r *Redactor) replacer() *strings.Replacer {
 	return r.rep
 }
 
-// jsonInner is s as it appears inside a JSON string.
-func jsonInner(s string) string {
+// jsonInner is s as it appears inside a JSON string (with <, > and &
+// escaped when html).
+func jsonInner(s string, html bool) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	enc.SetEscapeHTML(html)
 	if enc.Encode(s) != nil {
 		return s
 	}

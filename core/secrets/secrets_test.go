@@ -3,10 +3,12 @@ package secrets
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -309,5 +311,53 @@ func TestRedactorConcurrent(t *testing.T) {
 		if got := r.Redact(fmt.Sprintf("value-%04d", i)); got != Mask {
 			t.Errorf("value %d not masked after the adds: %q", i, got)
 		}
+	}
+}
+
+// TestRedactorMasksWhatContainsASecret (issue 18 item 5): a value that
+// merely contains a secret (a folder, an id, an arn made from it) shows
+// none of it, in every form bulwark writes text in (raw, inside JSON with or
+// without HTML escaping, Go-quoted); once the whole value is known too (the
+// state reveals what it seals), it is masked whole, not piece by piece.
+func TestRedactorMasksWhatContainsASecret(t *testing.T) {
+	const secret = `p<w&rd>"q-1234`
+	derived := "/srv/root/v-" + secret + "/data"
+	jsonOf := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	texts := []struct{ name, in string }{
+		{"raw", "folder " + derived + " exists"},
+		{"json", jsonOf(map[string]any{"folder": derived})},
+		{"json in json", jsonOf(map[string]any{"error": jsonOf(map[string]any{"folder": derived})})},
+		{"go quoted", fmt.Sprintf("create %q: exists", derived)},
+		{"arn", "arn:aws:s3:::bk-" + secret},
+	}
+	pieces := []string{secret, jsonInner(secret, false), jsonInner(secret, true), strings.Trim(strconv.Quote(secret), `"`)}
+	r := NewRedactor()
+	r.Add(secret)
+	for _, tt := range texts {
+		t.Run(tt.name, func(t *testing.T) {
+			got := r.Redact(tt.in)
+			for _, p := range pieces {
+				if strings.Contains(got, p) {
+					t.Errorf("Redact(%s) = %s: holds %s", tt.in, got, p)
+				}
+			}
+			if !strings.Contains(got, Mask) {
+				t.Errorf("Redact(%s) = %s: no mask", tt.in, got)
+			}
+		})
+	}
+	// Known whole, the derived value is one mask.
+	r.Add(derived)
+	if got := r.Redact("folder " + derived + " exists"); got != "folder "+Mask+" exists" {
+		t.Errorf("with the whole value known: %q", got)
+	}
+	if got := r.Redact(jsonOf(map[string]any{"folder": derived})); got != `{"folder":"`+Mask+`"}` {
+		t.Errorf("with the whole value known, in JSON: %q", got)
 	}
 }

@@ -196,6 +196,7 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 	if obs != nil && obs.Exists {
 		pc.Observed = obs.Attributes
 	}
+	pc.Sensitive = addSensitive(pc.Sensitive, s.planSecrets(c, pc.Observed))
 	_, inSpec := s.specResource(c.Resource)
 	switch {
 	case c.Action == plan.Conflict:

@@ -135,6 +135,9 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 				}
 			}
 		}
+		if !slices.Contains(sensitive, state.SensitiveID) && (holdsSecret(red, c.FoundID) || holdsSecret(red, c.ImportID) || (o != nil && holdsSecret(red, o.ID))) {
+			sensitive = append(sensitive, state.SensitiveID)
+		}
 		sort.Strings(sensitive)
 		seal := func(m map[string]any) (map[string]any, error) { return sealKeys(box, m, sensitive) }
 		r := planfile.Resource{
@@ -152,6 +155,18 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		if o != nil {
 			r.Observed = &planfile.Observation{Exists: o.Exists, ID: o.ID, Key: o.Key, ByIdentity: o.ByIdentity}
 			if r.Observed.Attributes, err = seal(o.Attributes); err != nil {
+				return nil, err
+			}
+		}
+		if slices.Contains(sensitive, state.SensitiveID) {
+			// An id computed from a secret is sealed like the values.
+			if r.FoundID, err = sealID(box, r.FoundID); err == nil {
+				r.ImportID, err = sealID(box, r.ImportID)
+			}
+			if err == nil && r.Observed != nil {
+				r.Observed.ID, err = sealID(box, r.Observed.ID)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -413,6 +428,14 @@ func (s *session) checkSaved(pl *plan.Plan, obs map[string]*plan.Observation) er
 // saw ("" when it does not). Sensitive attributes are named, never shown.
 func (s *session) observedDiff(r planfile.Resource, now *plan.Observation) (string, error) {
 	then := r.Observed
+	if then != nil && secrets.IsSealed(then.ID) {
+		c := *then
+		var err error
+		if c.ID, err = openID(s.saved.box, then.ID); err != nil {
+			return "", err
+		}
+		then = &c
+	}
 	switch {
 	case then == nil && now == nil:
 		return "", nil

@@ -3,9 +3,11 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -93,13 +95,64 @@ func sensitiveAttrs(schema *sdk.GetSchemaResponse, typ string) []string {
 }
 
 // sensitiveOf is what the state asks to know which of a recorded
-// resource's attributes to seal: those its provider's schema marks.
+// resource's attributes to seal: those its provider's schema marks, and
+// every one whose value holds a secret the session knows, whichever side
+// computed it (a folder or an arn the provider made from a path or a
+// bucket name that quotes a sensitive variable). An ID that holds one is
+// listed as state.SensitiveID: it is sealed in what is stored, and masked
+// wherever it is shown.
 func (s *session) sensitiveOf(r *state.Resource) []string {
-	p := s.plugins[r.Provider]
-	if p == nil {
+	var out []string
+	if p := s.plugins[r.Provider]; p != nil {
+		out = sensitiveAttrs(p.Schema(), r.Type)
+	}
+	if !s.knowsSecrets() {
+		return out
+	}
+	vals := []map[string]any{r.Config, r.Attributes}
+	if r.Prior != nil {
+		vals = append(vals, r.Prior.Config, r.Prior.Attributes)
+	}
+	out = append(out, s.secretKeys(vals...)...)
+	if r.ID != "" && !slices.Contains(r.Sensitive, state.SensitiveID) && !secrets.IsSealed(r.ID) && s.holdsSecret(r.ID) {
+		out = append(out, state.SensitiveID)
+	}
+	return out
+}
+
+// secretKeys lists the keys of ms whose values hold a secret the session
+// knows (what a provider computed from one included), for the plan to mask
+// whole.
+func (s *session) secretKeys(ms ...map[string]any) []string {
+	if !s.knowsSecrets() {
 		return nil
 	}
-	return sensitiveAttrs(p.Schema(), r.Type)
+	var out []string
+	for _, m := range ms {
+		for k, v := range m {
+			if !slices.Contains(out, k) && s.holdsSecret(v) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// planSecrets lists what a plan must mask of c beyond what the schema and
+// the state say: the keys whose values hold a secret (observed ones
+// included), and state.SensitiveID when an id it names holds one.
+func (s *session) planSecrets(c plan.Change, observed map[string]any) []string {
+	out := s.secretKeys(c.Before, c.After, observed)
+	if s.knowsSecrets() && (s.holdsSecret(c.FoundID) || s.holdsSecret(c.ImportID)) {
+		out = append(out, state.SensitiveID)
+	}
+	return out
+}
+
+// knowsSecrets reports whether the session knows any sensitive value: when
+// it knows none, no value can hold one.
+func (s *session) knowsSecrets() bool {
+	return s.opts.Redactor.Len() > 0 || len(s.sensitiveVars()) > 0
 }
 
 // learnSecrets tells the Redactor the sensitive values that provider n's
@@ -169,5 +222,49 @@ func (p Planned) MarshalJSON() ([]byte, error) {
 	out.Before = secrets.MaskKeys(p.Before, p.Sensitive)
 	out.After = secrets.MaskKeys(p.After, p.Sensitive)
 	out.Observed = secrets.MaskKeys(p.Observed, p.Sensitive)
+	if slices.Contains(p.Sensitive, state.SensitiveID) {
+		out.FoundID, out.ImportID = maskID(p.FoundID), maskID(p.ImportID)
+	}
 	return json.Marshal(out)
+}
+
+// shownID is r's id as a command shows it: secrets.Mask when it holds a
+// secret (state.SensitiveID), whether or not the state was opened.
+func shownID(r *state.Resource) string {
+	if slices.Contains(r.Sensitive, state.SensitiveID) {
+		return maskID(r.ID)
+	}
+	return r.ID
+}
+
+// maskID is id as shown when it holds a secret: secrets.Mask ("" stays "").
+func maskID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return secrets.Mask
+}
+
+// sealID seals an id a saved plan holds when it holds a secret ("" stays
+// ""); openID undoes it.
+func sealID(box *secrets.Box, id string) (string, error) {
+	if id == "" || secrets.IsSealed(id) {
+		return id, nil
+	}
+	return box.SealValue(id)
+}
+
+func openID(box *secrets.Box, id string) (string, error) {
+	if !secrets.IsSealed(id) || box == nil {
+		return id, nil
+	}
+	v, err := box.OpenValue(id)
+	if err != nil {
+		return "", fmt.Errorf("id: %w", err)
+	}
+	text, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("id: sealed value is not text")
+	}
+	return text, nil
 }

@@ -280,6 +280,12 @@ func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (
 func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
 	ctx := context.Background()
+	if err := opts.checkKey(); err != nil {
+		return nil, err
+	}
+	if err := opts.checkPins(sp); err != nil {
+		return nil, err
+	}
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), opID: journal.NewOpID(), plugins: map[string]Provider{}}
 	s.learnVariables()
 	if resuming && opts.resumeOp != "" {

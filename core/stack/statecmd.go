@@ -68,6 +68,7 @@ func masked(r *state.Resource) *state.Resource {
 		return out
 	}
 	c.Config, c.Attributes, c.Prior = mask(r.Config), mask(r.Attributes), nil
+	c.ID = shownID(r)
 	return &c
 }
 

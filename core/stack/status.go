@@ -96,7 +96,7 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	}
 	for _, n := range st.Names() {
 		r := st.Resources[n]
-		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: r.ID, CreatedBy: r.CreatedBy})
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: shownID(r), CreatedBy: r.CreatedBy})
 	}
 	if ops := History(recs); len(ops) > 0 {
 		rep.LastOp = &ops[len(ops)-1]

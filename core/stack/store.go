@@ -485,6 +485,9 @@ func (s *store) reseal(ctx context.Context) (bool, error) {
 }
 
 func hasAnyValue(r *state.Resource, keys []string) bool {
+	if r.ID != "" && slices.Contains(keys, state.SensitiveID) {
+		return true
+	}
 	maps := []map[string]any{r.Config, r.Attributes}
 	if r.Prior != nil {
 		maps = append(maps, r.Prior.Config, r.Prior.Attributes)

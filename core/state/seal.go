@@ -8,6 +8,13 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
+// SensitiveID, listed in a Resource's Sensitive, says that its ID holds a
+// secret (a bucket named "bk-${var.tok}" has the bucket's name for its id):
+// what is stored holds the ID sealed, and what is shown masks it. It can be
+// no attribute's name. In memory, opened with the key, the ID is clear: the
+// provider is asked by it.
+const SensitiveID = "(id)"
+
 // Sealer seals the state's sensitive values for its file and opens them
 // again; a *secrets.Box bound to the stack is one.
 type Sealer interface {
@@ -109,6 +116,9 @@ func missing(have, want []string) []string {
 }
 
 func hasAny(r *Resource, keys []string) bool {
+	if r.ID != "" && slices.Contains(keys, SensitiveID) {
+		return true
+	}
 	for _, m := range valueMaps(r) {
 		for _, k := range keys {
 			if _, ok := m[k]; ok {
@@ -165,6 +175,21 @@ func openValues(st *State, sl Sealing) (clear bool, err error) {
 		case sl.Sealer != nil:
 			if r.Private, err = openPrivate(sl.Sealer, r.Private); err != nil {
 				return clear, fmt.Errorf("resource %s, private data: %w", name, err)
+			}
+		}
+		if r.ID != "" && slices.Contains(r.Sensitive, SensitiveID) {
+			switch {
+			case !secrets.IsSealed(r.ID):
+				clear = true
+			case sl.Sealer != nil:
+				if r.ID, err = openPrivate(sl.Sealer, r.ID); err != nil {
+					return clear, fmt.Errorf("resource %s, id: %w", name, err)
+				}
+			default:
+				continue
+			}
+			if sl.Reveal != nil {
+				sl.Reveal(r.ID)
 			}
 		}
 	}
@@ -227,6 +252,9 @@ func sealValues(st *State, sl Sealing) (*State, error) {
 				return nil, fmt.Errorf("resource %s, private data: %w", name, err)
 			}
 			r.Private = sealed
+		}
+		if err := sealID(r, sl); err != nil {
+			return nil, err
 		}
 	}
 	if err := sealExtras(out, sl); err != nil {
@@ -353,6 +381,23 @@ func sealExtras(st *State, sl Sealing) error {
 	})
 }
 
+// sealID seals, in place, r's ID when r lists it sensitive (SensitiveID)
+// and it is not sealed already; sl has a Sealer.
+func sealID(r *Resource, sl Sealing) error {
+	if r.ID == "" || secrets.IsSealed(r.ID) || !slices.Contains(r.Sensitive, SensitiveID) {
+		return nil
+	}
+	sealed, err := sl.Sealer.SealValue(r.ID)
+	if err != nil {
+		return fmt.Errorf("resource %s, id: %w", r.Name, err)
+	}
+	if sl.Reveal != nil {
+		sl.Reveal(r.ID)
+	}
+	r.ID = sealed
+	return nil
+}
+
 // openPrivate opens a resource's sealed private data (its base64 text).
 func openPrivate(sl Sealer, sealed string) (string, error) {
 	v, err := sl.OpenValue(sealed)
@@ -384,6 +429,9 @@ func SealResource(r *Resource, sl Sealing) (*Resource, error) {
 		return r, nil
 	}
 	out := *r
+	if err := sealID(&out, sl); err != nil {
+		return nil, err
+	}
 	if hasPrivate {
 		sealed, err := sl.Sealer.SealValue(r.Private)
 		if err != nil {

@@ -1,9 +1,12 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -326,5 +329,99 @@ func TestPrivateDataIsSealed(t *testing.T) {
 	}
 	if got := st.Resources["b"].PrivateData(); string(got) != string(priv) {
 		t.Errorf("after a write without the key: %q, want %q", got, priv)
+	}
+}
+
+// TestSensitiveIDIsSealed (issue 18 item 5): a resource whose ID holds a
+// secret (SensitiveID in its Sensitive) is stored with the ID sealed, by
+// each way a store seals (the whole state, one resource), and opened clear,
+// told to Reveal; without a key the ID stays sealed; a state that holds it
+// clear is reported so.
+func TestSensitiveIDIsSealed(t *testing.T) {
+	const id = "bk-" + clearSecret
+	newRes := func() *Resource {
+		return &Resource{Name: "b", Type: "s3_bucket", ID: id, Protection: "ephemeral",
+			Config:     map[string]any{"bucket": id},
+			Attributes: map[string]any{"bucket": id, "arn": "arn:aws:s3:::" + id},
+			Sensitive:  []string{SensitiveID, "arn", "bucket"}}
+	}
+	b := box(t)
+	seals := []struct {
+		name string
+		seal func(t *testing.T, sl Sealing) *Resource
+	}{
+		{"SealResource", func(t *testing.T, sl Sealing) *Resource {
+			r, err := SealResource(newRes(), sl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}},
+		{"SealState", func(t *testing.T, sl Sealing) *Resource {
+			st := &State{Stack: "demo", Resources: map[string]*Resource{"b": newRes()}}
+			out, err := SealState(st, sl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Resources["b"].ID != id {
+				t.Fatalf("SealState changed the state it was given: id %q", st.Resources["b"].ID)
+			}
+			return out.Resources["b"]
+		}},
+		{"file", func(t *testing.T, sl Sealing) *Resource {
+			dir := filepath.Join(t.TempDir(), "demo")
+			s, err := OpenSealed(dir, "demo", sl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Mutate(func(st *State) error { st.Resources["b"] = newRes(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Snapshot().Resources["b"]; got == nil || got.ID != id {
+				t.Fatalf("in memory the id is %v, want it clear", got)
+			}
+			st, err := Load(filepath.Join(dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.Resources["b"]
+		}},
+	}
+	for _, tc := range seals {
+		t.Run(tc.name, func(t *testing.T) {
+			sealed := tc.seal(t, Sealing{Sealer: b})
+			raw, err := json.Marshal(sealed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), clearSecret) {
+				t.Fatalf("the stored form holds the secret in clear: %s", raw)
+			}
+			if !secrets.IsSealed(sealed.ID) {
+				t.Fatalf("id %q is not sealed", sealed.ID)
+			}
+			// Without a key it stays sealed, and nothing is revealed.
+			noKey := *sealed
+			if err := OpenResource(&noKey, Sealing{}); err != nil || noKey.ID != sealed.ID {
+				t.Fatalf("opened without a key: %v, id %q", err, noKey.ID)
+			}
+			var revealed []any
+			opened := *sealed
+			opened.Config, opened.Attributes = maps.Clone(sealed.Config), maps.Clone(sealed.Attributes)
+			if err := OpenResource(&opened, Sealing{Sealer: b, Reveal: func(v any) { revealed = append(revealed, v) }}); err != nil {
+				t.Fatal(err)
+			}
+			if opened.ID != id || opened.Attributes["arn"] != "arn:aws:s3:::"+id {
+				t.Fatalf("opened: id %q, attributes %v", opened.ID, opened.Attributes)
+			}
+			if !slices.Contains(revealed, any(id)) {
+				t.Fatalf("the id was not revealed: %v", revealed)
+			}
+		})
+	}
+	// A state holding such an id in clear says so (it is resealed).
+	clear, err := OpenState(&State{Resources: map[string]*Resource{"b": newRes()}}, Sealing{Sealer: b})
+	if err != nil || !clear {
+		t.Fatalf("OpenState of a clear id: clear %v, %v", clear, err)
 	}
 }

@@ -70,7 +70,10 @@ type Resource struct {
 	// the update can undo it, even after a crash.
 	Prior *Prior `json:"prior,omitempty"`
 	// Sensitive names the attributes whose values are sensitive (from the
-	// provider's schema); the file holds them sealed (see Sealing).
+	// provider's schema, or because they hold a secret); the file holds
+	// them sealed (see Sealing). SensitiveID among them says the resource's
+	// ID holds a secret (a provider computed it from one): the file holds
+	// the ID sealed too.
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Private is the provider's private data for the resource (the
 	// contract's private bytes: from its Create, Read, Update or Import,

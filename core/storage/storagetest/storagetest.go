@@ -772,7 +772,11 @@ func (s *suite) sealed(t *testing.T) {
 	r.Attributes["password"] = "hunter2-attribute"
 	r.Config["password"] = "hunter2-config"
 	r.Prior = &state.Prior{Op: "op_sealed", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}}
-	r.Sensitive = []string{"password"}
+	// An id and an arn the provider computed from a secret (a bucket named
+	// after one): the id is stored sealed too, and opened clear.
+	r.ID = "bk-hunter2-computed-id"
+	r.Attributes["arn"] = "arn:aws:s3:::bk-hunter2-computed-id"
+	r.Sensitive = []string{state.SensitiveID, "arn", "password"}
 	// The metadata's revisions carry their variables (history shows them,
 	// masked), the sensitive ones to be sealed like any other value.
 	meta := &storage.Meta{Current: 1, Revisions: []state.Revision{{N: 1, Op: "op_sealed", Status: "applied",
@@ -809,7 +813,7 @@ func (s *suite) sealed(t *testing.T) {
 		t.Skip("Factory.Raw is nil: what is stored cannot be read raw")
 	}
 	raw := string(s.f.Raw(t, home))
-	for _, secret := range []string{"hunter2-attribute", "hunter2-config", "hunter2-prior", "hunter2-revision", "hunter2-variable", "hunter2-meta-variable"} {
+	for _, secret := range []string{"hunter2-attribute", "hunter2-config", "hunter2-prior", "hunter2-revision", "hunter2-variable", "hunter2-meta-variable", "hunter2-computed-id"} {
 		if strings.Contains(raw, secret) {
 			t.Errorf("%q is stored in clear", secret)
 		}
@@ -822,6 +826,9 @@ func (s *suite) sealed(t *testing.T) {
 	}
 	if v, _ := st.Resources["db"].Attributes["password"].(string); !secrets.IsSealed(v) {
 		t.Errorf("loaded without a key: %v", st.Resources["db"].Attributes["password"])
+	}
+	if id := st.Resources["db"].ID; !secrets.IsSealed(id) {
+		t.Errorf("loaded without a key, the id is %q, want it sealed", id)
 	}
 }
 
