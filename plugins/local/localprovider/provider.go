@@ -464,3 +464,89 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	return &sdk.DeleteResponse{}, p.editPending(func(rec *pending) { rec.drop(doomed) })
 }
+
+// Import reads a resource by id (at its recorded place: see scan) for the
+// host to take over and, when the request carries a claim key, stamps it
+// in the resource's MetadataFile as its idempotency key (DESIGN.md,
+// Claims): only on a resource that carries no key, a released one, the
+// claim itself or the key the host says it replaces. Anything else is a
+// conflict, and the folder is left as it is.
+func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.ClaimKey == "" {
+		if _, err := p.configuredRoot(); err != nil {
+			return nil, err
+		}
+	} else if _, err := p.writableRoot("import " + req.Name); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byID(req.ID)
+	if e == nil || e.meta.Type != req.Type {
+		return &sdk.ImportResponse{Exists: false}, nil
+	}
+	claimed := false
+	if req.ClaimKey != "" {
+		if !sdk.Claimable(e.meta.IdempotencyKey, req.ClaimKey, req.ReplacesKey) {
+			return nil, sdk.Conflict(fmt.Sprintf("import %s: %s %s (id %s, folder %s) is claimed by another stack or import: bulwark does not stamp a second claim on it", req.Name, e.meta.Type, e.meta.Name, e.meta.ID, e.dir), e.meta.IdempotencyKey)
+		}
+		if err := p.setKey(e, req.ClaimKey); err != nil {
+			return nil, fmt.Errorf("import %s: %w", req.Name, err)
+		}
+		claimed = true
+	}
+	return &sdk.ImportResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes(), IdempotencyKey: e.meta.IdempotencyKey, Claimed: claimed}, nil
+}
+
+// Release gives up the claim req.Key on the resource with req.ID (at its
+// recorded place): from then on its MetadataFile carries
+// sdk.ReleasedKey(req.Key). A resource that is gone, or already released
+// under that key, is released; one that carries another key is a
+// conflict, left as it is.
+func (p *provider) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.writableRoot("release " + req.Name); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byID(req.ID)
+	switch {
+	case e == nil, e.meta.IdempotencyKey == sdk.ReleasedKey(req.Key):
+		return &sdk.ReleaseResponse{Released: true}, nil
+	case e.meta.IdempotencyKey != req.Key:
+		return nil, sdk.Conflict(fmt.Sprintf("release %s: %s %s (id %s, folder %s) does not carry the claim %s", req.Name, e.meta.Type, e.meta.Name, e.meta.ID, e.dir, req.Key), e.meta.IdempotencyKey)
+	}
+	if err := p.setKey(e, sdk.ReleasedKey(req.Key)); err != nil {
+		return nil, fmt.Errorf("release %s: %w", req.Name, err)
+	}
+	return &sdk.ReleaseResponse{Released: true}, nil
+}
+
+// setKey rewrites e's MetadataFile (atomically) with key as its
+// idempotency key; p.mu must be held.
+func (p *provider) setKey(e *entry, key string) error {
+	if e.meta.IdempotencyKey == key {
+		return nil
+	}
+	m := *e.meta
+	m.IdempotencyKey = key
+	if err := writeMetadata(e.dir, &m); err != nil {
+		return err
+	}
+	e.meta = &m
+	return nil
+}
