@@ -230,6 +230,12 @@ func decideImport(in Input, c Change) Change {
 	case !obs.Exists:
 		return in.conflict(c, obs, fmt.Sprintf("import: %s was not found", in.Spec.Import))
 	}
+	if rel, ok := sdk.ReleasedFrom(obs.Key); ok {
+		if o, ok := in.Identity.OtherStacks(rel); ok {
+			// Released by its owner: still taken only by naming it.
+			return in.conflict(c, obs, fmt.Sprintf("import: %s was released by stack %s (`bulwark state forget`): take it over with `bulwark import --from %s SPEC %s %s`", in.Spec.Import, o.Stack, o.Stack, c.Resource, in.Spec.Import))
+		}
+	}
 	if o, ok := in.Identity.OtherStacks(obs.Key); ok {
 		// Like CloudFormation, an import never takes a resource from the
 		// stack that made it: that stack may still record and protect it.

@@ -370,13 +370,18 @@ func (s *session) claimable(found, id string) (replaces, why string) {
 	ident := s.identity()
 	if rel, ok := sdk.ReleasedFrom(found); ok {
 		o, named := plan.ParseKey(rel)
+		own := named && o.Stack == s.sp.Stack && o.Lineage == ident.Lineage
 		switch {
+		case own && from == "":
+			// This stack forgot it: taken back, as before the forget.
 		case from != "" && (!named || o.Stack != from):
 			return "", fmt.Sprintf("it was released by %s, not by stack %s (--from): check the stack it comes from", releasedBy(o, named), from)
 		case from != "":
 			s.prog.printf("note: taking %s over from stack %s (--from), which released it\n", id, from)
-		default:
-			s.prog.printf("note: %s was released by %s: it is no one's, and now this stack's\n", id, releasedBy(o, named))
+		case named:
+			// Like CloudFormation, the person names the stack a resource
+			// comes from, even one that let it go.
+			return "", fmt.Sprintf("it was made or imported by stack %s (lineage %s), which released it (`bulwark state forget`): import it with --from %s", o.Stack, o.Lineage, o.Stack)
 		}
 		return "", ""
 	}
@@ -404,6 +409,29 @@ func (s *session) claimable(found, id string) (replaces, why string) {
 	// A key of bulwark before keys named their stack: no stack to ask;
 	// taken over, as before claims.
 	return found, ""
+}
+
+// stampClaim stamps claim (the import step's key) on what a spec's
+// `import: ID` found (obs, which the plan's decision accepted: it carries no
+// key, a released one, or one of this stack's or of no stack), through the
+// provider's Import, and returns what it found then. A conflict (claimed
+// meanwhile) fails the step before anything is recorded; a provider that
+// cannot stamp is imported as before, with a note.
+func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Observation, claim string) (*plan.Observation, error) {
+	replaces := ""
+	if _, released := sdk.ReleasedFrom(obs.Key); !released {
+		replaces = obs.Key
+	}
+	got, err := s.plugins[r.Provider].Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("import %s %s: nothing was recorded: %w", r.Name, obs.ID, err)
+	case !got.Exists || got.ID != obs.ID:
+		return nil, fmt.Errorf("import %s %s: provider %s no longer finds it: nothing was recorded", r.Name, obs.ID, r.Provider)
+	case !got.Claimed:
+		s.prog.printf("note: provider %s cannot stamp a claim on what it imports: a second import of %s will not be refused (bulwark has no claims registry for such providers yet)\n", r.Provider, obs.ID)
+	}
+	return observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), nil
 }
 
 // releasedBy names, for a message, who released a claim.
