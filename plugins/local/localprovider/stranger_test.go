@@ -58,3 +58,40 @@ func TestACopyOfAResourceFolderIsAStranger(t *testing.T) {
 		t.Fatalf("the copy was touched by the second Delete: %v", err)
 	}
 }
+
+// A Delete checks what the recorded id holds against the private data the
+// resource was recorded with: a folder whose key changed since (its claim
+// released and imported by another stack) is not deleted, even when a host
+// asks; the one that still carries the recorded key is.
+func TestDeleteChecksTheRecordedKey(t *testing.T) {
+	p, root := configured(t, nil)
+	ctx := context.Background()
+	made := create(t, p, "s3_bucket", "data", "key-data", sdk.Attributes{"path": "shared/data"})
+	if len(made.Private) == 0 {
+		t.Fatal("Create returned no private data")
+	}
+	rel, ok := p.(sdk.Releaser)
+	if !ok {
+		t.Fatal("the local provider is no sdk.Releaser")
+	}
+	if _, err := rel.Release(ctx, &sdk.ReleaseRequest{Type: "s3_bucket", Name: "data", ID: made.ID, Key: "key-data"}); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	imp, err := p.(sdk.Importer).Import(ctx, &sdk.ImportRequest{Type: "s3_bucket", Name: "data", ID: made.ID, ClaimKey: "key-other-stack"})
+	if err != nil || !imp.Claimed {
+		t.Fatalf("Import: %+v, %v", imp, err)
+	}
+	_, err = p.Delete(ctx, &sdk.DeleteRequest{Type: "s3_bucket", Name: "data", ID: made.ID, Protection: sdk.ProtectionEphemeral, Private: made.Private})
+	if !sdk.IsConflict(err) {
+		t.Fatalf("Delete with the old stack's private data: %v, want a conflict", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "shared", "data", "objects", "seed.txt")); err != nil {
+		t.Fatalf("the folder was touched: %v", err)
+	}
+	if _, err := p.Delete(ctx, &sdk.DeleteRequest{Type: "s3_bucket", Name: "data", ID: made.ID, Protection: sdk.ProtectionEphemeral, Private: imp.Private}); err != nil {
+		t.Fatalf("Delete by the holder of the claim: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "shared", "data")); !os.IsNotExist(err) {
+		t.Fatalf("the holder's Delete left the folder: %v", err)
+	}
+}
