@@ -58,6 +58,22 @@ func (id Identity) Key(record string) string {
 	return keyPrefix + id.Stack + ":" + id.Lineage + ":" + record
 }
 
+// claimPrefix starts the record part of a key an import stamped as its
+// claim, so that what a crash left claimed but unrecorded is recognised as
+// imported, not created.
+const claimPrefix = "import-"
+
+// ClaimKey is the key an import journaled under record stamps on the
+// resource it takes over (DESIGN.md, Claims): one of this stack's keys,
+// told apart from a Create's by IsClaim.
+func (id Identity) ClaimKey(record string) string { return id.Key(claimPrefix + record) }
+
+// IsClaim reports whether key is one an import stamped (ClaimKey).
+func IsClaim(key string) bool {
+	o, ok := ParseKey(key)
+	return ok && strings.HasPrefix(o.Record, claimPrefix)
+}
+
 // KeyOwner is what a key says about who issued it.
 type KeyOwner struct {
 	Stack, Lineage, Record string

@@ -30,6 +30,9 @@ func TestKeys(t *testing.T) {
 	if !me.Issued(k) || me.Issued("bulwark:demo:OTHER:01REC") || me.Issued("bulwark:beta:01LINEAGE:01REC") || me.Issued("01REC") {
 		t.Error("Issued recognises the wrong keys")
 	}
+	if c := me.ClaimKey("op_01X"); !IsClaim(c) || !me.Issued(c) || IsClaim(k) || IsClaim("import-01X") {
+		t.Errorf("ClaimKey %q / IsClaim disagree", c)
+	}
 	if (Identity{Stack: "demo"}).Key("01REC") != "01REC" {
 		t.Error("a stack without a lineage issues bare ids")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -184,5 +185,36 @@ func TestPlanShowsWhatWasMadeAgainAtTheRecordedID(t *testing.T) {
 	}
 	if len(e.w.Deletes()) != 0 || e.w.ByName("bucket") == nil {
 		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// An import whose record a crash lost, the resource claimed under this
+// stack's import key: the next apply recovers it as imported (its claim
+// says so), not as created, and a failed apply's rollback keeps it.
+func TestLostImportIsRecoveredAsImported(t *testing.T) {
+	e := newEnv(t)
+	id := e.w.Put("s3_bucket", "precious", "")
+	sp := parseSpec(t, specYAML("s", res{name: "precious", typ: "s3_bucket"}, res{name: "app", typ: "compute"}))
+	if r, err := stack.Import(e.ctx, sp, e.opts(), "precious", id); err != nil || r.Err != nil {
+		t.Fatalf("import: %v %v", err, resErr(r))
+	}
+	if k := e.w.ByName("precious").Key; !plan.IsClaim(k) {
+		t.Fatalf("the import stamped %q, not an import claim", k)
+	}
+	s, err := state.Open(stack.StackDir(e.stateDir, "s"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Mutate(func(st *state.State) error { delete(st.Resources, "precious"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.apply(sp, simulate("app")); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if len(e.w.Deletes()) != 0 || e.w.ByName("precious") == nil {
+		t.Fatalf("the rollback deleted: %+v", e.w.Deletes())
+	}
+	if rec := e.state(t, "s").Resources["precious"]; rec == nil || !rec.Imported {
+		t.Fatalf("recovered as %+v, want imported", rec)
 	}
 }

@@ -326,7 +326,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		// The claim is this operation's: derived from its journal id, as a
 		// Create's key is from its step's, so it names this stack and
 		// lineage and a resume tells it for this stack's own.
-		claim := s.identity().Key(s.opID)
+		claim := s.identity().ClaimKey(s.opID)
 		got, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 		switch {
 		case err != nil && sdk.IsConflict(err):
@@ -421,6 +421,9 @@ func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Ob
 	replaces := ""
 	if _, released := sdk.ReleasedFrom(obs.Key); !released {
 		replaces = obs.Key
+	}
+	if o, ok := plan.ParseKey(claim); ok {
+		claim = s.identity().ClaimKey(o.Record)
 	}
 	got, err := s.plugins[r.Provider].Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 	switch {
