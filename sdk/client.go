@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
@@ -27,6 +29,7 @@ var (
 	_ BatchReader    = (*grpcClient)(nil)
 	_ BatchValidator = (*grpcClient)(nil)
 	_ BatchCreator   = (*grpcClient)(nil)
+	_ Releaser       = (*grpcClient)(nil)
 )
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -159,7 +162,7 @@ func (c *grpcClient) Import(ctx context.Context, req *ImportRequest) (*ImportRes
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Import(ctx, &pb.Import_Request{Type: req.Type, Name: req.Name, Id: req.ID, Config: cfg})
+	resp, err := c.c.Import(ctx, &pb.Import_Request{Type: req.Type, Name: req.Name, Id: req.ID, Config: cfg, ClaimKey: req.ClaimKey, ReplacesKey: req.ReplacesKey})
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +170,21 @@ func (c *grpcClient) Import(ctx context.Context, req *ImportRequest) (*ImportRes
 	if err != nil {
 		return nil, err
 	}
-	return &ImportResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Private: resp.GetPrivate(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+	return &ImportResponse{Exists: resp.GetExists(), ID: resp.GetId(), Attributes: attrs, IdempotencyKey: resp.GetIdempotencyKey(), Private: resp.GetPrivate(), Claimed: resp.GetClaimed(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+// Release calls the Release RPC. A plugin that predates it, or whose
+// provider does not implement Releaser, answers Unimplemented: that is
+// ErrReleaseUnsupported.
+func (c *grpcClient) Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error) {
+	resp, err := c.c.Release(ctx, &pb.Release_Request{Type: req.Type, Name: req.Name, Id: req.ID, Key: req.Key, Private: req.Private})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, fmt.Errorf("release %s: %w", req.Name, ErrReleaseUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ReleaseResponse{Released: resp.GetReleased(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {

@@ -1,6 +1,10 @@
 package sdk
 
-import "context"
+import (
+	"context"
+	"errors"
+	"strings"
+)
 
 // Provider is what a provider author implements. Every method takes the
 // call's context and a request, and returns a response or an error. An error
@@ -276,6 +280,19 @@ type ImportRequest struct {
 	Name   string
 	ID     string
 	Config Attributes
+	// ClaimKey is the importing stack's key, to stamp on the resource as its
+	// claim (DESIGN.md, Claims): from then on Read reports it as the
+	// resource's IdempotencyKey, so a second import anywhere meets a key
+	// that is not its own. A provider that implements claims stamps it only
+	// when the resource carries no key, a released one (see ReleasedKey),
+	// ClaimKey itself, or ReplacesKey; for anything else it answers a
+	// Conflict diagnostic naming the key found, and changes nothing. It
+	// then sets ImportResponse.Claimed. Empty: read only, stamp nothing.
+	ClaimKey string
+	// ReplacesKey is a key the resource may carry that the host accepts
+	// overwriting (its own stack's, stamped by an import a crash cut short);
+	// empty: none.
+	ReplacesKey string
 }
 
 // ImportResponse is what an Import found.
@@ -286,8 +303,75 @@ type ImportResponse struct {
 	// IdempotencyKey is the key the resource was created under, if any.
 	IdempotencyKey string
 	// Private is private data for the host to store with the resource.
-	Private     []byte
+	Private []byte
+	// Claimed says the resource now carries the request's ClaimKey (then
+	// also IdempotencyKey). A provider that cannot stamp leaves it false,
+	// and the host knows a second import of the resource goes unseen.
+	Claimed     bool
 	Diagnostics Diagnostics
+}
+
+// Releaser is an optional interface: a provider that implements it gives
+// up a stack's claim on a resource when the stack forgets it (`bulwark
+// state forget`). Release leaves the resource as it is but for its key: a
+// resource that carries req.Key from then on carries ReleasedKey(req.Key)
+// (and Read reports that), so another stack may import it, and `bulwark
+// import --from STACK` can tell that STACK let it go. A resource that is
+// gone is released (nothing to do); one that carries another key, live or
+// released, is refused with a Conflict diagnostic and left alone; one
+// already released under req.Key is released (a retry). Without it Serve
+// answers the RPC Unimplemented and the host keeps the claim, saying so.
+type Releaser interface {
+	Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error)
+}
+
+// ReleaseRequest asks to give up the claim Key on the resource with id ID.
+type ReleaseRequest struct {
+	Type string
+	Name string
+	ID   string
+	// Key is the claim the stack's state records for the resource.
+	Key string
+	// Private is the private data the host stored with the resource.
+	Private []byte
+}
+
+// ReleaseResponse answers a ReleaseRequest.
+type ReleaseResponse struct {
+	// Released: the resource no longer carries Key as a live claim (it
+	// carries it released, or it is gone).
+	Released    bool
+	Diagnostics Diagnostics
+}
+
+// ErrReleaseUnsupported is returned (wrapped) by a host's Release of a
+// provider that cannot release claims (it does not implement Releaser, or
+// its plugin predates Release).
+var ErrReleaseUnsupported = errors.New("the provider cannot release claims")
+
+// releasedPrefix starts a released claim.
+const releasedPrefix = "released:"
+
+// ReleasedKey is what a resource carries, instead of its claim key, once
+// the claim is released: "released:" + key. A Create never takes over a
+// resource that carries it (it is no Create's key), and an import may.
+func ReleasedKey(key string) string { return releasedPrefix + key }
+
+// ReleasedFrom returns the claim key a released key gave up; ok is false
+// for anything that is not a released key.
+func ReleasedFrom(key string) (string, bool) {
+	k, ok := strings.CutPrefix(key, releasedPrefix)
+	return k, ok && k != ""
+}
+
+// Claimable reports whether a provider may stamp claim on a resource that
+// carries current, for an ImportRequest with that ClaimKey and ReplacesKey:
+// it carries no key, a released one, the claim itself, or replaces.
+func Claimable(current, claim, replaces string) bool {
+	if _, released := ReleasedFrom(current); released || current == "" || current == claim {
+		return true
+	}
+	return replaces != "" && current == replaces
 }
 
 // ResourceType returns the type named name, or false.

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
@@ -340,7 +342,7 @@ func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import
 	}
 	var resp *ImportResponse
 	ds := s.call(func() (Diagnostics, error) {
-		ir := &ImportRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Config: cfg}
+		ir := &ImportRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Config: cfg, ClaimKey: req.GetClaimKey(), ReplacesKey: req.GetReplacesKey()}
 		if imp, ok := s.impl.(Importer); ok {
 			var err error
 			resp, err = imp.Import(ctx, ir)
@@ -358,6 +360,35 @@ func (s *server) Import(ctx context.Context, req *pb.Import_Request) (*pb.Import
 		attrs, err := toDynamic(resp.Attributes)
 		ds = append(ds, DiagnosticsFromError(err)...)
 		out.Exists, out.Id, out.Attributes, out.IdempotencyKey, out.Private = resp.Exists, resp.ID, attrs, resp.IdempotencyKey, resp.Private
+		// Claimed only means something for a request that asked, and only
+		// when what the provider reports is that claim.
+		out.Claimed = resp.Claimed && req.GetClaimKey() != "" && resp.IdempotencyKey == req.GetClaimKey() && !ds.HasError()
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+// Release asks a provider that implements Releaser to give up a claim;
+// for one that does not, it answers Unimplemented, as a plugin that
+// predates Release does, and the host keeps the claim.
+func (s *server) Release(ctx context.Context, req *pb.Release_Request) (*pb.Release_Response, error) {
+	rel, ok := s.impl.(Releaser)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "the provider cannot release claims")
+	}
+	if req.GetId() == "" || req.GetKey() == "" {
+		return &pb.Release_Response{Diagnostics: toDiagnostics(Diagnostics{Errorf("release %s: the request needs an id and a key", req.GetName())})}, nil
+	}
+	var resp *ReleaseResponse
+	ds := s.call(func() (Diagnostics, error) {
+		var err error
+		resp, err = rel.Release(ctx, &ReleaseRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Key: req.GetKey(), Private: req.GetPrivate()})
+		return nil, err
+	})
+	out := &pb.Release_Response{}
+	if resp != nil {
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
+		out.Released = resp.Released && !ds.HasError()
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil

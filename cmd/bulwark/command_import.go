@@ -14,8 +14,9 @@ func (c *cli) importCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import SPEC ADDRESS ID",
 		Short: "Take over an existing resource: read it by id and record it as this stack's (imported: no rollback deletes it)",
-		Long: "Take over an existing resource: read it by id and record it as this stack's (imported: no rollback deletes it).\n" +
-			"A resource another bulwark stack made is refused unless --from names that stack (forget it there first).",
+		Long: "Take over an existing resource: read it by id, stamp this stack's claim on it through its provider, and record it\n" +
+			"as this stack's (imported: no rollback deletes it). A resource another stack holds (made or imported there) is\n" +
+			"refused: `bulwark state forget` it in that stack first, which releases the claim, then import it with --from STACK.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, opts, done, err := c.load(args[0], "")
@@ -31,7 +32,7 @@ func (c *cli) importCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("imported %s as %s in stack %s", args[2], args[1], sp.Stack))
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the `STACK` a resource carrying another stack's key is taken from (it must have forgotten it)")
+	cmd.Flags().StringVar(&from, "from", "", "the `STACK` a resource is taken from: only one whose claim that stack released (state forget)")
 	c.lockTimeoutFlag(cmd)
 	return cmd
 }

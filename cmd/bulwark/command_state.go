@@ -53,7 +53,7 @@ func (c *cli) stateCmd() *cobra.Command {
 	showView.register(show, "print JSON: the record, sensitive values masked")
 	forget := &cobra.Command{
 		Use:   "forget SPEC ADDRESS",
-		Short: "Stop managing a resource without deleting it (any protection level: nothing is deleted)",
+		Short: "Stop managing a resource without deleting it (any protection level: nothing is deleted) and release the stack's claim on it",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, opts, done, err := c.load(args[0], "")

@@ -58,6 +58,22 @@ func (id Identity) Key(record string) string {
 	return keyPrefix + id.Stack + ":" + id.Lineage + ":" + record
 }
 
+// claimPrefix starts the record part of a key an import stamped as its
+// claim, so that what a crash left claimed but unrecorded is recognised as
+// imported, not created.
+const claimPrefix = "import-"
+
+// ClaimKey is the key an import journaled under record stamps on the
+// resource it takes over (DESIGN.md, Claims): one of this stack's keys,
+// told apart from a Create's by IsClaim.
+func (id Identity) ClaimKey(record string) string { return id.Key(claimPrefix + record) }
+
+// IsClaim reports whether key is one an import stamped (ClaimKey).
+func IsClaim(key string) bool {
+	o, ok := ParseKey(key)
+	return ok && strings.HasPrefix(o.Record, claimPrefix)
+}
+
 // KeyOwner is what a key says about who issued it.
 type KeyOwner struct {
 	Stack, Lineage, Record string
@@ -175,8 +191,8 @@ func Decide(in Input) Change {
 	case obs != nil && !obs.Exists:
 		c.Action, c.Ownership, c.Before = Create, Gone, nil
 		return c
-	case obs != nil && cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
-		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s", cur.ID, cur.IdempotencyKey, obs.Key))
+	case obs != nil && in.notTheRecorded(cur, obs):
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now %s: it was deleted and made again outside bulwark, or taken over; bulwark neither changes nor deletes it (run `bulwark state forget`, then import it if it is yours)", cur.ID, cur.IdempotencyKey, carries(obs.Key)))
 	default:
 		c.Ownership = Owned
 		if obs == nil {
@@ -230,6 +246,12 @@ func decideImport(in Input, c Change) Change {
 	case !obs.Exists:
 		return in.conflict(c, obs, fmt.Sprintf("import: %s was not found", in.Spec.Import))
 	}
+	if rel, ok := sdk.ReleasedFrom(obs.Key); ok {
+		if o, ok := in.Identity.OtherStacks(rel); ok {
+			// Released by its owner: still taken only by naming it.
+			return in.conflict(c, obs, fmt.Sprintf("import: %s was released by stack %s (`bulwark state forget`): take it over with `bulwark import --from %s SPEC %s %s`", in.Spec.Import, o.Stack, o.Stack, c.Resource, in.Spec.Import))
+		}
+	}
 	if o, ok := in.Identity.OtherStacks(obs.Key); ok {
 		// Like CloudFormation, an import never takes a resource from the
 		// stack that made it: that stack may still record and protect it.
@@ -256,11 +278,34 @@ func decideRemoved(in Input) Change {
 		c.Ownership = Unknown
 	case !obs.Exists:
 		c.Action, c.Ownership = NoOp, Gone
-	case cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
+	case in.notTheRecorded(cur, obs):
 		c.FoundID = obs.ID
-		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, obs.Key))
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, carries(obs.Key)))
 	}
 	return c
+}
+
+// notTheRecorded reports whether what the recorded id holds now is not the
+// resource the state records: the state records the key it was made (or
+// claimed) under, and what exists carries another key, or, from a
+// provider that reports keys, none at all (deleted and made again out of
+// band at the same id: a bucket of the same name). A provider that does
+// not report keys reports none for everything: its silence proves nothing.
+// Plan, apply's Check and the teardown's all decide this here, so a plan
+// never shows "no change" for what the teardown would then refuse.
+func (in Input) notTheRecorded(cur *state.Resource, obs *Observation) bool {
+	if cur.IdempotencyKey == "" || !obs.Exists || obs.Key == cur.IdempotencyKey {
+		return false
+	}
+	return obs.Key != "" || in.KeysReported
+}
+
+// carries says, for a message, what key a resource carries.
+func carries(key string) string {
+	if key == "" {
+		return "carries no key"
+	}
+	return "carries " + key
 }
 
 // conflict marks c as a conflict: what was found is not this stack's.
@@ -280,6 +325,16 @@ func (in Input) conflict(c Change, obs *Observation, why string) Change {
 
 // ownerOf names the owner a key shows, for messages.
 func (in Input) ownerOf(key string) string {
+	if from, ok := sdk.ReleasedFrom(key); ok {
+		o, named := ParseKey(from)
+		switch {
+		case named && o.Stack == in.Identity.Stack && o.Lineage == in.Identity.Lineage:
+			return "was forgotten by this stack (`bulwark state forget`, which released its claim); import it to manage it again"
+		case named:
+			return fmt.Sprintf("was released by stack %s (`bulwark state forget`): `bulwark import` takes it over", o.Stack)
+		}
+		return "was released by its owner (`bulwark state forget`): `bulwark import` takes it over"
+	}
 	switch o, ok := ParseKey(key); {
 	case ok && slices.Contains(in.Identity.Forgotten, key):
 		return "was forgotten by this stack (`bulwark state forget`); import it to manage it again"

@@ -30,6 +30,9 @@ func TestKeys(t *testing.T) {
 	if !me.Issued(k) || me.Issued("bulwark:demo:OTHER:01REC") || me.Issued("bulwark:beta:01LINEAGE:01REC") || me.Issued("01REC") {
 		t.Error("Issued recognises the wrong keys")
 	}
+	if c := me.ClaimKey("op_01X"); !IsClaim(c) || !me.Issued(c) || IsClaim(k) || IsClaim("import-01X") {
+		t.Errorf("ClaimKey %q / IsClaim disagree", c)
+	}
 	if (Identity{Stack: "demo"}).Key("01REC") != "01REC" {
 		t.Error("a stack without a lineage issues bare ids")
 	}
@@ -78,6 +81,10 @@ func TestDecide(t *testing.T) {
 		{"recorded, depends_on reordered", Input{Spec: db, Recorded: rec(func(r *state.Resource) { r.DependsOn = []string{"b", "a"} }), Observed: found(me.Key("01A"), same)}, NoOp, Owned, ""},
 		{"recorded, one dependency fewer", Input{Spec: db, Recorded: rec(func(r *state.Resource) { r.DependsOn = []string{"a"} }), Observed: found(me.Key("01A"), same)}, Update, Owned, ""},
 		{"recorded, another key there now", Input{Spec: db, Recorded: rec(nil), Observed: found("bulwark:beta:L:01C", same)}, Conflict, Foreign, "what exists there now carries"},
+		{"recorded, made again out of band with no key", Input{Spec: db, Recorded: rec(nil), Observed: found("", same), KeysReported: true}, Conflict, Foreign, "now carries no key"},
+		{"recorded, provider reports no keys", Input{Spec: db, Recorded: rec(nil), Observed: found("", same)}, NoOp, Owned, ""},
+		{"recorded, our claim released", Input{Spec: db, Recorded: rec(nil), Observed: found(sdk.ReleasedKey(me.Key("01A")), same), KeysReported: true}, Conflict, Foreign, "now carries released:"},
+		{"found, released by another stack", Input{Spec: db, Observed: found(sdk.ReleasedKey("bulwark:alpha:L1:01X"), same), KeysReported: true}, Conflict, Foreign, "released by stack alpha"},
 		{"recorded, gone", Input{Spec: db, Recorded: rec(nil), Observed: &Observation{}}, Create, Gone, ""},
 		{"recorded, size drifted", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z1", "size": 5.0}), Schema: schemas["mock"]}, Update, Owned, ""},
 		{"recorded protected, zone drifted: refused replace", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z9", "size": 1.0}), Schema: schemas["mock"]}, Replace, Owned, ""},
@@ -129,6 +136,21 @@ func TestDecideRemoved(t *testing.T) {
 	} {
 		if c := Decide(Input{Recorded: cur, Observed: tt.obs, Identity: me}); c.Action != tt.action {
 			t.Errorf("observed %+v: %s, want %s", tt.obs, c.Action, tt.action)
+		}
+	}
+	// From a provider that reports keys, what carries none at the recorded
+	// id was made again out of band: the teardown would refuse it, so the
+	// plan says so too.
+	for _, tt := range []struct {
+		obs    *Observation
+		action Action
+	}{
+		{&Observation{Exists: true, ID: "id-old", Key: me.Key("01A")}, Delete},
+		{&Observation{Exists: true, ID: "id-old"}, Conflict},
+		{&Observation{}, NoOp},
+	} {
+		if c := Decide(Input{Recorded: cur, Observed: tt.obs, Identity: me, KeysReported: true}); c.Action != tt.action {
+			t.Errorf("keys reported, observed %+v: %s, want %s", tt.obs, c.Action, tt.action)
 		}
 	}
 }

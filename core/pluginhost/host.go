@@ -592,6 +592,31 @@ func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Impor
 	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
 }
 
+// Release gives up a stack's claim on a resource (sdk.Releaser). A plugin
+// that cannot (it predates Release, or its provider does not implement it)
+// answers an error that wraps sdk.ErrReleaseUnsupported; the caller keeps
+// the claim.
+func (p *Plugin) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := prov.(sdk.Releaser)
+	if !ok {
+		return nil, fmt.Errorf("provider %s: release %s: %w", p.cfg.Name, req.Name, sdk.ErrReleaseUnsupported)
+	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := rel.Release(ctx, req)
+	if errors.Is(err, sdk.ErrReleaseUnsupported) {
+		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
+	if err != nil {
+		return nil, p.check(ctx, prov, "Release", err)
+	}
+	return resp, p.diagnostics(ctx, "Release", resp.Diagnostics)
+}
+
 // Create makes a resource under req.IdempotencyKey. When the provider
 // offers CreateMany, Creates made at the same time by several goroutines
 // share calls (see join): one that finds no Create in flight goes at once,

@@ -487,10 +487,14 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 // as imported: not created by bulwark, so no rollback deletes it; then
 // updates it in place if the spec asks for other values.
 func (s *session) importResource(ctx context.Context, r *spec.Resource, m stepMode) error {
-	rec := importRecord(r, s.plugins[r.Provider].Source(), m.observe, s.opID)
 	if o := s.store.Resource(r.Name); o != nil {
 		return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
 	}
+	obs, err := s.stampClaim(ctx, r, m.observe, m.key)
+	if err != nil {
+		return err
+	}
+	rec := importRecord(r, s.plugins[r.Provider].Source(), obs, s.opID)
 	if err := s.store.put(ctx, rec); err != nil {
 		return err
 	}

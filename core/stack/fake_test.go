@@ -59,6 +59,8 @@ type fakeWorld struct {
 	deletes     []fakeCall
 	starts      []pluginhost.Config
 	importCalls int
+	claims      []fakeCall // the Imports that stamped a claim
+	noRelease   bool       // Release answers as a provider that cannot
 	// legacy makes the providers behave as one written before keys were
 	// reported: no Capabilities.IdempotencyKeys, no key on Read.
 	legacy bool
@@ -346,7 +348,38 @@ func (p *fakeProvider) Import(_ context.Context, req *sdk.ImportRequest) (*sdk.I
 	if r == nil || r.Type != req.Type {
 		return &sdk.ImportResponse{}, nil
 	}
-	return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key}, nil
+	if p.w.legacy {
+		// A provider written before keys: it reports none, stamps none.
+		return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+	}
+	claimed := false
+	if req.ClaimKey != "" {
+		if !sdk.Claimable(r.Key, req.ClaimKey, req.ReplacesKey) {
+			return nil, sdk.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
+		}
+		r.Key, claimed = req.ClaimKey, true
+		p.w.claims = append(p.w.claims, fakeCall{Name: req.Name, Type: r.Type, ID: r.ID, Key: req.ClaimKey})
+	}
+	return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key, Claimed: claimed}, nil
+}
+
+// Release gives up a claim as the real providers do: what carries the key
+// carries it released from then on. A legacy fake cannot.
+func (p *fakeProvider) Release(_ context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	if p.w.legacy || p.w.noRelease {
+		return nil, fmt.Errorf("release %s: %w", req.Name, sdk.ErrReleaseUnsupported)
+	}
+	r := p.w.resources[req.ID]
+	switch {
+	case r == nil, r.Key == sdk.ReleasedKey(req.Key):
+	case r.Key != req.Key:
+		return nil, sdk.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
+	default:
+		r.Key = sdk.ReleasedKey(req.Key)
+	}
+	return &sdk.ReleaseResponse{Released: true}, nil
 }
 
 func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *sdk.CreateResponse, err error) {

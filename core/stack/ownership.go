@@ -378,6 +378,10 @@ func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Reso
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: obs.ID,
 		Protection: r.Protection.String(), DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
+		// What carries one of this stack's import claims was imported (a
+		// crash lost the import's record), not created: no rollback
+		// deletes it.
+		Imported: plan.IsClaim(obs.Key),
 	}
 	rec.SetPrivate(obs.Private)
 	return rec

@@ -28,14 +28,17 @@ var ownPool = []res{
 	{name: "misc", typ: "generic"},
 }
 
-var ownKinds = []string{"apply", "apply", "apply", "apply-fail", "teardown", "oob", "oob", "crash", "forget", "import", "move"}
+var ownKinds = []string{"apply", "apply", "apply", "apply-fail", "teardown", "oob", "oob", "crash", "forget", "forget", "import", "import", "import", "move"}
 
 // TestPropertyOwnership runs random histories of several stacks sharing one
 // provider world, with resources made out of band (with no key, or a key of
 // a stack that does not exist), records lost as a crash loses them, state
-// forget and import. In no run does a Delete reach a resource the stack
-// that sent it does not own, or carry protected; no state ever records
-// what another stack made or what was made out of band, unless imported.
+// forget (which releases the claim) and import of anything in the world,
+// across stacks, with or without --from. In no run does a Delete reach a
+// resource the stack that sent it does not own, or carry protected; no
+// state ever records what another stack made or what was made out of band,
+// unless imported; no import takes what another stack still owns; and no
+// resource ever has two owners (two states that record it).
 func TestPropertyOwnership(t *testing.T) {
 	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
 		f := flag.Lookup("rapid.checks")
@@ -160,9 +163,14 @@ func propertyOwnership(rt *rapid.T) {
 			specs[name] = rs
 			r, err = stack.StateMove(e.ctx, parseSpec(rt, specYAML(name, rs...)), e.opts(), from, to)
 		case "import":
+			// Any resource of the world: made out of band, made or imported
+			// by another stack (which may still hold it, or have forgotten
+			// and released it), this stack's own. A provider that predates
+			// keys stamps no claims, so only what nobody owns is tried there
+			// (the claims registry that would cover it is not built).
 			var ids []string
 			for id := range e.w.Snapshot() {
-				if oob[id] {
+				if oob[id] || !e.w.legacy {
 					ids = append(ids, id)
 				}
 			}
@@ -175,9 +183,17 @@ func propertyOwnership(rt *rapid.T) {
 			rs := slices.DeleteFunc(slices.Clone(specs[name]), func(x res) bool { return x.name == w.Name })
 			rs = append(rs, res{name: w.Name, typ: w.Type, prot: "ephemeral"})
 			specs[name] = rs
+			from := ""
+			if !e.w.legacy && rapid.Bool().Draw(rt, fmt.Sprintf("from%d", k)) {
+				from = stacks[rapid.IntRange(0, len(stacks)-1).Draw(rt, fmt.Sprintf("fromstack%d", k))]
+				desc += " --from " + from
+			}
 			desc += " " + w.Name + " " + id
-			r, err = stack.Import(e.ctx, parseSpec(rt, specYAML(name, rs...)), e.opts(), w.Name, id)
+			r, err = stack.Import(e.ctx, parseSpec(rt, specYAML(name, rs...)), e.opts(importFrom(from)), w.Name, id)
 			if err == nil && r.Err == nil {
+				if prev := owners[id]; prev != "" && prev != name {
+					fail("%s imported %s (%s), which stack %s still owns (it never forgot it)", name, w.Name, id, prev)
+				}
 				owners[id] = name
 				delete(oob, id)
 			}
@@ -210,6 +226,18 @@ func propertyOwnership(rt *rapid.T) {
 				fail("%s sent a Delete of %s (%s), made out of band and never imported", name, d.Name, d.ID)
 			case owners[d.ID] != name:
 				fail("%s sent a Delete of %s (%s), which belongs to %q", name, d.Name, d.ID, owners[d.ID])
+			}
+		}
+		// No resource has two owners: no two states record one id.
+		recordedBy := map[string]string{}
+		for _, s := range stacks {
+			st := e.state(rt, s)
+			for _, n := range st.Names() {
+				id := st.Resources[n].ID
+				if other, ok := recordedBy[id]; ok && other != s {
+					fail("after %s, %s (%s) has two owners: stacks %s and %s both record it", desc, n, id, other, s)
+				}
+				recordedBy[id] = s
 			}
 		}
 		// No state records what it does not own.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -111,8 +112,15 @@ func nameList(names []string) string {
 }
 
 // StateForget stops managing a resource without deleting it, whatever its
-// protection: it calls no provider at all, only drops the record, as a
-// journaled operation under the lock.
+// protection: it drops the record, as a journaled operation under the
+// lock, and then releases the stack's claim on the resource through its
+// provider (DESIGN.md, Claims), so another stack may import it. The record
+// goes first: a crash between the two leaves the resource claimed by a
+// stack that no longer records it (nobody may import it but this stack,
+// which may, and forget it again), never two owners. The provider is asked
+// for nothing else; a provider that cannot release (or cannot be started)
+// leaves the claim in place, and a note says so: the
+// resource is then safe from every stack, and no other can take it over.
 func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
 	s, err := open(sp, opts, false)
 	if err != nil {
@@ -124,7 +132,7 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	if cur == nil {
 		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, instancesHint(snap, address))
 	}
-	return s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
+	res := s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
 		return s.store.Mutate(func(st *state.State) error {
 			r := st.Resources[address]
 			if r == nil {
@@ -138,7 +146,54 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 			delete(st.Resources, address)
 			return nil
 		})
-	}), nil
+	})
+	if res.Outcome == engine.Succeeded {
+		if note := s.release(ctx, cur, snap); note != "" {
+			s.prog.printf("note: %s\n", note)
+		}
+	}
+	return res, nil
+}
+
+// releaser is a provider that gives up claims (*pluginhost.Plugin).
+type releaser interface {
+	Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error)
+}
+
+// releaserOf returns p as a releaser, when it is one.
+func releaserOf(p Provider) (releaser, bool) {
+	if f, ok := p.(failProvider); ok {
+		p = f.Provider
+	}
+	r, ok := p.(releaser)
+	return r, ok
+}
+
+// release gives up the claim the forgotten record cur held, through its
+// provider, and returns what the person must know when it could not: ""
+// when it was released (or there was no claim to release).
+func (s *session) release(ctx context.Context, cur *state.Resource, st *state.State) string {
+	if cur.IdempotencyKey == "" {
+		return fmt.Sprintf("%s (id %s) carries no claim of this stack (imported before claims, or from a provider that does not report keys): any stack may import it", cur.Name, cur.ID)
+	}
+	kept := fmt.Sprintf("the claim of stack %s on %s (id %s) is kept: no other stack can import it", s.sp.Stack, cur.Name, cur.ID)
+	if err := s.startProviders(ctx, []string{cur.Provider}, st); err != nil {
+		return fmt.Sprintf("%s (provider %s could not be started to release it: %v)", kept, cur.Provider, err)
+	}
+	rel, ok := releaserOf(s.plugins[cur.Provider])
+	if !ok {
+		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
+	}
+	resp, err := rel.Release(ctx, &sdk.ReleaseRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Key: cur.IdempotencyKey, Private: cur.PrivateData()})
+	switch {
+	case errors.Is(err, sdk.ErrReleaseUnsupported):
+		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
+	case err != nil:
+		return fmt.Sprintf("%s: %v; to release it, import it again here (`bulwark import`) and forget it again", kept, err)
+	case !resp.Released:
+		return fmt.Sprintf("%s: provider %s did not release it; to release it, import it again here (`bulwark import`) and forget it again", kept, cur.Provider)
+	}
+	return ""
 }
 
 // StateMove renames a recorded resource, so that renaming it in the spec is
@@ -206,11 +261,23 @@ func (e *ImportError) Error() string {
 }
 
 // Import takes over an existing resource: it reads it by id (the
-// provider's Import, or Read by id for a provider without it) and records it
-// under address, a resource of the spec, as imported — this stack's from now
-// on, never deleted by a rollback. It refuses an address the state records
-// already, and a resource that is not found. A journaled operation under
-// the lock.
+// provider's Import, or Read by id for a provider without it), decides from
+// the key it carries whether it may be taken, and then, in one journaled
+// step under the lock, stamps this stack's claim on it through the provider
+// (DESIGN.md, Claims) and records it under address, a resource of the
+// spec, as imported: this stack's from now on, never deleted by a rollback.
+//
+// It refuses, before anything is stamped or recorded: an address the state
+// records already; a resource that is not found; one the state records
+// under another name; and one that carries another stack's live claim (its
+// key, from a Create or an import): that stack must forget it first, which
+// releases the claim. With --from OWNER (Options.ImportFrom) it takes only
+// a resource whose claim OWNER released. The provider's stamp is the
+// arbiter of a race: it stamps only what carries no live claim, else the
+// step fails and nothing is recorded. A provider that cannot stamp (it
+// predates claims) is imported as before, and the result says that a
+// second import elsewhere will not be refused: the claims registry the
+// design describes for such providers (Terraform's) is not built yet.
 func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string) (*Result, error) {
 	r, ok := sp.Resource(address)
 	if !ok {
@@ -251,27 +318,132 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 	if !resp.Exists {
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("provider %s finds no %s with id %s", r.Provider, r.Type, id)}
 	}
-	obs := observation(true, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private)
-	if o, ok := s.identity().OtherStacks(obs.Key); ok {
-		// Another stack made it and may still record (and protect) it:
-		// like CloudFormation, an import does not take it from that stack
-		// unless the person names the stack it comes from.
-		if s.opts.ImportFrom != o.Stack {
-			return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("it belongs to stack %s (lineage %s), which may still record and protect it: run `bulwark state forget` in stack %s first, then import it with --from %s", o.Stack, o.Lineage, o.Stack, o.Stack)}
-		}
-		s.prog.printf("note: taking %s over from stack %s (--from): make sure that stack has forgotten it (`bulwark state forget`)\n", id, o.Stack)
+	replaces, why := s.claimable(resp.IdempotencyKey, id)
+	if why != "" {
+		return nil, &ImportError{Address: address, ID: id, Reason: why}
 	}
-	return s.stateOp(ctx, OpImport, "import", address, r.Type, func(context.Context) error {
-		rec := importRecord(r, p.Source(), obs, s.opID)
+	var notes []string
+	res := s.stateOp(ctx, OpImport, "import", address, r.Type, func(ctx context.Context) error {
+		// The claim is this operation's: derived from its journal id, as a
+		// Create's key is from its step's, so it names this stack and
+		// lineage and a resume tells it for this stack's own.
+		claim := s.identity().ClaimKey(s.opID)
+		got, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+		switch {
+		case err != nil && sdk.IsConflict(err):
+			return fmt.Errorf("import %s %s: it was claimed meanwhile, by another import or stack: nothing was recorded: %w", address, id, err)
+		case err != nil:
+			return fmt.Errorf("import %s %s: %w", address, id, err)
+		case !got.Exists:
+			return fmt.Errorf("import %s %s: provider %s no longer finds it: nothing was recorded", address, id, r.Provider)
+		case got.ID != resp.ID:
+			return fmt.Errorf("import %s %s: provider %s now finds %s there: nothing was recorded", address, id, r.Provider, got.ID)
+		case !got.Claimed:
+			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
+		}
+		rec := importRecord(r, p.Source(), observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
 		return s.store.Mutate(func(st *state.State) error {
 			if st.Resources[address] != nil {
 				return fmt.Errorf("the state records %s already", address)
 			}
 			st.Resources[address] = rec
-			st.Forgotten = slices.DeleteFunc(st.Forgotten, func(k string) bool { return k == rec.IdempotencyKey })
+			// Whatever key it carried before is no longer on it: no
+			// longer one to keep in mind as given up.
+			released, _ := sdk.ReleasedFrom(resp.IdempotencyKey)
+			st.Forgotten = slices.DeleteFunc(st.Forgotten, func(k string) bool {
+				return k == rec.IdempotencyKey || k == replaces || k == released
+			})
 			return nil
 		})
-	}), nil
+	})
+	for _, n := range notes {
+		s.prog.printf("note: %s\n", n)
+	}
+	return res, nil
+}
+
+// claimable decides from the key a resource carries (found) whether this
+// stack may import it, and which key it may stamp over (replaces): "" with
+// why "" for a resource that carries no key or a released one. why says
+// why not.
+func (s *session) claimable(found, id string) (replaces, why string) {
+	from := s.opts.ImportFrom
+	ident := s.identity()
+	if rel, ok := sdk.ReleasedFrom(found); ok {
+		o, named := plan.ParseKey(rel)
+		own := named && o.Stack == s.sp.Stack && o.Lineage == ident.Lineage
+		switch {
+		case own && from == "":
+			// This stack forgot it: taken back, as before the forget.
+		case from != "" && (!named || o.Stack != from):
+			return "", fmt.Sprintf("it was released by %s, not by stack %s (--from): check the stack it comes from", releasedBy(o, named), from)
+		case from != "":
+			s.prog.printf("note: taking %s over from stack %s (--from), which released it\n", id, from)
+		case named:
+			// Like CloudFormation, the person names the stack a resource
+			// comes from, even one that let it go.
+			return "", fmt.Sprintf("it was made or imported by stack %s (lineage %s), which released it (`bulwark state forget`): import it with --from %s", o.Stack, o.Lineage, o.Stack)
+		}
+		return "", ""
+	}
+	o, named := plan.ParseKey(found)
+	switch {
+	case found == "" && from != "":
+		return "", fmt.Sprintf("it carries no claim, so stack %s did not release it (--from takes only what the named stack released): check the id, or import it without --from", from)
+	case found == "":
+		return "", ""
+	case named && o.Stack == s.sp.Stack && o.Lineage == ident.Lineage:
+		// This stack's own key, on something its state records under no
+		// name (checked before): what a crash left between an import's
+		// stamp (or a Create) and its record, or what it forgot and could
+		// not release. It is taken back over that key.
+		return found, ""
+	case named && from == o.Stack:
+		// Like CloudFormation, an import never takes a resource its owner
+		// still holds: that stack may still record and protect it.
+		return "", fmt.Sprintf("stack %s (lineage %s) still holds its claim on it: it may still record and protect it. Run `bulwark state forget` for it in stack %s first (that releases the claim), then import it here with --from %s", o.Stack, o.Lineage, o.Stack, o.Stack)
+	case named:
+		return "", fmt.Sprintf("it belongs to stack %s (lineage %s), which may still record and protect it: run `bulwark state forget` for it in stack %s first (that releases the claim), then import it with --from %s", o.Stack, o.Lineage, o.Stack, o.Stack)
+	case from != "":
+		return "", fmt.Sprintf("it carries a key that names no stack (%s), so stack %s did not release it", found, from)
+	}
+	// A key of bulwark before keys named their stack: no stack to ask;
+	// taken over, as before claims.
+	return found, ""
+}
+
+// stampClaim stamps claim (the import step's key) on what a spec's
+// `import: ID` found (obs, which the plan's decision accepted: it carries no
+// key, a released one, or one of this stack's or of no stack), through the
+// provider's Import, and returns what it found then. A conflict (claimed
+// meanwhile) fails the step before anything is recorded; a provider that
+// cannot stamp is imported as before, with a note.
+func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Observation, claim string) (*plan.Observation, error) {
+	replaces := ""
+	if _, released := sdk.ReleasedFrom(obs.Key); !released {
+		replaces = obs.Key
+	}
+	if o, ok := plan.ParseKey(claim); ok {
+		claim = s.identity().ClaimKey(o.Record)
+	}
+	got, err := s.plugins[r.Provider].Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("import %s %s: nothing was recorded: %w", r.Name, obs.ID, err)
+	case !got.Exists || got.ID != obs.ID:
+		return nil, fmt.Errorf("import %s %s: provider %s no longer finds it: nothing was recorded", r.Name, obs.ID, r.Provider)
+	case !got.Claimed:
+		s.prog.printf("note: provider %s cannot stamp a claim on what it imports: a second import of %s will not be refused (bulwark has no claims registry for such providers yet)\n", r.Provider, obs.ID)
+	}
+	return observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), nil
+}
+
+// releasedBy names, for a message, who released a claim.
+func releasedBy(o plan.KeyOwner, named bool) string {
+	if named {
+		return "stack " + o.Stack
+	}
+	return "an owner that no stack name identifies"
 }
 
 // stateOp runs one state command as a journaled operation of one step.

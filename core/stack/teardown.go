@@ -112,7 +112,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 		// What the recorded id holds now must still be what this stack
 		// made: the planner's decision for a recorded resource, so a
 		// teardown never deletes what another stack owns.
-		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
+		if d := plan.Decide(s.input(nil, res, obs)); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
 		}
 		return false, nil

@@ -46,10 +46,19 @@ func (h *hello) ValidateResource(context.Context, *sdk.ValidateResourceRequest) 
 func (h *hello) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	defer h.lock()()
 	if a, id := h.world[req.Name], cmp.Or(req.ID, req.IdempotencyKey); a != nil && (id == "" || a["id"] == id) {
-		// The id is the key the greeting was created under: report it (Capabilities.IdempotencyKeys).
-		return &sdk.ReadResponse{Exists: true, ID: a["id"].(string), Attributes: a, IdempotencyKey: a["id"].(string)}, nil
+		// The id is the key the greeting was created under: report it (Capabilities.IdempotencyKeys),
+		// unless an import stamped a claim on it since (see Import).
+		attrs := maps.Clone(a)
+		delete(attrs, "claim")
+		return &sdk.ReadResponse{Exists: true, ID: a["id"].(string), Attributes: attrs, IdempotencyKey: keyOf(a)}, nil
 	}
 	return &sdk.ReadResponse{}, nil // absent is Exists false, not an error
+}
+
+// keyOf is the key a greeting carries: the claim an import stamped on it, else the key it was made under.
+func keyOf(a sdk.Attributes) string {
+	claim, _ := a["claim"].(string)
+	return cmp.Or(claim, a["id"].(string))
 }
 
 // Import is optional (sdk.Importer; sdk.Serve sees it and declares Capabilities.Import): without it the host
@@ -60,11 +69,51 @@ func (h *hello) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Import
 			return nil, sdk.Errorf("greeting %s is named %s, not %s: use that name in the spec", req.ID, name, req.Name)
 		}
 	}
+	if req.ClaimKey != "" { // the importing stack's claim: stamp it, unless another stack holds the greeting
+		if err := h.claim(req.Name, req.ID, func(cur string) (string, error) {
+			if !sdk.Claimable(cur, req.ClaimKey, req.ReplacesKey) {
+				return "", sdk.Conflict(fmt.Sprintf("greeting %s is claimed by another stack", req.Name), cur)
+			}
+			return req.ClaimKey, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	r, err := h.Read(ctx, &sdk.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID})
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey}, nil
+	return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey,
+		Claimed: r.Exists && req.ClaimKey != "" && r.IdempotencyKey == req.ClaimKey}, nil
+}
+
+// Release is optional too (sdk.Releaser): `bulwark state forget` gives the stack's claim up through it, so
+// another stack may import the greeting. Without it the claim stays, and no other stack can take it over.
+func (h *hello) Release(_ context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	err := h.claim(req.Name, req.ID, func(cur string) (string, error) {
+		if cur != req.Key && cur != sdk.ReleasedKey(req.Key) {
+			return "", sdk.Conflict(fmt.Sprintf("greeting %s does not carry the claim %s", req.Name, req.Key), cur)
+		}
+		return sdk.ReleasedKey(req.Key), nil
+	})
+	return &sdk.ReleaseResponse{Released: err == nil}, err
+}
+
+// claim sets the claim of greeting name (id id) to what next says, given the key it carries now; a greeting
+// that is gone is left so.
+func (h *hello) claim(name, id string, next func(cur string) (string, error)) error {
+	defer h.lock()()
+	a := h.world[name]
+	if a == nil || a["id"] != id {
+		return nil
+	}
+	claim, err := next(keyOf(a))
+	if err != nil || claim == keyOf(a) {
+		return err
+	}
+	cfg := maps.Clone(a)
+	cfg["claim"] = claim
+	return h.save(name, cfg, id)
 }
 
 func (h *hello) Create(_ context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
@@ -83,8 +132,16 @@ func (h *hello) Update(_ context.Context, req *sdk.UpdateRequest) (*sdk.UpdateRe
 	if a := h.world[req.Name]; a == nil || a["id"] != req.ID {
 		return nil, sdk.Errorf("greeting %s (id %s) does not exist", req.Name, req.ID)
 	}
-	err := h.save(req.Name, req.Config, req.ID)
-	return &sdk.UpdateResponse{Attributes: h.world[req.Name]}, err
+	cfg := maps.Clone(req.Config)
+	if claim, ok := h.world[req.Name]["claim"]; ok { // an update keeps the claim an import stamped
+		cfg["claim"] = claim
+	}
+	if err := h.save(req.Name, cfg, req.ID); err != nil {
+		return nil, err
+	}
+	attrs := maps.Clone(h.world[req.Name])
+	delete(attrs, "claim")
+	return &sdk.UpdateResponse{Attributes: attrs}, nil
 }
 
 func (h *hello) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {

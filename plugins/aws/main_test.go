@@ -602,14 +602,39 @@ resources:
 	intact("after teardown")
 
 	// Taken over explicitly, then let go: import records the bucket (the
-	// aws provider reads it by id), state forget stops managing it, and
-	// neither touches it.
+	// aws provider reads it by id) and stamps the stack's claim on it (its
+	// marker object), state forget stops managing it and releases the
+	// claim; neither touches anything else.
 	out = e.run(0, "import.jsonl", "import", specPath, "storage", bucket)
 	if !strings.Contains(out, "imported "+bucket+" as storage") {
 		t.Fatalf("import:\n%s", out)
 	}
 	e.run(0, "forget.jsonl", "state", "forget", specPath, "storage")
+	if got := marker(ctx, t, s3c, bucket); !strings.HasPrefix(got, sdk.ReleasedKey("bulwark:aws-oob-"+run+":")) {
+		t.Fatalf("after import and forget the bucket's claim is %q, want released", got)
+	}
+	if _, err := s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(".bulwark/idempotency-key")}); err != nil {
+		t.Fatal(err)
+	}
 	intact("after import and forget")
+}
+
+// marker is the bucket's claim object's content ("" when it has none).
+func marker(ctx context.Context, t *testing.T, s3c *s3.Client, bucket string) string {
+	t.Helper()
+	out, err := s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(".bulwark/idempotency-key")})
+	if errorCode(err) == "NoSuchKey" {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("marker of %s: %v", bucket, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // TestEndToEndWrongCredentials: against a server that answers as a real S3

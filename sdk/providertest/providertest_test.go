@@ -219,6 +219,9 @@ func newNote(flaw string) func(*testing.T) sdk.Provider {
 	if strings.HasPrefix(flaw, "batch") {
 		return func(*testing.T) sdk.Provider { return batchNote{&note{flaw: flaw}} }
 	}
+	if strings.HasPrefix(flaw, "claim") {
+		return func(*testing.T) sdk.Provider { return claimingNote{importingNote{&note{flaw: flaw}}} }
+	}
 	return func(*testing.T) sdk.Provider { return &note{flaw: flaw} }
 }
 
@@ -292,6 +295,80 @@ func TestRunImporter(t *testing.T) {
 	t.Run("grpc", func(t *testing.T) { RunGRPC(t, newImporter, noteConfig) })
 }
 
+// claimingNote is a note that stamps and releases claims (sdk.Importer
+// with a claim key, sdk.Releaser), unless a claim flaw is set.
+type claimingNote struct{ importingNote }
+
+func (n claimingNote) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	if req.ClaimKey == "" {
+		return n.importingNote.Import(ctx, req)
+	}
+	var out *sdk.ImportResponse
+	err := n.rekey(req.ID, func(r *record) error {
+		if n.flaw != "claims_over_a_live_claim" && !sdk.Claimable(r.Key, req.ClaimKey, req.ReplacesKey) {
+			return sdk.Conflict("note "+r.Name+" is claimed", r.Key)
+		}
+		r.Key = req.ClaimKey
+		out = &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: r.Attrs, IdempotencyKey: r.Key, Claimed: true}
+		return nil
+	})
+	if out == nil && err == nil {
+		out = &sdk.ImportResponse{}
+	}
+	return out, err
+}
+
+func (n claimingNote) Release(_ context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	err := n.rekey(req.ID, func(r *record) error {
+		switch {
+		case r.Key == sdk.ReleasedKey(req.Key):
+		case r.Key != req.Key && n.flaw != "claim_released_by_anyone":
+			return sdk.Conflict("note "+r.Name+" carries another claim", r.Key)
+		default:
+			r.Key = sdk.ReleasedKey(req.Key)
+		}
+		return nil
+	})
+	return &sdk.ReleaseResponse{Released: err == nil}, err
+}
+
+// rekey changes the record with id through f, and saves it (nothing when
+// there is none).
+func (n claimingNote) rekey(id string, f func(*record) error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return err
+	}
+	_, r := find(rs, func(r *record) bool { return r.ID == id })
+	if r == nil {
+		return nil
+	}
+	if err := f(r); err != nil {
+		return err
+	}
+	return n.save(rs)
+}
+
+// A provider that stamps claims has them checked (the claims subtest runs,
+// it is not skipped), directly and through gRPC.
+func TestRunClaims(t *testing.T) {
+	newClaiming := func(*testing.T) sdk.Provider { return claimingNote{importingNote{&note{}}} }
+	t.Run("in-process", func(t *testing.T) { Run(t, newClaiming, noteConfig) })
+	t.Run("grpc", func(t *testing.T) { RunGRPC(t, newClaiming, noteConfig) })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestFlawed$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW=claims_kept")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFlawed/note.first/claims") {
+		t.Fatalf("the claims check did not run and pass: %v\n%s", err, out)
+	}
+}
+
 // RunPlugin is called first thing: this test's body also runs in the plugin
 // process.
 func TestRunPlugin(t *testing.T) { RunPlugin(t, newNote(""), noteConfig) }
@@ -350,6 +427,10 @@ func TestFlawedProvidersFail(t *testing.T) {
 		// one failing fails no other.
 		"batch_ignores_key":    {"first/create_many", "first/create_many_fresh", "second/create_many", "second/create_many_fresh"},
 		"batch_fails_together": {"first/create_many", "second/create_many"},
+		// Claims (issue 18): a second import of the same id is refused,
+		// and only the holder releases a claim.
+		"claims_over_a_live_claim": {"first/claims", "second/claims"},
+		"claim_released_by_anyone": {"first/claims", "second/claims"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -424,6 +425,7 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			t.Errorf("Import by ID %q: IdempotencyKey %q, want %q, the key of the Create that made it", id, resp.IdempotencyKey, key)
 		}
 	})
+	t.Run("claims", func(t *testing.T) { s.checkClaims(t, p, r, id, key) })
 	t.Run("read_many", func(t *testing.T) {
 		batch, ok := p.(sdk.BatchReader)
 		if !ok || s.served && !s.schema.Capabilities.ReadMany {
@@ -881,4 +883,113 @@ func jsonText(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// checkClaims checks the Claims of DESIGN.md on the resource id, made under
+// key: an Import that carries a claim key stamps it, a second Import of the
+// same id under another claim is refused with a conflict and changes
+// nothing, a Release by the holder leaves the claim released (Read reports
+// sdk.ReleasedKey), a released resource can be imported, a Release by a
+// stack that does not hold the claim is refused, and ReplacesKey lets the
+// host stamp over a key it names. It ends with the resource carrying key
+// again, for the checks that follow. A provider that stamps nothing (an
+// Import that answers Claimed false) or releases nothing
+// (sdk.ErrReleaseUnsupported) is skipped: the host treats it
+// conservatively.
+func (s *suite) checkClaims(t *testing.T, p sdk.Provider, r Resource, id, key string) {
+	imp, ok := p.(sdk.Importer)
+	if !ok || s.served && !s.schema.Capabilities.Import || !s.keys() {
+		t.Skip("the provider does not implement sdk.Importer with idempotency keys: it cannot stamp a claim")
+	}
+	rel, ok := p.(sdk.Releaser)
+	if !ok {
+		t.Skip("the provider does not implement sdk.Releaser: the host keeps every claim")
+	}
+	claimA, claimB := key+".claim-a", key+".claim-b"
+	carries := func(what, want string) {
+		t.Helper()
+		got, err := p.Read(t.Context(), &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
+		if err != nil || got == nil || !got.Exists {
+			t.Fatalf("%s: Read by ID %q: %+v, %v", what, id, got, err)
+		}
+		if got.IdempotencyKey != want {
+			t.Fatalf("%s: Read by ID %q reports key %q, want %q", what, id, got.IdempotencyKey, want)
+		}
+	}
+	stamp := func(claim, replaces string) (*sdk.ImportResponse, error) {
+		resp, err := imp.Import(t.Context(), &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+		if resp == nil {
+			resp = &sdk.ImportResponse{}
+		}
+		return resp, s.fold(t, "Import", err, resp.Diagnostics)
+	}
+	release := func(claim string) (*sdk.ReleaseResponse, error) {
+		resp, err := rel.Release(t.Context(), &sdk.ReleaseRequest{Type: r.Type, Name: r.Name, ID: id, Key: claim})
+		if errors.Is(err, sdk.ErrReleaseUnsupported) {
+			t.Skipf("Release: %v", err)
+		}
+		if resp == nil {
+			resp = &sdk.ReleaseResponse{}
+		}
+		return resp, s.fold(t, "Release", err, resp.Diagnostics)
+	}
+
+	// Whatever fails, the resource is left carrying key again, so the
+	// checks that follow judge the rest of the contract, not this failure.
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		if got, err := p.Read(t.Context(), &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}); err == nil && got != nil && got.Exists && got.IdempotencyKey != key {
+			_, _ = imp.Import(t.Context(), &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: key, ReplacesKey: got.IdempotencyKey})
+		}
+	}()
+
+	// The resource carries key, a live claim: another claim is refused.
+	if resp, err := stamp(claimA, ""); err == nil {
+		if !resp.Claimed {
+			t.Skip("Import with a claim key answered Claimed false: the provider stamps no claims")
+		}
+		t.Fatalf("Import with claim %q of a resource that carries the live key %q succeeded: it must fail with a conflict diagnostic (sdk.Conflict) and change nothing", claimA, key)
+	} else if !sdk.IsConflict(err) {
+		t.Fatalf("Import with claim %q of a resource claimed under %q failed, but not with a conflict diagnostic (sdk.Conflict): %v", claimA, key, err)
+	}
+	carries("after a refused Import", key)
+
+	resp, err := release(key)
+	must(t, "Release by the holder", err)
+	if !resp.Released {
+		t.Fatalf("Release by the holder of %q answered Released false", key)
+	}
+	carries("after Release", sdk.ReleasedKey(key))
+	if resp, err := release(key); err != nil || !resp.Released {
+		t.Fatalf("Release again (a retry): %+v, %v; want Released", resp, err)
+	}
+
+	got, err := stamp(claimA, "")
+	must(t, "Import of a released resource", err)
+	if !got.Claimed || got.IdempotencyKey != claimA || got.ID != id {
+		t.Fatalf("Import with claim %q of a released resource: Claimed %v, key %q, id %q", claimA, got.Claimed, got.IdempotencyKey, got.ID)
+	}
+	carries("after the claim", claimA)
+	if got, err := stamp(claimA, ""); err != nil || !got.Claimed {
+		t.Fatalf("Import with the claim the resource carries (a retry): %+v, %v; want Claimed", got, err)
+	}
+
+	if _, err := stamp(claimB, ""); !sdk.IsConflict(err) {
+		t.Fatalf("a second Import of id %q under claim %q, while it carries %q: %v; want a conflict diagnostic (sdk.Conflict)", id, claimB, claimA, err)
+	}
+	carries("after a second import was refused", claimA)
+	if _, err := release(claimB); !sdk.IsConflict(err) {
+		t.Fatalf("Release of claim %q by one that does not hold it (it carries %q): %v; want a conflict diagnostic", claimB, claimA, err)
+	}
+	carries("after a stranger's Release was refused", claimA)
+
+	// ReplacesKey: the host names a key it may stamp over.
+	got, err = stamp(key, claimA)
+	must(t, "Import with ReplacesKey", err)
+	if !got.Claimed {
+		t.Fatalf("Import with claim %q replacing %q: Claimed false", key, claimA)
+	}
+	carries("after the claim was put back", key)
 }

@@ -72,8 +72,17 @@
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), scanning the metadata files under the root
 //     (symlinks are not followed; dot-folders are skipped), and reports the
-//     key the resource was created under. Absent is Exists=false with no
-//     error.
+//     key the resource was created under (or claimed by an import). Absent
+//     is Exists=false with no error.
+//   - A resource is found only at the place its MetadataFile records (its
+//     path): a copy of a resource folder (cp -a root/shared/data
+//     root/backup-of-data), or one moved by hand, holds the same id and key
+//     but is a stranger, never read, updated or deleted by any call.
+//   - Import (sdk.Importer) reads by id and, given a claim key, stamps it in
+//     the MetadataFile as the resource's key, only over no key, a released
+//     one, the claim itself or the key the host replaces (else
+//     sdk.Conflict); Release (sdk.Releaser) rewrites a key it is given as
+//     sdk.ReleasedKey of it (another key: sdk.Conflict).
 //   - Update rewrites the metadata; it keeps the id and created_at and refuses
 //     a change to a force_new attribute.
 //   - Delete finds the resource by id (a request without one is refused:

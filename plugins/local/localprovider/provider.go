@@ -2,6 +2,7 @@ package localprovider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -264,7 +265,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		if e.meta.Type != req.Type || e.meta.Name != req.Name {
 			return nil, sdk.Errorf("create %s: idempotency key %q already made %s %s (id %s)", req.Name, req.IdempotencyKey, e.meta.Type, e.meta.Name, e.meta.ID)
 		}
-		return &sdk.CreateResponse{ID: e.meta.ID, Attributes: e.attributes()}, nil
+		return &sdk.CreateResponse{ID: e.meta.ID, Attributes: e.attributes(), Private: placeOf(e).private()}, nil
 	}
 	// The identity is taken, under another key or none: a conflict, never
 	// claimed, and the folder is left as it is.
@@ -302,7 +303,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		return nil, fmt.Errorf("create %s: %w", req.Name, err)
 	}
 	e = &entry{dir: target, meta: m}
-	return &sdk.CreateResponse{ID: id, Attributes: e.attributes()}, nil
+	return &sdk.CreateResponse{ID: id, Attributes: e.attributes(), Private: placeOf(e).private()}, nil
 }
 
 // build makes the folder of m at target: parents, then a temporary folder
@@ -430,6 +431,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if e == nil {
 		return &sdk.DeleteResponse{}, nil
 	}
+	if err := checkPlace(req, e); err != nil {
+		return nil, err
+	}
 	real, err := filepath.EvalSymlinks(e.dir)
 	if err != nil || !inside(root, e.dir, false) || !inside(root, real, false) {
 		return nil, sdk.Errorf("refusing to delete %s: it is not below the root %s", e.dir, root)
@@ -463,4 +467,132 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 		return nil, err
 	}
 	return &sdk.DeleteResponse{}, p.editPending(func(rec *pending) { rec.drop(doomed) })
+}
+
+// Import reads a resource by id (at its recorded place: see scan) for the
+// host to take over and, when the request carries a claim key, stamps it
+// in the resource's MetadataFile as its idempotency key (DESIGN.md,
+// Claims): only on a resource that carries no key, a released one, the
+// claim itself or the key the host says it replaces. Anything else is a
+// conflict, and the folder is left as it is.
+func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.ClaimKey == "" {
+		if _, err := p.configuredRoot(); err != nil {
+			return nil, err
+		}
+	} else if _, err := p.writableRoot("import " + req.Name); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byID(req.ID)
+	if e == nil || e.meta.Type != req.Type {
+		return &sdk.ImportResponse{Exists: false}, nil
+	}
+	claimed := false
+	if req.ClaimKey != "" {
+		if !sdk.Claimable(e.meta.IdempotencyKey, req.ClaimKey, req.ReplacesKey) {
+			return nil, sdk.Conflict(fmt.Sprintf("import %s: %s %s (id %s, folder %s) is claimed by another stack or import: bulwark does not stamp a second claim on it", req.Name, e.meta.Type, e.meta.Name, e.meta.ID, e.dir), e.meta.IdempotencyKey)
+		}
+		if err := p.setKey(e, req.ClaimKey); err != nil {
+			return nil, fmt.Errorf("import %s: %w", req.Name, err)
+		}
+		claimed = true
+	}
+	return &sdk.ImportResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes(), IdempotencyKey: e.meta.IdempotencyKey, Claimed: claimed, Private: placeOf(e).private()}, nil
+}
+
+// Release gives up the claim req.Key on the resource with req.ID (at its
+// recorded place): from then on its MetadataFile carries
+// sdk.ReleasedKey(req.Key). A resource that is gone, or already released
+// under that key, is released; one that carries another key is a
+// conflict, left as it is.
+func (p *provider) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.writableRoot("release " + req.Name); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	e := inv.byID(req.ID)
+	switch {
+	case e == nil, e.meta.IdempotencyKey == sdk.ReleasedKey(req.Key):
+		return &sdk.ReleaseResponse{Released: true}, nil
+	case e.meta.IdempotencyKey != req.Key:
+		return nil, sdk.Conflict(fmt.Sprintf("release %s: %s %s (id %s, folder %s) does not carry the claim %s", req.Name, e.meta.Type, e.meta.Name, e.meta.ID, e.dir, req.Key), e.meta.IdempotencyKey)
+	}
+	if err := p.setKey(e, sdk.ReleasedKey(req.Key)); err != nil {
+		return nil, fmt.Errorf("release %s: %w", req.Name, err)
+	}
+	return &sdk.ReleaseResponse{Released: true}, nil
+}
+
+// setKey rewrites e's MetadataFile (atomically) with key as its
+// idempotency key; p.mu must be held.
+func (p *provider) setKey(e *entry, key string) error {
+	if e.meta.IdempotencyKey == key {
+		return nil
+	}
+	m := *e.meta
+	m.IdempotencyKey = key
+	if err := writeMetadata(e.dir, &m); err != nil {
+		return err
+	}
+	e.meta = &m
+	return nil
+}
+
+// place is the provider's private data for a resource (the contract's
+// private bytes, which the host stores with it and hands back): the place
+// it lives at, relative to the root, and the key it carries (its Create's,
+// or the claim an import stamped). A Delete checks that what the id holds
+// is still there and still carries that key: defence in depth behind the
+// host's own check, as the aws provider's.
+type place struct {
+	Path string `json:"path"`
+	Key  string `json:"key"`
+}
+
+func placeOf(e *entry) place { return place{Path: e.meta.Path, Key: e.meta.IdempotencyKey} }
+
+func (pl place) private() []byte {
+	b, err := json.Marshal(pl)
+	if err != nil {
+		panic(err) // two strings: always encodes
+	}
+	return b
+}
+
+// checkPlace refuses a Delete of e when the request's private data names
+// another place or key: what the recorded id holds is no longer what this
+// resource was (its claim released and taken by another stack, say). A
+// request without private data (recorded before it was kept) is not
+// checked here.
+func checkPlace(req *sdk.DeleteRequest, e *entry) error {
+	var pl place
+	if len(req.Private) == 0 || json.Unmarshal(req.Private, &pl) != nil {
+		return nil
+	}
+	switch {
+	case pl.Path != "" && pl.Path != e.meta.Path:
+		return sdk.Errorf("delete %s: id %s lives at %s, not at %s where it was recorded: not deleting it", req.Name, req.ID, e.meta.Path, pl.Path)
+	case pl.Key != "" && pl.Key != e.meta.IdempotencyKey:
+		d := sdk.Conflict(fmt.Sprintf("delete %s: folder %s carries key %q, not %q, the one this resource was recorded under: not deleting it", req.Name, e.dir, e.meta.IdempotencyKey, pl.Key), e.meta.IdempotencyKey)
+		d.Detail = "nothing was deleted; `bulwark state forget` stops managing the resource without touching it"
+		return d
+	}
+	return nil
 }

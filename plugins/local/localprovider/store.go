@@ -101,9 +101,19 @@ func (inv *inventory) byTypeName(typ, name string) *entry {
 	return inv.find(func(m *metadata) bool { return m.Type == typ && m.Name == name })
 }
 
-// scan walks the root: every folder holding MetadataFile is a resource (not
-// descended into); dot-folders (the provider's transient folders among
-// them) are skipped. Symlinks are not followed. It writes nothing.
+// scan walks the root: every folder holding MetadataFile at the place its
+// metadata records (Path) is a resource (not descended into); dot-folders
+// (the provider's transient folders among them) are skipped. Symlinks are
+// not followed. It writes nothing.
+//
+// A folder whose MetadataFile records another place is a copy (`cp -a
+// root/shared/data root/backup-of-data`) or a folder moved by hand: a
+// stranger, never a resource. It holds the same id, key and name as the
+// real one, so finding a resource by any of them anywhere in the root would
+// read, and delete, the copy; a resource is found at its recorded place
+// only. A stranger is neither descended into nor ever touched; a Create
+// whose folder is where a stranger sits is a conflict, as for any folder
+// it did not make.
 func scan(root string) (*inventory, error) {
 	inv := &inventory{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -125,6 +135,9 @@ func scan(root string) (*inventory, error) {
 		}
 		if err != nil {
 			return err
+		}
+		if rel, err := filepath.Rel(root, path); err != nil || filepath.ToSlash(rel) != m.Path {
+			return fs.SkipDir // a stranger: not at the place it records
 		}
 		inv.resources = append(inv.resources, &entry{dir: path, meta: m})
 		return fs.SkipDir

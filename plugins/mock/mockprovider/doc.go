@@ -59,6 +59,11 @@
 //     in a shared world by hand) fails with an sdk.Conflict diagnostic naming
 //     that key, and never claims or changes the resource. GetSchema declares
 //     this, and the key on Read, as the IdempotencyKeys capability.
+//   - Import (sdk.Importer) reads by id and, given a claim key, stamps it as
+//     the resource's key, only over no key, a released one, the claim itself
+//     or the key the host replaces (else sdk.Conflict); Release
+//     (sdk.Releaser) turns the key it is given into sdk.ReleasedKey of it
+//     (another key: sdk.Conflict). Both are one change of the world.
 //   - ReadMany (sdk.BatchReader: Serve declares Capabilities.ReadMany)
 //     answers each read as Read would, in one call: latency_ms is slept
 //     once for the whole batch; ValidateMany (sdk.BatchValidator) does the

@@ -557,3 +557,79 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	return &sdk.DeleteResponse{}, nil
 }
+
+// Import reads a resource by id for the host to take over and, when the
+// request carries a claim key, stamps it on the resource as its idempotency
+// key (DESIGN.md, Claims): only on a resource that carries no key, a
+// released one, the claim itself or the key the host says it replaces.
+// Anything else is a conflict, and the resource is left as it is.
+func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	found := func(r *resource, claimed bool) *sdk.ImportResponse {
+		if r == nil || r.Type != req.Type {
+			return &sdk.ImportResponse{Exists: false}
+		}
+		return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: r.attributes(), IdempotencyKey: r.IdempotencyKey, Claimed: claimed}
+	}
+	if req.ClaimKey == "" {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		w, err := p.world()
+		if err != nil {
+			return nil, err
+		}
+		return found(w.byIDOf(req.ID), false), nil
+	}
+	var resp *sdk.ImportResponse
+	err := p.change(func(w *world) error {
+		r := w.byIDOf(req.ID)
+		if r == nil || r.Type != req.Type {
+			resp = found(nil, false)
+			return nil
+		}
+		if !sdk.Claimable(r.IdempotencyKey, req.ClaimKey, req.ReplacesKey) {
+			return sdk.Conflict(fmt.Sprintf("import %s: %s %s (id %s) is claimed by another stack or import: bulwark does not stamp a second claim on it", req.Name, r.Type, r.Name, r.ID), r.IdempotencyKey)
+		}
+		if r.IdempotencyKey != req.ClaimKey {
+			claimed := *r
+			claimed.IdempotencyKey = req.ClaimKey
+			w.put(&claimed)
+			r = &claimed
+		}
+		resp = found(r, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Release gives up the claim req.Key on the resource with req.ID: from
+// then on it carries sdk.ReleasedKey(req.Key). A resource that is gone, or
+// already released under that key, is released; one that carries another
+// key is a conflict, left as it is.
+func (p *provider) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	err := p.change(func(w *world) error {
+		r := w.byIDOf(req.ID)
+		switch {
+		case r == nil, r.IdempotencyKey == sdk.ReleasedKey(req.Key):
+			return nil
+		case r.IdempotencyKey != req.Key:
+			return sdk.Conflict(fmt.Sprintf("release %s: %s %s (id %s) does not carry the claim %s", req.Name, r.Type, r.Name, r.ID, req.Key), r.IdempotencyKey)
+		}
+		released := *r
+		released.IdempotencyKey = sdk.ReleasedKey(req.Key)
+		w.put(&released)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ReleaseResponse{Released: true}, nil
+}

@@ -828,6 +828,42 @@ func (*Import) Descriptor() ([]byte, []int) {
 	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
+type Release struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Release) Reset() {
+	*x = Release{}
+	mi := &file_provider_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Release) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Release) ProtoMessage() {}
+
+func (x *Release) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Release.ProtoReflect.Descriptor instead.
+func (*Release) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{12}
+}
+
 type Create struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -836,7 +872,7 @@ type Create struct {
 
 func (x *Create) Reset() {
 	*x = Create{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +884,7 @@ func (x *Create) String() string {
 func (*Create) ProtoMessage() {}
 
 func (x *Create) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +897,7 @@ func (x *Create) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create.ProtoReflect.Descriptor instead.
 func (*Create) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 type CreateMany struct {
@@ -872,7 +908,7 @@ type CreateMany struct {
 
 func (x *CreateMany) Reset() {
 	*x = CreateMany{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +920,7 @@ func (x *CreateMany) String() string {
 func (*CreateMany) ProtoMessage() {}
 
 func (x *CreateMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +933,7 @@ func (x *CreateMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany.ProtoReflect.Descriptor instead.
 func (*CreateMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 type Update struct {
@@ -908,7 +944,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +956,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +969,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 type Delete struct {
@@ -944,7 +980,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +992,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1005,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 type GetSchema_Request struct {
@@ -980,7 +1016,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1028,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1060,7 @@ type GetSchema_Response struct {
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1072,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1107,7 +1143,7 @@ type Configure_Request struct {
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1155,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1201,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1213,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1247,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1259,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1305,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1317,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1360,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1372,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1449,7 @@ type Read_Response struct {
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1461,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1528,7 @@ type ValidateMany_Request struct {
 
 func (x *ValidateMany_Request) Reset() {
 	*x = ValidateMany_Request{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1540,7 @@ func (x *ValidateMany_Request) String() string {
 func (*ValidateMany_Request) ProtoMessage() {}
 
 func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1576,7 @@ type ValidateMany_Response struct {
 
 func (x *ValidateMany_Response) Reset() {
 	*x = ValidateMany_Response{}
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1588,7 @@ func (x *ValidateMany_Response) String() string {
 func (*ValidateMany_Response) ProtoMessage() {}
 
 func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1627,7 @@ type ReadMany_Request struct {
 
 func (x *ReadMany_Request) Reset() {
 	*x = ReadMany_Request{}
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1639,7 @@ func (x *ReadMany_Request) String() string {
 func (*ReadMany_Request) ProtoMessage() {}
 
 func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1675,7 @@ type ReadMany_Response struct {
 
 func (x *ReadMany_Response) Reset() {
 	*x = ReadMany_Response{}
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1687,7 @@ func (x *ReadMany_Response) String() string {
 func (*ReadMany_Response) ProtoMessage() {}
 
 func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,18 +1718,29 @@ func (x *ReadMany_Response) GetDiagnostics() []*Diagnostic {
 }
 
 type Import_Request struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
-	Config        *DynamicValue          `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Type   string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id     string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Config *DynamicValue          `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	// The importing stack's key, to stamp on the resource as its claim
+	// (Claims): from then on Read reports it as the resource's
+	// idempotency_key, so a second import anywhere meets a foreign key. The
+	// provider stamps it only when the resource carries no key, a released
+	// one ("released:..."), this very key, or replaces_key; else it refuses
+	// with a "conflict" diagnostic naming the key it found and changes
+	// nothing. Empty: read only, stamp nothing (as before claims).
+	ClaimKey string `protobuf:"bytes,5,opt,name=claim_key,json=claimKey,proto3" json:"claim_key,omitempty"`
+	// A key the resource may carry that the host accepts overwriting (one
+	// its own stack stamped in an import a crash cut short); empty: none.
+	ReplacesKey   string `protobuf:"bytes,6,opt,name=replaces_key,json=replacesKey,proto3" json:"replaces_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Import_Request) Reset() {
 	*x = Import_Request{}
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1752,7 @@ func (x *Import_Request) String() string {
 func (*Import_Request) ProtoMessage() {}
 
 func (x *Import_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1749,6 +1796,20 @@ func (x *Import_Request) GetConfig() *DynamicValue {
 	return nil
 }
 
+func (x *Import_Request) GetClaimKey() string {
+	if x != nil {
+		return x.ClaimKey
+	}
+	return ""
+}
+
+func (x *Import_Request) GetReplacesKey() string {
+	if x != nil {
+		return x.ReplacesKey
+	}
+	return ""
+}
+
 type Import_Response struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Exists         bool                   `protobuf:"varint,1,opt,name=exists,proto3" json:"exists,omitempty"`
@@ -1757,14 +1818,18 @@ type Import_Response struct {
 	Diagnostics    []*Diagnostic          `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
 	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// Private data for the host to store with the imported resource.
-	Private       []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	Private []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
+	// The resource now carries claim_key (idempotency_key is then
+	// claim_key). False from a provider that cannot stamp (one that
+	// predates claims): the host then knows no second import is detected.
+	Claimed       bool `protobuf:"varint,7,opt,name=claimed,proto3" json:"claimed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Import_Response) Reset() {
 	*x = Import_Response{}
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1776,7 +1841,7 @@ func (x *Import_Response) String() string {
 func (*Import_Response) ProtoMessage() {}
 
 func (x *Import_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,6 +1899,146 @@ func (x *Import_Response) GetPrivate() []byte {
 	return nil
 }
 
+func (x *Import_Response) GetClaimed() bool {
+	if x != nil {
+		return x.Claimed
+	}
+	return false
+}
+
+type Release_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Id    string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	// The key the stack's claim carries (the state's record of it).
+	Key string `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	// The private data the host stored with the resource.
+	Private       []byte `protobuf:"bytes,5,opt,name=private,proto3" json:"private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Release_Request) Reset() {
+	*x = Release_Request{}
+	mi := &file_provider_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Release_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Release_Request) ProtoMessage() {}
+
+func (x *Release_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Release_Request.ProtoReflect.Descriptor instead.
+func (*Release_Request) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{12, 0}
+}
+
+func (x *Release_Request) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Release_Request) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Release_Request) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Release_Request) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Release_Request) GetPrivate() []byte {
+	if x != nil {
+		return x.Private
+	}
+	return nil
+}
+
+type Release_Response struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Diagnostics []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// The resource no longer carries key as a live claim: it now carries
+	// it released, or it is gone. A resource that carries another key is
+	// refused with a "conflict" diagnostic and left as it is.
+	Released      bool `protobuf:"varint,2,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Release_Response) Reset() {
+	*x = Release_Response{}
+	mi := &file_provider_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Release_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Release_Response) ProtoMessage() {}
+
+func (x *Release_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Release_Response.ProtoReflect.Descriptor instead.
+func (*Release_Response) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{12, 1}
+}
+
+func (x *Release_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *Release_Response) GetReleased() bool {
+	if x != nil {
+		return x.Released
+	}
+	return false
+}
+
 type Create_Request struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Type           string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1850,7 +2055,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +2067,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +2080,7 @@ func (x *Create_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Request.ProtoReflect.Descriptor instead.
 func (*Create_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 0}
+	return file_provider_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *Create_Request) GetType() string {
@@ -1945,7 +2150,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2162,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2175,7 @@ func (x *Create_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Response.ProtoReflect.Descriptor instead.
 func (*Create_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 1}
+	return file_provider_proto_rawDescGZIP(), []int{13, 1}
 }
 
 func (x *Create_Response) GetId() string {
@@ -2019,7 +2224,7 @@ type CreateMany_Request struct {
 
 func (x *CreateMany_Request) Reset() {
 	*x = CreateMany_Request{}
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2236,7 @@ func (x *CreateMany_Request) String() string {
 func (*CreateMany_Request) ProtoMessage() {}
 
 func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2249,7 @@ func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Request.ProtoReflect.Descriptor instead.
 func (*CreateMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+	return file_provider_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *CreateMany_Request) GetCreates() []*Create_Request {
@@ -2070,7 +2275,7 @@ type CreateMany_Response struct {
 
 func (x *CreateMany_Response) Reset() {
 	*x = CreateMany_Response{}
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2287,7 @@ func (x *CreateMany_Response) String() string {
 func (*CreateMany_Response) ProtoMessage() {}
 
 func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2300,7 @@ func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Response.ProtoReflect.Descriptor instead.
 func (*CreateMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+	return file_provider_proto_rawDescGZIP(), []int{14, 1}
 }
 
 func (x *CreateMany_Response) GetResults() []*Create_Response {
@@ -2128,7 +2333,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2345,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2358,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 0}
+	return file_provider_proto_rawDescGZIP(), []int{15, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -2217,7 +2422,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2229,7 +2434,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2242,7 +2447,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 1}
+	return file_provider_proto_rawDescGZIP(), []int{15, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -2284,7 +2489,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2501,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2514,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 0}
+	return file_provider_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -2375,7 +2580,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2592,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2605,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 1}
+	return file_provider_proto_rawDescGZIP(), []int{16, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -2516,13 +2721,15 @@ const file_provider_proto_rawDesc = "" +
 	"\x05reads\x18\x01 \x03(\v2!.bulwark.provider.v1.Read.RequestR\x05reads\x1a\x8b\x01\n" +
 	"\bResponse\x12<\n" +
 	"\aresults\x18\x01 \x03(\v2\".bulwark.provider.v1.Read.ResponseR\aresults\x12A\n" +
-	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\x84\x03\n" +
-	"\x06Import\x1a|\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xdf\x03\n" +
+	"\x06Import\x1a\xbc\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x129\n" +
-	"\x06config\x18\x04 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\xfb\x01\n" +
+	"\x06config\x18\x04 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x12\x1b\n" +
+	"\tclaim_key\x18\x05 \x01(\tR\bclaimKey\x12!\n" +
+	"\freplaces_key\x18\x06 \x01(\tR\vreplacesKey\x1a\x95\x02\n" +
 	"\bResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12A\n" +
@@ -2531,7 +2738,18 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12'\n" +
 	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\aprivate\x18\x06 \x01(\fR\aprivate\"\xfc\x03\n" +
+	"\aprivate\x18\x06 \x01(\fR\aprivate\x12\x18\n" +
+	"\aclaimed\x18\a \x01(\bR\aclaimed\"\xe3\x01\n" +
+	"\aRelease\x1am\n" +
+	"\aRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x10\n" +
+	"\x03key\x18\x04 \x01(\tR\x03key\x12\x18\n" +
+	"\aprivate\x18\x05 \x01(\fR\aprivate\x1ai\n" +
+	"\bResponse\x12A\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x1a\n" +
+	"\breleased\x18\x02 \x01(\bR\breleased\"\xfc\x03\n" +
 	"\x06Create\x1a\xf3\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
@@ -2595,7 +2813,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14PROTECTION_EPHEMERAL\x10\x01\x12\x16\n" +
 	"\x12PROTECTION_DURABLE\x10\x02\x12\x18\n" +
-	"\x14PROTECTION_PROTECTED\x10\x032\xff\a\n" +
+	"\x14PROTECTION_PROTECTED\x10\x032\xd7\b\n" +
 	"\bProvider\x12\\\n" +
 	"\tGetSchema\x12&.bulwark.provider.v1.GetSchema.Request\x1a'.bulwark.provider.v1.GetSchema.Response\x12\\\n" +
 	"\tConfigure\x12&.bulwark.provider.v1.Configure.Request\x1a'.bulwark.provider.v1.Configure.Response\x12q\n" +
@@ -2608,7 +2826,8 @@ const file_provider_proto_rawDesc = "" +
 	"\bReadMany\x12%.bulwark.provider.v1.ReadMany.Request\x1a&.bulwark.provider.v1.ReadMany.Response\x12e\n" +
 	"\fValidateMany\x12).bulwark.provider.v1.ValidateMany.Request\x1a*.bulwark.provider.v1.ValidateMany.Response\x12_\n" +
 	"\n" +
-	"CreateMany\x12'.bulwark.provider.v1.CreateMany.Request\x1a(.bulwark.provider.v1.CreateMany.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
+	"CreateMany\x12'.bulwark.provider.v1.CreateMany.Request\x1a(.bulwark.provider.v1.CreateMany.Response\x12V\n" +
+	"\aRelease\x12$.bulwark.provider.v1.Release.Request\x1a%.bulwark.provider.v1.Release.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -2623,7 +2842,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -2640,32 +2859,35 @@ var file_provider_proto_goTypes = []any{
 	(*ValidateMany)(nil),              // 12: bulwark.provider.v1.ValidateMany
 	(*ReadMany)(nil),                  // 13: bulwark.provider.v1.ReadMany
 	(*Import)(nil),                    // 14: bulwark.provider.v1.Import
-	(*Create)(nil),                    // 15: bulwark.provider.v1.Create
-	(*CreateMany)(nil),                // 16: bulwark.provider.v1.CreateMany
-	(*Update)(nil),                    // 17: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 18: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 19: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 20: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 21: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 22: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 23: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 24: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 25: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 26: bulwark.provider.v1.Read.Response
-	(*ValidateMany_Request)(nil),      // 27: bulwark.provider.v1.ValidateMany.Request
-	(*ValidateMany_Response)(nil),     // 28: bulwark.provider.v1.ValidateMany.Response
-	(*ReadMany_Request)(nil),          // 29: bulwark.provider.v1.ReadMany.Request
-	(*ReadMany_Response)(nil),         // 30: bulwark.provider.v1.ReadMany.Response
-	(*Import_Request)(nil),            // 31: bulwark.provider.v1.Import.Request
-	(*Import_Response)(nil),           // 32: bulwark.provider.v1.Import.Response
-	(*Create_Request)(nil),            // 33: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 34: bulwark.provider.v1.Create.Response
-	(*CreateMany_Request)(nil),        // 35: bulwark.provider.v1.CreateMany.Request
-	(*CreateMany_Response)(nil),       // 36: bulwark.provider.v1.CreateMany.Response
-	(*Update_Request)(nil),            // 37: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 38: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 39: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 40: bulwark.provider.v1.Delete.Response
+	(*Release)(nil),                   // 15: bulwark.provider.v1.Release
+	(*Create)(nil),                    // 16: bulwark.provider.v1.Create
+	(*CreateMany)(nil),                // 17: bulwark.provider.v1.CreateMany
+	(*Update)(nil),                    // 18: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 19: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 20: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 21: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 22: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 23: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 24: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 25: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 26: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 27: bulwark.provider.v1.Read.Response
+	(*ValidateMany_Request)(nil),      // 28: bulwark.provider.v1.ValidateMany.Request
+	(*ValidateMany_Response)(nil),     // 29: bulwark.provider.v1.ValidateMany.Response
+	(*ReadMany_Request)(nil),          // 30: bulwark.provider.v1.ReadMany.Request
+	(*ReadMany_Response)(nil),         // 31: bulwark.provider.v1.ReadMany.Response
+	(*Import_Request)(nil),            // 32: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 33: bulwark.provider.v1.Import.Response
+	(*Release_Request)(nil),           // 34: bulwark.provider.v1.Release.Request
+	(*Release_Response)(nil),          // 35: bulwark.provider.v1.Release.Response
+	(*Create_Request)(nil),            // 36: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 37: bulwark.provider.v1.Create.Response
+	(*CreateMany_Request)(nil),        // 38: bulwark.provider.v1.CreateMany.Request
+	(*CreateMany_Response)(nil),       // 39: bulwark.provider.v1.CreateMany.Response
+	(*Update_Request)(nil),            // 40: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 41: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 42: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 43: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
@@ -2682,59 +2904,62 @@ var file_provider_proto_depIdxs = []int32{
 	3,  // 11: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
 	3,  // 12: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 13: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	23, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
-	24, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
+	24, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
+	25, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
 	4,  // 16: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	25, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
-	26, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
+	26, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
+	27, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
 	4,  // 19: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
 	3,  // 20: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
 	3,  // 21: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
 	4,  // 22: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 23: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 24: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 25: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 26: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	26, // 27: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	33, // 28: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
-	34, // 29: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
-	4,  // 30: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 31: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 32: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 33: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 34: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 35: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 36: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 37: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 38: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	26, // 39: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	19, // 40: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	21, // 41: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	23, // 42: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	25, // 43: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	33, // 44: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	37, // 45: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	39, // 46: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	31, // 47: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	29, // 48: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	27, // 49: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	35, // 50: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
-	20, // 51: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	22, // 52: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	24, // 53: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	26, // 54: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	34, // 55: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	38, // 56: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	40, // 57: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	32, // 58: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	30, // 59: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	28, // 60: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	36, // 61: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
-	51, // [51:62] is the sub-list for method output_type
-	40, // [40:51] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	4,  // 23: bulwark.provider.v1.Release.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 24: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 25: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 26: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 27: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	27, // 28: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	36, // 29: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
+	37, // 30: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
+	4,  // 31: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 32: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 33: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 34: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 35: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 36: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 37: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 38: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 39: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	27, // 40: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	20, // 41: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	22, // 42: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	24, // 43: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	26, // 44: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	36, // 45: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	40, // 46: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	42, // 47: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	32, // 48: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	30, // 49: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	28, // 50: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	38, // 51: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	34, // 52: bulwark.provider.v1.Provider.Release:input_type -> bulwark.provider.v1.Release.Request
+	21, // 53: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	23, // 54: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	25, // 55: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	27, // 56: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	37, // 57: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	41, // 58: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	43, // 59: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	33, // 60: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	31, // 61: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	29, // 62: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	39, // 63: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	35, // 64: bulwark.provider.v1.Provider.Release:output_type -> bulwark.provider.v1.Release.Response
+	53, // [53:65] is the sub-list for method output_type
+	41, // [41:53] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -2748,7 +2973,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const (
 	Provider_ReadMany_FullMethodName         = "/bulwark.provider.v1.Provider/ReadMany"
 	Provider_ValidateMany_FullMethodName     = "/bulwark.provider.v1.Provider/ValidateMany"
 	Provider_CreateMany_FullMethodName       = "/bulwark.provider.v1.Provider/CreateMany"
+	Provider_Release_FullMethodName          = "/bulwark.provider.v1.Provider/Release"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -87,6 +88,15 @@ type ProviderClient interface {
 	// capabilities.create_many in GetSchema; without it the host makes single
 	// Creates, and a host that predates it never calls it.
 	CreateMany(ctx context.Context, in *CreateMany_Request, opts ...grpc.CallOption) (*CreateMany_Response, error)
+	// Release gives up the claim a stack holds on a resource (`bulwark state
+	// forget`): the resource, left as it is, no longer carries the stack's key
+	// as a live claim but as a released one ("released:" + the key, reported
+	// as Read.Response.idempotency_key), so another stack may import it, and
+	// `import --from` can tell that its owner let it go. It deletes and
+	// changes nothing else. Optional: a plugin that predates it answers
+	// Unimplemented (so does sdk.Serve for a provider that does not implement
+	// sdk.Releaser), and the host then keeps the claim, saying so.
+	Release(ctx context.Context, in *Release_Request, opts ...grpc.CallOption) (*Release_Response, error)
 }
 
 type providerClient struct {
@@ -207,6 +217,16 @@ func (c *providerClient) CreateMany(ctx context.Context, in *CreateMany_Request,
 	return out, nil
 }
 
+func (c *providerClient) Release(ctx context.Context, in *Release_Request, opts ...grpc.CallOption) (*Release_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Release_Response)
+	err := c.cc.Invoke(ctx, Provider_Release_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -255,6 +275,15 @@ type ProviderServer interface {
 	// capabilities.create_many in GetSchema; without it the host makes single
 	// Creates, and a host that predates it never calls it.
 	CreateMany(context.Context, *CreateMany_Request) (*CreateMany_Response, error)
+	// Release gives up the claim a stack holds on a resource (`bulwark state
+	// forget`): the resource, left as it is, no longer carries the stack's key
+	// as a live claim but as a released one ("released:" + the key, reported
+	// as Read.Response.idempotency_key), so another stack may import it, and
+	// `import --from` can tell that its owner let it go. It deletes and
+	// changes nothing else. Optional: a plugin that predates it answers
+	// Unimplemented (so does sdk.Serve for a provider that does not implement
+	// sdk.Releaser), and the host then keeps the claim, saying so.
+	Release(context.Context, *Release_Request) (*Release_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -297,6 +326,9 @@ func (UnimplementedProviderServer) ValidateMany(context.Context, *ValidateMany_R
 }
 func (UnimplementedProviderServer) CreateMany(context.Context, *CreateMany_Request) (*CreateMany_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateMany not implemented")
+}
+func (UnimplementedProviderServer) Release(context.Context, *Release_Request) (*Release_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -517,6 +549,24 @@ func _Provider_CreateMany_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Release_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Release(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Release_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Release(ctx, req.(*Release_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -567,6 +617,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateMany",
 			Handler:    _Provider_CreateMany_Handler,
+		},
+		{
+			MethodName: "Release",
+			Handler:    _Provider_Release_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

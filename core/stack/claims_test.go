@@ -1,0 +1,220 @@
+package stack_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+func importFrom(owner string) opt { return func(o *stack.Options) { o.ImportFrom = owner } }
+
+// One resource, made by hand, imported by two stacks (or twice by one,
+// under two names): the first import stamps its claim on it through the
+// provider, so every later one meets a foreign key and is refused before
+// anything is recorded; nothing is ever deleted.
+func TestImportClaimsTheResource(t *testing.T) {
+	e := newEnv(t)
+	id := e.w.Put("s3_bucket", "precious", "")
+	impa := parseSpec(t, specYAML("impa", res{name: "precious", typ: "s3_bucket", prot: "protected"}))
+	impb := parseSpec(t, specYAML("impb", res{name: "precious", typ: "s3_bucket"}))
+	if r, err := stack.Import(e.ctx, impa, e.opts(), "precious", id); err != nil || r.Err != nil {
+		t.Fatalf("impa import: %v %v", err, resErr(r))
+	}
+	rec := e.state(t, "impa").Resources["precious"]
+	if got := e.w.ByName("precious").Key; got == "" || got != rec.IdempotencyKey || !strings.HasPrefix(got, "bulwark:impa:") {
+		t.Fatalf("the resource carries %q, impa records %q: want impa's claim on both", got, rec.IdempotencyKey)
+	}
+	for _, tt := range []struct {
+		name string
+		sp   string
+		addr string
+		from string
+		want string
+	}{
+		{"another stack", "impb", "precious", "", "belongs to stack impa"},
+		{"another stack, --from the owner that still holds it", "impb", "precious", "impa", "still holds its claim"},
+		{"another stack, --from a stack that never had it", "impb", "precious", "nobody", "belongs to stack impa"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := stack.Import(e.ctx, impb, e.opts(importFrom(tt.from)), tt.addr, id)
+			var ie *stack.ImportError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("import: %v, want an ImportError saying %q", err, tt.want)
+			}
+			if st := e.state(t, "impb"); len(st.Resources) != 0 {
+				t.Errorf("impb records %v", st.Names())
+			}
+		})
+	}
+	// The same stack under another name: the state's own check.
+	two := parseSpec(t, specYAML("impa", res{name: "precious", typ: "s3_bucket", prot: "protected"}, res{name: "again", typ: "s3_bucket"}))
+	if _, err := stack.Import(e.ctx, two, e.opts(), "again", id); err == nil || !strings.Contains(err.Error(), "records it already") {
+		t.Errorf("second import into impa: %v", err)
+	}
+	// impb's teardown and apply never touch it.
+	if _, err := e.teardown(impb); err != nil {
+		t.Fatalf("impb teardown: %v", err)
+	}
+	if len(e.w.Deletes()) != 0 || e.w.ByName("precious") == nil {
+		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// import --from OWNER takes only what OWNER released: while alpha records
+// (and protects) vault, beta's import --from alpha is refused; alpha's
+// forget releases the claim through the provider; then beta takes it, and
+// alpha's plan shows it as no longer alpha's.
+func TestImportFromTakesOnlyWhatTheOwnerReleased(t *testing.T) {
+	e := newEnv(t)
+	alpha := parseSpec(t, specYAML("alpha", res{name: "vault", typ: "s3_bucket", prot: "protected"}))
+	beta := parseSpec(t, specYAML("beta", res{name: "vault", typ: "s3_bucket"}))
+	e.mustApply(t, alpha)
+	id := e.state(t, "alpha").Resources["vault"].ID
+	_, err := stack.Import(e.ctx, beta, e.opts(importFrom("alpha")), "vault", id)
+	if err == nil || !strings.Contains(err.Error(), "stack alpha (lineage") || !strings.Contains(err.Error(), "still holds its claim") {
+		t.Fatalf("import --from alpha while alpha holds it: %v", err)
+	}
+	if r, err := stack.StateForget(e.ctx, alpha, e.opts(), "vault"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	if k, ok := sdk.ReleasedFrom(e.w.ByName("vault").Key); !ok || !strings.HasPrefix(k, "bulwark:alpha:") {
+		t.Fatalf("after forget the resource carries %q: want alpha's claim released", e.w.ByName("vault").Key)
+	}
+	if _, err := stack.Import(e.ctx, beta, e.opts(importFrom("gamma")), "vault", id); err == nil || !strings.Contains(err.Error(), "released by stack alpha, not by stack gamma") {
+		t.Fatalf("import --from gamma of what alpha released: %v", err)
+	}
+	if r, err := stack.Import(e.ctx, beta, e.opts(importFrom("alpha")), "vault", id); err != nil || r.Err != nil {
+		t.Fatalf("import --from alpha after alpha forgot it: %v %v", err, resErr(r))
+	}
+	if k := e.w.ByName("vault").Key; !strings.HasPrefix(k, "bulwark:beta:") || k != e.state(t, "beta").Resources["vault"].IdempotencyKey {
+		t.Fatalf("vault carries %q", k)
+	}
+	// alpha no longer lists it, and its apply sees beta's resource.
+	if st := e.state(t, "alpha"); len(st.Resources) != 0 {
+		t.Fatalf("alpha still records %v", st.Names())
+	}
+	_, err = e.apply(alpha)
+	var ce *plan.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "belongs to stack beta") {
+		t.Fatalf("alpha apply: %v", err)
+	}
+	// Neither can import it back from the other without a release.
+	if _, err := stack.Import(e.ctx, alpha, e.opts(), "vault", id); err == nil || !strings.Contains(err.Error(), "belongs to stack beta") {
+		t.Fatalf("alpha import back: %v", err)
+	}
+}
+
+// A provider that cannot release (one that predates claims): forget still
+// forgets and deletes nothing, and says the claim is kept, so no other
+// stack can take the resource over; that stack is refused.
+func TestForgetWithAProviderThatCannotRelease(t *testing.T) {
+	e := newEnv(t)
+	alpha := parseSpec(t, specYAML("alpha", res{name: "vault", typ: "s3_bucket"}))
+	beta := parseSpec(t, specYAML("beta", res{name: "vault", typ: "s3_bucket"}))
+	e.mustApply(t, alpha)
+	id := e.state(t, "alpha").Resources["vault"].ID
+	e.w.mu.Lock()
+	e.w.noRelease = true
+	e.w.mu.Unlock()
+	if r, err := stack.StateForget(e.ctx, alpha, e.opts(), "vault"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	if !strings.Contains(e.out.String(), "claim of stack alpha on vault") || !strings.Contains(e.out.String(), "cannot release claims") {
+		t.Errorf("forget does not say the claim is kept:\n%s", e.out)
+	}
+	if _, err := stack.Import(e.ctx, beta, e.opts(importFrom("alpha")), "vault", id); err == nil || !strings.Contains(err.Error(), "still holds its claim") {
+		t.Fatalf("import --from alpha of what alpha could not release: %v", err)
+	}
+	// alpha itself may take it back.
+	if r, err := stack.Import(e.ctx, alpha, e.opts(), "vault", id); err != nil || r.Err != nil {
+		t.Fatalf("alpha import back: %v %v", err, resErr(r))
+	}
+	if len(e.w.Deletes()) != 0 {
+		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// An import whose claim was stamped but whose record a crash lost: the
+// resource carries this stack's key, recorded nowhere; the import run
+// again takes it over that key (the provider is told it may), not a
+// conflict with itself.
+func TestImportAgainAfterALostRecord(t *testing.T) {
+	e := newEnv(t)
+	sp := parseSpec(t, specYAML("s", res{name: "net", typ: "network"}))
+	e.mustApply(t, sp)
+	rec := e.state(t, "s").Resources["net"]
+	e.w.SetKey("net", plan.Identity{Stack: "s", Lineage: e.state(t, "s").Lineage}.Key("op_LOSTIMPORT"))
+	if r, err := stack.StateForget(e.ctx, sp, e.opts(), "net"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	// The forget's release met a key that is not the record's: kept.
+	if r, err := stack.Import(e.ctx, sp, e.opts(), "net", rec.ID); err != nil || r.Err != nil {
+		t.Fatalf("import: %v %v", err, resErr(r))
+	}
+	if got := e.state(t, "s").Resources["net"].IdempotencyKey; got != e.w.ByName("net").Key || strings.HasSuffix(got, "op_LOSTIMPORT") {
+		t.Errorf("record %q, world %q", got, e.w.ByName("net").Key)
+	}
+}
+
+// Deleted and made again out of band at the recorded id (a bucket of the
+// same name, carrying no key): the plan shows the conflict the teardown
+// then meets, never "no change", and the teardown deletes nothing.
+func TestPlanShowsWhatWasMadeAgainAtTheRecordedID(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "bucket", typ: "s3_bucket", prot: "durable"})
+	e.mustApply(t, sp)
+	e.w.SetKey("bucket", "")
+	pv, err := stack.Plan(e.ctx, sp, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := pv.Changes[0]; c.Action != plan.Conflict || !strings.Contains(c.Reason, "carries no key") {
+		t.Fatalf("plan: %s %q", c.Action, c.Reason)
+	}
+	var ce *plan.ConflictError
+	if _, err := e.apply(sp); !errors.As(err, &ce) {
+		t.Fatalf("apply: %v", err)
+	}
+	if _, err := e.teardown(sp); !errors.As(err, &ce) {
+		t.Fatalf("teardown: %v", err)
+	}
+	if len(e.w.Deletes()) != 0 || e.w.ByName("bucket") == nil {
+		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// An import whose record a crash lost, the resource claimed under this
+// stack's import key: the next apply recovers it as imported (its claim
+// says so), not as created, and a failed apply's rollback keeps it.
+func TestLostImportIsRecoveredAsImported(t *testing.T) {
+	e := newEnv(t)
+	id := e.w.Put("s3_bucket", "precious", "")
+	sp := parseSpec(t, specYAML("s", res{name: "precious", typ: "s3_bucket"}, res{name: "app", typ: "compute"}))
+	if r, err := stack.Import(e.ctx, sp, e.opts(), "precious", id); err != nil || r.Err != nil {
+		t.Fatalf("import: %v %v", err, resErr(r))
+	}
+	if k := e.w.ByName("precious").Key; !plan.IsClaim(k) {
+		t.Fatalf("the import stamped %q, not an import claim", k)
+	}
+	s, err := state.Open(stack.StackDir(e.stateDir, "s"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Mutate(func(st *state.State) error { delete(st.Resources, "precious"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.apply(sp, simulate("app")); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if len(e.w.Deletes()) != 0 || e.w.ByName("precious") == nil {
+		t.Fatalf("the rollback deleted: %+v", e.w.Deletes())
+	}
+	if rec := e.state(t, "s").Resources["precious"]; rec == nil || !rec.Imported {
+		t.Fatalf("recovered as %+v, want imported", rec)
+	}
+}
