@@ -126,6 +126,9 @@ type opt func(*stack.Options)
 
 func simulate(name string) opt { return func(o *stack.Options) { o.SimulateFailure = name } }
 
+// replacing names resources the run replaces (--replace).
+func replacing(names ...string) opt { return func(o *stack.Options) { o.Replace = names } }
+
 func parallelism(n int) opt { return func(o *stack.Options) { o.Parallelism = n } }
 
 func (e *env) opts(mods ...opt) stack.Options {

@@ -34,7 +34,12 @@ func resourceTypes() []sdk.ResourceType {
 		attrs = append(attrs,
 			sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"},
 			sdk.Attribute{Name: attrFolder, Type: sdk.TypeString, Computed: true, Description: "the resource's folder (absolute path)"})
-		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs}
+		// A resource is its folder: two can exist at once only at two
+		// paths. A replace that changes the path makes the new folder
+		// first; any other (a zone, --replace alone) deletes the old one
+		// first, the folder's place being the same.
+		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs,
+			Coexistence: sdk.Coexistence{WhenDiffers: []string{attrPath}}}
 	}
 	return []sdk.ResourceType{
 		common("s3_bucket", "a folder seeded with objects/seed.txt, like a bucket seeded with an object (durable)",

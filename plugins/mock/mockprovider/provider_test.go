@@ -185,7 +185,7 @@ func TestCreateThenRead(t *testing.T) {
 			for _, req := range []*sdk.ReadRequest{
 				{Type: c.typ, Name: "x", ID: cr.ID},
 				{Type: c.typ, Name: "x", IdempotencyKey: key},
-				{Type: c.typ, Name: "x"},
+				{Type: c.typ, Name: "x", Config: c.cfg}, // by identity: type, name and zone
 			} {
 				rr := read(t, p, req)
 				if !rr.Exists || rr.ID != cr.ID || !reflect.DeepEqual(rr.Attributes, cr.Attributes) {
@@ -392,7 +392,7 @@ func TestUpdate(t *testing.T) {
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}
-			rr := read(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "db"})
+			rr := read(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "db", Config: c.cfg})
 			if rr.ID != cr.ID {
 				t.Fatalf("id changed: %s -> %s", cr.ID, rr.ID)
 			}
