@@ -119,7 +119,6 @@ type Coexistence struct {
 	WhenDiffers []string
 }
 
-
 // Attribute returns the attribute named name, or false.
 func (rt ResourceType) Attribute(name string) (Attribute, bool) {
 	for _, a := range rt.Attributes {

@@ -80,7 +80,7 @@ type Plan struct {
 	// Replace holds the addresses the plan was made with --replace: the
 	// consent to replace them travels with the plan that was reviewed.
 	Replace []string `json:"replace,omitempty"`
-	State           State            `json:"state"`
+	State   State    `json:"state"`
 	// Providers are the plugins the plan read reality through; apply runs
 	// the same bytes or refuses.
 	Providers []Provider `json:"providers"`
