@@ -49,6 +49,13 @@ type Step struct {
 
 	Policy       FailurePolicy
 	Intervention bool // a failure needs a person: no compensation, exit 12
+	// Cleanup marks a step of the operation's cleanup phase (the deletion
+	// of what a replace set aside): it must depend on every other step
+	// (the caller orders it so), and once one has started nothing is
+	// rolled back: what it deleted cannot be made again, so an
+	// interruption or a failure from then on ends the operation Failed,
+	// with what is left recorded for the next run or a resume.
+	Cleanup bool
 }
 
 // Operation is a set of steps run as one journaled unit.

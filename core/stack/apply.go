@@ -102,8 +102,16 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	}
 	deps := dependents(st)
 	soft := map[*engine.Step][]string{}
+	var cleanups []*engine.Step
 	for _, c := range pl.Changes {
 		var step *engine.Step
+		if r := st.Resources[c.Resource]; r.Deposed() {
+			// Set aside by a replace that an earlier run (or this
+			// operation's interrupted part) left: deleted in the cleanup
+			// phase, as its own operation would have.
+			cleanups = append(cleanups, s.cleanupStep(c.Resource, r.Type, nil))
+			continue
+		}
 		if removed[c.Resource] {
 			step = s.removeStep(c, st, deps)
 		} else {
@@ -121,8 +129,13 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		}
 		step.DependsOn = append(step.DependsOn, gate...)
 		op.Steps = append(op.Steps, step)
+		if cur := st.Resources[c.Resource]; c.Action == plan.Replace && cur != nil {
+			// What this replace sets aside is deleted in the cleanup phase.
+			cleanups = append(cleanups, s.cleanupStep(state.DeposedName(c.Resource, s.opID), cur.Type, nil))
+		}
 	}
 	addSoftOrder(op.Steps, soft)
+	op.Steps = s.withCleanup(op.Steps, cleanups, st)
 	s.prog.opStart(s.opID, opType)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	s.prog.start()
@@ -222,7 +235,9 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		out.Outputs = shownOutputs(s.store.Snapshot())
 	}
 	for _, id := range res.Done {
-		if !isMeta(id) {
+		// A cleanup step deletes what a replace set aside: part of that
+		// replace, not a resource changed of its own.
+		if !isMeta(id) && !strings.Contains(id, "#") {
 			out.Changed++
 		}
 	}
@@ -342,14 +357,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 			m.readBack, err = s.create(ctx, r, key)
 			return err
 		case plan.Replace:
-			if m.cur != nil {
-				if _, _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
-					return fmt.Errorf("replace: %w", err)
-				}
-			}
-			var err error
-			m.readBack, err = s.create(ctx, r, key)
-			return err
+			return s.replace(ctx, r, &m, key)
 		case plan.Update:
 			return s.update(ctx, r, m)
 		}

@@ -127,7 +127,7 @@ func (s *session) readJobFor(r *spec.Resource, cur *state.Resource) readJob {
 // recordedJob reads what exists under a recorded id.
 func recordedJob(cur *state.Resource) readJob {
 	return readJob{name: cur.Name, provider: cur.Provider,
-		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
+		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Address(), ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
 }
 
 // readJob reads one resource: req, a Read that may travel in a batch with
