@@ -60,10 +60,13 @@ type Step struct {
 
 // Operation is a set of steps run as one journaled unit.
 type Operation struct {
-	ID          string // op_ + ULID
-	Type        string // apply | teardown | rollback | update
-	Spec        string // path of the spec, for the journal
-	Revision    int    // target revision of a rollback, for the journal
+	ID       string // op_ + ULID
+	Type     string // apply | teardown | rollback | update
+	Spec     string // path of the spec, for the journal
+	Revision int    // target revision of a rollback, for the journal
+	// Replace is the run's --replace consent, journaled on its start
+	// record (a resume goes on with it).
+	Replace     []string
 	Steps       []*Step
 	Parallelism int
 	// Inherited are the steps an earlier, interrupted run of this same

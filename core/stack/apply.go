@@ -87,7 +87,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		return nil, &CancelledError{Op: opType}
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
-		Inherited: s.inherited, Stop: s.opts.Stop}
+		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
 	op.Finish = s.record(op)
 	var gate []string
 	s.noop = opType == "update" && !pl.HasChanges() && isCurrentSpec(st, s.sp)

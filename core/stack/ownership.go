@@ -59,7 +59,9 @@ func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observa
 	}
 	in := plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
 	if r != nil {
-		in.Replace = slices.Contains(s.opts.Replace, r.Name)
+		// --replace replaces once per operation: what this operation made
+		// (a resumed run meeting its own replacement) is not replaced again.
+		in.Replace = slices.Contains(s.opts.Replace, r.Name) && (cur == nil || cur.CreatedBy != s.opID)
 	}
 	return in
 }

@@ -43,6 +43,11 @@ const cleanupBarrier = metaPrefix + "cleanup"
 // happens. It returns the deposed record.
 func (s *session) depose(ctx context.Context, cur *state.Resource) (*state.Resource, error) {
 	name := cur.Address()
+	if o := s.store.Resource(state.DeposedName(name, s.opID)); o != nil {
+		// One object of an address is set aside per operation: never
+		// write over one, which would lose track of it.
+		return nil, fmt.Errorf("replace %s: this operation already set aside %s (%s); not replacing it twice", name, o.Name, o.ID)
+	}
 	dep := cur.Clone()
 	dep.Name, dep.DeposedFrom, dep.DeposedBy = state.DeposedName(name, s.opID), name, s.opID
 	// What holds a secret stays sealed under its new name.
@@ -315,4 +320,32 @@ func (s *session) withCleanup(steps, cleanups []*engine.Step, st *state.State) [
 	}
 	out := append(steps, barrierStep(main))
 	return append(out, cleanups...)
+}
+
+// undepose puts back at its address the object a replace of op set aside
+// when the replace was interrupted before it made anything (nothing found by
+// its key, nothing recorded at the address) and the old one still exists:
+// the run going on decides that replace again from where it started,
+// rather than meeting its own old object as a stranger. One a delete first
+// already removed stays set aside: its record goes in the cleanup phase,
+// and the run going on makes the new one.
+func (s *session) undepose(ctx context.Context, name, op string) error {
+	dep := s.store.Resource(state.DeposedName(name, op))
+	if dep == nil {
+		return nil
+	}
+	p := s.plugins[dep.Provider]
+	if p == nil {
+		return fmt.Errorf("resume %s: provider %q is not running", name, dep.Provider)
+	}
+	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: dep.Type, Name: name, ID: dep.ID, Config: dep.Config, Private: dep.PrivateData()})
+	if err != nil {
+		return fmt.Errorf("resume %s: read what its replace set aside: %w", name, err)
+	}
+	if !resp.Exists {
+		return nil
+	}
+	back := dep.Clone()
+	back.Name, back.DeposedFrom, back.DeposedBy = name, "", ""
+	return s.store.commit(ctx, nil, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
 }
