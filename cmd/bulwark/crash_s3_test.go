@@ -42,7 +42,7 @@ func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
 	}
 	endpoint := crashS3Server(t)
 	crashAtEveryStepBoundary(t, func(t crashT) string { return s3Place(t, endpoint) }, map[string]bool{
-		"apply": true, "failed_apply_rollback": true, "replace_cleanup": true, "failed_replace_rollback": true,
+		"apply": true, "failed_apply_rollback": true,
 	})
 }
 
