@@ -25,6 +25,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -238,6 +239,9 @@ func (s *session) reinstate(ctx context.Context, dep *state.Resource, key string
 			note = " (made again empty: the data it held was deleted by the replace)"
 		}
 		s.prog.printf("note: %s was made again with its prior configuration: its id changed from %s to %s%s\n", name, dep.ID, made.ID, note)
+		if err := s.repoint(ctx, name, dep.ID, made.ID); err != nil {
+			return action, err
+		}
 	}
 	// One change: the deposed record is dropped as the address takes it,
 	// after (in the step's same write) the replacement's record was.
@@ -348,4 +352,84 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 	back := dep.Clone()
 	back.Name, back.DeposedFrom, back.DeposedBy = name, "", ""
 	return s.store.commit(ctx, nil, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
+}
+
+// repoint puts the dependents of a resource a rollback made again (its id
+// changed from oldID to newID) back to it: every recorded resource whose
+// config names the old id (a reference resolved to it, the whole value or
+// inside a string) is updated in place to name the new one. One whose
+// change would need a replace (a force_new attribute) is left naming the
+// old id, and the run says so: the next apply replaces it.
+func (s *session) repoint(ctx context.Context, name, oldID, newID string) error {
+	if oldID == "" || oldID == newID {
+		return nil
+	}
+	st := s.store.Snapshot()
+	for _, n := range st.Names() {
+		r := st.Resources[n]
+		if n == name || r.Deposed() {
+			continue
+		}
+		cfg, changed := substitute(r.Config, oldID, newID)
+		if !changed {
+			continue
+		}
+		p := s.plugins[r.Provider]
+		if p == nil {
+			continue
+		}
+		keys := plan.ChangedKeys(r.Config, cfg.(map[string]any))
+		rt, _ := p.Schema().ResourceType(r.Type)
+		forced := false
+		for _, k := range keys {
+			if a, ok := rt.Attribute(k); ok && a.ForceNew {
+				forced = true
+			}
+		}
+		if forced {
+			s.prog.printf("note: %s still names %s's old id %s in %s (force_new): the next apply replaces it\n", n, name, oldID, strings.Join(keys, ", "))
+			continue
+		}
+		prot, _ := sdk.ParseProtection(r.Protection)
+		resp, err := p.Update(ctx, &sdk.UpdateRequest{Type: r.Type, Name: n, ID: r.ID, PriorAttributes: r.Attributes, Config: cfg.(map[string]any), Protection: prot, Private: r.PrivateData()})
+		if err != nil {
+			return fmt.Errorf("undo %s: put %s back to its new id: %w", name, n, err)
+		}
+		next := r.Clone()
+		next.Config, next.Attributes, next.UpdatedBy = cfg.(map[string]any), resp.Attributes, s.opID
+		next.SetPrivate(resp.Private)
+		if err := s.store.change(ctx, storage.Change{Put: []*state.Resource{next}}); err != nil {
+			return err
+		}
+		s.prog.printf("note: %s was put back to %s's new id %s\n", n, name, newID)
+	}
+	return nil
+}
+
+// substitute returns v with every occurrence of old in its strings
+// replaced by new, and whether anything was.
+func substitute(v any, old, new string) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if strings.Contains(t, old) {
+			return strings.ReplaceAll(t, old, new), true
+		}
+	case map[string]any:
+		out, hit := make(map[string]any, len(t)), false
+		for k, e := range t {
+			var c bool
+			out[k], c = substitute(e, old, new)
+			hit = hit || c
+		}
+		return out, hit
+	case []any:
+		out, hit := make([]any, len(t)), false
+		for i, e := range t {
+			var c bool
+			out[i], c = substitute(e, old, new)
+			hit = hit || c
+		}
+		return out, hit
+	}
+	return v, false
 }
