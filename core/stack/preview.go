@@ -198,6 +198,8 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 	}
 	_, inSpec := s.specResource(c.Resource)
 	switch {
+	case cur.Deposed() && c.Action == plan.Delete:
+		pc.Drift = fmt.Sprintf("the old object of %s, set aside by the replace of operation %s: deleted in the cleanup phase", cur.DeposedFrom, cur.DeposedBy)
 	case c.Action == plan.Conflict:
 		pc.Drift = c.Reason
 	case c.Ownership == plan.Gone && !inSpec:

@@ -156,3 +156,51 @@ func TestDurableReplaceRollbackClaimsNothingKept(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A cleanup that fails rolls nothing back (every other step succeeded and
+// the new resource is in use): the run fails (exit 1), the old object stays
+// recorded, set aside, and the plan says what it is; the next apply deletes
+// it.
+func TestCleanupFailureLeavesTheOldRecordedForTheNextRun(t *testing.T) {
+	e := newEnv(t)
+	e.w.Coexist()
+	e.mustApply(t, mkSpec(t, res{name: "vpc", typ: "network", zone: "a"}, res{name: "sub", typ: "generic", deps: []string{"vpc"}}))
+	oldID := e.state(t, "s").Resources["vpc"].ID
+	v2 := mkSpec(t, res{name: "vpc", typ: "network", zone: "b"}, res{name: "sub", typ: "generic", deps: []string{"vpc"}})
+	e.w.FailNextDeletes("vpc", 1)
+	r, err := e.apply(v2)
+	if code := stack.ExitCode(r, err); code != stack.ExitError || r.Outcome != engine.Failed {
+		t.Fatalf("exit %d outcome %v (err %v, %v), want 1, failed", code, r.Outcome, err, resErr(r))
+	}
+	st := e.state(t, "s")
+	if st.Resources["vpc"].ID == oldID {
+		t.Fatalf("the new vpc is not current")
+	}
+	dep := deposedNames(e, t)
+	if len(dep) != 1 || st.Resources[dep[0]].ID != oldID {
+		t.Fatalf("the old vpc %s is not recorded set aside: %v", oldID, dep)
+	}
+	if err := agree(st, e.w.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := stack.Plan(e.ctx, v2, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range pv.Changes {
+		if c.Resource == dep[0] && strings.Contains(c.Drift, "deleted in the cleanup phase") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the plan does not say what %s is: %+v", dep[0], pv.Changes)
+	}
+	e.mustApply(t, v2)
+	if d := deposedNames(e, t); len(d) != 0 {
+		t.Errorf("the next apply left %v", d)
+	}
+	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+}
