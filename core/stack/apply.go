@@ -103,13 +103,24 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	deps := dependents(st)
 	soft := map[*engine.Step][]string{}
 	var cleanups []*engine.Step
+	leftovers := map[string][]string{} // address -> the steps deleting what earlier runs set aside
 	for _, c := range pl.Changes {
 		var step *engine.Step
 		if r := st.Resources[c.Resource]; r.Deposed() {
-			// Set aside by a replace that an earlier run (or this
-			// operation's interrupted part) left: deleted in the cleanup
-			// phase, as its own operation would have.
-			cleanups = append(cleanups, s.cleanupStep(c.Resource, r.Type, nil))
+			cs := s.cleanupStep(c.Resource, r.Type, nil)
+			if r.DeposedBy == s.opID {
+				// Set aside by this operation's interrupted part: deleted
+				// in its cleanup phase, as it would have been.
+				cleanups = append(cleanups, cs)
+				continue
+			}
+			// Left by an earlier operation whose cleanup failed: deleted
+			// first, as a removal, before anything of this run could meet
+			// it (a replace back to its identity); nothing depends on it
+			// any more, and its run consented to it.
+			cs.Cleanup, cs.DependsOn = false, slices.Clone(gate)
+			op.Steps = append(op.Steps, cs)
+			leftovers[r.DeposedFrom] = append(leftovers[r.DeposedFrom], cs.ID)
 			continue
 		}
 		if removed[c.Resource] {
@@ -133,6 +144,10 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 			// What this replace sets aside is deleted in the cleanup phase.
 			cleanups = append(cleanups, s.cleanupStep(state.DeposedName(c.Resource, s.opID), cur.Type, nil))
 		}
+	}
+	for _, step := range op.Steps {
+		// What an address's step makes waits for its old objects to go.
+		step.DependsOn = append(step.DependsOn, leftovers[step.ID]...)
 	}
 	addSoftOrder(op.Steps, soft)
 	op.Steps = s.withCleanup(op.Steps, cleanups, st)

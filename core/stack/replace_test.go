@@ -204,3 +204,24 @@ func TestCleanupFailureLeavesTheOldRecordedForTheNextRun(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// What an earlier run set aside and could not delete is deleted first by
+// the next run, before a replace back to its identity could meet it.
+func TestLeftoverIsDeletedBeforeAReplaceBackToIt(t *testing.T) {
+	e := newEnv(t)
+	e.w.Coexist()
+	e.mustApply(t, mkSpec(t, res{name: "vpc", typ: "network", zone: "a"}))
+	e.w.FailNextDeletes("vpc", 1)
+	if r, err := e.apply(mkSpec(t, res{name: "vpc", typ: "network", zone: "b"})); stack.ExitCode(r, err) != stack.ExitError {
+		t.Fatalf("want the cleanup to fail: %v %v", err, resErr(r))
+	}
+	// Back to zone a: the old vpc (zone a) set aside must go before the new
+	// one is made there.
+	e.mustApply(t, mkSpec(t, res{name: "vpc", typ: "network", zone: "a"}))
+	if d := deposedNames(e, t); len(d) != 0 {
+		t.Errorf("left %v", d)
+	}
+	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+}
