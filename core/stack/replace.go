@@ -199,7 +199,7 @@ func (s *session) undoReplace(ctx context.Context, name, key string) (string, er
 		action = a
 	}
 	a, err := s.reinstate(ctx, dep, key)
-	if a != "" {
+	if action == "" || a == "create" {
 		action = a
 	}
 	return action, err
@@ -220,7 +220,10 @@ func (s *session) reinstate(ctx context.Context, dep *state.Resource, key string
 	if err != nil {
 		return "", fmt.Errorf("undo %s: read the resource it replaced: %w", name, err)
 	}
-	action := "restore"
+	// The events name what the undo did with the documented actions: the
+	// old one made current again is an update (of the record), made again
+	// a create; deleting the replacement, before it, a delete.
+	action := "update"
 	if !resp.Exists {
 		// Deleted first: its configuration is made again. The key is
 		// derived from the replace's, so a resume of this undo finds what
