@@ -842,3 +842,38 @@ func TestTags(t *testing.T) {
 		t.Fatalf("Create with a bool tag = %+v, %v; want an error diagnostic", resp, err)
 	}
 }
+
+// A resource's identity is its type, name and zone: another zone can exist
+// beside it (a replace creates first), the same zone is a conflict, and a
+// Read by identity finds the one of its zone.
+func TestIdentityIncludesTheZone(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	a := create(t, p, "network", "vpc", "k1", sdk.Attributes{"zone": "a"})
+	for _, tt := range []struct {
+		name     string
+		zone     string
+		conflict bool
+	}{
+		{"another zone coexists", "b", false},
+		{"the same zone is taken", "a", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "vpc", IdempotencyKey: "k-" + tt.zone, Config: sdk.Attributes{"zone": tt.zone}})
+			if tt.conflict {
+				if err == nil || !sdk.IsConflict(err) {
+					t.Fatalf("Create in zone %s: %v, %v; want a conflict", tt.zone, resp, err)
+				}
+				return
+			}
+			if err != nil || resp.ID == a.ID {
+				t.Fatalf("Create in zone %s: %+v, %v", tt.zone, resp, err)
+			}
+			if rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "vpc", Config: sdk.Attributes{"zone": tt.zone}}); rr.ID != resp.ID {
+				t.Errorf("Read by identity in zone %s found %s, want %s", tt.zone, rr.ID, resp.ID)
+			}
+			if rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "vpc", Config: sdk.Attributes{"zone": "a"}}); rr.ID != a.ID {
+				t.Errorf("Read by identity in zone a found %s, want %s", rr.ID, a.ID)
+			}
+		})
+	}
+}
