@@ -103,7 +103,11 @@ func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
 	}
 	out := &pb.GetSchema_Response{ProviderName: s.ProviderName, ProviderVersion: s.ProviderVersion, Diagnostics: toDiagnostics(s.Diagnostics)}
 	for _, rt := range s.ResourceTypes {
-		out.ResourceTypes = append(out.ResourceTypes, &pb.ResourceType{Name: rt.Name, Description: rt.Description, Attributes: toAttributes(rt.Attributes)})
+		prt := &pb.ResourceType{Name: rt.Name, Description: rt.Description, Attributes: toAttributes(rt.Attributes)}
+		if c := rt.Coexistence; c.Always || len(c.WhenDiffers) > 0 {
+			prt.Coexistence = &pb.Coexistence{Always: c.Always, WhenDiffers: append([]string(nil), c.WhenDiffers...)}
+		}
+		out.ResourceTypes = append(out.ResourceTypes, prt)
 	}
 	if c := s.Capabilities; c != (Capabilities{}) {
 		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack}
@@ -152,7 +156,11 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 		if prt == nil {
 			continue
 		}
-		out.ResourceTypes = append(out.ResourceTypes, ResourceType{Name: prt.Name, Description: prt.Description, Attributes: fromAttributes(prt.Attributes)})
+		rt := ResourceType{Name: prt.Name, Description: prt.Description, Attributes: fromAttributes(prt.Attributes)}
+		if c := prt.GetCoexistence(); c != nil {
+			rt.Coexistence = Coexistence{Always: c.GetAlways(), WhenDiffers: append([]string(nil), c.GetWhenDiffers()...)}
+		}
+		out.ResourceTypes = append(out.ResourceTypes, rt)
 	}
 	if c := s.Capabilities; c != nil {
 		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack()}

@@ -104,6 +104,23 @@ type ResourceType struct {
 	Name        string
 	Description string
 	Attributes  []Attribute
+	// Coexistence says when an old and a new instance of the type can
+	// exist at once, so that a replace creates the new one before it
+	// deletes the old one. The zero value says they never can (the
+	// conservative default): every replace of the type deletes first.
+	Coexistence Coexistence
+}
+
+// Coexistence says when two instances of a type can exist at the same
+// time (during a replace: the new one made, the old one not yet deleted).
+type Coexistence struct {
+	// Always: any two can (the provider names each one itself).
+	Always bool
+	// WhenDiffers: else two can when at least one of these attributes has
+	// another value in the new configuration than in the old one (their
+	// identity: a bucket's name, a folder's path). Two whose values are
+	// all the same cannot.
+	WhenDiffers []string
 }
 
 // Attribute returns the attribute named name, or false.

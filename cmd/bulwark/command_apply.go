@@ -6,11 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
+	var replace []string
 	var parallelism int
 	var dryRun, asJSON, yes bool
 	cmd := &cobra.Command{
@@ -34,6 +36,10 @@ func (c *cli) applyCmd() *cobra.Command {
 			}
 			defer done()
 			if dryRun {
+				if err := checkReplace(sp, replace); err != nil {
+					return err
+				}
+				opts.Replace = replace
 				return c.plan(cmd.Context(), sp, opts, asJSON, false)
 			}
 			if asJSON {
@@ -47,7 +53,10 @@ func (c *cli) applyCmd() *cobra.Command {
 					return fmt.Errorf("--simulate-failure %s: no such resource in %s", simulate, args[0])
 				}
 			}
-			opts.Parallelism, opts.SimulateFailure = parallelism, simulate
+			if err := checkReplace(sp, replace); err != nil {
+				return err
+			}
+			opts.Parallelism, opts.SimulateFailure, opts.Replace = parallelism, simulate, replace
 			opts.Stop = c.mutating(args[0])
 			switch {
 			case !asJSON:
@@ -66,10 +75,26 @@ func (c *cli) applyCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
+	replaceFlag(cmd, &replace)
 	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "work on at most `N` independent resources at once")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
 	yesFlags(cmd, &yes)
 	c.lockTimeoutFlag(cmd)
 	return cmd
+}
+
+// replaceFlag is --replace ADDRESS (repeatable), of apply and plan.
+func replaceFlag(cmd *cobra.Command, replace *[]string) {
+	cmd.Flags().StringArrayVar(replace, "replace", nil, "replace `ADDRESS` even with no change, and consent to replacing it when it is durable (its data will be deleted); repeatable")
+}
+
+// checkReplace refuses a --replace that names no resource of the spec.
+func checkReplace(sp *spec.Spec, replace []string) error {
+	for _, a := range replace {
+		if _, ok := sp.Resource(a); !ok {
+			return fmt.Errorf("--replace %s: no such resource in %s", a, sp.File)
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 func (c *cli) planCmd() *cobra.Command {
 	var provider, out string
+	var replace []string
 	var asJSON, detailed bool
 	cmd := &cobra.Command{
 		Use:   "plan SPEC",
@@ -22,6 +23,10 @@ func (c *cli) planCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := checkReplace(sp, replace); err != nil {
+				return err
+			}
+			opts.Replace = replace
 			if out != "" {
 				return c.savePlan(cmd.Context(), sp, opts, out, asJSON, detailed)
 			}
@@ -30,6 +35,7 @@ func (c *cli) planCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	replaceFlag(cmd, &replace)
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE` (mode 0600, secrets sealed), for bulwark apply FILE to carry out exactly")
 	return cmd

@@ -772,6 +772,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
+	rep1, rep2 := crashSpec("rep1.yaml"), crashSpec("rep2.yaml")
 	always := func(to settledTo) func(int, string) settledTo {
 		return func(int, string) settledTo { return to }
 	}
@@ -863,6 +864,33 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			// world: a plan of refs1 finds nothing to do.
 			name: "references_apply", cmd: []string{"apply", refs1}, resumeSpec: refs1,
 			resumeCodes: []int{0}, settled: always(settledTo{refs1, refs1}),
+		},
+		{
+			// Replacement with cleanup: vpc and db (durable, consented
+			// with --replace) made first, the subnet moved to the new vpc,
+			// the old ones deleted in the cleanup phase. Killed anywhere,
+			// resume (with the consent the update staged) finishes it:
+			// nothing orphaned, nothing set aside left.
+			name:  "replace_cleanup",
+			setup: [][]string{{"apply", rep1}},
+			cmd:   []string{"apply", rep2, "--replace", "db"}, resumeSpec: rep2,
+			resumeCodes: []int{0}, settled: always(settledTo{rep2, rep2}),
+		},
+		{
+			// The same update failing after the replaces: its rollback
+			// deletes the new vpc and db and makes the old ones current
+			// again (exit 11 ends where it started); killed in the forward
+			// part, resume runs it again without the failure.
+			name:   "failed_replace_rollback",
+			setup:  [][]string{{"apply", rep1}},
+			cmd:    []string{"apply", rep2, "--replace", "db", "--simulate-failure", "app"},
+			normal: 11, resumeSpec: rep2, resumeCodes: []int{0, 11},
+			settled: func(code int, last string) settledTo {
+				if rolledBack(code, last) {
+					return settledTo{rep1, rep1}
+				}
+				return settledTo{rep2, rep2}
+			},
 		},
 		{
 			// The upstream replace's new id flows into a replace of the

@@ -150,6 +150,8 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 				fmt.Fprintf(tw, "  resource %s\n", rt.Name)
 			}
 			attributeLines(tw, "    ", rt.Attributes)
+			// No tab: the line ends the attributes' columns.
+			fmt.Fprintf(tw, "    replace: %s\n", replaceOrder(rt.Coexistence))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -174,4 +176,15 @@ func attributeLines(tw io.Writer, indent string, as []jsonview.SchemaAttribute) 
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", indent, a.Name, a.Type, strings.Join(flags, ","), a.Description)
 	}
+}
+
+// replaceOrder says in words when a replace of a type creates first.
+func replaceOrder(c jsonview.SchemaCoexistence) string {
+	switch {
+	case c.Always:
+		return "create first"
+	case len(c.WhenDiffers) > 0:
+		return "create first when " + strings.Join(c.WhenDiffers, " or ") + " changes, else delete first"
+	}
+	return "delete first"
 }

@@ -49,14 +49,24 @@ type Step struct {
 
 	Policy       FailurePolicy
 	Intervention bool // a failure needs a person: no compensation, exit 12
+	// Cleanup marks a step of the operation's cleanup phase (the deletion
+	// of what a replace set aside): it must depend on every other step
+	// (the caller orders it so), and once one has started nothing is
+	// rolled back: what it deleted cannot be made again, so an
+	// interruption or a failure from then on ends the operation Failed,
+	// with what is left recorded for the next run or a resume.
+	Cleanup bool
 }
 
 // Operation is a set of steps run as one journaled unit.
 type Operation struct {
-	ID          string // op_ + ULID
-	Type        string // apply | teardown | rollback | update
-	Spec        string // path of the spec, for the journal
-	Revision    int    // target revision of a rollback, for the journal
+	ID       string // op_ + ULID
+	Type     string // apply | teardown | rollback | update
+	Spec     string // path of the spec, for the journal
+	Revision int    // target revision of a rollback, for the journal
+	// Replace is the run's --replace consent, journaled on its start
+	// record (a resume goes on with it).
+	Replace     []string
 	Steps       []*Step
 	Parallelism int
 	// Inherited are the steps an earlier, interrupted run of this same

@@ -31,7 +31,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			}
 		}()
 	}
-	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision}); err != nil {
+	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
 	}
@@ -46,6 +46,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	var (
 		mu                                sync.Mutex
 		stopping, compensate, interrupted bool
+		cleaning                          bool // a cleanup step has started: no rollback from here
 	)
 	walk := g.Walk(ctx, op.Parallelism, func() bool {
 		mu.Lock()
@@ -56,6 +57,9 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		status, executed, err := e.runStep(ctx, op, s)
 		mu.Lock()
 		defer mu.Unlock()
+		if s.Cleanup && status != stepStopped {
+			cleaning = true
+		}
 		if executed {
 			res.Executed = append(res.Executed, id)
 		}
@@ -102,6 +106,12 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		res.Errors["(not started)"] = cause
 		res.Failed = append(res.Failed, "(not started)")
 		compensate = true
+	}
+	if cleaning {
+		// The cleanup phase began: every other step succeeded and what
+		// it deleted cannot come back, so nothing is undone; what is left
+		// stays recorded for the next run (or a resume) to delete.
+		compensate = false
 	}
 
 	var stepErr error

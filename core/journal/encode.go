@@ -51,6 +51,16 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"revision":`...)
 		b = strconv.AppendInt(b, int64(r.Revision), 10)
 	}
+	if len(r.Replace) > 0 {
+		b = append(b, `,"replace":[`...)
+		for i, a := range r.Replace {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
+	}
 	b = appendOptString(b, `,"error":`, r.Error)
 	b = appendOptString(b, `,"lineage":`, r.Lineage)
 	if !r.End.IsZero() {

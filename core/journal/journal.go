@@ -88,7 +88,10 @@ type Record struct {
 	Targets  []string  `json:"targets,omitempty"`
 	Spec     string    `json:"spec,omitempty"`
 	Revision int       `json:"revision,omitempty"` // target revision of a rollback
-	Error    string    `json:"error,omitempty"`
+	// Replace, on an operation's start record, holds the addresses the run
+	// named with --replace: its consent, which a resume of it goes on with.
+	Replace []string `json:"replace,omitempty"`
+	Error   string   `json:"error,omitempty"`
 	// Lineage is the lineage of the stack whose operation wrote the record
 	// ("" in records written before lineages).
 	Lineage string `json:"lineage,omitempty"`

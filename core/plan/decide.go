@@ -140,6 +140,10 @@ type Input struct {
 	// RecordedAs names the record of this state that holds the id found,
 	// when it is another name's.
 	RecordedAs string
+	// Replace: the run names this resource with --replace (Terraform's
+	// -replace): it is replaced even with no change, and a durable one may
+	// be (the user's consent to lose its data).
+	Replace bool
 }
 
 // Decide says what a resource needs: the one decision behind plan, apply's
@@ -160,12 +164,19 @@ func Decide(in Input) Change {
 	if obs != nil && obs.Exists {
 		c.FoundID = obs.ID
 	}
+	c.Requested = in.Replace
 	switch {
 	case cur != nil && (cur.Type != r.Type || cur.Provider != r.Provider):
-		// Another type or provider: the recorded resource is another thing,
-		// deleted before the new one is made; the new one's identity must
-		// be free.
+		// Another type or provider: the recorded resource is another thing.
+		// The new one is made first only when its type says any two of it
+		// can exist at once (its identity is not the old one's to share);
+		// else the old one is deleted first. The new one's identity must be
+		// free.
 		c.Action, c.ForceNew, c.Ownership = Replace, []string{"(type or provider)"}, Owned
+		c.Mode = DeleteFirst
+		if rt, ok := resourceType(in.Schema, r.Type); ok && rt.Coexistence.Always {
+			c.Mode = CreateFirst
+		}
 		if obs != nil && obs.Exists && !in.Identity.Issued(obs.Key) {
 			return in.conflict(c, obs, "")
 		}
@@ -224,8 +235,13 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 	}
 	c.ForceNew = forceNew(in.Schema, r.Type, work)
 	switch {
-	case len(c.ForceNew) > 0:
+	case len(c.ForceNew) > 0 || in.Replace:
 		c.Action = Replace
+		before := cur.Attributes
+		if obs != nil {
+			before = obs.Attributes
+		}
+		c.Mode = Order(in.Schema, r.Type, before, r.Config)
 	case len(work) > 0:
 		c.Action, c.Remote = Update, true
 	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
@@ -350,6 +366,42 @@ func (in Input) ownerOf(key string) string {
 	return "is not recorded in this stack's state (its provider does not report owners)"
 }
 
+// Order is how a replace of a resource of type typ goes, from what its
+// provider's schema says of two instances at once (sdk.Coexistence): the
+// new one first when the type says any two can coexist, or when an
+// identity attribute the new configuration sets has another value than
+// what exists (before: the observed, else the recorded attributes); else,
+// and for a provider that says nothing, the old one is deleted first. An
+// attribute the new configuration leaves to the provider, or whose value is
+// known only after apply, counts as the same: create first only when sure.
+func Order(schema *sdk.GetSchemaResponse, typ string, before, after map[string]any) ReplaceMode {
+	rt, ok := resourceType(schema, typ)
+	if !ok {
+		return DeleteFirst
+	}
+	if rt.Coexistence.Always {
+		return CreateFirst
+	}
+	for _, k := range rt.Coexistence.WhenDiffers {
+		a, inAfter := after[k]
+		b, inBefore := before[k]
+		if !inAfter || !inBefore || HasUnknown(a) {
+			continue
+		}
+		if !Equal(a, b) {
+			return CreateFirst
+		}
+	}
+	return DeleteFirst
+}
+
+func resourceType(schema *sdk.GetSchemaResponse, typ string) (sdk.ResourceType, bool) {
+	if schema == nil {
+		return sdk.ResourceType{}, false
+	}
+	return schema.ResourceType(typ)
+}
+
 func forceNew(schema *sdk.GetSchemaResponse, typ string, keys []string) []string {
 	if schema == nil {
 		return nil
@@ -370,12 +422,18 @@ type Env struct {
 	Identity Identity
 	// KeysReported says, per local provider name, whether it reports keys.
 	KeysReported map[string]bool
+	// Replace holds the addresses the run names with --replace.
+	Replace map[string]bool
 }
 
 // Input builds Decide's input for one resource.
 func (e Env) Input(r *spec.Resource, cur *state.Resource, obs *Observation) Input {
 	provider := ProviderOf(r, cur)
-	return Input{Spec: r, Recorded: cur, Observed: obs, Schema: e.Schemas[provider], Identity: e.Identity, KeysReported: e.KeysReported[provider]}
+	in := Input{Spec: r, Recorded: cur, Observed: obs, Schema: e.Schemas[provider], Identity: e.Identity, KeysReported: e.KeysReported[provider]}
+	if r != nil {
+		in.Replace = e.Replace[r.Name]
+	}
+	return in
 }
 
 // ProviderOf is the local provider name Decide's input for r (the spec's

@@ -208,3 +208,60 @@ func TestUnknownIsAChange(t *testing.T) {
 		t.Errorf("Known = %v", k)
 	}
 }
+
+// TestDecideReplaceOrder: the order of a replace comes from what the
+// provider says of two instances at once (sdk.Coexistence; nothing said:
+// they cannot), and --replace makes a replace with no change; both are the
+// one decision plan and apply share.
+func TestDecideReplaceOrder(t *testing.T) {
+	sp := parse(t, `  - {name: db, type: s3_bucket, protection: durable, config: {zone: z2, bucket: b1}}
+  - {name: same, type: s3_bucket, config: {zone: z1, bucket: b1}}
+  - {name: later, type: s3_bucket, config: {zone: z1, bucket: b2}}
+`)
+	db, _ := sp.Resource("db")
+	same, _ := sp.Resource("same")
+	later, _ := sp.Resource("later")
+	later.Config["zone"] = AfterApply{}
+	schema := func(c sdk.Coexistence) *sdk.GetSchemaResponse {
+		return &sdk.GetSchemaResponse{ResourceTypes: []sdk.ResourceType{{Name: "s3_bucket", Coexistence: c,
+			Attributes: []sdk.Attribute{{Name: "zone", ForceNew: true}, {Name: "bucket", ForceNew: true}}}}}
+	}
+	byZone := schema(sdk.Coexistence{WhenDiffers: []string{"zone"}})
+	rec := func(name string) *state.Resource {
+		r := res(name, "s3_bucket", "mock", "ephemeral", map[string]any{"zone": "z1", "bucket": "b1"})
+		r.Attributes = map[string]any{"zone": "z1", "bucket": "b1", "arn": "x"}
+		r.IdempotencyKey = me.Key("01A")
+		return r
+	}
+	tests := []struct {
+		name      string
+		in        Input
+		action    Action
+		mode      ReplaceMode
+		requested bool
+		consent   bool // the ladder asks for --replace
+	}{
+		{"zone differs, type coexists by zone: create first", Input{Spec: db, Recorded: rec("db"), Schema: byZone}, Replace, CreateFirst, false, true},
+		{"zone differs, --replace given: consented", Input{Spec: db, Recorded: rec("db"), Schema: byZone, Replace: true}, Replace, CreateFirst, true, false},
+		{"provider says nothing: delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{})}, Replace, DeleteFirst, false, true},
+		{"coexists always", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{Always: true})}, Replace, CreateFirst, false, true},
+		{"identity unchanged (bucket): delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{WhenDiffers: []string{"bucket"}})}, Replace, DeleteFirst, false, true},
+		{"no change, --replace: replaced, same zone: delete first", Input{Spec: same, Recorded: rec("same"), Schema: byZone, Replace: true}, Replace, DeleteFirst, true, false},
+		{"no change, no --replace: nothing", Input{Spec: same, Recorded: rec("same"), Schema: byZone}, NoOp, "", false, false},
+		{"identity known only after apply: delete first", Input{Spec: later, Recorded: rec("later"), Schema: byZone}, Replace, DeleteFirst, false, false},
+		{"observed zone is what counts", Input{Spec: same, Recorded: rec("same"), Schema: byZone, Observed: &Observation{Exists: true, ID: "id-same", Key: me.Key("01A"), Attributes: map[string]any{"zone": "z0", "bucket": "b1"}}}, Replace, CreateFirst, false, false},
+		{"--replace of what is not recorded: a create", Input{Spec: same, Schema: byZone, Replace: true}, Create, "", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Identity = me
+			c := Decide(tt.in)
+			if c.Action != tt.action || c.Mode != tt.mode || c.Requested != tt.requested {
+				t.Fatalf("Decide = %s/%q requested %v; want %s/%q requested %v", c.Action, c.Mode, c.Requested, tt.action, tt.mode, tt.requested)
+			}
+			if c.NeedsConsent() != tt.consent {
+				t.Errorf("NeedsConsent = %v, want %v (protection %s)", c.NeedsConsent(), tt.consent, c.Protection)
+			}
+		})
+	}
+}

@@ -65,6 +65,44 @@ type Change struct {
 	Reason string `json:"reason,omitempty"`
 	// Importable: a conflict an import of FoundID would resolve.
 	Importable bool `json:"importable,omitempty"`
+	// Mode is how a replace goes: the new one made first and the old one
+	// deleted in the cleanup phase, or (when the two cannot exist at once)
+	// the old one deleted first. Empty for any other action.
+	Mode ReplaceMode `json:"replace_mode,omitempty"`
+	// Requested: the run names this resource with --replace (the user's
+	// consent to replace it, and a replace even with no change).
+	Requested bool `json:"replace_requested,omitempty"`
+}
+
+// ReplaceMode is the order of a replace.
+type ReplaceMode string
+
+const (
+	// CreateFirst makes the new resource, then deletes the old one in the
+	// operation's cleanup phase, once every other step succeeded (`+/-`).
+	CreateFirst ReplaceMode = "create_first"
+	// DeleteFirst deletes the old resource before it makes the new one:
+	// the two cannot exist at once (`-/+`).
+	DeleteFirst ReplaceMode = "delete_first"
+)
+
+// LosesData reports whether carrying the change out deletes data: a
+// replace of a resource that holds some (durable or protected), in either
+// order, since the new one starts empty.
+func (c Change) LosesData() bool {
+	return c.Action == Replace && c.Protection >= sdk.ProtectionDurable
+}
+
+// Reasons names what makes c a replace, for messages: its force_new
+// attributes, else what forced it.
+func (c Change) Reasons() string {
+	if len(c.ForceNew) > 0 {
+		return strings.Join(c.ForceNew, ", ")
+	}
+	if c.Requested {
+		return "--replace"
+	}
+	return "(unknown)"
 }
 
 // Plan is every change, in spec order then state order for deletions.
@@ -129,15 +167,52 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 }
 
 // RefusedError is a plan refused by the protection ladder: nothing was
-// deleted. It names every protected resource the plan would delete or replace.
+// deleted. It names every protected resource the plan would delete or
+// replace, and every durable one it would replace without the run's
+// consent (--replace ADDRESS).
 type RefusedError struct {
 	Op        string   // apply | teardown
-	Resources []string // sorted
+	Resources []string // protected, sorted
+	// Durable are the durable resources the plan would replace (losing
+	// their data) that the run does not name with --replace, sorted.
+	Durable []DurableReplace `json:"durable,omitempty"`
+	// Spec is the spec's path, for the advice.
+	Spec string `json:"-"`
+}
+
+// DurableReplace is a durable resource a plan would replace: its name and
+// the attributes that make it a replace.
+type DurableReplace struct {
+	Resource   string   `json:"resource"`
+	Attributes []string `json:"attributes,omitempty"`
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted (lower their protection in the spec and apply first)",
-		e.Op, strings.Join(e.Resources, ", "))
+	var parts []string
+	if len(e.Resources) > 0 {
+		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted (lower their protection in the spec and apply first)",
+			e.Op, strings.Join(e.Resources, ", ")))
+	}
+	if len(e.Durable) > 0 {
+		spec := e.Spec
+		if spec == "" {
+			spec = "SPEC"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s refused: it would replace durable resource(s), and a replace deletes the data they hold; nothing was deleted:", e.Op)
+		var flags []string
+		for _, d := range e.Durable {
+			what := "its type or provider changed"
+			if len(d.Attributes) > 0 && d.Attributes[0] != "(type or provider)" {
+				what = "force_new attribute(s) " + strings.Join(d.Attributes, ", ") + " changed"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s", d.Resource, what)
+			flags = append(flags, "--replace "+d.Resource)
+		}
+		fmt.Fprintf(&b, "\nTo keep the data, undo that change in the spec. To replace anyway (its data will be deleted), consent by naming each one: `bulwark apply %s %s`.", spec, strings.Join(flags, " "))
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "\n")
 }
 
 // ConflictError refuses a plan in which resources exist with the identity
@@ -176,24 +251,36 @@ func (c Change) Refused() bool {
 	return (c.Action == Delete || c.Action == Replace) && c.Protection == sdk.ProtectionProtected
 }
 
+// NeedsConsent reports whether the ladder refuses this change unless the
+// run names it with --replace: a replace of a durable resource, whose data
+// the replace deletes in either order.
+func (c Change) NeedsConsent() bool {
+	return c.Action == Replace && c.Protection == sdk.ProtectionDurable && !c.Requested
+}
+
 // Check is the whole plan's refusal, the same for plan and apply: the
 // ladder's third column first (a delete or a replace of a protected
 // resource, a *RefusedError), then ownership (a resource that exists but is
 // not this stack's, a *ConflictError).
 func (p *Plan) Check(op string) error {
 	var refused []string
+	var durable []DurableReplace
 	var conflicts []Change
 	for _, c := range p.Changes {
 		if c.Refused() {
 			refused = append(refused, c.Resource)
 		}
+		if c.NeedsConsent() {
+			durable = append(durable, DurableReplace{Resource: c.Resource, Attributes: c.ForceNew})
+		}
 		if c.Action == Conflict {
 			conflicts = append(conflicts, c)
 		}
 	}
-	if len(refused) > 0 {
+	if len(refused) > 0 || len(durable) > 0 {
 		sort.Strings(refused)
-		return &RefusedError{Op: op, Resources: refused}
+		sort.Slice(durable, func(i, j int) bool { return durable[i].Resource < durable[j].Resource })
+		return &RefusedError{Op: op, Resources: refused, Durable: durable, Spec: p.Spec}
 	}
 	if len(conflicts) > 0 {
 		sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].Resource < conflicts[j].Resource })

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,11 +279,22 @@ func TestCheck(t *testing.T) {
 		refused []string // nil: allowed
 	}{
 		{"empty plan", "apply", nil, nil},
-		{"durable delete and replace allowed", "apply", []Change{
+		{"durable delete and consented replace allowed", "apply", []Change{
 			{Resource: "a", Action: Delete, Protection: sdk.ProtectionDurable},
-			{Resource: "b", Action: Replace, Protection: sdk.ProtectionDurable},
+			{Resource: "b", Action: Replace, Protection: sdk.ProtectionDurable, Requested: true},
 			{Resource: "c", Action: Delete, Protection: sdk.ProtectionEphemeral},
+			{Resource: "d", Action: Replace, Protection: sdk.ProtectionEphemeral},
 		}, nil},
+		// A replace deletes a durable resource's data in either order: it
+		// needs the run's consent (--replace ADDRESS).
+		{"durable replace without --replace refused", "apply", []Change{
+			{Resource: "b", Action: Replace, Protection: sdk.ProtectionDurable, ForceNew: []string{"zone"}, Mode: CreateFirst},
+			{Resource: "a", Action: Replace, Protection: sdk.ProtectionDurable, ForceNew: []string{"zone"}, Mode: DeleteFirst},
+			{Resource: "c", Action: Replace, Protection: sdk.ProtectionEphemeral, ForceNew: []string{"zone"}},
+		}, []string{"a", "b"}},
+		{"protected replace refused even with --replace", "apply", []Change{
+			{Resource: "vault", Action: Replace, Protection: sdk.ProtectionProtected, Requested: true},
+		}, []string{"vault"}},
 		{"protected create, update and check allowed", "apply", []Change{
 			{Resource: "a", Action: Create, Protection: sdk.ProtectionProtected},
 			{Resource: "b", Action: Update, Protection: sdk.ProtectionProtected},
@@ -318,12 +330,25 @@ func TestCheck(t *testing.T) {
 			if re.Op != tt.op {
 				t.Errorf("Op = %q, want %q", re.Op, tt.op)
 			}
-			if diff := cmp.Diff(tt.refused, re.Resources); diff != "" {
+			got := slices.Clone(re.Resources)
+			for _, d := range re.Durable {
+				got = append(got, d.Resource)
+			}
+			if diff := cmp.Diff(tt.refused, got); diff != "" {
 				t.Errorf("Resources (-want +got):\n%s", diff)
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, tt.op+" refused") || !strings.Contains(msg, strings.Join(tt.refused, ", ")) || !strings.Contains(msg, "nothing was deleted") {
+			if !strings.HasPrefix(msg, tt.op+" refused") || !strings.Contains(msg, "nothing was deleted") {
 				t.Errorf("message %q", msg)
+			}
+			if len(re.Resources) > 0 && !strings.Contains(msg, strings.Join(re.Resources, ", ")) {
+				t.Errorf("message %q does not name %v", msg, re.Resources)
+			}
+			for _, d := range re.Durable {
+				// Named with the attribute, and how to go on.
+				if !strings.Contains(msg, d.Resource+": force_new attribute(s) zone changed") || !strings.Contains(msg, "--replace "+d.Resource) {
+					t.Errorf("message %q does not say why %s is refused or how to go on", msg, d.Resource)
+				}
 			}
 		})
 	}

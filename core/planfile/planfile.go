@@ -77,7 +77,10 @@ type Plan struct {
 	// VariableChanges are the variables whose values differ from the
 	// current revision's, as plan shows them (a sensitive one masked).
 	VariableChanges []VariableChange `json:"variable_changes,omitempty"`
-	State           State            `json:"state"`
+	// Replace holds the addresses the plan was made with --replace: the
+	// consent to replace them travels with the plan that was reviewed.
+	Replace []string `json:"replace,omitempty"`
+	State   State    `json:"state"`
 	// Providers are the plugins the plan read reality through; apply runs
 	// the same bytes or refuses.
 	Providers []Provider `json:"providers"`

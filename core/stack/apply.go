@@ -87,7 +87,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		return nil, &CancelledError{Op: opType}
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
-		Inherited: s.inherited, Stop: s.opts.Stop}
+		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
 	op.Finish = s.record(op)
 	var gate []string
 	s.noop = opType == "update" && !pl.HasChanges() && isCurrentSpec(st, s.sp)
@@ -102,8 +102,27 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	}
 	deps := dependents(st)
 	soft := map[*engine.Step][]string{}
+	var cleanups []*engine.Step
+	leftovers := map[string][]string{} // address -> the steps deleting what earlier runs set aside
 	for _, c := range pl.Changes {
 		var step *engine.Step
+		if r := st.Resources[c.Resource]; r.Deposed() {
+			cs := s.cleanupStep(c.Resource, r.Type, nil)
+			if r.DeposedBy == s.opID {
+				// Set aside by this operation's interrupted part: deleted
+				// in its cleanup phase, as it would have been.
+				cleanups = append(cleanups, cs)
+				continue
+			}
+			// Left by an earlier operation whose cleanup failed: deleted
+			// first, as a removal, before anything of this run could meet
+			// it (a replace back to its identity); nothing depends on it
+			// any more, and its run consented to it.
+			cs.Cleanup, cs.DependsOn = false, slices.Clone(gate)
+			op.Steps = append(op.Steps, cs)
+			leftovers[r.DeposedFrom] = append(leftovers[r.DeposedFrom], cs.ID)
+			continue
+		}
 		if removed[c.Resource] {
 			step = s.removeStep(c, st, deps)
 		} else {
@@ -121,8 +140,17 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		}
 		step.DependsOn = append(step.DependsOn, gate...)
 		op.Steps = append(op.Steps, step)
+		if cur := st.Resources[c.Resource]; c.Action == plan.Replace && cur != nil {
+			// What this replace sets aside is deleted in the cleanup phase.
+			cleanups = append(cleanups, s.cleanupStep(state.DeposedName(c.Resource, s.opID), cur.Type, nil))
+		}
+	}
+	for _, step := range op.Steps {
+		// What an address's step makes waits for its old objects to go.
+		step.DependsOn = append(step.DependsOn, leftovers[step.ID]...)
 	}
 	addSoftOrder(op.Steps, soft)
+	op.Steps = s.withCleanup(op.Steps, cleanups, st)
 	s.prog.opStart(s.opID, opType)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	s.prog.start()
@@ -222,7 +250,9 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		out.Outputs = shownOutputs(s.store.Snapshot())
 	}
 	for _, id := range res.Done {
-		if !isMeta(id) {
+		// A cleanup step deletes what a replace set aside: part of that
+		// replace, not a resource changed of its own.
+		if !isMeta(id) && !strings.Contains(id, "#") {
 			out.Changed++
 		}
 	}
@@ -342,14 +372,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 			m.readBack, err = s.create(ctx, r, key)
 			return err
 		case plan.Replace:
-			if m.cur != nil {
-				if _, _, err := s.deleteResource(ctx, m.cur, reasonReplace); err != nil {
-					return fmt.Errorf("replace: %w", err)
-				}
-			}
-			var err error
-			m.readBack, err = s.create(ctx, r, key)
-			return err
+			return s.replace(ctx, r, &m, key)
 		case plan.Update:
 			return s.update(ctx, r, m)
 		}

@@ -18,7 +18,22 @@ const (
 	reasonRollback reason = iota // undoing a failed apply: durable is preserved
 	reasonTeardown               // an explicit teardown: durable is deleted
 	reasonRemoved                // gone from the spec: durable is deleted
-	reasonReplace                // replaced: durable is deleted
+	reasonReplace                // replaced: durable is deleted (the run consented: --replace)
+	// reasonDeleteFirst is a replace whose old and new cannot exist at
+	// once: the old one (set aside, see state.DeposedName) is deleted
+	// before the new one is made, and its record stays until the
+	// operation ends, so a rollback can make its configuration again.
+	reasonDeleteFirst
+	// reasonUndoReplace is a rollback deleting the replacement its run
+	// made, so the old resource it replaced is current again: that is
+	// what "the system is where it started" (exit 11) means. A durable
+	// replacement is deleted too: it exists only since this run, which
+	// the user consented to replace it in (--replace), it holds nothing
+	// that existed before the run, and keeping it would leave two where
+	// there was one (CloudFormation's update rollback deletes the new
+	// physical resources the same way). A protected one is never replaced,
+	// so never reaches here; were it to, it is refused like any other.
+	reasonUndoReplace
 )
 
 // ErrProtected is returned (wrapped) when something asks to delete a
@@ -58,12 +73,14 @@ func (s *session) deleteResource(ctx context.Context, res *state.Resource, why r
 	if p == nil {
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Name, ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
+	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
 	if err != nil {
 		return "delete", nil, err
 	}
-	if err := s.forget(ctx, res); err != nil {
-		return "delete", nil, err
+	if why != reasonDeleteFirst {
+		if err := s.forget(ctx, res); err != nil {
+			return "delete", nil, err
+		}
 	}
 	if resp == nil {
 		return "delete", nil, nil

@@ -163,7 +163,8 @@ func TestTypeChangeReplacesTheOldResource(t *testing.T) {
 			e := newEnv(t)
 			e.mustApply(t, mkSpec(t, res{name: "a", typ: "network", prot: prot}))
 			oldID := e.state(t, "s").Resources["a"].ID
-			e.mustApply(t, mkSpec(t, res{name: "a", typ: "compute", prot: prot}))
+			// A durable one is replaced only with the run's consent.
+			e.mustApply(t, mkSpec(t, res{name: "a", typ: "compute", prot: prot}), replacing("a"))
 			var types []string
 			for _, w := range e.w.Snapshot() {
 				types = append(types, w.Type+" "+w.Name)

@@ -64,6 +64,9 @@ type fakeWorld struct {
 	// legacy makes the providers behave as one written before keys were
 	// reported: no Capabilities.IdempotencyKeys, no key on Read.
 	legacy bool
+	// coexist: a resource's identity is (type, name, zone), and the schema
+	// says so (sdk.Coexistence), so a zone change replaces creating first.
+	coexist bool
 	// onCreate, when set, is called (without the lock) at the start of every
 	// Create, so a test can hold an operation in the middle of a step.
 	onCreate func(name string)
@@ -90,6 +93,14 @@ func newFakeWorld() *fakeWorld {
 }
 
 // FailCreate makes every Create of the named resources fail.
+// Coexist makes two resources of one (type, name) in two zones able to
+// exist at once, and the schema say so.
+func (w *fakeWorld) Coexist() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.coexist = true
+}
+
 func (w *fakeWorld) FailCreate(names ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -276,11 +287,18 @@ func (p *fakeProvider) Protocol() int { return sdk.ProtocolVersion }
 
 func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 	var rts []sdk.ResourceType
+	p.w.mu.Lock()
+	coexist := p.w.coexist
+	p.w.mu.Unlock()
 	for _, t := range fakeTypes {
-		rts = append(rts, sdk.ResourceType{Name: t, Attributes: []sdk.Attribute{
+		rt := sdk.ResourceType{Name: t, Attributes: []sdk.Attribute{
 			{Name: "size", Type: sdk.TypeNumber},
 			{Name: "zone", Type: sdk.TypeString, ForceNew: true},
-		}})
+		}}
+		if coexist {
+			rt.Coexistence = sdk.Coexistence{WhenDiffers: []string{"zone"}}
+		}
+		rts = append(rts, rt)
 	}
 	p.w.mu.Lock()
 	legacy := p.w.legacy
@@ -298,7 +316,7 @@ func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateReso
 }
 
 // find is Read's lookup; w.mu must be held.
-func (w *fakeWorld) find(id, key, typ, name string) *fakeResource {
+func (w *fakeWorld) find(id, key, typ, name string, cfg map[string]any) *fakeResource {
 	switch {
 	case id != "":
 		return w.resources[id]
@@ -310,12 +328,14 @@ func (w *fakeWorld) find(id, key, typ, name string) *fakeResource {
 		}
 		return nil
 	}
-	return w.byTypeName(typ, name)
+	return w.byTypeName(typ, name, cfg)
 }
 
-func (w *fakeWorld) byTypeName(typ, name string) *fakeResource {
+// byTypeName finds by identity: (type, name), and the zone cfg gives when
+// resources coexist.
+func (w *fakeWorld) byTypeName(typ, name string, cfg map[string]any) *fakeResource {
 	for _, r := range w.resources {
-		if r.Type == typ && r.Name == name {
+		if r.Type == typ && r.Name == name && (!w.coexist || fmt.Sprint(r.Attrs["zone"]) == fmt.Sprint(cfg["zone"])) {
 			return r
 		}
 	}
@@ -329,7 +349,7 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 		p.w.readPrivate[req.Name] = string(req.Private)
 		p.w.readsByID++
 	}
-	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name)
+	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name, req.Config)
 	if r == nil {
 		return &sdk.ReadResponse{}, nil
 	}
@@ -413,7 +433,7 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 	if p.w.failCreate[req.Name] {
 		return nil, fmt.Errorf("injected failure: create %s", req.Name)
 	}
-	if r := p.w.byTypeName(req.Type, req.Name); r != nil {
+	if r := p.w.byTypeName(req.Type, req.Name, cfg); r != nil {
 		return nil, fmt.Errorf("%s %s already exists (id %s)", req.Type, req.Name, r.ID)
 	}
 	p.w.seq++
@@ -435,7 +455,7 @@ func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *
 		call.Err = err
 		p.w.updates = append(p.w.updates, call)
 	}()
-	r := p.w.byTypeName(req.Type, req.Name)
+	r := p.w.byTypeName(req.Type, req.Name, cfg)
 	if req.ID != "" {
 		r = p.w.resources[req.ID]
 	}
@@ -468,7 +488,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (resp *
 		p.w.failDelete[req.Name]--
 		return nil, fmt.Errorf("injected failure: delete %s", req.Name)
 	}
-	r := p.w.byTypeName(req.Type, req.Name)
+	r := p.w.byTypeName(req.Type, req.Name, req.Attributes)
 	if req.ID != "" {
 		r = p.w.resources[req.ID]
 	}

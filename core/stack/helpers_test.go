@@ -126,6 +126,9 @@ type opt func(*stack.Options)
 
 func simulate(name string) opt { return func(o *stack.Options) { o.SimulateFailure = name } }
 
+// replacing names resources the run replaces (--replace).
+func replacing(names ...string) opt { return func(o *stack.Options) { o.Replace = names } }
+
 func parallelism(n int) opt { return func(o *stack.Options) { o.Parallelism = n } }
 
 func (e *env) opts(mods ...opt) stack.Options {
@@ -190,7 +193,7 @@ func agree(st *state.State, world map[string]fakeResource) error {
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("%s is recorded (id %s) but does not exist", n, r.ID))
-		case w.Name != n || w.Type != r.Type:
+		case w.Name != r.Address() || w.Type != r.Type:
 			problems = append(problems, fmt.Sprintf("%s is recorded as %s %s but id %s is %s %s", n, r.Type, n, r.ID, w.Type, w.Name))
 		}
 	}

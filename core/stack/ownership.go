@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -39,7 +40,10 @@ func (s *session) keyOf(rec journal.Record) string {
 
 // env is what the planner needs of the running providers.
 func (s *session) env() plan.Env {
-	e := plan.Env{Schemas: s.schemas(), Identity: s.identity(), KeysReported: map[string]bool{}}
+	e := plan.Env{Schemas: s.schemas(), Identity: s.identity(), KeysReported: map[string]bool{}, Replace: map[string]bool{}}
+	for _, a := range s.opts.Replace {
+		e.Replace[a] = true
+	}
 	for n, sc := range e.Schemas {
 		e.KeysReported[n] = keysReported(sc)
 	}
@@ -53,7 +57,13 @@ func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observa
 	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
 		sc = p.Schema()
 	}
-	return plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
+	in := plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
+	if r != nil {
+		// --replace replaces once per operation: what this operation made
+		// (a resumed run meeting its own replacement) is not replaced again.
+		in.Replace = slices.Contains(s.opts.Replace, r.Name) && (cur == nil || cur.CreatedBy != s.opID)
+	}
+	return in
 }
 
 func keysReported(sc *sdk.GetSchemaResponse) bool {
@@ -119,7 +129,7 @@ func (s *session) readJobFor(r *spec.Resource, cur *state.Resource) readJob {
 // recordedJob reads what exists under a recorded id.
 func recordedJob(cur *state.Resource) readJob {
 	return readJob{name: cur.Name, provider: cur.Provider,
-		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
+		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Address(), ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
 }
 
 // readJob reads one resource: req, a Read that may travel in a batch with

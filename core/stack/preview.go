@@ -199,6 +199,8 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 	pc.Sensitive = addSensitive(pc.Sensitive, s.planSecrets(c, pc.Observed))
 	_, inSpec := s.specResource(c.Resource)
 	switch {
+	case cur.Deposed() && c.Action == plan.Delete:
+		pc.Drift = fmt.Sprintf("the old object of %s, set aside by the replace of operation %s: deleted in the cleanup phase", cur.DeposedFrom, cur.DeposedBy)
 	case c.Action == plan.Conflict:
 		pc.Drift = c.Reason
 	case c.Ownership == plan.Gone && !inSpec:

@@ -46,6 +46,10 @@ type model struct {
 	// protected holds every resource that was protected at some point and
 	// was not lowered since by an apply that carried the lowering out.
 	protected map[string]bool
+	// consented holds the resources a run named with --replace: the only
+	// durable ones whose data a delete may lose outside a teardown or a
+	// removal from the spec (a resume finishes the run it consented for).
+	consented map[string]bool
 }
 
 // spec returns the committed spec's resources: the present ones, with
@@ -132,7 +136,12 @@ func propertyLadder(rt *rapid.T) {
 
 	// A random stack: edges only to earlier resources, so it is a DAG.
 	n := rapid.IntRange(2, 8).Draw(rt, "resources")
-	m := &model{present: map[string]bool{}, protected: map[string]bool{}}
+	m := &model{present: map[string]bool{}, protected: map[string]bool{}, consented: map[string]bool{}}
+	// Half the worlds hold an old and a new resource at once (a zone
+	// change replaces creating first), half cannot (deleting first).
+	if rapid.Bool().Draw(rt, "coexist") {
+		e.w.Coexist()
+	}
 	for i := 0; i < n; i++ {
 		r := res{
 			name: fmt.Sprintf("r%d", i),
@@ -150,7 +159,8 @@ func propertyLadder(rt *rapid.T) {
 	pick := func(label string) int { return rapid.IntRange(0, n-1).Draw(rt, label) }
 
 	ops := rapid.IntRange(1, 8).Draw(rt, "operations")
-	pending := false // the last operation left one unfinished
+	pending := false             // the last operation left one unfinished
+	replaced := map[int]string{} // the --replace of operation k
 	for k := 0; k < ops; k++ {
 		kind := opKinds[rapid.IntRange(0, len(opKinds)-1).Draw(rt, fmt.Sprintf("op%d", k))]
 		if pending && rapid.Bool().Draw(rt, fmt.Sprintf("resumenow%d", k)) {
@@ -201,6 +211,18 @@ func propertyLadder(rt *rapid.T) {
 			i := pick(fmt.Sprintf("zone%d", k))
 			next.all[i].zone = map[string]string{"": "z1", "z1": "z2", "z2": "z1"}[next.all[i].zone]
 			desc += fmt.Sprintf(" %s.zone=%s", next.all[i].name, next.all[i].zone)
+			// The consent a durable replace needs, given or not; and a
+			// replace that fails midway (a later resource fails).
+			if rapid.Bool().Draw(rt, fmt.Sprintf("consent%d", k)) {
+				opts = append(opts, replacing(next.all[i].name))
+				desc += " --replace " + next.all[i].name
+				replaced[k] = next.all[i].name
+			}
+			if rapid.Bool().Draw(rt, fmt.Sprintf("zonefail%d", k)) {
+				name := fmt.Sprintf("r%d", pick(fmt.Sprintf("zonefailat%d", k)))
+				opts = append(opts, simulate(name))
+				desc += " --simulate-failure " + name
+			}
 		}
 		rs := next.spec()
 		sp := parseSpec(rt, specYAML("s", rs...))
@@ -299,14 +321,28 @@ func propertyLadder(rt *rapid.T) {
 			case "teardown":
 			case "resume":
 				rec := recordByID(stBefore, d.ID)
-				if rec == nil || !slices.Contains(before.Unfinished, rec.CreatedBy) ||
-					plan.Level(rec.Protection, levelOf(rs, d.Name)) != sdk.ProtectionEphemeral {
+				switch {
+				case rec != nil && rec.Deposed():
+					// The cleanup of a replace the resumed run made (its
+					// durable data, only with that run's consent: below).
+				case rec != nil && m.consented[d.Name] && recordedLevel(stBefore, d.Name) == sdk.ProtectionDurable:
+					// The replacement a consented replace made, deleted by
+					// the resumed run's rollback.
+				case rec == nil || !slices.Contains(before.Unfinished, rec.CreatedBy) ||
+					plan.Level(rec.Protection, levelOf(rs, d.Name)) != sdk.ProtectionEphemeral:
 					fail("resume deleted %s (%s), not an ephemeral resource the unfinished operation created: %+v", d.Name, d.ID, rec)
 				}
 			default:
 				if c, ok := created[d.ID]; ok {
 					if !rolledBack {
 						fail("%s deleted %s (%s), which it created, without a rollback", kind, d.Name, d.ID)
+					}
+					// A durable replacement made by this very run, which
+					// consented to replace it, is deleted by its rollback
+					// (the old one is current again); anything else it
+					// created must be ephemeral.
+					if replaced[k] == d.Name && c.Protection == sdk.ProtectionDurable {
+						continue
 					}
 					if c.Protection != sdk.ProtectionEphemeral || levelOf(rs, d.Name) != sdk.ProtectionEphemeral || d.Protection != sdk.ProtectionEphemeral {
 						fail("rollback deleted %s (%s), created %v, spec %v, delete %v", d.Name, d.ID, c.Protection, levelOf(rs, d.Name), d.Protection)
@@ -321,6 +357,25 @@ func propertyLadder(rt *rapid.T) {
 				zoneChanged := fmt.Sprint(prior.Config["zone"]) != fmt.Sprint(orNil(zoneOf(rs, d.Name)))
 				if inSpec && !zoneChanged && prior.Type == typeOf(rs, d.Name) {
 					fail("%s deleted %s (%s), which existed before it and which the spec keeps unchanged", kind, d.Name, d.ID)
+				}
+			}
+		}
+
+		// (e) No durable resource's data is deleted except by a teardown,
+		// a removal from the spec, or a replace the user consented to with
+		// --replace (in this run, or in the run a resume finishes).
+		if kind != "teardown" {
+			for _, d := range deletes {
+				if d.Err != nil {
+					continue
+				}
+				rec := recordByID(stBefore, d.ID)
+				if rec == nil || recordedLevel(&state.State{Resources: map[string]*state.Resource{"x": {Protection: rec.Protection}}}, "x") != sdk.ProtectionDurable {
+					continue
+				}
+				removed := levelOf(rs, d.Name) == sdk.ProtectionUnspecified
+				if !removed && replaced[k] != d.Name && !(kind == "resume" && m.consented[d.Name]) {
+					fail("%s deleted durable %s (%s), which existed before it, without a teardown, a removal or --replace %s", kind, d.Name, d.ID, d.Name)
 				}
 			}
 		}
@@ -384,6 +439,9 @@ func propertyLadder(rt *rapid.T) {
 		// Commit the proposal if the operation ran.
 		if err == nil {
 			m.all, m.present = next.all, next.present
+		}
+		if name, ok := replaced[k]; ok && err == nil {
+			m.consented[name] = true
 		}
 		m.protected = nextProtected
 	}

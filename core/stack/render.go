@@ -13,7 +13,8 @@ import (
 )
 
 // Render writes the preview for a person: one block per resource (marked
-// "+" create, "~" update in place, "-/+" replace, "-" delete, "=" no change)
+// "+" create, "~" update in place, "+/-" replace creating the new one first,
+// "-/+" replace deleting the old one first, "-" delete, "=" no change)
 // with the attribute values before and after, sensitive ones shown as
 // "(sensitive)", then a one-line summary.
 func (p *Preview) Render(w io.Writer) { p.RenderColor(w, false) }
@@ -63,6 +64,9 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 	for _, c := range p.Changes {
 		counts[c.Action]++
 		sym := planMarks[c.Action]
+		if c.Action == plan.Replace && c.Mode == plan.CreateFirst {
+			sym = "+/-"
+		}
 		label := string(c.Action)
 		if c.Action == plan.NoOp {
 			label = "no change"
@@ -72,6 +76,12 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 			fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
 		} else if c.Drift != "" {
 			fmt.Fprintf(w, "    note: %s\n", c.Drift)
+		}
+		if c.Action == plan.Replace {
+			fmt.Fprintf(w, "    note: %s\n", replaceNote(c.Change))
+			if c.LosesData() {
+				fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), c.Resource)))
+			}
 		}
 		if c.Action == plan.NoOp || c.Action == plan.Conflict {
 			continue
@@ -207,4 +217,19 @@ func shownValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// replaceNote says in words how a replace goes and why.
+func replaceNote(c plan.Change) string {
+	why := "replaced because " + c.Reasons() + " changed"
+	switch {
+	case len(c.ForceNew) > 0 && c.ForceNew[0] == "(type or provider)":
+		why = "replaced because its type or provider changed"
+	case len(c.ForceNew) == 0 && c.Requested:
+		why = "replaced as --replace asks"
+	}
+	if c.Mode == plan.CreateFirst {
+		return why + "; the new one is created first, the old one deleted once every other step succeeded"
+	}
+	return why + "; the two cannot exist at once, so the old one is deleted first"
 }

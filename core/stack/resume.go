@@ -103,6 +103,14 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	} else if err := s.useStagedValues(target.Op); err != nil {
 		return nil, err
 	}
+	// The consent to replace (--replace) the interrupted run was given is
+	// on its start record: it goes on with that, never a wider one.
+	s.opts.Replace = nil
+	for _, r := range mine {
+		if r.Kind == journal.KindOp && r.Status == journal.OpRunning && len(r.Replace) > 0 {
+			s.opts.Replace = slices.Clone(r.Replace)
+		}
+	}
 	if !s.sp.Expanded() {
 		// Given without the values its variables need (the CLI lets a
 		// resume go on with the ones the operation staged), and it staged
@@ -361,8 +369,14 @@ func (s *session) resolveInFlight(ctx context.Context, target UnfinishedError, r
 		if cur != nil && cur.CreatedBy == target.Op {
 			continue
 		}
-		if _, err := s.findByKey(ctx, name, cur, s.keyOf(e)); err != nil {
+		found, err := s.findByKey(ctx, name, cur, s.keyOf(e))
+		if err != nil {
 			return err
+		}
+		if found == nil && cur == nil && e.Action == string(plan.Replace) {
+			if err := s.undepose(ctx, name, target.Op); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -18,7 +18,9 @@ import (
 func (s *session) undo(ctx context.Context, name string, action plan.Action, key string) (string, error) {
 	cur := s.store.Snapshot().Resources[name]
 	switch action {
-	case plan.Create, plan.Replace:
+	case plan.Replace:
+		return s.undoReplace(ctx, name, key)
+	case plan.Create:
 		if cur == nil || cur.CreatedBy != s.opID {
 			found, err := s.findByKey(ctx, name, cur, key)
 			if err != nil || found == nil {

@@ -85,6 +85,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		Spec:      planfile.Spec{File: s.sp.File, Provider: s.sp.Override, Text: text},
 		State:     planfile.State{Lineage: st.Lineage, Serial: st.Serial, Revision: st.Current},
 		Providers: []planfile.Provider{}, Resources: []planfile.Resource{},
+		Replace: slices.Clone(s.opts.Replace),
 	}
 	for _, v := range s.sp.Variables {
 		val, ok := s.sp.Values[v.Name]
@@ -352,6 +353,8 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	if lf := p.providerPins(); lf != nil {
 		opts.ProviderLock, opts.LockPath = lf, p.Path
 	}
+	// The consent to replace (--replace) is the plan's, as reviewed.
+	opts.Replace = slices.Clone(p.File.Replace)
 	s, err := open(p.Spec, opts, false)
 	if err != nil {
 		return nil, err

@@ -49,6 +49,10 @@ type Options struct {
 	KeepOperations int
 	// SimulateFailure names a resource whose Execute fails in this run.
 	SimulateFailure string
+	// Replace names the resources (addresses) this run replaces even with
+	// no change, and whose replace it consents to when they are durable
+	// (apply and plan --replace ADDRESS, repeatable).
+	Replace []string
 	// ImportFrom names the stack an import may take a resource from when
 	// the resource carries that stack's key (bulwark import --from).
 	ImportFrom string

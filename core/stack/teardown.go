@@ -133,7 +133,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 		resp := readBack
 		if resp == nil {
 			var err error
-			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Name, ID: res.ID, Private: res.PrivateData()})
+			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Private: res.PrivateData()})
 			if err != nil {
 				return err
 			}

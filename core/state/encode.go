@@ -59,6 +59,8 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"prior":`...)
 		b = append(b, p...)
 	}
+	b = appendOptString(b, `,"deposed_from":`, r.DeposedFrom)
+	b = appendOptString(b, `,"deposed_by":`, r.DeposedBy)
 	if len(r.Sensitive) > 0 {
 		b = append(b, `,"sensitive":`...)
 		b = value.AppendJSONStrings(b, r.Sensitive)

@@ -69,6 +69,15 @@ type Resource struct {
 	// Prior is what an update replaced, kept so that the operation that made
 	// the update can undo it, even after a crash.
 	Prior *Prior `json:"prior,omitempty"`
+	// DeposedFrom and DeposedBy are set on the record of an object a
+	// replace set aside (Terraform's "deposed" object): the old resource
+	// of address DeposedFrom, replaced by operation DeposedBy, recorded
+	// under DeposedName(DeposedFrom, DeposedBy) until the operation's
+	// cleanup deletes it, or its rollback makes it current again. Nothing
+	// is ever orphaned: from before the new one is made until the old one
+	// is deleted, the state records it.
+	DeposedFrom string `json:"deposed_from,omitempty"`
+	DeposedBy   string `json:"deposed_by,omitempty"`
 	// Sensitive names the attributes whose values are sensitive (from the
 	// provider's schema, or because they hold a secret); the file holds
 	// them sealed (see Sealing). SensitiveID among them says the resource's
@@ -82,6 +91,23 @@ type Resource struct {
 	// provider may keep secrets there. Read it with PrivateData.
 	Private string `json:"private,omitempty"`
 }
+
+// DeposedName is the name the state records the old object of address
+// under while operation op replaces it. The "#" cannot appear in an
+// address, so it never meets a spec's resource.
+func DeposedName(address, op string) string { return address + "#" + op }
+
+// Address is the address the provider knows the resource by: its name, or
+// for a deposed object the address it was deposed from.
+func (r *Resource) Address() string {
+	if r.DeposedFrom != "" {
+		return r.DeposedFrom
+	}
+	return r.Name
+}
+
+// Deposed reports whether r is the old object of a replace, set aside.
+func (r *Resource) Deposed() bool { return r != nil && r.DeposedFrom != "" }
 
 // PrivateData returns the provider's private data (nil when there is none,
 // or it is still sealed: loaded without the stack's key).

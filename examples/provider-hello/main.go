@@ -25,7 +25,11 @@ type hello struct {
 func (h *hello) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
 	return &sdk.GetSchemaResponse{ProviderName: "hello", ProviderVersion: "0.1.0", ResourceTypes: []sdk.ResourceType{{
 		Name: "greeting", Attributes: []sdk.Attribute{{Name: "text", Type: sdk.TypeString, Required: true, ForceNew: true},
-			{Name: "shout", Type: sdk.TypeBool}, {Name: "id", Type: sdk.TypeString, Computed: true}}}},
+			{Name: "shout", Type: sdk.TypeBool}, {Name: "id", Type: sdk.TypeString, Computed: true}},
+		// Greetings are kept by name: an old and a new one of a name cannot exist at once, so a replace
+		// (a new text) deletes the old one first. The zero value says so; a type whose instances can
+		// coexist says when: sdk.Coexistence{Always: true}, or WhenDiffers its identity attributes.
+		Coexistence: sdk.Coexistence{}}},
 		// Optional: Read reports the key each greeting was made under, and Create never claims a taken name.
 		Capabilities: sdk.Capabilities{IdempotencyKeys: true}}, nil
 }

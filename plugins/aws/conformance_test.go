@@ -25,7 +25,10 @@ func TestConformanceS3(t *testing.T) {
 		ProviderConfig: map[string]any{"region": "us-east-1", "timeout_seconds": 30, "endpoint": srv.URL},
 		Elsewhere:      true,
 		Resources: []providertest.Resource{
-			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)}},
+			// A renamed bucket can exist beside its old self (the schema's
+			// Coexistence): the suite checks that it really can.
+			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)},
+				Replacement: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)}},
 		},
 	})
 }
@@ -46,10 +49,12 @@ func TestConformance(t *testing.T) {
 		// data folder.
 		Elsewhere: true,
 		Resources: []providertest.Resource{
-			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + run}},
+			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + run},
+				Replacement: map[string]any{"bucket": "bw-conformance-" + run + "-renamed"}},
 			{Type: "dynamodb_table", Name: "database",
-				Config: map[string]any{"table": "bw-conformance-" + run, "hash_key": "id"},
-				Update: map[string]any{"table": "bw-conformance-" + run, "hash_key": "id", "billing_mode": "PROVISIONED", "read_capacity": 2, "write_capacity": 3}},
+				Config:      map[string]any{"table": "bw-conformance-" + run, "hash_key": "id"},
+				Replacement: map[string]any{"table": "bw-conformance-" + run + "-renamed", "hash_key": "id"},
+				Update:      map[string]any{"table": "bw-conformance-" + run, "hash_key": "id", "billing_mode": "PROVISIONED", "read_capacity": 2, "write_capacity": 3}},
 		},
 	})
 }

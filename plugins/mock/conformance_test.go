@@ -17,11 +17,16 @@ var conformanceConfig = providertest.Config{
 		{Type: "s3_bucket", Name: "storage",
 			Config: map[string]any{"bucket": "conformance", "size": 2},
 			Update: map[string]any{"bucket": "conformance", "size": 3}},
+		// Another zone: the mock says the replacement can exist beside
+		// the first (its identity is type, name and zone), and the suite
+		// checks it can.
 		{Type: "dynamodb_table", Name: "database",
-			Config: map[string]any{"table": "t", "hash_key": "id", "zone": "z1"}},
+			Config:      map[string]any{"table": "t", "hash_key": "id", "zone": "z1"},
+			Replacement: map[string]any{"table": "t", "hash_key": "id", "zone": "z2"}},
 		{Type: "compute", Name: "compute",
-			Config: map[string]any{"size": 1, "zone": "z1"},
-			Update: map[string]any{"size": 4, "zone": "z1"}},
+			Config:      map[string]any{"size": 1, "zone": "z1"},
+			Update:      map[string]any{"size": 4, "zone": "z1"},
+			Replacement: map[string]any{"size": 1, "zone": "z2"}},
 		{Type: "network", Name: "network"},
 	},
 }

@@ -39,6 +39,14 @@ type Resource struct {
 	// Update, when set, is a configuration Update must accept in place (it
 	// changes no force_new attribute). The update check is skipped when nil.
 	Update map[string]any
+	// Replacement, when set, is a configuration a replace of the resource
+	// would make (it changes a force_new attribute). When the type's
+	// sdk.Coexistence says an instance so configured can exist beside the
+	// first, the suite checks that it really can: a Create of it under
+	// another key succeeds while the first exists, and both stay readable,
+	// each by its own id. A type that says they cannot is not checked (the
+	// host then deletes first, always safe).
+	Replacement map[string]any
 }
 
 // Run checks a provider against the provider contract, calling it directly

@@ -43,8 +43,14 @@ func (n *note) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchema
 	if n.flaw == "schema_duplicate_attribute" {
 		attrs = append(attrs, sdk.Attribute{Name: "pinned", Type: sdk.TypeNumber})
 	}
+	rt := sdk.ResourceType{Name: "note", Attributes: attrs}
+	if n.flaw == "claims_coexist" {
+		// Notes are kept by name, one at a time: a claim that a note with
+		// another text can exist beside the first is false.
+		rt.Coexistence = sdk.Coexistence{WhenDiffers: []string{"text"}}
+	}
 	return &sdk.GetSchemaResponse{ProviderName: "note", ProviderVersion: "0.0.1",
-		ResourceTypes: []sdk.ResourceType{{Name: "note", Attributes: attrs}},
+		ResourceTypes: []sdk.ResourceType{rt},
 		Capabilities:  sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared"}}, nil
 }
 
@@ -269,8 +275,9 @@ func TestRunBatchCreator(t *testing.T) {
 }
 
 var noteConfig = Config{Resources: []Resource{
-	{Type: "note", Name: "first", Config: map[string]any{"text": "hello"}, Update: map[string]any{"text": "hello", "pinned": true}},
-	{Type: "note", Name: "second", Config: map[string]any{"text": "again", "pinned": false}},
+	{Type: "note", Name: "first", Config: map[string]any{"text": "hello"}, Update: map[string]any{"text": "hello", "pinned": true},
+		Replacement: map[string]any{"text": "bye"}},
+	{Type: "note", Name: "second", Config: map[string]any{"text": "again", "pinned": false}, Replacement: map[string]any{"text": "anew"}},
 }}
 
 func TestRun(t *testing.T)     { Run(t, newNote(""), noteConfig) }
@@ -431,6 +438,9 @@ func TestFlawedProvidersFail(t *testing.T) {
 		// and only the holder releases a claim.
 		"claims_over_a_live_claim": {"first/claims", "second/claims"},
 		"claim_released_by_anyone": {"first/claims", "second/claims"},
+		// Coexistence: a type that says two can exist at once must hold
+		// both (the host makes the new one before it deletes the old one).
+		"claims_coexist": {"first/coexist", "second/coexist"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()

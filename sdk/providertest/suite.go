@@ -363,6 +363,7 @@ func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
 			t.Errorf("Read by the conflicting key %q finds the existing resource %q: it was claimed", other, id)
 		}
 	})
+	t.Run("coexist", func(t *testing.T) { s.checkCoexist(t, c, r, id, key, &created) })
 	t.Run("create_many", func(t *testing.T) {
 		batch, ok := s.creator(p)
 		if !ok {
@@ -992,4 +993,53 @@ func (s *suite) checkClaims(t *testing.T, p sdk.Provider, r Resource, id, key st
 		t.Fatalf("Import with claim %q replacing %q: Claimed false", key, claimA)
 	}
 	carries("after the claim was put back", key)
+}
+
+// checkCoexist checks the type's claim that a replacement configured as
+// r.Replacement can exist beside the resource id (sdk.Coexistence): the
+// host then makes the new one before it deletes the old one, and a claim
+// that is wrong fails every such replace (or worse, lets the new one take
+// the old one's place).
+func (s *suite) checkCoexist(t *testing.T, c *calls, r Resource, id, key string, created *[]string) {
+	rt, ok := s.schema.ResourceType(r.Type)
+	if !ok {
+		t.Skipf("the schema has no type %s", r.Type)
+	}
+	co := rt.Coexistence
+	for _, k := range co.WhenDiffers {
+		if _, ok := rt.Attribute(k); !ok {
+			t.Errorf("Coexistence.WhenDiffers names %q, which is not an attribute of %s", k, r.Type)
+		}
+	}
+	if r.Replacement == nil {
+		t.Skip("no Resource.Replacement configured")
+	}
+	claims := co.Always
+	for _, k := range co.WhenDiffers {
+		a, inA := r.Config[k]
+		b, inB := r.Replacement[k]
+		if inA && inB && jsonText(a) != jsonText(b) {
+			claims = true
+		}
+	}
+	if !claims {
+		t.Skipf("%s says an instance configured as Replacement cannot exist beside the first (the host deletes first): nothing to check", r.Type)
+	}
+	other := key + "-replacement"
+	resp := c.create(t, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Replacement, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral})
+	if resp.ID == "" {
+		t.Fatalf("%s says the replacement can exist beside %s, but its Create returned no id", r.Type, id)
+	}
+	*created = append(*created, resp.ID)
+	defer s.deleteQuietly(t, c.p, r, resp.ID)
+	if resp.ID == id {
+		t.Fatalf("the replacement's Create (key %q) returned the first resource's id %q: it took the old one's place", other, id)
+	}
+	old := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
+	checkAttributes(t, "the first resource, read by id beside its replacement", r.Config, old.Attributes)
+	nw := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: resp.ID, Config: r.Replacement}, resp.ID)
+	checkAttributes(t, "the replacement, read by id", r.Replacement, nw.Attributes)
+	if s.keys() && old.IdempotencyKey != key {
+		t.Errorf("beside its replacement, the first resource reports key %q, want %q", old.IdempotencyKey, key)
+	}
 }

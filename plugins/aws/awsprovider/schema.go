@@ -73,6 +73,10 @@ func resourceTypes() []sdk.ResourceType {
 				{Name: attrRegion, Type: sdk.TypeString, Computed: true, Description: "the region the bucket lives in"},
 				{Name: attrKey, Type: sdk.TypeString, Computed: true, Description: "the idempotency key the bucket was created under (its object .bulwark/idempotency-key)"},
 			},
+			// A bucket is its name: a renamed bucket can exist beside
+			// its old self (the new one is made first); one whose name
+			// stays cannot (its old self is deleted first).
+			Coexistence: sdk.Coexistence{WhenDiffers: []string{attrBucket}},
 		},
 		{
 			Name:        typeTable,
@@ -94,6 +98,10 @@ func resourceTypes() []sdk.ResourceType {
 				{Name: attrStreamARN, Type: sdk.TypeString, Computed: true, Description: `the ARN of the table's latest stream; "" when streams are off`},
 				{Name: attrKey, Type: sdk.TypeString, Computed: true, Description: "the idempotency key the table was created under (its tag bulwark:idempotency-key)"},
 			},
+			// A table is its name, in the provider's region: a renamed
+			// table is made before the old one is deleted; a new hash
+			// key under the same name deletes the old table first.
+			Coexistence: sdk.Coexistence{WhenDiffers: []string{attrTable}},
 		},
 	}
 }

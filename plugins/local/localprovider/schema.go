@@ -34,7 +34,12 @@ func resourceTypes() []sdk.ResourceType {
 		attrs = append(attrs,
 			sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"},
 			sdk.Attribute{Name: attrFolder, Type: sdk.TypeString, Computed: true, Description: "the resource's folder (absolute path)"})
-		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs}
+		// The provider knows one resource of a (type, name) at a time (its
+		// folder, found by them): an old and a new one cannot exist at
+		// once, so every replace deletes the old folder first, and a
+		// durable one's replace needs --replace. The zero value says so.
+		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs,
+			Coexistence: sdk.Coexistence{}}
 	}
 	return []sdk.ResourceType{
 		common("s3_bucket", "a folder seeded with objects/seed.txt, like a bucket seeded with an object (durable)",

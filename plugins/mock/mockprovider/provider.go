@@ -319,7 +319,7 @@ func (w *world) read(req *sdk.ReadRequest) *sdk.ReadResponse {
 	case req.IdempotencyKey != "":
 		r = w.byKeyOf(req.IdempotencyKey)
 	default:
-		r = w.byTypeName(req.Type, req.Name)
+		r = w.byTypeName(req.Type, req.Name, zoneOf(req.Config))
 	}
 	if r == nil {
 		return &sdk.ReadResponse{Exists: false}
@@ -472,7 +472,7 @@ func (c *creation) apply(p *provider, w *world) {
 		c.err = sdk.Errorf("injected failure: create %s", req.Name)
 		return
 	}
-	if r := w.byTypeName(req.Type, req.Name); r != nil {
+	if r := w.byTypeName(req.Type, req.Name, zoneOf(c.cfg)); r != nil {
 		// Taken under another key (or none): a conflict, never claimed.
 		c.err = sdk.Conflict(fmt.Sprintf("%s %s already exists (id %s)", req.Type, req.Name, r.ID), r.IdempotencyKey)
 		return
@@ -508,7 +508,7 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	}
 	resp := &sdk.UpdateResponse{}
 	err = p.change(func(w *world) error {
-		r := w.byTypeName(req.Type, req.Name)
+		r := w.byTypeName(req.Type, req.Name, zoneOf(cfg))
 		if req.ID != "" {
 			r = w.byIDOf(req.ID)
 		}

@@ -185,7 +185,7 @@ func TestCreateThenRead(t *testing.T) {
 			for _, req := range []*sdk.ReadRequest{
 				{Type: c.typ, Name: "x", ID: cr.ID},
 				{Type: c.typ, Name: "x", IdempotencyKey: key},
-				{Type: c.typ, Name: "x"},
+				{Type: c.typ, Name: "x", Config: c.cfg}, // by identity: type, name and zone
 			} {
 				rr := read(t, p, req)
 				if !rr.Exists || rr.ID != cr.ID || !reflect.DeepEqual(rr.Attributes, cr.Attributes) {
@@ -392,7 +392,7 @@ func TestUpdate(t *testing.T) {
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}
-			rr := read(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "db"})
+			rr := read(t, p, &sdk.ReadRequest{Type: "dynamodb_table", Name: "db", Config: c.cfg})
 			if rr.ID != cr.ID {
 				t.Fatalf("id changed: %s -> %s", cr.ID, rr.ID)
 			}
@@ -840,5 +840,40 @@ func TestTags(t *testing.T) {
 	}
 	if resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "generic", Name: "g", IdempotencyKey: "k2", Config: sdk.Attributes{"tags": map[string]any{"n": true}}}); err != nil || !resp.Diagnostics.HasError() {
 		t.Fatalf("Create with a bool tag = %+v, %v; want an error diagnostic", resp, err)
+	}
+}
+
+// A resource's identity is its type, name and zone: another zone can exist
+// beside it (a replace creates first), the same zone is a conflict, and a
+// Read by identity finds the one of its zone.
+func TestIdentityIncludesTheZone(t *testing.T) {
+	p := configured(t, t.TempDir(), nil)
+	a := create(t, p, "network", "vpc", "k1", sdk.Attributes{"zone": "a"})
+	for _, tt := range []struct {
+		name     string
+		zone     string
+		conflict bool
+	}{
+		{"another zone coexists", "b", false},
+		{"the same zone is taken", "a", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "network", Name: "vpc", IdempotencyKey: "k-" + tt.zone, Config: sdk.Attributes{"zone": tt.zone}})
+			if tt.conflict {
+				if err == nil || !sdk.IsConflict(err) {
+					t.Fatalf("Create in zone %s: %v, %v; want a conflict", tt.zone, resp, err)
+				}
+				return
+			}
+			if err != nil || resp.ID == a.ID {
+				t.Fatalf("Create in zone %s: %+v, %v", tt.zone, resp, err)
+			}
+			if rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "vpc", Config: sdk.Attributes{"zone": tt.zone}}); rr.ID != resp.ID {
+				t.Errorf("Read by identity in zone %s found %s, want %s", tt.zone, rr.ID, resp.ID)
+			}
+			if rr := read(t, p, &sdk.ReadRequest{Type: "network", Name: "vpc", Config: sdk.Attributes{"zone": "a"}}); rr.ID != a.ID {
+				t.Errorf("Read by identity in zone a found %s, want %s", rr.ID, a.ID)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ const (
 	attrARN       = "arn"        // computed: mock:TYPE:NAME:ID, for references
 	attrSecret    = "secret"     // sensitive: the host never shows it
 	attrTags      = "tags"       // a map of strings, updated in place
+	attrZone      = "zone"       // force_new; part of a resource's identity
 )
 
 // resourceTypes returns the schema of every type the provider manages. It
@@ -30,7 +31,7 @@ func resourceTypes() []sdk.ResourceType {
 	common := func(name, desc string, extra ...sdk.Attribute) sdk.ResourceType {
 		attrs := []sdk.Attribute{
 			{Name: "size", Type: sdk.TypeNumber, Description: "a size; updated in place"},
-			{Name: "zone", Type: sdk.TypeString, ForceNew: true, Description: "a zone; a change replaces the resource"},
+			{Name: attrZone, Type: sdk.TypeString, ForceNew: true, Description: "a zone; a change replaces the resource"},
 			{Name: attrSecret, Type: sdk.TypeString, Sensitive: true, Description: "a secret value; updated in place; never shown"},
 			{Name: attrTags, Type: sdk.TypeMap, Description: "tags: a map of strings; updated in place"},
 		}
@@ -38,7 +39,12 @@ func resourceTypes() []sdk.ResourceType {
 		attrs = append(attrs,
 			sdk.Attribute{Name: attrCreatedAt, Type: sdk.TypeString, Computed: true, Description: "when the resource was created (RFC 3339, UTC)"},
 			sdk.Attribute{Name: attrARN, Type: sdk.TypeString, Computed: true, Description: "the resource's ARN, mock:TYPE:NAME:ID (known after create)"})
-		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs}
+		// A resource's identity is its type, name and zone: a replace
+		// that changes the zone makes the new one first (the old one is
+		// deleted once the rest of the run succeeded); any other replace
+		// (a bucket's name, --replace alone) deletes the old one first.
+		return sdk.ResourceType{Name: name, Description: desc, Attributes: attrs,
+			Coexistence: sdk.Coexistence{WhenDiffers: []string{attrZone}}}
 	}
 	return []sdk.ResourceType{
 		common("s3_bucket", "a simulated object store bucket (durable)",

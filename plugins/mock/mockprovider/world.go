@@ -77,7 +77,17 @@ type counter struct {
 	Remaining  int `json:"remaining"`
 }
 
-type typeName struct{ typ, name string }
+// typeName is a resource's identity in the world: its type, its name and
+// its zone. Two resources of one name can exist at once in two zones, so a
+// replace that moves one to another zone makes the new one before it
+// deletes the old one (the schema's Coexistence says so).
+type typeName struct{ typ, name, zone string }
+
+// zoneOf is the zone a configuration or a resource's attributes give ("" for none).
+func zoneOf(attrs map[string]any) string {
+	z, _ := attrs[attrZone].(string)
+	return z
+}
 
 // world is everything the mock remembers between calls and runs, in memory,
 // indexed by id, idempotency key and (type, name). Its changing methods
@@ -149,7 +159,7 @@ func (w *world) index(r *resource) {
 			w.byKey[r.IdempotencyKey] = r
 		}
 	}
-	tn := typeName{r.Type, r.Name}
+	tn := typeName{r.Type, r.Name, zoneOf(r.Attributes)}
 	if _, taken := w.byTN[tn]; taken {
 		w.dups = true
 	} else {
@@ -160,7 +170,7 @@ func (w *world) index(r *resource) {
 // unindex drops r from the indexes.
 func (w *world) unindex(r *resource) {
 	delete(w.byID, r.ID)
-	tn := typeName{r.Type, r.Name}
+	tn := typeName{r.Type, r.Name, zoneOf(r.Attributes)}
 	keyed := r.IdempotencyKey != "" && w.byKey[r.IdempotencyKey] == r
 	named := w.byTN[tn] == r
 	if keyed {
@@ -179,7 +189,7 @@ func (w *world) unindex(r *resource) {
 		if keyed && o.IdempotencyKey == r.IdempotencyKey && (nextKeyed == nil || o.seq < nextKeyed.seq) {
 			nextKeyed = o
 		}
-		if named && o.Type == r.Type && o.Name == r.Name && (nextNamed == nil || o.seq < nextNamed.seq) {
+		if named && (typeName{o.Type, o.Name, zoneOf(o.Attributes)}) == tn && (nextNamed == nil || o.seq < nextNamed.seq) {
 			nextNamed = o
 		}
 	}
@@ -245,7 +255,9 @@ func (w *world) byIDOf(id string) *resource { return w.byID[id] }
 
 func (w *world) byKeyOf(key string) *resource { return w.byKey[key] }
 
-func (w *world) byTypeName(typ, name string) *resource { return w.byTN[typeName{typ, name}] }
+func (w *world) byTypeName(typ, name, zone string) *resource {
+	return w.byTN[typeName{typ, name, zone}]
+}
 
 // remove records that the resource with id is gone.
 func (w *world) remove(id string) {

@@ -408,10 +408,14 @@ func (x *Attribute) GetDescription() string {
 }
 
 type ResourceType struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Attributes    []*Attribute           `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attributes  []*Attribute           `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// Whether two instances of this type can exist at once during a replace,
+	// so the host may make the new one before it deletes the old one. Absent:
+	// they cannot, and a replace deletes first.
+	Coexistence   *Coexistence `protobuf:"bytes,4,opt,name=coexistence,proto3" json:"coexistence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -467,6 +471,72 @@ func (x *ResourceType) GetDescription() string {
 	return ""
 }
 
+func (x *ResourceType) GetCoexistence() *Coexistence {
+	if x != nil {
+		return x.Coexistence
+	}
+	return nil
+}
+
+// Coexistence says when an old and a new instance of a type can exist at
+// the same time (a replace that creates first, deletes last).
+type Coexistence struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Any two instances can: the provider names each one itself (a network
+	// whose id it mints).
+	Always bool `protobuf:"varint,1,opt,name=always,proto3" json:"always,omitempty"`
+	// Else two can when the value of at least one of these attributes
+	// differs between their configurations: their identity (a bucket's name,
+	// a folder's path). Two with the same values cannot.
+	WhenDiffers   []string `protobuf:"bytes,2,rep,name=when_differs,json=whenDiffers,proto3" json:"when_differs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Coexistence) Reset() {
+	*x = Coexistence{}
+	mi := &file_provider_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Coexistence) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Coexistence) ProtoMessage() {}
+
+func (x *Coexistence) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Coexistence.ProtoReflect.Descriptor instead.
+func (*Coexistence) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Coexistence) GetAlways() bool {
+	if x != nil {
+		return x.Always
+	}
+	return false
+}
+
+func (x *Coexistence) GetWhenDiffers() []string {
+	if x != nil {
+		return x.WhenDiffers
+	}
+	return nil
+}
+
 // Capabilities are the optional parts of this contract a provider offers.
 // The host treats a provider that offers none conservatively.
 type Capabilities struct {
@@ -499,7 +569,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -511,7 +581,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -524,7 +594,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Capabilities) GetIdempotencyKeys() bool {
@@ -584,7 +654,7 @@ type GetSchema struct {
 
 func (x *GetSchema) Reset() {
 	*x = GetSchema{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +666,7 @@ func (x *GetSchema) String() string {
 func (*GetSchema) ProtoMessage() {}
 
 func (x *GetSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +679,7 @@ func (x *GetSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema.ProtoReflect.Descriptor instead.
 func (*GetSchema) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 type Configure struct {
@@ -620,7 +690,7 @@ type Configure struct {
 
 func (x *Configure) Reset() {
 	*x = Configure{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +702,7 @@ func (x *Configure) String() string {
 func (*Configure) ProtoMessage() {}
 
 func (x *Configure) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +715,7 @@ func (x *Configure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure.ProtoReflect.Descriptor instead.
 func (*Configure) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 type ValidateResource struct {
@@ -656,7 +726,7 @@ type ValidateResource struct {
 
 func (x *ValidateResource) Reset() {
 	*x = ValidateResource{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +738,7 @@ func (x *ValidateResource) String() string {
 func (*ValidateResource) ProtoMessage() {}
 
 func (x *ValidateResource) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +751,7 @@ func (x *ValidateResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource.ProtoReflect.Descriptor instead.
 func (*ValidateResource) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 type Read struct {
@@ -692,7 +762,7 @@ type Read struct {
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +774,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +787,7 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 type ValidateMany struct {
@@ -728,7 +798,7 @@ type ValidateMany struct {
 
 func (x *ValidateMany) Reset() {
 	*x = ValidateMany{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +810,7 @@ func (x *ValidateMany) String() string {
 func (*ValidateMany) ProtoMessage() {}
 
 func (x *ValidateMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +823,7 @@ func (x *ValidateMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany.ProtoReflect.Descriptor instead.
 func (*ValidateMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 type ReadMany struct {
@@ -764,7 +834,7 @@ type ReadMany struct {
 
 func (x *ReadMany) Reset() {
 	*x = ReadMany{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +846,7 @@ func (x *ReadMany) String() string {
 func (*ReadMany) ProtoMessage() {}
 
 func (x *ReadMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +859,7 @@ func (x *ReadMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany.ProtoReflect.Descriptor instead.
 func (*ReadMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 type Import struct {
@@ -800,7 +870,7 @@ type Import struct {
 
 func (x *Import) Reset() {
 	*x = Import{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +882,7 @@ func (x *Import) String() string {
 func (*Import) ProtoMessage() {}
 
 func (x *Import) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +895,7 @@ func (x *Import) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import.ProtoReflect.Descriptor instead.
 func (*Import) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 type Release struct {
@@ -836,7 +906,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +918,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +931,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 type Create struct {
@@ -872,7 +942,7 @@ type Create struct {
 
 func (x *Create) Reset() {
 	*x = Create{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +954,7 @@ func (x *Create) String() string {
 func (*Create) ProtoMessage() {}
 
 func (x *Create) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +967,7 @@ func (x *Create) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create.ProtoReflect.Descriptor instead.
 func (*Create) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 type CreateMany struct {
@@ -908,7 +978,7 @@ type CreateMany struct {
 
 func (x *CreateMany) Reset() {
 	*x = CreateMany{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +990,7 @@ func (x *CreateMany) String() string {
 func (*CreateMany) ProtoMessage() {}
 
 func (x *CreateMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1003,7 @@ func (x *CreateMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany.ProtoReflect.Descriptor instead.
 func (*CreateMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 type Update struct {
@@ -944,7 +1014,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1026,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1039,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 type Delete struct {
@@ -980,7 +1050,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1062,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1075,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 type GetSchema_Request struct {
@@ -1016,7 +1086,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1098,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1111,7 @@ func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Request.ProtoReflect.Descriptor instead.
 func (*GetSchema_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5, 0}
+	return file_provider_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type GetSchema_Response struct {
@@ -1060,7 +1130,7 @@ type GetSchema_Response struct {
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1142,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1155,7 @@ func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Response.ProtoReflect.Descriptor instead.
 func (*GetSchema_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5, 1}
+	return file_provider_proto_rawDescGZIP(), []int{6, 1}
 }
 
 func (x *GetSchema_Response) GetProviderName() string {
@@ -1143,7 +1213,7 @@ type Configure_Request struct {
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1225,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1238,7 @@ func (x *Configure_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Request.ProtoReflect.Descriptor instead.
 func (*Configure_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 0}
+	return file_provider_proto_rawDescGZIP(), []int{7, 0}
 }
 
 func (x *Configure_Request) GetConfig() *DynamicValue {
@@ -1201,7 +1271,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1213,7 +1283,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1226,7 +1296,7 @@ func (x *Configure_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Response.ProtoReflect.Descriptor instead.
 func (*Configure_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 1}
+	return file_provider_proto_rawDescGZIP(), []int{7, 1}
 }
 
 func (x *Configure_Response) GetDiagnostics() []*Diagnostic {
@@ -1247,7 +1317,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1329,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1342,7 @@ func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Request.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 0}
+	return file_provider_proto_rawDescGZIP(), []int{8, 0}
 }
 
 func (x *ValidateResource_Request) GetType() string {
@@ -1305,7 +1375,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1387,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1400,7 @@ func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Response.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 1}
+	return file_provider_proto_rawDescGZIP(), []int{8, 1}
 }
 
 func (x *ValidateResource_Response) GetDiagnostics() []*Diagnostic {
@@ -1360,7 +1430,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1442,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1455,7 @@ func (x *Read_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Request.ProtoReflect.Descriptor instead.
 func (*Read_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 0}
+	return file_provider_proto_rawDescGZIP(), []int{9, 0}
 }
 
 func (x *Read_Request) GetType() string {
@@ -1449,7 +1519,7 @@ type Read_Response struct {
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1531,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1544,7 @@ func (x *Read_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Response.ProtoReflect.Descriptor instead.
 func (*Read_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 1}
+	return file_provider_proto_rawDescGZIP(), []int{9, 1}
 }
 
 func (x *Read_Response) GetExists() bool {
@@ -1528,7 +1598,7 @@ type ValidateMany_Request struct {
 
 func (x *ValidateMany_Request) Reset() {
 	*x = ValidateMany_Request{}
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1610,7 @@ func (x *ValidateMany_Request) String() string {
 func (*ValidateMany_Request) ProtoMessage() {}
 
 func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1623,7 @@ func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany_Request.ProtoReflect.Descriptor instead.
 func (*ValidateMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+	return file_provider_proto_rawDescGZIP(), []int{10, 0}
 }
 
 func (x *ValidateMany_Request) GetResources() []*ValidateResource_Request {
@@ -1576,7 +1646,7 @@ type ValidateMany_Response struct {
 
 func (x *ValidateMany_Response) Reset() {
 	*x = ValidateMany_Response{}
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1658,7 @@ func (x *ValidateMany_Response) String() string {
 func (*ValidateMany_Response) ProtoMessage() {}
 
 func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1671,7 @@ func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany_Response.ProtoReflect.Descriptor instead.
 func (*ValidateMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+	return file_provider_proto_rawDescGZIP(), []int{10, 1}
 }
 
 func (x *ValidateMany_Response) GetResults() []*ValidateResource_Response {
@@ -1627,7 +1697,7 @@ type ReadMany_Request struct {
 
 func (x *ReadMany_Request) Reset() {
 	*x = ReadMany_Request{}
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1709,7 @@ func (x *ReadMany_Request) String() string {
 func (*ReadMany_Request) ProtoMessage() {}
 
 func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1722,7 @@ func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Request.ProtoReflect.Descriptor instead.
 func (*ReadMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 0}
+	return file_provider_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *ReadMany_Request) GetReads() []*Read_Request {
@@ -1675,7 +1745,7 @@ type ReadMany_Response struct {
 
 func (x *ReadMany_Response) Reset() {
 	*x = ReadMany_Response{}
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1757,7 @@ func (x *ReadMany_Response) String() string {
 func (*ReadMany_Response) ProtoMessage() {}
 
 func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1770,7 @@ func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Response.ProtoReflect.Descriptor instead.
 func (*ReadMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 1}
+	return file_provider_proto_rawDescGZIP(), []int{11, 1}
 }
 
 func (x *ReadMany_Response) GetResults() []*Read_Response {
@@ -1740,7 +1810,7 @@ type Import_Request struct {
 
 func (x *Import_Request) Reset() {
 	*x = Import_Request{}
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1822,7 @@ func (x *Import_Request) String() string {
 func (*Import_Request) ProtoMessage() {}
 
 func (x *Import_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1835,7 @@ func (x *Import_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Request.ProtoReflect.Descriptor instead.
 func (*Import_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 0}
+	return file_provider_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *Import_Request) GetType() string {
@@ -1829,7 +1899,7 @@ type Import_Response struct {
 
 func (x *Import_Response) Reset() {
 	*x = Import_Response{}
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1911,7 @@ func (x *Import_Response) String() string {
 func (*Import_Response) ProtoMessage() {}
 
 func (x *Import_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1924,7 @@ func (x *Import_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Response.ProtoReflect.Descriptor instead.
 func (*Import_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 1}
+	return file_provider_proto_rawDescGZIP(), []int{12, 1}
 }
 
 func (x *Import_Response) GetExists() bool {
@@ -1921,7 +1991,7 @@ type Release_Request struct {
 
 func (x *Release_Request) Reset() {
 	*x = Release_Request{}
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2003,7 @@ func (x *Release_Request) String() string {
 func (*Release_Request) ProtoMessage() {}
 
 func (x *Release_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2016,7 @@ func (x *Release_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release_Request.ProtoReflect.Descriptor instead.
 func (*Release_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 0}
+	return file_provider_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *Release_Request) GetType() string {
@@ -1997,7 +2067,7 @@ type Release_Response struct {
 
 func (x *Release_Response) Reset() {
 	*x = Release_Response{}
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2079,7 @@ func (x *Release_Response) String() string {
 func (*Release_Response) ProtoMessage() {}
 
 func (x *Release_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2092,7 @@ func (x *Release_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release_Response.ProtoReflect.Descriptor instead.
 func (*Release_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 1}
+	return file_provider_proto_rawDescGZIP(), []int{13, 1}
 }
 
 func (x *Release_Response) GetDiagnostics() []*Diagnostic {
@@ -2055,7 +2125,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2137,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2150,7 @@ func (x *Create_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Request.ProtoReflect.Descriptor instead.
 func (*Create_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+	return file_provider_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *Create_Request) GetType() string {
@@ -2150,7 +2220,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2232,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2245,7 @@ func (x *Create_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Response.ProtoReflect.Descriptor instead.
 func (*Create_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+	return file_provider_proto_rawDescGZIP(), []int{14, 1}
 }
 
 func (x *Create_Response) GetId() string {
@@ -2224,7 +2294,7 @@ type CreateMany_Request struct {
 
 func (x *CreateMany_Request) Reset() {
 	*x = CreateMany_Request{}
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2306,7 @@ func (x *CreateMany_Request) String() string {
 func (*CreateMany_Request) ProtoMessage() {}
 
 func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2319,7 @@ func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Request.ProtoReflect.Descriptor instead.
 func (*CreateMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 0}
+	return file_provider_proto_rawDescGZIP(), []int{15, 0}
 }
 
 func (x *CreateMany_Request) GetCreates() []*Create_Request {
@@ -2275,7 +2345,7 @@ type CreateMany_Response struct {
 
 func (x *CreateMany_Response) Reset() {
 	*x = CreateMany_Response{}
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2287,7 +2357,7 @@ func (x *CreateMany_Response) String() string {
 func (*CreateMany_Response) ProtoMessage() {}
 
 func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2300,7 +2370,7 @@ func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Response.ProtoReflect.Descriptor instead.
 func (*CreateMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 1}
+	return file_provider_proto_rawDescGZIP(), []int{15, 1}
 }
 
 func (x *CreateMany_Response) GetResults() []*Create_Response {
@@ -2333,7 +2403,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2415,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2428,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 0}
+	return file_provider_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -2422,7 +2492,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[38]
+	mi := &file_provider_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2504,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[38]
+	mi := &file_provider_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2517,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 1}
+	return file_provider_proto_rawDescGZIP(), []int{16, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -2489,7 +2559,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[39]
+	mi := &file_provider_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2571,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[39]
+	mi := &file_provider_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2584,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16, 0}
+	return file_provider_proto_rawDescGZIP(), []int{17, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -2580,7 +2650,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[40]
+	mi := &file_provider_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2662,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[40]
+	mi := &file_provider_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2675,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16, 1}
+	return file_provider_proto_rawDescGZIP(), []int{17, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -2654,13 +2724,17 @@ const file_provider_proto_rawDesc = "" +
 	"\vTYPE_NUMBER\x10\x02\x12\r\n" +
 	"\tTYPE_BOOL\x10\x03\x12\r\n" +
 	"\tTYPE_LIST\x10\x04\x12\f\n" +
-	"\bTYPE_MAP\x10\x05\"\x84\x01\n" +
+	"\bTYPE_MAP\x10\x05\"\xc8\x01\n" +
 	"\fResourceType\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12>\n" +
 	"\n" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x8c\x02\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12B\n" +
+	"\vcoexistence\x18\x04 \x01(\v2 .bulwark.provider.v1.CoexistenceR\vcoexistence\"H\n" +
+	"\vCoexistence\x12\x16\n" +
+	"\x06always\x18\x01 \x01(\bR\x06always\x12!\n" +
+	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\x8c\x02\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
@@ -2842,7 +2916,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -2851,115 +2925,117 @@ var file_provider_proto_goTypes = []any{
 	(*Diagnostic)(nil),                // 4: bulwark.provider.v1.Diagnostic
 	(*Attribute)(nil),                 // 5: bulwark.provider.v1.Attribute
 	(*ResourceType)(nil),              // 6: bulwark.provider.v1.ResourceType
-	(*Capabilities)(nil),              // 7: bulwark.provider.v1.Capabilities
-	(*GetSchema)(nil),                 // 8: bulwark.provider.v1.GetSchema
-	(*Configure)(nil),                 // 9: bulwark.provider.v1.Configure
-	(*ValidateResource)(nil),          // 10: bulwark.provider.v1.ValidateResource
-	(*Read)(nil),                      // 11: bulwark.provider.v1.Read
-	(*ValidateMany)(nil),              // 12: bulwark.provider.v1.ValidateMany
-	(*ReadMany)(nil),                  // 13: bulwark.provider.v1.ReadMany
-	(*Import)(nil),                    // 14: bulwark.provider.v1.Import
-	(*Release)(nil),                   // 15: bulwark.provider.v1.Release
-	(*Create)(nil),                    // 16: bulwark.provider.v1.Create
-	(*CreateMany)(nil),                // 17: bulwark.provider.v1.CreateMany
-	(*Update)(nil),                    // 18: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 19: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 20: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 21: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 22: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 23: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 24: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 25: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 26: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 27: bulwark.provider.v1.Read.Response
-	(*ValidateMany_Request)(nil),      // 28: bulwark.provider.v1.ValidateMany.Request
-	(*ValidateMany_Response)(nil),     // 29: bulwark.provider.v1.ValidateMany.Response
-	(*ReadMany_Request)(nil),          // 30: bulwark.provider.v1.ReadMany.Request
-	(*ReadMany_Response)(nil),         // 31: bulwark.provider.v1.ReadMany.Response
-	(*Import_Request)(nil),            // 32: bulwark.provider.v1.Import.Request
-	(*Import_Response)(nil),           // 33: bulwark.provider.v1.Import.Response
-	(*Release_Request)(nil),           // 34: bulwark.provider.v1.Release.Request
-	(*Release_Response)(nil),          // 35: bulwark.provider.v1.Release.Response
-	(*Create_Request)(nil),            // 36: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 37: bulwark.provider.v1.Create.Response
-	(*CreateMany_Request)(nil),        // 38: bulwark.provider.v1.CreateMany.Request
-	(*CreateMany_Response)(nil),       // 39: bulwark.provider.v1.CreateMany.Response
-	(*Update_Request)(nil),            // 40: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 41: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 42: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 43: bulwark.provider.v1.Delete.Response
+	(*Coexistence)(nil),               // 7: bulwark.provider.v1.Coexistence
+	(*Capabilities)(nil),              // 8: bulwark.provider.v1.Capabilities
+	(*GetSchema)(nil),                 // 9: bulwark.provider.v1.GetSchema
+	(*Configure)(nil),                 // 10: bulwark.provider.v1.Configure
+	(*ValidateResource)(nil),          // 11: bulwark.provider.v1.ValidateResource
+	(*Read)(nil),                      // 12: bulwark.provider.v1.Read
+	(*ValidateMany)(nil),              // 13: bulwark.provider.v1.ValidateMany
+	(*ReadMany)(nil),                  // 14: bulwark.provider.v1.ReadMany
+	(*Import)(nil),                    // 15: bulwark.provider.v1.Import
+	(*Release)(nil),                   // 16: bulwark.provider.v1.Release
+	(*Create)(nil),                    // 17: bulwark.provider.v1.Create
+	(*CreateMany)(nil),                // 18: bulwark.provider.v1.CreateMany
+	(*Update)(nil),                    // 19: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 20: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 21: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 22: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 23: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 24: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 25: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 26: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 27: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 28: bulwark.provider.v1.Read.Response
+	(*ValidateMany_Request)(nil),      // 29: bulwark.provider.v1.ValidateMany.Request
+	(*ValidateMany_Response)(nil),     // 30: bulwark.provider.v1.ValidateMany.Response
+	(*ReadMany_Request)(nil),          // 31: bulwark.provider.v1.ReadMany.Request
+	(*ReadMany_Response)(nil),         // 32: bulwark.provider.v1.ReadMany.Response
+	(*Import_Request)(nil),            // 33: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 34: bulwark.provider.v1.Import.Response
+	(*Release_Request)(nil),           // 35: bulwark.provider.v1.Release.Request
+	(*Release_Response)(nil),          // 36: bulwark.provider.v1.Release.Response
+	(*Create_Request)(nil),            // 37: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 38: bulwark.provider.v1.Create.Response
+	(*CreateMany_Request)(nil),        // 39: bulwark.provider.v1.CreateMany.Request
+	(*CreateMany_Response)(nil),       // 40: bulwark.provider.v1.CreateMany.Response
+	(*Update_Request)(nil),            // 41: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 42: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 43: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 44: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
 	2,  // 1: bulwark.provider.v1.Attribute.type:type_name -> bulwark.provider.v1.Attribute.Type
 	5,  // 2: bulwark.provider.v1.ResourceType.attributes:type_name -> bulwark.provider.v1.Attribute
-	6,  // 3: bulwark.provider.v1.GetSchema.Response.resource_types:type_name -> bulwark.provider.v1.ResourceType
-	4,  // 4: bulwark.provider.v1.GetSchema.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	7,  // 5: bulwark.provider.v1.GetSchema.Response.capabilities:type_name -> bulwark.provider.v1.Capabilities
-	5,  // 6: bulwark.provider.v1.GetSchema.Response.provider_config:type_name -> bulwark.provider.v1.Attribute
-	3,  // 7: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 8: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 9: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 10: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 11: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 12: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 13: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	24, // 14: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
-	25, // 15: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
-	4,  // 16: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	26, // 17: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
-	27, // 18: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
-	4,  // 19: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 20: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 21: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 22: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	4,  // 23: bulwark.provider.v1.Release.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 24: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 25: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 26: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 27: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	27, // 28: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	36, // 29: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
-	37, // 30: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
-	4,  // 31: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 32: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 33: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 34: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 35: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 36: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 37: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 38: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 39: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	27, // 40: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	20, // 41: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	22, // 42: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	24, // 43: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	26, // 44: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	36, // 45: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	40, // 46: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	42, // 47: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	32, // 48: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	30, // 49: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	28, // 50: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	38, // 51: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
-	34, // 52: bulwark.provider.v1.Provider.Release:input_type -> bulwark.provider.v1.Release.Request
-	21, // 53: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	23, // 54: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	25, // 55: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	27, // 56: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	37, // 57: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	41, // 58: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	43, // 59: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	33, // 60: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	31, // 61: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	29, // 62: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	39, // 63: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
-	35, // 64: bulwark.provider.v1.Provider.Release:output_type -> bulwark.provider.v1.Release.Response
-	53, // [53:65] is the sub-list for method output_type
-	41, // [41:53] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	7,  // 3: bulwark.provider.v1.ResourceType.coexistence:type_name -> bulwark.provider.v1.Coexistence
+	6,  // 4: bulwark.provider.v1.GetSchema.Response.resource_types:type_name -> bulwark.provider.v1.ResourceType
+	4,  // 5: bulwark.provider.v1.GetSchema.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	8,  // 6: bulwark.provider.v1.GetSchema.Response.capabilities:type_name -> bulwark.provider.v1.Capabilities
+	5,  // 7: bulwark.provider.v1.GetSchema.Response.provider_config:type_name -> bulwark.provider.v1.Attribute
+	3,  // 8: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 9: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 10: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 11: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 12: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 13: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 14: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	25, // 15: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
+	26, // 16: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
+	4,  // 17: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	27, // 18: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
+	28, // 19: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
+	4,  // 20: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 21: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 22: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 23: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	4,  // 24: bulwark.provider.v1.Release.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 25: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 26: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 27: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 28: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	28, // 29: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	37, // 30: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
+	38, // 31: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
+	4,  // 32: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 33: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 34: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 35: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 36: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 37: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 38: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 39: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 40: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	28, // 41: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	21, // 42: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	23, // 43: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	25, // 44: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	27, // 45: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	37, // 46: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	41, // 47: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	43, // 48: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	33, // 49: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	31, // 50: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	29, // 51: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	39, // 52: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	35, // 53: bulwark.provider.v1.Provider.Release:input_type -> bulwark.provider.v1.Release.Request
+	22, // 54: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	24, // 55: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	26, // 56: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	28, // 57: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	38, // 58: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	42, // 59: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	44, // 60: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	34, // 61: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	32, // 62: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	30, // 63: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	40, // 64: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	36, // 65: bulwark.provider.v1.Provider.Release:output_type -> bulwark.provider.v1.Release.Response
+	54, // [54:66] is the sub-list for method output_type
+	42, // [42:54] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -2973,7 +3049,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -77,6 +77,15 @@ type ResourceChange struct {
 	Owner      string `json:"owner"`
 	Reason     string `json:"reason"`
 	Importable bool   `json:"importable"`
+	// ReplaceMode, for a replace: "create_first" (the new one made, the
+	// old one deleted in the cleanup phase; the text's +/-) or
+	// "delete_first" (the two cannot exist at once; -/+). "" otherwise.
+	ReplaceMode string `json:"replace_mode"`
+	// ReplaceRequested: the run names the resource with --replace.
+	ReplaceRequested bool `json:"replace_requested"`
+	// DataLoss: carrying the change out deletes the data the resource
+	// holds (a replace of a durable one).
+	DataLoss bool `json:"data_loss"`
 }
 
 // PlanSummary counts the resource changes by action.
@@ -126,6 +135,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
 			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable,
+			ReplaceMode: string(c.Mode), ReplaceRequested: c.Requested, DataLoss: c.LosesData(),
 		})
 		s := &out.Summary
 		switch c.Action {
@@ -147,7 +157,11 @@ func NewPlan(pv *stack.Preview) *Plan {
 	}
 	out.Summary.HasChanges = pv.HasChanges()
 	if r := pv.Refused; r != nil {
-		out.Refused = &Refusal{Operation: r.Op, Resources: list(r.Resources), Message: r.Error()}
+		names := list(r.Resources)
+		for _, d := range r.Durable {
+			names = append(names, d.Resource)
+		}
+		out.Refused = &Refusal{Operation: r.Op, Resources: names, Message: r.Error()}
 	}
 	if c := pv.Conflict; c != nil {
 		names := []string{}

@@ -32,6 +32,13 @@ type (
 		Name        string            `json:"name"`
 		Description string            `json:"description"`
 		Attributes  []SchemaAttribute `json:"attributes"`
+		// Coexistence says when an old and a new instance can exist at
+		// once, so a replace creates first (sdk.Coexistence).
+		Coexistence SchemaCoexistence `json:"coexistence"`
+	}
+	SchemaCoexistence struct {
+		Always      bool     `json:"always"`
+		WhenDiffers []string `json:"when_differs"`
 	}
 	SchemaAttribute struct {
 		Name        string `json:"name"`
@@ -63,7 +70,8 @@ func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) Sche
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 	}
 	for _, rt := range s.ResourceTypes {
-		p.ResourceTypes = append(p.ResourceTypes, SchemaType{Name: rt.Name, Description: rt.Description, Attributes: schemaAttributes(rt.Attributes)})
+		p.ResourceTypes = append(p.ResourceTypes, SchemaType{Name: rt.Name, Description: rt.Description, Attributes: schemaAttributes(rt.Attributes),
+			Coexistence: SchemaCoexistence{Always: rt.Coexistence.Always, WhenDiffers: append([]string{}, rt.Coexistence.WhenDiffers...)}})
 	}
 	return p
 }
