@@ -298,7 +298,7 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		be.Close()
 		return nil, err
 	}
-	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor}
+	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
 	if h := w.Stale(); h != nil {
 		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}

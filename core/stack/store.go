@@ -25,6 +25,9 @@ type store struct {
 	w   storage.Writer
 	fp  *failpoint.Set
 	red *secrets.Redactor
+	// warn is told, as one line for a person, what went wrong after a
+	// commit was durable (nil: nobody).
+	warn func(string)
 	// sensitiveOf names the attributes a resource's provider schema marks
 	// sensitive; a resource put lists them (the backend seals them).
 	sensitiveOf func(*state.Resource) []string
@@ -305,9 +308,14 @@ func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 	if !ch.Empty() {
 		s.fp.Hit("state")
 	}
+	// The commit is durable: what it records (an operation's end, say) is
+	// true whatever happens next. A body that cannot be deleted is left
+	// stored, unused (no revision names it any more), and said: it is no
+	// failure of the commit, which must not turn a succeeded operation
+	// into one that "could not record" its end.
 	for _, n := range pruned {
-		if err := s.w.DeleteRevision(ctx, n); err != nil {
-			return err
+		if err := s.w.DeleteRevision(ctx, n); err != nil && s.warn != nil {
+			s.warn(fmt.Sprintf("warning: could not delete the stored text of pruned revision %d (it stays stored, unused): %v", n, s.red.Redact(err.Error())))
 		}
 	}
 	return nil
