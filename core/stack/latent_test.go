@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 )
@@ -73,5 +74,42 @@ func TestFailedPruneAfterTheEndRecordKeepsTheApplySucceeded(t *testing.T) {
 	e.mustApply(t, mkSpec(t, res{name: "vm", typ: "compute", size: 3}), failing)
 	if st := e.state(t, "s"); st.Current != 3 || len(st.Revisions) != 1 {
 		t.Errorf("current %d, %d revisions kept: want 3 and 1", st.Current, len(st.Revisions))
+	}
+}
+
+// A resource whose recorded private data is not what bulwark wrote (not
+// base64: a damaged or hand-edited state) is an error every command sees
+// before it calls the provider, naming the resource: never a provider
+// silently handed no private data (its Update or Delete would act on a
+// guess).
+func TestUnreadablePrivateDataIsAnError(t *testing.T) {
+	e := newEnv(t)
+	e.mustApply(t, mkSpec(t, res{name: "net", typ: "network", size: 1.0}))
+	e.mutateState(t, "s", func(st *state.State) { st.Resources["net"].Private = "%%% not base64 %%%" })
+	c0, u0, d0 := e.w.Calls()
+	next := mkSpec(t, res{name: "net", typ: "network", size: 2.0})
+	for _, tt := range []struct {
+		name string
+		run  func() error
+	}{
+		{"plan", func() error { _, err := stack.Plan(e.ctx, next, e.opts()); return err }},
+		{"apply", func() error { r, err := e.apply(next); return errors.Join(err, resErr(r)) }},
+		{"teardown", func() error {
+			r, err := e.teardown(next, func(o *stack.Options) { o.Confirm = func([]string) bool { return true } })
+			return errors.Join(err, resErr(r))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.run()
+			if err == nil || !strings.Contains(err.Error(), `"net"`) || !strings.Contains(err.Error(), "private data") {
+				t.Fatalf("err %v: want an error naming net's private data", err)
+			}
+			if !errors.Is(err, state.ErrCorrupt) {
+				t.Errorf("err %v: not state.ErrCorrupt", err)
+			}
+		})
+	}
+	if c, u, d := e.w.Calls(); c != c0 || u != u0 || d != d0 {
+		t.Errorf("the provider was called to change something: creates %d->%d updates %d->%d deletes %d->%d", c0, c, u0, u, d0, d)
 	}
 }

@@ -306,6 +306,10 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 		s.close()
 		return nil, err
 	}
+	if err := state.CheckPrivate(s.store.st); err != nil {
+		s.close()
+		return nil, fmt.Errorf("load state %s: %w", be.Location(), err)
+	}
 	// The operations' own records are all an unfinished one is told by:
 	// the journal is streamed for them, never held whole.
 	var recs []journal.Record
@@ -732,6 +736,9 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	st, err := load()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if err := state.CheckPrivate(st); err != nil {
+		return nil, nil, nil, fmt.Errorf("load state: %w", err)
 	}
 	// The backend settled the lineage from the state and the journal
 	// (refusing the two of different ones).
