@@ -113,3 +113,47 @@ func TestUnreadablePrivateDataIsAnError(t *testing.T) {
 		t.Errorf("the provider was called to change something: creates %d->%d updates %d->%d deletes %d->%d", c0, c, u0, u, d0, d)
 	}
 }
+
+// releaseFailingBackend is the file backend whose lock release and close
+// fail (a connection cut as the command ends, an S3 DELETE refused).
+type releaseFailingBackend struct{ storage.Backend }
+
+func (b releaseFailingBackend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	w, err := b.Backend.Lock(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return releaseFailingWriter{w}, nil
+}
+
+func (b releaseFailingBackend) Close() error {
+	b.Backend.Close()
+	return errors.New("fake backend: close: connection reset by peer")
+}
+
+type releaseFailingWriter struct{ storage.Writer }
+
+func (w releaseFailingWriter) Release(ctx context.Context) error {
+	w.Writer.Release(ctx)
+	return errors.New("fake backend: release: connection reset by peer")
+}
+
+// A lock that cannot be released, or a backend that cannot be closed, as a
+// command ends is said (a warning: the operation's outcome stands), so the
+// person knows why the next command may find the stack locked.
+func TestReleaseAndCloseFailuresAreReported(t *testing.T) {
+	e := newEnv(t)
+	failing := func(o *stack.Options) {
+		o.StateURL = "fake://release-failing"
+		o.Open = func(_ context.Context, _ string, so storage.Options) (storage.Backend, error) {
+			return releaseFailingBackend{filestore.New(stack.StackDir(e.stateDir, so.Stack), so)}, nil
+		}
+	}
+	e.mustApply(t, mkSpec(t, res{name: "vm", typ: "compute"}), failing)
+	out := e.out.String()
+	for _, want := range []string{"could not release the lock", "release: connection reset by peer", "could not close", "close: connection reset by peer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q:\n%s", want, out)
+		}
+	}
+}

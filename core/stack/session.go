@@ -416,11 +416,22 @@ func (s *session) close() {
 				}
 			}
 		}
-		s.store.w.Release(ctx)
+		if err := s.store.w.Release(ctx); err != nil {
+			s.warn(fmt.Sprintf("warning: could not release the lock of stack %s at %s: %v (a later command may find it held until the backend lets it go: the kernel, the server or the lease's end)", s.sp.Stack, s.be.Location(), err))
+		}
 	}
 	pluginsGone()
 	if s.be != nil {
-		s.be.Close()
+		if err := s.be.Close(); err != nil {
+			s.warn(fmt.Sprintf("warning: could not close the state backend %s: %v", s.be.Location(), err))
+		}
+	}
+}
+
+// warn tells the person one line that changes no outcome.
+func (s *session) warn(text string) {
+	if s.opts.Reporter != nil {
+		s.opts.Reporter.Note(s.opts.Redactor.Redact(text))
 	}
 }
 
