@@ -185,9 +185,19 @@ func (b *Backend) load() (*loaded, error) {
 		defer live.Close()
 	}
 	st, err := state.Load(b.path(stateFile))
+	var levelErr *state.LevelError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		st = b.emptyState()
+	case errors.Is(err, state.ErrCorrupt) && !errors.As(err, &levelErr):
+		// Empty, cut short, or not what its checksum says (a disk that
+		// lost the last write, a copy that stopped, an edit): say how to
+		// repair it. Without the snapshot the state is empty, and the next
+		// plan finds the stack's resources by the keys its journal holds
+		// (a lost state is a case the ownership checks already handle).
+		snap := b.path(stateFile)
+		return nil, fmt.Errorf("%w: to repair it, restore the newest good copy from %s (one is written before every update), or move the damaged file aside (mv %s %s.damaged) and run `bulwark plan`: bulwark then finds the stack's resources by the keys its journal holds, and the next apply records them again",
+			err, b.path(backupsDir), snap, snap)
 	case err != nil:
 		return nil, err
 	default:
