@@ -382,9 +382,16 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		if err == nil {
 			return client, rpc, nil
 		}
+		// go-plugin has killed the process it started; what that process
+		// started (a wrapper script's child still holding stdout) would
+		// keep client.Kill waiting for the pipes to close, past
+		// StartTimeout. The group goes first. (The leader is not reaped
+		// while a member holds the pipes, so the group's id is still
+		// its own.)
+		killGroup(cmd)
 		client.Kill()
 		if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
 		}
 		if p.host.opts.onBusy != nil {
 			p.host.opts.onBusy()
@@ -394,7 +401,7 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
 		}
 	}
 }
