@@ -3,9 +3,11 @@ package stack_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -155,5 +157,101 @@ func TestReleaseAndCloseFailuresAreReported(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q:\n%s", want, out)
 		}
+	}
+}
+
+// hangingBackend is the file backend behind a server that stops answering
+// (a PostgreSQL or S3 call that hangs): its Lock or its Nth Commit blocks
+// until the context it was given ends. entered is told when one hangs.
+type hangingBackend struct {
+	storage.Backend
+	hangLock   bool
+	hangCommit int // hang the Nth Commit (0: none)
+	entered    chan string
+
+	mu      sync.Mutex
+	commits int
+}
+
+func (b *hangingBackend) hang(ctx context.Context, what string) error {
+	b.entered <- what
+	<-ctx.Done()
+	return fmt.Errorf("fake backend: %s: %w", what, ctx.Err())
+}
+
+func (b *hangingBackend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	if b.hangLock {
+		return nil, b.hang(ctx, "lock")
+	}
+	w, err := b.Backend.Lock(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return &hangingWriter{Writer: w, b: b}, nil
+}
+
+type hangingWriter struct {
+	storage.Writer
+	b *hangingBackend
+}
+
+func (w *hangingWriter) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	w.b.mu.Lock()
+	w.b.commits++
+	n := w.b.commits
+	w.b.mu.Unlock()
+	if n == w.b.hangCommit {
+		return 0, w.b.hang(ctx, "commit")
+	}
+	return w.Writer.Commit(ctx, c)
+}
+
+// The command's context reaches storage: a backend that hangs taking the
+// lock or writing a journal record is let go of when the context ends (a
+// second interrupt), and the command returns at once, instead of only by
+// the CLI's exit after its grace period.
+func TestCommandContextReachesStorage(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		b    *hangingBackend
+	}{
+		{"lock", &hangingBackend{hangLock: true}},
+		{"journal append", &hangingBackend{hangCommit: 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			b := tt.b
+			b.entered = make(chan string, 1)
+			hanging := func(o *stack.Options) {
+				o.StateURL = "fake://hanging"
+				o.Open = func(_ context.Context, _ string, so storage.Options) (storage.Backend, error) {
+					b.Backend = filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
+					return b, nil
+				}
+			}
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				r, err := stack.Apply(ctx, mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "network", deps: []string{"a"}}), e.opts(hanging))
+				done <- errors.Join(err, resErr(r))
+			}()
+			select {
+			case <-b.entered:
+			case err := <-done:
+				t.Fatalf("the apply ended before the backend hung: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the backend was never called")
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err %v: want context.Canceled in it", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the apply still waits on the hung backend 20 s after its context ended")
+			}
+		})
 	}
 }

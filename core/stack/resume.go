@@ -56,7 +56,7 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 var errResumeRaced = errors.New("the unfinished operation changed while taking the lock")
 
 func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
-	s, err := open(sp, opts, true)
+	s, err := open(ctx, sp, opts, true)
 	if err != nil {
 		return nil, err
 	}

@@ -337,7 +337,7 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	if lf := p.providerPins(); lf != nil {
 		opts.ProviderLock, opts.LockPath = lf, p.Path
 	}
-	s, err := open(p.Spec, opts, false)
+	s, err := open(ctx, p.Spec, opts, false)
 	if err != nil {
 		return nil, err
 	}

@@ -277,9 +277,12 @@ func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (
 
 // open takes the lock and loads the state and the journal. resuming skips
 // the unfinished-operation check.
-func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
+//
+// ctx is the command's: a backend that hangs (a PostgreSQL or S3 call that
+// never answers) is let go of when it ends, while the lock is taken, the
+// state loaded, and for every journal record the session writes after.
+func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
-	ctx := context.Background()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), opID: journal.NewOpID(), plugins: map[string]Provider{}}
 	s.learnVariables()
 	if resuming && opts.resumeOp != "" {
@@ -293,12 +296,12 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	s.be = be
 	host, _ := os.Hostname()
 	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()}
-	w, err := lockWait(be, s.holder, sp.Stack, opts)
+	w, err := lockWait(ctx, be, s.holder, sp.Stack, opts)
 	if err != nil {
 		be.Close()
 		return nil, err
 	}
-	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
+	s.store = &store{ctx: ctx, be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
 	if h := w.Stale(); h != nil {
 		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}
@@ -355,8 +358,8 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 
 // lockWait takes the lock for h, waiting up to opts.LockTimeout while
 // another holds it; a first interrupt (opts.Stop) stops the wait.
-func lockWait(be storage.Backend, h storage.Holder, stack string, opts Options) (storage.Writer, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+func lockWait(ctx context.Context, be storage.Backend, h storage.Holder, stack string, opts Options) (storage.Writer, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if opts.Stop != nil {
 		go func() {

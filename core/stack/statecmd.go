@@ -113,7 +113,7 @@ func nameList(names []string) string {
 // protection: it calls no provider at all, only drops the record, as a
 // journaled operation under the lock.
 func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 	if _, err := spec.ParseAddress(to); err != nil {
 		return nil, fmt.Errorf("state mv: %w", err)
 	}
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		}
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s declares no resource %q (add it to the spec first: its type and provider say what to read)", sp.File, address)}
 	}
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
