@@ -61,7 +61,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		return nil, err
 	}
 	defer s.close()
-	ops, err := journalKinds(context.Background(), s.be, journal.KindOp)
+	ops, err := journalKinds(ctx, s.be, journal.KindOp)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	}
 	// The records of the operation resumed, and only those, are held.
 	var mine []journal.Record
-	if _, err := storage.ScanJournal(context.Background(), s.be, nil, func(r journal.Record) error {
+	if _, err := storage.ScanJournal(ctx, s.be, nil, func(r journal.Record) error {
 		if r.Op == target.Op {
 			mine = append(mine, r)
 		}
