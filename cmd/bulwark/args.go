@@ -131,24 +131,44 @@ func (c *cli) eventsOutsideState(path string, opts stack.Options) error {
 	return nil
 }
 
-// resolvedPath is path made absolute with every symbolic link resolved, in
-// the part of it that exists (what does not yet is joined on as written,
-// cleaned).
+// resolvedPath is path made absolute with every symbolic link in it
+// resolved, a dangling one included (it names where a file made through it
+// would go); what does not exist is joined on as written, cleaned.
 func resolvedPath(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
-	var rest []string
-	for p := abs; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		if filepath.Dir(p) == p {
-			return abs, nil
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
+	return resolveLinks(abs, 0)
+}
+
+func resolveLinks(p string, depth int) (string, error) {
+	if depth > 40 {
+		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
 	}
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		to, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		return resolveLinks(filepath.Clean(to), depth+1)
+	case err == nil:
+		return filepath.EvalSymlinks(p)
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p, nil
+	}
+	dir, err := resolveLinks(parent, depth+1)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(p)), nil
 }
 
 // progressView is the view core reports an operation's progress to, on

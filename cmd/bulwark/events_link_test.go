@@ -32,3 +32,25 @@ func TestEventsFileWithHardLinksRefused(t *testing.T) {
 		t.Errorf("the linked file was written: %q", b)
 	}
 }
+
+// The state folder is found behind any spelling of the events path: a
+// link to it (also one that dangles, to a folder not made yet), "..", a
+// link inside a link.
+func TestEventsPathResolvedToTheStateFolder(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	os.Symlink(state, filepath.Join(dir, "dangling")) // state does not exist yet
+	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+	os.Symlink("../dangling", filepath.Join(dir, "sub", "up"))
+	want, _ := resolvedPath(state)
+	for _, p := range []string{"dangling/s/journal.jsonl", "sub/../state/x", "sub/up/s/x", "dangling"} {
+		got, err := resolvedPath(filepath.Join(dir, p))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if rel, err := filepath.Rel(want, got); err != nil || strings.HasPrefix(rel, "..") {
+			t.Errorf("%s resolves to %s, not under %s", p, got, want)
+		}
+	}
+}
