@@ -114,6 +114,14 @@ func TestUnreadablePrivateDataIsAnError(t *testing.T) {
 	if c, u, d := e.w.Calls(); c != c0 || u != u0 || d != d0 {
 		t.Errorf("the provider was called to change something: creates %d->%d updates %d->%d deletes %d->%d", c0, c, u0, u, d0, d)
 	}
+	// The way out the error names: state forget drops the damaged record
+	// (nothing reads it), and the plan then runs.
+	if _, err := stack.StateForget(e.ctx, next, e.opts(), "net"); err != nil {
+		t.Fatalf("state forget of the damaged resource: %v", err)
+	}
+	if _, err := stack.Plan(e.ctx, next, e.opts()); err != nil {
+		t.Errorf("plan after the forget: %v", err)
+	}
 }
 
 // releaseFailingBackend is the file backend whose lock release and close

@@ -112,6 +112,9 @@ type Options struct {
 	// resumeOp is the operation a resume runs: the lock is taken in its
 	// name, and only its own interventions may be pending (set by Resume).
 	resumeOp string
+	// forgetting is the resource a state forget drops: its private data
+	// may be damaged (forgetting it is the way out), nothing reads it.
+	forgetting string
 }
 
 // Provider is what an operation needs of a running provider.
@@ -309,7 +312,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 		s.close()
 		return nil, err
 	}
-	if err := state.CheckPrivate(s.store.st); err != nil {
+	if err := state.CheckPrivate(s.store.st, opts.forgetting); err != nil {
 		s.close()
 		return nil, fmt.Errorf("load state %s: %w", be.Location(), err)
 	}

@@ -113,6 +113,7 @@ func nameList(names []string) string {
 // protection: it calls no provider at all, only drops the record, as a
 // journaled operation under the lock.
 func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
+	opts.forgetting = address
 	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err

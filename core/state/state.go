@@ -30,6 +30,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,11 +114,12 @@ func (e *PrivateError) Is(target error) bool { return target == ErrCorrupt }
 func (e *PrivateError) Unwrap() error { return e.Err }
 
 // CheckPrivate refuses (a *PrivateError, errors.Is ErrCorrupt) a state
-// whose resource records private data PrivateData cannot decode.
-func CheckPrivate(st *State) error {
+// whose resource records private data PrivateData cannot decode; the
+// resources named in except are not looked at (state forget drops one).
+func CheckPrivate(st *State, except ...string) error {
 	for _, name := range st.Names() {
 		r := st.Resources[name]
-		if r.Private == "" || secrets.IsSealed(r.Private) {
+		if r.Private == "" || secrets.IsSealed(r.Private) || slices.Contains(except, name) {
 			continue
 		}
 		if _, err := base64.StdEncoding.DecodeString(r.Private); err != nil {
