@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/progressview"
 	"github.com/bulwark-iac/bulwark/core/events"
@@ -65,9 +69,20 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	// Events are JSON lines: their error is masked where it is made (the
 	// operation's progress), never by rewriting a line as text.
 	if c.eventsFile != "" {
+		if err := c.eventsOutsideState(c.eventsFile, opts); err != nil {
+			return opts, nil, err
+		}
 		f, err := events.OpenFile(c.eventsFile)
 		if err != nil {
 			return opts, nil, err
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				// Another name of the same file could be a journal's or a
+				// state's: appended to, it would be corrupted.
+				f.Close()
+				return opts, nil, fmt.Errorf("--events %s: the file has %d names (hard links): bulwark appends events only to a file of its own", c.eventsFile, st.Nlink)
+			}
 		}
 		opts.Events = events.NewWriter(f, nil)
 		c.eventsTo = f
@@ -81,6 +96,79 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		opts.Events = events.NewWriter(c.stderr, nil)
 	}
 	return opts, closeFn, nil
+}
+
+// eventsOutsideState refuses an events file inside the state folder
+// (--state-dir, or a file:// --state's folder): its stacks' journals,
+// states and providers' data folders are bulwark's own, and events appended
+// to a journal would corrupt it. The path is compared once every link and
+// ".." in the folders above it is resolved, so no other spelling of the
+// same place gets through; the file itself is opened without following a
+// link (events.OpenFile).
+func (c *cli) eventsOutsideState(path string, opts stack.Options) error {
+	dirs := []string{opts.StateDir}
+	if opts.StateURL != "" && backends.Scheme(opts.StateURL) == "file" {
+		if d, err := fileDir(opts.StateURL); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	at, err := resolvedPath(path)
+	if err != nil {
+		return fmt.Errorf("--events %s: %w", path, err)
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		dir, err := resolvedPath(d)
+		if err != nil {
+			return fmt.Errorf("--events %s: %w", path, err)
+		}
+		if rel, err := filepath.Rel(dir, at); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("--events %s: the file is inside the state folder %s, whose journals and states are bulwark's own (events appended there would corrupt them): name a file outside it", path, d)
+		}
+	}
+	return nil
+}
+
+// resolvedPath is path made absolute with every symbolic link in it
+// resolved, a dangling one included (it names where a file made through it
+// would go); what does not exist is joined on as written, cleaned.
+func resolvedPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return resolveLinks(abs, 0)
+}
+
+func resolveLinks(p string, depth int) (string, error) {
+	if depth > 40 {
+		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+	}
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		to, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		return resolveLinks(filepath.Clean(to), depth+1)
+	case err == nil:
+		return filepath.EvalSymlinks(p)
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p, nil
+	}
+	dir, err := resolveLinks(parent, depth+1)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(p)), nil
 }
 
 // progressView is the view core reports an operation's progress to, on

@@ -151,7 +151,9 @@ func (c *cli) showCmd() *cobra.Command {
 				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
 			}
 			fmt.Fprint(w, "\n\n")
-			pv.RenderColor(w, c.color())
+			if err := pv.RenderColor(w, c.color()); err != nil {
+				return err
+			}
 			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
 			return nil
 		},

@@ -25,7 +25,9 @@ func newPlanView(t ViewType, v view) PlanView {
 type planHuman struct{ view }
 
 func (v planHuman) Plan(pv *stack.Preview, detailed bool) error {
-	pv.RenderColor(v.out(), v.color)
+	if err := pv.RenderColor(v.out(), v.color); err != nil {
+		return err
+	}
 	return planExit(pv, detailed)
 }
 

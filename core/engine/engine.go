@@ -316,7 +316,7 @@ func (e *Engine) observe(ev Event) {
 func (e *Engine) append(r journal.Record) (journal.Record, error) {
 	r, err := e.Journal.Append(r)
 	if err != nil {
-		return r, fmt.Errorf("%w: %v", ErrJournal, err)
+		return r, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	return r, nil
 }
@@ -333,7 +333,7 @@ func (e *Engine) appendDeferred(r journal.Record) (journal.Record, error) {
 	}
 	r, err := dj.AppendDeferred(r)
 	if err != nil {
-		return r, fmt.Errorf("%w: %v", ErrJournal, err)
+		return r, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	return r, nil
 }

@@ -252,7 +252,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 		r := rec
 		r.Phase, r.Status, r.Error = phase, journal.StepFailed, OneLine(err.Error())
 		if _, jerr := e.append(r); jerr != nil {
-			err = fmt.Errorf("%w (and %v)", err, jerr)
+			err = fmt.Errorf("%w (and %w)", err, jerr)
 		}
 		return journal.StepFailed, executed, err
 	}

@@ -188,6 +188,28 @@ func parseHolder(f *os.File) *Holder {
 	return &h
 }
 
+// StillAt reports (nil) whether dir names the folder this lock holds: a
+// stack folder renamed or replaced while its lock is held leaves the lock
+// on the folder that moved, and what is then written by name at dir would
+// go to another folder than the journal's.
+func (l *Lock) StillAt(dir string) error {
+	if l == nil || l.dir == nil {
+		return errors.New("lock: not held")
+	}
+	held, err := l.dir.Stat()
+	if err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	now, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(held, now) {
+		return fmt.Errorf("%s is no longer the folder this lock holds", dir)
+	}
+	return nil
+}
+
 // Release clears the holder record and releases the lock.
 func (l *Lock) Release() error {
 	if l == nil || l.dir == nil {

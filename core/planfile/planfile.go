@@ -214,6 +214,10 @@ func checksum(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// sniffSize is how much of a file IsPlanFile reads to see whether it opens
+// a JSON object (Encode writes none of the whitespace before it).
+const sniffSize = 4 << 10
+
 // readBounded reads at most MaxSize bytes of path.
 func readBounded(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -221,10 +225,17 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > MaxSize {
+			return nil, fmt.Errorf("%s: larger than %d MiB", path, MaxSize>>20)
+		}
+		buf.Grow(int(fi.Size()) + 1) // one allocation, not ReadAll's doublings
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxSize+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if len(b) > MaxSize {
 		return nil, fmt.Errorf("%s: larger than %d MiB", path, MaxSize>>20)
 	}
@@ -245,7 +256,23 @@ func Detect(data []byte) bool {
 }
 
 // IsPlanFile reports whether the file at path is a plan file (see Detect).
+//
+// Only a file whose first bytes open a JSON object is read whole: a spec,
+// or an endless device (plan /dev/zero), costs a few bytes.
 func IsPlanFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	head := make([]byte, sniffSize)
+	n, err := io.ReadFull(f, head)
+	f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	if t := bytes.TrimLeft(head[:n], " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return false, nil
+	}
 	b, err := readBounded(path)
 	if err != nil {
 		return false, err

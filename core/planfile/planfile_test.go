@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,31 @@ func TestDetect(t *testing.T) {
 	} {
 		if got := Detect([]byte(tt.data)); got != tt.want {
 			t.Errorf("Detect(%.30q) = %v", tt.data, got)
+		}
+	}
+}
+
+// Telling a spec from a plan reads only what it must: an endless device
+// (plan /dev/zero) or a large spec costs a few bytes, never MaxSize (the
+// CLI asks of every SPEC argument whether it is a plan file).
+func TestIsPlanFileReadsLittleOfWhatIsNoPlan(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# a comment line of a large spec\n"), 1<<16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", big} {
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ok, err := IsPlanFile(path)
+		runtime.ReadMemStats(&after)
+		if ok || err != nil {
+			t.Errorf("%s: IsPlanFile = %v, %v; want false, nil", path, ok, err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+			t.Errorf("%s: IsPlanFile allocated %d bytes to say it is no plan", path, got)
 		}
 	}
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,8 +31,10 @@ func (e *ProtocolError) Error() string {
 }
 
 // startError explains why a plugin did not start: a protocol mismatch, a
-// handshake that never came or made no sense, or a process that died.
-func startError(name, path string, offered []int, err error) error {
+// handshake that never came or made no sense, or a process that died
+// (exited, as ps tells, when known). What the plugin wrote is shown with
+// its control characters escaped: it reaches a terminal.
+func startError(name, path string, offered []int, err error, exited *os.ProcessState) error {
 	msg := err.Error()
 	if m := incompatible.FindStringSubmatch(msg); m != nil {
 		return &ProtocolError{Provider: name, Plugin: m[1], Host: offered}
@@ -36,11 +42,73 @@ func startError(name, path string, offered []int, err error) error {
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return fmt.Errorf("provider %s: %s did not complete the plugin handshake in time (--plugin-start-timeout); is it a bulwark provider?: %w", name, path, err)
+	case exited != nil && (strings.Contains(msg, "Failed to read any lines from plugin's stdout") || strings.Contains(msg, "plugin exited before we could connect")):
+		// It wrote nothing and is gone: it died, it did not misbehave.
+		return fmt.Errorf("provider %s: %s %s (its stderr shows with BULWARK_LOG=debug)", name, path, howExited(exited))
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
-		return fmt.Errorf("provider %s: %s wrote something other than the plugin handshake on stdout (a plugin must log to stderr only): %w", name, path, err)
+		return &printableError{err: fmt.Errorf("provider %s: %s wrote something other than the plugin handshake on stdout (a plugin must log to stderr only): %w", name, path, err)}
 	}
-	return fmt.Errorf("provider %s: start %s: %w", name, path, err)
+	return &printableError{err: fmt.Errorf("provider %s: start %s: %w", name, path, err)}
 }
+
+// howExited says how a plugin process that never completed its handshake
+// ended.
+func howExited(ps *os.ProcessState) string {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		return fmt.Sprintf("crashed before the plugin handshake: killed by signal %s", signalName(ws.Signal()))
+	case ps.ExitCode() > 128 && ps.ExitCode() < 128+65:
+		// A shell reports its child's death by signal N as 128+N.
+		return fmt.Sprintf("exited before the plugin handshake with status %d (a wrapper's child killed by signal %s?)", ps.ExitCode(), signalName(syscall.Signal(ps.ExitCode()-128)))
+	}
+	return fmt.Sprintf("exited before the plugin handshake with status %d", ps.ExitCode())
+}
+
+// signalName is a signal's name as kill -l says it (SIGSEGV), with what
+// it means.
+func signalName(s syscall.Signal) string {
+	names := map[syscall.Signal]string{
+		syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGILL: "SIGILL",
+		syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
+		syscall.SIGQUIT: "SIGQUIT", syscall.SIGTRAP: "SIGTRAP", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP",
+	}
+	if n, ok := names[s]; ok {
+		return fmt.Sprintf("%s (%s)", n, s)
+	}
+	return fmt.Sprintf("%d (%s)", int(s), s)
+}
+
+// printable is s with its control characters (an escape sequence, a bell,
+// a carriage return) written as Go escapes, so that what a plugin wrote
+// cannot drive the terminal it is shown on; newlines and tabs stay.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unprintable(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError)
+}
+
+// printableError is an error whose text is printable's; it unwraps to the
+// original.
+type printableError struct{ err error }
+
+func (e *printableError) Error() string { return printable(e.err.Error()) }
+
+func (e *printableError) Unwrap() error { return e.err }
 
 var incompatible = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
 
@@ -64,8 +132,9 @@ func translate(name, method string, err error) error {
 	}
 	st, ok := status.FromError(err)
 	if !ok {
-		return fmt.Errorf("provider %s: %s: %w", name, method, err)
+		return &printableError{err: fmt.Errorf("provider %s: %s: %w", name, method, err)}
 	}
+	st = status.New(st.Code(), printable(st.Message())) // what the plugin said reaches a terminal
 	switch st.Code() {
 	case codes.Unavailable:
 		if strings.Contains(st.Message(), "authentication handshake failed") {
@@ -100,7 +169,7 @@ type DiagnosticsError struct {
 }
 
 func (e *DiagnosticsError) Error() string {
-	return fmt.Sprintf("provider %s: %s: %s", e.Provider, e.Method, e.Diagnostics.Error())
+	return fmt.Sprintf("provider %s: %s: %s", e.Provider, e.Method, printable(e.Diagnostics.Error()))
 }
 
 func (e *DiagnosticsError) Unwrap() error { return e.Diagnostics }

@@ -88,6 +88,9 @@ func TestDiagnosticsError(t *testing.T) {
 		{"warnings only", sdk.Diagnostics{warn}, ""},
 		{"one error", sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "too big")}, "provider mock: Update: size: too big"},
 		{"errors joined, warnings left out", sdk.Diagnostics{sdk.Errorf("a"), warn, sdk.Errorf("b")}, "provider mock: Update: a; b"},
+		// What a provider says reaches a terminal: its control characters
+		// are shown escaped, never sent raw.
+		{"escape sequences escaped", sdk.Diagnostics{sdk.Errorf("\x1b]0;owned\a\x1b[2Jgone\rbad")}, `provider mock: Update: \x1b]0;owned\a\x1b[2Jgone\rbad`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

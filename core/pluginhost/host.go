@@ -172,6 +172,7 @@ type Plugin struct {
 	schema   *sdk.GetSchemaResponse
 	protocol int
 	pid      int
+	starting *pluginStart // a start in flight (see ensure), or nil
 
 	reads   join[*sdk.ReadRequest, *sdk.ReadResponse]     // concurrent Reads, joined into ReadManys
 	creates join[*sdk.CreateRequest, *sdk.CreateResponse] // concurrent Creates, joined into CreateManys
@@ -209,37 +210,107 @@ func (p *Plugin) Schema() *sdk.GetSchemaResponse {
 
 // ensure returns a live provider, starting (and configuring) the process
 // when there is none or the last one exited.
+//
+// The start runs without p.mu: a restart takes a handshake, GetSchema and
+// Configure (up to StartTimeout and CallTimeout), and nothing else of the
+// plugin's waits behind it: Schema, PID and Protocol answer at once, a call
+// whose context ends while it waits for the restart returns, and kill
+// (Close) waits only for the start to end before killing what it started.
+// Calls that find a start in flight wait for it and share its process: one
+// restart, not one per call. When the start failed because its own
+// caller's context ended, a waiting call starts the plugin itself; any
+// other failure is every waiting call's.
 func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.host.mu.Lock()
-	closed := p.host.closed
-	p.host.mu.Unlock()
-	if closed {
-		// Close has killed every process: starting one now would leave it
-		// to nobody.
-		return nil, fmt.Errorf("provider %s: host is closed", p.cfg.Name)
+	for {
+		p.mu.Lock()
+		p.host.mu.Lock()
+		closed := p.host.closed
+		p.host.mu.Unlock()
+		if closed {
+			p.mu.Unlock()
+			// Close has killed every process: starting one now would leave
+			// it to nobody.
+			return nil, fmt.Errorf("provider %s: host is closed", p.cfg.Name)
+		}
+		if p.client != nil && !p.client.Exited() {
+			prov := p.prov
+			p.mu.Unlock()
+			return prov, nil
+		}
+		if st := p.starting; st != nil {
+			p.mu.Unlock()
+			select {
+			case <-st.done:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("provider %s: waiting for the plugin to start: %w", p.cfg.Name, context.Cause(ctx))
+			}
+			if st.err != nil && !st.retry {
+				return nil, st.err
+			}
+			continue
+		}
+		if p.client != nil {
+			p.client.Kill()
+			p.client, p.prov, p.pid = nil, nil, 0
+		}
+		st := &pluginStart{done: make(chan struct{})}
+		p.starting = st
+		p.mu.Unlock()
+
+		client, prov, schema, err := p.start(ctx)
+		p.mu.Lock()
+		p.starting = nil
+		if err == nil {
+			p.host.mu.Lock()
+			closed := p.host.closed
+			p.host.mu.Unlock()
+			if closed {
+				client.Kill()
+				err = fmt.Errorf("provider %s: host is closed", p.cfg.Name)
+			}
+		}
+		if err == nil {
+			p.client, p.prov, p.schema = client, prov, schema
+			p.protocol = client.NegotiatedVersion()
+			if rc := client.ReattachConfig(); rc != nil {
+				p.pid = rc.Pid
+			}
+		}
+		st.err, st.retry = err, err != nil && ctx.Err() != nil
+		close(st.done)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return prov, nil
 	}
-	if p.client != nil && !p.client.Exited() {
-		return p.prov, nil
-	}
-	if p.client != nil {
-		p.client.Kill()
-		p.client, p.prov, p.pid = nil, nil, 0
-	}
+}
+
+// pluginStart is a start in flight (see ensure): done closes when it ends,
+// with err its failure; retry says the failure was its caller's context
+// ending, which is no answer for another caller.
+type pluginStart struct {
+	done  chan struct{}
+	err   error
+	retry bool
+}
+
+// start launches a process of the plugin, reads its schema, checks it and
+// configures it. It holds no lock: ensure installs what it returns.
+func (p *Plugin) start(ctx context.Context) (*plugin.Client, sdk.Provider, *sdk.GetSchemaResponse, error) {
 	client, rpc, err := p.launch(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+		return nil, nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
 	}
 	prov, ok := raw.(sdk.Provider)
 	if !ok {
 		client.Kill()
-		return nil, fmt.Errorf("provider %s: plugin dispensed %T, not a provider", p.cfg.Name, raw)
+		return nil, nil, nil, fmt.Errorf("provider %s: plugin dispensed %T, not a provider", p.cfg.Name, raw)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.host.opts.CallTimeout)
 	defer cancel()
@@ -249,12 +320,12 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 	}
 	if err != nil {
 		client.Kill()
-		return nil, translate(p.cfg.Name, "GetSchema", err)
+		return nil, nil, nil, translate(p.cfg.Name, "GetSchema", err)
 	}
 	if p.cfg.Check != nil {
 		if err := p.cfg.Check(schema); err != nil {
 			client.Kill()
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if !p.cfg.SchemaOnly {
@@ -264,15 +335,10 @@ func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
 		}
 		if err != nil {
 			client.Kill()
-			return nil, translate(p.cfg.Name, "Configure", err)
+			return nil, nil, nil, translate(p.cfg.Name, "Configure", err)
 		}
 	}
-	p.client, p.prov, p.schema = client, prov, schema
-	p.protocol = client.NegotiatedVersion()
-	if rc := client.ReattachConfig(); rc != nil {
-		p.pid = rc.Pid
-	}
-	return prov, nil
+	return client, prov, schema, nil
 }
 
 // execAttempts bounds the execs of one start refused as "text file busy"
@@ -316,9 +382,16 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		if err == nil {
 			return client, rpc, nil
 		}
+		// go-plugin has killed the process it started; what that process
+		// started (a wrapper script's child still holding stdout) would
+		// keep client.Kill waiting for the pipes to close, past
+		// StartTimeout. The group goes first. (The leader is not reaped
+		// while a member holds the pipes, so the group's id is still
+		// its own.)
+		killGroup(cmd)
 		client.Kill()
 		if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
 		}
 		if p.host.opts.onBusy != nil {
 			p.host.opts.onBusy()
@@ -328,7 +401,7 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err)
+			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
 		}
 	}
 }
@@ -370,6 +443,14 @@ func (p *Plugin) drop(used sdk.Provider) {
 func (p *Plugin) kill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// A start in flight sees the host closed when it ends and kills what
+	// it started; wait for that, so that Close leaves no process behind.
+	for p.starting != nil {
+		st := p.starting
+		p.mu.Unlock()
+		<-st.done
+		p.mu.Lock()
+	}
 	if p.client != nil {
 		p.client.Kill()
 		p.client, p.prov, p.pid = nil, nil, 0

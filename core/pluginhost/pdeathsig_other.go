@@ -5,3 +5,5 @@ package pluginhost
 import "os/exec"
 
 func setParentDeathSignal(*exec.Cmd) {}
+
+func killGroup(*exec.Cmd) {}

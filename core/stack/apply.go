@@ -36,7 +36,7 @@ type Result struct {
 // changed, deletes what the spec no longer has (under the ladder). A failed
 // step is handled by its resource's on_failure policy.
 func Apply(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}

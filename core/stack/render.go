@@ -17,7 +17,7 @@ import (
 // "-/+" replace deleting the old one first, "-" delete, "=" no change)
 // with the attribute values before and after, sensitive ones shown as
 // "(sensitive)", then a one-line summary.
-func (p *Preview) Render(w io.Writer) { p.RenderColor(w, false) }
+func (p *Preview) Render(w io.Writer) error { return p.RenderColor(w, false) }
 
 // The ANSI codes of the plan's colours. Render is the one renderer left in
 // core: it writes only to the io.Writer its caller passes (cmd/bulwark's
@@ -43,10 +43,16 @@ var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ans
 // The text is written in one Write: a plan of N resources is N lines or
 // more, and a write a line was a system call a line (1,000 of them before
 // an apply of 1,000 starts), each redacted alone by the caller's writer.
-func (p *Preview) RenderColor(w io.Writer, color bool) {
+//
+// It returns the write's error: a plan that could not be shown (stdout on
+// a full disk, a closed pipe) must not pass for one that was.
+func (p *Preview) RenderColor(w io.Writer, color bool) error {
 	var b bytes.Buffer
 	p.render(&b, color)
-	w.Write(b.Bytes())
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("write the plan: %w", err)
+	}
+	return nil
 }
 
 // planMarks are the marks of each action.

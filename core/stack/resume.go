@@ -60,12 +60,12 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 var errResumeRaced = errors.New("the unfinished operation changed while taking the lock")
 
 func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
-	s, err := open(sp, opts, true)
+	s, err := open(ctx, sp, opts, true)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	ops, err := journalKinds(context.Background(), s.be, journal.KindOp)
+	ops, err := journalKinds(ctx, s.be, journal.KindOp)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	}
 	// The records of the operation resumed, and only those, are held.
 	var mine []journal.Record
-	if _, err := storage.ScanJournal(context.Background(), s.be, nil, func(r journal.Record) error {
+	if _, err := storage.ScanJournal(ctx, s.be, nil, func(r journal.Record) error {
 		if r.Op == target.Op {
 			mine = append(mine, r)
 		}

@@ -17,7 +17,7 @@ import (
 // ladder's third column, so a protected resource added since refuses the run.
 // After a teardown no revision is current, and 0 means the newest applied.
 func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result, error) {
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}

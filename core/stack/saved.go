@@ -355,7 +355,7 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	}
 	// The consent to replace (--replace) is the plan's, as reviewed.
 	opts.Replace = slices.Clone(p.File.Replace)
-	s, err := open(p.Spec, opts, false)
+	s, err := open(ctx, p.Spec, opts, false)
 	if err != nil {
 		return nil, err
 	}

@@ -116,6 +116,9 @@ type Options struct {
 	// resumeOp is the operation a resume runs: the lock is taken in its
 	// name, and only its own interventions may be pending (set by Resume).
 	resumeOp string
+	// forgetting is the resource a state forget drops: its private data
+	// may be damaged (forgetting it is the way out), nothing reads it.
+	forgetting string
 }
 
 // Provider is what an operation needs of a running provider.
@@ -281,9 +284,12 @@ func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (
 
 // open takes the lock and loads the state and the journal. resuming skips
 // the unfinished-operation check.
-func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
+//
+// ctx is the command's: a backend that hangs (a PostgreSQL or S3 call that
+// never answers) is let go of when it ends, while the lock is taken, the
+// state loaded, and for every journal record the session writes after.
+func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.defaults()
-	ctx := context.Background()
 	if err := opts.checkKey(); err != nil {
 		return nil, err
 	}
@@ -303,18 +309,22 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	s.be = be
 	host, _ := os.Hostname()
 	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()}
-	w, err := lockWait(be, s.holder, sp.Stack, opts)
+	w, err := lockWait(ctx, be, s.holder, sp.Stack, opts)
 	if err != nil {
 		be.Close()
 		return nil, err
 	}
-	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor}
+	s.store = &store{ctx: ctx, be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
 	if h := w.Stale(); h != nil {
 		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}
 	if s.store.st, err = be.Load(ctx); err != nil {
 		s.close()
 		return nil, err
+	}
+	if err := state.CheckPrivate(s.store.st, opts.forgetting); err != nil {
+		s.close()
+		return nil, fmt.Errorf("load state %s: %w", be.Location(), err)
 	}
 	// The operations' own records are all an unfinished one is told by:
 	// the journal is streamed for them, never held whole.
@@ -361,8 +371,8 @@ func open(sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 
 // lockWait takes the lock for h, waiting up to opts.LockTimeout while
 // another holds it; a first interrupt (opts.Stop) stops the wait.
-func lockWait(be storage.Backend, h storage.Holder, stack string, opts Options) (storage.Writer, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+func lockWait(ctx context.Context, be storage.Backend, h storage.Holder, stack string, opts Options) (storage.Writer, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if opts.Stop != nil {
 		go func() {
@@ -422,11 +432,22 @@ func (s *session) close() {
 				}
 			}
 		}
-		s.store.w.Release(ctx)
+		if err := s.store.w.Release(ctx); err != nil {
+			s.warn(fmt.Sprintf("warning: could not release the lock of stack %s at %s: %v (a later command may find it held until the backend lets it go: the kernel, the server or the lease's end)", s.sp.Stack, s.be.Location(), err))
+		}
 	}
 	pluginsGone()
 	if s.be != nil {
-		s.be.Close()
+		if err := s.be.Close(); err != nil {
+			s.warn(fmt.Sprintf("warning: could not close the state backend %s: %v", s.be.Location(), err))
+		}
+	}
+}
+
+// warn tells the person one line that changes no outcome.
+func (s *session) warn(text string) {
+	if s.opts.Reporter != nil {
+		s.opts.Reporter.Note(s.opts.Redactor.Redact(text))
 	}
 }
 
@@ -742,6 +763,9 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	st, err := load()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if err := state.CheckPrivate(st); err != nil {
+		return nil, nil, nil, fmt.Errorf("load state: %w", err)
 	}
 	// The backend settled the lineage from the state and the journal
 	// (refusing the two of different ones).

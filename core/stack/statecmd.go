@@ -122,7 +122,8 @@ func nameList(names []string) string {
 // leaves the claim in place, and a note says so: the
 // resource is then safe from every stack, and no other can take it over.
 func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
-	s, err := open(sp, opts, false)
+	opts.forgetting = address
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 	if _, err := spec.ParseAddress(to); err != nil {
 		return nil, fmt.Errorf("state mv: %w", err)
 	}
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		}
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s declares no resource %q (add it to the spec first: its type and provider say what to read)", sp.File, address)}
 	}
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}

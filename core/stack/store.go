@@ -21,10 +21,17 @@ import (
 // is never changed in place (a change puts a new one), so reading one
 // resource, or a shallow copy of the whole, needs no deep copy.
 type store struct {
+	// ctx is the command's context: the journal's records (the engine
+	// appends them without one) and Mutate's writes are made under it, so
+	// a backend that hangs is let go of when the command is stopped.
+	ctx context.Context
 	be  storage.Backend
 	w   storage.Writer
 	fp  *failpoint.Set
 	red *secrets.Redactor
+	// warn is told, as one line for a person, what went wrong after a
+	// commit was durable (nil: nobody).
+	warn func(string)
 	// sensitiveOf names the attributes a resource's provider schema marks
 	// sensitive; a resource put lists them (the backend seals them).
 	sensitiveOf func(*state.Resource) []string
@@ -156,7 +163,7 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 		s.pmu.Unlock()
 	}
 	recs := []journal.Record{r}
-	err := s.commit(context.Background(), recs, ch)
+	err := s.commit(s.context(), recs, ch)
 	if p != nil {
 		// Dropped only now, once the view shows it (or the commit
 		// failed): stepResource finds a step's put in one or the other
@@ -212,7 +219,7 @@ func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
 	r.Error = s.red.Redact(r.Error)
 	// The backend may stamp the queued record when it writes it: what is
 	// returned is r as given, never the queued copy.
-	if _, err := s.w.Commit(context.Background(), storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
+	if _, err := s.w.Commit(s.context(), storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
 		if errors.Is(err, storage.ErrLost) {
 			s.mu.Lock()
 			if s.lostWhy == nil {
@@ -305,9 +312,14 @@ func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 	if !ch.Empty() {
 		s.fp.Hit("state")
 	}
+	// The commit is durable: what it records (an operation's end, say) is
+	// true whatever happens next. A body that cannot be deleted is left
+	// stored, unused (no revision names it any more), and said: it is no
+	// failure of the commit, which must not turn a succeeded operation
+	// into one that "could not record" its end.
 	for _, n := range pruned {
-		if err := s.w.DeleteRevision(ctx, n); err != nil {
-			return err
+		if err := s.w.DeleteRevision(ctx, n); err != nil && s.warn != nil {
+			s.warn(fmt.Sprintf("warning: could not delete the stored text of pruned revision %d (it stays stored, unused): %v", n, s.red.Redact(err.Error())))
 		}
 	}
 	return nil
@@ -361,7 +373,15 @@ func missing(have, want []string) []string {
 // that changed. Off the step path (it copies the whole state): state
 // commands, an operation's end, a resume's repairs.
 func (s *store) Mutate(fn func(*state.State) error) error {
-	return s.mutate(context.Background(), fn)
+	return s.mutate(s.context(), fn)
+}
+
+// context is the command's context (Background when none was given).
+func (s *store) context() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
 }
 
 // opKey is the pending key of what operation op's end record carries.

@@ -19,7 +19,7 @@ var ErrCancelled = errors.New("teardown cancelled: nothing was deleted")
 // included. If any of it is protected the whole teardown is refused before
 // anything is deleted (a *plan.RefusedError naming every protected resource).
 func Teardown(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
-	s, err := open(sp, opts, false)
+	s, err := open(ctx, sp, opts, false)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -111,6 +112,10 @@ func (r *Resource) Deposed() bool { return r != nil && r.DeposedFrom != "" }
 
 // PrivateData returns the provider's private data (nil when there is none,
 // or it is still sealed: loaded without the stack's key).
+//
+// Private data that does not decode gives nil: a state that holds such a
+// value is refused first (CheckPrivate), so that no provider is silently
+// handed none.
 func (r *Resource) PrivateData() []byte {
 	if r == nil || r.Private == "" || secrets.IsSealed(r.Private) {
 		return nil
@@ -120,6 +125,37 @@ func (r *Resource) PrivateData() []byte {
 		return nil
 	}
 	return b
+}
+
+// PrivateError refuses a state whose recorded private data for a resource
+// is not what bulwark writes (base64, or sealed): damaged or edited by hand.
+type PrivateError struct {
+	Resource string
+	Err      error
+}
+
+func (e *PrivateError) Error() string {
+	return fmt.Sprintf("resource %q: its recorded private data does not decode (%v): the state is damaged or was edited; bulwark will not call its provider without it. Restore the newest good backup (bulwark doctor lists them), or `bulwark state forget` the resource and `bulwark import` it again", e.Resource, e.Err)
+}
+
+func (e *PrivateError) Is(target error) bool { return target == ErrCorrupt }
+
+func (e *PrivateError) Unwrap() error { return e.Err }
+
+// CheckPrivate refuses (a *PrivateError, errors.Is ErrCorrupt) a state
+// whose resource records private data PrivateData cannot decode; the
+// resources named in except are not looked at (state forget drops one).
+func CheckPrivate(st *State, except ...string) error {
+	for _, name := range st.Names() {
+		r := st.Resources[name]
+		if r.Private == "" || secrets.IsSealed(r.Private) || slices.Contains(except, name) {
+			continue
+		}
+		if _, err := base64.StdEncoding.DecodeString(r.Private); err != nil {
+			return &PrivateError{Resource: name, Err: err}
+		}
+	}
+	return nil
 }
 
 // SetPrivate records what a provider answered as the resource's private

@@ -185,9 +185,19 @@ func (b *Backend) load() (*loaded, error) {
 		defer live.Close()
 	}
 	st, err := state.Load(b.path(stateFile))
+	var levelErr *state.LevelError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		st = b.emptyState()
+	case errors.Is(err, state.ErrCorrupt) && !errors.As(err, &levelErr):
+		// Empty, cut short, or not what its checksum says (a disk that
+		// lost the last write, a copy that stopped, an edit): say how to
+		// repair it. Without the snapshot the state is empty, and the next
+		// plan finds the stack's resources by the keys its journal holds
+		// (a lost state is a case the ownership checks already handle).
+		snap := b.path(stateFile)
+		return nil, fmt.Errorf("%w: to repair it, restore the newest good copy from %s (one is written before every update), or move the damaged file aside (mv %s %s.damaged) and run `bulwark plan`: bulwark then finds the stack's resources by the keys its journal holds, and the next apply records them again",
+			err, b.path(backupsDir), snap, snap)
 	case err != nil:
 		return nil, err
 	default:
@@ -1035,7 +1045,30 @@ func (w *writer) usable() error {
 	case w.broken != nil:
 		return w.broken
 	}
-	return nil
+	return w.inPlace()
+}
+
+// inPlace fails when the stack folder was renamed or replaced while the
+// lock is held (w.mu is held): the journal (written through its
+// descriptor) went with the folder, and what is written by name (the
+// snapshot, revisions, backups, the next segment) would make a second
+// folder at the old path, of mixed lineage, that another command could
+// lock and use at once. The lock is then lost: nothing more is written,
+// anywhere, and Lost closes so the operation stops before its next write,
+// left for resume in the folder that moved.
+func (w *writer) inPlace() error {
+	err := w.lk.StillAt(w.b.dir)
+	if err == nil {
+		return nil
+	}
+	w.broken = fmt.Errorf("%w: the stack folder %s was moved or replaced while this command held its lock (%v): nothing more was written, there or anywhere. Find where the folder went (it holds this operation's journal), move it back to %s, then run `bulwark resume`",
+		storage.ErrLost, w.b.dir, err, w.b.dir)
+	select {
+	case <-w.lost:
+	default:
+		close(w.lost)
+	}
+	return w.broken
 }
 
 func (w *writer) fail(err error) error {
@@ -1841,7 +1874,8 @@ func (w *writer) removeAll(paths []string) error {
 // Stale is the holder whose dead lock this writer took over.
 func (w *writer) Stale() *storage.Holder { return holderOf(w.lk.Stale) }
 
-// Lost is never closed: the kernel keeps a file lock as long as its holder
+// Lost is closed only when the stack folder was moved or replaced under
+// the lock (inPlace): the kernel keeps a file lock as long as its holder
 // lives.
 func (w *writer) Lost() <-chan struct{} { return w.lost }
 
@@ -1874,7 +1908,8 @@ func (w *writer) Release(ctx context.Context) error {
 			err = cerr
 		}
 	}
-	if w.created && !wrote {
+	if w.created && !wrote && w.lk.StillAt(w.b.dir) == nil {
+		// By name: only while the name is still the folder locked.
 		w.removeUnused()
 	}
 	if rerr := w.lk.Release(); err == nil {
