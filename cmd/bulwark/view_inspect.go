@@ -33,10 +33,19 @@ func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
 	w := v.out()
 	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	var retained []string
 	for _, r := range rep.Resources {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID)
+		mark := ""
+		if r.Retained {
+			mark, retained = "\tretained", append(retained, r.Name)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, mark)
 	}
 	tw.Flush()
+	if len(retained) > 0 {
+		fmt.Fprintf(w, "retained: %s (kept by a rollback: the current revision lacks them; no apply deletes them, `bulwark teardown %s` does under their level, `bulwark state forget` releases them)\n",
+			strings.Join(retained, ", "), specPath)
+	}
 	if rep.LastOp != nil {
 		fmt.Fprintf(w, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
 	}

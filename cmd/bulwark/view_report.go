@@ -27,6 +27,7 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 	case engine.Succeeded:
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), res.Changed, res.Unchanged)
+		c.retainedLine(res, specPath)
 		if len(res.Outputs) > 0 {
 			fmt.Fprintln(c.stdout, "\nOutputs:")
 			renderOutputs(c.red.Writer(c.stdout), res.Outputs)
@@ -46,6 +47,7 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		if len(res.Preserved) > 0 {
 			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
 		}
+		c.retainedLine(res, specPath)
 		c.errorLines(res.Err)
 	case engine.RollbackIncomplete:
 		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
@@ -85,6 +87,16 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		c.errorLines(res.Err)
 	}
 	return code
+}
+
+// retainedLine names what the operation kept as retained (see the ladder:
+// no rollback destroys data), and what ends it.
+func (c *cli) retainedLine(res *stack.Result, specPath string) {
+	if len(res.Retained) == 0 {
+		return
+	}
+	fmt.Fprintf(c.stdout, "Kept, retained: %s (they hold data and the revision it went back to lacks them: still this stack's, listed by status and plan, never deleted by an apply; `bulwark teardown %s` deletes them under their level, `bulwark state forget` releases them).\n",
+		strings.Join(res.Retained, ", "), specPath)
 }
 
 // maxErrorLine bounds each line of an operation's error a person is shown;

@@ -124,6 +124,11 @@ type Input struct {
 	// RecordedAs names the record of this state that holds the id found,
 	// when it is another name's.
 	RecordedAs string
+	// Rollback: the operation is a rollback to a revision (`bulwark
+	// rollback`). The ladder's rollback column then governs what the
+	// target revision lacks: a durable or protected resource is kept and
+	// retained (Retain), only an ephemeral one is deleted.
+	Rollback bool
 }
 
 // Decide says what a resource needs: the one decision behind plan, apply's
@@ -183,6 +188,7 @@ func Decide(in Input) Change {
 			c.Ownership = Unknown
 		}
 	}
+	c.Retained = cur.RetainedBy != ""
 	return compare(in, c, cur)
 }
 
@@ -212,7 +218,9 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 		c.Action = Replace
 	case len(work) > 0:
 		c.Action, c.Remote = Update, true
-	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
+	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered || cur.RetainedBy != "":
+		// A retained resource the spec has again is taken back: its
+		// record loses the mark.
 		c.Action = Update // the record only
 	default:
 		c.Action = NoOp
@@ -246,19 +254,32 @@ func decideImport(in Input, c Change) Change {
 }
 
 // decideRemoved is a recorded resource the spec no longer has: deleted,
-// unless it is gone already or no longer ours.
+// unless it is gone already or no longer ours. What a rollback's target
+// lacks follows the ladder's rollback column (a durable or protected
+// resource is retained), and a resource already retained is kept: no apply
+// deletes it.
 func decideRemoved(in Input) Change {
 	cur, obs := in.Recorded, in.Observed
 	c := Change{Resource: cur.Name, Type: cur.Type, Provider: cur.Provider, Action: Delete,
 		Protection: Level(cur.Protection, sdk.ProtectionEphemeral), Before: cur.Config, Ownership: Owned}
 	switch {
+	case obs != nil && obs.Exists && cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
+		c.FoundID = obs.ID
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, obs.Key))
+	case cur.RetainedBy != "":
+		// Kept: nothing is deleted; a teardown or `state forget` is what
+		// ends it.
+		c.Action, c.Retained = NoOp, true
+		if obs == nil {
+			c.Ownership = Unknown
+		}
 	case obs == nil:
 		c.Ownership = Unknown
 	case !obs.Exists:
 		c.Action, c.Ownership = NoOp, Gone
-	case cur.IdempotencyKey != "" && obs.Key != "" && obs.Key != cur.IdempotencyKey:
-		c.FoundID = obs.ID
-		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now carries %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, obs.Key))
+	}
+	if c.Action == Delete && in.Rollback && c.Protection != sdk.ProtectionEphemeral {
+		c.Action = Retain
 	}
 	return c
 }

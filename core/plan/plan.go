@@ -34,6 +34,10 @@ const (
 	// Conflict is a resource that exists with the identity the spec gives
 	// but is not this stack's: nothing is done, the run is refused.
 	Conflict Action = "conflict"
+	// Retain keeps a durable or protected resource that a rollback's
+	// target revision lacks, and records it as retained (the ladder's
+	// rollback column: no rollback destroys data). Nothing is deleted.
+	Retain Action = "retain"
 )
 
 // Change is the plan for one resource.
@@ -65,6 +69,11 @@ type Change struct {
 	Reason string `json:"reason,omitempty"`
 	// Importable: a conflict an import of FoundID would resolve.
 	Importable bool `json:"importable,omitempty"`
+	// Retained: the state records the resource as retained (kept by a
+	// rollback; see state.Resource.RetainedBy). Gone from the spec, it is
+	// kept and listed (Action NoOp), never deleted by an apply; in the
+	// spec again, it is taken back as an ordinary resource.
+	Retained bool `json:"retained,omitempty"`
 }
 
 // Plan is every change, in spec order then state order for deletions.

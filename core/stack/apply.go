@@ -24,6 +24,10 @@ type Result struct {
 	Run     engine.Result
 	// Preserved lists the resources a rollback kept (durable or protected).
 	Preserved []string
+	// Retained lists the resources this operation recorded as retained:
+	// kept by its rollback, or by `rollback --to`, though the revision it
+	// went back to lacks them (see retain.go).
+	Retained []string
 	// Changed and Unchanged count the resources executed and skipped.
 	Changed, Unchanged int
 	Err                error
@@ -104,9 +108,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	soft := map[*engine.Step][]string{}
 	for _, c := range pl.Changes {
 		var step *engine.Step
-		if removed[c.Resource] {
+		switch {
+		case removed[c.Resource] && c.Retained:
+			continue // kept, retained: nothing to do (see retain.go)
+		case removed[c.Resource] && c.Action == plan.Retain:
+			step = s.retainStep(c, st)
+		case removed[c.Resource]:
 			step = s.removeStep(c, st, deps)
-		} else {
+		default:
 			r, _ := s.specResource(c.Resource)
 			step = s.applyStep(c, r)
 			// A resource being replaced waits until what the state records
@@ -234,6 +243,7 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {
 		out.Preserved = s.preserved(op.ID, res.Rollback)
 	}
+	out.Retained = s.retainedBy(op.ID)
 	return out
 }
 
@@ -472,8 +482,9 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 	{
 		next := *old
 		if old.Prior == nil || old.Prior.Op != s.opID {
-			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn}
+			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn, RetainedBy: old.RetainedBy}
 		}
+		next.RetainedBy = "" // in the spec: an ordinary resource again
 		next.Config, next.Attributes = r.Config, attrs
 		next.Protection = plan.Level("", r.Protection).String()
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID

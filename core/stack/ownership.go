@@ -53,7 +53,8 @@ func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observa
 	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
 		sc = p.Schema()
 	}
-	return plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
+	return plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc),
+		Rollback: s.opType == "rollback"}
 }
 
 func keysReported(sc *sdk.GetSchemaResponse) bool {

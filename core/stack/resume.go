@@ -298,6 +298,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err,
 		Run: engine.Result{Outcome: outcome, Reached: reached, Rollback: targets, Err: err}}
 	res.Preserved = s.preserved(target.Op, targets)
+	res.Retained = s.retainedBy(target.Op)
 	s.prog.opEnd(res)
 	return res, nil
 }

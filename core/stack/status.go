@@ -27,6 +27,10 @@ type StatusResource struct {
 	Protection string `json:"protection"`
 	ID         string `json:"id"`
 	CreatedBy  string `json:"created_by,omitempty"`
+	// Retained: kept by a rollback though the revision it went back to
+	// lacks it (see retain.go): still this stack's, never deleted by an
+	// apply.
+	Retained bool `json:"retained,omitempty"`
 }
 
 // OpSummary is one operation in the journal.
@@ -96,7 +100,7 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	}
 	for _, n := range st.Names() {
 		r := st.Resources[n]
-		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: r.ID, CreatedBy: r.CreatedBy})
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: r.ID, CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
 	}
 	if ops := History(recs); len(ops) > 0 {
 		rep.LastOp = &ops[len(ops)-1]

@@ -86,7 +86,12 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 }
 
 // removeStep deletes, during an apply, a resource gone from the spec.
+// A rollback's (`rollback --to N`) deletes go through the ladder's rollback
+// column: only an ephemeral one is deleted (the planner retains the rest).
 func (s *session) removeStep(c plan.Change, st *state.State, deps map[string][]string) *engine.Step {
+	if s.opType == "rollback" {
+		return s.deleteStep(c, st, reasonRollback, deps)
+	}
 	return s.deleteStep(c, st, reasonRemoved, deps)
 }
 

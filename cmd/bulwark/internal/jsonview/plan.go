@@ -77,6 +77,10 @@ type ResourceChange struct {
 	Owner      string `json:"owner"`
 	Reason     string `json:"reason"`
 	Importable bool   `json:"importable"`
+	// Retained: the state records it as retained (kept by a rollback):
+	// with action no-op and not in the spec, an apply keeps it; in the spec
+	// again, it is taken back as an ordinary resource.
+	Retained bool `json:"retained"`
 }
 
 // PlanSummary counts the resource changes by action.
@@ -125,7 +129,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
 			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
-			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable,
+			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable, Retained: c.Retained,
 		})
 		s := &out.Summary
 		switch c.Action {

@@ -31,6 +31,10 @@ type StatusResource struct {
 	Protection string `json:"protection"`
 	ID         string `json:"id"`
 	CreatedBy  string `json:"created_by"`
+	// Retained: kept by a rollback though the revision it went back to
+	// lacks it: still this stack's, never deleted by an apply; a teardown
+	// deletes it under its level, `state forget` releases it.
+	Retained bool `json:"retained"`
 }
 
 // Intervention is a failure that needs a person, until `bulwark ack OP`.
