@@ -49,8 +49,23 @@ func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
 	if rep.LastOp != nil {
 		fmt.Fprintf(w, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
 	}
+	for _, op := range rep.Running {
+		lease := ""
+		if !rep.Lock.Until.IsZero() {
+			lease = ", or, if its holder died, until the lease runs out"
+		}
+		fmt.Fprintf(w, "running: %s (in progress: the stack is locked by %s; wait for it to end%s)\n", op, rep.Lock, lease)
+	}
 	for _, u := range rep.Unfinished {
+		if rep.Lock != nil {
+			// resume needs the lock: it would exit 4 now.
+			fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s` once the stack's lock is free: it is held by %s)\n", u, specPath, rep.Lock)
+			continue
+		}
 		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
+	}
+	if rep.Lock != nil && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
+		fmt.Fprintf(w, "locked by %s\n", rep.Lock)
 	}
 	for _, i := range rep.Interventions {
 		fmt.Fprintf(w, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)

@@ -58,7 +58,10 @@ type StatusReport struct {
 	LastOp        *OpSummary           `json:"last_operation,omitempty"`
 	Revision      int                  `json:"revision"` // the current revision (0: none)
 	Unfinished    []string             `json:"unfinished,omitempty"`
-	Lock          *storage.Holder      `json:"lock,omitempty"`
+	// Running names the unfinished operation the lock's live holder is
+	// running: in progress, not stopped (resume would exit 4 for it).
+	Running []string        `json:"running,omitempty"`
+	Lock    *storage.Holder `json:"lock,omitempty"`
 	// JournalProblems names each journal line that is not a record, with how
 	// to repair it; the rest of the report is read from the good lines.
 	JournalProblems []string `json:"journal_problems,omitempty"`
@@ -109,6 +112,12 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 		rep.Unfinished = append(rep.Unfinished, u.Op)
 	}
 	rep.Lock, _ = be.Holder(ctx)
+	if h := rep.Lock; h != nil && slices.Contains(rep.Unfinished, h.Op) {
+		// Its journal says it has not ended because it is running: the
+		// holder is alive (a dead one loses the lock).
+		rep.Running = []string{h.Op}
+		rep.Unfinished = slices.DeleteFunc(rep.Unfinished, func(op string) bool { return op == h.Op })
+	}
 	return rep, nil
 }
 

@@ -17,6 +17,9 @@ type Status struct {
 	Interventions []Intervention   `json:"interventions"`
 	LastOperation *Operation       `json:"last_operation"`
 	Unfinished    []string         `json:"unfinished"`
+	// Running names the operation the lock's live holder runs, which its
+	// journal shows as not ended: in progress, not for `bulwark resume`.
+	Running []string `json:"running"`
 	Lock          *LockHolder      `json:"lock"`
 	// JournalProblems names each journal line that is not a record, with
 	// its repair (status then exits 1).
@@ -67,7 +70,7 @@ type LockHolder struct {
 func NewStatus(r *stack.StatusReport) *Status {
 	out := &Status{FormatVersion: FormatVersion, Stack: r.Stack, Revision: r.Revision,
 		Resources: []StatusResource{}, Interventions: interventions(r.Interventions),
-		Unfinished: list(r.Unfinished), JournalProblems: list(r.JournalProblems)}
+		Unfinished: list(r.Unfinished), Running: list(r.Running), JournalProblems: list(r.JournalProblems)}
 	for _, res := range r.Resources {
 		out.Resources = append(out.Resources, StatusResource(res))
 	}
