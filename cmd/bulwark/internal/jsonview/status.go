@@ -19,8 +19,8 @@ type Status struct {
 	Unfinished    []string         `json:"unfinished"`
 	// Running names the operation the lock's live holder runs, which its
 	// journal shows as not ended: in progress, not for `bulwark resume`.
-	Running []string `json:"running"`
-	Lock          *LockHolder      `json:"lock"`
+	Running []string    `json:"running"`
+	Lock    *LockHolder `json:"lock"`
 	// JournalProblems names each journal line that is not a record, with
 	// its repair (status then exits 1).
 	JournalProblems []string `json:"journal_problems"`
