@@ -59,6 +59,9 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 		}
 		return code + s + ansiReset
 	}
+	if p.Running != nil {
+		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(ansiYellow, "note:"), p.Running)
+	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		if !c.Retained || c.Action != plan.NoOp {
