@@ -25,6 +25,16 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 	r := res.Run
 	switch res.Outcome {
 	case engine.Succeeded:
+		if len(res.Left) > 0 {
+			// Not "reality matches": something the spec names is still
+			// there, and it is not this stack's to delete.
+			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
+				title(res.Type), res.Changed, res.Unchanged)
+			for _, l := range res.Left {
+				fmt.Fprintf(c.stdout, "  %s: %s\n", l.Resource, c.red.Redact(l.Reason))
+			}
+			break
+		}
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), res.Changed, res.Unchanged)
 		c.retainedLine(res, specPath)

@@ -24,6 +24,11 @@ type Result struct {
 	Run     engine.Result
 	// Preserved lists the resources a rollback kept (durable or protected).
 	Preserved []string
+	// Left lists, after a teardown, what it left because it is not this
+	// stack's: the spec's resources the state did not record that reality
+	// holds under the spec's identity (see strangers), as the planner
+	// decided them.
+	Left []plan.Change
 	// Retained lists the resources this operation recorded as retained:
 	// kept by its rollback, or by `rollback --to`, though the revision it
 	// went back to lacks them (see retain.go).
