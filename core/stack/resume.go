@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"slices"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -243,13 +244,36 @@ func executions(recs []journal.Record) map[string]journal.Record {
 	return out
 }
 
+// originalError is the failure that started an operation's rollback, as
+// its newest journaled error says it. An earlier run of the rollback that
+// stayed incomplete journaled its whole report, the failure included
+// ("rollback incomplete: FAILURES (after: CAUSE)"): the cause is taken out
+// of it, so that each resume reports its own failures after the original
+// one, once, instead of nesting every earlier report a level deeper.
 func originalError(recs []journal.Record) error {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == journal.KindOp && recs[i].Error != "" {
-			return errors.New(recs[i].Error)
+			return errors.New(causeOf(recs[i].Error))
 		}
 	}
 	return errors.New("the operation was interrupted")
+}
+
+// causeOf peels the reports a rollback wrapped around msg (see
+// engine.RollbackError and the compensated outcome's "rolled back after: ")
+// down to the original failure.
+func causeOf(msg string) string {
+	const incomplete, after, rolledBack = "rollback incomplete: ", " (after: ", "rolled back after: "
+	for {
+		switch {
+		case strings.HasPrefix(msg, rolledBack):
+			msg = strings.TrimPrefix(msg, rolledBack)
+		case strings.HasPrefix(msg, incomplete) && strings.HasSuffix(msg, ")") && strings.Contains(msg, after):
+			msg = msg[strings.Index(msg, after)+len(after) : len(msg)-1]
+		default:
+			return msg
+		}
+	}
 }
 
 // graph is the dependency graph of the spec and the state together.
