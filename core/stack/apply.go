@@ -24,6 +24,10 @@ type Result struct {
 	Run     engine.Result
 	// Preserved lists the resources a rollback kept (durable or protected).
 	Preserved []string
+	// Inherited lists, sorted, the resources whose steps the operation's
+	// interrupted earlier part executed (a resumed run): changed by this
+	// operation, though not by this run.
+	Inherited []string
 	// Left lists, after a teardown, what it left because it is not this
 	// stack's: the spec's resources the state did not record that reality
 	// holds under the spec's identity (see strangers), as the planner
@@ -249,6 +253,12 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		out.Preserved = s.preserved(op.ID, res.Rollback)
 	}
 	out.Retained = s.retainedBy(op.ID)
+	for _, st := range op.Inherited {
+		if !isMeta(st.ID) && !slices.Contains(out.Inherited, st.ID) {
+			out.Inherited = append(out.Inherited, st.ID)
+		}
+	}
+	sort.Strings(out.Inherited)
 	return out
 }
 
