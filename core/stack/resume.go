@@ -256,6 +256,17 @@ func originalError(recs []journal.Record) error {
 			return errors.New(causeOf(recs[i].Error))
 		}
 	}
+	// No end was recorded (a full disk, a kill): the steps that failed
+	// forward say what went wrong, each of them.
+	failed := map[string]error{}
+	for _, r := range recs {
+		if r.Kind == journal.KindStep && r.Status == journal.StepFailed && r.Phase != "compensate" && r.Error != "" {
+			failed[r.Step] = errors.New(r.Error)
+		}
+	}
+	if len(failed) > 0 {
+		return &engine.StepError{Failures: failed}
+	}
 	return errors.New("the operation was interrupted")
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -48,5 +49,29 @@ func TestResumeErrorsDoNotNest(t *testing.T) {
 	r, err = e.resume(sp)
 	if code := stack.ExitCode(r, err); err != nil || code != stack.ExitCompensated {
 		t.Fatalf("last resume: exit %d, err %v", code, err)
+	}
+}
+
+// TestResumeNamesTheFailureWhenNoEndWasRecorded: when the operation's end
+// could not be recorded (a full disk), the resume's report names the step
+// failures the journal does hold, not "the operation was interrupted".
+func TestResumeNamesTheFailureWhenNoEndWasRecorded(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, chain3...)
+	e.w.FailCreate("c")
+	e.w.FailNextDeletes("b", 1)
+	r, err := e.apply(sp)
+	if err != nil || r.Outcome != engine.RollbackIncomplete {
+		t.Fatalf("apply: %v %v", err, r)
+	}
+	// As if the end record never made it to the disk.
+	e.editJournal(t, func(r journal.Record) bool { return r.Kind != journal.KindOp || r.Error == "" })
+	e.w.ClearFaults()
+	rr, err := e.resume(sp)
+	if code := stack.ExitCode(rr, err); err != nil || code != stack.ExitCompensated {
+		t.Fatalf("resume: exit %d err %v", code, err)
+	}
+	if msg := rr.Err.Error(); !strings.Contains(msg, "c: injected failure: create c") || strings.Contains(msg, "interrupted") {
+		t.Errorf("resume's error %q does not name the failure that started the rollback", msg)
 	}
 }
