@@ -188,7 +188,6 @@ func Decide(in Input) Change {
 			c.Ownership = Unknown
 		}
 	}
-	c.Retained = cur.RetainedBy != ""
 	return compare(in, c, cur)
 }
 
@@ -218,9 +217,7 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 		c.Action = Replace
 	case len(work) > 0:
 		c.Action, c.Remote = Update, true
-	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered || cur.RetainedBy != "":
-		// A retained resource the spec has again is taken back: its
-		// record loses the mark.
+	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
 		c.Action = Update // the record only
 	default:
 		c.Action = NoOp

@@ -69,10 +69,11 @@ type Change struct {
 	Reason string `json:"reason,omitempty"`
 	// Importable: a conflict an import of FoundID would resolve.
 	Importable bool `json:"importable,omitempty"`
-	// Retained: the state records the resource as retained (kept by a
-	// rollback; see state.Resource.RetainedBy). Gone from the spec, it is
-	// kept and listed (Action NoOp), never deleted by an apply; in the
-	// spec again, it is taken back as an ordinary resource.
+	// Retained: the state records the resource, gone from the spec, as
+	// retained (kept by a rollback; see state.Resource.RetainedBy): it is
+	// kept and listed (Action NoOp), never deleted by an apply. One the
+	// spec has again is decided as any resource of the spec (the apply
+	// that succeeds with it takes it back: see the stack's retain.go).
 	Retained bool `json:"retained,omitempty"`
 }
 

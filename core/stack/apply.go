@@ -206,6 +206,10 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 	return func(res *engine.Result) error {
 		// It rides on the operation's end record: the outcome and what it
 		// means for the state are one durable write.
+		var takeBack []*state.Resource
+		if op.Type != "teardown" && res.Outcome == engine.Succeeded {
+			takeBack = s.takeBack()
+		}
 		return s.store.mutateMeta(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
@@ -225,7 +229,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 				}
 			}
 			return nil
-		})
+		}, takeBack...)
 	}
 }
 

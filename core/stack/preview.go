@@ -255,8 +255,6 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "the revision this rollback goes back to lacks it: kept, because it holds data, and recorded as retained (no apply deletes it; a teardown does)"
 	case c.Retained && !inSpec:
 		pc.Drift = fmt.Sprintf("retained (kept by %s, a rollback): not in the spec, still this stack's; no apply deletes it: `bulwark teardown` deletes it under its level, `bulwark state forget` releases it", cur.RetainedBy)
-	case c.Retained:
-		pc.Drift = "retained, and in the spec again: taken back as an ordinary resource"
 	case c.Ownership == plan.Gone && !inSpec:
 		pc.Drift = "already gone"
 	case c.Ownership == plan.Gone:
@@ -270,6 +268,8 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "reality already matches the spec: only the recorded config changes"
 	case c.Action == plan.Update && !c.Remote:
 		pc.Drift = "only the recorded protection or dependencies change"
+	case cur != nil && cur.RetainedBy != "" && inSpec && c.Action != plan.Conflict:
+		pc.Drift = "retained (kept by a rollback), and in the spec again: an ordinary resource once this apply succeeds"
 	}
 	return pc
 }

@@ -129,6 +129,29 @@ func (s *session) restoredNames() map[string]bool {
 	return s.restored.names
 }
 
+// takeBack is what a successful apply, update or rollback writes with its
+// end: every retained resource its spec has, the mark taken off (an
+// ordinary resource of the revision it made current). It rides on the
+// operation's end record, so the plan and the steps need not change for
+// it: a retained resource the spec has again is planned as any other.
+func (s *session) takeBack() []*state.Resource {
+	st := s.store.Snapshot()
+	var out []*state.Resource
+	for _, n := range st.Names() {
+		r := st.Resources[n]
+		if r.RetainedBy == "" {
+			continue
+		}
+		if _, inSpec := s.specResource(n); !inSpec {
+			continue
+		}
+		next := *r
+		next.RetainedBy = ""
+		out = append(out, &next)
+	}
+	return out
+}
+
 // retainedBy lists, sorted, the resources operation op recorded as retained.
 func (s *session) retainedBy(op string) []string {
 	st := s.store.Snapshot()

@@ -117,6 +117,7 @@ func (s *session) strangers(ctx context.Context, st *state.State) []plan.Change 
 			Reason: fmt.Sprintf("could not be looked for (%v): whether something is left under the spec's identities is not known", err)}}
 	}
 	var left []plan.Change
+	now := s.store.Snapshot() // what the state records once the teardown ran
 	for _, r := range look {
 		obs, err := s.readJobFor(r, nil).run(ctx, s)
 		if err != nil {
@@ -124,7 +125,7 @@ func (s *session) strangers(ctx context.Context, st *state.State) []plan.Change 
 				Reason: fmt.Sprintf("could not be read (%v): whether something is left there is not known", err)})
 			continue
 		}
-		switch c := s.decide(r, nil, obs, st); c.Action {
+		switch c := s.decide(r, nil, obs, now); c.Action {
 		case plan.Conflict:
 			left = append(left, c)
 		case plan.Update, plan.NoOp:
