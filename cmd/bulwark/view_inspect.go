@@ -57,14 +57,14 @@ func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
 		fmt.Fprintf(w, "running: %s (in progress: the stack is locked by %s; wait for it to end%s)\n", op, rep.Lock, lease)
 	}
 	for _, u := range rep.Unfinished {
-		if rep.Lock != nil {
+		if rep.Lock != nil && rep.LockLive {
 			// resume needs the lock: it would exit 4 now.
 			fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s` once the stack's lock is free: it is held by %s)\n", u, specPath, rep.Lock)
 			continue
 		}
 		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
 	}
-	if rep.Lock != nil && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
+	if rep.Lock != nil && rep.LockLive && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
 		fmt.Fprintf(w, "locked by %s\n", rep.Lock)
 	}
 	for _, i := range rep.Interventions {

@@ -73,8 +73,7 @@ func (s *session) runningHolder(ctx context.Context) *storage.Holder {
 		return nil
 	}
 	defer be.Close()
-	h, _ := be.Holder(ctx)
-	return h
+	return liveHolder(ctx, be)
 }
 
 // VariableChange is a variable whose value differs from the one the current
