@@ -128,15 +128,16 @@ func TestConfirmOnATerminal(t *testing.T) {
 		{"yes", "yes", args("apply", v1), 0, []string{"+   create     data", "Enter a value: yes", "Apply complete: 1 changed"}, nil, "1 resource(s)"},
 		{"--yes", "", args("apply", v2, "--yes"), 0, []string{"~   update     data", "+   create     extra", "Update complete: 2 changed"},
 			[]string{"Only 'yes'"}, "2 resource(s)"},
-		// rollback to revision 1 would delete extra (durable): asked, and no
-		// deletes it not.
-		{"rollback no", "nope", args("rollback", v2), 1, []string{"-   delete     extra (generic, durable)", "Only 'yes'", "rollback cancelled: nothing was changed"},
+		// rollback to revision 1 changes data back and keeps extra
+		// (durable: the ladder's rollback column retains it): asked, and no
+		// changes nothing.
+		{"rollback no", "nope", args("rollback", v2), 1, []string{"=   retain     extra (generic, durable)", "Only 'yes'", "rollback cancelled: nothing was changed"},
 			nil, "2 resource(s)"},
-		{"rollback --auto-approve", "", args("rollback", v2, "--auto-approve"), 0, []string{"Rollback complete"}, []string{"Only 'yes'"}, "1 resource(s)"},
+		{"rollback --auto-approve", "", args("rollback", v2, "--auto-approve"), 0, []string{"Rollback complete", "Kept, retained: extra"}, []string{"Only 'yes'"}, "2 resource(s)"},
 		// stdout carries JSON alone: on a terminal apply --json cannot ask.
-		{"--json", "", args("apply", v2, "--json"), 1, []string{"apply --json on a terminal needs --yes"}, []string{"Only 'yes'"}, "1 resource(s)"},
-		// Nothing to change: nothing to ask.
-		{"no-op", "", args("apply", v1), 0, []string{"complete: 0 changed, 1 already in place"}, []string{"Only 'yes'"}, "1 resource(s)"},
+		{"--json", "", args("apply", v2, "--json"), 1, []string{"apply --json on a terminal needs --yes"}, []string{"Only 'yes'"}, "2 resource(s)"},
+		// Nothing to change (extra is retained, kept): nothing to ask.
+		{"no-op", "", args("apply", v1), 0, []string{"complete: 0 changed, 1 already in place"}, []string{"Only 'yes'"}, "2 resource(s)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := onTerminal(t, env, tt.answer, tt.args...)
@@ -171,7 +172,7 @@ func TestConfirmOnATerminal(t *testing.T) {
 
 	// Without a terminal: no question, the plan printed first, as before.
 	out, err := exec.Command(builtBulwark(t), args("rollback", v2)...).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "-   delete     extra") {
+	if err != nil || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "=   retain     extra") {
 		t.Fatalf("rollback without a terminal: %v\n%s", err, out)
 	}
 }

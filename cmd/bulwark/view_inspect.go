@@ -33,15 +33,39 @@ func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
 	w := v.out()
 	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	var retained []string
 	for _, r := range rep.Resources {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID)
+		mark := ""
+		if r.Retained {
+			mark, retained = "\tretained", append(retained, r.Name)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, mark)
 	}
 	tw.Flush()
+	if len(retained) > 0 {
+		fmt.Fprintf(w, "retained: %s (kept by a rollback: the current revision lacks them; no apply deletes them, `bulwark teardown %s` does under their level, `bulwark state forget` releases them)\n",
+			strings.Join(retained, ", "), specPath)
+	}
 	if rep.LastOp != nil {
 		fmt.Fprintf(w, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
 	}
+	for _, op := range rep.Running {
+		lease := ""
+		if !rep.Lock.Until.IsZero() {
+			lease = ", or, if its holder died, until the lease runs out"
+		}
+		fmt.Fprintf(w, "running: %s (in progress: the stack is locked by %s; wait for it to end%s)\n", op, rep.Lock, lease)
+	}
 	for _, u := range rep.Unfinished {
+		if rep.Lock != nil && rep.LockLive {
+			// resume needs the lock: it would exit 4 now.
+			fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s` once the stack's lock is free: it is held by %s)\n", u, specPath, rep.Lock)
+			continue
+		}
 		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
+	}
+	if rep.Lock != nil && rep.LockLive && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
+		fmt.Fprintf(w, "locked by %s\n", rep.Lock)
 	}
 	for _, i := range rep.Interventions {
 		fmt.Fprintf(w, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)

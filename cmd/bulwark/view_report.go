@@ -25,8 +25,19 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 	r := res.Run
 	switch res.Outcome {
 	case engine.Succeeded:
+		if len(res.Left) > 0 {
+			// Not "reality matches": something the spec names is still
+			// there, and it is not this stack's to delete.
+			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
+				title(res.Type), res.Changed, res.Unchanged)
+			for _, l := range res.Left {
+				fmt.Fprintf(c.stdout, "  %s: %s\n", l.Resource, c.red.Redact(l.Reason))
+			}
+			break
+		}
 		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 			title(res.Type), res.Changed, res.Unchanged)
+		c.retainedLine(res, specPath)
 		if len(res.Outputs) > 0 {
 			fmt.Fprintln(c.stdout, "\nOutputs:")
 			renderOutputs(c.red.Writer(c.stdout), res.Outputs)
@@ -46,6 +57,7 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		if len(res.Preserved) > 0 {
 			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
 		}
+		c.retainedLine(res, specPath)
 		c.errorLines(res.Err)
 	case engine.RollbackIncomplete:
 		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
@@ -72,6 +84,11 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			// Failed before any resource step ran (an update's own verify,
 			// say, when a plugin died): no policy kept anything back.
 			fmt.Fprintf(c.stdout, "%s failed at %s before changing anything: nothing to roll back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		case thisRunChangedNothing(res):
+			// A resume that failed before its own first step: the
+			// operation's interrupted earlier part did change things.
+			fmt.Fprintf(c.stdout, "%s failed at %s before this run changed anything; its interrupted earlier part had changed %d resource(s) (%s), which were not rolled back: the state records them as they are. Fix the cause, then run `bulwark apply %s` to finish, or `bulwark rollback %s` to go back.\n",
+				title(res.Type), strings.Join(r.Failed, ", "), len(res.Inherited), shortList(res.Inherited, 5), specPath, specPath)
 		default:
 			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
 		}
@@ -85,6 +102,36 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		c.errorLines(res.Err)
 	}
 	return code
+}
+
+// retainedLine names what the operation kept as retained (see the ladder:
+// no rollback destroys data), and what ends it.
+func (c *cli) retainedLine(res *stack.Result, specPath string) {
+	if len(res.Retained) == 0 {
+		return
+	}
+	fmt.Fprintf(c.stdout, "Kept, retained: %s (they hold data and the revision it went back to lacks them: still this stack's, listed by status and plan, never deleted by an apply; `bulwark teardown %s` deletes them under their level, `bulwark state forget` releases them).\n",
+		strings.Join(res.Retained, ", "), specPath)
+}
+
+// thisRunChangedNothing reports whether the run itself executed no
+// resource step (what an interrupted earlier part of the operation did
+// aside).
+func thisRunChangedNothing(res *stack.Result) bool {
+	for _, id := range res.Run.Executed {
+		if !strings.Contains(id, ":") {
+			return false
+		}
+	}
+	return true
+}
+
+// shortList is names joined, the first n of them and how many more.
+func shortList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // maxErrorLine bounds each line of an operation's error a person is shown;

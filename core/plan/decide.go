@@ -144,6 +144,11 @@ type Input struct {
 	// -replace): it is replaced even with no change, and a durable one may
 	// be (the user's consent to lose its data).
 	Replace bool
+	// Rollback: the operation is a rollback to a revision (`bulwark
+	// rollback`). The ladder's rollback column then governs what the
+	// target revision lacks: a durable or protected resource is kept and
+	// retained (Retain), only an ephemeral one is deleted.
+	Rollback bool
 }
 
 // Decide says what a resource needs: the one decision behind plan, apply's
@@ -284,19 +289,32 @@ func decideImport(in Input, c Change) Change {
 }
 
 // decideRemoved is a recorded resource the spec no longer has: deleted,
-// unless it is gone already or no longer ours.
+// unless it is gone already or no longer ours. What a rollback's target
+// lacks follows the ladder's rollback column (a durable or protected
+// resource is retained), and a resource already retained is kept: no apply
+// deletes it.
 func decideRemoved(in Input) Change {
 	cur, obs := in.Recorded, in.Observed
 	c := Change{Resource: cur.Name, Type: cur.Type, Provider: cur.Provider, Action: Delete,
 		Protection: Level(cur.Protection, sdk.ProtectionEphemeral), Before: cur.Config, Ownership: Owned}
 	switch {
+	case obs != nil && in.notTheRecorded(cur, obs):
+		c.FoundID = obs.ID
+		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, carries(obs.Key)))
+	case cur.RetainedBy != "":
+		// Kept: nothing is deleted; a teardown or `state forget` is what
+		// ends it.
+		c.Action, c.Retained = NoOp, true
+		if obs == nil {
+			c.Ownership = Unknown
+		}
 	case obs == nil:
 		c.Ownership = Unknown
 	case !obs.Exists:
 		c.Action, c.Ownership = NoOp, Gone
-	case in.notTheRecorded(cur, obs):
-		c.FoundID = obs.ID
-		return in.conflict(c, obs, fmt.Sprintf("the state records %s under key %s, but what exists there now %s: it is not deleted (run `bulwark state forget`)", cur.ID, cur.IdempotencyKey, carries(obs.Key)))
+	}
+	if c.Action == Delete && in.Rollback && c.Protection != sdk.ProtectionEphemeral {
+		c.Action = Retain
 	}
 	return c
 }

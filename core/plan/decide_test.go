@@ -155,6 +155,52 @@ func TestDecideRemoved(t *testing.T) {
 	}
 }
 
+// TestDecideRetention: the ladder's rollback column for what a rollback's
+// target revision lacks (durable and protected are retained, ephemeral is
+// deleted), and a retained resource: kept by every apply that lacks it,
+// decided as any resource of a spec that has it, never refused or deleted.
+func TestDecideRetention(t *testing.T) {
+	sp := parse(t, "  - {name: d, type: s3_bucket, protection: durable}\n")
+	d, _ := sp.Resource("d")
+	rec := func(level, retainedBy string) *state.Resource {
+		r := res("d", "s3_bucket", "mock", level, nil)
+		r.IdempotencyKey, r.RetainedBy = me.Key("01A"), retainedBy
+		return r
+	}
+	here := &Observation{Exists: true, ID: "id-d", Key: me.Key("01A")}
+	for _, tt := range []struct {
+		name     string
+		in       Input
+		action   Action
+		retained bool
+	}{
+		{"apply, gone from the spec, durable: deleted", Input{Recorded: rec("durable", ""), Observed: here}, Delete, false},
+		{"rollback lacks it, durable: retained", Input{Recorded: rec("durable", ""), Observed: here, Rollback: true}, Retain, false},
+		{"rollback lacks it, protected: retained, not refused", Input{Recorded: rec("protected", ""), Observed: here, Rollback: true}, Retain, false},
+		{"rollback lacks it, not read: retained", Input{Recorded: rec("durable", ""), Rollback: true}, Retain, false},
+		{"rollback lacks it, ephemeral: deleted", Input{Recorded: rec("ephemeral", ""), Observed: here, Rollback: true}, Delete, false},
+		{"rollback lacks it, already gone: nothing", Input{Recorded: rec("durable", ""), Observed: &Observation{}, Rollback: true}, NoOp, false},
+		{"retained, apply without it: kept", Input{Recorded: rec("durable", "op_R"), Observed: here}, NoOp, true},
+		{"retained protected, apply without it: kept, not refused", Input{Recorded: rec("protected", "op_R"), Observed: here}, NoOp, true},
+		{"retained, not read: kept", Input{Recorded: rec("durable", "op_R")}, NoOp, true},
+		{"retained, rollback without it: kept", Input{Recorded: rec("durable", "op_R"), Observed: here, Rollback: true}, NoOp, true},
+		{"retained, another key there now: a conflict, as any record", Input{Recorded: rec("durable", "op_R"), Observed: &Observation{Exists: true, ID: "id-d", Key: "bulwark:beta:L:01Z"}}, Conflict, false},
+		{"retained, in the spec again: an ordinary resource of it", Input{Spec: d, Recorded: rec("durable", "op_R"), Observed: here}, NoOp, false},
+		{"retained, in the spec again, not read: an ordinary resource of it", Input{Spec: d, Recorded: rec("durable", "op_R")}, NoOp, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Identity = me
+			c := Decide(tt.in)
+			if c.Action != tt.action || c.Retained != tt.retained {
+				t.Fatalf("Decide = %s retained=%v, want %s retained=%v", c.Action, c.Retained, tt.action, tt.retained)
+			}
+			if err := (&Plan{Changes: []Change{c}}).Check("rollback"); err != nil && c.Action != Conflict {
+				t.Errorf("Check refused: %v", err)
+			}
+		})
+	}
+}
+
 func TestConflictErrorAdvice(t *testing.T) {
 	sp := parse(t, "  - {name: db, type: s3_bucket}\n")
 	p := Make(sp, st(), Env{Identity: me, KeysReported: map[string]bool{"mock": true}},

@@ -34,6 +34,10 @@ const (
 	// Conflict is a resource that exists with the identity the spec gives
 	// but is not this stack's: nothing is done, the run is refused.
 	Conflict Action = "conflict"
+	// Retain keeps a durable or protected resource that a rollback's
+	// target revision lacks, and records it as retained (the ladder's
+	// rollback column: no rollback destroys data). Nothing is deleted.
+	Retain Action = "retain"
 )
 
 // Change is the plan for one resource.
@@ -65,6 +69,12 @@ type Change struct {
 	Reason string `json:"reason,omitempty"`
 	// Importable: a conflict an import of FoundID would resolve.
 	Importable bool `json:"importable,omitempty"`
+	// Retained: the state records the resource, gone from the spec, as
+	// retained (kept by a rollback; see state.Resource.RetainedBy): it is
+	// kept and listed (Action NoOp), never deleted by an apply. One the
+	// spec has again is decided as any resource of the spec (the apply
+	// that succeeds with it takes it back: see the stack's retain.go).
+	Retained bool `json:"retained,omitempty"`
 	// Mode is how a replace goes: the new one made first and the old one
 	// deleted in the cleanup phase, or (when the two cannot exist at once)
 	// the old one deleted first. Empty for any other action.

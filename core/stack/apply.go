@@ -24,6 +24,19 @@ type Result struct {
 	Run     engine.Result
 	// Preserved lists the resources a rollback kept (durable or protected).
 	Preserved []string
+	// Inherited lists, sorted, the resources whose steps the operation's
+	// interrupted earlier part executed (a resumed run): changed by this
+	// operation, though not by this run.
+	Inherited []string
+	// Left lists, after a teardown, what it left because it is not this
+	// stack's: the spec's resources the state did not record that reality
+	// holds under the spec's identity (see strangers), as the planner
+	// decided them.
+	Left []plan.Change
+	// Retained lists the resources this operation recorded as retained:
+	// kept by its rollback, or by `rollback --to`, though the revision it
+	// went back to lacks them (see retain.go).
+	Retained []string
 	// Changed and Unchanged count the resources executed and skipped.
 	Changed, Unchanged int
 	Err                error
@@ -123,9 +136,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 			leftovers[r.DeposedFrom] = append(leftovers[r.DeposedFrom], cs.ID)
 			continue
 		}
-		if removed[c.Resource] {
+		switch {
+		case removed[c.Resource] && c.Retained:
+			continue // kept, retained: nothing to do (see retain.go)
+		case removed[c.Resource] && c.Action == plan.Retain:
+			step = s.retainStep(c, st)
+		case removed[c.Resource]:
 			step = s.removeStep(c, st, deps)
-		} else {
+		default:
 			r, _ := s.specResource(c.Resource)
 			step = s.applyStep(c, r)
 			// A resource being replaced waits until what the state records
@@ -216,6 +234,10 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 	return func(res *engine.Result) error {
 		// It rides on the operation's end record: the outcome and what it
 		// means for the state are one durable write.
+		var takeBack []*state.Resource
+		if op.Type != "teardown" && res.Outcome == engine.Succeeded {
+			takeBack = s.takeBack()
+		}
 		return s.store.mutateMeta(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
@@ -235,7 +257,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 				}
 			}
 			return nil
-		})
+		}, takeBack...)
 	}
 }
 
@@ -264,6 +286,13 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 	if res.Outcome == engine.Compensated || res.Outcome == engine.RollbackIncomplete {
 		out.Preserved = s.preserved(op.ID, res.Rollback)
 	}
+	out.Retained = s.retainedBy(op.ID)
+	for _, st := range op.Inherited {
+		if !isMeta(st.ID) && !slices.Contains(out.Inherited, st.ID) {
+			out.Inherited = append(out.Inherited, st.ID)
+		}
+	}
+	sort.Strings(out.Inherited)
 	return out
 }
 
@@ -495,8 +524,9 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 	{
 		next := *old
 		if old.Prior == nil || old.Prior.Op != s.opID {
-			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn}
+			next.Prior = &state.Prior{Op: s.opID, Config: old.Config, Attributes: old.Attributes, Protection: old.Protection, DependsOn: old.DependsOn, RetainedBy: old.RetainedBy}
 		}
+		next.RetainedBy = "" // in the spec: an ordinary resource again
 		next.Config, next.Attributes = r.Config, attrs
 		next.Protection = plan.Level("", r.Protection).String()
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID

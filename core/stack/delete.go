@@ -51,6 +51,16 @@ func (s *session) levelOf(res *state.Resource) sdk.Protection {
 	return plan.Level(res.Protection, desired)
 }
 
+// isRetained reports whether res is retained: its record says so, or the
+// state's record of the same resource now does.
+func (s *session) isRetained(res *state.Resource) bool {
+	if res.RetainedBy != "" {
+		return true
+	}
+	cur := s.store.Resource(res.Name)
+	return cur != nil && cur.ID == res.ID && cur.RetainedBy != ""
+}
+
 // deleteResource is the one code path in bulwark that asks a provider to
 // delete. It never deletes a protected resource, whatever the reason, and
 // preserves a durable one during a rollback. It returns the action taken
@@ -61,6 +71,10 @@ func (s *session) levelOf(res *state.Resource) sdk.Protection {
 func (s *session) deleteResource(ctx context.Context, res *state.Resource, why reason) (string, *sdk.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
+	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):
+		// Retained (kept by a rollback): no apply or rollback deletes it;
+		// only a teardown does, under its level (see retain.go).
+		return "preserve", nil, nil
 	case why == reasonRollback && level != sdk.ProtectionEphemeral:
 		// The ladder's first column: a rollback preserves what holds data.
 		return "preserve", nil, nil

@@ -65,14 +65,17 @@ func ExitCode(res *Result, err error) int {
 	return ExitError
 }
 
-// ChangedNothing reports whether the run executed no resource step (an
-// update that failed in its own verify, compatibility, backup or stage
-// step): nothing was changed, so there was nothing to roll back.
+// ChangedNothing reports whether the operation executed no resource step
+// (an update that failed in its own verify, compatibility, backup or stage
+// step): nothing was changed, so there was nothing to roll back. A resumed
+// operation is one with its interrupted earlier part: what that part
+// executed counts (Inherited), so a resume that fails before its own first
+// step does not claim the operation changed nothing.
 func (r *Result) ChangedNothing() bool {
 	for _, id := range r.Run.Executed {
 		if !isMeta(id) {
 			return false
 		}
 	}
-	return true
+	return len(r.Inherited) == 0
 }

@@ -72,6 +72,8 @@ type fakeWorld struct {
 	onCreate func(name string)
 	// onDelete, likewise, at the start of every Delete.
 	onDelete func(name string)
+	// onRead, likewise, at the start of every Read.
+	onRead func(name string)
 	// readPrivate is the private data the last Read of each name by id
 	// carried.
 	readPrivate map[string]string
@@ -114,6 +116,13 @@ func (w *fakeWorld) OnCreate(f func(name string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.onCreate = f
+}
+
+// OnRead sets the hook called at the start of every Read.
+func (w *fakeWorld) OnRead(f func(name string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onRead = f
 }
 
 // OnDelete sets the hook called at the start of every Delete.
@@ -343,6 +352,12 @@ func (w *fakeWorld) byTypeName(typ, name string, cfg map[string]any) *fakeResour
 }
 
 func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	p.w.mu.Lock()
+	hook := p.w.onRead
+	p.w.mu.Unlock()
+	if hook != nil {
+		hook(req.Name)
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	if req.ID != "" {

@@ -57,7 +57,8 @@ func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observa
 	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
 		sc = p.Schema()
 	}
-	in := plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc)}
+	in := plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc),
+		Rollback: s.opType == "rollback"}
 	if r != nil {
 		// --replace replaces once per operation: what this operation made
 		// (a resumed run meeting its own replacement) is not replaced again.

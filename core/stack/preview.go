@@ -10,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
@@ -45,6 +46,34 @@ type Preview struct {
 	// variables whose values differ from the ones it was applied with.
 	Revision  int              `json:"revision,omitempty"`
 	Variables []VariableChange `json:"variables,omitempty"`
+	// Running is who holds the stack's lock while the plan was made (an
+	// operation in progress: what it read may be changing), or nil.
+	Running *storage.Holder `json:"-"`
+}
+
+// ownStackKeys reports whether any observation carries a key that names
+// stack (issued by it, under whatever lineage).
+func ownStackKeys(obs map[string]*plan.Observation, stack string) bool {
+	for _, o := range obs {
+		if o == nil || !o.Exists {
+			continue
+		}
+		if k, ok := plan.ParseKey(o.Key); ok && k.Stack == stack {
+			return true
+		}
+	}
+	return false
+}
+
+// runningHolder is the live holder of the stack's lock, or nil (none, or
+// it could not be read).
+func (s *session) runningHolder(ctx context.Context) *storage.Holder {
+	be, err := s.opts.backend(ctx, s.sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil
+	}
+	defer be.Close()
+	return liveHolder(ctx, be)
 }
 
 // VariableChange is a variable whose value differs from the one the current
@@ -144,7 +173,28 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 	if err != nil {
 		return nil, err
 	}
+	if s.lineage == "" && ownStackKeys(obs, sp.Stack) {
+		// The state had no lineage when it was read (nothing recorded:
+		// a first apply had not journaled yet), and reality now shows
+		// resources under keys of this stack's name: that apply made them
+		// meanwhile. Its lineage is recorded by now (an Execute is
+		// journaled before its Create), so the plan is made again against
+		// the state as it is, rather than calling them another lineage's.
+		if st2, lerr := s.loadOpened(); lerr == nil && st2.Lineage != "" {
+			s.lineage, s.forgotten, st = st2.Lineage, st2.Forgotten, st2
+			if pl, obs, err = s.plan(ctx, st); err != nil {
+				return nil, err
+			}
+		}
+	}
 	pv := s.preview(pl, obs, st)
+	if pv.Running = s.runningHolder(ctx); pv.Running != nil {
+		for i := range pv.Changes {
+			if c := &pv.Changes[i]; c.Ownership == plan.Recovered {
+				c.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key, not yet recorded: most likely made by the operation in progress, which records it", c.FoundID)
+			}
+		}
+	}
 	if err := pl.Check("apply"); err != nil {
 		if !errors.As(err, &pv.Refused) {
 			errors.As(err, &pv.Conflict)
@@ -203,6 +253,10 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = fmt.Sprintf("the old object of %s, set aside by the replace of operation %s: deleted in the cleanup phase", cur.DeposedFrom, cur.DeposedBy)
 	case c.Action == plan.Conflict:
 		pc.Drift = c.Reason
+	case c.Action == plan.Retain:
+		pc.Drift = "the revision this rollback goes back to lacks it: kept, because it holds data, and recorded as retained (no apply deletes it; a teardown does)"
+	case c.Retained && !inSpec:
+		pc.Drift = fmt.Sprintf("retained (kept by %s, a rollback): not in the spec, still this stack's; no apply deletes it: `bulwark teardown` deletes it under its level, `bulwark state forget` releases it", cur.RetainedBy)
 	case c.Ownership == plan.Gone && !inSpec:
 		pc.Drift = "already gone"
 	case c.Ownership == plan.Gone:
@@ -216,6 +270,8 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "reality already matches the spec: only the recorded config changes"
 	case c.Action == plan.Update && !c.Remote:
 		pc.Drift = "only the recorded protection or dependencies change"
+	case cur != nil && cur.RetainedBy != "" && inSpec && c.Action != plan.Conflict:
+		pc.Drift = "retained (kept by a rollback), and in the spec again: an ordinary resource once this apply succeeds"
 	}
 	return pc
 }

@@ -353,6 +353,9 @@ func propertyLadder(rt *rapid.T) {
 				if prior == nil {
 					fail("%s deleted %s (%s), neither recorded before nor created by it", kind, d.Name, d.ID)
 				}
+				if prior.RetainedBy != "" && levelOf(rs, d.Name) == sdk.ProtectionUnspecified {
+					fail("%s deleted %s (%s), retained by %s and not in the spec", kind, d.Name, d.ID, prior.RetainedBy)
+				}
 				inSpec := levelOf(rs, d.Name) != sdk.ProtectionUnspecified
 				zoneChanged := fmt.Sprint(prior.Config["zone"]) != fmt.Sprint(orNil(zoneOf(rs, d.Name)))
 				if inSpec && !zoneChanged && prior.Type == typeOf(rs, d.Name) {
@@ -428,8 +431,16 @@ func propertyLadder(rt *rapid.T) {
 					fail("after a successful apply %s is recorded as %+v, spec level %s", r.name, got, r.prot)
 				}
 			}
+			// Plus what a rollback kept as retained (the ladder's rollback
+			// column): not in the spec, still recorded, never deleted by
+			// an apply.
+			for _, n := range stAfter.Names() {
+				if rec := stAfter.Resources[n]; levelOf(rs, n) == sdk.ProtectionUnspecified && rec.RetainedBy != "" {
+					want = append(want, n)
+				}
+			}
 			if !slices.Equal(sorted(want), stAfter.Names()) {
-				fail("after a successful apply the state holds %v, the spec %v", stAfter.Names(), sorted(want))
+				fail("after a successful apply the state holds %v, the spec and the retained %v", stAfter.Names(), sorted(want))
 			}
 		}
 		if kind == "teardown" && err == nil && r.Outcome == engine.Succeeded && len(stAfter.Resources) != 0 {

@@ -34,7 +34,7 @@ const (
 // planColors paint each action's mark, as apply's progress paints its lines
 // (and Terraform its plan): green adds, yellow changes, red deletes.
 var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ansiYellow, plan.Replace: ansiRed,
-	plan.Delete: ansiRed, plan.NoOp: ansiDim, plan.Import: ansiCyan, plan.Conflict: ansiRed}
+	plan.Delete: ansiRed, plan.NoOp: ansiDim, plan.Import: ansiCyan, plan.Conflict: ansiRed, plan.Retain: ansiYellow}
 
 // RenderColor is Render, in colour when color is set (a terminal without
 // NO_COLOR): each resource's mark and action, its diff's marks, and the
@@ -57,7 +57,7 @@ func (p *Preview) RenderColor(w io.Writer, color bool) error {
 
 // planMarks are the marks of each action.
 var planMarks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "=",
-	plan.Import: "<=", plan.Conflict: "!"}
+	plan.Import: "<=", plan.Conflict: "!", plan.Retain: "="}
 
 func (p *Preview) render(w *bytes.Buffer, color bool) {
 	paint := func(code, s string) string {
@@ -66,18 +66,28 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 		}
 		return code + s + ansiReset
 	}
+	if p.Running != nil {
+		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(ansiYellow, "note:"), p.Running)
+	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
-		counts[c.Action]++
+		if !c.Retained || c.Action != plan.NoOp {
+			counts[c.Action]++ // a retained one is counted as retained
+		}
 		sym := planMarks[c.Action]
 		if c.Action == plan.Replace && c.Mode == plan.CreateFirst {
 			sym = "+/-"
 		}
 		label := string(c.Action)
-		if c.Action == plan.NoOp {
+		code := planColors[c.Action]
+		switch {
+		case c.Action == plan.NoOp && c.Retained:
+			label, code = "retained", ansiYellow
+			counts[plan.Retain]++
+		case c.Action == plan.NoOp:
 			label = "no change"
 		}
-		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(planColors[c.Action], fmt.Sprintf("%-3s %-10s", sym, label)), c.Resource, c.Type, c.Protection)
+		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(code, fmt.Sprintf("%-3s %-10s", sym, label)), c.Resource, c.Type, c.Protection)
 		if c.Vanished {
 			fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
 		} else if c.Drift != "" {
@@ -89,7 +99,7 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 				fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), c.Resource)))
 			}
 		}
-		if c.Action == plan.NoOp || c.Action == plan.Conflict {
+		if c.Action == plan.NoOp || c.Action == plan.Conflict || c.Action == plan.Retain {
 			continue
 		}
 		for _, line := range diffLines(c) {
@@ -126,6 +136,9 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 	}
 	if n := counts[plan.Conflict]; n > 0 {
 		fmt.Fprintf(w, ", %d in conflict", n)
+	}
+	if n := counts[plan.Retain]; n > 0 {
+		fmt.Fprintf(w, ", %d retained", n)
 	}
 	fmt.Fprintln(w, ".")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"slices"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -261,13 +262,47 @@ func executions(recs []journal.Record) map[string]journal.Record {
 	return out
 }
 
+// originalError is the failure that started an operation's rollback, as
+// its newest journaled error says it. An earlier run of the rollback that
+// stayed incomplete journaled its whole report, the failure included
+// ("rollback incomplete: FAILURES (after: CAUSE)"): the cause is taken out
+// of it, so that each resume reports its own failures after the original
+// one, once, instead of nesting every earlier report a level deeper.
 func originalError(recs []journal.Record) error {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == journal.KindOp && recs[i].Error != "" {
-			return errors.New(recs[i].Error)
+			return errors.New(causeOf(recs[i].Error))
 		}
 	}
+	// No end was recorded (a full disk, a kill): the steps that failed
+	// forward say what went wrong, each of them.
+	failed := map[string]error{}
+	for _, r := range recs {
+		if r.Kind == journal.KindStep && r.Status == journal.StepFailed && r.Phase != "compensate" && r.Error != "" {
+			failed[r.Step] = errors.New(r.Error)
+		}
+	}
+	if len(failed) > 0 {
+		return &engine.StepError{Failures: failed}
+	}
 	return errors.New("the operation was interrupted")
+}
+
+// causeOf peels the reports a rollback wrapped around msg (see
+// engine.RollbackError and the compensated outcome's "rolled back after: ")
+// down to the original failure.
+func causeOf(msg string) string {
+	const incomplete, after, rolledBack = "rollback incomplete: ", " (after: ", "rolled back after: "
+	for {
+		switch {
+		case strings.HasPrefix(msg, rolledBack):
+			msg = strings.TrimPrefix(msg, rolledBack)
+		case strings.HasPrefix(msg, incomplete) && strings.HasSuffix(msg, ")") && strings.Contains(msg, after):
+			msg = msg[strings.Index(msg, after)+len(after) : len(msg)-1]
+		default:
+			return msg
+		}
+	}
 }
 
 // graph is the dependency graph of the spec and the state together.
@@ -316,6 +351,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	res := &Result{Op: target.Op, Type: target.Type, Outcome: outcome, Err: err,
 		Run: engine.Result{Outcome: outcome, Reached: reached, Rollback: targets, Err: err}}
 	res.Preserved = s.preserved(target.Op, targets)
+	res.Retained = s.retainedBy(target.Op)
 	s.prog.opEnd(res)
 	return res, nil
 }

@@ -29,7 +29,12 @@ func (s *session) undo(ctx context.Context, name string, action plan.Action, key
 			cur = found
 		}
 		action, _, err := s.deleteResource(ctx, cur, reasonRollback)
+		if err == nil && action == "preserve" {
+			err = s.retainIfLacking(ctx, cur.Name)
+		}
 		return action, err
+	case actionPreserve:
+		return s.unretain(ctx, name)
 	case plan.Update:
 		if cur == nil {
 			return "", nil
@@ -84,7 +89,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 // operation: the Prior the update recorded, or the recorded config when the
 // host died between the provider's Update and the state write.
 func (s *session) restore(ctx context.Context, cur *state.Resource) (string, error) {
-	target := &state.Prior{Config: cur.Config, Attributes: cur.Attributes, Protection: cur.Protection, DependsOn: cur.DependsOn}
+	target := &state.Prior{Config: cur.Config, Attributes: cur.Attributes, Protection: cur.Protection, DependsOn: cur.DependsOn, RetainedBy: cur.RetainedBy}
 	if cur.Prior != nil && cur.Prior.Op == s.opID {
 		target = cur.Prior
 	}
@@ -118,6 +123,7 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 	{
 		next := *r
 		next.Config, next.Attributes, next.DependsOn, next.Prior = target.Config, attrs, target.DependsOn, nil
+		next.RetainedBy = target.RetainedBy
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
 		next.Protection = plan.Level(r.Protection, mustLevel(target.Protection)).String()

@@ -13,8 +13,10 @@ import (
 
 // Rollback converges the stack back to an earlier applied revision (to; 0
 // means the one applied before the current one) with the same pipeline as
-// apply, then makes it current. What that revision lacks is deleted under the
-// ladder's third column, so a protected resource added since refuses the run.
+// apply, then makes it current. What that revision lacks follows the
+// ladder's rollback column, as the rollback of a failed apply does: an
+// ephemeral resource is deleted, a durable or protected one is kept and
+// recorded as retained (see retain.go), so no rollback destroys data.
 // After a teardown no revision is current, and 0 means the newest applied.
 func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result, error) {
 	s, err := open(ctx, sp, opts, false)

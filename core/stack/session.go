@@ -270,6 +270,9 @@ type session struct {
 	derived map[string][]string
 	idx     specIndex // s.sp by name (specResource)
 	pre     preflight // what the pre-flight reads saw (checkRead)
+	// restored: the resource names of the revision a failed operation's
+	// rollback returns to (see retainIfLacking).
+	restored restoredSet
 }
 
 // backend opens the stack's storage: Options.Open on Options.StateURL, or

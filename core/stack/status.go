@@ -27,6 +27,10 @@ type StatusResource struct {
 	Protection string `json:"protection"`
 	ID         string `json:"id"`
 	CreatedBy  string `json:"created_by,omitempty"`
+	// Retained: kept by a rollback though the revision it went back to
+	// lacks it (see retain.go): still this stack's, never deleted by an
+	// apply.
+	Retained bool `json:"retained,omitempty"`
 }
 
 // OpSummary is one operation in the journal.
@@ -54,7 +58,14 @@ type StatusReport struct {
 	LastOp        *OpSummary           `json:"last_operation,omitempty"`
 	Revision      int                  `json:"revision"` // the current revision (0: none)
 	Unfinished    []string             `json:"unfinished,omitempty"`
-	Lock          *storage.Holder      `json:"lock,omitempty"`
+	// Running names the unfinished operation the lock's live holder is
+	// running: in progress, not stopped (resume would exit 4 for it).
+	Running []string        `json:"running,omitempty"`
+	Lock    *storage.Holder `json:"lock,omitempty"`
+	// LockLive: Lock's holder still holds it (a dead one's record, or a
+	// lease whose process is gone from this machine, is taken over by the
+	// next command that locks).
+	LockLive bool `json:"-"`
 	// JournalProblems names each journal line that is not a record, with how
 	// to repair it; the rest of the report is read from the good lines.
 	JournalProblems []string `json:"journal_problems,omitempty"`
@@ -96,7 +107,7 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	}
 	for _, n := range st.Names() {
 		r := st.Resources[n]
-		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: shownID(r), CreatedBy: r.CreatedBy})
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: shownID(r), CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
 	}
 	if ops := History(recs); len(ops) > 0 {
 		rep.LastOp = &ops[len(ops)-1]
@@ -105,7 +116,29 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 		rep.Unfinished = append(rep.Unfinished, u.Op)
 	}
 	rep.Lock, _ = be.Holder(ctx)
+	live := liveHolder(ctx, be)
+	rep.LockLive = live != nil
+	if h := live; h != nil && slices.Contains(rep.Unfinished, h.Op) {
+		// Its journal says it has not ended because it is running: the
+		// holder is alive (a dead one loses the lock).
+		rep.Running = []string{h.Op}
+		rep.Unfinished = slices.DeleteFunc(rep.Unfinished, func(op string) bool { return op == h.Op })
+	}
 	return rep, nil
+}
+
+// liveHolder is who holds be's lock and is alive (as the next Lock would
+// find it: a holder whose process is gone is not), or nil.
+func liveHolder(ctx context.Context, be storage.Backend) *storage.Holder {
+	if in, ok := be.(inspector); ok {
+		live, _, err := in.Inspect(ctx)
+		if err != nil {
+			return nil
+		}
+		return live
+	}
+	h, _ := be.Holder(ctx)
+	return h
 }
 
 // History summarises the operations in a journal, oldest first.

@@ -439,7 +439,7 @@ func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 // operation's end costs what its metadata is, not a deep copy of every
 // resource (at 10,000 resources, the largest allocation of an apply). An
 // fn that puts or drops a resource gets an error: that is mutate's.
-func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error) error {
+func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error, put ...*state.Resource) error {
 	s.mu.RLock()
 	before := s.st
 	next := withOwnMeta(before)
@@ -456,11 +456,12 @@ func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error) err
 		}
 	}
 	m := storage.MetaOf(next)
-	if reflect.DeepEqual(m, storage.MetaOf(before)) && !hasText(next.Revisions) {
+	if reflect.DeepEqual(m, storage.MetaOf(before)) && !hasText(next.Revisions) && len(put) == 0 {
 		return nil
 	}
 	m.Revisions = slices.Clone(next.Revisions) // with the texts of new ones, stored apart by commit
-	return s.change(ctx, storage.Change{Meta: m})
+	// put: whole resources that ride on the same write (retain.go's take-back).
+	return s.change(ctx, storage.Change{Meta: m, Put: put})
 }
 
 func hasText(revs []state.Revision) bool {

@@ -82,11 +82,69 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if isLostResult(out) {
 		return nil, out.Err
 	}
+	if out.Outcome == engine.Succeeded {
+		out.Left = s.strangers(ctx, st)
+	}
 	return out, nil
 }
 
+// strangers is what a teardown left because it is not this stack's to
+// delete: the spec's resources the state did not record that reality
+// still holds under the identity the spec gives them (after the stack's
+// folder was lost, or what a copy of a resource left). A teardown deletes
+// only what the state records, so it never touches them; its report names
+// them instead of saying reality matches. Each is the planner's decision
+// for it (a conflict, or one carrying this stack's key but unrecorded); a
+// resource whose config references another (not known without it) or
+// that the spec imports is not looked for, and one that cannot be read is
+// named with the error.
+func (s *session) strangers(ctx context.Context, st *state.State) []plan.Change {
+	var look []*spec.Resource
+	for _, r := range s.sp.Resources {
+		if st.Resources[r.Name] == nil && r.Import == "" && !hasRefs(r) {
+			look = append(look, r)
+		}
+	}
+	if len(look) == 0 {
+		return nil
+	}
+	var providers []string
+	for _, r := range look {
+		providers = append(providers, r.Provider)
+	}
+	if err := s.startProviders(ctx, providers, st); err != nil {
+		return []plan.Change{{Resource: look[0].Name, Type: look[0].Type, Provider: look[0].Provider, Action: plan.Conflict,
+			Reason: fmt.Sprintf("could not be looked for (%v): whether something is left under the spec's identities is not known", err)}}
+	}
+	var left []plan.Change
+	now := s.store.Snapshot() // what the state records once the teardown ran
+	for _, r := range look {
+		obs, err := s.readJobFor(r, nil).run(ctx, s)
+		if err != nil {
+			left = append(left, plan.Change{Resource: r.Name, Type: r.Type, Provider: r.Provider, Action: plan.Conflict,
+				Reason: fmt.Sprintf("could not be read (%v): whether something is left there is not known", err)})
+			continue
+		}
+		switch c := s.decide(r, nil, obs, now); c.Action {
+		case plan.Conflict:
+			left = append(left, c)
+		case plan.Update, plan.NoOp:
+			if c.Ownership == plan.Recovered {
+				c.Reason = fmt.Sprintf("%s %s exists (id %s) under this stack's key but is not recorded (a create a crash interrupted): run `bulwark resume` or `bulwark apply` to record it, then teardown", r.Type, r.Name, c.FoundID)
+				left = append(left, c)
+			}
+		}
+	}
+	return left
+}
+
 // removeStep deletes, during an apply, a resource gone from the spec.
+// A rollback's (`rollback --to N`) deletes go through the ladder's rollback
+// column: only an ephemeral one is deleted (the planner retains the rest).
 func (s *session) removeStep(c plan.Change, st *state.State, deps map[string][]string) *engine.Step {
+	if s.opType == "rollback" {
+		return s.deleteStep(c, st, reasonRollback, deps)
+	}
 	return s.deleteStep(c, st, reasonRemoved, deps)
 }
 

@@ -50,6 +50,7 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 	if r.Imported {
 		b = append(b, `,"imported":true`...)
 	}
+	b = appendOptString(b, `,"retained_by":`, r.RetainedBy)
 	if r.Prior != nil {
 		// Only what an update replaced: rare, left to json.Marshal.
 		p, err := json.Marshal(r.Prior)

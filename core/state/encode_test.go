@@ -21,7 +21,8 @@ func TestResourceAppendJSONIsJSONMarshal(t *testing.T) {
 		UpdatedBy:      "op_2",
 		IdempotencyKey: "bulwark:s:l:k",
 		Imported:       true,
-		Prior:          &Prior{Op: "op_0", Config: map[string]any{"size": 1.0}, Protection: "ephemeral"},
+		RetainedBy:     "op_3",
+		Prior:          &Prior{Op: "op_0", Config: map[string]any{"size": 1.0}, Protection: "ephemeral", RetainedBy: "op_3"},
 		Sensitive:      []string{"password"},
 		Private:        "c2VjcmV0",
 	}

@@ -425,3 +425,50 @@ func TestSensitiveIDIsSealed(t *testing.T) {
 		t.Fatalf("OpenState of a clear id: clear %v, %v", clear, err)
 	}
 }
+
+// TestRetainedMarkSurvivesSealing: a resource's retained mark (and its
+// prior's) is written and read back through a sealed store, a keyless
+// write and a keyless load alike; a state written before the mark existed
+// loads with none.
+func TestRetainedMarkSurvivesSealing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	b := box(t)
+	s, err := OpenSealed(dir, "demo", Sealing{Sealer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSensitive(sensitiveSecret)
+	writeSensitive(t, s)
+	if err := s.Mutate(func(st *State) error {
+		st.Resources["b"].RetainedBy = "op_9"
+		st.Resources["b"].Prior.RetainedBy = "op_8"
+		st.Resources["old"] = &Resource{Name: "old", Type: "generic", ID: "g-1", Protection: "durable"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Open(dir, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Mutate(func(st *State) error { st.Interventions = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	keyless, err := Load(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range map[string]*State{"sealed": reopen(t, dir, b).Snapshot(), "keyless": keyless} {
+		r := st.Resources["b"]
+		if r.RetainedBy != "op_9" || r.Prior == nil || r.Prior.RetainedBy != "op_8" {
+			t.Errorf("%s: retained mark lost: %q, prior %+v", name, r.RetainedBy, r.Prior)
+		}
+		if st.Resources["old"].RetainedBy != "" {
+			t.Errorf("%s: a resource never retained reads as retained", name)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if !strings.Contains(string(raw), `"retained_by":"op_9"`) || strings.Count(string(raw), "retained_by") != 2 {
+		t.Errorf("state.json does not hold the mark once per marked record:\n%s", raw)
+	}
+}

@@ -67,6 +67,15 @@ type Resource struct {
 	// Imported: taken over by `bulwark import` or the spec's `import:`,
 	// not created by bulwark; no rollback deletes it.
 	Imported bool `json:"imported,omitempty"`
+	// RetainedBy is the operation that kept this resource as retained: a
+	// rollback (of a failed apply, or `rollback --to N`) that the ladder
+	// made keep it (durable or protected) though the revision it went back
+	// to lacks it. A retained resource is still this stack's; no apply
+	// deletes it (one whose spec has it again takes it back as an ordinary
+	// resource), a teardown deletes it under its level, `state forget`
+	// releases it. "" for every other resource, and in states written
+	// before retention was recorded.
+	RetainedBy string `json:"retained_by,omitempty"`
 	// Prior is what an update replaced, kept so that the operation that made
 	// the update can undo it, even after a crash.
 	Prior *Prior `json:"prior,omitempty"`
@@ -174,6 +183,10 @@ type Prior struct {
 	Attributes map[string]any `json:"attributes,omitempty"`
 	Protection string         `json:"protection"`
 	DependsOn  []string       `json:"depends_on,omitempty"`
+	// RetainedBy is the resource's retained mark before the update (see
+	// Resource.RetainedBy): an update that took a retained resource back
+	// and is then undone leaves it retained again.
+	RetainedBy string `json:"retained_by,omitempty"`
 }
 
 // Intervention is a failure that needs a person: it stays until acknowledged.

@@ -86,6 +86,10 @@ type ResourceChange struct {
 	// DataLoss: carrying the change out deletes the data the resource
 	// holds (a replace of a durable one).
 	DataLoss bool `json:"data_loss"`
+	// Retained: the state records it as retained (kept by a rollback):
+	// with action no-op and not in the spec, an apply keeps it; in the spec
+	// again, it is taken back as an ordinary resource.
+	Retained bool `json:"retained"`
 }
 
 // PlanSummary counts the resource changes by action.
@@ -134,7 +138,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
 			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
-			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable,
+			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable, Retained: c.Retained,
 			ReplaceMode: string(c.Mode), ReplaceRequested: c.Requested, DataLoss: c.LosesData(),
 		})
 		s := &out.Summary

@@ -17,7 +17,10 @@ type Status struct {
 	Interventions []Intervention   `json:"interventions"`
 	LastOperation *Operation       `json:"last_operation"`
 	Unfinished    []string         `json:"unfinished"`
-	Lock          *LockHolder      `json:"lock"`
+	// Running names the operation the lock's live holder runs, which its
+	// journal shows as not ended: in progress, not for `bulwark resume`.
+	Running []string    `json:"running"`
+	Lock    *LockHolder `json:"lock"`
 	// JournalProblems names each journal line that is not a record, with
 	// its repair (status then exits 1).
 	JournalProblems []string `json:"journal_problems"`
@@ -31,6 +34,10 @@ type StatusResource struct {
 	Protection string `json:"protection"`
 	ID         string `json:"id"`
 	CreatedBy  string `json:"created_by"`
+	// Retained: kept by a rollback though the revision it went back to
+	// lacks it: still this stack's, never deleted by an apply; a teardown
+	// deletes it under its level, `state forget` releases it.
+	Retained bool `json:"retained"`
 }
 
 // Intervention is a failure that needs a person, until `bulwark ack OP`.
@@ -63,7 +70,7 @@ type LockHolder struct {
 func NewStatus(r *stack.StatusReport) *Status {
 	out := &Status{FormatVersion: FormatVersion, Stack: r.Stack, Revision: r.Revision,
 		Resources: []StatusResource{}, Interventions: interventions(r.Interventions),
-		Unfinished: list(r.Unfinished), JournalProblems: list(r.JournalProblems)}
+		Unfinished: list(r.Unfinished), Running: list(r.Running), JournalProblems: list(r.JournalProblems)}
 	for _, res := range r.Resources {
 		out.Resources = append(out.Resources, StatusResource(res))
 	}
