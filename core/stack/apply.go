@@ -167,8 +167,14 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		// What an address's step makes waits for its old objects to go.
 		step.DependsOn = append(step.DependsOn, leftovers[step.ID]...)
 	}
-	addSoftOrder(op.Steps, soft)
 	op.Steps = s.withCleanup(op.Steps, cleanups, st)
+	// A removal the cleanup phase took runs after every main step: a
+	// replace cannot also wait for it (that would be a cycle), so that
+	// preferred order gives way.
+	for step, names := range soft {
+		soft[step] = slices.DeleteFunc(names, func(n string) bool { return inCleanup(op.Steps, n) })
+	}
+	addSoftOrder(op.Steps, soft)
 	s.prog.opStart(s.opID, opType)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
 	s.prog.start()
@@ -582,6 +588,16 @@ func (s *session) forget(ctx context.Context, cur *state.Resource) error {
 		return s.store.drop(ctx, cur.Name)
 	}
 	return nil
+}
+
+// inCleanup reports whether the step id runs in the cleanup phase.
+func inCleanup(steps []*engine.Step, id string) bool {
+	for _, st := range steps {
+		if st.ID == id {
+			return st.Cleanup
+		}
+	}
+	return false
 }
 
 // addSoftOrder adds orderings that are preferred but not required; if
