@@ -928,3 +928,24 @@ func TestSchemaMigratesToChecksums(t *testing.T) {
 		t.Fatalf("Load after a hand edit of a migrated row: %v, want ErrIntegrity", err)
 	}
 }
+
+// TestReleaseFreesTheLockBeforeItReturns: once Release returns, nobody
+// holds the lock, at once: a command run right after (status) must not see
+// the stack locked by a holder with no row while the server ends the
+// released connection's session. Many rounds, since without the explicit
+// unlock the window is a moment long.
+func TestReleaseFreesTheLockBeforeItReturns(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a := open(t, url, "quick", state.Sealing{})
+	b := open(t, url, "quick", state.Sealing{})
+	for i := range 30 {
+		w := lock(t, a, fmt.Sprintf("op_%d", i))
+		if err := w.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := b.Holder(ctx); err != nil || h != nil {
+			t.Fatalf("round %d: right after Release, Holder says %+v, %v; want nobody", i, h, err)
+		}
+	}
+}

@@ -982,6 +982,12 @@ func (w *writer) Release(ctx context.Context) error {
 		if _, xerr := w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); xerr != nil && err == nil {
 			err = w.b.wrap("release lock", xerr)
 		}
+		// The advisory lock is let go of here, on the server, before this
+		// returns: closing the connection alone frees it only once the
+		// server's session has ended, a moment later, and a command run
+		// right after this one (status) would see the stack locked by
+		// nobody. A failure here is no loss: the close frees it too.
+		_, _ = w.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
 	}
 	w.conn.Close(context.WithoutCancel(ctx))
 	return err
