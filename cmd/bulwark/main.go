@@ -19,6 +19,6 @@ import (
 )
 
 func main() {
-	gcpace.Start() // core/gcpace says why and what it measured
+	gcpace.Start() // core/gcpace says why
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
