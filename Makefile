@@ -9,7 +9,7 @@ PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 TOOLS := $(CURDIR)/.tools
 
-MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws
+MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws tools/bench
 
 .PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard clean \
 	check-tidy tidy set-version install check-install file-proxy dist
@@ -80,21 +80,23 @@ vet:
 demo: build-demo
 	@./examples/demo.sh
 
-# The Go benchmarks, then the harness (core/benchharness): the real binaries
-# over generated stacks on the mock provider, N = 100, 1,000 and 10,000, flat
-# and chain, the floor measured in the same run, OpenTofu or Terraform beside
-# it when on PATH. Writes bench/results-DATE.md and bench/latest.md.
-# BENCHFLAGS=-quick for N = 1,000 only; see `go run ./core/benchharness/cmd/bulwark-bench -h`.
+# The Go benchmarks, then the harness (tools/bench, a module of its own in
+# the workspace: a tool, not part of core): the real binaries over generated
+# stacks on the mock provider, N = 100, 1,000 and 10,000, flat and chain, the
+# floor measured in the same run, OpenTofu or Terraform beside it when on
+# PATH. Writes bench/results-DATE.md and bench/latest.md.
+# BENCHFLAGS=-quick for N = 1,000 only; see `go run ./tools/bench/cmd/bulwark-bench -h`.
 BENCHFLAGS ?=
+BENCH := $(GO) run ./tools/bench/cmd/bulwark-bench -root . -bulwark $(BIN)/bulwark
 bench: build-demo
 	@set -e; for m in core; do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem ./...); done
-	cd core && $(GO) run ./benchharness/cmd/bulwark-bench -root .. -bulwark ../bin/bulwark $(BENCHFLAGS)
+	$(BENCH) $(BENCHFLAGS)
 
 # The regression guard CI runs: N = 1,000, flat and chain; fails when a
 # figure is further from the floor than bench/guard.json allows (see
 # bench/README.md for how to tighten the margins).
 bench-guard: build-demo
-	cd core && $(GO) run ./benchharness/cmd/bulwark-bench -root .. -bulwark ../bin/bulwark -guard ../bench/guard.json
+	$(BENCH) -guard bench/guard.json
 
 tools:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler libprotobuf-dev" >&2; exit 1; }

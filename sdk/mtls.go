@@ -24,17 +24,15 @@ import (
 //
 // go-plugin's AutoMTLS makes both sides generate an ECDSA P-521 key and a
 // self-signed certificate at every start, and the TLS handshake then signs
-// and verifies with them: about 16 ms of CPU in the host and as much in the
-// plugin, most of what a command that starts one plugin spends (P-521 has
-// no assembly in Go). This file does the same exchange with ECDSA P-256
-// keys, about 1 ms a side. (Ed25519, measured too, is a little faster in a
+// and verifies with them: most of the CPU a command that starts one plugin
+// spends, in the host and as much in the plugin (P-521 has no assembly in
+// Go). This file does the same exchange with ECDSA P-256 keys, an order of
+// magnitude cheaper. (Ed25519, measured too, is a little faster in a
 // process that makes many handshakes but slower in one that makes a single
 // one, as a plugin process does: its base point table is computed at first
-// use, where P-256's is built into the binary. In fresh processes, each
-// making two certificates and one mutual handshake: P-256 3.6 ms of CPU,
-// Ed25519 6.5 ms, P-521 over 20 ms.) It goes over the very channels
-// AutoMTLS uses, so either side still works with the other's go-plugin
-// AutoMTLS:
+// use, where P-256's is built into the binary. The figures are in bulwark's
+// bench/history.md.) It goes over the very channels AutoMTLS uses, so
+// either side still works with the other's go-plugin AutoMTLS:
 //
 //   - the host generates its key and certificate, passes the certificate
 //     (public) to the plugin in PLUGIN_CLIENT_CERT, and dials with a TLS

@@ -298,13 +298,13 @@ type ImportRequest struct {
 	ID     string
 	Config Attributes
 	// ClaimKey is the importing stack's key, to stamp on the resource as its
-	// claim (DESIGN.md, Claims): from then on Read reports it as the
-	// resource's IdempotencyKey, so a second import anywhere meets a key
+	// claim (docs/architecture.md, "Claims"): from then on Read reports it as
+	// the resource's IdempotencyKey, so a second import anywhere meets a key
 	// that is not its own. A provider that implements claims stamps it only
 	// when the resource carries no key, a released one (see ReleasedKey),
 	// ClaimKey itself, or ReplacesKey; for anything else it answers a
-	// Conflict diagnostic naming the key found, and changes nothing. It
-	// then sets ImportResponse.Claimed. Empty: read only, stamp nothing.
+	// Conflict diagnostic naming the key found, and changes nothing. It then
+	// sets ImportResponse.Claimed. Empty: read only, stamp nothing.
 	ClaimKey string
 	// ReplacesKey is a key the resource may carry that the host accepts
 	// overwriting (its own stack's, stamped by an import a crash cut short);

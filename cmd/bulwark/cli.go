@@ -80,8 +80,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // exitCode is what a command returns to end with that exit code when it
 // has already said why (a plan with changes, an apply rolled back, doctor's
 // FAILs): run prints nothing more for it. Any other error is printed by
-// fail and exits with the code it means (DESIGN.md's table). A command
-// returns its exit code with its error, rather than setting one aside.
+// fail and exits with the code it means (docs/architecture.md, "Exit codes").
+// A command returns its exit code with its error, rather than setting one
+// aside.
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

@@ -18,7 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
-// Saved plans and confirmation (issue 11 items 1 and 2), as Terraform does
+// Saved plans and confirmation, as Terraform does
 // them:
 //
 //   - `bulwark plan SPEC --out FILE` writes the plan (see core/planfile and

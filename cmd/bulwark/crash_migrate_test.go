@@ -18,8 +18,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// TestCrashMigrate is the crash harness on `state migrate` (issue 18 items
-// 6 and 12): a migration of a stack with history (two revisions, a
+// TestCrashMigrate is the crash harness on `state migrate` (a migration
+// survives kill -9 anywhere, and never leaves two places that take
+// writes): a migration of a stack with history (two revisions, a
 // backup) is killed (kill -9, from the failpoint "state") after each of its
 // durable steps in turn, from files to PostgreSQL and back, from files to
 // S3 and from S3 to files. After every kill, at most one place takes a write (an

@@ -43,7 +43,8 @@ func TestCrashOnPostgres(t *testing.T) {
 }
 
 // TestCrashAtEveryStepBoundaryOnPostgres is the crash harness of
-// crash_test.go on PostgreSQL (issue 10 item 7), each iteration in a schema
+// crash_test.go on PostgreSQL (every backend survives what the file backend
+// survives), each iteration in a schema
 // of its own: a failed apply's rollback (creates, compensations, deletes)
 // killed at every journal record, state write and provider mutation, and
 // resumed to convergence. (A first apply's kills, resumed from another

@@ -22,7 +22,8 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// The crash harness on the s3 state backend (issue 10 item 7): the same
+// The crash harness on the s3 state backend (every backend survives what
+// the file backend survives): the same
 // kills at every journal record, state write and provider mutation, with
 // the stack's state, journal and lock in an S3 bucket (an emulator on
 // loopback) and only the providers' data folders on disk. Two of the

@@ -822,10 +822,11 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			resumeCodes: []int{0}, settled: always(settledTo{"", "-"}),
 		},
 		{
-			// Issue 7 item 3: load_balancer's Create fails on every run, so
-			// whatever part the kill interrupts, the resumed run fails too
-			// and its rollback must undo what either part created: only
-			// storage (durable) is left, recorded.
+			// A resumed run that fails rolls back both parts: load_balancer's
+			// Create fails on every run, so whatever part the kill
+			// interrupts, the resumed run fails too and its rollback must
+			// undo what either part created: only storage (durable) is left,
+			// recorded.
 			name: "failing_apply", cmd: []string{"apply", fail},
 			normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
 			settled: always(settledTo{kept, ""}),
@@ -857,11 +858,11 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
 		},
 		{
-			// Issue 9 item 3: a run whose steps resolve references from
-			// what the steps before them recorded. Killed anywhere, the
-			// resumed run resolves the same values (the state holds what
-			// the interrupted part recorded) and converges to refs1's
-			// world: a plan of refs1 finds nothing to do.
+			// References resolved from recorded state: a run whose steps
+			// resolve references from what the steps before them recorded.
+			// Killed anywhere, the resumed run resolves the same values (the
+			// state holds what the interrupted part recorded) and converges
+			// to refs1's world: a plan of refs1 finds nothing to do.
 			name: "references_apply", cmd: []string{"apply", refs1}, resumeSpec: refs1,
 			resumeCodes: []int{0}, settled: always(settledTo{refs1, refs1}),
 		},
@@ -1370,7 +1371,8 @@ func resumeLine(s string) string {
 // apply of a 30-resource stack whose last resource always fails, at random
 // moments; resume runs it again as the same operation, which fails again,
 // and its rollback must undo what either part created: only the three
-// durable resources are left (issue 7 item 3: 21 to 27 were).
+// durable resources are left (before resume rolled back both parts, 21 to
+// 27 were).
 func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 	spec := crashSpec("fail30.yaml")
 	const stack = "crashfail"

@@ -32,7 +32,7 @@ var flagLine = regexp.MustCompile(`^\s+(-\w, )?--[\w-]+( [\w.=]+)?\s{2,}\S`)
 var valueName = regexp.MustCompile("^[A-Z][A-Z_]*(=[A-Z][A-Z_]*)?$")
 
 // Every command's help reads correctly and shows an example of the command
-// itself (issue 11 item 4).
+// itself.
 func TestHelpTexts(t *testing.T) {
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
 	root := c.commands()

@@ -10,7 +10,7 @@ import (
 )
 
 // status and doctor looking at a stack in a loop never make an apply exit 4:
-// reading the lock never takes it (issue 7 item 9). Before, an apply that
+// reading the lock never takes it. Before, an apply that
 // met a look lost its lock to it and exited 4 naming nobody.
 func TestLookingNeverLocksOutAnApply(t *testing.T) {
 	plugins := buildPlugins(t)

@@ -1,6 +1,6 @@
 // Command bulwark provisions a stack of resources from a declarative YAML
-// spec through provider plugins. See the README for a tour and DESIGN.md for
-// the contract.
+// spec through provider plugins. See the README for a tour and
+// docs/architecture.md for the map of the code and the rules it keeps.
 //
 // The layout, after Terraform's internal/command: cli.go wires cobra and maps
 // what a command returns to the exit code (a command returns its exit code
@@ -19,6 +19,6 @@ import (
 )
 
 func main() {
-	gcpace.Start() // core/gcpace says why and what it measured
+	gcpace.Start() // core/gcpace says why
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

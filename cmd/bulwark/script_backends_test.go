@@ -33,8 +33,8 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// The end-to-end scripts of testdata/script run on each state backend
-// (issue 10 item 7): TestScripts on files, TestScriptsOnPostgres and
+// The end-to-end scripts of testdata/script run on each state backend, so
+// one script checks all three: TestScripts on files, TestScriptsOnPostgres and
 // TestScriptsOnS3 with $BULWARK_STATE set, for each script, to a place of
 // its own (a PostgreSQL schema, an S3 prefix). The providers' data folders
 // stay under .bulwark on every backend (they are this machine's), so a

@@ -109,7 +109,7 @@ resources:
 // TestTerminalEventsNeverInterleave: on a terminal the lifecycle events do
 // not go to stderr, so no JSON line breaks up the live progress line; a
 // stderr that is not a terminal (a file, a pipe) gets them as before, and
-// so does --events FILE (issue 11 item 4).
+// so does --events FILE.
 func TestTerminalEventsNeverInterleave(t *testing.T) {
 	scriptBin, err := exec.LookPath("script")
 	if err != nil {

@@ -374,8 +374,8 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		byID[s.ID] = s
 	}
 	// Deferred, so it shares the first compensation's durable "started"
-	// write (or the operation's end): durable before the first delete,
-	// as DESIGN.md asks, without an fsync of its own.
+	// write (or the operation's end): durable before the first delete
+	// (docs/architecture.md, "Rollback"), without an fsync of its own.
 	if _, err := e.appendDeferred(journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
 		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
 	}

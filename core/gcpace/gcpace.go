@@ -12,26 +12,19 @@ import (
 
 // The pacing.
 //
-// An apply of 1,000 resources allocates about 27 KB per resource (gRPC
-// calls, journal records, state) and keeps a live heap of only 8-10 MiB, so
-// Go's default GOGC=100 collects 10 times in a 0.4 s apply, about a tenth
-// of bulwark's CPU on a 2-core machine (the profile's mark workers and
-// assists). A larger GOGC alone would make the heap 5x the live one at any
-// size (a 10,000-resource stack's 40-50 MiB live heap would grow toward
-// 200-250 MiB, past the 150 MB it may take), and a GOMEMLIMIT with it turns a stack
-// whose live heap is larger than the limit into a GC that runs without
+// An apply allocates a lot per resource (gRPC calls, journal records,
+// state) but keeps a small live heap, so Go's default GOGC=100 collects many
+// times per apply, a visible share of bulwark's CPU (the profile's mark
+// workers and assists). A larger GOGC alone would make the heap 5x the live
+// one at any size (a 10,000-resource stack's would grow past the memory the
+// README's Benchmarks section allows), and a GOMEMLIMIT with it turns a
+// stack whose live heap is larger than the limit into a GC that runs without
 // pause. So bulwark sets GOGC after each collection from the live heap it
 // found: 400 while the heap that allows stays under gcHeapTarget, less as
 // the live heap grows, and never under Go's default 100, so the peak is
 // max(gcHeapTarget, 2x live): no more than the default's at 10,000
-// resources, where the live heap is past half the target.
-//
-// Measured (the real binary, flat apply of 1,000 on the mock, bulwark's own
-// runtime counters): 10 -> 2 collections per apply, peak RSS 36 -> 49 MiB;
-// at 10,000, over validate, plan, apply, no-op plan, no-op apply and
-// teardown, flat and chain: about half the collections (apply 20-22 ->
-// 11-13), peak RSS 61-109 MiB against 56-107 MiB with the default, under
-// the 150 MB the issue allows (README, Benchmarks).
+// resources, where the live heap is past half the target. What it saved,
+// measured, is in bench/history.md.
 //
 // A GOGC or GOMEMLIMIT in the environment is the user's choice: bulwark
 // then leaves the collector as the runtime set it.

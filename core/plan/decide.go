@@ -64,8 +64,8 @@ func (id Identity) Key(record string) string {
 const claimPrefix = "import-"
 
 // ClaimKey is the key an import journaled under record stamps on the
-// resource it takes over (DESIGN.md, Claims): one of this stack's keys,
-// told apart from a Create's by IsClaim.
+// resource it takes over (docs/architecture.md, "Claims"): one of this
+// stack's keys, told apart from a Create's by IsClaim.
 func (id Identity) ClaimKey(record string) string { return id.Key(claimPrefix + record) }
 
 // IsClaim reports whether key is one an import stamped (ClaimKey).

@@ -353,7 +353,7 @@ const execAttempts = 10
 // another start's verified copy (verifiedCopy) still being written. Two
 // plugins pinned by bulwark.lock and started at once met it ("fork/exec
 // …: text file busy"); the window closes within milliseconds, at that
-// child's exec (Go issue 22315; the go command retries the same way).
+// child's exec (golang/go#22315; the go command retries the same way).
 func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProtocol, error) {
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(p.run)

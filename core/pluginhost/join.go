@@ -38,7 +38,7 @@ type join[Q, R any] struct {
 
 // joinPatience is how long calls queued behind a call in flight wait for
 // it before they go in a call of their own: far longer than a round trip
-// to a plugin (a tenth of a millisecond), so calls that take no time share
+// to a plugin (well under a millisecond), so calls that take no time share
 // calls as much as they can, and short enough that a call taking seconds
 // or minutes delays nothing queued behind it by more than that.
 const joinPatience = 5 * time.Millisecond

@@ -314,7 +314,7 @@ func TestRedactorConcurrent(t *testing.T) {
 	}
 }
 
-// TestRedactorMasksWhatContainsASecret (issue 18 item 5): a value that
+// TestRedactorMasksWhatContainsASecret: a value that
 // merely contains a secret (a folder, an id, an arn made from it) shows
 // none of it, in every form bulwark writes text in (raw, inside JSON with or
 // without HTML escaping, Go-quoted); once the whole value is known too (the

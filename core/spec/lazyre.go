@@ -8,9 +8,9 @@ import (
 // lazyRE is a regexp compiled the first time it is used rather than at the
 // start of every command: each bounded repetition ({0,62}) in this
 // package's patterns compiles to one state per repetition, and compiling
-// them all at init was the largest package init of a bulwark command
-// (about 1 ms of every start), mostly for patterns a spec without
-// references, for_each keys, variables or outputs never uses.
+// them all at init was the largest package init of a bulwark command,
+// mostly for patterns a spec without references, for_each keys, variables
+// or outputs never uses.
 type lazyRE func() *regexp.Regexp
 
 // lazy returns the lazyRE of expr, which must compile (TestPatternsCompile

@@ -20,8 +20,8 @@
 // operation's header or a stale lock taken over); cmd/bulwark's
 // internal/progressview draws it (marks, colours, the live line on a
 // terminal), and a nil Reporter reports nothing. The lifecycle events are
-// the exception by design: they are DESIGN.md's machine contract, so the
-// package still writes them itself (progress.go, through core/events to
-// Options.Events) and every caller gets the same bytes. Preview.Render
-// writes a plan to the io.Writer its caller passes.
+// the exception by design: they are a machine contract (docs/architecture.md,
+// "Lifecycle events"), so the package still writes them itself (progress.go,
+// through core/events to Options.Events) and every caller gets the same
+// bytes. Preview.Render writes a plan to the io.Writer its caller passes.
 package stack

@@ -297,7 +297,7 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 }
 
 // doctorSizes says how much the stack's storage holds and what retention
-// keeps of it (DESIGN.md, "State backends and retention").
+// keeps of it (docs/architecture.md, "State backends and retention").
 func doctorSizes(ctx context.Context, be storage.Backend, name string) Check {
 	s, err := be.Stats(ctx)
 	if err != nil {

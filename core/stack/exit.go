@@ -9,7 +9,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 )
 
-// Exit codes, as DESIGN.md defines them.
+// Exit codes, as docs/architecture.md ("Exit codes") defines them.
 const (
 	ExitOK                 = 0
 	ExitError              = 1

@@ -1,6 +1,7 @@
 package stack
 
-// Replacement: create first, delete last (DESIGN.md).
+// Replacement: create first, delete last (docs/architecture.md,
+// "Replacement: create first, delete last").
 //
 // A replace first sets the old object aside: its record moves, in one
 // durable write, from its address to state.DeposedName(address, op), marked

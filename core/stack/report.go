@@ -10,9 +10,9 @@ import (
 // live line and colours on a terminal). The stack package renders nothing
 // itself and writes to no stream of its own for people: every line a person
 // reads goes through a Reporter set in Options. The lifecycle events
-// (core/events JSON lines, DESIGN.md's contract) are not a view: the stack
-// still writes them itself to Options.Events, so every caller gets the same
-// bytes.
+// (core/events JSON lines, a machine contract: docs/architecture.md,
+// "Lifecycle events") are not a view: the stack still writes them itself to
+// Options.Events, so every caller gets the same bytes.
 //
 // Every error a Reporter is handed is already masked (Options.Redactor).
 // Its methods may be called from several goroutines at once (the engine's

@@ -9,7 +9,7 @@ import (
 )
 
 // What the state folder keeps, so its size does not grow with the stack's
-// history (DESIGN.md, "State backends and retention").
+// history (docs/architecture.md, "State backends and retention").
 const (
 	// DefaultKeepRevisions is how many revisions are kept unless
 	// --keep-revisions says otherwise.

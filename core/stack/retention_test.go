@@ -24,7 +24,8 @@ func backups(t *testing.T, e *env, stackName string) []string {
 }
 
 // A no-op apply records no revision and no backup: the state folder stops
-// growing under repeated no-op runs (issue 8 item 3).
+// growing under repeated no-op runs (docs/architecture.md, "State backends
+// and retention").
 func TestNoOpApplyRecordsNoRevisionNoBackup(t *testing.T) {
 	e := newEnv(t)
 	sp := mkSpec(t, res{name: "net", typ: "network"}, res{name: "vm", typ: "compute", deps: []string{"net"}, size: 1})

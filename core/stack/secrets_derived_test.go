@@ -59,13 +59,13 @@ func (p *bucketProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*s
 	return resp, nil
 }
 
-// TestIDComputedFromSecretSealed (issue 18 item 5): with a sensitive
-// variable tok, a bucket named "bk-${var.tok}" gets, from its provider, an
-// id and an arn that hold tok. The state and the journal hold them sealed;
-// state show, state list and the plan (text and JSON) mask them whole; the
-// events and the output hold none of it. In memory the id is clear: a
-// re-plan reads the bucket by it and finds nothing to do, and a dependent
-// that quotes the id is a secret too.
+// TestIDComputedFromSecretSealed: a value computed from a secret is a secret.
+// With a sensitive variable tok, a bucket named "bk-${var.tok}" gets, from
+// its provider, an id and an arn that hold tok. The state and the journal
+// hold them sealed; state show, state list and the plan (text and JSON) mask
+// them whole; the events and the output hold none of it. In memory the id is
+// clear: a re-plan reads the bucket by it and finds nothing to do, and a
+// dependent that quotes the id is a secret too.
 func TestIDComputedFromSecretSealed(t *testing.T) {
 	const tok = "tok-s3cr3t-c0mputed-91e4"
 	e := newEnv(t)

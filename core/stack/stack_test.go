@@ -362,7 +362,8 @@ func TestProtectedRefusesTheWholeRun(t *testing.T) {
 			if d := cmp.Diff(tc.refused, re.Resources); d != "" {
 				t.Errorf("refused resources (-want +got):\n%s", d)
 			}
-			// An apply over existing state is an update (DESIGN.md).
+			// An apply over existing state is an update
+			// (docs/architecture.md, "Apply and update").
 			if wantOps := map[string][]string{"teardown": {"teardown"}, "apply": {"apply", "update"}}[tc.op]; !slices.Contains(wantOps, re.Op) {
 				t.Errorf("RefusedError.Op = %q, want one of %q", re.Op, wantOps)
 			}

@@ -114,13 +114,13 @@ func nameList(names []string) string {
 // StateForget stops managing a resource without deleting it, whatever its
 // protection: it drops the record, as a journaled operation under the
 // lock, and then releases the stack's claim on the resource through its
-// provider (DESIGN.md, Claims), so another stack may import it. The record
-// goes first: a crash between the two leaves the resource claimed by a
-// stack that no longer records it (nobody may import it but this stack,
+// provider (docs/architecture.md, "Claims"), so another stack may import it.
+// The record goes first: a crash between the two leaves the resource claimed
+// by a stack that no longer records it (nobody may import it but this stack,
 // which may, and forget it again), never two owners. The provider is asked
 // for nothing else; a provider that cannot release (or cannot be started)
-// leaves the claim in place, and a note says so: the
-// resource is then safe from every stack, and no other can take it over.
+// leaves the claim in place, and a note says so: the resource is then safe
+// from every stack, and no other can take it over.
 func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address string) (*Result, error) {
 	opts.forgetting = address
 	s, err := open(ctx, sp, opts, false)
@@ -265,8 +265,9 @@ func (e *ImportError) Error() string {
 // provider's Import, or Read by id for a provider without it), decides from
 // the key it carries whether it may be taken, and then, in one journaled
 // step under the lock, stamps this stack's claim on it through the provider
-// (DESIGN.md, Claims) and records it under address, a resource of the
-// spec, as imported: this stack's from now on, never deleted by a rollback.
+// (docs/architecture.md, "Claims") and records it under address, a resource
+// of the spec, as imported: this stack's from now on, never deleted by a
+// rollback.
 //
 // It refuses, before anything is stamped or recorded: an address the state
 // records already; a resource that is not found; one the state records

@@ -332,7 +332,7 @@ func TestPrivateDataIsSealed(t *testing.T) {
 	}
 }
 
-// TestSensitiveIDIsSealed (issue 18 item 5): a resource whose ID holds a
+// TestSensitiveIDIsSealed: a resource whose ID holds a
 // secret (SensitiveID in its Sensitive) is stored with the ID sealed, by
 // each way a store seals (the whole state, one resource), and opened clear,
 // told to Reveal; without a key the ID stays sealed; a state that holds it

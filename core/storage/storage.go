@@ -3,8 +3,8 @@
 // backups and its one-writer lock. Nothing outside a backend knows a file
 // name, a table or an object key.
 //
-// The guarantees are the same on every backend (DESIGN.md, "State backends
-// and retention"):
+// The guarantees are the same on every backend (docs/architecture.md,
+// "State backends and retention"):
 //
 //   - A write is durable before it is acknowledged: Commit returns only once
 //     its records and its change are on disk (fsync), committed (one

@@ -41,7 +41,7 @@ resources:
 	return path
 }
 
-// TestEndToEndClaims is issue 18 item 3's first reproduction on the real
+// TestEndToEndClaims: one resource never has two owners, on the real
 // plugin and S3 emulator: a bucket made by hand (user-precious, holding
 // family.jpg) imported into stack impa as protected, then into stack impb
 // as ephemeral. impa's import stamps its claim on the bucket; impb's is
@@ -106,7 +106,7 @@ func TestEndToEndClaims(t *testing.T) {
 	photo("after impb's import")
 }
 
-// TestEndToEndMadeAgainAtTheRecordedID is issue 18 item 9 (c): a bucket
+// TestEndToEndMadeAgainAtTheRecordedID: a bucket
 // deleted and made again out of band under the recorded name carries no
 // key. plan shows the conflict the teardown meets (never "no change"), and
 // the teardown deletes nothing.

@@ -379,8 +379,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The provider's private data (what it made, under which key) is in
-	// the stack's state, sealed; its data folder holds nothing (issue 10
-	// item 4: no create-intents.json a crash would leave on this machine).
+	// the stack's state, sealed; its data folder holds nothing (no
+	// create-intents.json a crash would leave on this machine, so any machine
+	// can resume).
 	privates := 0
 	if err := filepath.WalkDir(e.state, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestEndToEndReferences (issue 9 item 8): the aws provider's computed
+// TestEndToEndReferences: the aws provider's computed
 // attributes (a bucket's arn and region, a table's arn and stream settings)
 // can be referenced, through the real binary and plugins on the emulators. A
 // mock resource's tags reference them: plan shows (known after apply) before

@@ -12,13 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// Issue 18 item 1, through the real binaries against the S3 emulator:
-// renaming a durable bucket deleted the old bucket with its object. Now the
-// rename is refused without --replace (exit 3, nothing touched); with it and
-// a failure after the replace, the rollback deletes the new bucket and the
-// old one keeps its object (exit 11); with it and no failure, the new bucket
-// is made first and the old one deleted in the cleanup phase (the user's
-// consent).
+// Replacing a durable resource needs consent, through the real binaries
+// against the S3 emulator: renaming a durable bucket once deleted the old
+// bucket with its object. Now the rename is refused without --replace (exit
+// 3, nothing touched); with it and a failure after the replace, the rollback
+// deletes the new bucket and the old one keeps its object (exit 11); with it
+// and no failure, the new bucket is made first and the old one deleted in the
+// cleanup phase (the user's consent).
 func TestEndToEndDurableBucketRename(t *testing.T) {
 	s3Endpoint, ddbEndpoint := emulators(t)
 	ctx := context.Background()

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestEndToEndResumeOnAnotherMachine (issue 10 items 4 and 5): the stack's
+// TestEndToEndResumeOnAnotherMachine: any machine can resume. The stack's
 // state on S3 (the emulator), a bucket and a table on aws (the emulators).
 // An apply killed on machine a right after the provider made its first
 // resource, before the state recorded it (BULWARK_FAILPOINT=provider:1), is

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestEndToEndIDFromSecret (issue 18 item 5): a bucket named after a
+// TestEndToEndIDFromSecret: a bucket named after a
 // sensitive variable (bucket: "bk-${var.tok}") has the secret in the id and
 // the arn the aws provider computes from it. Through the real binary and
 // plugins on the emulators, with the state on files and on S3 (its WAL

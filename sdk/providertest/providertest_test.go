@@ -423,7 +423,7 @@ func TestFlawedProvidersFail(t *testing.T) {
 		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
 		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
 		"memory_only":                {"first/read_by_key_after_restart", "first/read_only_session", "second/read_by_key_after_restart", "second/read_only_session"},
-		// Ownership (issue 7): a provider that takes over a taken identity
+		// Ownership: a provider that takes over a taken identity
 		// fails, whether or not it declares the capability.
 		"claims_foreign":            {"first/create_conflict", "second/create_conflict"},
 		"claims_foreign_undeclared": {"first/create_conflict", "second/create_conflict"},
@@ -434,7 +434,7 @@ func TestFlawedProvidersFail(t *testing.T) {
 		// one failing fails no other.
 		"batch_ignores_key":    {"first/create_many", "first/create_many_fresh", "second/create_many", "second/create_many_fresh"},
 		"batch_fails_together": {"first/create_many", "second/create_many"},
-		// Claims (issue 18): a second import of the same id is refused,
+		// Claims: a second import of the same id is refused,
 		// and only the holder releases a claim.
 		"claims_over_a_live_claim": {"first/claims", "second/claims"},
 		"claim_released_by_anyone": {"first/claims", "second/claims"},

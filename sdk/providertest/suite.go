@@ -886,17 +886,16 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// checkClaims checks the Claims of DESIGN.md on the resource id, made under
-// key: an Import that carries a claim key stamps it, a second Import of the
-// same id under another claim is refused with a conflict and changes
-// nothing, a Release by the holder leaves the claim released (Read reports
-// sdk.ReleasedKey), a released resource can be imported, a Release by a
-// stack that does not hold the claim is refused, and ReplacesKey lets the
-// host stamp over a key it names. It ends with the resource carrying key
-// again, for the checks that follow. A provider that stamps nothing (an
-// Import that answers Claimed false) or releases nothing
-// (sdk.ErrReleaseUnsupported) is skipped: the host treats it
-// conservatively.
+// checkClaims checks the Claims rules (bulwark's docs/architecture.md,
+// "Claims") on the resource id, made under key: an Import that carries a
+// claim key stamps it, a second Import of the same id under another claim is
+// refused with a conflict and changes nothing, a Release by the holder leaves
+// the claim released (Read reports sdk.ReleasedKey), a released resource can
+// be imported, a Release by a stack that does not hold the claim is refused,
+// and ReplacesKey lets the host stamp over a key it names. It ends with the
+// resource carrying key again, for the checks that follow. A provider that
+// stamps nothing (an Import that answers Claimed false) or releases nothing
+// (sdk.ErrReleaseUnsupported) is skipped: the host treats it conservatively.
 func (s *suite) checkClaims(t *testing.T, p sdk.Provider, r Resource, id, key string) {
 	imp, ok := p.(sdk.Importer)
 	if !ok || s.served && !s.schema.Capabilities.Import || !s.keys() {

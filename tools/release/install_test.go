@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// TestInstallFromFileProxy is issue 11's "go install works from a module
-// proxy", with no network: the working tree's modules are served by a
+// TestInstallFromFileProxy shows that `go install` works from a module
+// proxy, with no network: the working tree's modules are served by a
 // proxy in a folder at the version they require each other at, the
 // third-party modules by the module cache (itself a proxy layout), and
 // `go install …@VERSION` runs outside any workspace with a fresh module

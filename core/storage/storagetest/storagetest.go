@@ -658,13 +658,13 @@ func noOpOp(op string) []storage.Commit {
 	}
 }
 
-// The journal stops growing under repeated no-op applies (DESIGN.md,
-// "State backends and retention"): each operation is one command (commits,
-// then a Checkpoint keeping keep whole), and once the no-op ones are past
-// the retention window their summaries are one line, so a batch more of
-// them leaves the journal as many records as before (and its size within
-// what a longer count and times written with fewer trailing zeros make).
-// An update that changed something, or failed, keeps its own line.
+// The journal stops growing under repeated no-op applies
+// (docs/architecture.md, "State backends and retention"): each operation is
+// one command (commits, then a Checkpoint keeping keep whole), and once the
+// no-op ones are past the retention window their summaries are one line, so a
+// batch more of them leaves the journal as many records as before (and its
+// size within what a longer count and times written with fewer trailing zeros
+// make). An update that changed something, or failed, keeps its own line.
 func (s *suite) noOpsStopGrowing(t *testing.T) {
 	ctx := context.Background()
 	home := s.f.New(t)

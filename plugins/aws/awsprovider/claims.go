@@ -13,11 +13,11 @@ import (
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
-// Claims (DESIGN.md): an import stamps the importing stack's key on the
-// resource where its Create puts one (a bucket's marker object
-// .bulwark/idempotency-key, a table's tag bulwark:idempotency-key), and a
-// forget's Release leaves sdk.ReleasedKey of it there. A bucket's creation
-// tag is left as it is: the marker decides while it exists (see
+// Claims (docs/architecture.md, "Claims"): an import stamps the importing
+// stack's key on the resource where its Create puts one (a bucket's marker
+// object .bulwark/idempotency-key, a table's tag bulwark:idempotency-key),
+// and a forget's Release leaves sdk.ReleasedKey of it there. A bucket's
+// creation tag is left as it is: the marker decides while it exists (see
 // bucketKey), so a marker deleted by hand brings back the creation tag's
 // claim, never fewer claims than there were.
 

@@ -471,10 +471,10 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 
 // Import reads a resource by id (at its recorded place: see scan) for the
 // host to take over and, when the request carries a claim key, stamps it
-// in the resource's MetadataFile as its idempotency key (DESIGN.md,
-// Claims): only on a resource that carries no key, a released one, the
-// claim itself or the key the host says it replaces. Anything else is a
-// conflict, and the folder is left as it is.
+// in the resource's MetadataFile as its idempotency key
+// (docs/architecture.md, "Claims"): only on a resource that carries no key, a
+// released one, the claim itself or the key the host says it replaces.
+// Anything else is a conflict, and the folder is left as it is.
 func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -607,7 +607,7 @@ func TestInterruptedCreate(t *testing.T) {
 	}
 }
 
-// Issue 7 item 5: folders named like the provider's transient ones that it
+// Folders named like the provider's transient ones that it
 // did not make and record (a user's .del-<16 hex>, .tmp-<16 hex>, even one
 // named from a key's hash as older versions named them) are never removed
 // or renamed, by any call.
@@ -717,7 +717,7 @@ func TestReadReportsKey(t *testing.T) {
 	}
 }
 
-// Issue 7 item 1: two stacks (two data folders) sharing a root. The second
+// Two stacks (two data folders) sharing a root. The second
 // one's Create of the same type and name, or into a folder that exists, is
 // a conflict naming the owner's key, and the folder is left as it was.
 func TestCreateConflict(t *testing.T) {
@@ -794,7 +794,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// Issue 7 item 5: a read-only session (a plan) writes nothing anywhere: it
+// A read-only session (a plan) writes nothing anywhere: it
 // neither finishes a recorded Delete cut short nor settles a recorded
 // Create, does not make a missing root, and refuses every change. The same
 // leftovers are dealt with by the next session that may write.

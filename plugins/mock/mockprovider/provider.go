@@ -560,8 +560,8 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 
 // Import reads a resource by id for the host to take over and, when the
 // request carries a claim key, stamps it on the resource as its idempotency
-// key (DESIGN.md, Claims): only on a resource that carries no key, a
-// released one, the claim itself or the key the host says it replaces.
+// key (docs/architecture.md, "Claims"): only on a resource that carries no
+// key, a released one, the claim itself or the key the host says it replaces.
 // Anything else is a conflict, and the resource is left as it is.
 func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
 	if err := p.wait(ctx); err != nil {

@@ -464,7 +464,7 @@ func TestReadReportsKey(t *testing.T) {
 	}
 }
 
-// Issue 7 item 1: a Create whose (type, name) is taken under another key, or
+// A Create whose (type, name) is taken under another key, or
 // by a resource that carries none (one put in a shared world by hand), fails
 // with a conflict naming the owner's key and leaves the resource as it was.
 func TestCreateConflict(t *testing.T) {
@@ -543,7 +543,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// Issue 7 item 5: a read-only session (a plan) writes nothing anywhere: not
+// A read-only session (a plan) writes nothing anywhere: not
 // the fail_delete counters a changed config would re-arm, not a world
 // folder that does not exist yet; and it refuses every change.
 func TestReadOnlySession(t *testing.T) {

@@ -7,8 +7,8 @@
 //	bulwark-bench                       # N = 100, 1,000, 10,000, flat and chain
 //	bulwark-bench -quick                # N = 1,000 only
 //	bulwark-bench -sizes 100 -shapes chain -out ''
-//	bulwark-bench -guard ../bench/guard.json
-//	bulwark-bench -guard ../bench/guard.json -calibrate 2.5   # rewrite the margins from this run
+//	bulwark-bench -guard bench/guard.json   # paths from the repository's root, as make runs it
+//	bulwark-bench -guard bench/guard.json -calibrate 2.5   # rewrite the margins from this run
 //	bulwark-bench -profile apply -shapes flat -sizes 1000 -cpuprofile cpu.pprof
 package main
 
@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/benchharness"
+	"github.com/bulwark-iac/bulwark/tools/bench/benchharness"
 )
 
 func main() {

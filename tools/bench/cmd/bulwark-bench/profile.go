@@ -11,13 +11,13 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/benchharness"
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/gcpace"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/tools/bench/benchharness"
 )
 
 // profileRun is what -profile runs.
