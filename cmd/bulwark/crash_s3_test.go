@@ -41,8 +41,8 @@ func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
 		t.Skip("this build runs its commands on the file backend only: --state s3:// is not wired into the stack commands yet")
 	}
 	endpoint := crashS3Server(t)
-	crashAtEveryStepBoundary(t, func(t crashT) string { return s3Place(t, endpoint) }, map[string]bool{
-		"apply": true, "failed_apply_rollback": true,
+	crashAtEveryStepBoundary(t, func(t crashT) string { return s3Place(t, endpoint) }, map[string]int{
+		"apply": 1, "failed_apply_rollback": 1,
 	})
 }
 
@@ -113,8 +113,8 @@ func (e *crashEnv) s3Parts() (endpoint, prefix string) {
 
 // copyRemoteState gives to a fresh place on e's backend holding a copy of
 // e's stack, as copyTree does for a state folder: on s3 every object but
-// the lock. On postgres the template must be empty (its scenarios have no
-// setup).
+// the lock; on postgres every row of the stack but the lock's (see
+// copyPostgresStack).
 func (e *crashEnv) copyRemoteState(to *crashEnv) {
 	e.t.Helper()
 	if e.stateURL == "" {
@@ -122,9 +122,7 @@ func (e *crashEnv) copyRemoteState(to *crashEnv) {
 	}
 	to.place, to.stateURL = e.place, e.place(to.t)
 	if !strings.HasPrefix(e.stateURL, "s3://") {
-		if st := e.readRemoteState(); len(st.Resources) > 0 || len(e.remoteJournal()) > 0 {
-			e.t.Fatalf("the crash harness copies no stack on %s: give it scenarios without setup", e.stateURL)
-		}
+		e.copyPostgresStack(to)
 		return
 	}
 	_, prefix := e.s3Parts()
@@ -228,7 +226,7 @@ func (e *crashEnv) remoteJournal() []journalRec {
 	}
 	out := make([]journalRec, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, journalRec{Op: r.Op, Kind: r.Kind, Type: r.Type, Status: r.Status, Step: r.Step, Action: r.Action, Phase: r.Phase})
+		out = append(out, journalRec{Op: r.Op, Kind: r.Kind, Type: r.Type, Status: r.Status, Step: r.Step, Action: r.Action, Phase: r.Phase, Resource: r.Resource})
 	}
 	return out
 }
