@@ -25,11 +25,14 @@ import (
 // The crash harness on the s3 state backend (issue 10 item 7): the same
 // kills at every journal record, state write and provider mutation, with
 // the stack's state, journal and lock in an S3 bucket (an emulator on
-// loopback) and only the providers' data folders on disk. Two of the
-// scenarios (a first apply, and a failed apply's rollback: creates,
-// compensations, deletes), about 70 kills in 90 s here (-short: a third of
-// them); the storage conformance suite (backends/s3store) kills at every
-// one of the backend's own write boundaries.
+// loopback) and only the providers' data folders on disk. Four of the
+// scenarios: a first apply, a failed apply's rollback (creates,
+// compensations, deletes), and, from a copy of a stack rep1.yaml was
+// applied to (copyRemoteState), a replacement with its cleanup phase and a
+// failed replacement's rollback (issue 18 item 12); about 140 kills in 95 s
+// here (-short: a third of them). The storage conformance suite
+// (backends/s3store) kills at every one of the backend's own write
+// boundaries.
 func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
 	if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" {
 		// Minutes of kills: run where the emulators run (CI's .ci/run,
@@ -43,6 +46,10 @@ func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
 	endpoint := crashS3Server(t)
 	crashAtEveryStepBoundary(t, func(t crashT) string { return s3Place(t, endpoint) }, map[string]int{
 		"apply": 1, "failed_apply_rollback": 1,
+		// Replacement with cleanup, and its rollback: every state write
+		// and provider mutation, every other journal record (about 70
+		// kills, where all of them are 100 and took two minutes here).
+		"replace_cleanup": 2, "failed_replace_rollback": 2,
 	})
 }
 
