@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bulwark-iac/bulwark/backends/pgstore"
 	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
@@ -44,12 +47,14 @@ func TestCrashOnPostgres(t *testing.T) {
 
 // TestCrashAtEveryStepBoundaryOnPostgres is the crash harness of
 // crash_test.go on PostgreSQL (every backend survives what the file backend
-// survives), each iteration in a schema
-// of its own: a failed apply's rollback (creates, compensations, deletes)
-// killed at every journal record, state write and provider mutation, and
-// resumed to convergence. (A first apply's kills, resumed from another
-// machine, are TestCrashOnPostgres's; the backend's own write boundaries,
-// the conformance suite's.)
+// survives), each iteration in a schema of its own: a failed apply's
+// rollback (creates, compensations, deletes), and, from a copy of a stack
+// rep1.yaml was applied to (copyPostgresStack), a replacement with its
+// cleanup phase and a failed replacement's rollback, killed at every
+// journal record, state write and provider mutation, and resumed to
+// convergence. (A first apply's kills, resumed from another machine, are
+// TestCrashOnPostgres's; the backend's own write boundaries, the
+// conformance suite's.)
 func TestCrashAtEveryStepBoundaryOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a failed apply's rollback at every step boundary on PostgreSQL (-short)")
@@ -63,7 +68,7 @@ func TestCrashAtEveryStepBoundaryOnPostgres(t *testing.T) {
 		}
 		t.Cleanup(func() { pgtest.DropSchema(base, schema) })
 		return u
-	}, map[string]bool{"failed_apply_rollback": true})
+	}, map[string]int{"failed_apply_rollback": 1, "replace_cleanup": 1, "failed_replace_rollback": 1})
 }
 
 // crashPostgresOnce runs one iteration; it reports whether the apply was
@@ -142,3 +147,47 @@ resources:
 	there.assertNothingLeft()
 	return r.killed
 }
+
+// copyPostgresStack copies e's stack (its schema's rows) into to's fresh
+// schema, as copyTree copies a state folder: the stack's row, resources,
+// journal, revisions and backups, not the lock's holder row (no bulwark
+// holds to's stack; its advisory lock is keyed by the schema, so it is
+// to's own). A template with nothing in it (a scenario without setup) is
+// not copied: the command under test creates the stack.
+func (e *crashEnv) copyPostgresStack(to *crashEnv) {
+	e.t.Helper()
+	if st := e.readRemoteState(); len(st.Resources) == 0 && len(st.Revisions) == 0 && len(e.remoteJournal()) == 0 {
+		return
+	}
+	// Opening to's place creates its tables (pgstore.Open); the rows are
+	// then copied as they are, column for column (both schemas are at
+	// the same version).
+	to.remote().Close()
+	from := pgx.Identifier{pgSchemaOf(e.t, e.stateURL)}.Sanitize()
+	var sql strings.Builder
+	sql.WriteString("BEGIN;\n")
+	for _, table := range []string{"stacks", "resources", "journal", "revisions", "backups"} {
+		fmt.Fprintf(&sql, "INSERT INTO {{s}}.%s SELECT * FROM %s.%s WHERE stack = %s;\n", table, from, table, pgQuote(e.stack))
+	}
+	sql.WriteString("COMMIT;\n")
+	if err := pgtest.Exec(to.stateURL, sql.String()); err != nil {
+		e.t.Fatalf("copy the stack from %s to %s: %v", e.stateURL, to.stateURL, err)
+	}
+}
+
+// pgSchemaOf is the schema a postgres --state URL names.
+func pgSchemaOf(t crashT, u string) string {
+	t.Helper()
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pu.Query().Get("schema")
+	if s == "" {
+		t.Fatalf("%s names no schema", u)
+	}
+	return s
+}
+
+// pgQuote is s as an SQL string literal.
+func pgQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	mrand "math/rand"
 	"os"
 	"os/exec"
@@ -595,13 +596,14 @@ func (e *crashEnv) checkSettled(spec string) string {
 
 // journalRec is what the tests read of a journal record.
 type journalRec struct {
-	Op     string `json:"op"`
-	Kind   string `json:"kind"`
-	Type   string `json:"type"`
-	Status string `json:"status"`
-	Step   string `json:"step"`
-	Action string `json:"action"`
-	Phase  string `json:"phase"`
+	Op       string `json:"op"`
+	Kind     string `json:"kind"`
+	Type     string `json:"type"`
+	Status   string `json:"status"`
+	Step     string `json:"step"`
+	Action   string `json:"action"`
+	Phase    string `json:"phase"`
+	Resource string `json:"resource"`
 }
 
 // journalRecords are the complete records of the stack's journal.
@@ -734,6 +736,12 @@ type crashScenario struct {
 	// when it was not killed) and the newest operation's status, what the
 	// stack must have converged to.
 	settled func(code int, lastStatus string) settledTo
+	// replaced names the resources the command replaces (create first,
+	// the old one deleted in the cleanup phase), and replaceSpec the spec
+	// a stack converged to once they are replaced (any other: rolled
+	// back): see checkReplaced.
+	replaced    []string
+	replaceSpec string
 }
 
 // bugResumeRevisionRollback is the open bug the crash tests find (see
@@ -767,8 +775,11 @@ func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, ni
 
 // crashAtEveryStepBoundary runs the scenarios (only those named, when only
 // is set) with the stack's state on the backend whose fresh places place
-// returns (nil: the file backend).
-func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only map[string]bool) {
+// returns (nil: the file backend). only[NAME] is also the stride of the
+// scenario's journal kills: 1 kills at every journal record, K at every
+// K-th (N = 1, K+1, 2K+1, ...: the same ones every run), for a backend whose
+// iterations are slow; its state and provider kills are never sampled.
+func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only map[string]int) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
@@ -876,6 +887,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			setup: [][]string{{"apply", rep1}},
 			cmd:   []string{"apply", rep2, "--replace", "db"}, resumeSpec: rep2,
 			resumeCodes: []int{0}, settled: always(settledTo{rep2, rep2}),
+			replaced: []string{"vpc", "db"}, replaceSpec: rep2,
 		},
 		{
 			// The same update failing after the replaces: its rollback
@@ -892,6 +904,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 				}
 				return settledTo{rep2, rep2}
 			},
+			replaced: []string{"vpc", "db"}, replaceSpec: rep2,
 		},
 		{
 			// The upstream replace's new id flows into a replace of the
@@ -929,8 +942,12 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 		}
 	})
 	for _, sc := range scenarios {
-		if only != nil && !only[sc.name] {
-			continue
+		stride := 1
+		if only != nil {
+			if only[sc.name] < 1 {
+				continue
+			}
+			stride = only[sc.name]
 		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -952,7 +969,11 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			for _, point := range []string{"journal", "state", "provider"} {
 				t.Run(point, func(t *testing.T) {
 					t.Parallel()
-					kills := crashEveryN(t, func(tt crashT, n int) bool {
+					every := 1
+					if point == "journal" {
+						every = stride
+					}
+					kills := crashEveryN(t, every, func(tt crashT, n int) bool {
 						return crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), bugs)
 					})
 					if kills == 0 {
@@ -974,8 +995,9 @@ const crashWorkers = 2
 
 // crashEveryN calls iteration for N = 1, 2, 3, ... (crashWorkers at a
 // time) until one reports it was not killed (N is past the last pass), and
-// returns how many were killed. With -short, only every third N runs.
-func crashEveryN(t *testing.T, iteration func(tt crashT, n int) (killed bool)) int {
+// returns how many were killed. Only every stride-th N runs (N = 1,
+// stride+1, ...); with -short, only every third of those.
+func crashEveryN(t *testing.T, stride int, iteration func(tt crashT, n int) (killed bool)) int {
 	t.Helper()
 	const limit = 300
 	var next, kills atomic.Int64
@@ -1006,7 +1028,7 @@ func crashEveryN(t *testing.T, iteration func(tt crashT, n int) (killed bool)) i
 				if n >= stop.Load() {
 					return
 				}
-				if testing.Short() && n%3 != 1 {
+				if (n-1)%int64(stride) != 0 || testing.Short() && ((n-1)/int64(stride))%3 != 0 {
 					continue
 				}
 				if !iteration(workerT{t}, int(n)) {
@@ -1038,6 +1060,7 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 	}
 	tmpl.copyRemoteState(e)
 	where := sc.name + " at " + fp
+	before := e.checkCopy(tmpl)
 	r := e.run(fp, sc.cmd...)
 	if !r.killed {
 		// N is past the last pass: the command ran to its end, which
@@ -1046,7 +1069,9 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 			t.Errorf("%s (not killed): want exit %d: %s", where, sc.normal, r)
 		}
 		last := e.checkSettled(sc.resumeSpec)
-		e.checkEnd(sc.settled(r.code, last), where+" (not killed)")
+		want := sc.settled(r.code, last)
+		e.checkEnd(want, where+" (not killed)")
+		e.checkReplaced(sc, before, want, where+" (not killed)")
 		return false
 	}
 	e.assertNothingLeft()
@@ -1065,9 +1090,95 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 		t.Errorf("%s: a second resume: want exit 0, nothing to resume: %s\n%s", where, r2, e.history())
 	}
 	last := e.checkSettled(sc.resumeSpec)
-	e.checkEnd(sc.settled(r1.code, last), where)
+	want := sc.settled(r1.code, last)
+	e.checkEnd(want, where)
+	e.checkReplaced(sc, before, want, where)
 	e.assertNothingLeft()
 	return true
+}
+
+// checkCopy checks that e, a copy of the template tmpl made for one
+// iteration, holds the template's stack (so that a backend whose copy
+// silently did nothing cannot pass as a first apply), and returns its
+// state.
+func (e *crashEnv) checkCopy(tmpl *crashEnv) crashState {
+	e.t.Helper()
+	want, got := tmpl.readState(), e.readState()
+	ids := func(st crashState) map[string]string {
+		m := map[string]string{}
+		for n, r := range st.Resources {
+			m[n] = r.ID
+		}
+		return m
+	}
+	if !maps.Equal(ids(want), ids(got)) || len(want.Revisions) != len(got.Revisions) || want.Current != got.Current ||
+		len(tmpl.journalRecords()) != len(e.journalRecords()) {
+		e.t.Fatalf("the iteration's copy of the template differs: resources %v, revisions %d, current %d; the template's %v, %d, %d",
+			ids(got), len(got.Revisions), got.Current, ids(want), len(want.Revisions), want.Current)
+	}
+	return got
+}
+
+// checkReplaced checks, for a scenario that replaces resources
+// (sc.replaced), how the replacement ended, from the state and the
+// operation's journal (the command's records and its resumes', in order).
+// Converged to sc.replaceSpec: each name holds a new object (the old one
+// gone from the world: checkEnd finds no name twice), and every set-aside
+// old object's delete (NAME#OP, the cleanup phase) started only once every
+// other resource step of the operation had succeeded. Rolled back (any
+// other end): no set-aside object's delete ever started, and each name
+// holds its old object again, same id.
+func (e *crashEnv) checkReplaced(sc crashScenario, before crashState, want settledTo, where string) {
+	e.t.Helper()
+	if len(sc.replaced) == 0 {
+		return
+	}
+	st := e.readState()
+	op := newestOp(e.journalRecords())
+	firstCleanup := slices.IndexFunc(op, func(r journalRec) bool {
+		return r.Kind == "step" && r.Status == "started" && r.Action == "delete" && strings.Contains(r.Step, "#")
+	})
+	rolledBack := want.plan != sc.replaceSpec
+	for _, name := range sc.replaced {
+		old, ok := before.Resources[name]
+		if !ok {
+			e.t.Fatalf("%s: %s is not in the state before the command", where, name)
+		}
+		switch now := st.Resources[name].ID; {
+		case rolledBack && now != old.ID:
+			e.t.Errorf("%s: rolled back, %s is %q; want its old object %s current again\n%s", where, name, now, old.ID, e.history())
+		case !rolledBack && now == old.ID:
+			e.t.Errorf("%s: replaced, %s is still its old object %s\n%s", where, name, old.ID, e.history())
+		}
+	}
+	if rolledBack {
+		if firstCleanup >= 0 {
+			e.t.Errorf("%s: rolled back, yet the delete of the set-aside %s started\n%s", where, op[firstCleanup].Step, e.history())
+		}
+		return
+	}
+	if !slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "step" }) {
+		// The backend compacted the finished operation to its end record
+		// (postgres and s3 may, once it succeeded): the order is no longer
+		// in the journal; the state and the world were checked above.
+		return
+	}
+	if firstCleanup < 0 {
+		e.t.Errorf("%s: replaced, but no set-aside object's delete is in the journal\n%s", where, e.history())
+		return
+	}
+	// Every resource step of the operation's forward part (execute phase,
+	// not a set-aside one) done before the first cleanup delete started.
+	for _, r := range op {
+		if r.Kind != "step" || r.Phase != "execute" || r.Resource == "" || strings.Contains(r.Step, "#") {
+			continue
+		}
+		if !slices.ContainsFunc(op[:firstCleanup], func(d journalRec) bool {
+			return d.Kind == "step" && d.Step == r.Step && (d.Phase == "execute" || d.Phase == "check") && (d.Status == "ok" || d.Status == "skipped")
+		}) {
+			e.t.Errorf("%s: the delete of the set-aside %s started before %s (%s) had succeeded\n%s", where, op[firstCleanup].Step, r.Step, r.Action, e.history())
+		}
+	}
 }
 
 // checkEnd checks that state and reality agree and match what the scenario
