@@ -30,8 +30,8 @@ import (
 // scenarios: a first apply, a failed apply's rollback (creates,
 // compensations, deletes), and, from a copy of a stack rep1.yaml was
 // applied to (copyRemoteState), a replacement with its cleanup phase and a
-// failed replacement's rollback (issue 18 item 12); about 140 kills in 95 s
-// here (-short: a third of them). The storage conformance suite
+// failed replacement's rollback; about 140 kills
+// (-short: a third of them). The storage conformance suite
 // (backends/s3store) kills at every one of the backend's own write
 // boundaries.
 func TestCrashAtEveryStepBoundaryOnS3(t *testing.T) {
