@@ -1501,6 +1501,14 @@ func (w *writer) DropBackup(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	// The folder is the stack's own, never a link to one elsewhere: a
+	// file there of the same name is not bulwark's to delete.
+	switch err := nofollow.CheckDir(filepath.Dir(p)); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("drop backup %s: %w", name, err)
+	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("drop backup %s: %w", name, err)
 	}
