@@ -11,6 +11,7 @@ type queries struct {
 	insertJournal, upsertResources, deleteResources                                  string
 	putRevision, deleteRevision                                                      string
 	backupExists, nextBackupSeq, insertBackup, pruneBackups                          string
+	newestBackupSerial, dropBackup                                                   string
 	journalOps, journalOf, deleteOps                                                 string
 	readSerial, markMoved                                                            string
 }
@@ -84,9 +85,11 @@ func newQueries(s string) queries {
 	ON CONFLICT (stack, n) DO UPDATE SET body = excluded.body`),
 		deleteRevision: q(`DELETE FROM {{s}}.revisions WHERE stack = $1 AND n = $2`),
 
-		backupExists:  q(`SELECT count(*) FROM {{s}}.backups WHERE stack = $1 AND name = $2`),
-		nextBackupSeq: q(`SELECT coalesce(max(seq), 0) + 1 FROM {{s}}.backups WHERE stack = $1`),
-		insertBackup:  q(`INSERT INTO {{s}}.backups (stack, name, seq, taken, serial, lineage, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`),
+		backupExists:       q(`SELECT count(*) FROM {{s}}.backups WHERE stack = $1 AND name = $2`),
+		nextBackupSeq:      q(`SELECT coalesce(max(seq), 0) + 1 FROM {{s}}.backups WHERE stack = $1`),
+		insertBackup:       q(`INSERT INTO {{s}}.backups (stack, name, seq, taken, serial, lineage, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`),
+		newestBackupSerial: q(`SELECT serial FROM {{s}}.backups WHERE stack = $1 ORDER BY seq DESC LIMIT 1`),
+		dropBackup:         q(`DELETE FROM {{s}}.backups WHERE stack = $1 AND name = $2`),
 		pruneBackups: q(`DELETE FROM {{s}}.backups WHERE stack = $1 AND name IN
 	(SELECT name FROM {{s}}.backups WHERE stack = $1 ORDER BY seq DESC OFFSET $2)`),
 

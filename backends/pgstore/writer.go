@@ -688,6 +688,15 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// Checked after the rows (a row edited by hand is refused even
+		// when no copy is taken).
+		var newest int64
+		switch err := tx.QueryRow(ctx, w.b.sql.newestBackupSerial, w.b.stack).Scan(&newest); {
+		case err == nil && newest == row.serial:
+			return nil // nothing changed since the newest: no second copy
+		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
 		body, err := storage.MarshalEnclosed(&doc)
 		if err != nil {
 			return err
@@ -708,6 +717,14 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		return nil
 	})
 	return stored, err
+}
+
+// DropBackup deletes the backup row named name, if there is one.
+func (w *writer) DropBackup(ctx context.Context, name string) error {
+	return w.exec(ctx, "drop backup "+name, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, w.b.sql.dropBackup, w.b.stack, name)
+		return err
+	})
 }
 
 // CopyBackup stores st, a backup read from another backend (bulwark state

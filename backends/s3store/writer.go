@@ -384,6 +384,13 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	w.mu.Lock()
 	st := w.st.Clone()
 	w.mu.Unlock()
+	have, err := w.b.Backups(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(have) > 0 && have[len(have)-1].Serial == st.Serial {
+		return false, nil // nothing changed since the newest: no second copy
+	}
 	sst, err := sealed(st, w.b.opts.Sealing)
 	if err != nil {
 		return false, w.b.wrap("backup "+name, err)
@@ -414,6 +421,17 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		}
 	}
 	return true, nil
+}
+
+// DropBackup deletes the backup stored under name, if there is one.
+func (w *writer) DropBackup(ctx context.Context, name string) error {
+	if err := w.held(ctx); err != nil {
+		return err
+	}
+	if !validName(name) {
+		return fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, name)
+	}
+	return w.b.deleteKeys(ctx, []string{backupDir + name})
 }
 
 // CopyBackup stores st, a backup read from another backend (bulwark state

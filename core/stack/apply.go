@@ -185,6 +185,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if isLostResult(out) {
 		return nil, out.Err
 	}
+	s.dropIdleBackup(ctx, out)
 	return out, nil
 }
 

@@ -1,8 +1,12 @@
 package stack
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"sort"
 
+	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -98,4 +102,118 @@ func previousRevision(st *state.State) int {
 		best = r.N
 	}
 	return best
+}
+
+// Backups. An update or a rollback copies the state before its first
+// change (its "backup" step), named by its operation id; what a careful
+// user expects of those copies, and what keeps retries on a full disk from
+// filling it further:
+//
+//   - A resumed operation keeps the backup of its first part (the step's
+//     Check), never one of its half-done state.
+//   - The state as it is now is copied once: when the newest backup already
+//     holds it (same serial), the backend stores no second copy. Retrying
+//     an attempt that failed before changing anything adds nothing.
+//   - An operation that ended (failed, or rolled back) having executed no
+//     step of a resource drops its own backup when it ends: the state it
+//     copied is still the current one. One that changed something keeps
+//     it, even when it was rolled back: the rollback made things anew, and
+//     the backup is the record of what was there before. An operation
+//     whose end could not be recorded keeps it, for its resume.
+//   - KeepBackups are kept, newest first; but a backup of a state that a
+//     failed operation left (a staged or failed newest revision, pending
+//     interventions, resources set aside, or resources with no revision)
+//     never pushes out the newest backup of a settled state, the last
+//     state a user could go back to knowing it worked.
+
+// takeBackup is the backup step's work: a copy of the state under the
+// operation's id, and retention as above.
+func (s *session) takeBackup(ctx context.Context) error {
+	if settled(s.store.Snapshot()) {
+		// This copy is the newest settled one: plain retention keeps it.
+		_, err := s.store.w.PutBackup(ctx, s.opID, KeepBackups)
+		return err
+	}
+	if _, err := s.store.w.PutBackup(ctx, s.opID, 0); err != nil {
+		return err
+	}
+	return s.pruneBackups(ctx)
+}
+
+// pruneBackups drops the oldest backups beyond KeepBackups, but never this
+// operation's nor the newest one of a settled state (read back to tell:
+// only after a failure, and at most KeepBackups+1 of them).
+func (s *session) pruneBackups(ctx context.Context) error {
+	list, err := s.be.Backups(ctx)
+	if err != nil {
+		return err
+	}
+	excess := len(list) - KeepBackups
+	if excess <= 0 {
+		return nil
+	}
+	good := ""
+	for i := len(list) - 1; i >= 0 && good == ""; i-- {
+		if list[i].Name == s.opID {
+			continue
+		}
+		if st, err := s.be.Backup(ctx, list[i].Name); err == nil && settled(st) {
+			good = list[i].Name
+		}
+	}
+	for _, b := range list {
+		if excess == 0 {
+			break
+		}
+		if b.Name == good || b.Name == s.opID {
+			continue
+		}
+		if err := s.store.w.DropBackup(ctx, b.Name); err != nil {
+			return err
+		}
+		excess--
+	}
+	return nil
+}
+
+// dropIdleBackup drops the backup of an operation that ended having
+// changed nothing. It changes no outcome: a backup left behind is only
+// space, and retention takes it later.
+func (s *session) dropIdleBackup(ctx context.Context, out *Result) {
+	if out.Outcome != engine.Failed && out.Outcome != engine.Compensated {
+		return
+	}
+	if !slices.Contains(out.Run.Executed, metaPrefix+"backup") || !out.ChangedNothing() {
+		return
+	}
+	if err := s.store.w.DropBackup(context.WithoutCancel(ctx), s.opID); err != nil {
+		s.warn(fmt.Sprintf("warning: could not drop the backup of %s, which changed nothing: %v", s.opID, err))
+	}
+}
+
+// settled reports whether st is a state a successful operation left, as
+// far as the state tells: nothing staged, no pending intervention, nothing
+// set aside, and its newest revision applied (no revision at all only when
+// it holds nothing). A successful rollback after a failed update still
+// looks unsettled (the revisions do not record it): an older settled backup
+// is then kept a while longer, never one backup more.
+func settled(st *state.State) bool {
+	if st.Staged != 0 || len(st.Interventions) > 0 {
+		return false
+	}
+	for _, r := range st.Resources {
+		if r.Deposed() {
+			return false
+		}
+	}
+	var newest *state.Revision
+	for i := range st.Revisions {
+		if newest == nil || st.Revisions[i].N > newest.N {
+			newest = &st.Revisions[i]
+		}
+	}
+	if newest == nil {
+		return len(st.Resources) == 0
+	}
+	return newest.Status == state.RevisionApplied
 }

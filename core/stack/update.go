@@ -58,7 +58,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		return slices.ContainsFunc(list, func(b storage.BackupInfo) bool { return b.Name == s.opID }), err
 	}
 	backup.Execute = func(ctx context.Context, _ string) error {
-		if _, err := s.store.w.PutBackup(ctx, s.opID, KeepBackups); err != nil {
+		if err := s.takeBackup(ctx); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
 		s.opts.Failpoint.Hit("state")

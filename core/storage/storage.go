@@ -148,8 +148,16 @@ type Writer interface {
 	// operation id), keeping the newest keep backups and deleting older
 	// ones. A backup that already exists under name is kept as it is (a
 	// resumed update keeps the backup from before its first part) and
-	// PutBackup reports false.
+	// PutBackup reports false. When the newest stored backup already holds
+	// the state's serial (nothing was changed since it was taken), nothing
+	// is stored either and PutBackup reports false: an attempt that follows
+	// one that failed before changing anything adds no second copy of the
+	// same state (a full disk stays no fuller for retrying).
 	PutBackup(ctx context.Context, name string, keep int) (stored bool, err error)
+	// DropBackup deletes the backup stored under name (retention: the
+	// backup of an operation that changed nothing, or one beyond what is
+	// kept). No backup under name is not an error.
+	DropBackup(ctx context.Context, name string) error
 
 	// Checkpoint makes what Load reads cheap again: it writes a snapshot of
 	// the state, and compacts the journal, keeping the records of the last

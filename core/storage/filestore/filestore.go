@@ -1453,6 +1453,12 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 		return false, nil
 	}
 	w.mu.Lock()
+	serial := w.st.Serial
+	w.mu.Unlock()
+	if w.newestBackupSerial() == serial {
+		return false, nil // nothing changed since: no second copy
+	}
+	w.mu.Lock()
 	snap, err := w.sealedSnapshot()
 	w.mu.Unlock()
 	if err != nil {
@@ -1469,6 +1475,44 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	w.mu.Unlock()
 	w.afterWrite()
 	return true, w.pruneBackups(keep)
+}
+
+// newestBackupSerial is the serial the newest backup holds, -1 when there
+// is none (or it cannot be read: a copy is then taken).
+func (w *writer) newestBackupSerial() int64 {
+	names, err := w.backupFiles()
+	if err != nil || len(names) == 0 {
+		return -1
+	}
+	st, err := state.Load(filepath.Join(w.b.dir, backupsDir, names[len(names)-1]))
+	if err != nil {
+		return -1
+	}
+	return st.Serial
+}
+
+// DropBackup removes the backup stored under name; a link there is
+// removed, never followed.
+func (w *writer) DropBackup(ctx context.Context, name string) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, err := w.b.backupPath(name)
+	if err != nil {
+		return err
+	}
+	// The folder is the stack's own, never a link to one elsewhere: a
+	// file there of the same name is not bulwark's to delete.
+	switch err := nofollow.CheckDir(filepath.Dir(p)); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("drop backup %s: %w", name, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("drop backup %s: %w", name, err)
+	}
+	return nil
 }
 
 // CopyBackup stores st, a backup read from another backend (bulwark state
@@ -1519,9 +1563,25 @@ func (w *writer) pruneBackups(keep int) error {
 		return nil
 	}
 	dir := filepath.Join(w.b.dir, backupsDir)
-	entries, err := os.ReadDir(dir)
+	names, err := w.backupFiles()
 	if err != nil {
 		return fmt.Errorf("backups: %w", err)
+	}
+	for len(names) > keep {
+		if err := os.Remove(filepath.Join(dir, names[0])); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("backups: prune: %w", err)
+		}
+		names = names[1:]
+	}
+	return nil
+}
+
+// backupFiles lists the backups' file names, oldest first (their names
+// are operation ids, ULIDs, which sort by age).
+func (w *writer) backupFiles() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(w.b.dir, backupsDir))
+	if err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
@@ -1530,13 +1590,7 @@ func (w *writer) pruneBackups(keep int) error {
 		}
 	}
 	sort.Strings(names)
-	for len(names) > keep {
-		if err := os.Remove(filepath.Join(dir, names[0])); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("backups: prune: %w", err)
-		}
-		names = names[1:]
-	}
-	return nil
+	return names, nil
 }
 
 // Checkpoint writes the snapshot when the state moved past it (or must be

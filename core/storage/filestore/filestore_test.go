@@ -590,3 +590,58 @@ func TestJournalChangeChecksum(t *testing.T) {
 		})
 	}
 }
+
+// DropBackup deletes only the stack's own backup file: a backups folder
+// replaced by a link to a folder elsewhere (one holding a file of the
+// backup's name), or a link planted in the backup's place, never gets
+// what it points at deleted.
+func TestDropBackupNeverFollowsALink(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		plant func(t *testing.T, dir, victim string)
+	}{
+		{"the backups folder a link", func(t *testing.T, dir, victim string) {
+			if err := os.RemoveAll(filepath.Join(dir, "backups")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Dir(victim), filepath.Join(dir, "backups")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the backup a link", func(t *testing.T, dir, victim string) {
+			p := filepath.Join(dir, "backups", filepath.Base(victim))
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "s")
+			b := filestore.New(dir, storage.Options{Stack: "s"})
+			w, err := b.Lock(ctx, storage.Holder{Op: "op_1", PID: os.Getpid()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Release(ctx)
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: "ephemeral"}}}}); err != nil {
+				t.Fatal(err)
+			}
+			if stored, err := w.PutBackup(ctx, "op_1", 5); err != nil || !stored {
+				t.Fatalf("backup: %v %v", stored, err)
+			}
+			victim := filepath.Join(t.TempDir(), "state-op_1.json")
+			if err := os.WriteFile(victim, []byte("not bulwark's"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tt.plant(t, dir, victim)
+			w.DropBackup(ctx, "op_1")
+			if got, err := os.ReadFile(victim); err != nil || string(got) != "not bulwark's" {
+				t.Errorf("the file a link pointed at: %q, %v", got, err)
+			}
+		})
+	}
+}

@@ -124,6 +124,7 @@ func Run(t *testing.T, f Factory) {
 		{"Lineage", s.lineage},
 		{"Revisions", s.revisions},
 		{"Backups", s.backups},
+		{"BackupsOfFailedAttempts", s.backupsOfFailedAttempts},
 		{"Checkpoint", s.checkpoint},
 		{"NoOpsStopGrowing", s.noOpsStopGrowing},
 		{"Sealed", s.sealed},
@@ -586,6 +587,103 @@ func (s *suite) backups(t *testing.T) {
 	}
 	if _, err := b.Backup(ctx, names[0]); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("pruned backup: %v", err)
+	}
+}
+
+// backupsOfFailedAttempts: attempts that change nothing (each journals its
+// start and end, and fails before its first change, as on a full disk) add
+// no backup, however many there are; the backup of one that changed
+// nothing can be dropped; a change makes the next backup a new one again.
+func (s *suite) backupsOfFailedAttempts(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_attempts")
+	name := func(i int) string { return fmt.Sprintf("op_%026d", i) }
+	names := func() []string {
+		t.Helper()
+		list, err := b.Backups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, bk := range list {
+			out = append(out, bk.Name)
+		}
+		return out
+	}
+	change := func(i int) {
+		t.Helper()
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res(fmt.Sprintf("a%d", i), 64)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(0)
+	if stored, err := w.PutBackup(ctx, name(0), 3); err != nil || !stored {
+		t.Fatalf("first backup: %v %v", stored, err)
+	}
+	bytes := func() int64 {
+		t.Helper()
+		st, err := b.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.BackupBytes
+	}
+	size := bytes()
+	for i := 1; i <= 8; i++ {
+		// An attempt journals its start and its failure: records alone,
+		// the state unchanged.
+		op := name(i)
+		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{
+			{Op: op, Kind: journal.KindOp, Type: "update", Status: journal.OpRunning},
+			{Op: op, Kind: journal.KindOp, Type: "update", Status: journal.OpFailed},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		if stored, err := w.PutBackup(ctx, op, 3); err != nil || stored {
+			t.Fatalf("attempt %d, the state unchanged since the newest backup: stored %v, %v", i, stored, err)
+		}
+	}
+	if got := names(); !reflect.DeepEqual(got, []string{name(0)}) {
+		t.Errorf("after 8 attempts that changed nothing: backups %v, want only %s", got, name(0))
+	}
+	if got := bytes(); got != size {
+		t.Errorf("after 8 attempts that changed nothing: %d bytes of backups, want %d", got, size)
+	}
+	// The backup of an attempt that changed nothing is dropped when it
+	// ends; dropping one that is not there is no error.
+	if err := w.DropBackup(ctx, name(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DropBackup(ctx, name(0)); err != nil {
+		t.Errorf("dropping a backup twice: %v", err)
+	}
+	if err := w.DropBackup(ctx, name(99)); err != nil {
+		t.Errorf("dropping a backup never stored: %v", err)
+	}
+	if got := names(); len(got) != 0 {
+		t.Errorf("after the drop: backups %v, want none", got)
+	}
+	if _, err := b.Backup(ctx, name(0)); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("dropped backup: %v", err)
+	}
+	// With none holding the state, the next attempt's backup is taken;
+	// after a change, the next one's too.
+	if stored, err := w.PutBackup(ctx, name(10), 3); err != nil || !stored {
+		t.Fatalf("a backup after the drop: %v %v", stored, err)
+	}
+	change(1)
+	if stored, err := w.PutBackup(ctx, name(11), 3); err != nil || !stored {
+		t.Fatalf("a backup after a change: %v %v", stored, err)
+	}
+	if got, want := names(), []string{name(10), name(11)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("backups %v, want %v", got, want)
+	}
+	if got := s.open(t, home); got != nil {
+		if list, err := got.Backups(ctx); err != nil || len(list) != 2 || list[1].Serial != 2 {
+			t.Errorf("backups read afresh: %+v %v", list, err)
+		}
 	}
 }
 
