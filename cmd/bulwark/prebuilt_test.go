@@ -13,10 +13,13 @@ import (
 // plugins/bulwark-provider-mock and -local beside it): make test sets it to
 // bin/ after building them, so this package's tests do not build the same
 // programs again (builtBulwark, buildPlugins). Unset, the tests build them
-// as before. They are the same build either way: a plain `go build` of the
-// same packages with the same flags (the race detector only covers the test
-// binary itself; see raceScripts). Set it by hand only to binaries built
-// from the code under test: the tests run what the folder holds.
+// as before. They are the same build either way: a plain `go build` with
+// the same flags (the race detector only covers the test binary itself; see
+// raceScripts). The providers in bin/plugins come from
+// plugins/NAME/cmd/bulwark-provider-NAME, the module root's program under
+// the name the host looks for (the same main.go), the build make install
+// installs. Set the variable by hand only to binaries built from the code
+// under test: the tests run what the folder holds.
 const envTestBinDir = "BULWARK_TEST_BIN_DIR"
 
 // prebuilt places the binary rel of $BULWARK_TEST_BIN_DIR at dst (a hard
