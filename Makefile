@@ -43,11 +43,14 @@ install: build
 	install -m 0755 $(PLUGINS)/bulwark-provider-mock $(PLUGINS)/bulwark-provider-local \
 		$(PLUGINS)/bulwark-provider-aws $(DESTDIR)$(PREFIX)/bin/plugins/
 
-# Every module's tests (race detector on), the end-to-end scripts included:
-# they build the real binaries themselves. The race detector covers the
-# tests' own processes; the bulwark the end-to-end scripts, the crash
-# harness and the terminal tests exec is a plain build (go build, once per
-# run of cmd/bulwark's tests), since -race made each of its commands 5-7x
+# Every module's tests (race detector on), the end-to-end scripts included.
+# They run the real binaries make build-demo writes to bin/, named by
+# BULWARK_TEST_BIN_DIR, so one CI run builds each program once (install,
+# bench-guard and demo find bin/ up to date; without the variable, as with
+# a plain go test, cmd/bulwark's tests build them once per run). The race
+# detector covers the tests' own processes; the bulwark the end-to-end
+# scripts, the crash harness and the terminal tests exec is that plain
+# build, since -race made each of its commands 5-7x
 # slower and the scripts most of the suite's time. A few scripts
 # (raceScripts in cmd/bulwark/script_test.go) run the race-built test binary
 # as bulwark instead, so the CLI's concurrent glue keeps race coverage end
@@ -55,8 +58,8 @@ install: build
 # $BULWARK_TEST_POSTGRES_URL when set (.ci/postgres.sh start, then
 # eval "$(.ci/postgres.sh env)"), else start a throwaway server from the
 # installed PostgreSQL, else skip saying how to install it (CI=true fails).
-test: vet
-	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test $(GOFLAGS_T) ./...); done
+test: vet build-demo
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) ./...); done
 	@echo "== examples/provider-hello (out of tree: built without the workspace)"
 	cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) ./...
 	@echo "== tools/release (its own module, outside the workspace)"

@@ -32,6 +32,13 @@ func TestCrashMigrate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills state migrate at every step between three pairs of backends (-short)")
 	}
+	// The four pairs run side by side (each is a long sequence of kills,
+	// mostly waiting on process starts and fsync), so the emulator's
+	// credentials are set here, before them: a parallel test cannot set
+	// environment variables. Each run has its own folders, PostgreSQL
+	// schema and S3 prefix; the server of pgBase is shared, as by the
+	// parallel scenarios of crashAtEveryStepBoundary.
+	s3TestEnv(t)
 	file := func(t crashT) string { return "file://" + filepath.Join(t.TempDir(), "state") }
 	pg := func(t *testing.T) func(crashT) string {
 		base := pgBase(t)
@@ -45,18 +52,29 @@ func TestCrashMigrate(t *testing.T) {
 			return u
 		}
 	}
-	t.Run("file to postgres", func(t *testing.T) { crashMigrate(t, file, pg(t)) })
-	t.Run("postgres to file", func(t *testing.T) { crashMigrate(t, pg(t), file) })
+	t.Run("file to postgres", func(t *testing.T) {
+		t.Parallel()
+		crashMigrate(t, file, pg(t))
+	})
+	t.Run("postgres to file", func(t *testing.T) {
+		t.Parallel()
+		crashMigrate(t, pg(t), file)
+	})
 	s3 := func(t *testing.T) func(crashT) string {
 		if os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" {
 			t.Skip("BULWARK_TEST_S3_ENDPOINT is unset: start the emulators to run the crash harness on s3")
 		}
-		s3TestEnv(t)
 		endpoint := crashS3Server(t)
 		return func(t crashT) string { return s3Place(t, endpoint) }
 	}
-	t.Run("file to s3", func(t *testing.T) { crashMigrate(t, file, s3(t)) })
-	t.Run("s3 to file", func(t *testing.T) { crashMigrate(t, s3(t), file) })
+	t.Run("file to s3", func(t *testing.T) {
+		t.Parallel()
+		crashMigrate(t, file, s3(t))
+	})
+	t.Run("s3 to file", func(t *testing.T) {
+		t.Parallel()
+		crashMigrate(t, s3(t), file)
+	})
 }
 
 // crashMigrate kills a migration from a place of from to one of to at each

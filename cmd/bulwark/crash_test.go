@@ -49,7 +49,8 @@ var (
 )
 
 // builtBulwark builds the real bulwark binary once for every test that runs
-// it outside testscript (the crash harness, the terminal and corpus tests).
+// it outside testscript (the crash harness, the terminal and corpus tests),
+// or takes the one of $BULWARK_TEST_BIN_DIR (prebuilt).
 func builtBulwark(t *testing.T) string {
 	t.Helper()
 	crashBinOnce.Do(func() {
@@ -60,6 +61,10 @@ func builtBulwark(t *testing.T) string {
 		}
 		_, file, _, _ := runtime.Caller(0)
 		bin := filepath.Join(dir, "bulwark")
+		if set, err := prebuilt("bulwark", bin); set {
+			crashBinPath, crashBinErr = bin, err
+			return
+		}
 		cmd := exec.Command("go", "build", "-o", bin, ".")
 		cmd.Dir = filepath.Dir(file)
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -48,6 +49,14 @@ func TestConformanceGRPCWithRoot(t *testing.T) {
 
 // The real executable, started as the host starts it.
 func TestConformanceExecutable(t *testing.T) {
+	// make test names bin/ in BULWARK_TEST_BIN_DIR after make build-demo
+	// built bin/plugins/bulwark-provider-local (cmd/bulwark-provider-local, the
+	// same program as this package under the name the host looks for): run
+	// that build, made once for the whole run, instead of building again.
+	if dir := os.Getenv("BULWARK_TEST_BIN_DIR"); dir != "" {
+		providertest.RunExecutable(t, filepath.Join(dir, "plugins", "bulwark-provider-local"), conformanceConfig)
+		return
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build the plugin with")

@@ -509,3 +509,21 @@ func TestRunPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceChecksOrder checks the table of resource checks: each name
+// once (they are subtest names authors -run), and each check placed after
+// a check that establishes what it needs.
+func TestResourceChecksOrder(t *testing.T) {
+	seen := map[string]bool{}
+	have := needNothing
+	for _, c := range resourceChecks() {
+		if seen[c.name] {
+			t.Errorf("check %q is in the table twice", c.name)
+		}
+		seen[c.name] = true
+		if c.needs > have {
+			t.Errorf("check %q needs %d, but no check before it establishes more than %d", c.name, c.needs, have)
+		}
+		have = max(have, c.gives)
+	}
+}

@@ -189,420 +189,480 @@ func (s *suite) configure(t *testing.T, p sdk.Provider) {
 	must(t, "Configure", s.fold(t, "Configure", err, resp.Diagnostics))
 }
 
-// checkResource runs the lifecycle checks of one resource.
-func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
-	c := &calls{s: s, p: p, r: r}
-	key := fmt.Sprintf("providertest-%s-%s.%s", s.runID, r.Type, r.Name)
-	var (
-		id    string
-		attrs sdk.Attributes // as last read
-	)
-	if !t.Run("config_matches_schema", func(t *testing.T) { s.checkConfig(t, r) }) {
-		return // a mistake in the Config: the provider cannot be judged on it
-	}
-	t.Run("validate", func(t *testing.T) {
-		resp, err := p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
-		if resp == nil {
-			resp = &sdk.ValidateResourceResponse{}
-		}
-		must(t, "ValidateResource of Config", s.fold(t, "ValidateResource", err, resp.Diagnostics))
-	})
-	t.Run("validate_rejects_unknown_attribute", func(t *testing.T) {
-		cfg := maps.Clone(r.Config)
-		if cfg == nil {
-			cfg = map[string]any{}
-		}
-		cfg[unknownAttribute] = "x"
-		resp, err := p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg})
-		if err != nil && s.served {
-			t.Fatalf("ValidateResource: %v", err)
-		}
-		var ds sdk.Diagnostics
-		if resp != nil {
-			ds = resp.Diagnostics
-		}
-		ds = append(ds, sdk.DiagnosticsFromError(err)...)
-		if !ds.HasError() {
-			if !s.served {
-				t.Skip("not checked in-process against the raw provider: sdk.Serve rejects an unknown attribute before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
-			}
-			t.Fatalf("ValidateResource accepted the unknown attribute %q", unknownAttribute)
-		}
-		for _, d := range ds {
-			if d.Severity != sdk.SeverityWarning && len(d.AttributePath) > 0 && d.AttributePath[0] == unknownAttribute {
-				return
-			}
-		}
-		t.Errorf("ValidateResource rejected the unknown attribute %q, but no error diagnostic's AttributePath names it: %#v", unknownAttribute, ds)
-	})
-	t.Run("validate_many", func(t *testing.T) {
-		batch, ok := p.(sdk.BatchValidator)
-		if !ok || s.served && !s.schema.Capabilities.ValidateMany {
-			t.Skip("the provider does not implement sdk.BatchValidator: the host validates one resource a call")
-		}
-		reqs := []*sdk.ValidateResourceRequest{{Type: r.Type, Name: r.Name, Config: r.Config}, {Type: r.Type, Name: r.Name, Config: r.Config}}
-		resp, err := batch.ValidateMany(t.Context(), &sdk.ValidateManyRequest{Resources: reqs})
-		if resp == nil {
-			resp = &sdk.ValidateManyResponse{}
-		}
-		must(t, "ValidateMany", s.fold(t, "ValidateMany", err, resp.Diagnostics))
-		if len(resp.Results) != len(reqs) {
-			t.Fatalf("ValidateMany of %d configs answered %d results, want one per config, in order", len(reqs), len(resp.Results))
-		}
-		for i, res := range resp.Results {
-			if res == nil {
-				t.Errorf("ValidateMany result %d is nil", i)
-			} else if err := s.fold(t, fmt.Sprintf("ValidateMany result %d", i), nil, res.Diagnostics); err != nil {
-				t.Errorf("ValidateMany result %d of Config: %v", i, err)
-			}
-		}
-	})
-	t.Run("read_absent", func(t *testing.T) {
-		absent := r.Name + "-absent-" + s.runID
-		for _, req := range []*sdk.ReadRequest{
-			{Type: r.Type, Name: absent, Config: r.Config},
-			{Type: r.Type, Name: absent, IdempotencyKey: key + "-never-used", Config: r.Config},
-		} {
-			if rr := c.read(t, req); rr.Exists {
-				t.Errorf("%s of a resource never created: Exists=true (id %q)", describe(req), rr.ID)
-			}
-		}
-	})
+// need is what a resource check relies on the checks before it for.
+type need int
 
-	// Whatever happens from here, what the Creates made is deleted when the
-	// test ends.
-	var created []string // every id a Create returned
-	var private []byte   // the provider's private data, as the host keeps it
-	t.Cleanup(func() { s.cleanup(t, p, r, key, created) })
-	create := &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: sdk.ProtectionEphemeral}
-	if !t.Run("create", func(t *testing.T) {
-		resp := c.create(t, create)
-		if resp.ID == "" {
-			t.Fatal("Create returned no ID")
-		}
-		id, attrs = resp.ID, resp.Attributes
-		if len(resp.Private) > 0 {
-			private = resp.Private
-		}
-		created = append(created, id)
-	}) {
-		return // nothing to check
+const (
+	needNothing  need = iota
+	needConfig        // config_matches_schema passed: Resource.Config fits the schema, so a failure is the provider's
+	needResource      // create passed: rc.id names a resource made under rc.key, which the checks before may have changed
+)
+
+// resourceCheck is one named check of a resource, a subtest of the
+// resource's test under name (the names are the suite's interface: a
+// failure says which rule is broken, and authors -run them).
+type resourceCheck struct {
+	name  string
+	needs need // the check runs only when what it needs was established
+	gives need // what the check establishes for the checks after it when it passes
+	run   func(t *testing.T, rc *resourceRun)
+}
+
+// resourceRun is the state the checks of one resource share, in order:
+// each check sees what the checks before it left (the resource create
+// made, its attributes and private data as last read or updated, every id
+// a Create returned, which the cleanup deletes).
+type resourceRun struct {
+	s       *suite
+	p       sdk.Provider
+	r       Resource
+	c       *calls
+	key     string             // the idempotency key of the suite's Creates
+	create  *sdk.CreateRequest // the Create of the resource under key
+	id      string             // what create returned
+	attrs   sdk.Attributes     // as last read
+	private []byte             // the provider's private data, as the host keeps it
+	created []string           // every id a Create returned
+}
+
+// delete deletes the resource as the host does, with its last attributes
+// and private data.
+func (rc *resourceRun) delete(t *testing.T) {
+	t.Helper()
+	resp, err := rc.p.Delete(t.Context(), &sdk.DeleteRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Attributes: rc.attrs, Protection: sdk.ProtectionEphemeral, Private: rc.private})
+	if resp == nil {
+		resp = &sdk.DeleteResponse{}
 	}
-	t.Run("read_by_id", func(t *testing.T) {
-		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, Private: private}, id)
-		attrs = rr.Attributes
-		if len(rr.Private) > 0 {
-			private = rr.Private
-		}
-		checkAttributes(t, "Read by ID", r.Config, rr.Attributes)
-	})
-	t.Run("read_by_idempotency_key", func(t *testing.T) {
-		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
-	})
-	t.Run("create_same_key_again", func(t *testing.T) {
-		resp := c.create(t, create)
-		created = append(created, resp.ID)
-		if resp.ID != id {
-			t.Errorf("a second Create with idempotency key %q returned id %q; the first returned %q", key, resp.ID, id)
-		}
-		rr := c.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config})
-		if !rr.Exists || rr.ID != id {
-			t.Errorf("after a second Create with the same key, Read by type and name found exists=%v id %q, want the first Create's %q", rr.Exists, rr.ID, id)
-		}
-	})
-	t.Run("read_reports_key", func(t *testing.T) {
-		if !s.keys() {
-			t.Skip(skipKeys)
-		}
-		for _, req := range []*sdk.ReadRequest{
-			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
-			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
-			{Type: r.Type, Name: r.Name, Config: r.Config},
-		} {
-			if rr := c.find(t, req, id); rr.IdempotencyKey != key {
-				t.Errorf("%s: IdempotencyKey %q, want %q, the key of the Create that made it", describe(req), rr.IdempotencyKey, key)
-			}
-		}
-	})
-	t.Run("create_conflict", func(t *testing.T) {
-		before := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
-		other := key + "-other"
-		what := fmt.Sprintf("Create(key %q) of %s %s, which a Create under key %q made", other, r.Type, r.Name, key)
-		resp, err := p.Create(t.Context(), &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral})
-		if resp == nil {
-			resp = &sdk.CreateResponse{}
-		}
-		failed := s.fold(t, what, err, resp.Diagnostics)
-		switch {
-		case failed == nil && resp.ID == id:
-			t.Errorf("%s returned that resource (id %q): it claimed what another Create made. A provider never takes over an identity that is taken; it fails with sdk.Conflict", what, id)
-		case failed == nil && resp.ID != "":
-			created = append(created, resp.ID)
-			if s.keys() {
-				t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict)", what, resp.ID)
-			} else {
-				t.Logf("%s made another resource (id %q); allowed without Capabilities.IdempotencyKeys. Deleting it.", what, resp.ID)
-			}
-			// Out of the way of the checks below, which find by name.
-			s.deleteQuietly(t, p, r, resp.ID)
-		case failed == nil:
-			t.Errorf("%s succeeded with no ID", what)
-		case s.keys() && !sdk.IsConflict(failed):
-			t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict, Code %q), which the host needs to tell a taken identity from a failure: %v", what, sdk.CodeConflict, failed)
-		case !s.keys():
-			t.Logf("%s failed (%v); whether with a conflict diagnostic is not checked: %s", what, failed, skipKeys)
-		}
-		after := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
-		if after.IdempotencyKey != before.IdempotencyKey {
-			t.Errorf("after %s, the resource reports key %q, before %q: it was claimed", what, after.IdempotencyKey, before.IdempotencyKey)
-		}
-		if b, a := normalize(t, "attributes before", before.Attributes), normalize(t, "attributes after", after.Attributes); !reflect.DeepEqual(b, a) {
-			t.Errorf("after %s, the resource's attributes are\n%s\nbefore\n%s\nit must be left untouched", what, jsonText(a), jsonText(b))
-		}
-		if rr := c.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: other, Config: r.Config}); rr.Exists && rr.ID == id {
-			t.Errorf("Read by the conflicting key %q finds the existing resource %q: it was claimed", other, id)
-		}
-	})
-	t.Run("coexist", func(t *testing.T) { s.checkCoexist(t, c, r, id, key, &created) })
-	t.Run("create_many", func(t *testing.T) {
-		batch, ok := s.creator(p)
-		if !ok {
-			t.Skip(skipCreateMany)
-		}
-		other := key + "-many-other"
-		// The key that made the resource, and another key for the same
-		// identity, side by side: the one failing must not fail the other.
-		reqs := []*sdk.CreateRequest{
-			create,
-			{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral},
-		}
-		results := c.createMany(t, batch, reqs)
-		for i, res := range results {
-			if reqs[i].IdempotencyKey == other {
-				continue
-			}
-			if err := s.fold(t, fmt.Sprintf("CreateMany result %d", i), nil, res.Diagnostics); err != nil {
-				t.Errorf("CreateMany result %d, the key %q that made %s again, failed: %v (one Create failing must neither fail nor hide another)", i, key, id, err)
-				continue
-			}
-			created = append(created, res.ID)
-			if res.ID != id {
-				t.Errorf("CreateMany result %d, under the key %q that made %s, returned id %q: a second resource", i, key, id, res.ID)
-				s.deleteQuietly(t, p, r, res.ID) // out of the way of the checks below
-			}
-		}
-		res := results[1]
-		what := fmt.Sprintf("CreateMany result 1, Create(key %q) of %s %s, which a Create under key %q made", other, r.Type, r.Name, key)
-		failed := s.fold(t, what, nil, res.Diagnostics)
-		switch {
-		case failed == nil && res.ID == id:
-			t.Errorf("%s returned that resource (id %q): it claimed what another Create made", what, id)
-		case failed == nil && res.ID != "":
-			created = append(created, res.ID)
-			if s.keys() {
-				t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict), as Create does", what, res.ID)
-			}
-			s.deleteQuietly(t, p, r, res.ID)
-		case failed != nil && s.keys() && !sdk.IsConflict(failed):
-			t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict): %v", what, failed)
-		}
-		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
-	})
-	t.Run("import", func(t *testing.T) {
-		imp, ok := p.(sdk.Importer)
-		if !ok || s.served && !s.schema.Capabilities.Import {
-			t.Skip("the provider does not implement sdk.Importer: the host imports a resource with Read by ID (read_by_id)")
-		}
-		resp, err := imp.Import(t.Context(), &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
-		if resp == nil {
-			resp = &sdk.ImportResponse{}
-		}
-		must(t, "Import", s.fold(t, "Import", err, resp.Diagnostics))
-		if !resp.Exists || resp.ID != id {
-			t.Fatalf("Import by ID %q: Exists=%v ID %q, want the resource", id, resp.Exists, resp.ID)
-		}
-		checkAttributes(t, "Import", r.Config, resp.Attributes)
-		if s.keys() && resp.IdempotencyKey != key {
-			t.Errorf("Import by ID %q: IdempotencyKey %q, want %q, the key of the Create that made it", id, resp.IdempotencyKey, key)
-		}
-	})
-	t.Run("claims", func(t *testing.T) { s.checkClaims(t, p, r, id, key) })
-	t.Run("read_many", func(t *testing.T) {
-		batch, ok := p.(sdk.BatchReader)
-		if !ok || s.served && !s.schema.Capabilities.ReadMany {
-			t.Skip("the provider does not implement sdk.BatchReader: the host makes single Reads")
-		}
-		reads := []*sdk.ReadRequest{
-			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
-			{Type: r.Type, Name: "providertest-absent-" + s.runID, Config: r.Config},
-			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
-			{Type: r.Type, Name: r.Name, Config: r.Config},
-		}
-		resp, err := batch.ReadMany(t.Context(), &sdk.ReadManyRequest{Reads: reads})
-		if resp == nil {
-			resp = &sdk.ReadManyResponse{}
-		}
-		must(t, "ReadMany", s.fold(t, "ReadMany", err, resp.Diagnostics))
-		if len(resp.Results) != len(reads) {
-			t.Fatalf("ReadMany of %d reads answered %d results, want one per read, in order", len(reads), len(resp.Results))
-		}
-		for i, req := range reads {
-			got := resp.Results[i]
-			if got == nil {
-				t.Errorf("ReadMany result %d (%+v) is nil", i, req)
-				continue
-			}
-			if err := s.fold(t, fmt.Sprintf("ReadMany result %d", i), nil, got.Diagnostics); err != nil {
-				t.Errorf("ReadMany result %d (%+v): %v", i, req, err)
-				continue
-			}
-			single, err := p.Read(t.Context(), req)
-			if err != nil || single == nil {
-				t.Errorf("Read %+v: %v", req, err)
-				continue
-			}
-			if got.Exists != single.Exists || got.ID != single.ID || got.IdempotencyKey != single.IdempotencyKey ||
-				!reflect.DeepEqual(normalize(t, "ReadMany attributes", got.Attributes), normalize(t, "Read attributes", single.Attributes)) {
-				t.Errorf("ReadMany result %d answers %+v with\n%+v\nRead answers\n%+v", i, req, got, single)
-			}
-		}
-		if resp.Results[0].ID != id || !resp.Results[0].Exists || resp.Results[1].Exists {
-			t.Errorf("ReadMany: the resource by ID is %+v, the absent one %+v", resp.Results[0], resp.Results[1])
-		}
-	})
-	t.Run("read_by_key_after_restart", func(t *testing.T) {
-		fresh, _ := s.open(t)
-		s.configure(t, fresh)
-		(&calls{s: s, p: fresh, r: r}).find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
-	})
-	t.Run("elsewhere", func(t *testing.T) {
-		if !s.cfg.Elsewhere {
-			t.Skip("Config.Elsewhere is not set: the provider may keep what it needs in its data folder")
-		}
-		other, _ := s.open(t)
-		dir := t.TempDir()
-		resp, err := other.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: dir})
-		if resp == nil {
-			resp = &sdk.ConfigureResponse{}
-		}
-		must(t, "Configure (another data folder)", s.fold(t, "Configure (another data folder)", err, resp.Diagnostics))
-		oc := &calls{s: s, p: other, r: r}
-		// A crash before Create answered leaves the host only the key it
-		// journaled: no id, no private data.
-		oc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
-		oc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, Private: private}, id)
-		again := oc.create(t, create)
-		created = append(created, again.ID)
-		if again.ID != id {
-			t.Errorf("a Create with idempotency key %q on another data folder returned id %q; the first returned %q", key, again.ID, id)
-		}
-		if len(again.Private) > 0 {
-			private = again.Private
-		}
-	})
-	t.Run("read_only_session", func(t *testing.T) {
-		before := snapshot(t, s.dataDir)
-		fresh, _ := s.open(t)
-		resp, err := fresh.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: s.dataDir, ReadOnly: true})
-		if resp == nil {
-			resp = &sdk.ConfigureResponse{}
-		}
-		must(t, "Configure (ReadOnly)", s.fold(t, "Configure (ReadOnly)", err, resp.Diagnostics))
-		fc := &calls{s: s, p: fresh, r: r}
-		if _, err := fresh.GetSchema(t.Context(), &sdk.GetSchemaRequest{}); err != nil {
-			t.Fatalf("GetSchema (ReadOnly): %v", err)
-		}
-		vr, err := fresh.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: r.Config})
-		if vr == nil {
-			vr = &sdk.ValidateResourceResponse{}
-		}
-		must(t, "ValidateResource (ReadOnly)", s.fold(t, "ValidateResource (ReadOnly)", err, vr.Diagnostics))
-		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
-		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config}, id)
-		fc.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}, id)
-		fc.read(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name + "-absent-" + s.runID, IdempotencyKey: key + "-never-used", Config: r.Config})
-		if after := snapshot(t, s.dataDir); !reflect.DeepEqual(before, after) {
-			t.Errorf("a session configured with ReadOnly (a plan) changed the data folder; it must write nothing anywhere:\n%s", snapshotDiff(before, after))
-		}
-	})
-	t.Run("update", func(t *testing.T) {
-		if r.Update == nil {
-			t.Skip("Resource.Update is not set")
-		}
-		resp, err := p.Update(t.Context(), &sdk.UpdateRequest{Type: r.Type, Name: r.Name, ID: id, PriorAttributes: attrs, Config: r.Update, Protection: sdk.ProtectionEphemeral, Private: private})
-		if resp == nil {
-			resp = &sdk.UpdateResponse{}
-		}
-		must(t, "Update", s.fold(t, "Update", err, resp.Diagnostics))
-		if len(resp.Private) > 0 {
-			private = resp.Private
-		}
-		rr := c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Update}, id)
-		attrs = rr.Attributes
-		checkAttributes(t, "Read by ID after Update", r.Update, rr.Attributes)
-		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Update}, id)
-	})
-	t.Run("delete_protected", func(t *testing.T) {
-		if !s.served {
-			t.Skip("not checked in-process against the raw provider: sdk.Serve refuses a protected Delete before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
-		}
-		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionProtected})
-		if err != nil {
-			t.Fatalf("Delete (protected): %v", err)
-		}
-		if resp == nil || !resp.Diagnostics.HasError() {
-			t.Errorf("a Delete carrying ProtectionProtected was not refused with an error diagnostic: %+v", resp)
-		}
-		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config}, id)
-	})
-	del := func(t *testing.T) {
-		t.Helper()
-		resp, err := p.Delete(t.Context(), &sdk.DeleteRequest{Type: r.Type, Name: r.Name, ID: id, Attributes: attrs, Protection: sdk.ProtectionEphemeral, Private: private})
-		if resp == nil {
-			resp = &sdk.DeleteResponse{}
-		}
-		must(t, "Delete", s.fold(t, "Delete", err, resp.Diagnostics))
+	must(t, "Delete", rc.s.fold(t, "Delete", err, resp.Diagnostics))
+}
+
+// checkResource runs the lifecycle checks of one resource: resourceChecks(),
+// in order, each as a subtest. A check whose need was not established (the
+// Config does not fit the schema, or create failed) is not run: there is
+// nothing it could judge.
+func (s *suite) checkResource(t *testing.T, p sdk.Provider, r Resource) {
+	key := fmt.Sprintf("providertest-%s-%s.%s", s.runID, r.Type, r.Name)
+	rc := &resourceRun{
+		s: s, p: p, r: r, c: &calls{s: s, p: p, r: r}, key: key,
+		create: &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: sdk.ProtectionEphemeral},
 	}
-	t.Run("delete", func(t *testing.T) {
-		del(t)
-		for _, req := range []*sdk.ReadRequest{
-			{Type: r.Type, Name: r.Name, ID: id, Config: r.Config},
-			{Type: r.Type, Name: r.Name, IdempotencyKey: key, Config: r.Config},
-			{Type: r.Type, Name: r.Name, Config: r.Config},
-		} {
-			if rr := c.read(t, req); rr.Exists {
-				t.Errorf("%s after Delete: Exists=true (id %q)", describe(req), rr.ID)
+	have := needNothing
+	for _, check := range resourceChecks() {
+		if check.needs > have {
+			continue
+		}
+		if !t.Run(check.name, func(t *testing.T) { check.run(t, rc) }) || check.gives <= have {
+			continue
+		}
+		have = check.gives
+		if have == needConfig {
+			// Whatever happens from here, what the Creates made is
+			// deleted when the test ends.
+			t.Cleanup(func() { s.cleanup(t, p, r, key, rc.created) })
+		}
+	}
+}
+
+// resourceChecks are the checks of one resource, in the order they run: a
+// new check is one row, placed after the checks whose effects it relies on
+// (and before those that undo them: delete). Each runs against the same
+// provider instance unless it says otherwise, and records what it changes
+// in the resourceRun. A function, not a package variable, so no test can
+// change the table another runs.
+func resourceChecks() []resourceCheck {
+	return []resourceCheck{
+		// Before anything exists: the Config and validation.
+		{name: "config_matches_schema", needs: needNothing, gives: needConfig, run: func(t *testing.T, rc *resourceRun) { rc.s.checkConfig(t, rc.r) }},
+		{name: "validate", needs: needConfig, run: func(t *testing.T, rc *resourceRun) {
+			resp, err := rc.p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config})
+			if resp == nil {
+				resp = &sdk.ValidateResourceResponse{}
 			}
-		}
-	})
-	t.Run("delete_again", del)
-	t.Run("create_many_fresh", func(t *testing.T) {
-		batch, ok := s.creator(p)
-		if !ok {
-			t.Skip(skipCreateMany)
-		}
-		fresh := key + "-many"
-		req := &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: fresh, Protection: sdk.ProtectionEphemeral}
-		made := c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
-		must(t, "CreateMany of a fresh key", s.fold(t, "CreateMany of a fresh key", nil, made.Diagnostics))
-		if made.ID == "" {
-			t.Fatal("CreateMany of a fresh key returned no ID")
-		}
-		created = append(created, made.ID)
-		checkAttributes(t, "CreateMany", r.Config, made.Attributes)
-		c.find(t, &sdk.ReadRequest{Type: r.Type, Name: r.Name, IdempotencyKey: fresh, Config: r.Config}, made.ID)
-		again := c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
-		must(t, "CreateMany of that key again", s.fold(t, "CreateMany of that key again", nil, again.Diagnostics))
-		if again.ID != made.ID {
-			created = append(created, again.ID)
-			t.Errorf("a second CreateMany with idempotency key %q returned id %q; the first returned %q", fresh, again.ID, made.ID)
-		}
-		single := c.create(t, req)
-		if single.ID != made.ID {
-			t.Errorf("a Create with idempotency key %q returned id %q; the CreateMany under it returned %q", fresh, single.ID, made.ID)
-		}
-		s.deleteQuietly(t, p, r, made.ID)
-	})
+			must(t, "ValidateResource of Config", rc.s.fold(t, "ValidateResource", err, resp.Diagnostics))
+		}},
+		{name: "validate_rejects_unknown_attribute", needs: needConfig, run: func(t *testing.T, rc *resourceRun) {
+			cfg := maps.Clone(rc.r.Config)
+			if cfg == nil {
+				cfg = map[string]any{}
+			}
+			cfg[unknownAttribute] = "x"
+			resp, err := rc.p.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: rc.r.Type, Name: rc.r.Name, Config: cfg})
+			if err != nil && rc.s.served {
+				t.Fatalf("ValidateResource: %v", err)
+			}
+			var ds sdk.Diagnostics
+			if resp != nil {
+				ds = resp.Diagnostics
+			}
+			ds = append(ds, sdk.DiagnosticsFromError(err)...)
+			if !ds.HasError() {
+				if !rc.s.served {
+					t.Skip("not checked in-process against the raw provider: sdk.Serve rejects an unknown attribute before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
+				}
+				t.Fatalf("ValidateResource accepted the unknown attribute %q", unknownAttribute)
+			}
+			for _, d := range ds {
+				if d.Severity != sdk.SeverityWarning && len(d.AttributePath) > 0 && d.AttributePath[0] == unknownAttribute {
+					return
+				}
+			}
+			t.Errorf("ValidateResource rejected the unknown attribute %q, but no error diagnostic's AttributePath names it: %#v", unknownAttribute, ds)
+		}},
+		{name: "validate_many", needs: needConfig, run: func(t *testing.T, rc *resourceRun) {
+			batch, ok := rc.p.(sdk.BatchValidator)
+			if !ok || rc.s.served && !rc.s.schema.Capabilities.ValidateMany {
+				t.Skip("the provider does not implement sdk.BatchValidator: the host validates one resource a call")
+			}
+			reqs := []*sdk.ValidateResourceRequest{{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config}, {Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config}}
+			resp, err := batch.ValidateMany(t.Context(), &sdk.ValidateManyRequest{Resources: reqs})
+			if resp == nil {
+				resp = &sdk.ValidateManyResponse{}
+			}
+			must(t, "ValidateMany", rc.s.fold(t, "ValidateMany", err, resp.Diagnostics))
+			if len(resp.Results) != len(reqs) {
+				t.Fatalf("ValidateMany of %d configs answered %d results, want one per config, in order", len(reqs), len(resp.Results))
+			}
+			for i, res := range resp.Results {
+				if res == nil {
+					t.Errorf("ValidateMany result %d is nil", i)
+				} else if err := rc.s.fold(t, fmt.Sprintf("ValidateMany result %d", i), nil, res.Diagnostics); err != nil {
+					t.Errorf("ValidateMany result %d of Config: %v", i, err)
+				}
+			}
+		}},
+		{name: "read_absent", needs: needConfig, run: func(t *testing.T, rc *resourceRun) {
+			absent := rc.r.Name + "-absent-" + rc.s.runID
+			for _, req := range []*sdk.ReadRequest{
+				{Type: rc.r.Type, Name: absent, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: absent, IdempotencyKey: rc.key + "-never-used", Config: rc.r.Config},
+			} {
+				if rr := rc.c.read(t, req); rr.Exists {
+					t.Errorf("%s of a resource never created: Exists=true (id %q)", describe(req), rr.ID)
+				}
+			}
+		}},
+		// The resource: made once under the key, then read, made again, contested.
+		{name: "create", needs: needConfig, gives: needResource, run: func(t *testing.T, rc *resourceRun) {
+			resp := rc.c.create(t, rc.create)
+			if resp.ID == "" {
+				t.Fatal("Create returned no ID")
+			}
+			rc.id, rc.attrs = resp.ID, resp.Attributes
+			if len(resp.Private) > 0 {
+				rc.private = resp.Private
+			}
+			rc.created = append(rc.created, rc.id)
+		}},
+		{name: "read_by_id", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			rr := rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config, Private: rc.private}, rc.id)
+			rc.attrs = rr.Attributes
+			if len(rr.Private) > 0 {
+				rc.private = rr.Private
+			}
+			checkAttributes(t, "Read by ID", rc.r.Config, rr.Attributes)
+		}},
+		{name: "read_by_idempotency_key", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config}, rc.id)
+		}},
+		{name: "create_same_key_again", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			resp := rc.c.create(t, rc.create)
+			rc.created = append(rc.created, resp.ID)
+			if resp.ID != rc.id {
+				t.Errorf("a second Create with idempotency key %q returned id %q; the first returned %q", rc.key, resp.ID, rc.id)
+			}
+			rr := rc.c.read(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config})
+			if !rr.Exists || rr.ID != rc.id {
+				t.Errorf("after a second Create with the same key, Read by type and name found exists=%v id %q, want the first Create's %q", rr.Exists, rr.ID, rc.id)
+			}
+		}},
+		{name: "read_reports_key", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			if !rc.s.keys() {
+				t.Skip(skipKeys)
+			}
+			for _, req := range []*sdk.ReadRequest{
+				{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config},
+			} {
+				if rr := rc.c.find(t, req, rc.id); rr.IdempotencyKey != rc.key {
+					t.Errorf("%s: IdempotencyKey %q, want %q, the key of the Create that made it", describe(req), rr.IdempotencyKey, rc.key)
+				}
+			}
+		}},
+		{name: "create_conflict", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			before := rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
+			other := rc.key + "-other"
+			what := fmt.Sprintf("Create(key %q) of %s %s, which a Create under key %q made", other, rc.r.Type, rc.r.Name, rc.key)
+			resp, err := rc.p.Create(t.Context(), &sdk.CreateRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral})
+			if resp == nil {
+				resp = &sdk.CreateResponse{}
+			}
+			failed := rc.s.fold(t, what, err, resp.Diagnostics)
+			switch {
+			case failed == nil && resp.ID == rc.id:
+				t.Errorf("%s returned that resource (id %q): it claimed what another Create made. A provider never takes over an identity that is taken; it fails with sdk.Conflict", what, rc.id)
+			case failed == nil && resp.ID != "":
+				rc.created = append(rc.created, resp.ID)
+				if rc.s.keys() {
+					t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict)", what, resp.ID)
+				} else {
+					t.Logf("%s made another resource (id %q); allowed without Capabilities.IdempotencyKeys. Deleting it.", what, resp.ID)
+				}
+				// Out of the way of the checks below, which find by name.
+				rc.s.deleteQuietly(t, rc.p, rc.r, resp.ID)
+			case failed == nil:
+				t.Errorf("%s succeeded with no ID", what)
+			case rc.s.keys() && !sdk.IsConflict(failed):
+				t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict, Code %q), which the host needs to tell a taken identity from a failure: %v", what, sdk.CodeConflict, failed)
+			case !rc.s.keys():
+				t.Logf("%s failed (%v); whether with a conflict diagnostic is not checked: %s", what, failed, skipKeys)
+			}
+			after := rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
+			if after.IdempotencyKey != before.IdempotencyKey {
+				t.Errorf("after %s, the resource reports key %q, before %q: it was claimed", what, after.IdempotencyKey, before.IdempotencyKey)
+			}
+			if b, a := normalize(t, "attributes before", before.Attributes), normalize(t, "attributes after", after.Attributes); !reflect.DeepEqual(b, a) {
+				t.Errorf("after %s, the resource's attributes are\n%s\nbefore\n%s\nit must be left untouched", what, jsonText(a), jsonText(b))
+			}
+			if rr := rc.c.read(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: other, Config: rc.r.Config}); rr.Exists && rr.ID == rc.id {
+				t.Errorf("Read by the conflicting key %q finds the existing resource %q: it was claimed", other, rc.id)
+			}
+		}},
+		{name: "coexist", needs: needResource, run: func(t *testing.T, rc *resourceRun) { rc.s.checkCoexist(t, rc.c, rc.r, rc.id, rc.key, &rc.created) }},
+		{name: "create_many", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			batch, ok := rc.s.creator(rc.p)
+			if !ok {
+				t.Skip(skipCreateMany)
+			}
+			other := rc.key + "-many-other"
+			// The key that made the resource, and another key for the same
+			// identity, side by side: the one failing must not fail the other.
+			reqs := []*sdk.CreateRequest{
+				rc.create,
+				{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config, IdempotencyKey: other, Protection: sdk.ProtectionEphemeral},
+			}
+			results := rc.c.createMany(t, batch, reqs)
+			for i, res := range results {
+				if reqs[i].IdempotencyKey == other {
+					continue
+				}
+				if err := rc.s.fold(t, fmt.Sprintf("CreateMany result %d", i), nil, res.Diagnostics); err != nil {
+					t.Errorf("CreateMany result %d, the key %q that made %s again, failed: %v (one Create failing must neither fail nor hide another)", i, rc.key, rc.id, err)
+					continue
+				}
+				rc.created = append(rc.created, res.ID)
+				if res.ID != rc.id {
+					t.Errorf("CreateMany result %d, under the key %q that made %s, returned id %q: a second resource", i, rc.key, rc.id, res.ID)
+					rc.s.deleteQuietly(t, rc.p, rc.r, res.ID) // out of the way of the checks below
+				}
+			}
+			res := results[1]
+			what := fmt.Sprintf("CreateMany result 1, Create(key %q) of %s %s, which a Create under key %q made", other, rc.r.Type, rc.r.Name, rc.key)
+			failed := rc.s.fold(t, what, nil, res.Diagnostics)
+			switch {
+			case failed == nil && res.ID == rc.id:
+				t.Errorf("%s returned that resource (id %q): it claimed what another Create made", what, rc.id)
+			case failed == nil && res.ID != "":
+				rc.created = append(rc.created, res.ID)
+				if rc.s.keys() {
+					t.Errorf("%s succeeded (id %q): with Capabilities.IdempotencyKeys it must fail with a conflict diagnostic (sdk.Conflict), as Create does", what, res.ID)
+				}
+				rc.s.deleteQuietly(t, rc.p, rc.r, res.ID)
+			case failed != nil && rc.s.keys() && !sdk.IsConflict(failed):
+				t.Errorf("%s failed, but not with a conflict diagnostic (sdk.Conflict): %v", what, failed)
+			}
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config}, rc.id)
+		}},
+		{name: "import", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			imp, ok := rc.p.(sdk.Importer)
+			if !ok || rc.s.served && !rc.s.schema.Capabilities.Import {
+				t.Skip("the provider does not implement sdk.Importer: the host imports a resource with Read by ID (read_by_id)")
+			}
+			resp, err := imp.Import(t.Context(), &sdk.ImportRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config})
+			if resp == nil {
+				resp = &sdk.ImportResponse{}
+			}
+			must(t, "Import", rc.s.fold(t, "Import", err, resp.Diagnostics))
+			if !resp.Exists || resp.ID != rc.id {
+				t.Fatalf("Import by ID %q: Exists=%v ID %q, want the resource", rc.id, resp.Exists, resp.ID)
+			}
+			checkAttributes(t, "Import", rc.r.Config, resp.Attributes)
+			if rc.s.keys() && resp.IdempotencyKey != rc.key {
+				t.Errorf("Import by ID %q: IdempotencyKey %q, want %q, the key of the Create that made it", rc.id, resp.IdempotencyKey, rc.key)
+			}
+		}},
+		{name: "claims", needs: needResource, run: func(t *testing.T, rc *resourceRun) { rc.s.checkClaims(t, rc.p, rc.r, rc.id, rc.key) }},
+		{name: "read_many", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			batch, ok := rc.p.(sdk.BatchReader)
+			if !ok || rc.s.served && !rc.s.schema.Capabilities.ReadMany {
+				t.Skip("the provider does not implement sdk.BatchReader: the host makes single Reads")
+			}
+			reads := []*sdk.ReadRequest{
+				{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: "providertest-absent-" + rc.s.runID, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config},
+			}
+			resp, err := batch.ReadMany(t.Context(), &sdk.ReadManyRequest{Reads: reads})
+			if resp == nil {
+				resp = &sdk.ReadManyResponse{}
+			}
+			must(t, "ReadMany", rc.s.fold(t, "ReadMany", err, resp.Diagnostics))
+			if len(resp.Results) != len(reads) {
+				t.Fatalf("ReadMany of %d reads answered %d results, want one per read, in order", len(reads), len(resp.Results))
+			}
+			for i, req := range reads {
+				got := resp.Results[i]
+				if got == nil {
+					t.Errorf("ReadMany result %d (%+v) is nil", i, req)
+					continue
+				}
+				if err := rc.s.fold(t, fmt.Sprintf("ReadMany result %d", i), nil, got.Diagnostics); err != nil {
+					t.Errorf("ReadMany result %d (%+v): %v", i, req, err)
+					continue
+				}
+				single, err := rc.p.Read(t.Context(), req)
+				if err != nil || single == nil {
+					t.Errorf("Read %+v: %v", req, err)
+					continue
+				}
+				if got.Exists != single.Exists || got.ID != single.ID || got.IdempotencyKey != single.IdempotencyKey ||
+					!reflect.DeepEqual(normalize(t, "ReadMany attributes", got.Attributes), normalize(t, "Read attributes", single.Attributes)) {
+					t.Errorf("ReadMany result %d answers %+v with\n%+v\nRead answers\n%+v", i, req, got, single)
+				}
+			}
+			if resp.Results[0].ID != rc.id || !resp.Results[0].Exists || resp.Results[1].Exists {
+				t.Errorf("ReadMany: the resource by ID is %+v, the absent one %+v", resp.Results[0], resp.Results[1])
+			}
+		}},
+		// Other sessions: a restarted provider, another data folder, a plan.
+		{name: "read_by_key_after_restart", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			fresh, _ := rc.s.open(t)
+			rc.s.configure(t, fresh)
+			(&calls{s: rc.s, p: fresh, r: rc.r}).find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config}, rc.id)
+		}},
+		{name: "elsewhere", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			if !rc.s.cfg.Elsewhere {
+				t.Skip("Config.Elsewhere is not set: the provider may keep what it needs in its data folder")
+			}
+			other, _ := rc.s.open(t)
+			dir := t.TempDir()
+			resp, err := other.Configure(t.Context(), &sdk.ConfigureRequest{Config: rc.s.cfg.ProviderConfig, DataDir: dir})
+			if resp == nil {
+				resp = &sdk.ConfigureResponse{}
+			}
+			must(t, "Configure (another data folder)", rc.s.fold(t, "Configure (another data folder)", err, resp.Diagnostics))
+			oc := &calls{s: rc.s, p: other, r: rc.r}
+			// A crash before Create answered leaves the host only the key it
+			// journaled: no id, no private data.
+			oc.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config}, rc.id)
+			oc.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config, Private: rc.private}, rc.id)
+			again := oc.create(t, rc.create)
+			rc.created = append(rc.created, again.ID)
+			if again.ID != rc.id {
+				t.Errorf("a Create with idempotency key %q on another data folder returned id %q; the first returned %q", rc.key, again.ID, rc.id)
+			}
+			if len(again.Private) > 0 {
+				rc.private = again.Private
+			}
+		}},
+		{name: "read_only_session", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			before := snapshot(t, rc.s.dataDir)
+			fresh, _ := rc.s.open(t)
+			resp, err := fresh.Configure(t.Context(), &sdk.ConfigureRequest{Config: rc.s.cfg.ProviderConfig, DataDir: rc.s.dataDir, ReadOnly: true})
+			if resp == nil {
+				resp = &sdk.ConfigureResponse{}
+			}
+			must(t, "Configure (ReadOnly)", rc.s.fold(t, "Configure (ReadOnly)", err, resp.Diagnostics))
+			fc := &calls{s: rc.s, p: fresh, r: rc.r}
+			if _, err := fresh.GetSchema(t.Context(), &sdk.GetSchemaRequest{}); err != nil {
+				t.Fatalf("GetSchema (ReadOnly): %v", err)
+			}
+			vr, err := fresh.ValidateResource(t.Context(), &sdk.ValidateResourceRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config})
+			if vr == nil {
+				vr = &sdk.ValidateResourceResponse{}
+			}
+			must(t, "ValidateResource (ReadOnly)", rc.s.fold(t, "ValidateResource (ReadOnly)", err, vr.Diagnostics))
+			fc.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
+			fc.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config}, rc.id)
+			fc.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config}, rc.id)
+			fc.read(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name + "-absent-" + rc.s.runID, IdempotencyKey: rc.key + "-never-used", Config: rc.r.Config})
+			if after := snapshot(t, rc.s.dataDir); !reflect.DeepEqual(before, after) {
+				t.Errorf("a session configured with ReadOnly (a plan) changed the data folder; it must write nothing anywhere:\n%s", snapshotDiff(before, after))
+			}
+		}},
+		// Change, then removal.
+		{name: "update", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			if rc.r.Update == nil {
+				t.Skip("Resource.Update is not set")
+			}
+			resp, err := rc.p.Update(t.Context(), &sdk.UpdateRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, PriorAttributes: rc.attrs, Config: rc.r.Update, Protection: sdk.ProtectionEphemeral, Private: rc.private})
+			if resp == nil {
+				resp = &sdk.UpdateResponse{}
+			}
+			must(t, "Update", rc.s.fold(t, "Update", err, resp.Diagnostics))
+			if len(resp.Private) > 0 {
+				rc.private = resp.Private
+			}
+			rr := rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Update}, rc.id)
+			rc.attrs = rr.Attributes
+			checkAttributes(t, "Read by ID after Update", rc.r.Update, rr.Attributes)
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Update}, rc.id)
+		}},
+		{name: "delete_protected", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			if !rc.s.served {
+				t.Skip("not checked in-process against the raw provider: sdk.Serve refuses a protected Delete before the provider sees it, and Run does not go through sdk.Serve (RunGRPC does)")
+			}
+			resp, err := rc.p.Delete(t.Context(), &sdk.DeleteRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Attributes: rc.attrs, Protection: sdk.ProtectionProtected})
+			if err != nil {
+				t.Fatalf("Delete (protected): %v", err)
+			}
+			if resp == nil || !resp.Diagnostics.HasError() {
+				t.Errorf("a Delete carrying ProtectionProtected was not refused with an error diagnostic: %+v", resp)
+			}
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
+		}},
+		{name: "delete", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			rc.delete(t)
+			for _, req := range []*sdk.ReadRequest{
+				{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: rc.key, Config: rc.r.Config},
+				{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config},
+			} {
+				if rr := rc.c.read(t, req); rr.Exists {
+					t.Errorf("%s after Delete: Exists=true (id %q)", describe(req), rr.ID)
+				}
+			}
+		}},
+		{name: "delete_again", needs: needResource, run: func(t *testing.T, rc *resourceRun) { rc.delete(t) }},
+		{name: "create_many_fresh", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			batch, ok := rc.s.creator(rc.p)
+			if !ok {
+				t.Skip(skipCreateMany)
+			}
+			fresh := rc.key + "-many"
+			req := &sdk.CreateRequest{Type: rc.r.Type, Name: rc.r.Name, Config: rc.r.Config, IdempotencyKey: fresh, Protection: sdk.ProtectionEphemeral}
+			made := rc.c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
+			must(t, "CreateMany of a fresh key", rc.s.fold(t, "CreateMany of a fresh key", nil, made.Diagnostics))
+			if made.ID == "" {
+				t.Fatal("CreateMany of a fresh key returned no ID")
+			}
+			rc.created = append(rc.created, made.ID)
+			checkAttributes(t, "CreateMany", rc.r.Config, made.Attributes)
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, IdempotencyKey: fresh, Config: rc.r.Config}, made.ID)
+			again := rc.c.createMany(t, batch, []*sdk.CreateRequest{req})[0]
+			must(t, "CreateMany of that key again", rc.s.fold(t, "CreateMany of that key again", nil, again.Diagnostics))
+			if again.ID != made.ID {
+				rc.created = append(rc.created, again.ID)
+				t.Errorf("a second CreateMany with idempotency key %q returned id %q; the first returned %q", fresh, again.ID, made.ID)
+			}
+			single := rc.c.create(t, req)
+			if single.ID != made.ID {
+				t.Errorf("a Create with idempotency key %q returned id %q; the CreateMany under it returned %q", fresh, single.ID, made.ID)
+			}
+			rc.s.deleteQuietly(t, rc.p, rc.r, made.ID)
+		}},
+	}
 }
 
 // skipCreateMany says why the CreateMany checks are skipped.

@@ -16,20 +16,25 @@ func TestTidy(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
 	}
-	root := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	// Each case on a tree of its own, so the cases (each a few go mod
+	// tidy runs) run side by side.
+	tree := func(t *testing.T) (root string, write func(name, text string)) {
+		root = t.TempDir()
+		write = func(name, text string) {
+			t.Helper()
+			p := filepath.Join(root, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write("sdk/go.mod", "module github.com/bulwark-iac/bulwark/sdk\n\ngo 1.26.0\n")
+		write("sdk/sdk.go", "package sdk\n\nconst Name = \"sdk\"\n")
+		write("plugins/p/main.go", "package main\n\nimport \"github.com/bulwark-iac/bulwark/sdk\"\n\nfunc main() { println(sdk.Name) }\n")
+		return root, write
 	}
-	write("sdk/go.mod", "module github.com/bulwark-iac/bulwark/sdk\n\ngo 1.26.0\n")
-	write("sdk/sdk.go", "package sdk\n\nconst Name = \"sdk\"\n")
-	write("plugins/p/main.go", "package main\n\nimport \"github.com/bulwark-iac/bulwark/sdk\"\n\nfunc main() { println(sdk.Name) }\n")
 	env := append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=")
 	ctx := context.Background()
 
@@ -42,6 +47,8 @@ func TestTidy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			root, write := tree(t)
 			write("plugins/p/go.mod", c.gomod)
 			mods := []Module{mod(t, "sdk", "module github.com/bulwark-iac/bulwark/sdk\n"), mod(t, "plugins/p", c.gomod)}
 			diff, err := Tidy(ctx, root, mods, mods[1], env, false)
