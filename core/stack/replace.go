@@ -110,7 +110,6 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 	step := &engine.Step{ID: id, Resource: id, Type: typ, Action: string(plan.Delete), Policy: engine.Continue, Cleanup: true,
 		DependsOn: append([]string{cleanupBarrier}, deps...)}
 	var res *state.Resource
-	var readBack *sdk.ReadResponse
 	step.Check = func(ctx context.Context) (bool, error) {
 		res = s.store.Resource(id)
 		if res == nil {
@@ -129,28 +128,7 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 		}
 		return false, nil
 	}
-	step.Execute = func(ctx context.Context, _ string) error {
-		action, rb, err := s.deleteResource(inStep(ctx, step.ID), res, reasonReplace)
-		readBack = rb
-		if err == nil && action != "delete" {
-			return fmt.Errorf("internal: %s was not deleted (%s)", res.Name, action)
-		}
-		return err
-	}
-	step.Verify = func(ctx context.Context) error {
-		resp := readBack
-		if resp == nil {
-			var err error
-			resp, err = s.plugins[res.Provider].Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Private: res.PrivateData()})
-			if err != nil {
-				return err
-			}
-		}
-		if resp.Exists {
-			return fmt.Errorf("%s (%s) still exists after delete", res.Name, res.ID)
-		}
-		return nil
-	}
+	s.deleteThenVerify(step, reasonReplace, func() *state.Resource { return res })
 	return step
 }
 

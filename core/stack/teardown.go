@@ -158,7 +158,6 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	// Dependents go first: this step waits for every recorded dependent
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
-	p := s.plugins[res.Provider]
 	step.Check = func(ctx context.Context) (bool, error) {
 		obs, err := s.checkRecorded(ctx, res)
 		if err != nil {
@@ -175,31 +174,39 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 		}
 		return false, nil
 	}
-	// readBack is what the provider read of the resource once deleted, in
-	// the Delete's own call (sdk.Capabilities.DeleteReadsBack): Verify
-	// checks it instead of reading again. Nil: Verify reads.
+	s.deleteThenVerify(step, why, func() *state.Resource { return res })
+	return step
+}
+
+// deleteThenVerify gives step the one deletion path as its Execute (under
+// why) and, as its Verify, that the provider no longer finds the resource:
+// by what the Delete read back in its own call when it offers that
+// (sdk.Capabilities.DeleteReadsBack), else by a Read. res is the record the
+// step deletes, known once its Check has run.
+func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource) {
 	var readBack *sdk.ReadResponse
 	step.Execute = func(ctx context.Context, _ string) error {
-		action, rb, err := s.deleteResource(inStep(ctx, step.ID), res, why)
+		r := res()
+		action, rb, err := s.deleteResource(inStep(ctx, step.ID), r, why)
 		readBack = rb
 		if err == nil && action != "delete" {
-			return fmt.Errorf("internal: %s was not deleted (%s)", res.Name, action)
+			return fmt.Errorf("internal: %s was not deleted (%s)", r.Name, action)
 		}
 		return err
 	}
 	step.Verify = func(ctx context.Context) error {
+		r := res()
 		resp := readBack
 		if resp == nil {
 			var err error
-			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Private: res.PrivateData()})
+			resp, err = s.plugins[r.Provider].Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Address(), ID: r.ID, Private: r.PrivateData()})
 			if err != nil {
 				return err
 			}
 		}
 		if resp.Exists {
-			return fmt.Errorf("%s (%s) still exists after delete", res.Name, res.ID)
+			return fmt.Errorf("%s (%s) still exists after delete", r.Name, r.ID)
 		}
 		return nil
 	}
-	return step
 }
