@@ -230,6 +230,20 @@ type e2e struct {
 	outputs []string // everything every command printed
 }
 
+// newE2E builds bulwark and the aws provider (and the mock, withMock) into a
+// folder of the test's own, the state under it, for the end-to-end tests.
+func newE2E(t *testing.T, withMock bool) *e2e {
+	t.Helper()
+	tmp := t.TempDir()
+	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
+	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
+	if withMock {
+		goBuild(t, filepath.Join(e.plugins, "bulwark-provider-mock"), "./plugins/mock")
+	}
+	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	return e
+}
+
 // run runs bulwark with args and wants exit code want; it returns stdout.
 func (e *e2e) run(want int, events string, args ...string) string {
 	e.t.Helper()
@@ -288,11 +302,8 @@ func TestEndToEnd(t *testing.T) {
 	s3Endpoint, ddbEndpoint := emulators(t)
 	ctx := context.Background()
 	root := repoRoot(t)
-	tmp := t.TempDir()
-	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
-	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-mock"), "./plugins/mock")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	e := newE2E(t, true)
+	tmp := e.dir
 
 	// Credentials of this run only: the emulators accept any, and the
 	// secret must appear nowhere bulwark writes.
@@ -483,10 +494,8 @@ func TestEndToEnd(t *testing.T) {
 func TestEndToEndOutOfBand(t *testing.T) {
 	s3Endpoint, ddbEndpoint := emulators(t)
 	ctx := context.Background()
-	tmp := t.TempDir()
-	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
-	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	e := newE2E(t, false)
+	tmp := e.dir
 	e.env = testEnv(t, "test", "test")
 
 	run := randomHex(t, 4)
@@ -658,10 +667,8 @@ func TestEndToEndWrongCredentials(t *testing.T) {
 <Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>`)
 	}))
 	t.Cleanup(srv.Close)
-	tmp := t.TempDir()
-	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
-	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	e := newE2E(t, false)
+	tmp := e.dir
 	keyID, secret := "AKIDWRONG"+strings.ToUpper(randomHex(t, 4)), "wrong-secret-"+randomHex(t, 8)
 	e.env = testEnv(t, keyID, secret)
 

@@ -22,11 +22,8 @@ import (
 func TestEndToEndReferences(t *testing.T) {
 	s3Endpoint, ddbEndpoint := emulators(t)
 	ctx := context.Background()
-	tmp := t.TempDir()
-	e := &e2e{t: t, bin: filepath.Join(tmp, "bulwark"), plugins: filepath.Join(tmp, "plugins"), state: filepath.Join(tmp, "state"), dir: tmp}
-	goBuild(t, e.bin, "github.com/bulwark-iac/bulwark/cmd/bulwark")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-mock"), "./plugins/mock")
-	goBuild(t, filepath.Join(e.plugins, "bulwark-provider-aws"), "./plugins/aws")
+	e := newE2E(t, true)
+	tmp := e.dir
 	e.env = testEnv(t, "test", "test")
 
 	run := randomHex(t, 4)
