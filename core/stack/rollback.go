@@ -126,12 +126,14 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 		next.RetainedBy = target.RetainedBy
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
-		next.Protection = plan.Level(r.Protection, mustLevel(target.Protection)).String()
+		next.Protection = plan.Level(r.Protection, levelOrProtected(target.Protection)).String()
 		return "update", s.store.put(ctx, &next)
 	}
 }
 
-func mustLevel(s string) sdk.Protection {
+// levelOrProtected parses a recorded protection level; one it cannot read
+// counts as protected, the level that deletes nothing (it never panics).
+func levelOrProtected(s string) sdk.Protection {
 	p, ok := sdk.ParseProtection(s)
 	if !ok {
 		return sdk.ProtectionProtected
