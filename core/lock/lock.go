@@ -42,30 +42,39 @@ import (
 // FileName is the name of the holder record in a stack's folder.
 const FileName = "lock"
 
-// Holder says who holds, or held, a lock.
+// Holder says who holds, or held, a stack's lock: the one type every
+// backend reports (core/storage names it too).
 type Holder struct {
 	Op    string    `json:"op"`
 	PID   int       `json:"pid"`
 	Host  string    `json:"host"`
 	Since time.Time `json:"since"`
+	// Until is when the holder's lease runs out (s3); zero where the lock
+	// lives as long as its holder (file, postgres).
+	Until time.Time `json:"until,omitzero"`
 }
 
 func (h Holder) String() string {
-	if h.PID == 0 {
-		return "a process that left no readable record (its lock file was removed or damaged)"
+	if h.PID == 0 && h.Op == "" {
+		return "a process that left no readable record"
 	}
-	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.Format(time.RFC3339))
+	if !h.Until.IsZero() {
+		// A lease (s3): the lock can be taken over once it runs out.
+		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
 }
 
-// LockedError is returned when another process holds the lock.
+// LockedError is returned when another holder has the lock: the one type
+// every backend returns (core/storage names it too).
 type LockedError struct {
-	Path   string
-	Holder *Holder // nil when the holder has not written its record yet
+	Location string  // the lock's place: a file, or a backend's location
+	Holder   *Holder // nil when the holder has not written its record yet, or it could not be read
 }
 
 func (e *LockedError) Error() string {
 	if e.Holder == nil {
-		return fmt.Sprintf("stack is locked (%s) by another process", e.Path)
+		return fmt.Sprintf("stack is locked (%s) by another process", e.Location)
 	}
 	return fmt.Sprintf("stack is locked by %s", e.Holder)
 }
@@ -99,7 +108,7 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 	if !ok {
 		d.Close()
 		rec, _ := readHolder(dir)
-		return nil, &LockedError{Path: filepath.Join(dir, FileName), Holder: rec}
+		return nil, &LockedError{Location: filepath.Join(dir, FileName), Holder: rec}
 	}
 	l := &Lock{dir: d}
 	fail := func(err error) (*Lock, error) {

@@ -5,7 +5,6 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/plan"
 )
 
@@ -31,7 +30,7 @@ func ExitCode(res *Result, err error) int {
 	switch {
 	case errors.As(err, &refused):
 		return ExitRefused
-	case errors.Is(err, storage.ErrLocked), errors.Is(err, lock.ErrLocked):
+	case errors.Is(err, storage.ErrLocked):
 		return ExitLocked
 	case errors.Is(err, storage.ErrLost):
 		// The lock was lost in the middle (see LostError): the stack is,

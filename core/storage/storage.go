@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -305,43 +306,13 @@ type Stats struct {
 	JournalRecords int   `json:"journal_records"`
 }
 
-// Holder says who holds, or held, a stack's lock.
-type Holder struct {
-	Op    string    `json:"op"`
-	PID   int       `json:"pid"`
-	Host  string    `json:"host"`
-	Since time.Time `json:"since"`
-	// Until is when the holder's lease runs out (s3); zero where the lock
-	// lives as long as its holder (file, postgres).
-	Until time.Time `json:"until,omitzero"`
-}
+// Holder says who holds, or held, a stack's lock (defined in core/lock,
+// the one type for every backend).
+type Holder = lock.Holder
 
-func (h Holder) String() string {
-	if h.PID == 0 && h.Op == "" {
-		return "a process that left no readable record"
-	}
-	if !h.Until.IsZero() {
-		// A lease (s3): the lock can be taken over once it runs out.
-		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
-	}
-	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
-}
-
-// LockedError is returned by Lock when another live holder has the lock.
-type LockedError struct {
-	Location string
-	Holder   *Holder // nil when the holder could not be read
-}
-
-func (e *LockedError) Error() string {
-	if e.Holder == nil {
-		return fmt.Sprintf("stack is locked (%s) by another process", e.Location)
-	}
-	return fmt.Sprintf("stack is locked by %s", e.Holder)
-}
-
-// Is makes errors.Is(err, ErrLocked) match.
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+// LockedError is returned by Lock when another live holder has the lock;
+// errors.Is(err, ErrLocked) matches it (defined in core/lock).
+type LockedError = lock.LockedError
 
 // LineageError refuses a state, journal or backup of another lineage of the
 // stack (or of another stack): nothing was read from it into this stack,
@@ -364,7 +335,7 @@ func (e *LineageError) Is(target error) bool { return target == ErrLineage }
 // Errors callers branch on.
 var (
 	// ErrLocked: another holder has the lock (exit 4).
-	ErrLocked = errors.New("stack is locked")
+	ErrLocked = lock.ErrLocked
 	// ErrLost: this writer lost its lock; nothing more was written.
 	ErrLost = errors.New("the stack's lock was lost")
 	// ErrLineage: what the backend holds belongs to another lineage.

@@ -682,7 +682,7 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	if err != nil || h == nil {
 		return nil, err
 	}
-	return holderOf(h), nil
+	return h, nil
 }
 
 // Inspect is Holder that also reports the record a dead holder left.
@@ -691,14 +691,7 @@ func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err
 	if err != nil {
 		return nil, nil, err
 	}
-	return holderOf(l), holderOf(s), nil
-}
-
-func holderOf(h *lock.Holder) *storage.Holder {
-	if h == nil {
-		return nil
-	}
-	return &storage.Holder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since}
+	return l, s, nil
 }
 
 // revisionFile is the form of a revision body on disk: the spec sealed,
@@ -934,7 +927,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		if h != nil && h.PID == 0 {
 			h = nil
 		}
-		return nil, &storage.LockedError{Location: b.Location(), Holder: holderOf(h)}
+		return nil, &storage.LockedError{Location: b.Location(), Holder: h}
 	}
 	if err != nil {
 		return nil, err
@@ -1926,7 +1919,7 @@ func (w *writer) removeAll(paths []string) error {
 }
 
 // Stale is the holder whose dead lock this writer took over.
-func (w *writer) Stale() *storage.Holder { return holderOf(w.lk.Stale) }
+func (w *writer) Stale() *storage.Holder { return w.lk.Stale }
 
 // Lost is closed only when the stack folder was moved or replaced under
 // the lock (inPlace): the kernel keeps a file lock as long as its holder
