@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,7 +88,12 @@ func TestFailedPruneAfterTheEndRecordKeepsTheApplySucceeded(t *testing.T) {
 func TestUnreadablePrivateDataIsAnError(t *testing.T) {
 	e := newEnv(t)
 	e.mustApply(t, mkSpec(t, res{name: "net", typ: "network", size: 1.0}))
-	e.mutateState(t, "s", func(st *state.State) { st.Resources["net"].Private = "%%% not base64 %%%" })
+	e.mutateState(t, "s", func(st *state.State) {
+		// As a hand edit leaves it: the stored text is not base64.
+		if err := json.Unmarshal([]byte(`"%%% not base64 %%%"`), &st.Resources["net"].Private); err != nil {
+			t.Fatal(err)
+		}
+	})
 	c0, u0, d0 := e.w.Calls()
 	next := mkSpec(t, res{name: "net", typ: "network", size: 2.0})
 	for _, tt := range []struct {

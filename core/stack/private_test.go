@@ -17,7 +17,7 @@ func TestPrivateDataTravelsWithTheResource(t *testing.T) {
 		t.Fatal("net is not recorded")
 	}
 	want := "made " + r.ID + " under " + r.IdempotencyKey
-	if r.Private == "" || strings.Contains(r.Private, r.ID) {
+	if r.Private.IsZero() || strings.Contains(r.Private.Text(), r.ID) {
 		t.Fatalf("the state records private data %q: want it, sealed or encoded", r.Private)
 	}
 

@@ -66,7 +66,7 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"sensitive":`...)
 		b = value.AppendJSONStrings(b, r.Sensitive)
 	}
-	b = appendOptString(b, `,"private":`, r.Private)
+	b = appendOptString(b, `,"private":`, r.Private.Text())
 	return append(b, '}'), nil
 }
 

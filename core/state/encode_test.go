@@ -24,7 +24,7 @@ func TestResourceAppendJSONIsJSONMarshal(t *testing.T) {
 		RetainedBy:     "op_3",
 		Prior:          &Prior{Op: "op_0", Config: map[string]any{"size": 1.0}, Protection: "ephemeral", RetainedBy: "op_3"},
 		Sensitive:      []string{"password"},
-		Private:        "c2VjcmV0",
+		Private:        parsePrivate("c2VjcmV0"),
 	}
 	tests := []struct {
 		name string

@@ -169,13 +169,15 @@ func openValues(st *State, sl Sealing) (clear bool, err error) {
 			}
 		}
 		switch {
-		case r.Private == "":
-		case !secrets.IsSealed(r.Private):
+		case r.Private.IsZero():
+		case r.Private.clear():
 			clear = true
 		case sl.Sealer != nil:
-			if r.Private, err = openPrivate(sl.Sealer, r.Private); err != nil {
+			text, err := openPrivate(sl.Sealer, r.Private.Text())
+			if err != nil {
 				return clear, fmt.Errorf("resource %s, private data: %w", name, err)
 			}
+			r.Private = parsePrivate(text)
 		}
 		if r.ID != "" && slices.Contains(r.Sensitive, SensitiveID) {
 			switch {
@@ -246,12 +248,12 @@ func sealValues(st *State, sl Sealing) (*State, error) {
 				m[k] = sealed
 			}
 		}
-		if r.Private != "" && !secrets.IsSealed(r.Private) {
-			sealed, err := sl.Sealer.SealValue(r.Private)
+		if r.Private.clear() {
+			sealed, err := sl.Sealer.SealValue(r.Private.Text())
 			if err != nil {
 				return nil, fmt.Errorf("resource %s, private data: %w", name, err)
 			}
-			r.Private = sealed
+			r.Private = Private{text: sealed}
 		}
 		if err := sealID(r, sl); err != nil {
 			return nil, err
@@ -424,7 +426,7 @@ func SealState(st *State, sl Sealing) (*State, error) { return sealValues(st, sl
 // nothing sensitive or there is no Sealer, else a copy whose value maps
 // hold every value r.Sensitive names sealed. r is not changed.
 func SealResource(r *Resource, sl Sealing) (*Resource, error) {
-	hasPrivate := r.Private != "" && !secrets.IsSealed(r.Private)
+	hasPrivate := r.Private.clear()
 	if sl.Sealer == nil || ((len(r.Sensitive) == 0 || !hasAny(r, r.Sensitive)) && !hasPrivate) {
 		return r, nil
 	}
@@ -433,11 +435,11 @@ func SealResource(r *Resource, sl Sealing) (*Resource, error) {
 		return nil, err
 	}
 	if hasPrivate {
-		sealed, err := sl.Sealer.SealValue(r.Private)
+		sealed, err := sl.Sealer.SealValue(r.Private.Text())
 		if err != nil {
 			return nil, fmt.Errorf("resource %s, private data: %w", r.Name, err)
 		}
-		out.Private = sealed
+		out.Private = Private{text: sealed}
 	}
 	seal := func(m map[string]any) (map[string]any, error) {
 		if m == nil {

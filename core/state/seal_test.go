@@ -296,7 +296,7 @@ func TestPrivateDataIsSealed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := s.Snapshot().Resources["b"]
-	if strings.Contains(string(raw), clearSecret) || strings.Contains(string(raw), r.Private) {
+	if strings.Contains(string(raw), clearSecret) || strings.Contains(string(raw), r.Private.Text()) {
 		t.Errorf("state.json holds the private data in clear:\n%s", raw)
 	}
 	if !strings.Contains(string(raw), `"private": "`+secrets.Prefix) && !strings.Contains(string(raw), `"private":"`+secrets.Prefix) {

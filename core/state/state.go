@@ -20,7 +20,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -37,7 +36,6 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
-	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
@@ -94,12 +92,10 @@ type Resource struct {
 	// ID holds a secret (a provider computed it from one): the file holds
 	// the ID sealed too.
 	Sensitive []string `json:"sensitive,omitempty"`
-	// Private is the provider's private data for the resource (the
-	// contract's private bytes: from its Create, Read, Update or Import,
-	// handed back on every later call about it), standard base64 in memory.
-	// What is stored holds it sealed, always, like a sensitive value: a
-	// provider may keep secrets there. Read it with PrivateData.
-	Private string `json:"private,omitempty"`
+	// Private is the provider's private data for the resource, in clear
+	// in memory; what is stored holds it sealed, always, like a sensitive
+	// value (see Private).
+	Private Private `json:"private,omitzero"`
 }
 
 // DeposedName is the name the state records the old object of address
@@ -126,14 +122,10 @@ func (r *Resource) Deposed() bool { return r != nil && r.DeposedFrom != "" }
 // value is refused first (CheckPrivate), so that no provider is silently
 // handed none.
 func (r *Resource) PrivateData() []byte {
-	if r == nil || r.Private == "" || secrets.IsSealed(r.Private) {
+	if r == nil {
 		return nil
 	}
-	b, err := base64.StdEncoding.DecodeString(r.Private)
-	if err != nil {
-		return nil
-	}
-	return b
+	return r.Private.Bytes()
 }
 
 // PrivateError refuses a state whose recorded private data for a resource
@@ -157,10 +149,10 @@ func (e *PrivateError) Unwrap() error { return e.Err }
 func CheckPrivate(st *State, except ...string) error {
 	for _, name := range st.Names() {
 		r := st.Resources[name]
-		if r.Private == "" || secrets.IsSealed(r.Private) || slices.Contains(except, name) {
+		if slices.Contains(except, name) {
 			continue
 		}
-		if _, err := base64.StdEncoding.DecodeString(r.Private); err != nil {
+		if err := r.Private.decodeError(); err != nil {
 			return &PrivateError{Resource: name, Err: err}
 		}
 	}
@@ -172,7 +164,7 @@ func CheckPrivate(st *State, except ...string) error {
 // says nothing keep its data.
 func (r *Resource) SetPrivate(b []byte) {
 	if len(b) > 0 {
-		r.Private = base64.StdEncoding.EncodeToString(b)
+		r.Private = PrivateOf(b)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestCommitLinesAreJSONMarshal(t *testing.T) {
 			Attributes: map[string]any{"arn": "a:b", "password": "hunter2", "when": "2026-12-01T00:00:00Z"},
 			Sensitive:  []string{"password"},
 			CreatedBy:  "op_1", IdempotencyKey: "k",
-			Private: "cHJpdg==",
+			Private: state.PrivateOf([]byte("priv")),
 		}
 	}
 	changes := []struct {
