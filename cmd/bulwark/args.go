@@ -32,22 +32,16 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		return stack.Options{}, nil, fmt.Errorf("--keep-revisions %d: must be at least 1 (the current revision is always kept)", c.keepRevisions)
 	}
 	exe, _ := os.Executable()
-	opts := c.stateOptions()
-	opts = stack.Options{
-		StateDir:       opts.StateDir,
-		Open:           opts.Open,
-		StateURL:       opts.StateURL,
-		ListStacks:     opts.ListStacks,
-		PluginDirs:     pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
-		StartTimeout:   c.startTimeout,
-		CallTimeout:    c.callTimeout,
-		KeepRevisions:  c.keepRevisions,
-		KeepOperations: c.keepOperations,
-		Secrets:        c.secretsSource(),
-		Redactor:       c.red,
-		LockTimeout:    opts.LockTimeout,
-		LockWaiting:    opts.LockWaiting,
+	opts := stack.Options{
+		StorageOptions: c.stateOptions().StorageOptions,
+		PluginOptions: stack.PluginOptions{
+			PluginDirs:   pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe),
+			StartTimeout: c.startTimeout,
+			CallTimeout:  c.callTimeout,
+		},
+		SecretOptions: stack.SecretOptions{Secrets: c.secretsSource(), Redactor: c.red},
 	}
+	opts.KeepRevisions, opts.KeepOperations = c.keepRevisions, c.keepOperations
 	if sp != nil {
 		opts.LockPath = providerlock.PathFor(sp.File)
 		lf, err := providerlock.Read(opts.LockPath)

@@ -68,7 +68,7 @@ func (c *cli) resolveState(cmd *cobra.Command) error {
 // backend under --state-dir, or the backend --state names (the providers'
 // data folders stay under --state-dir on this machine either way).
 func (c *cli) stateOptions() stack.Options {
-	o := stack.Options{StateDir: c.stateDir, LockTimeout: c.lockTimeout, LockWaiting: c.waitingForLock}
+	o := stack.Options{StorageOptions: stack.StorageOptions{StateDir: c.stateDir, LockTimeout: c.lockTimeout, LockWaiting: c.waitingForLock}}
 	if c.stateURL != "" {
 		u := c.stateURL
 		o.Open, o.StateURL = backends.Open, u

@@ -24,7 +24,7 @@ func BenchmarkApply(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				w := newFakeWorld()
-				o := stack.Options{StateDir: b.TempDir(), Starter: w.Starter(), Parallelism: par}
+				o := stack.Options{StorageOptions: stack.StorageOptions{StateDir: b.TempDir()}, TestHooks: stack.TestHooks{Starter: w.Starter()}, RunOptions: stack.RunOptions{Parallelism: par}}
 				b.StartTimer()
 				if _, err := stack.Apply(context.Background(), sp, o); err != nil {
 					b.Fatal(err)
@@ -33,7 +33,7 @@ func BenchmarkApply(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("noop-50/parallelism-%d", par), func(b *testing.B) {
 			w := newFakeWorld()
-			o := stack.Options{StateDir: b.TempDir(), Starter: w.Starter(), Parallelism: par}
+			o := stack.Options{StorageOptions: stack.StorageOptions{StateDir: b.TempDir()}, TestHooks: stack.TestHooks{Starter: w.Starter()}, RunOptions: stack.RunOptions{Parallelism: par}}
 			if _, err := stack.Apply(context.Background(), sp, o); err != nil {
 				b.Fatal(err)
 			}

@@ -132,7 +132,7 @@ func replacing(names ...string) opt { return func(o *stack.Options) { o.Replace 
 func parallelism(n int) opt { return func(o *stack.Options) { o.Parallelism = n } }
 
 func (e *env) opts(mods ...opt) stack.Options {
-	o := stack.Options{StateDir: e.stateDir, Reporter: recorder{e.out}, Starter: e.w.Starter()}
+	o := stack.Options{StorageOptions: stack.StorageOptions{StateDir: e.stateDir}, OutputOptions: stack.OutputOptions{Reporter: recorder{e.out}}, TestHooks: stack.TestHooks{Starter: e.w.Starter()}}
 	for _, m := range mods {
 		m(&o)
 	}

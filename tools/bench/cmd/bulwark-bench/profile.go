@@ -165,11 +165,11 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 		return nil, err
 	}
 	opts := stack.Options{
-		Secrets:     &secrets.Source{Env: key.Encode()},
-		StateDir:    filepath.Join(dir, "state"),
-		PluginDirs:  []string{r.pluginDir},
-		Events:      events.NewWriter(ev, nil),
-		Parallelism: r.parallelism,
+		SecretOptions:  stack.SecretOptions{Secrets: &secrets.Source{Env: key.Encode()}},
+		StorageOptions: stack.StorageOptions{StateDir: filepath.Join(dir, "state")},
+		PluginOptions:  stack.PluginOptions{PluginDirs: []string{r.pluginDir}},
+		OutputOptions:  stack.OutputOptions{Events: events.NewWriter(ev, nil)},
+		RunOptions:     stack.RunOptions{Parallelism: r.parallelism},
 	}
 	apply := func() error {
 		res, err := stack.Apply(ctx, sp, opts)
