@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/spec"
-	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 func (c *cli) doctorCmd() *cobra.Command {
@@ -27,7 +27,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 				return err
 			}
 			defer done()
-			checks := stack.Doctor(cmd.Context(), sp, opts)
+			checks := inspect.Doctor(cmd.Context(), sp, opts)
 			return newDoctorView(a.View, c.view()).Doctor(checks)
 		},
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 )
 
 func (c *cli) historyCmd() *cobra.Command {
@@ -18,7 +18,7 @@ func (c *cli) historyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := stack.StackHistory(sp, c.stateOptions())
+			rep, err := inspect.StackHistory(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -36,7 +37,7 @@ func (c *cli) outputCmd() *cobra.Command {
 			}
 			opts := c.stateOptions()
 			opts.Secrets, opts.Redactor = c.secretsSource(), c.red
-			outs, err := stack.Outputs(sp, opts, name)
+			outs, err := inspect.Outputs(sp, opts, name)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -25,7 +26,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := stack.StateList(sp, c.stateOptions())
+			rs, err := inspect.StateList(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}
@@ -43,7 +44,7 @@ func (c *cli) stateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := stack.StateShow(sp, c.stateOptions(), a.Address)
+			r, err := inspect.StateShow(sp, c.stateOptions(), a.Address)
 			if err != nil {
 				return err
 			}

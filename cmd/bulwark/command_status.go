@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 )
 
 func (c *cli) statusCmd() *cobra.Command {
@@ -18,7 +18,7 @@ func (c *cli) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := stack.Status(sp, c.stateOptions())
+			rep, err := inspect.Status(sp, c.stateOptions())
 			if err != nil {
 				return err
 			}

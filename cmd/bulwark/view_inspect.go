@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -17,7 +18,7 @@ import (
 
 // StatusView renders `bulwark status`.
 type StatusView interface {
-	Status(rep *stack.StatusReport, specPath string) error
+	Status(rep *inspect.StatusReport, specPath string) error
 }
 
 func newStatusView(t ViewType, v view) StatusView {
@@ -29,7 +30,7 @@ func newStatusView(t ViewType, v view) StatusView {
 
 type statusHuman struct{ view }
 
-func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
+func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 	w := v.out()
 	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -75,7 +76,7 @@ func (v statusHuman) Status(rep *stack.StatusReport, specPath string) error {
 
 type statusJSON struct{ view }
 
-func (v statusJSON) Status(rep *stack.StatusReport, _ string) error {
+func (v statusJSON) Status(rep *inspect.StatusReport, _ string) error {
 	if err := v.json(jsonview.NewStatus(rep)); err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (v view) journalProblems(problems []string) error {
 
 // HistoryView renders `bulwark history`.
 type HistoryView interface {
-	History(rep *stack.HistoryReport) error
+	History(rep *inspect.HistoryReport) error
 }
 
 func newHistoryView(t ViewType, v view) HistoryView {
@@ -108,7 +109,7 @@ func newHistoryView(t ViewType, v view) HistoryView {
 
 type historyHuman struct{ view }
 
-func (v historyHuman) History(rep *stack.HistoryReport) error {
+func (v historyHuman) History(rep *inspect.HistoryReport) error {
 	w := v.out()
 	fmt.Fprintln(w, "operations:")
 	for _, o := range rep.Operations {
@@ -137,13 +138,13 @@ func (v historyHuman) History(rep *stack.HistoryReport) error {
 
 type historyJSON struct{ view }
 
-func (v historyJSON) History(rep *stack.HistoryReport) error {
+func (v historyJSON) History(rep *inspect.HistoryReport) error {
 	return v.json(jsonview.NewHistory(rep))
 }
 
 // DoctorView renders `bulwark doctor`: exit 1 when a check failed.
 type DoctorView interface {
-	Doctor(checks []stack.Check) error
+	Doctor(checks []inspect.Check) error
 }
 
 func newDoctorView(t ViewType, v view) DoctorView {
@@ -155,7 +156,7 @@ func newDoctorView(t ViewType, v view) DoctorView {
 
 type doctorHuman struct{ view }
 
-func (v doctorHuman) Doctor(checks []stack.Check) error {
+func (v doctorHuman) Doctor(checks []inspect.Check) error {
 	w := v.out()
 	for _, ch := range checks {
 		mark := "ok  "
@@ -172,14 +173,14 @@ func (v doctorHuman) Doctor(checks []stack.Check) error {
 
 type doctorJSON struct{ view }
 
-func (v doctorJSON) Doctor(checks []stack.Check) error {
+func (v doctorJSON) Doctor(checks []inspect.Check) error {
 	if err := v.json(jsonview.NewDoctor(checks)); err != nil {
 		return err
 	}
 	return v.doctorExit(checks)
 }
 
-func (v view) doctorExit(checks []stack.Check) error {
+func (v view) doctorExit(checks []inspect.Check) error {
 	bad := 0
 	for _, ch := range checks {
 		if !ch.OK {

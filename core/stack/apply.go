@@ -276,7 +276,7 @@ func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
 		out.Err = s.opts.Redactor.Error(err)
 	}
 	if res.Outcome == engine.Succeeded && op.Type != "teardown" {
-		out.Outputs = shownOutputs(s.store.Snapshot())
+		out.Outputs = ShownOutputs(s.store.Snapshot())
 	}
 	for _, id := range res.Done {
 		// A cleanup step deletes what a replace set aside: part of that

@@ -1,5 +1,6 @@
 // Package stack runs bulwark's operations on one stack: apply, teardown,
-// resume, and the read-only status. It joins the spec, the state, the
+// rollback, resume and the state commands (the read-only commands are
+// package inspect's, above it). It joins the spec, the state, the
 // journal, the lock and the provider plugins, and hands the engine the steps.
 //
 // Guarantees:

@@ -2,12 +2,13 @@ package stack_test
 
 import (
 	"errors"
-	"github.com/bulwark-iac/bulwark/core/storage"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -68,12 +68,12 @@ func ownStackKeys(obs map[string]*plan.Observation, stack string) bool {
 // runningHolder is the live holder of the stack's lock, or nil (none, or
 // it could not be read).
 func (s *session) runningHolder(ctx context.Context) *storage.Holder {
-	be, err := s.opts.backend(ctx, s.sp.Stack, state.Sealing{})
+	be, err := s.opts.Backend(ctx, s.sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil
 	}
 	defer be.Close()
-	return liveHolder(ctx, be)
+	return LiveHolder(ctx, be)
 }
 
 // VariableChange is a variable whose value differs from the one the current

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -229,7 +230,7 @@ func propertyLadder(rt *rapid.T) {
 		desc += fmt.Sprintf("  [spec: %s]", specSummary(rs))
 
 		stBefore := e.state(rt, "s")
-		before, err := stack.Status(sp, e.opts())
+		before, err := inspect.Status(sp, e.opts())
 		if err != nil {
 			fail("status: %v", err)
 		}
@@ -410,7 +411,7 @@ func propertyLadder(rt *rapid.T) {
 		}
 
 		// (c) With nothing unfinished, state and world agree exactly.
-		after, err2 := stack.Status(sp, e.opts())
+		after, err2 := inspect.Status(sp, e.opts())
 		if err2 != nil {
 			fail("status: %v", err2)
 		}

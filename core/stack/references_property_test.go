@@ -15,6 +15,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -117,7 +118,7 @@ func TestPropertyNoSensitiveValueInClear(t *testing.T) {
 			return stack.Apply(e.ctx, expanded(t, text, map[string]any{"pw": pw1, "size": 2.0}), opts(simulate(fmt.Sprintf("r%d", n-1))))
 		})
 		run("rollback", func() (*stack.Result, error) { return stack.Rollback(e.ctx, sp2, opts(), 1) })
-		outs, err := stack.Outputs(sp2, opts(), "")
+		outs, err := inspect.Outputs(sp2, opts(), "")
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestPropertyNoSensitiveValueInClear(t *testing.T) {
 		printed.Write(b)
 		// Asked for by name, the sensitive output is the value revision 1
 		// was applied with: the rollback re-applied it.
-		one, err := stack.Outputs(sp2, opts(), "pw")
+		one, err := inspect.Outputs(sp2, opts(), "pw")
 		if err != nil || !reflect.DeepEqual(one[0].Value, pw1) {
 			rt.Fatalf("output pw after rollback --to 1 = %v, %v; want revision 1's", one, err)
 		}

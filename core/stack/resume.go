@@ -39,7 +39,7 @@ func Resume(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	for attempt := 0; ; attempt++ {
 		// Read without the lock only to know which operation to take it
 		// for; what is resumed is decided again under the lock.
-		recs, err := readJournalKinds(sp, opts, journal.KindOp)
+		recs, err := ReadJournalKinds(sp, opts, journal.KindOp)
 		if err != nil {
 			return nil, err
 		}
@@ -447,11 +447,11 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }
 
-// loadState reads a stack's state without the lock (a missing one is
+// LoadState reads a stack's state without the lock (a missing one is
 // empty), its sealed values left sealed.
-func loadState(sp *spec.Spec, opts Options) (*state.State, error) {
-	opts.defaults()
-	be, err := opts.backend(context.Background(), sp.Stack, state.Sealing{})
+func LoadState(sp *spec.Spec, opts Options) (*state.State, error) {
+	opts.Defaults()
+	be, err := opts.Backend(context.Background(), sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil, err
 	}
@@ -462,16 +462,16 @@ func loadState(sp *spec.Spec, opts Options) (*state.State, error) {
 // readJournal reads a stack's journal without the lock; a bad line is an
 // error (a *journal.CorruptError naming it).
 func readJournal(sp *spec.Spec, opts Options) ([]journal.Record, error) {
-	return readJournalKinds(sp, opts)
+	return ReadJournalKinds(sp, opts)
 }
 
 // readJournalKinds is readJournal keeping only the records of kinds (all
 // when none): every line is read and checked, a stream, and only what is
 // kept is held (the journal of 20 whole operations of 10,000 resources is
 // hundreds of megabytes of records).
-func readJournalKinds(sp *spec.Spec, opts Options, kinds ...string) ([]journal.Record, error) {
-	opts.defaults()
-	be, err := opts.backend(context.Background(), sp.Stack, state.Sealing{})
+func ReadJournalKinds(sp *spec.Spec, opts Options, kinds ...string) ([]journal.Record, error) {
+	opts.Defaults()
+	be, err := opts.Backend(context.Background(), sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil, err
 	}

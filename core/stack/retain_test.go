@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/google/go-cmp/cmp"
@@ -65,7 +66,7 @@ func TestRollbackToRetains(t *testing.T) {
 			if st.Current != 1 {
 				t.Errorf("current revision %d, want 1", st.Current)
 			}
-			rep, err := stack.Status(v1, e.opts())
+			rep, err := inspect.Status(v1, e.opts())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -139,7 +140,7 @@ func TestJournalCompactsOldOperations(t *testing.T) {
 	if len(whole) > 2*3+1 || summarized+len(whole) != runs || lines != 2 {
 		t.Errorf("%d operations whole, %d summarized in %d line(s): want at most %d whole, the rest in 2 lines", len(whole), summarized, lines, 2*3+1)
 	}
-	rep, err := stack.StackHistory(sp, e.opts())
+	rep, err := inspect.StackHistory(sp, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -66,8 +67,16 @@ func (s *session) sealing() state.Sealing {
 
 // loadOpened reads the stack's state without the lock, its sealed values
 // opened (a missing state is empty). It never creates a key.
+// LoadOpened loads sp's stack's state without taking the lock, its sealed
+// values opened with the stack's key (an error when there is none).
+func LoadOpened(sp *spec.Spec, opts Options) (*state.State, error) {
+	opts.Defaults()
+	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack)}
+	return s.loadOpened()
+}
+
 func (s *session) loadOpened() (*state.State, error) {
-	be, err := s.opts.backend(context.Background(), s.sp.Stack, s.sealing())
+	be, err := s.opts.Backend(context.Background(), s.sp.Stack, s.sealing())
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +173,7 @@ func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *stat
 		return
 	}
 	if p, ok := s.sp.Providers[n]; ok {
-		learnProviderConfig(red, p.Config, schema)
+		LearnProviderConfig(red, p.Config, schema)
 	}
 	for _, r := range s.sp.Resources {
 		if r.Provider == n {
@@ -196,14 +205,14 @@ func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *stat
 // config schema at the spec's lines.
 func (s *session) checkProvider(n string, schema *sdk.GetSchemaResponse) error {
 	if p, ok := s.sp.Providers[n]; ok {
-		learnProviderConfig(s.opts.Redactor, p.Config, schema)
+		LearnProviderConfig(s.opts.Redactor, p.Config, schema)
 	}
 	return s.sp.CheckProviderConfig(n, schema)
 }
 
 // learnProviderConfig tells red the values of cfg that schema's config
 // description marks sensitive.
-func learnProviderConfig(red *secrets.Redactor, cfg map[string]any, schema *sdk.GetSchemaResponse) {
+func LearnProviderConfig(red *secrets.Redactor, cfg map[string]any, schema *sdk.GetSchemaResponse) {
 	if schema == nil {
 		return
 	}
@@ -230,7 +239,7 @@ func (p Planned) MarshalJSON() ([]byte, error) {
 
 // shownID is r's id as a command shows it: secrets.Mask when it holds a
 // secret (state.SensitiveID), whether or not the state was opened.
-func shownID(r *state.Resource) string {
+func ShownID(r *state.Resource) string {
 	if slices.Contains(r.Sensitive, state.SensitiveID) {
 		return maskID(r.ID)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -141,21 +142,21 @@ resources:
 	}
 
 	// state show and state list mask the id and what holds it, whole.
-	shown, err := stack.StateShow(sp, opts(), "b")
+	shown, err := inspect.StateShow(sp, opts(), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if shown.ID != secrets.Mask || shown.Attributes["arn"] != secrets.Mask || shown.Config["bucket"] != secrets.Mask {
 		t.Errorf("state show: id %q, config %v, attributes %v: want each masked", shown.ID, shown.Config, shown.Attributes)
 	}
-	app, err := stack.StateShow(sp, opts(), "app")
+	app, err := inspect.StateShow(sp, opts(), "app")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if app.Config["zone"] != secrets.Mask {
 		t.Errorf("state show app: config %v, want the zone (the id) masked", app.Config)
 	}
-	rep, err := stack.Status(sp, opts())
+	rep, err := inspect.Status(sp, opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ resources:
 			t.Errorf("status shows b's id as %q, want it masked", r.ID)
 		}
 	}
-	list, err := stack.StateList(sp, opts())
+	list, err := inspect.StateList(sp, opts())
 	if err != nil {
 		t.Fatal(err)
 	}

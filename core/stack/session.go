@@ -196,10 +196,10 @@ func (o *Options) starter() Starter {
 	if o.Starter != nil {
 		return o.Starter()
 	}
-	return plugins{pluginhost.New(o.hostOptions())}
+	return plugins{pluginhost.New(o.HostOptions())}
 }
 
-func (o *Options) hostOptions() pluginhost.Options {
+func (o *Options) HostOptions() pluginhost.Options {
 	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout,
 		CopyDir: PluginCopyDir(o.StateDir)}
 }
@@ -215,7 +215,9 @@ func PluginCopyDir(stateDir string) string {
 	return filepath.Join(stateDir, ".plugins")
 }
 
-func (o *Options) defaults() {
+// Defaults fills in what o leaves unset (the state folder, the clock, the
+// parallelism, the revisions kept, a reporter and a redactor).
+func (o *Options) Defaults() {
 	if o.StateDir == "" {
 		o.StateDir = ".bulwark"
 	}
@@ -310,9 +312,9 @@ type session struct {
 	restored restoredSet
 }
 
-// backend opens the stack's storage: Options.Open on Options.StateURL, or
+// Backend opens the stack's storage: Options.Open on Options.StateURL, or
 // the file backend on the stack's folder under StateDir.
-func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
+func (o *Options) Backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
 	so := storage.Options{Stack: stack, Sealing: sl, Now: o.Now}
 	if o.Open != nil && o.StateURL != "" {
 		return o.Open(ctx, o.StateURL, so)
@@ -327,7 +329,7 @@ func (o *Options) backend(ctx context.Context, stack string, sl state.Sealing) (
 // never answers) is let go of when it ends, while the lock is taken, the
 // state loaded, and for every journal record the session writes after.
 func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*session, error) {
-	opts.defaults()
+	opts.Defaults()
 	if err := opts.checkKey(); err != nil {
 		return nil, err
 	}
@@ -340,7 +342,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 		// The lock names the operation that actually runs.
 		s.opID = opts.resumeOp
 	}
-	be, err := opts.backend(ctx, sp.Stack, s.sealing())
+	be, err := opts.Backend(ctx, sp.Stack, s.sealing())
 	if err != nil {
 		return nil, err
 	}
@@ -789,14 +791,14 @@ func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 // need. With scratch, or when nothing was ever applied, the providers get a
 // scratch data folder, so nothing is written under the state folder.
 func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*session, *state.State, func(), error) {
-	opts.defaults()
+	opts.Defaults()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack), plugins: map[string]Provider{}}
 	s.learnVariables()
 	// A plan compares the state's values with the spec's, so it opens
 	// them; validate (scratch) only needs to know the providers, and no key.
 	load := s.loadOpened
 	if scratch {
-		load = func() (*state.State, error) { return loadState(sp, opts) }
+		load = func() (*state.State, error) { return LoadState(sp, opts) }
 	}
 	st, err := load()
 	if err != nil {

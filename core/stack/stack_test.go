@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -165,7 +166,7 @@ func TestSimulatedFailureCompensates(t *testing.T) {
 				}
 			}
 			// Nothing is left unfinished, and the next apply converges.
-			rep, err := stack.Status(mkSpec(t, rollbackStack...), e.opts())
+			rep, err := inspect.Status(mkSpec(t, rollbackStack...), e.opts())
 			if err != nil || len(rep.Unfinished) != 0 {
 				t.Fatalf("status: %v, unfinished %v", err, rep.Unfinished)
 			}
@@ -229,7 +230,7 @@ func TestRollbackIncompleteThenResume(t *testing.T) {
 	if _, err := e.teardown(sp); !errors.As(err, &ue) {
 		t.Fatalf("teardown while unfinished: %v; want *stack.UnfinishedError", err)
 	}
-	rep, err := stack.Status(sp, e.opts())
+	rep, err := inspect.Status(sp, e.opts())
 	if err != nil || !slices.Equal(rep.Unfinished, []string{r.Op}) {
 		t.Fatalf("status: err %v unfinished %v; want [%s]", err, rep.Unfinished, r.Op)
 	}
@@ -385,7 +386,7 @@ func TestProtectedRefusesTheWholeRun(t *testing.T) {
 				t.Errorf("state changed (-before +after):\n%s", d)
 			}
 			// The refusal is journaled and does not block the next run.
-			rep, err := stack.Status(next, e.opts())
+			rep, err := inspect.Status(next, e.opts())
 			if err != nil || rep.LastOp == nil || rep.LastOp.Status != journal.OpRefused || len(rep.Unfinished) != 0 {
 				t.Errorf("status after refusal: err %v last %+v unfinished %v", err, rep.LastOp, rep.Unfinished)
 			}
@@ -495,7 +496,7 @@ func TestFailurePolicies(t *testing.T) {
 			if err := agree(st, e.w.Snapshot()); err != nil {
 				t.Error(err)
 			}
-			rep, err := stack.Status(sp, e.opts())
+			rep, err := inspect.Status(sp, e.opts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -534,7 +535,7 @@ func TestFailurePolicies(t *testing.T) {
 			if err != nil || got != "s" {
 				t.Fatalf("ack: %q %v", got, err)
 			}
-			if rep, _ := stack.Status(sp, e.opts()); len(rep.Interventions) != 0 {
+			if rep, _ := inspect.Status(sp, e.opts()); len(rep.Interventions) != 0 {
 				t.Errorf("interventions after ack: %+v", rep.Interventions)
 			}
 			e.mustApply(t, sp)

@@ -10,7 +10,6 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
-	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -37,80 +36,6 @@ var ErrNotRecorded = errors.New("not recorded in the state")
 // state records already.
 var ErrAlreadyRecorded = errors.New("already recorded in the state")
 
-// StateList returns what the stack's state records, sorted by name. It
-// takes no lock and starts no provider.
-func StateList(sp *spec.Spec, opts Options) ([]*state.Resource, error) {
-	st, err := loadState(sp, opts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*state.Resource, 0, len(st.Resources))
-	for _, n := range st.Names() {
-		out = append(out, masked(st.Resources[n]))
-	}
-	return out, nil
-}
-
-// masked is a record with its sensitive values (sealed in the state)
-// shown as secrets.Mask, for printing.
-func masked(r *state.Resource) *state.Resource {
-	c := *r
-	mask := func(m map[string]any) map[string]any {
-		if m == nil {
-			return nil
-		}
-		out := make(map[string]any, len(m))
-		for k, v := range m {
-			if slices.Contains(r.Sensitive, k) {
-				v = secrets.Mask
-			}
-			out[k] = v
-		}
-		return out
-	}
-	c.Config, c.Attributes, c.Prior = mask(r.Config), mask(r.Attributes), nil
-	c.ID = shownID(r)
-	return &c
-}
-
-// StateShow returns the record of one resource.
-func StateShow(sp *spec.Spec, opts Options, address string) (*state.Resource, error) {
-	st, err := loadState(sp, opts)
-	if err != nil {
-		return nil, err
-	}
-	r := st.Resources[address]
-	if r == nil {
-		return nil, fmt.Errorf("%s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, instancesHint(st, address))
-	}
-	return masked(r), nil
-}
-
-// instancesHint names, for an address the state does not record, the
-// for_each instances it records under that name: " (it records web[a],
-// web[b]: name one)"; else "".
-func instancesHint(st *state.State, address string) string {
-	var keyed []string
-	for n := range st.Resources {
-		if a, err := spec.ParseAddress(n); err == nil && a.Keyed && a.Name == address {
-			keyed = append(keyed, n)
-		}
-	}
-	if len(keyed) == 0 {
-		return ""
-	}
-	slices.Sort(keyed)
-	return fmt.Sprintf(" (it records the instances %s: name one, quoted for the shell: '%s')", nameList(keyed), keyed[0])
-}
-
-// nameList lists names for a message, at most 10.
-func nameList(names []string) string {
-	if len(names) > 10 {
-		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
-	}
-	return strings.Join(names, ", ")
-}
-
 // StateForget stops managing a resource without deleting it, whatever its
 // protection: it drops the record, as a journaled operation under the
 // lock, and then releases the stack's claim on the resource through its
@@ -131,7 +56,7 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	snap := s.store.Snapshot()
 	cur := snap.Resources[address]
 	if cur == nil {
-		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, instancesHint(snap, address))
+		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, InstancesHint(snap, address))
 	}
 	res := s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
 		return s.store.Mutate(func(st *state.State) error {
@@ -471,4 +396,29 @@ func (s *session) closeStateOp(target UnfinishedError) (*Result, error) {
 		return nil, jerr
 	}
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Failed, Err: err}, nil
+}
+
+// InstancesHint names, for an address the state does not record, the
+// for_each instances it records under that name: " (it records web[a],
+// web[b]: name one)"; else "".
+func InstancesHint(st *state.State, address string) string {
+	var keyed []string
+	for n := range st.Resources {
+		if a, err := spec.ParseAddress(n); err == nil && a.Keyed && a.Name == address {
+			keyed = append(keyed, n)
+		}
+	}
+	if len(keyed) == 0 {
+		return ""
+	}
+	slices.Sort(keyed)
+	return fmt.Sprintf(" (it records the instances %s: name one, quoted for the shell: '%s')", nameList(keyed), keyed[0])
+}
+
+// nameList lists names for a message, at most 10.
+func nameList(names []string) string {
+	if len(names) > 10 {
+		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
+	}
+	return strings.Join(names, ", ")
 }

@@ -30,7 +30,7 @@ func Teardown(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 // TeardownPlan says what a teardown would delete, without the lock and
 // without starting a provider; err is the ladder's refusal, if any.
 func TeardownPlan(sp *spec.Spec, opts Options) (*plan.Plan, error) {
-	st, err := loadState(sp, opts)
+	st, err := LoadState(sp, opts)
 	if err != nil {
 		return nil, err
 	}

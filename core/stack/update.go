@@ -19,8 +19,8 @@ const metaPrefix = "update:"
 
 func isMeta(id string) bool { return strings.HasPrefix(id, metaPrefix) }
 
-// supportedProtocols are the provider contract versions this host speaks.
-var supportedProtocols = []int{sdk.ProtocolVersion}
+// SupportedProtocols are the provider contract versions this host speaks.
+func SupportedProtocols() []int { return []int{sdk.ProtocolVersion} }
 
 // updateSteps are the four steps an update (and a rollback) runs before
 // apply's own pipeline: verify, compatibility, backup, stage. Each one
@@ -39,11 +39,11 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	compat.Execute = func(ctx context.Context, _ string) error {
 		for name, p := range s.plugins {
 			ok := false
-			for _, v := range supportedProtocols {
+			for _, v := range SupportedProtocols() {
 				ok = ok || p.Protocol() == v
 			}
 			if !ok {
-				return fmt.Errorf("provider %s speaks protocol %d; this bulwark speaks %v", name, p.Protocol(), supportedProtocols)
+				return fmt.Errorf("provider %s speaks protocol %d; this bulwark speaks %v", name, p.Protocol(), SupportedProtocols())
 			}
 		}
 		// The ladder was checked before the first step; checked again

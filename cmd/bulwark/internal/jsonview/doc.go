@@ -10,7 +10,7 @@
 // removes a field, renames it or changes its meaning bumps the major. A
 // reader checks the major.
 //
-// The types are built from core's (stack.Preview, stack.StatusReport, …) by
+// The types are built from core's (stack.Preview, inspect.StatusReport, …) by
 // the New… functions here, never by marshalling core's structs, so a change
 // in core cannot change a document by accident. Sensitive values are masked
 // here (secrets.Mask) as the text views mask them; Write's caller passes the

@@ -3,7 +3,7 @@ package jsonview
 import (
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -67,7 +67,7 @@ type LockHolder struct {
 }
 
 // NewStatus is the document of a status report.
-func NewStatus(r *stack.StatusReport) *Status {
+func NewStatus(r *inspect.StatusReport) *Status {
 	out := &Status{FormatVersion: FormatVersion, Stack: r.Stack, Revision: r.Revision,
 		Resources: []StatusResource{}, Interventions: interventions(r.Interventions),
 		Unfinished: list(r.Unfinished), Running: list(r.Running), JournalProblems: list(r.JournalProblems)}
@@ -92,7 +92,7 @@ func interventions(is []state.Intervention) []Intervention {
 	return out
 }
 
-func operation(o stack.OpSummary) Operation {
+func operation(o inspect.OpSummary) Operation {
 	op := Operation{ID: o.ID, Type: o.Type, Status: o.Status, Start: o.Start, Error: o.Error}
 	if !o.End.IsZero() {
 		end := o.End
@@ -146,7 +146,7 @@ type Revision struct {
 }
 
 // NewHistory is the document of a history report.
-func NewHistory(r *stack.HistoryReport) *History {
+func NewHistory(r *inspect.HistoryReport) *History {
 	out := &History{FormatVersion: FormatVersion, Stack: r.Stack, Current: r.Current, Operations: []HistoryOperation{}, Revisions: []Revision{}}
 	for _, o := range r.Operations {
 		h := HistoryOperation{Operation: operation(o), Repeated: max(o.Repeated, 1)}
@@ -179,7 +179,7 @@ type Check struct {
 }
 
 // NewDoctor is the document of doctor's checks.
-func NewDoctor(checks []stack.Check) *Doctor {
+func NewDoctor(checks []inspect.Check) *Doctor {
 	out := &Doctor{FormatVersion: FormatVersion, Checks: []Check{}}
 	for _, c := range checks {
 		out.Checks = append(out.Checks, Check(c))

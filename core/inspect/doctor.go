@@ -1,10 +1,9 @@
-package stack
+package inspect
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,7 +13,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
@@ -31,8 +32,8 @@ type Check struct {
 // checksum), the journal (unfinished operations), the lock (held, stale) and
 // pending interventions. With sp nil it checks every plugin found and every
 // stack under the state folder.
-func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
-	opts.defaults()
+func Doctor(ctx context.Context, sp *spec.Spec, opts stack.Options) []Check {
+	opts.Defaults()
 	var checks []Check
 	checks = append(checks, doctorPlugins(ctx, sp, opts)...)
 	var stacks []string
@@ -72,12 +73,15 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 // whose config only a spec can give (the aws region, an endpoint) would
 // refuse an empty one, which says nothing about the install. So it is
 // started and its schema read, never configured, and the check says so.
-func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
+func doctorPlugins(ctx context.Context, sp *spec.Spec, opts stack.Options) []Check {
 	var sources []string
 	local := map[string]string{} // source -> the spec's local name for it
 	if sp != nil {
 		for _, n := range sp.ProvidersUsed() {
-			src, _ := (&session{sp: sp}).providerFor(n, "")
+			src := n // a provider the spec does not declare is looked up by its name
+			if p, ok := sp.Providers[n]; ok {
+				src = p.Source
+			}
 			if _, seen := local[src]; !seen {
 				local[src] = n
 				sources = append(sources, src)
@@ -102,7 +106,7 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 		return []Check{{Name: "plugins", Detail: err.Error(), Fix: "make the temporary folder writable (TMPDIR)"}}
 	}
 	defer os.RemoveAll(tmp)
-	host := pluginhost.New(opts.hostOptions())
+	host := pluginhost.New(opts.HostOptions())
 	defer host.Close()
 	var out []Check
 	for _, src := range sources {
@@ -112,7 +116,7 @@ func doctorPlugins(ctx context.Context, sp *spec.Spec, opts Options) []Check {
 }
 
 // doctorPlugin checks one plugin; name is the spec's local name for it ("" without a spec).
-func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, name, src, dataDir string, opts Options) Check {
+func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, name, src, dataDir string, opts stack.Options) Check {
 	c := Check{Name: "plugin " + src}
 	var cfg map[string]any
 	if sp != nil {
@@ -124,7 +128,7 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 	var configProblems error
 	pc.Check = func(schema *sdk.GetSchemaResponse) error {
 		// Before Configure, whose error may quote a sensitive value.
-		learnProviderConfig(opts.Redactor, cfg, schema)
+		stack.LearnProviderConfig(opts.Redactor, cfg, schema)
 		if sp != nil {
 			// The config against the provider's own description of it,
 			// at the spec's line.
@@ -155,7 +159,7 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 		c.Detail, c.Fix = "does not start: "+err.Error(), "run `BULWARK_LOG=debug bulwark doctor` to see the plugin's own output (its stderr); a plugin built from this checkout is rebuilt by `make build`"
 	default:
 		supported := false
-		for _, v := range supportedProtocols {
+		for _, v := range stack.SupportedProtocols() {
 			supported = supported || v == p.Protocol()
 		}
 		c.OK = supported
@@ -164,7 +168,7 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 			c.Detail += "; config not checked without a spec (`bulwark doctor SPEC` checks it)"
 		}
 		if !supported {
-			c.Fix = fmt.Sprintf("this bulwark speaks provider protocol %v: install a %s plugin built for it (`make build`)", supportedProtocols, src)
+			c.Fix = fmt.Sprintf("this bulwark speaks provider protocol %v: install a %s plugin built for it (`make build`)", stack.SupportedProtocols(), src)
 		}
 	}
 	return c
@@ -178,9 +182,9 @@ type inspector interface {
 
 // doctorStack checks one stack's storage; specPath is how its fixes name
 // the stack's spec.
-func doctorStack(ctx context.Context, opts Options, name, specPath string) []Check {
+func doctorStack(ctx context.Context, opts stack.Options, name, specPath string) []Check {
 	var out []Check
-	be, err := opts.backend(ctx, name, state.Sealing{})
+	be, err := opts.Backend(ctx, name, state.Sealing{})
 	if err != nil {
 		return []Check{{Name: "state " + name, Detail: err.Error(), Fix: "check --state (the URL of the stack's storage)"}}
 	}
@@ -231,7 +235,7 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 		st = nil
 	}
 	// Streamed: every line checked, the operations' own records kept
-	// (what Unfinished is told by), never the whole journal.
+	// (what stack.Unfinished is told by), never the whole journal.
 	var recs []journal.Record
 	n := 0
 	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
@@ -256,7 +260,7 @@ func doctorStack(ctx context.Context, opts Options, name, specPath string) []Che
 			fix = "the journal at " + be.Location() + " could not be read: see the error, and check the backend (reachable, its credentials, its permissions)"
 		}
 		out = append(out, Check{Name: "journal " + name, Detail: err.Error(), Fix: fix})
-	} else if u := Unfinished(recs); len(u) > 0 {
+	} else if u := stack.Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume " + specPath + "` to finish it (from the journal)"})
 	} else if len(bad) == 0 {
@@ -306,7 +310,7 @@ func doctorSizes(ctx context.Context, be storage.Backend, name string) Check {
 	return Check{Name: "sizes " + name, OK: true, Detail: fmt.Sprintf(
 		"state %s (%d revision(s), %s of revision texts), journal %s (%d operation(s) whole, %d compacted), backups %d (%s); kept: the last %d revisions (--keep-revisions), %d backups, %d operations whole (--keep-operations)",
 		kb(s.StateBytes), s.Revisions, kb(s.RevisionBytes), kb(s.JournalBytes), s.WholeOps, s.SummarizedOps,
-		s.Backups, kb(s.BackupBytes), DefaultKeepRevisions, KeepBackups, journal.DefaultKeepOperations)}
+		s.Backups, kb(s.BackupBytes), stack.DefaultKeepRevisions, stack.KeepBackups, journal.DefaultKeepOperations)}
 }
 
 func kb(n int64) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) }

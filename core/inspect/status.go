@@ -1,14 +1,7 @@
-package stack
+package inspect
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/core/storage/filestore"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -16,7 +9,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // StatusResource is one recorded resource, as status shows it.
@@ -72,14 +67,14 @@ type StatusReport struct {
 }
 
 // Status reads a stack's state and journal without taking the lock.
-func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
-	st, err := loadState(sp, opts)
+func Status(sp *spec.Spec, opts stack.Options) (*StatusReport, error) {
+	st, err := stack.LoadState(sp, opts)
 	if err != nil {
 		return nil, err
 	}
-	opts.defaults()
+	opts.Defaults()
 	ctx := context.Background()
-	be, err := opts.backend(ctx, sp.Stack, state.Sealing{})
+	be, err := opts.Backend(ctx, sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil, err
 	}
@@ -107,16 +102,16 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 	}
 	for _, n := range st.Names() {
 		r := st.Resources[n]
-		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: shownID(r), CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: stack.ShownID(r), CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
 	}
 	if ops := History(recs); len(ops) > 0 {
 		rep.LastOp = &ops[len(ops)-1]
 	}
-	for _, u := range Unfinished(recs) {
+	for _, u := range stack.Unfinished(recs) {
 		rep.Unfinished = append(rep.Unfinished, u.Op)
 	}
 	rep.Lock, _ = be.Holder(ctx)
-	live := liveHolder(ctx, be)
+	live := stack.LiveHolder(ctx, be)
 	rep.LockLive = live != nil
 	if h := live; h != nil && slices.Contains(rep.Unfinished, h.Op) {
 		// Its journal says it has not ended because it is running: the
@@ -125,20 +120,6 @@ func Status(sp *spec.Spec, opts Options) (*StatusReport, error) {
 		rep.Unfinished = slices.DeleteFunc(rep.Unfinished, func(op string) bool { return op == h.Op })
 	}
 	return rep, nil
-}
-
-// liveHolder is who holds be's lock and is alive (as the next Lock would
-// find it: a holder whose process is gone is not), or nil.
-func liveHolder(ctx context.Context, be storage.Backend) *storage.Holder {
-	if in, ok := be.(inspector); ok {
-		live, _, err := in.Inspect(ctx)
-		if err != nil {
-			return nil
-		}
-		return live
-	}
-	h, _ := be.Holder(ctx)
-	return h
 }
 
 // History summarises the operations in a journal, oldest first.
@@ -179,91 +160,6 @@ func History(recs []journal.Record) []OpSummary {
 	return out
 }
 
-// ErrNoSuchIntervention is returned by Ack for an operation with no pending
-// intervention.
-var ErrNoSuchIntervention = errors.New("no pending intervention for that operation")
-
-// Ack clears the pending interventions of operation opID in whichever stack
-// under stateDir has them, and journals the acknowledgement. It returns the
-// stack's name.
-func Ack(stateDir, opID string, now func() time.Time) (string, error) {
-	return AckWith(stateDir, opID, now, nil)
-}
-
-// AckWith is Ack whose backends are passed through wrap first, when set
-// (the CLI's --lock-timeout: storage.WithLockTimeout).
-func AckWith(stateDir, opID string, now func() time.Time, wrap func(storage.Backend) storage.Backend) (string, error) {
-	if stateDir == "" {
-		stateDir = ".bulwark"
-	}
-	if now == nil {
-		now = time.Now
-	}
-	ctx := context.Background()
-	entries, err := os.ReadDir(stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", ErrNoSuchIntervention
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		// The folder's name is its stack's (the file backend's layout).
-		var be storage.Backend = filestore.New(filepath.Join(stateDir, e.Name()), storage.Options{Stack: e.Name(), Now: now})
-		if wrap != nil {
-			be = wrap(be)
-		}
-		if found, err := AckOn(ctx, be, opID, now); found || err != nil {
-			return e.Name(), err
-		}
-	}
-	return "", ErrNoSuchIntervention
-}
-
-// AckOn is Ack on one stack's backend: it reports whether the stack had a
-// pending intervention of operation opID (and then clears it, journaling
-// the acknowledgement); a stack it cannot read is not it.
-func AckOn(ctx context.Context, be storage.Backend, opID string, now func() time.Time) (bool, error) {
-	if now == nil {
-		now = time.Now
-	}
-	st, err := be.Load(ctx)
-	if err != nil {
-		return false, nil
-	}
-	pending := false
-	for _, i := range st.Interventions {
-		pending = pending || i.Op == opID
-	}
-	if !pending {
-		return false, nil
-	}
-	host, _ := os.Hostname()
-	w, err := be.Lock(ctx, storage.Holder{Op: "ack:" + opID, PID: os.Getpid(), Host: host, Since: now().UTC()})
-	if err != nil {
-		return true, err
-	}
-	defer w.Release(ctx)
-	if st, err = be.Load(ctx); err != nil {
-		return true, err
-	}
-	m := storage.MetaOf(st)
-	m.Interventions = slices.DeleteFunc(m.Interventions, func(i state.Intervention) bool { return i.Op == opID })
-	// The acknowledgement and the state without the intervention, in
-	// one durable write.
-	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: opID, Kind: journal.KindAck, Status: "acknowledged"}},
-		Change: storage.Change{Meta: m}}); err != nil {
-		return true, fmt.Errorf("ack %s: %w", opID, err)
-	}
-	if err := w.Checkpoint(ctx, journal.DefaultKeepOperations); err != nil {
-		return true, fmt.Errorf("ack %s: %w", opID, err)
-	}
-	return true, nil
-}
-
 // RevisionSummary is one revision, as history shows it.
 type RevisionSummary struct {
 	N        int       `json:"n"`
@@ -288,12 +184,12 @@ type HistoryReport struct {
 
 // StackHistory reads a stack's operations (from the journal) and revisions
 // (from the state) without taking the lock.
-func StackHistory(sp *spec.Spec, opts Options) (*HistoryReport, error) {
-	st, err := loadState(sp, opts)
+func StackHistory(sp *spec.Spec, opts stack.Options) (*HistoryReport, error) {
+	st, err := stack.LoadState(sp, opts)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readJournalKinds(sp, opts, journal.KindOp, journal.KindSummary)
+	recs, err := stack.ReadJournalKinds(sp, opts, journal.KindOp, journal.KindSummary)
 	if err != nil {
 		return nil, err
 	}
