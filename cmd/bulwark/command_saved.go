@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -151,7 +152,7 @@ func (c *cli) showCmd() *cobra.Command {
 				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
 			}
 			fmt.Fprint(w, "\n\n")
-			if err := pv.RenderColor(w, c.color()); err != nil {
+			if err := planview.Render(w, pv, c.color()); err != nil {
 				return err
 			}
 			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
@@ -171,7 +172,7 @@ func (c *cli) review(ctx context.Context, op string, yes bool) func(*stack.Previ
 			return true // nothing to review: the run reports "already in place"
 		}
 		w := c.red.Writer(c.stdout)
-		pv.RenderColor(w, c.color())
+		planview.Render(w, pv, c.color())
 		fmt.Fprintln(w)
 		if yes || !c.terminal(c.stdin) {
 			return true

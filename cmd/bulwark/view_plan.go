@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -25,7 +26,7 @@ func newPlanView(t ViewType, v view) PlanView {
 type planHuman struct{ view }
 
 func (v planHuman) Plan(pv *stack.Preview, detailed bool) error {
-	if err := pv.RenderColor(v.out(), v.color); err != nil {
+	if err := planview.Render(v.out(), pv, v.color); err != nil {
 		return err
 	}
 	return planExit(pv, detailed)

@@ -24,5 +24,5 @@
 // the exception by design: they are a machine contract (docs/architecture.md,
 // "Lifecycle events"), so the package still writes them itself (progress.go,
 // through core/events to Options.Events) and every caller gets the same
-// bytes. Preview.Render writes a plan to the io.Writer its caller passes.
+// bytes. A plan is data too (Preview): cmd/bulwark's internal/planview draws it.
 package stack

@@ -86,7 +86,7 @@ func TestPropertyNoSensitiveValueInClear(t *testing.T) {
 			if err != nil {
 				rt.Fatalf("plan: %v", err)
 			}
-			pv.Render(&printed)
+			printed.Write(planShows(rt, pv))
 			b, err := json.Marshal(pv)
 			if err != nil {
 				rt.Fatal(err)

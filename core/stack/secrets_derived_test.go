@@ -181,9 +181,7 @@ resources:
 	if pv.HasChanges() {
 		t.Errorf("a re-plan has changes: %+v", pv.Changes)
 	}
-	var text bytes.Buffer
-	pv.Render(&text)
-	clear("the plan", text.Bytes())
+	clear("the plan", planShows(t, pv))
 	js, err = json.Marshal(pv)
 	if err != nil {
 		t.Fatal(err)
@@ -196,9 +194,7 @@ resources:
 	if err != nil {
 		t.Fatal(err)
 	}
-	text.Reset()
-	pv.Render(&text)
-	clear("the plan of a change", text.Bytes())
+	clear("the plan of a change", planShows(t, pv))
 	js, _ = json.Marshal(pv)
 	clear("plan --json of a change", js)
 	// Saved (plan --out), the plan file holds the ids sealed; applied, it

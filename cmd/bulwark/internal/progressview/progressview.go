@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -52,26 +53,9 @@ func New(out io.Writer, color, live bool, now func() time.Time) *View {
 	return &View{out: out, color: color, live: live, now: now, running: map[string]time.Time{}}
 }
 
-var symbols = map[string]string{
-	"create": "+", "update": "~", "replace": "±", "delete": "-", "verify": "✓", "preserve": "=", "refuse": "!",
-}
-
-const (
-	ansiReset  = "\033[0m"
-	ansiGreen  = "\033[32m"
-	ansiRed    = "\033[31m"
-	ansiYellow = "\033[33m"
-	ansiDim    = "\033[2m"
-	ansiCyan   = "\033[36m"
-	ansiClear  = "\r\033[K"
-)
-
-func (p *View) paint(code, s string) string {
-	if !p.color {
-		return s
-	}
-	return code + s + ansiReset
-}
+// paint is s in colour code when the view is in colour. The colours and
+// the marks of the steps are the plan's (internal/style).
+func (p *View) paint(code, s string) string { return style.Paint(p.color, code, s) }
 
 // OperationStarted and OperationEnded draw nothing: an operation's header
 // is a Note, and its report is the command's.
@@ -122,12 +106,12 @@ func (p *View) redraw() {
 	case !p.live:
 		p.clearLine()
 	case len(p.running) > 0:
-		fmt.Fprint(p.out, ansiClear+p.paint(ansiDim, "  … running: "+p.since(p.running, 0)))
+		fmt.Fprint(p.out, style.ClearLine+p.paint(style.Dim, "  … running: "+p.since(p.running, 0)))
 		p.drawn = true
 	case p.readTotal > 0:
 		// The plan's reads: how many are done, and the slowest in flight.
-		fmt.Fprint(p.out, ansiClear+p.paint(ansiCyan, fmt.Sprintf("  … reading %d/%d", p.readDone, p.readTotal))+
-			p.paint(ansiDim, ": "+p.since(p.reading, 5)))
+		fmt.Fprint(p.out, style.ClearLine+p.paint(style.Cyan, fmt.Sprintf("  … reading %d/%d", p.readDone, p.readTotal))+
+			p.paint(style.Dim, ": "+p.since(p.reading, 5)))
 		p.drawn = true
 	default:
 		p.clearLine()
@@ -215,7 +199,7 @@ func (p *View) ReadsEnded() {
 
 func (p *View) clearLine() {
 	if p.drawn {
-		fmt.Fprint(p.out, ansiClear)
+		fmt.Fprint(p.out, style.ClearLine)
 		p.drawn = false
 	}
 }
@@ -232,13 +216,13 @@ func (p *View) Step(e engine.Event, protection string) {
 		// not resource transitions: one line for people.
 		switch {
 		case e.Status == "failed":
-			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Action, e.Err)
+			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(style.Red, "✗"), e.Action, e.Err)
 		case e.Status == "ok":
 			fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
 		}
 		return
 	}
-	sym := symbols[e.Action]
+	sym := style.StepMark(e.Action)
 	if sym == "" {
 		sym = "·"
 	}
@@ -251,14 +235,14 @@ func (p *View) Step(e engine.Event, protection string) {
 			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiDim, "="), e.Resource, p.paint(ansiDim, "already in place, skipped"))
+		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(style.Dim, "="), e.Resource, p.paint(style.Dim, "already in place, skipped"))
 	case "ok":
 		if e.Action == "verify" {
 			return // a verified step reads as one line
 		}
 		delete(p.running, e.Resource)
 		if e.Action == "preserve" {
-			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(ansiYellow, "="), e.Resource, p.paint(ansiYellow, "preserved ("+protection+": a rollback keeps it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(style.Yellow, "="), e.Resource, p.paint(style.Yellow, "preserved ("+protection+": a rollback keeps it)"))
 			return
 		}
 		p.okLine(sym, e)
@@ -267,16 +251,16 @@ func (p *View) Step(e engine.Event, protection string) {
 		if errors.Is(e.Err, engine.ErrLost) {
 			// The stack's lock was lost: the call was cancelled, its end
 			// unrecorded; resume (once the lock is free) finishes it.
-			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped: the stack's lock was lost (resume finishes it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped: the stack's lock was lost (resume finishes it)"))
 			return
 		}
 		if errors.Is(e.Err, context.Canceled) {
 			// A second interrupt cancelled the call: not a failure of the
 			// resource, and resume finishes the step.
-			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(ansiYellow, "■"), e.Resource, e.Action, p.paint(ansiYellow, "stopped by the interrupt (resume finishes it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped by the interrupt (resume finishes it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(ansiRed, "✗"), e.Resource, e.Action, e.Err)
+		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(style.Red, "✗"), e.Resource, e.Action, e.Err)
 	}
 }
 
@@ -286,7 +270,7 @@ func (p *View) Step(e engine.Event, protection string) {
 // p.mu is held.
 func (p *View) okLine(sym string, e engine.Event) {
 	b := append(p.line[:0], "  "...)
-	b = append(b, p.paint(ansiGreen, sym)...)
+	b = append(b, p.paint(style.Green, sym)...)
 	b = append(b, ' ')
 	b = append(b, e.Resource...)
 	for n := utf8.RuneCountInString(e.Resource); n < 16; n++ { // %-16s pads by code points
@@ -311,10 +295,10 @@ func (p *View) Note(text string) {
 
 // Conflict prints a resource an ownership conflict refuses.
 func (p *View) Conflict(op string, c plan.Change) {
-	p.Note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(ansiRed, "!"), c.Resource, c.Reason))
+	p.Note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(style.Red, "!"), c.Resource, c.Reason))
 }
 
 // Refused prints a resource the protection ladder refuses to delete.
 func (p *View) Refused(op, resource string) {
-	p.Note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(ansiRed, "!"), resource))
+	p.Note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(style.Red, "!"), resource))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
 )
@@ -79,9 +80,9 @@ func TestLiveLineAndColour(t *testing.T) {
 	v.Note("hello")
 	v.Step(engine.Event{Resource: "vpc", Action: "create", Status: "ok"}, "")
 	v.StepsEnded()
-	want := ansiClear + ansiDim + "  … running: vpc 0.0s" + ansiReset +
-		ansiClear + "hello\n" +
-		"  " + ansiGreen + "+" + ansiReset + " vpc              create ok (0s)\n"
+	want := style.ClearLine + style.Dim + "  … running: vpc 0.0s" + style.Reset +
+		style.ClearLine + "hello\n" +
+		"  " + style.Green + "+" + style.Reset + " vpc              create ok (0s)\n"
 	if got := b.String(); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
@@ -96,7 +97,7 @@ func TestOKLineIsFprintf(t *testing.T) {
 				var got bytes.Buffer
 				v := New(&got, color, false, clock())
 				v.Step(engine.Event{Resource: name, Action: "create", Status: "ok", Duration: d}, "ephemeral")
-				want := fmt.Sprintf("  %s %-16s %s ok (%s)\n", v.paint(ansiGreen, "+"), name, "create", d.Round(time.Millisecond))
+				want := fmt.Sprintf("  %s %-16s %s ok (%s)\n", v.paint(style.Green, "+"), name, "create", d.Round(time.Millisecond))
 				if got.String() != want {
 					t.Errorf("%q colour %v %v:\n got %q\nwant %q", name, color, d, got.String(), want)
 				}

@@ -1,4 +1,9 @@
-package stack
+// Package planview draws a dry run for a person: `bulwark plan`, `apply
+// --dry-run`, a saved plan's `show` and the plan an apply or a rollback
+// asks to review. Core hands the plan over as data (stack.Preview); this
+// view turns it into text, in the colours and marks it shares with the
+// progress view (internal/style). The --json document is internal/jsonview's.
+package planview
 
 import (
 	"bytes"
@@ -8,37 +13,19 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
-// Render writes the preview for a person: one block per resource (marked
+// Render writes the plan for a person: one block per resource (marked
 // "+" create, "~" update in place, "+/-" replace creating the new one first,
 // "-/+" replace deleting the old one first, "-" delete, "=" no change)
 // with the attribute values before and after, sensitive ones shown as
-// "(sensitive)", then a one-line summary.
-func (p *Preview) Render(w io.Writer) error { return p.RenderColor(w, false) }
-
-// The ANSI codes of the plan's colours. Render is the one renderer left in
-// core: it writes only to the io.Writer its caller passes (cmd/bulwark's
-// plan view), never to a stream of its own.
-const (
-	ansiReset  = "\033[0m"
-	ansiGreen  = "\033[32m"
-	ansiRed    = "\033[31m"
-	ansiYellow = "\033[33m"
-	ansiDim    = "\033[2m"
-	ansiCyan   = "\033[36m"
-)
-
-// planColors paint each action's mark, as apply's progress paints its lines
-// (and Terraform its plan): green adds, yellow changes, red deletes.
-var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ansiYellow, plan.Replace: ansiRed,
-	plan.Delete: ansiRed, plan.NoOp: ansiDim, plan.Import: ansiCyan, plan.Conflict: ansiRed, plan.Retain: ansiYellow}
-
-// RenderColor is Render, in colour when color is set (a terminal without
-// NO_COLOR): each resource's mark and action, its diff's marks, and the
-// refusals.
+// "(sensitive)", then a one-line summary. In colour when color is set (a
+// terminal without NO_COLOR): each resource's mark and action, its diff's
+// marks, and the refusals.
 //
 // The text is written in one Write: a plan of N resources is N lines or
 // more, and a write a line was a system call a line (1,000 of them before
@@ -46,57 +33,45 @@ var planColors = map[plan.Action]string{plan.Create: ansiGreen, plan.Update: ans
 //
 // It returns the write's error: a plan that could not be shown (stdout on
 // a full disk, a closed pipe) must not pass for one that was.
-func (p *Preview) RenderColor(w io.Writer, color bool) error {
+func Render(w io.Writer, p *stack.Preview, color bool) error {
 	var b bytes.Buffer
-	p.render(&b, color)
+	render(&b, p, color)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write the plan: %w", err)
 	}
 	return nil
 }
 
-// planMarks are the marks of each action.
-var planMarks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-", plan.NoOp: "=",
-	plan.Import: "<=", plan.Conflict: "!", plan.Retain: "="}
-
-func (p *Preview) render(w *bytes.Buffer, color bool) {
-	paint := func(code, s string) string {
-		if !color || code == "" {
-			return s
-		}
-		return code + s + ansiReset
-	}
+func render(w *bytes.Buffer, p *stack.Preview, color bool) {
+	paint := func(code, s string) string { return style.Paint(color, code, s) }
 	if p.Running != nil {
-		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(ansiYellow, "note:"), p.Running)
+		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(style.Yellow, "note:"), p.Running)
 	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		if !c.Retained || c.Action != plan.NoOp {
 			counts[c.Action]++ // a retained one is counted as retained
 		}
-		sym := planMarks[c.Action]
-		if c.Action == plan.Replace && c.Mode == plan.CreateFirst {
-			sym = "+/-"
-		}
+		sym := style.PlanMark(c.Action, c.Mode)
 		label := string(c.Action)
-		code := planColors[c.Action]
+		code := style.ActionColor(c.Action)
 		switch {
 		case c.Action == plan.NoOp && c.Retained:
-			label, code = "retained", ansiYellow
+			label, code = "retained", style.Yellow
 			counts[plan.Retain]++
 		case c.Action == plan.NoOp:
 			label = "no change"
 		}
 		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(code, fmt.Sprintf("%-3s %-10s", sym, label)), c.Resource, c.Type, c.Protection)
 		if c.Vanished {
-			fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
+			fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
 		} else if c.Drift != "" {
 			fmt.Fprintf(w, "    note: %s\n", c.Drift)
 		}
 		if c.Action == plan.Replace {
 			fmt.Fprintf(w, "    note: %s\n", replaceNote(c.Change))
 			if c.LosesData() {
-				fmt.Fprintf(w, "    %s\n", paint(ansiRed, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), c.Resource)))
+				fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), c.Resource)))
 			}
 		}
 		if c.Action == plan.NoOp || c.Action == plan.Conflict || c.Action == plan.Retain {
@@ -105,7 +80,7 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 		for _, line := range diffLines(c) {
 			if color {
 				mark, rest, _ := strings.Cut(line, " ")
-				line = paint(map[string]string{"+": ansiGreen, "~": ansiYellow, "-": ansiRed}[mark], mark) + " " + rest
+				line = paint(diffColor(mark), mark) + " " + rest
 			}
 			fmt.Fprintf(w, "    %s\n", line)
 		}
@@ -124,10 +99,10 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 		}
 	}
 	if p.Refused != nil {
-		fmt.Fprintf(w, "\n%s %v\n", paint(ansiRed, "REFUSED:"), p.Refused)
+		fmt.Fprintf(w, "\n%s %v\n", paint(style.Red, "REFUSED:"), p.Refused)
 	}
 	if p.Conflict != nil {
-		fmt.Fprintf(w, "\n%s %v\n", paint(ansiRed, "CONFLICT:"), p.Conflict)
+		fmt.Fprintf(w, "\n%s %v\n", paint(style.Red, "CONFLICT:"), p.Conflict)
 	}
 	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged",
 		counts[plan.Create], counts[plan.Update], counts[plan.Replace], counts[plan.Delete], counts[plan.NoOp])
@@ -143,10 +118,24 @@ func (p *Preview) render(w *bytes.Buffer, color bool) {
 	fmt.Fprintln(w, ".")
 }
 
+// diffColor is the colour of a diff line's mark: the colour of the action
+// it stands for ("+" added, "~" changed, "-" removed).
+func diffColor(mark string) string {
+	switch mark {
+	case "+":
+		return style.ActionColor(plan.Create)
+	case "~":
+		return style.ActionColor(plan.Update)
+	case "-":
+		return style.ActionColor(plan.Delete)
+	}
+	return ""
+}
+
 // diffLines renders the attribute changes of one resource. The "before"
 // side is what the provider observed when it has it, else the recorded
 // config.
-func diffLines(c Planned) []string {
+func diffLines(c stack.Planned) []string {
 	before := c.Before
 	if c.Observed != nil && c.Action != plan.Create {
 		before = map[string]any{}

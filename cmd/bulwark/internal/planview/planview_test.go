@@ -1,9 +1,10 @@
-package stack_test
+package planview_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -23,7 +24,7 @@ func TestRenderDiffMasksSensitiveAndFlagsVanished(t *testing.T) {
 			Before: map[string]any{"size": 3.0}}},
 	}}
 	var b strings.Builder
-	pv.Render(&b)
+	planview.Render(&b, pv, false)
 	out := b.String()
 	for _, want := range []string{
 		"~ password: (sensitive) -> (sensitive)",
@@ -65,12 +66,44 @@ func TestRenderIsOneWrite(t *testing.T) {
 	pv := &stack.Preview{Stack: "s", Changes: changes}
 	for _, color := range []bool{false, true} {
 		var w countingWriter
-		pv.RenderColor(&w, color)
+		planview.Render(&w, pv, color)
 		if w.writes != 1 {
 			t.Errorf("color %v: %d writes, want 1", color, w.writes)
 		}
 		if !strings.Contains(w.String(), "Plan: 4 to create") || strings.Count(w.String(), "create") < 4 {
 			t.Errorf("color %v: render lacks the plan:\n%s", color, w.String())
 		}
+	}
+}
+
+// The lines the plan shows for a refusal and a conflict: the words core
+// puts in the Preview, under the view's headings and marks.
+func TestRenderRefusalAndConflict(t *testing.T) {
+	conflict := plan.Change{Resource: "database", Type: "dynamodb_table", Action: plan.Conflict, Protection: sdk.ProtectionEphemeral,
+		Reason: "belongs to stack alpha (lineage l1)"}
+	for _, tc := range []struct {
+		name string
+		pv   *stack.Preview
+		want []string
+	}{
+		{"refused by the ladder", &stack.Preview{Stack: "s", Changes: []stack.Planned{{Change: plan.Change{Resource: "db", Type: "dynamodb_table",
+			Action: plan.Replace, Protection: sdk.ProtectionProtected, ForceNew: []string{"zone"}}}},
+			Refused: &plan.RefusedError{Op: "apply", Resources: []string{"db"}}},
+			[]string{"-/+ replace    db (dynamodb_table, protected)", "\nREFUSED: apply refused: it would delete protected resource(s) db"}},
+		{"a conflict", &stack.Preview{Stack: "beta", Changes: []stack.Planned{{Change: conflict}},
+			Conflict: &plan.ConflictError{Op: "apply", Conflicts: []plan.Change{conflict}}},
+			[]string{"!   conflict   database (dynamodb_table, ephemeral)", "\nCONFLICT: apply refused: 1 resource(s)", "belongs to stack alpha"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := planview.Render(&b, tc.pv, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("render lacks %q:\n%s", want, b.String())
+				}
+			}
+		})
 	}
 }
