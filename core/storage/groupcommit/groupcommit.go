@@ -169,3 +169,24 @@ func (q *Queue) lead(ctx context.Context, more bool) {
 		}
 	}
 }
+
+// Write is a Writer's Commit through q, the same on every backend that
+// writes in groups: an empty c is a no-op that returns the current serial
+// (serial, which the caller reads under its own lock); a Deferred one
+// returns it once queued (storage.Commit.Deferred); any other waits for
+// the group that carries it. loc names the backend in the error of a
+// caller that stopped waiting (ctx ended: c may still be written).
+func (q *Queue) Write(ctx context.Context, c storage.Commit, loc string, serial func() int64) (int64, error) {
+	if c.Empty() {
+		return serial(), nil
+	}
+	p, err := q.Commit(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", loc, err)
+	}
+	if p.Deferred {
+		// Queued: written with the next waited Commit.
+		return serial(), nil
+	}
+	return p.Serial, p.Err
+}
