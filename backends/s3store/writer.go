@@ -135,24 +135,11 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	w.mu.Lock()
-	if c.Empty() {
-		s := w.st.Serial
-		w.mu.Unlock()
-		return s, nil
-	}
-	w.mu.Unlock()
-	p, err := w.commits.Commit(ctx, c)
-	if err != nil {
-		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
-	}
-	if p.Deferred {
-		// Queued: written with the next waited Commit (storage.Commit.Deferred).
+	return w.commits.Write(ctx, c, w.b.loc, func() int64 {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.st.Serial, nil
-	}
-	return p.Serial, p.Err
+		return w.st.Serial
+	})
 }
 
 // flush writes one group of Commits as one WAL object.
@@ -174,33 +161,21 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	var ok []*groupcommit.Pending
 	for _, p := range group {
 		ch := p.Commit.Change
-		if m := ch.Meta; m != nil && m.Lineage != "" && m.Lineage != lineage {
-			if committed {
-				p.Err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
-				continue
-			}
-			lineage = m.Lineage // the first write of a stack moved here
-		}
-		if err := checkLevels(w.b.key(walKey(seq+1)), ch.Put); err != nil {
+		// The first write of a stack moved here may name its lineage.
+		next, err := storage.NextLineage(w.b.loc, lineage, ch.Meta, !committed)
+		if err != nil {
 			p.Err = err
 			continue
 		}
-		for i := range p.Commit.Records {
-			r := &p.Commit.Records[i]
-			if r.ID == "" {
-				r.ID = ulid.Make().String()
-			}
-			if r.Time.IsZero() {
-				r.Time = now
-			}
-			r.Lineage = lineage
-		}
-		e := entry{Records: p.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
-		se, err := sealEntry(e, sl)
+		lineage = next
+		sch, err := storage.SealChange(ch, w.b.key(walKey(seq+1)), sl)
 		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: seal: %w", w.b.loc, err)
+			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
 			continue
 		}
+		storage.Stamp(p.Commit.Records, now, lineage)
+		e := entry{Records: p.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
+		se := entry{Records: e.Records, Put: sch.Put, Delete: sch.Delete, Meta: sch.Meta}
 		if e.changes() {
 			serial++
 		}
@@ -252,15 +227,6 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	w.mu.Unlock()
 	w.afterWrite()
 	finish(nil)
-}
-
-func checkLevels(where string, put []*state.Resource) error {
-	for _, r := range put {
-		if err := state.CheckResourceLevel(where, r); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (w *writer) afterWrite() {
