@@ -359,87 +359,65 @@ type group struct {
 	dels     map[string]bool
 }
 
-// prepare checks and encodes each Commit of the group in order; one that
-// fails (another lineage, an unknown protection level, a value that cannot
-// be sealed) fails alone, and the others go on.
+// prepare checks, seals and stamps each Commit of the group in order
+// (groupcommit.Prepare), lays it out as rows and folds it into the group;
+// one that fails (another lineage, an unknown protection level, a value
+// that cannot be sealed or encoded) fails alone, and the others go on.
 func (w *writer) prepare(commits []*groupcommit.Pending) *group {
 	w.mu.Lock()
-	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
-	adoptable := w.adoptable
+	g := &group{jseq: w.jseq, puts: map[string][]byte{}, dels: map[string]bool{}}
+	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.where("resources"), Lineage: w.lineage, Adoptable: w.adoptable,
+		Serial: w.serial, Now: w.b.now(), Sealing: w.b.opts.Sealing}
 	w.mu.Unlock()
-	sl := w.b.opts.Sealing
-	for _, p := range commits {
-		ch := p.Commit.Change
-		lineage, err := storage.NextLineage(w.b.loc, g.lineage, ch.Meta, adoptable)
-		if err != nil {
-			p.Err = err
-			continue
-		}
-		sealed, err := storage.SealChange(ch, w.b.where("resources"), sl)
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-			continue
-		}
+	acc, lineage, serial := groupcommit.Prepare(commits, st, func(a *groupcommit.Accepted) error {
 		var meta []byte
-		if sealed.Meta != nil {
-			if meta, err = metaRow(sealed.Meta); err != nil {
-				p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-				continue
+		var err error
+		if a.Sealed.Meta != nil {
+			if meta, err = metaRow(a.Sealed.Meta); err != nil {
+				return err
 			}
 		}
-		puts := make(map[string][]byte, len(sealed.Put))
-		for _, r := range sealed.Put {
+		puts := make(map[string][]byte, len(a.Sealed.Put))
+		for _, r := range a.Sealed.Put {
 			if puts[r.Name], err = resourceRow(r); err != nil {
-				break
+				return err
 			}
 		}
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-			continue
-		}
-		var bodies [][]byte
-		// Stamped in place: the caller learns the ids.
-		storage.Stamp(p.Commit.Records, w.b.now(), lineage)
-		for i := range p.Commit.Records {
-			r := &p.Commit.Records[i]
+		bodies := make([][]byte, 0, len(a.Commit.Records))
+		for i := range a.Commit.Records {
+			r := &a.Commit.Records[i]
 			r.Time = r.Time.UTC()
-			body, merr := json.Marshal(r)
-			if merr != nil {
-				err = merr
-				break
+			body, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("encode record: %w", err)
 			}
 			bodies = append(bodies, body)
 		}
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: encode record: %w", w.b.loc, err)
-			continue
-		}
 		// Accepted: fold it into the group, in order.
-		for i, r := range p.Commit.Records {
+		for i, r := range a.Commit.Records {
 			g.jseq++
 			g.seqs = append(g.seqs, g.jseq)
 			g.ops = append(g.ops, r.Op)
 			g.kinds = append(g.kinds, r.Kind)
-			g.lineages = append(g.lineages, lineage)
+			g.lineages = append(g.lineages, a.Lineage)
 			g.bodies = append(g.bodies, bodies[i])
 		}
-		for _, r := range ch.Put {
-			g.puts[r.Name] = puts[r.Name]
-			delete(g.dels, r.Name)
+		for n, body := range puts {
+			g.puts[n] = body
+			delete(g.dels, n)
 		}
-		for _, n := range ch.Delete {
+		for _, n := range a.Sealed.Delete {
 			g.dels[n] = true
 			delete(g.puts, n)
 		}
 		if meta != nil {
 			g.meta = meta
 		}
-		g.lineage = lineage
-		if !ch.Empty() {
-			g.serial++ // records alone change no state
-		}
-		p.Serial = g.serial
-		g.commits = append(g.commits, p)
+		return nil
+	})
+	g.lineage, g.serial = lineage, serial
+	for _, a := range acc {
+		g.commits = append(g.commits, a.Pending)
 	}
 	return g
 }

@@ -152,35 +152,19 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 		}
 	}
 	w.mu.Lock()
-	lineage, committed, serial, seq, token := w.lineage, w.committed, w.st.Serial, w.seq, w.lr.Token
-	first := lineage
+	first, seq, token := w.lineage, w.seq, w.lr.Token
+	// The first write of a stack moved here may name its lineage.
+	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.key(walKey(seq + 1)), Lineage: first, Adoptable: !w.committed,
+		Serial: w.st.Serial, Now: w.b.now().UTC(), Sealing: w.b.opts.Sealing}
 	w.mu.Unlock()
-	sl := w.b.opts.Sealing
-	now := w.b.now().UTC()
+	acc, lineage, _ := groupcommit.Prepare(group, st, nil)
 	var clear, sealed []entry
 	var ok []*groupcommit.Pending
-	for _, p := range group {
-		ch := p.Commit.Change
-		// The first write of a stack moved here may name its lineage.
-		next, err := storage.NextLineage(w.b.loc, lineage, ch.Meta, !committed)
-		if err != nil {
-			p.Err = err
-			continue
-		}
-		lineage = next
-		sch, err := storage.SealChange(ch, w.b.key(walKey(seq+1)), sl)
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-			continue
-		}
-		storage.Stamp(p.Commit.Records, now, lineage)
-		e := entry{Records: p.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
-		se := entry{Records: e.Records, Put: sch.Put, Delete: sch.Delete, Meta: sch.Meta}
-		if e.changes() {
-			serial++
-		}
-		p.Serial = serial
-		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, p)
+	for _, a := range acc {
+		ch := a.Commit.Change
+		e := entry{Records: a.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
+		se := entry{Records: e.Records, Put: a.Sealed.Put, Delete: a.Sealed.Delete, Meta: a.Sealed.Meta}
+		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, a.Pending)
 	}
 	if len(ok) == 0 {
 		finish(nil)
