@@ -311,18 +311,6 @@ func (w *writer) DeleteRevision(ctx context.Context, n int) error {
 	return nil
 }
 
-// sealed returns st's stored form (st is a copy the caller owns).
-func sealed(st *state.State, sl state.Sealing) (*state.State, error) {
-	sst, err := state.SealState(st, sl)
-	if err != nil {
-		return nil, err
-	}
-	for i := range sst.Revisions {
-		sst.Revisions[i].Spec = "" // the bodies are PutRevision's
-	}
-	return sst, nil
-}
-
 // PutBackup stores the state as of now under name, keeping the newest keep.
 func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
 	if err := w.held(ctx); err != nil {
@@ -341,7 +329,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	if len(have) > 0 && have[len(have)-1].Serial == st.Serial {
 		return false, nil // nothing changed since the newest: no second copy
 	}
-	sst, err := sealed(st, w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st, w.b.opts.Sealing)
 	if err != nil {
 		return false, w.b.wrap("backup "+name, err)
 	}
@@ -394,7 +382,7 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if !validName(info.Name) {
 		return fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, info.Name)
 	}
-	sst, err := sealed(st.Clone(), w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st.Clone(), w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
 	}
@@ -458,7 +446,7 @@ func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error 
 	if err := w.held(ctx); err != nil {
 		return err
 	}
-	sst, err := sealed(st, w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("checkpoint", err)
 	}

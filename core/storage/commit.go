@@ -127,3 +127,18 @@ func HolderDefaults(h Holder, now time.Time) Holder {
 	h.Since = h.Since.UTC()
 	return h
 }
+
+// SealSnapshot returns st as a backend stores a whole state (a snapshot, a
+// backup): its sensitive values sealed (state.SealState) and its revisions
+// without spec text (the bodies are PutRevision's). st must be a copy the
+// caller owns: without a Sealer it is returned, its specs dropped.
+func SealSnapshot(st *state.State, sl state.Sealing) (*state.State, error) {
+	sst, err := state.SealState(st, sl)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sst.Revisions {
+		sst.Revisions[i].Spec = ""
+	}
+	return sst, nil
+}

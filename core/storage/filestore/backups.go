@@ -210,12 +210,9 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
-	snap, err := state.SealState(st.Clone(), w.b.opts.Sealing)
+	snap, err := storage.SealSnapshot(st.Clone(), w.b.opts.Sealing)
 	if err != nil {
 		return fmt.Errorf("backup %s: %w", info.Name, err)
-	}
-	for i := range snap.Revisions {
-		snap.Revisions[i].Spec = "" // bodies are PutRevision's
 	}
 	if _, err := nofollow.Mkdir(filepath.Join(w.b.dir, backupsDir), 0o700); err != nil {
 		return fmt.Errorf("backup %s: %w", info.Name, err)
