@@ -35,16 +35,7 @@ const lockWait = 2 * time.Second
 
 // Lock takes the stack's lock on a connection of its own.
 func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
-	if h.PID == 0 {
-		h.PID = os.Getpid()
-	}
-	if h.Host == "" {
-		h.Host, _ = os.Hostname()
-	}
-	if h.Since.IsZero() {
-		h.Since = b.now()
-	}
-	h.Since = h.Since.UTC()
+	h = storage.HolderDefaults(h, b.now())
 	cfg := b.conn.Copy()
 	// The server finds a client machine that vanished (no FIN ever comes)
 	// by keepalives: about 10 s idle, then 4 probes 5 s apart.
@@ -345,24 +336,11 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	w.mu.Lock()
-	if c.Empty() {
-		s := w.serial
-		w.mu.Unlock()
-		return s, nil
-	}
-	w.mu.Unlock()
-	p, err := w.commits.Commit(ctx, c)
-	if err != nil {
-		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
-	}
-	if p.Deferred {
-		// Queued: written with the next waited Commit (storage.Commit.Deferred).
+	return w.commits.Write(ctx, c, w.b.loc, func() int64 {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.serial, nil
-	}
-	return p.Serial, p.Err
+		return w.serial
+	})
 }
 
 // group is what one transaction writes for a group of Commits.
@@ -381,100 +359,65 @@ type group struct {
 	dels     map[string]bool
 }
 
-// prepare checks and encodes each Commit of the group in order; one that
-// fails (another lineage, an unknown protection level, a value that cannot
-// be sealed) fails alone, and the others go on.
+// prepare checks, seals and stamps each Commit of the group in order
+// (groupcommit.Prepare), lays it out as rows and folds it into the group;
+// one that fails (another lineage, an unknown protection level, a value
+// that cannot be sealed or encoded) fails alone, and the others go on.
 func (w *writer) prepare(commits []*groupcommit.Pending) *group {
 	w.mu.Lock()
-	g := &group{serial: w.serial, jseq: w.jseq, lineage: w.lineage, puts: map[string][]byte{}, dels: map[string]bool{}}
-	adoptable := w.adoptable
+	g := &group{jseq: w.jseq, puts: map[string][]byte{}, dels: map[string]bool{}}
+	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.where("resources"), Lineage: w.lineage, Adoptable: w.adoptable,
+		Serial: w.serial, Now: w.b.now(), Sealing: w.b.opts.Sealing}
 	w.mu.Unlock()
-	sl := w.b.opts.Sealing
-	for _, p := range commits {
-		ch := p.Commit.Change
-		lineage := g.lineage
+	acc, lineage, serial := groupcommit.Prepare(commits, st, func(a *groupcommit.Accepted) error {
 		var meta []byte
-		if m := ch.Meta; m != nil {
-			if m.Lineage != "" && !adoptable && m.Lineage != lineage {
-				p.Err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
-				continue
-			}
-			if m.Lineage != "" {
-				lineage = m.Lineage
-			}
-			var err error
-			if meta, err = sealedMeta(m, sl); err != nil {
-				p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-				continue
-			}
-		}
-		puts := make(map[string][]byte, len(ch.Put))
 		var err error
-		for _, r := range ch.Put {
-			if r == nil || r.Name == "" {
-				err = errors.New("a resource put has no name")
-				break
-			}
-			if err = state.CheckResourceLevel(w.b.where("resources"), r); err != nil {
-				break
-			}
-			if puts[r.Name], err = sealedResource(r, sl); err != nil {
-				break
+		if a.Sealed.Meta != nil {
+			if meta, err = metaRow(a.Sealed.Meta); err != nil {
+				return err
 			}
 		}
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: %w", w.b.loc, err)
-			continue
+		puts := make(map[string][]byte, len(a.Sealed.Put))
+		for _, r := range a.Sealed.Put {
+			if puts[r.Name], err = resourceRow(r); err != nil {
+				return err
+			}
 		}
-		var bodies [][]byte
-		for i := range p.Commit.Records {
-			// Stamped in place: the caller learns the ids.
-			r := &p.Commit.Records[i]
-			if r.ID == "" {
-				r.ID = ulid.Make().String()
-			}
-			if r.Time.IsZero() {
-				r.Time = w.b.now()
-			}
+		bodies := make([][]byte, 0, len(a.Commit.Records))
+		for i := range a.Commit.Records {
+			r := &a.Commit.Records[i]
 			r.Time = r.Time.UTC()
-			r.Lineage = lineage
-			body, merr := json.Marshal(r)
-			if merr != nil {
-				err = merr
-				break
+			body, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("encode record: %w", err)
 			}
 			bodies = append(bodies, body)
 		}
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: encode record: %w", w.b.loc, err)
-			continue
-		}
 		// Accepted: fold it into the group, in order.
-		for i, r := range p.Commit.Records {
+		for i, r := range a.Commit.Records {
 			g.jseq++
 			g.seqs = append(g.seqs, g.jseq)
 			g.ops = append(g.ops, r.Op)
 			g.kinds = append(g.kinds, r.Kind)
-			g.lineages = append(g.lineages, lineage)
+			g.lineages = append(g.lineages, a.Lineage)
 			g.bodies = append(g.bodies, bodies[i])
 		}
-		for _, r := range ch.Put {
-			g.puts[r.Name] = puts[r.Name]
-			delete(g.dels, r.Name)
+		for n, body := range puts {
+			g.puts[n] = body
+			delete(g.dels, n)
 		}
-		for _, n := range ch.Delete {
+		for _, n := range a.Sealed.Delete {
 			g.dels[n] = true
 			delete(g.puts, n)
 		}
 		if meta != nil {
 			g.meta = meta
 		}
-		g.lineage = lineage
-		if !ch.Empty() {
-			g.serial++ // records alone change no state
-		}
-		p.Serial = g.serial
-		g.commits = append(g.commits, p)
+		return nil
+	})
+	g.lineage, g.serial = lineage, serial
+	for _, a := range acc {
+		g.commits = append(g.commits, a.Pending)
 	}
 	return g
 }
@@ -734,13 +677,17 @@ func (w *writer) DropBackup(ctx context.Context, name string) error {
 func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
 	sl := w.b.opts.Sealing
 	doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: st.Lineage, Serial: st.Serial, Resources: make(map[string]json.RawMessage, len(st.Resources))}
-	m, err := sealedMetaOf(storage.MetaOf(st), sl)
+	m, err := storage.SealMeta(storage.MetaOf(st), sl)
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
 	}
 	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
 	for n, r := range st.Resources {
-		if doc.Resources[n], err = sealedResourceRecord(r, sl); err != nil {
+		sr, err := state.SealResource(r, sl)
+		if err != nil {
+			return w.b.wrap("copy backup "+info.Name, err)
+		}
+		if doc.Resources[n], err = json.Marshal(sr); err != nil {
 			return w.b.wrap("copy backup "+info.Name, err)
 		}
 	}
@@ -813,11 +760,13 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if err := rows.Err(); err != nil {
 		return w.b.wrap("checkpoint", err)
 	}
-	if whole <= 2*keepOps {
+	// The retention rule is the journal's (journal.Compacted, and
+	// journal.Finished below), applied to what the rows say.
+	left := journal.Compacted(whole, keepOps)
+	if left == 0 {
 		return nil
 	}
 	var candidates, read []string
-	left := whole - keepOps
 	for i, o := range ops {
 		if left == 0 {
 			break
@@ -844,13 +793,10 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 			return err
 		}
 		type summary struct {
-			rec   journal.Record
 			first int64
-			n     int
-			ops   journal.Ops // its records, for journal.Unchanged
+			ops   journal.Ops // its records, for journal.Ops.Summary
 		}
 		sums := map[string]*summary{}
-		var order []string
 		type line struct {
 			rec  journal.Record
 			seq  int64
@@ -885,21 +831,10 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 			}
 			s := sums[r.Op]
 			if s == nil {
-				s = &summary{rec: journal.Record{ID: r.ID, Op: r.Op, Time: r.Time, Kind: journal.KindSummary}, first: seq}
+				s = &summary{first: seq}
 				sums[r.Op] = s
-				order = append(order, r.Op)
 			}
-			s.n++
 			s.ops.Add(&r, 0)
-			if r.Lineage != "" {
-				s.rec.Lineage = r.Lineage
-			}
-			if r.Kind == journal.KindOp {
-				s.rec.Status, s.rec.Error, s.rec.End = r.Status, r.Error, r.Time
-				if r.Type != "" {
-					s.rec.Type = r.Type
-				}
-			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -919,10 +854,9 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		var head *item
 		for _, o := range ops {
 			var it *item
-			if s := sums[o.id]; s != nil && finished(s.rec.Status) && !damaged[o.id] {
-				s.rec.Steps = s.n
-				s.rec.Unchanged = journal.Unchanged(s.ops.Get(o.id))
-				it = &item{rec: s.rec, seq: s.first, ops: []string{o.id}, rewrite: true}
+			if s := sums[o.id]; s != nil && journal.Finished(s.ops.Get(o.id).Status) && !damaged[o.id] {
+				// The summary every backend makes of an operation.
+				it = &item{rec: s.ops.Summary(o.id), seq: s.first, ops: []string{o.id}, rewrite: true}
 			} else if l := lines[o.id]; l != nil && l.rows == 1 && !damaged[o.id] && l.rec.Kind == journal.KindSummary {
 				it = &item{rec: l.rec, seq: l.seq, ops: []string{o.id}}
 			}
@@ -965,16 +899,6 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 		_, err = tx.Exec(ctx, w.b.sql.insertJournal, w.b.stack, g.seqs, g.ops, g.kinds, g.lineages, g.bodies)
 		return err
 	})
-}
-
-// finished reports whether an operation with this final status needs none
-// of its records again (journal.Compact's rule).
-func finished(status string) bool {
-	switch status {
-	case journal.OpSucceeded, journal.OpFailed, journal.OpCompensated, journal.OpRefused:
-		return true
-	}
-	return false
 }
 
 // Release deletes the holder row and closes the lock connection, which

@@ -131,16 +131,7 @@ func newToken() string {
 // takes over a stale one with If-Match on the ETag it read, then fences any
 // writer the takeover displaced.
 func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
-	if h.PID == 0 {
-		h.PID = os.Getpid()
-	}
-	if h.Host == "" {
-		h.Host, _ = os.Hostname()
-	}
-	if h.Since.IsZero() {
-		h.Since = b.now()
-	}
-	h.Since = h.Since.UTC()
+	h = storage.HolderDefaults(h, b.now())
 	lr := &lockRecord{Format: format, Holder: h, Token: newToken(), Proc: self()}
 	var stale *storage.Holder
 	var why string

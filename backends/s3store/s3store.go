@@ -905,32 +905,3 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 	}
 	return s, nil
 }
-
-// sealEntry returns e's stored form: its resources and metadata with their
-// sensitive values sealed.
-func sealEntry(e entry, sl state.Sealing) (entry, error) {
-	out := entry{Records: e.Records, Delete: e.Delete}
-	for _, r := range e.Put {
-		sr, err := state.SealResource(r, sl)
-		if err != nil {
-			return entry{}, err
-		}
-		out.Put = append(out.Put, sr)
-	}
-	if m := e.Meta; m != nil {
-		// The sensitive outputs and every revision's sensitive variables
-		// (what SealState seals of a state, as pgstore seals its meta row).
-		ms := &state.State{Revisions: slices.Clone(m.Revisions), Outputs: m.Outputs}
-		for i := range ms.Revisions {
-			ms.Revisions[i].Spec = "" // the bodies are PutRevision's
-		}
-		st, err := state.SealState(ms, sl)
-		if err != nil {
-			return entry{}, err
-		}
-		mc := *m
-		mc.Outputs, mc.Revisions = st.Outputs, st.Revisions
-		out.Meta = &mc
-	}
-	return out, nil
-}

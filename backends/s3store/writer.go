@@ -135,24 +135,11 @@ func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
 	if err := w.usable(); err != nil {
 		return 0, err
 	}
-	w.mu.Lock()
-	if c.Empty() {
-		s := w.st.Serial
-		w.mu.Unlock()
-		return s, nil
-	}
-	w.mu.Unlock()
-	p, err := w.commits.Commit(ctx, c)
-	if err != nil {
-		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", w.b.loc, err)
-	}
-	if p.Deferred {
-		// Queued: written with the next waited Commit (storage.Commit.Deferred).
+	return w.commits.Write(ctx, c, w.b.loc, func() int64 {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.st.Serial, nil
-	}
-	return p.Serial, p.Err
+		return w.st.Serial
+	})
 }
 
 // flush writes one group of Commits as one WAL object.
@@ -165,47 +152,19 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 		}
 	}
 	w.mu.Lock()
-	lineage, committed, serial, seq, token := w.lineage, w.committed, w.st.Serial, w.seq, w.lr.Token
-	first := lineage
+	first, seq, token := w.lineage, w.seq, w.lr.Token
+	// The first write of a stack moved here may name its lineage.
+	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.key(walKey(seq + 1)), Lineage: first, Adoptable: !w.committed,
+		Serial: w.st.Serial, Now: w.b.now().UTC(), Sealing: w.b.opts.Sealing}
 	w.mu.Unlock()
-	sl := w.b.opts.Sealing
-	now := w.b.now().UTC()
+	acc, lineage, _ := groupcommit.Prepare(group, st, nil)
 	var clear, sealed []entry
 	var ok []*groupcommit.Pending
-	for _, p := range group {
-		ch := p.Commit.Change
-		if m := ch.Meta; m != nil && m.Lineage != "" && m.Lineage != lineage {
-			if committed {
-				p.Err = fmt.Errorf("commit to %s: lineage %s is not the stack's %s: %w", w.b.loc, m.Lineage, lineage, storage.ErrLineage)
-				continue
-			}
-			lineage = m.Lineage // the first write of a stack moved here
-		}
-		if err := checkLevels(w.b.key(walKey(seq+1)), ch.Put); err != nil {
-			p.Err = err
-			continue
-		}
-		for i := range p.Commit.Records {
-			r := &p.Commit.Records[i]
-			if r.ID == "" {
-				r.ID = ulid.Make().String()
-			}
-			if r.Time.IsZero() {
-				r.Time = now
-			}
-			r.Lineage = lineage
-		}
-		e := entry{Records: p.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
-		se, err := sealEntry(e, sl)
-		if err != nil {
-			p.Err = fmt.Errorf("commit to %s: seal: %w", w.b.loc, err)
-			continue
-		}
-		if e.changes() {
-			serial++
-		}
-		p.Serial = serial
-		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, p)
+	for _, a := range acc {
+		ch := a.Commit.Change
+		e := entry{Records: a.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
+		se := entry{Records: e.Records, Put: a.Sealed.Put, Delete: a.Sealed.Delete, Meta: a.Sealed.Meta}
+		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, a.Pending)
 	}
 	if len(ok) == 0 {
 		finish(nil)
@@ -252,15 +211,6 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	w.mu.Unlock()
 	w.afterWrite()
 	finish(nil)
-}
-
-func checkLevels(where string, put []*state.Resource) error {
-	for _, r := range put {
-		if err := state.CheckResourceLevel(where, r); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (w *writer) afterWrite() {
@@ -361,18 +311,6 @@ func (w *writer) DeleteRevision(ctx context.Context, n int) error {
 	return nil
 }
 
-// sealed returns st's stored form (st is a copy the caller owns).
-func sealed(st *state.State, sl state.Sealing) (*state.State, error) {
-	sst, err := state.SealState(st, sl)
-	if err != nil {
-		return nil, err
-	}
-	for i := range sst.Revisions {
-		sst.Revisions[i].Spec = "" // the bodies are PutRevision's
-	}
-	return sst, nil
-}
-
 // PutBackup stores the state as of now under name, keeping the newest keep.
 func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, error) {
 	if err := w.held(ctx); err != nil {
@@ -391,7 +329,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 	if len(have) > 0 && have[len(have)-1].Serial == st.Serial {
 		return false, nil // nothing changed since the newest: no second copy
 	}
-	sst, err := sealed(st, w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st, w.b.opts.Sealing)
 	if err != nil {
 		return false, w.b.wrap("backup "+name, err)
 	}
@@ -444,7 +382,7 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if !validName(info.Name) {
 		return fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, info.Name)
 	}
-	sst, err := sealed(st.Clone(), w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st.Clone(), w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
 	}
@@ -508,7 +446,7 @@ func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error 
 	if err := w.held(ctx); err != nil {
 		return err
 	}
-	sst, err := sealed(st, w.b.opts.Sealing)
+	sst, err := storage.SealSnapshot(st, w.b.opts.Sealing)
 	if err != nil {
 		return w.b.wrap("checkpoint", err)
 	}

@@ -238,16 +238,34 @@ func (o *Ops) Compactable(keep int) map[string]bool {
 		keep = DefaultKeepOperations
 	}
 	whole := o.Whole()
-	if len(whole) <= 2*keep {
+	n := Compacted(len(whole), keep)
+	if n == 0 {
 		return nil
 	}
 	compact := map[string]bool{}
-	for _, op := range whole[:len(whole)-keep] {
-		if finished(op.Status) {
+	for _, op := range whole[:n] {
+		if Finished(op.Status) {
 			compact[op.ID] = true
 		}
 	}
 	return compact
+}
+
+// Compacted is the retention rule's count: of whole operations (not
+// summarized yet, oldest first), how many of the oldest are looked at for
+// summary (those of them Finished are summarized). Once more than twice
+// keep are whole, the newest keep stay whole; below that none is looked
+// at, so a journal pays for a compaction once in keep operations. A
+// backend that learns its operations its own way (pgstore, from its rows)
+// applies the same rule through this and Finished.
+func Compacted(whole, keep int) int {
+	if keep <= 0 {
+		keep = DefaultKeepOperations
+	}
+	if whole <= 2*keep {
+		return 0
+	}
+	return whole - keep
 }
 
 // Summary is the one line operation id's records are compacted to. It is
@@ -281,9 +299,9 @@ func WriteAll(path string, recs []Record) error {
 	return nil
 }
 
-// finished reports whether an operation with this final status needs none
+// Finished reports whether an operation with this final status needs none
 // of its records again: it ended, and nobody has to act on it.
-func finished(status string) bool {
+func Finished(status string) bool {
 	switch status {
 	case OpSucceeded, OpFailed, OpCompensated, OpRefused:
 		return true

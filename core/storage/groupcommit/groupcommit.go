@@ -16,7 +16,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
@@ -168,4 +170,90 @@ func (q *Queue) lead(ctx context.Context, more bool) {
 			return
 		}
 	}
+}
+
+// Write is a Writer's Commit through q, the same on every backend that
+// writes in groups: an empty c is a no-op that returns the current serial
+// (serial, which the caller reads under its own lock); a Deferred one
+// returns it once queued (storage.Commit.Deferred); any other waits for
+// the group that carries it. loc names the backend in the error of a
+// caller that stopped waiting (ctx ended: c may still be written).
+func (q *Queue) Write(ctx context.Context, c storage.Commit, loc string, serial func() int64) (int64, error) {
+	if c.Empty() {
+		return serial(), nil
+	}
+	p, err := q.Commit(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("commit to %s: %w (it may still be written)", loc, err)
+	}
+	if p.Deferred {
+		// Queued: written with the next waited Commit.
+		return serial(), nil
+	}
+	return p.Serial, p.Err
+}
+
+// Stack is what Prepare checks a group against: the stack as of the last
+// group written.
+type Stack struct {
+	Loc     string // the backend's Location, for errors
+	Where   string // where resources are stored, for a level's error
+	Lineage string
+	// Adoptable: the stack holds nothing yet, so a first Meta may name its
+	// lineage (storage.NextLineage).
+	Adoptable bool
+	Serial    int64
+	Now       time.Time
+	Sealing   state.Sealing
+}
+
+// Accepted is one Commit of a group as its backend stores it.
+type Accepted struct {
+	*Pending
+	// Sealed is its change checked and sealed (storage.SealChange).
+	Sealed storage.Change
+	// Lineage is the stack's with it: its records are stamped with it.
+	Lineage string
+}
+
+// Prepare is what every backend that writes in groups does to a group
+// before writing it: each Commit, in order, has its lineage checked
+// (storage.NextLineage), its change checked and sealed (storage.SealChange)
+// and its records stamped (storage.Stamp); then encode, when set, lays it
+// out as its backend stores it. A Commit that fails any of them fails
+// alone (its Err set, nothing of it in the group) and the others go on.
+// Each accepted Commit's Serial is the state's after it (a Commit of
+// records alone changes no state). Prepare returns the accepted Commits,
+// oldest first, and the stack's lineage and serial after them.
+func Prepare(group []*Pending, s Stack, encode func(*Accepted) error) (acc []*Accepted, lineage string, serial int64) {
+	lineage, serial = s.Lineage, s.Serial
+	for _, p := range group {
+		ch := p.Commit.Change
+		next, err := storage.NextLineage(s.Loc, lineage, ch.Meta, s.Adoptable)
+		if err != nil {
+			p.Err = err
+			continue
+		}
+		sealed, err := storage.SealChange(ch, s.Where, s.Sealing)
+		if err != nil {
+			p.Err = fmt.Errorf("commit to %s: %w", s.Loc, err)
+			continue
+		}
+		// Stamped in place: the caller learns the ids.
+		storage.Stamp(p.Commit.Records, s.Now, next)
+		a := &Accepted{Pending: p, Sealed: sealed, Lineage: next}
+		if encode != nil {
+			if err := encode(a); err != nil {
+				p.Err = fmt.Errorf("commit to %s: %w", s.Loc, err)
+				continue
+			}
+		}
+		lineage = next
+		if !ch.Empty() {
+			serial++
+		}
+		p.Serial = serial
+		acc = append(acc, a)
+	}
+	return acc, lineage, serial
 }

@@ -122,6 +122,7 @@ func Run(t *testing.T, f Factory) {
 		{"CrashWithDeferredRecords", s.crashDeferred},
 		{"Lost", s.lost},
 		{"Lineage", s.lineage},
+		{"CommitOfAnotherLineage", s.commitOfAnotherLineage},
 		{"Revisions", s.revisions},
 		{"Backups", s.backups},
 		{"BackupsOfFailedAttempts", s.backupsOfFailedAttempts},
@@ -515,6 +516,38 @@ func (s *suite) lineage(t *testing.T) {
 	// Refusing takes no lock with it.
 	w := s.lock(t, s.open(t, foreign), "op_lineage3")
 	w.Release(ctx)
+}
+
+// commitOfAnotherLineage: a Commit whose metadata names another lineage
+// than the stack's is refused (ErrLineage) once the stack holds anything,
+// writes nothing, and the stack still loads, in its own lineage.
+func (s *suite) commitOfAnotherLineage(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	w := s.lock(t, s.open(t, home), "op_lin")
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_lin", "a", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("a", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := storage.MetaOf(before)
+	m.Lineage = "01FOREIGNLINEAGE0000000000"
+	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_lin", "b", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{res("b", 1)}, Meta: m}}); !errors.Is(err, storage.ErrLineage) {
+		t.Fatalf("commit of another lineage: %v, want ErrLineage", err)
+	}
+	if err := w.Checkpoint(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	after, err := s.open(t, home).Load(ctx)
+	if err != nil {
+		t.Fatalf("load after a refused commit: %v", err)
+	}
+	if after.Lineage != before.Lineage || after.Resources["b"] != nil || after.Serial != before.Serial {
+		t.Fatalf("after a refused commit: lineage %q serial %d resources %v, want lineage %q serial %d without b", after.Lineage, after.Serial, after.Names(), before.Lineage, before.Serial)
+	}
 }
 
 func (s *suite) revisions(t *testing.T) {
