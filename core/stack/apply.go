@@ -94,7 +94,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	// The whole plan is checked before its first step, by the same code a
 	// dry run uses: the ladder, then ownership.
 	if err := pl.Check(opType); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	if s.opts.Review != nil && s.saved == nil && !s.opts.Review(s.preview(pl, obs, st)) {
 		return nil, &CancelledError{Op: opType}
@@ -198,7 +198,7 @@ func (e *CancelledError) Error() string {
 }
 
 // refused journals and reports a plan the ladder or ownership refused.
-func (s *session) refused(err error, pl *plan.Plan) error {
+func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
 	var ce *plan.ConflictError
 	// A refusal is an operation of its own in the journal: its lifecycle
@@ -217,7 +217,7 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 		for _, c := range ce.Conflicts {
 			names = append(names, c.Resource)
 		}
-		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
@@ -227,7 +227,7 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 			types[c.Resource] = c.Type
 		}
 		s.prog.refuse(s.opID, re.Resources, types)
-		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}

@@ -216,7 +216,7 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 		errs[n] = errors.New(failed[n])
 	}
 	stepErr := &engine.StepError{Failures: errs}
-	if _, err := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpIntervention, Error: engine.OneLine(stepErr.Error())}); err != nil {
+	if _, err := s.jr.Append(ctx, journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpIntervention, Error: engine.OneLine(stepErr.Error())}); err != nil {
 		return nil, true, err
 	}
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.NeedsIntervention, Err: stepErr,
@@ -343,7 +343,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 		if err != nil {
 			rec.Error = engine.OneLine(err.Error())
 		}
-		_, rerr = s.jr.Append(rec)
+		_, rerr = s.jr.Append(ctx, rec)
 	}
 	if rerr != nil {
 		outcome, err = engine.Unfinished, &engine.UnrecordedError{Reached: reached, Err: rerr, Cause: err}
@@ -442,7 +442,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
 	case OpImport, OpForget, OpMove:
-		return s.closeStateOp(target)
+		return s.closeStateOp(ctx, target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }

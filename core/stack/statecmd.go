@@ -465,9 +465,9 @@ func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype stri
 // closeStateOp ends a state command a crash interrupted: its one state
 // write is atomic, so it happened or it did not; it is journaled as failed
 // and the person is told to look and run it again.
-func (s *session) closeStateOp(target UnfinishedError) (*Result, error) {
+func (s *session) closeStateOp(ctx context.Context, target UnfinishedError) (*Result, error) {
 	err := fmt.Errorf("the interrupted %s %s is closed; its state write is atomic: see `bulwark state list` and run it again if it did not take effect", target.Type, target.Op)
-	if _, jerr := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed, Error: err.Error()}); jerr != nil {
+	if _, jerr := s.jr.Append(ctx, journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed, Error: err.Error()}); jerr != nil {
 		return nil, jerr
 	}
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Failed, Err: err}, nil

@@ -145,8 +145,8 @@ func merge(p *storage.Change, ch storage.Change) {
 }
 
 // Append is the engine's journal: the record, with what its step changed
-// since its last record, in one commit.
-func (s *store) Append(r journal.Record) (journal.Record, error) {
+// since its last record, in one commit, made under ctx (the command's).
+func (s *store) Append(ctx context.Context, r journal.Record) (journal.Record, error) {
 	var ch storage.Change
 	key := r.Step
 	if r.Kind == journal.KindOp && r.Status != journal.OpRunning {
@@ -163,7 +163,7 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 		s.pmu.Unlock()
 	}
 	recs := []journal.Record{r}
-	err := s.commit(s.context(), recs, ch)
+	err := s.commit(ctx, recs, ch)
 	if p != nil {
 		// Dropped only now, once the view shows it (or the commit
 		// failed): stepResource finds a step's put in one or the other
@@ -203,13 +203,13 @@ func (s *store) stepResource(id, name string) *state.Resource {
 // mutation (engine.DeferringJournal): queued without waiting for its
 // durability, it is written with the next durable record. A record that
 // carries what its step changed is never deferred.
-func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
+func (s *store) AppendDeferred(ctx context.Context, r journal.Record) (journal.Record, error) {
 	if r.Step != "" {
 		s.pmu.Lock()
 		p := s.pending[r.Step]
 		s.pmu.Unlock()
 		if p != nil && !p.Empty() {
-			return s.Append(r)
+			return s.Append(ctx, r)
 		}
 	}
 	// Once the lock is lost nothing more is even attempted (as commit).
@@ -219,7 +219,7 @@ func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
 	r.Error = s.red.Redact(r.Error)
 	// The backend may stamp the queued record when it writes it: what is
 	// returned is r as given, never the queued copy.
-	if _, err := s.w.Commit(s.context(), storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
+	if _, err := s.w.Commit(ctx, storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
 		if errors.Is(err, storage.ErrLost) {
 			s.mu.Lock()
 			if s.lostWhy == nil {

@@ -42,7 +42,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	st := s.store.Snapshot()
 	pl := plan.ForTeardown(s.sp, st)
 	if err := pl.Check("teardown"); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	if s.opts.Confirm != nil && len(pl.Changes) > 0 {
 		names := make([]string, len(pl.Changes))
@@ -63,7 +63,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	// What every recorded id holds must still be this stack's, checked
 	// whole before the first delete, by the planner's own decision.
 	if err := s.checkOwned(ctx, st, pl); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
