@@ -19,7 +19,7 @@ type deferring struct {
 	dirty  int // deferred records not durable yet
 }
 
-func (d *deferring) Append(r journal.Record) (journal.Record, error) {
+func (d *deferring) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r.ID = fmt.Sprintf("rec%d", len(d.recs))
@@ -35,7 +35,7 @@ func (d *deferring) Append(r journal.Record) (journal.Record, error) {
 	return r, nil
 }
 
-func (d *deferring) AppendDeferred(r journal.Record) (journal.Record, error) {
+func (d *deferring) AppendDeferred(_ context.Context, r journal.Record) (journal.Record, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.recs = append(d.recs, r)
@@ -180,7 +180,7 @@ type recordingDeferred struct {
 	deferred *[]string
 }
 
-func (r *recordingDeferred) AppendDeferred(rec journal.Record) (journal.Record, error) {
+func (r *recordingDeferred) AppendDeferred(ctx context.Context, rec journal.Record) (journal.Record, error) {
 	*r.deferred = append(*r.deferred, rec.Kind+" "+rec.Phase+" "+rec.Status)
-	return r.deferring.AppendDeferred(rec)
+	return r.deferring.AppendDeferred(ctx, rec)
 }

@@ -61,6 +61,12 @@
 // interrupt) cancels the work in flight and stops the rollback between
 // compensations; the journal keeps what is left for resume.
 //
+// Contexts: every record is appended under the context Run (or
+// Compensate) was given, the command's, so a journal that hangs is let go
+// of when it ends. The steps' work runs under that context too, cancelled
+// as well when the journal is lost; the journal's own writes are not cut
+// short by the loss (the journal refuses what comes after it).
+//
 // Losing the journal: closing Engine.Lost (the stack's lock was lost)
 // stops the run before its next write: no step starts, the work in flight
 // is cancelled, and nothing more is attempted, no compensation, no Finish,

@@ -141,9 +141,11 @@ type ObserverFunc func(Event)
 // Observe calls f.
 func (f ObserverFunc) Observe(e Event) { f(e) }
 
-// Journal is where the engine records transitions.
+// Journal is where the engine records transitions. ctx is the context Run
+// (or Compensate) was given, the command's: a journal that hangs (a
+// backend that never answers) is let go of when it ends.
 type Journal interface {
-	Append(journal.Record) (journal.Record, error)
+	Append(ctx context.Context, r journal.Record) (journal.Record, error)
 }
 
 // DeferringJournal is a Journal that can also take a record without waiting
@@ -156,7 +158,7 @@ type Journal interface {
 // any other.
 type DeferringJournal interface {
 	Journal
-	AppendDeferred(journal.Record) (journal.Record, error)
+	AppendDeferred(ctx context.Context, r journal.Record) (journal.Record, error)
 }
 
 // Result says what an operation did.
@@ -313,8 +315,8 @@ func (e *Engine) observe(ev Event) {
 	}
 }
 
-func (e *Engine) append(r journal.Record) (journal.Record, error) {
-	r, err := e.Journal.Append(r)
+func (e *Engine) append(ctx context.Context, r journal.Record) (journal.Record, error) {
+	r, err := e.Journal.Append(ctx, r)
 	if err != nil {
 		return r, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
@@ -326,12 +328,12 @@ func (e *Engine) append(r journal.Record) (journal.Record, error) {
 // it need not be durable before the engine goes on, only before the next
 // durable record, which every mutation and the operation's end wait for
 // (see the package documentation for why that is enough).
-func (e *Engine) appendDeferred(r journal.Record) (journal.Record, error) {
+func (e *Engine) appendDeferred(ctx context.Context, r journal.Record) (journal.Record, error) {
 	dj, ok := e.Journal.(DeferringJournal)
 	if !ok {
-		return e.append(r)
+		return e.append(ctx, r)
 	}
-	r, err := dj.AppendDeferred(r)
+	r, err := dj.AppendDeferred(ctx, r)
 	if err != nil {
 		return r, fmt.Errorf("%w: %w", ErrJournal, err)
 	}

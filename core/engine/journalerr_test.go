@@ -21,7 +21,7 @@ type typedFailingJournal struct {
 	n  int
 }
 
-func (j *typedFailingJournal) Append(r journal.Record) (journal.Record, error) {
+func (j *typedFailingJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.n <= 0 {

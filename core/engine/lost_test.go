@@ -18,7 +18,7 @@ type losingJournal struct {
 	recs      []journal.Record
 }
 
-func (j *losingJournal) Append(r journal.Record) (journal.Record, error) {
+func (j *losingJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	select {

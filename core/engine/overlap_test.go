@@ -22,7 +22,7 @@ type gatedJournal struct {
 	fail    error
 }
 
-func (j *gatedJournal) Append(r journal.Record) (journal.Record, error) {
+func (j *gatedJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	if r.Phase == "execute" && r.Status == journal.StepOK {
 		close(j.entered)
 		<-j.release

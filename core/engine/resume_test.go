@@ -195,7 +195,7 @@ type failingJournal struct {
 	n  int
 }
 
-func (j *failingJournal) Append(r journal.Record) (journal.Record, error) {
+func (j *failingJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.n <= 0 {

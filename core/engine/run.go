@@ -17,6 +17,10 @@ import (
 // operation (ErrJournal).
 func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	res := Result{Errors: map[string]error{}}
+	// The journal is written under ctx as given (the command's): a journal
+	// that hangs is let go of when it ends, and a write in flight when the
+	// journal is lost ends as the journal says, not cut short.
+	jctx := ctx
 	if e.Lost != nil {
 		// The work in flight is cancelled the moment the journal is lost:
 		// its outcome could not be recorded.
@@ -31,7 +35,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			}
 		}()
 	}
-	if _, err := e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace}); err != nil {
+	if _, err := e.append(jctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
 	}
@@ -54,7 +58,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		return stopping || stopped()
 	}, func(ctx context.Context, id string) bool {
 		s := byID[id]
-		status, executed, err := e.runStep(ctx, op, s)
+		status, executed, err := e.runStep(ctx, jctx, op, s)
 		mu.Lock()
 		defer mu.Unlock()
 		if s.Cleanup && status != stepStopped {
@@ -128,7 +132,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		// A graceful stop does not cut the undoing short; cancelling ctx
 		// does (the journaled target set lets resume finish it).
-		res.Outcome, res.Err = e.Compensate(ctx, op.ID, cg, targets, stepErr)
+		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, stepErr)
 	case stepErr != nil:
 		res.Outcome, res.Err = Failed, stepErr
 	default:
@@ -143,18 +147,18 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			if stoppedBy(e.Lost) {
 				return e.lost(res)
 			}
-			return e.unrecorded(op, res, fmt.Errorf("record the outcome: %w", err))
+			return e.unrecorded(jctx, op, res, fmt.Errorf("record the outcome: %w", err))
 		}
 	}
 	end := journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: res.Outcome.JournalStatus()}
 	if res.Err != nil {
 		end.Error = OneLine(res.Err.Error())
 	}
-	if _, err := e.append(end); err != nil {
+	if _, err := e.append(jctx, end); err != nil {
 		if stoppedBy(e.Lost) {
 			return e.lost(res)
 		}
-		return e.unrecorded(op, res, err)
+		return e.unrecorded(jctx, op, res, err)
 	}
 	return res
 }
@@ -198,10 +202,10 @@ func stoppedBy(stop <-chan struct{}) bool {
 // unrecorded makes res an Unfinished outcome: what it reached could not be
 // recorded. The journal is told why, if it can still be written; either way
 // the operation's last record leaves it running.
-func (e *Engine) unrecorded(op *Operation, res Result, why error) Result {
+func (e *Engine) unrecorded(ctx context.Context, op *Operation, res Result, why error) Result {
 	uerr := &UnrecordedError{Reached: res.Outcome, Err: why, Cause: res.Err}
 	res.Reached, res.Outcome, res.Err = res.Outcome, Unfinished, uerr
-	_, _ = e.append(journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Error: OneLine(uerr.Error())})
+	_, _ = e.append(ctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Error: OneLine(uerr.Error())})
 	return res
 }
 
@@ -243,15 +247,16 @@ func OneLine(text string) string {
 	return fmt.Sprintf("%s [%d more line(s) not shown]", strings.TrimSpace(first), n)
 }
 
-// runStep runs Check, Execute and Verify of one step. It returns the step's
-// status (skipped, ok or failed) and whether Execute was called.
-func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status string, executed bool, err error) {
+// runStep runs Check, Execute and Verify of one step under ctx, journaling
+// under jctx (see Run). It returns the step's status (skipped, ok or
+// failed) and whether Execute was called.
+func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (status string, executed bool, err error) {
 	rec := journal.Record{Op: op.ID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Action: s.Action}
 	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
 	fail := func(phase string, executed bool, err error) (string, bool, error) {
 		r := rec
 		r.Phase, r.Status, r.Error = phase, journal.StepFailed, OneLine(err.Error())
-		if _, jerr := e.append(r); jerr != nil {
+		if _, jerr := e.append(jctx, r); jerr != nil {
 			err = fmt.Errorf("%w (and %w)", err, jerr)
 		}
 		return journal.StepFailed, executed, err
@@ -272,7 +277,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 			r.Phase, r.Status = "check", journal.StepSkipped
 			// Deferred: a skipped step starts no work, so nothing waits
 			// on this record; lost in a crash, resume checks again.
-			if _, err := e.appendDeferred(r); err != nil {
+			if _, err := e.appendDeferred(jctx, r); err != nil {
 				return journal.StepFailed, false, err
 			}
 			ev.Status = journal.StepSkipped
@@ -290,7 +295,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	rec.Action, ev.Action = s.Action, s.Action
 	started := rec
 	started.Phase, started.Status = "execute", journal.StepStarted
-	started, err = e.append(started)
+	started, err = e.append(jctx, started)
 	if err != nil {
 		return journal.StepFailed, false, err
 	}
@@ -308,7 +313,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	r := rec
 	r.Phase, r.Status = "execute", journal.StepOK
 	if s.Verify == nil {
-		if _, err := e.append(r); err != nil {
+		if _, err := e.append(jctx, r); err != nil {
 			return journal.StepFailed, true, err
 		}
 		ev.Status = journal.StepOK
@@ -326,7 +331,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	// happened, not once the read is over, and always before the verify.
 	appended := make(chan error, 1)
 	go func() {
-		_, err := e.append(r)
+		_, err := e.append(jctx, r)
 		if err == nil {
 			ev.Status = journal.StepOK
 			e.observe(ev)
@@ -352,7 +357,7 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 	r.Phase, r.Status = "verify", journal.StepOK
 	// Deferred: a read confirmed what the durable "execute ok" recorded;
 	// lost in a crash, resume's Check reads again.
-	if _, err := e.appendDeferred(r); err != nil {
+	if _, err := e.appendDeferred(jctx, r); err != nil {
 		return journal.StepFailed, true, err
 	}
 	vev.Status = journal.StepOK
@@ -365,8 +370,14 @@ func (e *Engine) runStep(ctx context.Context, op *Operation, s *Step) (status st
 // journaling the target set. Every compensation is attempted even when one
 // fails. cause is the error that made the rollback necessary; the outcome is
 // Compensated (the error wraps cause) or RollbackIncomplete (a
-// *RollbackError).
+// *RollbackError). Its records are journaled under ctx too.
 func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error) (Outcome, error) {
+	return e.compensate(ctx, ctx, opID, g, targets, cause)
+}
+
+// compensate is Compensate undoing under ctx and journaling under jctx
+// (see Run).
+func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error) (Outcome, error) {
 	ids := make([]string, len(targets))
 	byID := make(map[string]*Step, len(targets))
 	for i, s := range targets {
@@ -376,7 +387,7 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 	// Deferred, so it shares the first compensation's durable "started"
 	// write (or the operation's end): durable before the first delete
 	// (docs/architecture.md, "Rollback"), without an fsync of its own.
-	if _, err := e.appendDeferred(journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
+	if _, err := e.appendDeferred(jctx, journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
 		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
 	}
 	order := CompensationOrder(g, ids)
@@ -395,7 +406,7 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 		rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
 		r := rec
 		r.Status = journal.StepStarted
-		if _, err := e.append(r); err != nil {
+		if _, err := e.append(jctx, r); err != nil {
 			// No compensation runs without its record; a journal that
 			// cannot be written will not take the next one either.
 			failures[id] = err
@@ -424,7 +435,7 @@ func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targ
 			r.Status, r.Error = journal.StepFailed, OneLine(err.Error())
 		}
 		e.observe(ev)
-		if _, jerr := e.append(r); jerr != nil && err == nil {
+		if _, jerr := e.append(jctx, r); jerr != nil && err == nil {
 			failures[id] = jerr
 		}
 	}

@@ -94,7 +94,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	// The whole plan is checked before its first step, by the same code a
 	// dry run uses: the ladder, then ownership.
 	if err := pl.Check(opType); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	if s.opts.Review != nil && s.saved == nil && !s.opts.Review(s.preview(pl, obs, st)) {
 		return nil, &CancelledError{Op: opType}
@@ -198,7 +198,7 @@ func (e *CancelledError) Error() string {
 }
 
 // refused journals and reports a plan the ladder or ownership refused.
-func (s *session) refused(err error, pl *plan.Plan) error {
+func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
 	var ce *plan.ConflictError
 	// A refusal is an operation of its own in the journal: its lifecycle
@@ -217,7 +217,7 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 		for _, c := range ce.Conflicts {
 			names = append(names, c.Resource)
 		}
-		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
@@ -227,7 +227,7 @@ func (s *session) refused(err error, pl *plan.Plan) error {
 			types[c.Resource] = c.Type
 		}
 		s.prog.refuse(s.opID, re.Resources, types)
-		if _, jerr := s.jr.Append(journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
@@ -245,7 +245,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 		if op.Type != "teardown" && res.Outcome == engine.Succeeded {
 			takeBack = s.takeBack()
 		}
-		return s.store.mutateMeta(inStep(context.Background(), opKey(op.ID)), func(st *state.State) error {
+		return s.store.atEnd(op.ID).mutateMeta(func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)
@@ -348,6 +348,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		DependsOn: r.DependsOn, Policy: policyOf(r.OnFailure), Intervention: r.Intervention,
 	}
 	var m stepMode
+	staged := s.store.forStep(step.ID) // what Execute and Compensate record rides on the step's next record
 	step.Check = func(ctx context.Context) (bool, error) {
 		// Reality is decided by the same function the plan used: nothing
 		// is adopted, and nothing is written here. Its config is resolved
@@ -394,7 +395,6 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, key string) error {
-		ctx = inStep(ctx, step.ID)
 		key = s.identity().Key(key)
 		m.key, m.readBack = key, nil
 		if s.opts.SimulateFailure == r.Name {
@@ -402,22 +402,22 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		}
 		switch m.Action {
 		case plan.Import:
-			return s.importResource(ctx, r, m)
+			return s.importResource(ctx, staged, r, m)
 		case plan.Create:
 			var err error
-			m.readBack, err = s.create(ctx, r, key)
+			m.readBack, err = s.create(ctx, staged, r, key)
 			return err
 		case plan.Replace:
-			return s.replace(ctx, r, &m, key)
+			return s.replace(ctx, staged, r, &m, key)
 		case plan.Update:
-			return s.update(ctx, r, m)
+			return s.update(ctx, staged, r, m)
 		}
 		return fmt.Errorf("internal: no action decided for %s", r.Name)
 	}
 	step.Verify = func(ctx context.Context) error {
 		// What Execute recorded, which the engine is still making
-		// durable as Verify reads (see stepResource).
-		cur := s.store.stepResource(step.ID, r.Name)
+		// durable as Verify reads (see stage.resource).
+		cur := staged.resource(r.Name)
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}
@@ -440,7 +440,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		return nil
 	}
 	step.Compensate = func(ctx context.Context) (string, error) {
-		return s.undo(inStep(ctx, step.ID), r.Name, m.Action, m.key)
+		return s.undo(ctx, staged, r.Name, m.Action, m.key)
 	}
 	return step
 }
@@ -458,8 +458,8 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 // create makes r under key and records it, created by this operation. It
 // returns what the provider read back of it in the same call, when it
 // offers that (sdk.Capabilities.CreateReadsBack) and the read could be
-// made, for Verify.
-func (s *session) create(ctx context.Context, r *spec.Resource, key string) (*sdk.ReadResponse, error) {
+// made, for Verify. The record rides on staged's record.
+func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, key string) (*sdk.ReadResponse, error) {
 	p := s.plugins[r.Provider]
 	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: capsOf(p).CreateReadsBack})
 	if err != nil {
@@ -475,9 +475,7 @@ func (s *session) create(ctx context.Context, r *spec.Resource, key string) (*sd
 	// It rides on the step's "execute ok": one durable write for both (a
 	// crash before it leaves the Execute in flight, which resume resolves
 	// by the key).
-	if err := s.store.put(ctx, rec); err != nil {
-		return nil, err
-	}
+	staged.put(rec)
 	return trusted(resp.ReadBack), nil
 }
 
@@ -501,7 +499,7 @@ func trusted(rb *sdk.ReadResponse) *sdk.ReadResponse {
 
 // update changes r in place (or only its record), keeping what it replaced
 // in the state so this operation can undo it.
-func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) error {
+func (s *session) update(ctx context.Context, staged *stage, r *spec.Resource, m stepMode) error {
 	cur := m.cur
 	attrs := cur.Attributes
 	var private []byte // what the provider answered last: kept over what is recorded
@@ -539,14 +537,15 @@ func (s *session) update(ctx context.Context, r *spec.Resource, m stepMode) erro
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
 		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
-		return s.store.put(ctx, &next)
+		staged.put(&next)
+		return nil
 	}
 }
 
 // importResource records a resource the spec takes over by id (`import:`)
 // as imported: not created by bulwark, so no rollback deletes it; then
 // updates it in place if the spec asks for other values.
-func (s *session) importResource(ctx context.Context, r *spec.Resource, m stepMode) error {
+func (s *session) importResource(ctx context.Context, staged *stage, r *spec.Resource, m stepMode) error {
 	if o := s.store.Resource(r.Name); o != nil {
 		return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
 	}
@@ -555,14 +554,12 @@ func (s *session) importResource(ctx context.Context, r *spec.Resource, m stepMo
 		return err
 	}
 	rec := importRecord(r, s.plugins[r.Provider].Source(), obs, s.opID)
-	if err := s.store.put(ctx, rec); err != nil {
-		return err
-	}
+	staged.put(rec)
 	if !m.Remote {
 		return nil
 	}
 	m.cur = rec
-	return s.update(ctx, r, m)
+	return s.update(ctx, staged, r, m)
 }
 
 // importRecord is the record of an imported resource: its config is what
@@ -583,12 +580,12 @@ func importRecord(r *spec.Resource, source string, obs *plan.Observation, op str
 	return rec
 }
 
-// forget drops a record whose resource no longer exists.
-func (s *session) forget(ctx context.Context, cur *state.Resource) error {
+// forget drops, with staged's record, a record whose resource no longer
+// exists.
+func (s *session) forget(staged *stage, cur *state.Resource) {
 	if r := s.store.Resource(cur.Name); r != nil && r.ID == cur.ID {
-		return s.store.drop(ctx, cur.Name)
+		staged.forget(cur.Name)
 	}
-	return nil
 }
 
 // inCleanup reports whether the step id runs in the cleanup phase.

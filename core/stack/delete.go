@@ -68,7 +68,7 @@ func (s *session) isRetained(res *state.Resource) bool {
 // read of the resource once deleted in the same call, when it offers that
 // (sdk.Capabilities.DeleteReadsBack) and the read could be made, for the
 // step's Verify (nil otherwise: Verify reads).
-func (s *session) deleteResource(ctx context.Context, res *state.Resource, why reason) (string, *sdk.ReadResponse, error) {
+func (s *session) deleteResource(ctx context.Context, staged *stage, res *state.Resource, why reason) (string, *sdk.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
 	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):
@@ -92,9 +92,7 @@ func (s *session) deleteResource(ctx context.Context, res *state.Resource, why r
 		return "delete", nil, err
 	}
 	if why != reasonDeleteFirst {
-		if err := s.forget(ctx, res); err != nil {
-			return "delete", nil, err
-		}
+		s.forget(staged, res)
 	}
 	if resp == nil {
 		return "delete", nil, nil

@@ -61,7 +61,7 @@ func (s *session) depose(ctx context.Context, cur *state.Resource) (*state.Resou
 	}
 	// Not with the step's next record: durable now, before the provider
 	// is asked to make or delete anything.
-	if err := s.store.commit(ctx, nil, ch); err != nil {
+	if err := s.store.writeNow(ctx, ch); err != nil {
 		return nil, fmt.Errorf("set %s (%s) aside for its replace: %w", name, cur.ID, err)
 	}
 	return dep, nil
@@ -70,10 +70,10 @@ func (s *session) depose(ctx context.Context, cur *state.Resource) (*state.Resou
 // replace carries out a replace of r, whose current record is cur: the old
 // one set aside, then the new one made first (create first), or the old
 // one deleted first.
-func (s *session) replace(ctx context.Context, r *spec.Resource, m *stepMode, key string) error {
+func (s *session) replace(ctx context.Context, staged *stage, r *spec.Resource, m *stepMode, key string) error {
 	if m.cur == nil {
 		var err error
-		m.readBack, err = s.create(ctx, r, key)
+		m.readBack, err = s.create(ctx, staged, r, key)
 		return err
 	}
 	dep, err := s.depose(ctx, m.cur)
@@ -81,11 +81,11 @@ func (s *session) replace(ctx context.Context, r *spec.Resource, m *stepMode, ke
 		return err
 	}
 	if m.Mode != plan.CreateFirst {
-		if _, _, err := s.deleteResource(ctx, dep, reasonDeleteFirst); err != nil {
+		if _, _, err := s.deleteResource(ctx, staged, dep, reasonDeleteFirst); err != nil {
 			return fmt.Errorf("replace (delete first): %w", err)
 		}
 	}
-	m.readBack, err = s.create(ctx, r, key)
+	m.readBack, err = s.create(ctx, staged, r, key)
 	return err
 }
 
@@ -110,6 +110,7 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 	step := &engine.Step{ID: id, Resource: id, Type: typ, Action: string(plan.Delete), Policy: engine.Continue, Cleanup: true,
 		DependsOn: append([]string{cleanupBarrier}, deps...)}
 	var res *state.Resource
+	staged := s.store.forStep(step.ID)
 	step.Check = func(ctx context.Context) (bool, error) {
 		res = s.store.Resource(id)
 		if res == nil {
@@ -121,7 +122,8 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 		}
 		if !obs.Exists {
 			// Deleted first, or gone: only the record is left.
-			return true, s.forget(inStep(ctx, step.ID), res)
+			s.forget(staged, res)
+			return true, nil
 		}
 		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
@@ -148,7 +150,7 @@ func barrierStep(steps []*engine.Step) *engine.Step {
 // it made is deleted (found by its record, else by key), then the old one
 // it set aside is current again; when a delete first removed it, its
 // configuration is made again (its id changes, and the run says so).
-func (s *session) undoReplace(ctx context.Context, name, key string) (string, error) {
+func (s *session) undoReplace(ctx context.Context, staged *stage, name, key string) (string, error) {
 	st := s.store.Snapshot()
 	cur, dep := st.Resources[name], st.Resources[state.DeposedName(name, s.opID)]
 	if dep == nil {
@@ -171,13 +173,13 @@ func (s *session) undoReplace(ctx context.Context, name, key string) (string, er
 		cur = found
 	}
 	if cur != nil && cur.CreatedBy == s.opID {
-		a, _, err := s.deleteResource(ctx, cur, reasonUndoReplace)
+		a, _, err := s.deleteResource(ctx, staged, cur, reasonUndoReplace)
 		if err != nil {
 			return a, err
 		}
 		action = a
 	}
-	a, err := s.reinstate(ctx, dep, key)
+	a, err := s.reinstate(ctx, staged, dep, key)
 	if action == "" || a == "create" {
 		action = a
 	}
@@ -187,7 +189,7 @@ func (s *session) undoReplace(ctx context.Context, name, key string) (string, er
 // reinstate makes the deposed record dep current again at its address:
 // as it is when the old resource still exists, else (deleted first) with
 // its configuration made again under a key derived from the replace's.
-func (s *session) reinstate(ctx context.Context, dep *state.Resource, key string) (string, error) {
+func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resource, key string) (string, error) {
 	name := dep.Address()
 	p := s.plugins[dep.Provider]
 	if p == nil {
@@ -221,15 +223,13 @@ func (s *session) reinstate(ctx context.Context, dep *state.Resource, key string
 			note = " (made again empty: the data it held was deleted by the replace)"
 		}
 		s.prog.printf("note: %s was made again with its prior configuration: its id changed from %s to %s%s\n", name, dep.ID, made.ID, note)
-		if err := s.repoint(ctx, name, dep.ID, made.ID); err != nil {
+		if err := s.repoint(ctx, staged, name, dep.ID, made.ID); err != nil {
 			return action, err
 		}
 	}
 	// One change: the deposed record is dropped as the address takes it,
 	// after (in the step's same write) the replacement's record was.
-	if err := s.store.change(ctx, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}}); err != nil {
-		return action, err
-	}
+	staged.change(storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
 	return action, nil
 }
 
@@ -333,7 +333,7 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 	}
 	back := dep.Clone()
 	back.Name, back.DeposedFrom, back.DeposedBy = name, "", ""
-	return s.store.commit(ctx, nil, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
+	return s.store.writeNow(ctx, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
 }
 
 // repoint puts the dependents of a resource a rollback made again (its id
@@ -341,8 +341,9 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 // config names the old id (a reference resolved to it, the whole value or
 // inside a string) is updated in place to name the new one. One whose
 // change would need a replace (a force_new attribute) is left naming the
-// old id, and the run says so: the next apply replaces it.
-func (s *session) repoint(ctx context.Context, name, oldID, newID string) error {
+// old id, and the run says so: the next apply replaces it. The records ride
+// on staged's record.
+func (s *session) repoint(ctx context.Context, staged *stage, name, oldID, newID string) error {
 	if oldID == "" || oldID == newID {
 		return nil
 	}
@@ -380,9 +381,7 @@ func (s *session) repoint(ctx context.Context, name, oldID, newID string) error 
 		next := r.Clone()
 		next.Config, next.Attributes, next.UpdatedBy = cfg.(map[string]any), resp.Attributes, s.opID
 		next.SetPrivate(resp.Private)
-		if err := s.store.change(ctx, storage.Change{Put: []*state.Resource{next}}); err != nil {
-			return err
-		}
+		staged.put(next)
 		s.prog.printf("note: %s was put back to %s's new id %s\n", n, name, newID)
 	}
 	return nil

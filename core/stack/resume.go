@@ -200,7 +200,7 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 		return nil, true, err
 	}
 	// With the operation's end record, in one durable write.
-	if err := s.store.mutate(inStep(ctx, opKey(target.Op)), func(st *state.State) error {
+	if err := s.store.atEnd(target.Op).mutate(func(st *state.State) error {
 		s.unstage(st)
 		for _, n := range names {
 			if !pending[n] {
@@ -216,7 +216,7 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 		errs[n] = errors.New(failed[n])
 	}
 	stepErr := &engine.StepError{Failures: errs}
-	if _, err := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpIntervention, Error: engine.OneLine(stepErr.Error())}); err != nil {
+	if _, err := s.jr.Append(ctx, journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpIntervention, Error: engine.OneLine(stepErr.Error())}); err != nil {
 		return nil, true, err
 	}
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.NeedsIntervention, Err: stepErr,
@@ -334,7 +334,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	// journaled; if either cannot be written, the operation stays
 	// unfinished, for the next resume.
 	reached := outcome
-	rerr := s.store.mutate(inStep(context.Background(), opKey(target.Op)), func(st *state.State) error {
+	rerr := s.store.atEnd(target.Op).mutate(func(st *state.State) error {
 		s.unstage(st)
 		return nil
 	})
@@ -343,7 +343,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 		if err != nil {
 			rec.Error = engine.OneLine(err.Error())
 		}
-		_, rerr = s.jr.Append(rec)
+		_, rerr = s.jr.Append(ctx, rec)
 	}
 	if rerr != nil {
 		outcome, err = engine.Unfinished, &engine.UnrecordedError{Reached: reached, Err: rerr, Cause: err}
@@ -379,9 +379,9 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 		} else if r, ok := s.specResource(name); ok {
 			typ, deps = r.Type, r.DependsOn
 		}
-		action, key := plan.Action(e.Action), s.keyOf(e)
+		action, key, staged := plan.Action(e.Action), s.keyOf(e), s.store.forStep(name)
 		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action, DependsOn: deps,
-			Compensate: func(ctx context.Context) (string, error) { return s.undo(inStep(ctx, name), name, action, key) }})
+			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, staged, name, action, key) }})
 	}
 	return steps
 }
@@ -422,7 +422,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	if err := s.resolveInFlight(ctx, target, recs); err != nil {
 		return nil, err
 	}
-	if err := s.store.Mutate(func(st *state.State) error {
+	if err := s.store.mutateNow(ctx, func(st *state.State) error {
 		s.unstage(st)
 		return nil
 	}); err != nil {
@@ -442,7 +442,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
 	case OpImport, OpForget, OpMove:
-		return s.closeStateOp(target)
+		return s.closeStateOp(ctx, target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
 }

@@ -38,47 +38,51 @@ const actionPreserve plan.Action = "preserve"
 func (s *session) retainStep(c plan.Change, st *state.State) *engine.Step {
 	res := st.Resources[c.Resource]
 	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: string(actionPreserve)}
+	staged := s.store.forStep(step.ID)
 	step.Check = func(context.Context) (bool, error) {
 		cur := s.store.Resource(c.Resource)
 		return cur == nil || cur.RetainedBy != "", nil
 	}
-	step.Execute = func(ctx context.Context, _ string) error {
-		return s.retain(inStep(ctx, step.ID), c.Resource)
+	step.Execute = func(context.Context, string) error {
+		s.retain(staged, c.Resource)
+		return nil
 	}
 	step.Verify = func(context.Context) error {
-		if cur := s.store.stepResource(step.ID, c.Resource); cur == nil || cur.RetainedBy == "" {
+		if cur := staged.resource(c.Resource); cur == nil || cur.RetainedBy == "" {
 			return fmt.Errorf("%s is not recorded as retained", c.Resource)
 		}
 		return nil
 	}
 	step.Compensate = func(ctx context.Context) (string, error) {
-		return s.undo(inStep(ctx, step.ID), c.Resource, actionPreserve, "")
+		return s.undo(ctx, staged, c.Resource, actionPreserve, "")
 	}
 	return step
 }
 
-// retain records name as retained by this operation (a no-op when it is no
-// longer recorded, or already retained).
-func (s *session) retain(ctx context.Context, name string) error {
+// retain records name as retained by this operation, with staged's record
+// (a no-op when it is no longer recorded, or already retained).
+func (s *session) retain(staged *stage, name string) {
 	cur := s.store.Resource(name)
 	if cur == nil || cur.RetainedBy != "" {
-		return nil
+		return
 	}
 	next := *cur
 	next.RetainedBy = s.opID
-	return s.store.put(ctx, &next)
+	staged.put(&next)
 }
 
 // unretain undoes retain: the mark this operation put on name comes off
-// (one another operation put stays).
-func (s *session) unretain(ctx context.Context, name string) (string, error) {
+// (one another operation put stays), with staged's record. It returns the
+// action taken ("": nothing to undo).
+func (s *session) unretain(staged *stage, name string) string {
 	cur := s.store.Resource(name)
 	if cur == nil || cur.RetainedBy != s.opID {
-		return "", nil
+		return ""
 	}
 	next := *cur
 	next.RetainedBy = ""
-	return string(actionPreserve), s.store.put(ctx, &next)
+	staged.put(&next)
+	return string(actionPreserve)
 }
 
 // retainIfLacking records as retained a resource a failed operation's
@@ -88,11 +92,11 @@ func (s *session) unretain(ctx context.Context, name string) (string, error) {
 // none before the first apply and after a teardown). A resource that
 // revision has (one replaced, or created again after drift) is an ordinary
 // resource of it, not retained.
-func (s *session) retainIfLacking(ctx context.Context, name string) error {
+func (s *session) retainIfLacking(staged *stage, name string) {
 	if s.restoredNames()[name] {
-		return nil
+		return
 	}
-	return s.retain(ctx, name)
+	s.retain(staged, name)
 }
 
 // restoredSet is the names of the resources of the revision a failed

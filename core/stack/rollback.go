@@ -14,12 +14,13 @@ import (
 // the journal alone (so resume can call it after a crash): what the operation
 // created is deleted under the rollback column of the ladder (durable and
 // protected are preserved, and stay recorded), what it updated is put back.
-// An empty action means there was nothing to undo.
-func (s *session) undo(ctx context.Context, name string, action plan.Action, key string) (string, error) {
+// An empty action means there was nothing to undo. What it records rides on
+// staged's record.
+func (s *session) undo(ctx context.Context, staged *stage, name string, action plan.Action, key string) (string, error) {
 	cur := s.store.Snapshot().Resources[name]
 	switch action {
 	case plan.Replace:
-		return s.undoReplace(ctx, name, key)
+		return s.undoReplace(ctx, staged, name, key)
 	case plan.Create:
 		if cur == nil || cur.CreatedBy != s.opID {
 			found, err := s.findByKey(ctx, name, cur, key)
@@ -28,18 +29,18 @@ func (s *session) undo(ctx context.Context, name string, action plan.Action, key
 			}
 			cur = found
 		}
-		action, _, err := s.deleteResource(ctx, cur, reasonRollback)
+		action, _, err := s.deleteResource(ctx, staged, cur, reasonRollback)
 		if err == nil && action == "preserve" {
-			err = s.retainIfLacking(ctx, cur.Name)
+			s.retainIfLacking(staged, cur.Name)
 		}
 		return action, err
 	case actionPreserve:
-		return s.unretain(ctx, name)
+		return s.unretain(staged, name), nil
 	case plan.Update:
 		if cur == nil {
 			return "", nil
 		}
-		return s.restore(ctx, cur)
+		return s.restore(ctx, staged, cur)
 	}
 	return "", nil
 }
@@ -82,13 +83,13 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	}
 	found.SetPrivate(resp.Private)
 	// Record it before deciding its fate, so a preserved one stays tracked.
-	return found, s.store.commit(ctx, nil, storage.Change{Put: []*state.Resource{found}})
+	return found, s.store.writeNow(ctx, storage.Change{Put: []*state.Resource{found}})
 }
 
 // restore puts an updated resource back to what it was before this
 // operation: the Prior the update recorded, or the recorded config when the
 // host died between the provider's Update and the state write.
-func (s *session) restore(ctx context.Context, cur *state.Resource) (string, error) {
+func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resource) (string, error) {
 	target := &state.Prior{Config: cur.Config, Attributes: cur.Attributes, Protection: cur.Protection, DependsOn: cur.DependsOn, RetainedBy: cur.RetainedBy}
 	if cur.Prior != nil && cur.Prior.Op == s.opID {
 		target = cur.Prior
@@ -127,7 +128,8 @@ func (s *session) restore(ctx context.Context, cur *state.Resource) (string, err
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
 		next.Protection = plan.Level(r.Protection, levelOrProtected(target.Protection)).String()
-		return "update", s.store.put(ctx, &next)
+		staged.put(&next)
+		return "update", nil
 	}
 }
 

@@ -354,7 +354,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 		be.Close()
 		return nil, err
 	}
-	s.store = &store{ctx: ctx, be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
+	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
 	if h := w.Stale(); h != nil {
 		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}

@@ -58,8 +58,8 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	if cur == nil {
 		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, InstancesHint(snap, address))
 	}
-	res := s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(context.Context) error {
-		return s.store.Mutate(func(st *state.State) error {
+	res := s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(ctx context.Context) error {
+		return s.store.mutateNow(ctx, func(st *state.State) error {
 			r := st.Resources[address]
 			if r == nil {
 				return fmt.Errorf("%s: %w", address, ErrNotRecorded)
@@ -143,8 +143,8 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 	case st.Resources[to] != nil:
 		return nil, fmt.Errorf("state mv %s %s: %s (id %s) is %w", from, to, to, st.Resources[to].ID, ErrAlreadyRecorded)
 	}
-	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(context.Context) error {
-		return s.store.Mutate(func(st *state.State) error {
+	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(ctx context.Context) error {
+		return s.store.mutateNow(ctx, func(st *state.State) error {
 			r := st.Resources[from]
 			if r == nil || st.Resources[to] != nil {
 				return fmt.Errorf("state mv %s %s: the state changed", from, to)
@@ -269,7 +269,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
 		}
 		rec := importRecord(r, p.Source(), observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
-		return s.store.Mutate(func(st *state.State) error {
+		return s.store.mutateNow(ctx, func(st *state.State) error {
 			if st.Resources[address] != nil {
 				return fmt.Errorf("the state records %s already", address)
 			}
@@ -390,9 +390,9 @@ func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype stri
 // closeStateOp ends a state command a crash interrupted: its one state
 // write is atomic, so it happened or it did not; it is journaled as failed
 // and the person is told to look and run it again.
-func (s *session) closeStateOp(target UnfinishedError) (*Result, error) {
+func (s *session) closeStateOp(ctx context.Context, target UnfinishedError) (*Result, error) {
 	err := fmt.Errorf("the interrupted %s %s is closed; its state write is atomic: see `bulwark state list` and run it again if it did not take effect", target.Type, target.Op)
-	if _, jerr := s.jr.Append(journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed, Error: err.Error()}); jerr != nil {
+	if _, jerr := s.jr.Append(ctx, journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpFailed, Error: err.Error()}); jerr != nil {
 		return nil, jerr
 	}
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Failed, Err: err}, nil

@@ -21,10 +21,6 @@ import (
 // is never changed in place (a change puts a new one), so reading one
 // resource, or a shallow copy of the whole, needs no deep copy.
 type store struct {
-	// ctx is the command's context: the journal's records (the engine
-	// appends them without one) and Mutate's writes are made under it, so
-	// a backend that hangs is let go of when the command is stopped.
-	ctx context.Context
 	be  storage.Backend
 	w   storage.Writer
 	fp  *failpoint.Set
@@ -43,23 +39,46 @@ type store struct {
 	lostWhy error
 
 	pmu sync.Mutex
-	// pending are the changes a running step made, by step id: they ride
-	// on the step's next journal record (its "execute ok", "check
-	// skipped", "compensate ok" or failure), one durable write for both.
-	pending map[string]*storage.Change
+	// pending are the changes parked on a stage, by the journal record
+	// they ride on (see stage).
+	pending map[stageKey]*storage.Change
 }
 
-type stepKey struct{}
-
-// inStep marks ctx as the context of step id's work: what it puts or drops
-// rides on the step's next journal record.
-func inStep(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, stepKey{}, id)
+// stage is where a step's work, or an operation's end, parks what it
+// writes: its put, forget, change and mutate take effect with the journal
+// record they ride on, in that record's one durable write. A step's ride
+// on its next record (its "execute ok", "check skipped", "compensate ok"
+// or failure), an operation end's on its end record. They never write by
+// themselves: they take no context, and a write's failure is the
+// record's. What must be durable at once goes through the store's
+// writeNow or mutateNow instead.
+type stage struct {
+	s   *store
+	key stageKey
 }
 
-func stepOf(ctx context.Context) string {
-	id, _ := ctx.Value(stepKey{}).(string)
-	return id
+// stageKey names the journal record a stage's changes ride on: step's
+// next record, or operation end's end record (one of the two is set).
+type stageKey struct{ step, end string }
+
+// forStep is the stage of step id's work (its Check, Execute or
+// Compensate).
+func (s *store) forStep(id string) *stage { return &stage{s: s, key: stageKey{step: id}} }
+
+// atEnd is the stage of operation op's end: what its outcome means for
+// the state rides on its end record.
+func (s *store) atEnd(op string) *stage { return &stage{s: s, key: stageKey{end: op}} }
+
+// stageOf is the stage whose changes record r carries, if any: an
+// operation's end record carries its end's, a step's record its step's.
+func stageOf(r journal.Record) (stageKey, bool) {
+	switch {
+	case r.Kind == journal.KindOp && r.Status != journal.OpRunning:
+		return stageKey{end: r.Op}, true
+	case r.Step != "":
+		return stageKey{step: r.Step}, true
+	}
+	return stageKey{}, false
 }
 
 // Snapshot returns a copy of the state whose resources are the view's
@@ -96,32 +115,36 @@ func (s *store) Lineage() string {
 	return s.st.Lineage
 }
 
-// put records r (whole, by name): with the running step's next journal
-// record when ctx is a step's, else at once.
-func (s *store) put(ctx context.Context, r *state.Resource) error {
-	return s.change(ctx, storage.Change{Put: []*state.Resource{r}})
+// put records r (whole, by name) with the stage's record.
+func (t *stage) put(r *state.Resource) {
+	t.change(storage.Change{Put: []*state.Resource{r}})
 }
 
-// drop forgets name.
-func (s *store) drop(ctx context.Context, name string) error {
-	return s.change(ctx, storage.Change{Delete: []string{name}})
+// forget drops the record of name with the stage's record.
+func (t *stage) forget(name string) {
+	t.change(storage.Change{Delete: []string{name}})
 }
 
-func (s *store) change(ctx context.Context, ch storage.Change) error {
-	if id := stepOf(ctx); id != "" {
-		s.pmu.Lock()
-		defer s.pmu.Unlock()
-		if s.pending == nil {
-			s.pending = map[string]*storage.Change{}
-		}
-		p := s.pending[id]
-		if p == nil {
-			p = &storage.Change{}
-			s.pending[id] = p
-		}
-		merge(p, ch)
-		return nil
+// change parks ch, after what the stage holds already.
+func (t *stage) change(ch storage.Change) {
+	s := t.s
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.pending == nil {
+		s.pending = map[stageKey]*storage.Change{}
 	}
+	p := s.pending[t.key]
+	if p == nil {
+		p = &storage.Change{}
+		s.pending[t.key] = p
+	}
+	merge(p, ch)
+}
+
+// writeNow commits ch at once, durable when it returns, on no journal
+// record: for what must be on disk before the work goes on (a replace
+// setting the old object aside, what a Create made found by its key).
+func (s *store) writeNow(ctx context.Context, ch storage.Change) error {
 	return s.commit(ctx, nil, ch)
 }
 
@@ -144,30 +167,28 @@ func merge(p *storage.Change, ch storage.Change) {
 	}
 }
 
-// Append is the engine's journal: the record, with what its step changed
-// since its last record, in one commit.
-func (s *store) Append(r journal.Record) (journal.Record, error) {
+// Append is the engine's journal: the record, with what its stage (its
+// step's, or its operation end's) changed since its last record, in one
+// commit, made under ctx (the command's).
+func (s *store) Append(ctx context.Context, r journal.Record) (journal.Record, error) {
 	var ch storage.Change
-	key := r.Step
-	if r.Kind == journal.KindOp && r.Status != journal.OpRunning {
-		key = opKey(r.Op) // an operation's end carries what its Finish recorded
-	}
+	key, rides := stageOf(r)
 	var p *storage.Change
-	if key != "" {
+	if rides {
 		s.pmu.Lock()
 		if p = s.pending[key]; p != nil {
 			// A copy: commit may replace a put (its sensitive list)
-			// while stepResource reads p.
+			// while stage.resource reads p.
 			ch = storage.Change{Put: slices.Clone(p.Put), Delete: p.Delete, Meta: p.Meta}
 		}
 		s.pmu.Unlock()
 	}
 	recs := []journal.Record{r}
-	err := s.commit(s.context(), recs, ch)
+	err := s.commit(ctx, recs, ch)
 	if p != nil {
 		// Dropped only now, once the view shows it (or the commit
-		// failed): stepResource finds a step's put in one or the other
-		// at every moment.
+		// failed): stage.resource finds a step's put in one or the
+		// other at every moment.
 		s.pmu.Lock()
 		if s.pending[key] == p {
 			delete(s.pending, key)
@@ -177,13 +198,14 @@ func (s *store) Append(r journal.Record) (journal.Record, error) {
 	return recs[0], err
 }
 
-// stepResource is the record of name as step id's work left it: what the
-// step put or dropped, while its record is being committed, else the
-// view's. A Verify reads it while its step's "execute ok" is made durable
-// (the engine overlaps the two), before the view shows the change.
-func (s *store) stepResource(id, name string) *state.Resource {
+// resource is the record of name as the stage's work left it: what it
+// put or dropped, while its record is being committed, else the view's. A
+// Verify reads it while its step's "execute ok" is made durable (the
+// engine overlaps the two), before the view shows the change.
+func (t *stage) resource(name string) *state.Resource {
+	s := t.s
 	s.pmu.Lock()
-	if p := s.pending[id]; p != nil {
+	if p := s.pending[t.key]; p != nil {
 		defer s.pmu.Unlock()
 		for _, r := range slices.Backward(p.Put) {
 			if r.Name == name {
@@ -203,13 +225,13 @@ func (s *store) stepResource(id, name string) *state.Resource {
 // mutation (engine.DeferringJournal): queued without waiting for its
 // durability, it is written with the next durable record. A record that
 // carries what its step changed is never deferred.
-func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
-	if r.Step != "" {
+func (s *store) AppendDeferred(ctx context.Context, r journal.Record) (journal.Record, error) {
+	if key, rides := stageOf(r); rides {
 		s.pmu.Lock()
-		p := s.pending[r.Step]
+		p := s.pending[key]
 		s.pmu.Unlock()
 		if p != nil && !p.Empty() {
-			return s.Append(r)
+			return s.Append(ctx, r)
 		}
 	}
 	// Once the lock is lost nothing more is even attempted (as commit).
@@ -219,7 +241,7 @@ func (s *store) AppendDeferred(r journal.Record) (journal.Record, error) {
 	r.Error = s.red.Redact(r.Error)
 	// The backend may stamp the queued record when it writes it: what is
 	// returned is r as given, never the queued copy.
-	if _, err := s.w.Commit(s.context(), storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
+	if _, err := s.w.Commit(ctx, storage.Commit{Records: []journal.Record{r}, Deferred: true}); err != nil {
 		if errors.Is(err, storage.ErrLost) {
 			s.mu.Lock()
 			if s.lostWhy == nil {
@@ -368,24 +390,27 @@ func missing(have, want []string) []string {
 	return out
 }
 
-// Mutate applies fn to a deep copy of the state and commits what it
-// changed: the resources it put, changed or deleted, and the metadata when
-// that changed. Off the step path (it copies the whole state): state
-// commands, an operation's end, a resume's repairs.
-func (s *store) Mutate(fn func(*state.State) error) error {
-	return s.mutate(s.context(), fn)
-}
-
-// context is the command's context (Background when none was given).
-func (s *store) context() context.Context {
-	if s.ctx == nil {
-		return context.Background()
+// mutateNow applies fn to a deep copy of the state and commits what it
+// changed at once: the resources it put, changed or deleted, and the
+// metadata when that changed. Off the step path (it copies the whole
+// state): state commands, a resume's repairs.
+func (s *store) mutateNow(ctx context.Context, fn func(*state.State) error) error {
+	ch, err := s.diff(fn)
+	if err != nil || ch.Empty() {
+		return err
 	}
-	return s.ctx
+	return s.commit(ctx, nil, ch)
 }
 
-// opKey is the pending key of what operation op's end record carries.
-func opKey(op string) string { return "op:" + op }
+// mutate is mutateNow whose change rides on the stage's record.
+func (t *stage) mutate(fn func(*state.State) error) error {
+	ch, err := t.s.diff(fn)
+	if err != nil || ch.Empty() {
+		return err
+	}
+	t.change(ch)
+	return nil
+}
 
 // withOwnMeta is a shallow copy of st (see shallow) whose outputs and
 // revisions' variables are its own, so an fn may change its metadata; its
@@ -399,9 +424,8 @@ func withOwnMeta(st *state.State) *state.State {
 	return next
 }
 
-// mutate is Mutate whose change, when ctx is a step's (inStep), rides on
-// that step's next record.
-func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
+// diff applies fn to a deep copy of the state and returns what it changed.
+func (s *store) diff(fn func(*state.State) error) (storage.Change, error) {
 	s.mu.RLock()
 	before := s.st
 	next := withOwnMeta(before)
@@ -410,7 +434,7 @@ func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 	}
 	s.mu.RUnlock()
 	if err := fn(next); err != nil {
-		return err
+		return storage.Change{}, err
 	}
 	var ch storage.Change
 	for _, n := range next.Names() {
@@ -427,10 +451,7 @@ func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 		m.Revisions = slices.Clone(next.Revisions) // with the texts of new ones, stored apart by commit
 		ch.Meta = m
 	}
-	if ch.Empty() {
-		return nil
-	}
-	return s.change(ctx, ch)
+	return ch, nil
 }
 
 // mutateMeta is mutate for an fn that changes the state's metadata alone
@@ -439,7 +460,8 @@ func (s *store) mutate(ctx context.Context, fn func(*state.State) error) error {
 // operation's end costs what its metadata is, not a deep copy of every
 // resource (at 10,000 resources, the largest allocation of an apply). An
 // fn that puts or drops a resource gets an error: that is mutate's.
-func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error, put ...*state.Resource) error {
+func (t *stage) mutateMeta(fn func(*state.State) error, put ...*state.Resource) error {
+	s := t.s
 	s.mu.RLock()
 	before := s.st
 	next := withOwnMeta(before)
@@ -461,7 +483,8 @@ func (s *store) mutateMeta(ctx context.Context, fn func(*state.State) error, put
 	}
 	m.Revisions = slices.Clone(next.Revisions) // with the texts of new ones, stored apart by commit
 	// put: whole resources that ride on the same write (retain.go's take-back).
-	return s.change(ctx, storage.Change{Meta: m, Put: put})
+	t.change(storage.Change{Meta: m, Put: put})
+	return nil
 }
 
 func hasText(revs []state.Revision) bool {

@@ -42,7 +42,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	st := s.store.Snapshot()
 	pl := plan.ForTeardown(s.sp, st)
 	if err := pl.Check("teardown"); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	if s.opts.Confirm != nil && len(pl.Changes) > 0 {
 		names := make([]string, len(pl.Changes))
@@ -63,7 +63,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	// What every recorded id holds must still be this stack's, checked
 	// whole before the first delete, by the planner's own decision.
 	if err := s.checkOwned(ctx, st, pl); err != nil {
-		return nil, s.refused(err, pl)
+		return nil, s.refused(ctx, err, pl)
 	}
 	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, Parallelism: s.opts.Parallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
@@ -158,13 +158,15 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	// Dependents go first: this step waits for every recorded dependent
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
+	staged := s.store.forStep(step.ID)
 	step.Check = func(ctx context.Context) (bool, error) {
 		obs, err := s.checkRecorded(ctx, res)
 		if err != nil {
 			return false, err
 		}
 		if !obs.Exists {
-			return true, s.forget(inStep(ctx, step.ID), res)
+			s.forget(staged, res)
+			return true, nil
 		}
 		// What the recorded id holds now must still be what this stack
 		// made: the planner's decision for a recorded resource, so a
@@ -185,9 +187,10 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // step deletes, known once its Check has run.
 func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource) {
 	var readBack *sdk.ReadResponse
+	staged := s.store.forStep(step.ID)
 	step.Execute = func(ctx context.Context, _ string) error {
 		r := res()
-		action, rb, err := s.deleteResource(inStep(ctx, step.ID), r, why)
+		action, rb, err := s.deleteResource(ctx, staged, r, why)
 		readBack = rb
 		if err == nil && action != "delete" {
 			return fmt.Errorf("internal: %s was not deleted (%s)", r.Name, action)

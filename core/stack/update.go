@@ -65,8 +65,8 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		return nil
 	}
 	stage := meta("stage", backup.ID)
-	stage.Execute = func(ctx context.Context, _ string) error {
-		return s.store.mutate(inStep(ctx, stage.ID), func(st *state.State) error {
+	stage.Execute = func(context.Context, string) error {
+		return s.store.forStep(stage.ID).mutate(func(st *state.State) error {
 			if opType == "rollback" {
 				st.Staged = target
 				return nil
@@ -83,7 +83,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		})
 	}
 	stage.Compensate = func(ctx context.Context) (string, error) {
-		return "", s.store.Mutate(func(st *state.State) error {
+		return "", s.store.mutateNow(ctx, func(st *state.State) error {
 			s.unstage(st)
 			return nil
 		})
