@@ -6,24 +6,21 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
 
 // ProtocolVersion is the version of the provider contract this package speaks.
-const ProtocolVersion = 1
+const ProtocolVersion = handshake.ProtocolVersion
 
 // PluginName is the name under which a provider is dispensed in a go-plugin
 // plugin set. It never changes.
-const PluginName = "provider"
+const PluginName = handshake.PluginName
 
 // Handshake is the go-plugin handshake shared by the host and every provider.
 // The magic cookie never changes; the protocol version is negotiated through
 // VersionedPlugins, so ProtocolVersion here is only the fallback.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  ProtocolVersion,
-	MagicCookieKey:   "BULWARK_PROVIDER_PLUGIN",
-	MagicCookieValue: "7f3d1c0e-bulwark-provider-contract",
-}
+var Handshake = handshake.Config()
 
 // GRPCProviderPlugin adapts a Provider to go-plugin's gRPC transport. Impl is
 // set on the provider side; the host side leaves it nil and receives a

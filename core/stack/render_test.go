@@ -5,21 +5,21 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 func TestRenderDiffMasksSensitiveAndFlagsVanished(t *testing.T) {
 	pv := &stack.Preview{Stack: "s", Changes: []stack.Planned{
-		{Change: plan.Change{Resource: "db", Type: "generic", Action: plan.Update, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "db", Type: "generic", Action: plan.Update, Protection: protection.Ephemeral,
 			Before: map[string]any{"password": "old-secret", "size": 1.0}, After: map[string]any{"password": "new-secret", "size": 2.0}},
 			Observed: map[string]any{"password": "old-secret", "size": 1.0}, Sensitive: []string{"password"}},
-		{Change: plan.Change{Resource: "web", Type: "compute", Action: plan.Replace, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "web", Type: "compute", Action: plan.Replace, Protection: protection.Ephemeral,
 			Before: map[string]any{"zone": "a"}, After: map[string]any{"zone": "b"}, ForceNew: []string{"zone"}},
 			Observed: map[string]any{"zone": "a"}},
-		{Change: plan.Change{Resource: "vault", Type: "s3_bucket", Action: plan.Create, Protection: sdk.ProtectionProtected,
+		{Change: plan.Change{Resource: "vault", Type: "s3_bucket", Action: plan.Create, Protection: protection.Protected,
 			After: map[string]any{}}, Vanished: true, Drift: "recorded in the state but not found"},
-		{Change: plan.Change{Resource: "old", Type: "generic", Action: plan.Delete, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "old", Type: "generic", Action: plan.Delete, Protection: protection.Ephemeral,
 			Before: map[string]any{"size": 3.0}}},
 	}}
 	var b strings.Builder
@@ -60,7 +60,7 @@ func TestRenderIsOneWrite(t *testing.T) {
 	var changes []stack.Planned
 	for _, name := range []string{"a", "b", "c", "d"} {
 		changes = append(changes, stack.Planned{Change: plan.Change{Resource: name, Type: "generic", Action: plan.Create,
-			Protection: sdk.ProtectionEphemeral, After: map[string]any{"size": 1.0}}})
+			Protection: protection.Ephemeral, After: map[string]any{"size": 1.0}}})
 	}
 	pv := &stack.Preview{Stack: "s", Changes: changes}
 	for _, color := range []bool{false, true} {

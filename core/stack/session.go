@@ -19,13 +19,13 @@ import (
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Options configure an operation.
@@ -126,16 +126,16 @@ type Options struct {
 type Provider interface {
 	Source() string
 	Protocol() int
-	Schema() *sdk.GetSchemaResponse
-	ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error)
-	Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error)
-	Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error)
-	Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error)
+	Schema() *providers.GetSchemaResponse
+	ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error)
+	Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error)
+	Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error)
+	Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error)
 	// Import reads a resource by id for a take-over: the provider's Import
 	// when it has one, else Read by id.
-	Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error)
+	Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error)
 	// Delete is called by deleteResource alone.
-	Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error)
+	Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error)
 }
 
 // Starter starts the providers of one command and stops them all on Close.
@@ -545,7 +545,7 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			}
 			pc.SHA256 = e.SHA256
 		}
-		pc.Check = func(schema *sdk.GetSchemaResponse) error { return s.checkProvider(n, schema) }
+		pc.Check = func(schema *providers.GetSchemaResponse) error { return s.checkProvider(n, schema) }
 		cfgs = append(cfgs, pc)
 	}
 	// The processes start at once (each start is a fork, an exec and a
@@ -579,19 +579,19 @@ type failProvider struct {
 	fp *failpoint.Set
 }
 
-func (p failProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p failProvider) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	resp, err := p.Provider.Create(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
 }
 
-func (p failProvider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+func (p failProvider) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
 	resp, err := p.Provider.Update(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
 }
 
-func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+func (p failProvider) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
 	resp, err := p.Provider.Delete(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
@@ -611,8 +611,8 @@ func (s *session) dataRoot() string {
 	return filepath.Join(s.dir, "providers")
 }
 
-func (s *session) schemas() map[string]*sdk.GetSchemaResponse {
-	out := map[string]*sdk.GetSchemaResponse{}
+func (s *session) schemas() map[string]*providers.GetSchemaResponse {
+	out := map[string]*providers.GetSchemaResponse{}
 	for n, p := range s.plugins {
 		out[n] = p.Schema()
 	}
@@ -631,19 +631,19 @@ func (s *session) validate(ctx context.Context) error {
 	// order.
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
-	reqs := make([]*sdk.ValidateResourceRequest, n)
+	reqs := make([]*providers.ValidateResourceRequest, n)
 	unknowns := make([]map[string]bool, n)
 	for i, r := range s.sp.Resources {
 		// A value that references another resource is not known before
 		// apply: the provider sees the config without it (CheckSchemas
 		// type-checked it), and a "missing" complaint about it is moot.
 		cfg, unknown := knownConfig(r.Config)
-		reqs[i], unknowns[i] = &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
+		reqs[i], unknowns[i] = &providers.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
 	}
-	report := func(i int, ds sdk.Diagnostics) {
+	report := func(i int, ds providers.Diagnostics) {
 		r := s.sp.Resources[i]
 		for _, d := range ds {
-			if d.Severity == sdk.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
+			if d.Severity == providers.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
 				continue
 			}
 			pos := r.Pos
@@ -659,11 +659,11 @@ func (s *session) validate(ctx context.Context) error {
 	}
 	var tasks []func(context.Context) error
 	batched := map[string][]int{}
-	var providers []string
+	var provs []string
 	for i, r := range s.sp.Resources {
 		if _, ok := validatorOf(s.plugins[r.Provider]); ok {
 			if batched[r.Provider] == nil {
-				providers = append(providers, r.Provider)
+				provs = append(provs, r.Provider)
 			}
 			batched[r.Provider] = append(batched[r.Provider], i)
 			continue
@@ -678,11 +678,11 @@ func (s *session) validate(ctx context.Context) error {
 		})
 	}
 	par := max(1, s.opts.Parallelism)
-	for _, pn := range providers {
+	for _, pn := range provs {
 		v, _ := validatorOf(s.plugins[pn])
 		for _, chunk := range chunks(batched[pn], par) {
 			tasks = append(tasks, func(ctx context.Context) error {
-				batch := make([]*sdk.ValidateResourceRequest, len(chunk))
+				batch := make([]*providers.ValidateResourceRequest, len(chunk))
 				for k, i := range chunk {
 					batch[k] = reqs[i]
 				}
