@@ -23,8 +23,10 @@ const PluginName = handshake.PluginName
 var Handshake = handshake.Config()
 
 // GRPCProviderPlugin adapts a Provider to go-plugin's gRPC transport. Impl is
-// set on the provider side; the host side leaves it nil and receives a
-// Provider backed by the connection from GRPCClient.
+// set on the provider side. The calling side (providertest, which starts a
+// plugin as the host does) leaves it nil and receives a Provider backed by
+// the connection from GRPCClient; the bulwark host dispenses its own
+// (core/pluginhost/grpcv1).
 type GRPCProviderPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl Provider
@@ -40,11 +42,11 @@ func (p *GRPCProviderPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) er
 
 // GRPCClient returns a Provider that speaks v1 over conn.
 func (p *GRPCProviderPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (interface{}, error) {
-	return NewGRPCClient(conn), nil
+	return newGRPCClient(conn), nil
 }
 
 // VersionedPlugins returns the plugin sets keyed by protocol version for a
-// provider that serves impl (nil on the host side).
+// provider that serves impl (nil on the calling side: providertest).
 func VersionedPlugins(impl Provider) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
 		ProtocolVersion: {PluginName: &GRPCProviderPlugin{Impl: impl}},

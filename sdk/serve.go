@@ -13,10 +13,6 @@ import (
 	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
-// TransportDialOptions are the host's side of the transport settings Serve
-// uses (see handshake.StreamWindow).
-func TransportDialOptions() []grpc.DialOption { return handshake.DialOptions() }
-
 // streamWorkers is how many goroutines serve the plugin's calls, reused
 // from call to call (more at once than that each get a goroutine of their
 // own, as without workers): a goroutine per call grows a fresh stack for
