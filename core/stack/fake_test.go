@@ -292,6 +292,29 @@ type fakeProvider struct {
 
 var _ stack.Provider = (*fakeProvider)(nil)
 
+// ReadsMany: the fake offers no ReadMany call (batching does), so ReadMany
+// reads one after the other, as the plugin host does for such a provider.
+func (p *fakeProvider) ReadsMany() bool { return false }
+
+func (p *fakeProvider) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error) {
+	out := make([]pluginhost.ReadResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Response, out[i].Err = p.Read(ctx, r)
+	}
+	return out, nil
+}
+
+// ValidatesMany: as ReadsMany, for ValidateMany.
+func (p *fakeProvider) ValidatesMany() bool { return false }
+
+func (p *fakeProvider) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error) {
+	out := make([]pluginhost.ValidateResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Diagnostics, out[i].Err = p.ValidateResource(ctx, r)
+	}
+	return out, nil
+}
+
 func (p *fakeProvider) Source() string { return p.source }
 
 func (p *fakeProvider) Protocol() int { return grpcv1.ProtocolVersion }

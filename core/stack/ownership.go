@@ -11,7 +11,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
-	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -166,52 +165,6 @@ func (j readJob) observed(resp *providers.ReadResponse, err error) (*plan.Observ
 	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, j.byIdentity, resp.Private), nil
 }
 
-// manyReader is a provider that reads many resources in one call
-// (*pluginhost.Plugin).
-type manyReader interface {
-	ReadsMany() bool
-	ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error)
-}
-
-// batcher returns p as a manyReader when it offers ReadMany.
-func batcher(p Provider) (manyReader, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	m, ok := p.(manyReader)
-	return m, ok && m.ReadsMany()
-}
-
-// validator is a provider that validates many resources in one call
-// (*pluginhost.Plugin).
-type validator interface {
-	ValidatesMany() bool
-	ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error)
-}
-
-// validatorOf returns p as a validator when it offers ValidateMany.
-func validatorOf(p Provider) (validator, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	v, ok := p.(validator)
-	return v, ok && v.ValidatesMany()
-}
-
-// maxBatch is the most reads (or validations) one call carries.
-const maxBatch = 500
-
-// chunks splits idx into batches for up to par calls at once: as many
-// batches as there are calls to spread them over, of at most maxBatch.
-func chunks(idx []int, par int) [][]int {
-	size := min(maxBatch, max(1, (len(idx)+par-1)/par))
-	var out [][]int
-	for start := 0; start < len(idx); start += size {
-		out = append(out, idx[start:min(start+size, len(idx))])
-	}
-	return out
-}
-
 // observe reads reality for every resource a converge of the spec over st
 // decides on, up to Parallelism at once.
 func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
@@ -271,51 +224,39 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 	s.prog.readsStart(len(jobs))
 	defer s.prog.readsEnd()
 	errs := make([]error, len(jobs))
-	var tasks []func(context.Context)
-	batched := map[string][]int{}
-	var provs []string
-	for i, j := range jobs {
-		if j.req != nil {
-			if _, ok := batcher(s.plugins[j.provider]); ok {
-				if batched[j.provider] == nil {
-					provs = append(provs, j.provider)
-				}
-				batched[j.provider] = append(batched[j.provider], i)
-				continue
+	// Every call records its own outcome and returns nil: a failed read
+	// stops no other (the first failed job, in order, is reported below).
+	_ = s.inBatches(ctx, len(jobs),
+		func(i int) string {
+			if jobs[i].req == nil {
+				return ""
 			}
-		}
-		tasks = append(tasks, func(ctx context.Context) {
+			return jobs[i].provider
+		},
+		Provider.ReadsMany,
+		func(ctx context.Context, i int) error {
 			s.prog.readBegin(jobs[i].name)
 			got[i], errs[i] = jobs[i].run(ctx, s)
 			s.prog.readEnd(jobs[i].name)
+			return nil
+		},
+		func(ctx context.Context, p Provider, chunk []int) error {
+			reqs := make([]*providers.ReadRequest, len(chunk))
+			for k, i := range chunk {
+				reqs[k] = jobs[i].req
+				s.prog.readBegin(jobs[i].name)
+			}
+			res, err := p.ReadMany(ctx, reqs)
+			for k, i := range chunk {
+				s.prog.readEnd(jobs[i].name)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
+			}
+			return nil
 		})
-	}
-	par := max(1, s.opts.Parallelism)
-	for _, pn := range provs {
-		m, _ := batcher(s.plugins[pn])
-		for _, chunk := range chunks(batched[pn], par) {
-			tasks = append(tasks, func(ctx context.Context) {
-				reqs := make([]*providers.ReadRequest, len(chunk))
-				for k, i := range chunk {
-					reqs[k] = jobs[i].req
-					s.prog.readBegin(jobs[i].name)
-				}
-				res, err := m.ReadMany(ctx, reqs)
-				for k, i := range chunk {
-					s.prog.readEnd(jobs[i].name)
-					if err != nil {
-						errs[i] = err
-						continue
-					}
-					got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
-				}
-			})
-		}
-	}
-	_ = forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error {
-		tasks[i](ctx)
-		return nil
-	})
 	out := make(map[string]*plan.Observation, len(jobs))
 	for i, j := range jobs {
 		if errs[i] != nil {

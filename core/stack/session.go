@@ -136,6 +136,17 @@ type Provider interface {
 	Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error)
 	// Delete is called by deleteResource alone.
 	Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error)
+
+	// The optional abilities are asked about, never found by asserting a
+	// type. ReadsMany says whether ReadMany is one call (else it reads one
+	// after the other); ValidatesMany the same for ValidateMany.
+	ReadsMany() bool
+	ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error)
+	ValidatesMany() bool
+	ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error)
+	// Release gives up a claim; a provider that cannot answers an error
+	// that wraps providers.ErrReleaseUnsupported.
+	Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error)
 }
 
 // Starter starts the providers of one command and stops them all on Close.
@@ -627,8 +638,8 @@ func (s *session) validate(ctx context.Context) error {
 	}
 	// Up to Parallelism calls at once (a provider's every call may take a
 	// round trip): the resources of a provider that offers ValidateMany in
-	// batches, the others one call each. The problems keep the spec's
-	// order.
+	// batches, the others one call each (inBatches). The problems keep the
+	// spec's order.
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
 	reqs := make([]*providers.ValidateResourceRequest, n)
@@ -657,50 +668,34 @@ func (s *session) validate(ctx context.Context) error {
 			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
 		}
 	}
-	var tasks []func(context.Context) error
-	batched := map[string][]int{}
-	var provs []string
-	for i, r := range s.sp.Resources {
-		if _, ok := validatorOf(s.plugins[r.Provider]); ok {
-			if batched[r.Provider] == nil {
-				provs = append(provs, r.Provider)
-			}
-			batched[r.Provider] = append(batched[r.Provider], i)
-			continue
-		}
-		tasks = append(tasks, func(ctx context.Context) error {
-			ds, err := s.plugins[r.Provider].ValidateResource(ctx, reqs[i])
+	if err := s.inBatches(ctx, n,
+		func(i int) string { return s.sp.Resources[i].Provider },
+		Provider.ValidatesMany,
+		func(ctx context.Context, i int) error {
+			ds, err := s.plugins[s.sp.Resources[i].Provider].ValidateResource(ctx, reqs[i])
 			if err != nil {
 				return err
 			}
 			report(i, ds)
 			return nil
-		})
-	}
-	par := max(1, s.opts.Parallelism)
-	for _, pn := range provs {
-		v, _ := validatorOf(s.plugins[pn])
-		for _, chunk := range chunks(batched[pn], par) {
-			tasks = append(tasks, func(ctx context.Context) error {
-				batch := make([]*providers.ValidateResourceRequest, len(chunk))
-				for k, i := range chunk {
-					batch[k] = reqs[i]
+		},
+		func(ctx context.Context, p Provider, chunk []int) error {
+			batch := make([]*providers.ValidateResourceRequest, len(chunk))
+			for k, i := range chunk {
+				batch[k] = reqs[i]
+			}
+			res, err := p.ValidateMany(ctx, batch)
+			if err != nil {
+				return err
+			}
+			for k, i := range chunk {
+				if res[k].Err != nil {
+					return res[k].Err
 				}
-				res, err := v.ValidateMany(ctx, batch)
-				if err != nil {
-					return err
-				}
-				for k, i := range chunk {
-					if res[k].Err != nil {
-						return res[k].Err
-					}
-					report(i, res[k].Diagnostics)
-				}
-				return nil
-			})
-		}
-	}
-	if err := forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) }); err != nil {
+				report(i, res[k].Diagnostics)
+			}
+			return nil
+		}); err != nil {
 		return err
 	}
 	var problems spec.Problems

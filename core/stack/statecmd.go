@@ -156,20 +156,6 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	return res, nil
 }
 
-// releaser is a provider that gives up claims (*pluginhost.Plugin).
-type releaser interface {
-	Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error)
-}
-
-// releaserOf returns p as a releaser, when it is one.
-func releaserOf(p Provider) (releaser, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	r, ok := p.(releaser)
-	return r, ok
-}
-
 // release gives up the claim the forgotten record cur held, through its
 // provider, and returns what the person must know when it could not: ""
 // when it was released (or there was no claim to release).
@@ -181,11 +167,7 @@ func (s *session) release(ctx context.Context, cur *state.Resource, st *state.St
 	if err := s.startProviders(ctx, []string{cur.Provider}, st); err != nil {
 		return fmt.Sprintf("%s (provider %s could not be started to release it: %v)", kept, cur.Provider, err)
 	}
-	rel, ok := releaserOf(s.plugins[cur.Provider])
-	if !ok {
-		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
-	}
-	resp, err := rel.Release(ctx, &providers.ReleaseRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Key: cur.IdempotencyKey, Private: cur.PrivateData()})
+	resp, err := s.plugins[cur.Provider].Release(ctx, &providers.ReleaseRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Key: cur.IdempotencyKey, Private: cur.PrivateData()})
 	switch {
 	case errors.Is(err, providers.ErrReleaseUnsupported):
 		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
