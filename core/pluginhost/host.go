@@ -34,7 +34,8 @@ type Options struct {
 	// that hangs becomes an error, never a hang of the host.
 	CallTimeout time.Duration
 	// Versions are the protocol versions the host offers, with their
-	// plugin sets (default: the sdk's, version 1 only). Tests add others.
+	// plugin sets (default: bulwark's own protocol, version 1 only: grpcv1).
+	// Tests add others.
 	Versions map[int]plugin.PluginSet
 	// CopyDir is where the private copies of plugins pinned by bulwark.lock
 	// are made and run from, each host in a folder of its own (mode 0700)

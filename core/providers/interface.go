@@ -5,7 +5,8 @@
 // implementation; another protocol plugs in beside it by implementing
 // Interface over its own wire. Nothing here is the provider author's API:
 // that is the sdk module, which the host never imports (only the wire
-// contract in sdk/proto). See docs/architecture.md, "The provider path".
+// contract in sdk/proto). See docs/architecture.md, "core, package by
+// package" and "The life of bulwark apply", step 6.
 package providers
 
 import (
@@ -16,9 +17,10 @@ import (
 // Interface is one running provider as a protocol client sees it: every
 // method is one call to the provider. The optional parts of the contract
 // are methods too, never a type to assert: GetSchema's Capabilities say
-// which the provider offers, and a call to one it does not offer answers
-// an error that wraps ErrUnsupported (a plugin too old to know the call
-// answers the same).
+// which the provider offers, and the host calls one only when they do (an
+// implementation may answer an error that wraps ErrUnsupported to one it
+// was not offered). Release, which no capability announces, answers an
+// error that wraps ErrReleaseUnsupported when the provider cannot.
 //
 // Transport failures are returned as they come; the plugin host translates
 // them, restarts a dead process and applies the call timeout.

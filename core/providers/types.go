@@ -90,8 +90,8 @@ type GetSchemaResponse struct {
 	ProviderVersion string
 	ResourceTypes   []ResourceType
 	// Capabilities are the optional parts of the contract this provider
-	// offers. The author sets IdempotencyKeys; Serve sets Import when the
-	// provider implements Importer.
+	// offers. Over bulwark's own protocol the author sets IdempotencyKeys
+	// and the sdk's Serve sets the others (below, "Serve" is that).
 	Capabilities Capabilities
 	// ProviderConfig describes the provider's own configuration (types,
 	// required, sensitive). The host checks a spec's provider config against
