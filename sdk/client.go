@@ -11,15 +11,20 @@ import (
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
 
-// grpcClient is the host side of the v1 contract: a Provider whose every
-// method is one RPC. Transport failures are returned as they come (gRPC
-// status errors); the host translates them in one place.
+// grpcClient is the calling side of the v1 contract in the author's types:
+// a Provider whose every method is one RPC. providertest drives a provider
+// served in a real plugin process through it (GRPCProviderPlugin's
+// GRPCClient), and the sdk's tests check the server with it. The bulwark
+// host does not use it: its side of the contract is its own, in its own
+// types (core/pluginhost/grpcv1), since the host links nothing of this
+// package and this module cannot import the host's. Transport failures are
+// returned as they come (gRPC status errors).
 type grpcClient struct {
 	c pb.ProviderClient
 }
 
-// NewGRPCClient returns a Provider that calls the v1 service on conn.
-func NewGRPCClient(conn grpc.ClientConnInterface) Provider {
+// newGRPCClient returns a Provider that calls the v1 service on conn.
+func newGRPCClient(conn grpc.ClientConnInterface) Provider {
 	return &grpcClient{c: pb.NewProviderClient(conn)}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bulwark-iac/bulwark/sdk/proto/dynamic"
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
 )
 
@@ -25,7 +26,7 @@ func fromDynamic(v *pb.DynamicValue) (Attributes, error) {
 	if v == nil || len(v.Json) == 0 {
 		return nil, nil
 	}
-	a, err := decodeAttributes(v.Json)
+	a, err := dynamic.Decode(v.Json)
 	if err != nil {
 		return nil, fmt.Errorf("decode attributes: %w", err)
 	}

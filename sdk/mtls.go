@@ -2,22 +2,16 @@ package sdk
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
+
 	"encoding/base64"
-	"encoding/pem"
+
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
+
 	"os"
-	"os/exec"
+
 	"strings"
-	"time"
 )
 
 // The mutual TLS between a host and its plugin.
@@ -68,109 +62,6 @@ import (
 //   - a plugin on plain AutoMTLS (an older sdk) receives the host's P-256
 //     certificate, makes and announces its P-521 one, which the host then
 //     trusts; it costs that plugin what it always did.
-
-// clientCertEnv is where go-plugin's AutoMTLS puts the host's certificate
-// (PEM) in the plugin's environment; go-plugin's server reads it from there.
-const clientCertEnv = "PLUGIN_CLIENT_CERT"
-
-// certName is the name both sides' certificates are for and the host dials:
-// go-plugin's AutoMTLS uses it too.
-const certName = "localhost"
-
-// newCert makes a fresh ECDSA P-256 key and a self-signed certificate for it,
-// valid for certName as a server and a client, in memory only. The
-// validity period is long, as AutoMTLS's is, so that a long-lived plugin
-// process's reconnection never fails on an expired certificate: the key
-// lives no longer than the process that made it.
-func newCert() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("plugin TLS key: %w", err)
-	}
-	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("plugin TLS certificate serial: %w", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: certName, Organization: []string{"bulwark"}},
-		DNSNames:              []string{certName},
-		NotBefore:             now.Add(-30 * time.Second),
-		NotAfter:              now.Add(30 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true, // its own root: each side trusts exactly this certificate
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("plugin TLS certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("plugin TLS certificate: %w", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
-}
-
-// HostTLS prepares cmd, a plugin process a host is about to start through
-// go-plugin, for the mutual TLS Serve speaks, and returns the host's TLS
-// config for go-plugin's ClientConfig.TLSConfig. It sets cmd.Env to the
-// environment go-plugin would give the process (cmd.Env, then the host's
-// environment) with the host's fresh certificate as the one
-// PLUGIN_CLIENT_CERT, replacing any the host inherited (a bulwark run by a
-// go-plugin plugin has its parent's). Start cmd with
-// ClientConfig.SkipHostEnv (go-plugin would append the host's environment
-// again, and an inherited PLUGIN_CLIENT_CERT would win) and without
-// AutoMTLS.
-//
-// The config presents the host's certificate and trusts no server
-// certificate until go-plugin loads the one the plugin announces in its
-// handshake line into RootCAs: a plugin that announces none is refused.
-// Every call makes a new key: call it once per process start.
-func HostTLS(cmd *exec.Cmd) (*tls.Config, error) {
-	cert, err := newCert()
-	if err != nil {
-		return nil, err
-	}
-	env := append(cmd.Env[:len(cmd.Env):len(cmd.Env)], os.Environ()...)
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, clientCertEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
-	cmd.Env = append(out, clientCertEnv+"="+string(pemCert))
-	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      x509.NewCertPool(), // empty: only the announced certificate is trusted
-		ServerName:   certName,
-		MinVersion:   tls.VersionTLS13,
-	}, nil
-}
-
-// serverTLS is the plugin's side: a fresh certificate of its own, and a
-// config that requires a client certificate and accepts only the host's,
-// clientPEM (from PLUGIN_CLIENT_CERT). It returns the certificate's DER, to
-// announce.
-func serverTLS(clientPEM string) (*tls.Config, []byte, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(clientPEM)) {
-		return nil, nil, fmt.Errorf("%s holds no PEM certificate", clientCertEnv)
-	}
-	cert, err := newCert()
-	if err != nil {
-		return nil, nil, err
-	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-		MinVersion:   tls.VersionTLS13,
-	}, cert.Certificate[0], nil
-}
 
 // withCert returns go-plugin's handshake line (without its newline) with
 // der in its 6th field, where go-plugin's client looks for the server's

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hs "github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
 // hostSide is the host's half as go-plugin's client uses it: HostTLS's
@@ -27,13 +29,13 @@ func hostSide(t *testing.T) (*tls.Config, string) {
 	t.Helper()
 	cmd := exec.Command("plugin")
 	cmd.Env = []string{"A=1"}
-	cfg, err := HostTLS(cmd)
+	cfg, err := hs.HostTLS(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pemCert string
 	for _, kv := range cmd.Env {
-		if v, ok := strings.CutPrefix(kv, clientCertEnv+"="); ok {
+		if v, ok := strings.CutPrefix(kv, hs.ClientCertEnv+"="); ok {
 			pemCert = v
 		}
 	}
@@ -76,9 +78,9 @@ func p521Cert(t *testing.T) (tls.Certificate, string) {
 		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// handshake runs a TLS handshake between client and server over a pipe and
+// tlsHandshake runs a TLS handshake between client and server over a pipe and
 // returns each side's error.
-func handshake(client, server *tls.Config) (clientErr, serverErr error) {
+func tlsHandshake(client, server *tls.Config) (clientErr, serverErr error) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
@@ -118,7 +120,7 @@ func TestMutualTLS(t *testing.T) {
 	}{
 		{"host and its plugin", func(t *testing.T) (*tls.Config, *tls.Config) {
 			host, pemCert := hostSide(t)
-			server, der, err := serverTLS(pemCert)
+			server, der, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +129,7 @@ func TestMutualTLS(t *testing.T) {
 		}, true},
 		{"a client without a certificate", func(t *testing.T) (*tls.Config, *tls.Config) {
 			host, pemCert := hostSide(t)
-			server, der, err := serverTLS(pemCert)
+			server, der, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,12 +139,12 @@ func TestMutualTLS(t *testing.T) {
 		}, false},
 		{"a client with another certificate", func(t *testing.T) (*tls.Config, *tls.Config) {
 			host, pemCert := hostSide(t)
-			server, der, err := serverTLS(pemCert)
+			server, der, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
 			announce(t, host, der)
-			other, err := newCert()
+			other, err := hs.NewCert()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,11 +153,11 @@ func TestMutualTLS(t *testing.T) {
 		}, false},
 		{"a server other than the one announced", func(t *testing.T) (*tls.Config, *tls.Config) {
 			host, pemCert := hostSide(t)
-			server, _, err := serverTLS(pemCert)
+			server, _, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, otherDER, err := serverTLS(pemCert)
+			_, otherDER, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +166,7 @@ func TestMutualTLS(t *testing.T) {
 		}, false},
 		{"no server certificate announced", func(t *testing.T) (*tls.Config, *tls.Config) {
 			host, pemCert := hostSide(t)
-			server, _, err := serverTLS(pemCert)
+			server, _, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestMutualTLS(t *testing.T) {
 		}, false},
 		{"an AutoMTLS host (P-521)", func(t *testing.T) (*tls.Config, *tls.Config) {
 			cert, pemCert := p521Cert(t)
-			server, der, err := serverTLS(pemCert)
+			server, der, err := hs.ServerTLS(pemCert)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +195,7 @@ func TestMutualTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client, server := tc.pair(t)
-			cerr, serr := handshake(client, server)
+			cerr, serr := tlsHandshake(client, server)
 			if tc.ok && (cerr != nil || serr != nil) {
 				t.Fatalf("refused: client %v, server %v", cerr, serr)
 			}
@@ -208,18 +210,18 @@ func TestMutualTLS(t *testing.T) {
 // environment go-plugin would give (cmd.Env, then the host's), and replaces
 // a PLUGIN_CLIENT_CERT set there or inherited.
 func TestHostTLSEnvironment(t *testing.T) {
-	t.Setenv(clientCertEnv, "inherited from the host's parent")
+	t.Setenv(hs.ClientCertEnv, "inherited from the host's parent")
 	t.Setenv("BULWARK_HOSTTLS_TEST", "host")
 	cmd := exec.Command("plugin")
-	cmd.Env = []string{"A=1", clientCertEnv + "=set", "B=2"}
-	cfg, err := HostTLS(cmd)
+	cmd.Env = []string{"A=1", hs.ClientCertEnv + "=set", "B=2"}
+	cfg, err := hs.HostTLS(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var certs []string
 	var others []string
 	for _, kv := range cmd.Env {
-		if v, ok := strings.CutPrefix(kv, clientCertEnv+"="); ok {
+		if v, ok := strings.CutPrefix(kv, hs.ClientCertEnv+"="); ok {
 			certs = append(certs, v)
 		} else {
 			others = append(others, kv)
@@ -229,7 +231,7 @@ func TestHostTLSEnvironment(t *testing.T) {
 		}
 	}
 	if len(certs) != 1 || !strings.HasPrefix(certs[0], "-----BEGIN CERTIFICATE-----") {
-		t.Fatalf("%s values %q, want the host's certificate alone", clientCertEnv, certs)
+		t.Fatalf("%s values %q, want the host's certificate alone", hs.ClientCertEnv, certs)
 	}
 	if len(others) < 3 || fmt.Sprint(others[:2]) != "[A=1 B=2]" || !slices.Contains(others, "BULWARK_HOSTTLS_TEST=host") {
 		t.Errorf("the rest of the environment is not cmd.Env then the host's: %v", others)
@@ -238,7 +240,7 @@ func TestHostTLSEnvironment(t *testing.T) {
 	if block == nil || string(block.Bytes) != string(cfg.Certificates[0].Certificate[0]) {
 		t.Error("the certificate in the environment is not the one the config presents")
 	}
-	again, err := HostTLS(exec.Command("plugin"))
+	again, err := hs.HostTLS(exec.Command("plugin"))
 	if err != nil {
 		t.Fatal(err)
 	}

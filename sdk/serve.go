@@ -9,24 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-)
 
-// The HTTP/2 windows of the connection between host and plugin: fixed and
-// large (a host and its plugin are one machine; a batch of reads may be
-// megabytes). A fixed window also turns off grpc-go's bandwidth-delay
-// estimate, which pings the other side as data arrives: frames, system
-// calls and wake-ups of both processes on every call, for a link that
-// never changes.
-const (
-	streamWindow = 4 << 20
-	connWindow   = 16 << 20
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
-
-// TransportDialOptions are the host's side of the transport settings Serve
-// uses (see streamWindow).
-func TransportDialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow)}
-}
 
 // streamWorkers is how many goroutines serve the plugin's calls, reused
 // from call to call (more at once than that each get a goroutine of their
@@ -36,7 +21,7 @@ func TransportDialOptions() []grpc.DialOption {
 const streamWorkers = 16
 
 func transportServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow), grpc.NumStreamWorkers(streamWorkers)}
+	return []grpc.ServerOption{grpc.InitialWindowSize(handshake.StreamWindow), grpc.InitialConnWindowSize(handshake.ConnWindow), grpc.NumStreamWorkers(streamWorkers)}
 }
 
 // ServeOption changes how Serve runs.
@@ -85,8 +70,8 @@ func Serve(p Provider, opts ...ServeOption) {
 	// with the P-521 one go-plugin would make. Anything going wrong on the
 	// way leaves the start to go-plugin's AutoMTLS, which works with every
 	// host, only slower.
-	if clientPEM := os.Getenv(clientCertEnv); clientPEM != "" && os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
-		if tlsConfig, der, err := serverTLS(clientPEM); err != nil {
+	if clientPEM := os.Getenv(handshake.ClientCertEnv); clientPEM != "" && os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+		if tlsConfig, der, err := handshake.ServerTLS(clientPEM); err != nil {
 			cfg.logger.Warn("plugin TLS: using go-plugin's AutoMTLS", "error", err)
 		} else if restore, err := announceCert(der); err != nil {
 			cfg.logger.Warn("plugin TLS: using go-plugin's AutoMTLS", "error", err)

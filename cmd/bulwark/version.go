@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 )
 
 // Link-time overrides, for release archives only (make dist passes
@@ -53,7 +53,7 @@ func readVersion(bi *debug.BuildInfo, ldVersion, ldCommit string) buildVersion {
 		Version:           "devel",
 		GoVersion:         runtime.Version(),
 		Platform:          runtime.GOOS + "/" + runtime.GOARCH,
-		ProviderProtocols: []int{sdk.ProtocolVersion},
+		ProviderProtocols: []int{grpcv1.ProtocolVersion},
 	}
 	if bi != nil {
 		if bi.GoVersion != "" {

@@ -12,11 +12,11 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Check is one line of doctor's report.
@@ -126,7 +126,7 @@ func doctorPlugin(ctx context.Context, host *pluginhost.Host, sp *spec.Spec, nam
 	// root: in its config is the user's live data).
 	pc := pluginhost.Config{Name: src, Source: src, Config: cfg, DataDir: dataDir, ReadOnly: true, SchemaOnly: sp == nil}
 	var configProblems error
-	pc.Check = func(schema *sdk.GetSchemaResponse) error {
+	pc.Check = func(schema *providers.GetSchemaResponse) error {
 		// Before Configure, whose error may quote a sensitive value.
 		stack.LearnProviderConfig(opts.Redactor, cfg, schema)
 		if sp != nil {

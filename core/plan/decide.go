@@ -6,9 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Ownership is how a resource relates to this stack, as Decide classifies it.
@@ -131,7 +132,7 @@ type Input struct {
 	Spec     *spec.Resource  // nil: gone from the spec
 	Recorded *state.Resource // nil: the state records nothing under this name
 	Observed *Observation    // nil: reality was not read
-	Schema   *sdk.GetSchemaResponse
+	Schema   *providers.GetSchemaResponse
 	Identity Identity
 	// KeysReported: the provider reports on Read the key each resource was
 	// created under (Capabilities.IdempotencyKeys). Without it an
@@ -267,7 +268,7 @@ func decideImport(in Input, c Change) Change {
 	case !obs.Exists:
 		return in.conflict(c, obs, fmt.Sprintf("import: %s was not found", in.Spec.Import))
 	}
-	if rel, ok := sdk.ReleasedFrom(obs.Key); ok {
+	if rel, ok := providers.ReleasedFrom(obs.Key); ok {
 		if o, ok := in.Identity.OtherStacks(rel); ok {
 			// Released by its owner: still taken only by naming it.
 			return in.conflict(c, obs, fmt.Sprintf("import: %s was released by stack %s (`bulwark state forget`): take it over with `bulwark import --from %s SPEC %s %s`", in.Spec.Import, o.Stack, o.Stack, c.Resource, in.Spec.Import))
@@ -296,7 +297,7 @@ func decideImport(in Input, c Change) Change {
 func decideRemoved(in Input) Change {
 	cur, obs := in.Recorded, in.Observed
 	c := Change{Resource: cur.Name, Type: cur.Type, Provider: cur.Provider, Action: Delete,
-		Protection: Level(cur.Protection, sdk.ProtectionEphemeral), Before: cur.Config, Ownership: Owned}
+		Protection: Level(cur.Protection, protection.Ephemeral), Before: cur.Config, Ownership: Owned}
 	switch {
 	case obs != nil && in.notTheRecorded(cur, obs):
 		c.FoundID = obs.ID
@@ -313,7 +314,7 @@ func decideRemoved(in Input) Change {
 	case !obs.Exists:
 		c.Action, c.Ownership = NoOp, Gone
 	}
-	if c.Action == Delete && in.Rollback && c.Protection != sdk.ProtectionEphemeral {
+	if c.Action == Delete && in.Rollback && c.Protection != protection.Ephemeral {
 		c.Action = Retain
 	}
 	return c
@@ -359,7 +360,7 @@ func (in Input) conflict(c Change, obs *Observation, why string) Change {
 
 // ownerOf names the owner a key shows, for messages.
 func (in Input) ownerOf(key string) string {
-	if from, ok := sdk.ReleasedFrom(key); ok {
+	if from, ok := providers.ReleasedFrom(key); ok {
 		o, named := ParseKey(from)
 		switch {
 		case named && o.Stack == in.Identity.Stack && o.Lineage == in.Identity.Lineage:
@@ -385,14 +386,14 @@ func (in Input) ownerOf(key string) string {
 }
 
 // Order is how a replace of a resource of type typ goes, from what its
-// provider's schema says of two instances at once (sdk.Coexistence): the
+// provider's schema says of two instances at once (providers.Coexistence): the
 // new one first when the type says any two can coexist, or when an
 // identity attribute the new configuration sets has another value than
 // what exists (before: the observed, else the recorded attributes); else,
 // and for a provider that says nothing, the old one is deleted first. An
 // attribute the new configuration leaves to the provider, or whose value is
 // known only after apply, counts as the same: create first only when sure.
-func Order(schema *sdk.GetSchemaResponse, typ string, before, after map[string]any) ReplaceMode {
+func Order(schema *providers.GetSchemaResponse, typ string, before, after map[string]any) ReplaceMode {
 	rt, ok := resourceType(schema, typ)
 	if !ok {
 		return DeleteFirst
@@ -413,14 +414,14 @@ func Order(schema *sdk.GetSchemaResponse, typ string, before, after map[string]a
 	return DeleteFirst
 }
 
-func resourceType(schema *sdk.GetSchemaResponse, typ string) (sdk.ResourceType, bool) {
+func resourceType(schema *providers.GetSchemaResponse, typ string) (providers.ResourceType, bool) {
 	if schema == nil {
-		return sdk.ResourceType{}, false
+		return providers.ResourceType{}, false
 	}
 	return schema.ResourceType(typ)
 }
 
-func forceNew(schema *sdk.GetSchemaResponse, typ string, keys []string) []string {
+func forceNew(schema *providers.GetSchemaResponse, typ string, keys []string) []string {
 	if schema == nil {
 		return nil
 	}
@@ -436,7 +437,7 @@ func forceNew(schema *sdk.GetSchemaResponse, typ string, keys []string) []string
 
 // Env is what a plan is made against besides the spec and the state.
 type Env struct {
-	Schemas  map[string]*sdk.GetSchemaResponse // by local provider name
+	Schemas  map[string]*providers.GetSchemaResponse // by local provider name
 	Identity Identity
 	// KeysReported says, per local provider name, whether it reports keys.
 	KeysReported map[string]bool

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 var me = Identity{Stack: "demo", Lineage: "01LINEAGE"}
@@ -83,8 +84,8 @@ func TestDecide(t *testing.T) {
 		{"recorded, another key there now", Input{Spec: db, Recorded: rec(nil), Observed: found("bulwark:beta:L:01C", same)}, Conflict, Foreign, "what exists there now carries"},
 		{"recorded, made again out of band with no key", Input{Spec: db, Recorded: rec(nil), Observed: found("", same), KeysReported: true}, Conflict, Foreign, "now carries no key"},
 		{"recorded, provider reports no keys", Input{Spec: db, Recorded: rec(nil), Observed: found("", same)}, NoOp, Owned, ""},
-		{"recorded, our claim released", Input{Spec: db, Recorded: rec(nil), Observed: found(sdk.ReleasedKey(me.Key("01A")), same), KeysReported: true}, Conflict, Foreign, "now carries released:"},
-		{"found, released by another stack", Input{Spec: db, Observed: found(sdk.ReleasedKey("bulwark:alpha:L1:01X"), same), KeysReported: true}, Conflict, Foreign, "released by stack alpha"},
+		{"recorded, our claim released", Input{Spec: db, Recorded: rec(nil), Observed: found(providers.ReleasedKey(me.Key("01A")), same), KeysReported: true}, Conflict, Foreign, "now carries released:"},
+		{"found, released by another stack", Input{Spec: db, Observed: found(providers.ReleasedKey("bulwark:alpha:L1:01X"), same), KeysReported: true}, Conflict, Foreign, "released by stack alpha"},
 		{"recorded, gone", Input{Spec: db, Recorded: rec(nil), Observed: &Observation{}}, Create, Gone, ""},
 		{"recorded, size drifted", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z1", "size": 5.0}), Schema: schemas["mock"]}, Update, Owned, ""},
 		{"recorded protected, zone drifted: refused replace", Input{Spec: db, Recorded: rec(nil), Observed: found(me.Key("01A"), map[string]any{"zone": "z9", "size": 1.0}), Schema: schemas["mock"]}, Replace, Owned, ""},
@@ -220,8 +221,8 @@ func TestConflictErrorAdvice(t *testing.T) {
 // TestUnknownIsAChange: a value known only after apply is a change of the
 // attribute it is in: an update in place, a replace only when force_new.
 func TestUnknownIsAChange(t *testing.T) {
-	schema := &sdk.GetSchemaResponse{ResourceTypes: []sdk.ResourceType{{Name: "generic", Attributes: []sdk.Attribute{
-		{Name: "tags", Type: sdk.TypeMap}, {Name: "zone", Type: sdk.TypeString, ForceNew: true},
+	schema := &providers.GetSchemaResponse{ResourceTypes: []providers.ResourceType{{Name: "generic", Attributes: []providers.Attribute{
+		{Name: "tags", Type: providers.TypeMap}, {Name: "zone", Type: providers.TypeString, ForceNew: true},
 	}}}}
 	cur := &state.Resource{Name: "sub", Type: "generic", Provider: "mock", ID: "s-1", Protection: "ephemeral",
 		Config: map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}}
@@ -238,7 +239,7 @@ func TestUnknownIsAChange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &spec.Resource{Name: "sub", Type: "generic", Provider: "mock", Protection: sdk.ProtectionEphemeral, Config: c.cfg}
+			r := &spec.Resource{Name: "sub", Type: "generic", Provider: "mock", Protection: protection.Ephemeral, Config: c.cfg}
 			for _, o := range []*Observation{obs, nil} {
 				got := Decide(Input{Spec: r, Recorded: cur, Observed: o, Schema: schema})
 				if got.Action != c.action || !reflect.DeepEqual(got.ForceNew, c.forceNew) {
@@ -256,7 +257,7 @@ func TestUnknownIsAChange(t *testing.T) {
 }
 
 // TestDecideReplaceOrder: the order of a replace comes from what the
-// provider says of two instances at once (sdk.Coexistence; nothing said:
+// provider says of two instances at once (providers.Coexistence; nothing said:
 // they cannot), and --replace makes a replace with no change; both are the
 // one decision plan and apply share.
 func TestDecideReplaceOrder(t *testing.T) {
@@ -268,11 +269,11 @@ func TestDecideReplaceOrder(t *testing.T) {
 	same, _ := sp.Resource("same")
 	later, _ := sp.Resource("later")
 	later.Config["zone"] = AfterApply{}
-	schema := func(c sdk.Coexistence) *sdk.GetSchemaResponse {
-		return &sdk.GetSchemaResponse{ResourceTypes: []sdk.ResourceType{{Name: "s3_bucket", Coexistence: c,
-			Attributes: []sdk.Attribute{{Name: "zone", ForceNew: true}, {Name: "bucket", ForceNew: true}}}}}
+	schema := func(c providers.Coexistence) *providers.GetSchemaResponse {
+		return &providers.GetSchemaResponse{ResourceTypes: []providers.ResourceType{{Name: "s3_bucket", Coexistence: c,
+			Attributes: []providers.Attribute{{Name: "zone", ForceNew: true}, {Name: "bucket", ForceNew: true}}}}}
 	}
-	byZone := schema(sdk.Coexistence{WhenDiffers: []string{"zone"}})
+	byZone := schema(providers.Coexistence{WhenDiffers: []string{"zone"}})
 	rec := func(name string) *state.Resource {
 		r := res(name, "s3_bucket", "mock", "ephemeral", map[string]any{"zone": "z1", "bucket": "b1"})
 		r.Attributes = map[string]any{"zone": "z1", "bucket": "b1", "arn": "x"}
@@ -289,9 +290,9 @@ func TestDecideReplaceOrder(t *testing.T) {
 	}{
 		{"zone differs, type coexists by zone: create first", Input{Spec: db, Recorded: rec("db"), Schema: byZone}, Replace, CreateFirst, false, true},
 		{"zone differs, --replace given: consented", Input{Spec: db, Recorded: rec("db"), Schema: byZone, Replace: true}, Replace, CreateFirst, true, false},
-		{"provider says nothing: delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{})}, Replace, DeleteFirst, false, true},
-		{"coexists always", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{Always: true})}, Replace, CreateFirst, false, true},
-		{"identity unchanged (bucket): delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(sdk.Coexistence{WhenDiffers: []string{"bucket"}})}, Replace, DeleteFirst, false, true},
+		{"provider says nothing: delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(providers.Coexistence{})}, Replace, DeleteFirst, false, true},
+		{"coexists always", Input{Spec: db, Recorded: rec("db"), Schema: schema(providers.Coexistence{Always: true})}, Replace, CreateFirst, false, true},
+		{"identity unchanged (bucket): delete first", Input{Spec: db, Recorded: rec("db"), Schema: schema(providers.Coexistence{WhenDiffers: []string{"bucket"}})}, Replace, DeleteFirst, false, true},
 		{"no change, --replace: replaced, same zone: delete first", Input{Spec: same, Recorded: rec("same"), Schema: byZone, Replace: true}, Replace, DeleteFirst, true, false},
 		{"no change, no --replace: nothing", Input{Spec: same, Recorded: rec("same"), Schema: byZone}, NoOp, "", false, false},
 		{"identity known only after apply: delete first", Input{Spec: later, Recorded: rec("later"), Schema: byZone}, Replace, DeleteFirst, false, false},

@@ -14,9 +14,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Action is what a change does.
@@ -46,9 +47,9 @@ type Change struct {
 	Type       string
 	Provider   string
 	Action     Action
-	Protection sdk.Protection // the level that governs this change
-	Before     map[string]any // config recorded in the state (nil for create)
-	After      map[string]any // config in the spec (nil for delete)
+	Protection protection.Level // the level that governs this change
+	Before     map[string]any   // config recorded in the state (nil for create)
+	After      map[string]any   // config in the spec (nil for delete)
 	// ForceNew lists the force_new attributes whose change makes a replace.
 	ForceNew []string
 
@@ -100,7 +101,7 @@ const (
 // replace of a resource that holds some (durable or protected), in either
 // order, since the new one starts empty.
 func (c Change) LosesData() bool {
-	return c.Action == Replace && c.Protection >= sdk.ProtectionDurable
+	return c.Action == Replace && c.Protection >= protection.Durable
 }
 
 // Reasons names what makes c a replace, for messages: its force_new
@@ -125,19 +126,15 @@ type Plan struct {
 // Level returns a resource's governing protection: the higher of what the
 // state recorded and what the spec says, so removing lines from the spec never
 // lowers it, and a level the state does not know counts as protected.
-func Level(recorded string, desired sdk.Protection) sdk.Protection {
+func Level(recorded string, desired protection.Level) protection.Level {
 	level := desired
 	if recorded != "" {
-		r, ok := sdk.ParseProtection(recorded)
-		if !ok {
-			r = sdk.ProtectionProtected
-		}
-		if r > level {
+		if r := protection.OrProtected(recorded); r > level {
 			level = r
 		}
 	}
-	if level == sdk.ProtectionUnspecified {
-		level = sdk.ProtectionEphemeral
+	if level == protection.Unspecified {
+		level = protection.Ephemeral
 	}
 	return level
 }
@@ -146,7 +143,7 @@ func Level(recorded string, desired sdk.Protection) sdk.Protection {
 // is called). schemas (by local provider name) tell which attributes are
 // force_new; a missing schema means none are. It is Make without
 // observations: the same decision, with reality taken to be the record.
-func ForApply(sp *spec.Spec, st *state.State, schemas map[string]*sdk.GetSchemaResponse) *Plan {
+func ForApply(sp *spec.Spec, st *state.State, schemas map[string]*providers.GetSchemaResponse) *Plan {
 	return Make(sp, st, Env{Schemas: schemas}, nil)
 }
 
@@ -164,7 +161,7 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 	}
 	for _, name := range st.Names() {
 		prior := st.Resources[name]
-		desired := sdk.ProtectionEphemeral
+		desired := protection.Ephemeral
 		if r, ok := declared[name]; ok {
 			desired = r.Protection
 		}
@@ -258,14 +255,14 @@ func (e *ConflictError) Error() string {
 // Refused reports whether the ladder refuses this change: a delete or a
 // replace of a protected resource.
 func (c Change) Refused() bool {
-	return (c.Action == Delete || c.Action == Replace) && c.Protection == sdk.ProtectionProtected
+	return (c.Action == Delete || c.Action == Replace) && c.Protection == protection.Protected
 }
 
 // NeedsConsent reports whether the ladder refuses this change unless the
 // run names it with --replace: a replace of a durable resource, whose data
 // the replace deletes in either order.
 func (c Change) NeedsConsent() bool {
-	return c.Action == Replace && c.Protection == sdk.ProtectionDurable && !c.Requested
+	return c.Action == Replace && c.Protection == protection.Durable && !c.Requested
 }
 
 // Check is the whole plan's refusal, the same for plan and apply: the

@@ -9,9 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // parse builds a spec from the resources part of a YAML document with one
@@ -27,10 +28,10 @@ func parse(t *testing.T, resources string) *spec.Spec {
 }
 
 // schemas: every type takes size (in place) and zone (force_new).
-var schemas = map[string]*sdk.GetSchemaResponse{
-	"mock": {ProviderName: "mock", ResourceTypes: []sdk.ResourceType{
-		{Name: "network", Attributes: []sdk.Attribute{{Name: "size", Type: sdk.TypeNumber}, {Name: "zone", Type: sdk.TypeString, ForceNew: true}, {Name: "tags", Type: sdk.TypeMap}}},
-		{Name: "s3_bucket", Attributes: []sdk.Attribute{{Name: "size", Type: sdk.TypeNumber}, {Name: "zone", Type: sdk.TypeString, ForceNew: true}, {Name: "region", Type: sdk.TypeString, ForceNew: true}}},
+var schemas = map[string]*providers.GetSchemaResponse{
+	"mock": {ProviderName: "mock", ResourceTypes: []providers.ResourceType{
+		{Name: "network", Attributes: []providers.Attribute{{Name: "size", Type: providers.TypeNumber}, {Name: "zone", Type: providers.TypeString, ForceNew: true}, {Name: "tags", Type: providers.TypeMap}}},
+		{Name: "s3_bucket", Attributes: []providers.Attribute{{Name: "size", Type: providers.TypeNumber}, {Name: "zone", Type: providers.TypeString, ForceNew: true}, {Name: "region", Type: providers.TypeString, ForceNew: true}}},
 	}},
 }
 
@@ -50,7 +51,7 @@ func st(rs ...*state.Resource) *state.State {
 type summary struct {
 	Resource   string
 	Action     Action
-	Protection sdk.Protection
+	Protection protection.Level
 	ForceNew   []string
 }
 
@@ -67,7 +68,7 @@ func TestForApply(t *testing.T) {
 		name      string
 		resources string
 		state     *state.State
-		schemas   map[string]*sdk.GetSchemaResponse
+		schemas   map[string]*providers.GetSchemaResponse
 		want      []summary
 	}{
 		{
@@ -75,83 +76,83 @@ func TestForApply(t *testing.T) {
 			resources: "  - {name: net, type: network}\n  - {name: store, type: s3_bucket, protection: durable}\n  - {name: vault, type: s3_bucket, protection: protected}\n",
 			state:     st(),
 			want: []summary{
-				{"net", Create, sdk.ProtectionEphemeral, nil},
-				{"store", Create, sdk.ProtectionDurable, nil},
-				{"vault", Create, sdk.ProtectionProtected, nil},
+				{"net", Create, protection.Ephemeral, nil},
+				{"store", Create, protection.Durable, nil},
+				{"vault", Create, protection.Protected, nil},
 			},
 		},
 		{
 			name:      "same config: only checked (2 in YAML equals 2.0 in the state)",
 			resources: "  - {name: net, type: network, config: {size: 2, zone: a, tags: {t: x}}}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", map[string]any{"size": 2.0, "zone": "a", "tags": map[string]any{"t": "x"}})),
-			want:      []summary{{"net", NoOp, sdk.ProtectionEphemeral, nil}},
+			want:      []summary{{"net", NoOp, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "in-place attribute changed: update",
 			resources: "  - {name: net, type: network, config: {size: 3, zone: a}}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", map[string]any{"size": 2.0, "zone": "a"})),
-			want:      []summary{{"net", Update, sdk.ProtectionEphemeral, nil}},
+			want:      []summary{{"net", Update, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "in-place attribute added: update",
 			resources: "  - {name: net, type: network, config: {size: 3}}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", nil)),
-			want:      []summary{{"net", Update, sdk.ProtectionEphemeral, nil}},
+			want:      []summary{{"net", Update, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "force_new attribute changed: replace naming it",
 			resources: "  - {name: net, type: network, config: {size: 3, zone: b}}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", map[string]any{"size": 2.0, "zone": "a"})),
-			want:      []summary{{"net", Replace, sdk.ProtectionEphemeral, []string{"zone"}}},
+			want:      []summary{{"net", Replace, protection.Ephemeral, []string{"zone"}}},
 		},
 		{
 			name:      "force_new attribute removed: replace",
 			resources: "  - {name: net, type: network}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", map[string]any{"zone": "a"})),
-			want:      []summary{{"net", Replace, sdk.ProtectionEphemeral, []string{"zone"}}},
+			want:      []summary{{"net", Replace, protection.Ephemeral, []string{"zone"}}},
 		},
 		{
 			name:      "several force_new attributes, sorted",
 			resources: "  - {name: b, type: s3_bucket, config: {zone: z2, region: r2}}\n",
 			state:     st(res("b", "s3_bucket", "mock", "ephemeral", map[string]any{"zone": "z1", "region": "r1"})),
-			want:      []summary{{"b", Replace, sdk.ProtectionEphemeral, []string{"region", "zone"}}},
+			want:      []summary{{"b", Replace, protection.Ephemeral, []string{"region", "zone"}}},
 		},
 		{
 			name:      "no schema: no attribute is force_new",
 			resources: "  - {name: net, type: network, config: {zone: b}}\n",
 			state:     st(res("net", "network", "mock", "ephemeral", map[string]any{"zone": "a"})),
-			schemas:   map[string]*sdk.GetSchemaResponse{},
-			want:      []summary{{"net", Update, sdk.ProtectionEphemeral, nil}},
+			schemas:   map[string]*providers.GetSchemaResponse{},
+			want:      []summary{{"net", Update, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "type changed: replace",
 			resources: "  - {name: x, type: s3_bucket}\n",
 			state:     st(res("x", "network", "mock", "ephemeral", nil)),
-			want:      []summary{{"x", Replace, sdk.ProtectionEphemeral, []string{"(type or provider)"}}},
+			want:      []summary{{"x", Replace, protection.Ephemeral, []string{"(type or provider)"}}},
 		},
 		{
 			name:      "provider changed: replace",
 			resources: "  - {name: x, type: network, provider: other}\n",
 			state:     st(res("x", "network", "mock", "ephemeral", nil)),
-			want:      []summary{{"x", Replace, sdk.ProtectionEphemeral, []string{"(type or provider)"}}},
+			want:      []summary{{"x", Replace, protection.Ephemeral, []string{"(type or provider)"}}},
 		},
 		{
 			name:      "only the protection changed: update, governed by the higher level",
 			resources: "  - {name: x, type: network, protection: durable}\n  - {name: y, type: network}\n",
 			state:     st(res("x", "network", "mock", "ephemeral", nil), res("y", "network", "mock", "protected", nil)),
-			want:      []summary{{"x", Update, sdk.ProtectionDurable, nil}, {"y", Update, sdk.ProtectionProtected, nil}},
+			want:      []summary{{"x", Update, protection.Durable, nil}, {"y", Update, protection.Protected, nil}},
 		},
 		{
 			name:      "only depends_on changed: update",
 			resources: "  - {name: a, type: network}\n  - {name: b, type: network, depends_on: [a]}\n",
 			state:     st(res("a", "network", "mock", "ephemeral", nil), res("b", "network", "mock", "ephemeral", nil)),
-			want:      []summary{{"a", NoOp, sdk.ProtectionEphemeral, nil}, {"b", Update, sdk.ProtectionEphemeral, nil}},
+			want:      []summary{{"a", NoOp, protection.Ephemeral, nil}, {"b", Update, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "depends_on in another order: no change",
 			resources: "  - {name: a, type: network}\n  - {name: b, type: network}\n  - {name: c, type: network, depends_on: [b, a]}\n",
 			state:     st(res("a", "network", "mock", "ephemeral", nil), res("b", "network", "mock", "ephemeral", nil), res("c", "network", "mock", "ephemeral", nil, "a", "b")),
-			want:      []summary{{"a", NoOp, sdk.ProtectionEphemeral, nil}, {"b", NoOp, sdk.ProtectionEphemeral, nil}, {"c", NoOp, sdk.ProtectionEphemeral, nil}},
+			want:      []summary{{"a", NoOp, protection.Ephemeral, nil}, {"b", NoOp, protection.Ephemeral, nil}, {"c", NoOp, protection.Ephemeral, nil}},
 		},
 		{
 			name:      "gone from the spec: delete at the recorded level, after the spec's changes, by name",
@@ -159,23 +160,23 @@ func TestForApply(t *testing.T) {
 			state: st(res("keep", "network", "mock", "ephemeral", nil), res("zz", "network", "mock", "ephemeral", nil),
 				res("durable_one", "s3_bucket", "mock", "durable", nil), res("vault", "s3_bucket", "mock", "protected", nil)),
 			want: []summary{
-				{"keep", NoOp, sdk.ProtectionEphemeral, nil},
-				{"durable_one", Delete, sdk.ProtectionDurable, nil},
-				{"vault", Delete, sdk.ProtectionProtected, nil},
-				{"zz", Delete, sdk.ProtectionEphemeral, nil},
+				{"keep", NoOp, protection.Ephemeral, nil},
+				{"durable_one", Delete, protection.Durable, nil},
+				{"vault", Delete, protection.Protected, nil},
+				{"zz", Delete, protection.Ephemeral, nil},
 			},
 		},
 		{
 			name:      "a level the state does not know counts as protected",
 			resources: "",
 			state:     st(res("odd", "network", "mock", "permanent", nil)),
-			want:      []summary{{"odd", Delete, sdk.ProtectionProtected, nil}},
+			want:      []summary{{"odd", Delete, protection.Protected, nil}},
 		},
 		{
 			name:      "lowering protection in the same run as a replace keeps the recorded level",
 			resources: "  - {name: vault, type: s3_bucket, config: {zone: b}}\n",
 			state:     st(res("vault", "s3_bucket", "mock", "protected", map[string]any{"zone": "a"})),
-			want:      []summary{{"vault", Replace, sdk.ProtectionProtected, []string{"zone"}}},
+			want:      []summary{{"vault", Replace, protection.Protected, []string{"zone"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -203,9 +204,9 @@ func TestForApplyBeforeAfter(t *testing.T) {
 	s := st(res("net", "network", "mock", "ephemeral", map[string]any{"size": 2.0}), res("old", "s3_bucket", "other", "durable", map[string]any{"zone": "z"}))
 	p := ForApply(sp, s, schemas)
 	want := []Change{
-		{Resource: "net", Type: "network", Provider: "mock", Action: Update, Protection: sdk.ProtectionEphemeral, Before: map[string]any{"size": 2.0}, After: map[string]any{"size": 3.0}, Remote: true},
-		{Resource: "new", Type: "network", Provider: "other", Action: Create, Protection: sdk.ProtectionEphemeral, After: map[string]any{}},
-		{Resource: "old", Type: "s3_bucket", Provider: "other", Action: Delete, Protection: sdk.ProtectionDurable, Before: map[string]any{"zone": "z"}},
+		{Resource: "net", Type: "network", Provider: "mock", Action: Update, Protection: protection.Ephemeral, Before: map[string]any{"size": 2.0}, After: map[string]any{"size": 3.0}, Remote: true},
+		{Resource: "new", Type: "network", Provider: "other", Action: Create, Protection: protection.Ephemeral, After: map[string]any{}},
+		{Resource: "old", Type: "s3_bucket", Provider: "other", Action: Delete, Protection: protection.Durable, Before: map[string]any{"zone": "z"}},
 	}
 	if diff := cmp.Diff(want, p.Changes); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
@@ -244,25 +245,25 @@ func TestHasChanges(t *testing.T) {
 func TestLevel(t *testing.T) {
 	tests := []struct {
 		recorded string
-		desired  sdk.Protection
-		want     sdk.Protection
+		desired  protection.Level
+		want     protection.Level
 	}{
-		{"", sdk.ProtectionEphemeral, sdk.ProtectionEphemeral},
-		{"", sdk.ProtectionUnspecified, sdk.ProtectionEphemeral},
-		{"", sdk.ProtectionDurable, sdk.ProtectionDurable},
-		{"", sdk.ProtectionProtected, sdk.ProtectionProtected},
-		{"ephemeral", sdk.ProtectionDurable, sdk.ProtectionDurable},
-		{"ephemeral", sdk.ProtectionProtected, sdk.ProtectionProtected},
-		{"durable", sdk.ProtectionEphemeral, sdk.ProtectionDurable},
-		{"durable", sdk.ProtectionUnspecified, sdk.ProtectionDurable},
-		{"protected", sdk.ProtectionEphemeral, sdk.ProtectionProtected},
-		{"protected", sdk.ProtectionDurable, sdk.ProtectionProtected},
-		{"protected", sdk.ProtectionProtected, sdk.ProtectionProtected},
-		{"durable", sdk.ProtectionProtected, sdk.ProtectionProtected},
-		{"Protected", sdk.ProtectionEphemeral, sdk.ProtectionProtected},
-		{"permanent", sdk.ProtectionEphemeral, sdk.ProtectionProtected},
-		{"unspecified", sdk.ProtectionEphemeral, sdk.ProtectionProtected},
-		{" durable", sdk.ProtectionEphemeral, sdk.ProtectionProtected},
+		{"", protection.Ephemeral, protection.Ephemeral},
+		{"", protection.Unspecified, protection.Ephemeral},
+		{"", protection.Durable, protection.Durable},
+		{"", protection.Protected, protection.Protected},
+		{"ephemeral", protection.Durable, protection.Durable},
+		{"ephemeral", protection.Protected, protection.Protected},
+		{"durable", protection.Ephemeral, protection.Durable},
+		{"durable", protection.Unspecified, protection.Durable},
+		{"protected", protection.Ephemeral, protection.Protected},
+		{"protected", protection.Durable, protection.Protected},
+		{"protected", protection.Protected, protection.Protected},
+		{"durable", protection.Protected, protection.Protected},
+		{"Protected", protection.Ephemeral, protection.Protected},
+		{"permanent", protection.Ephemeral, protection.Protected},
+		{"unspecified", protection.Ephemeral, protection.Protected},
+		{" durable", protection.Ephemeral, protection.Protected},
 	}
 	for _, tt := range tests {
 		if got := Level(tt.recorded, tt.desired); got != tt.want {
@@ -280,38 +281,38 @@ func TestCheck(t *testing.T) {
 	}{
 		{"empty plan", "apply", nil, nil},
 		{"durable delete and consented replace allowed", "apply", []Change{
-			{Resource: "a", Action: Delete, Protection: sdk.ProtectionDurable},
-			{Resource: "b", Action: Replace, Protection: sdk.ProtectionDurable, Requested: true},
-			{Resource: "c", Action: Delete, Protection: sdk.ProtectionEphemeral},
-			{Resource: "d", Action: Replace, Protection: sdk.ProtectionEphemeral},
+			{Resource: "a", Action: Delete, Protection: protection.Durable},
+			{Resource: "b", Action: Replace, Protection: protection.Durable, Requested: true},
+			{Resource: "c", Action: Delete, Protection: protection.Ephemeral},
+			{Resource: "d", Action: Replace, Protection: protection.Ephemeral},
 		}, nil},
 		// A replace deletes a durable resource's data in either order: it
 		// needs the run's consent (--replace ADDRESS).
 		{"durable replace without --replace refused", "apply", []Change{
-			{Resource: "b", Action: Replace, Protection: sdk.ProtectionDurable, ForceNew: []string{"zone"}, Mode: CreateFirst},
-			{Resource: "a", Action: Replace, Protection: sdk.ProtectionDurable, ForceNew: []string{"zone"}, Mode: DeleteFirst},
-			{Resource: "c", Action: Replace, Protection: sdk.ProtectionEphemeral, ForceNew: []string{"zone"}},
+			{Resource: "b", Action: Replace, Protection: protection.Durable, ForceNew: []string{"zone"}, Mode: CreateFirst},
+			{Resource: "a", Action: Replace, Protection: protection.Durable, ForceNew: []string{"zone"}, Mode: DeleteFirst},
+			{Resource: "c", Action: Replace, Protection: protection.Ephemeral, ForceNew: []string{"zone"}},
 		}, []string{"a", "b"}},
 		{"protected replace refused even with --replace", "apply", []Change{
-			{Resource: "vault", Action: Replace, Protection: sdk.ProtectionProtected, Requested: true},
+			{Resource: "vault", Action: Replace, Protection: protection.Protected, Requested: true},
 		}, []string{"vault"}},
 		{"protected create, update and check allowed", "apply", []Change{
-			{Resource: "a", Action: Create, Protection: sdk.ProtectionProtected},
-			{Resource: "b", Action: Update, Protection: sdk.ProtectionProtected},
-			{Resource: "c", Action: NoOp, Protection: sdk.ProtectionProtected},
+			{Resource: "a", Action: Create, Protection: protection.Protected},
+			{Resource: "b", Action: Update, Protection: protection.Protected},
+			{Resource: "c", Action: NoOp, Protection: protection.Protected},
 		}, nil},
 		{"protected delete refused", "teardown", []Change{
-			{Resource: "vault", Action: Delete, Protection: sdk.ProtectionProtected},
+			{Resource: "vault", Action: Delete, Protection: protection.Protected},
 		}, []string{"vault"}},
 		{"protected replace refused", "apply", []Change{
-			{Resource: "vault", Action: Replace, Protection: sdk.ProtectionProtected},
+			{Resource: "vault", Action: Replace, Protection: protection.Protected},
 		}, []string{"vault"}},
 		{"every refused one named, sorted, allowed ones not", "apply", []Change{
-			{Resource: "zeta", Action: Delete, Protection: sdk.ProtectionProtected},
-			{Resource: "ok", Action: Delete, Protection: sdk.ProtectionDurable},
-			{Resource: "alpha", Action: Replace, Protection: sdk.ProtectionProtected},
-			{Resource: "mid", Action: Delete, Protection: sdk.ProtectionProtected},
-			{Resource: "kept", Action: Update, Protection: sdk.ProtectionProtected},
+			{Resource: "zeta", Action: Delete, Protection: protection.Protected},
+			{Resource: "ok", Action: Delete, Protection: protection.Durable},
+			{Resource: "alpha", Action: Replace, Protection: protection.Protected},
+			{Resource: "mid", Action: Delete, Protection: protection.Protected},
+			{Resource: "kept", Action: Update, Protection: protection.Protected},
 		}, []string{"alpha", "mid", "zeta"}},
 	}
 	for _, tt := range tests {
@@ -412,18 +413,18 @@ func TestForTeardown(t *testing.T) {
 		refused []string
 	}{
 		{"with spec", sp, []summary{
-			{"a", Delete, sdk.ProtectionDurable, nil},
-			{"b", Delete, sdk.ProtectionProtected, nil},
-			{"c", Delete, sdk.ProtectionProtected, nil},
-			{"orphan", Delete, sdk.ProtectionEphemeral, nil},
-			{"weird", Delete, sdk.ProtectionProtected, nil},
+			{"a", Delete, protection.Durable, nil},
+			{"b", Delete, protection.Protected, nil},
+			{"c", Delete, protection.Protected, nil},
+			{"orphan", Delete, protection.Ephemeral, nil},
+			{"weird", Delete, protection.Protected, nil},
 		}, []string{"b", "c", "weird"}},
 		{"without spec: the state alone", nil, []summary{
-			{"a", Delete, sdk.ProtectionDurable, nil},
-			{"b", Delete, sdk.ProtectionEphemeral, nil},
-			{"c", Delete, sdk.ProtectionProtected, nil},
-			{"orphan", Delete, sdk.ProtectionEphemeral, nil},
-			{"weird", Delete, sdk.ProtectionProtected, nil},
+			{"a", Delete, protection.Durable, nil},
+			{"b", Delete, protection.Ephemeral, nil},
+			{"c", Delete, protection.Protected, nil},
+			{"orphan", Delete, protection.Ephemeral, nil},
+			{"weird", Delete, protection.Protected, nil},
 		}, []string{"c", "weird"}},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // An exec refused because the executable is open for writing somewhere
@@ -61,7 +61,7 @@ func TestHostRetriesBusyExecutable(t *testing.T) {
 			if retries != tc.freeAt {
 				t.Errorf("%d retries, want %d", retries, tc.freeAt)
 			}
-			if _, err := p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+			if _, err := p.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // Creates made while one is in flight go together in one CreateMany when
@@ -34,7 +34,7 @@ func TestCreateJoin(t *testing.T) {
 			if p.CreatesMany() != tc.wantMany {
 				t.Fatalf("CreatesMany %v, want %v", p.CreatesMany(), tc.wantMany)
 			}
-			lone, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "lone", IdempotencyKey: "k-lone"})
+			lone, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "lone", IdempotencyKey: "k-lone"})
 			if err != nil || lone.ID == "" {
 				t.Fatalf("a lone Create: %+v %v", lone, err)
 			}
@@ -45,7 +45,7 @@ func TestCreateJoin(t *testing.T) {
 			defer cancelHang()
 			hung := make(chan error, 1)
 			go func() {
-				_, err := p.Create(hangCtx, &sdk.CreateRequest{Type: "thing", Name: "hang", IdempotencyKey: "k-hang"})
+				_, err := p.Create(hangCtx, &providers.CreateRequest{Type: "thing", Name: "hang", IdempotencyKey: "k-hang"})
 				hung <- err
 			}()
 			if tc.wantMany {
@@ -65,7 +65,7 @@ func TestCreateJoin(t *testing.T) {
 			}
 			names := []string{"a", "multiline", "c"}
 			type result struct {
-				resp *sdk.CreateResponse
+				resp *providers.CreateResponse
 				err  error
 			}
 			results := make([]result, len(names))
@@ -74,7 +74,7 @@ func TestCreateJoin(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: name, IdempotencyKey: "k-" + name, Config: sdk.Attributes{"size": float64(i)}})
+					resp, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: name, IdempotencyKey: "k-" + name, Config: providers.Attributes{"size": float64(i)}})
 					results[i] = result{resp, err}
 				}()
 				if tc.wantMany {
@@ -102,7 +102,7 @@ func TestCreateJoin(t *testing.T) {
 					t.Errorf("%s: %+v %v, not its own answer", name, r.resp, r.err)
 				}
 			}
-			rr, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", ID: results[0].resp.ID})
+			rr, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "a", ID: results[0].resp.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestCreateJoin(t *testing.T) {
 
 			// CreateMany itself (what the join sends): a key used again
 			// finds what it made, a new one makes a resource.
-			res, err := p.CreateMany(ctx, []*sdk.CreateRequest{
+			res, err := p.CreateMany(ctx, []*providers.CreateRequest{
 				{Type: "thing", Name: "a", IdempotencyKey: "k-a"},
 				{Type: "thing", Name: "d", IdempotencyKey: "k-d"},
 			})
@@ -130,7 +130,7 @@ func TestCreateJoin(t *testing.T) {
 func TestCreateManyPluginDies(t *testing.T) {
 	p, ctx := startBatching(t)
 	pid := p.PID()
-	res, err := p.CreateMany(ctx, []*sdk.CreateRequest{
+	res, err := p.CreateMany(ctx, []*providers.CreateRequest{
 		{Type: "thing", Name: "a", IdempotencyKey: "k-a"},
 		{Type: "thing", Name: "crash", IdempotencyKey: "k-crash"},
 		{Type: "thing", Name: "b", IdempotencyKey: "k-b"},
@@ -138,7 +138,7 @@ func TestCreateManyPluginDies(t *testing.T) {
 	if !errors.Is(err, ErrPluginExited) || res != nil {
 		t.Fatalf("CreateMany through a crash: %+v %v, want an error wrapping ErrPluginExited", res, err)
 	}
-	c, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "b", IdempotencyKey: "k-b"})
+	c, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "b", IdempotencyKey: "k-b"})
 	if err != nil || c.ID == "" {
 		t.Fatalf("a Create after the crash: %+v %v", c, err)
 	}
@@ -155,9 +155,9 @@ func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
 	p, ctx := startBatching(t)
 	big := strings.Repeat("z", bigSize)
 	names := []string{"a", "b", "c", "d"}
-	var reqs []*sdk.CreateRequest
+	var reqs []*providers.CreateRequest
 	for _, n := range names {
-		reqs = append(reqs, &sdk.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: sdk.Attributes{"zone": big}})
+		reqs = append(reqs, &providers.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: providers.Attributes{"zone": big}})
 	}
 	res, err := p.CreateMany(ctx, reqs)
 	answered(t, "CreateMany", len(res), err, len(reqs))
@@ -173,7 +173,7 @@ func TestCreateManyTooLargeGoesInHalves(t *testing.T) {
 	}
 	// The plugin saw two CreateManys of two: the call of four never reached
 	// its provider.
-	got, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", IdempotencyKey: "k-a"})
+	got, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "a", IdempotencyKey: "k-a"})
 	if err != nil || !got.Exists {
 		t.Fatalf("read a: %+v %v", got, err)
 	}
@@ -225,7 +225,7 @@ func answered(t *testing.T, call string, results int, err error, n int) {
 // call of one kind), as a single Read reports it.
 func sizes(t *testing.T, ctx context.Context, p *Plugin, attr string) any {
 	t.Helper()
-	got, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "probe"})
+	got, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "probe"})
 	if err != nil {
 		t.Fatalf("read the plugin's counts: %v", err)
 	}
@@ -240,15 +240,15 @@ func TestReadManyTooLargeGoesInHalves(t *testing.T) {
 	p, ctx := startBatching(t)
 	big := strings.Repeat("z", bigSize)
 	names := []string{"a", "b", "c", "d"}
-	var reqs []*sdk.ReadRequest
+	var reqs []*providers.ReadRequest
 	for _, n := range names {
-		cfg := sdk.Attributes{"zone": big + n}
+		cfg := providers.Attributes{"zone": big + n}
 		// One at a time: a Create of 1.5 MiB fits one message.
-		resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: cfg})
+		resp, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: n, IdempotencyKey: "k-" + n, Config: cfg})
 		if err != nil {
 			t.Fatalf("create %s: %v", n, err)
 		}
-		reqs = append(reqs, &sdk.ReadRequest{Type: "thing", Name: n, ID: resp.ID, Config: cfg})
+		reqs = append(reqs, &providers.ReadRequest{Type: "thing", Name: n, ID: resp.ID, Config: cfg})
 	}
 	res, err := p.ReadMany(ctx, reqs)
 	answered(t, "ReadMany", len(res), err, len(reqs))
@@ -273,9 +273,9 @@ func TestValidateManyTooLargeGoesInHalves(t *testing.T) {
 	p, ctx := startBatching(t)
 	big := strings.Repeat("z", bigSize)
 	sizesOf := []float64{1, -1, 2, -2} // the negative ones fail validation
-	var reqs []*sdk.ValidateResourceRequest
+	var reqs []*providers.ValidateResourceRequest
 	for _, n := range sizesOf {
-		reqs = append(reqs, &sdk.ValidateResourceRequest{Type: "thing", Config: sdk.Attributes{"zone": big, "size": n}})
+		reqs = append(reqs, &providers.ValidateResourceRequest{Type: "thing", Config: providers.Attributes{"zone": big, "size": n}})
 	}
 	res, err := p.ValidateMany(ctx, reqs)
 	answered(t, "ValidateMany", len(res), err, len(reqs))

@@ -1,7 +1,9 @@
 // Package pluginhost is the host side of the provider contract: it finds
 // provider executables, starts the ones a run needs through hashicorp/go-plugin
 // (gRPC, protocol version negotiated, mutual TLS with fresh keys on both
-// sides: see sdk.HostTLS), and gives the rest of the core a Plugin whose
+// sides: see handshake.HostTLS), drives each through the
+// providers.Interface of the version it speaks (grpcv1 for bulwark's own
+// protocol, version 1), and gives the rest of the core a Plugin whose
 // methods take a context per call and return plain Go errors.
 //
 // Guarantees:

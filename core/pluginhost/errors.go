@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // ProtocolError refuses a plugin that speaks none of the protocol versions
@@ -139,7 +139,7 @@ func translate(name, method string, err error) error {
 	case codes.Unavailable:
 		if strings.Contains(st.Message(), "authentication handshake failed") {
 			// The process runs, but the two sides did not authenticate
-			// each other (see sdk.HostTLS): a restart would not help.
+			// each other (see handshake.HostTLS): a restart would not help.
 			return fmt.Errorf("provider %s: %s: the plugin's TLS handshake failed (host and plugin each accept only the certificate the other passed at start): %s", name, method, st.Message())
 		}
 		return fmt.Errorf("provider %s: %s: %w: %s", name, method, ErrPluginExited, st.Message())
@@ -154,7 +154,7 @@ func translate(name, method string, err error) error {
 }
 
 // diagErr turns a response's diagnostics into an error when one is an error.
-func diagErr(name, method string, ds sdk.Diagnostics) error {
+func diagErr(name, method string, ds providers.Diagnostics) error {
 	if err := ds.Err(); err != nil {
 		return &DiagnosticsError{Provider: name, Method: method, Diagnostics: ds}
 	}
@@ -165,7 +165,7 @@ func diagErr(name, method string, ds sdk.Diagnostics) error {
 type DiagnosticsError struct {
 	Provider    string
 	Method      string
-	Diagnostics sdk.Diagnostics
+	Diagnostics providers.Diagnostics
 }
 
 func (e *DiagnosticsError) Error() string {

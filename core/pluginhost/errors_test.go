@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 func TestTranslate(t *testing.T) {
@@ -71,26 +71,26 @@ func TestTranslate(t *testing.T) {
 	}
 	// A provider's diagnostics already name the provider and the call: not
 	// twice ("provider mock: Configure: provider mock: Configure: …").
-	de := diagErr("mock", "Configure", sdk.Diagnostics{sdk.AttributeErrorf([]string{"region"}, "no region")})
+	de := diagErr("mock", "Configure", providers.Diagnostics{providers.AttributeErrorf([]string{"region"}, "no region")})
 	if got := translate("mock", "Configure", de); got.Error() != "provider mock: Configure: region: no region" || !errors.Is(got, de) {
 		t.Errorf("translate(DiagnosticsError) = %q", got)
 	}
 }
 
 func TestDiagnosticsError(t *testing.T) {
-	warn := sdk.Diagnostic{Severity: sdk.SeverityWarning, Summary: "deprecated"}
+	warn := providers.Diagnostic{Severity: providers.SeverityWarning, Summary: "deprecated"}
 	tests := []struct {
 		name string
-		ds   sdk.Diagnostics
+		ds   providers.Diagnostics
 		msg  string // "" for no error
 	}{
 		{"none", nil, ""},
-		{"warnings only", sdk.Diagnostics{warn}, ""},
-		{"one error", sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "too big")}, "provider mock: Update: size: too big"},
-		{"errors joined, warnings left out", sdk.Diagnostics{sdk.Errorf("a"), warn, sdk.Errorf("b")}, "provider mock: Update: a; b"},
+		{"warnings only", providers.Diagnostics{warn}, ""},
+		{"one error", providers.Diagnostics{providers.AttributeErrorf([]string{"size"}, "too big")}, "provider mock: Update: size: too big"},
+		{"errors joined, warnings left out", providers.Diagnostics{providers.Errorf("a"), warn, providers.Errorf("b")}, "provider mock: Update: a; b"},
 		// What a provider says reaches a terminal: its control characters
 		// are shown escaped, never sent raw.
-		{"escape sequences escaped", sdk.Diagnostics{sdk.Errorf("\x1b]0;owned\a\x1b[2Jgone\rbad")}, `provider mock: Update: \x1b]0;owned\a\x1b[2Jgone\rbad`},
+		{"escape sequences escaped", providers.Diagnostics{providers.Errorf("\x1b]0;owned\a\x1b[2Jgone\rbad")}, `provider mock: Update: \x1b]0;owned\a\x1b[2Jgone\rbad`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,9 +111,9 @@ func TestDiagnosticsError(t *testing.T) {
 			if err.Error() != tt.msg {
 				t.Errorf("message %q, want %q", err.Error(), tt.msg)
 			}
-			var ds sdk.Diagnostics
+			var ds providers.Diagnostics
 			if !errors.As(err, &ds) || len(ds) != len(tt.ds) {
-				t.Errorf("errors.As(sdk.Diagnostics) = %v", ds)
+				t.Errorf("errors.As(providers.Diagnostics) = %v", ds)
 			}
 			if errors.Is(err, ErrPluginExited) {
 				t.Error("a refusal reads as a dead plugin")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // A call that ran on a process that has died, and reports it only after
@@ -30,7 +30,7 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 	// plugin yet or not, the dead process fails it).
 	failed := make(chan error, 1)
 	go func() {
-		_, err := old.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "hang"})
+		_, err := old.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "hang"})
 		failed <- err
 	}()
 	if err := syscall.Kill(oldPID, syscall.SIGKILL); err != nil {
@@ -44,7 +44,7 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 	waitClientExited(t, p, 10*time.Second)
 
 	// Another goroutine's call starts the replacement.
-	if _, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+	if _, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 		t.Fatalf("the call that restarts the plugin: %v", err)
 	}
 	newPID := p.PID()
@@ -60,7 +60,7 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 	if got := p.PID(); got != newPID || !alive(newPID) {
 		t.Fatalf("the failure on dead pid %d killed the replacement %d (now %d, alive %v)", oldPID, newPID, got, alive(newPID))
 	}
-	r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"})
+	r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"})
 	if err != nil || r.Attributes["pid"] != float64(newPID) {
 		t.Fatalf("next call: %v, served by %v, want %d", err, r.Attributes["pid"], newPID)
 	}
@@ -82,7 +82,7 @@ func TestHostMultiLineErrorIsOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "multiline", IdempotencyKey: "k"})
+	_, err = p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "multiline", IdempotencyKey: "k"})
 	if err == nil {
 		t.Fatal("Create succeeded")
 	}

@@ -17,7 +17,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
 // Options configure a Host.
@@ -32,7 +34,8 @@ type Options struct {
 	// that hangs becomes an error, never a hang of the host.
 	CallTimeout time.Duration
 	// Versions are the protocol versions the host offers, with their
-	// plugin sets (default: the sdk's, version 1 only). Tests add others.
+	// plugin sets (default: bulwark's own protocol, version 1 only: grpcv1).
+	// Tests add others.
 	Versions map[int]plugin.PluginSet
 	// CopyDir is where the private copies of plugins pinned by bulwark.lock
 	// are made and run from, each host in a folder of its own (mode 0700)
@@ -67,7 +70,7 @@ func New(opts Options) *Host {
 		opts.CallTimeout = 10 * time.Minute
 	}
 	if opts.Versions == nil {
-		opts.Versions = sdk.VersionedPlugins(nil)
+		opts.Versions = map[int]plugin.PluginSet{grpcv1.ProtocolVersion: grpcv1.PluginSet()}
 	}
 	return &Host{opts: opts}
 }
@@ -89,7 +92,7 @@ type Config struct {
 	// starts, before Configure: an error stops the start (the host checks
 	// the provider's config against the schema's config description, and
 	// learns which config values are sensitive).
-	Check func(*sdk.GetSchemaResponse) error
+	Check func(*providers.GetSchemaResponse) error
 	// SchemaOnly starts the plugin and reads its schema but never calls
 	// Configure: for what needs no provider config and has none to give
 	// (doctor without a spec, `providers schema`). A provider whose config
@@ -168,14 +171,14 @@ type Plugin struct {
 
 	mu       sync.Mutex
 	client   *plugin.Client
-	prov     sdk.Provider
-	schema   *sdk.GetSchemaResponse
+	prov     providers.Interface
+	schema   *providers.GetSchemaResponse
 	protocol int
 	pid      int
 	starting *pluginStart // a start in flight (see ensure), or nil
 
-	reads   join[*sdk.ReadRequest, *sdk.ReadResponse]     // concurrent Reads, joined into ReadManys
-	creates join[*sdk.CreateRequest, *sdk.CreateResponse] // concurrent Creates, joined into CreateManys
+	reads   join[*providers.ReadRequest, *providers.ReadResponse]     // concurrent Reads, joined into ReadManys
+	creates join[*providers.CreateRequest, *providers.CreateResponse] // concurrent Creates, joined into CreateManys
 }
 
 // Name is the provider's local name.
@@ -202,7 +205,7 @@ func (p *Plugin) PID() int {
 }
 
 // Schema is the schema read when the plugin first started.
-func (p *Plugin) Schema() *sdk.GetSchemaResponse {
+func (p *Plugin) Schema() *providers.GetSchemaResponse {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.schema
@@ -220,7 +223,7 @@ func (p *Plugin) Schema() *sdk.GetSchemaResponse {
 // restart, not one per call. When the start failed because its own
 // caller's context ended, a waiting call starts the plugin itself; any
 // other failure is every waiting call's.
-func (p *Plugin) ensure(ctx context.Context) (sdk.Provider, error) {
+func (p *Plugin) ensure(ctx context.Context) (providers.Interface, error) {
 	for {
 		p.mu.Lock()
 		p.host.mu.Lock()
@@ -297,24 +300,24 @@ type pluginStart struct {
 
 // start launches a process of the plugin, reads its schema, checks it and
 // configures it. It holds no lock: ensure installs what it returns.
-func (p *Plugin) start(ctx context.Context) (*plugin.Client, sdk.Provider, *sdk.GetSchemaResponse, error) {
+func (p *Plugin) start(ctx context.Context) (*plugin.Client, providers.Interface, *providers.GetSchemaResponse, error) {
 	client, rpc, err := p.launch(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(handshake.PluginName)
 	if err != nil {
 		client.Kill()
 		return nil, nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
 	}
-	prov, ok := raw.(sdk.Provider)
+	prov, ok := raw.(providers.Interface)
 	if !ok {
 		client.Kill()
 		return nil, nil, nil, fmt.Errorf("provider %s: plugin dispensed %T, not a provider", p.cfg.Name, raw)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.host.opts.CallTimeout)
 	defer cancel()
-	schema, err := prov.GetSchema(ctx, &sdk.GetSchemaRequest{})
+	schema, err := prov.GetSchema(ctx, &providers.GetSchemaRequest{})
 	if err == nil {
 		err = p.oneLine("GetSchema", diagErr(p.cfg.Name, "GetSchema", schema.Diagnostics))
 	}
@@ -329,7 +332,7 @@ func (p *Plugin) start(ctx context.Context) (*plugin.Client, sdk.Provider, *sdk.
 		}
 	}
 	if !p.cfg.SchemaOnly {
-		resp, err := prov.Configure(ctx, &sdk.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
+		resp, err := prov.Configure(ctx, &providers.ConfigureRequest{Config: p.cfg.Config, DataDir: p.cfg.DataDir, ReadOnly: p.cfg.ReadOnly})
 		if err == nil {
 			err = p.oneLine("Configure", diagErr(p.cfg.Name, "Configure", resp.Diagnostics))
 		}
@@ -360,15 +363,15 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		setParentDeathSignal(cmd)
 		// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
 		// AutoMTLS and its P-521 ones (most of a start's CPU): see the
-		// sdk's HostTLS. A plugin on an older sdk still answers with
+		// handshake.HostTLS. A plugin on an older sdk still answers with
 		// AutoMTLS's certificate, which go-plugin loads into tlsConfig as
 		// it would have.
-		tlsConfig, err := sdk.HostTLS(cmd)
+		tlsConfig, err := handshake.HostTLS(cmd)
 		if err != nil {
 			return nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
 		}
 		client := plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig:  sdk.Handshake,
+			HandshakeConfig:  handshake.Config(),
 			VersionedPlugins: p.host.opts.Versions,
 			Cmd:              cmd,
 			SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
@@ -376,7 +379,7 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 			TLSConfig:        tlsConfig,
 			StartTimeout:     p.host.opts.StartTimeout,
 			Logger:           p.host.opts.Logger.Named(p.cfg.Name),
-			GRPCDialOptions:  sdk.TransportDialOptions(),
+			GRPCDialOptions:  handshake.DialOptions(),
 		})
 		rpc, err := client.Client()
 		if err == nil {
@@ -411,7 +414,7 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 // (go-plugin notices the exit only later, in the background). used is the
 // generation the failing call ran on: a failure seen on a dead process
 // never kills the healthy replacement another call has started since.
-func (p *Plugin) check(ctx context.Context, used sdk.Provider, method string, err error) error {
+func (p *Plugin) check(ctx context.Context, used providers.Interface, method string, err error) error {
 	err = p.oneLine(method, translate(p.cfg.Name, method, err))
 	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		// Nobody cancelled the call: its connection was closed under it
@@ -431,7 +434,7 @@ func (p *Plugin) check(ctx context.Context, used sdk.Provider, method string, er
 
 // drop kills the process of generation used, if it is still the current
 // one.
-func (p *Plugin) drop(used sdk.Provider) {
+func (p *Plugin) drop(used providers.Interface) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.client != nil && p.prov == used {
@@ -458,7 +461,7 @@ func (p *Plugin) kill() {
 }
 
 // ValidateResource asks the provider to check one resource's config.
-func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+func (p *Plugin) ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -477,7 +480,7 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *sdk.ValidateResource
 // goroutines share calls (see join): one that finds no call in flight
 // goes at once. A ctx with a deadline of its own always reads alone, under
 // that deadline.
-func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (p *Plugin) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	if _, has := ctx.Deadline(); has || !p.ReadsMany() {
 		return p.read(ctx, req)
 	}
@@ -485,7 +488,7 @@ func (p *Plugin) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 }
 
 // read is one Read call.
-func (p *Plugin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (p *Plugin) read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -500,7 +503,7 @@ func (p *Plugin) read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRespo
 }
 
 // ReadResult is one read of a ReadMany: what Read would have returned.
-type ReadResult = Result[*sdk.ReadResponse]
+type ReadResult = Result[*providers.ReadResponse]
 
 // ReadsMany reports whether the provider offers ReadMany (its schema's
 // Capabilities.ReadMany): whether a ReadMany is one call.
@@ -516,15 +519,15 @@ func (p *Plugin) ReadsMany() bool {
 // gRPC server takes at most 4 MiB; reads carry their configs) is read again
 // in halves. An answer of any size is taken: go-plugin lifts the host's
 // limit on what it receives.
-func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
+func (p *Plugin) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]ReadResult, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var batch func(context.Context, []*sdk.ReadRequest) ([]*sdk.ReadResponse, sdk.Diagnostics, error)
-	if b, ok := prov.(sdk.BatchReader); ok && p.ReadsMany() {
-		batch = func(ctx context.Context, reqs []*sdk.ReadRequest) ([]*sdk.ReadResponse, sdk.Diagnostics, error) {
-			resp, err := b.ReadMany(ctx, &sdk.ReadManyRequest{Reads: reqs})
+	var batch func(context.Context, []*providers.ReadRequest) ([]*providers.ReadResponse, providers.Diagnostics, error)
+	if p.ReadsMany() {
+		batch = func(ctx context.Context, reqs []*providers.ReadRequest) ([]*providers.ReadResponse, providers.Diagnostics, error) {
+			resp, err := prov.ReadMany(ctx, &providers.ReadManyRequest{Reads: reqs})
 			if resp == nil {
 				return nil, nil, err
 			}
@@ -532,7 +535,7 @@ func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadR
 		}
 	}
 	return batched(ctx, p, prov, "ReadMany", "Read", "reads", reqs, p.read, batch,
-		func(r *sdk.ReadResponse) sdk.Diagnostics { return r.Diagnostics })
+		func(r *providers.ReadResponse) providers.Diagnostics { return r.Diagnostics })
 }
 
 // batched is the body ReadMany and CreateMany share: reqs in one call of
@@ -541,10 +544,10 @@ func (p *Plugin) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadR
 // of answers checked, each answer's diagnostics its result's error. A
 // batch too large for one message goes again in halves (a Create's
 // idempotency key makes its retry find whatever the first try made).
-func batched[Q, R any](ctx context.Context, p *Plugin, prov sdk.Provider, call, single, noun string, reqs []Q,
+func batched[Q, R any](ctx context.Context, p *Plugin, prov providers.Interface, call, single, noun string, reqs []Q,
 	one func(context.Context, Q) (R, error),
-	batch func(context.Context, []Q) ([]R, sdk.Diagnostics, error),
-	diagnostics func(R) sdk.Diagnostics) ([]Result[R], error) {
+	batch func(context.Context, []Q) ([]R, providers.Diagnostics, error),
+	diagnostics func(R) providers.Diagnostics) ([]Result[R], error) {
 	out := make([]Result[R], len(reqs))
 	if batch == nil || len(reqs) == 1 {
 		for i, req := range reqs {
@@ -585,7 +588,7 @@ func batched[Q, R any](ctx context.Context, p *Plugin, prov sdk.Provider, call, 
 // ValidateResult is one validation of a ValidateMany: what
 // ValidateResource would have returned.
 type ValidateResult struct {
-	Diagnostics sdk.Diagnostics
+	Diagnostics providers.Diagnostics
 	Err         error
 }
 
@@ -602,14 +605,13 @@ func (p *Plugin) ValidatesMany() bool {
 // error is for what fails the whole call. A batch too large for one message
 // (the plugin's gRPC server takes at most 4 MiB) is validated again in
 // halves.
-func (p *Plugin) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]ValidateResult, error) {
+func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]ValidateResult, error) {
 	out := make([]ValidateResult, len(reqs))
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	batch, ok := prov.(sdk.BatchValidator)
-	if !ok || !p.ValidatesMany() || len(reqs) == 1 {
+	if !p.ValidatesMany() || len(reqs) == 1 {
 		for i, req := range reqs {
 			out[i].Diagnostics, out[i].Err = p.ValidateResource(ctx, req)
 		}
@@ -617,7 +619,7 @@ func (p *Plugin) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceR
 	}
 	cctx, cancel := p.callContext(ctx)
 	defer cancel()
-	resp, err := batch.ValidateMany(cctx, &sdk.ValidateManyRequest{Resources: reqs})
+	resp, err := prov.ValidateMany(cctx, &providers.ValidateManyRequest{Resources: reqs})
 	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
 		half := len(reqs) / 2
 		a, err := p.ValidateMany(ctx, reqs[:half])
@@ -648,7 +650,7 @@ func (p *Plugin) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceR
 // Import reads the resource a user takes over by id: through the provider's
 // Import when its schema offers it, else through Read by id (a provider
 // written before Import existed).
-func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+func (p *Plugin) Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
 	if req.ID == "" {
 		return nil, fmt.Errorf("provider %s: import %s: no id given", p.cfg.Name, req.Name)
 	}
@@ -656,40 +658,35 @@ func (p *Plugin) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Impor
 	if err != nil {
 		return nil, err
 	}
-	imp, ok := prov.(sdk.Importer)
-	if s := p.Schema(); !ok || s == nil || !s.Capabilities.Import {
-		r, err := p.Read(ctx, &sdk.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
+	if s := p.Schema(); s == nil || !s.Capabilities.Import {
+		r, err := p.Read(ctx, &providers.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
 		if err != nil {
 			return nil, err
 		}
-		return &sdk.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Private: r.Private, Diagnostics: r.Diagnostics}, nil
+		return &providers.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Private: r.Private, Diagnostics: r.Diagnostics}, nil
 	}
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
-	resp, err := imp.Import(ctx, req)
+	resp, err := prov.Import(ctx, req)
 	if err != nil {
 		return nil, p.check(ctx, prov, "Import", err)
 	}
 	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
 }
 
-// Release gives up a stack's claim on a resource (sdk.Releaser). A plugin
+// Release gives up a stack's claim on a resource. A plugin
 // that cannot (it predates Release, or its provider does not implement it)
-// answers an error that wraps sdk.ErrReleaseUnsupported; the caller keeps
+// answers an error that wraps providers.ErrReleaseUnsupported; the caller keeps
 // the claim.
-func (p *Plugin) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+func (p *Plugin) Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rel, ok := prov.(sdk.Releaser)
-	if !ok {
-		return nil, fmt.Errorf("provider %s: release %s: %w", p.cfg.Name, req.Name, sdk.ErrReleaseUnsupported)
-	}
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
-	resp, err := rel.Release(ctx, req)
-	if errors.Is(err, sdk.ErrReleaseUnsupported) {
+	resp, err := prov.Release(ctx, req)
+	if errors.Is(err, providers.ErrReleaseUnsupported) {
 		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
 	}
 	if err != nil {
@@ -705,7 +702,7 @@ func (p *Plugin) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.Rel
 // CreateMany that follows it, each with its own key, result and error. A
 // ctx with a deadline of its own always creates alone, under that
 // deadline.
-func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p *Plugin) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	if _, has := ctx.Deadline(); has || !p.CreatesMany() {
 		return p.create(ctx, req)
 	}
@@ -713,7 +710,7 @@ func (p *Plugin) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 }
 
 // create is one Create call.
-func (p *Plugin) create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p *Plugin) create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -729,7 +726,7 @@ func (p *Plugin) create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Creat
 
 // CreateResult is one Create of a CreateMany: what Create would have
 // returned.
-type CreateResult = Result[*sdk.CreateResponse]
+type CreateResult = Result[*providers.CreateResponse]
 
 // CreatesMany reports whether the provider offers CreateMany (its schema's
 // Capabilities.CreateMany): whether a CreateMany is one call.
@@ -745,15 +742,15 @@ func (p *Plugin) CreatesMany() bool {
 // call is then as undecided as a Create that never answered). A batch too
 // large for one message is sent again in halves: whatever the first try
 // made, each request's idempotency key makes its retry find it.
-func (p *Plugin) CreateMany(ctx context.Context, reqs []*sdk.CreateRequest) ([]CreateResult, error) {
+func (p *Plugin) CreateMany(ctx context.Context, reqs []*providers.CreateRequest) ([]CreateResult, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var batch func(context.Context, []*sdk.CreateRequest) ([]*sdk.CreateResponse, sdk.Diagnostics, error)
-	if b, ok := prov.(sdk.BatchCreator); ok && p.CreatesMany() {
-		batch = func(ctx context.Context, reqs []*sdk.CreateRequest) ([]*sdk.CreateResponse, sdk.Diagnostics, error) {
-			resp, err := b.CreateMany(ctx, &sdk.CreateManyRequest{Creates: reqs})
+	var batch func(context.Context, []*providers.CreateRequest) ([]*providers.CreateResponse, providers.Diagnostics, error)
+	if p.CreatesMany() {
+		batch = func(ctx context.Context, reqs []*providers.CreateRequest) ([]*providers.CreateResponse, providers.Diagnostics, error) {
+			resp, err := prov.CreateMany(ctx, &providers.CreateManyRequest{Creates: reqs})
 			if resp == nil {
 				return nil, nil, err
 			}
@@ -761,11 +758,11 @@ func (p *Plugin) CreateMany(ctx context.Context, reqs []*sdk.CreateRequest) ([]C
 		}
 	}
 	return batched(ctx, p, prov, "CreateMany", "Create", "creates", reqs, p.create, batch,
-		func(r *sdk.CreateResponse) sdk.Diagnostics { return r.Diagnostics })
+		func(r *providers.CreateResponse) providers.Diagnostics { return r.Diagnostics })
 }
 
 // Update changes a resource in place.
-func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+func (p *Plugin) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -780,7 +777,7 @@ func (p *Plugin) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Updat
 }
 
 // Delete removes a resource. Only the core's deletion path may call it.
-func (p *Plugin) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+func (p *Plugin) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -814,7 +811,7 @@ func (p *Plugin) callContext(ctx context.Context) (context.Context, context.Canc
 // that comes back as the call's own timeout runs out is the plugin giving
 // up on the deadline the host passed it (the sdk reports that as a
 // diagnostic): it is reported as the timeout it is.
-func (p *Plugin) diagnostics(ctx context.Context, method string, ds sdk.Diagnostics) error {
+func (p *Plugin) diagnostics(ctx context.Context, method string, ds providers.Diagnostics) error {
 	err := p.oneLine(method, diagErr(p.cfg.Name, method, ds))
 	if d, ok := ctx.Deadline(); err != nil && ok && time.Until(d) < 100*time.Millisecond {
 		if ownDeadline(ctx) {

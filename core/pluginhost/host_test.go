@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // The test plugin (internal/testplugin) is built once per test binary into
@@ -219,7 +221,7 @@ func TestHostLifecycle(t *testing.T) {
 	f := start(t, map[string]any{"tag": "one"})
 	p, ctx := f.plugin, ctxT(t)
 
-	if p.Protocol() != sdk.ProtocolVersion || p.Protocol() != 1 {
+	if p.Protocol() != grpcv1.ProtocolVersion || p.Protocol() != 1 {
 		t.Errorf("Protocol() = %d, want 1", p.Protocol())
 	}
 	pid := p.PID()
@@ -240,21 +242,21 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	// Validate: the provider's own check and the SDK's schema check.
-	ds, err := p.ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: "thing", Name: "a", Config: sdk.Attributes{"size": -1}})
+	ds, err := p.ValidateResource(ctx, &providers.ValidateResourceRequest{Type: "thing", Name: "a", Config: providers.Attributes{"size": -1}})
 	if err != nil || !ds.HasError() || ds[0].AttributePath[0] != "size" {
 		t.Errorf("ValidateResource(size -1) = %v, %v", ds, err)
 	}
-	ds, err = p.ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: "thing", Name: "a", Config: sdk.Attributes{"colour": "red"}})
+	ds, err = p.ValidateResource(ctx, &providers.ValidateResourceRequest{Type: "thing", Name: "a", Config: providers.Attributes{"colour": "red"}})
 	if err != nil || !ds.HasError() || ds[0].AttributePath[0] != "colour" {
 		t.Errorf("ValidateResource(colour) = %v, %v", ds, err)
 	}
 
 	// Create, twice under the same key: one resource.
-	cr, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "a", Config: sdk.Attributes{"size": 1}, IdempotencyKey: "op_1/a", Protection: sdk.ProtectionEphemeral})
+	cr, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "a", Config: providers.Attributes{"size": 1}, IdempotencyKey: "op_1/a", Protection: protection.Ephemeral})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	again, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "a", Config: sdk.Attributes{"size": 1}, IdempotencyKey: "op_1/a"})
+	again, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "a", Config: providers.Attributes{"size": 1}, IdempotencyKey: "op_1/a"})
 	if err != nil || again.ID != cr.ID || cr.ID == "" {
 		t.Fatalf("retried Create: %+v, %v (first id %q)", again, err, cr.ID)
 	}
@@ -263,7 +265,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	// Read by id, and by idempotency key alone.
-	for _, req := range []*sdk.ReadRequest{{Type: "thing", Name: "a", ID: cr.ID}, {Type: "thing", Name: "a", IdempotencyKey: "op_1/a"}} {
+	for _, req := range []*providers.ReadRequest{{Type: "thing", Name: "a", ID: cr.ID}, {Type: "thing", Name: "a", IdempotencyKey: "op_1/a"}} {
 		r, err := p.Read(ctx, req)
 		if err != nil || !r.Exists || r.ID != cr.ID {
 			t.Errorf("Read(%+v) = %+v, %v", req, r, err)
@@ -274,7 +276,7 @@ func TestHostLifecycle(t *testing.T) {
 	}
 
 	// A Create the SDK refuses is a DiagnosticsError, not a dead plugin.
-	_, err = p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "b", Config: sdk.Attributes{"bogus": 1}, IdempotencyKey: "k"})
+	_, err = p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "b", Config: providers.Attributes{"bogus": 1}, IdempotencyKey: "k"})
 	var de *DiagnosticsError
 	if !errors.As(err, &de) || errors.Is(err, ErrPluginExited) || de.Method != "Create" || de.Diagnostics[0].AttributePath[0] != "bogus" {
 		t.Errorf("Create(bogus) err = %v", err)
@@ -282,25 +284,25 @@ func TestHostLifecycle(t *testing.T) {
 
 	// The protection ladder's second enforcement, through a real process:
 	// the plugin's Delete never runs for a protected resource.
-	_, err = p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionProtected})
+	_, err = p.Delete(ctx, &providers.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: protection.Protected})
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "refused to delete protected resource a") {
 		t.Errorf("protected Delete err = %v", err)
 	}
 	if log := deletesLog(t, f.dataDir); log != "" {
 		t.Errorf("the provider's Delete ran for a protected resource: %q", log)
 	}
-	if r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", ID: cr.ID}); err != nil || !r.Exists {
+	if r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "a", ID: cr.ID}); err != nil || !r.Exists {
 		t.Errorf("protected resource gone after a refused Delete: %+v, %v", r, err)
 	}
 
 	// An ordinary Delete reaches the provider.
-	if _, err := p.Delete(ctx, &sdk.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: sdk.ProtectionDurable}); err != nil {
+	if _, err := p.Delete(ctx, &providers.DeleteRequest{Type: "thing", Name: "a", ID: cr.ID, Protection: protection.Durable}); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
 	if log := deletesLog(t, f.dataDir); log != fmt.Sprintf("a %s durable\n", cr.ID) {
 		t.Errorf("deletes.log = %q", log)
 	}
-	if r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "a", ID: cr.ID}); err != nil || r.Exists {
+	if r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "a", ID: cr.ID}); err != nil || r.Exists {
 		t.Errorf("Read after Delete = %+v, %v", r, err)
 	}
 	if p.PID() != pid {
@@ -316,7 +318,7 @@ func TestHostRestartsCrashedPlugin(t *testing.T) {
 	p, ctx := f.plugin, ctxT(t)
 	for round := 0; round < 3; round++ {
 		old := p.PID()
-		_, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: fmt.Sprintf("k%d", round)})
+		_, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: fmt.Sprintf("k%d", round)})
 		if !errors.Is(err, ErrPluginExited) {
 			t.Fatalf("round %d: Create that kills the plugin: err = %v, want ErrPluginExited", round, err)
 		}
@@ -326,7 +328,7 @@ func TestHostRestartsCrashedPlugin(t *testing.T) {
 		waitGone(t, old, 10*time.Second)
 		waitClientExited(t, p, 10*time.Second)
 
-		r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"})
+		r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"})
 		if err != nil {
 			t.Fatalf("round %d: the call after the crash: %v", round, err)
 		}
@@ -357,11 +359,11 @@ func TestHostNextCallAfterCrashRestarts(t *testing.T) {
 	const rounds = 10
 	failures := 0
 	for i := 0; i < rounds; i++ {
-		_, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: fmt.Sprintf("k%d", i)})
+		_, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: fmt.Sprintf("k%d", i)})
 		if !errors.Is(err, ErrPluginExited) {
 			t.Fatalf("crash %d: err = %v", i, err)
 		}
-		if _, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+		if _, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 			failures++
 			t.Logf("crash %d: the next call failed: %v", i, err)
 		}
@@ -390,11 +392,11 @@ func TestHostCloseKillsEveryPlugin(t *testing.T) {
 		pids = append(pids, p.PID())
 	}
 	// One of them crashed and was restarted: Close must kill the new one.
-	if _, err := plugins[1].Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: "k"}); !errors.Is(err, ErrPluginExited) {
+	if _, err := plugins[1].Create(ctx, &providers.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: "k"}); !errors.Is(err, ErrPluginExited) {
 		t.Fatalf("crash: %v", err)
 	}
 	waitClientExited(t, plugins[1], 10*time.Second)
-	if _, err := plugins[1].Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+	if _, err := plugins[1].Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
 	pids[1] = plugins[1].PID()
@@ -439,7 +441,7 @@ func TestHostPluginUseAfterCloseStartsNoProcess(t *testing.T) {
 	}
 	h.Close()
 	waitNoneRunning(t, exe, 10*time.Second)
-	_, err = p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"})
+	_, err = p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"})
 	defer func() {
 		p.kill() // clean up what the bug started
 		waitNoneRunning(t, exe, 10*time.Second)
@@ -462,12 +464,12 @@ func TestHostCallDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		begin := time.Now()
 		type result struct {
-			r   *sdk.ReadResponse
+			r   *providers.ReadResponse
 			err error
 		}
 		ch := make(chan result, 1)
 		go func() {
-			r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "hang"})
+			r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "hang"})
 			ch <- result{r, err}
 		}()
 		var res result
@@ -493,13 +495,13 @@ func TestHostCallDeadline(t *testing.T) {
 		}
 	}
 	ctx := ctxT(t)
-	if r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil || r.Attributes["pid"] != float64(pid) {
+	if r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil || r.Attributes["pid"] != float64(pid) {
 		t.Errorf("the plugin does not serve after a timed-out call: %+v, %v", r, err)
 	}
 	// A cancelled context: the call returns Canceled.
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.Read(cctx, &sdk.ReadRequest{Type: "thing", Name: "hang"}); !errors.Is(err, context.Canceled) {
+	if _, err := p.Read(cctx, &providers.ReadRequest{Type: "thing", Name: "hang"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read with a cancelled context: %v", err)
 	}
 }

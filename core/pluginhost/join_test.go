@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // joinFake is a provider's two read calls, recording what each call
@@ -23,7 +23,7 @@ type joinFake struct {
 	first bool
 }
 
-func (f *joinFake) one(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (f *joinFake) one(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, []string{req.Name})
 	block := !f.first
@@ -32,10 +32,10 @@ func (f *joinFake) one(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResp
 	if block {
 		<-f.release
 	}
-	return &sdk.ReadResponse{Exists: true, ID: "id-" + req.Name}, nil
+	return &providers.ReadResponse{Exists: true, ID: "id-" + req.Name}, nil
 }
 
-func (f *joinFake) many(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadResult, error) {
+func (f *joinFake) many(ctx context.Context, reqs []*providers.ReadRequest) ([]ReadResult, error) {
 	f.mu.Lock()
 	var names []string
 	for _, r := range reqs {
@@ -52,7 +52,7 @@ func (f *joinFake) many(ctx context.Context, reqs []*sdk.ReadRequest) ([]ReadRes
 			out[i].Err = errors.New("bad read")
 			continue
 		}
-		out[i].Response = &sdk.ReadResponse{Exists: true, ID: "id-" + r.Name}
+		out[i].Response = &providers.ReadResponse{Exists: true, ID: "id-" + r.Name}
 	}
 	return out, nil
 }
@@ -121,9 +121,9 @@ func TestReadJoin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &joinFake{release: make(chan struct{}), manyErr: tc.manyErr}
-			j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
+			j := &join[*providers.ReadRequest, *providers.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
 			type got struct {
-				resp *sdk.ReadResponse
+				resp *providers.ReadResponse
 				err  error
 			}
 			results := map[string]got{}
@@ -131,7 +131,7 @@ func TestReadJoin(t *testing.T) {
 			var wg sync.WaitGroup
 			readAs := func(ctx context.Context, name string) {
 				defer wg.Done()
-				resp, err := j.call(ctx, &sdk.ReadRequest{Name: name})
+				resp, err := j.call(ctx, &providers.ReadRequest{Name: name})
 				mu.Lock()
 				results[name] = got{resp, err}
 				mu.Unlock()
@@ -219,7 +219,7 @@ func TestReadJoin(t *testing.T) {
 func TestReadJoinManyAtOnce(t *testing.T) {
 	f := &joinFake{release: make(chan struct{})}
 	close(f.release)
-	j := &join[*sdk.ReadRequest, *sdk.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
+	j := &join[*providers.ReadRequest, *providers.ReadResponse]{one: f.one, many: f.many, patience: time.Hour}
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 200 {
@@ -227,7 +227,7 @@ func TestReadJoinManyAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			name := fmt.Sprintf("r%d", i)
-			resp, err := j.call(context.Background(), &sdk.ReadRequest{Name: name})
+			resp, err := j.call(context.Background(), &providers.ReadRequest{Name: name})
 			if err != nil || resp.ID != "id-"+name {
 				errs <- fmt.Errorf("%s: %+v %v", name, resp, err)
 			}

@@ -20,10 +20,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
-// The mutual TLS between the host and its plugins (see sdk.HostTLS): each
+// The mutual TLS between the host and its plugins (see handshake.HostTLS): each
 // side made its own key, each trusts only the other's certificate, and a
 // plugin on either side's older machinery (go-plugin's AutoMTLS) still
 // works.
@@ -48,7 +50,7 @@ func TestHostMutualTLSWithEitherSDK(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			if _, err := p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+			if _, err := p.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 				t.Fatalf("Read: %v", err)
 			}
 			// A client that is not the host reaches the handshake far
@@ -91,7 +93,7 @@ func TestPluginRefusesClientsButItsHost(t *testing.T) {
 			}
 		})
 	}
-	if _, err := f.plugin.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+	if _, err := f.plugin.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 		t.Fatalf("the host after the strangers: %v", err)
 	}
 }
@@ -121,8 +123,8 @@ func TestAutoMTLSHostRunsPlugin(t *testing.T) {
 	dir := testPlugin(t)
 	t.Setenv("TESTPLUGIN_MODE", "")
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
+		HandshakeConfig:  handshake.Config(),
+		VersionedPlugins: map[int]plugin.PluginSet{grpcv1.ProtocolVersion: grpcv1.PluginSet()},
 		Cmd:              exec.Command(filepath.Join(dir, Prefix+"test")),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -134,11 +136,11 @@ func TestAutoMTLSHostRunsPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start under an AutoMTLS host: %v", err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(handshake.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := raw.(sdk.Provider).GetSchema(ctxT(t), &sdk.GetSchemaRequest{})
+	schema, err := raw.(providers.Interface).GetSchema(ctxT(t), &providers.GetSchemaRequest{})
 	if err != nil {
 		t.Fatalf("GetSchema under an AutoMTLS host: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // A restart in progress (a crashed plugin started again, its handshake,
@@ -24,7 +24,7 @@ func TestRestartBlocksNoOtherCall(t *testing.T) {
 	entered := make(chan struct{}, 8)
 	starts := 0
 	cfg := Config{Name: "t", Source: "test", DataDir: filepath.Join(t.TempDir(), "data"),
-		Check: func(*sdk.GetSchemaResponse) error {
+		Check: func(*providers.GetSchemaResponse) error {
 			starts++ // under the start: one at a time
 			if starts > 1 {
 				entered <- struct{}{}
@@ -37,13 +37,13 @@ func TestRestartBlocksNoOtherCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if _, err := p.Create(ctx, &sdk.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: "k"}); !errors.Is(err, ErrPluginExited) {
+	if _, err := p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: "crash", IdempotencyKey: "k"}); !errors.Is(err, ErrPluginExited) {
 		t.Fatalf("Create that kills the plugin: %v", err)
 	}
 	// The restart: held in Check until the gate opens.
 	restarted := make(chan error, 1)
 	go func() {
-		_, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "x", ID: "none"})
+		_, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "x", ID: "none"})
 		restarted <- err
 	}()
 	select {
@@ -68,14 +68,14 @@ func TestRestartBlocksNoOtherCall(t *testing.T) {
 	within("a Read whose context ends", func() {
 		short, cancel := context.WithCancel(ctx)
 		cancel()
-		if _, err := p.Read(short, &sdk.ReadRequest{Type: "thing", Name: "y"}); !errors.Is(err, context.Canceled) {
+		if _, err := p.Read(short, &providers.ReadRequest{Type: "thing", Name: "y"}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Read with an ended context during the restart: %v, want context.Canceled", err)
 		}
 	})
 	// A call that waits gets the restarted process.
 	waiting := make(chan error, 1)
 	go func() {
-		r, err := p.Read(ctx, &sdk.ReadRequest{Type: "thing", Name: "z", ID: "none"})
+		r, err := p.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "z", ID: "none"})
 		if err == nil && r.Attributes["pid"] != float64(p.PID()) {
 			err = errors.New("served by another process than the current one")
 		}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
 // A plugin that speaks only a version the host does not offer is refused,
@@ -38,8 +40,8 @@ func TestProtocolMismatchNamesBothSides(t *testing.T) {
 // which negotiates version 1; and a v2 plugin negotiates 2 with it.
 func TestHostOfferingV2StillRunsV1Plugins(t *testing.T) {
 	dir := testPlugin(t)
-	versions := sdk.VersionedPlugins(nil)
-	versions[2] = plugin.PluginSet{sdk.PluginName: &sdk.GRPCProviderPlugin{}} // test-only v2: same messages
+	versions := map[int]plugin.PluginSet{grpcv1.ProtocolVersion: grpcv1.PluginSet()}
+	versions[2] = plugin.PluginSet{handshake.PluginName: &grpcv1.Plugin{}} // test-only v2: same messages
 	h := New(Options{Dirs: []string{dir}, Versions: versions})
 	defer h.Close()
 	p, err := h.Start(ctxT(t), Config{Name: "t", Source: "test", DataDir: t.TempDir()})
@@ -49,7 +51,7 @@ func TestHostOfferingV2StillRunsV1Plugins(t *testing.T) {
 	if p.Protocol() != 1 {
 		t.Fatalf("negotiated %d with a v1 plugin, want 1", p.Protocol())
 	}
-	if _, err := p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+	if _, err := p.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 		t.Fatalf("v1 plugin under a v1+v2 host: %v", err)
 	}
 	t.Setenv("TESTPLUGIN_MODE", "v2")
@@ -90,7 +92,7 @@ func TestHangingCallEndsAtCallTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	_, err = p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "hang"})
+	_, err = p.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "hang"})
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms (--plugin-call-timeout)") {
 		t.Fatalf("Read = %v", err)
 	}
@@ -131,7 +133,7 @@ func TestIntegrityVerifiedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.kill()
-	if _, err := p.Read(ctxT(t), &sdk.ReadRequest{Type: "thing", Name: "x"}); err != nil {
+	if _, err := p.Read(ctxT(t), &providers.ReadRequest{Type: "thing", Name: "x"}); err != nil {
 		t.Fatalf("restart after the original changed: %v", err)
 	}
 	_, err = h.Start(ctxT(t), Config{Name: "t2", Source: "test", DataDir: t.TempDir(), SHA256: sum})

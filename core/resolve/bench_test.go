@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // bigSpec is n resources: a chain of n/4 networks, each referencing the
@@ -27,9 +27,9 @@ func bigSpec(n int) []byte {
 	return []byte(b.String())
 }
 
-func benchSchema() map[string]*sdk.GetSchemaResponse {
-	attrs := []sdk.Attribute{{Name: "zone", Type: sdk.TypeString}, {Name: "tags", Type: sdk.TypeMap}, {Name: "arn", Type: sdk.TypeString, Computed: true}}
-	return map[string]*sdk.GetSchemaResponse{"mock": {ResourceTypes: []sdk.ResourceType{{Name: "network", Attributes: attrs}, {Name: "compute", Attributes: attrs}}}}
+func benchSchema() map[string]*providers.GetSchemaResponse {
+	attrs := []providers.Attribute{{Name: "zone", Type: providers.TypeString}, {Name: "tags", Type: providers.TypeMap}, {Name: "arn", Type: providers.TypeString, Computed: true}}
+	return map[string]*providers.GetSchemaResponse{"mock": {ResourceTypes: []providers.ResourceType{{Name: "network", Attributes: attrs}, {Name: "compute", Attributes: attrs}}}}
 }
 
 // BenchmarkValidate10k is what validate does before it calls a provider,

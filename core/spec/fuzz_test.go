@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
@@ -111,7 +111,7 @@ func genSpec(t *rapid.T) (string, []*Resource) {
 	for i, n := range names {
 		r := &Resource{
 			Name: n, Type: rapid.StringMatching(`[a-z_]{1,10}`).Draw(t, "type"),
-			Provider: "mock", Protection: sdk.ProtectionEphemeral, OnFailure: PolicyCompensate,
+			Provider: "mock", Protection: protection.Ephemeral, OnFailure: PolicyCompensate,
 			Config: map[string]any{},
 		}
 		fmt.Fprintf(&b, "  - name: %s\n    type: %s\n", r.Name, r.Type)
@@ -120,7 +120,7 @@ func genSpec(t *rapid.T) (string, []*Resource) {
 			fmt.Fprintf(&b, "    provider: %s\n", r.Provider)
 		}
 		if lvl := rapid.SampledFrom([]string{"", "ephemeral", "durable", "protected"}).Draw(t, "protection"); lvl != "" {
-			r.Protection, _ = sdk.ParseProtection(lvl)
+			r.Protection, _ = protection.Parse(lvl)
 			fmt.Fprintf(&b, "    protection: %s\n", lvl)
 		}
 		if i > 0 {

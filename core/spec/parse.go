@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"gopkg.in/yaml.v3"
 )
 
@@ -600,7 +600,7 @@ type resourceNodes struct {
 // resource walks one mapping under resources:; index is 1-based.
 func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 	r := &Resource{
-		Protection: sdk.ProtectionEphemeral,
+		Protection: protection.Ephemeral,
 		OnFailure:  PolicyCompensate,
 		Config:     map[string]any{},
 		Pos:        posOf(m),
@@ -647,7 +647,7 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 				return
 			}
 			if s, ok := p.str(v, rn.prefix, "protection"); ok {
-				if prot, ok := sdk.ParseProtection(s); ok {
+				if prot, ok := protection.Parse(s); ok {
 					r.Protection = prot
 				} else {
 					p.addf(v, "unknown protection level %s (want ephemeral, durable or protected)", quote(s))

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -23,11 +23,11 @@ default_provider: old
 resources: []
 `
 
-func awsLike() *sdk.GetSchemaResponse {
-	return &sdk.GetSchemaResponse{ProviderName: "aws", ProviderConfig: []sdk.Attribute{
-		{Name: "region", Type: sdk.TypeString, Required: true},
-		{Name: "profile", Type: sdk.TypeString},
-		{Name: "secret_key", Type: sdk.TypeString, Sensitive: true},
+func awsLike() *providers.GetSchemaResponse {
+	return &providers.GetSchemaResponse{ProviderName: "aws", ProviderConfig: []providers.Attribute{
+		{Name: "region", Type: providers.TypeString, Required: true},
+		{Name: "profile", Type: providers.TypeString},
+		{Name: "secret_key", Type: providers.TypeString, Sensitive: true},
 	}}
 }
 
@@ -35,7 +35,7 @@ func TestCheckProviderConfig(t *testing.T) {
 	s := mustParse(t, "stack.yaml", []byte(providerConfigSpec))
 	tests := []struct {
 		name   string
-		schema *sdk.GetSchemaResponse
+		schema *providers.GetSchemaResponse
 		want   []string
 	}{
 		{"cloud", awsLike(), []string{
@@ -46,7 +46,7 @@ func TestCheckProviderConfig(t *testing.T) {
 		// No config at all: the problem is at the provider's name.
 		{"bare", awsLike(), []string{`stack.yaml:10:3: provider "bare": missing required config key "region"`}},
 		// A provider that describes no config is not checked.
-		{"old", &sdk.GetSchemaResponse{ProviderName: "mock"}, nil},
+		{"old", &providers.GetSchemaResponse{ProviderName: "mock"}, nil},
 		// Nor is one the spec does not declare.
 		{"elsewhere", awsLike(), nil},
 	}
@@ -69,7 +69,7 @@ func TestCheckProviderConfig(t *testing.T) {
 		})
 	}
 	// CheckSchemas checks every declared provider's config too.
-	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"cloud": awsLike(), "old": {}})
+	err := s.CheckSchemas(map[string]*providers.GetSchemaResponse{"cloud": awsLike(), "old": {}})
 	if err == nil || !strings.Contains(err.Error(), `unknown config key "regin"`) {
 		t.Errorf("CheckSchemas = %v", err)
 	}

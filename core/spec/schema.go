@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // CheckSchemas checks, after the providers' schemas are read: every resource's type exists in
 // its provider's schema ("unknown resource type \"s3_buckt\" for provider mock (has: a, b, c)")
-// and its config passes sdk.CheckConfig, each problem positioned at the config key
+// and its config passes providers.CheckConfig, each problem positioned at the config key
 // (FieldPos["config."+key]) or the field ("type", "config") or the resource. Returns Problems or nil.
 // schemas is keyed by local provider name; a provider some resource uses
 // that has no schema there is a problem too.
@@ -21,7 +21,7 @@ import (
 // instances share it. A value that is one reference is type-checked as the
 // referenced attribute's type (so ${net.cidr} cannot be given to a number),
 // one that interpolates references as a string.
-func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
+func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) error {
 	var ps Problems
 	add := func(pos Pos, format string, args ...any) {
 		ps = append(ps, Problem{File: s.File, Pos: pos, Msg: fmt.Sprintf(format, args...)})
@@ -51,8 +51,8 @@ func (s *Spec) CheckSchemas(schemas map[string]*sdk.GetSchemaResponse) error {
 			add(fieldPos(r, "type"), "unknown resource type %s for provider %s (has: %s)", quote(r.Type), r.Provider, nameList(names))
 			continue
 		}
-		for _, d := range sdk.CheckConfig(rt, rc.shapeConfig(r.Config)) {
-			if d.Severity == sdk.SeverityWarning {
+		for _, d := range providers.CheckConfig(rt, rc.shapeConfig(r.Config)) {
+			if d.Severity == providers.SeverityWarning {
 				continue
 			}
 			var keys []string
@@ -106,7 +106,7 @@ func fieldPos(r *Resource, keys ...string) Pos {
 // config (one written before config schemas existed) is not checked, nor is
 // a provider the spec does not declare. Messages never quote a value.
 // Returns Problems or nil.
-func (s *Spec) CheckProviderConfig(name string, schema *sdk.GetSchemaResponse) error {
+func (s *Spec) CheckProviderConfig(name string, schema *providers.GetSchemaResponse) error {
 	if ps := s.providerConfigProblems(name, schema); len(ps) > 0 {
 		ps.sort()
 		return ps
@@ -114,7 +114,7 @@ func (s *Spec) CheckProviderConfig(name string, schema *sdk.GetSchemaResponse) e
 	return nil
 }
 
-func (s *Spec) providerConfigProblems(name string, schema *sdk.GetSchemaResponse) Problems {
+func (s *Spec) providerConfigProblems(name string, schema *providers.GetSchemaResponse) Problems {
 	p, ok := s.Providers[name]
 	if !ok || schema == nil || len(schema.ProviderConfig) == 0 || (p.Pos == Pos{} && len(p.FieldPos) == 0) {
 		return nil
@@ -130,7 +130,7 @@ func (s *Spec) providerConfigProblems(name string, schema *sdk.GetSchemaResponse
 		}
 		ps = append(ps, Problem{File: s.File, Pos: pos, Msg: fmt.Sprintf("provider %s: ", quote(name)) + fmt.Sprintf(format, args...)})
 	}
-	rt := sdk.ResourceType{Name: "provider " + p.Source, Attributes: schema.ProviderConfig}
+	rt := providers.ResourceType{Name: "provider " + p.Source, Attributes: schema.ProviderConfig}
 	names := make([]string, 0, len(schema.ProviderConfig))
 	for _, a := range schema.ProviderConfig {
 		names = append(names, a.Name)
@@ -149,8 +149,8 @@ func (s *Spec) providerConfigProblems(name string, schema *sdk.GetSchemaResponse
 		}
 		// The type rules of a resource's config, for this one key.
 		a.Required, a.Computed = false, false
-		for _, d := range sdk.CheckConfig(sdk.ResourceType{Name: rt.Name, Attributes: []sdk.Attribute{a}}, map[string]any{k: p.Config[k]}) {
-			if d.Severity != sdk.SeverityWarning {
+		for _, d := range providers.CheckConfig(providers.ResourceType{Name: rt.Name, Attributes: []providers.Attribute{a}}, map[string]any{k: p.Config[k]}) {
+			if d.Severity != providers.SeverityWarning {
 				add(k, "config key %s: %s", quote(k), d.Summary)
 			}
 		}
@@ -176,7 +176,7 @@ func (s *Spec) sortedProviders() []string {
 // refChecker checks resource references against the schemas.
 type refChecker struct {
 	s        *Spec
-	schemas  map[string]*sdk.GetSchemaResponse
+	schemas  map[string]*providers.GetSchemaResponse
 	byAddr   map[string]*Resource // built when first needed
 	reported map[refProblem]bool
 	add      func(pos Pos, format string, args ...any)
@@ -189,7 +189,7 @@ type refProblem struct {
 
 // attrType returns the type of the attribute ref names, and false when
 // that cannot be told (reported here when the attribute does not exist).
-func (c *refChecker) attrType(ref *Ref) (sdk.AttributeType, bool) {
+func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
 	if c.byAddr == nil {
 		c.byAddr = make(map[string]*Resource, len(c.s.Resources))
 		for _, r := range c.s.Resources {
@@ -201,7 +201,7 @@ func (c *refChecker) attrType(ref *Ref) (sdk.AttributeType, bool) {
 		return 0, false // not expanded, or a key Expand reported
 	}
 	if ref.Attr == "id" {
-		return sdk.TypeString, true
+		return providers.TypeString, true
 	}
 	schema := c.schemas[t.Provider]
 	if schema == nil {
@@ -226,7 +226,7 @@ func (c *refChecker) attrType(ref *Ref) (sdk.AttributeType, bool) {
 }
 
 // shapeConfig returns cfg with each reference replaced by a value of its
-// type, for sdk.CheckConfig; a key whose reference could not be checked
+// type, for providers.CheckConfig; a key whose reference could not be checked
 // is left out (its problem is already reported).
 func (c *refChecker) shapeConfig(cfg map[string]any) map[string]any {
 	var out map[string]any
@@ -306,15 +306,15 @@ func (c *refChecker) shape(v any) (any, bool) {
 }
 
 // placeholder is a value of type t, standing for a reference's value.
-func placeholder(t sdk.AttributeType) any {
+func placeholder(t providers.AttributeType) any {
 	switch t {
-	case sdk.TypeNumber:
+	case providers.TypeNumber:
 		return 0.0
-	case sdk.TypeBool:
+	case providers.TypeBool:
 		return false
-	case sdk.TypeList:
+	case providers.TypeList:
 		return []any{}
-	case sdk.TypeMap:
+	case providers.TypeMap:
 		return map[string]any{}
 	}
 	return ""

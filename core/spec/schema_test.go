@@ -4,21 +4,21 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/google/go-cmp/cmp"
 )
 
-func fakeSchema() *sdk.GetSchemaResponse {
-	return &sdk.GetSchemaResponse{
+func fakeSchema() *providers.GetSchemaResponse {
+	return &providers.GetSchemaResponse{
 		ProviderName: "mock",
-		ResourceTypes: []sdk.ResourceType{
-			{Name: "s3_bucket", Attributes: []sdk.Attribute{
-				{Name: "bucket", Type: sdk.TypeString, Required: true},
-				{Name: "size", Type: sdk.TypeNumber},
-				{Name: "tags", Type: sdk.TypeMap},
-				{Name: "arn", Type: sdk.TypeString, Computed: true},
+		ResourceTypes: []providers.ResourceType{
+			{Name: "s3_bucket", Attributes: []providers.Attribute{
+				{Name: "bucket", Type: providers.TypeString, Required: true},
+				{Name: "size", Type: providers.TypeNumber},
+				{Name: "tags", Type: providers.TypeMap},
+				{Name: "arn", Type: providers.TypeString, Computed: true},
 			}},
-			{Name: "compute", Attributes: []sdk.Attribute{{Name: "size", Type: sdk.TypeNumber}}},
+			{Name: "compute", Attributes: []providers.Attribute{{Name: "size", Type: providers.TypeNumber}}},
 			{Name: "network"},
 		},
 	}
@@ -56,7 +56,7 @@ resources:
 
 func TestCheckSchemas(t *testing.T) {
 	s := mustParse(t, "stack.yaml", []byte(schemaSpec))
-	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	err := s.CheckSchemas(map[string]*providers.GetSchemaResponse{"mock": fakeSchema()})
 	var ps Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("CheckSchemas = %T %v, want Problems", err, err)
@@ -81,19 +81,19 @@ func TestCheckSchemas(t *testing.T) {
 
 func TestCheckSchemasOK(t *testing.T) {
 	s := mustParse(t, "stack.yaml", readFile(t, "testdata/good/full.yaml"))
-	schemas := map[string]*sdk.GetSchemaResponse{
-		"mock": {ResourceTypes: []sdk.ResourceType{
-			{Name: "network", Attributes: []sdk.Attribute{{Name: "cidr", Type: sdk.TypeString}, {Name: "zones", Type: sdk.TypeList}}},
+	schemas := map[string]*providers.GetSchemaResponse{
+		"mock": {ResourceTypes: []providers.ResourceType{
+			{Name: "network", Attributes: []providers.Attribute{{Name: "cidr", Type: providers.TypeString}, {Name: "zones", Type: providers.TypeList}}},
 			{Name: "compute"},
 		}},
-		"cloud": {ResourceTypes: []sdk.ResourceType{
-			{Name: "s3_bucket", Attributes: []sdk.Attribute{
-				{Name: "bucket", Type: sdk.TypeString, Required: true},
-				{Name: "versioned", Type: sdk.TypeBool},
-				{Name: "size", Type: sdk.TypeNumber},
-				{Name: "tags", Type: sdk.TypeMap},
-				{Name: "note", Type: sdk.TypeString},
-				{Name: "created", Type: sdk.TypeString},
+		"cloud": {ResourceTypes: []providers.ResourceType{
+			{Name: "s3_bucket", Attributes: []providers.Attribute{
+				{Name: "bucket", Type: providers.TypeString, Required: true},
+				{Name: "versioned", Type: providers.TypeBool},
+				{Name: "size", Type: providers.TypeNumber},
+				{Name: "tags", Type: providers.TypeMap},
+				{Name: "note", Type: providers.TypeString},
+				{Name: "created", Type: providers.TypeString},
 			}},
 		}},
 	}
@@ -103,7 +103,7 @@ func TestCheckSchemasOK(t *testing.T) {
 
 	// With another default provider, the resources that did not name
 	// theirs are checked against its schema.
-	empty := map[string]*sdk.GetSchemaResponse{"local": {}, "cloud": schemas["cloud"]}
+	empty := map[string]*providers.GetSchemaResponse{"local": {}, "cloud": schemas["cloud"]}
 	err := s.WithDefaultProvider("local").CheckSchemas(empty)
 	want := "stack.yaml:10:11: unknown resource type \"network\" for provider local (has: none)\n" +
 		"stack.yaml:23:11: unknown resource type \"compute\" for provider local (has: none)"
@@ -138,7 +138,7 @@ outputs:
   arn: {value: "${bucket.arn}"}
   bad: {value: "${web.zone}"}
 `))
-	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	err := s.CheckSchemas(map[string]*providers.GetSchemaResponse{"mock": fakeSchema()})
 	var got []string
 	var ps Problems
 	if !errors.As(err, &ps) {
@@ -176,7 +176,7 @@ resources:
 		r.Name = r.Addr.String()
 		s.Resources = append(s.Resources, &r)
 	}
-	err := s.CheckSchemas(map[string]*sdk.GetSchemaResponse{"mock": fakeSchema()})
+	err := s.CheckSchemas(map[string]*providers.GetSchemaResponse{"mock": fakeSchema()})
 	want := `stack.yaml:7:14: resource "web[a]": attribute "size" must be a number, not a string`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/value"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Pos is a position in a spec file, 1-based; a zero Line means the position
@@ -96,11 +96,11 @@ type Provider struct {
 type Resource struct {
 	Name         string
 	Type         string
-	Provider     string         // local provider name, with default_provider applied (never empty after Parse succeeds)
-	Protection   sdk.Protection // ephemeral when absent
-	DependsOn    []string       // as written, order kept
-	Config       map[string]any // JSON-normalised; empty map (not nil) when absent
-	OnFailure    FailurePolicy  // compensate when absent
+	Provider     string           // local provider name, with default_provider applied (never empty after Parse succeeds)
+	Protection   protection.Level // ephemeral when absent
+	DependsOn    []string         // as written, order kept
+	Config       map[string]any   // JSON-normalised; empty map (not nil) when absent
+	OnFailure    FailurePolicy    // compensate when absent
 	Intervention bool
 	// Import is the id of an existing resource to take over (`import: ID`):
 	// the first apply records it as imported instead of creating it.

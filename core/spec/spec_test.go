@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -74,14 +74,14 @@ func TestParseFull(t *testing.T) {
 		Resources: []*Resource{
 			{
 				Name: "network", Type: "network", Provider: "mock",
-				Protection: sdk.ProtectionEphemeral,
+				Protection: protection.Ephemeral,
 				Config:     map[string]any{"cidr": "10.0.0.0/16", "zones": []any{"a", "b"}},
 				OnFailure:  PolicyCompensate,
 				Pos:        Pos{9, 5},
 			},
 			{
 				Name: "storage", Type: "s3_bucket", Provider: "cloud", ExplicitProvider: true,
-				Protection: sdk.ProtectionDurable,
+				Protection: protection.Durable,
 				DependsOn:  []string{"network"},
 				Config: map[string]any{
 					"bucket": "my-bucket", "versioned": true, "size": 1.5,
@@ -92,7 +92,7 @@ func TestParseFull(t *testing.T) {
 			},
 			{
 				Name: "compute", Type: "compute", Provider: "mock",
-				Protection:   sdk.ProtectionProtected,
+				Protection:   protection.Protected,
 				DependsOn:    []string{"network", "storage"},
 				Config:       map[string]any{},
 				OnFailure:    PolicyAbort,
@@ -160,7 +160,7 @@ func checkInvariants(t *testing.T, s *Spec) {
 		if _, ok := s.Providers[r.Provider]; !ok {
 			t.Errorf("resource %q uses undeclared provider %q", r.Name, r.Provider)
 		}
-		if r.Protection == sdk.ProtectionUnspecified {
+		if r.Protection == protection.Unspecified {
 			t.Errorf("resource %q has no protection", r.Name)
 		}
 		switch r.OnFailure {

@@ -11,9 +11,10 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Result is what an operation did.
@@ -309,7 +310,7 @@ func (s *session) preserved(op string, names []string) []string {
 	st := s.store.Snapshot()
 	var out []string
 	for _, id := range names {
-		if r := st.Resources[id]; r != nil && r.CreatedBy == op && s.levelOf(r) != sdk.ProtectionEphemeral {
+		if r := st.Resources[id]; r != nil && r.CreatedBy == op && s.levelOf(r) != protection.Ephemeral {
 			out = append(out, id)
 		}
 	}
@@ -324,9 +325,9 @@ type stepMode struct {
 	observe *plan.Observation
 	key     string // the idempotency key Execute ran under
 	// readBack is what the provider read of the resource its Create made,
-	// in the Create's own call (sdk.Capabilities.CreateReadsBack): Verify
+	// in the Create's own call (providers.Capabilities.CreateReadsBack): Verify
 	// compares it instead of reading again. Nil: Verify reads.
-	readBack *sdk.ReadResponse
+	readBack *providers.ReadResponse
 }
 
 // applyStep is the step for a resource in the spec: Check = Read, Execute =
@@ -426,7 +427,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		resp := m.readBack
 		if resp == nil {
 			var err error
-			resp, err = p.Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
+			resp, err = p.Read(ctx, &providers.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
 			if err != nil {
 				return err
 			}
@@ -457,11 +458,11 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 
 // create makes r under key and records it, created by this operation. It
 // returns what the provider read back of it in the same call, when it
-// offers that (sdk.Capabilities.CreateReadsBack) and the read could be
+// offers that (providers.Capabilities.CreateReadsBack) and the read could be
 // made, for Verify. The record rides on staged's record.
-func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, key string) (*sdk.ReadResponse, error) {
+func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, key string) (*providers.ReadResponse, error) {
 	p := s.plugins[r.Provider]
-	resp, err := p.Create(ctx, &sdk.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: capsOf(p).CreateReadsBack})
+	resp, err := p.Create(ctx, &providers.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: capsOf(p).CreateReadsBack})
 	if err != nil {
 		return nil, err
 	}
@@ -480,17 +481,17 @@ func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, k
 }
 
 // capsOf is what p's schema declares it can do (nothing, without one).
-func capsOf(p Provider) sdk.Capabilities {
+func capsOf(p Provider) providers.Capabilities {
 	if sc := p.Schema(); sc != nil {
 		return sc.Capabilities
 	}
-	return sdk.Capabilities{}
+	return providers.Capabilities{}
 }
 
 // trusted is a Create's or Delete's read-back as Verify may take it for its
 // own read: nil for none, and for one whose diagnostics hold an error
 // (Verify then reads itself).
-func trusted(rb *sdk.ReadResponse) *sdk.ReadResponse {
+func trusted(rb *providers.ReadResponse) *providers.ReadResponse {
 	if rb == nil || rb.Diagnostics.HasError() {
 		return nil
 	}
@@ -511,7 +512,7 @@ func (s *session) update(ctx context.Context, staged *stage, r *spec.Resource, m
 		if len(private) > 0 {
 			prior = private
 		}
-		resp, err := s.plugins[r.Provider].Update(ctx, &sdk.UpdateRequest{
+		resp, err := s.plugins[r.Provider].Update(ctx, &providers.UpdateRequest{
 			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection, Private: prior,
 		})
 		if err != nil {

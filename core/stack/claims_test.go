@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 func importFrom(owner string) opt { return func(o *stack.Options) { o.ImportFrom = owner } }
@@ -82,7 +82,7 @@ func TestImportFromTakesOnlyWhatTheOwnerReleased(t *testing.T) {
 	if r, err := stack.StateForget(e.ctx, alpha, e.opts(), "vault"); err != nil || r.Err != nil {
 		t.Fatalf("forget: %v %v", err, resErr(r))
 	}
-	if k, ok := sdk.ReleasedFrom(e.w.ByName("vault").Key); !ok || !strings.HasPrefix(k, "bulwark:alpha:") {
+	if k, ok := providers.ReleasedFrom(e.w.ByName("vault").Key); !ok || !strings.HasPrefix(k, "bulwark:alpha:") {
 		t.Fatalf("after forget the resource carries %q: want alpha's claim released", e.w.ByName("vault").Key)
 	}
 	if _, err := stack.Import(e.ctx, beta, e.opts(importFrom("gamma")), "vault", id); err == nil || !strings.Contains(err.Error(), "released by stack alpha, not by stack gamma") {

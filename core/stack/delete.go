@@ -6,8 +6,9 @@ import (
 	"fmt"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // reason says why a resource is being deleted; the ladder treats them
@@ -43,8 +44,8 @@ var ErrProtected = errors.New("refused to delete a protected resource")
 // levelOf is the protection that governs deleting res: the higher of the
 // state's record and the spec's, so neither editing the spec nor a stale
 // record can lower it.
-func (s *session) levelOf(res *state.Resource) sdk.Protection {
-	desired := sdk.ProtectionEphemeral
+func (s *session) levelOf(res *state.Resource) protection.Level {
+	desired := protection.Ephemeral
 	if r, ok := s.specResource(res.Name); ok {
 		desired = r.Protection
 	}
@@ -66,28 +67,28 @@ func (s *session) isRetained(res *state.Resource) bool {
 // preserves a durable one during a rollback. It returns the action taken
 // ("delete", "preserve" or "refuse") and, after a delete, what the provider
 // read of the resource once deleted in the same call, when it offers that
-// (sdk.Capabilities.DeleteReadsBack) and the read could be made, for the
+// (providers.Capabilities.DeleteReadsBack) and the read could be made, for the
 // step's Verify (nil otherwise: Verify reads).
-func (s *session) deleteResource(ctx context.Context, staged *stage, res *state.Resource, why reason) (string, *sdk.ReadResponse, error) {
+func (s *session) deleteResource(ctx context.Context, staged *stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
 	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):
 		// Retained (kept by a rollback): no apply or rollback deletes it;
 		// only a teardown does, under its level (see retain.go).
 		return "preserve", nil, nil
-	case why == reasonRollback && level != sdk.ProtectionEphemeral:
+	case why == reasonRollback && level != protection.Ephemeral:
 		// The ladder's first column: a rollback preserves what holds data.
 		return "preserve", nil, nil
-	case level == sdk.ProtectionProtected:
+	case level == protection.Protected:
 		return "refuse", nil, fmt.Errorf("%s (%s): %w", res.Name, res.Type, ErrProtected)
-	case level != sdk.ProtectionEphemeral && level != sdk.ProtectionDurable:
+	case level != protection.Ephemeral && level != protection.Durable:
 		return "refuse", nil, fmt.Errorf("%s (%s): unknown protection level: %w", res.Name, res.Type, ErrProtected)
 	}
 	p := s.plugins[res.Provider]
 	if p == nil {
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	resp, err := p.Delete(ctx, &sdk.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
+	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
 	if err != nil {
 		return "delete", nil, err
 	}

@@ -26,7 +26,7 @@ func TestOneDeletionPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			if strings.Contains(line, "sdk.DeleteRequest{") {
+			if strings.Contains(line, "providers.DeleteRequest{") {
 				sites = append(sites, f+":"+strconv.Itoa(i+1))
 			}
 		}

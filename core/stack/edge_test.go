@@ -14,9 +14,9 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // A resource gone from the spec is deleted under the ladder's third column:
@@ -38,9 +38,9 @@ func TestRemovedFromSpecIsDeleted(t *testing.T) {
 		t.Errorf("deletes (-want +got):\n%s", d)
 	}
 	for _, c := range e.w.Deletes() {
-		want := sdk.ProtectionEphemeral
+		want := protection.Ephemeral
 		if c.Name == "bucket" {
-			want = sdk.ProtectionDurable
+			want = protection.Durable
 		}
 		if c.Protection != want {
 			t.Errorf("Delete of %s carries %v, want %v", c.Name, c.Protection, want)

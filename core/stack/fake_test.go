@@ -11,8 +11,10 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // fakeTypes are the resource types of the fake provider's schema.
@@ -33,7 +35,7 @@ type fakeCall struct {
 	Type       string
 	ID         string // Delete/Update: the id asked for; Create: the id made ("" on failure)
 	Key        string // Create only
-	Protection sdk.Protection
+	Protection protection.Level
 	Config     map[string]any // Create/Update: the config asked for
 	Private    string         // Update/Delete: the private data handed back
 	Err        error          // what the fake answered
@@ -65,7 +67,7 @@ type fakeWorld struct {
 	// reported: no Capabilities.IdempotencyKeys, no key on Read.
 	legacy bool
 	// coexist: a resource's identity is (type, name, zone), and the schema
-	// says so (sdk.Coexistence), so a zone change replaces creating first.
+	// says so (providers.Coexistence), so a zone change replaces creating first.
 	coexist bool
 	// onCreate, when set, is called (without the lock) at the start of every
 	// Create, so a test can hold an operation in the middle of a step.
@@ -80,11 +82,11 @@ type fakeWorld struct {
 	// readBack, when set, makes the providers announce
 	// Capabilities.CreateReadsBack and answers a Create that asks with
 	// what it returns for the resource made (nil: no read-back).
-	readBack func(made *fakeResource) *sdk.ReadResponse
+	readBack func(made *fakeResource) *providers.ReadResponse
 	// deleteBack, likewise, makes them announce
 	// Capabilities.DeleteReadsBack and answers a Delete that asks with what
 	// it returns for the name deleted.
-	deleteBack func(name string) *sdk.ReadResponse
+	deleteBack func(name string) *providers.ReadResponse
 	// readsByID counts the Reads by id (a Verify's, a Check's of a
 	// recorded resource).
 	readsByID int
@@ -290,22 +292,45 @@ type fakeProvider struct {
 
 var _ stack.Provider = (*fakeProvider)(nil)
 
+// ReadsMany: the fake offers no ReadMany call (batching does), so ReadMany
+// reads one after the other, as the plugin host does for such a provider.
+func (p *fakeProvider) ReadsMany() bool { return false }
+
+func (p *fakeProvider) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error) {
+	out := make([]pluginhost.ReadResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Response, out[i].Err = p.Read(ctx, r)
+	}
+	return out, nil
+}
+
+// ValidatesMany: as ReadsMany, for ValidateMany.
+func (p *fakeProvider) ValidatesMany() bool { return false }
+
+func (p *fakeProvider) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error) {
+	out := make([]pluginhost.ValidateResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Diagnostics, out[i].Err = p.ValidateResource(ctx, r)
+	}
+	return out, nil
+}
+
 func (p *fakeProvider) Source() string { return p.source }
 
-func (p *fakeProvider) Protocol() int { return sdk.ProtocolVersion }
+func (p *fakeProvider) Protocol() int { return grpcv1.ProtocolVersion }
 
-func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
-	var rts []sdk.ResourceType
+func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
+	var rts []providers.ResourceType
 	p.w.mu.Lock()
 	coexist := p.w.coexist
 	p.w.mu.Unlock()
 	for _, t := range fakeTypes {
-		rt := sdk.ResourceType{Name: t, Attributes: []sdk.Attribute{
-			{Name: "size", Type: sdk.TypeNumber},
-			{Name: "zone", Type: sdk.TypeString, ForceNew: true},
+		rt := providers.ResourceType{Name: t, Attributes: []providers.Attribute{
+			{Name: "size", Type: providers.TypeNumber},
+			{Name: "zone", Type: providers.TypeString, ForceNew: true},
 		}}
 		if coexist {
-			rt.Coexistence = sdk.Coexistence{WhenDiffers: []string{"zone"}}
+			rt.Coexistence = providers.Coexistence{WhenDiffers: []string{"zone"}}
 		}
 		rts = append(rts, rt)
 	}
@@ -313,11 +338,11 @@ func (p *fakeProvider) Schema() *sdk.GetSchemaResponse {
 	legacy := p.w.legacy
 	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
 	p.w.mu.Unlock()
-	return &sdk.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
-		Capabilities: sdk.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
+	return &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
+		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
 }
 
-func (p *fakeProvider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+func (p *fakeProvider) ValidateResource(_ context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
 	if !slices.Contains(fakeTypes, req.Type) {
 		return nil, fmt.Errorf("unknown resource type %q", req.Type)
 	}
@@ -351,7 +376,7 @@ func (w *fakeWorld) byTypeName(typ, name string, cfg map[string]any) *fakeResour
 	return nil
 }
 
-func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	p.w.mu.Lock()
 	hook := p.w.onRead
 	p.w.mu.Unlock()
@@ -366,58 +391,58 @@ func (p *fakeProvider) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadR
 	}
 	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name, req.Config)
 	if r == nil {
-		return &sdk.ReadResponse{}, nil
+		return &providers.ReadResponse{}, nil
 	}
 	key := r.Key
 	if p.w.legacy {
 		key = ""
 	}
-	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
+	return &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
 }
 
-func (p *fakeProvider) Import(_ context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	p.w.importCalls++
 	r := p.w.resources[req.ID]
 	if r == nil || r.Type != req.Type {
-		return &sdk.ImportResponse{}, nil
+		return &providers.ImportResponse{}, nil
 	}
 	if p.w.legacy {
 		// A provider written before keys: it reports none, stamps none.
-		return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
+		return &providers.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
 	}
 	claimed := false
 	if req.ClaimKey != "" {
-		if !sdk.Claimable(r.Key, req.ClaimKey, req.ReplacesKey) {
-			return nil, sdk.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
+		if !providers.Claimable(r.Key, req.ClaimKey, req.ReplacesKey) {
+			return nil, providers.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
 		}
 		r.Key, claimed = req.ClaimKey, true
 		p.w.claims = append(p.w.claims, fakeCall{Name: req.Name, Type: r.Type, ID: r.ID, Key: req.ClaimKey})
 	}
-	return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key, Claimed: claimed}, nil
+	return &providers.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key, Claimed: claimed}, nil
 }
 
 // Release gives up a claim as the real providers do: what carries the key
 // carries it released from then on. A legacy fake cannot.
-func (p *fakeProvider) Release(_ context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+func (p *fakeProvider) Release(_ context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	if p.w.legacy || p.w.noRelease {
-		return nil, fmt.Errorf("release %s: %w", req.Name, sdk.ErrReleaseUnsupported)
+		return nil, fmt.Errorf("release %s: %w", req.Name, providers.ErrReleaseUnsupported)
 	}
 	r := p.w.resources[req.ID]
 	switch {
-	case r == nil, r.Key == sdk.ReleasedKey(req.Key):
+	case r == nil, r.Key == providers.ReleasedKey(req.Key):
 	case r.Key != req.Key:
-		return nil, sdk.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
+		return nil, providers.Conflict(fmt.Sprintf("%s %s carries another claim", r.Type, r.Name), r.Key)
 	default:
-		r.Key = sdk.ReleasedKey(req.Key)
+		r.Key = providers.ReleasedKey(req.Key)
 	}
-	return &sdk.ReleaseResponse{Released: true}, nil
+	return &providers.ReleaseResponse{Released: true}, nil
 }
 
-func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *sdk.CreateResponse, err error) {
+func (p *fakeProvider) Create(_ context.Context, req *providers.CreateRequest) (resp *providers.CreateResponse, err error) {
 	cfg := normalizeAttrs(req.Config)
 	p.w.mu.Lock()
 	hook := p.w.onCreate
@@ -441,7 +466,7 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 				if r.Type != req.Type || r.Name != req.Name {
 					return nil, fmt.Errorf("create %s: key %q already made %s %s", req.Name, req.IdempotencyKey, r.Type, r.Name)
 				}
-				return &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}, nil
+				return &providers.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}, nil
 			}
 		}
 	}
@@ -454,14 +479,14 @@ func (p *fakeProvider) Create(_ context.Context, req *sdk.CreateRequest) (resp *
 	p.w.seq++
 	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
 	p.w.resources[r.ID] = r
-	resp = &sdk.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}
+	resp = &providers.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}
 	if req.ReadBack && p.w.readBack != nil {
 		resp.ReadBack = p.w.readBack(r)
 	}
 	return resp, nil
 }
 
-func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *sdk.UpdateResponse, err error) {
+func (p *fakeProvider) Update(_ context.Context, req *providers.UpdateRequest) (resp *providers.UpdateResponse, err error) {
 	cfg := normalizeAttrs(req.Config)
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
@@ -481,10 +506,10 @@ func (p *fakeProvider) Update(_ context.Context, req *sdk.UpdateRequest) (resp *
 		return nil, fmt.Errorf("update %s: zone is force_new: %v -> %v", req.Name, r.Attrs["zone"], cfg["zone"])
 	}
 	r.Attrs = cfg
-	return &sdk.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
+	return &providers.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
 }
 
-func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (resp *sdk.DeleteResponse, err error) {
+func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (resp *providers.DeleteResponse, err error) {
 	p.w.mu.Lock()
 	hook := p.w.onDelete
 	p.w.mu.Unlock()
@@ -510,7 +535,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *sdk.DeleteRequest) (resp *
 	if r != nil {
 		delete(p.w.resources, r.ID)
 	}
-	resp = &sdk.DeleteResponse{}
+	resp = &providers.DeleteResponse{}
 	if req.ReadBack && p.w.deleteBack != nil {
 		resp.ReadBack = p.w.deleteBack(req.Name)
 	}

@@ -11,11 +11,10 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
-	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // LineageError refuses a state, journal or backup that belongs to another
@@ -53,7 +52,7 @@ func (s *session) env() plan.Env {
 // input is s.env().Input(r, cur, obs) without the env's maps of every
 // provider: a step decides for one resource, of one provider.
 func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observation) plan.Input {
-	var sc *sdk.GetSchemaResponse
+	var sc *providers.GetSchemaResponse
 	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
 		sc = p.Schema()
 	}
@@ -67,7 +66,7 @@ func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observa
 	return in
 }
 
-func keysReported(sc *sdk.GetSchemaResponse) bool {
+func keysReported(sc *providers.GetSchemaResponse) bool {
 	return sc != nil && sc.Capabilities.IdempotencyKeys
 }
 
@@ -106,22 +105,22 @@ func (s *session) readJobFor(r *spec.Resource, cur *state.Resource) readJob {
 	j := readJob{name: r.Name, provider: r.Provider}
 	switch {
 	case cur != nil && cur.Type == r.Type && cur.Provider == r.Provider:
-		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()}
+		j.req = &providers.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()}
 	case cur == nil && r.Import != "" && s.readOnly():
 		// A read-only session (plan) calls nothing but Read: the id the
 		// spec imports is read by id.
-		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config}
+		j.req = &providers.ReadRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config}
 		j.wrap = "import " + r.Name
 	case cur == nil && r.Import != "":
 		j.alone = func(ctx context.Context, p Provider) (*plan.Observation, error) {
-			resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
+			resp, err := p.Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: r.Import, Config: r.Config})
 			if err != nil {
 				return nil, fmt.Errorf("import %s: %w", r.Name, err)
 			}
 			return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, false, resp.Private), nil
 		}
 	default:
-		j.req = &sdk.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
+		j.req = &providers.ReadRequest{Type: r.Type, Name: r.Name, Config: r.Config}
 		j.byIdentity = true
 	}
 	return j
@@ -130,7 +129,7 @@ func (s *session) readJobFor(r *spec.Resource, cur *state.Resource) readJob {
 // recordedJob reads what exists under a recorded id.
 func recordedJob(cur *state.Resource) readJob {
 	return readJob{name: cur.Name, provider: cur.Provider,
-		req: &sdk.ReadRequest{Type: cur.Type, Name: cur.Address(), ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
+		req: &providers.ReadRequest{Type: cur.Type, Name: cur.Address(), ID: cur.ID, Config: cur.Config, Private: cur.PrivateData()}}
 }
 
 // readJob reads one resource: req, a Read that may travel in a batch with
@@ -138,7 +137,7 @@ func recordedJob(cur *state.Resource) readJob {
 type readJob struct {
 	name       string
 	provider   string
-	req        *sdk.ReadRequest
+	req        *providers.ReadRequest
 	byIdentity bool   // req finds by natural identity, not by id
 	wrap       string // what its error is prefixed with, if anything
 	alone      func(context.Context, Provider) (*plan.Observation, error)
@@ -156,7 +155,7 @@ func (j readJob) run(ctx context.Context, s *session) (*plan.Observation, error)
 	return j.observed(resp, err)
 }
 
-func (j readJob) observed(resp *sdk.ReadResponse, err error) (*plan.Observation, error) {
+func (j readJob) observed(resp *providers.ReadResponse, err error) (*plan.Observation, error) {
 	if err != nil {
 		if j.wrap != "" {
 			return nil, fmt.Errorf("%s: %w", j.wrap, err)
@@ -164,52 +163,6 @@ func (j readJob) observed(resp *sdk.ReadResponse, err error) (*plan.Observation,
 		return nil, err
 	}
 	return observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, j.byIdentity, resp.Private), nil
-}
-
-// manyReader is a provider that reads many resources in one call
-// (*pluginhost.Plugin).
-type manyReader interface {
-	ReadsMany() bool
-	ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]pluginhost.ReadResult, error)
-}
-
-// batcher returns p as a manyReader when it offers ReadMany.
-func batcher(p Provider) (manyReader, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	m, ok := p.(manyReader)
-	return m, ok && m.ReadsMany()
-}
-
-// validator is a provider that validates many resources in one call
-// (*pluginhost.Plugin).
-type validator interface {
-	ValidatesMany() bool
-	ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]pluginhost.ValidateResult, error)
-}
-
-// validatorOf returns p as a validator when it offers ValidateMany.
-func validatorOf(p Provider) (validator, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	v, ok := p.(validator)
-	return v, ok && v.ValidatesMany()
-}
-
-// maxBatch is the most reads (or validations) one call carries.
-const maxBatch = 500
-
-// chunks splits idx into batches for up to par calls at once: as many
-// batches as there are calls to spread them over, of at most maxBatch.
-func chunks(idx []int, par int) [][]int {
-	size := min(maxBatch, max(1, (len(idx)+par-1)/par))
-	var out [][]int
-	for start := 0; start < len(idx); start += size {
-		out = append(out, idx[start:min(start+size, len(idx))])
-	}
-	return out
 }
 
 // observe reads reality for every resource a converge of the spec over st
@@ -271,51 +224,39 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 	s.prog.readsStart(len(jobs))
 	defer s.prog.readsEnd()
 	errs := make([]error, len(jobs))
-	var tasks []func(context.Context)
-	batched := map[string][]int{}
-	var providers []string
-	for i, j := range jobs {
-		if j.req != nil {
-			if _, ok := batcher(s.plugins[j.provider]); ok {
-				if batched[j.provider] == nil {
-					providers = append(providers, j.provider)
-				}
-				batched[j.provider] = append(batched[j.provider], i)
-				continue
+	// Every call records its own outcome and returns nil: a failed read
+	// stops no other (the first failed job, in order, is reported below).
+	_ = s.inBatches(ctx, len(jobs),
+		func(i int) string {
+			if jobs[i].req == nil {
+				return ""
 			}
-		}
-		tasks = append(tasks, func(ctx context.Context) {
+			return jobs[i].provider
+		},
+		Provider.ReadsMany,
+		func(ctx context.Context, i int) error {
 			s.prog.readBegin(jobs[i].name)
 			got[i], errs[i] = jobs[i].run(ctx, s)
 			s.prog.readEnd(jobs[i].name)
+			return nil
+		},
+		func(ctx context.Context, p Provider, chunk []int) error {
+			reqs := make([]*providers.ReadRequest, len(chunk))
+			for k, i := range chunk {
+				reqs[k] = jobs[i].req
+				s.prog.readBegin(jobs[i].name)
+			}
+			res, err := p.ReadMany(ctx, reqs)
+			for k, i := range chunk {
+				s.prog.readEnd(jobs[i].name)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
+			}
+			return nil
 		})
-	}
-	par := max(1, s.opts.Parallelism)
-	for _, pn := range providers {
-		m, _ := batcher(s.plugins[pn])
-		for _, chunk := range chunks(batched[pn], par) {
-			tasks = append(tasks, func(ctx context.Context) {
-				reqs := make([]*sdk.ReadRequest, len(chunk))
-				for k, i := range chunk {
-					reqs[k] = jobs[i].req
-					s.prog.readBegin(jobs[i].name)
-				}
-				res, err := m.ReadMany(ctx, reqs)
-				for k, i := range chunk {
-					s.prog.readEnd(jobs[i].name)
-					if err != nil {
-						errs[i] = err
-						continue
-					}
-					got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
-				}
-			})
-		}
-	}
-	_ = forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error {
-		tasks[i](ctx)
-		return nil
-	})
 	out := make(map[string]*plan.Observation, len(jobs))
 	for i, j := range jobs {
 		if errs[i] != nil {
@@ -407,7 +348,7 @@ type preflight struct {
 }
 
 type preRead struct {
-	req *sdk.ReadRequest
+	req *providers.ReadRequest
 	obs *plan.Observation
 }
 
@@ -431,7 +372,7 @@ func (s *session) keepPreflight(jobs []readJob, got map[string]*plan.Observation
 
 // takePreflight returns, once, what the pre-flight read of name saw when
 // it was req.
-func (s *session) takePreflight(name string, req *sdk.ReadRequest) (*plan.Observation, bool) {
+func (s *session) takePreflight(name string, req *providers.ReadRequest) (*plan.Observation, bool) {
 	s.pre.mu.Lock()
 	defer s.pre.mu.Unlock()
 	p, ok := s.pre.seen[name]
@@ -442,7 +383,7 @@ func (s *session) takePreflight(name string, req *sdk.ReadRequest) (*plan.Observ
 	return p.obs, sameRead(p.req, req)
 }
 
-func sameRead(a, b *sdk.ReadRequest) bool {
+func sameRead(a, b *providers.ReadRequest) bool {
 	return a.Type == b.Type && a.Name == b.Name && a.ID == b.ID && a.IdempotencyKey == b.IdempotencyKey &&
 		bytes.Equal(a.Private, b.Private) && reflect.DeepEqual(a.Config, b.Config)
 }

@@ -13,9 +13,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // ownPool is the resource names every stack of the ownership property
@@ -220,7 +220,7 @@ func propertyOwnership(rt *rapid.T) {
 		}
 		for _, d := range e.w.Deletes()[d0:] {
 			switch {
-			case d.Protection == sdk.ProtectionProtected:
+			case d.Protection == protection.Protected:
 				fail("%s sent a Delete carrying protected: %+v", name, d)
 			case oob[d.ID]:
 				fail("%s sent a Delete of %s (%s), made out of band and never imported", name, d.Name, d.ID)

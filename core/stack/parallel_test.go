@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // gate is a provider whose Reads wait until want of them are in flight at
@@ -32,7 +32,7 @@ type gate struct {
 	opened   bool
 }
 
-func (g *gate) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (g *gate) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	g.mu.Lock()
 	g.inFlight++
 	g.most = max(g.most, g.inFlight)
@@ -117,12 +117,12 @@ func (b *batching) ReadsMany() bool { return true }
 
 func (b *batching) ValidatesMany() bool { return true }
 
-func (b *batching) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourceRequest) ([]pluginhost.ValidateResult, error) {
+func (b *batching) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error) {
 	out := make([]pluginhost.ValidateResult, len(reqs))
 	for i, r := range reqs {
 		out[i].Diagnostics, out[i].Err = b.fakeProvider.ValidateResource(ctx, r)
 		if r.Name == b.invalid {
-			out[i].Diagnostics = sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "%s is too large", r.Name)}
+			out[i].Diagnostics = providers.Diagnostics{providers.AttributeErrorf([]string{"size"}, "%s is too large", r.Name)}
 		}
 	}
 	b.mu.Lock()
@@ -131,14 +131,14 @@ func (b *batching) ValidateMany(ctx context.Context, reqs []*sdk.ValidateResourc
 	return out, nil
 }
 
-func (b *batching) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error) {
+func (b *batching) ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
 	b.mu.Lock()
 	b.singleValidations++
 	b.mu.Unlock()
 	return b.fakeProvider.ValidateResource(ctx, req)
 }
 
-func (b *batching) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]pluginhost.ReadResult, error) {
+func (b *batching) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error) {
 	var names []string
 	out := make([]pluginhost.ReadResult, len(reqs))
 	for i, r := range reqs {
@@ -155,7 +155,7 @@ func (b *batching) ReadMany(ctx context.Context, reqs []*sdk.ReadRequest) ([]plu
 	return out, nil
 }
 
-func (b *batching) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+func (b *batching) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	b.mu.Lock()
 	b.singles++
 	b.mu.Unlock()

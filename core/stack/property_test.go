@@ -15,9 +15,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // propChecks is how many random histories TestPropertyLadder runs unless
@@ -67,24 +67,24 @@ func (m *model) spec() []res {
 	return out
 }
 
-func levelOf(rs []res, name string) sdk.Protection {
+func levelOf(rs []res, name string) protection.Level {
 	for _, r := range rs {
 		if r.name == name {
-			p, _ := sdk.ParseProtection(r.prot)
+			p, _ := protection.Parse(r.prot)
 			return p
 		}
 	}
-	return sdk.ProtectionUnspecified
+	return protection.Unspecified
 }
 
-func recordedLevel(st *state.State, name string) sdk.Protection {
+func recordedLevel(st *state.State, name string) protection.Level {
 	r := st.Resources[name]
 	if r == nil {
-		return sdk.ProtectionUnspecified
+		return protection.Unspecified
 	}
-	p, ok := sdk.ParseProtection(r.Protection)
+	p, ok := protection.Parse(r.Protection)
 	if !ok {
-		return sdk.ProtectionProtected
+		return protection.Protected
 	}
 	return p
 }
@@ -239,7 +239,7 @@ func propertyLadder(rt *rapid.T) {
 			forbidden[name] = true
 		}
 		for _, name := range stBefore.Names() {
-			if recordedLevel(stBefore, name) == sdk.ProtectionProtected {
+			if recordedLevel(stBefore, name) == protection.Protected {
 				forbidden[name] = true
 			}
 		}
@@ -298,7 +298,7 @@ func propertyLadder(rt *rapid.T) {
 		// (a) No Delete of a resource protected in the state, in the spec
 		// given, or in the model; none carrying protected.
 		for _, d := range deletes {
-			if forbidden[d.Name] || d.Protection == sdk.ProtectionProtected {
+			if forbidden[d.Name] || d.Protection == protection.Protected {
 				fail("%s sent a Delete of protected %s: %+v", kind, d.Name, d)
 			}
 		}
@@ -326,11 +326,11 @@ func propertyLadder(rt *rapid.T) {
 				case rec != nil && rec.Deposed():
 					// The cleanup of a replace the resumed run made (its
 					// durable data, only with that run's consent: below).
-				case rec != nil && m.consented[d.Name] && recordedLevel(stBefore, d.Name) == sdk.ProtectionDurable:
+				case rec != nil && m.consented[d.Name] && recordedLevel(stBefore, d.Name) == protection.Durable:
 					// The replacement a consented replace made, deleted by
 					// the resumed run's rollback.
 				case rec == nil || !slices.Contains(before.Unfinished, rec.CreatedBy) ||
-					plan.Level(rec.Protection, levelOf(rs, d.Name)) != sdk.ProtectionEphemeral:
+					plan.Level(rec.Protection, levelOf(rs, d.Name)) != protection.Ephemeral:
 					fail("resume deleted %s (%s), not an ephemeral resource the unfinished operation created: %+v", d.Name, d.ID, rec)
 				}
 			default:
@@ -342,10 +342,10 @@ func propertyLadder(rt *rapid.T) {
 					// consented to replace it, is deleted by its rollback
 					// (the old one is current again); anything else it
 					// created must be ephemeral.
-					if replaced[k] == d.Name && c.Protection == sdk.ProtectionDurable {
+					if replaced[k] == d.Name && c.Protection == protection.Durable {
 						continue
 					}
-					if c.Protection != sdk.ProtectionEphemeral || levelOf(rs, d.Name) != sdk.ProtectionEphemeral || d.Protection != sdk.ProtectionEphemeral {
+					if c.Protection != protection.Ephemeral || levelOf(rs, d.Name) != protection.Ephemeral || d.Protection != protection.Ephemeral {
 						fail("rollback deleted %s (%s), created %v, spec %v, delete %v", d.Name, d.ID, c.Protection, levelOf(rs, d.Name), d.Protection)
 					}
 					continue
@@ -354,10 +354,10 @@ func propertyLadder(rt *rapid.T) {
 				if prior == nil {
 					fail("%s deleted %s (%s), neither recorded before nor created by it", kind, d.Name, d.ID)
 				}
-				if prior.RetainedBy != "" && levelOf(rs, d.Name) == sdk.ProtectionUnspecified {
+				if prior.RetainedBy != "" && levelOf(rs, d.Name) == protection.Unspecified {
 					fail("%s deleted %s (%s), retained by %s and not in the spec", kind, d.Name, d.ID, prior.RetainedBy)
 				}
-				inSpec := levelOf(rs, d.Name) != sdk.ProtectionUnspecified
+				inSpec := levelOf(rs, d.Name) != protection.Unspecified
 				zoneChanged := fmt.Sprint(prior.Config["zone"]) != fmt.Sprint(orNil(zoneOf(rs, d.Name)))
 				if inSpec && !zoneChanged && prior.Type == typeOf(rs, d.Name) {
 					fail("%s deleted %s (%s), which existed before it and which the spec keeps unchanged", kind, d.Name, d.ID)
@@ -374,10 +374,10 @@ func propertyLadder(rt *rapid.T) {
 					continue
 				}
 				rec := recordByID(stBefore, d.ID)
-				if rec == nil || recordedLevel(&state.State{Resources: map[string]*state.Resource{"x": {Protection: rec.Protection}}}, "x") != sdk.ProtectionDurable {
+				if rec == nil || recordedLevel(&state.State{Resources: map[string]*state.Resource{"x": {Protection: rec.Protection}}}, "x") != protection.Durable {
 					continue
 				}
-				removed := levelOf(rs, d.Name) == sdk.ProtectionUnspecified
+				removed := levelOf(rs, d.Name) == protection.Unspecified
 				if !removed && replaced[k] != d.Name && !(kind == "resume" && m.consented[d.Name]) {
 					fail("%s deleted durable %s (%s), which existed before it, without a teardown, a removal or --replace %s", kind, d.Name, d.ID, d.Name)
 				}
@@ -389,7 +389,7 @@ func propertyLadder(rt *rapid.T) {
 		lowered := map[string]bool{}
 		if strings.HasPrefix(kind, "apply") && err == nil && !rolledBack {
 			for _, name := range resourcesOf(r.Run.Done) {
-				if l := levelOf(rs, name); l != sdk.ProtectionProtected && l != sdk.ProtectionUnspecified {
+				if l := levelOf(rs, name); l != protection.Protected && l != protection.Unspecified {
 					lowered[name] = true
 				}
 			}
@@ -399,13 +399,13 @@ func propertyLadder(rt *rapid.T) {
 			if lowered[name] {
 				continue
 			}
-			if recordedLevel(stAfter, name) != sdk.ProtectionProtected {
+			if recordedLevel(stAfter, name) != protection.Protected {
 				fail("%s lost the protection of %s: recorded %+v", kind, name, stAfter.Resources[name])
 			}
 			nextProtected[name] = true
 		}
 		for _, name := range stAfter.Names() {
-			if recordedLevel(stAfter, name) == sdk.ProtectionProtected {
+			if recordedLevel(stAfter, name) == protection.Protected {
 				nextProtected[name] = true
 			}
 		}
@@ -436,7 +436,7 @@ func propertyLadder(rt *rapid.T) {
 			// column): not in the spec, still recorded, never deleted by
 			// an apply.
 			for _, n := range stAfter.Names() {
-				if rec := stAfter.Resources[n]; levelOf(rs, n) == sdk.ProtectionUnspecified && rec.RetainedBy != "" {
+				if rec := stAfter.Resources[n]; levelOf(rs, n) == protection.Unspecified && rec.RetainedBy != "" {
 					want = append(want, n)
 				}
 			}

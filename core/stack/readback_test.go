@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // A provider that reads back what its Create made (in the Create's own
@@ -18,23 +18,23 @@ import (
 func TestVerifyComparesTheCreatesReadBack(t *testing.T) {
 	tests := []struct {
 		name    string
-		back    func(made *fakeResource) *sdk.ReadResponse
+		back    func(made *fakeResource) *providers.ReadResponse
 		wantErr string // "": the apply succeeds
 		reads   int    // the Reads by id Verify made
 	}{
-		{name: "agrees", back: func(made *fakeResource) *sdk.ReadResponse {
-			return &sdk.ReadResponse{Exists: true, ID: made.ID, Attributes: maps.Clone(made.Attrs)}
+		{name: "agrees", back: func(made *fakeResource) *providers.ReadResponse {
+			return &providers.ReadResponse{Exists: true, ID: made.ID, Attributes: maps.Clone(made.Attrs)}
 		}},
-		{name: "gone", back: func(made *fakeResource) *sdk.ReadResponse {
-			return &sdk.ReadResponse{}
+		{name: "gone", back: func(made *fakeResource) *providers.ReadResponse {
+			return &providers.ReadResponse{}
 		}, wantErr: "does not exist after create"},
-		{name: "drifted", back: func(made *fakeResource) *sdk.ReadResponse {
-			return &sdk.ReadResponse{Exists: true, ID: made.ID, Attributes: map[string]any{"size": 99.0}}
+		{name: "drifted", back: func(made *fakeResource) *providers.ReadResponse {
+			return &providers.ReadResponse{Exists: true, ID: made.ID, Attributes: map[string]any{"size": 99.0}}
 		}, wantErr: "attributes size differ from the spec after create"},
-		{name: "an error diagnostic", back: func(made *fakeResource) *sdk.ReadResponse {
-			return &sdk.ReadResponse{Diagnostics: sdk.Diagnostics{sdk.Errorf("the read failed")}}
+		{name: "an error diagnostic", back: func(made *fakeResource) *providers.ReadResponse {
+			return &providers.ReadResponse{Diagnostics: providers.Diagnostics{providers.Errorf("the read failed")}}
 		}, reads: 1},
-		{name: "none", back: func(*fakeResource) *sdk.ReadResponse { return nil }, reads: 1},
+		{name: "none", back: func(*fakeResource) *providers.ReadResponse { return nil }, reads: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,15 +73,15 @@ func TestVerifyComparesTheCreatesReadBack(t *testing.T) {
 func TestTeardownVerifyChecksTheDeletesReadBack(t *testing.T) {
 	tests := []struct {
 		name    string
-		back    func(name string) *sdk.ReadResponse
+		back    func(name string) *providers.ReadResponse
 		wantErr string
 		reads   int // the Reads by id the teardown made
 	}{
-		{name: "gone", back: func(string) *sdk.ReadResponse { return &sdk.ReadResponse{} }, reads: 2},
-		{name: "still there", back: func(name string) *sdk.ReadResponse {
-			return &sdk.ReadResponse{Exists: true, ID: "x"}
+		{name: "gone", back: func(string) *providers.ReadResponse { return &providers.ReadResponse{} }, reads: 2},
+		{name: "still there", back: func(name string) *providers.ReadResponse {
+			return &providers.ReadResponse{Exists: true, ID: "x"}
 		}, wantErr: "still exists after delete", reads: 2},
-		{name: "none", back: func(string) *sdk.ReadResponse { return nil }, reads: 3},
+		{name: "none", back: func(string) *providers.ReadResponse { return nil }, reads: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

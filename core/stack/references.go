@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // A concrete spec (resolve.Expand) still holds, in its configs and
@@ -300,13 +300,13 @@ func addSensitive(have []string, more []string) []string {
 // resolved, in its step's Check: what validate could not see before apply
 // (the keys it left out) is checked now, positioned in the spec.
 func (s *session) validateResolved(ctx context.Context, r, rr *spec.Resource) error {
-	ds, err := s.plugins[r.Provider].ValidateResource(ctx, &sdk.ValidateResourceRequest{Type: rr.Type, Name: rr.Name, Config: rr.Config})
+	ds, err := s.plugins[r.Provider].ValidateResource(ctx, &providers.ValidateResourceRequest{Type: rr.Type, Name: rr.Name, Config: rr.Config})
 	if err != nil {
 		return err
 	}
 	var found spec.Problems
 	for _, d := range ds {
-		if d.Severity == sdk.SeverityWarning {
+		if d.Severity == providers.SeverityWarning {
 			continue
 		}
 		pos := r.Pos

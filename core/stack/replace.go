@@ -30,10 +30,11 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // cleanupBarrier is the step every cleanup step waits for: it waits for
@@ -197,7 +198,7 @@ func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resou
 	}
 	back := dep.Clone()
 	back.Name, back.DeposedFrom, back.DeposedBy = name, "", ""
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: dep.Type, Name: name, ID: dep.ID, Config: dep.Config, Private: dep.PrivateData()})
+	resp, err := p.Read(ctx, &providers.ReadRequest{Type: dep.Type, Name: name, ID: dep.ID, Config: dep.Config, Private: dep.PrivateData()})
 	if err != nil {
 		return "", fmt.Errorf("undo %s: read the resource it replaced: %w", name, err)
 	}
@@ -209,8 +210,8 @@ func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resou
 		// Deleted first: its configuration is made again. The key is
 		// derived from the replace's, so a resume of this undo finds what
 		// an interrupted one made instead of making a second one.
-		prot, _ := sdk.ParseProtection(dep.Protection)
-		made, err := p.Create(ctx, &sdk.CreateRequest{Type: dep.Type, Name: name, Config: dep.Config, IdempotencyKey: key + "-undo", Protection: prot})
+		prot, _ := protection.Parse(dep.Protection)
+		made, err := p.Create(ctx, &providers.CreateRequest{Type: dep.Type, Name: name, Config: dep.Config, IdempotencyKey: key + "-undo", Protection: prot})
 		if err != nil {
 			return "create", fmt.Errorf("undo %s: make its prior configuration again: %w", name, err)
 		}
@@ -219,7 +220,7 @@ func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resou
 		back.UpdatedBy = s.opID
 		action = "create"
 		note := ""
-		if dep.Protection != sdk.ProtectionEphemeral.String() {
+		if dep.Protection != protection.Ephemeral.String() {
 			note = " (made again empty: the data it held was deleted by the replace)"
 		}
 		s.prog.printf("note: %s was made again with its prior configuration: its id changed from %s to %s%s\n", name, dep.ID, made.ID, note)
@@ -324,7 +325,7 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 	if p == nil {
 		return fmt.Errorf("resume %s: provider %q is not running", name, dep.Provider)
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: dep.Type, Name: name, ID: dep.ID, Config: dep.Config, Private: dep.PrivateData()})
+	resp, err := p.Read(ctx, &providers.ReadRequest{Type: dep.Type, Name: name, ID: dep.ID, Config: dep.Config, Private: dep.PrivateData()})
 	if err != nil {
 		return fmt.Errorf("resume %s: read what its replace set aside: %w", name, err)
 	}
@@ -373,8 +374,8 @@ func (s *session) repoint(ctx context.Context, staged *stage, name, oldID, newID
 			s.prog.printf("note: %s still names %s's old id %s in %s (force_new): the next apply replaces it\n", n, name, oldID, strings.Join(keys, ", "))
 			continue
 		}
-		prot, _ := sdk.ParseProtection(r.Protection)
-		resp, err := p.Update(ctx, &sdk.UpdateRequest{Type: r.Type, Name: n, ID: r.ID, PriorAttributes: r.Attributes, Config: cfg.(map[string]any), Protection: prot, Private: r.PrivateData()})
+		prot, _ := protection.Parse(r.Protection)
+		resp, err := p.Update(ctx, &providers.UpdateRequest{Type: r.Type, Name: n, ID: r.ID, PriorAttributes: r.Attributes, Config: cfg.(map[string]any), Protection: prot, Private: r.PrivateData()})
 		if err != nil {
 			return fmt.Errorf("undo %s: put %s back to its new id: %w", name, n, err)
 		}

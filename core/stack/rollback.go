@@ -6,8 +6,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // undo compensates one executed step of this operation, from the state and
@@ -52,7 +53,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	if key == "" {
 		return nil, nil
 	}
-	typ, provider, level := "", "", sdk.ProtectionEphemeral
+	typ, provider, level := "", "", protection.Ephemeral
 	var deps []string
 	var cfg map[string]any
 	if r, ok := s.specResource(name); ok {
@@ -69,7 +70,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	if p == nil {
 		return nil, fmt.Errorf("undo %s: provider %q is not running", name, provider)
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: typ, Name: name, IdempotencyKey: key, Config: cfg})
+	resp, err := p.Read(ctx, &providers.ReadRequest{Type: typ, Name: name, IdempotencyKey: key, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("undo %s: find what its create made: %w", name, err)
 	}
@@ -98,7 +99,7 @@ func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resourc
 	if p == nil {
 		return "update", fmt.Errorf("undo %s: provider %q is not running", cur.Name, cur.Provider)
 	}
-	resp, err := p.Read(ctx, &sdk.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: target.Config, Private: cur.PrivateData()})
+	resp, err := p.Read(ctx, &providers.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: target.Config, Private: cur.PrivateData()})
 	if err != nil {
 		return "update", err
 	}
@@ -107,8 +108,8 @@ func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resourc
 		private = cur.PrivateData()
 	}
 	if resp.Exists && len(plan.Drift(target.Config, resp.Attributes)) > 0 {
-		prot, _ := sdk.ParseProtection(target.Protection)
-		u, err := p.Update(ctx, &sdk.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
+		prot, _ := protection.Parse(target.Protection)
+		u, err := p.Update(ctx, &providers.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
 		if err != nil {
 			return "update", err
 		}
@@ -127,18 +128,8 @@ func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resourc
 		next.RetainedBy = target.RetainedBy
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
-		next.Protection = plan.Level(r.Protection, levelOrProtected(target.Protection)).String()
+		next.Protection = plan.Level(r.Protection, protection.OrProtected(target.Protection)).String()
 		staged.put(&next)
 		return "update", nil
 	}
-}
-
-// levelOrProtected parses a recorded protection level; one it cannot read
-// counts as protected, the level that deletes nothing (it never panics).
-func levelOrProtected(s string) sdk.Protection {
-	p, ok := sdk.ParseProtection(s)
-	if !ok {
-		return sdk.ProtectionProtected
-	}
-	return p
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Saved plans (bulwark plan SPEC --out FILE, bulwark apply FILE).
@@ -242,9 +242,9 @@ func PreviewOf(f *planfile.Plan) *Preview {
 		pv.Variables = append(pv.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
 	for _, r := range f.Resources {
-		prot, ok := sdk.ParseProtection(r.Protection)
+		prot, ok := protection.Parse(r.Protection)
 		if !ok {
-			prot = sdk.ProtectionProtected
+			prot = protection.Protected
 		}
 		c := Planned{Change: plan.Change{
 			Resource: r.Address, Type: r.Type, Provider: r.Provider, Action: plan.Action(r.Action), Protection: prot,

@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // sealer seals the state's values with the key of opts.Secrets, bound to
@@ -86,7 +86,7 @@ func (s *session) loadOpened() (*state.State, error) {
 
 // sensitiveAttrs lists the attributes of a resource type that its schema
 // marks sensitive.
-func sensitiveAttrs(schema *sdk.GetSchemaResponse, typ string) []string {
+func sensitiveAttrs(schema *providers.GetSchemaResponse, typ string) []string {
 	if schema == nil {
 		return nil
 	}
@@ -167,7 +167,7 @@ func (s *session) knowsSecrets() bool {
 // learnSecrets tells the Redactor the sensitive values that provider n's
 // schema reveals: its sensitive config, and the sensitive attributes of the
 // spec's and the state's resources it manages.
-func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *state.State) {
+func (s *session) learnSecrets(n string, schema *providers.GetSchemaResponse, st *state.State) {
 	red := s.opts.Redactor
 	if schema == nil {
 		return
@@ -203,7 +203,7 @@ func (s *session) learnSecrets(n string, schema *sdk.GetSchemaResponse, st *stat
 // its sensitive config values are told to the Redactor (so a Configure
 // error quoting one is masked), and its config is checked against the
 // config schema at the spec's lines.
-func (s *session) checkProvider(n string, schema *sdk.GetSchemaResponse) error {
+func (s *session) checkProvider(n string, schema *providers.GetSchemaResponse) error {
 	if p, ok := s.sp.Providers[n]; ok {
 		LearnProviderConfig(s.opts.Redactor, p.Config, schema)
 	}
@@ -212,7 +212,7 @@ func (s *session) checkProvider(n string, schema *sdk.GetSchemaResponse) error {
 
 // learnProviderConfig tells red the values of cfg that schema's config
 // description marks sensitive.
-func LearnProviderConfig(red *secrets.Redactor, cfg map[string]any, schema *sdk.GetSchemaResponse) {
+func LearnProviderConfig(red *secrets.Redactor, cfg map[string]any, schema *providers.GetSchemaResponse) {
 	if schema == nil {
 		return
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // bucketStarter starts fake providers that, as the aws one does for a
@@ -30,17 +30,17 @@ func (bucketStarter) Close() {}
 
 type bucketProvider struct{ *fakeProvider }
 
-func (p *bucketProvider) Schema() *sdk.GetSchemaResponse {
+func (p *bucketProvider) Schema() *providers.GetSchemaResponse {
 	s := p.fakeProvider.Schema()
 	for i := range s.ResourceTypes {
 		s.ResourceTypes[i].Attributes = append(s.ResourceTypes[i].Attributes,
-			sdk.Attribute{Name: "bucket", Type: sdk.TypeString, ForceNew: true},
-			sdk.Attribute{Name: "arn", Type: sdk.TypeString, Computed: true})
+			providers.Attribute{Name: "bucket", Type: providers.TypeString, ForceNew: true},
+			providers.Attribute{Name: "arn", Type: providers.TypeString, Computed: true})
 	}
 	return s
 }
 
-func (p *bucketProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p *bucketProvider) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	resp, err := p.fakeProvider.Create(ctx, req)
 	bucket, _ := req.Config["bucket"].(string)
 	if err != nil || resp.Diagnostics.HasError() || bucket == "" {

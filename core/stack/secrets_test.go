@@ -16,9 +16,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 const (
@@ -72,16 +72,16 @@ type secretProvider struct {
 	token string
 }
 
-func (p *secretProvider) Schema() *sdk.GetSchemaResponse {
+func (p *secretProvider) Schema() *providers.GetSchemaResponse {
 	s := p.fakeProvider.Schema()
 	for i := range s.ResourceTypes {
-		s.ResourceTypes[i].Attributes = append(s.ResourceTypes[i].Attributes, sdk.Attribute{Name: "secret", Type: sdk.TypeString, Sensitive: true})
+		s.ResourceTypes[i].Attributes = append(s.ResourceTypes[i].Attributes, providers.Attribute{Name: "secret", Type: providers.TypeString, Sensitive: true})
 	}
-	s.ProviderConfig = []sdk.Attribute{{Name: "token", Type: sdk.TypeString, Required: true, Sensitive: true}}
+	s.ProviderConfig = []providers.Attribute{{Name: "token", Type: providers.TypeString, Required: true, Sensitive: true}}
 	return s
 }
 
-func (p *secretProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p *secretProvider) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	p.s.mu.Lock()
 	leak := p.s.leak[req.Name]
 	p.s.mu.Unlock()

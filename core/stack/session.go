@@ -19,13 +19,13 @@ import (
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Options configure an operation: one small struct per concern, embedded
@@ -161,16 +161,27 @@ type TestHooks struct {
 type Provider interface {
 	Source() string
 	Protocol() int
-	Schema() *sdk.GetSchemaResponse
-	ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (sdk.Diagnostics, error)
-	Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error)
-	Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error)
-	Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error)
+	Schema() *providers.GetSchemaResponse
+	ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error)
+	Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error)
+	Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error)
+	Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error)
 	// Import reads a resource by id for a take-over: the provider's Import
 	// when it has one, else Read by id.
-	Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error)
+	Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error)
 	// Delete is called by deleteResource alone.
-	Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error)
+	Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error)
+
+	// The optional abilities are asked about, never found by asserting a
+	// type. ReadsMany says whether ReadMany is one call (else it reads one
+	// after the other); ValidatesMany the same for ValidateMany.
+	ReadsMany() bool
+	ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error)
+	ValidatesMany() bool
+	ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]pluginhost.ValidateResult, error)
+	// Release gives up a claim; a provider that cannot answers an error
+	// that wraps providers.ErrReleaseUnsupported.
+	Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error)
 }
 
 // Starter starts the providers of one command and stops them all on Close.
@@ -582,7 +593,7 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			}
 			pc.SHA256 = e.SHA256
 		}
-		pc.Check = func(schema *sdk.GetSchemaResponse) error { return s.checkProvider(n, schema) }
+		pc.Check = func(schema *providers.GetSchemaResponse) error { return s.checkProvider(n, schema) }
 		cfgs = append(cfgs, pc)
 	}
 	// The processes start at once (each start is a fork, an exec and a
@@ -616,19 +627,19 @@ type failProvider struct {
 	fp *failpoint.Set
 }
 
-func (p failProvider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+func (p failProvider) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	resp, err := p.Provider.Create(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
 }
 
-func (p failProvider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+func (p failProvider) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
 	resp, err := p.Provider.Update(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
 }
 
-func (p failProvider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+func (p failProvider) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
 	resp, err := p.Provider.Delete(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
@@ -648,8 +659,8 @@ func (s *session) dataRoot() string {
 	return filepath.Join(s.dir, "providers")
 }
 
-func (s *session) schemas() map[string]*sdk.GetSchemaResponse {
-	out := map[string]*sdk.GetSchemaResponse{}
+func (s *session) schemas() map[string]*providers.GetSchemaResponse {
+	out := map[string]*providers.GetSchemaResponse{}
 	for n, p := range s.plugins {
 		out[n] = p.Schema()
 	}
@@ -664,23 +675,23 @@ func (s *session) validate(ctx context.Context) error {
 	}
 	// Up to Parallelism calls at once (a provider's every call may take a
 	// round trip): the resources of a provider that offers ValidateMany in
-	// batches, the others one call each. The problems keep the spec's
-	// order.
+	// batches, the others one call each (inBatches). The problems keep the
+	// spec's order.
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
-	reqs := make([]*sdk.ValidateResourceRequest, n)
+	reqs := make([]*providers.ValidateResourceRequest, n)
 	unknowns := make([]map[string]bool, n)
 	for i, r := range s.sp.Resources {
 		// A value that references another resource is not known before
 		// apply: the provider sees the config without it (CheckSchemas
 		// type-checked it), and a "missing" complaint about it is moot.
 		cfg, unknown := knownConfig(r.Config)
-		reqs[i], unknowns[i] = &sdk.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
+		reqs[i], unknowns[i] = &providers.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
 	}
-	report := func(i int, ds sdk.Diagnostics) {
+	report := func(i int, ds providers.Diagnostics) {
 		r := s.sp.Resources[i]
 		for _, d := range ds {
-			if d.Severity == sdk.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
+			if d.Severity == providers.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
 				continue
 			}
 			pos := r.Pos
@@ -694,50 +705,34 @@ func (s *session) validate(ctx context.Context) error {
 			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
 		}
 	}
-	var tasks []func(context.Context) error
-	batched := map[string][]int{}
-	var providers []string
-	for i, r := range s.sp.Resources {
-		if _, ok := validatorOf(s.plugins[r.Provider]); ok {
-			if batched[r.Provider] == nil {
-				providers = append(providers, r.Provider)
-			}
-			batched[r.Provider] = append(batched[r.Provider], i)
-			continue
-		}
-		tasks = append(tasks, func(ctx context.Context) error {
-			ds, err := s.plugins[r.Provider].ValidateResource(ctx, reqs[i])
+	if err := s.inBatches(ctx, n,
+		func(i int) string { return s.sp.Resources[i].Provider },
+		Provider.ValidatesMany,
+		func(ctx context.Context, i int) error {
+			ds, err := s.plugins[s.sp.Resources[i].Provider].ValidateResource(ctx, reqs[i])
 			if err != nil {
 				return err
 			}
 			report(i, ds)
 			return nil
-		})
-	}
-	par := max(1, s.opts.Parallelism)
-	for _, pn := range providers {
-		v, _ := validatorOf(s.plugins[pn])
-		for _, chunk := range chunks(batched[pn], par) {
-			tasks = append(tasks, func(ctx context.Context) error {
-				batch := make([]*sdk.ValidateResourceRequest, len(chunk))
-				for k, i := range chunk {
-					batch[k] = reqs[i]
+		},
+		func(ctx context.Context, p Provider, chunk []int) error {
+			batch := make([]*providers.ValidateResourceRequest, len(chunk))
+			for k, i := range chunk {
+				batch[k] = reqs[i]
+			}
+			res, err := p.ValidateMany(ctx, batch)
+			if err != nil {
+				return err
+			}
+			for k, i := range chunk {
+				if res[k].Err != nil {
+					return res[k].Err
 				}
-				res, err := v.ValidateMany(ctx, batch)
-				if err != nil {
-					return err
-				}
-				for k, i := range chunk {
-					if res[k].Err != nil {
-						return res[k].Err
-					}
-					report(i, res[k].Diagnostics)
-				}
-				return nil
-			})
-		}
-	}
-	if err := forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) }); err != nil {
+				report(i, res[k].Diagnostics)
+			}
+			return nil
+		}); err != nil {
 		return err
 	}
 	var problems spec.Problems

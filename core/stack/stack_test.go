@@ -14,8 +14,8 @@ import (
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // demo is a five-resource stack with a diamond: storage and table both
@@ -52,7 +52,7 @@ func TestApplyCreatesInDependencyOrderAndReapplyIsNoOp(t *testing.T) {
 				t.Errorf("creates out of dependency order: %v", err)
 			}
 			for _, c := range creates {
-				if c.Protection == sdk.ProtectionUnspecified {
+				if c.Protection == protection.Unspecified {
 					t.Errorf("Create of %s carries no protection level", c.Name)
 				}
 				if c.Key == "" {
@@ -140,7 +140,7 @@ func TestSimulatedFailureCompensates(t *testing.T) {
 				t.Errorf("rollback deletes (-want +got):\n%s", d)
 			}
 			for _, c := range deletes {
-				if c.Protection != sdk.ProtectionEphemeral {
+				if c.Protection != protection.Ephemeral {
 					t.Errorf("rollback deleted %s at level %v", c.Name, c.Protection)
 				}
 			}
@@ -285,7 +285,7 @@ func TestTeardownDeletesEverythingDependentsFirst(t *testing.T) {
 		t.Error(err)
 	}
 	for _, c := range deletes {
-		if c.Protection == sdk.ProtectionProtected {
+		if c.Protection == protection.Protected {
 			t.Errorf("Delete of %s carries protected", c.Name)
 		}
 	}
@@ -420,7 +420,7 @@ func TestLoweredProtectionThenReplaceAndRemove(t *testing.T) {
 	moved.zone = "z2"
 	e.mustApply(t, mkSpec(t, moved))
 	deletes := e.w.Deletes()
-	if len(deletes) != 1 || deletes[0].ID != id || deletes[0].Protection != sdk.ProtectionEphemeral {
+	if len(deletes) != 1 || deletes[0].ID != id || deletes[0].Protection != protection.Ephemeral {
 		t.Fatalf("replace: deletes %+v; want one of %s at ephemeral", deletes, id)
 	}
 	st := e.state(t, "s")

@@ -10,9 +10,9 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // Operation types of the state commands.
@@ -81,20 +81,6 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 	return res, nil
 }
 
-// releaser is a provider that gives up claims (*pluginhost.Plugin).
-type releaser interface {
-	Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error)
-}
-
-// releaserOf returns p as a releaser, when it is one.
-func releaserOf(p Provider) (releaser, bool) {
-	if f, ok := p.(failProvider); ok {
-		p = f.Provider
-	}
-	r, ok := p.(releaser)
-	return r, ok
-}
-
 // release gives up the claim the forgotten record cur held, through its
 // provider, and returns what the person must know when it could not: ""
 // when it was released (or there was no claim to release).
@@ -106,13 +92,9 @@ func (s *session) release(ctx context.Context, cur *state.Resource, st *state.St
 	if err := s.startProviders(ctx, []string{cur.Provider}, st); err != nil {
 		return fmt.Sprintf("%s (provider %s could not be started to release it: %v)", kept, cur.Provider, err)
 	}
-	rel, ok := releaserOf(s.plugins[cur.Provider])
-	if !ok {
-		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
-	}
-	resp, err := rel.Release(ctx, &sdk.ReleaseRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Key: cur.IdempotencyKey, Private: cur.PrivateData()})
+	resp, err := s.plugins[cur.Provider].Release(ctx, &providers.ReleaseRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Key: cur.IdempotencyKey, Private: cur.PrivateData()})
 	switch {
-	case errors.Is(err, sdk.ErrReleaseUnsupported):
+	case errors.Is(err, providers.ErrReleaseUnsupported):
 		return fmt.Sprintf("%s (provider %s cannot release claims)", kept, cur.Provider)
 	case err != nil:
 		return fmt.Sprintf("%s: %v; to release it, import it again here (`bulwark import`) and forget it again", kept, err)
@@ -238,7 +220,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 	}
 	p := s.plugins[r.Provider]
 	r = readable(r, st)
-	resp, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
+	resp, err := p.Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config})
 	if err != nil {
 		return nil, fmt.Errorf("import %s %s: %w", address, id, err)
 	}
@@ -255,9 +237,9 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		// Create's key is from its step's, so it names this stack and
 		// lineage and a resume tells it for this stack's own.
 		claim := s.identity().ClaimKey(s.opID)
-		got, err := p.Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+		got, err := p.Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: id, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 		switch {
-		case err != nil && sdk.IsConflict(err):
+		case err != nil && providers.IsConflict(err):
 			return fmt.Errorf("import %s %s: it was claimed meanwhile, by another import or stack: nothing was recorded: %w", address, id, err)
 		case err != nil:
 			return fmt.Errorf("import %s %s: %w", address, id, err)
@@ -276,7 +258,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 			st.Resources[address] = rec
 			// Whatever key it carried before is no longer on it: no
 			// longer one to keep in mind as given up.
-			released, _ := sdk.ReleasedFrom(resp.IdempotencyKey)
+			released, _ := providers.ReleasedFrom(resp.IdempotencyKey)
 			st.Forgotten = slices.DeleteFunc(st.Forgotten, func(k string) bool {
 				return k == rec.IdempotencyKey || k == replaces || k == released
 			})
@@ -296,7 +278,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 func (s *session) claimable(found, id string) (replaces, why string) {
 	from := s.opts.ImportFrom
 	ident := s.identity()
-	if rel, ok := sdk.ReleasedFrom(found); ok {
+	if rel, ok := providers.ReleasedFrom(found); ok {
 		o, named := plan.ParseKey(rel)
 		own := named && o.Stack == s.sp.Stack && o.Lineage == ident.Lineage
 		switch {
@@ -347,13 +329,13 @@ func (s *session) claimable(found, id string) (replaces, why string) {
 // cannot stamp is imported as before, with a note.
 func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Observation, claim string) (*plan.Observation, error) {
 	replaces := ""
-	if _, released := sdk.ReleasedFrom(obs.Key); !released {
+	if _, released := providers.ReleasedFrom(obs.Key); !released {
 		replaces = obs.Key
 	}
 	if o, ok := plan.ParseKey(claim); ok {
 		claim = s.identity().ClaimKey(o.Record)
 	}
-	got, err := s.plugins[r.Provider].Import(ctx, &sdk.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
+	got, err := s.plugins[r.Provider].Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("import %s %s: nothing was recorded: %w", r.Name, obs.ID, err)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // ErrCancelled is returned when the person asked declined a teardown.
@@ -183,10 +183,10 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // deleteThenVerify gives step the one deletion path as its Execute (under
 // why) and, as its Verify, that the provider no longer finds the resource:
 // by what the Delete read back in its own call when it offers that
-// (sdk.Capabilities.DeleteReadsBack), else by a Read. res is the record the
+// (providers.Capabilities.DeleteReadsBack), else by a Read. res is the record the
 // step deletes, known once its Check has run.
 func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource) {
-	var readBack *sdk.ReadResponse
+	var readBack *providers.ReadResponse
 	staged := s.store.forStep(step.ID)
 	step.Execute = func(ctx context.Context, _ string) error {
 		r := res()
@@ -202,7 +202,7 @@ func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *st
 		resp := readBack
 		if resp == nil {
 			var err error
-			resp, err = s.plugins[r.Provider].Read(ctx, &sdk.ReadRequest{Type: r.Type, Name: r.Address(), ID: r.ID, Private: r.PrivateData()})
+			resp, err = s.plugins[r.Provider].Read(ctx, &providers.ReadRequest{Type: r.Type, Name: r.Address(), ID: r.ID, Private: r.PrivateData()})
 			if err != nil {
 				return err
 			}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 // metaPrefix starts the ids of an update's own steps; resource names cannot
@@ -20,7 +20,7 @@ const metaPrefix = "update:"
 func isMeta(id string) bool { return strings.HasPrefix(id, metaPrefix) }
 
 // SupportedProtocols are the provider contract versions this host speaks.
-func SupportedProtocols() []int { return []int{sdk.ProtocolVersion} }
+func SupportedProtocols() []int { return []int{grpcv1.ProtocolVersion} }
 
 // updateSteps are the four steps an update (and a rollback) runs before
 // apply's own pipeline: verify, compatibility, backup, stage. Each one

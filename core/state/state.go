@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
@@ -357,20 +358,18 @@ func (e *LevelError) Is(target error) bool { return target == ErrCorrupt }
 func checkLevels(path string, st *State) error {
 	for _, name := range st.Names() {
 		r := st.Resources[name]
-		if !knownLevel(r.Protection) {
+		if !protection.Known(r.Protection) {
 			return &LevelError{Path: path, Resource: name, Level: r.Protection}
 		}
 		// A prior's level only bounds an undo from below (the recorded level
 		// stays the floor), so a prior with none recorded is ephemeral; an
 		// unknown word is still refused.
-		if r.Prior != nil && r.Prior.Protection != "" && !knownLevel(r.Prior.Protection) {
+		if r.Prior != nil && r.Prior.Protection != "" && !protection.Known(r.Prior.Protection) {
 			return &LevelError{Path: path, Resource: name + " (its prior configuration)", Level: r.Prior.Protection}
 		}
 	}
 	return nil
 }
-
-func knownLevel(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
 
 // Open opens (creating the folder, mode 0700, if needed) the state of stack
 // kept in dir, and loads it. A missing file is an empty state.

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
 // envServe, in a process RunPlugin starts, names the test whose provider the
@@ -25,7 +26,7 @@ const envServe = "BULWARK_PROVIDERTEST_SERVE"
 // plugin process: the test binary, re-executed to run only the calling test,
 // with RunPlugin in that process calling sdk.Serve(newProvider(t)) and
 // exiting when the host lets go. It is started the way the bulwark host
-// starts a plugin (go-plugin handshake, protocol negotiation, gRPC, mutual TLS: sdk.HostTLS)
+// starts a plugin (go-plugin handshake, protocol negotiation, gRPC, mutual TLS: handshake.HostTLS)
 // and killed when its test ends; one process per provider instance.
 //
 // Whatever the calling test does before RunPlugin also runs in the plugin
@@ -113,7 +114,7 @@ func startPlugin(t *testing.T, cmd *exec.Cmd) (sdk.Provider, *plugin.Client) {
 			t.Logf("plugin %s log:\n%s", cmd.Path, logs)
 		}
 	})
-	tlsConfig, err := sdk.HostTLS(cmd)
+	tlsConfig, err := handshake.HostTLS(cmd)
 	if err != nil {
 		t.Fatalf("providertest: start plugin %s: %v", cmd.Path, err)
 	}

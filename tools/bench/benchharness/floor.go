@@ -10,7 +10,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
-	"github.com/bulwark-iac/bulwark/sdk"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // Floor is what one durable step cannot go below on this machine, measured
@@ -88,7 +88,7 @@ func measureRoundTrip(ctx context.Context, pluginDirs []string, dataDir string, 
 	if err != nil {
 		return 0, fmt.Errorf("floor: start the mock provider: %w", err)
 	}
-	req := &sdk.ReadRequest{Type: "generic", Name: "floor"}
+	req := &providers.ReadRequest{Type: "generic", Name: "floor"}
 	return medianOf(warmup, calls, func() error {
 		_, err := p.Read(ctx, req)
 		return err

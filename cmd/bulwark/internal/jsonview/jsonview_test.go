@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 func TestWriteNoHTMLEscapingOneWrite(t *testing.T) {
@@ -42,7 +42,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 
 func TestNewPlan(t *testing.T) {
 	ch := func(name string, a plan.Action) stack.Planned {
-		return stack.Planned{Change: plan.Change{Resource: name, Type: "t", Provider: "p", Action: a, Protection: sdk.ProtectionDurable}}
+		return stack.Planned{Change: plan.Change{Resource: name, Type: "t", Provider: "p", Action: a, Protection: protection.Durable}}
 	}
 	secret := ch("db", plan.Update)
 	secret.Before = map[string]any{"pw": "old-sekr1t", "size": 1}

@@ -1,6 +1,6 @@
 package jsonview
 
-import "github.com/bulwark-iac/bulwark/sdk"
+import "github.com/bulwark-iac/bulwark/core/providers"
 
 // ProvidersSchema and the types below are `bulwark providers schema --json`:
 // what each provider says of itself, read without configuring it. Every
@@ -33,7 +33,7 @@ type (
 		Description string            `json:"description"`
 		Attributes  []SchemaAttribute `json:"attributes"`
 		// Coexistence says when an old and a new instance can exist at
-		// once, so a replace creates first (sdk.Coexistence).
+		// once, so a replace creates first (providers.Coexistence).
 		Coexistence SchemaCoexistence `json:"coexistence"`
 	}
 	SchemaCoexistence struct {
@@ -51,7 +51,7 @@ type (
 	}
 )
 
-func schemaAttributes(as []sdk.Attribute) []SchemaAttribute {
+func schemaAttributes(as []providers.Attribute) []SchemaAttribute {
 	out := make([]SchemaAttribute, 0, len(as))
 	for _, a := range as {
 		out = append(out, SchemaAttribute{Name: a.Name, Type: a.Type.String(), Required: a.Required, Computed: a.Computed,
@@ -61,7 +61,7 @@ func schemaAttributes(as []sdk.Attribute) []SchemaAttribute {
 }
 
 // NewSchemaProvider is what GetSchema said, in the order the provider said it.
-func NewSchemaProvider(name string, protocol int, s *sdk.GetSchemaResponse) SchemaProvider {
+func NewSchemaProvider(name string, protocol int, s *providers.GetSchemaResponse) SchemaProvider {
 	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,

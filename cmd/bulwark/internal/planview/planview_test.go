@@ -6,21 +6,21 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/sdk"
 )
 
 func TestRenderDiffMasksSensitiveAndFlagsVanished(t *testing.T) {
 	pv := &stack.Preview{Stack: "s", Changes: []stack.Planned{
-		{Change: plan.Change{Resource: "db", Type: "generic", Action: plan.Update, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "db", Type: "generic", Action: plan.Update, Protection: protection.Ephemeral,
 			Before: map[string]any{"password": "old-secret", "size": 1.0}, After: map[string]any{"password": "new-secret", "size": 2.0}},
 			Observed: map[string]any{"password": "old-secret", "size": 1.0}, Sensitive: []string{"password"}},
-		{Change: plan.Change{Resource: "web", Type: "compute", Action: plan.Replace, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "web", Type: "compute", Action: plan.Replace, Protection: protection.Ephemeral,
 			Before: map[string]any{"zone": "a"}, After: map[string]any{"zone": "b"}, ForceNew: []string{"zone"}},
 			Observed: map[string]any{"zone": "a"}},
-		{Change: plan.Change{Resource: "vault", Type: "s3_bucket", Action: plan.Create, Protection: sdk.ProtectionProtected,
+		{Change: plan.Change{Resource: "vault", Type: "s3_bucket", Action: plan.Create, Protection: protection.Protected,
 			After: map[string]any{}}, Vanished: true, Drift: "recorded in the state but not found"},
-		{Change: plan.Change{Resource: "old", Type: "generic", Action: plan.Delete, Protection: sdk.ProtectionEphemeral,
+		{Change: plan.Change{Resource: "old", Type: "generic", Action: plan.Delete, Protection: protection.Ephemeral,
 			Before: map[string]any{"size": 3.0}}},
 	}}
 	var b strings.Builder
@@ -61,7 +61,7 @@ func TestRenderIsOneWrite(t *testing.T) {
 	var changes []stack.Planned
 	for _, name := range []string{"a", "b", "c", "d"} {
 		changes = append(changes, stack.Planned{Change: plan.Change{Resource: name, Type: "generic", Action: plan.Create,
-			Protection: sdk.ProtectionEphemeral, After: map[string]any{"size": 1.0}}})
+			Protection: protection.Ephemeral, After: map[string]any{"size": 1.0}}})
 	}
 	pv := &stack.Preview{Stack: "s", Changes: changes}
 	for _, color := range []bool{false, true} {
@@ -79,7 +79,7 @@ func TestRenderIsOneWrite(t *testing.T) {
 // The lines the plan shows for a refusal and a conflict: the words core
 // puts in the Preview, under the view's headings and marks.
 func TestRenderRefusalAndConflict(t *testing.T) {
-	conflict := plan.Change{Resource: "database", Type: "dynamodb_table", Action: plan.Conflict, Protection: sdk.ProtectionEphemeral,
+	conflict := plan.Change{Resource: "database", Type: "dynamodb_table", Action: plan.Conflict, Protection: protection.Ephemeral,
 		Reason: "belongs to stack alpha (lineage l1)"}
 	for _, tc := range []struct {
 		name string
@@ -87,7 +87,7 @@ func TestRenderRefusalAndConflict(t *testing.T) {
 		want []string
 	}{
 		{"refused by the ladder", &stack.Preview{Stack: "s", Changes: []stack.Planned{{Change: plan.Change{Resource: "db", Type: "dynamodb_table",
-			Action: plan.Replace, Protection: sdk.ProtectionProtected, ForceNew: []string{"zone"}}}},
+			Action: plan.Replace, Protection: protection.Protected, ForceNew: []string{"zone"}}}},
 			Refused: &plan.RefusedError{Op: "apply", Resources: []string{"db"}}},
 			[]string{"-/+ replace    db (dynamodb_table, protected)", "\nREFUSED: apply refused: it would delete protected resource(s) db"}},
 		{"a conflict", &stack.Preview{Stack: "beta", Changes: []stack.Planned{{Change: conflict}},

@@ -1,4 +1,4 @@
-package sdk
+package dynamic
 
 import (
 	"encoding/json"
@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// decodeAttributes is json.Unmarshal into Attributes: the same value, or an
+// Decode is json.Unmarshal into map[string]any: the same value, or an
 // error exactly when json.Unmarshal fails, with its text.
 func checkDecode(t *testing.T, in string) {
 	t.Helper()
-	var want Attributes
+	var want map[string]any
 	werr := json.Unmarshal([]byte(in), &want)
-	got, gerr := decodeAttributes([]byte(in))
+	got, gerr := Decode([]byte(in))
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 		t.Fatalf("%q: error %v, json.Unmarshal's %v", in, gerr, werr)
 	}
@@ -147,22 +147,22 @@ func randAny(rng *rand.Rand, depth int) any {
 }
 
 // BenchmarkDecodeAttributes is the attributes of one of the mock's
-// resources, by json.Unmarshal and by decodeAttributes.
+// resources, by json.Unmarshal and by Decode.
 func BenchmarkDecodeAttributes(b *testing.B) {
 	in := []byte(`{"arn":"mock:generic:r000001:mock-generic-r000001-1369e2e0","created_at":"2026-12-01T17:50:03.415472209Z"}`)
 	b.Run("json.Unmarshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var a Attributes
+			var a map[string]any
 			if err := json.Unmarshal(in, &a); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("decodeAttributes", func(b *testing.B) {
+	b.Run("Decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := decodeAttributes(in); err != nil {
+			if _, err := Decode(in); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,11 +1,14 @@
-package sdk
+// Package dynamic decodes the JSON of the wire's DynamicValue (attributes and
+// configs) fast, the same on the host's side and the plugin's: part of the
+// wire contract, like the proto.
+package dynamic
 
 import (
 	"encoding/json"
 	"strconv"
 )
 
-// decodeAttributes is json.Unmarshal(data, &a) for the attributes and
+// Decode is json.Unmarshal(data, &a) into a map[string]any for the attributes and
 // configs every call carries. The common JSON (objects, arrays, strings of
 // printable ASCII without escapes, numbers, true, false, null) is decoded
 // here, without encoding/json's reflection and its separate validating
@@ -13,7 +16,7 @@ import (
 // anything invalid) hands the whole text to json.Unmarshal, so the result
 // and the error are json.Unmarshal's in every case. Each Create, Read and
 // Update decodes one or two of these, on both sides of the contract.
-func decodeAttributes(data []byte) (Attributes, error) {
+func Decode(data []byte) (map[string]any, error) {
 	d := fastDecoder{data: data}
 	d.space()
 	if d.literal("null") {
@@ -29,14 +32,14 @@ func decodeAttributes(data []byte) (Attributes, error) {
 			}
 		}
 	}
-	var a Attributes
+	var a map[string]any
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// fastDecoder reads the subset of JSON decodeAttributes decodes itself;
+// fastDecoder reads the subset of JSON Decode decodes itself;
 // every method reports false at the first byte outside it.
 type fastDecoder struct {
 	data []byte

@@ -1,0 +1,62 @@
+// Package protection is a resource's level on the protection ladder
+// (docs/architecture.md, "The protection ladder"): one type from the spec
+// through the plan, the state and the steps to the provider call, where the
+// plugin host turns it into the wire's enum once.
+package protection
+
+// Level is a resource's level on the protection ladder. The levels are
+// ordered: a higher one guards more (Durable >= Durable asks consent for a
+// replace, Protected is never deleted).
+type Level int
+
+const (
+	// Unspecified is no level: what a request carries when the host has
+	// none to give. It is never recorded.
+	Unspecified Level = iota
+	Ephemeral
+	Durable
+	Protected
+)
+
+// String is the level's word, as the spec, the state and the output spell
+// it; "unspecified" for Unspecified or anything out of range.
+func (l Level) String() string {
+	switch l {
+	case Ephemeral:
+		return "ephemeral"
+	case Durable:
+		return "durable"
+	case Protected:
+		return "protected"
+	}
+	return "unspecified"
+}
+
+// Parse turns "ephemeral", "durable" or "protected" into a Level; "" is
+// Ephemeral, the default level. Anything else is (Unspecified, false).
+func Parse(s string) (Level, bool) {
+	switch s {
+	case "", "ephemeral":
+		return Ephemeral, true
+	case "durable":
+		return Durable, true
+	case "protected":
+		return Protected, true
+	}
+	return Unspecified, false
+}
+
+// Known reports whether s is the word of a level, exactly ("" is not: a
+// state records every level it holds).
+func Known(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
+
+// OrProtected is the level s records, or Protected for a word that is not
+// a level: where a level must be had and a wrong guess could delete, the
+// guess is the one that deletes nothing.
+func OrProtected(s string) Level {
+	l, ok := Parse(s)
+	if !ok {
+		return Protected
+	}
+	return l
+}
