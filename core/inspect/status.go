@@ -23,7 +23,7 @@ type StatusResource struct {
 	ID         string `json:"id"`
 	CreatedBy  string `json:"created_by,omitempty"`
 	// Retained: kept by a rollback though the revision it went back to
-	// lacks it (see retain.go): still this stack's, never deleted by an
+	// lacks it (see step_retain.go): still this stack's, never deleted by an
 	// apply.
 	Retained bool `json:"retained,omitempty"`
 }

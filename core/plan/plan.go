@@ -74,7 +74,7 @@ type Change struct {
 	// retained (kept by a rollback; see state.Resource.RetainedBy): it is
 	// kept and listed (Action NoOp), never deleted by an apply. One the
 	// spec has again is decided as any resource of the spec (the apply
-	// that succeeds with it takes it back: see the stack's retain.go).
+	// that succeeds with it takes it back: see the stack's step_retain.go).
 	Retained bool `json:"retained,omitempty"`
 	// Mode is how a replace goes: the new one made first and the old one
 	// deleted in the cleanup phase, or (when the two cannot exist at once)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestOneDeletionPath keeps the guarantee structural: in the core's
-// operations, only deleteResource (delete.go) builds a provider Delete
+// operations, only deleteResource (step_delete.go) builds a provider Delete
 // request, so every deletion passes the ladder there.
 func TestOneDeletionPath(t *testing.T) {
 	files, err := filepath.Glob("*.go")
@@ -31,7 +31,7 @@ func TestOneDeletionPath(t *testing.T) {
 			}
 		}
 	}
-	if len(sites) != 1 || !strings.HasPrefix(sites[0], "delete.go:") {
-		t.Fatalf("provider Delete requests are built at %v; only delete.go's deleteResource may build one", sites)
+	if len(sites) != 1 || !strings.HasPrefix(sites[0], "step_delete.go:") {
+		t.Fatalf("provider Delete requests are built at %v; only step_delete.go's deleteResource may build one", sites)
 	}
 }

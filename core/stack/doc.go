@@ -8,7 +8,7 @@
 //     an earlier operation is unfinished (resume it) or an intervention is
 //     pending (ack it), and checks the whole plan against the protection
 //     ladder before its first step;
-//   - deleteResource (delete.go) is the only code that asks a provider to
+//   - deleteResource (step_delete.go) is the only code that asks a provider to
 //     delete: it refuses a protected resource whatever the caller wants, and
 //     preserves a durable one during a rollback;
 //   - a rollback undoes only what the operation created or changed, found from

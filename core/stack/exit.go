@@ -2,6 +2,7 @@ package stack
 
 import (
 	"errors"
+
 	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/engine"

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
 	"slices"
 	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/engine"
@@ -445,57 +446,6 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 		return s.closeStateOp(ctx, target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)
-}
-
-// LoadState reads a stack's state without the lock (a missing one is
-// empty), its sealed values left sealed.
-func LoadState(sp *spec.Spec, opts Options) (*state.State, error) {
-	opts.Defaults()
-	be, err := opts.Backend(context.Background(), sp.Stack, state.Sealing{})
-	if err != nil {
-		return nil, err
-	}
-	defer be.Close()
-	return be.Load(context.Background())
-}
-
-// readJournal reads a stack's journal without the lock; a bad line is an
-// error (a *journal.CorruptError naming it).
-func readJournal(sp *spec.Spec, opts Options) ([]journal.Record, error) {
-	return ReadJournalKinds(sp, opts)
-}
-
-// readJournalKinds is readJournal keeping only the records of kinds (all
-// when none): every line is read and checked, a stream, and only what is
-// kept is held (the journal of 20 whole operations of 10,000 resources is
-// hundreds of megabytes of records).
-func ReadJournalKinds(sp *spec.Spec, opts Options, kinds ...string) ([]journal.Record, error) {
-	opts.Defaults()
-	be, err := opts.Backend(context.Background(), sp.Stack, state.Sealing{})
-	if err != nil {
-		return nil, err
-	}
-	defer be.Close()
-	return journalKinds(context.Background(), be, kinds...)
-}
-
-// journalKinds streams be's journal, keeping the records of kinds (all
-// when none); a bad line is an error.
-func journalKinds(ctx context.Context, be storage.Backend, kinds ...string) ([]journal.Record, error) {
-	var recs []journal.Record
-	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
-		if len(kinds) == 0 || slices.Contains(kinds, r.Kind) {
-			recs = append(recs, r)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(bad) > 0 {
-		return nil, bad[0]
-	}
-	return recs, nil
 }
 
 // rollbackRevision is the target revision an operation's records name.

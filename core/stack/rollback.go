@@ -3,133 +3,121 @@ package stack
 import (
 	"context"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
+	"maps"
+	"strings"
 
-	"github.com/bulwark-iac/bulwark/core/plan"
-	"github.com/bulwark-iac/bulwark/core/protection"
-	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
-// undo compensates one executed step of this operation, from the state and
-// the journal alone (so resume can call it after a crash): what the operation
-// created is deleted under the rollback column of the ladder (durable and
-// protected are preserved, and stay recorded), what it updated is put back.
-// An empty action means there was nothing to undo. What it records rides on
-// staged's record.
-func (s *session) undo(ctx context.Context, staged *stage, name string, action plan.Action, key string) (string, error) {
-	cur := s.store.Snapshot().Resources[name]
-	switch action {
-	case plan.Replace:
-		return s.undoReplace(ctx, staged, name, key)
-	case plan.Create:
-		if cur == nil || cur.CreatedBy != s.opID {
-			found, err := s.findByKey(ctx, name, cur, key)
-			if err != nil || found == nil {
-				return "", err
-			}
-			cur = found
-		}
-		action, _, err := s.deleteResource(ctx, staged, cur, reasonRollback)
-		if err == nil && action == "preserve" {
-			s.retainIfLacking(staged, cur.Name)
-		}
-		return action, err
-	case actionPreserve:
-		return s.unretain(staged, name), nil
-	case plan.Update:
-		if cur == nil {
-			return "", nil
-		}
-		return s.restore(ctx, staged, cur)
+// Rollback converges the stack back to an earlier applied revision (to; 0
+// means the one applied before the current one) with the same pipeline as
+// apply, then makes it current. What that revision lacks follows the
+// ladder's rollback column, as the rollback of a failed apply does: an
+// ephemeral resource is deleted, a durable or protected one is kept and
+// recorded as retained (see step_retain.go), so no rollback destroys data.
+// After a teardown no revision is current, and 0 means the newest applied.
+func Rollback(ctx context.Context, sp *spec.Spec, opts Options, to int) (*Result, error) {
+	s, err := open(ctx, sp, opts, false)
+	if err != nil {
+		return nil, err
 	}
-	return "", nil
+	defer s.close()
+	if to == 0 {
+		st := s.store.Snapshot()
+		if to = previousRevision(st); to == 0 {
+			return nil, fmt.Errorf("rollback: stack %s has no revision applied before the current one (%d)", sp.Stack, st.Current)
+		}
+	}
+	return s.rollbackTo(ctx, to)
 }
 
-// findByKey looks for what a Create under key made, when the state does not
-// record it (the Create failed, crashed, or the host died before recording
-// it), and records it as created by this operation.
-func (s *session) findByKey(ctx context.Context, name string, cur *state.Resource, key string) (*state.Resource, error) {
-	if key == "" {
-		return nil, nil
-	}
-	typ, provider, level := "", "", protection.Ephemeral
-	var deps []string
-	var cfg map[string]any
-	if r, ok := s.specResource(name); ok {
-		r = readable(r, s.store.Snapshot())
-		typ, provider, level, deps, cfg = r.Type, r.Provider, r.Protection, r.DependsOn, r.Config
-	} else if cur != nil {
-		// The recorded config names what to look for (a bucket's name): a
-		// provider finds by key only what the request lets it name.
-		typ, provider, cfg = cur.Type, cur.Provider, cur.Config
-	} else {
-		return nil, fmt.Errorf("undo %s: neither the spec nor the state says what it is", name)
-	}
-	p := s.plugins[provider]
-	if p == nil {
-		return nil, fmt.Errorf("undo %s: provider %q is not running", name, provider)
-	}
-	resp, err := p.Read(ctx, &providers.ReadRequest{Type: typ, Name: name, IdempotencyKey: key, Config: cfg})
+// rollbackTo swaps the session's spec for revision n's and converges.
+func (s *session) rollbackTo(ctx context.Context, n int) (*Result, error) {
+	rev, err := s.useRevision(n)
 	if err != nil {
-		return nil, fmt.Errorf("undo %s: find what its create made: %w", name, err)
+		return nil, err
 	}
-	if !resp.Exists || (cur != nil && resp.ID == cur.ID) {
-		return nil, nil
-	}
-	found := &state.Resource{
-		Name: name, Type: typ, Provider: provider, Source: p.Source(), ID: resp.ID,
-		Protection: level.String(), DependsOn: deps, Config: cfg, Attributes: resp.Attributes,
-		CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
-	}
-	found.SetPrivate(resp.Private)
-	// Record it before deciding its fate, so a preserved one stays tracked.
-	return found, s.store.writeNow(ctx, storage.Change{Put: []*state.Resource{found}})
+	s.prog.printf("rollback %s to revision %d (applied by %s)\n", s.sp.Stack, n, rev.Op)
+	return s.converge(ctx, "rollback", n)
 }
 
-// restore puts an updated resource back to what it was before this
-// operation: the Prior the update recorded, or the recorded config when the
-// host died between the provider's Update and the state write.
-func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resource) (string, error) {
-	target := &state.Prior{Config: cur.Config, Attributes: cur.Attributes, Protection: cur.Protection, DependsOn: cur.DependsOn, RetainedBy: cur.RetainedBy}
-	if cur.Prior != nil && cur.Prior.Op == s.opID {
-		target = cur.Prior
+// useRevision makes the session's spec the one recorded as revision n.
+func (s *session) useRevision(n int) (*state.Revision, error) {
+	st := s.store.Snapshot()
+	rev, ok := st.Revision(n)
+	if !ok || rev.Status != state.RevisionApplied {
+		return nil, fmt.Errorf("rollback: stack %s has no applied revision %d (see `bulwark history`)", s.sp.Stack, n)
 	}
-	p := s.plugins[cur.Provider]
-	if p == nil {
-		return "update", fmt.Errorf("undo %s: provider %q is not running", cur.Name, cur.Provider)
-	}
-	resp, err := p.Read(ctx, &providers.ReadRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, Config: target.Config, Private: cur.PrivateData()})
+	rev, err := s.withBody(rev)
 	if err != nil {
-		return "update", err
+		return nil, fmt.Errorf("rollback: %w", err)
 	}
-	attrs, private := resp.Attributes, resp.Private
-	if len(private) == 0 {
-		private = cur.PrivateData()
+	rsp, err := revisionSpec(rev)
+	if err != nil {
+		return nil, fmt.Errorf("rollback: %w", err)
 	}
-	if resp.Exists && len(plan.Drift(target.Config, resp.Attributes)) > 0 {
-		prot, _ := protection.Parse(target.Protection)
-		u, err := p.Update(ctx, &providers.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
-		if err != nil {
-			return "update", err
+	if rsp.Stack != s.sp.Stack {
+		return nil, fmt.Errorf("rollback: revision %d is of stack %q, not %q", n, rsp.Stack, s.sp.Stack)
+	}
+	s.sp = rsp
+	s.learnVariables()
+	return rev, nil
+}
+
+// withBody returns rev with its spec's text and its variable values, read
+// from the backend's revision body when the state's list does not hold
+// them (it holds only their digest).
+func (s *session) withBody(rev *state.Revision) (*state.Revision, error) {
+	if rev.Spec != "" {
+		return rev, nil
+	}
+	body, err := s.be.Revision(context.Background(), rev.N)
+	if err != nil {
+		return nil, fmt.Errorf("revision %d: %w", rev.N, err)
+	}
+	c := *rev
+	c.Spec = body.Spec
+	if c.Variables == nil {
+		c.Variables, c.SensitiveVariables = body.Variables, body.Sensitive
+	}
+	return &c, nil
+}
+
+// revisionSpec is the concrete spec a revision applied: its text, with its
+// --provider, expanded with the variable values it recorded (sensitive
+// ones included), not the ones this command was given: a rollback
+// re-applies exactly what was applied. A variable the revision did not
+// record (one recorded before revisions held variables) takes its default.
+func revisionSpec(rev *state.Revision) (*spec.Spec, error) {
+	rsp, err := spec.Parse(fmt.Sprintf("%s@revision-%d", rev.File, rev.N), []byte(rev.Spec))
+	if err != nil {
+		return nil, fmt.Errorf("revision %d no longer parses: %w", rev.N, err)
+	}
+	if rev.Provider != "" {
+		rsp = rsp.WithDefaultProvider(rev.Provider)
+	}
+	vals := maps.Clone(rev.Variables)
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	var missing []string
+	for _, v := range rsp.Variables {
+		if _, ok := vals[v.Name]; ok {
+			continue
 		}
-		attrs = u.Attributes
-		if len(u.Private) > 0 {
-			private = u.Private
+		if !v.HasDefault {
+			missing = append(missing, v.Name)
+			continue
 		}
+		vals[v.Name] = v.Default
 	}
-	r := s.store.Resource(cur.Name)
-	if r == nil {
-		return "update", nil
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("revision %d did not record the value of variable(s) %s, which have no default", rev.N, strings.Join(missing, ", "))
 	}
-	{
-		next := *r
-		next.Config, next.Attributes, next.DependsOn, next.Prior = target.Config, attrs, target.DependsOn, nil
-		next.RetainedBy = target.RetainedBy
-		next.SetPrivate(private)
-		// The recorded level never drops below what it was.
-		next.Protection = plan.Level(r.Protection, protection.OrProtected(target.Protection)).String()
-		staged.put(&next)
-		return "update", nil
+	if rsp, err = resolve.Expand(rsp, vals); err != nil {
+		return nil, fmt.Errorf("revision %d: %w", rev.N, err)
 	}
+	return rsp, nil
 }

@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
-	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -63,25 +61,6 @@ func (s *session) sealing() state.Sealing {
 		sl.Sealer = &sealer{src: s.opts.Secrets, context: secrets.StackContext(s.sp.Stack)}
 	}
 	return sl
-}
-
-// loadOpened reads the stack's state without the lock, its sealed values
-// opened (a missing state is empty). It never creates a key.
-// LoadOpened loads sp's stack's state without taking the lock, its sealed
-// values opened with the stack's key (an error when there is none).
-func LoadOpened(sp *spec.Spec, opts Options) (*state.State, error) {
-	opts.Defaults()
-	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack)}
-	return s.loadOpened()
-}
-
-func (s *session) loadOpened() (*state.State, error) {
-	be, err := s.opts.Backend(context.Background(), s.sp.Stack, s.sealing())
-	if err != nil {
-		return nil, err
-	}
-	defer be.Close()
-	return be.Load(context.Background())
 }
 
 // sensitiveAttrs lists the attributes of a resource type that its schema

@@ -482,7 +482,7 @@ func (t *stage) mutateMeta(fn func(*state.State) error, put ...*state.Resource) 
 		return nil
 	}
 	m.Revisions = slices.Clone(next.Revisions) // with the texts of new ones, stored apart by commit
-	// put: whole resources that ride on the same write (retain.go's take-back).
+	// put: whole resources that ride on the same write (step_retain.go's take-back).
 	t.change(storage.Change{Meta: m, Put: put})
 	return nil
 }

@@ -3,90 +3,15 @@ package stack
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 
-	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
-	"github.com/bulwark-iac/bulwark/core/storage"
 )
-
-// LineageError refuses a state, journal or backup that belongs to another
-// lineage of the stack (or to another stack altogether): nothing was read
-// from it into this stack, nothing was changed. The backend refuses it.
-type LineageError = storage.LineageError
-
-// identity is this stack as its keys name it.
-func (s *session) identity() plan.Identity {
-	return plan.Identity{Stack: s.sp.Stack, Lineage: s.lineage, Forgotten: s.forgotten}
-}
-
-// keyOf is the idempotency key the Execute journaled as rec carried: derived
-// from the record, so a resume derives what the run issued. Records written
-// before lineages carried their bare id as the key.
-func (s *session) keyOf(rec journal.Record) string {
-	if rec.Lineage == "" {
-		return rec.ID
-	}
-	return plan.Identity{Stack: s.sp.Stack, Lineage: rec.Lineage}.Key(rec.ID)
-}
-
-// env is what the planner needs of the running providers.
-func (s *session) env() plan.Env {
-	e := plan.Env{Schemas: s.schemas(), Identity: s.identity(), KeysReported: map[string]bool{}, Replace: map[string]bool{}}
-	for _, a := range s.opts.Replace {
-		e.Replace[a] = true
-	}
-	for n, sc := range e.Schemas {
-		e.KeysReported[n] = keysReported(sc)
-	}
-	return e
-}
-
-// input is s.env().Input(r, cur, obs) without the env's maps of every
-// provider: a step decides for one resource, of one provider.
-func (s *session) input(r *spec.Resource, cur *state.Resource, obs *plan.Observation) plan.Input {
-	var sc *providers.GetSchemaResponse
-	if p, ok := s.plugins[plan.ProviderOf(r, cur)]; ok {
-		sc = p.Schema()
-	}
-	in := plan.Input{Spec: r, Recorded: cur, Observed: obs, Schema: sc, Identity: s.identity(), KeysReported: keysReported(sc),
-		Rollback: s.opType == "rollback"}
-	if r != nil {
-		// --replace replaces once per operation: what this operation made
-		// (a resumed run meeting its own replacement) is not replaced again.
-		in.Replace = slices.Contains(s.opts.Replace, r.Name) && (cur == nil || cur.CreatedBy != s.opID)
-	}
-	return in
-}
-
-func keysReported(sc *providers.GetSchemaResponse) bool {
-	return sc != nil && sc.Capabilities.IdempotencyKeys
-}
-
-// decide is plan.Decide for one resource, with what the state records under
-// other names (a resource found by identity that the state records under
-// another name, after `state mv`, is not free).
-func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observation, st *state.State) plan.Change {
-	in := s.input(r, cur, obs)
-	if cur == nil && obs != nil && obs.Exists {
-		if st == nil {
-			st = s.store.Snapshot() // only here: the records under other names
-		}
-		for _, n := range st.Names() {
-			if o := st.Resources[n]; o.ID == obs.ID && n != r.Name && o.Provider == r.Provider && o.Type == r.Type {
-				in.RecordedAs = n
-			}
-		}
-	}
-	return plan.Decide(in)
-}
 
 func observation(exists bool, id string, attrs map[string]any, key string, byIdentity bool, private []byte) *plan.Observation {
 	return &plan.Observation{Exists: exists, ID: id, Attributes: attrs, Key: key, ByIdentity: byIdentity, Private: private}
@@ -187,34 +112,6 @@ func (s *session) observe(ctx context.Context, st *state.State) (map[string]*pla
 	return got, nil
 }
 
-// checkOwned reads every resource a teardown plan deletes and refuses the
-// run (a *plan.ConflictError) when what a recorded id holds now carries
-// another key: it is not this stack's to delete.
-func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan) error {
-	var jobs []readJob
-	for _, c := range pl.Changes {
-		if cur := st.Resources[c.Resource]; cur != nil {
-			jobs = append(jobs, recordedJob(cur))
-		}
-	}
-	obs, err := s.readAll(ctx, jobs)
-	if err != nil {
-		return err
-	}
-	s.keepPreflight(jobs, obs)
-	checked := &plan.Plan{Spec: s.sp.File}
-	for _, c := range pl.Changes {
-		if cur := st.Resources[c.Resource]; cur != nil {
-			checked.Changes = append(checked.Changes, plan.Decide(s.input(nil, cur, obs[c.Resource])))
-		}
-	}
-	var ce *plan.ConflictError
-	if err := checked.Check("teardown"); errors.As(err, &ce) {
-		return ce
-	}
-	return nil
-}
-
 // readAll runs jobs, up to Parallelism calls at once: the reads of a
 // provider that offers ReadMany in batches (as many batches as there are
 // calls to spread them over, of at most maxBatch reads), the others one
@@ -270,86 +167,12 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 	return out, nil
 }
 
-// specNames is the set of the spec's resource names.
-func (s *session) specNames() map[string]bool {
-	out := make(map[string]bool, len(s.sp.Resources))
-	for _, r := range s.sp.Resources {
-		out[r.Name] = true
-	}
-	return out
-}
-
-// plan reads reality and decides every resource: the plan an apply carries
-// out and a dry run shows, with the same refusals.
-func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {
-	obs, err := s.observe(ctx, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Sized for the spec up front: a Change is a few hundred bytes, and
-	// an apply of N grew the list and the maps by doubling.
-	n := len(s.sp.Resources)
-	p := &plan.Plan{Spec: s.sp.File, Changes: make([]plan.Change, 0, n)}
-	// Decided in dependency order, each with its references resolved from
-	// what the plan says of the resources they name (see references.go);
-	// listed in the spec's order.
-	decided := make(map[string]plan.Change, n)
-	cfgs := make(map[string]map[string]any, n)
-	lookup := planLookup(st, obs, decided, cfgs)
-	for _, r := range specOrder(s.sp.Resources) {
-		rr, _, err := resolved(r, lookup)
-		if err != nil {
-			return nil, nil, err
-		}
-		if s.derived == nil {
-			s.derived = make(map[string][]string, n)
-		}
-		s.derived[r.Name] = s.derivedSensitive(rr.Config)
-		if rr != r {
-			c := *rr
-			c.Config = afterApply(rr.Config).(map[string]any)
-			rr = &c
-		}
-		cfgs[r.Name] = rr.Config
-		decided[r.Name] = s.decide(rr, st.Resources[r.Name], obs[r.Name], st)
-	}
-	for _, r := range s.sp.Resources {
-		p.Changes = append(p.Changes, decided[r.Name])
-	}
-	for _, n := range st.Names() {
-		if _, ok := s.specResource(n); !ok {
-			p.Changes = append(p.Changes, s.decide(nil, st.Resources[n], obs[n], st))
-		}
-	}
-	return p, obs, nil
-}
-
-// recovered is the record of a resource found carrying this stack's key
-// that the state does not record.
-func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Resource {
-	rec := &state.Resource{
-		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: obs.ID,
-		Protection: r.Protection.String(), DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
-		// What carries one of this stack's import claims was imported (a
-		// crash lost the import's record), not created: no rollback
-		// deletes it.
-		Imported: plan.IsClaim(obs.Key),
-	}
-	rec.SetPrivate(obs.Private)
-	return rec
-}
-
 // preflight is what an operation read before its first step (the plan of
 // an apply, the ownership check of a teardown), for each step's Check to use
 // instead of a second Read of the same thing (see checkRead).
 type preflight struct {
 	mu   sync.Mutex
 	seen map[string]preRead
-}
-
-type preRead struct {
-	req *providers.ReadRequest
-	obs *plan.Observation
 }
 
 // keep records what jobs read (got, by name) for the Checks of a session
@@ -433,8 +256,52 @@ func (s *session) dropPreflight(name string) {
 	delete(s.pre.seen, name)
 }
 
-// keysReported reports whether the provider reports idempotency keys.
-func (s *session) keysReported(provider string) bool {
-	p := s.plugins[provider]
-	return p != nil && capsOf(p).IdempotencyKeys
+// maxBatch is the most reads (or validations) one call carries.
+const maxBatch = 500
+
+// chunks splits idx into batches for up to par calls at once: as many
+// batches as there are calls to spread them over, of at most maxBatch.
+func chunks(idx []int, par int) [][]int {
+	size := min(maxBatch, max(1, (len(idx)+par-1)/par))
+	var out [][]int
+	for start := 0; start < len(idx); start += size {
+		out = append(out, idx[start:min(start+size, len(idx))])
+	}
+	return out
+}
+
+// inBatches makes the calls for items 0..n-1 (the reads of an observe, the
+// validations of a validate), up to Parallelism calls at once. An item
+// whose provider (providerOf; "" for none) says many of them go in one call
+// (many: Provider.ReadsMany, Provider.ValidatesMany) goes with the others of
+// that provider in batches, each one call of batch: as many batches as
+// there are calls to spread them over, of at most maxBatch items (chunks).
+// Every other item is one call of single. The first error a call returns
+// stops the calls not yet begun and is returned (forEach).
+func (s *session) inBatches(ctx context.Context, n int, providerOf func(i int) string, many func(Provider) bool,
+	single func(ctx context.Context, i int) error,
+	batch func(ctx context.Context, p Provider, idx []int) error) error {
+	var tasks []func(context.Context) error
+	batched := map[string][]int{}
+	var provs []string
+	for i := range n {
+		if pn := providerOf(i); pn != "" {
+			if p := s.plugins[pn]; p != nil && many(p) {
+				if batched[pn] == nil {
+					provs = append(provs, pn)
+				}
+				batched[pn] = append(batched[pn], i)
+				continue
+			}
+		}
+		tasks = append(tasks, func(ctx context.Context) error { return single(ctx, i) })
+	}
+	par := max(1, s.opts.Parallelism)
+	for _, pn := range provs {
+		p := s.plugins[pn]
+		for _, chunk := range chunks(batched[pn], par) {
+			tasks = append(tasks, func(ctx context.Context) error { return batch(ctx, p, chunk) })
+		}
+	}
+	return forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) })
 }

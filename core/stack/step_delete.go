@@ -74,7 +74,7 @@ func (s *session) deleteResource(ctx context.Context, staged *stage, res *state.
 	switch {
 	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):
 		// Retained (kept by a rollback): no apply or rollback deletes it;
-		// only a teardown does, under its level (see retain.go).
+		// only a teardown does, under its level (see step_retain.go).
 		return "preserve", nil, nil
 	case why == reasonRollback && level != protection.Ephemeral:
 		// The ladder's first column: a rollback preserves what holds data.

@@ -3,7 +3,6 @@ package stack
 import (
 	"context"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/core/storage"
 	"slices"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // metaPrefix starts the ids of an update's own steps; resource names cannot
@@ -89,54 +89,4 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		})
 	}
 	return []*engine.Step{verify, compat, backup, stage}
-}
-
-func nextRevision(st *state.State) int {
-	n := 0
-	for _, r := range st.Revisions {
-		n = max(n, r.N)
-	}
-	return n + 1
-}
-
-// unstage drops what an unfinished update or rollback staged.
-func (s *session) unstage(st *state.State) {
-	if st.Staged == 0 {
-		return
-	}
-	if r, ok := st.Revision(st.Staged); ok && r.Status == state.RevisionStaged && r.Op == s.opID {
-		r.Status = state.RevisionFailed
-	}
-	st.Staged = 0
-}
-
-// recordRevision makes the run's spec the current revision when it
-// succeeded, and drops what it staged when it did not.
-func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool) {
-	if !ok {
-		s.unstage(st)
-		return
-	}
-	switch {
-	case s.noop && op.Type == "update":
-		// Nothing changed and the spec is the current revision's: a no-op
-		// run records nothing new, so history stays bounded.
-	case op.Type == "rollback":
-		st.Current = op.Revision
-	case st.Staged != 0:
-		if r, found := st.Revision(st.Staged); found {
-			r.Status = state.RevisionApplied
-		}
-		st.Current = st.Staged
-	default:
-		n := nextRevision(st)
-		st.Revisions = append(st.Revisions, state.Revision{
-			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
-			Provider: s.sp.Override, Status: state.RevisionApplied,
-			Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
-		})
-		st.Current = n
-	}
-	st.Staged = 0
-	s.pruneRevisions(st)
 }

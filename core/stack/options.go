@@ -1,0 +1,209 @@
+package stack
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/failpoint"
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Options configure an operation: one small struct per concern, embedded
+// so that each field reads as opts.Field. A function that needs one
+// concern takes that struct alone.
+type Options struct {
+	StorageOptions
+	PluginOptions
+	OutputOptions
+	RunOptions
+	SecretOptions
+	TestHooks
+
+	// resumeOp is the operation a resume runs: the lock is taken in its
+	// name, and only its own interventions may be pending (set by Resume).
+	resumeOp string
+	// forgetting is the resource a state forget drops: its private data
+	// may be damaged (forgetting it is the way out), nothing reads it.
+	forgetting string
+}
+
+// StorageOptions say where a stack's state lives, how much history it
+// keeps, and how long to wait for its lock.
+type StorageOptions struct {
+	StateDir string // folder of stack folders (default ./.bulwark)
+	// Open opens the stack's storage from StateURL (cmd/bulwark builds it
+	// from the backends it links: file, postgres, s3). When Open or
+	// StateURL is unset, the state is the file backend's, in the stack's
+	// folder under StateDir.
+	Open     storage.Opener
+	StateURL string
+	// ListStacks, when set, lists the stacks StateURL's backend holds, for
+	// doctor without a spec (default: the stack folders under StateDir).
+	ListStacks func(ctx context.Context) ([]string, error)
+	// DataDir is the folder of the providers' data folders (one per
+	// provider); default: the stack folder's providers/ under StateDir.
+	// A remote backend's data folders stay on this machine: its CLI sets
+	// a local folder here.
+	DataDir string
+	// KeepRevisions is how many revisions the state keeps (default 20);
+	// older ones are pruned, never the current or a staged one.
+	KeepRevisions int
+	// KeepOperations is how many of the newest operations keep every
+	// journal record (default 20); older finished ones are compacted to one
+	// summary line each.
+	KeepOperations int
+	// LockTimeout is how long an operation waits for the stack's lock
+	// while another holds it, trying again with backoff (Terraform's
+	// -lock-timeout); 0 fails at once (exit 4, naming the holder). A first
+	// interrupt (Stop) stops the wait. LockWaiting, when set, is told once,
+	// when the wait begins, whose lock it waits for (nil: unreadable).
+	LockTimeout time.Duration
+	LockWaiting func(stack string, holder *storage.Holder)
+}
+
+// PluginOptions say where providers are found and how they are run.
+type PluginOptions struct {
+	PluginDirs []string     // plugin lookup folders, in order
+	Logger     hclog.Logger // plugin machinery; nil discards
+	// StartTimeout and CallTimeout bound a plugin's handshake and each call
+	// (0: pluginhost's defaults).
+	StartTimeout, CallTimeout time.Duration
+	// ProviderLock, when set (bulwark.lock exists beside the spec), pins
+	// every plugin's sha256; LockPath names the file for messages.
+	ProviderLock *providerlock.File
+	LockPath     string
+}
+
+// OutputOptions say what an operation shows a person and a program, and
+// what it asks.
+type OutputOptions struct {
+	Events *events.Writer // lifecycle events; nil discards
+	// Reporter is shown what an operation does, for a person (progress,
+	// notes, warnings); nil reports nothing. The stack writes no line of
+	// its own: rendering is the Reporter's (see report.go).
+	Reporter Reporter
+	// Confirm, when set, is asked before a teardown deletes anything; false
+	// cancels it.
+	Confirm func(names []string) bool
+	// Review, when set, is shown the plan of an apply or a rollback once it
+	// is made and passed the ladder, before its first step (not for a saved
+	// plan, which was reviewed when it was made); false cancels the run
+	// (a *CancelledError: nothing was changed, nothing journaled).
+	Review func(*Preview) bool
+}
+
+// RunOptions say how this one run behaves.
+type RunOptions struct {
+	Now         func() time.Time
+	Parallelism int // steps at once (default 10)
+	// SimulateFailure names a resource whose Execute fails in this run.
+	SimulateFailure string
+	// Replace names the resources (addresses) this run replaces even with
+	// no change, and whose replace it consents to when they are durable
+	// (apply and plan --replace ADDRESS, repeatable).
+	Replace []string
+	// ImportFrom names the stack an import may take a resource from when
+	// the resource carries that stack's key (bulwark import --from).
+	ImportFrom string
+	// Stop, when closed (a first interrupt), stops an operation
+	// gracefully: no step starts, the running ones finish, and what ran is
+	// rolled back. Cancelling the context instead (a second interrupt)
+	// stops waiting at once and leaves the operation for resume.
+	Stop <-chan struct{}
+}
+
+// SecretOptions say how sensitive values are sealed and masked.
+type SecretOptions struct {
+	// Secrets finds the key that seals the state's sensitive values and
+	// revisions' specs; nil seals nothing (in-process tests only: the CLI
+	// always sets it).
+	Secrets *secrets.Source
+	// Redactor collects the sensitive values the command sees (provider
+	// config, sensitive attributes) and masks them in journal lines,
+	// events and errors; nil: one per operation. The CLI shares one with
+	// its own output.
+	Redactor *secrets.Redactor
+}
+
+// TestHooks let tests reach inside an operation. The CLI sets none but
+// Failpoint (from the environment, for the crash harness).
+type TestHooks struct {
+	// Starter starts providers; nil starts plugin processes found in
+	// PluginDirs. Tests pass in-process providers.
+	Starter func() Starter
+	// Failpoint, when armed, kills the process at a chosen instant (tests
+	// only; see package failpoint).
+	Failpoint *failpoint.Set
+}
+
+func (o *Options) starter() Starter {
+	if o.Starter != nil {
+		return o.Starter()
+	}
+	return plugins{pluginhost.New(o.HostOptions())}
+}
+
+func (o *Options) HostOptions() pluginhost.Options {
+	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout,
+		CopyDir: PluginCopyDir(o.StateDir)}
+}
+
+// PluginCopyDir is the folder under the state folder where the verified
+// copies of plugins pinned by bulwark.lock run from (each command in a
+// private folder of its own, removed when it ends): not the system temp
+// folder, which is often mounted noexec. Its name is no stack's.
+func PluginCopyDir(stateDir string) string {
+	if stateDir == "" {
+		stateDir = ".bulwark"
+	}
+	return filepath.Join(stateDir, ".plugins")
+}
+
+// Defaults fills in what o leaves unset (the state folder, the clock, the
+// parallelism, the revisions kept, a reporter and a redactor).
+func (o *Options) Defaults() {
+	if o.StateDir == "" {
+		o.StateDir = ".bulwark"
+	}
+	if o.Reporter == nil {
+		o.Reporter = NopReporter{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.KeepRevisions <= 0 {
+		o.KeepRevisions = DefaultKeepRevisions
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = 10
+	}
+	if o.Redactor == nil {
+		o.Redactor = secrets.NewRedactor()
+	}
+}
+
+// StackDir is the folder of a stack's state, journal and lock.
+func StackDir(stateDir, stack string) string {
+	if stateDir == "" {
+		stateDir = ".bulwark"
+	}
+	return filepath.Join(stateDir, stack)
+}
+
+// Backend opens the stack's storage: Options.Open on Options.StateURL, or
+// the file backend on the stack's folder under StateDir.
+func (o *Options) Backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
+	so := storage.Options{Stack: stack, Sealing: sl, Now: o.Now}
+	if o.Open != nil && o.StateURL != "" {
+		return o.Open(ctx, o.StateURL, so)
+	}
+	return filestore.New(StackDir(o.StateDir, stack), so), nil
+}
