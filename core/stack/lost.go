@@ -78,10 +78,10 @@ func (s *session) lostError(op *engine.Operation, res engine.Result) error {
 	if s.store == nil {
 		return nil
 	}
-	if s.store.lost() == nil && !res.Lost {
+	if s.store.Lost() == nil && !res.Lost {
 		return nil
 	}
-	cause := s.store.lostCause()
+	cause := s.store.LostCause()
 	e := &LostError{Stack: s.sp.Stack, Location: s.be.Location(), Op: op.ID, Type: op.Type, Spec: s.sp.File, Cause: cause}
 	for _, id := range res.Executed {
 		if !slices.Contains(res.Done, id) && !isMeta(id) {

@@ -10,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -42,7 +43,7 @@ type session struct {
 	sp      *spec.Spec
 	dir     string // the stack's folder under StateDir (the file backend's, and the default data folders')
 	be      storage.Backend
-	store   *store         // nil in a read-only session (inspect)
+	store   *opstore.Store // nil in a read-only session (inspect)
 	holder  storage.Holder // who this session took the lock as
 	jr      engine.Journal
 	host    Starter
@@ -113,15 +114,18 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 		be.Close()
 		return nil, err
 	}
-	s.store = &store{be: be, w: w, fp: opts.Failpoint, red: opts.Redactor, warn: opts.Reporter.Note}
 	if h := w.Stale(); h != nil {
 		opts.Reporter.Note(fmt.Sprintf("note: took over a stale lock left by %s", h))
 	}
-	if s.store.st, err = be.Load(ctx); err != nil {
+	// The store holds the lock's writer from here on, so that close
+	// releases the lock whatever fails next.
+	st, err := be.Load(ctx)
+	s.store = opstore.New(be, w, st, opstore.Config{Failpoint: opts.Failpoint, Redactor: opts.Redactor, Warn: opts.Reporter.Note})
+	if err != nil {
 		s.close()
 		return nil, err
 	}
-	if err := state.CheckPrivate(s.store.st, opts.forgetting); err != nil {
+	if err := state.CheckPrivate(st, opts.forgetting); err != nil {
 		s.close()
 		return nil, fmt.Errorf("load state %s: %w", be.Location(), err)
 	}
@@ -211,12 +215,10 @@ func (s *session) close() {
 	}
 	if s.store != nil {
 		ctx := context.Background()
-		s.store.mu.RLock()
-		wrote := s.store.wrote
-		s.store.mu.RUnlock()
-		lost := s.store.lost() != nil // the lock is another's, or nobody's: nothing more is written
+		wrote := s.store.Wrote()
+		lost := s.store.Lost() != nil // the lock is another's, or nobody's: nothing more is written
 		if !lost && wrote {
-			if err := s.store.w.Checkpoint(ctx, s.opts.KeepOperations); err == nil {
+			if err := s.store.Writer().Checkpoint(ctx, s.opts.KeepOperations); err == nil {
 				s.opts.Failpoint.Hit("state")
 			}
 		}
@@ -231,7 +233,7 @@ func (s *session) close() {
 				}
 			}
 		}
-		if err := s.store.w.Release(ctx); err != nil {
+		if err := s.store.Writer().Release(ctx); err != nil {
 			s.warn(fmt.Sprintf("warning: could not release the lock of stack %s at %s: %v (a later command may find it held until the backend lets it go: the kernel, the server or the lease's end)", s.sp.Stack, s.be.Location(), err))
 		}
 	}

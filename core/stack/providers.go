@@ -143,8 +143,8 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		s.learnSecrets(pc.Name, started[i].Schema(), st)
 	}
 	if s.store != nil {
-		s.store.sensitiveOf = s.sensitiveOf
-		if _, err := s.store.reseal(ctx); err != nil {
+		s.store.SetSensitiveOf(s.sensitiveOf)
+		if _, err := s.store.Reseal(ctx); err != nil {
 			return err
 		}
 	}

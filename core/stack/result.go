@@ -100,7 +100,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 		if op.Type != "teardown" && res.Outcome == engine.Succeeded {
 			takeBack = s.takeBack()
 		}
-		return s.store.atEnd(op.ID).mutateMeta(func(st *state.State) error {
+		return s.store.AtEnd(op.ID).MutateMeta(func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)

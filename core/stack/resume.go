@@ -201,7 +201,7 @@ func (s *session) resumeIntervention(ctx context.Context, target UnfinishedError
 		return nil, true, err
 	}
 	// With the operation's end record, in one durable write.
-	if err := s.store.atEnd(target.Op).mutate(func(st *state.State) error {
+	if err := s.store.AtEnd(target.Op).Mutate(func(st *state.State) error {
 		s.unstage(st)
 		for _, n := range names {
 			if !pending[n] {
@@ -335,7 +335,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	// journaled; if either cannot be written, the operation stays
 	// unfinished, for the next resume.
 	reached := outcome
-	rerr := s.store.atEnd(target.Op).mutate(func(st *state.State) error {
+	rerr := s.store.AtEnd(target.Op).Mutate(func(st *state.State) error {
 		s.unstage(st)
 		return nil
 	})
@@ -380,7 +380,7 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 		} else if r, ok := s.specResource(name); ok {
 			typ, deps = r.Type, r.DependsOn
 		}
-		action, key, staged := plan.Action(e.Action), s.keyOf(e), s.store.forStep(name)
+		action, key, staged := plan.Action(e.Action), s.keyOf(e), s.store.ForStep(name)
 		steps = append(steps, &engine.Step{ID: name, Resource: name, Type: typ, Action: e.Action, DependsOn: deps,
 			Compensate: func(ctx context.Context) (string, error) { return s.undo(ctx, staged, name, action, key) }})
 	}
@@ -423,7 +423,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 	if err := s.resolveInFlight(ctx, target, recs); err != nil {
 		return nil, err
 	}
-	if err := s.store.mutateNow(ctx, func(st *state.State) error {
+	if err := s.store.MutateNow(ctx, func(st *state.State) error {
 		s.unstage(st)
 		return nil
 	}); err != nil {

@@ -131,10 +131,10 @@ func previousRevision(st *state.State) int {
 func (s *session) takeBackup(ctx context.Context) error {
 	if settled(s.store.Snapshot()) {
 		// This copy is the newest settled one: plain retention keeps it.
-		_, err := s.store.w.PutBackup(ctx, s.opID, KeepBackups)
+		_, err := s.store.Writer().PutBackup(ctx, s.opID, KeepBackups)
 		return err
 	}
-	if _, err := s.store.w.PutBackup(ctx, s.opID, 0); err != nil {
+	if _, err := s.store.Writer().PutBackup(ctx, s.opID, 0); err != nil {
 		return err
 	}
 	return s.pruneBackups(ctx)
@@ -168,7 +168,7 @@ func (s *session) pruneBackups(ctx context.Context) error {
 		if b.Name == good || b.Name == s.opID {
 			continue
 		}
-		if err := s.store.w.DropBackup(ctx, b.Name); err != nil {
+		if err := s.store.Writer().DropBackup(ctx, b.Name); err != nil {
 			return err
 		}
 		excess--
@@ -186,7 +186,7 @@ func (s *session) dropIdleBackup(ctx context.Context, out *Result) {
 	if !slices.Contains(out.Run.Executed, metaPrefix+"backup") || !out.ChangedNothing() {
 		return
 	}
-	if err := s.store.w.DropBackup(context.WithoutCancel(ctx), s.opID); err != nil {
+	if err := s.store.Writer().DropBackup(context.WithoutCancel(ctx), s.opID); err != nil {
 		s.warn(fmt.Sprintf("warning: could not drop the backup of %s, which changed nothing: %v", s.opID, err))
 	}
 }

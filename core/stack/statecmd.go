@@ -59,7 +59,7 @@ func StateForget(ctx context.Context, sp *spec.Spec, opts Options, address strin
 		return nil, fmt.Errorf("state forget %s: %w of stack %s%s", address, ErrNotRecorded, sp.Stack, InstancesHint(snap, address))
 	}
 	res := s.stateOp(ctx, OpForget, "forget", cur.Name, cur.Type, func(ctx context.Context) error {
-		return s.store.mutateNow(ctx, func(st *state.State) error {
+		return s.store.MutateNow(ctx, func(st *state.State) error {
 			r := st.Resources[address]
 			if r == nil {
 				return fmt.Errorf("%s: %w", address, ErrNotRecorded)
@@ -126,7 +126,7 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 		return nil, fmt.Errorf("state mv %s %s: %s (id %s) is %w", from, to, to, st.Resources[to].ID, ErrAlreadyRecorded)
 	}
 	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(ctx context.Context) error {
-		return s.store.mutateNow(ctx, func(st *state.State) error {
+		return s.store.MutateNow(ctx, func(st *state.State) error {
 			r := st.Resources[from]
 			if r == nil || st.Resources[to] != nil {
 				return fmt.Errorf("state mv %s %s: the state changed", from, to)
@@ -251,7 +251,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
 		}
 		rec := importRecord(r, p.Source(), observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
-		return s.store.mutateNow(ctx, func(st *state.State) error {
+		return s.store.MutateNow(ctx, func(st *state.State) error {
 			if st.Resources[address] != nil {
 				return fmt.Errorf("the state records %s already", address)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -43,7 +44,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		DependsOn: r.DependsOn, Policy: policyOf(r.OnFailure), Intervention: r.Intervention,
 	}
 	var m stepMode
-	staged := s.store.forStep(step.ID) // what Execute and Compensate record rides on the step's next record
+	staged := s.store.ForStep(step.ID) // what Execute and Compensate record rides on the step's next record
 	step.Check = func(ctx context.Context) (bool, error) {
 		// Reality is decided by the same function the plan used: nothing
 		// is adopted, and nothing is written here. Its config is resolved
@@ -112,7 +113,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 	step.Verify = func(ctx context.Context) error {
 		// What Execute recorded, which the engine is still making
 		// durable as Verify reads (see stage.resource).
-		cur := staged.resource(r.Name)
+		cur := staged.Resource(r.Name)
 		if cur == nil {
 			return fmt.Errorf("%s is not recorded in the state", r.Name)
 		}
@@ -154,7 +155,7 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 // returns what the provider read back of it in the same call, when it
 // offers that (providers.Capabilities.CreateReadsBack) and the read could be
 // made, for Verify. The record rides on staged's record.
-func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, key string) (*providers.ReadResponse, error) {
+func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Resource, key string) (*providers.ReadResponse, error) {
 	p := s.plugins[r.Provider]
 	resp, err := p.Create(ctx, &providers.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection, ReadBack: capsOf(p).CreateReadsBack})
 	if err != nil {
@@ -170,7 +171,7 @@ func (s *session) create(ctx context.Context, staged *stage, r *spec.Resource, k
 	// It rides on the step's "execute ok": one durable write for both (a
 	// crash before it leaves the Execute in flight, which resume resolves
 	// by the key).
-	staged.put(rec)
+	staged.Put(rec)
 	return trusted(resp.ReadBack), nil
 }
 
@@ -194,7 +195,7 @@ func trusted(rb *providers.ReadResponse) *providers.ReadResponse {
 
 // update changes r in place (or only its record), keeping what it replaced
 // in the state so this operation can undo it.
-func (s *session) update(ctx context.Context, staged *stage, r *spec.Resource, m stepMode) error {
+func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Resource, m stepMode) error {
 	cur := m.cur
 	attrs := cur.Attributes
 	var private []byte // what the provider answered last: kept over what is recorded
@@ -232,7 +233,7 @@ func (s *session) update(ctx context.Context, staged *stage, r *spec.Resource, m
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
 		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
-		staged.put(&next)
+		staged.Put(&next)
 		return nil
 	}
 }
@@ -240,7 +241,7 @@ func (s *session) update(ctx context.Context, staged *stage, r *spec.Resource, m
 // importResource records a resource the spec takes over by id (`import:`)
 // as imported: not created by bulwark, so no rollback deletes it; then
 // updates it in place if the spec asks for other values.
-func (s *session) importResource(ctx context.Context, staged *stage, r *spec.Resource, m stepMode) error {
+func (s *session) importResource(ctx context.Context, staged *opstore.Stage, r *spec.Resource, m stepMode) error {
 	if o := s.store.Resource(r.Name); o != nil {
 		return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
 	}
@@ -249,7 +250,7 @@ func (s *session) importResource(ctx context.Context, staged *stage, r *spec.Res
 		return err
 	}
 	rec := importRecord(r, s.plugins[r.Provider].Source(), obs, s.opID)
-	staged.put(rec)
+	staged.Put(rec)
 	if !m.Remote {
 		return nil
 	}
@@ -277,8 +278,8 @@ func importRecord(r *spec.Resource, source string, obs *plan.Observation, op str
 
 // forget drops, with staged's record, a record whose resource no longer
 // exists.
-func (s *session) forget(staged *stage, cur *state.Resource) {
+func (s *session) forget(staged *opstore.Stage, cur *state.Resource) {
 	if r := s.store.Resource(cur.Name); r != nil && r.ID == cur.ID {
-		staged.forget(cur.Name)
+		staged.Forget(cur.Name)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -69,7 +70,7 @@ func (s *session) isRetained(res *state.Resource) bool {
 // read of the resource once deleted in the same call, when it offers that
 // (providers.Capabilities.DeleteReadsBack) and the read could be made, for the
 // step's Verify (nil otherwise: Verify reads).
-func (s *session) deleteResource(ctx context.Context, staged *stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
+func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
 	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):

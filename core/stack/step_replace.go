@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -62,7 +63,7 @@ func (s *session) depose(ctx context.Context, cur *state.Resource) (*state.Resou
 	}
 	// Not with the step's next record: durable now, before the provider
 	// is asked to make or delete anything.
-	if err := s.store.writeNow(ctx, ch); err != nil {
+	if err := s.store.WriteNow(ctx, ch); err != nil {
 		return nil, fmt.Errorf("set %s (%s) aside for its replace: %w", name, cur.ID, err)
 	}
 	return dep, nil
@@ -71,7 +72,7 @@ func (s *session) depose(ctx context.Context, cur *state.Resource) (*state.Resou
 // replace carries out a replace of r, whose current record is cur: the old
 // one set aside, then the new one made first (create first), or the old
 // one deleted first.
-func (s *session) replace(ctx context.Context, staged *stage, r *spec.Resource, m *stepMode, key string) error {
+func (s *session) replace(ctx context.Context, staged *opstore.Stage, r *spec.Resource, m *stepMode, key string) error {
 	if m.cur == nil {
 		var err error
 		m.readBack, err = s.create(ctx, staged, r, key)
@@ -111,7 +112,7 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 	step := &engine.Step{ID: id, Resource: id, Type: typ, Action: string(plan.Delete), Policy: engine.Continue, Cleanup: true,
 		DependsOn: append([]string{cleanupBarrier}, deps...)}
 	var res *state.Resource
-	staged := s.store.forStep(step.ID)
+	staged := s.store.ForStep(step.ID)
 	step.Check = func(ctx context.Context) (bool, error) {
 		res = s.store.Resource(id)
 		if res == nil {
@@ -151,7 +152,7 @@ func barrierStep(steps []*engine.Step) *engine.Step {
 // it made is deleted (found by its record, else by key), then the old one
 // it set aside is current again; when a delete first removed it, its
 // configuration is made again (its id changes, and the run says so).
-func (s *session) undoReplace(ctx context.Context, staged *stage, name, key string) (string, error) {
+func (s *session) undoReplace(ctx context.Context, staged *opstore.Stage, name, key string) (string, error) {
 	st := s.store.Snapshot()
 	cur, dep := st.Resources[name], st.Resources[state.DeposedName(name, s.opID)]
 	if dep == nil {
@@ -190,7 +191,7 @@ func (s *session) undoReplace(ctx context.Context, staged *stage, name, key stri
 // reinstate makes the deposed record dep current again at its address:
 // as it is when the old resource still exists, else (deleted first) with
 // its configuration made again under a key derived from the replace's.
-func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resource, key string) (string, error) {
+func (s *session) reinstate(ctx context.Context, staged *opstore.Stage, dep *state.Resource, key string) (string, error) {
 	name := dep.Address()
 	p := s.plugins[dep.Provider]
 	if p == nil {
@@ -230,7 +231,7 @@ func (s *session) reinstate(ctx context.Context, staged *stage, dep *state.Resou
 	}
 	// One change: the deposed record is dropped as the address takes it,
 	// after (in the step's same write) the replacement's record was.
-	staged.change(storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
+	staged.Change(storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
 	return action, nil
 }
 
@@ -334,7 +335,7 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 	}
 	back := dep.Clone()
 	back.Name, back.DeposedFrom, back.DeposedBy = name, "", ""
-	return s.store.writeNow(ctx, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
+	return s.store.WriteNow(ctx, storage.Change{Put: []*state.Resource{back}, Delete: []string{dep.Name}})
 }
 
 // repoint puts the dependents of a resource a rollback made again (its id
@@ -344,7 +345,7 @@ func (s *session) undepose(ctx context.Context, name, op string) error {
 // change would need a replace (a force_new attribute) is left naming the
 // old id, and the run says so: the next apply replaces it. The records ride
 // on staged's record.
-func (s *session) repoint(ctx context.Context, staged *stage, name, oldID, newID string) error {
+func (s *session) repoint(ctx context.Context, staged *opstore.Stage, name, oldID, newID string) error {
 	if oldID == "" || oldID == newID {
 		return nil
 	}
@@ -382,7 +383,7 @@ func (s *session) repoint(ctx context.Context, staged *stage, name, oldID, newID
 		next := r.Clone()
 		next.Config, next.Attributes, next.UpdatedBy = cfg.(map[string]any), resp.Attributes, s.opID
 		next.SetPrivate(resp.Private)
-		staged.put(next)
+		staged.Put(next)
 		s.prog.printf("note: %s was put back to %s's new id %s\n", n, name, newID)
 	}
 	return nil

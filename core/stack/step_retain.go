@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -38,7 +39,7 @@ const actionPreserve plan.Action = "preserve"
 func (s *session) retainStep(c plan.Change, st *state.State) *engine.Step {
 	res := st.Resources[c.Resource]
 	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: string(actionPreserve)}
-	staged := s.store.forStep(step.ID)
+	staged := s.store.ForStep(step.ID)
 	step.Check = func(context.Context) (bool, error) {
 		cur := s.store.Resource(c.Resource)
 		return cur == nil || cur.RetainedBy != "", nil
@@ -48,7 +49,7 @@ func (s *session) retainStep(c plan.Change, st *state.State) *engine.Step {
 		return nil
 	}
 	step.Verify = func(context.Context) error {
-		if cur := staged.resource(c.Resource); cur == nil || cur.RetainedBy == "" {
+		if cur := staged.Resource(c.Resource); cur == nil || cur.RetainedBy == "" {
 			return fmt.Errorf("%s is not recorded as retained", c.Resource)
 		}
 		return nil
@@ -61,27 +62,27 @@ func (s *session) retainStep(c plan.Change, st *state.State) *engine.Step {
 
 // retain records name as retained by this operation, with staged's record
 // (a no-op when it is no longer recorded, or already retained).
-func (s *session) retain(staged *stage, name string) {
+func (s *session) retain(staged *opstore.Stage, name string) {
 	cur := s.store.Resource(name)
 	if cur == nil || cur.RetainedBy != "" {
 		return
 	}
 	next := *cur
 	next.RetainedBy = s.opID
-	staged.put(&next)
+	staged.Put(&next)
 }
 
 // unretain undoes retain: the mark this operation put on name comes off
 // (one another operation put stays), with staged's record. It returns the
 // action taken ("": nothing to undo).
-func (s *session) unretain(staged *stage, name string) string {
+func (s *session) unretain(staged *opstore.Stage, name string) string {
 	cur := s.store.Resource(name)
 	if cur == nil || cur.RetainedBy != s.opID {
 		return ""
 	}
 	next := *cur
 	next.RetainedBy = ""
-	staged.put(&next)
+	staged.Put(&next)
 	return string(actionPreserve)
 }
 
@@ -92,7 +93,7 @@ func (s *session) unretain(staged *stage, name string) string {
 // none before the first apply and after a teardown). A resource that
 // revision has (one replaced, or created again after drift) is an ordinary
 // resource of it, not retained.
-func (s *session) retainIfLacking(staged *stage, name string) {
+func (s *session) retainIfLacking(staged *opstore.Stage, name string) {
 	if s.restoredNames()[name] {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/storage"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -18,7 +19,7 @@ import (
 // protected are preserved, and stay recorded), what it updated is put back.
 // An empty action means there was nothing to undo. What it records rides on
 // staged's record.
-func (s *session) undo(ctx context.Context, staged *stage, name string, action plan.Action, key string) (string, error) {
+func (s *session) undo(ctx context.Context, staged *opstore.Stage, name string, action plan.Action, key string) (string, error) {
 	cur := s.store.Snapshot().Resources[name]
 	switch action {
 	case plan.Replace:
@@ -85,13 +86,13 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	}
 	found.SetPrivate(resp.Private)
 	// Record it before deciding its fate, so a preserved one stays tracked.
-	return found, s.store.writeNow(ctx, storage.Change{Put: []*state.Resource{found}})
+	return found, s.store.WriteNow(ctx, storage.Change{Put: []*state.Resource{found}})
 }
 
 // restore puts an updated resource back to what it was before this
 // operation: the Prior the update recorded, or the recorded config when the
 // host died between the provider's Update and the state write.
-func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resource) (string, error) {
+func (s *session) restore(ctx context.Context, staged *opstore.Stage, cur *state.Resource) (string, error) {
 	target := &state.Prior{Config: cur.Config, Attributes: cur.Attributes, Protection: cur.Protection, DependsOn: cur.DependsOn, RetainedBy: cur.RetainedBy}
 	if cur.Prior != nil && cur.Prior.Op == s.opID {
 		target = cur.Prior
@@ -130,7 +131,7 @@ func (s *session) restore(ctx context.Context, staged *stage, cur *state.Resourc
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
 		next.Protection = plan.Level(r.Protection, protection.OrProtected(target.Protection)).String()
-		staged.put(&next)
+		staged.Put(&next)
 		return "update", nil
 	}
 }

@@ -66,7 +66,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	}
 	stage := meta("stage", backup.ID)
 	stage.Execute = func(context.Context, string) error {
-		return s.store.forStep(stage.ID).mutate(func(st *state.State) error {
+		return s.store.ForStep(stage.ID).Mutate(func(st *state.State) error {
 			if opType == "rollback" {
 				st.Staged = target
 				return nil
@@ -83,7 +83,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		})
 	}
 	stage.Compensate = func(ctx context.Context) (string, error) {
-		return "", s.store.mutateNow(ctx, func(st *state.State) error {
+		return "", s.store.MutateNow(ctx, func(st *state.State) error {
 			s.unstage(st)
 			return nil
 		})

@@ -158,7 +158,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	// Dependents go first: this step waits for every recorded dependent
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
-	staged := s.store.forStep(step.ID)
+	staged := s.store.ForStep(step.ID)
 	step.Check = func(ctx context.Context) (bool, error) {
 		obs, err := s.checkRecorded(ctx, res)
 		if err != nil {
@@ -187,7 +187,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // step deletes, known once its Check has run.
 func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource) {
 	var readBack *providers.ReadResponse
-	staged := s.store.forStep(step.ID)
+	staged := s.store.ForStep(step.ID)
 	step.Execute = func(ctx context.Context, _ string) error {
 		r := res()
 		action, rb, err := s.deleteResource(ctx, staged, r, why)

@@ -1,4 +1,4 @@
-package stack
+package opstore
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // newTestStore is a store on a file backend in a fresh folder, locked.
-func newTestStore(t *testing.T) *store {
+func newTestStore(t *testing.T) *Store {
 	t.Helper()
 	ctx := context.Background()
 	be := filestore.New(t.TempDir(), storage.Options{Stack: "s"})
@@ -22,7 +22,7 @@ func newTestStore(t *testing.T) *store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Release(ctx) })
-	s := &store{be: be, w: w}
+	s := &Store{be: be, w: w}
 	if s.st, err = be.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -37,23 +37,23 @@ func TestStageRidesOnItsOwnRecord(t *testing.T) {
 	const op = "op_1"
 	tests := []struct {
 		name    string
-		stage   func(*store) *stage
+		stage   func(*Store) *Stage
 		record  journal.Record
 		carried bool
 	}{
-		{"a step's, on its record", func(s *store) *stage { return s.forStep("a") },
+		{"a step's, on its record", func(s *Store) *Stage { return s.ForStep("a") },
 			journal.Record{Op: op, Kind: journal.KindStep, Step: "a", Phase: "execute", Status: journal.StepOK}, true},
-		{"a step's, not on another step's record", func(s *store) *stage { return s.forStep("a") },
+		{"a step's, not on another step's record", func(s *Store) *Stage { return s.ForStep("a") },
 			journal.Record{Op: op, Kind: journal.KindStep, Step: "b", Phase: "execute", Status: journal.StepOK}, false},
-		{"a step's, not on the operation's end", func(s *store) *stage { return s.forStep("a") },
+		{"a step's, not on the operation's end", func(s *Store) *Stage { return s.ForStep("a") },
 			journal.Record{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}, false},
-		{"an end's, on the operation's end record", func(s *store) *stage { return s.atEnd(op) },
+		{"an end's, on the operation's end record", func(s *Store) *Stage { return s.AtEnd(op) },
 			journal.Record{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}, true},
-		{"an end's, not on the operation's start", func(s *store) *stage { return s.atEnd(op) },
+		{"an end's, not on the operation's start", func(s *Store) *Stage { return s.AtEnd(op) },
 			journal.Record{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}, false},
-		{"an end's, not on another operation's end", func(s *store) *stage { return s.atEnd(op) },
+		{"an end's, not on another operation's end", func(s *Store) *Stage { return s.AtEnd(op) },
 			journal.Record{Op: "op_2", Kind: journal.KindOp, Type: "apply", Status: journal.OpFailed}, false},
-		{"an end's, not on a step named as the operation", func(s *store) *stage { return s.atEnd(op) },
+		{"an end's, not on a step named as the operation", func(s *Store) *Stage { return s.AtEnd(op) },
 			journal.Record{Op: op, Kind: journal.KindStep, Step: op, Phase: "execute", Status: journal.StepOK}, false},
 	}
 	for _, tt := range tests {
@@ -61,11 +61,11 @@ func TestStageRidesOnItsOwnRecord(t *testing.T) {
 			ctx := context.Background()
 			s := newTestStore(t)
 			staged := tt.stage(s)
-			staged.put(&state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"})
+			staged.Put(&state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"})
 			if s.Resource("x") != nil {
 				t.Fatal("a parked put shows in the view before its record")
 			}
-			if staged.resource("x") == nil {
+			if staged.Resource("x") == nil {
 				t.Fatal("the stage does not show what it parked")
 			}
 			if _, err := s.Append(ctx, tt.record); err != nil {
@@ -74,7 +74,7 @@ func TestStageRidesOnItsOwnRecord(t *testing.T) {
 			if got := s.Resource("x") != nil; got != tt.carried {
 				t.Fatalf("after the record, recorded = %v; want %v", got, tt.carried)
 			}
-			if got := staged.resource("x") != nil; !got {
+			if got := staged.Resource("x") != nil; !got {
 				t.Fatal("the stage lost what it parked (carried or not)")
 			}
 			loaded, err := s.be.Load(ctx)
@@ -92,13 +92,13 @@ func TestStageRidesOnItsOwnRecord(t *testing.T) {
 func TestWriteNowIsDurableAtOnce(t *testing.T) {
 	tests := []struct {
 		name  string
-		write func(context.Context, *store) error
+		write func(context.Context, *Store) error
 	}{
-		{"writeNow", func(ctx context.Context, s *store) error {
-			return s.writeNow(ctx, storage.Change{Put: []*state.Resource{{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"}}})
+		{"writeNow", func(ctx context.Context, s *Store) error {
+			return s.WriteNow(ctx, storage.Change{Put: []*state.Resource{{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"}}})
 		}},
-		{"mutateNow", func(ctx context.Context, s *store) error {
-			return s.mutateNow(ctx, func(st *state.State) error {
+		{"mutateNow", func(ctx context.Context, s *Store) error {
+			return s.MutateNow(ctx, func(st *state.State) error {
 				st.Resources["x"] = &state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"}
 				return nil
 			})

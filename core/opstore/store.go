@@ -1,4 +1,10 @@
-package stack
+// Package opstore is an operation's one view of a stack's state and its
+// one way to write it, under the stack's lock. Every write says when it
+// happens: a step's changes are parked on its Stage (ForStep) and ride on
+// that step's next journal record, in the same durable Commit; an
+// operation's end's on its end record (AtEnd); what must be durable at once
+// goes through WriteNow or MutateNow. The Store is the engine's Journal.
+package opstore
 
 import (
 	"context"
@@ -15,12 +21,43 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
-// store is a locked session's one view of the stack's state, and its one
+// Config is what a Store is given besides its backend and writer.
+type Config struct {
+	Failpoint *failpoint.Set
+	Redactor  *secrets.Redactor
+	// Warn is told, as one line for a person, what went wrong after a
+	// commit was durable (nil: nobody).
+	Warn func(string)
+}
+
+// New is the store of an operation that holds w, be's lock, over st, the
+// state Load returned under it.
+func New(be storage.Backend, w storage.Writer, st *state.State, cfg Config) *Store {
+	return &Store{be: be, w: w, st: st, fp: cfg.Failpoint, red: cfg.Redactor, warn: cfg.Warn}
+}
+
+// SetSensitiveOf tells the store which attributes a resource's provider
+// schema marks sensitive, once the providers are started: a resource put
+// lists them (the backend seals them).
+func (s *Store) SetSensitiveOf(fn func(*state.Resource) []string) { s.sensitiveOf = fn }
+
+// Writer is the lock's writer: for what is not a state change (backups,
+// a checkpoint, the lock's release).
+func (s *Store) Writer() storage.Writer { return s.w }
+
+// Wrote reports whether anything was committed.
+func (s *Store) Wrote() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.wrote
+}
+
+// Store is a locked operation's one view of the stack's state, and its one
 // way to write: every write is a storage Commit of journal records and the
 // delta they belong to. The view is what was committed; a resource in it
 // is never changed in place (a change puts a new one), so reading one
 // resource, or a shallow copy of the whole, needs no deep copy.
-type store struct {
+type Store struct {
 	be  storage.Backend
 	w   storage.Writer
 	fp  *failpoint.Set
@@ -44,16 +81,16 @@ type store struct {
 	pending map[stageKey]*storage.Change
 }
 
-// stage is where a step's work, or an operation's end, parks what it
+// Stage is where a step's work, or an operation's end, parks what it
 // writes: its put, forget, change and mutate take effect with the journal
 // record they ride on, in that record's one durable write. A step's ride
 // on its next record (its "execute ok", "check skipped", "compensate ok"
 // or failure), an operation end's on its end record. They never write by
 // themselves: they take no context, and a write's failure is the
 // record's. What must be durable at once goes through the store's
-// writeNow or mutateNow instead.
-type stage struct {
-	s   *store
+// WriteNow or mutateNow instead.
+type Stage struct {
+	s   *Store
 	key stageKey
 }
 
@@ -61,13 +98,13 @@ type stage struct {
 // next record, or operation end's end record (one of the two is set).
 type stageKey struct{ step, end string }
 
-// forStep is the stage of step id's work (its Check, Execute or
+// ForStep is the stage of step id's work (its Check, Execute or
 // Compensate).
-func (s *store) forStep(id string) *stage { return &stage{s: s, key: stageKey{step: id}} }
+func (s *Store) ForStep(id string) *Stage { return &Stage{s: s, key: stageKey{step: id}} }
 
-// atEnd is the stage of operation op's end: what its outcome means for
+// AtEnd is the stage of operation op's end: what its outcome means for
 // the state rides on its end record.
-func (s *store) atEnd(op string) *stage { return &stage{s: s, key: stageKey{end: op}} }
+func (s *Store) AtEnd(op string) *Stage { return &Stage{s: s, key: stageKey{end: op}} }
 
 // stageOf is the stage whose changes record r carries, if any: an
 // operation's end record carries its end's, a step's record its step's.
@@ -83,7 +120,7 @@ func stageOf(r journal.Record) (stageKey, bool) {
 
 // Snapshot returns a copy of the state whose resources are the view's
 // (shared, never changed in place: do not change them).
-func (s *store) Snapshot() *state.State {
+func (s *Store) Snapshot() *state.State {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return shallow(s.st)
@@ -102,31 +139,31 @@ func shallow(st *state.State) *state.State {
 }
 
 // Resource returns the view's record of name (nil: none). Do not change it.
-func (s *store) Resource(name string) *state.Resource {
+func (s *Store) Resource(name string) *state.Resource {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.st.Resources[name]
 }
 
 // Lineage is the stack's lineage.
-func (s *store) Lineage() string {
+func (s *Store) Lineage() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.st.Lineage
 }
 
-// put records r (whole, by name) with the stage's record.
-func (t *stage) put(r *state.Resource) {
-	t.change(storage.Change{Put: []*state.Resource{r}})
+// Put records r (whole, by name) with the stage's record.
+func (t *Stage) Put(r *state.Resource) {
+	t.Change(storage.Change{Put: []*state.Resource{r}})
 }
 
-// forget drops the record of name with the stage's record.
-func (t *stage) forget(name string) {
-	t.change(storage.Change{Delete: []string{name}})
+// Forget drops the record of name with the stage's record.
+func (t *Stage) Forget(name string) {
+	t.Change(storage.Change{Delete: []string{name}})
 }
 
-// change parks ch, after what the stage holds already.
-func (t *stage) change(ch storage.Change) {
+// Change parks ch, after what the stage holds already.
+func (t *Stage) Change(ch storage.Change) {
 	s := t.s
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
@@ -141,10 +178,10 @@ func (t *stage) change(ch storage.Change) {
 	merge(p, ch)
 }
 
-// writeNow commits ch at once, durable when it returns, on no journal
+// WriteNow commits ch at once, durable when it returns, on no journal
 // record: for what must be on disk before the work goes on (a replace
 // setting the old object aside, what a Create made found by its key).
-func (s *store) writeNow(ctx context.Context, ch storage.Change) error {
+func (s *Store) WriteNow(ctx context.Context, ch storage.Change) error {
 	return s.commit(ctx, nil, ch)
 }
 
@@ -170,7 +207,7 @@ func merge(p *storage.Change, ch storage.Change) {
 // Append is the engine's journal: the record, with what its stage (its
 // step's, or its operation end's) changed since its last record, in one
 // commit, made under ctx (the command's).
-func (s *store) Append(ctx context.Context, r journal.Record) (journal.Record, error) {
+func (s *Store) Append(ctx context.Context, r journal.Record) (journal.Record, error) {
 	var ch storage.Change
 	key, rides := stageOf(r)
 	var p *storage.Change
@@ -198,11 +235,11 @@ func (s *store) Append(ctx context.Context, r journal.Record) (journal.Record, e
 	return recs[0], err
 }
 
-// resource is the record of name as the stage's work left it: what it
-// put or dropped, while its record is being committed, else the view's. A
+// Resource is the record of name as the stage's work left it: what it
+// Put or dropped, while its record is being committed, else the view's. A
 // Verify reads it while its step's "execute ok" is made durable (the
 // engine overlaps the two), before the view shows the change.
-func (t *stage) resource(name string) *state.Resource {
+func (t *Stage) Resource(name string) *state.Resource {
 	s := t.s
 	s.pmu.Lock()
 	if p := s.pending[t.key]; p != nil {
@@ -225,7 +262,7 @@ func (t *stage) resource(name string) *state.Resource {
 // mutation (engine.DeferringJournal): queued without waiting for its
 // durability, it is written with the next durable record. A record that
 // carries what its step changed is never deferred.
-func (s *store) AppendDeferred(ctx context.Context, r journal.Record) (journal.Record, error) {
+func (s *Store) AppendDeferred(ctx context.Context, r journal.Record) (journal.Record, error) {
 	if key, rides := stageOf(r); rides {
 		s.pmu.Lock()
 		p := s.pending[key]
@@ -235,7 +272,7 @@ func (s *store) AppendDeferred(ctx context.Context, r journal.Record) (journal.R
 		}
 	}
 	// Once the lock is lost nothing more is even attempted (as commit).
-	if err := s.lost(); err != nil {
+	if err := s.Lost(); err != nil {
 		return r, err
 	}
 	r.Error = s.red.Redact(r.Error)
@@ -263,10 +300,10 @@ func (s *store) AppendDeferred(ctx context.Context, r journal.Record) (journal.R
 // commit writes recs and ch as one durable Commit, then shows ch in the
 // view. Revision texts a new revision carries are stored apart first, and
 // the bodies of revisions ch prunes are deleted after.
-func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Change) (err error) {
+func (s *Store) commit(ctx context.Context, recs []journal.Record, ch storage.Change) (err error) {
 	// Once the lock is lost nothing more is even attempted: the next
 	// holder's is the only write.
-	if err := s.lost(); err != nil {
+	if err := s.Lost(); err != nil {
 		return err
 	}
 	defer func() {
@@ -347,23 +384,23 @@ func (s *store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 	return nil
 }
 
-// lost is nil while the lock is held; once the backend said it was lost
+// Lost is nil while the lock is held; once the backend said it was lost
 // (Writer.Lost closed), the error every write then fails with.
-func (s *store) lost() error {
+func (s *Store) Lost() error {
 	select {
 	case <-s.w.Lost():
 	default:
 		return nil
 	}
-	if why := s.lostCause(); why != nil {
+	if why := s.LostCause(); why != nil {
 		return why
 	}
 	return fmt.Errorf("%s: %w (nothing more was written)", s.be.Location(), storage.ErrLost)
 }
 
-// lostCause is the backend's own ErrLost error, naming why the lock was
-// lost (nil while it is held, or when the backend does not say).
-func (s *store) lostCause() error {
+// LostCause is the backend's own ErrLost error, naming why the lock was
+// Lost (nil while it is held, or when the backend does not say).
+func (s *Store) LostCause() error {
 	s.mu.RLock()
 	why := s.lostWhy
 	s.mu.RUnlock()
@@ -390,11 +427,11 @@ func missing(have, want []string) []string {
 	return out
 }
 
-// mutateNow applies fn to a deep copy of the state and commits what it
+// MutateNow applies fn to a deep copy of the state and commits what it
 // changed at once: the resources it put, changed or deleted, and the
 // metadata when that changed. Off the step path (it copies the whole
 // state): state commands, a resume's repairs.
-func (s *store) mutateNow(ctx context.Context, fn func(*state.State) error) error {
+func (s *Store) MutateNow(ctx context.Context, fn func(*state.State) error) error {
 	ch, err := s.diff(fn)
 	if err != nil || ch.Empty() {
 		return err
@@ -402,13 +439,13 @@ func (s *store) mutateNow(ctx context.Context, fn func(*state.State) error) erro
 	return s.commit(ctx, nil, ch)
 }
 
-// mutate is mutateNow whose change rides on the stage's record.
-func (t *stage) mutate(fn func(*state.State) error) error {
+// Mutate is mutateNow whose change rides on the stage's record.
+func (t *Stage) Mutate(fn func(*state.State) error) error {
 	ch, err := t.s.diff(fn)
 	if err != nil || ch.Empty() {
 		return err
 	}
-	t.change(ch)
+	t.Change(ch)
 	return nil
 }
 
@@ -425,7 +462,7 @@ func withOwnMeta(st *state.State) *state.State {
 }
 
 // diff applies fn to a deep copy of the state and returns what it changed.
-func (s *store) diff(fn func(*state.State) error) (storage.Change, error) {
+func (s *Store) diff(fn func(*state.State) error) (storage.Change, error) {
 	s.mu.RLock()
 	before := s.st
 	next := withOwnMeta(before)
@@ -454,13 +491,13 @@ func (s *store) diff(fn func(*state.State) error) (storage.Change, error) {
 	return ch, nil
 }
 
-// mutateMeta is mutate for an fn that changes the state's metadata alone
+// MutateMeta is mutate for an fn that changes the state's metadata alone
 // (revisions, outputs, interventions, current and staged) and only reads
 // its resources: they are the view's own, shared and never copied, so an
 // operation's end costs what its metadata is, not a deep copy of every
-// resource (at 10,000 resources, the largest allocation of an apply). An
+// Resource (at 10,000 resources, the largest allocation of an apply). An
 // fn that puts or drops a resource gets an error: that is mutate's.
-func (t *stage) mutateMeta(fn func(*state.State) error, put ...*state.Resource) error {
+func (t *Stage) MutateMeta(fn func(*state.State) error, put ...*state.Resource) error {
 	s := t.s
 	s.mu.RLock()
 	before := s.st
@@ -483,7 +520,7 @@ func (t *stage) mutateMeta(fn func(*state.State) error, put ...*state.Resource) 
 	}
 	m.Revisions = slices.Clone(next.Revisions) // with the texts of new ones, stored apart by commit
 	// put: whole resources that ride on the same write (step_retain.go's take-back).
-	t.change(storage.Change{Meta: m, Put: put})
+	t.Change(storage.Change{Meta: m, Put: put})
 	return nil
 }
 
@@ -502,11 +539,11 @@ func cloneOutputs(m map[string]state.Output) map[string]state.Output {
 	return out
 }
 
-// reseal puts again, listing what their schemas mark sensitive, the
+// Reseal puts again, listing what their schemas mark sensitive, the
 // resources whose record does not list it yet while holding a value of
 // it: the backend then seals it (and, at the next Checkpoint, in what it
 // holds of older states). It reports whether it put any.
-func (s *store) reseal(ctx context.Context) (bool, error) {
+func (s *Store) Reseal(ctx context.Context) (bool, error) {
 	if s.sensitiveOf == nil {
 		return false, nil
 	}
