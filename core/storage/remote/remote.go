@@ -64,6 +64,14 @@ type Client interface {
 	Unlock(ctx context.Context) error
 }
 
+// Encoder is a Client that lays each Commit out as it stores it (rows)
+// before the group is written: a Commit it cannot encode fails alone, as
+// one Prepare refuses (groupcommit.Prepare's encode). Encode sets
+// a.Stored.
+type Encoder interface {
+	Encode(a *groupcommit.Accepted) error
+}
+
 // Group is one write: the Commits of a group that passed Prepare, oldest
 // first (each with its change in clear and as stored), and the stack's
 // lineage and serial before and after them.
@@ -270,7 +278,11 @@ func (w *Writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	st := groupcommit.Stack{Loc: w.loc, Where: w.c.Where(), Lineage: w.lineage, Adoptable: w.adoptable,
 		Serial: w.serial, Now: w.now(), Sealing: w.sealing}
 	w.mu.Unlock()
-	g.Accepted, g.Lineage, g.Serial = groupcommit.Prepare(group, st, nil)
+	var encode func(*groupcommit.Accepted) error
+	if e, ok := w.c.(Encoder); ok {
+		encode = e.Encode
+	}
+	g.Accepted, g.Lineage, g.Serial = groupcommit.Prepare(group, st, encode)
 	if len(g.Accepted) == 0 {
 		return
 	}
