@@ -101,7 +101,9 @@ type Messages struct {
 	// Released is every write's error after Release.
 	Released func() error
 	// Expired, when set, says why the lock is lost without asking anyone
-	// (an S3 lease that ran out), nil while it may still be held.
+	// (an S3 lease that ran out, a stack folder moved away from under its
+	// file lock), nil while it may still be held. It is asked before each
+	// write until the lock is lost.
 	Expired func() error
 }
 
@@ -161,11 +163,14 @@ func (h *Hold) LostErr() error {
 	return h.msg.Lost(h.why)
 }
 
-// Usable is nil while writes may go on: else ErrLost (lost, released) or
+// Usable is nil while writes may go on: else ErrLost (released, lost) or
 // the first unknown outcome.
 func (h *Hold) Usable() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.released {
+		return h.msg.Released()
+	}
 	if h.why == nil && h.msg.Expired != nil {
 		if why := h.msg.Expired(); why != nil {
 			h.loseLocked(why)
@@ -174,12 +179,17 @@ func (h *Hold) Usable() error {
 	switch {
 	case h.why != nil:
 		return h.msg.Lost(h.why)
-	case h.released:
-		return h.msg.Released()
 	case h.broken != nil:
 		return h.broken
 	}
 	return nil
+}
+
+// IsReleased reports whether MarkReleased was called.
+func (h *Hold) IsReleased() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.released
 }
 
 // MarkReleased marks the lock released (every write after fails); false
@@ -194,8 +204,10 @@ func (h *Hold) MarkReleased() bool {
 	return true
 }
 
-// breakWith records the first unknown outcome.
-func (h *Hold) breakWith(err error) {
+// Break records err, a write whose outcome is unknown (or a store left in
+// a state nothing more may be written on): every write after fails with
+// the first such err.
+func (h *Hold) Break(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.broken == nil {
@@ -289,7 +301,7 @@ func (w *Writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	if err := w.c.Append(ctx, g); err != nil {
 		var u *UnknownError
 		if errors.As(err, &u) {
-			w.h.breakWith(u.Later)
+			w.h.Break(u.Later)
 		}
 		finish(err)
 		return
