@@ -298,6 +298,11 @@ func (w *Writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 	if len(g.Accepted) == 0 {
 		return
 	}
+	// Asked again after the sealing: a lease may have run out meanwhile.
+	if err := w.h.Usable(); err != nil {
+		finish(err)
+		return
+	}
 	if err := w.c.Append(ctx, g); err != nil {
 		var u *UnknownError
 		if errors.As(err, &u) {
