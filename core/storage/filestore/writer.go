@@ -16,7 +16,15 @@ import (
 	"github.com/bulwark-iac/bulwark/core/value"
 )
 
-// writer is a held lock.
+// writer is a held lock. It is not a remote.Client under remote.Writer as
+// the postgres and s3 writers are: its group commit is the journal's own
+// (journal.AppendLines writes every line queued meanwhile in one write and
+// one fsync, stamping them in file order under the journal's lock), and
+// each caller seals and encodes its change in parallel before that lock;
+// a queue above it would serialise that work on the default backend's hot
+// path. The rules themselves are the shared ones (storage.SealChange,
+// Stamp, NextLineage, SealRevision, SealSnapshot), and the lock's state is
+// the remote.Hold every backend keeps.
 type writer struct {
 	b      *Backend
 	lk     *lock.Lock
