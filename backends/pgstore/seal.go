@@ -36,13 +36,3 @@ func metaRow(sm *storage.Meta) ([]byte, error) {
 	m.Lineage = ""
 	return storage.MarshalEnclosed(&m)
 }
-
-// sealedRevision returns a revisions row's body: the spec and the sensitive
-// variables sealed (storage.SealRevision).
-func sealedRevision(b storage.RevisionBody, sl state.Sealing) ([]byte, error) {
-	sb, err := storage.SealRevision(b, sl)
-	if err != nil {
-		return nil, err
-	}
-	return storage.MarshalEnclosed(&sb)
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
 
 // How the lock connection is watched: it waits for the server (which sends
@@ -63,7 +64,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		return nil, err
 	}
 	go w.watch()
-	return w, nil
+	return w.public, nil
 }
 
 // retryLock, the lock found held, tries again for a short while when its
@@ -179,79 +180,54 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	w := &writer{
-		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, stale: stale,
-		serial: row.serial, jseq: row.jseq, lineage: lineage, adoptable: adoptable,
-		lost: make(chan struct{}), watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
+		b: b, conn: conn, pid: conn.PgConn().PID(), epoch: epoch, jseq: row.jseq,
+		watchCtx: wctx, stopWatch: cancel, watchDone: make(chan struct{}),
 	}
-	w.commits = groupcommit.New(w.flush)
+	w.hold = remote.NewHold(remote.Messages{Lost: w.errLost, Released: func() error {
+		return fmt.Errorf("stack %s at %s: %w (this writer released it)", b.stack, b.loc, storage.ErrLost)
+	}})
+	w.public = remote.NewWriter(w, w.hold, remote.Start{Loc: b.loc, Serial: row.serial, Lineage: lineage,
+		Adoptable: adoptable, Stale: stale, Sealing: b.opts.Sealing, Now: b.now})
 	return w, nil
 }
 
-// writer is a held lock.
+// writer is a held lock: the remote.Client under the stack's
+// remote.Writer (which checks, seals and stamps each group, and holds the
+// lock's lost, released or broken state). It writes each group in one
+// transaction fenced by the lock's epoch and session.
 type writer struct {
-	b     *Backend
-	conn  *pgx.Conn // the lock connection: the watcher's alone until Release
-	pid   uint32    // its server process
-	epoch int64
-	stale *storage.Holder
+	b      *Backend
+	public *remote.Writer
+	hold   *remote.Hold
+	conn   *pgx.Conn // the lock connection: the watcher's alone until Release
+	pid    uint32    // its server process
+	epoch  int64
 
-	lost      chan struct{}
-	lostOnce  sync.Once
-	lostWhy   error
 	watchCtx  context.Context
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
-	commits   *groupcommit.Queue
 
-	mu      sync.Mutex // guards what follows
-	serial  int64      // the stack's serial as of the last commit
-	jseq    int64      // the journal's last seq
-	lineage string
-	// adoptable: the stack holds nothing yet, so a first Meta may name
-	// another lineage than the one Lock stored.
-	adoptable bool
-	released  bool
-	broken    error // a commit whose outcome could not be learnt
+	mu   sync.Mutex // guards jseq
+	jseq int64      // the journal's last seq
 }
 
-var _ storage.Writer = (*writer)(nil)
+var (
+	_ remote.Client  = (*writer)(nil)
+	_ remote.Encoder = (*writer)(nil)
+)
 
-func (w *writer) Stale() *storage.Holder  { return w.stale }
-func (w *writer) Lost() <-chan struct{}   { return w.lost }
 func (w *writer) lockIDs() (int64, int64) { return lockIDs(w.b.key) }
 
-func (w *writer) markLost(why error) {
-	w.lostOnce.Do(func() {
-		w.lostWhy = why
-		close(w.lost)
-	})
-}
+// markLost records the lock as lost and returns the error of every write
+// from now on.
+func (w *writer) markLost(why error) error { return w.hold.Lose(why) }
 
-// errLost is the error of every write after the lock was lost.
-func (w *writer) errLost() error {
-	why := w.lostWhy
+// errLost is the error of every write after the lock was lost for why.
+func (w *writer) errLost(why error) error {
 	if why == nil {
 		return fmt.Errorf("stack %s at %s: %w (nothing more was written)", w.b.stack, w.b.loc, storage.ErrLost)
 	}
 	return mask(fmt.Errorf("postgres %s: %w (the lock connection ended: %v; nothing more was written)", w.b.loc, storage.ErrLost, why), w.b.password)
-}
-
-// LostErr is nil while the lock is held; once it is lost, the error every
-// write fails with, saying why (core/stack reports it without writing).
-func (w *writer) LostErr() error {
-	if !w.isLost() {
-		return nil
-	}
-	return w.errLost()
-}
-
-func (w *writer) isLost() bool {
-	select {
-	case <-w.lost:
-		return true
-	default:
-		return false
-	}
 }
 
 // watch reads the idle lock connection until it ends (the server closed it,
@@ -279,7 +255,7 @@ func (w *writer) watch() {
 				continue
 			}
 		}
-		w.markLost(err)
+		_ = w.markLost(err)
 		return
 	}
 }
@@ -287,7 +263,7 @@ func (w *writer) watch() {
 // begin starts a write's transaction with the fence: it fails with ErrLost,
 // having written nothing, when this Writer no longer holds the lock.
 func (w *writer) begin(ctx context.Context) (pgx.Tx, error) {
-	if err := w.usable(); err != nil {
+	if err := w.hold.Usable(); err != nil {
 		return nil, err
 	}
 	tx, err := w.b.pool.Begin(ctx)
@@ -297,8 +273,7 @@ func (w *writer) begin(ctx context.Context) (pgx.Tx, error) {
 	cls, obj := w.lockIDs()
 	tag, err := tx.Exec(ctx, w.b.sql.fence, w.b.stack, w.epoch, cls, obj, w.pid)
 	if err == nil && tag.RowsAffected() != 1 {
-		w.markLost(errors.New("the lock is no longer this writer's"))
-		err = w.errLost()
+		err = w.markLost(errors.New("the lock is no longer this writer's"))
 	}
 	if err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
@@ -307,45 +282,17 @@ func (w *writer) begin(ctx context.Context) (pgx.Tx, error) {
 	return tx, nil
 }
 
-func (w *writer) usable() error {
-	w.mu.Lock()
-	released, broken := w.released, w.broken
-	w.mu.Unlock()
-	switch {
-	case released:
-		return fmt.Errorf("stack %s at %s: %w (this writer released it)", w.b.stack, w.b.loc, storage.ErrLost)
-	case w.isLost():
-		return w.errLost()
-	case broken != nil:
-		return broken
-	}
-	return nil
-}
-
 func (w *writer) afterWrite() {
 	if w.b.opts.AfterWrite != nil {
 		w.b.opts.AfterWrite()
 	}
 }
 
-// Commit queues c and waits for the transaction that carries it. The first
-// caller to find no transaction in flight runs one for everything queued;
-// Commits that arrive meanwhile wait for the next, so concurrent steps share
-// a transaction and a WAL flush (groupcommit).
-func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
-	if err := w.usable(); err != nil {
-		return 0, err
-	}
-	return w.commits.Write(ctx, c, w.b.loc, func() int64 {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.serial
-	})
-}
+// Where names where the resources are stored.
+func (w *writer) Where() string { return w.b.where("resources") }
 
 // group is what one transaction writes for a group of Commits.
 type group struct {
-	commits  []*groupcommit.Pending
 	serial   int64 // after the group
 	jseq     int64
 	lineage  string
@@ -359,50 +306,61 @@ type group struct {
 	dels     map[string]bool
 }
 
-// prepare checks, seals and stamps each Commit of the group in order
-// (groupcommit.Prepare), lays it out as rows and folds it into the group;
-// one that fails (another lineage, an unknown protection level, a value
-// that cannot be sealed or encoded) fails alone, and the others go on.
-func (w *writer) prepare(commits []*groupcommit.Pending) *group {
+// rows is one Commit laid out as rows (Encode).
+type rows struct {
+	meta   []byte
+	puts   map[string][]byte
+	bodies [][]byte
+}
+
+// Encode lays one accepted Commit (checked, sealed and stamped by the
+// remote.Writer) out as rows; one that cannot be encoded fails alone.
+func (w *writer) Encode(a *groupcommit.Accepted) error {
+	var r rows
+	var err error
+	if a.Sealed.Meta != nil {
+		if r.meta, err = metaRow(a.Sealed.Meta); err != nil {
+			return err
+		}
+	}
+	r.puts = make(map[string][]byte, len(a.Sealed.Put))
+	for _, sr := range a.Sealed.Put {
+		if r.puts[sr.Name], err = resourceRow(sr); err != nil {
+			return err
+		}
+	}
+	r.bodies = make([][]byte, 0, len(a.Commit.Records))
+	for i := range a.Commit.Records {
+		rec := &a.Commit.Records[i]
+		rec.Time = rec.Time.UTC()
+		body, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("encode record: %w", err)
+		}
+		r.bodies = append(r.bodies, body)
+	}
+	a.Stored = &r
+	return nil
+}
+
+// Append writes one group in one transaction: each Commit's rows folded
+// into it, in order.
+func (w *writer) Append(ctx context.Context, rg remote.Group) error {
 	w.mu.Lock()
 	g := &group{jseq: w.jseq, puts: map[string][]byte{}, dels: map[string]bool{}}
-	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.where("resources"), Lineage: w.lineage, Adoptable: w.adoptable,
-		Serial: w.serial, Now: w.b.now(), Sealing: w.b.opts.Sealing}
 	w.mu.Unlock()
-	acc, lineage, serial := groupcommit.Prepare(commits, st, func(a *groupcommit.Accepted) error {
-		var meta []byte
-		var err error
-		if a.Sealed.Meta != nil {
-			if meta, err = metaRow(a.Sealed.Meta); err != nil {
-				return err
-			}
-		}
-		puts := make(map[string][]byte, len(a.Sealed.Put))
-		for _, r := range a.Sealed.Put {
-			if puts[r.Name], err = resourceRow(r); err != nil {
-				return err
-			}
-		}
-		bodies := make([][]byte, 0, len(a.Commit.Records))
-		for i := range a.Commit.Records {
-			r := &a.Commit.Records[i]
-			r.Time = r.Time.UTC()
-			body, err := json.Marshal(r)
-			if err != nil {
-				return fmt.Errorf("encode record: %w", err)
-			}
-			bodies = append(bodies, body)
-		}
-		// Accepted: fold it into the group, in order.
-		for i, r := range a.Commit.Records {
+	g.lineage, g.serial = rg.Lineage, rg.Serial
+	for _, a := range rg.Accepted {
+		r := a.Stored.(*rows)
+		for i, rec := range a.Commit.Records {
 			g.jseq++
 			g.seqs = append(g.seqs, g.jseq)
-			g.ops = append(g.ops, r.Op)
-			g.kinds = append(g.kinds, r.Kind)
+			g.ops = append(g.ops, rec.Op)
+			g.kinds = append(g.kinds, rec.Kind)
 			g.lineages = append(g.lineages, a.Lineage)
-			g.bodies = append(g.bodies, bodies[i])
+			g.bodies = append(g.bodies, r.bodies[i])
 		}
-		for n, body := range puts {
+		for n, body := range r.puts {
 			g.puts[n] = body
 			delete(g.dels, n)
 		}
@@ -410,43 +368,20 @@ func (w *writer) prepare(commits []*groupcommit.Pending) *group {
 			g.dels[n] = true
 			delete(g.puts, n)
 		}
-		if meta != nil {
-			g.meta = meta
+		if r.meta != nil {
+			g.meta = r.meta
 		}
-		return nil
-	})
-	g.lineage, g.serial = lineage, serial
-	for _, a := range acc {
-		g.commits = append(g.commits, a.Pending)
 	}
-	return g
-}
-
-// flush writes one group in one transaction and answers its Commits.
-func (w *writer) flush(ctx context.Context, commits []*groupcommit.Pending) {
-	if err := w.usable(); err != nil {
-		for _, p := range commits {
-			p.Err = err
-		}
-		return
-	}
-	g := w.prepare(commits)
-	if len(g.commits) == 0 {
-		return
-	}
-	err := w.write(ctx, g)
-	if err != nil {
-		for _, p := range g.commits {
-			p.Err = err
-		}
-		return
+	if err := w.write(ctx, g, rg.PrevSerial); err != nil {
+		return err
 	}
 	w.afterWrite()
+	return nil
 }
 
-func (w *writer) write(ctx context.Context, g *group) error {
+func (w *writer) write(ctx context.Context, g *group, before int64) error {
 	w.mu.Lock()
-	before := w.serial
+	jseq := w.jseq
 	w.mu.Unlock()
 	cls, obj := w.lockIDs()
 	batch := &pgx.Batch{}
@@ -487,15 +422,14 @@ func (w *writer) write(ctx context.Context, g *group) error {
 	}
 	cerr := br.Close()
 	if fenced {
-		w.markLost(errors.New("the lock is no longer this writer's"))
-		return w.errLost()
+		return w.markLost(errors.New("the lock is no longer this writer's"))
 	}
 	if err == nil {
 		err = cerr
 	}
 	if err == nil {
 		w.mu.Lock()
-		w.serial, w.jseq, w.lineage, w.adoptable = g.serial, g.jseq, g.lineage, false
+		w.jseq = g.jseq
 		w.mu.Unlock()
 		return nil
 	}
@@ -505,27 +439,24 @@ func (w *writer) write(ctx context.Context, g *group) error {
 	}
 	// The connection failed: the transaction may have committed with its
 	// answer lost. Learn which from the stack's row, or stop writing.
-	var serial, jseq int64
-	rerr := w.b.pool.QueryRow(context.WithoutCancel(ctx), w.b.sql.readSerial, w.b.stack).Scan(&serial, &jseq)
+	var serial, rjseq int64
+	rerr := w.b.pool.QueryRow(context.WithoutCancel(ctx), w.b.sql.readSerial, w.b.stack).Scan(&serial, &rjseq)
 	switch {
-	case rerr == nil && jseq == g.jseq && serial == g.serial && (jseq != w.jseq || serial != before):
+	case rerr == nil && rjseq == g.jseq && serial == g.serial && (rjseq != jseq || serial != before):
 		w.mu.Lock()
-		w.serial, w.jseq, w.lineage, w.adoptable = g.serial, g.jseq, g.lineage, false
+		w.jseq = g.jseq
 		w.mu.Unlock()
 		return nil
-	case rerr == nil && jseq == w.jseq && serial == before:
+	case rerr == nil && rjseq == jseq && serial == before:
 		return w.b.wrap("commit", err) // not written
 	}
 	broken := w.b.wrap("commit", fmt.Errorf("%w; whether it was written is unknown (this writer writes nothing more: run the command again)", err))
-	w.mu.Lock()
-	w.broken = broken
-	w.mu.Unlock()
-	return broken
+	return &remote.UnknownError{Err: broken, Later: broken}
 }
 
-// PutRevision stores revision n's body.
-func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
-	data, err := sealedRevision(body, w.b.opts.Sealing)
+// PutRevision stores revision n's body (sealed by the remote.Writer).
+func (w *writer) PutRevision(ctx context.Context, n int, sb storage.RevisionBody) error {
+	data, err := storage.MarshalEnclosed(&sb)
 	if err != nil {
 		return fmt.Errorf("revision %d at %s: %w", n, w.b.loc, err)
 	}
@@ -726,14 +657,6 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	if keepOps <= 0 {
 		keepOps = journal.DefaultKeepOperations
 	}
-	if err := w.usable(); err != nil {
-		return err
-	}
-	// Deferred records first: what is compacted, and what Load reads
-	// after, includes them.
-	if err := w.commits.Flush(ctx); err != nil {
-		return err
-	}
 	type opInfo struct {
 		id         string
 		first      int64
@@ -901,26 +824,14 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	})
 }
 
-// Release deletes the holder row and closes the lock connection, which
-// frees the advisory lock. Idempotent.
-func (w *writer) Release(ctx context.Context) error {
-	// What was deferred is written before the lock goes (a writer that
-	// cannot write any more loses it, as a crash would).
+// Unlock deletes the holder row and closes the lock connection, which
+// frees the advisory lock (remote.Writer.Release, once).
+func (w *writer) Unlock(ctx context.Context) error {
 	var err error
-	if w.usable() == nil {
-		err = w.commits.Flush(ctx)
-	}
-	w.mu.Lock()
-	if w.released {
-		w.mu.Unlock()
-		return nil
-	}
-	w.released = true
-	w.mu.Unlock()
 	w.stopWatch()
 	<-w.watchDone
-	if !w.isLost() {
-		if _, xerr := w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); xerr != nil && err == nil {
+	if !w.hold.IsLost() {
+		if _, xerr := w.conn.Exec(ctx, w.b.sql.dropHolder, w.b.stack); xerr != nil {
 			err = w.b.wrap("release lock", xerr)
 		}
 		// The advisory lock is let go of here, on the server, before this

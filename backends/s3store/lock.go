@@ -15,7 +15,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
 
 // lockRecord is lock.json.
@@ -191,9 +191,9 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		// Another taker was first: look again.
 	}
 	var w *writer
+	var pw *remote.Writer
 	for attempt := 0; ; attempt++ {
-		w = &writer{b: b, lr: lr, etag: etag, stale: stale, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-		w.commits = groupcommit.New(w.flush)
+		w = b.newWriter(lr, etag, stale)
 		fail := func(err error) (storage.Writer, error) {
 			w.release(context.WithoutCancel(ctx))
 			return nil, err
@@ -210,6 +210,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 				return fail(err)
 			}
 		}
+		pw = w.public()
 		if stale == nil {
 			break
 		}
@@ -222,7 +223,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		}
 		rec := journal.Record{Op: op, Kind: kindLock, Status: "taken_over",
 			Error: fmt.Sprintf("took over the lock of %s: %s", stale, why)}
-		_, err = w.Commit(ctx, storage.Commit{Records: []journal.Record{rec}})
+		_, err = pw.Commit(ctx, storage.Commit{Records: []journal.Record{rec}})
 		if err == nil {
 			break
 		}
@@ -246,7 +247,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 			return nil, err
 		}
 	}
-	return w, nil
+	return pw, nil
 }
 
 // renew renews the lease every lease/3 until Release. A renewal that finds
@@ -296,18 +297,22 @@ func (w *writer) renew() {
 				why = errors.New("the lock object was removed by someone else")
 			}
 		}
+		var lose error
 		w.mu.Lock()
 		switch {
 		case err == nil:
 			w.etag, w.lr.Holder.Until = tag, lr.Holder.Until
 		case lostRace(err):
-			w.loseLocked(why)
+			lose = why
 		case w.b.now().After(w.lr.Holder.Until):
-			w.loseLocked(fmt.Errorf("the lease ran out without a renewal getting through: %w", err))
+			lose = fmt.Errorf("the lease ran out without a renewal getting through: %w", err)
 		}
-		lost := w.lostErr != nil
 		w.mu.Unlock()
-		if lost {
+		// Marked outside w.mu: the Hold asks expired, which takes it.
+		if lose != nil {
+			_ = w.hold.Lose(lose)
+		}
+		if w.hold.IsLost() {
 			return
 		}
 	}
@@ -320,14 +325,15 @@ func (w *writer) renew() {
 // one. A lock taken over meanwhile (412 or 404 on the PUT, or another
 // token read) is left as it is.
 func (w *writer) release(ctx context.Context) error {
-	w.mu.Lock()
-	if w.released {
-		w.mu.Unlock()
+	if !w.hold.MarkReleased() {
 		return nil
 	}
-	w.released = true
-	lost := w.lostErr != nil
-	w.mu.Unlock()
+	return w.unlock(ctx)
+}
+
+// unlock is release once the Hold is marked released.
+func (w *writer) unlock(ctx context.Context) error {
+	lost := w.hold.IsLost()
 	close(w.stop)
 	w.mu.Lock()
 	renewing := w.renewing
@@ -364,7 +370,7 @@ func (w *writer) release(ctx context.Context) error {
 // a backup, the snapshot, stack.json), so a holder displaced without
 // knowing it (a pause, a clock behind the taker's) writes none of them.
 func (w *writer) held(ctx context.Context) error {
-	if err := w.usable(); err != nil {
+	if err := w.hold.Usable(); err != nil {
 		return err
 	}
 	cur, _, err := w.b.readLock(ctx)
@@ -373,11 +379,11 @@ func (w *writer) held(ctx context.Context) error {
 	}
 	switch {
 	case cur == nil:
-		w.lose(errors.New("the lock object was removed by someone else"))
+		return w.hold.Lose(errors.New("the lock object was removed by someone else"))
 	case cur.Token != w.lr.Token:
-		w.lose(fmt.Errorf("the lock was taken over by %s", cur.Holder))
+		return w.hold.Lose(fmt.Errorf("the lock was taken over by %s", cur.Holder))
 	case cur.Released:
-		w.lose(errors.New("the lock was released"))
+		return w.hold.Lose(errors.New("the lock was released"))
 	}
-	return w.usable()
+	return w.hold.Usable()
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 	"github.com/bulwark-iac/bulwark/core/storage/storagetest"
 )
 
@@ -731,7 +732,7 @@ func TestStacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if stack == "gone" {
-			if err := w.(*writer).MarkMoved(ctx, "postgres://elsewhere/db"); err != nil {
+			if err := w.(*remote.Writer).MarkMoved(ctx, "postgres://elsewhere/db"); err != nil {
 				t.Fatal(err)
 			}
 		}

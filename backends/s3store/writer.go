@@ -19,14 +19,17 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
-	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
 
-// writer is a held lock.
+// writer is a held lock: the remote.Client under the stack's
+// remote.Writer (which checks, seals and stamps each group, and holds the
+// lock's lost, released or broken state). It writes each group as one WAL
+// object, fenced by its create-only key, and the blobs beside it.
 type writer struct {
 	b     *Backend
+	hold  *remote.Hold
 	stale *storage.Holder
-	lost  chan struct{} // closed when the lock is lost
 	stop  chan struct{} // closed by Release: the renewals end
 	done  chan struct{} // closed when the renewals ended
 
@@ -34,9 +37,6 @@ type writer struct {
 	lr       *lockRecord
 	etag     string // lock.json's, as last written
 	renewing bool
-	released bool
-	lostErr  error
-	broken   error // a write whose outcome is unknown
 
 	// The stack as this writer wrote it: the state (values in clear), the
 	// journal, the last WAL object, the snapshot's.
@@ -52,11 +52,43 @@ type writer struct {
 	walBytes  int64 // of the WAL objects after the snapshot
 	fences    []int64
 	legacy    bool // an older bulwark's stack, until upgrade
-
-	commits *groupcommit.Queue
 }
 
-var _ storage.Writer = (*writer)(nil)
+var _ remote.Client = (*writer)(nil)
+
+// newWriter is the Client of lock record lr (its ETag etag), with its Hold.
+func (b *Backend) newWriter(lr *lockRecord, etag string, stale *storage.Holder) *writer {
+	w := &writer{b: b, lr: lr, etag: etag, stale: stale, stop: make(chan struct{}), done: make(chan struct{})}
+	w.hold = remote.NewHold(remote.Messages{
+		Lost: func(why error) error {
+			return fmt.Errorf("s3 backend %s: %w: %v; nothing more was written", b.loc, storage.ErrLost, why)
+		},
+		Released: func() error {
+			return fmt.Errorf("s3 backend %s: %w: the lock was released", b.loc, storage.ErrLost)
+		},
+		Expired: w.expired,
+	})
+	return w
+}
+
+// public is the storage.Writer over w, as of the stack w loaded.
+func (w *writer) public() *remote.Writer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return remote.NewWriter(w, w.hold, remote.Start{Loc: w.b.loc, Serial: w.st.Serial, Lineage: w.lineage,
+		Adoptable: !w.committed, Stale: w.stale, Sealing: w.b.opts.Sealing, Now: w.b.now})
+}
+
+// expired says the lease ran out (nil while it runs).
+func (w *writer) expired() error {
+	w.mu.Lock()
+	until := w.lr.Holder.Until
+	w.mu.Unlock()
+	if !until.IsZero() && w.b.now().After(until) {
+		return errors.New("the lease ran out")
+	}
+	return nil
+}
 
 func (w *writer) init(l *loaded) {
 	w.mu.Lock()
@@ -80,120 +112,43 @@ func (w *writer) init(l *loaded) {
 	w.st.Lineage = w.lineage
 }
 
-// loseLocked records the lock as lost; w.mu is held.
-func (w *writer) loseLocked(why error) {
-	if w.lostErr == nil {
-		w.lostErr = why
-		close(w.lost)
-	}
-}
-
-func (w *writer) lose(why error) {
-	w.mu.Lock()
-	w.loseLocked(why)
-	w.mu.Unlock()
-}
-
-// LostErr is nil while the lock is held; once it is lost, the error every
-// write fails with, saying why (core/stack reports it without writing).
-func (w *writer) LostErr() error {
+// Where names where the next WAL object is stored.
+func (w *writer) Where() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.lostErr == nil {
-		return nil
-	}
-	return w.lostLocked()
+	return w.b.key(walKey(w.seq + 1))
 }
 
-// lostLocked is the error of a write after the lock was lost; w.mu is held.
-func (w *writer) lostLocked() error {
-	return fmt.Errorf("s3 backend %s: %w: %v; nothing more was written", w.b.loc, storage.ErrLost, w.lostErr)
-}
-
-// usable fails with ErrLost once the lock is lost or released (or its lease
-// ran out), and with the first unknown outcome once the writer is broken.
-func (w *writer) usable() error {
+// Append writes one group of Commits as one WAL object.
+func (w *writer) Append(ctx context.Context, g remote.Group) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.lostErr == nil && !w.lr.Holder.Until.IsZero() && w.b.now().After(w.lr.Holder.Until) {
-		w.loseLocked(errors.New("the lease ran out"))
-	}
-	switch {
-	case w.lostErr != nil:
-		return w.lostLocked()
-	case w.released:
-		return fmt.Errorf("s3 backend %s: %w: the lock was released", w.b.loc, storage.ErrLost)
-	case w.broken != nil:
-		return fmt.Errorf("s3 backend %s: an earlier write's outcome is unknown, so nothing more is written by this process (resume goes on from what is stored): %w", w.b.loc, w.broken)
-	}
-	return nil
-}
-
-// Commit makes c durable as (part of) one WAL object: Commits that arrive
-// while one is being written share the next (groupcommit).
-func (w *writer) Commit(ctx context.Context, c storage.Commit) (int64, error) {
-	if err := w.usable(); err != nil {
-		return 0, err
-	}
-	return w.commits.Write(ctx, c, w.b.loc, func() int64 {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.st.Serial
-	})
-}
-
-// flush writes one group of Commits as one WAL object.
-func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
-	finish := func(err error) {
-		for _, p := range group {
-			if err != nil && p.Err == nil {
-				p.Err = err
-			}
-		}
-	}
-	w.mu.Lock()
-	first, seq, token := w.lineage, w.seq, w.lr.Token
-	// The first write of a stack moved here may name its lineage.
-	st := groupcommit.Stack{Loc: w.b.loc, Where: w.b.key(walKey(seq + 1)), Lineage: first, Adoptable: !w.committed,
-		Serial: w.st.Serial, Now: w.b.now().UTC(), Sealing: w.b.opts.Sealing}
+	seq, token := w.seq, w.lr.Token
 	w.mu.Unlock()
-	acc, lineage, _ := groupcommit.Prepare(group, st, nil)
-	var clear, sealed []entry
-	var ok []*groupcommit.Pending
-	for _, a := range acc {
+	clear := make([]entry, 0, len(g.Accepted))
+	sealed := make([]entry, 0, len(g.Accepted))
+	for _, a := range g.Accepted {
 		ch := a.Commit.Change
 		e := entry{Records: a.Commit.Records, Put: ch.Put, Delete: ch.Delete, Meta: ch.Meta}
 		se := entry{Records: e.Records, Put: a.Sealed.Put, Delete: a.Sealed.Delete, Meta: a.Sealed.Meta}
-		clear, sealed, ok = append(clear, e), append(sealed, se), append(ok, a.Pending)
-	}
-	if len(ok) == 0 {
-		finish(nil)
-		return
+		clear, sealed = append(clear, e), append(sealed, se)
 	}
 	for i := range sealed {
 		for j := range sealed[i].Records {
-			sealed[i].Records[j].Lineage = lineage
+			sealed[i].Records[j].Lineage = g.Lineage
 		}
 	}
-	if err := w.usable(); err != nil {
-		finish(err)
-		return
-	}
-	if lineage != first || !w.isPersisted() {
-		if err := w.writeIdentity(ctx, lineage); err != nil {
-			finish(err)
-			return
+	if g.Lineage != g.PrevLineage || !w.isPersisted() {
+		if err := w.writeIdentity(ctx, g.Lineage); err != nil {
+			return err
 		}
 	}
-	sg := segment{Format: format, Seq: seq + 1, Lineage: lineage, Token: token, Entries: sealed}
+	sg := segment{Format: format, Seq: seq + 1, Lineage: g.Lineage, Token: token, Entries: sealed}
 	body, err := storage.MarshalEnclosed(&sg)
 	if err != nil {
-		finish(fmt.Errorf("commit to %s: %w", w.b.loc, err))
-		return
+		return fmt.Errorf("commit to %s: %w", w.b.loc, err)
 	}
 	if err := w.writeSegment(ctx, sg.Seq, body, token); err != nil {
-		finish(err)
-		return
+		return err
 	}
 	w.mu.Lock()
 	for _, e := range clear {
@@ -202,15 +157,15 @@ func (w *writer) flush(ctx context.Context, group []*groupcommit.Pending) {
 			storage.Change{Put: e.Put, Delete: e.Delete, Meta: e.Meta}.Apply(w.st)
 		}
 	}
-	w.st.Lineage = lineage
-	w.seq, w.lineage, w.persisted, w.committed = sg.Seq, lineage, true, true
+	w.st.Lineage = g.Lineage
+	w.seq, w.lineage, w.persisted, w.committed = sg.Seq, g.Lineage, true, true
 	w.walBytes += int64(len(body))
 	if sg.fences() {
 		w.fences = append(w.fences, sg.Seq)
 	}
 	w.mu.Unlock()
 	w.afterWrite()
-	finish(nil)
+	return nil
 }
 
 func (w *writer) afterWrite() {
@@ -248,7 +203,7 @@ func (w *writer) writeIdentity(ctx context.Context, lineage string) error {
 		return w.b.wrap("write "+identityKey, err)
 	}
 	// Written by another writer since this one loaded: it lost the lock.
-	w.lose(fmt.Errorf("%s was written by another writer", identityKey))
+	_ = w.hold.Lose(fmt.Errorf("%s was written by another writer", identityKey))
 	return fmt.Errorf("s3 backend %s: %w: another writer initialised the stack", w.b.loc, storage.ErrLost)
 }
 
@@ -263,7 +218,7 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 		return nil
 	}
 	if lostRace(err) && !notFound(err) {
-		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
+		_ = w.hold.Lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
 		return fmt.Errorf("s3 backend %s: %w: another writer took the lock over and wrote first; nothing was written", w.b.loc, storage.ErrLost)
 	}
 	o, gerr := w.b.record(context.WithoutCancel(ctx), name, false)
@@ -272,25 +227,17 @@ func (w *writer) writeSegment(ctx context.Context, seq int64, body []byte, token
 		if json.Unmarshal(o.body, &sg) == nil && sg.Token == token {
 			return nil // it was written
 		}
-		w.lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
+		_ = w.hold.Lose(fmt.Errorf("write-ahead log object %d was written by another writer", seq))
 		return fmt.Errorf("s3 backend %s: %w: another writer wrote first; nothing was written", w.b.loc, storage.ErrLost)
 	}
-	w.mu.Lock()
-	if w.broken == nil {
-		w.broken = err
-	}
-	w.mu.Unlock()
-	return w.b.wrap("write "+name, err)
+	return &remote.UnknownError{Err: w.b.wrap("write "+name, err),
+		Later: fmt.Errorf("s3 backend %s: an earlier write's outcome is unknown, so nothing more is written by this process (resume goes on from what is stored): %w", w.b.loc, err)}
 }
 
-// PutRevision stores revision n's body.
-func (w *writer) PutRevision(ctx context.Context, n int, body storage.RevisionBody) error {
+// PutRevision stores revision n's body (sealed by the remote.Writer).
+func (w *writer) PutRevision(ctx context.Context, n int, sb storage.RevisionBody) error {
 	if err := w.held(ctx); err != nil {
 		return err
-	}
-	sb, err := storage.SealRevision(body, w.b.opts.Sealing)
-	if err != nil {
-		return w.b.wrap(fmt.Sprintf("revision %d", n), err)
 	}
 	if _, _, err := w.b.putRecord(ctx, revisionKey(n), &revision{Body: sb}, cond{}, nil); err != nil {
 		return w.b.wrap(fmt.Sprintf("write revision %d", n), err)
@@ -412,16 +359,9 @@ const (
 
 // Checkpoint folds the WAL into a new snapshot (with the journal compacted)
 // and deletes the WAL objects it holds. With nothing to compact and a short
-// WAL, nothing is written: Load is cheap already.
+// WAL, nothing is written: Load is cheap already. (The remote.Writer has
+// flushed what was deferred.)
 func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
-	if err := w.usable(); err != nil {
-		return err
-	}
-	// Deferred records first: what is compacted, and what Load reads
-	// after, includes them.
-	if err := w.commits.Flush(ctx); err != nil {
-		return err
-	}
 	return w.checkpoint(ctx, keepOps, false)
 }
 
@@ -469,8 +409,7 @@ func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error 
 		}
 		if !lostRace(err) || attempt > 0 {
 			if lostRace(err) {
-				w.lose(errors.New("the snapshot was rewritten by another writer"))
-				return w.usable()
+				return w.hold.Lose(errors.New("the snapshot was rewritten by another writer"))
 			}
 			return w.b.wrap("write "+snapshotKey, err)
 		}
@@ -483,8 +422,7 @@ func (w *writer) checkpoint(ctx context.Context, keepOps int, force bool) error 
 		}
 		var sn snapshot
 		if o == nil || json.Unmarshal(o.body, &sn) != nil || sn.Lineage != lineage || sn.Seq > seq {
-			w.lose(errors.New("the snapshot was rewritten by another writer"))
-			return w.usable()
+			return w.hold.Lose(errors.New("the snapshot was rewritten by another writer"))
 		}
 		etag = o.etag
 	}
@@ -536,8 +474,7 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 	id.MovedTo = to
 	if _, _, err := w.b.putRecord(ctx, identityKey, &id, c, nil); err != nil {
 		if lostRace(err) {
-			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
-			return w.usable()
+			return w.hold.Lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
 		}
 		return w.b.wrap("mark moved", err)
 	}
@@ -548,25 +485,8 @@ func (w *writer) MarkMoved(ctx context.Context, to string) error {
 	return nil
 }
 
-// Stale is the holder whose lock this writer took over.
-func (w *writer) Stale() *storage.Holder { return w.stale }
-
-// Lost is closed when the lock is lost.
-func (w *writer) Lost() <-chan struct{} { return w.lost }
-
-// Release gives the lock up.
-func (w *writer) Release(ctx context.Context) error {
-	// What was deferred is written before the lock goes (a writer that
-	// cannot write any more loses it, as a crash would).
-	var ferr error
-	if w.commits != nil && w.usable() == nil {
-		ferr = w.commits.Flush(ctx)
-	}
-	if err := w.release(ctx); err != nil {
-		return err
-	}
-	return ferr
-}
+// Unlock gives the lock up (remote.Writer.Release).
+func (w *writer) Unlock(ctx context.Context) error { return w.unlock(ctx) }
 
 // upgrade rewrites with their checksums the objects of a stack an older
 // bulwark wrote (its stack.json has none): the snapshot, of the state and
@@ -611,8 +531,7 @@ func (w *writer) upgrade(ctx context.Context) error {
 			}
 			if _, err := w.b.put(ctx, name, body, cond{ifMatch: o.etag}, o.meta); err != nil {
 				if lostRace(err) {
-					w.lose(fmt.Errorf("%s was rewritten by another writer", name))
-					return w.usable()
+					return w.hold.Lose(fmt.Errorf("%s was rewritten by another writer", name))
 				}
 				return w.b.wrap("add a checksum to "+name, err)
 			}
@@ -633,8 +552,7 @@ func (w *writer) upgrade(ctx context.Context) error {
 	tag, _, err := w.b.putRecord(ctx, identityKey, id, cond{ifMatch: etag}, nil)
 	if err != nil {
 		if lostRace(err) {
-			w.lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
-			return w.usable()
+			return w.hold.Lose(fmt.Errorf("%s was rewritten by another writer", identityKey))
 		}
 		return w.b.wrap("add a checksum to "+identityKey, err)
 	}

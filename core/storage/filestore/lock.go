@@ -53,8 +53,9 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{b: b, lk: lk, holder: h, lost: make(chan struct{}), created: created,
+	w := &writer{b: b, lk: lk, holder: h, created: created,
 		createdRoot: created && errors.Is(rootErr, fs.ErrNotExist)}
+	w.hold = w.newHold()
 	fail := func(err error) (storage.Writer, error) {
 		lk.Release()
 		return nil, err
@@ -114,16 +115,13 @@ func (w *writer) Stale() *storage.Holder { return w.lk.Stale }
 // Lost is closed only when the stack folder was moved or replaced under
 // the lock (inPlace): the kernel keeps a file lock as long as its holder
 // lives.
-func (w *writer) Lost() <-chan struct{} { return w.lost }
+func (w *writer) Lost() <-chan struct{} { return w.hold.Lost() }
 
 // Release closes the journal and gives the lock up. A stack folder the lock
 // made, in which nothing was written, is removed (with the state folder,
 // when the lock made that too and it is empty).
 func (w *writer) Release(ctx context.Context) error {
-	w.mu.Lock()
-	done := w.done
-	w.mu.Unlock()
-	if done {
+	if w.hold.IsReleased() {
 		return nil
 	}
 	var err error
@@ -132,12 +130,10 @@ func (w *writer) Release(ctx context.Context) error {
 		// loses nothing a run committed unless the run crashed.
 		err = w.flushDeferred()
 	}
-	w.mu.Lock()
-	if w.done {
-		w.mu.Unlock()
+	if !w.hold.MarkReleased() {
 		return nil
 	}
-	w.done = true
+	w.mu.Lock()
 	wrote := w.wrote
 	w.mu.Unlock()
 	if w.jr != nil {

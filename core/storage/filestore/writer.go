@@ -12,16 +12,28 @@ import (
 	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 	"github.com/bulwark-iac/bulwark/core/value"
 )
 
-// writer is a held lock.
+// writer is a held lock. It is not a remote.Client under remote.Writer as
+// the postgres and s3 writers are: its group commit is the journal's own
+// (journal.AppendLines writes every line queued meanwhile in one write and
+// one fsync, stamping them in file order under the journal's lock), and
+// each caller seals and encodes its change in parallel before that lock;
+// a queue above it would serialise that work on the default backend's hot
+// path. The rules themselves are the shared ones (storage.SealChange,
+// Stamp, NextLineage, SealRevision, SealSnapshot), and the lock's state is
+// the remote.Hold every backend keeps.
 type writer struct {
 	b      *Backend
 	lk     *lock.Lock
 	holder storage.Holder
-	lost   chan struct{}
-	jr     *journal.Journal
+	// hold is the lock's state (remote.Hold, the one every backend's
+	// writer keeps): lost when the stack folder moved from under it,
+	// released, or broken by a write that failed half-way.
+	hold *remote.Hold
+	jr   *journal.Journal
 	// created: Lock made the stack folder (and createdRoot its parent):
 	// Release removes them when nothing was ever written in them.
 	created, createdRoot bool
@@ -41,8 +53,6 @@ type writer struct {
 	// its op index once sealed (see opsPath).
 	liveOps []journal.Record
 	wrote   bool // something was written under this lock
-	broken  error
-	done    bool
 	// deferred are the lines of Deferred Commits not written yet: the
 	// next waited Commit writes them before its own, in the same write
 	// and fsync (Checkpoint and Release write them too). Held in memory,
@@ -57,47 +67,31 @@ type writer struct {
 
 var _ storage.Writer = (*writer)(nil)
 
-func (w *writer) usable() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case w.done:
-		return fmt.Errorf("%w: it was released", storage.ErrLost)
-	case w.broken != nil:
-		return w.broken
-	}
-	return w.inPlace()
+func (w *writer) usable() error { return w.hold.Usable() }
+
+// newHold is the state of w's lock. The lock is lost when the stack folder
+// was renamed or replaced while it is held (lk.StillAt, asked before each
+// write): the journal (written through its descriptor) went with the
+// folder, and what is written by name (the snapshot, revisions, backups,
+// the next segment) would make a second folder at the old path, of mixed
+// lineage, that another command could lock and use at once. Nothing more
+// is then written, anywhere, and Lost closes so the operation stops before
+// its next write, left for resume in the folder that moved.
+func (w *writer) newHold() *remote.Hold {
+	dir := w.b.dir
+	return remote.NewHold(remote.Messages{
+		Lost: func(why error) error {
+			return fmt.Errorf("%w: the stack folder %s was moved or replaced while this command held its lock (%v): nothing more was written, there or anywhere. Find where the folder went (it holds this operation's journal), move it back to %s, then run `bulwark resume`",
+				storage.ErrLost, dir, why, dir)
+		},
+		Released: func() error { return fmt.Errorf("%w: it was released", storage.ErrLost) },
+		Expired:  func() error { return w.lk.StillAt(dir) },
+	})
 }
 
-// inPlace fails when the stack folder was renamed or replaced while the
-// lock is held (w.mu is held): the journal (written through its
-// descriptor) went with the folder, and what is written by name (the
-// snapshot, revisions, backups, the next segment) would make a second
-// folder at the old path, of mixed lineage, that another command could
-// lock and use at once. The lock is then lost: nothing more is written,
-// anywhere, and Lost closes so the operation stops before its next write,
-// left for resume in the folder that moved.
-func (w *writer) inPlace() error {
-	err := w.lk.StillAt(w.b.dir)
-	if err == nil {
-		return nil
-	}
-	w.broken = fmt.Errorf("%w: the stack folder %s was moved or replaced while this command held its lock (%v): nothing more was written, there or anywhere. Find where the folder went (it holds this operation's journal), move it back to %s, then run `bulwark resume`",
-		storage.ErrLost, w.b.dir, err, w.b.dir)
-	select {
-	case <-w.lost:
-	default:
-		close(w.lost)
-	}
-	return w.broken
-}
-
+// fail records err, a write that failed half-way: nothing more is written.
 func (w *writer) fail(err error) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.broken == nil {
-		w.broken = err
-	}
+	w.hold.Break(err)
 	return err
 }
 

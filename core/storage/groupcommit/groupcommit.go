@@ -214,6 +214,8 @@ type Accepted struct {
 	Sealed storage.Change
 	// Lineage is the stack's with it: its records are stamped with it.
 	Lineage string
+	// Stored is what encode laid it out as, for its backend's write.
+	Stored any
 }
 
 // Prepare is what every backend that writes in groups does to a group
