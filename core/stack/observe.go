@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/bulwark-iac/bulwark/core/parallel"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -277,7 +278,7 @@ func chunks(idx []int, par int) [][]int {
 // that provider in batches, each one call of batch: as many batches as
 // there are calls to spread them over, of at most maxBatch items (chunks).
 // Every other item is one call of single. The first error a call returns
-// stops the calls not yet begun and is returned (forEach).
+// stops the calls not yet begun and is returned (parallel.ForEach).
 func (s *session) inBatches(ctx context.Context, n int, providerOf func(i int) string, many func(Provider) bool,
 	single func(ctx context.Context, i int) error,
 	batch func(ctx context.Context, p Provider, idx []int) error) error {
@@ -303,5 +304,5 @@ func (s *session) inBatches(ctx context.Context, n int, providerOf func(i int) s
 			tasks = append(tasks, func(ctx context.Context) error { return batch(ctx, p, chunk) })
 		}
 	}
-	return forEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) })
+	return parallel.ForEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) })
 }
