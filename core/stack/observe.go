@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/bulwark-iac/bulwark/core/parallel"
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -124,21 +124,22 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 	errs := make([]error, len(jobs))
 	// Every call records its own outcome and returns nil: a failed read
 	// stops no other (the first failed job, in order, is reported below).
-	_ = s.inBatches(ctx, len(jobs),
-		func(i int) string {
+	_ = observe.InBatches(ctx, len(jobs), s.opts.Parallelism, observe.Batches[Provider]{
+		Lookup: s.provider,
+		ProviderOf: func(i int) string {
 			if jobs[i].req == nil {
 				return ""
 			}
 			return jobs[i].provider
 		},
-		Provider.ReadsMany,
-		func(ctx context.Context, i int) error {
+		Many: Provider.ReadsMany,
+		Single: func(ctx context.Context, i int) error {
 			s.prog.readBegin(jobs[i].name)
 			got[i], errs[i] = jobs[i].run(ctx, s)
 			s.prog.readEnd(jobs[i].name)
 			return nil
 		},
-		func(ctx context.Context, p Provider, chunk []int) error {
+		Batch: func(ctx context.Context, p Provider, chunk []int) error {
 			reqs := make([]*providers.ReadRequest, len(chunk))
 			for k, i := range chunk {
 				reqs[k] = jobs[i].req
@@ -154,7 +155,8 @@ func (s *session) readAll(ctx context.Context, jobs []readJob) (map[string]*plan
 				got[i], errs[i] = jobs[i].observed(res[k].Response, res[k].Err)
 			}
 			return nil
-		})
+		},
+	})
 	out := make(map[string]*plan.Observation, len(jobs))
 	for i, j := range jobs {
 		if errs[i] != nil {
@@ -255,54 +257,4 @@ func (s *session) dropPreflight(name string) {
 	s.pre.mu.Lock()
 	defer s.pre.mu.Unlock()
 	delete(s.pre.seen, name)
-}
-
-// maxBatch is the most reads (or validations) one call carries.
-const maxBatch = 500
-
-// chunks splits idx into batches for up to par calls at once: as many
-// batches as there are calls to spread them over, of at most maxBatch.
-func chunks(idx []int, par int) [][]int {
-	size := min(maxBatch, max(1, (len(idx)+par-1)/par))
-	var out [][]int
-	for start := 0; start < len(idx); start += size {
-		out = append(out, idx[start:min(start+size, len(idx))])
-	}
-	return out
-}
-
-// inBatches makes the calls for items 0..n-1 (the reads of an observe, the
-// validations of a validate), up to Parallelism calls at once. An item
-// whose provider (providerOf; "" for none) says many of them go in one call
-// (many: Provider.ReadsMany, Provider.ValidatesMany) goes with the others of
-// that provider in batches, each one call of batch: as many batches as
-// there are calls to spread them over, of at most maxBatch items (chunks).
-// Every other item is one call of single. The first error a call returns
-// stops the calls not yet begun and is returned (parallel.ForEach).
-func (s *session) inBatches(ctx context.Context, n int, providerOf func(i int) string, many func(Provider) bool,
-	single func(ctx context.Context, i int) error,
-	batch func(ctx context.Context, p Provider, idx []int) error) error {
-	var tasks []func(context.Context) error
-	batched := map[string][]int{}
-	var provs []string
-	for i := range n {
-		if pn := providerOf(i); pn != "" {
-			if p := s.plugins[pn]; p != nil && many(p) {
-				if batched[pn] == nil {
-					provs = append(provs, pn)
-				}
-				batched[pn] = append(batched[pn], i)
-				continue
-			}
-		}
-		tasks = append(tasks, func(ctx context.Context) error { return single(ctx, i) })
-	}
-	par := max(1, s.opts.Parallelism)
-	for _, pn := range provs {
-		p := s.plugins[pn]
-		for _, chunk := range chunks(batched[pn], par) {
-			tasks = append(tasks, func(ctx context.Context) error { return batch(ctx, p, chunk) })
-		}
-	}
-	return parallel.ForEach(ctx, len(tasks), par, func(ctx context.Context, i int) error { return tasks[i](ctx) })
 }

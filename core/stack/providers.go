@@ -177,6 +177,12 @@ func (p failProvider) Delete(ctx context.Context, req *providers.DeleteRequest) 
 	return resp, err
 }
 
+// provider is the running provider of a local name (false: none runs).
+func (s *session) provider(name string) (Provider, bool) {
+	p := s.plugins[name]
+	return p, p != nil
+}
+
 func (s *session) schemas() map[string]*providers.GetSchemaResponse {
 	out := map[string]*providers.GetSchemaResponse{}
 	for n, p := range s.plugins {
