@@ -10,6 +10,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -76,7 +77,9 @@ type session struct {
 	// from a secret (see derivedSensitive), for the preview to mask.
 	derived map[string][]string
 	idx     specIndex // s.sp by name (specResource)
-	pre     preflight // what the pre-flight reads saw (checkRead)
+	// reads makes the session's reads and keeps what its pre-flight reads
+	// saw (checkRead); set with prog (see reader).
+	reads *observe.Reader
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet
@@ -168,6 +171,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	_ = w.Checkpoint(ctx, opts.KeepOperations)
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Reporter, opts.Events, opts.Redactor, opts.Now)
+	s.reads = s.reader()
 	s.eng = &engine.Engine{Journal: s.jr, Observer: s.prog, Now: opts.Now, Lost: w.Lost()}
 	return s, nil
 }
@@ -284,6 +288,22 @@ func Unfinished(recs []journal.Record) []UnfinishedError {
 // told to write nothing anywhere (no clean-up, no persisted counters).
 func (s *session) readOnly() bool { return s.store == nil }
 
+// reader is the session's observe.Reader: its running providers (looked up
+// at each read: they start after the session opens), its parallelism and
+// progress, and whether it is read-only (s.store is set, or not, before
+// this is called, and never changes after).
+func (s *session) reader() *observe.Reader {
+	return &observe.Reader{
+		Lookup: func(name string) (observe.Provider, bool) {
+			p, ok := s.provider(name)
+			return p, ok
+		},
+		Parallelism: s.opts.Parallelism,
+		Progress:    s.prog,
+		ReadOnly:    s.readOnly(),
+	}
+}
+
 // dataRoot is the folder of the providers' data folders: a scratch one
 // for a read-only command that needs it, else Options.DataDir, else the
 // stack folder's providers/ (kept there for the file backend; a remote
@@ -326,6 +346,7 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	// Progress on a terminal only (the live line while it reads): a
 	// read-only command writes no event and no other line.
 	s.prog = newProgress(opts.Reporter, nil, opts.Redactor, opts.Now)
+	s.reads = s.reader()
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
 	done := func() {

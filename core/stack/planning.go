@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -88,17 +89,17 @@ func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observ
 // run (a *plan.ConflictError) when what a recorded id holds now carries
 // another key: it is not this stack's to delete.
 func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan) error {
-	var jobs []readJob
+	var jobs []observe.Job
 	for _, c := range pl.Changes {
 		if cur := st.Resources[c.Resource]; cur != nil {
-			jobs = append(jobs, recordedJob(cur))
+			jobs = append(jobs, observe.Recorded(cur))
 		}
 	}
-	obs, err := s.readAll(ctx, jobs)
+	obs, err := s.reads.ReadAll(ctx, jobs)
 	if err != nil {
 		return err
 	}
-	s.keepPreflight(jobs, obs)
+	s.reads.Keep(jobs, obs)
 	checked := &plan.Plan{Spec: s.sp.File}
 	for _, c := range pl.Changes {
 		if cur := st.Resources[c.Resource]; cur != nil {
@@ -110,6 +111,37 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 		return ce
 	}
 	return nil
+}
+
+// observe reads reality for every resource a converge of the spec over st
+// decides on, up to Parallelism at once, and keeps what it saw for the
+// Checks of the steps (checkRead).
+func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
+	var jobs []observe.Job
+	for _, r := range s.sp.Resources {
+		// A reference to what this run creates is not sent: not known yet.
+		jobs = append(jobs, s.reads.JobFor(readable(r, st), st.Resources[r.Name]))
+	}
+	inSpec := s.specNames()
+	for _, n := range st.Names() {
+		if !inSpec[n] {
+			jobs = append(jobs, observe.Recorded(st.Resources[n]))
+		}
+	}
+	got, err := s.reads.ReadAll(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	s.reads.Keep(jobs, got)
+	return got, nil
+}
+
+// checkRead is the Read of a step's Check: what the operation's pre-flight
+// read saw when nothing this operation does can have changed it since,
+// else a fresh Read (observe.Reader.CheckRead says when, and why). A saved
+// plan's steps never reuse.
+func (s *session) checkRead(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
+	return s.reads.CheckRead(ctx, r, cur, observe.Reuse{Saved: s.saved != nil, KeysReported: s.keysReported(r.Provider)})
 }
 
 // specNames is the set of the spec's resource names.
@@ -179,11 +211,6 @@ func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Reso
 	}
 	rec.SetPrivate(obs.Private)
 	return rec
-}
-
-type preRead struct {
-	req *providers.ReadRequest
-	obs *plan.Observation
 }
 
 // keysReported reports whether the provider reports idempotency keys.

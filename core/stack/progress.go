@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
@@ -30,7 +31,10 @@ type progress struct {
 	tally     events.Summary
 }
 
-var _ engine.Observer = (*progress)(nil)
+var (
+	_ engine.Observer  = (*progress)(nil)
+	_ observe.Progress = (*progress)(nil)
+)
 
 func newProgress(r Reporter, ev *events.Writer, red *secrets.Redactor, now func() time.Time) *progress {
 	if r == nil {
@@ -43,27 +47,29 @@ func newProgress(r Reporter, ev *events.Writer, red *secrets.Redactor, now func(
 func (p *progress) start() { p.r.StepsStarted() }
 func (p *progress) end()   { p.r.StepsEnded() }
 
-// readsStart begins a plan's n reads; readsEnd ends them. Nil-safe.
-func (p *progress) readsStart(n int) {
+// ReadsStarted begins a plan's n reads (none: nothing is reported);
+// ReadStarted and ReadEnded bracket each, ReadsEnded ends them. Nil-safe.
+// They make progress the observe.Progress of the session's reads.
+func (p *progress) ReadsStarted(n int) {
 	if p == nil || n == 0 {
 		return
 	}
 	p.r.ReadsStarted(n)
 }
 
-func (p *progress) readBegin(name string) {
+func (p *progress) ReadStarted(name string) {
 	if p != nil {
 		p.r.ReadStarted(name)
 	}
 }
 
-func (p *progress) readEnd(name string) {
+func (p *progress) ReadEnded(name string) {
 	if p != nil {
 		p.r.ReadEnded(name)
 	}
 }
 
-func (p *progress) readsEnd() {
+func (p *progress) ReadsEnded() {
 	if p != nil {
 		p.r.ReadsEnded()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/parallel"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -130,7 +131,7 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 	// The processes start at once (each start is a fork, an exec and a
 	// handshake); the first failure in name order is the one reported.
 	started := make([]Provider, len(cfgs))
-	err := forEach(ctx, len(cfgs), len(cfgs), func(ctx context.Context, i int) error {
+	err := parallel.ForEach(ctx, len(cfgs), len(cfgs), func(ctx context.Context, i int) error {
 		p, err := s.host.Start(ctx, cfgs[i])
 		started[i] = p
 		return err
@@ -174,6 +175,12 @@ func (p failProvider) Delete(ctx context.Context, req *providers.DeleteRequest) 
 	resp, err := p.Provider.Delete(ctx, req)
 	p.fp.Hit("provider")
 	return resp, err
+}
+
+// provider is the running provider of a local name (false: none runs).
+func (s *session) provider(name string) (Provider, bool) {
+	p := s.plugins[name]
+	return p, p != nil
 }
 
 func (s *session) schemas() map[string]*providers.GetSchemaResponse {

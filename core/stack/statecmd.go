@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -250,7 +251,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		case !got.Claimed:
 			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
 		}
-		rec := importRecord(r, p.Source(), observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
+		rec := importRecord(r, p.Source(), observe.Observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
 		return s.store.MutateNow(ctx, func(st *state.State) error {
 			if st.Resources[address] != nil {
 				return fmt.Errorf("the state records %s already", address)
@@ -344,7 +345,7 @@ func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Ob
 	case !got.Claimed:
 		s.prog.printf("note: provider %s cannot stamp a claim on what it imports: a second import of %s will not be refused (bulwark has no claims registry for such providers yet)\n", r.Provider, obs.ID)
 	}
-	return observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), nil
+	return observe.Observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), nil
 }
 
 // releasedBy names, for a message, who released a claim.

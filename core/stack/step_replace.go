@@ -118,7 +118,7 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 		if res == nil {
 			return true, nil // nothing was set aside (the replace was not needed after all)
 		}
-		obs, err := s.checkRecorded(ctx, res)
+		obs, err := s.reads.CheckRecorded(ctx, res)
 		if err != nil {
 			return false, err
 		}

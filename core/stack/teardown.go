@@ -119,7 +119,7 @@ func (s *session) strangers(ctx context.Context, st *state.State) []plan.Change 
 	var left []plan.Change
 	now := s.store.Snapshot() // what the state records once the teardown ran
 	for _, r := range look {
-		obs, err := s.readJobFor(r, nil).run(ctx, s)
+		obs, err := s.reads.Read(ctx, r, nil)
 		if err != nil {
 			left = append(left, plan.Change{Resource: r.Name, Type: r.Type, Provider: r.Provider, Action: plan.Conflict,
 				Reason: fmt.Sprintf("could not be read (%v): whether something is left there is not known", err)})
@@ -160,7 +160,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
 	staged := s.store.ForStep(step.ID)
 	step.Check = func(ctx context.Context) (bool, error) {
-		obs, err := s.checkRecorded(ctx, res)
+		obs, err := s.reads.CheckRecorded(ctx, res)
 		if err != nil {
 			return false, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -17,7 +18,7 @@ func (s *session) validate(ctx context.Context) error {
 	}
 	// Up to Parallelism calls at once (a provider's every call may take a
 	// round trip): the resources of a provider that offers ValidateMany in
-	// batches, the others one call each (inBatches). The problems keep the
+	// batches, the others one call each (observe.InBatches). The problems keep the
 	// spec's order.
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
@@ -47,10 +48,11 @@ func (s *session) validate(ctx context.Context) error {
 			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
 		}
 	}
-	if err := s.inBatches(ctx, n,
-		func(i int) string { return s.sp.Resources[i].Provider },
-		Provider.ValidatesMany,
-		func(ctx context.Context, i int) error {
+	if err := observe.InBatches(ctx, n, s.opts.Parallelism, observe.Batches[Provider]{
+		Lookup:     s.provider,
+		ProviderOf: func(i int) string { return s.sp.Resources[i].Provider },
+		Many:       Provider.ValidatesMany,
+		Single: func(ctx context.Context, i int) error {
 			ds, err := s.plugins[s.sp.Resources[i].Provider].ValidateResource(ctx, reqs[i])
 			if err != nil {
 				return err
@@ -58,7 +60,7 @@ func (s *session) validate(ctx context.Context) error {
 			report(i, ds)
 			return nil
 		},
-		func(ctx context.Context, p Provider, chunk []int) error {
+		Batch: func(ctx context.Context, p Provider, chunk []int) error {
 			batch := make([]*providers.ValidateResourceRequest, len(chunk))
 			for k, i := range chunk {
 				batch[k] = reqs[i]
@@ -74,7 +76,8 @@ func (s *session) validate(ctx context.Context) error {
 				report(i, res[k].Diagnostics)
 			}
 			return nil
-		}); err != nil {
+		},
+	}); err != nil {
 		return err
 	}
 	var problems spec.Problems

@@ -1,16 +1,17 @@
-package stack
+// Package parallel runs independent calls a bounded number at once.
+package parallel
 
 import (
 	"context"
 	"sync"
 )
 
-// forEach calls fn(ctx, i) for i in [0, n), up to par at once (at least
+// ForEach calls fn(ctx, i) for i in [0, n), up to par at once (at least
 // one), and returns when every call has returned. After the first error no
 // call starts that has not started yet; the error returned is the one of the
 // lowest i that failed, so the same input gives the same error whatever the
 // scheduling.
-func forEach(ctx context.Context, n, par int, fn func(ctx context.Context, i int) error) error {
+func ForEach(ctx context.Context, n, par int, fn func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
