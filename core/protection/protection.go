@@ -4,6 +4,8 @@
 // plugin host turns it into the wire's enum once.
 package protection
 
+import "fmt"
+
 // Level is a resource's level on the protection ladder. The levels are
 // ordered: a higher one guards more (Durable >= Durable asks consent for a
 // replace, Protected is never deleted).
@@ -59,4 +61,32 @@ func OrProtected(s string) Level {
 		return Protected
 	}
 	return l
+}
+
+// MarshalText writes the level as a state records it: its word, or ""
+// for Unspecified (no level: a prior configuration recorded without
+// one). A value out of range is an error: it is never written.
+func (l Level) MarshalText() ([]byte, error) {
+	switch l {
+	case Unspecified:
+		return []byte{}, nil
+	case Ephemeral, Durable, Protected:
+		return []byte(l.String()), nil
+	}
+	return nil, fmt.Errorf("protection level %d is not on the ladder", int(l))
+}
+
+// UnmarshalText reads what MarshalText writes: a level's word exactly, or
+// "" for Unspecified. Any other word is an error (a state keeps it apart
+// to name it: see state.LevelError).
+func (l *Level) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*l = Unspecified
+		return nil
+	}
+	if !Known(string(b)) {
+		return fmt.Errorf("protection %q is not ephemeral, durable or protected", b)
+	}
+	*l, _ = Parse(string(b))
+	return nil
 }
