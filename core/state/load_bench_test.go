@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"path/filepath"
 	"testing"
 )
@@ -31,4 +32,4 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-const benchLevel = "durable"
+const benchLevel = protection.Durable
