@@ -52,17 +52,6 @@ func Parse(s string) (Level, bool) {
 // state records every level it holds).
 func Known(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
 
-// OrProtected is the level s records, or Protected for a word that is not
-// a level: where a level must be had and a wrong guess could delete, the
-// guess is the one that deletes nothing.
-func OrProtected(s string) Level {
-	l, ok := Parse(s)
-	if !ok {
-		return Protected
-	}
-	return l
-}
-
 // MarshalText writes the level as a state records it: its word, or ""
 // for Unspecified (no level: a prior configuration recorded without
 // one). A value out of range is an error: it is never written.
