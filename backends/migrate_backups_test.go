@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestMigrateCopiesBackups(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, pw := range []string{"hunter2", "hunter3"} {
-		r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "durable",
+		r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: protection.Durable,
 			Attributes: map[string]any{"pw": pw}, Sensitive: []string{"pw"}}
 		if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Resource: "db", Status: journal.StepOK}},
 			Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {

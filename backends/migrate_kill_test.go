@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func seed(t *testing.T, url string, o storage.Options) {
 		t.Fatal(err)
 	}
 	defer w.Release(ctx)
-	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "durable",
+	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: protection.Durable,
 		Attributes: map[string]any{"pw": "hunter2"}, Sensitive: []string{"pw"}}
 	for _, c := range []storage.Commit{
 		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},

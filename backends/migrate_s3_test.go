@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -54,7 +55,7 @@ func TestMigrateFileToS3AndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "durable",
+	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: protection.Durable,
 		Attributes: map[string]any{"pw": "hunter2"}, Sensitive: []string{"pw"}}
 	for _, c := range []storage.Commit{
 		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},

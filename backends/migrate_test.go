@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "durable",
+	r := &state.Resource{Name: "db", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: protection.Durable,
 		Attributes: map[string]any{"pw": "hunter2"}, Sensitive: []string{"pw"}}
 	commits := []storage.Commit{
 		{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
@@ -115,7 +116,7 @@ func TestMigrateFileToPostgresAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &state.Resource{Name: "a", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: "ephemeral"}
+	r := &state.Resource{Name: "a", Type: "generic", Provider: "mock", Source: "mock", ID: "x", Protection: protection.Ephemeral}
 	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}},
 		Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"sync/atomic"
 	"testing"
 
@@ -44,7 +45,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					name := fmt.Sprintf("r%d", n.Add(1))
-					r := &state.Resource{Name: name, Type: "generic", Provider: "mock", Source: "mock", ID: name, Protection: "ephemeral",
+					r := &state.Resource{Name: name, Type: "generic", Provider: "mock", Source: "mock", ID: name, Protection: protection.Ephemeral,
 						Attributes: map[string]any{"arn": "mock:generic:" + name, "size": 1.0}}
 					if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_bench", Kind: journal.KindStep, Resource: name, Status: journal.StepOK}},
 						Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {

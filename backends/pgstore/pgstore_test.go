@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"os/exec"
 	"reflect"
@@ -129,7 +130,7 @@ func lock(t *testing.T, b storage.Backend, op string) storage.Writer {
 }
 
 func res(name string, attrs map[string]any) *state.Resource {
-	return &state.Resource{Name: name, Type: "generic", Provider: "mock", Source: "mock", ID: "id-" + name, Protection: "ephemeral", Attributes: attrs}
+	return &state.Resource{Name: name, Type: "generic", Provider: "mock", Source: "mock", ID: "id-" + name, Protection: protection.Ephemeral, Attributes: attrs}
 }
 
 func rec(op, kind, status string) journal.Record {
@@ -742,7 +743,7 @@ func TestUnknownProtectionRefused(t *testing.T) {
 	b := open(t, url, "web", state.Sealing{})
 	w := lock(t, b, "op_1")
 	r := res("a", nil)
-	r.Protection = "kinda"
+	r.Protection = protection.Level(99) // on no rung of the ladder
 	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r}}}); err == nil {
 		t.Fatal("committed an unknown protection level")
 	}
@@ -838,7 +839,7 @@ func TestHandEditRefused(t *testing.T) {
 			b := open(t, url, "web", state.Sealing{})
 			w := lock(t, b, "op_1")
 			vault := res("vault", nil)
-			vault.Protection = "durable"
+			vault.Protection = protection.Durable
 			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{vault, res("web", nil)},
 				Meta: &storage.Meta{Revisions: []state.Revision{{N: 1, Op: "op_1"}}, Current: 1}}}); err != nil {
 				t.Fatal(err)
@@ -912,13 +913,13 @@ func TestSchemaMigratesToChecksums(t *testing.T) {
 		t.Fatalf("Open found schema version %d, want 1", b.FoundVersion())
 	}
 	st, err := b.Load(ctx)
-	if err != nil || st.Serial != 3 || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" || st.Current != 1 || len(st.Revisions) != 1 {
+	if err != nil || st.Serial != 3 || st.Resources["vault"] == nil || st.Resources["vault"].Protection != protection.Durable || st.Current != 1 || len(st.Revisions) != 1 {
 		t.Fatalf("Load after the migration: %+v %v", st, err)
 	}
 	if rb, err := b.Revision(ctx, 1); err != nil || rb.Spec != "stack: web\n" {
 		t.Fatalf("Revision after the migration: %+v %v", rb, err)
 	}
-	if bk, err := b.Backup(ctx, "op_old"); err != nil || bk.Resources["vault"] == nil || bk.Resources["vault"].Protection != "durable" {
+	if bk, err := b.Backup(ctx, "op_old"); err != nil || bk.Resources["vault"] == nil || bk.Resources["vault"].Protection != protection.Durable {
 		t.Fatalf("Backup after the migration: %+v %v", bk, err)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE `+s+`.resources SET body = convert_to(replace(convert_from(body, 'UTF8'), '"durable"', '"ephemeral"'), 'UTF8')`); err != nil {

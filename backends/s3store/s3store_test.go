@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -286,7 +287,7 @@ func options() storage.Options {
 }
 
 func res(name string) *state.Resource {
-	return &state.Resource{Name: name, Type: "network", Provider: "mock", Source: "mock", ID: "id-" + name, Protection: "ephemeral",
+	return &state.Resource{Name: name, Type: "network", Provider: "mock", Source: "mock", ID: "id-" + name, Protection: protection.Ephemeral,
 		Config: map[string]any{"size": 1.0}, Attributes: map[string]any{"size": 1.0}}
 }
 
@@ -1038,7 +1039,7 @@ func TestHandEditRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			vault := res("vault")
-			vault.Protection = "durable"
+			vault.Protection = protection.Durable
 			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{vault, res("web")}}}); err != nil {
 				t.Fatal(err)
 			}
@@ -1119,7 +1120,7 @@ func TestOlderStackUpgrades(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		st, err := b.Load(ctx)
-		if err != nil || st.Lineage != "L1" || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+		if err != nil || st.Lineage != "L1" || st.Resources["vault"] == nil || st.Resources["vault"].Protection != protection.Durable {
 			t.Fatalf("%s: Load %+v %v", when, st, err)
 		}
 		if recs, _, err := b.Journal(ctx); err != nil || len(recs) != 1 || recs[0].ID != "R1" {

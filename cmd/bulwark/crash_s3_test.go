@@ -204,7 +204,7 @@ func (e *crashEnv) readRemoteState() crashState {
 	}
 	cs := crashState{Resources: map[string]crashStateRes{}, Current: st.Current, Staged: st.Staged}
 	for n, r := range st.Resources {
-		cs.Resources[n] = crashStateRes{Name: r.Name, Type: r.Type, Provider: r.Provider, ID: r.ID, Protection: r.Protection}
+		cs.Resources[n] = crashStateRes{Name: r.Name, Type: r.Type, Provider: r.Provider, ID: r.ID, Protection: r.Protection.String()}
 	}
 	for _, rev := range st.Revisions {
 		spec := rev.Spec

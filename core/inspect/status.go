@@ -102,7 +102,7 @@ func Status(sp *spec.Spec, opts stack.Options) (*StatusReport, error) {
 	}
 	for _, n := range st.Names() {
 		r := st.Resources[n]
-		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection, ID: stack.ShownID(r), CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
+		rep.Resources = append(rep.Resources, StatusResource{Name: r.Name, Type: r.Type, Provider: r.Provider, Protection: r.Protection.String(), ID: stack.ShownID(r), CreatedBy: r.CreatedBy, Retained: r.RetainedBy != ""})
 	}
 	if ops := History(recs); len(ops) > 0 {
 		rep.LastOp = &ops[len(ops)-1]

@@ -2,6 +2,7 @@ package opstore
 
 import (
 	"context"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestStageRidesOnItsOwnRecord(t *testing.T) {
 			ctx := context.Background()
 			s := newTestStore(t)
 			staged := tt.stage(s)
-			staged.Put(&state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"})
+			staged.Put(&state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: protection.Ephemeral})
 			if s.Resource("x") != nil {
 				t.Fatal("a parked put shows in the view before its record")
 			}
@@ -95,11 +96,11 @@ func TestWriteNowIsDurableAtOnce(t *testing.T) {
 		write func(context.Context, *Store) error
 	}{
 		{"writeNow", func(ctx context.Context, s *Store) error {
-			return s.WriteNow(ctx, storage.Change{Put: []*state.Resource{{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"}}})
+			return s.WriteNow(ctx, storage.Change{Put: []*state.Resource{{Name: "x", Type: "network", ID: "n-1", Protection: protection.Ephemeral}}})
 		}},
 		{"mutateNow", func(ctx context.Context, s *Store) error {
 			return s.MutateNow(ctx, func(st *state.State) error {
-				st.Resources["x"] = &state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: "ephemeral"}
+				st.Resources["x"] = &state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: protection.Ephemeral}
 				return nil
 			})
 		}},

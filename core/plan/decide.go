@@ -162,7 +162,7 @@ func Decide(in Input) Change {
 	}
 	r, cur, obs := in.Spec, in.Recorded, in.Observed
 	c := Change{Resource: r.Name, Type: r.Type, Provider: r.Provider, After: r.Config,
-		Protection: Level("", r.Protection), ImportID: r.Import}
+		Protection: Level(protection.Unspecified, r.Protection), ImportID: r.Import}
 	if cur != nil {
 		c.Before = cur.Config
 		c.Protection = Level(cur.Protection, r.Protection)
@@ -250,7 +250,7 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 		c.Mode = Order(in.Schema, r.Type, before, r.Config)
 	case len(work) > 0:
 		c.Action, c.Remote = Update, true
-	case len(changed) > 0 || cur.Protection != r.Protection.String() || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
+	case len(changed) > 0 || cur.Protection != r.Protection || !sameStrings(cur.DependsOn, r.DependsOn) || c.Ownership == Recovered:
 		c.Action = Update // the record only
 	default:
 		c.Action = NoOp

@@ -224,7 +224,7 @@ func TestUnknownIsAChange(t *testing.T) {
 	schema := &providers.GetSchemaResponse{ResourceTypes: []providers.ResourceType{{Name: "generic", Attributes: []providers.Attribute{
 		{Name: "tags", Type: providers.TypeMap}, {Name: "zone", Type: providers.TypeString, ForceNew: true},
 	}}}}
-	cur := &state.Resource{Name: "sub", Type: "generic", Provider: "mock", ID: "s-1", Protection: "ephemeral",
+	cur := &state.Resource{Name: "sub", Type: "generic", Provider: "mock", ID: "s-1", Protection: protection.Ephemeral,
 		Config: map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}}
 	obs := &Observation{Exists: true, ID: "s-1", Attributes: map[string]any{"tags": map[string]any{"net": "n-1"}, "zone": "in-n-1"}}
 	cases := []struct {

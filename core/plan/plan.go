@@ -124,14 +124,18 @@ type Plan struct {
 }
 
 // Level returns a resource's governing protection: the higher of what the
-// state recorded and what the spec says, so removing lines from the spec never
-// lowers it, and a level the state does not know counts as protected.
-func Level(recorded string, desired protection.Level) protection.Level {
+// state recorded (Unspecified: none) and what the spec says, so removing
+// lines from the spec never lowers it, and a recorded level off the ladder
+// counts as protected.
+func Level(recorded, desired protection.Level) protection.Level {
 	level := desired
-	if recorded != "" {
-		if r := protection.OrProtected(recorded); r > level {
-			level = r
-		}
+	switch {
+	case recorded == protection.Unspecified: // none recorded
+	case recorded < protection.Unspecified || recorded > protection.Protected:
+		// Off the ladder: the guess that deletes nothing.
+		level = protection.Protected
+	case recorded > level:
+		level = recorded
 	}
 	if level == protection.Unspecified {
 		level = protection.Ephemeral

@@ -35,8 +35,21 @@ var schemas = map[string]*providers.GetSchemaResponse{
 	}},
 }
 
-func res(name, typ, provider, protection string, config map[string]any, deps ...string) *state.Resource {
-	return &state.Resource{Name: name, Type: typ, Provider: provider, Source: "mock", ID: "id-" + name, Protection: protection, Config: config, DependsOn: deps}
+func res(name, typ, provider, level string, config map[string]any, deps ...string) *state.Resource {
+	return &state.Resource{Name: name, Type: typ, Provider: provider, Source: "mock", ID: "id-" + name, Protection: recorded(level), Config: config, DependsOn: deps}
+}
+
+// recorded is the level a state holds for word: "" is none (Unspecified),
+// and a word that is no level's is a level off the ladder (what only a
+// state that skipped its checks could hold).
+func recorded(word string) protection.Level {
+	if word == "" {
+		return protection.Unspecified
+	}
+	if l, ok := protection.Parse(word); ok {
+		return l
+	}
+	return protection.Level(99)
 }
 
 func st(rs ...*state.Resource) *state.State {
@@ -266,7 +279,7 @@ func TestLevel(t *testing.T) {
 		{" durable", protection.Ephemeral, protection.Protected},
 	}
 	for _, tt := range tests {
-		if got := Level(tt.recorded, tt.desired); got != tt.want {
+		if got := Level(recorded(tt.recorded), tt.desired); got != tt.want {
 			t.Errorf("Level(%q, %v) = %v, want %v", tt.recorded, tt.desired, got, tt.want)
 		}
 	}

@@ -4,6 +4,8 @@
 // plugin host turns it into the wire's enum once.
 package protection
 
+import "fmt"
+
 // Level is a resource's level on the protection ladder. The levels are
 // ordered: a higher one guards more (Durable >= Durable asks consent for a
 // replace, Protected is never deleted).
@@ -50,13 +52,30 @@ func Parse(s string) (Level, bool) {
 // state records every level it holds).
 func Known(s string) bool { return s == "ephemeral" || s == "durable" || s == "protected" }
 
-// OrProtected is the level s records, or Protected for a word that is not
-// a level: where a level must be had and a wrong guess could delete, the
-// guess is the one that deletes nothing.
-func OrProtected(s string) Level {
-	l, ok := Parse(s)
-	if !ok {
-		return Protected
+// MarshalText writes the level as a state records it: its word, or ""
+// for Unspecified (no level: a prior configuration recorded without
+// one). A value out of range is an error: it is never written.
+func (l Level) MarshalText() ([]byte, error) {
+	switch l {
+	case Unspecified:
+		return []byte{}, nil
+	case Ephemeral, Durable, Protected:
+		return []byte(l.String()), nil
 	}
-	return l
+	return nil, fmt.Errorf("protection level %d is not on the ladder", int(l))
+}
+
+// UnmarshalText reads what MarshalText writes: a level's word exactly, or
+// "" for Unspecified. Any other word is an error (a state keeps it apart
+// to name it: see state.LevelError).
+func (l *Level) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*l = Unspecified
+		return nil
+	}
+	if !Known(string(b)) {
+		return fmt.Errorf("protection %q is not ephemeral, durable or protected", b)
+	}
+	*l, _ = Parse(string(b))
+	return nil
 }

@@ -150,7 +150,7 @@ func TestDriftedProtectedResourceIsNotReplaced(t *testing.T) {
 	if w := e.w.ByName("vault"); w == nil || w.ID != id {
 		t.Fatalf("vault after apply: %+v", w)
 	}
-	if got := e.state(t, "s").Resources["vault"]; got == nil || got.ID != id || got.Protection != "protected" {
+	if got := e.state(t, "s").Resources["vault"]; got == nil || got.ID != id || got.Protection != protection.Protected {
 		t.Errorf("recorded vault: %+v", got)
 	}
 }

@@ -203,7 +203,7 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 func (s *session) recovered(r *spec.Resource, obs *plan.Observation) *state.Resource {
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: s.plugins[r.Provider].Source(), ID: obs.ID,
-		Protection: r.Protection.String(), DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
+		Protection: r.Protection, DependsOn: r.DependsOn, Attributes: obs.Attributes, IdempotencyKey: obs.Key,
 		// What carries one of this stack's import claims was imported (a
 		// crash lost the import's record), not created: no rollback
 		// deletes it.

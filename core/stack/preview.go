@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -261,7 +262,7 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "already gone"
 	case c.Ownership == plan.Gone:
 		pc.Drift = "recorded in the state but not found: it will be created again"
-		pc.Vanished = cur.Protection == "durable" || cur.Protection == "protected"
+		pc.Vanished = cur.Protection == protection.Durable || cur.Protection == protection.Protected
 	case c.Ownership == plan.Recovered:
 		pc.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key but not recorded (a create a crash interrupted, or a lost state): it will be recorded", c.FoundID)
 	case c.Action == plan.Import:

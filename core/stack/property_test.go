@@ -82,11 +82,7 @@ func recordedLevel(st *state.State, name string) protection.Level {
 	if r == nil {
 		return protection.Unspecified
 	}
-	p, ok := protection.Parse(r.Protection)
-	if !ok {
-		return protection.Protected
-	}
-	return p
+	return r.Protection
 }
 
 func zoneOf(rs []res, name string) string {
@@ -428,7 +424,7 @@ func propertyLadder(rt *rapid.T) {
 			var want []string
 			for _, r := range rs {
 				want = append(want, r.name)
-				if got := stAfter.Resources[r.name]; got == nil || got.Protection != levelOf(rs, r.name).String() {
+				if got := stAfter.Resources[r.name]; got == nil || got.Protection != levelOf(rs, r.name) {
 					fail("after a successful apply %s is recorded as %+v, spec level %s", r.name, got, r.prot)
 				}
 			}

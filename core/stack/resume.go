@@ -129,7 +129,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	}
 	s.prog.levels = map[string]string{}
 	for _, r := range st.Resources {
-		s.prog.levels[r.Name] = r.Protection
+		s.prog.levels[r.Name] = r.Protection.String()
 	}
 	for _, r := range s.sp.Resources {
 		if _, ok := s.prog.levels[r.Name]; !ok {

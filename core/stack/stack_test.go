@@ -63,7 +63,7 @@ func TestApplyCreatesInDependencyOrderAndReapplyIsNoOp(t *testing.T) {
 			if err := agree(st, e.w.Snapshot()); err != nil {
 				t.Fatal(err)
 			}
-			if st.Resources["storage"].Protection != "durable" || st.Resources["network"].Protection != "ephemeral" {
+			if st.Resources["storage"].Protection != protection.Durable || st.Resources["network"].Protection != protection.Ephemeral {
 				t.Errorf("recorded levels: storage %q network %q", st.Resources["storage"].Protection, st.Resources["network"].Protection)
 			}
 
@@ -409,7 +409,7 @@ func TestLoweredProtectionThenReplaceAndRemove(t *testing.T) {
 	if len(resourcesOf(r.Run.Done)) != 1 {
 		t.Errorf("lowering the level is a change: Done %v", resourcesOf(r.Run.Done))
 	}
-	if got := e.state(t, "s").Resources["vault"]; got.Protection != "ephemeral" || got.ID != id {
+	if got := e.state(t, "s").Resources["vault"]; got.Protection != protection.Ephemeral || got.ID != id {
 		t.Fatalf("after lowering: %+v", got)
 	}
 	if d := e.w.Deletes(); len(d) != 0 {

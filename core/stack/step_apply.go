@@ -8,6 +8,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -163,7 +164,7 @@ func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Res
 	}
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
-		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: r.Config,
+		Protection: r.Protection, DependsOn: r.DependsOn, Config: r.Config,
 		Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 		Sensitive: s.derivedSensitive(r.Config),
 	}
@@ -229,7 +230,7 @@ func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Res
 		}
 		next.RetainedBy = "" // in the spec: an ordinary resource again
 		next.Config, next.Attributes = r.Config, attrs
-		next.Protection = plan.Level("", r.Protection).String()
+		next.Protection = plan.Level(protection.Unspecified, r.Protection)
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
 		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
@@ -269,7 +270,7 @@ func importRecord(r *spec.Resource, source string, obs *plan.Observation, op str
 	}
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: source, ID: obs.ID,
-		Protection: r.Protection.String(), DependsOn: r.DependsOn, Config: cfg, Attributes: obs.Attributes,
+		Protection: r.Protection, DependsOn: r.DependsOn, Config: cfg, Attributes: obs.Attributes,
 		IdempotencyKey: obs.Key, Imported: true, UpdatedBy: op,
 	}
 	rec.SetPrivate(obs.Private)

@@ -211,8 +211,7 @@ func (s *session) reinstate(ctx context.Context, staged *opstore.Stage, dep *sta
 		// Deleted first: its configuration is made again. The key is
 		// derived from the replace's, so a resume of this undo finds what
 		// an interrupted one made instead of making a second one.
-		prot, _ := protection.Parse(dep.Protection)
-		made, err := p.Create(ctx, &providers.CreateRequest{Type: dep.Type, Name: name, Config: dep.Config, IdempotencyKey: key + "-undo", Protection: prot})
+		made, err := p.Create(ctx, &providers.CreateRequest{Type: dep.Type, Name: name, Config: dep.Config, IdempotencyKey: key + "-undo", Protection: dep.Protection})
 		if err != nil {
 			return "create", fmt.Errorf("undo %s: make its prior configuration again: %w", name, err)
 		}
@@ -221,7 +220,7 @@ func (s *session) reinstate(ctx context.Context, staged *opstore.Stage, dep *sta
 		back.UpdatedBy = s.opID
 		action = "create"
 		note := ""
-		if dep.Protection != protection.Ephemeral.String() {
+		if dep.Protection != protection.Ephemeral {
 			note = " (made again empty: the data it held was deleted by the replace)"
 		}
 		s.prog.printf("note: %s was made again with its prior configuration: its id changed from %s to %s%s\n", name, dep.ID, made.ID, note)
@@ -375,8 +374,7 @@ func (s *session) repoint(ctx context.Context, staged *opstore.Stage, name, oldI
 			s.prog.printf("note: %s still names %s's old id %s in %s (force_new): the next apply replaces it\n", n, name, oldID, strings.Join(keys, ", "))
 			continue
 		}
-		prot, _ := protection.Parse(r.Protection)
-		resp, err := p.Update(ctx, &providers.UpdateRequest{Type: r.Type, Name: n, ID: r.ID, PriorAttributes: r.Attributes, Config: cfg.(map[string]any), Protection: prot, Private: r.PrivateData()})
+		resp, err := p.Update(ctx, &providers.UpdateRequest{Type: r.Type, Name: n, ID: r.ID, PriorAttributes: r.Attributes, Config: cfg.(map[string]any), Protection: r.Protection, Private: r.PrivateData()})
 		if err != nil {
 			return fmt.Errorf("undo %s: put %s back to its new id: %w", name, n, err)
 		}

@@ -81,7 +81,7 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	}
 	found := &state.Resource{
 		Name: name, Type: typ, Provider: provider, Source: p.Source(), ID: resp.ID,
-		Protection: level.String(), DependsOn: deps, Config: cfg, Attributes: resp.Attributes,
+		Protection: level, DependsOn: deps, Config: cfg, Attributes: resp.Attributes,
 		CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
 	}
 	found.SetPrivate(resp.Private)
@@ -110,7 +110,7 @@ func (s *session) restore(ctx context.Context, staged *opstore.Stage, cur *state
 		private = cur.PrivateData()
 	}
 	if resp.Exists && len(plan.Drift(target.Config, resp.Attributes)) > 0 {
-		prot, _ := protection.Parse(target.Protection)
+		prot := plan.Level(protection.Unspecified, target.Protection) // ephemeral when none was recorded
 		u, err := p.Update(ctx, &providers.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
 		if err != nil {
 			return "update", err
@@ -130,7 +130,7 @@ func (s *session) restore(ctx context.Context, staged *opstore.Stage, cur *state
 		next.RetainedBy = target.RetainedBy
 		next.SetPrivate(private)
 		// The recorded level never drops below what it was.
-		next.Protection = plan.Level(r.Protection, protection.OrProtected(target.Protection)).String()
+		next.Protection = plan.Level(r.Protection, target.Protection)
 		staged.Put(&next)
 		return "update", nil
 	}

@@ -3,6 +3,8 @@ package state
 import (
 	"encoding/json"
 
+	"github.com/bulwark-iac/bulwark/core/protection"
+
 	"github.com/bulwark-iac/bulwark/core/value"
 )
 
@@ -27,7 +29,9 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"id":`...)
 	b = value.AppendJSONString(b, r.ID)
 	b = append(b, `,"protection":`...)
-	b = value.AppendJSONString(b, r.Protection)
+	if b, err = appendLevel(b, r.Protection); err != nil {
+		return nil, err
+	}
 	if len(r.DependsOn) > 0 {
 		b = append(b, `,"depends_on":`...)
 		b = value.AppendJSONStrings(b, r.DependsOn)
@@ -76,4 +80,19 @@ func appendOptString(b []byte, key, s string) []byte {
 	}
 	b = append(b, key...)
 	return value.AppendJSONString(b, s)
+}
+
+// appendLevel appends l's stored form as a JSON string, as its MarshalText
+// does for json.Marshal.
+func appendLevel(b []byte, l protection.Level) ([]byte, error) {
+	switch l {
+	case protection.Unspecified:
+		return append(b, `""`...), nil
+	case protection.Ephemeral, protection.Durable, protection.Protected:
+		b = append(b, '"')
+		b = append(b, l.String()...)
+		return append(b, '"'), nil
+	}
+	_, err := l.MarshalText()
+	return nil, err
 }

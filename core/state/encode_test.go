@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // json.Marshal writes, field by field and for every kind of value.
 func TestResourceAppendJSONIsJSONMarshal(t *testing.T) {
 	full := &Resource{
-		Name: "web", Type: "compute", Provider: "aws", Source: "aws", ID: "i-1", Protection: "durable",
+		Name: "web", Type: "compute", Provider: "aws", Source: "aws", ID: "i-1", Protection: protection.Durable,
 		DependsOn:      []string{"net", "a<b"},
 		Config:         map[string]any{"size": 2.0, "tags": map[string]any{"b": "2", "a": "1"}, "list": []any{1.0, "x", nil, true}},
 		Attributes:     map[string]any{"arn": "arn:aws:x", "n": 1e21, "small": 1e-7, "neg": -0.0},
@@ -22,7 +23,7 @@ func TestResourceAppendJSONIsJSONMarshal(t *testing.T) {
 		IdempotencyKey: "bulwark:s:l:k",
 		Imported:       true,
 		RetainedBy:     "op_3",
-		Prior:          &Prior{Op: "op_0", Config: map[string]any{"size": 1.0}, Protection: "ephemeral", RetainedBy: "op_3"},
+		Prior:          &Prior{Op: "op_0", Config: map[string]any{"size": 1.0}, Protection: protection.Ephemeral, RetainedBy: "op_3"},
 		Sensitive:      []string{"password"},
 		Private:        parsePrivate("c2VjcmV0"),
 	}
@@ -140,7 +141,7 @@ func randMap(rng *rand.Rand, depth int) map[string]any {
 // AppendJSON.
 func BenchmarkResourceEncode(b *testing.B) {
 	r := &Resource{
-		Name: "r000001", Type: "generic", Provider: "mock", Source: "mock", ID: "mock-generic-r000001-1369e2e0", Protection: "ephemeral",
+		Name: "r000001", Type: "generic", Provider: "mock", Source: "mock", ID: "mock-generic-r000001-1369e2e0", Protection: protection.Ephemeral,
 		Attributes:     map[string]any{"arn": "mock:generic:r000001:mock-generic-r000001-1369e2e0", "created_at": "2026-12-01T17:50:03.415472209Z"},
 		CreatedBy:      "op_01M8SBMP9NQ72QP48A9TZ1VEYP",
 		UpdatedBy:      "op_01M8SBMP9NQ72QP48A9TZ1VEYP",
@@ -164,4 +165,40 @@ func BenchmarkResourceEncode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A level is stored as the word it always was, and a prior with none as
+// "": the stored form is the one a string field wrote, and reads back.
+func TestLevelStoredForm(t *testing.T) {
+	tests := []struct {
+		r    *Resource
+		want string
+	}{
+		{&Resource{Name: "a", Protection: protection.Ephemeral}, `{"name":"a","type":"","provider":"","source":"","id":"","protection":"ephemeral"}`},
+		{&Resource{Name: "a", Protection: protection.Durable}, `{"name":"a","type":"","provider":"","source":"","id":"","protection":"durable"}`},
+		{&Resource{Name: "a", Protection: protection.Protected, Prior: &Prior{Op: "op_1"}},
+			`{"name":"a","type":"","provider":"","source":"","id":"","protection":"protected","prior":{"op":"op_1","protection":""}}`},
+		{&Resource{Name: "a", Protection: protection.Protected, Prior: &Prior{Op: "op_1", Protection: protection.Durable}},
+			`{"name":"a","type":"","provider":"","source":"","id":"","protection":"protected","prior":{"op":"op_1","protection":"durable"}}`},
+	}
+	for _, tt := range tests {
+		check(t, tt.r)
+		got, err := tt.r.AppendJSON(nil)
+		if err != nil || string(got) != tt.want {
+			t.Fatalf("AppendJSON: %s %v, want %s", got, err, tt.want)
+		}
+		var back Resource
+		if err := json.Unmarshal(got, &back); err != nil || back.Protection != tt.r.Protection || (tt.r.Prior != nil && back.Prior.Protection != tt.r.Prior.Protection) {
+			t.Fatalf("read back %s: %+v %v", got, back, err)
+		}
+		if err := checkLevels("p", &State{Resources: map[string]*Resource{"a": &back}}); err != nil {
+			t.Fatalf("read back %s: %v", got, err)
+		}
+	}
+	if _, err := (&Resource{Protection: protection.Level(99)}).AppendJSON(nil); err == nil {
+		t.Fatal("a level off the ladder was encoded")
+	}
+	if _, err := json.Marshal(&Resource{Protection: protection.Level(99)}); err == nil {
+		t.Fatal("a level off the ladder was marshalled")
+	}
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/protection"
 )
 
 // A state.json that is a symbolic link is refused by Load and Open, and what
@@ -72,8 +74,8 @@ func TestUnknownRecordedProtectionIsAnError(t *testing.T) {
 		// Written as an older or hand-edited file would be: with a good
 		// checksum, so only the level is wrong.
 		st := s.Snapshot()
-		st.Resources["db"] = &Resource{Name: "db", Type: "t", Provider: "p", ID: "1", Protection: level}
-		if err := write(filepath.Join(dir, FileName), st); err != nil {
+		st.Resources["db"] = &Resource{Name: "db", Type: "t", Provider: "p", ID: "1", Protection: protection.Ephemeral}
+		if err := writeWords(filepath.Join(dir, FileName), st, map[string]string{"db": level}, nil); err != nil {
 			t.Fatal(err)
 		}
 		_, err = Load(filepath.Join(dir, FileName))
@@ -85,7 +87,7 @@ func TestUnknownRecordedProtectionIsAnError(t *testing.T) {
 			t.Fatalf("level %q: %v does not name the resource", level, err)
 		}
 	}
-	for _, level := range []string{"ephemeral", "durable", "protected"} {
+	for _, level := range []protection.Level{protection.Ephemeral, protection.Durable, protection.Protected} {
 		dir := t.TempDir()
 		st := &State{Version: Version, Stack: "s", Resources: map[string]*Resource{
 			"db":  {Name: "db", Protection: level, Prior: &Prior{Op: "op_1", Protection: level}},
@@ -102,14 +104,50 @@ func TestUnknownRecordedProtectionIsAnError(t *testing.T) {
 func TestUnknownPriorProtectionIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	st := &State{Version: Version, Stack: "s", Resources: map[string]*Resource{
-		"db": {Name: "db", Protection: "durable", Prior: &Prior{Op: "op_1", Protection: "weird"}}}}
-	if err := write(filepath.Join(dir, FileName), st); err != nil {
+		"db": {Name: "db", Protection: protection.Durable, Prior: &Prior{Op: "op_1", Protection: protection.Ephemeral}}}}
+	if err := writeWords(filepath.Join(dir, FileName), st, nil, map[string]string{"db": "weird"}); err != nil {
 		t.Fatal(err)
 	}
 	var le *LevelError
 	if _, err := Load(filepath.Join(dir, FileName)); !errors.As(err, &le) || !strings.Contains(le.Resource, "db") {
 		t.Fatalf("Load: %v", err)
 	}
+}
+
+// writeWords writes st to path as a state file whose resources (words)
+// and priors (priors) named record the protection words given, as an
+// older or hand-edited file would: with a good checksum, so only the
+// level is wrong. (No level in memory has an unknown word.)
+func writeWords(path string, st *State, words, priors map[string]string) error {
+	if err := write(path, st); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		State map[string]any `json:"state"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return err
+	}
+	resources := env.State["resources"].(map[string]any)
+	for name, w := range words {
+		resources[name].(map[string]any)["protection"] = w
+	}
+	for name, w := range priors {
+		resources[name].(map[string]any)["prior"].(map[string]any)["protection"] = w
+	}
+	body, err := json.Marshal(env.State)
+	if err != nil {
+		return err
+	}
+	out, err := json.Marshal(map[string]any{"checksum": checksum(body), "state": json.RawMessage(body)})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o600)
 }
 
 // Load refuses a state whose stack folder is a symbolic link, even for a
@@ -131,13 +169,16 @@ func TestMutateRefusesAnUnknownLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.Mutate(func(st *State) error {
-		st.Resources["db"] = &Resource{Name: "db", Protection: "weird"}
-		return nil
-	})
-	var le *LevelError
-	if !errors.As(err, &le) || le.Resource != "db" {
-		t.Fatalf("Mutate: %v", err)
+	// No level (what a resource given none holds), or one off the ladder.
+	for _, level := range []protection.Level{protection.Unspecified, protection.Level(99)} {
+		err = s.Mutate(func(st *State) error {
+			st.Resources["db"] = &Resource{Name: "db", Protection: level}
+			return nil
+		})
+		var le *LevelError
+		if !errors.As(err, &le) || le.Resource != "db" {
+			t.Fatalf("Mutate: %v", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir(), FileName)); !os.IsNotExist(err) {
 		t.Fatalf("a refused state was written: %v", err)

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"maps"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func writeSensitive(t *testing.T, s *Store) {
 	t.Helper()
 	err := s.Mutate(func(st *State) error {
 		st.Resources["b"] = &Resource{
-			Name: "b", Type: "s3_bucket", ID: "b-1", Protection: "ephemeral",
+			Name: "b", Type: "s3_bucket", ID: "b-1", Protection: protection.Ephemeral,
 			Config:     map[string]any{"secret": clearSecret, "size": 1.0},
 			Attributes: map[string]any{"secret": clearSecret, "size": 1.0, "arn": "mock:b"},
 			Prior:      &Prior{Op: "op_1", Config: map[string]any{"secret": "old-" + clearSecret}},
@@ -283,7 +284,7 @@ func TestPrivateDataIsSealed(t *testing.T) {
 	}
 	priv := []byte(`{"token":"` + clearSecret + `"}` + "\x00\xff")
 	if err := s.Mutate(func(st *State) error {
-		r := &Resource{Name: "b", Type: "network", ID: "b-1", Protection: "ephemeral"}
+		r := &Resource{Name: "b", Type: "network", ID: "b-1", Protection: protection.Ephemeral}
 		r.SetPrivate(priv)
 		r.SetPrivate(nil) // empty keeps what is recorded
 		st.Resources["b"] = r
@@ -340,7 +341,7 @@ func TestPrivateDataIsSealed(t *testing.T) {
 func TestSensitiveIDIsSealed(t *testing.T) {
 	const id = "bk-" + clearSecret
 	newRes := func() *Resource {
-		return &Resource{Name: "b", Type: "s3_bucket", ID: id, Protection: "ephemeral",
+		return &Resource{Name: "b", Type: "s3_bucket", ID: id, Protection: protection.Ephemeral,
 			Config:     map[string]any{"bucket": id},
 			Attributes: map[string]any{"bucket": id, "arn": "arn:aws:s3:::" + id},
 			Sensitive:  []string{SensitiveID, "arn", "bucket"}}
@@ -442,7 +443,7 @@ func TestRetainedMarkSurvivesSealing(t *testing.T) {
 	if err := s.Mutate(func(st *State) error {
 		st.Resources["b"].RetainedBy = "op_9"
 		st.Resources["b"].Prior.RetainedBy = "op_8"
-		st.Resources["old"] = &Resource{Name: "old", Type: "generic", ID: "g-1", Protection: "durable"}
+		st.Resources["old"] = &Resource{Name: "old", Type: "generic", ID: "g-1", Protection: protection.Durable}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -49,17 +49,20 @@ const Version = 1
 
 // Resource is one resource bulwark manages.
 type Resource struct {
-	Name       string         `json:"name"`
-	Type       string         `json:"type"`
-	Provider   string         `json:"provider"` // local provider name in the spec
-	Source     string         `json:"source"`   // plugin name
-	ID         string         `json:"id"`
-	Protection string         `json:"protection"` // ephemeral | durable | protected
-	DependsOn  []string       `json:"depends_on,omitempty"`
-	Config     map[string]any `json:"config,omitempty"`
-	Attributes map[string]any `json:"attributes,omitempty"`
-	CreatedBy  string         `json:"created_by,omitempty"` // operation that created it
-	UpdatedBy  string         `json:"updated_by,omitempty"` // last operation that changed it
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Provider string `json:"provider"` // local provider name in the spec
+	Source   string `json:"source"`   // plugin name
+	ID       string `json:"id"`
+	// Protection is the resource's level, recorded as its word
+	// (ephemeral, durable, protected); never Unspecified in a state that
+	// loads.
+	Protection protection.Level `json:"protection"`
+	DependsOn  []string         `json:"depends_on,omitempty"`
+	Config     map[string]any   `json:"config,omitempty"`
+	Attributes map[string]any   `json:"attributes,omitempty"`
+	CreatedBy  string           `json:"created_by,omitempty"` // operation that created it
+	UpdatedBy  string           `json:"updated_by,omitempty"` // last operation that changed it
 	// IdempotencyKey is the key the Create that made it carried ("" for
 	// one imported, or recorded before keys were).
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
@@ -97,6 +100,12 @@ type Resource struct {
 	// in memory; what is stored holds it sealed, always, like a sensitive
 	// value (see Private).
 	Private Private `json:"private,omitzero"`
+
+	// UnknownProtection is the protection word read when it names no
+	// level (Protection is then Unspecified): never written, kept so that
+	// CheckLevels, which refuses such a resource, names the very word
+	// (see level.go). "" in every state that loads.
+	UnknownProtection string `json:"-"`
 }
 
 // DeposedName is the name the state records the old object of address
@@ -174,12 +183,17 @@ type Prior struct {
 	Op         string         `json:"op"`
 	Config     map[string]any `json:"config,omitempty"`
 	Attributes map[string]any `json:"attributes,omitempty"`
-	Protection string         `json:"protection"`
-	DependsOn  []string       `json:"depends_on,omitempty"`
+	// Protection is the level before the update; Unspecified (recorded
+	// as "") when none was recorded.
+	Protection protection.Level `json:"protection"`
+	DependsOn  []string         `json:"depends_on,omitempty"`
 	// RetainedBy is the resource's retained mark before the update (see
 	// Resource.RetainedBy): an update that took a retained resource back
 	// and is then undone leaves it retained again.
 	RetainedBy string `json:"retained_by,omitempty"`
+
+	// UnknownProtection is as Resource's.
+	UnknownProtection string `json:"-"`
 }
 
 // Intervention is a failure that needs a person: it stays until acknowledged.
@@ -358,14 +372,14 @@ func (e *LevelError) Is(target error) bool { return target == ErrCorrupt }
 func checkLevels(path string, st *State) error {
 	for _, name := range st.Names() {
 		r := st.Resources[name]
-		if !protection.Known(r.Protection) {
-			return &LevelError{Path: path, Resource: name, Level: r.Protection}
+		if !onLadder(r.Protection) || r.UnknownProtection != "" {
+			return &LevelError{Path: path, Resource: name, Level: recordedWord(r.Protection, r.UnknownProtection)}
 		}
 		// A prior's level only bounds an undo from below (the recorded level
 		// stays the floor), so a prior with none recorded is ephemeral; an
 		// unknown word is still refused.
-		if r.Prior != nil && r.Prior.Protection != "" && !protection.Known(r.Prior.Protection) {
-			return &LevelError{Path: path, Resource: name + " (its prior configuration)", Level: r.Prior.Protection}
+		if p := r.Prior; p != nil && ((p.Protection != protection.Unspecified && !onLadder(p.Protection)) || p.UnknownProtection != "") {
+			return &LevelError{Path: path, Resource: name + " (its prior configuration)", Level: recordedWord(p.Protection, p.UnknownProtection)}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ func TestMutatePersistsAtomicallyWithMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Mutate(func(st *State) error {
-		st.Resources["net"] = &Resource{Name: "net", Type: "network", ID: "n-1", Protection: "ephemeral", Attributes: map[string]any{"size": 2.0}}
+		st.Resources["net"] = &Resource{Name: "net", Type: "network", ID: "n-1", Protection: protection.Ephemeral, Attributes: map[string]any{"size": 2.0}}
 		return nil
 	})
 	if err != nil {
@@ -65,7 +66,7 @@ func TestLoadRefusesTamperedFile(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := Open(dir, "demo")
 	if err := s.Mutate(func(st *State) error {
-		st.Resources["db"] = &Resource{Name: "db", Protection: "protected"}
+		st.Resources["db"] = &Resource{Name: "db", Protection: protection.Protected}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestConcurrentMutations(t *testing.T) {
 			defer wg.Done()
 			name := string(rune('a' + i))
 			if err := s.Mutate(func(st *State) error {
-				st.Resources[name] = &Resource{Name: name, Protection: "ephemeral"}
+				st.Resources[name] = &Resource{Name: name, Protection: protection.Ephemeral}
 				return nil
 			}); err != nil {
 				t.Error(err)

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"testing"
 	"time"
@@ -42,12 +43,12 @@ func TestSealChangeRefusesWhatLoadWould(t *testing.T) {
 		want func(error) bool
 	}{
 		{name: "nil put", put: nil, want: func(err error) bool { return errors.Is(err, storage.ErrNoName) }},
-		{name: "no name", put: &state.Resource{Protection: "durable"}, want: func(err error) bool { return errors.Is(err, storage.ErrNoName) }},
-		{name: "unknown level", put: &state.Resource{Name: "a", Protection: "lowered"}, want: func(err error) bool {
+		{name: "no name", put: &state.Resource{Protection: protection.Durable}, want: func(err error) bool { return errors.Is(err, storage.ErrNoName) }},
+		{name: "unknown level", put: &state.Resource{Name: "a", Protection: protection.Level(99)}, want: func(err error) bool {
 			var le *state.LevelError
 			return errors.As(err, &le)
 		}},
-		{name: "good", put: &state.Resource{Name: "a", Protection: "durable"}, want: func(err error) bool { return err == nil }},
+		{name: "good", put: &state.Resource{Name: "a", Protection: protection.Durable}, want: func(err error) bool { return err == nil }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

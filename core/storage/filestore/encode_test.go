@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func TestCommitLinesAreJSONMarshal(t *testing.T) {
 	ctx := context.Background()
 	res := func(name string) *state.Resource {
 		return &state.Resource{
-			Name: name, Type: "t<&>", Provider: "p", Source: "p", ID: "id-" + name, Protection: "ephemeral",
+			Name: name, Type: "t<&>", Provider: "p", Source: "p", ID: "id-" + name, Protection: protection.Ephemeral,
 			DependsOn:  []string{"x"},
 			Config:     map[string]any{"n": 1.5, "m": map[string]any{"b": []any{"\u2028", nil, true}, "a": 1e21}},
 			Attributes: map[string]any{"arn": "a:b", "password": "hunter2", "when": "2026-12-01T00:00:00Z"},
@@ -42,7 +43,7 @@ func TestCommitLinesAreJSONMarshal(t *testing.T) {
 		{"metadata", storage.Change{Put: []*state.Resource{res("e")}, Meta: &storage.Meta{Current: 1}}},
 		{"an update's prior", storage.Change{Put: []*state.Resource{func() *state.Resource {
 			r := res("f")
-			r.Prior = &state.Prior{Op: "op_0", Config: map[string]any{"n": 1.0}, Protection: "durable"}
+			r.Prior = &state.Prior{Op: "op_0", Config: map[string]any{"n": 1.0}, Protection: protection.Durable}
 			return r
 		}()}}},
 	}

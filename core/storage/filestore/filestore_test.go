@@ -7,6 +7,7 @@ import (
 	"errors"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"os"
@@ -86,7 +87,7 @@ func TestOldStackFolderLoadsAndMigrates(t *testing.T) {
 	text := "stack: s\n# token: hunter2\n"
 	if err := old.Mutate(func(st *state.State) error {
 		st.Lineage = "01OLDLINEAGE"
-		st.Resources["a"] = &state.Resource{Name: "a", Type: "network", Provider: "mock", ID: "id-a", Protection: "ephemeral"}
+		st.Resources["a"] = &state.Resource{Name: "a", Type: "network", Provider: "mock", ID: "id-a", Protection: protection.Ephemeral}
 		st.Revisions = []state.Revision{{N: 1, Op: "op_1", File: "s.yaml", Spec: text, Status: state.RevisionApplied}}
 		st.Current = 1
 		return nil
@@ -172,7 +173,7 @@ func TestTornCommitIsCutWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(name string) storage.Change {
-		return storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: "ephemeral"}}}
+		return storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: protection.Ephemeral}}}
 	}
 	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "a", Status: "ok"}}, Change: put("a")}); err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestModesAndLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: "ephemeral"}}}})
+	w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: protection.Ephemeral}}}})
 	w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "x"})
 	w.PutBackup(ctx, "op_1", 5)
 	if err := w.Checkpoint(ctx, 20); err != nil {
@@ -282,12 +283,12 @@ func TestSnapshotSealsAndLeavesTheViewAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			secret := &state.Resource{Name: "db", Type: "generic", Provider: "mock", ID: "id-db", Protection: "ephemeral",
+			secret := &state.Resource{Name: "db", Type: "generic", Provider: "mock", ID: "id-db", Protection: protection.Ephemeral,
 				Config: map[string]any{"password": "hunter2-config"}, Attributes: map[string]any{"password": "hunter2-attribute", "size": 1.0},
-				Prior:     &state.Prior{Op: "op_1", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}},
+				Prior:     &state.Prior{Op: "op_1", Protection: protection.Ephemeral, Attributes: map[string]any{"password": "hunter2-prior"}},
 				Sensitive: []string{"password"}}
 			secret.SetPrivate([]byte("hunter2-private"))
-			plain := &state.Resource{Name: "net", Type: "network", Provider: "mock", ID: "id-net", Protection: "durable", Attributes: map[string]any{"cidr": "10.0.0.0/16"}}
+			plain := &state.Resource{Name: "net", Type: "network", Provider: "mock", ID: "id-net", Protection: protection.Durable, Attributes: map[string]any{"cidr": "10.0.0.0/16"}}
 			meta := &storage.Meta{
 				Revisions: []state.Revision{{N: 1, Op: "op_1", File: "s.yaml", Status: state.RevisionApplied,
 					Variables: map[string]any{"pw": "hunter2-variable", "n": 2.0}, SensitiveVariables: []string{"pw"}}},
@@ -368,7 +369,7 @@ func TestJournalSegmentsSealAndCompact(t *testing.T) {
 		for _, c := range []storage.Commit{
 			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning}}},
 			{Records: []journal.Record{{Op: op, Kind: journal.KindStep, Step: name, Status: journal.StepOK}},
-				Change: storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: "ephemeral"}}}},
+				Change: storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: protection.Ephemeral}}}},
 			{Records: []journal.Record{{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded}}},
 		} {
 			if _, err := w.Commit(ctx, c); err != nil {
@@ -553,7 +554,7 @@ func TestJournalChangeChecksum(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := &state.Resource{Name: "vault", Type: "network", Provider: "mock", ID: "id-v", Protection: "durable"}
+			r := &state.Resource{Name: "vault", Type: "network", Provider: "mock", ID: "id-v", Protection: protection.Durable}
 			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Status: journal.StepOK}},
 				Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
 				t.Fatal(err)
@@ -584,7 +585,7 @@ func TestJournalChangeChecksum(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+			if err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != protection.Durable {
 				t.Fatalf("Load: %+v %v", st, err)
 			}
 		})
@@ -627,7 +628,7 @@ func TestDropBackupNeverFollowsALink(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Release(ctx)
-			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: "ephemeral"}}}}); err != nil {
+			if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: protection.Ephemeral}}}}); err != nil {
 				t.Fatal(err)
 			}
 			if stored, err := w.PutBackup(ctx, "op_1", 5); err != nil || !stored {

@@ -3,6 +3,7 @@ package filestore_test
 import (
 	"context"
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,7 +30,7 @@ func TestFolderMovedUnderTheLockStopsEveryWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Release(ctx)
-			first := storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: "ephemeral"}}}
+			first := storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Provider: "p", ID: "a", Protection: protection.Ephemeral}}}
 			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "a", Status: "ok"}}, Change: first}); err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +43,7 @@ func TestFolderMovedUnderTheLockStopsEveryWrite(t *testing.T) {
 				}
 			}
 			put := func(name string) storage.Change {
-				return storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: "ephemeral"}}}
+				return storage.Change{Put: []*state.Resource{{Name: name, Type: "t", Provider: "p", ID: name, Protection: protection.Ephemeral}}}
 			}
 			writes := map[string]func() error{
 				"commit": func() error {

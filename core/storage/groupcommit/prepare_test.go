@@ -2,6 +2,7 @@ package groupcommit_test
 
 import (
 	"errors"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // fail alone; the others are accepted in order, stamped, with the serials
 // of what they change.
 func TestPrepareFailsACommitAlone(t *testing.T) {
-	put := func(name, level string) storage.Commit {
+	put := func(name string, level protection.Level) storage.Commit {
 		return storage.Commit{Records: []journal.Record{{Op: "op", Kind: journal.KindStep}},
 			Change: storage.Change{Put: []*state.Resource{{Name: name, Protection: level}}}}
 	}
@@ -27,15 +28,15 @@ func TestPrepareFailsACommitAlone(t *testing.T) {
 		serial  int64
 		encodes bool
 	}{
-		{name: "ok", commit: put("a", "durable"), serial: 6},
+		{name: "ok", commit: put("a", protection.Durable), serial: 6},
 		{name: "records alone", commit: storage.Commit{Records: []journal.Record{{Op: "op"}}}, serial: 6},
 		{name: "another lineage", commit: storage.Commit{Change: storage.Change{Meta: &storage.Meta{Lineage: "L2"}}},
 			failed: func(err error) bool { return errors.Is(err, storage.ErrLineage) }},
-		{name: "unknown level", commit: put("b", "lowered"),
+		{name: "unknown level", commit: put("b", protection.Level(99)),
 			failed: func(err error) bool { var le *state.LevelError; return errors.As(err, &le) }},
-		{name: "encode fails", commit: put("c", "durable"), encodes: true,
+		{name: "encode fails", commit: put("c", protection.Durable), encodes: true,
 			failed: func(err error) bool { return errors.Is(err, errOdd) }},
-		{name: "ok after", commit: put("d", "durable"), serial: 7},
+		{name: "ok after", commit: put("d", protection.Durable), serial: 7},
 	}
 	var group []*groupcommit.Pending
 	for _, c := range cases {

@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -178,7 +179,7 @@ func holder(op string) storage.Holder {
 // res is a resource of the suite's stacks.
 func res(name string, size int) *state.Resource {
 	return &state.Resource{Name: name, Type: "network", Provider: "mock", Source: "mock", ID: "id-" + name,
-		Protection: "ephemeral", Config: map[string]any{"size": float64(size)}, Attributes: map[string]any{"size": float64(size), "arn": "arn:" + name}}
+		Protection: protection.Ephemeral, Config: map[string]any{"size": float64(size)}, Attributes: map[string]any{"size": float64(size), "arn": "arn:" + name}}
 }
 
 func step(op, resource, status string) journal.Record {
@@ -362,7 +363,7 @@ func (s *suite) atomic(t *testing.T) {
 	w := s.lock(t, b, "op_atomic")
 	// A change Load would refuse is refused whole: no record of it stays.
 	bad := res("bad", 1)
-	bad.Protection = "indestructible"
+	bad.Protection = protection.Level(99) // on no rung of the ladder
 	if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_atomic", "bad", journal.StepOK)}, Change: storage.Change{Put: []*state.Resource{bad}}}); err == nil {
 		t.Fatal("a resource of an unknown protection level was committed")
 	}
@@ -902,7 +903,7 @@ func (s *suite) sealed(t *testing.T) {
 	r := res("db", 1)
 	r.Attributes["password"] = "hunter2-attribute"
 	r.Config["password"] = "hunter2-config"
-	r.Prior = &state.Prior{Op: "op_sealed", Protection: "ephemeral", Attributes: map[string]any{"password": "hunter2-prior"}}
+	r.Prior = &state.Prior{Op: "op_sealed", Protection: protection.Ephemeral, Attributes: map[string]any{"password": "hunter2-prior"}}
 	// An id and an arn the provider computed from a secret (a bucket named
 	// after one): the id is stored sealed too, and opened clear.
 	r.ID = "bk-hunter2-computed-id"
@@ -1594,7 +1595,7 @@ func (s *suite) handEdit(t *testing.T) {
 			b := s.open(t, home)
 			w := s.lock(t, b, "op_1")
 			vault := res("vault", 1)
-			vault.Protection = "durable"
+			vault.Protection = protection.Durable
 			if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{step("op_1", "vault", journal.StepOK)},
 				Change: storage.Change{Put: []*state.Resource{vault, res("web", 1)}}}); err != nil {
 				t.Fatal(err)
@@ -1607,7 +1608,7 @@ func (s *suite) handEdit(t *testing.T) {
 			if err := w.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != "durable" {
+			if st, err := s.open(t, home).Load(ctx); err != nil || st.Resources["vault"] == nil || st.Resources["vault"].Protection != protection.Durable {
 				t.Fatalf("before the edit: %v %v", st, err)
 			}
 			s.f.Tamper(t, home, `"durable"`, `"ephemeral"`)

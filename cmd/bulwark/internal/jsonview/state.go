@@ -42,7 +42,7 @@ type StateResource struct {
 // NewStateResource is the document of one record.
 func NewStateResource(r *state.Resource) StateResource {
 	return StateResource{
-		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: r.Source, ID: r.ID, Protection: r.Protection,
+		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: r.Source, ID: r.ID, Protection: r.Protection.String(),
 		DependsOn:  list(r.DependsOn),
 		Config:     object(secrets.MaskKeys(r.Config, r.Sensitive)),
 		Attributes: object(secrets.MaskKeys(r.Attributes, r.Sensitive)),
