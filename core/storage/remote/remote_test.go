@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/remote"
@@ -200,7 +201,7 @@ func TestCommitPrepared(t *testing.T) {
 	ctx := context.Background()
 	f, _, w := newWriter(t, nil)
 	recs := []journal.Record{{Op: "o", Kind: "k"}}
-	serial, err := w.Commit(ctx, storage.Commit{Records: recs, Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Protection: "durable"}}}})
+	serial, err := w.Commit(ctx, storage.Commit{Records: recs, Change: storage.Change{Put: []*state.Resource{{Name: "a", Type: "t", Protection: protection.Durable}}}})
 	if err != nil || serial != 4 {
 		t.Fatalf("commit: %d, %v", serial, err)
 	}
