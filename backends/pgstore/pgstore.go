@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
 
 // DefaultConnectTimeout bounds a connection attempt when the URL and the
@@ -27,9 +28,18 @@ const DefaultConnectTimeout = 15 * time.Second
 // names none (?schema=NAME).
 const DefaultSchema = "bulwark"
 
-// Backend is one stack's home in a PostgreSQL database. It is safe for
-// concurrent use.
+// Backend is one stack's home in a PostgreSQL database: the shared
+// remote.Backend over this package's client (its reads and its lock). It
+// is safe for concurrent use.
 type Backend struct {
+	*remote.Backend
+	c *client
+}
+
+// client is what is PostgreSQL's: the rows read in the shape they are
+// stored (remote.Source), and the advisory lock whose writer is a
+// remote.Client.
+type client struct {
 	pool     *pgxpool.Pool
 	conn     *pgx.ConnConfig // what the lock connection dials
 	schema   string
@@ -43,7 +53,10 @@ type Backend struct {
 	sql      queries
 }
 
-var _ storage.Backend = (*Backend)(nil)
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ remote.Source   = (*client)(nil)
+)
 
 // Open connects to the database rawURL names (postgres:// or postgresql://)
 // and creates or migrates bulwark's tables in it. Nothing about the stack
@@ -73,7 +86,7 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	if now == nil {
 		now = time.Now
 	}
-	b := &Backend{
+	b := &client{
 		conn:     cfg.ConnConfig.Copy(),
 		schema:   schema,
 		stack:    opts.Stack,
@@ -97,7 +110,7 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 		pool.Close()
 		return nil, b.wrap("schema", err)
 	}
-	return b, nil
+	return &Backend{Backend: remote.NewBackend(b, opts), c: b}, nil
 }
 
 // parseURL splits bulwark's own parameters (schema) off a postgres URL and
@@ -164,25 +177,45 @@ func lockIDs(key int64) (classid, objid int64) {
 }
 
 // Location is the URL without its password.
-func (b *Backend) Location() string { return b.loc }
+func (b *client) Location() string { return b.loc }
 
 // Stack is the name of the stack this backend holds.
-func (b *Backend) Stack() string { return b.stack }
+func (b *Backend) Stack() string { return b.c.stack }
 
 // Schema is the PostgreSQL schema holding the tables; FoundVersion the
 // schema version Open found (0 when it created the tables).
-func (b *Backend) Schema() string    { return b.schema }
-func (b *Backend) FoundVersion() int { return b.found }
+func (b *Backend) Schema() string    { return b.c.schema }
+func (b *Backend) FoundVersion() int { return b.c.found }
+
+// Inspect is Holder that also reports the holder row a dead holder left
+// (its session ended: the server let the advisory lock go), which the next
+// Lock takes over: what doctor says of the lock.
+func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+	return b.c.inspect(ctx)
+}
+
+// TerminateHolder ends, on the server, the session that holds the stack's
+// lock (pg_terminate_backend, waiting up to 10 s for it to end), as a cut
+// connection would: the holder's next write fails with storage.ErrLost, and
+// the lock is free. It reports false when nobody held it. It needs the
+// right to signal that session (the same role, or pg_signal_backend): for
+// tests, and for an operator who knows the holder's machine is gone.
+func (b *Backend) TerminateHolder(ctx context.Context) (bool, error) {
+	return b.c.terminateHolder(ctx)
+}
+
+// Wrap names the backend in err (remote.Source).
+func (b *client) Wrap(what string, err error) error { return b.wrap(what, err) }
 
 // Close closes the connection pool. A Writer's lock connection is its own:
 // Release closes it.
-func (b *Backend) Close() error {
+func (b *client) Close() error {
 	b.pool.Close()
 	return nil
 }
 
 // wrap names the backend in err and masks the password out of its text.
-func (b *Backend) wrap(what string, err error) error {
+func (b *client) wrap(what string, err error) error {
 	return mask(fmt.Errorf("postgres %s: %s: %w", b.loc, what, err), b.password)
 }
 
@@ -219,7 +252,7 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func (b *Backend) readStack(ctx context.Context, q querier, forUpdate bool) (stackRow, error) {
+func (b *client) readStack(ctx context.Context, q querier, forUpdate bool) (stackRow, error) {
 	sql := b.sql.readStack
 	if forUpdate {
 		sql += " FOR UPDATE"
@@ -235,27 +268,29 @@ func (b *Backend) readStack(ctx context.Context, q querier, forUpdate bool) (sta
 
 // movedError refuses a stack that `state migrate` fenced or moved
 // elsewhere (nil: none, or the migration itself: storage.CheckMoved).
-func (b *Backend) movedError(to *string) error {
+func (b *client) movedError(to *string) error {
 	if to == nil {
 		return nil
 	}
 	return storage.CheckMoved(b.opts, b.loc, *to, "the moved_to column of "+b.where("stacks")+" (the rows stay, read-only, for reference)")
 }
 
-// Load returns the stack's state, read in one repeatable-read transaction
-// (a Commit is wholly in it or not at all).
-func (b *Backend) Load(ctx context.Context) (*state.State, error) {
+// State returns the stack's state as its rows hold it (sealed), read in one
+// repeatable-read transaction (a Commit is wholly in it or not at all):
+// each row's checksum checked, and the stacks row's lineage against the
+// journal's newest.
+func (b *client) State(ctx context.Context) (*state.State, string, error) {
 	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, b.wrap("load state", err)
+		return nil, "", b.wrap("load state", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	row, err := b.readStack(ctx, tx, false)
 	if err != nil {
-		return nil, b.wrap("load state", err)
+		return nil, "", b.wrap("load state", err)
 	}
 	if err := b.movedError(row.movedTo); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	st := &state.State{Version: state.Version, Stack: b.stack, Lineage: row.lineage, Serial: row.serial, Resources: map[string]*state.Resource{}}
 	if row.lineage != "" {
@@ -263,71 +298,65 @@ func (b *Backend) Load(ctx context.Context) (*state.State, error) {
 		// journal's newest record names the lineage it was written under.
 		last, err := b.lastLineage(ctx, tx)
 		if err != nil {
-			return nil, b.wrap("load state", err)
+			return nil, "", b.wrap("load state", err)
 		}
 		if last != "" && last != row.lineage {
-			return nil, &storage.LineageError{What: "state", Location: b.where("stacks"), Want: last, Found: row.lineage}
+			return nil, "", &storage.LineageError{What: "state", Location: b.where("stacks"), Want: last, Found: row.lineage}
 		}
 	}
 	if len(row.meta) > 0 {
 		rec, err := storage.Disclose(row.meta, b.at(b.metaRecord()))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		var m storage.Meta
 		if err := json.Unmarshal(rec, &m); err != nil {
-			return nil, b.corrupt("the stack's metadata", err)
+			return nil, "", b.corrupt("the stack's metadata", err)
 		}
 		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged, st.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
 	}
 	rows, err := tx.Query(ctx, b.sql.readResources, b.stack)
 	if err != nil {
-		return nil, b.wrap("load state", err)
+		return nil, "", b.wrap("load state", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var name string
 		var body []byte
 		if err := rows.Scan(&name, &body); err != nil {
-			return nil, b.wrap("load state", err)
+			return nil, "", b.wrap("load state", err)
 		}
 		rec, err := storage.Disclose(body, b.at(b.resourceRecord(name)))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		var r state.Resource
 		if err := json.Unmarshal(rec, &r); err != nil {
-			return nil, b.corrupt(fmt.Sprintf("resource %q", name), err)
+			return nil, "", b.corrupt(fmt.Sprintf("resource %q", name), err)
 		}
 		if r.Name != name {
-			return nil, b.corrupt(fmt.Sprintf("resource %q", name), fmt.Errorf("its row holds resource %q", r.Name))
-		}
-		if err := state.CheckResourceLevel(b.where("resources"), &r); err != nil {
-			return nil, err
+			return nil, "", b.corrupt(fmt.Sprintf("resource %q", name), fmt.Errorf("its row holds resource %q", r.Name))
 		}
 		st.Resources[name] = &r
 	}
 	if err := rows.Err(); err != nil {
-		return nil, b.wrap("load state", err)
+		return nil, "", b.wrap("load state", err)
 	}
-	if _, err := state.OpenState(st, b.opts.Sealing); err != nil {
-		return nil, b.wrap("load state", err)
-	}
-	return st, nil
+	return st, b.where("resources"), nil
 }
 
 // at names a stored record of the stack for an integrity error.
-func (b *Backend) at(record string) storage.Where {
+func (b *client) at(record string) storage.Where {
 	return storage.Where{Backend: b.loc, Stack: b.stack, Record: record}
 }
 
 // The records the state is read from, named for messages: what, and the
 // row that holds it (so a person with psql finds it).
-func (b *Backend) resourceRecord(name string) string {
+func (b *client) resourceRecord(name string) string {
 	return fmt.Sprintf("resource %q (table %s.resources, row stack = %s AND name = %s)", name, b.schema, sqlText(b.stack), sqlText(name))
 }
 
-func (b *Backend) metaRecord() string {
+func (b *client) metaRecord() string {
 	return fmt.Sprintf("the stack's metadata (table %s.stacks, column meta, row stack = %s)", b.schema, sqlText(b.stack))
 }
 
@@ -335,12 +364,12 @@ func (b *Backend) metaRecord() string {
 func sqlText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // where names a table of the stack for messages.
-func (b *Backend) where(table string) string {
+func (b *client) where(table string) string {
 	return fmt.Sprintf("%s (table %s.%s, stack %s)", b.loc, b.schema, table, b.stack)
 }
 
 // lastLineage is the lineage of the journal's newest record that has one.
-func (b *Backend) lastLineage(ctx context.Context, q querier) (string, error) {
+func (b *client) lastLineage(ctx context.Context, q querier) (string, error) {
 	var last string
 	err := q.QueryRow(ctx, b.sql.lastLineage, b.stack).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -349,14 +378,14 @@ func (b *Backend) lastLineage(ctx context.Context, q querier) (string, error) {
 	return last, err
 }
 
-func (b *Backend) corrupt(what string, err error) error {
+func (b *client) corrupt(what string, err error) error {
 	return fmt.Errorf("load state %s: %w: %s does not parse (%v)", b.loc, state.ErrCorrupt, what, err)
 }
 
 // Journal returns the stack's records in order. A record that does not parse
 // is reported with its seq as its line; a record of another lineage than the
 // stack's is refused (ErrLineage).
-func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+func (b *client) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
 	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, nil, b.wrap("read journal", err)
@@ -412,8 +441,8 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 	return recs, bad, nil
 }
 
-// Revision returns revision n's body.
-func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
+// Revision returns revision n's body as stored (sealed).
+func (b *client) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
 	var body []byte
 	err := b.pool.QueryRow(ctx, b.sql.readRevision, b.stack, n).Scan(&body)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -430,14 +459,11 @@ func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, e
 	if err := json.Unmarshal(rec, &rb); err != nil {
 		return nil, fmt.Errorf("revision %d of stack %s at %s: %w: %v", n, b.stack, b.loc, state.ErrCorrupt, err)
 	}
-	if err := storage.OpenRevision(&rb, b.opts.Sealing); err != nil {
-		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
-	}
 	return &rb, nil
 }
 
 // Backups lists the stored backups, oldest first.
-func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
+func (b *client) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
 	rows, err := b.pool.Query(ctx, b.sql.listBackups, b.stack)
 	if err != nil {
 		return nil, b.wrap("list backups", err)
@@ -458,8 +484,9 @@ func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
 	return out, nil
 }
 
-// Backup reads one backup, refusing one of another lineage.
-func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error) {
+// Backup reads one backup as stored (its row's checksum checked), with
+// the stack's lineage now.
+func (b *client) Backup(ctx context.Context, name string) (*remote.StoredBackup, error) {
 	var body []byte
 	var lineage string
 	err := b.pool.QueryRow(ctx, b.sql.readBackup, b.stack, name).Scan(&body, &lineage)
@@ -479,32 +506,15 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 	if err := json.Unmarshal(rec, &st); err != nil {
 		return nil, fmt.Errorf("backup %s of stack %s at %s: %w: %v", name, b.stack, b.loc, state.ErrCorrupt, err)
 	}
-	if st.Stack != b.stack {
-		return nil, &storage.LineageError{What: "backup", Location: b.where("backups") + " " + name, Want: "of stack " + b.stack, Found: "of stack " + st.Stack}
-	}
 	row, err := b.readStack(ctx, b.pool, false)
 	if err != nil {
 		return nil, b.wrap("read backup "+name, err)
 	}
-	if row.lineage != "" && st.Lineage != "" && st.Lineage != row.lineage {
-		return nil, &storage.LineageError{What: "backup", Location: b.where("backups") + " " + name, Want: row.lineage, Found: st.Lineage}
-	}
-	if st.Resources == nil {
-		st.Resources = map[string]*state.Resource{}
-	}
-	for _, n := range st.Names() {
-		if err := state.CheckResourceLevel(b.where("backups")+" backup "+name, st.Resources[n]); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := state.OpenState(&st, b.opts.Sealing); err != nil {
-		return nil, b.wrap("backup "+name, err)
-	}
-	return &st, nil
+	return &remote.StoredBackup{State: &st, Where: b.where("backups") + " " + name, Lineage: row.lineage}, nil
 }
 
 // Stats are the stack's sizes and counts.
-func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
+func (b *client) Stats(ctx context.Context) (storage.Stats, error) {
 	var s storage.Stats
 	s.SchemaVersion = SchemaVersion
 	err := b.pool.QueryRow(ctx, b.sql.stats, b.stack).Scan(&s.StateBytes, &s.Resources, &s.JournalBytes, &s.JournalRecords,
@@ -518,7 +528,7 @@ func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
 // Holder reports who holds the stack's lock now: nil when nobody does, a
 // Holder with no pid when the lock is held by a connection that left no row
 // (it is taking the lock this instant, or its row was deleted by hand).
-func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
+func (b *client) Holder(ctx context.Context) (*storage.Holder, error) {
 	h, err := b.holder(ctx, b.pool)
 	if err != nil {
 		return nil, b.wrap("read lock holder", err)
@@ -526,10 +536,7 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 	return h, nil
 }
 
-// Inspect is Holder that also reports the holder row a dead holder left
-// (its session ended: the server let the advisory lock go), which the next
-// Lock takes over: what doctor says of the lock.
-func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+func (b *client) inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
 	if live, err = b.Holder(ctx); err != nil || live != nil {
 		return live, nil, err
 	}
@@ -549,7 +556,7 @@ func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err
 	return nil, &storage.Holder{Op: op, PID: int(pid), Host: host, Since: since.UTC()}, nil
 }
 
-func (b *Backend) holder(ctx context.Context, q querier) (*storage.Holder, error) {
+func (b *client) holder(ctx context.Context, q querier) (*storage.Holder, error) {
 	classid, objid := lockIDs(b.key)
 	rows, err := q.Query(ctx, b.sql.holder, b.stack, classid, objid)
 	if err != nil {
@@ -572,13 +579,7 @@ func (b *Backend) holder(ctx context.Context, q querier) (*storage.Holder, error
 	return h, rows.Err()
 }
 
-// TerminateHolder ends, on the server, the session that holds the stack's
-// lock (pg_terminate_backend, waiting up to 10 s for it to end), as a cut
-// connection would: the holder's next write fails with storage.ErrLost, and
-// the lock is free. It reports false when nobody held it. It needs the
-// right to signal that session (the same role, or pg_signal_backend): for
-// tests, and for an operator who knows the holder's machine is gone.
-func (b *Backend) TerminateHolder(ctx context.Context) (bool, error) {
+func (b *client) terminateHolder(ctx context.Context) (bool, error) {
 	classid, objid := lockIDs(b.key)
 	var ended bool
 	err := b.pool.QueryRow(ctx, `SELECT coalesce(bool_or(pg_terminate_backend(p.pid, 10000)), false) FROM pg_locks p

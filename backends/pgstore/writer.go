@@ -35,7 +35,7 @@ const (
 const lockWait = 2 * time.Second
 
 // Lock takes the stack's lock on a connection of its own.
-func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+func (b *client) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
 	h = storage.HolderDefaults(h, b.now())
 	cfg := b.conn.Copy()
 	// The server finds a client machine that vanished (no FIN ever comes)
@@ -72,7 +72,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 // ends its session within milliseconds, but a Lock right after a kill -9
 // can come first) or has not written its row yet; otherwise it returns the
 // LockedError naming the holder at once.
-func (b *Backend) retryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
+func (b *client) retryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	host, _ := os.Hostname()
 	deadline := time.Now().Add(lockWait)
 	for {
@@ -109,7 +109,7 @@ func (b *Backend) retryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
 // takeOver, the advisory lock held, bumps the lock epoch (fencing off any
 // earlier holder's writes in flight) and writes the holder row, in one
 // transaction on the lock connection.
-func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder) (*writer, error) {
+func (b *client) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder) (*writer, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return nil, b.wrap("lock", err)
@@ -196,7 +196,7 @@ func (b *Backend) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder
 // lock's lost, released or broken state). It writes each group in one
 // transaction fenced by the lock's epoch and session.
 type writer struct {
-	b      *Backend
+	b      *client
 	public *remote.Writer
 	hold   *remote.Hold
 	conn   *pgx.Conn // the lock connection: the watcher's alone until Release

@@ -95,7 +95,7 @@ func deadHere(lr *lockRecord) bool {
 }
 
 // stale says why lr no longer holds the lock ("" when it does).
-func (b *Backend) stale(lr *lockRecord) string {
+func (b *client) stale(lr *lockRecord) string {
 	switch {
 	case deadHere(lr):
 		return "its process no longer runs"
@@ -105,7 +105,7 @@ func (b *Backend) stale(lr *lockRecord) string {
 	return ""
 }
 
-func (b *Backend) readLock(ctx context.Context) (*lockRecord, string, error) {
+func (b *client) readLock(ctx context.Context) (*lockRecord, string, error) {
 	o, err := b.get(ctx, lockKey)
 	if err != nil || o == nil {
 		return nil, "", err
@@ -130,7 +130,7 @@ func newToken() string {
 // Lock takes the stack's lock: creates lock.json with If-None-Match: *, or
 // takes over a stale one with If-Match on the ETag it read, then fences any
 // writer the takeover displaced.
-func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+func (b *client) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
 	h = storage.HolderDefaults(h, b.now())
 	lr := &lockRecord{Format: format, Holder: h, Token: newToken(), Proc: self()}
 	var stale *storage.Holder
@@ -198,7 +198,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 			w.release(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		l, err := b.load(ctx)
+		l, err := b.loadOpen(ctx)
 		if err != nil {
 			return fail(err)
 		}

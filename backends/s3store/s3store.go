@@ -26,6 +26,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
 
 // DefaultLease is how long a lock lives without a renewal.
@@ -58,9 +59,18 @@ const kindLock = "lock"
 // rewrites them with theirs (writer.upgrade).
 const format = 2
 
-// Backend is one stack's home in an S3 bucket. It is safe for concurrent
-// use.
+// Backend is one stack's home in an S3 bucket: the shared remote.Backend
+// over this package's client (its reads and its lock). It is safe for
+// concurrent use.
 type Backend struct {
+	*remote.Backend
+	c *client
+}
+
+// client is what is S3's: the objects read in the shape they are stored
+// (remote.Source: identity, snapshot and WAL), and the lease whose writer
+// is a remote.Client.
+type client struct {
 	s3     *s3.Client
 	bucket string
 	prefix string // the stack's: PREFIX/STACK/
@@ -70,7 +80,10 @@ type Backend struct {
 	now    func() time.Time
 }
 
-var _ storage.Backend = (*Backend)(nil)
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ remote.Source   = (*client)(nil)
+)
 
 // Settings are what a URL says, beyond the bucket and the prefix.
 type Settings struct {
@@ -232,7 +245,7 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		id, _, _, err := b.readIdentity(ctx)
+		id, _, _, err := b.c.readIdentity(ctx)
 		if errors.Is(err, storage.ErrIntegrity) {
 			// Listed: what reads it (doctor) says what is wrong with it.
 			out = append(out, name)
@@ -252,7 +265,7 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 
 // New is Open with a client of the caller's (tests, a caller with its own
 // SDK configuration).
-func New(client *s3.Client, bucket, prefix, location string, lease time.Duration, opts storage.Options) (*Backend, error) {
+func New(s3c *s3.Client, bucket, prefix, location string, lease time.Duration, opts storage.Options) (*Backend, error) {
 	if lease <= 0 {
 		lease = DefaultLease
 	}
@@ -264,7 +277,8 @@ func New(client *s3.Client, bucket, prefix, location string, lease time.Duration
 	if prefix != "" {
 		p = prefix + "/" + p
 	}
-	return &Backend{s3: client, bucket: bucket, prefix: p, loc: location, lease: lease, opts: opts, now: now}, nil
+	c := &client{s3: s3c, bucket: bucket, prefix: p, loc: location, lease: lease, opts: opts, now: now}
+	return &Backend{Backend: remote.NewBackend(c, opts), c: c}, nil
 }
 
 // noCredentials says that the SDK's credential chain found none: which
@@ -287,16 +301,26 @@ func noCredentials(s Settings, err error) error {
 }
 
 // Location is the URL the backend was opened with.
-func (b *Backend) Location() string { return b.loc }
+func (b *client) Location() string { return b.loc }
+
+// Wrap names the backend in err (remote.Source). A state that does not
+// open is said as this backend always said it ("load", where pgstore says
+// "load state").
+func (b *client) Wrap(what string, err error) error {
+	if what == "load state" {
+		what = "load"
+	}
+	return b.wrap(what, err)
+}
 
 // Close releases nothing: the SDK's client holds idle connections only.
-func (b *Backend) Close() error { return nil }
+func (b *client) Close() error { return nil }
 
-func (b *Backend) key(name string) string { return b.prefix + name }
+func (b *client) key(name string) string { return b.prefix + name }
 
 func walKey(seq int64) string { return walDir + fmt.Sprintf("%020d", seq) }
 
-func (b *Backend) wrap(what string, err error) error {
+func (b *client) wrap(what string, err error) error {
 	return fmt.Errorf("s3 backend %s: %s: %w", b.loc, what, err)
 }
 
@@ -339,7 +363,7 @@ type object struct {
 }
 
 // get reads an object; nil, nil when there is none.
-func (b *Backend) get(ctx context.Context, name string) (*object, error) {
+func (b *client) get(ctx context.Context, name string) (*object, error) {
 	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name))})
 	if err != nil {
 		if apiCode(err) == "NoSuchBucket" {
@@ -362,14 +386,14 @@ func (b *Backend) get(ctx context.Context, name string) (*object, error) {
 const restoreHint = "an earlier version of the object (bucket versioning), or the backups that backend keeps for this stack (bulwark doctor lists them)"
 
 // at names object name of the stack for an integrity error.
-func (b *Backend) at(name string) storage.Where {
+func (b *client) at(name string) storage.Where {
 	return storage.Where{Backend: b.loc, Stack: b.opts.Stack, Record: fmt.Sprintf("object %s (bucket %s)", b.key(name), b.bucket), Restore: restoreHint}
 }
 
 // record reads object name, a checksummed record, and checks it: its body
 // is the record. nil, nil when there is none. With legacy (a stack an
 // older bulwark wrote), a record without a checksum is taken as it is.
-func (b *Backend) record(ctx context.Context, name string, legacy bool) (*object, error) {
+func (b *client) record(ctx context.Context, name string, legacy bool) (*object, error) {
 	o, err := b.get(ctx, name)
 	if err != nil || o == nil {
 		return nil, err
@@ -387,7 +411,7 @@ func (b *Backend) record(ctx context.Context, name string, legacy bool) (*object
 
 // putRecord writes v as object name, a checksummed record (storage.Enclose),
 // under c; it returns the new ETag and the bytes stored.
-func (b *Backend) putRecord(ctx context.Context, name string, v any, c cond, meta map[string]string) (string, []byte, error) {
+func (b *client) putRecord(ctx context.Context, name string, v any, c cond, meta map[string]string) (string, []byte, error) {
 	body, err := storage.MarshalEnclosed(v)
 	if err != nil {
 		return "", nil, fmt.Errorf("encode %s: %w", name, err)
@@ -399,7 +423,7 @@ func (b *Backend) putRecord(ctx context.Context, name string, v any, c cond, met
 // readIdentity reads stack.json (nil when there is none), and whether it
 // is an older bulwark's, without a checksum (legacy: the stack's other
 // objects may have none either).
-func (b *Backend) readIdentity(ctx context.Context) (id *identity, etag string, legacy bool, err error) {
+func (b *client) readIdentity(ctx context.Context) (id *identity, etag string, legacy bool, err error) {
 	o, err := b.get(ctx, identityKey)
 	if err != nil || o == nil {
 		return nil, "", false, err
@@ -419,7 +443,7 @@ func (b *Backend) readIdentity(ctx context.Context) (id *identity, etag string, 
 const noBucketHint = "bulwark does not create it: create it, with versioning on, as for Terraform's s3 backend, or fix the bucket in the URL"
 
 // noBucket is the error of a call that found no bucket, read or write.
-func (b *Backend) noBucket(err error) error {
+func (b *client) noBucket(err error) error {
 	return fmt.Errorf("bucket %s does not exist (%s): %w", b.bucket, noBucketHint, err)
 }
 
@@ -430,7 +454,7 @@ type cond struct {
 }
 
 // put writes an object, under cond; it returns the new ETag.
-func (b *Backend) put(ctx context.Context, name string, body []byte, c cond, meta map[string]string) (string, error) {
+func (b *client) put(ctx context.Context, name string, body []byte, c cond, meta map[string]string) (string, error) {
 	in := &s3.PutObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(b.key(name)),
 		Body: bytes.NewReader(body), ContentType: aws.String("application/json"), Metadata: meta}
 	if c.ifNoneMatch {
@@ -452,7 +476,7 @@ func (b *Backend) put(ctx context.Context, name string, body []byte, c cond, met
 
 // list returns the keys (relative to the stack's prefix) under dir, after
 // startAfter when set, in order.
-func (b *Backend) list(ctx context.Context, dir, startAfter string) ([]types.Object, error) {
+func (b *client) list(ctx context.Context, dir, startAfter string) ([]types.Object, error) {
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.bucket), Prefix: aws.String(b.key(dir))}
 	if startAfter != "" {
 		in.StartAfter = aws.String(b.key(startAfter))
@@ -477,7 +501,7 @@ func (b *Backend) list(ctx context.Context, dir, startAfter string) ([]types.Obj
 }
 
 // deleteKeys deletes objects, up to 1000 a call.
-func (b *Backend) deleteKeys(ctx context.Context, names []string) error {
+func (b *client) deleteKeys(ctx context.Context, names []string) error {
 	for len(names) > 0 {
 		n := min(len(names), 1000)
 		ids := make([]types.ObjectIdentifier, 0, n)
@@ -576,7 +600,7 @@ type loaded struct {
 // load reads the stack: identity, snapshot, then the WAL after it. A gap
 // (a checkpoint deleted segments between the snapshot read and the
 // listing) makes it start again.
-func (b *Backend) load(ctx context.Context) (*loaded, error) {
+func (b *client) load(ctx context.Context) (*loaded, error) {
 	var last error
 	for range 5 {
 		l, err := b.loadOnce(ctx)
@@ -588,9 +612,25 @@ func (b *Backend) load(ctx context.Context) (*loaded, error) {
 	return nil, b.wrap("load", last)
 }
 
+// loadOpen is load with the state opened and its levels checked: the
+// state a writer starts from (remote.Backend does the same for Load).
+func (b *client) loadOpen(ctx context.Context) (*loaded, error) {
+	l, err := b.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := state.OpenState(l.st, b.opts.Sealing); err != nil {
+		return nil, b.wrap("load", err)
+	}
+	if err := state.CheckLevels(b.key(snapshotKey), l.st); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 var errGap = errors.New("the write-ahead log changed while it was read")
 
-func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
+func (b *client) loadOnce(ctx context.Context) (*loaded, error) {
 	l := &loaded{st: &state.State{Version: state.Version, Stack: b.opts.Stack, Resources: map[string]*state.Resource{}}}
 	idp, idTag, legacy, err := b.readIdentity(ctx)
 	if err != nil {
@@ -655,12 +695,6 @@ func (b *Backend) loadOnce(ctx context.Context) (*loaded, error) {
 		l.walBytes += aws.ToInt64(o.Size)
 	}
 	l.walCount = len(segs)
-	if _, err := state.OpenState(l.st, b.opts.Sealing); err != nil {
-		return nil, b.wrap("load", err)
-	}
-	if err := state.CheckLevels(b.key(snapshotKey), l.st); err != nil {
-		return nil, err
-	}
 	return l, nil
 }
 
@@ -673,7 +707,7 @@ func lineageOf(id *identity) string {
 
 // fetch gets the WAL objects listed, in parallel, and checks they follow
 // after one another from after.
-func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64, legacy bool) ([]*segment, error) {
+func (b *client) fetch(ctx context.Context, objs []types.Object, after int64, legacy bool) ([]*segment, error) {
 	segs := make([]*segment, len(objs))
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -716,21 +750,23 @@ func (b *Backend) fetch(ctx context.Context, objs []types.Object, after int64, l
 	return segs, nil
 }
 
-// Load returns the state as of the last acknowledged Commit.
-func (b *Backend) Load(ctx context.Context) (*state.State, error) {
+// State returns the state as of the last acknowledged Commit, as stored
+// (sealed): the snapshot and the WAL after it, each object's checksum,
+// order and lineage checked.
+func (b *client) State(ctx context.Context) (*state.State, string, error) {
 	l, err := b.load(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return l.st, nil
+	return l.st, b.key(snapshotKey), nil
 }
 
 // Journal returns the journal's records, oldest first (a takeover's record
 // of kind "lock" among them; records of kind state, which only the file
 // backend writes, left out). Nothing stored is ever unparsable here: a WAL
 // object that does not parse fails the whole read, naming it.
-func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
-	l, err := b.load(ctx)
+func (b *client) Journal(ctx context.Context) ([]journal.Record, []*journal.CorruptError, error) {
+	l, err := b.loadOpen(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -740,7 +776,7 @@ func (b *Backend) Journal(ctx context.Context) ([]journal.Record, []*journal.Cor
 // Holder reads lock.json: who holds the lock (nil: nobody, or a lock its
 // holder released). A holder whose lease ran out is returned too, with its
 // Until in the past.
-func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
+func (b *client) Holder(ctx context.Context) (*storage.Holder, error) {
 	lr, _, err := b.readLock(ctx)
 	if err != nil || lr == nil || lr.Released {
 		return nil, err
@@ -753,6 +789,10 @@ func (b *Backend) Holder(ctx context.Context) (*storage.Holder, error) {
 // process gone from this machine, or its lease run out), which the next
 // Lock takes over at once: what doctor says of the lock.
 func (b *Backend) Inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
+	return b.c.inspect(ctx)
+}
+
+func (b *client) inspect(ctx context.Context) (live, stale *storage.Holder, err error) {
 	lr, _, err := b.readLock(ctx)
 	if err != nil || lr == nil || lr.Released {
 		return nil, nil, err
@@ -769,8 +809,8 @@ type revision struct {
 	Body storage.RevisionBody `json:"body"`
 }
 
-// Revision returns revision n's body.
-func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
+// Revision returns revision n's body as stored (sealed).
+func (b *client) Revision(ctx context.Context, n int) (*storage.RevisionBody, error) {
 	_, _, legacy, err := b.readIdentity(ctx)
 	if err != nil {
 		return nil, err
@@ -786,9 +826,6 @@ func (b *Backend) Revision(ctx context.Context, n int) (*storage.RevisionBody, e
 	if err := json.Unmarshal(o.body, &r); err != nil {
 		return nil, b.wrap(fmt.Sprintf("revision %d", n), fmt.Errorf("does not parse: %v: %w", err, state.ErrCorrupt))
 	}
-	if err := storage.OpenRevision(&r.Body, b.opts.Sealing); err != nil {
-		return nil, b.wrap(fmt.Sprintf("revision %d", n), err)
-	}
 	return &r.Body, nil
 }
 
@@ -803,7 +840,7 @@ type backup struct {
 }
 
 // Backups lists the backups, oldest first.
-func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
+func (b *client) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
 	objs, err := b.list(ctx, backupDir, "")
 	if err != nil {
 		return nil, err
@@ -832,12 +869,13 @@ func (b *Backend) Backups(ctx context.Context) ([]storage.BackupInfo, error) {
 	return out, nil
 }
 
-// Backup reads one backup.
-func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error) {
+// Backup reads one backup as stored (its object's checksum checked), with
+// the stack's lineage now (stack.json's).
+func (b *client) Backup(ctx context.Context, name string) (*remote.StoredBackup, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("backup %q of %s: %w", name, b.loc, storage.ErrNotFound)
 	}
-	_, _, legacy, err := b.readIdentity(ctx)
+	id, _, legacy, err := b.readIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -852,13 +890,11 @@ func (b *Backend) Backup(ctx context.Context, name string) (*state.State, error)
 	if err := json.Unmarshal(o.body, &bk); err != nil || bk.State == nil {
 		return nil, b.wrap("backup "+name, fmt.Errorf("does not parse (%v): %w", err, state.ErrCorrupt))
 	}
-	if bk.State.Resources == nil {
-		bk.State.Resources = map[string]*state.Resource{}
+	sb := &remote.StoredBackup{State: bk.State, Where: fmt.Sprintf("%s (object %s, bucket %s)", b.loc, b.key(backupDir+name), b.bucket)}
+	if id != nil {
+		sb.Lineage = id.Lineage
 	}
-	if _, err := state.OpenState(bk.State, b.opts.Sealing); err != nil {
-		return nil, b.wrap("backup "+name, err)
-	}
-	return bk.State, nil
+	return sb, nil
 }
 
 // validName: a backup's name is an operation id, never a path.
@@ -867,8 +903,8 @@ func validName(name string) bool {
 }
 
 // Stats are the sizes doctor shows.
-func (b *Backend) Stats(ctx context.Context) (storage.Stats, error) {
-	l, err := b.load(ctx)
+func (b *client) Stats(ctx context.Context) (storage.Stats, error) {
+	l, err := b.loadOpen(ctx)
 	if err != nil {
 		return storage.Stats{}, err
 	}

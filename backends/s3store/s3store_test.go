@@ -224,7 +224,7 @@ func tamper(t *testing.T, home, stack, only, old, new string) int {
 	t.Helper()
 	ctx := context.Background()
 	b := openHome(t, home, storage.Options{Stack: stack})
-	objs, err := b.list(ctx, only, "")
+	objs, err := b.c.list(ctx, only, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,14 +234,14 @@ func tamper(t *testing.T, home, stack, only, old, new string) int {
 		if name == lockKey {
 			continue
 		}
-		o, err := b.get(ctx, name)
+		o, err := b.c.get(ctx, name)
 		if err != nil || o == nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !bytes.Contains(o.body, []byte(old)) {
 			continue
 		}
-		if _, err := b.put(ctx, name, bytes.ReplaceAll(o.body, []byte(old), []byte(new)), cond{}, o.meta); err != nil {
+		if _, err := b.c.put(ctx, name, bytes.ReplaceAll(o.body, []byte(old), []byte(new)), cond{}, o.meta); err != nil {
 			t.Fatal(err)
 		}
 		n++
@@ -256,14 +256,14 @@ func steal(t *testing.T, home, stack string) {
 	t.Helper()
 	ctx := context.Background()
 	b := openHome(t, home, storage.Options{Stack: stack})
-	lr, _, err := b.readLock(ctx)
+	lr, _, err := b.c.readLock(ctx)
 	if err != nil || lr == nil {
 		t.Fatalf("steal: no lock to steal (%v)", err)
 	}
 	lr.Holder.Until = time.Now().Add(-time.Minute)
 	lr.Proc = proc{} // as if on another machine
 	body, _ := json.Marshal(lr)
-	if _, err := b.put(ctx, lockKey, body, cond{}, nil); err != nil {
+	if _, err := b.c.put(ctx, lockKey, body, cond{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	w, err := b.Lock(ctx, storage.Holder{Op: "op_thief", PID: 1, Host: "elsewhere"})
@@ -296,7 +296,7 @@ func res(name string) *state.Resource {
 func writeLock(t *testing.T, b *Backend, h storage.Holder) {
 	t.Helper()
 	body, _ := json.Marshal(&lockRecord{Format: format, Holder: h, Token: "theirs"})
-	if _, err := b.put(context.Background(), lockKey, body, cond{}, nil); err != nil {
+	if _, err := b.c.put(context.Background(), lockKey, body, cond{}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -539,7 +539,7 @@ func TestCheckpointWritesOnlyWhatPays(t *testing.T) {
 	if len(ps) != 1 || !strings.HasSuffix(ps[0].key, "/"+snapshotKey) {
 		t.Fatalf("a compacting checkpoint wrote %+v, want the snapshot", ps)
 	}
-	left, err := b.list(ctx, walDir, "")
+	left, err := b.c.list(ctx, walDir, "")
 	if err != nil || len(left) != 0 {
 		t.Fatalf("WAL objects left after the checkpoint: %d %v", len(left), err)
 	}
@@ -842,7 +842,7 @@ func TestLockRecordEncodeErrorIsAnError(t *testing.T) {
 		w.Release(ctx)
 		t.Fatal("Lock with a holder that cannot be encoded succeeded")
 	}
-	if o, gerr := b.get(ctx, lockKey); gerr != nil || o != nil {
+	if o, gerr := b.c.get(ctx, lockKey); gerr != nil || o != nil {
 		t.Fatalf("lock.json after a failed Lock: %v %v, want none", o, gerr)
 	}
 }
@@ -1105,7 +1105,7 @@ func TestOlderStackUpgrades(t *testing.T) {
 	by := openHome(t, home, options())
 	putRaw := func(name, body string, meta map[string]string) {
 		t.Helper()
-		if _, err := by.put(ctx, name, []byte(body), cond{}, meta); err != nil {
+		if _, err := by.c.put(ctx, name, []byte(body), cond{}, meta); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1146,7 +1146,7 @@ func TestOlderStackUpgrades(t *testing.T) {
 	}
 	check("after the upgrade")
 	for _, name := range []string{identityKey, snapshotKey, revisionKey(1), backupDir + "op_old"} {
-		o, err := b.get(ctx, name)
+		o, err := b.c.get(ctx, name)
 		if err != nil || o == nil {
 			t.Fatalf("%s: %v", name, err)
 		}

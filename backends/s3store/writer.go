@@ -27,7 +27,7 @@ import (
 // lock's lost, released or broken state). It writes each group as one WAL
 // object, fenced by its create-only key, and the blobs beside it.
 type writer struct {
-	b     *Backend
+	b     *client
 	hold  *remote.Hold
 	stale *storage.Holder
 	stop  chan struct{} // closed by Release: the renewals end
@@ -57,7 +57,7 @@ type writer struct {
 var _ remote.Client = (*writer)(nil)
 
 // newWriter is the Client of lock record lr (its ETag etag), with its Hold.
-func (b *Backend) newWriter(lr *lockRecord, etag string, stale *storage.Holder) *writer {
+func (b *client) newWriter(lr *lockRecord, etag string, stale *storage.Holder) *writer {
 	w := &writer{b: b, lr: lr, etag: etag, stale: stale, stop: make(chan struct{}), done: make(chan struct{})}
 	w.hold = remote.NewHold(remote.Messages{
 		Lost: func(why error) error {

@@ -10,9 +10,11 @@
 // prepared group under its fence, store and delete blobs (revision bodies,
 // backups), compact, and give its lock up.
 //
-// What a backend reads (Load, Journal, Revision, Backups, Stats) and how
-// it takes its lock stay the backend's: a Client is the lock a backend's
-// Lock took, and the Writer is built over it by NewWriter.
+// Reads are shared too: Backend (backend.go) is the one storage.Backend
+// over a backend's Source, which fetches what is stored in its own shape;
+// Backend checks levels, a backup's stack and lineage, and opens sealed
+// values. A Client is the lock a Source's Lock took, and the Writer is
+// built over it by NewWriter.
 //
 // The lock's safety rests on the Client, which fences every write it makes
 // (a PostgreSQL epoch and session check in the write's own transaction; a

@@ -127,6 +127,7 @@ func Run(t *testing.T, f Factory) {
 		{"Revisions", s.revisions},
 		{"Backups", s.backups},
 		{"BackupsOfFailedAttempts", s.backupsOfFailedAttempts},
+		{"BackupChecks", s.backupChecks},
 		{"Checkpoint", s.checkpoint},
 		{"NoOpsStopGrowing", s.noOpsStopGrowing},
 		{"Sealed", s.sealed},
@@ -621,6 +622,55 @@ func (s *suite) backups(t *testing.T) {
 	}
 	if _, err := b.Backup(ctx, names[0]); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("pruned backup: %v", err)
+	}
+}
+
+// backupCopier is a Writer that stores a backup read elsewhere (state
+// migrate's), the one way to put a backup of the suite's making in a home.
+type backupCopier interface {
+	CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error
+}
+
+// backupChecks: a backup is what a restore puts back, so Backup refuses
+// one of another lineage (ErrLineage) or with a protection level bulwark
+// does not know (state.ErrCorrupt), on every backend, as Load refuses
+// such a state. The backups are stored as state migrate copies one in.
+func (s *suite) backupChecks(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_bkc")
+	bc, ok := w.(backupCopier)
+	if !ok {
+		t.Skip("the backend's Writer copies no backup in")
+	}
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("a", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := b.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		change func(st *state.State)
+		want   error
+	}{
+		{"op_01000000000000000000000001", func(st *state.State) { st.Lineage = "another-lineage" }, storage.ErrLineage},
+		{"op_01000000000000000000000002", func(st *state.State) { st.Resources["a"].Protection = protection.Unspecified }, state.ErrCorrupt}, // stored as "": no level
+		// A prior's unknown word cannot be made through the API (the level
+		// is typed, and a level off the ladder cannot be written):
+		// state's TestUnknownPriorProtectionIsAnError plants one in a file.
+	}
+	for _, c := range cases {
+		st := cur.Clone()
+		c.change(st)
+		if err := bc.CopyBackup(ctx, storage.BackupInfo{Name: c.name, Serial: st.Serial}, st); err != nil {
+			continue // refused as it was stored: nothing to restore
+		}
+		if _, err := s.open(t, home).Backup(ctx, c.name); !errors.Is(err, c.want) {
+			t.Errorf("backup %s: %v, want an error matching %v", c.name, err, c.want)
+		}
 	}
 }
 
