@@ -309,15 +309,7 @@ func (s *session) validateResolved(ctx context.Context, r, rr *spec.Resource) er
 		if d.Severity == providers.SeverityWarning {
 			continue
 		}
-		pos := r.Pos
-		if len(d.AttributePath) > 0 {
-			if fp, ok := r.FieldPos["config."+d.AttributePath[0]]; ok {
-				pos = fp
-			} else if fp, ok := r.FieldPos["config"]; ok {
-				pos = fp
-			}
-		}
-		found = append(found, spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
+		found = append(found, s.problem(r, d))
 	}
 	if len(found) > 0 {
 		return found

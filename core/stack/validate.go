@@ -37,15 +37,7 @@ func (s *session) validate(ctx context.Context) error {
 			if d.Severity == providers.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
 				continue
 			}
-			pos := r.Pos
-			if len(d.AttributePath) > 0 {
-				if fp, ok := r.FieldPos["config."+d.AttributePath[0]]; ok {
-					pos = fp
-				} else if fp, ok := r.FieldPos["config"]; ok {
-					pos = fp
-				}
-			}
-			found[i] = append(found[i], spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())})
+			found[i] = append(found[i], s.problem(r, d))
 		}
 	}
 	if err := observe.InBatches(ctx, n, s.opts.Parallelism, observe.Batches[Provider]{
@@ -124,4 +116,18 @@ func Validate(ctx context.Context, sp *spec.Spec, opts Options) error {
 	}
 	defer done()
 	return s.validate(ctx)
+}
+
+// problem is a provider's diagnostic about r as a problem of the spec, at
+// the line of the config key it names (else r's config, else r).
+func (s *session) problem(r *spec.Resource, d providers.Diagnostic) spec.Problem {
+	pos := r.Pos
+	if len(d.AttributePath) > 0 {
+		if fp, ok := r.FieldPos["config."+d.AttributePath[0]]; ok {
+			pos = fp
+		} else if fp, ok := r.FieldPos["config"]; ok {
+			pos = fp
+		}
+	}
+	return spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())}
 }
