@@ -45,7 +45,16 @@ var ErrProtected = errors.New("refused to delete a protected resource")
 // levelOf is the protection that governs deleting res: the higher of the
 // state's record and the spec's, so neither editing the spec nor a stale
 // record can lower it.
+//
+// A record that holds a protection word no level names (kept aside as
+// UnknownProtection when it was read) counts as protected, whatever the
+// spec says: every Load and every write refuses such a record first, and
+// this is the deletion path's own guess that deletes nothing, should one
+// ever reach it.
 func (s *session) levelOf(res *state.Resource) protection.Level {
+	if res.UnknownProtection != "" {
+		return protection.Protected
+	}
 	desired := protection.Ephemeral
 	if r, ok := s.specResource(res.Name); ok {
 		desired = r.Protection
