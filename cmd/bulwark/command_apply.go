@@ -13,7 +13,7 @@ import (
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
 	var replace []string
-	var parallelism int
+	var par concurrency
 	var dryRun, asJSON, yes bool
 	cmd := &cobra.Command{
 		Use:   "apply SPEC|PLANFILE",
@@ -28,13 +28,16 @@ func (c *cli) applyCmd() *cobra.Command {
 				if err := savedPlanFlags(cmd, args[0]); err != nil {
 					return err
 				}
-				return c.applyPlanFile(cmd.Context(), args[0], parallelism, asJSON)
+				return c.applyPlanFile(cmd.Context(), args[0], par, asJSON)
 			}
 			sp, opts, done, err := c.load(args[0], provider)
 			if err != nil {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			if dryRun {
 				if err := checkReplace(sp, replace); err != nil {
 					return err
@@ -45,9 +48,6 @@ func (c *cli) applyCmd() *cobra.Command {
 			if asJSON {
 				c.streamEvents(&opts)
 			}
-			if parallelism < 1 {
-				return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
-			}
 			if simulate != "" {
 				if _, ok := sp.Resource(simulate); !ok {
 					return fmt.Errorf("--simulate-failure %s: no such resource in %s", simulate, args[0])
@@ -56,7 +56,7 @@ func (c *cli) applyCmd() *cobra.Command {
 			if err := checkReplace(sp, replace); err != nil {
 				return err
 			}
-			opts.Parallelism, opts.SimulateFailure, opts.Replace = parallelism, simulate, replace
+			opts.SimulateFailure, opts.Replace = simulate, replace
 			opts.Stop = c.mutating(args[0])
 			switch {
 			case !asJSON:
@@ -76,7 +76,7 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
 	replaceFlag(cmd, &replace)
-	cmd.Flags().IntVar(&parallelism, "parallelism", 10, "work on at most `N` independent resources at once")
+	par.flags(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
 	yesFlags(cmd, &yes)

@@ -11,6 +11,7 @@ import (
 
 func (c *cli) importCmd() *cobra.Command {
 	var from string
+	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "import SPEC ADDRESS ID",
 		Short: "Take over an existing resource: read it by id and record it as this stack's (imported: no rollback deletes it)",
@@ -24,6 +25,9 @@ func (c *cli) importCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			opts.ImportFrom = from
 			res, err := stack.Import(cmd.Context(), sp, opts, args[1], args[2])
 			if err != nil {
@@ -32,6 +36,7 @@ func (c *cli) importCmd() *cobra.Command {
 			return c.stateReport(res, fmt.Sprintf("imported %s as %s in stack %s", args[2], args[1], sp.Stack))
 		},
 	}
+	par.flags(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "the `STACK` a resource is taken from: only one whose claim that stack released (state forget)")
 	c.lockTimeoutFlag(cmd)
 	return cmd

@@ -13,6 +13,7 @@ func (c *cli) planCmd() *cobra.Command {
 	var provider, out string
 	var replace []string
 	var asJSON, detailed bool
+	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "plan SPEC",
 		Short: "The dry run: every step's Check, no Execute, and a diff per resource; takes no lock",
@@ -23,6 +24,9 @@ func (c *cli) planCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			if err := checkReplace(sp, replace); err != nil {
 				return err
 			}
@@ -33,6 +37,7 @@ func (c *cli) planCmd() *cobra.Command {
 			return c.plan(cmd.Context(), sp, opts, asJSON, detailed)
 		},
 	}
+	par.flags(cmd)
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	replaceFlag(cmd, &replace)

@@ -11,6 +11,7 @@ import (
 
 func (c *cli) resumeCmd() *cobra.Command {
 	var asJSON bool
+	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "resume SPEC",
 		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
@@ -21,6 +22,9 @@ func (c *cli) resumeCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			if asJSON {
 				// Nothing asks: resume finishes what the journal says.
 				c.streamEvents(&opts)
@@ -50,6 +54,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 			return c.report(res, args[0])
 		},
 	}
+	par.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
 	c.lockTimeoutFlag(cmd)
 	return cmd

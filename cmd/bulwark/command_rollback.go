@@ -9,6 +9,7 @@ import (
 func (c *cli) rollbackCmd() *cobra.Command {
 	var to int
 	var yes, asJSON bool
+	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "rollback SPEC",
 		Short: "Converge the stack back to an earlier applied revision (default: the newest before the current one with another spec)",
@@ -19,6 +20,9 @@ func (c *cli) rollbackCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			opts.Stop = c.mutating(args[0])
 			if asJSON {
 				if err := c.streamOperation(&opts, "rollback", yes); err != nil {
@@ -34,6 +38,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 			return c.report(res, args[0])
 		},
 	}
+	par.flags(cmd)
 	cmd.Flags().IntVar(&to, "to", 0, "the `REVISION` to go back to (bulwark history lists them)")
 	yesFlags(cmd, &yes)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")

@@ -87,7 +87,7 @@ func (c *cli) savePlan(ctx context.Context, sp *spec.Spec, opts stack.Options, o
 }
 
 // applyPlanFile is `apply FILE` of a saved plan.
-func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, asJSON bool) error {
+func (c *cli) applyPlanFile(ctx context.Context, path string, par concurrency, asJSON bool) error {
 	opts, done, err := c.options(nil)
 	if err != nil {
 		return err
@@ -96,8 +96,8 @@ func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, a
 	if asJSON {
 		c.streamEvents(&opts)
 	}
-	if parallelism < 1 {
-		return fmt.Errorf("--parallelism %d: must be at least 1", parallelism)
+	if err := par.set(&opts); err != nil {
+		return err
 	}
 	if len(c.varIn.vars)+len(c.varIn.files) > 0 {
 		// As Terraform refuses variables with a saved plan.
@@ -107,7 +107,6 @@ func (c *cli) applyPlanFile(ctx context.Context, path string, parallelism int, a
 	if err != nil {
 		return err
 	}
-	opts.Parallelism = parallelism
 	opts.Stop = c.mutating(p.Spec.File)
 	res, err := stack.ApplyPlan(ctx, p, opts)
 	if err != nil {

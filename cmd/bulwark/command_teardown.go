@@ -12,6 +12,7 @@ import (
 
 func (c *cli) teardownCmd() *cobra.Command {
 	var yes, dryRun, asJSON bool
+	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "teardown SPEC",
 		Short: "Delete everything the stack's state records; refused whole if any of it is protected",
@@ -22,6 +23,9 @@ func (c *cli) teardownCmd() *cobra.Command {
 				return err
 			}
 			defer done()
+			if err := par.set(&opts); err != nil {
+				return err
+			}
 			if dryRun {
 				if asJSON {
 					return errors.New("teardown --dry-run --json: not offered (--dry-run lists what would be deleted as text; plan --json and status --json are the documents)")
@@ -64,6 +68,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 			return c.report(res, args[0])
 		},
 	}
+	par.flags(cmd)
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal, and with --json)")
 	cmd.Flags().BoolVar(&yes, "auto-approve", false, "the same as --yes")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")

@@ -67,8 +67,17 @@ type Operation struct {
 	// Replace is the run's --replace consent, journaled on its start
 	// record (a resume goes on with it).
 	Replace     []string
-	Steps       []*Step
+	Steps []*Step
+	// Parallelism is the most Executes (the writes: Create, Update,
+	// Delete) in flight at once (at least one): the --parallelism of the
+	// command. A step holds its write slot from its "execute started"
+	// record to its Execute's return, and no longer.
 	Parallelism int
+	// ReadParallelism is the most Checks and Verifies (the reads) in
+	// flight at once (0: Parallelism). Reads have their own slots, so a
+	// Create's slot is free the moment it returns, whatever its Verify
+	// still reads, and the Checks of the steps behind it run meanwhile.
+	ReadParallelism int
 	// Inherited are the steps an earlier, interrupted run of this same
 	// operation executed (a resume runs the operation again under its id).
 	// The two runs are one: a rollback undoes what either executed, so the

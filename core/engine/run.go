@@ -45,6 +45,17 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	}
 	g := Graph(op.Steps)
 	stopped := func() bool { return stoppedBy(op.Stop) || stoppedBy(e.Lost) || ctx.Err() != nil }
+	// The writes and the reads have slots of their own (see
+	// Operation.ReadParallelism); the walk lets as many steps run as the
+	// larger of the two can keep busy, each step waiting for the slot of the
+	// work it is about to do (a step waiting for a write slot holds no read
+	// slot, so the steps behind it still read). With as many reads as
+	// writes, it runs exactly as many steps at once as Parallelism.
+	reads := op.ReadParallelism
+	if reads <= 0 {
+		reads = op.Parallelism
+	}
+	sl := stepSlots{writes: newSlots(op.Parallelism), reads: newSlots(reads)}
 	var notStarted []string // stopped between Check and Execute
 
 	var (
@@ -52,13 +63,13 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		stopping, compensate, interrupted bool
 		cleaning                          bool // a cleanup step has started: no rollback from here
 	)
-	walk := g.Walk(ctx, op.Parallelism, func() bool {
+	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return stopping || stopped()
 	}, func(ctx context.Context, id string) bool {
 		s := byID[id]
-		status, executed, err := e.runStep(ctx, jctx, op, s)
+		status, executed, err := e.runStep(ctx, jctx, op, s, sl)
 		mu.Lock()
 		defer mu.Unlock()
 		if s.Cleanup && status != stepStopped {
@@ -247,10 +258,23 @@ func OneLine(text string) string {
 	return fmt.Sprintf("%s [%d more line(s) not shown]", strings.TrimSpace(first), n)
 }
 
+// stepSlots are a run's write and read slots.
+type stepSlots struct{ writes, reads *slots }
+
+// read runs f, one Check or Verify, on a read slot.
+func (sl stepSlots) read(ctx context.Context, f func(context.Context) error) error {
+	if err := sl.reads.take(ctx); err != nil {
+		return err
+	}
+	defer sl.reads.give()
+	return f(ctx)
+}
+
 // runStep runs Check, Execute and Verify of one step under ctx, journaling
-// under jctx (see Run). It returns the step's status (skipped, ok or
-// failed) and whether Execute was called.
-func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (status string, executed bool, err error) {
+// under jctx (see Run): Check and Verify each on a read slot, Execute (and
+// its "started" record) on a write slot. It returns the step's status
+// (skipped, ok or failed) and whether Execute was called.
+func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl stepSlots) (status string, executed bool, err error) {
 	rec := journal.Record{Op: op.ID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Action: s.Action}
 	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
 	fail := func(phase string, executed bool, err error) (string, bool, error) {
@@ -265,7 +289,11 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (sta
 		return journal.StepFailed, false, err
 	}
 	if s.Check != nil {
-		done, err := s.Check(ctx)
+		var done bool
+		err := sl.read(ctx, func(ctx context.Context) (err error) {
+			done, err = s.Check(ctx)
+			return err
+		})
 		if err != nil {
 			err = e.cut(fmt.Errorf("check: %w", err))
 			ev.Status, ev.Err = journal.StepFailed, err
@@ -285,8 +313,22 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (sta
 			return journal.StepSkipped, false, nil
 		}
 	}
+	// The write slot is held from the "started" record to Execute's
+	// return: a step waiting for one has journaled nothing yet.
+	if err := sl.writes.take(ctx); err != nil {
+		return journal.StepFailed, false, err
+	}
+	held := true
+	giveWrite := func() {
+		if held {
+			held = false
+			sl.writes.give()
+		}
+	}
+	defer giveWrite()
 	if stoppedBy(op.Stop) || stoppedBy(e.Lost) {
-		// Asked to stop after Check: the step never starts its work.
+		// Asked to stop after Check (or while it waited for its slot): the
+		// step never starts its work.
 		return stepStopped, false, ErrInterrupted
 	}
 	// Check may have refined what the step does (a planned update of a
@@ -302,7 +344,8 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (sta
 	ev.Status = "started"
 	e.observe(ev)
 	t0 := e.now()
-	err = s.Execute(ctx, started.ID)
+	err = s.Execute(context.WithValue(ctx, writesKey{}, sl.writes), started.ID)
+	giveWrite()
 	ev.Duration = e.now().Sub(t0)
 	if err != nil {
 		err = e.cut(err)
@@ -340,7 +383,7 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step) (sta
 	}()
 	vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify"}
 	t0 = e.now()
-	verr := s.Verify(ctx)
+	verr := sl.read(ctx, s.Verify)
 	vev.Duration = e.now().Sub(t0)
 	if err := <-appended; err != nil {
 		// The work's end is not recorded: that is the step's failure,

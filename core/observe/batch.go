@@ -22,6 +22,9 @@ func chunks(idx []int, par int) [][]int {
 
 // Batches is what InBatches calls, for items of providers of type P.
 type Batches[P any] struct {
+	// Spread is how many calls a provider's batched items are spread
+	// over (0: the parallelism InBatches is given).
+	Spread int
 	// Lookup returns the running provider of a name (false: none runs).
 	Lookup func(name string) (P, bool)
 	// ProviderOf names item i's provider ("" for none: one call alone).
@@ -64,9 +67,13 @@ func InBatches[P any](ctx context.Context, n, par int, b Batches[P]) error {
 		tasks = append(tasks, func(ctx context.Context) error { return b.Single(ctx, i) })
 	}
 	par = max(1, par)
+	spread := par
+	if b.Spread > 0 {
+		spread = b.Spread
+	}
 	for _, pn := range provs {
 		p := found[pn]
-		for _, chunk := range chunks(batched[pn], par) {
+		for _, chunk := range chunks(batched[pn], spread) {
 			tasks = append(tasks, func(ctx context.Context) error { return b.Batch(ctx, p, chunk) })
 		}
 	}

@@ -50,6 +50,11 @@ type Reader struct {
 	Lookup func(name string) (Provider, bool)
 	// Parallelism is the most calls at once (at least one).
 	Parallelism int
+	// Spread is how many batch calls the reads of a provider that reads
+	// many in one call are spread over (0: Parallelism): the writes'
+	// parallelism, so a batch is as large as the writes it feeds, and a
+	// larger read parallelism does not cut it into more round trips.
+	Spread int
 	// Progress is told of ReadAll's reads.
 	Progress Progress
 	// ReadOnly is set for a session that calls nothing but Read (plan): an
@@ -151,6 +156,7 @@ func (rd *Reader) ReadAll(ctx context.Context, jobs []Job) (map[string]*plan.Obs
 	// Every call records its own outcome and returns nil: a failed read
 	// stops no other (the first failed job, in order, is reported below).
 	_ = InBatches(ctx, len(jobs), rd.Parallelism, Batches[Provider]{
+		Spread: rd.Spread,
 		Lookup: rd.Lookup,
 		ProviderOf: func(i int) string {
 			if jobs[i].req == nil {

@@ -40,10 +40,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := s.startProviders(ctx, providersFor(s.sp, st), st); err != nil {
 		return nil, err
 	}
-	if err := s.validate(ctx); err != nil {
-		return nil, err
-	}
-	pl, obs, err := s.plan(ctx, st)
+	pl, obs, err := s.validatedPlan(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +61,8 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if s.opts.Review != nil && s.saved == nil && !s.opts.Review(s.preview(pl, obs, st)) {
 		return nil, &CancelledError{Op: opType}
 	}
-	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, Parallelism: s.opts.Parallelism,
+	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target,
+		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
 	op.Finish = s.record(op)
 	var gate []string

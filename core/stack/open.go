@@ -80,6 +80,9 @@ type session struct {
 	// reads makes the session's reads and keeps what its pre-flight reads
 	// saw (checkRead); set with prog (see reader).
 	reads *observe.Reader
+	// validated holds each provider's answer to each config it validated
+	// in this session (see validations).
+	validated validations
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet
@@ -298,7 +301,8 @@ func (s *session) reader() *observe.Reader {
 			p, ok := s.provider(name)
 			return p, ok
 		},
-		Parallelism: s.opts.Parallelism,
+		Parallelism: s.opts.ReadParallelism,
+		Spread:      s.opts.Parallelism,
 		Progress:    s.prog,
 		ReadOnly:    s.readOnly(),
 	}

@@ -100,10 +100,29 @@ type OutputOptions struct {
 	Review func(*Preview) bool
 }
 
+// DefaultReadParallelism is the default ReadParallelism: a plan of a few
+// hundred resources on a provider without batch calls (every real cloud's,
+// every Terraform provider) reads in one round trip, not one per ten
+// resources. Pulumi runs its steps unbounded by default; a provider whose
+// API cannot take this many answers "throttled", and the plugin host lowers
+// that provider's concurrency (see core/pluginhost).
+const DefaultReadParallelism = 256
+
 // RunOptions say how this one run behaves.
 type RunOptions struct {
-	Now         func() time.Time
-	Parallelism int // steps at once (default 10)
+	Now func() time.Time
+	// Parallelism is the most writes (Create, Update, Delete) in flight at
+	// once (default 10): --parallelism, as Terraform's -parallelism.
+	Parallelism int
+	// ReadParallelism is the most reads and validations in flight at once
+	// (default DefaultReadParallelism, and never fewer than Parallelism):
+	// --read-parallelism. Reads
+	// change nothing and a cloud's read quotas are far larger than its
+	// write quotas, so a plan's reads, a teardown's ownership check and
+	// the Verify after each write are not held to the writes' limit; a
+	// provider that answers "throttled" lowers the concurrency of its own
+	// calls whatever these say.
+	ReadParallelism int
 	// SimulateFailure names a resource whose Execute fails in this run.
 	SimulateFailure string
 	// Replace names the resources (addresses) this run replaces even with
@@ -184,6 +203,9 @@ func (o *Options) Defaults() {
 	}
 	if o.Parallelism <= 0 {
 		o.Parallelism = 10
+	}
+	if o.ReadParallelism <= 0 {
+		o.ReadParallelism = max(DefaultReadParallelism, o.Parallelism)
 	}
 	if o.Redactor == nil {
 		o.Redactor = secrets.NewRedactor()

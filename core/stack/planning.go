@@ -153,6 +153,25 @@ func (s *session) specNames() map[string]bool {
 	return out
 }
 
+// validatedPlan validates the spec and plans it. The schemas are checked
+// first (the host's checks: no call); then the providers' own validations
+// and the plan's reads run side by side: both only read, neither needs the
+// other, and on a provider whose every call takes a round trip the plan
+// pays one round trip for both, not one after the other. A problem the
+// validation found wins over whatever the reads found or failed on.
+func (s *session) validatedPlan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {
+	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
+		return nil, nil, err
+	}
+	validated := make(chan error, 1)
+	go func() { validated <- s.validateConfigs(ctx) }()
+	pl, obs, err := s.plan(ctx, st)
+	if verr := <-validated; verr != nil {
+		return nil, nil, verr
+	}
+	return pl, obs, err
+}
+
 // plan reads reality and decides every resource: the plan an apply carries
 // out and a dry run shows, with the same refusals.
 func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {

@@ -167,10 +167,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		return nil, err
 	}
 	defer done()
-	if err := s.validate(ctx); err != nil {
-		return nil, err
-	}
-	pl, obs, err := s.plan(ctx, st)
+	pl, obs, err := s.validatedPlan(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -300,7 +300,12 @@ func addSensitive(have []string, more []string) []string {
 // resolved, in its step's Check: what validate could not see before apply
 // (the keys it left out) is checked now, positioned in the spec.
 func (s *session) validateResolved(ctx context.Context, r, rr *spec.Resource) error {
-	ds, err := s.plugins[r.Provider].ValidateResource(ctx, &providers.ValidateResourceRequest{Type: rr.Type, Name: rr.Name, Config: rr.Config})
+	req := &providers.ValidateResourceRequest{Type: rr.Type, Name: rr.Name, Config: rr.Config}
+	v, mine := s.validated.claim(r.Provider, req)
+	if mine {
+		v.set(s.plugins[r.Provider].ValidateResource(ctx, req))
+	}
+	ds, err := v.wait(ctx)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
@@ -77,7 +78,8 @@ func (s *session) isRetained(res *state.Resource) bool {
 // preserves a durable one during a rollback. It returns the action taken
 // ("delete", "preserve" or "refuse") and, after a delete, what the provider
 // read of the resource once deleted in the same call, when it offers that
-// (providers.Capabilities.DeleteReadsBack) and the read could be made, for the
+// (providers.Capabilities.DeleteReadsBack), the write slot it would
+// hold is not scarce (engine.WritesScarce), and the read could be made, for the
 // step's Verify (nil otherwise: Verify reads).
 func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
@@ -98,7 +100,8 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 	if p == nil {
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
-	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(), ReadBack: capsOf(p).DeleteReadsBack})
+	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(),
+		ReadBack: capsOf(p).DeleteReadsBack && !engine.WritesScarce(ctx)})
 	if err != nil {
 		return "delete", nil, err
 	}

@@ -1,8 +1,11 @@
 package stack
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -16,61 +19,91 @@ func (s *session) validate(ctx context.Context) error {
 	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
 		return err
 	}
-	// Up to Parallelism calls at once (a provider's every call may take a
-	// round trip): the resources of a provider that offers ValidateMany in
-	// batches, the others one call each (observe.InBatches). The problems keep the
-	// spec's order.
+	return s.validateConfigs(ctx)
+}
+
+// validateConfigs asks each provider to validate the configs of its
+// resources, once per distinct config (s.validated): the schema's checks
+// were the host's (CheckSchemas), with no call. Up to ReadParallelism calls
+// at once (a provider's every call may take a round trip): the configs of a
+// provider that offers ValidateMany in batches, the others one call each
+// (observe.InBatches). The problems keep the spec's order.
+func (s *session) validateConfigs(ctx context.Context) error {
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
-	reqs := make([]*providers.ValidateResourceRequest, n)
+	answers := make([]*validated, n)
 	unknowns := make([]map[string]bool, n)
+	// asks are the configs this call asks about (the first resource of
+	// each, by index); the others wait for the answer of the call that
+	// asks (answers[i] is shared).
+	var asks []int
+	reqs := make([]*providers.ValidateResourceRequest, n)
 	for i, r := range s.sp.Resources {
 		// A value that references another resource is not known before
 		// apply: the provider sees the config without it (CheckSchemas
 		// type-checked it), and a "missing" complaint about it is moot.
 		cfg, unknown := knownConfig(r.Config)
 		reqs[i], unknowns[i] = &providers.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
+		var mine bool
+		answers[i], mine = s.validated.claim(r.Provider, reqs[i])
+		if mine {
+			asks = append(asks, i)
+		}
 	}
-	report := func(i int, ds providers.Diagnostics) {
-		r := s.sp.Resources[i]
+	err := observe.InBatches(ctx, len(asks), s.opts.ReadParallelism, observe.Batches[Provider]{
+		Spread:     s.opts.Parallelism,
+		Lookup:     s.provider,
+		ProviderOf: func(k int) string { return s.sp.Resources[asks[k]].Provider },
+		Many:       Provider.ValidatesMany,
+		Single: func(ctx context.Context, k int) error {
+			i := asks[k]
+			ds, err := s.plugins[s.sp.Resources[i].Provider].ValidateResource(ctx, reqs[i])
+			answers[i].set(ds, err)
+			return err
+		},
+		Batch: func(ctx context.Context, p Provider, chunk []int) error {
+			batch := make([]*providers.ValidateResourceRequest, len(chunk))
+			for j, k := range chunk {
+				batch[j] = reqs[asks[k]]
+			}
+			res, err := p.ValidateMany(ctx, batch)
+			for j, k := range chunk {
+				if err != nil {
+					answers[asks[k]].set(nil, err)
+					continue
+				}
+				answers[asks[k]].set(res[j].Diagnostics, res[j].Err)
+			}
+			if err != nil {
+				return err
+			}
+			for j := range chunk {
+				if res[j].Err != nil {
+					return res[j].Err
+				}
+			}
+			return nil
+		},
+	})
+	for _, k := range asks {
+		// A call stopped before it began (an earlier one failed) answers
+		// what stopped it, so no one waits for it.
+		answers[k].set(nil, cmp.Or(err, context.Canceled))
+	}
+	if err != nil {
+		return err
+	}
+	for i, r := range s.sp.Resources {
+		ds, err := answers[i].wait(ctx)
+		if err != nil {
+			return err
+		}
 		for _, d := range ds {
 			if d.Severity == providers.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
 				continue
 			}
 			found[i] = append(found[i], s.problem(r, d))
 		}
-	}
-	if err := observe.InBatches(ctx, n, s.opts.Parallelism, observe.Batches[Provider]{
-		Lookup:     s.provider,
-		ProviderOf: func(i int) string { return s.sp.Resources[i].Provider },
-		Many:       Provider.ValidatesMany,
-		Single: func(ctx context.Context, i int) error {
-			ds, err := s.plugins[s.sp.Resources[i].Provider].ValidateResource(ctx, reqs[i])
-			if err != nil {
-				return err
-			}
-			report(i, ds)
-			return nil
-		},
-		Batch: func(ctx context.Context, p Provider, chunk []int) error {
-			batch := make([]*providers.ValidateResourceRequest, len(chunk))
-			for k, i := range chunk {
-				batch[k] = reqs[i]
-			}
-			res, err := p.ValidateMany(ctx, batch)
-			if err != nil {
-				return err
-			}
-			for k, i := range chunk {
-				if res[k].Err != nil {
-					return res[k].Err
-				}
-				report(i, res[k].Diagnostics)
-			}
-			return nil
-		},
-	}); err != nil {
-		return err
 	}
 	var problems spec.Problems
 	for _, ps := range found {
@@ -80,6 +113,79 @@ func (s *session) validate(ctx context.Context) error {
 		return problems
 	}
 	return nil
+}
+
+// validations remembers, for one session, each provider's answer to each
+// config it was asked to validate. A provider's own validation is a
+// function of the resource's type and config (the provider contract:
+// ValidateResource looks at nothing else), so it is asked once per distinct
+// config, however many resources share it and however often the operation
+// validates (the plan, an update's verify step, a Check that resolved
+// references): a spec of 200 alike resources costs one call, not 200. The
+// request names the first resource that had the config; the problems are
+// reported for each resource that has it, under its own name.
+type validations struct {
+	mu   sync.Mutex
+	seen map[string]*validated
+}
+
+// validated is the answer to one config, once set.
+type validated struct {
+	once sync.Once
+	done chan struct{}
+	ds   providers.Diagnostics
+	err  error
+}
+
+func (v *validated) set(ds providers.Diagnostics, err error) {
+	v.once.Do(func() {
+		v.ds, v.err = ds, err
+		close(v.done)
+	})
+}
+
+func (v *validated) wait(ctx context.Context) (providers.Diagnostics, error) {
+	select {
+	case <-v.done:
+		return v.ds, v.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// claim returns the answer to req's config from provider, and whether the
+// caller is the one to ask for it (and must set it). A config that cannot
+// be keyed is never shared: its caller always asks.
+func (vs *validations) claim(provider string, req *providers.ValidateResourceRequest) (*validated, bool) {
+	fresh := &validated{done: make(chan struct{})}
+	cfg, err := json.Marshal(req.Config)
+	if err != nil {
+		return fresh, true
+	}
+	key := provider + "\x00" + req.Type + "\x00" + string(cfg)
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if v, ok := vs.seen[key]; ok {
+		if !isDone(v.done) || v.err == nil {
+			return v, false
+		}
+		// A call that failed (a transport error, a cancelled context) is
+		// not an answer about the config: asked again.
+	}
+	if vs.seen == nil {
+		vs.seen = map[string]*validated{}
+	}
+	vs.seen[key] = fresh
+	return fresh, true
+}
+
+func isDone(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // knownConfig returns cfg without the keys whose values reference

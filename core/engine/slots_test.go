@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+)
+
+// countingJournal accepts every record.
+type countingJournal struct{ n atomic.Int64 }
+
+func (j *countingJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
+	r.ID = fmt.Sprintf("rec-%d", j.n.Add(1))
+	return r, nil
+}
+
+// peak tracks how many of something run at once.
+type peak struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+func (p *peak) enter() {
+	p.mu.Lock()
+	p.now++
+	p.max = max(p.max, p.now)
+	p.mu.Unlock()
+}
+
+func (p *peak) leave() {
+	p.mu.Lock()
+	p.now--
+	p.mu.Unlock()
+}
+
+// The writes and the reads have slots of their own: no more than
+// Parallelism Executes at once, and a step's write slot is free the moment
+// its Execute returns, whatever its Verify still does. Every Verify here
+// waits until all the Executes are done: were the write slot held through
+// Verify (as one slot per step would), the third Execute could never start.
+func TestWritesAndReadsHaveSlotsOfTheirOwn(t *testing.T) {
+	const n, writes, reads = 12, 2, 16
+	var executes, checks peak
+	var executed atomic.Int64
+	allExecuted := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var steps []*Step
+	for i := range n {
+		steps = append(steps, &Step{
+			ID: fmt.Sprintf("s%02d", i), Action: "create",
+			Check: func(context.Context) (bool, error) {
+				checks.enter()
+				defer checks.leave()
+				return false, nil
+			},
+			Execute: func(ctx context.Context, _ string) error {
+				executes.enter()
+				defer executes.leave()
+				if executed.Add(1) == n {
+					close(allExecuted)
+				}
+				return nil
+			},
+			Verify: func(ctx context.Context) error {
+				select {
+				case <-allExecuted:
+					return nil
+				case <-ctx.Done():
+					return fmt.Errorf("verify waited for the other Executes: %w", ctx.Err())
+				}
+			},
+		})
+	}
+	e := &Engine{Journal: &countingJournal{}}
+	res := e.Run(ctx, &Operation{ID: journal.NewOpID(), Type: "apply", Steps: steps, Parallelism: writes, ReadParallelism: reads})
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+	}
+	if executes.max > writes {
+		t.Errorf("%d Executes at once, want at most %d", executes.max, writes)
+	}
+	if checks.max > reads {
+		t.Errorf("%d Checks at once, want at most %d", checks.max, reads)
+	}
+}
+
+// With as many reads as writes (ReadParallelism unset), the run holds to
+// Parallelism steps at once, as before reads had slots of their own.
+func TestOneSlotRunsOneStepAtATime(t *testing.T) {
+	var busy peak
+	var steps []*Step
+	for i := range 6 {
+		work := func() { busy.enter(); time.Sleep(time.Millisecond); busy.leave() }
+		steps = append(steps, &Step{
+			ID: fmt.Sprintf("s%d", i), Action: "create",
+			Check:   func(context.Context) (bool, error) { work(); return false, nil },
+			Execute: func(context.Context, string) error { work(); return nil },
+			Verify:  func(context.Context) error { work(); return nil },
+		})
+	}
+	e := &Engine{Journal: &countingJournal{}}
+	res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: steps, Parallelism: 1})
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+	}
+	if busy.max != 1 {
+		t.Errorf("%d phases at once, want 1", busy.max)
+	}
+}
+
+// WritesScarce tells an Execute whether the write slots are all taken
+// (its own among them) or wanted: then a Create does not hold its slot for
+// a read back.
+func TestWritesScarce(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		parallelism int
+		want        bool
+	}{
+		{"the only slot", 1, true},
+		{"another slot free", 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got atomic.Bool
+			step := &Step{ID: "s", Action: "create", Execute: func(ctx context.Context, _ string) error {
+				got.Store(WritesScarce(ctx))
+				return nil
+			}}
+			e := &Engine{Journal: &countingJournal{}}
+			if res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: []*Step{step}, Parallelism: tc.parallelism}); res.Outcome != Succeeded {
+				t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+			}
+			if got.Load() != tc.want {
+				t.Errorf("WritesScarce = %v, want %v", got.Load(), tc.want)
+			}
+		})
+	}
+	if WritesScarce(context.Background()) {
+		t.Error("WritesScarce outside an Execute = true, want false")
+	}
+}
