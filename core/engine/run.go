@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/dag"
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -55,42 +56,48 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	if reads <= 0 {
 		reads = op.Parallelism
 	}
-	sl := stepSlots{writes: newSlots(op.Parallelism), reads: newSlots(reads)}
 	var notStarted []string // stopped between Check and Execute
 
 	var (
 		mu                                sync.Mutex
 		stopping, compensate, interrupted bool
 		cleaning                          bool // a cleanup step has started: no rollback from here
+		verifying                         sync.WaitGroup
 	)
-	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return stopping || stopped()
-	}, func(ctx context.Context, id string) bool {
-		s := byID[id]
-		status, executed, err := e.runStep(ctx, jctx, op, s, sl)
+	sl := stepSlots{writes: newSlots(op.Parallelism), reads: newSlots(reads), deck: newSlots(op.Parallelism),
+		gates: make(map[string]*gate, len(op.Steps)),
+		halted: func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return stopping
+		}}
+	for _, s := range op.Steps {
+		sl.gates[s.ID] = &gate{done: make(chan struct{})}
+	}
+	// settle records a step's end; it returns whether the steps that
+	// depend on it may go on.
+	settle := func(s *Step, status string, executed bool, err error) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if s.Cleanup && status != stepStopped {
 			cleaning = true
 		}
 		if executed {
-			res.Executed = append(res.Executed, id)
+			res.Executed = append(res.Executed, s.ID)
 		}
 		switch status {
 		case stepStopped:
-			notStarted = append(notStarted, id)
+			notStarted = append(notStarted, s.ID)
 			return false
 		case journal.StepSkipped:
-			res.Skipped = append(res.Skipped, id)
+			res.Skipped = append(res.Skipped, s.ID)
 			return true
 		case journal.StepOK:
-			res.Done = append(res.Done, id)
+			res.Done = append(res.Done, s.ID)
 			return true
 		}
-		res.Failed = append(res.Failed, id)
-		res.Errors[id] = err
+		res.Failed = append(res.Failed, s.ID)
+		res.Errors[s.ID] = err
 		switch {
 		case s.Intervention:
 			interrupted, stopping = true, true
@@ -100,7 +107,35 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			compensate, stopping = true, true
 		}
 		return false
+	}
+	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return stopping || stopped()
+	}, func(ctx context.Context, id string) bool {
+		s := byID[id]
+		status, executed, verify, err := e.runStep(ctx, jctx, op, s, sl)
+		if verify == nil {
+			ok := settle(s, status, executed, err)
+			sl.gates[id].open(ok)
+			return ok
+		}
+		// Executed and recorded; its Verify still reads. The steps that
+		// depend on it start now, as far as their Checks (what they read
+		// sees what it recorded), and wait for its verification before
+		// their own work (gate).
+		mu.Lock()
+		res.Executed = append(res.Executed, id)
+		mu.Unlock()
+		verifying.Add(1)
+		go func() {
+			defer verifying.Done()
+			status, err := verify()
+			sl.gates[id].open(settle(s, status, false, err))
+		}()
+		return true
 	})
+	verifying.Wait()
 	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
 	if stoppedBy(e.Lost) {
@@ -258,8 +293,52 @@ func OneLine(text string) string {
 	return fmt.Sprintf("%s [%d more line(s) not shown]", strings.TrimSpace(first), n)
 }
 
-// stepSlots are a run's write and read slots.
-type stepSlots struct{ writes, reads *slots }
+// stepSlots are what the steps of a run share: the write and read slots,
+// the deck (the steps whose Check runs just before they take a write
+// slot), the gates that open once a step is verified, and whether the run
+// is stopping.
+type stepSlots struct {
+	writes, reads *slots
+	// deck holds a step from before its Check until it has its write
+	// slot: no more steps check than can go next, so what a Check read is
+	// at most about one write old when its Execute begins (a delete's
+	// ownership is decided on a read made just before it, not on one made
+	// while it waited its turn behind a hundred others).
+	deck   *slots
+	gates  map[string]*gate
+	halted func() bool
+}
+
+// gate opens once its step has ended, verified or not.
+type gate struct {
+	done chan struct{}
+	ok   bool
+}
+
+func (g *gate) open(ok bool) {
+	g.ok = ok
+	close(g.done)
+}
+
+// verified waits for every step s depends on to be verified: true once all
+// are, false once one failed (s must not start its work) or ctx ended.
+func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
+	for _, d := range s.DependsOn {
+		g, ok := sl.gates[d]
+		if !ok {
+			continue // not a step of this run
+		}
+		select {
+		case <-g.done:
+			if !g.ok {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
 
 // read runs f, one Check or Verify, on a read slot.
 func (sl stepSlots) read(ctx context.Context, f func(context.Context) error) error {
@@ -271,23 +350,40 @@ func (sl stepSlots) read(ctx context.Context, f func(context.Context) error) err
 }
 
 // runStep runs Check, Execute and Verify of one step under ctx, journaling
-// under jctx (see Run): Check and Verify each on a read slot, Execute (and
-// its "started" record) on a write slot. It returns the step's status
-// (skipped, ok or failed) and whether Execute was called.
-func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl stepSlots) (status string, executed bool, err error) {
+// under jctx (see Run): Check on the deck and a read slot, Execute (and its
+// "started" record) on a write slot once every step it depends on is
+// verified, Verify on a read slot. It returns the step's status (skipped,
+// ok or failed) and whether Execute was called; or, once the Execute's end
+// is durable and a Verify remains, verify, which makes the read and returns
+// the step's status (ok or failed) with its error. The steps that depend on
+// it may check meanwhile (the walk starts them); they wait for verify
+// before their own work.
+func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl stepSlots) (status string, executed bool, verify func() (string, error), err error) {
 	rec := journal.Record{Op: op.ID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Action: s.Action}
 	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
-	fail := func(phase string, executed bool, err error) (string, bool, error) {
+	fail := func(phase string, executed bool, err error) (string, bool, func() (string, error), error) {
 		r := rec
 		r.Phase, r.Status, r.Error = phase, journal.StepFailed, OneLine(err.Error())
 		if _, jerr := e.append(jctx, r); jerr != nil {
 			err = fmt.Errorf("%w (and %w)", err, jerr)
 		}
-		return journal.StepFailed, executed, err
+		return journal.StepFailed, executed, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return journal.StepFailed, false, err
+		return journal.StepFailed, false, nil, err
 	}
+	// On deck until the write slot is taken (or the step ends before).
+	if err := sl.deck.take(ctx); err != nil {
+		return journal.StepFailed, false, nil, err
+	}
+	onDeck := true
+	leaveDeck := func() {
+		if onDeck {
+			onDeck = false
+			sl.deck.give()
+		}
+	}
+	defer leaveDeck()
 	if s.Check != nil {
 		var done bool
 		err := sl.read(ctx, func(ctx context.Context) (err error) {
@@ -306,18 +402,27 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 			// Deferred: a skipped step starts no work, so nothing waits
 			// on this record; lost in a crash, resume checks again.
 			if _, err := e.appendDeferred(jctx, r); err != nil {
-				return journal.StepFailed, false, err
+				return journal.StepFailed, false, nil, err
 			}
 			ev.Status = journal.StepSkipped
 			e.observe(ev)
-			return journal.StepSkipped, false, nil
+			return journal.StepSkipped, false, nil, nil
 		}
+	}
+	// Its work waits for what it depends on to be verified: a step whose
+	// dependency's Verify failed never starts.
+	if !sl.verified(ctx, s) {
+		if err := ctx.Err(); err != nil {
+			return journal.StepFailed, false, nil, err
+		}
+		return stepStopped, false, nil, ErrInterrupted
 	}
 	// The write slot is held from the "started" record to Execute's
 	// return: a step waiting for one has journaled nothing yet.
 	if err := sl.writes.take(ctx); err != nil {
-		return journal.StepFailed, false, err
+		return journal.StepFailed, false, nil, err
 	}
+	leaveDeck()
 	held := true
 	giveWrite := func() {
 		if held {
@@ -326,10 +431,10 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 	}
 	defer giveWrite()
-	if stoppedBy(op.Stop) || stoppedBy(e.Lost) {
-		// Asked to stop after Check (or while it waited for its slot): the
-		// step never starts its work.
-		return stepStopped, false, ErrInterrupted
+	if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() {
+		// Asked to stop after Check (or while it waited for its slot, or
+		// another step failed meanwhile): the step never starts its work.
+		return stepStopped, false, nil, ErrInterrupted
 	}
 	// Check may have refined what the step does (a planned update of a
 	// resource that is gone becomes a create): the records of the work, and
@@ -339,7 +444,7 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	started.Phase, started.Status = "execute", journal.StepStarted
 	started, err = e.append(jctx, started)
 	if err != nil {
-		return journal.StepFailed, false, err
+		return journal.StepFailed, false, nil, err
 	}
 	ev.Status = "started"
 	e.observe(ev)
@@ -357,55 +462,66 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	r.Phase, r.Status = "execute", journal.StepOK
 	if s.Verify == nil {
 		if _, err := e.append(jctx, r); err != nil {
-			return journal.StepFailed, true, err
+			return journal.StepFailed, true, nil, err
 		}
 		ev.Status = journal.StepOK
 		e.observe(ev)
-		return journal.StepOK, true, nil
+		return journal.StepOK, true, nil, nil
 	}
 	// The end of the work is made durable while Verify reads: the read
-	// mutates nothing, so it need not wait for the record, and the step
-	// ends (nothing that depends on it starts) only once both are done. In
-	// a chain, where nothing else overlaps, the fsync is hidden behind the
-	// provider's round trip instead of added to it.
-	// The work's end is observed the moment its record is durable, as
-	// Verify still reads: what watches the events (a progress view, a
-	// script that interrupts once a Create is done) sees it when it
-	// happened, not once the read is over, and always before the verify.
-	appended := make(chan error, 1)
+	// mutates nothing, so it need not wait for the record. In a chain,
+	// where nothing else overlaps, the fsync is hidden behind the
+	// provider's round trip instead of added to it. The work's end is
+	// observed the moment its record is durable, as Verify still reads:
+	// what watches the events (a progress view, a script that interrupts
+	// once a Create is done) sees it when it happened, not once the read
+	// is over, and always before the verify. Once it is durable, the steps
+	// that depend on this one may check (they see what it recorded); they
+	// start their work only once the read has verified it.
+	type verified struct {
+		err error
+		d   time.Duration
+	}
+	read := make(chan verified, 1)
 	go func() {
-		_, err := e.append(jctx, r)
-		if err == nil {
-			ev.Status = journal.StepOK
-			e.observe(ev)
-		}
-		appended <- err
+		t0 := e.now()
+		err := sl.read(ctx, s.Verify)
+		read <- verified{err, e.now().Sub(t0)}
 	}()
-	vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify"}
-	t0 = e.now()
-	verr := sl.read(ctx, s.Verify)
-	vev.Duration = e.now().Sub(t0)
-	if err := <-appended; err != nil {
+	if _, err := e.append(jctx, r); err != nil {
 		// The work's end is not recorded: that is the step's failure,
 		// whatever the read said.
-		return journal.StepFailed, true, err
+		<-read
+		return journal.StepFailed, true, nil, err
 	}
-	if verr != nil {
-		verr = e.cut(fmt.Errorf("verify: %w", verr))
-		vev.Status, vev.Err = journal.StepFailed, verr
+	ev.Status = journal.StepOK
+	e.observe(ev)
+	return journal.StepOK, true, func() (string, error) {
+		v := <-read
+		vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify", Duration: v.d}
+		if v.err != nil {
+			verr := e.cut(fmt.Errorf("verify: %w", v.err))
+			vev.Status, vev.Err = journal.StepFailed, verr
+			e.observe(vev)
+			status, _, _, err := fail("verify", true, verr)
+			return status, err
+		}
+		if stoppedBy(e.Lost) {
+			// Nothing more is journaled once the journal is lost; the
+			// record would only confirm, and resume's Check reads again.
+			return journal.StepOK, nil
+		}
+		r := rec
+		r.Phase, r.Status = "verify", journal.StepOK
+		// Deferred: a read confirmed what the durable "execute ok"
+		// recorded; lost in a crash, resume's Check reads again.
+		if _, err := e.appendDeferred(jctx, r); err != nil {
+			return journal.StepFailed, err
+		}
+		vev.Status = journal.StepOK
 		e.observe(vev)
-		return fail("verify", true, verr)
-	}
-	r = rec
-	r.Phase, r.Status = "verify", journal.StepOK
-	// Deferred: a read confirmed what the durable "execute ok" recorded;
-	// lost in a crash, resume's Check reads again.
-	if _, err := e.appendDeferred(jctx, r); err != nil {
-		return journal.StepFailed, true, err
-	}
-	vev.Status = journal.StepOK
-	e.observe(vev)
-	return journal.StepOK, true, nil
+		return journal.StepOK, nil
+	}, nil
 }
 
 // Compensate undoes targets, dependents before what they depend on (order

@@ -90,18 +90,19 @@ func TestWritesAndReadsHaveSlotsOfTheirOwn(t *testing.T) {
 	}
 }
 
-// With as many reads as writes (ReadParallelism unset), the run holds to
-// Parallelism steps at once, as before reads had slots of their own.
-func TestOneSlotRunsOneStepAtATime(t *testing.T) {
-	var busy peak
+// With as many reads as writes (ReadParallelism unset) and Parallelism 1,
+// one read and one write at a time: the next step checks while the one
+// before verifies, never two of either at once.
+func TestOneSlotRunsOneReadAndOneWriteAtATime(t *testing.T) {
+	var reads, writes peak
 	var steps []*Step
 	for i := range 6 {
-		work := func() { busy.enter(); time.Sleep(time.Millisecond); busy.leave() }
+		work := func(p *peak) { p.enter(); time.Sleep(time.Millisecond); p.leave() }
 		steps = append(steps, &Step{
 			ID: fmt.Sprintf("s%d", i), Action: "create",
-			Check:   func(context.Context) (bool, error) { work(); return false, nil },
-			Execute: func(context.Context, string) error { work(); return nil },
-			Verify:  func(context.Context) error { work(); return nil },
+			Check:   func(context.Context) (bool, error) { work(&reads); return false, nil },
+			Execute: func(context.Context, string) error { work(&writes); return nil },
+			Verify:  func(context.Context) error { work(&reads); return nil },
 		})
 	}
 	e := &Engine{Journal: &countingJournal{}}
@@ -109,8 +110,8 @@ func TestOneSlotRunsOneStepAtATime(t *testing.T) {
 	if res.Outcome != Succeeded {
 		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
 	}
-	if busy.max != 1 {
-		t.Errorf("%d phases at once, want 1", busy.max)
+	if reads.max != 1 || writes.max != 1 {
+		t.Errorf("%d reads and %d writes at once, want 1 and 1", reads.max, writes.max)
 	}
 }
 
@@ -143,5 +144,40 @@ func TestWritesScarce(t *testing.T) {
 	}
 	if WritesScarce(context.Background()) {
 		t.Error("WritesScarce outside an Execute = true, want false")
+	}
+}
+
+// A step checks while what it depends on verifies (a teardown's next
+// delete reads its ownership during the Verify of the delete before it),
+// but starts its work only once that is verified: a failed Verify leaves
+// it never started.
+func TestDependentsCheckDuringVerifyAndWaitForIt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	checked := make(chan struct{})
+	var bExecuted atomic.Bool
+	a := &Step{ID: "a", Action: "delete", Policy: Continue,
+		Execute: func(context.Context, string) error { return nil },
+		Verify: func(ctx context.Context) error {
+			select {
+			case <-checked: // b checked while a was verifying
+				return fmt.Errorf("a still exists")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+	b := &Step{ID: "b", Action: "delete", DependsOn: []string{"a"}, Policy: Continue,
+		Check:   func(context.Context) (bool, error) { close(checked); return false, nil },
+		Execute: func(context.Context, string) error { bExecuted.Store(true); return nil }}
+	e := &Engine{Journal: &countingJournal{}}
+	res := e.Run(ctx, &Operation{ID: journal.NewOpID(), Type: "teardown", Steps: []*Step{a, b}, Parallelism: 4})
+	if bExecuted.Load() {
+		t.Fatal("b's Execute ran though a's Verify failed")
+	}
+	if res.Outcome != Failed || len(res.Failed) != 1 || res.Failed[0] != "a" {
+		t.Fatalf("outcome %v, failed %v; want Failed, [a]", res.Outcome, res.Failed)
+	}
+	if len(res.Blocked) != 1 || res.Blocked[0] != "b" {
+		t.Errorf("blocked %v, want [b]", res.Blocked)
 	}
 }
