@@ -11,7 +11,7 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws tools/bench
 
-.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard clean \
+.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard bench-latency clean \
 	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -111,6 +111,19 @@ bench: build-demo
 # bench/README.md for how to tighten the margins).
 bench-guard: build-demo
 	$(BENCH) -guard bench/guard.json
+
+# The latency rows (issue 20): apply and teardown of flat 200 and 10 layers
+# x 20 on the mock with latency_ms 50 and 200, --parallelism 10 and 50, on the
+# batching mock and on the mock without its batch calls
+# (BULWARK_MOCK_BATCH=off), each against the time an ideal engine would
+# take (bench/README.md, "Latency rows"), OpenTofu and Terraform beside when
+# on PATH; then flat 1,000 on the mock with rate_limit: 50. Writes
+# bench/latency-DATE.md. LATENCYFLAGS=-count 3 for medians;
+# LATENCYFLAGS=-rate-limit 0 leaves the rate-limited rows out (a mock
+# without the rate_limit key refuses that spec).
+LATENCYFLAGS ?=
+bench-latency: build-demo
+	$(BENCH) -latency $(LATENCYFLAGS)
 
 tools:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler libprotobuf-dev" >&2; exit 1; }

@@ -5,8 +5,19 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
-func main() { sdk.Serve(mockprovider.New()) }
+func main() {
+	// BULWARK_MOCK_BATCH=off hides the batch calls (mockprovider.EnvBatch).
+	p, err := mockprovider.FromEnv(mockprovider.New(), os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
+		os.Exit(2)
+	}
+	sdk.Serve(p)
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
 	"github.com/bulwark-iac/bulwark/sdk"
 	"github.com/bulwark-iac/bulwark/sdk/providertest"
 )
@@ -108,4 +109,36 @@ func TestPluginProcess(t *testing.T) {
 			t.Fatal("the retried Create crashed the process")
 		}
 	})
+}
+
+// The executable reads BULWARK_MOCK_BATCH at start (the host passes its
+// environment to the plugin, as this test's helper does): off hides the
+// batch calls from what GetSchema declares.
+func TestBatchEnv(t *testing.T) {
+	bin := providertest.Build(t, "mock")
+	tests := []struct {
+		value   string
+		batches bool
+	}{
+		{"", true},
+		{"on", true},
+		{"off", false},
+	}
+	for _, tt := range tests {
+		t.Run("BULWARK_MOCK_BATCH="+tt.value, func(t *testing.T) {
+			t.Setenv(mockprovider.EnvBatch, tt.value)
+			p := providertest.StartPlugin(t, bin)
+			resp, err := p.GetSchema(context.Background(), &sdk.GetSchemaRequest{})
+			if err != nil || resp.Diagnostics.HasError() {
+				t.Fatalf("GetSchema: %v %v", err, resp)
+			}
+			c := resp.Capabilities
+			if c.ReadMany != tt.batches || c.ValidateMany != tt.batches || c.CreateMany != tt.batches {
+				t.Errorf("ReadMany %v ValidateMany %v CreateMany %v, want all %v", c.ReadMany, c.ValidateMany, c.CreateMany, tt.batches)
+			}
+			if !c.Import {
+				t.Error("Import is no longer declared")
+			}
+		})
+	}
 }

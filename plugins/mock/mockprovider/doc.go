@@ -90,6 +90,18 @@
 //     sdk.Serve already does before the provider sees it.
 //   - Calls before Configure fail with an error diagnostic.
 //
+// # Without its batch calls
+//
+// WithoutBatches returns the mock with ReadMany, ValidateMany and
+// CreateMany hidden: sdk.Serve then declares none of them, and the host
+// makes one Read, ValidateResource and Create per resource, as it must with
+// the real providers (aws, local, Terraform's), none of which has batch
+// calls. The executables serve it when the environment variable
+// BULWARK_MOCK_BATCH (EnvBatch) is "off" ("on" or unset: the batching mock;
+// any other value: the process exits 2 before serving); the host passes
+// its environment to its plugins, so BULWARK_MOCK_BATCH=off bulwark apply …
+// is enough. The benchmark harness (tools/bench) measures latency on both.
+//
 // # Provider config
 //
 // The fault-injection keys are keyed by resource name.

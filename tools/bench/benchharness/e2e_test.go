@@ -2,6 +2,7 @@ package benchharness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,4 +91,32 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(md, "| chain | 100 | no-op apply | 0 |") {
 		t.Errorf("the table has no chain no-op row:\n%s", md)
 	}
+
+	t.Run("latency", func(t *testing.T) { testLatencyRows(ctx, t, bulwark, pluginDir) })
+}
+
+// testLatencyRows runs a small set of latency rows on the binaries
+// TestEndToEnd built: both shapes, both mocks, bulwark alone.
+func testLatencyRows(ctx context.Context, t *testing.T, bulwark, pluginDir string) {
+	var progress strings.Builder
+	cfg := LatencyConfig{Bulwark: bulwark, PluginDir: pluginDir, Scratch: t.TempDir(), Shapes: []Shape{Flat, Layers}, N: 20,
+		LatenciesMS: []int{5}, Parallelisms: []int{10}, Batch: []bool{true, false}, Budget: time.Minute,
+		TeardownParallelism: DetectTeardownParallelism(ctx, bulwark), Progress: &progress}
+	rows, err := RunLatency(ctx, cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if got, want := len(rows), 2*2*len(LatencyCommands); got != want {
+		t.Fatalf("%d rows, want %d:\n%s", got, want, progress.String())
+	}
+	for _, r := range rows {
+		what := fmt.Sprintf("%s %s on the %s mock", r.Shape, r.Command, mockName(r.Batch))
+		if !r.Bulwark.OK() || r.Bulwark.FailedSteps != 0 {
+			t.Errorf("%s: %s, %d failed steps", what, describe(r.Bulwark), r.Bulwark.FailedSteps)
+		}
+		if want := Limit(ShapeGraph(r.Shape, r.N), r.Command, 5*time.Millisecond, 10); r.Limit != want || want <= 0 {
+			t.Errorf("%s: limit %s, want %s", what, r.Limit, want)
+		}
+	}
+	checkTables(t, (&LatencyReport{Date: time.Now(), Rows: rows}).Markdown())
 }

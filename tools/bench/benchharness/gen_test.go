@@ -3,6 +3,7 @@ package benchharness
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,10 +107,129 @@ func TestParseShape(t *testing.T) {
 		in      string
 		want    Shape
 		wantErr bool
-	}{{"flat", Flat, false}, {"chain", Chain, false}, {"tree", "", true}, {"", "", true}} {
+	}{{"flat", Flat, false}, {"chain", Chain, false}, {"layers", Layers, false}, {"tree", "", true}, {"", "", true}} {
 		got, err := ParseShape(tt.in)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ParseShape(%q) = %q, %v", tt.in, got, err)
 		}
+	}
+}
+
+func TestDependencies(t *testing.T) {
+	tests := []struct {
+		shape Shape
+		n, i  int
+		want  []int
+	}{
+		{Flat, 200, 150, nil},
+		{Chain, 200, 0, nil},
+		{Chain, 200, 150, []int{149}},
+		// 10 layers of 20: resource j of layer k waits for j and j+1 of
+		// layer k-1, the last one wrapping round to 0.
+		{Layers, 200, 19, nil},
+		{Layers, 200, 20, []int{0, 1}},
+		{Layers, 200, 39, []int{19, 0}},
+		{Layers, 200, 199, []int{179, 160}},
+		{Layers, 200, 185, []int{165, 166}},
+		// One per layer: a chain.
+		{Layers, 10, 5, []int{4}},
+		// 10 layers of 3 (⌈25/10⌉), the last short.
+		{Layers, 25, 24, []int{21, 22}},
+	}
+	for _, tt := range tests {
+		if got := Dependencies(tt.shape, tt.n, tt.i); !slices.Equal(got, tt.want) {
+			t.Errorf("Dependencies(%s, %d, %d) = %v, want %v", tt.shape, tt.n, tt.i, got, tt.want)
+		}
+	}
+	// Every layer but the first waits for the one before, and only it.
+	for i := 20; i < 200; i++ {
+		for _, d := range Dependencies(Layers, 200, i) {
+			if d/20 != i/20-1 {
+				t.Errorf("%d (layer %d) depends on %d (layer %d)", i, i/20, d, d/20)
+			}
+		}
+	}
+}
+
+func TestBulwarkSpecWith(t *testing.T) {
+	tests := []struct {
+		mock MockConfig
+		want map[string]any // provider config keys
+	}{
+		{MockConfig{}, map[string]any{}},
+		{MockConfig{LatencyMS: 200}, map[string]any{"latency_ms": 200}},
+		{MockConfig{RateLimit: 50}, map[string]any{"rate_limit": 50}},
+		{MockConfig{LatencyMS: 50, RateLimit: 50}, map[string]any{"latency_ms": 50, "rate_limit": 50}},
+	}
+	for _, tt := range tests {
+		sp, err := spec.Parse("bench.yaml", BulwarkSpecWith(Layers, 200, tt.mock))
+		if err != nil {
+			t.Fatalf("%+v: the generated spec does not parse: %v", tt.mock, err)
+		}
+		cfg := sp.Providers["mock"].Config
+		if len(cfg) != len(tt.want) {
+			t.Errorf("%+v: mock config %v, want %v", tt.mock, cfg, tt.want)
+		}
+		for k, v := range tt.want {
+			if fmt.Sprint(cfg[k]) != fmt.Sprint(v) {
+				t.Errorf("%+v: %s = %v, want %v", tt.mock, k, cfg[k], v)
+			}
+		}
+		byName := map[string][]string{}
+		for _, r := range sp.Resources {
+			byName[r.Name] = r.DependsOn
+		}
+		if got := byName["r000039"]; strings.Join(got, ",") != "r000019,r000000" {
+			t.Errorf("r000039 depends on %v, want [r000019 r000000]", got)
+		}
+	}
+}
+
+func TestTerraformLatencyConfig(t *testing.T) {
+	resource := regexp.MustCompile(`(?m)^resource "terraform_data" "(r\d{6})" \{$`)
+	tests := []struct {
+		shape      Shape
+		n, latency int
+		sleep      string // the provisioners' command; "" for none
+		deps       int    // depends_on lines
+		lastDeps   string
+	}{
+		{Flat, 20, 0, "", 0, ""},
+		{Flat, 20, 200, `command = "sleep 0.2"`, 0, ""},
+		{Layers, 200, 50, `command = "sleep 0.05"`, 180, "  depends_on = [terraform_data.r000179, terraform_data.r000160]"},
+		{Chain, 5, 1500, `command = "sleep 1.5"`, 4, "  depends_on = [terraform_data.r000003]"},
+		{Flat, 3, 1000, `command = "sleep 1"`, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s-%d-%d", tt.shape, tt.n, tt.latency), func(t *testing.T) {
+			text := string(TerraformLatencyConfig(tt.shape, tt.n, tt.latency))
+			if got := len(resource.FindAllString(text, -1)); got != tt.n {
+				t.Errorf("%d resources, want %d", got, tt.n)
+			}
+			if strings.Count(text, "{") != strings.Count(text, "}") {
+				t.Errorf("unbalanced braces:\n%s", text)
+			}
+			provisioners := strings.Count(text, `provisioner "local-exec"`)
+			destroys := strings.Count(text, "when    = destroy")
+			if tt.sleep == "" {
+				if provisioners != 0 {
+					t.Errorf("%d provisioners with no latency", provisioners)
+				}
+			} else if provisioners != 2*tt.n || destroys != tt.n || strings.Count(text, tt.sleep) != 2*tt.n {
+				t.Errorf("%d provisioners (%d at destroy), %d %q: want one at create and one at destroy per resource", provisioners, destroys, strings.Count(text, tt.sleep), tt.sleep)
+			}
+			var deps []string
+			for _, l := range strings.Split(text, "\n") {
+				if strings.HasPrefix(l, "  depends_on") {
+					deps = append(deps, l)
+				}
+			}
+			if len(deps) != tt.deps || (tt.deps > 0 && deps[len(deps)-1] != tt.lastDeps) {
+				t.Errorf("%d depends_on (last %v), want %d (last %q)", len(deps), deps[max(len(deps)-1, 0):], tt.deps, tt.lastDeps)
+			}
+			if strings.Contains(text, "required_providers") || strings.Contains(text, "provider \"") {
+				t.Error("the configuration names a provider: init would download it")
+			}
+		})
 	}
 }

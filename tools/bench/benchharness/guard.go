@@ -72,7 +72,7 @@ func isCommand(c string) bool {
 // Shapes is the guarded shapes, in table order.
 func (g *GuardFile) Shapes() []Shape {
 	var out []Shape
-	for _, s := range Shapes {
+	for _, s := range AllShapes {
 		if _, ok := g.Max[s]; ok {
 			out = append(out, s)
 		}

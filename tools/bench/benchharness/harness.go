@@ -136,6 +136,9 @@ type Result struct {
 	Skipped string
 	// Tail is the end of the command's stderr when it failed.
 	Tail string
+	// FailedSteps is how many resource steps bulwark's events reported
+	// failed (latency rows only; -1 when its output held no event).
+	FailedSteps int
 }
 
 // OK reports that the command ran to the end and exited 0.
@@ -416,13 +419,7 @@ func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Res
 		return nil, err
 	}
 	env := toolEnv()
-	// init once, not measured: terraform_data needs no provider download.
-	init := exec.CommandContext(ctx, t.Path, "init", "-input=false", "-no-color")
-	init.Dir, init.Env = s.dir, env
-	if out, err := init.CombinedOutput(); err != nil {
-		s.stop = fmt.Sprintf("%s init failed: %v", t.Name, err)
-		fmt.Fprintf(cfg.Progress, "%s init: %v\n%s\n", t.Name, err, lastBytes(out, 400))
-	}
+	s.toolInit(ctx, t, env)
 	par := fmt.Sprintf("-parallelism=%d", cfg.Parallelism)
 	after := func(r *Result) { r.StateBytes = fileSize(filepath.Join(s.dir, "terraform.tfstate")) }
 	steps := []struct {
@@ -442,6 +439,18 @@ func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Res
 		}
 	}
 	return s.out, nil
+}
+
+// toolInit runs the tool's init in the stack's folder, once, not measured:
+// terraform_data needs no provider download. When it fails the stack's
+// commands are skipped, saying so.
+func (s *stackRun) toolInit(ctx context.Context, t Tool, env []string) {
+	init := exec.CommandContext(ctx, t.Path, "init", "-input=false", "-no-color")
+	init.Dir, init.Env = s.dir, env
+	if out, err := init.CombinedOutput(); err != nil {
+		s.stop = fmt.Sprintf("%s init failed: %v", t.Name, err)
+		fmt.Fprintf(s.cfg.Progress, "%s init: %v\n%s\n", t.Name, err, lastBytes(out, 400))
+	}
 }
 
 // tail is the last n bytes of the file at path, on one line.

@@ -10,6 +10,8 @@
 //	bulwark-bench -guard bench/guard.json   # paths from the repository's root, as make runs it
 //	bulwark-bench -guard bench/guard.json -calibrate 2.5   # rewrite the margins from this run
 //	bulwark-bench -profile apply -shapes flat -sizes 1000 -cpuprofile cpu.pprof
+//	bulwark-bench -latency -count 3     # the latency rows against their limit (make bench-latency)
+//	bulwark-bench -latency -latencies 200 -parallelisms 10 -batch off -rate-limit 0
 package main
 
 import (
@@ -49,6 +51,7 @@ type options struct {
 	profile, cpuProfile, pluginProfile     string
 	memProfile, allocProfile               string
 	state                                  string
+	lat                                    latencyOptions
 }
 
 func run(args []string) int {
@@ -79,6 +82,15 @@ func run(args []string) int {
 	fs.StringVar(&o.pluginProfile, "plugin-cpuprofile", "", "with -profile: also profile the plugin processes the profiled command starts, each into `PREFIX`.PID (sdk.CPUProfileEnv); merge them with go tool pprof -proto PREFIX.* > merged.pprof")
 	fs.StringVar(&o.state, "state", "", "also run bulwark's stacks with --state `URL` (postgres://USER@HOST:PORT/DB?sslmode=…, each stack run in a schema of its own; or s3://…), each run interleaved with the file backend's, and print URL's backend ÷ file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch folders (specs, state folders, each command's output)")
+	fs.BoolVar(&o.lat.on, "latency", false, "instead of the table: the latency rows (apply and teardown on the mock with latency_ms, with and without its batch calls, each against the ideal engine's limit, the tools beside), written to OUT/latency-DATE.md")
+	fs.StringVar(&o.lat.shapes, "latency-shapes", "flat,layers", "with -latency: stack shapes (flat, chain, layers: 10 layers, each resource depending on two of the layer before)")
+	fs.IntVar(&o.lat.n, "latency-n", 200, "with -latency: resources per stack")
+	fs.StringVar(&o.lat.latencies, "latencies", "50,200", "with -latency: the mock's latency_ms values (the tools' sleep)")
+	fs.StringVar(&o.lat.parallelisms, "parallelisms", "10,50", "with -latency: bulwark's --parallelism and the tools' -parallelism")
+	fs.StringVar(&o.lat.batch, "batch", "on,off", "with -latency: on = the batching mock, off = the mock without its batch calls (BULWARK_MOCK_BATCH=off, as real providers are)")
+	fs.IntVar(&o.lat.rateLimit, "rate-limit", 50, "with -latency: also apply and tear down flat -rate-n on the mock with this rate_limit (calls per second; 0: skip those rows)")
+	fs.IntVar(&o.lat.rateN, "rate-n", 1000, "with -latency: resources of the rate-limited stack")
+	fs.IntVar(&o.lat.ratePar, "rate-parallelism", 10, "with -latency: --parallelism of the rate-limited stack")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -154,6 +166,9 @@ func (o options) run() error {
 	} else if o.calibrate > 0 || o.guardFull {
 		return errors.New("-calibrate and -guard-full need -guard FILE")
 	}
+	if o.lat.on && (o.guard != "" || o.profile != "") {
+		return errors.New("-latency runs its own rows: not with -guard or -profile")
+	}
 
 	scratch := o.scratch
 	if scratch == "" {
@@ -186,6 +201,9 @@ func (o options) run() error {
 		return err
 	}
 
+	if o.lat.on {
+		return o.runLatency(ctx, root, bulwark, pluginDir, scratch)
+	}
 	if o.profile != "" {
 		return profile(ctx, profileRun{
 			command: o.profile, shape: shapes[0], n: sizes[0], latencyMS: o.latencyMS, count: o.count,

@@ -1,0 +1,58 @@
+package mockprovider
+
+import (
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// EnvBatch is the environment variable the mock's executables read at
+// start: "off" serves the provider WithoutBatches returns; "on" or unset,
+// the mock as New makes it. The host passes its environment to its
+// plugins, so BULWARK_MOCK_BATCH=off bulwark apply … runs on the mock the
+// way a real provider is.
+const EnvBatch = "BULWARK_MOCK_BATCH"
+
+// unbatchable is every interface of the mock's but the batch calls: what a
+// real provider (aws, local, a Terraform provider) offers.
+type unbatchable interface {
+	sdk.Provider
+	sdk.Importer
+	sdk.Releaser
+	sdk.Closer
+}
+
+// unbatched promotes only unbatchable's methods, so sdk.Serve finds no
+// sdk.BatchReader, sdk.BatchValidator or sdk.BatchCreator on it and
+// declares no ReadMany, ValidateMany or CreateMany: the host then makes one
+// Read, ValidateResource and Create per resource.
+type unbatched struct{ unbatchable }
+
+// WithoutBatches returns the mock p (a provider New returned) with its
+// batch calls hidden: the same provider, the same world and faults, but
+// only sdk.Provider, sdk.Importer, sdk.Releaser and sdk.Closer, as real
+// providers are. The benchmark harness measures the engine on it, since
+// the batch calls hide how many calls a step makes. It panics when p is
+// not the mock: the wrapper must not claim interfaces p lacks.
+func WithoutBatches(p sdk.Provider) sdk.Provider {
+	u, ok := p.(unbatchable)
+	if !ok {
+		panic(fmt.Sprintf("mockprovider.WithoutBatches: %T is not the mock provider", p))
+	}
+	return unbatched{u}
+}
+
+// FromEnv returns p as EnvBatch's value asks, getenv reading it (os.Getenv
+// in the executables): p itself for "on" or "", WithoutBatches(p) for
+// "off"; any other value is an error, so a typo is not measured as the
+// batching mock.
+func FromEnv(p sdk.Provider, getenv func(string) string) (sdk.Provider, error) {
+	switch v := getenv(EnvBatch); v {
+	case "", "on":
+		return p, nil
+	case "off":
+		return WithoutBatches(p), nil
+	default:
+		return nil, fmt.Errorf("%s=%q: want on or off", EnvBatch, v)
+	}
+}

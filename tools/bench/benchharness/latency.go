@@ -1,0 +1,338 @@
+package benchharness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
+)
+
+// LatencyCommands are the commands a latency row measures, in the order
+// they run on a stack.
+var LatencyCommands = []string{CmdApply, CmdTeardown}
+
+// EnvMockBatch is the mock provider's switch for its batch calls
+// (mockprovider.EnvBatch): "off" serves it without ReadMany, ValidateMany
+// and CreateMany, the way real providers are. bulwark passes its
+// environment to its plugins.
+const EnvMockBatch = "BULWARK_MOCK_BATCH"
+
+// LatencyConfig says what RunLatency measures: every shape × latency ×
+// parallelism, each on the mock with and without its batch calls as Batch
+// says, and the tools beside; then, when RateLimit is set, the
+// rate-limited rows.
+type LatencyConfig struct {
+	Bulwark   string // the bulwark executable
+	PluginDir string // the folder holding bulwark-provider-mock
+	Scratch   string // where each stack's fresh folder is made
+	Shapes    []Shape
+	N         int // resources per stack
+	// LatenciesMS are the mock's latency_ms values (the tools' sleep).
+	LatenciesMS  []int
+	Parallelisms []int
+	// Batch is the mock's modes: true the batching mock, false the mock
+	// with its batch calls hidden (EnvMockBatch=off).
+	Batch []bool
+	Tools []Tool // run beside bulwark on the latency rows
+	// Count is how many times each stack is run; each figure is the
+	// median run's. The runs are interleaved: bulwark on each mock, then
+	// each tool, then again, so a shared machine's load moves all alike.
+	Count  int
+	Budget time.Duration // the longest one command may run; 0: no limit
+	// TeardownParallelism passes --parallelism to bulwark's teardown
+	// (DetectTeardownParallelism says whether it takes it).
+	TeardownParallelism bool
+	// RateLimit, when above 0, adds the rate-limited rows: flat RateN on
+	// the mock with rate_limit: RateLimit and no latency, at parallelism
+	// RateParallelism, on each mock of Batch, bulwark alone.
+	RateLimit, RateN, RateParallelism int
+	Progress                          io.Writer
+	Keep                              bool
+}
+
+// LatencyRow is one command on one stack, mock and setting, with its limit.
+type LatencyRow struct {
+	Shape       Shape
+	N           int
+	LatencyMS   int
+	Parallelism int
+	Batch       bool // the batching mock (true) or the one without batch calls
+	RateLimit   int  // the mock's rate_limit; 0 on the latency rows
+	Command     string
+	// Limit is the ideal engine's time (Limit); on a rate-limited row, N ÷
+	// RateLimit seconds.
+	Limit   time.Duration
+	Bulwark Result
+	// Tools are the tools' figures, in LatencyConfig.Tools' order (the
+	// same in a row's batching and non-batching rows: the tools have no
+	// mock); none on a rate-limited row.
+	Tools []Result
+}
+
+// Setting names the row's stack and setting: "flat 200, latency 50 ms,
+// parallelism 10".
+func (r LatencyRow) Setting() string {
+	setting := fmt.Sprintf("latency %d ms", r.LatencyMS)
+	if r.RateLimit > 0 {
+		setting = fmt.Sprintf("rate_limit %d/s", r.RateLimit)
+	}
+	return fmt.Sprintf("%s %s, %s, parallelism %d", r.Shape, fmtCount(r.N), setting, r.Parallelism)
+}
+
+// Mock names the row's mock: "batching" or "no batch calls".
+func (r LatencyRow) Mock() string { return mockName(r.Batch) }
+
+// Multiple is bulwark's figure ÷ the limit; 0 when either is missing.
+func (r LatencyRow) Multiple() float64 { return multipleOf(r.Bulwark, r.Limit) }
+
+// multipleOf is res's wall time ÷ limit: 0 when either is missing or res
+// failed (a stopped command's is a lower bound, and shown as one).
+func multipleOf(res Result, limit time.Duration) float64 {
+	if limit <= 0 || res.Skipped != "" || res.Wall <= 0 || (!res.Stopped && res.ExitCode != 0) {
+		return 0
+	}
+	return float64(res.Wall) / float64(limit)
+}
+
+// RateLimitBound is the least time n mutating calls take at rate calls per
+// second.
+func RateLimitBound(n, rate int) time.Duration {
+	return time.Duration(n) * time.Second / time.Duration(rate)
+}
+
+// DetectTeardownParallelism reports whether bulwark's teardown takes
+// --parallelism (its help names the flag).
+func DetectTeardownParallelism(ctx context.Context, bulwark string) bool {
+	out, _ := exec.CommandContext(ctx, bulwark, "teardown", "--help").CombinedOutput()
+	return strings.Contains(string(out), "--parallelism")
+}
+
+// latencyKey names one stack setting.
+type latencyKey struct {
+	shape       Shape
+	n           int
+	latencyMS   int
+	parallelism int
+	rateLimit   int
+}
+
+// RunLatency runs the latency rows (see LatencyConfig) and returns them in
+// table order: shape, latency, parallelism, mock, command; the
+// rate-limited rows last. A command that fails or is stopped skips the rest
+// of its stack; the error is for what kept the harness itself from working.
+func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if cfg.RateParallelism <= 0 {
+		cfg.RateParallelism = 10
+	}
+	exec.CommandContext(ctx, cfg.Bulwark, "version").Run() // load it once, untimed
+	var rows []LatencyRow
+	for _, shape := range cfg.Shapes {
+		g := ShapeGraph(shape, cfg.N)
+		for _, l := range cfg.LatenciesMS {
+			for _, p := range cfg.Parallelisms {
+				key := latencyKey{shape: shape, n: cfg.N, latencyMS: l, parallelism: p}
+				bw := make([][][]Result, len(cfg.Batch)) // [mock][run][command]
+				tw := make([][][]Result, len(cfg.Tools)) // [tool][run][command]
+				for i := 0; i < max(cfg.Count, 1); i++ {
+					for b, batch := range cfg.Batch {
+						rs, err := cfg.runBulwark(ctx, key, batch)
+						bw[b] = append(bw[b], rs)
+						if err != nil {
+							return rows, err
+						}
+					}
+					for t, tool := range cfg.Tools {
+						rs, err := cfg.runTool(ctx, key, tool)
+						tw[t] = append(tw[t], rs)
+						if err != nil {
+							return rows, err
+						}
+					}
+				}
+				tools := make([][]Result, len(cfg.Tools))
+				for t := range cfg.Tools {
+					tools[t] = Median(tw[t])
+				}
+				for b, batch := range cfg.Batch {
+					ours := Median(bw[b])
+					for c, command := range LatencyCommands {
+						row := LatencyRow{Shape: shape, N: cfg.N, LatencyMS: l, Parallelism: p, Batch: batch, Command: command,
+							Limit: Limit(g, command, time.Duration(l)*time.Millisecond, p), Bulwark: ours[c]}
+						for t := range cfg.Tools {
+							row.Tools = append(row.Tools, tools[t][c])
+						}
+						rows = append(rows, row)
+					}
+				}
+			}
+		}
+	}
+	if cfg.RateLimit > 0 {
+		key := latencyKey{shape: Flat, n: cfg.RateN, parallelism: cfg.RateParallelism, rateLimit: cfg.RateLimit}
+		for _, batch := range cfg.Batch {
+			var runs [][]Result
+			for i := 0; i < max(cfg.Count, 1); i++ {
+				rs, err := cfg.runBulwark(ctx, key, batch)
+				runs = append(runs, rs)
+				if err != nil {
+					return rows, err
+				}
+			}
+			for c, res := range Median(runs) {
+				rows = append(rows, LatencyRow{Shape: Flat, N: cfg.RateN, Parallelism: cfg.RateParallelism, Batch: batch,
+					RateLimit: cfg.RateLimit, Command: LatencyCommands[c], Limit: RateLimitBound(cfg.RateN, cfg.RateLimit), Bulwark: res})
+			}
+		}
+	}
+	return rows, nil
+}
+
+// mockName is how the progress output and the table name a mock mode.
+func mockName(batch bool) string {
+	if batch {
+		return "batching"
+	}
+	return "no batch calls"
+}
+
+// stackConfig is the Config a latency stack's stackRun needs.
+func (cfg LatencyConfig) stackConfig() Config {
+	return Config{Scratch: cfg.Scratch, Budget: cfg.Budget, Progress: cfg.Progress, Keep: cfg.Keep}
+}
+
+func (k latencyKey) String() string {
+	if k.rateLimit > 0 {
+		return fmt.Sprintf("%s %d, rate_limit %d, parallelism %d", k.shape, k.n, k.rateLimit, k.parallelism)
+	}
+	return fmt.Sprintf("%s %d, latency %d ms, parallelism %d", k.shape, k.n, k.latencyMS, k.parallelism)
+}
+
+// runBulwark applies and tears down one stack on the mock in the given
+// mode, in a fresh folder.
+func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch bool) ([]Result, error) {
+	fmt.Fprintf(cfg.Progress, "-- bulwark on the %s mock: %s\n", mockName(batch), k)
+	s, err := newStackRun(cfg.stackConfig(), ToolBulwark, k.shape, k.n)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	specPath := filepath.Join(s.dir, "spec.yaml")
+	spec := BulwarkSpecWith(k.shape, k.n, MockConfig{LatencyMS: k.latencyMS, RateLimit: k.rateLimit})
+	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
+		return nil, err
+	}
+	key, err := secrets.NewKey("bench")
+	if err != nil {
+		return nil, err
+	}
+	mode := "on"
+	if !batch {
+		mode = "off"
+	}
+	// The last of a repeated variable wins (os/exec keeps the last).
+	env := append(os.Environ(), secrets.EnvKey+"="+key.Encode(), EnvMockBatch+"="+mode)
+	global := stateFlags(cfg.PluginDir, filepath.Join(s.dir, "state"), "")
+	par := fmt.Sprint(k.parallelism)
+	teardown := []string{"teardown", specPath, "--yes"}
+	if cfg.TeardownParallelism {
+		teardown = append(teardown, "--parallelism", par)
+	}
+	steps := []struct {
+		command string
+		args    []string
+	}{
+		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdTeardown, teardown},
+	}
+	for _, st := range steps {
+		base := strings.ReplaceAll(st.command, " ", "-")
+		after := func(r *Result) { r.FailedSteps = failedSteps(filepath.Join(s.dir, base+".stderr")) }
+		if err := s.measure(ctx, st.command, cfg.Bulwark, env, append(append([]string{}, global...), st.args...), after); err != nil {
+			return s.out, err
+		}
+	}
+	return s.out, nil
+}
+
+// runTool applies and destroys one stack with a Terraform-compatible tool,
+// each resource's create and destroy sleeping the latency, in a fresh
+// folder. Like RunStacks' runs: terraform_data only, so init downloads
+// nothing; init once, not measured.
+func (cfg LatencyConfig) runTool(ctx context.Context, k latencyKey, t Tool) ([]Result, error) {
+	fmt.Fprintf(cfg.Progress, "-- %s: %s\n", t.Name, k)
+	s, err := newStackRun(cfg.stackConfig(), t.Name, k.shape, k.n)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := os.WriteFile(filepath.Join(s.dir, "main.tf"), TerraformLatencyConfig(k.shape, k.n, k.latencyMS), 0o600); err != nil {
+		return nil, err
+	}
+	env := toolEnv()
+	s.toolInit(ctx, t, env)
+	par := fmt.Sprintf("-parallelism=%d", k.parallelism)
+	steps := []struct {
+		command string
+		args    []string
+	}{
+		{CmdApply, []string{"apply", "-auto-approve", "-input=false", "-no-color", par}},
+		{CmdTeardown, []string{"destroy", "-auto-approve", "-input=false", "-no-color", par}},
+	}
+	for _, st := range steps {
+		if err := s.measure(ctx, st.command, t.Path, env, st.args, nil); err != nil {
+			return s.out, err
+		}
+	}
+	return s.out, nil
+}
+
+// failedSteps counts the resource steps bulwark's lifecycle events (JSON
+// lines, on stderr when it is not a terminal; docs/json.md) report
+// failed; -1 when the file holds no event at all (nothing to count from).
+func failedSteps(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	return countFailedSteps(f)
+}
+
+func countFailedSteps(r io.Reader) int {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	events, failed := 0, 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var ev struct {
+			Op       string `json:"op"`
+			Resource string `json:"resource"`
+			Status   string `json:"status"`
+		}
+		if json.Unmarshal(line, &ev) != nil || ev.Op == "" {
+			continue
+		}
+		events++
+		if ev.Resource != "" && ev.Status == "failed" {
+			failed++
+		}
+	}
+	if events == 0 {
+		return -1
+	}
+	return failed
+}

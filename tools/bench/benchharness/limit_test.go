@@ -1,0 +1,135 @@
+package benchharness
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		shape       Shape
+		n           int
+		command     string
+		latency     time.Duration
+		parallelism int
+		want        time.Duration
+	}{
+		// One L of reads, 20 waves of 10 writes, the last wave's verify.
+		{Flat, 200, CmdApply, 200 * ms, 10, 200*ms + 20*200*ms + 200*ms}, // 4.4 s
+		{Flat, 200, CmdApply, 200 * ms, 50, 200*ms + 4*200*ms + 200*ms},  // 1.2 s
+		{Flat, 200, CmdApply, 50 * ms, 10, 50*ms + 20*50*ms + 50*ms},     // 1.1 s
+		{Flat, 200, CmdTeardown, 200 * ms, 10, 4400 * ms},                // the same graph backwards
+		{Flat, 1, CmdApply, time.Second, 10, 3 * time.Second},            // read, create, verify
+		{Flat, 0, CmdApply, time.Second, 10, time.Second},                // the reads' L alone
+		// A chain: each write waits for the one before to be verified.
+		{Chain, 3, CmdApply, 100 * ms, 10, 100*ms + 3*2*100*ms},
+		{Chain, 3, CmdTeardown, 100 * ms, 10, 700 * ms},
+		// 10 layers of 2, each resource waiting for both of the layer
+		// before: a layer every 2 L.
+		{Layers, 20, CmdApply, 50 * ms, 10, 50*ms + 10*2*50*ms}, // 1.05 s
+		{Layers, 20, CmdTeardown, 50 * ms, 10, 1050 * ms},
+		// 10 layers of 4 at P 2, worked by hand: layer 0 written at ticks
+		// 0,0,1,1; then odd layers take ticks 2+5m (1 write), 3+5m (2),
+		// 4+5m (1), even ones 5m, 5m, 5m+1, 5m+1; layer 9 last written at
+		// tick 24, verified at 26.
+		{Layers, 40, CmdApply, 100 * ms, 2, 27 * 100 * ms},
+		// Wide enough that P binds nowhere: 2 L per layer.
+		{Layers, 200, CmdApply, 200 * ms, 1000, 200*ms + 10*2*200*ms},
+		// The latency rows' layers: 10 × 20. At P 10 the slots bind a
+		// little (23 ticks); at P 50 only the path does (2 per layer).
+		{Layers, 200, CmdApply, 200 * ms, 10, 4600 * ms},
+		{Layers, 200, CmdApply, 200 * ms, 50, 4200 * ms},
+		{Layers, 200, CmdTeardown, 50 * ms, 10, 1150 * ms},
+		{Flat, 10, "plan", time.Second, 10, 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s-%d-%s-L%s-P%d", tt.shape, tt.n, tt.command, tt.latency, tt.parallelism), func(t *testing.T) {
+			if got := Limit(ShapeGraph(tt.shape, tt.n), tt.command, tt.latency, tt.parallelism); got != tt.want {
+				t.Errorf("Limit = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// The schedule is never shorter than its two lower bounds (the writes
+// spread over P slots, plus the last verify; two ticks per layer of the
+// longest path), and for the graphs the latency rows use, it is close to
+// the larger one.
+func TestTicksBounds(t *testing.T) {
+	for _, shape := range AllShapes {
+		for _, n := range []int{1, 7, 20, 200, 1000} {
+			for _, p := range []int{1, 3, 10, 50} {
+				g := ShapeGraph(shape, n)
+				got := Ticks(g, p)
+				work := (n+p-1)/p + 1
+				path := 2 * depth(g)
+				if got < max(work, path) {
+					t.Errorf("%s %d P%d: %d ticks, below the bound %d", shape, n, p, got, max(work, path))
+				}
+				if got > work+path {
+					t.Errorf("%s %d P%d: %d ticks, above work + path %d: a slot was left idle", shape, n, p, got, work+path)
+				}
+			}
+		}
+	}
+}
+
+// depth is the number of resources on g's longest path.
+func depth(g Graph) int {
+	d := make([]int, len(g))
+	most := 0
+	for i, ds := range g {
+		d[i] = 1
+		for _, x := range ds {
+			d[i] = max(d[i], d[x]+1)
+		}
+		most = max(most, d[i])
+	}
+	return most
+}
+
+func TestReversed(t *testing.T) {
+	g := ShapeGraph(Layers, 40)
+	r := g.reversed()
+	edges := func(g Graph) [][2]int {
+		var out [][2]int
+		for i, ds := range g {
+			for _, d := range ds {
+				if d >= i {
+					t.Errorf("%d depends on %d: not in topological order", i, d)
+				}
+				out = append(out, [2]int{i, d})
+			}
+		}
+		return out
+	}
+	var back [][2]int
+	for _, e := range edges(r) {
+		// r's i waits for d: in g, n-1-d depends on n-1-i.
+		back = append(back, [2]int{len(g) - 1 - e[1], len(g) - 1 - e[0]})
+	}
+	want := edges(g)
+	slices.SortFunc(back, func(a, b [2]int) int { return (a[0]-b[0])*1000 + a[1] - b[1] })
+	slices.SortFunc(want, func(a, b [2]int) int { return (a[0]-b[0])*1000 + a[1] - b[1] })
+	if !slices.Equal(back, want) {
+		t.Errorf("reversed twice is not the graph:\n%v\n%v", back, want)
+	}
+}
+
+func TestTicksRefusesACycle(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic on a cycle")
+		}
+	}()
+	Ticks(Graph{{1}, {0}}, 1)
+}
+
+func TestRateLimitBound(t *testing.T) {
+	if got := RateLimitBound(1000, 50); got != 20*time.Second {
+		t.Errorf("RateLimitBound(1000, 50) = %s, want 20s", got)
+	}
+}
