@@ -67,9 +67,16 @@ type LatencyRow struct {
 	Batch       bool // the batching mock (true) or the one without batch calls
 	RateLimit   int  // the mock's rate_limit; 0 on the latency rows
 	Command     string
-	// Limit is the ideal engine's time (Limit); on a rate-limited row, N ÷
-	// RateLimit seconds.
-	Limit   time.Duration
+	// Limit is the ideal engine's time (Limit) plus Startup; on a
+	// rate-limited row, N ÷ RateLimit seconds.
+	Limit time.Duration
+	// Startup is what bulwark's command costs apart from the provider's
+	// latency and the graph: the same command on a stack of one resource
+	// on the same mock without latency (the process, the plugin's start
+	// and handshake, the lock, the state and journal files, the plugin's
+	// end), measured interleaved with the row's runs. An ideal scheduler
+	// removes none of it; 0 on a rate-limited row.
+	Startup time.Duration
 	Bulwark Result
 	// Tools are the tools' figures, in LatencyConfig.Tools' order (the
 	// same in a row's batching and non-batching rows: the tools have no
@@ -143,11 +150,17 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 			for _, p := range cfg.Parallelisms {
 				key := latencyKey{shape: shape, n: cfg.N, latencyMS: l, parallelism: p}
 				bw := make([][][]Result, len(cfg.Batch)) // [mock][run][command]
+				sw := make([][][]Result, len(cfg.Batch)) // the start-up stack's, alike
 				tw := make([][][]Result, len(cfg.Tools)) // [tool][run][command]
 				for i := 0; i < max(cfg.Count, 1); i++ {
 					for b, batch := range cfg.Batch {
 						rs, err := cfg.runBulwark(ctx, key, batch)
 						bw[b] = append(bw[b], rs)
+						if err != nil {
+							return rows, err
+						}
+						rs, err = cfg.runBulwark(ctx, startupKey(p), batch)
+						sw[b] = append(sw[b], rs)
 						if err != nil {
 							return rows, err
 						}
@@ -165,10 +178,14 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 					tools[t] = Median(tw[t])
 				}
 				for b, batch := range cfg.Batch {
-					ours := Median(bw[b])
+					ours, startup := Median(bw[b]), Median(sw[b])
 					for c, command := range LatencyCommands {
 						row := LatencyRow{Shape: shape, N: cfg.N, LatencyMS: l, Parallelism: p, Batch: batch, Command: command,
 							Limit: Limit(g, command, time.Duration(l)*time.Millisecond, p), Bulwark: ours[c]}
+						if c < len(startup) && startup[c].OK() {
+							row.Startup = startup[c].Wall
+							row.Limit += row.Startup
+						}
 						for t := range cfg.Tools {
 							row.Tools = append(row.Tools, tools[t][c])
 						}
@@ -196,6 +213,12 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+// startupKey is the stack whose commands measure a row's start-up: one
+// resource, no latency, at the row's parallelism.
+func startupKey(parallelism int) latencyKey {
+	return latencyKey{shape: Flat, n: 1, parallelism: parallelism}
 }
 
 // mockName is how the progress output and the table name a mock mode.

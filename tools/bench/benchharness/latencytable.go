@@ -34,7 +34,10 @@ const LimitDefinition = "**limit** = what an ideal, overhead-free engine would t
 	"before its first delete; reads are unbounded, so all at once); then one write per resource (Create; in a teardown, Delete) taking L in one of P " +
 	"write slots, and Verify's read taking L after it, off the write slots; a resource is ready once what it waits for is verified " +
 	"(apply: what it depends on; teardown: what depends on it, deleted and verified gone); ready resources take free slots in topological " +
-	"order (list scheduling, exact for these graphs). Flat 200 at P 10, L 200 ms: 0.2 + 20 × 0.2 + 0.2 = 4.4 s."
+	"order (list scheduling, exact for these graphs). Flat 200 at P 10, L 200 ms: 0.2 + 20 × 0.2 + 0.2 = 4.4 s. " +
+	"Plus **start-up**: what the same command costs bulwark on a stack of one resource on the same mock without latency " +
+	"(process, plugin start and handshake, lock, state and journal, plugin end; measured interleaved with the row's runs), " +
+	"which no scheduler removes."
 
 // Markdown renders the report.
 func (r *LatencyReport) Markdown() string {
@@ -95,16 +98,16 @@ func (r *LatencyReport) Markdown() string {
 	}
 	if len(latency) > 0 {
 		b.WriteString("\n## Latency\n\n")
-		b.WriteString("| shape | N | L | P | mock | command | limit | bulwark | × limit | failed steps |")
-		align := "|---|---:|---:|---:|---|---|---:|---:|---:|---:|"
+		b.WriteString("| shape | N | L | P | mock | command | start-up | limit | bulwark | × limit | failed steps |")
+		align := "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|"
 		for _, t := range r.Tools {
 			fmt.Fprintf(&b, " %s | × limit | bulwark ÷ %s |", t.Name, t.Name)
 			align += "---:|---:|---:|"
 		}
 		b.WriteString("\n" + align + "\n")
 		for _, row := range latency {
-			fmt.Fprintf(&b, "| %s | %s | %d ms | %d | %s | %s | %s | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
-				row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtDuration(row.Limit), fmtLatencyWall(row.Bulwark),
+			fmt.Fprintf(&b, "| %s | %s | %d ms | %d | %s | %s | %s | %s | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
+				row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtStartup(row.Startup), fmtDuration(row.Limit), fmtLatencyWall(row.Bulwark),
 				fmtLimitMultiple(row.Bulwark, row.Limit), fmtFailed(row.Bulwark))
 			for _, t := range row.Tools {
 				fmt.Fprintf(&b, " %s | %s | %s |", fmtLatencyWall(t), fmtLimitMultiple(t, row.Limit), fmtToolRatio(row.Bulwark, t))
@@ -188,6 +191,14 @@ func (r *LatencyReport) noComparison() string {
 		return r.NoComparison
 	}
 	return "neither `tofu` nor `terraform` is on PATH"
+}
+
+// fmtStartup is a row's start-up: "-" when not measured.
+func fmtStartup(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmtDuration(d)
 }
 
 // shapeLabel is a shape as a row names it: layers with its layout.
