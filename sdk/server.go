@@ -90,6 +90,18 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		resp, err = s.impl.GetSchema(ctx, &GetSchemaRequest{})
 		return nil, err
 	})
+	if resp != nil && !ds.HasError() && !resp.Diagnostics.HasError() {
+		// The schema the host was given is the one the config checks use:
+		// kept, so the first ValidateResource or Create does not ask the
+		// provider again (a second GetSchema, which a provider whose every
+		// call takes a round trip makes everything behind it wait for, under
+		// s.mu).
+		s.mu.Lock()
+		if s.schema == nil {
+			s.schema = resp
+		}
+		s.mu.Unlock()
+	}
 	if resp != nil {
 		_, imports := s.impl.(Importer)
 		_, batches := s.impl.(BatchReader)

@@ -11,6 +11,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
@@ -57,11 +58,20 @@ type Reader struct {
 	Spread int
 	// Progress is told of ReadAll's reads.
 	Progress Progress
+	// Now is the clock of the reads' times (nil: time.Now).
+	Now func() time.Time
 	// ReadOnly is set for a session that calls nothing but Read (plan): an
 	// imported id is read by id, and nothing is kept for Checks.
 	ReadOnly bool
 
 	pre preflight
+}
+
+func (rd *Reader) now() time.Time {
+	if rd.Now != nil {
+		return rd.Now()
+	}
+	return time.Now()
 }
 
 // Observation is what a read found.
@@ -118,6 +128,9 @@ type Job struct {
 	byIdentity bool   // req finds by natural identity, not by id
 	wrap       string // what its error is prefixed with, if anything
 	alone      func(context.Context, Provider) (*plan.Observation, error)
+	// began and ended are when ReadAll's call for it was made (see
+	// Reader.CheckRecorded).
+	began, ended time.Time
 }
 
 // Run makes j's read, alone.
@@ -167,7 +180,9 @@ func (rd *Reader) ReadAll(ctx context.Context, jobs []Job) (map[string]*plan.Obs
 		Many: Provider.ReadsMany,
 		Single: func(ctx context.Context, i int) error {
 			rd.Progress.ReadStarted(jobs[i].name)
+			jobs[i].began = rd.now()
 			got[i], errs[i] = rd.Run(ctx, jobs[i])
+			jobs[i].ended = rd.now()
 			rd.Progress.ReadEnded(jobs[i].name)
 			return nil
 		},
@@ -177,8 +192,11 @@ func (rd *Reader) ReadAll(ctx context.Context, jobs []Job) (map[string]*plan.Obs
 				reqs[k] = jobs[i].req
 				rd.Progress.ReadStarted(jobs[i].name)
 			}
+			began := rd.now()
 			res, err := p.ReadMany(ctx, reqs)
+			ended := rd.now()
 			for k, i := range chunk {
+				jobs[i].began, jobs[i].ended = began, ended
 				rd.Progress.ReadEnded(jobs[i].name)
 				if err != nil {
 					errs[i] = err

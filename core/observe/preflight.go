@@ -5,6 +5,7 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -21,8 +22,9 @@ type preflight struct {
 }
 
 type preRead struct {
-	req *providers.ReadRequest
-	obs *plan.Observation
+	req          *providers.ReadRequest
+	obs          *plan.Observation
+	began, ended time.Time // the call that read it
 }
 
 // Keep records what jobs read (got, by name) for the Checks of a session
@@ -38,22 +40,22 @@ func (rd *Reader) Keep(jobs []Job, got map[string]*plan.Observation) {
 	}
 	for _, j := range jobs {
 		if j.req != nil && got[j.name] != nil {
-			rd.pre.seen[j.name] = preRead{req: j.req, obs: got[j.name]}
+			rd.pre.seen[j.name] = preRead{req: j.req, obs: got[j.name], began: j.began, ended: j.ended}
 		}
 	}
 }
 
 // take returns, once, what the pre-flight read of name saw when it was
 // req.
-func (rd *Reader) take(name string, req *providers.ReadRequest) (*plan.Observation, bool) {
+func (rd *Reader) take(name string, req *providers.ReadRequest) (preRead, bool) {
 	rd.pre.mu.Lock()
 	defer rd.pre.mu.Unlock()
 	p, ok := rd.pre.seen[name]
 	if !ok {
-		return nil, false
+		return preRead{}, false
 	}
 	delete(rd.pre.seen, name)
-	return p.obs, sameRead(p.req, req)
+	return p, sameRead(p.req, req)
 }
 
 func sameRead(a, b *providers.ReadRequest) bool {
@@ -89,28 +91,27 @@ type Reuse struct {
 func (rd *Reader) CheckRead(ctx context.Context, r *spec.Resource, cur *state.Resource, reuse Reuse) (*plan.Observation, error) {
 	j := rd.JobFor(r, cur)
 	if j.req != nil && !reuse.Saved {
-		if obs, ok := rd.take(r.Name, j.req); ok && (j.req.ID != "" || reuse.KeysReported) {
-			return obs, nil
+		if p, ok := rd.take(r.Name, j.req); ok && (j.req.ID != "" || reuse.KeysReported) {
+			return p.obs, nil
 		}
 	}
 	return rd.Run(ctx, j)
 }
 
 // CheckRecorded is the Read for the Check of a recorded resource's delete.
-// It never reuses the pre-flight read: the deletion path decides ownership
-// from what the recorded id holds right before the Delete, not from what it
-// held when the operation began (a chain of a thousand steps can take
-// minutes, and another stack may take a freed identity meanwhile). One more
-// Read per delete is the price.
+// The deletion path decides ownership from what the recorded id holds right
+// before the Delete, not from what it held when the operation began (a
+// chain of a thousand steps can take minutes, and another stack may take a
+// freed identity meanwhile): it reads again, unless the pre-flight read of
+// it (a teardown's ownership check) ended less long ago than it took. Such
+// a read is as fresh as one this Check would make: a Check that read now
+// would see what was there up to its own round trip before the Delete too.
+// So the first deletes of a teardown go on the ownership check's reads,
+// and every later one reads again.
 func (rd *Reader) CheckRecorded(ctx context.Context, res *state.Resource) (*plan.Observation, error) {
 	j := Recorded(res)
-	rd.drop(res.Name)
+	if p, ok := rd.take(res.Name, j.req); ok && !p.ended.IsZero() && rd.now().Sub(p.ended) < p.ended.Sub(p.began) {
+		return p.obs, nil
+	}
 	return rd.Run(ctx, j)
-}
-
-// drop forgets what the pre-flight read of name saw.
-func (rd *Reader) drop(name string) {
-	rd.pre.mu.Lock()
-	defer rd.pre.mu.Unlock()
-	delete(rd.pre.seen, name)
 }

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -47,10 +48,19 @@ func TestSameRead(t *testing.T) {
 }
 
 // counting reads by Read alone, counting its calls.
-type counting struct{ reads int }
+type counting struct {
+	reads int
+	clock *time.Time // when set, each Read takes readTakes on it
+}
+
+// readTakes is how long a Read takes on a counting provider's clock.
+const readTakes = 100 * time.Millisecond
 
 func (c *counting) Read(_ context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	c.reads++
+	if c.clock != nil {
+		*c.clock = c.clock.Add(readTakes)
+	}
 	return &providers.ReadResponse{Exists: true, ID: req.ID}, nil
 }
 
@@ -129,27 +139,42 @@ func TestCheckReadReuse(t *testing.T) {
 		})
 	}
 
-	t.Run("a delete's Check never reuses", func(t *testing.T) {
-		p := &counting{}
-		rd := &Reader{Lookup: func(string) (Provider, bool) { return p, true }, Parallelism: 1, Progress: quiet{}}
-		ctx := context.Background()
-		jobs := []Job{Recorded(recorded)}
-		got, err := rd.ReadAll(ctx, jobs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd.Keep(jobs, got)
-		if _, err := rd.CheckRecorded(ctx, recorded); err != nil {
-			t.Fatal(err)
-		}
-		if p.reads != 2 {
-			t.Fatalf("%d Reads, want 2 (the pre-flight's and the Check's)", p.reads)
-		}
-		// What the pre-flight saw is forgotten.
-		if _, ok := rd.take("a", jobs[0].req); ok {
-			t.Fatal("the pre-flight read is still kept after the delete's Check")
-		}
-	})
+	// A delete's Check uses the pre-flight read only while it ended less
+	// long ago than it took (as fresh as a read of its own would be), once.
+	for _, tt := range []struct {
+		name  string
+		after time.Duration // since the pre-flight read ended
+		reads int           // Reads the Check makes
+	}{
+		{"a delete's Check reuses a read younger than its round trip", readTakes - time.Millisecond, 0},
+		{"a delete's Check reads again once the read is older", readTakes, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+			p := &counting{clock: &now}
+			rd := &Reader{Lookup: func(string) (Provider, bool) { return p, true }, Parallelism: 1, Progress: quiet{},
+				Now: func() time.Time { return now }}
+			ctx := context.Background()
+			jobs := []Job{Recorded(recorded)}
+			got, err := rd.ReadAll(ctx, jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd.Keep(jobs, got)
+			now = now.Add(tt.after)
+			p.reads = 0
+			if _, err := rd.CheckRecorded(ctx, recorded); err != nil {
+				t.Fatal(err)
+			}
+			if p.reads != tt.reads {
+				t.Fatalf("the Check made %d Reads, want %d", p.reads, tt.reads)
+			}
+			// Once only: what the pre-flight saw is forgotten.
+			if _, ok := rd.take("a", jobs[0].req); ok {
+				t.Fatal("the pre-flight read is still kept after the delete's Check")
+			}
+		})
+	}
 }
 
 // TestReadAllFirstErrorInOrder: the error of the first job in order wins,

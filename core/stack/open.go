@@ -303,6 +303,7 @@ func (s *session) reader() *observe.Reader {
 		},
 		Parallelism: s.opts.ReadParallelism,
 		Spread:      s.opts.Parallelism,
+		Now:         s.opts.Now,
 		Progress:    s.prog,
 		ReadOnly:    s.readOnly(),
 	}
