@@ -66,8 +66,8 @@ type Operation struct {
 	Revision int    // target revision of a rollback, for the journal
 	// Replace is the run's --replace consent, journaled on its start
 	// record (a resume goes on with it).
-	Replace     []string
-	Steps []*Step
+	Replace []string
+	Steps   []*Step
 	// Parallelism is the most Executes (the writes: Create, Update,
 	// Delete) in flight at once (at least one): the --parallelism of the
 	// command. A step holds its write slot from its "execute started"
