@@ -1539,3 +1539,88 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashOverlappedPipelineAtRandomMoments kills (SIGKILL, from outside)
+// an apply, then a teardown, of a layered stack on the mock with every call
+// taking 20 ms, at random moments: the overlapped pipeline (Checks during
+// the Verifies of what they depend on, reads and writes on slots of their
+// own, read-backs asked only while a write slot is free) with steps in
+// every phase at the kill. resume must settle each with every resource
+// made once (apply) or gone (teardown), and the state agreeing with the
+// world.
+func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
+	spec := crashSpec("layers40.yaml")
+	const stack, n = "crashlayers", 40
+	base := time.Now().UnixNano()
+	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
+		}
+		base = v
+	}
+	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+	ref := newCrashEnv(t, stack)
+	fullApply := ref.must(0, "apply", spec, "--parallelism", "3").took
+	fullTeardown := ref.must(0, "teardown", spec, "--yes", "--parallelism", "3").took
+	for i := range 4 {
+		seed := base + int64(i)
+		rnd := mrand.New(mrand.NewSource(seed))
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			e := newCrashEnv(t, stack)
+			// The first third is mostly the start and the plan: kill in
+			// the rest, where the steps overlap.
+			delay := fullApply/3 + time.Duration(rnd.Int63n(int64(fullApply*2/3)))
+			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "3")
+			if !r.killed && r.code != 0 {
+				t.Fatalf("apply (not killed): %s", r)
+			}
+			e.assertNothingLeft()
+			r1 := e.run("", "resume", spec)
+			if r1.killed || r1.code != 0 {
+				t.Fatalf("apply killed after %v: resume: %s\n%s", delay, r1, e.history())
+			}
+			if strings.Contains(r1.stdout, "nothing to resume") && len(e.readState().Resources) == 0 {
+				// Killed before the operation began (still planning):
+				// nothing may have been made; the apply is run again.
+				if w := e.mockWorld(); len(w) != 0 {
+					t.Fatalf("apply killed after %v, before its operation began: %d in the world\n%s", delay, len(w), e.history())
+				}
+				e.must(0, "apply", spec, "--parallelism", "3")
+			}
+			e.checkSettled(spec)
+			st, world := e.readState(), e.mockWorld()
+			e.checkAgreement(st, world)
+			if len(st.Resources) != n || len(world) != n {
+				t.Fatalf("apply killed after %v: %d recorded and %d in the world after resume, want %d of each\n%s", delay, len(st.Resources), len(world), n, e.history())
+			}
+			e.must(0, "plan", spec, "--detailed-exitcode")
+
+			delay = fullTeardown/3 + time.Duration(rnd.Int63n(int64(fullTeardown*2/3)))
+			r = e.runKilledAfter(delay, "teardown", spec, "--yes", "--parallelism", "3")
+			if !r.killed && r.code != 0 {
+				t.Fatalf("teardown (not killed): %s", r)
+			}
+			e.assertNothingLeft()
+			r1 = e.run("", "resume", spec)
+			if r1.killed || r1.code != 0 {
+				t.Fatalf("teardown killed after %v: resume: %s\n%s", delay, r1, e.history())
+			}
+			if strings.Contains(r1.stdout, "nothing to resume") && len(e.readState().Resources) == n {
+				// Killed before the operation began (reading ownership):
+				// nothing may have been deleted; the teardown is run again.
+				if w := e.mockWorld(); len(w) != n {
+					t.Fatalf("teardown killed after %v, before its operation began: %d in the world, want %d\n%s", delay, len(w), n, e.history())
+				}
+				e.must(0, "teardown", spec, "--yes", "--parallelism", "3")
+			}
+			e.checkSettled(spec)
+			st, world = e.readState(), e.mockWorld()
+			e.checkAgreement(st, world)
+			if len(st.Resources) != 0 || len(world) != 0 {
+				t.Errorf("teardown killed after %v: %d recorded and %d in the world after resume, want none\n%s", delay, len(st.Resources), len(world), e.history())
+			}
+			e.assertNothingLeft()
+		})
+	}
+}
