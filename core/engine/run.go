@@ -449,7 +449,7 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	ev.Status = "started"
 	e.observe(ev)
 	t0 := e.now()
-	err = s.Execute(context.WithValue(ctx, writesKey{}, sl.writes), started.ID)
+	err = s.Execute(context.WithValue(ctx, writesKey{}, sl), started.ID)
 	giveWrite()
 	ev.Duration = e.now().Sub(t0)
 	if err != nil {
