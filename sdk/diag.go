@@ -78,9 +78,10 @@ func IsConflict(err error) bool {
 // (a cloud's "Throttling", "SlowDown", HTTP 429): the call did nothing, and
 // the host retries the same request once the limit allows (never failing
 // the step for it). retryAfter is the wait the API asked for, 0 when it did
-// not say. A Create answered Throttled must have made nothing; if it is
-// unsure, it answers an ordinary error, as for any Create whose outcome is
-// unknown.
+// not say. The retry is the same request: a Create with its idempotency
+// key, so a Create throttled half-way (the resource made, its tagging
+// refused) is finished by its retry, which finds what it made, as after a
+// crash.
 func Throttled(retryAfter time.Duration, format string, args ...any) Diagnostic {
 	return Diagnostic{Severity: SeverityError, Summary: fmt.Sprintf(format, args...), Throttled: true, RetryAfter: max(retryAfter, 0)}
 }

@@ -22,10 +22,10 @@
 // host does not fail the step for it: it lowers how many calls it makes of
 // the provider at once (additive increase, multiplicative decrease, as TCP
 // does), waits RetryAfter (or backs off on its own) and sends the same
-// request again, until it is answered or the operation is cancelled. So a
-// throttled call must have done nothing: a Create that cannot tell whether
-// it made the resource answers an ordinary error, as any Create whose
-// outcome is unknown (its idempotency key resolves it). Answer Throttled
-// after the client library's own retries, not instead of them.
+// request again, until it is answered or the operation is cancelled. A
+// Create goes again with its idempotency key: one throttled half-way (the
+// resource made, a later call of it refused) must find and finish what it
+// made, as a Create retried after a crash does. Answer Throttled after the
+// client library's own retries, not instead of them.
 // IsThrottled and Diagnostics.Throttle find one.
 package sdk
