@@ -42,6 +42,10 @@ type Options struct {
 	// removed by Close. Default: bulwark/plugins in the user's cache folder.
 	// Never the system temp folder, which is often mounted noexec.
 	CopyDir string
+	// Throttled, when set, is called by Close once for each plugin whose
+	// provider answered calls throttled, with what its gate saw (see
+	// Plugin.Throttling): the CLI's one line of it at the end of a command.
+	Throttled func(provider string, t Throttling)
 
 	// onBusy, when set, is called before an exec refused as "text file
 	// busy" is tried again (tests).
@@ -146,6 +150,13 @@ func (h *Host) Close() {
 	ps := h.plugins
 	h.plugins = nil
 	h.mu.Unlock()
+	if h.opts.Throttled != nil {
+		for _, p := range ps {
+			if t := p.Throttling(); t.Throttled > 0 {
+				h.opts.Throttled(p.cfg.Name, t)
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
