@@ -63,6 +63,13 @@ func (p *Plugin) pause(ctx context.Context, d time.Duration) error {
 // try the provider did not answer as throttled made; the other calls are
 // idempotent. Each try has the whole call timeout. Only ctx ending stops
 // it, with ctx's error.
+//
+// The wait is journaled nowhere, and needs no record of its own: a Create
+// is sent only once its step's "execute started" record is durable, and
+// that record's id is the key every try carries, so a crash during the
+// backoff leaves a Create in flight with a known key, which resume
+// resolves by that key as after any crash mid-Create
+// (docs/architecture.md, "The plugin host's backoff and the journal").
 func gated[R any](ctx context.Context, p *Plugin, method string, call func(context.Context) (R, error),
 	throttle func(R, error) (providers.Diagnostic, bool)) (R, error) {
 	for attempt := 1; ; attempt++ {
