@@ -126,7 +126,7 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	p := &Plugin{host: h, cfg: cfg, path: path, run: run, gate: newGate(nil)}
+	p := &Plugin{host: h, cfg: cfg, path: path, run: run, reading: newGate(nil), writing: newGate(nil)}
 	p.reads.one, p.reads.many = p.read, p.readMany
 	p.creates.one, p.creates.many = p.create, p.createMany
 	h.mu.Lock()
@@ -194,10 +194,14 @@ type Plugin struct {
 	reads   join[*providers.ReadRequest, *providers.ReadResponse]     // concurrent Reads, joined into ReadManys
 	creates join[*providers.CreateRequest, *providers.CreateResponse] // concurrent Creates, joined into CreateManys
 
-	// gate bounds the calls at once once the provider throttles them; every
-	// exported call goes through it once (see gated), the calls inside it
-	// (read, create, readMany, …) never again.
-	gate *gate
+	// reading and writing bound the calls at once once the provider
+	// throttles them (see gate): reads and validations through one,
+	// Creates, Updates, Deletes, Releases and claiming Imports through the
+	// other, as an API's read and write quotas are apart (a throttled
+	// Create slows no Read). Every exported call goes through one once
+	// (see gated), the calls inside it (read, create, readMany, …) never
+	// again.
+	reading, writing *gate
 }
 
 // Name is the provider's local name.
@@ -481,7 +485,7 @@ func (p *Plugin) kill() {
 
 // ValidateResource asks the provider to check one resource's config.
 func (p *Plugin) ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
-	return gated(ctx, p, "ValidateResource", func(ctx context.Context) (providers.Diagnostics, error) { return p.validate(ctx, req) }, throttledDiags)
+	return gated(ctx, p, p.reading, "ValidateResource", func(ctx context.Context) (providers.Diagnostics, error) { return p.validate(ctx, req) }, throttledDiags)
 }
 
 // throttledDiags is the throttle check of a validation, whose answer is
@@ -514,7 +518,7 @@ func (p *Plugin) validate(ctx context.Context, req *providers.ValidateResourceRe
 // goes at once. A ctx with a deadline of its own always reads alone, under
 // that deadline.
 func (p *Plugin) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
-	return gated(ctx, p, "Read", func(ctx context.Context) (*providers.ReadResponse, error) { return p.readJoined(ctx, req) }, throttledErr)
+	return gated(ctx, p, p.reading, "Read", func(ctx context.Context) (*providers.ReadResponse, error) { return p.readJoined(ctx, req) }, throttledErr)
 }
 
 // readJoined is Read without the gate.
@@ -559,7 +563,7 @@ func (p *Plugin) ReadsMany() bool {
 // limit on what it receives. The reads answered throttled are read again
 // (see gatedBatch).
 func (p *Plugin) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]ReadResult, error) {
-	return gatedBatch(ctx, p, "ReadMany", reqs, p.readMany, throttledResult)
+	return gatedBatch(ctx, p, p.reading, "ReadMany", reqs, p.readMany, throttledResult)
 }
 
 // readMany is ReadMany without the gate: one call, or one after the other.
@@ -651,7 +655,7 @@ func (p *Plugin) ValidatesMany() bool {
 // halves. The validations answered throttled are made again (see
 // gatedBatch).
 func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]ValidateResult, error) {
-	return gatedBatch(ctx, p, "ValidateMany", reqs, p.validateMany,
+	return gatedBatch(ctx, p, p.reading, "ValidateMany", reqs, p.validateMany,
 		func(r ValidateResult) (providers.Diagnostic, bool) { return throttledDiags(r.Diagnostics, r.Err) })
 }
 
@@ -702,7 +706,11 @@ func (p *Plugin) validateMany(ctx context.Context, reqs []*providers.ValidateRes
 // Import when its schema offers it, else through Read by id (a provider
 // written before Import existed).
 func (p *Plugin) Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
-	return gated(ctx, p, "Import", func(ctx context.Context) (*providers.ImportResponse, error) { return p.importOne(ctx, req) }, throttledErr)
+	g := p.reading
+	if req.ClaimKey != "" {
+		g = p.writing // it stamps the claim on the resource
+	}
+	return gated(ctx, p, g, "Import", func(ctx context.Context) (*providers.ImportResponse, error) { return p.importOne(ctx, req) }, throttledErr)
 }
 
 // importOne is Import without the gate.
@@ -735,7 +743,7 @@ func (p *Plugin) importOne(ctx context.Context, req *providers.ImportRequest) (*
 // answers an error that wraps providers.ErrReleaseUnsupported; the caller keeps
 // the claim.
 func (p *Plugin) Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
-	return gated(ctx, p, "Release", func(ctx context.Context) (*providers.ReleaseResponse, error) { return p.release(ctx, req) }, throttledErr)
+	return gated(ctx, p, p.writing, "Release", func(ctx context.Context) (*providers.ReleaseResponse, error) { return p.release(ctx, req) }, throttledErr)
 }
 
 // release is one Release call.
@@ -765,7 +773,7 @@ func (p *Plugin) release(ctx context.Context, req *providers.ReleaseRequest) (*p
 // deadline. A Create answered throttled goes again, with the same key
 // (see gated).
 func (p *Plugin) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
-	return gated(ctx, p, "Create", func(ctx context.Context) (*providers.CreateResponse, error) { return p.createJoined(ctx, req) }, throttledErr)
+	return gated(ctx, p, p.writing, "Create", func(ctx context.Context) (*providers.CreateResponse, error) { return p.createJoined(ctx, req) }, throttledErr)
 }
 
 // createJoined is Create without the gate.
@@ -811,7 +819,7 @@ func (p *Plugin) CreatesMany() bool {
 // made, each request's idempotency key makes its retry find it. The
 // Creates answered throttled go again, in the next batch (see gatedBatch).
 func (p *Plugin) CreateMany(ctx context.Context, reqs []*providers.CreateRequest) ([]CreateResult, error) {
-	return gatedBatch(ctx, p, "CreateMany", reqs, p.createMany, throttledResult)
+	return gatedBatch(ctx, p, p.writing, "CreateMany", reqs, p.createMany, throttledResult)
 }
 
 // createMany is CreateMany without the gate.
@@ -836,7 +844,7 @@ func (p *Plugin) createMany(ctx context.Context, reqs []*providers.CreateRequest
 
 // Update changes a resource in place; one answered throttled goes again.
 func (p *Plugin) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
-	return gated(ctx, p, "Update", func(ctx context.Context) (*providers.UpdateResponse, error) { return p.update(ctx, req) }, throttledErr)
+	return gated(ctx, p, p.writing, "Update", func(ctx context.Context) (*providers.UpdateResponse, error) { return p.update(ctx, req) }, throttledErr)
 }
 
 // update is one Update call.
@@ -857,7 +865,7 @@ func (p *Plugin) update(ctx context.Context, req *providers.UpdateRequest) (*pro
 // Delete removes a resource. Only the core's deletion path may call it.
 // One answered throttled goes again.
 func (p *Plugin) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
-	return gated(ctx, p, "Delete", func(ctx context.Context) (*providers.DeleteResponse, error) { return p.delete(ctx, req) }, throttledErr)
+	return gated(ctx, p, p.writing, "Delete", func(ctx context.Context) (*providers.DeleteResponse, error) { return p.delete(ctx, req) }, throttledErr)
 }
 
 // delete is one Delete call.

@@ -35,10 +35,20 @@ func throttleWait(attempt int, retryAfter time.Duration, jitter func(time.Durati
 
 func jitter(d time.Duration) time.Duration { return rand.N(d) }
 
-// Throttling reports what the plugin's gate has seen: the calls the
-// provider answered throttled, those sent again, and how far the calls at
-// once were lowered.
-func (p *Plugin) Throttling() Throttling { return p.gate.throttling() }
+// Throttling reports what the plugin's gates have seen, together: the
+// calls the provider answered throttled, those sent again, and how far the
+// calls at once were lowered (the lower of the two gates).
+func (p *Plugin) Throttling() Throttling {
+	r, w := p.reading.throttling(), p.writing.throttling()
+	lower := func(a, b int) int {
+		if a == 0 || (b != 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	return Throttling{Throttled: r.Throttled + w.Throttled, Retried: r.Retried + w.Retried,
+		Lowest: lower(r.Lowest, w.Lowest), Limit: lower(r.Limit, w.Limit)}
+}
 
 // pause waits d between a throttled call and its next try, or until ctx
 // ends.
@@ -56,7 +66,7 @@ func (p *Plugin) pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// gated makes one call of the plugin through its gate (see gate), and
+// gated makes one call of the plugin through its gate g (see gate), and
 // makes it again, the same request, for as long as the provider answers it
 // throttled (throttle says whether it did): a throttle never fails the
 // call. A Create carries its idempotency key, so its retry finds what a
@@ -70,10 +80,10 @@ func (p *Plugin) pause(ctx context.Context, d time.Duration) error {
 // backoff leaves a Create in flight with a known key, which resume
 // resolves by that key as after any crash mid-Create
 // (docs/architecture.md, "The plugin host's backoff and the journal").
-func gated[R any](ctx context.Context, p *Plugin, method string, call func(context.Context) (R, error),
+func gated[R any](ctx context.Context, p *Plugin, g *gate, method string, call func(context.Context) (R, error),
 	throttle func(R, error) (providers.Diagnostic, bool)) (R, error) {
 	for attempt := 1; ; attempt++ {
-		t, err := p.gate.acquire(ctx)
+		t, err := g.acquire(ctx)
 		if err != nil {
 			var zero R
 			return zero, p.gateError(method, err)
@@ -81,10 +91,10 @@ func gated[R any](ctx context.Context, p *Plugin, method string, call func(conte
 		resp, err := call(ctx)
 		d, ok := throttle(resp, err)
 		if !ok {
-			p.gate.done(t)
+			g.done(t)
 			return resp, err
 		}
-		if err := p.backOff(ctx, t, method, attempt, 1, d); err != nil {
+		if err := p.backOff(ctx, g, t, method, attempt, 1, d); err != nil {
 			var zero R
 			return zero, err
 		}
@@ -97,7 +107,7 @@ func gated[R any](ctx context.Context, p *Plugin, method string, call func(conte
 // the batch after the wait, and every other request keeps the answer it
 // had. An error of the whole call ends it, unless the call itself was
 // answered throttled (every request is sent again).
-func gatedBatch[Q, R any](ctx context.Context, p *Plugin, method string, reqs []Q,
+func gatedBatch[Q, R any](ctx context.Context, p *Plugin, g *gate, method string, reqs []Q,
 	call func(context.Context, []Q) ([]R, error), throttle func(R) (providers.Diagnostic, bool)) ([]R, error) {
 	out := make([]R, len(reqs))
 	pending := make([]int, len(reqs)) // the indexes in reqs still to answer
@@ -105,7 +115,7 @@ func gatedBatch[Q, R any](ctx context.Context, p *Plugin, method string, reqs []
 		pending[i] = i
 	}
 	for attempt := 1; ; attempt++ {
-		t, err := p.gate.acquire(ctx)
+		t, err := g.acquire(ctx)
 		if err != nil {
 			return nil, p.gateError(method, err)
 		}
@@ -117,10 +127,10 @@ func gatedBatch[Q, R any](ctx context.Context, p *Plugin, method string, reqs []
 		if err != nil {
 			d, ok := providers.IsThrottled(err)
 			if !ok {
-				p.gate.done(t)
+				g.done(t)
 				return nil, err
 			}
-			if err := p.backOff(ctx, t, method, attempt, len(pending), d); err != nil {
+			if err := p.backOff(ctx, g, t, method, attempt, len(pending), d); err != nil {
 				return nil, err
 			}
 			continue
@@ -137,28 +147,28 @@ func gatedBatch[Q, R any](ctx context.Context, p *Plugin, method string, reqs []
 			out[pending[i]] = r
 		}
 		if len(again) == 0 {
-			p.gate.done(t)
+			g.done(t)
 			return out, nil
 		}
-		if err := p.backOff(ctx, t, method, attempt, len(again), worst); err != nil {
+		if err := p.backOff(ctx, g, t, method, attempt, len(again), worst); err != nil {
 			return nil, err
 		}
 		pending = again
 	}
 }
 
-// backOff ends the admitted call t that n requests of were answered
+// backOff ends the call t admitted by g that n requests of were answered
 // throttled (d, the throttled diagnostic: its RetryAfter), logs it, and
 // waits before they go again.
-func (p *Plugin) backOff(ctx context.Context, t ticket, method string, attempt, n int, d providers.Diagnostic) error {
-	p.gate.throttled(t, d.RetryAfter, n)
+func (p *Plugin) backOff(ctx context.Context, g *gate, t ticket, method string, attempt, n int, d providers.Diagnostic) error {
+	g.throttled(t, d.RetryAfter, n)
 	wait := throttleWait(attempt, d.RetryAfter, jitter)
 	p.host.opts.Logger.Info("provider throttled the call; backing off", "provider", p.cfg.Name, "method", method,
-		"requests", n, "attempt", attempt, "wait", wait, "concurrency", p.gate.throttling().Limit, "said", d.Summary)
+		"requests", n, "attempt", attempt, "wait", wait, "concurrency", g.throttling().Limit, "said", d.Summary)
 	if err := p.pause(ctx, wait); err != nil {
 		return fmt.Errorf("provider %s: %s was throttled (%s) and waits to be retried: %w", p.cfg.Name, method, printable(d.Summary), err)
 	}
-	p.gate.retried(n)
+	g.retried(n)
 	return nil
 }
 

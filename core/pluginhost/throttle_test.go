@@ -100,6 +100,10 @@ func TestThrottledBatchRetried(t *testing.T) {
 	if len(*waits) != 2 {
 		t.Errorf("waits %v, want 2", *waits)
 	}
+	// The Creates' throttles lowered the writes' gate only: reads go on.
+	if r, w := p.reading.throttling(), p.writing.throttling(); r.Lowest != 0 || r.Limit != 0 || w.Lowest != 1 {
+		t.Errorf("after throttled Creates: reads' gate %+v, writes' %+v; want reads unlimited, writes lowered to 1", r, w)
+	}
 
 	vs, err := p.ValidateMany(ctx, []*providers.ValidateResourceRequest{{Type: "thing", Name: "x"}, {Type: "thing", Name: "throttled"}})
 	if err != nil || len(vs) != 2 || vs[1].Diagnostics.HasError() || vs[1].Err != nil {
