@@ -6,6 +6,7 @@ package sdk
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/sdk/proto/dynamic"
 	pb "github.com/bulwark-iac/bulwark/sdk/proto/providerv1"
@@ -43,7 +44,11 @@ func toDiagnostics(ds Diagnostics) []*pb.Diagnostic {
 		if d.Severity == SeverityWarning {
 			sev = pb.Diagnostic_SEVERITY_WARNING
 		}
-		out[i] = &pb.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code}
+		out[i] = &pb.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code,
+			Throttled: d.Throttled, RetryAfterMs: d.RetryAfter.Milliseconds()}
+		if d.Throttled && d.RetryAfter > 0 && out[i].RetryAfterMs == 0 {
+			out[i].RetryAfterMs = 1 // a wait under a millisecond is still a wait asked for
+		}
 	}
 	return out
 }
@@ -61,7 +66,8 @@ func fromDiagnostics(ds []*pb.Diagnostic) Diagnostics {
 		if d.Severity == pb.Diagnostic_SEVERITY_WARNING {
 			sev = SeverityWarning
 		}
-		out = append(out, Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code})
+		out = append(out, Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code,
+			Throttled: d.Throttled, RetryAfter: retryAfter(d)})
 	}
 	return out
 }
@@ -168,4 +174,15 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	return out
+}
+
+// retryAfter is a throttled diagnostic's wait; 0 for one that is not
+// throttled, and for a negative or absurd value (over a day) from the
+// wire.
+func retryAfter(d *pb.Diagnostic) time.Duration {
+	ms := d.RetryAfterMs
+	if !d.Throttled || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -124,6 +125,11 @@ func TestDiagnosticsRoundTrip(t *testing.T) {
 		{"zero severity is an error", Diagnostics{{Summary: "z"}}, Diagnostics{{Severity: SeverityError, Summary: "z"}}},
 		{"order kept", Diagnostics{Errorf("one"), {Severity: SeverityWarning, Summary: "two"}, Errorf("three")},
 			Diagnostics{Errorf("one"), {Severity: SeverityWarning, Summary: "two"}, Errorf("three")}},
+		{"throttled with a wait", Diagnostics{Throttled(1500*time.Millisecond, "slow down")}, Diagnostics{Throttled(1500*time.Millisecond, "slow down")}},
+		{"throttled without a wait", Diagnostics{Throttled(0, "slow down")}, Diagnostics{Throttled(0, "slow down")}},
+		// A wait under the wire's millisecond is still a wait asked for.
+		{"throttled under a millisecond", Diagnostics{Throttled(time.Microsecond, "s")}, Diagnostics{Throttled(time.Millisecond, "s")}},
+		{"negative wait is none", Diagnostics{{Severity: SeverityError, Summary: "s", Throttled: true, RetryAfter: -time.Second}}, Diagnostics{Throttled(0, "s")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +160,29 @@ func TestFromDiagnosticsSeverity(t *testing.T) {
 	}
 	if got := fromDiagnostics([]*pb.Diagnostic{nil, nil}); len(got) != 0 {
 		t.Errorf("only nil diagnostics -> %+v, want none", got)
+	}
+}
+
+// A wait from the wire is read only on a throttled diagnostic, and never
+// as negative or absurd.
+func TestFromDiagnosticsRetryAfter(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *pb.Diagnostic
+		want time.Duration
+	}{
+		{"throttled", &pb.Diagnostic{Throttled: true, RetryAfterMs: 250}, 250 * time.Millisecond},
+		{"not throttled", &pb.Diagnostic{RetryAfterMs: 250}, 0},
+		{"negative", &pb.Diagnostic{Throttled: true, RetryAfterMs: -5}, 0},
+		{"over a day", &pb.Diagnostic{Throttled: true, RetryAfterMs: 1 << 60}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fromDiagnostics([]*pb.Diagnostic{tt.in})
+			if len(got) != 1 || got[0].RetryAfter != tt.want || got[0].Throttled != tt.in.Throttled {
+				t.Errorf("got %+v, want RetryAfter %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Severity says whether a diagnostic stops the operation.
@@ -31,6 +32,15 @@ type Diagnostic struct {
 	// Code is a machine-readable kind the host branches on ("" for most):
 	// CodeConflict.
 	Code string
+	// Throttled says the call was refused by a rate limit (an API's quota)
+	// and did nothing: the host lowers the provider's concurrency, waits and
+	// sends the same request again, and the step does not fail for it.
+	// Only an error diagnostic is throttled (see Throttled).
+	Throttled bool
+	// RetryAfter, on a throttled diagnostic, is how long the API asked to
+	// wait before the next try (a Retry-After); 0 when it did not say, and
+	// the host backs off on its own.
+	RetryAfter time.Duration
 }
 
 // CodeConflict marks a Create that found its identity already taken by a
@@ -62,6 +72,42 @@ func IsConflict(err error) bool {
 	}
 	var d Diagnostic
 	return errors.As(err, &d) && d.Code == CodeConflict
+}
+
+// Throttled returns the error diagnostic for a call refused by a rate limit
+// (a cloud's "Throttling", "SlowDown", HTTP 429): the call did nothing, and
+// the host retries the same request once the limit allows (never failing
+// the step for it). retryAfter is the wait the API asked for, 0 when it did
+// not say. The retry is the same request: a Create with its idempotency
+// key, so a Create throttled half-way (the resource made, its tagging
+// refused) is finished by its retry, which finds what it made, as after a
+// crash.
+func Throttled(retryAfter time.Duration, format string, args ...any) Diagnostic {
+	return Diagnostic{Severity: SeverityError, Summary: fmt.Sprintf(format, args...), Throttled: true, RetryAfter: max(retryAfter, 0)}
+}
+
+// Throttle returns the first throttled error diagnostic of ds.
+func (ds Diagnostics) Throttle() (Diagnostic, bool) {
+	for _, d := range ds {
+		if d.Throttled && d.Severity != SeverityWarning {
+			return d, true
+		}
+	}
+	return Diagnostic{}, false
+}
+
+// IsThrottled reports whether err carries a throttled error diagnostic,
+// and returns it.
+func IsThrottled(err error) (Diagnostic, bool) {
+	var ds Diagnostics
+	if errors.As(err, &ds) {
+		return ds.Throttle()
+	}
+	var d Diagnostic
+	if errors.As(err, &d) && d.Throttled && d.Severity != SeverityWarning {
+		return d, true
+	}
+	return Diagnostic{}, false
 }
 
 func (d Diagnostic) Error() string {

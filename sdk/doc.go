@@ -13,4 +13,19 @@
 //   - a resource configuration is checked against the provider's schema
 //     (unknown, missing required, mistyped and computed attributes) before
 //     ValidateResource, Create or Update see it.
+//
+// # Throttling
+//
+// A call an API refused for its rate limit (a cloud's Throttling, SlowDown,
+// HTTP 429) answers Throttled(retryAfter, ...): an error diagnostic with
+// Throttled set and, when the API said how long to wait, RetryAfter. The
+// host does not fail the step for it: it lowers how many calls it makes of
+// the provider at once (additive increase, multiplicative decrease, as TCP
+// does), waits RetryAfter (or backs off on its own) and sends the same
+// request again, until it is answered or the operation is cancelled. A
+// Create goes again with its idempotency key: one throttled half-way (the
+// resource made, a later call of it refused) must find and finish what it
+// made, as a Create retried after a crash does. Answer Throttled after the
+// client library's own retries, not instead of them.
+// IsThrottled and Diagnostics.Throttle find one.
 package sdk

@@ -54,6 +54,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "bulwark", Output: c.red.Writer(c.stderr), Level: hclog.LevelFromString(lvl)})
 	}
 	opts.Reporter = c.progressView(true)
+	opts.Throttled = c.throttled
 	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
 	if err != nil {
 		return opts, nil, err
@@ -232,4 +233,11 @@ func (c *cli) load(path, provider string) (*spec.Spec, stack.Options, func(), er
 // sensitive value this invocation has seen is printed in clear.
 func (c *cli) printJSON(v any) error {
 	return jsonview.Write(c.red.Writer(c.stdout), v)
+}
+
+// throttled says, on stderr, once a command's providers are closed, how a
+// provider that answered calls throttled (its API's rate limit) was backed
+// off: none of those calls failed a step, but the run took longer for it.
+func (c *cli) throttled(provider string, t pluginhost.Throttling) {
+	fmt.Fprintf(c.stderr, "provider %s throttled: %d calls retried, concurrency lowered to %d\n", provider, t.Retried, t.Lowest)
 }

@@ -42,10 +42,17 @@ type Options struct {
 	// removed by Close. Default: bulwark/plugins in the user's cache folder.
 	// Never the system temp folder, which is often mounted noexec.
 	CopyDir string
+	// Throttled, when set, is called by Close once for each plugin whose
+	// provider answered calls throttled, with what its gate saw (see
+	// Plugin.Throttling): the CLI's one line of it at the end of a command.
+	Throttled func(provider string, t Throttling)
 
 	// onBusy, when set, is called before an exec refused as "text file
 	// busy" is tried again (tests).
 	onBusy func()
+	// pause, when set, replaces the wait between a throttled call and its
+	// next try (tests).
+	pause func(ctx context.Context, d time.Duration) error
 }
 
 // Host starts and owns provider plugin processes. Close kills them all.
@@ -119,9 +126,9 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	p := &Plugin{host: h, cfg: cfg, path: path, run: run}
-	p.reads.one, p.reads.many = p.read, p.ReadMany
-	p.creates.one, p.creates.many = p.create, p.CreateMany
+	p := &Plugin{host: h, cfg: cfg, path: path, run: run, reading: newGate(nil), writing: newGate(nil)}
+	p.reads.one, p.reads.many = p.read, p.readMany
+	p.creates.one, p.creates.many = p.create, p.createMany
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -143,6 +150,13 @@ func (h *Host) Close() {
 	ps := h.plugins
 	h.plugins = nil
 	h.mu.Unlock()
+	if h.opts.Throttled != nil {
+		for _, p := range ps {
+			if t := p.Throttling(); t.Throttled > 0 {
+				h.opts.Throttled(p.cfg.Name, t)
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
@@ -179,6 +193,15 @@ type Plugin struct {
 
 	reads   join[*providers.ReadRequest, *providers.ReadResponse]     // concurrent Reads, joined into ReadManys
 	creates join[*providers.CreateRequest, *providers.CreateResponse] // concurrent Creates, joined into CreateManys
+
+	// reading and writing bound the calls at once once the provider
+	// throttles them (see gate): reads and validations through one,
+	// Creates, Updates, Deletes, Releases and claiming Imports through the
+	// other, as an API's read and write quotas are apart (a throttled
+	// Create slows no Read). Every exported call goes through one once
+	// (see gated), the calls inside it (read, create, readMany, …) never
+	// again.
+	reading, writing *gate
 }
 
 // Name is the provider's local name.
@@ -462,6 +485,20 @@ func (p *Plugin) kill() {
 
 // ValidateResource asks the provider to check one resource's config.
 func (p *Plugin) ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
+	return gated(ctx, p, p.reading, "ValidateResource", func(ctx context.Context) (providers.Diagnostics, error) { return p.validate(ctx, req) }, throttledDiags)
+}
+
+// throttledDiags is the throttle check of a validation, whose answer is
+// its diagnostics.
+func throttledDiags(ds providers.Diagnostics, err error) (providers.Diagnostic, bool) {
+	if d, ok := ds.Throttle(); ok {
+		return d, true
+	}
+	return providers.IsThrottled(err)
+}
+
+// validate is one ValidateResource call.
+func (p *Plugin) validate(ctx context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -481,6 +518,11 @@ func (p *Plugin) ValidateResource(ctx context.Context, req *providers.ValidateRe
 // goes at once. A ctx with a deadline of its own always reads alone, under
 // that deadline.
 func (p *Plugin) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
+	return gated(ctx, p, p.reading, "Read", func(ctx context.Context) (*providers.ReadResponse, error) { return p.readJoined(ctx, req) }, throttledErr)
+}
+
+// readJoined is Read without the gate.
+func (p *Plugin) readJoined(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
 	if _, has := ctx.Deadline(); has || !p.ReadsMany() {
 		return p.read(ctx, req)
 	}
@@ -518,8 +560,14 @@ func (p *Plugin) ReadsMany() bool {
 // fails the whole call. A batch too large for one message (the plugin's
 // gRPC server takes at most 4 MiB; reads carry their configs) is read again
 // in halves. An answer of any size is taken: go-plugin lifts the host's
-// limit on what it receives.
+// limit on what it receives. The reads answered throttled are read again
+// (see gatedBatch).
 func (p *Plugin) ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]ReadResult, error) {
+	return gatedBatch(ctx, p, p.reading, "ReadMany", reqs, p.readMany, throttledResult)
+}
+
+// readMany is ReadMany without the gate: one call, or one after the other.
+func (p *Plugin) readMany(ctx context.Context, reqs []*providers.ReadRequest) ([]ReadResult, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -604,8 +652,15 @@ func (p *Plugin) ValidatesMany() bool {
 // the other. Each result is what ValidateResource would have returned; the
 // error is for what fails the whole call. A batch too large for one message
 // (the plugin's gRPC server takes at most 4 MiB) is validated again in
-// halves.
+// halves. The validations answered throttled are made again (see
+// gatedBatch).
 func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]ValidateResult, error) {
+	return gatedBatch(ctx, p, p.reading, "ValidateMany", reqs, p.validateMany,
+		func(r ValidateResult) (providers.Diagnostic, bool) { return throttledDiags(r.Diagnostics, r.Err) })
+}
+
+// validateMany is ValidateMany without the gate.
+func (p *Plugin) validateMany(ctx context.Context, reqs []*providers.ValidateResourceRequest) ([]ValidateResult, error) {
 	out := make([]ValidateResult, len(reqs))
 	prov, err := p.ensure(ctx)
 	if err != nil {
@@ -613,7 +668,7 @@ func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateRes
 	}
 	if !p.ValidatesMany() || len(reqs) == 1 {
 		for i, req := range reqs {
-			out[i].Diagnostics, out[i].Err = p.ValidateResource(ctx, req)
+			out[i].Diagnostics, out[i].Err = p.validate(ctx, req)
 		}
 		return out, nil
 	}
@@ -622,11 +677,11 @@ func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateRes
 	resp, err := prov.ValidateMany(cctx, &providers.ValidateManyRequest{Resources: reqs})
 	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
 		half := len(reqs) / 2
-		a, err := p.ValidateMany(ctx, reqs[:half])
+		a, err := p.validateMany(ctx, reqs[:half])
 		if err != nil {
 			return nil, err
 		}
-		b, err := p.ValidateMany(ctx, reqs[half:])
+		b, err := p.validateMany(ctx, reqs[half:])
 		if err != nil {
 			return nil, err
 		}
@@ -651,6 +706,15 @@ func (p *Plugin) ValidateMany(ctx context.Context, reqs []*providers.ValidateRes
 // Import when its schema offers it, else through Read by id (a provider
 // written before Import existed).
 func (p *Plugin) Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
+	g := p.reading
+	if req.ClaimKey != "" {
+		g = p.writing // it stamps the claim on the resource
+	}
+	return gated(ctx, p, g, "Import", func(ctx context.Context) (*providers.ImportResponse, error) { return p.importOne(ctx, req) }, throttledErr)
+}
+
+// importOne is Import without the gate.
+func (p *Plugin) importOne(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
 	if req.ID == "" {
 		return nil, fmt.Errorf("provider %s: import %s: no id given", p.cfg.Name, req.Name)
 	}
@@ -659,7 +723,7 @@ func (p *Plugin) Import(ctx context.Context, req *providers.ImportRequest) (*pro
 		return nil, err
 	}
 	if s := p.Schema(); s == nil || !s.Capabilities.Import {
-		r, err := p.Read(ctx, &providers.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
+		r, err := p.readJoined(ctx, &providers.ReadRequest{Type: req.Type, Name: req.Name, ID: req.ID, Config: req.Config})
 		if err != nil {
 			return nil, err
 		}
@@ -679,6 +743,11 @@ func (p *Plugin) Import(ctx context.Context, req *providers.ImportRequest) (*pro
 // answers an error that wraps providers.ErrReleaseUnsupported; the caller keeps
 // the claim.
 func (p *Plugin) Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
+	return gated(ctx, p, p.writing, "Release", func(ctx context.Context) (*providers.ReleaseResponse, error) { return p.release(ctx, req) }, throttledErr)
+}
+
+// release is one Release call.
+func (p *Plugin) release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -701,8 +770,14 @@ func (p *Plugin) Release(ctx context.Context, req *providers.ReleaseRequest) (*p
 // as a Create; those asked for while one is in flight go together in the
 // CreateMany that follows it, each with its own key, result and error. A
 // ctx with a deadline of its own always creates alone, under that
-// deadline.
+// deadline. A Create answered throttled goes again, with the same key
+// (see gated).
 func (p *Plugin) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
+	return gated(ctx, p, p.writing, "Create", func(ctx context.Context) (*providers.CreateResponse, error) { return p.createJoined(ctx, req) }, throttledErr)
+}
+
+// createJoined is Create without the gate.
+func (p *Plugin) createJoined(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	if _, has := ctx.Deadline(); has || !p.CreatesMany() {
 		return p.create(ctx, req)
 	}
@@ -741,8 +816,14 @@ func (p *Plugin) CreatesMany() bool {
 // for what fails the whole call (a plugin that died: every Create of the
 // call is then as undecided as a Create that never answered). A batch too
 // large for one message is sent again in halves: whatever the first try
-// made, each request's idempotency key makes its retry find it.
+// made, each request's idempotency key makes its retry find it. The
+// Creates answered throttled go again, in the next batch (see gatedBatch).
 func (p *Plugin) CreateMany(ctx context.Context, reqs []*providers.CreateRequest) ([]CreateResult, error) {
+	return gatedBatch(ctx, p, p.writing, "CreateMany", reqs, p.createMany, throttledResult)
+}
+
+// createMany is CreateMany without the gate.
+func (p *Plugin) createMany(ctx context.Context, reqs []*providers.CreateRequest) ([]CreateResult, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -761,8 +842,13 @@ func (p *Plugin) CreateMany(ctx context.Context, reqs []*providers.CreateRequest
 		func(r *providers.CreateResponse) providers.Diagnostics { return r.Diagnostics })
 }
 
-// Update changes a resource in place.
+// Update changes a resource in place; one answered throttled goes again.
 func (p *Plugin) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
+	return gated(ctx, p, p.writing, "Update", func(ctx context.Context) (*providers.UpdateResponse, error) { return p.update(ctx, req) }, throttledErr)
+}
+
+// update is one Update call.
+func (p *Plugin) update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -777,7 +863,13 @@ func (p *Plugin) Update(ctx context.Context, req *providers.UpdateRequest) (*pro
 }
 
 // Delete removes a resource. Only the core's deletion path may call it.
+// One answered throttled goes again.
 func (p *Plugin) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
+	return gated(ctx, p, p.writing, "Delete", func(ctx context.Context) (*providers.DeleteResponse, error) { return p.delete(ctx, req) }, throttledErr)
+}
+
+// delete is one Delete call.
+func (p *Plugin) delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
 	prov, err := p.ensure(ctx)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,10 @@ type PluginOptions struct {
 	// every plugin's sha256; LockPath names the file for messages.
 	ProviderLock *providerlock.File
 	LockPath     string
+	// Throttled, when set, is told at the end of the operation what each
+	// provider that throttled calls made the plugin host do (see
+	// pluginhost.Options.Throttled).
+	Throttled func(provider string, t pluginhost.Throttling)
 }
 
 // OutputOptions say what an operation shows a person and a program, and
@@ -172,7 +176,7 @@ func (o *Options) starter() Starter {
 
 func (o *Options) HostOptions() pluginhost.Options {
 	return pluginhost.Options{Dirs: o.PluginDirs, Logger: o.Logger, StartTimeout: o.StartTimeout, CallTimeout: o.CallTimeout,
-		CopyDir: PluginCopyDir(o.StateDir)}
+		CopyDir: PluginCopyDir(o.StateDir), Throttled: o.Throttled}
 }
 
 // PluginCopyDir is the folder under the state folder where the verified

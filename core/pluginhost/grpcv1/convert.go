@@ -7,6 +7,7 @@ package grpcv1
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -49,7 +50,8 @@ func fromDiagnostics(ds []*pb.Diagnostic) providers.Diagnostics {
 		if d.Severity == pb.Diagnostic_SEVERITY_WARNING {
 			sev = providers.SeverityWarning
 		}
-		out = append(out, providers.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code})
+		out = append(out, providers.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, AttributePath: d.AttributePath, Code: d.Code,
+			Throttled: d.Throttled, RetryAfter: retryAfter(d)})
 	}
 	return out
 }
@@ -114,4 +116,15 @@ func fromSchema(s *pb.GetSchema_Response) *providers.GetSchemaResponse {
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	return out
+}
+
+// retryAfter is a throttled diagnostic's wait; 0 for one that is not
+// throttled, and for a negative or absurd value (over a day): a plugin's
+// hint never parks a call for longer.
+func retryAfter(d *pb.Diagnostic) time.Duration {
+	ms := d.RetryAfterMs
+	if !d.Throttled || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }

@@ -3,6 +3,7 @@ package grpcv1
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -48,7 +49,9 @@ func TestFromSchema(t *testing.T) {
 			}},
 			Capabilities:   &pb.Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true, DeleteReadsBack: true},
 			ProviderConfig: []*pb.Attribute{{Name: "region", Type: pb.Attribute_TYPE_STRING, Required: true}},
-			Diagnostics:    []*pb.Diagnostic{nil, {Severity: pb.Diagnostic_SEVERITY_WARNING, Summary: "old"}},
+			Diagnostics: []*pb.Diagnostic{nil, {Severity: pb.Diagnostic_SEVERITY_WARNING, Summary: "old"},
+				{Severity: pb.Diagnostic_SEVERITY_ERROR, Summary: "slow down", Throttled: true, RetryAfterMs: 1200},
+				{Severity: pb.Diagnostic_SEVERITY_ERROR, Summary: "bad hint", Throttled: true, RetryAfterMs: -1}},
 		}, &providers.GetSchemaResponse{
 			ProviderName: "p", ProviderVersion: "1",
 			ResourceTypes: []providers.ResourceType{{
@@ -61,7 +64,9 @@ func TestFromSchema(t *testing.T) {
 			}},
 			Capabilities:   providers.Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true, DeleteReadsBack: true},
 			ProviderConfig: []providers.Attribute{{Name: "region", Type: providers.TypeString, Required: true}},
-			Diagnostics:    providers.Diagnostics{{Severity: providers.SeverityWarning, Summary: "old"}},
+			Diagnostics: providers.Diagnostics{{Severity: providers.SeverityWarning, Summary: "old"},
+				{Severity: providers.SeverityError, Summary: "slow down", Throttled: true, RetryAfter: 1200 * time.Millisecond},
+				{Severity: providers.SeverityError, Summary: "bad hint", Throttled: true}},
 		}},
 	}
 	for _, tt := range tests {

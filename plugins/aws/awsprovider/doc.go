@@ -18,7 +18,14 @@
 //     permissions).
 //   - Every call (Read, Create, Update, Delete, waits included) runs under a
 //     deadline (timeout_seconds, 60 s by default); throttling and transient
-//     errors are retried by the SDK's standard retryer.
+//     errors are retried by the SDK's standard retryer. A throttling error
+//     still there after its tries (the codes of the SDK's
+//     retry.DefaultThrottles: Throttling, ThrottlingException, SlowDown,
+//     RequestLimitExceeded, TooManyRequestsException,
+//     ProvisionedThroughputExceededException, RequestThrottled, an HTTP
+//     429) is answered sdk.Throttled, with the response's x-amz-retry-after
+//     or Retry-After as its wait: the host backs off and sends the same
+//     request again instead of failing the step.
 //   - A Create records its idempotency key where Read can find it again, on
 //     the resource itself: a table gets the tag bulwark:idempotency-key in its
 //     CreateTable, a bucket the same tag in its CreateBucket and then the

@@ -167,7 +167,8 @@ func (p *provider) begin(ctx context.Context, writes string) (*clients, context.
 }
 
 // finish explains an error that rejected credentials or the call's
-// deadline caused.
+// deadline caused, and answers one AWS's rate limit caused throttled (see
+// asThrottled).
 func (c *clients) finish(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
@@ -177,6 +178,9 @@ func (c *clients) finish(ctx context.Context, what string, err error) error {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s: timed out after %s (the provider's timeout_seconds): %w", what, c.timeout, err)
+	}
+	if d, ok := asThrottled(what, err); ok {
+		return d
 	}
 	return err
 }

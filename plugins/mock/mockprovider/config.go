@@ -15,6 +15,7 @@ const (
 	keyFailDelete  = "fail_delete"
 	keyCrashCreate = "crash_create"
 	keyLatencyMS   = "latency_ms"
+	keyRateLimit   = "rate_limit"
 	keyWorld       = "world"
 	keyToken       = "token"
 )
@@ -27,6 +28,7 @@ func configSchema() []sdk.Attribute {
 		{Name: keyFailDelete, Type: sdk.TypeMap, Description: "resource name to n: the next n Deletes of it fail, counted across runs"},
 		{Name: keyCrashCreate, Type: sdk.TypeList, Description: "resource names whose Create exits the plugin process half-way"},
 		{Name: keyLatencyMS, Type: sdk.TypeNumber, Description: "milliseconds every call but Configure sleeps"},
+		{Name: keyRateLimit, Type: sdk.TypeNumber, Description: "Creates, Updates and Deletes a second; those beyond it are answered throttled"},
 		{Name: keyWorld, Type: sdk.TypeString, Description: "the folder the world lives in (default: the data folder); share it to share one reality"},
 		{Name: keyToken, Type: sdk.TypeString, Sensitive: true, Description: "a credential, as a cloud provider takes one; accepted and unused, never shown"},
 	}
@@ -39,6 +41,7 @@ type faults struct {
 	failDelete  map[string]int // the next n Deletes of these names fail
 	crashCreate []string       // the process exits in the middle of Create
 	latency     time.Duration  // every call sleeps this long
+	rateLimit   float64        // mutating calls a second (0: no limit)
 	world       string         // the folder the world lives in; "" is the data folder
 }
 
@@ -90,6 +93,13 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 				continue
 			}
 			f.latency = time.Duration(c) * time.Millisecond
+		case keyRateLimit:
+			r, ok := v.(float64)
+			if !ok || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a number of calls a second >= 0 (0: no limit), not %v", k, v))
+				continue
+			}
+			f.rateLimit = r
 		case keyWorld:
 			s, ok := v.(string)
 			if !ok || s == "" {
@@ -103,8 +113,8 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a string", k))
 			}
 		default:
-			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s, %s)",
-				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyToken, keyWorld))
+			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s, %s, %s)",
+				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyRateLimit, keyToken, keyWorld))
 		}
 	}
 	return f, ds

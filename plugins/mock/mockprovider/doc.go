@@ -129,6 +129,18 @@
 //     DeleteReadsBack: the host does) takes twice that: sdk.Serve answers
 //     it with this provider's Read, which sleeps too, as a cloud's create
 //     and the read after it are two API calls.
+//   - rate_limit: 50 — a write quota, as a cloud's write APIs have one:
+//     at most 50 Creates, Updates and Deletes a second (each Create of a
+//     CreateMany counts as one), from a token bucket holding a second's
+//     worth (at least 1) and full at Configure. A call past it is answered
+//     sdk.Throttled with RetryAfter the time until the next token, after
+//     latency_ms like any answer, and changes nothing; the host backs off
+//     and sends it again. Reads, validations, Import and Release are not
+//     limited: a cloud's quotas on its reads are far above those on its
+//     writes, and the write path is what a large apply or teardown runs
+//     into (the benchmark's "flat 1,000 against a mock limited to 50 calls
+//     a second"). A number >= 0, fractions allowed; 0 is no limit. The
+//     quota is the process's: processes sharing a world each have one.
 //   - world: DIR — keep the world in DIR instead of the data folder (see
 //     The world).
 //   - token: "..." — a credential, as a cloud provider takes one: accepted

@@ -64,6 +64,7 @@ type provider struct {
 	readOnly   bool   // the host will only read: write nothing anywhere
 	dir        string // the folder the world lives in
 	faults     faults
+	quota      *bucket // rate_limit's; nil: none
 	store      *worldStore
 	lk         worldLock // the world folder's flock
 }
@@ -91,6 +92,20 @@ func (p *provider) wait(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// admit takes n tokens of the write quota (rate_limit) for n mutating
+// calls: granted is how many may go (the first ones); refuse(what) is the
+// diagnostic each of the others is answered, with the time until the next
+// token as its RetryAfter. A throttled call changes nothing.
+func (p *provider) admit(n int) (granted int, refuse func(what string) sdk.Diagnostic) {
+	p.mu.Lock()
+	q := p.quota
+	p.mu.Unlock()
+	granted, wait := q.take(time.Now(), n)
+	return granted, func(what string) sdk.Diagnostic {
+		return sdk.Throttled(wait, "%s: rate exceeded (rate_limit %g a second); retry after %s", what, q.rate, wait)
+	}
 }
 
 // world returns the world, up to date; p.mu must be held.
@@ -203,6 +218,10 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 		p.store = &worldStore{dir: dir}
 	}
 	p.configured, p.readOnly, p.dir, p.faults = true, req.ReadOnly, dir, f
+	p.quota = nil
+	if f.rateLimit > 0 {
+		p.quota = newBucket(f.rateLimit, time.Now())
+	}
 	p.mu.Unlock()
 	if req.ReadOnly {
 		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
@@ -335,6 +354,9 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
+	if n, refuse := p.admit(1); n == 0 {
+		return nil, refuse("create " + req.Name)
+	}
 	c, err := p.prepareCreate(req)
 	if err != nil {
 		return nil, err
@@ -375,7 +397,14 @@ func (p *provider) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (
 	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
 	cs := make([]*creation, len(req.Creates))
 	due := false
+	// Each Create takes a token of the quota, as it would alone: those
+	// past it are answered throttled and make nothing.
+	granted, refuse := p.admit(len(req.Creates))
 	for i, r := range req.Creates {
+		if i >= granted {
+			out.Results[i] = &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{refuse("create " + r.Name)}}
+			continue
+		}
 		c, err := p.prepareCreate(r)
 		switch {
 		case err != nil:
@@ -495,6 +524,9 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
+	if n, refuse := p.admit(1); n == 0 {
+		return nil, refuse("update " + req.Name)
+	}
 	rt, err := p.resourceType(req.Type)
 	if err != nil {
 		return nil, err
@@ -544,6 +576,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	if err := p.wait(ctx); err != nil {
 		return nil, err
+	}
+	if n, refuse := p.admit(1); n == 0 {
+		return nil, refuse("delete " + req.Name)
 	}
 	err := p.change(func(w *world) error {
 		if w.consumeFailDelete(req.Name) {

@@ -102,7 +102,7 @@ func TestSchema(t *testing.T) {
 	}
 	if want := map[string]sdk.AttributeType{
 		"fail_create": sdk.TypeList, "crash_create": sdk.TypeList, "fail_delete": sdk.TypeMap,
-		"latency_ms": sdk.TypeNumber, "world": sdk.TypeString, "token": sdk.TypeString,
+		"latency_ms": sdk.TypeNumber, "rate_limit": sdk.TypeNumber, "world": sdk.TypeString, "token": sdk.TypeString,
 	}; !reflect.DeepEqual(cfgKeys, want) {
 		t.Errorf("provider config schema %v, want %v", cfgKeys, want)
 	}
@@ -422,6 +422,8 @@ func TestConfigureRejects(t *testing.T) {
 		{sdk.Attributes{"fail_delete": map[string]any{"network": -1}}, []string{"fail_delete", "network"}},
 		{sdk.Attributes{"latency_ms": "5"}, []string{"latency_ms"}},
 		{sdk.Attributes{"latency_ms": 1.5}, []string{"latency_ms"}},
+		{sdk.Attributes{"rate_limit": -1}, []string{"rate_limit"}},
+		{sdk.Attributes{"rate_limit": "50"}, []string{"rate_limit"}},
 		{sdk.Attributes{"world": 3}, []string{"world"}},
 		{sdk.Attributes{"world": ""}, []string{"world"}},
 		{sdk.Attributes{"token": 12345}, []string{"token"}},
@@ -440,7 +442,7 @@ func TestConfigureRejects(t *testing.T) {
 	// Every known key with a good value, in Go's own types, is accepted.
 	configured(t, t.TempDir(), sdk.Attributes{
 		"fail_create": []string{"a"}, "crash_create": []any{"b"},
-		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0,
+		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0, "rate_limit": 50,
 		"world": filepath.Join(t.TempDir(), "w"), "token": "t0k3n",
 	})
 }

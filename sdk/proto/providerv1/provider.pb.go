@@ -243,7 +243,14 @@ type Diagnostic struct {
 	// A machine-readable code the host branches on; empty for most. "conflict":
 	// a Create found the resource's identity already taken by a resource made
 	// under another idempotency key (or none), and did not claim it.
-	Code          string `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
+	Code string `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
+	// The call was refused by a rate limit (the API's quota) and did nothing:
+	// the host backs off the provider's concurrency and retries the same
+	// request. Only meaningful on an error.
+	Throttled bool `protobuf:"varint,6,opt,name=throttled,proto3" json:"throttled,omitempty"`
+	// With throttled: how long to wait before retrying, in milliseconds, when
+	// the API said (a Retry-After); 0 when it did not.
+	RetryAfterMs  int64 `protobuf:"varint,7,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +318,20 @@ func (x *Diagnostic) GetCode() string {
 		return x.Code
 	}
 	return ""
+}
+
+func (x *Diagnostic) GetThrottled() bool {
+	if x != nil {
+		return x.Throttled
+	}
+	return false
+}
+
+func (x *Diagnostic) GetRetryAfterMs() int64 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
 }
 
 type Attribute struct {
@@ -2698,14 +2719,16 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"\x0eprovider.proto\x12\x13bulwark.provider.v1\"\"\n" +
 	"\fDynamicValue\x12\x12\n" +
-	"\x04json\x18\x01 \x01(\fR\x04json\"\x8f\x02\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"\xd3\x02\n" +
 	"\n" +
 	"Diagnostic\x12D\n" +
 	"\bseverity\x18\x01 \x01(\x0e2(.bulwark.provider.v1.Diagnostic.SeverityR\bseverity\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12%\n" +
 	"\x0eattribute_path\x18\x04 \x03(\tR\rattributePath\x12\x12\n" +
-	"\x04code\x18\x05 \x01(\tR\x04code\"N\n" +
+	"\x04code\x18\x05 \x01(\tR\x04code\x12\x1c\n" +
+	"\tthrottled\x18\x06 \x01(\bR\tthrottled\x12$\n" +
+	"\x0eretry_after_ms\x18\a \x01(\x03R\fretryAfterMs\"N\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +

@@ -4,6 +4,9 @@
 //   - "crash": Create exits the process (status 3) in the middle of the call;
 //   - "hang": Read and Create block until the call's context ends;
 //   - "multiline": Create fails with a diagnostic spanning several lines;
+//   - "throttled": the first two calls of each kind (ValidateResource,
+//     Read, Create, Update, Delete) naming it are answered sdk.Throttled
+//     with a wait of 1 ms and do nothing; Read reports how many were;
 //   - anything else: an in-memory resource, keyed by idempotency key.
 //
 // Configure fails when the config has fail_configure: true. Every Read
@@ -42,6 +45,22 @@ type provider struct {
 	reads     []any             // the size of each ReadMany, in call order
 	checks    []any             // the size of each ValidateMany, in call order
 	zones     map[string]any    // id -> the zone it was created with
+	throttles map[string]int    // call kind -> the throttled answers given to "throttled"
+}
+
+// throttle answers the first two calls of kind naming "throttled" with a
+// throttled diagnostic (nil otherwise).
+func (p *provider) throttle(kind, name string) error {
+	if name != "throttled" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.throttles[kind] >= 2 {
+		return nil
+	}
+	p.throttles[kind]++
+	return sdk.Throttled(time.Millisecond, "%s %s: rate exceeded", kind, name)
 }
 
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
@@ -69,6 +88,9 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 }
 
 func (p *provider) ValidateResource(_ context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	if err := p.throttle("validate", req.Name); err != nil {
+		return &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}, nil
+	}
 	if s, ok := req.Config["size"].(float64); ok && s < 0 {
 		return &sdk.ValidateResourceResponse{Diagnostics: sdk.Diagnostics{sdk.AttributeErrorf([]string{"size"}, "size must not be negative")}}, nil
 	}
@@ -79,6 +101,9 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if req.Name == "hang" {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if err := p.throttle("read", req.Name); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -98,6 +123,7 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 			"reads":      p.reads,
 			"checks":     p.checks,
 			"zone":       p.zones[id],
+			"throttles":  throttles(p.throttles),
 		},
 	}, nil
 }
@@ -109,6 +135,9 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	}
 	if req.Name == "crash" {
 		os.Exit(3)
+	}
+	if err := p.throttle("create", req.Name); err != nil {
+		return nil, err
 	}
 	if req.Name == "multiline" {
 		return &sdk.CreateResponse{Diagnostics: sdk.Diagnostics{sdk.Errorf("create failed: boom\ngoroutine 7 [running]:\nmain.(*provider).Create(...)\n\t/src/main.go:99")}}, nil
@@ -128,10 +157,16 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 }
 
 func (p *provider) Update(_ context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	if err := p.throttle("update", req.Name); err != nil {
+		return nil, err
+	}
 	return &sdk.UpdateResponse{Attributes: req.Config}, nil
 }
 
 func (p *provider) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
+	if err := p.throttle("delete", req.Name); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.dataDir != "" {
@@ -198,7 +233,7 @@ func each[Q, R any](ctx context.Context, b batching, sizes *[]any, reqs []Q, one
 //	             that trusts the host's): a server the host cannot authenticate
 //	batch        offer CreateMany, ReadMany and ValidateMany
 func main() {
-	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}, zones: map[string]any{}}
+	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}, zones: map[string]any{}, throttles: map[string]int{}}
 	switch os.Getenv("TESTPLUGIN_MODE") {
 	case "automtls":
 		plugin.Serve(&plugin.ServeConfig{
@@ -255,4 +290,13 @@ func unannouncedTLS() (*tls.Config, error) {
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13,
 	}, nil
+}
+
+// throttles is the throttled answers given, as attributes.
+func throttles(m map[string]int) map[string]any {
+	out := map[string]any{}
+	for k, n := range m {
+		out[k] = float64(n)
+	}
+	return out
 }
