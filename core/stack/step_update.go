@@ -32,8 +32,13 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	verify := meta("verify")
 	verify.Execute = func(ctx context.Context, _ string) error {
 		// The spec against the schemas of the plugins now running, and
-		// each plugin answering.
-		return s.validate(ctx)
+		// each plugin answering: the configs were validated by this
+		// operation's plan (once each), and each plugin is asked again
+		// now, about one of them.
+		if err := s.validate(ctx); err != nil {
+			return err
+		}
+		return s.answering(ctx)
 	}
 	compat := meta("compatibility", verify.ID)
 	compat.Execute = func(ctx context.Context, _ string) error {

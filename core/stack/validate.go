@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/observe"
+	"github.com/bulwark-iac/bulwark/core/parallel"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -113,6 +114,27 @@ func (s *session) validateConfigs(ctx context.Context) error {
 		return problems
 	}
 	return nil
+}
+
+// answering asks each provider the spec uses to validate the config of its
+// first resource again, past the session's validations: that it answers
+// now, not only when the plan asked (an update's verify step, before
+// anything is changed). One call per provider, side by side.
+func (s *session) answering(ctx context.Context) error {
+	first := map[string]int{}
+	var order []string
+	for i, r := range s.sp.Resources {
+		if _, ok := first[r.Provider]; !ok {
+			first[r.Provider] = i
+			order = append(order, r.Provider)
+		}
+	}
+	return parallel.ForEach(ctx, len(order), max(1, len(order)), func(ctx context.Context, k int) error {
+		r := s.sp.Resources[first[order[k]]]
+		cfg, _ := knownConfig(r.Config)
+		_, err := s.plugins[r.Provider].ValidateResource(ctx, &providers.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg})
+		return err
+	})
 }
 
 // validations remembers, for one session, each provider's answer to each
