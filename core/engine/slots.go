@@ -40,24 +40,14 @@ func (s *slots) give() { <-s.free }
 
 type writesKey struct{}
 
-// WritesScarce reports whether, in the Execute ctx was given to, another
-// step wants a write slot or soon will: the write slots are all taken
-// (this Execute's among them), a step waits for one, or a step is on deck
-// (checking, or waiting for what it depends on to be verified, before it
-// asks for one). An Execute whose provider can read back what it made in
-// the same call asks for that read only when none does: the read holds
-// the write slot for a second round trip, which costs nothing when no one
-// else will want the slot meanwhile, and saves Verify a call of its own (a
-// chain, where nothing else overlaps). Otherwise the slot is worth more to
-// the steps behind, and Verify reads on a read slot instead. (Whether
-// anyone waits for a write slot at this instant is not enough: at the
-// start of a run, and in layers, the steps that will want the slots are
-// still checking while the first Creates begin.)
-func WritesScarce(ctx context.Context) bool {
-	sl, ok := ctx.Value(writesKey{}).(stepSlots)
-	if !ok {
-		return false
-	}
-	w, d := sl.writes, sl.deck
-	return w.waiting.Load() > 0 || len(w.free) >= cap(w.free) || d.waiting.Load() > 0 || len(d.free) > 0
+// InRun reports whether ctx is that of an Execute of a run (a step), not
+// of a compensation (which runs one at a time, without slots). A step's
+// Create or Delete asks its provider for no read-back in the same call:
+// the read would hold the write slot for a second round trip, where the
+// step's Verify reads on a read slot while its "execute ok" is made durable
+// and the steps that depend on it check (in a teardown, each reads its
+// ownership meanwhile). A compensation, alone, still saves the call.
+func InRun(ctx context.Context) bool {
+	_, ok := ctx.Value(writesKey{}).(stepSlots)
+	return ok
 }

@@ -115,35 +115,23 @@ func TestOneSlotRunsOneReadAndOneWriteAtATime(t *testing.T) {
 	}
 }
 
-// WritesScarce tells an Execute whether the write slots are all taken
-// (its own among them) or wanted: then a Create does not hold its slot for
-// a read back.
-func TestWritesScarce(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		parallelism int
-		want        bool
-	}{
-		{"the only slot", 1, true},
-		{"another slot free", 2, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got atomic.Bool
-			step := &Step{ID: "s", Action: "create", Execute: func(ctx context.Context, _ string) error {
-				got.Store(WritesScarce(ctx))
-				return nil
-			}}
-			e := &Engine{Journal: &countingJournal{}}
-			if res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: []*Step{step}, Parallelism: tc.parallelism}); res.Outcome != Succeeded {
-				t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
-			}
-			if got.Load() != tc.want {
-				t.Errorf("WritesScarce = %v, want %v", got.Load(), tc.want)
-			}
-		})
+// InRun tells a step's Execute from a compensation's: a step's Create
+// asks for no read-back.
+func TestInRun(t *testing.T) {
+	var got atomic.Bool
+	step := &Step{ID: "s", Action: "create", Execute: func(ctx context.Context, _ string) error {
+		got.Store(InRun(ctx))
+		return nil
+	}}
+	e := &Engine{Journal: &countingJournal{}}
+	if res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: []*Step{step}, Parallelism: 2}); res.Outcome != Succeeded {
+		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
 	}
-	if WritesScarce(context.Background()) {
-		t.Error("WritesScarce outside an Execute = true, want false")
+	if !got.Load() {
+		t.Error("InRun in a step's Execute = false, want true")
+	}
+	if InRun(context.Background()) {
+		t.Error("InRun outside a run = true, want false")
 	}
 }
 

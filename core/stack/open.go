@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -83,6 +84,14 @@ type session struct {
 	// validated holds each provider's answer to each config it validated
 	// in this session (see validations).
 	validated validations
+	// deletedFirst names the deposed records whose objects a delete-first
+	// replace of this operation deleted: kept until the operation ends,
+	// for its rollback (see reasonDeleteFirst), and dropped then when the
+	// operation failed without one (see record).
+	deletedFirst struct {
+		sync.Mutex
+		names []string
+	}
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet

@@ -69,8 +69,8 @@ func (s gateStarter) Start(context.Context, pluginhost.Config) (stack.Provider, 
 }
 func (gateStarter) Close() {}
 
-// A plan reads independent resources in parallel, up to --parallelism and
-// never more.
+// A plan reads independent resources in parallel, up to --read-parallelism
+// and never more.
 func TestPlanReadsInParallel(t *testing.T) {
 	for _, tc := range []struct{ n, parallelism int }{{12, 1}, {12, 4}, {12, 10}, {3, 10}} {
 		t.Run(fmt.Sprintf("%d resources, parallelism %d", tc.n, tc.parallelism), func(t *testing.T) {
@@ -81,7 +81,8 @@ func TestPlanReadsInParallel(t *testing.T) {
 			}
 			want := min(tc.n, tc.parallelism)
 			g := &gate{fakeProvider: &fakeProvider{w: e.w, source: "fake"}, t: t, want: want, open: make(chan struct{})}
-			o := e.opts(parallelism(tc.parallelism))
+			o := e.opts(parallelism(1))
+			o.ReadParallelism = tc.parallelism
 			o.Starter = func() stack.Starter { return gateStarter{g} }
 			pv, err := stack.Plan(e.ctx, mkSpec(t, rs...), o)
 			if err != nil {

@@ -100,7 +100,22 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 		if op.Type != "teardown" && res.Outcome == engine.Succeeded {
 			takeBack = s.takeBack()
 		}
-		return s.store.AtEnd(op.ID).MutateMeta(func(st *state.State) error {
+		end := s.store.AtEnd(op.ID)
+		if res.Outcome == engine.Failed {
+			// A run that failed without a rollback (a step's on_failure
+			// continue or abort) runs no cleanup phase: what a delete-first
+			// replace deleted is gone, and no rollback will make it again,
+			// so its record goes with the operation's end instead of
+			// claiming what does not exist until the next run's cleanup.
+			s.deletedFirst.Lock()
+			for _, n := range s.deletedFirst.names {
+				if r := s.store.Resource(n); r != nil {
+					end.Forget(n)
+				}
+			}
+			s.deletedFirst.Unlock()
+		}
+		return end.MutateMeta(func(st *state.State) error {
 			switch {
 			case op.Type != "teardown":
 				s.recordRevision(st, op, res.Outcome == engine.Succeeded)

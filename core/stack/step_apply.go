@@ -154,13 +154,15 @@ func policyOf(p spec.FailurePolicy) engine.FailurePolicy {
 
 // create makes r under key and records it, created by this operation. It
 // returns what the provider read back of it in the same call, when it
-// offers that (providers.Capabilities.CreateReadsBack), the write slot the
-// read would hold is not scarce (engine.WritesScarce), and the
-// read could be made, for Verify. The record rides on staged's record.
+// offers that (providers.Capabilities.CreateReadsBack), it runs outside a
+// run's steps (engine.InRun: a step's Verify reads on a read slot, while
+// its "execute ok" is made durable and the steps that depend on it check;
+// a read-back would hold the write slot for that round trip instead), and
+// the read could be made, for Verify. The record rides on staged's record.
 func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Resource, key string) (*providers.ReadResponse, error) {
 	p := s.plugins[r.Provider]
 	resp, err := p.Create(ctx, &providers.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection,
-		ReadBack: capsOf(p).CreateReadsBack && !engine.WritesScarce(ctx)})
+		ReadBack: capsOf(p).CreateReadsBack && !engine.InRun(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -78,8 +78,9 @@ func (s *session) isRetained(res *state.Resource) bool {
 // preserves a durable one during a rollback. It returns the action taken
 // ("delete", "preserve" or "refuse") and, after a delete, what the provider
 // read of the resource once deleted in the same call, when it offers that
-// (providers.Capabilities.DeleteReadsBack), the write slot it would
-// hold is not scarce (engine.WritesScarce), and the read could be made, for the
+// (providers.Capabilities.DeleteReadsBack), it runs outside a run's steps
+// (a compensation: engine.InRun says why a step's Delete asks for none),
+// and the read could be made, for the
 // step's Verify (nil otherwise: Verify reads).
 func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
@@ -101,7 +102,7 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
 	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(),
-		ReadBack: capsOf(p).DeleteReadsBack && !engine.WritesScarce(ctx)})
+		ReadBack: capsOf(p).DeleteReadsBack && !engine.InRun(ctx)})
 	if err != nil {
 		return "delete", nil, err
 	}

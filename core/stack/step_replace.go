@@ -86,6 +86,9 @@ func (s *session) replace(ctx context.Context, staged *opstore.Stage, r *spec.Re
 		if _, _, err := s.deleteResource(ctx, staged, dep, reasonDeleteFirst); err != nil {
 			return fmt.Errorf("replace (delete first): %w", err)
 		}
+		s.deletedFirst.Lock()
+		s.deletedFirst.names = append(s.deletedFirst.names, dep.Name)
+		s.deletedFirst.Unlock()
 	}
 	m.readBack, err = s.create(ctx, staged, r, key)
 	return err
