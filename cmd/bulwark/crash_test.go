@@ -1365,15 +1365,7 @@ func TestCrashKnownBugs(t *testing.T) {
 func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
 	spec := crashSpec("local40.yaml")
 	const stack = "crashlocal"
-	base := time.Now().UnixNano()
-	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
-		}
-		base = v
-	}
-	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+	base := crashBaseSeed(t)
 
 	// One uninterrupted run measures how long the apply takes.
 	ref := newCrashEnv(t, stack)
@@ -1493,15 +1485,7 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 	spec := crashSpec("fail30.yaml")
 	const stack = "crashfail"
 	durable := []string{"r05", "r15", "r25"}
-	base := time.Now().UnixNano()
-	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
-		}
-		base = v
-	}
-	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+	base := crashBaseSeed(t)
 	ref := newCrashEnv(t, stack)
 	full := ref.must(11, "apply", spec, "--parallelism", "4").took
 	for i := range 8 {
@@ -1551,15 +1535,7 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 	spec := crashSpec("layers40.yaml")
 	const stack, n = "crashlayers", 40
-	base := time.Now().UnixNano()
-	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
-		}
-		base = v
-	}
-	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+	base := crashBaseSeed(t)
 	ref := newCrashEnv(t, stack)
 	fullApply := ref.must(0, "apply", spec, "--parallelism", "3").took
 	fullTeardown := ref.must(0, "teardown", spec, "--yes", "--parallelism", "3").took
@@ -1623,4 +1599,20 @@ func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 			e.assertNothingLeft()
 		})
 	}
+}
+
+// crashBaseSeed is the base seed of a test's random kills: now, or
+// BULWARK_CRASH_SEED's to replay a logged one. It is logged.
+func crashBaseSeed(t *testing.T) int64 {
+	t.Helper()
+	base := time.Now().UnixNano()
+	if s := os.Getenv("BULWARK_CRASH_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("BULWARK_CRASH_SEED=%q: %v", s, err)
+		}
+		base = v
+	}
+	t.Logf("base seed %d (rerun with BULWARK_CRASH_SEED=%d)", base, base)
+	return base
 }

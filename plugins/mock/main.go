@@ -4,20 +4,7 @@
 // guarantees. It must be started by the bulwark host.
 package main
 
-import (
-	"fmt"
-	"os"
+import "github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
 
-	"github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
-	"github.com/bulwark-iac/bulwark/sdk"
-)
-
-func main() {
-	// BULWARK_MOCK_BATCH=off hides the batch calls (mockprovider.EnvBatch).
-	p, err := mockprovider.FromEnv(mockprovider.New(), os.Getenv)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
-		os.Exit(2)
-	}
-	sdk.Serve(p)
-}
+// BULWARK_MOCK_BATCH=off hides the batch calls (mockprovider.EnvBatch).
+func main() { mockprovider.Main() }

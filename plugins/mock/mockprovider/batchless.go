@@ -2,6 +2,7 @@ package mockprovider
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/bulwark-iac/bulwark/sdk"
 )
@@ -55,4 +56,16 @@ func FromEnv(p sdk.Provider, getenv func(string) string) (sdk.Provider, error) {
 	default:
 		return nil, fmt.Errorf("%s=%q: want on or off", EnvBatch, v)
 	}
+}
+
+// Main is the mock provider's executable (both main packages that build
+// it): the mock, without its batch calls when EnvBatch says so, served
+// to the host; a bad EnvBatch exits 2.
+func Main() {
+	p, err := FromEnv(New(), os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
+		os.Exit(2)
+	}
+	sdk.Serve(p)
 }
