@@ -136,10 +136,17 @@ generate: tools
 		--go_out=. --go_opt=module=github.com/bulwark-iac/bulwark/sdk \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/bulwark-iac/bulwark/sdk \
 		proto/providerv1/provider.proto
+	cd core && PATH=$(TOOLS):$$PATH protoc -I pluginhost/tfplugin/internal \
+		--go_out=. --go_opt=module=github.com/bulwark-iac/bulwark/core \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/bulwark-iac/bulwark/core \
+		tfplugin5/tfplugin5.proto tfplugin6/tfplugin6.proto
 
-# Fails when the committed generated code differs from what `make generate` makes.
+# Fails when the committed generated code differs from what `make generate`
+# makes: bulwark's own protocol (sdk/proto) and the part of Terraform's
+# plugin protocols 5 and 6 the host speaks (core/pluginhost/tfplugin).
 check-generate: generate
-	@git diff --exit-code -- sdk/proto || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+	@git diff --exit-code -- sdk/proto core/pluginhost/tfplugin/internal || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+	@test -z "$$(git ls-files --others --exclude-standard -- sdk/proto core/pluginhost/tfplugin/internal)" || { echo "generated code is not committed: run make generate and commit" >&2; exit 1; }
 
 # The modules as a proxy serves them (tools/release, its own module outside
 # the workspace). check-tidy fails when a published go.mod has a replace
