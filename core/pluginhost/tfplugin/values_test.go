@@ -1,0 +1,292 @@
+package tfplugin
+
+import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/bulwark-iac/bulwark/core/providers"
+)
+
+var thingType = cty.Object(map[string]cty.Type{
+	"id":   cty.String,
+	"size": cty.Number,
+	"on":   cty.Bool,
+	"tags": cty.Map(cty.String),
+	"ips":  cty.Set(cty.String),
+	"rule": cty.List(cty.Object(map[string]cty.Type{"port": cty.Number, "proto": cty.String})),
+	"any":  cty.DynamicPseudoType,
+	"pair": cty.Tuple([]cty.Type{cty.String, cty.Number}),
+})
+
+func TestToCtyAndBack(t *testing.T) {
+	tests := []struct {
+		name string
+		in   providers.Attributes
+		want cty.Value // of thingType
+		back providers.Attributes
+	}{{
+		name: "every kind",
+		in: providers.Attributes{"id": "a", "size": 2.5, "on": true, "tags": map[string]any{"k": "v"}, "ips": []any{"b", "a"},
+			"rule": []any{map[string]any{"port": 80}}, "any": map[string]any{"x": []any{1.0, "s"}}, "pair": []any{"p", 1}},
+		want: cty.ObjectVal(map[string]cty.Value{
+			"id": cty.StringVal("a"), "size": cty.NumberFloatVal(2.5), "on": cty.True,
+			"tags": cty.MapVal(map[string]cty.Value{"k": cty.StringVal("v")}),
+			"ips":  cty.SetVal([]cty.Value{cty.StringVal("a"), cty.StringVal("b")}),
+			"rule": cty.ListVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{"port": cty.NumberIntVal(80), "proto": cty.NullVal(cty.String)})}),
+			"any":  cty.ObjectVal(map[string]cty.Value{"x": cty.TupleVal([]cty.Value{cty.NumberIntVal(1), cty.StringVal("s")})}),
+			"pair": cty.TupleVal([]cty.Value{cty.StringVal("p"), cty.NumberIntVal(1)}),
+		}),
+		back: providers.Attributes{"id": "a", "size": 2.5, "on": true, "tags": map[string]any{"k": "v"}, "ips": []any{"a", "b"},
+			"rule": []any{map[string]any{"port": 80.0, "proto": nil}}, "any": map[string]any{"x": []any{1.0, "s"}}, "pair": []any{"p", 1.0}},
+	}, {
+		name: "left out is null; empty collections stay empty",
+		in:   providers.Attributes{"tags": map[string]any{}, "rule": []any{}},
+		want: cty.ObjectVal(map[string]cty.Value{
+			"id": cty.NullVal(cty.String), "size": cty.NullVal(cty.Number), "on": cty.NullVal(cty.Bool),
+			"tags": cty.MapValEmpty(cty.String), "ips": cty.NullVal(cty.Set(cty.String)),
+			"rule": cty.ListValEmpty(thingType.AttributeType("rule").ElementType()),
+			"any":  cty.NullVal(cty.DynamicPseudoType), "pair": cty.NullVal(thingType.AttributeType("pair")),
+		}),
+		back: providers.Attributes{"id": nil, "size": nil, "on": nil, "tags": map[string]any{}, "ips": nil, "rule": []any{}, "any": nil, "pair": nil},
+	}, {
+		name: "unknown at any depth",
+		in:   providers.Attributes{"id": Unknown{}, "tags": map[string]any{"k": &Unknown{}}, "rule": Unknown{}},
+		want: cty.ObjectVal(map[string]cty.Value{
+			"id": cty.UnknownVal(cty.String), "size": cty.NullVal(cty.Number), "on": cty.NullVal(cty.Bool),
+			"tags": cty.MapVal(map[string]cty.Value{"k": cty.UnknownVal(cty.String)}), "ips": cty.NullVal(cty.Set(cty.String)),
+			"rule": cty.UnknownVal(thingType.AttributeType("rule")),
+			"any":  cty.NullVal(cty.DynamicPseudoType), "pair": cty.NullVal(thingType.AttributeType("pair")),
+		}),
+		back: providers.Attributes{"id": Unknown{}, "size": nil, "on": nil, "tags": map[string]any{"k": Unknown{}}, "ips": nil, "rule": Unknown{}, "any": nil, "pair": nil},
+	}, {
+		name: "primitives converted as Terraform converts a configuration's",
+		in:   providers.Attributes{"id": 5, "size": "3", "on": "true"},
+		want: cty.ObjectVal(map[string]cty.Value{
+			"id": cty.StringVal("5"), "size": cty.NumberIntVal(3), "on": cty.True,
+			"tags": cty.NullVal(cty.Map(cty.String)), "ips": cty.NullVal(cty.Set(cty.String)),
+			"rule": cty.NullVal(thingType.AttributeType("rule")),
+			"any":  cty.NullVal(cty.DynamicPseudoType), "pair": cty.NullVal(thingType.AttributeType("pair")),
+		}),
+		back: providers.Attributes{"id": "5", "size": 3.0, "on": true, "tags": nil, "ips": nil, "rule": nil, "any": nil, "pair": nil},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ObjectFromAttributes(tt.in, thingType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.RawEquals(tt.want) {
+				t.Fatalf("ObjectFromAttributes:\n got %#v\nwant %#v", got, tt.want)
+			}
+			back, err := AttributesFromObject(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.back, back); diff != "" {
+				t.Errorf("AttributesFromObject (-want +got):\n%s", diff)
+			}
+			// Through the wire and back: msgpack keeps unknowns.
+			mp, err := EncodeMsgpack(got, thingType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec, err := DecodeDynamic(mp, nil, thingType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !dec.RawEquals(got) {
+				t.Errorf("msgpack round trip:\n got %#v\nwant %#v", dec, got)
+			}
+		})
+	}
+}
+
+func TestToCtyErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   providers.Attributes
+		path []string
+		msg  string
+	}{
+		{"unknown attribute", providers.Attributes{"nope": 1}, []string{"nope"}, "unsupported attribute"},
+		{"wrong primitive", providers.Attributes{"size": "big"}, []string{"size"}, "number is needed"},
+		{"list for a map", providers.Attributes{"tags": []any{"a"}}, []string{"tags"}, "map of string is needed"},
+		{"deep", providers.Attributes{"rule": []any{map[string]any{"port": true}}}, []string{"rule", "0", "port"}, "number is needed"},
+		{"tuple length", providers.Attributes{"pair": []any{"a"}}, []string{"pair"}, "2 elements"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ObjectFromAttributes(tt.in, thingType)
+			var pe cty.PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a cty.PathError", err)
+			}
+			if !cmp.Equal(PathStrings(pe.Path), tt.path) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error at %v: %v; want at %v, saying %q", PathStrings(pe.Path), err, tt.path, tt.msg)
+			}
+		})
+	}
+}
+
+// A caller's own unknown marker goes both ways.
+func TestValuesOwnMarker(t *testing.T) {
+	type mine struct{}
+	c := Values{Unknown: mine{}, IsUnknown: func(v any) bool { _, ok := v.(mine); return ok }}
+	v, err := c.ToCty([]any{"a", mine{}}, cty.List(cty.String))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Index(cty.NumberIntVal(1)).IsKnown() {
+		t.Fatalf("element 1 is known: %#v", v)
+	}
+	back, err := c.FromCty(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{"a", mine{}}, back); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestUnknownJSON(t *testing.T) {
+	b, err := json.Marshal(map[string]any{"id": Unknown{}})
+	if err != nil || string(b) != `{"id":"(known after apply)"}` {
+		t.Errorf("%s, %v", b, err)
+	}
+}
+
+func TestStateJSON(t *testing.T) {
+	v, err := ObjectFromAttributes(providers.Attributes{"id": "a", "any": "s", "ips": []any{"x"}}, thingType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := StateJSON(v, thingType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A dynamically typed attribute carries its type, as in Terraform's state.
+	if !strings.Contains(string(b), `"any":{"value":"s","type":"string"}`) {
+		t.Errorf("state JSON %s", b)
+	}
+	back, err := ParseStateJSON(b, thingType)
+	if err != nil || !back.RawEquals(v) {
+		t.Errorf("parsed %#v, %v", back, err)
+	}
+	// JSON content of a DynamicValue decodes too (older providers answer it).
+	dec, err := DecodeDynamic(nil, b, thingType)
+	if err != nil || !dec.RawEquals(v) {
+		t.Errorf("decoded %#v, %v", dec, err)
+	}
+	if _, err := StateJSON(cty.UnknownVal(thingType), thingType); err == nil {
+		t.Error("an unknown state encoded")
+	}
+}
+
+func TestPathStrings(t *testing.T) {
+	p := cty.GetAttrPath("rule").IndexInt(2).GetAttr("tags").IndexString("k").Index(cty.UnknownVal(cty.String))
+	if got, want := PathStrings(p), []string{"rule", "2", "tags", "k", "*"}; !cmp.Equal(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+}
+
+func TestImpliedType(t *testing.T) {
+	inner := &Block{Attributes: map[string]*Attribute{"a": {Type: cty.String, Optional: true}}}
+	dyn := &Block{Attributes: map[string]*Attribute{"d": {Type: cty.DynamicPseudoType, Optional: true}}}
+	innerTy := cty.Object(map[string]cty.Type{"a": cty.String})
+	b := &Block{
+		Attributes: map[string]*Attribute{
+			"s": {Type: cty.String, Required: true},
+			"n": {NestedType: &Object{Nesting: NestingMap, Attributes: inner.Attributes}},
+			"l": {NestedType: &Object{Nesting: NestingList, Attributes: dyn.Attributes}},
+		},
+		BlockTypes: map[string]*NestedBlock{
+			"single": {Nesting: NestingSingle, Block: inner},
+			"group":  {Nesting: NestingGroup, Block: inner},
+			"list":   {Nesting: NestingList, Block: inner},
+			"set":    {Nesting: NestingSet, Block: inner},
+			"map":    {Nesting: NestingMap, Block: inner},
+			"dlist":  {Nesting: NestingList, Block: dyn},
+		},
+	}
+	want := cty.Object(map[string]cty.Type{
+		"s": cty.String, "n": cty.Map(innerTy), "l": cty.DynamicPseudoType,
+		"single": innerTy, "group": innerTy, "list": cty.List(innerTy), "set": cty.Set(innerTy), "map": cty.Map(innerTy),
+		"dlist": cty.DynamicPseudoType,
+	})
+	if got := b.ImpliedType(); !got.Equals(want) {
+		t.Errorf("implied type\n got %#v\nwant %#v", got, want)
+	}
+	if got := (*Schema)(nil).ImpliedType(); !got.Equals(cty.EmptyObject) {
+		t.Errorf("nil schema: %#v", got)
+	}
+}
+
+func TestProposedNew(t *testing.T) {
+	rule := &Block{Attributes: map[string]*Attribute{
+		"port":  {Type: cty.Number, Required: true},
+		"proto": {Type: cty.String, Optional: true, Computed: true},
+	}}
+	b := &Block{
+		Attributes: map[string]*Attribute{
+			"id":   {Type: cty.String, Computed: true},
+			"name": {Type: cty.String, Required: true},
+			"arn":  {Type: cty.String, Optional: true, Computed: true},
+		},
+		BlockTypes: map[string]*NestedBlock{"rule": {Nesting: NestingList, Block: rule}},
+	}
+	ty := b.ImpliedType()
+	obj := func(a providers.Attributes) cty.Value {
+		v, err := ObjectFromAttributes(a, ty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	prior := obj(providers.Attributes{"id": "i", "name": "a", "arn": "x", "rule": []any{map[string]any{"port": 1, "proto": "udp"}}})
+	tests := []struct {
+		name          string
+		prior, config cty.Value
+		want          cty.Value
+	}{
+		{"create: config as it is", cty.NullVal(ty), obj(providers.Attributes{"name": "a"}), obj(providers.Attributes{"name": "a"})},
+		{"update keeps computed values", prior, obj(providers.Attributes{"name": "b", "rule": []any{map[string]any{"port": 2}, map[string]any{"port": 3}}}),
+			obj(providers.Attributes{"id": "i", "name": "b", "arn": "x", "rule": []any{map[string]any{"port": 2, "proto": "udp"}, map[string]any{"port": 3}}})},
+		{"a set optional+computed wins", prior, obj(providers.Attributes{"name": "a", "arn": "y"}), obj(providers.Attributes{"id": "i", "name": "a", "arn": "y", "rule": nil})},
+		{"destroy", prior, cty.NullVal(ty), cty.NullVal(ty)},
+		{"unknown in config stays", prior, obj(providers.Attributes{"name": Unknown{}}), obj(providers.Attributes{"id": "i", "name": Unknown{}, "arn": "x"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ProposedNew(b, tt.prior, tt.config); !got.RawEquals(tt.want) {
+				t.Errorf("\n got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClientConfig(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	cmd.Env = []string{"A=1", "PLUGIN_CLIENT_CERT=inherited"}
+	cc := ClientConfig(StartOptions{Cmd: cmd})
+	if cc.MagicCookieKey != "TF_PLUGIN_MAGIC_COOKIE" || cc.MagicCookieValue != MagicCookieValue {
+		t.Errorf("handshake %+v", cc.HandshakeConfig)
+	}
+	if !cc.AutoMTLS || cc.Managed || len(cc.AllowedProtocols) != 1 || cc.AllowedProtocols[0] != "grpc" {
+		t.Errorf("AutoMTLS %v, Managed %v, protocols %v", cc.AutoMTLS, cc.Managed, cc.AllowedProtocols)
+	}
+	if _, ok := cc.VersionedPlugins[5][PluginName]; !ok {
+		t.Error("no protocol 5")
+	}
+	if _, ok := cc.VersionedPlugins[6][PluginName]; !ok {
+		t.Error("no protocol 6")
+	}
+	if !cmp.Equal(cmd.Env, []string{"A=1"}) || !cc.SkipHostEnv {
+		t.Errorf("env %v, SkipHostEnv %v", cmd.Env, cc.SkipHostEnv)
+	}
+}
