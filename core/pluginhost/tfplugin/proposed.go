@@ -63,10 +63,7 @@ func proposedNested(nb *NestedBlock, prior, config cty.Value) cty.Value {
 		return config
 	}
 	if config.IsNull() {
-		return config // an absent single block; a list, set or map is never null in a config
-	}
-	if prior.IsNull() || !prior.IsKnown() {
-		prior = cty.NullVal(prior.Type())
+		return config // an absent single block
 	}
 	return proposedCollection(nb.Nesting, func(p, c cty.Value) cty.Value { return proposedBlock(nb.Block, p, c) }, prior, config)
 }

@@ -3,7 +3,6 @@ package tfplugin
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -109,17 +108,4 @@ func deferredDiag(reason string) providers.Diagnostic {
 	return providers.Diagnostic{Severity: providers.SeverityError,
 		Summary: "the provider deferred the change",
 		Detail:  fmt.Sprintf("reason %s; bulwark does not support deferred changes", reason)}
-}
-
-// stepString is for error messages.
-func (s pathStep) String() string {
-	switch s.selector {
-	case 1:
-		return s.name
-	case 2:
-		return strconv.Quote(s.key)
-	case 3:
-		return strconv.FormatInt(s.index, 10)
-	}
-	return "?"
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/bulwark-iac/bulwark/core/providers"
 	pb "github.com/bulwark-iac/bulwark/core/pluginhost/tfplugin/internal/tfplugin6"
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // wire6 is protocol 6.
