@@ -42,12 +42,8 @@ func testProvider(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
 		bin := filepath.Join(dir, "terraform-provider-tftest")
-		cmd := exec.Command(goBin, "build", "-o", bin, ".")
+		cmd := exec.Command(goBin(), "build", "-o", bin, ".")
 		cmd.Dir = filepath.Join("testdata", "tfprovider")
 		// Its own module, outside the workspace: core's build list never
 		// holds terraform-plugin-go.
@@ -62,6 +58,14 @@ func testProvider(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return providerBin
+}
+
+// goBin is the go command.
+func goBin() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // start starts the test provider speaking version.
