@@ -36,6 +36,24 @@ func TestMain(m *testing.M) {
 
 func testProvider(t *testing.T) string {
 	t.Helper()
+	bin, err := buildProvider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func testProviderB(b *testing.B) string {
+	b.Helper()
+	bin, err := buildProvider()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+// buildProvider builds the test provider once.
+func buildProvider() (string, error) {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "bulwark-tfplugin-test-")
 		if err != nil {
@@ -54,10 +72,7 @@ func testProvider(t *testing.T) string {
 		}
 		providerBin = bin
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return providerBin
+	return providerBin, buildErr
 }
 
 // goBin is the go command.
@@ -375,4 +390,67 @@ func state2(t *testing.T, id string, ty cty.Type) cty.Value {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// BenchmarkCodec is the host's side of one resource's value on the wire
+// and back: plain attributes to cty, msgpack, cty, plain attributes.
+func BenchmarkCodec(b *testing.B) {
+	a := providers.Attributes{"id": "thing-1", "size": 3, "on": true, "tags": map[string]any{"team": "a", "env": "prod"},
+		"ips": []any{"10.0.0.1", "10.0.0.2"}, "rule": []any{map[string]any{"port": 80, "proto": "tcp"}, map[string]any{"port": 443}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := ObjectFromAttributes(a, thingType)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mp, err := EncodeMsgpack(v, thingType)
+		if err != nil {
+			b.Fatal(err)
+		}
+		back, err := DecodeDynamic(mp, nil, thingType)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := AttributesFromObject(back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanApply is one create through a running provider (protocol
+// 6): plan, then apply, each a gRPC call with its values encoded and
+// decoded.
+func BenchmarkPlanApply(b *testing.B) {
+	cmd := exec.Command(testProviderB(b))
+	cmd.Env = append(os.Environ(), "TFTEST_PROTOCOL=6")
+	ctx := context.Background()
+	p, err := Start(ctx, StartOptions{Cmd: cmd})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	s, err := p.Schema(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	block := s.ResourceTypes["tftest_thing"].Block
+	ty := block.ImpliedType()
+	config, err := ObjectFromAttributes(providers.Attributes{"name": "a", "size": 3, "tags": map[string]any{"k": "v"}}, ty)
+	if err != nil {
+		b.Fatal(err)
+	}
+	null := cty.NullVal(ty)
+	b.ReportAllocs()
+	for b.Loop() {
+		plan, err := p.PlanResourceChange(ctx, PlanResourceChangeRequest{TypeName: "tftest_thing", PriorState: null,
+			ProposedNewState: ProposedNew(block, null, config), Config: config})
+		if err != nil || plan.Diagnostics.HasError() {
+			b.Fatal(err, plan.Diagnostics)
+		}
+		applied, err := p.ApplyResourceChange(ctx, ApplyResourceChangeRequest{TypeName: "tftest_thing", PriorState: null,
+			PlannedState: plan.PlannedState, Config: config})
+		if err != nil || applied.Diagnostics.HasError() {
+			b.Fatal(err, applied.Diagnostics)
+		}
+	}
 }

@@ -84,7 +84,7 @@ func (c Values) ObjectFromAttributes(a providers.Attributes, ty cty.Type) (cty.V
 // its type is a key (a null one holds nil); the null object is nil
 // attributes. An unknown object is an error (only its attributes may be).
 func (c Values) AttributesFromObject(v cty.Value) (providers.Attributes, error) {
-	v, _ = v.UnmarkDeep()
+	v = unmarked(v)
 	if !v.Type().IsObjectType() && v.Type() != cty.DynamicPseudoType {
 		return nil, fmt.Errorf("not an object: %s", v.Type().FriendlyName())
 	}
@@ -112,7 +112,7 @@ func (c Values) AttributesFromObject(v cty.Value) (providers.Attributes, error) 
 // order of its elements), a map or object a map[string]any. Marks are
 // dropped.
 func (c Values) FromCty(v cty.Value) (any, error) {
-	v, _ = v.UnmarkDeep()
+	v = unmarked(v)
 	return c.fromCty(v, nil)
 }
 
@@ -486,6 +486,15 @@ func asMap(v any) (map[string]any, bool) {
 	return out, true
 }
 
+// unmarked is v without its marks (the wire carries none). Checking first
+// spares the copy UnmarkDeep makes of every value, marked or not.
+func unmarked(v cty.Value) cty.Value {
+	if v.ContainsMarked() {
+		v, _ = v.UnmarkDeep()
+	}
+	return v
+}
+
 // EncodeMsgpack is a value's msgpack encoding for the type ty, as a
 // DynamicValue carries it (the value is converted to ty first when it is
 // not of it). The zero cty.Value (a request field left unset) is encoded
@@ -496,7 +505,7 @@ func EncodeMsgpack(v cty.Value, ty cty.Type) ([]byte, error) {
 	if v.Type() == cty.NilType {
 		v = cty.NullVal(ty)
 	}
-	v, _ = v.UnmarkDeep()
+	v = unmarked(v)
 	b, err := msgpack.Marshal(v, ty)
 	if err != nil {
 		return nil, fmt.Errorf("encode a %s: %w", ty.FriendlyName(), err)
@@ -530,7 +539,7 @@ func DecodeDynamic(mp, js []byte, ty cty.Type) (cty.Value, error) {
 // of the value, except that a value of a dynamically typed attribute is
 // written {"value": …, "type": …}.
 func StateJSON(v cty.Value, ty cty.Type) ([]byte, error) {
-	v, _ = v.UnmarkDeep()
+	v = unmarked(v)
 	b, err := ctyjson.Marshal(v, ty)
 	if err != nil {
 		return nil, fmt.Errorf("encode a %s as JSON: %w", ty.FriendlyName(), err)
