@@ -277,7 +277,9 @@ func (p *Provider) ReadResource(ctx context.Context, req ReadResourceRequest) (*
 
 // PlanResourceChangeRequest asks the provider to plan a change: a create
 // (PriorState null), an update, or a destroy (ProposedNewState and Config
-// null).
+// null). Terraform plans a destroy through the provider only when its
+// ServerCapabilities.PlanDestroy says so; otherwise it applies a null
+// planned state without asking.
 type PlanResourceChangeRequest struct {
 	TypeName string
 	// PriorState is the state recorded (null: none, a create).
@@ -300,13 +302,16 @@ type PlanResourceChangeResponse struct {
 	PlannedState cty.Value
 	// RequiresReplace are the paths whose change means the resource must
 	// be replaced, not updated in place (empty: an update or no change).
+	// Providers on terraform-plugin-sdk/v2 list "id" beside the attribute
+	// that forces it (the new id is unknown): any entry means a replace.
 	RequiresReplace []cty.Path
 	// PlannedPrivate is given back to ApplyResourceChange.
 	PlannedPrivate []byte
 	// LegacyTypeSystem is set by providers on terraform-plugin-sdk (v2 and
 	// older): Terraform then tolerates an applied state that differs from
 	// the plan (it only logs it), since that SDK cannot always keep its
-	// plans. A Verify against the plan should do the same.
+	// plans (a null optional attribute planned comes back "", 0 or false).
+	// A Verify against the plan should do the same.
 	LegacyTypeSystem bool
 	Diagnostics      providers.Diagnostics
 }
