@@ -74,6 +74,13 @@ func (rd *Reader) now() time.Time {
 	return time.Now()
 }
 
+// Observed is what a Read answered, as the planner sees it.
+func Observed(resp *providers.ReadResponse, byIdentity bool) *plan.Observation {
+	o := Observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, byIdentity, resp.Private)
+	o.Planned = resp.Planned
+	return o
+}
+
 // Observation is what a read found.
 func Observation(exists bool, id string, attrs map[string]any, key string, byIdentity bool, private []byte) *plan.Observation {
 	return &plan.Observation{Exists: exists, ID: id, Attributes: attrs, Key: key, ByIdentity: byIdentity, Private: private}
@@ -153,7 +160,7 @@ func (j Job) observed(resp *providers.ReadResponse, err error) (*plan.Observatio
 		}
 		return nil, err
 	}
-	return Observation(resp.Exists, resp.ID, resp.Attributes, resp.IdempotencyKey, j.byIdentity, resp.Private), nil
+	return Observed(resp, j.byIdentity), nil
 }
 
 // ReadAll runs jobs, up to Parallelism calls at once: the reads of a

@@ -125,6 +125,28 @@ type Observation struct {
 	ByIdentity bool
 	// Private is the provider's private data the Read returned (nil: none).
 	Private []byte
+	// Planned is the provider's own plan toward the spec, from a provider
+	// that plans (providers.ReadResponse.Planned); nil: the host's diff.
+	Planned *providers.Planned
+}
+
+// drift is what the provider must change for want: the provider's own
+// plan when it made one, else want's attributes that the observed ones
+// differ from.
+func (o *Observation) drift(want map[string]any) []string {
+	if o.Planned != nil {
+		return append([]string(nil), o.Planned.Changes...)
+	}
+	return Drift(want, o.Attributes)
+}
+
+// DriftOf is Drift of what a Read answered: the provider's own plan's
+// changes when it made one.
+func DriftOf(want map[string]any, resp *providers.ReadResponse) []string {
+	if resp.Planned != nil {
+		return append([]string(nil), resp.Planned.Changes...)
+	}
+	return Drift(want, resp.Attributes)
 }
 
 // Input is everything Decide looks at for one resource.
@@ -228,8 +250,11 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 	// read, else against the record.
 	work := changed
 	if obs != nil {
-		work = Drift(r.Config, obs.Attributes)
+		work = obs.drift(r.Config)
 		for k := range cur.Config {
+			if obs.Planned != nil {
+				break // the provider's plan saw the removed keys
+			}
 			if _, inSpec := r.Config[k]; !inSpec {
 				if _, present := obs.Attributes[k]; present {
 					work = append(work, k)
@@ -240,6 +265,9 @@ func compare(in Input, c Change, cur *state.Resource) Change {
 		c.Drifted = work
 	}
 	c.ForceNew = forceNew(in.Schema, r.Type, work)
+	if obs != nil && obs.Planned != nil {
+		c.ForceNew = append([]string(nil), obs.Planned.RequiresReplace...)
+	}
 	switch {
 	case len(c.ForceNew) > 0 || in.Replace:
 		c.Action = Replace
@@ -280,7 +308,7 @@ func decideImport(in Input, c Change) Change {
 		return in.conflict(c, obs, fmt.Sprintf("import: %s belongs to stack %s (lineage %s), which may still record it; it is not taken from it: run `bulwark state forget` in stack %s first, then `bulwark import --from %s SPEC %s %s`", in.Spec.Import, o.Stack, o.Lineage, o.Stack, o.Stack, c.Resource, in.Spec.Import))
 	}
 	c.Action, c.Ownership = Import, Importing
-	c.Drifted = Drift(in.Spec.Config, obs.Attributes)
+	c.Drifted = obs.drift(in.Spec.Config)
 	if fn := forceNew(in.Schema, in.Spec.Type, c.Drifted); len(fn) > 0 {
 		c.ForceNew = fn
 		return in.conflict(c, obs, fmt.Sprintf("importing %s would need a replace (%s differ from the spec): make the spec match what exists", in.Spec.Import, strings.Join(fn, ", ")))

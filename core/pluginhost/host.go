@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/tfplugin"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
@@ -106,14 +107,28 @@ type Config struct {
 	// only a spec can give (a region, an endpoint) would refuse an empty one.
 	// Only Schema, Protocol and Path are meaningful on such a plugin.
 	SchemaOnly bool
+	// Terraform says the plugin is a provider built for Terraform or
+	// OpenTofu (plugin protocol 5 or 6, Terraform's handshake): it runs
+	// behind a tfplugin.Adapter. Its executable is Path (found by the
+	// caller from its source address), never looked up by Source.
+	Terraform bool
+	// Path, when set, is the plugin's executable (else Find looks up
+	// bulwark-provider-<Source> in the host's folders).
+	Path string
+	// Version is the provider's version, for a Terraform provider's
+	// schema (its protocol does not say it).
+	Version string
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
 // it. The returned Plugin belongs to the Host.
 func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
-	path, err := Find(h.opts.Dirs, cfg.Source)
-	if err != nil {
-		return nil, err
+	path := cfg.Path
+	if path == "" {
+		var err error
+		if path, err = Find(h.opts.Dirs, cfg.Source); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -122,6 +137,7 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	run := path
 	if cfg.SHA256 != "" {
+		var err error
 		if run, err = h.verifiedCopy(cfg.Source, path, cfg.SHA256); err != nil {
 			return nil, err
 		}
@@ -328,10 +344,17 @@ func (p *Plugin) start(ctx context.Context) (*plugin.Client, providers.Interface
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	raw, err := rpc.Dispense(handshake.PluginName)
+	name := handshake.PluginName
+	if p.cfg.Terraform {
+		name = tfplugin.PluginName
+	}
+	raw, err := rpc.Dispense(name)
 	if err != nil {
 		client.Kill()
 		return nil, nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
+	if tp, ok := raw.(*tfplugin.Provider); ok {
+		raw = tfplugin.NewAdapter(tp, p.cfg.Source, p.cfg.Version)
 	}
 	prov, ok := raw.(providers.Interface)
 	if !ok {
@@ -384,6 +407,23 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(p.run)
 		setParentDeathSignal(cmd)
+		if p.cfg.Terraform {
+			// Terraform's handshake and go-plugin's automatic mutual TLS,
+			// as every Terraform provider expects.
+			client := plugin.NewClient(tfplugin.ClientConfig(tfplugin.StartOptions{
+				Cmd: cmd, Logger: p.host.opts.Logger.Named(p.cfg.Name), StartTimeout: p.host.opts.StartTimeout,
+			}))
+			rpc, err := client.Client()
+			if err == nil {
+				return client, rpc, nil
+			}
+			killGroup(cmd)
+			client.Kill()
+			if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
+				return nil, nil, startError(p.cfg.Name, p.path, []int{tfplugin.Protocol5, tfplugin.Protocol6}, err, cmd.ProcessState)
+			}
+			continue
+		}
 		// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
 		// AutoMTLS and its P-521 ones (most of a start's CPU): see the
 		// handshake.HostTLS. A plugin on an older sdk still answers with

@@ -315,8 +315,23 @@ type ReadResponse struct {
 	// Private, when not empty, replaces the private data the host stores
 	// with the resource; empty keeps what it has (a provider that wants to
 	// forget it sends a small value of its own meaning "nothing").
-	Private     []byte
+	Private []byte
+	// Planned is the provider's own plan toward the request's Config, from
+	// a provider that plans (a Terraform-protocol one: its defaults and
+	// normalisation are its own); nil from one that does not (bulwark's
+	// own protocol), whose drift the host computes (plan.Drift).
+	Planned     *Planned
 	Diagnostics Diagnostics
+}
+
+// Planned is a provider's plan for a resource it read, toward a config.
+type Planned struct {
+	// Changes are the attributes the plan changes, sorted; empty: the
+	// resource is as the config wants it.
+	Changes []string
+	// RequiresReplace are those of them that the provider can only change
+	// by replacing the resource, sorted.
+	RequiresReplace []string
 }
 
 type CreateRequest struct {

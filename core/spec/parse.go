@@ -29,6 +29,9 @@ const (
 var (
 	stackNameRE = lazy(`^[a-z][a-z0-9-]{0,62}$`)
 	nameRE      = lazy(`^[a-z][a-z0-9_-]{0,62}$`)
+	// tfSourceRE is a Terraform provider source address:
+	// [HOSTNAME/]NAMESPACE/TYPE.
+	tfSourceRE = lazy(`^(?i)([a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?/)?[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 	yamlLineRE  = lazy(`(?s)^line (\d+): (.*)$`)
 )
 
@@ -39,7 +42,7 @@ const (
 
 var (
 	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "outputs"}
-	providerFields = []string{"source", "config"}
+	providerFields = []string{"source", "version", "config"}
 	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
 )
 
@@ -511,9 +514,22 @@ func (p *parser) providers(s *Spec, m *yaml.Node) *tmplCtx {
 				}
 				if src, ok := p.str(v, prefix, "source"); ok {
 					pr.Source = src
-					if !nameRE.MatchString(src) {
-						p.addf(v, "%sinvalid source %s: must match %s", prefix, quote(src), namePattern)
+					switch {
+					case strings.Contains(src, "/"):
+						if !tfSourceRE.MatchString(src) {
+							p.addf(v, "%sinvalid source %s: a Terraform provider's source address is [HOSTNAME/]NAMESPACE/TYPE", prefix, quote(src))
+						}
+						pr.Source = strings.ToLower(src)
+					case !nameRE.MatchString(src):
+						p.addf(v, "%sinvalid source %s: must match %s (a bulwark plugin), or be [HOSTNAME/]NAMESPACE/TYPE (a Terraform provider)", prefix, quote(src), namePattern)
 					}
+				}
+			case "version":
+				if isNull(v) {
+					return
+				}
+				if ver, ok := p.str(v, prefix, "version"); ok {
+					pr.Version = ver
 				}
 			case "config":
 				if isNull(v) {
@@ -528,6 +544,11 @@ func (p *parser) providers(s *Spec, m *yaml.Node) *tmplCtx {
 				p.tc = nil
 			}
 		})
+		if pr.Version != "" && !pr.Terraform() {
+			if vn := fieldNode(v, "version"); vn != nil {
+				p.addf(vn, "%sversion is for a Terraform provider (source: NAMESPACE/TYPE); bulwark's own plugins are pinned by bulwark.lock", prefix)
+			}
+		}
 	}
 	return tc
 }
@@ -747,4 +768,14 @@ func (p *parser) dependsOn(rn *resourceNodes, v *yaml.Node) {
 		rn.r.DependsOn = append(rn.r.DependsOn, e.Value)
 		rn.depPos = append(rn.depPos, posOf(e))
 	}
+}
+
+// fieldNode is the value node of key in the mapping m, or nil.
+func fieldNode(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }

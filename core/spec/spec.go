@@ -83,7 +83,10 @@ const (
 // Provider is one entry under providers: a local name bound to a plugin.
 type Provider struct {
 	Name   string         // local name (the key under providers:)
-	Source string         // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>
+	Source string         // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>; with a "/", a Terraform provider's source address (lowercase)
+	// Version is a Terraform provider's version constraint ("~> 3.6");
+	// empty: any version.
+	Version string
 	Config map[string]any // JSON-normalised; nil when absent
 	Pos    Pos            // position of the local name
 	// FieldPos is the position of each field's value ("source", "config")
@@ -91,6 +94,10 @@ type Provider struct {
 	// spec does not declare.
 	FieldPos map[string]Pos
 }
+
+// Terraform reports whether the provider is one built for Terraform or
+// OpenTofu (its source is a Terraform source address).
+func (p *Provider) Terraform() bool { return strings.Contains(p.Source, "/") }
 
 // Resource is one entry under resources:.
 type Resource struct {

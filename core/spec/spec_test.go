@@ -268,7 +268,10 @@ func TestParseBad(t *testing.T) {
 			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, providers, default_provider, resources, outputs)`,
 		},
 		"unknown_field_provider.yaml": {
-			`5:24: unknown field "version" in provider "mock" (allowed: source, config)`,
+			`5:24: unknown field "versions" in provider "mock" (allowed: source, version, config)`,
+		},
+		"provider_version_not_terraform.yaml": {
+			`5:33: provider "mock": version is for a Terraform provider (source: NAMESPACE/TYPE); bulwark's own plugins are pinned by bulwark.lock`,
 		},
 		"three_problems.yaml": {
 			`8:17: unknown protection level "forever" (want ephemeral, durable or protected)`,
@@ -384,7 +387,7 @@ func TestParseBad(t *testing.T) {
 			`16:7: YAML merge keys (<<) are not allowed in a spec`,
 		},
 		"resources_shapes.yaml": {
-			`5:9: provider "mock" must be a mapping (with source, config) or empty, not a string`,
+			`5:9: provider "mock" must be a mapping (with source, version, config) or empty, not a string`,
 			`7:5: resource #1 must be a mapping, not a string`,
 		},
 		"resources_not_list.yaml": {
@@ -393,7 +396,7 @@ func TestParseBad(t *testing.T) {
 		},
 		"multi_document.yaml": {`6:1: spec has more than one YAML document (only one is allowed)`},
 		"provider_source.yaml": {
-			`5:18: provider "evil": invalid source "../../bin/sh": must match [a-z][a-z0-9_-]{0,62}`,
+			`5:18: provider "evil": invalid source "../../bin/sh": a Terraform provider's source address is [HOSTNAME/]NAMESPACE/TYPE`,
 		},
 		"deep_config.yaml": {`8:77: value is nested more than 64 levels deep`},
 		// alias_bomb.yaml has a test of its own.

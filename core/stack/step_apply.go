@@ -131,7 +131,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		if !resp.Exists {
 			return fmt.Errorf("%s (%s) does not exist after %s", r.Name, cur.ID, m.Action)
 		}
-		if d := plan.Drift(r.Config, resp.Attributes); len(d) > 0 {
+		if d := plan.DriftOf(r.Config, resp); len(d) > 0 {
 			return fmt.Errorf("%s: attributes %s differ from the spec after %s", r.Name, strings.Join(d, ", "), m.Action)
 		}
 		return nil

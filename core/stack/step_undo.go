@@ -109,7 +109,7 @@ func (s *session) restore(ctx context.Context, staged *opstore.Stage, cur *state
 	if len(private) == 0 {
 		private = cur.PrivateData()
 	}
-	if resp.Exists && len(plan.Drift(target.Config, resp.Attributes)) > 0 {
+	if resp.Exists && len(plan.DriftOf(target.Config, resp)) > 0 {
 		prot := plan.Level(protection.Unspecified, target.Protection) // ephemeral when none was recorded
 		u, err := p.Update(ctx, &providers.UpdateRequest{Type: cur.Type, Name: cur.Name, ID: cur.ID, PriorAttributes: resp.Attributes, Config: target.Config, Protection: prot, Private: private})
 		if err != nil {

@@ -1,0 +1,571 @@
+package tfplugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/bulwark-iac/bulwark/core/providers"
+)
+
+// TerraformVersion is the version the host gives a provider's
+// ConfigureProvider as Terraform's own: the protocol features it behaves as
+// (the newest Terraform whose protocol the host speaks).
+const TerraformVersion = "1.11.4"
+
+// Adapter is a Terraform-protocol provider as the host drives every
+// provider (providers.Interface): each of bulwark's calls becomes the calls
+// Terraform makes for the same step.
+//
+//   - Read is ReadResource of the state recorded, upgraded first through
+//     the provider (UpgradeResourceState, as Terraform does on every
+//     refresh), then, given a Config, the provider's own plan toward it
+//     (PlanResourceChange): ReadResponse.Planned says which attributes that
+//     plan changes and which force a replace, so the provider's defaults
+//     and normalisation are its own, not a diff of bulwark's.
+//   - Create, Update and Delete plan and apply (PlanResourceChange, then
+//     ApplyResourceChange).
+//   - The resource's Terraform state rides in the private data the host
+//     keeps with each resource (sealed in the state like a sensitive value,
+//     since it may hold secrets), beside the provider's own private data
+//     and the schema version it was written at: Read, Update and Delete get
+//     it back. A resource with no private data (imported by id) is read by
+//     its id.
+//
+// These providers take no idempotency key and stamp nothing bulwark can
+// read (Capabilities.IdempotencyKeys is false): a Read asked to find what a
+// Create under a key made cannot, and says so, never answering "nothing
+// there" (which would let a resume make a second one).
+type Adapter struct {
+	p       *Provider
+	name    string
+	version string
+}
+
+// NewAdapter wraps p; name and version are the provider's (from its source
+// address and the version found), for GetSchema.
+func NewAdapter(p *Provider, name, version string) *Adapter {
+	return &Adapter{p: p, name: name, version: version}
+}
+
+var _ providers.Interface = (*Adapter)(nil)
+
+// Provider is the protocol client underneath.
+func (a *Adapter) Provider() *Provider { return a.p }
+
+// envelope is the private data the host keeps for a resource of a
+// Terraform-protocol provider.
+type envelope struct {
+	// Format marks the envelope (and its version).
+	Format string `json:"bulwark_tfstate"`
+	// SchemaVersion is the resource type's schema version State was
+	// written at.
+	SchemaVersion int64 `json:"schema_version"`
+	// State is the resource's state in Terraform's JSON state encoding.
+	State json.RawMessage `json:"state"`
+	// Private is the provider's own private data.
+	Private []byte `json:"private,omitempty"`
+}
+
+const envelopeFormat = "1"
+
+func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, error) {
+	js, err := StateJSON(state, s.ImpliedType())
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private})
+}
+
+func openEnvelope(b []byte) (*envelope, bool) {
+	if len(b) == 0 {
+		return nil, false
+	}
+	var e envelope
+	if err := json.Unmarshal(b, &e); err != nil || e.Format != envelopeFormat || len(e.State) == 0 {
+		return nil, false
+	}
+	return &e, true
+}
+
+// GetSchema describes the provider's resource types with the host's
+// attribute kinds: a nested block is a map (single, group) or a list
+// (list, set) of maps, or a map of them; its inner shape is checked by
+// ValidateResource against the provider's own schema.
+func (a *Adapter) GetSchema(ctx context.Context, _ *providers.GetSchemaRequest) (*providers.GetSchemaResponse, error) {
+	ps, err := a.p.Schema(ctx)
+	if err != nil {
+		var diags providers.Diagnostics
+		if ps != nil {
+			diags = ps.Diagnostics
+		}
+		if len(diags) > 0 {
+			return &providers.GetSchemaResponse{Diagnostics: diags}, nil
+		}
+		return nil, err
+	}
+	resp := &providers.GetSchemaResponse{
+		ProviderName: a.name, ProviderVersion: a.version,
+		Capabilities: providers.Capabilities{Import: true},
+		Diagnostics:  ps.Diagnostics,
+	}
+	names := make([]string, 0, len(ps.ResourceTypes))
+	for n := range ps.ResourceTypes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := ps.ResourceTypes[n]
+		resp.ResourceTypes = append(resp.ResourceTypes, providers.ResourceType{
+			Name: n, Description: s.Block.Description, Attributes: hostAttributes(s.Block),
+		})
+	}
+	if ps.Provider != nil && ps.Provider.Block != nil {
+		resp.ProviderConfig = hostAttributes(ps.Provider.Block)
+		if resp.ProviderConfig == nil {
+			resp.ProviderConfig = []providers.Attribute{}
+		}
+	}
+	return resp, nil
+}
+
+// hostAttributes are b's attributes and nested blocks as the host's
+// schema check sees them.
+func hostAttributes(b *Block) []providers.Attribute {
+	if b == nil {
+		return nil
+	}
+	var out []providers.Attribute
+	for _, n := range b.AttributeNames() {
+		at := b.Attributes[n]
+		out = append(out, providers.Attribute{
+			Name: n, Type: hostKind(at.ImpliedType()),
+			Required: at.Required,
+			// Optional and computed: the spec may set it, or leave it to
+			// the provider.
+			Computed:    at.Computed && !at.Optional && !at.Required,
+			Sensitive:   at.Sensitive,
+			Description: at.Description,
+		})
+	}
+	for _, n := range b.BlockTypeNames() {
+		nb := b.BlockTypes[n]
+		kind := providers.TypeList
+		switch nb.Nesting {
+		case NestingSingle, NestingGroup, NestingMap:
+			kind = providers.TypeMap
+		}
+		out = append(out, providers.Attribute{
+			Name: n, Type: kind, Required: nb.MinItems > 0,
+			Sensitive:   blockSensitive(nb.Block),
+			Description: nb.Block.Description,
+		})
+	}
+	return out
+}
+
+// blockSensitive: a block with a sensitive attribute anywhere is sealed and
+// masked whole.
+func blockSensitive(b *Block) bool {
+	for _, at := range b.Attributes {
+		if at.Sensitive {
+			return true
+		}
+	}
+	for _, nb := range b.BlockTypes {
+		if blockSensitive(nb.Block) {
+			return true
+		}
+	}
+	return false
+}
+
+func hostKind(ty cty.Type) providers.AttributeType {
+	switch {
+	case ty == cty.String:
+		return providers.TypeString
+	case ty == cty.Number:
+		return providers.TypeNumber
+	case ty == cty.Bool:
+		return providers.TypeBool
+	case ty.IsListType(), ty.IsSetType(), ty.IsTupleType():
+		return providers.TypeList
+	case ty.IsMapType(), ty.IsObjectType():
+		return providers.TypeMap
+	}
+	return providers.TypeUnspecified
+}
+
+// values converts with the planner's unknown marker recognised in a
+// configuration (any value that prints as "(known after apply)").
+var values = Values{IsUnknown: func(v any) bool {
+	s, ok := v.(fmt.Stringer)
+	return ok && s.String() == UnknownText
+}}
+
+// config is cfg as the type's object.
+func (a *Adapter) config(ctx context.Context, typ string, cfg providers.Attributes) (*Schema, cty.Value, providers.Diagnostics, error) {
+	_, s, err := a.p.resourceSchema(ctx, typ)
+	if err != nil {
+		return nil, cty.NilVal, nil, err
+	}
+	v, err := values.ObjectFromAttributes(cfg, s.ImpliedType())
+	if err != nil {
+		return s, cty.NilVal, pathDiagnostics(err), nil
+	}
+	return s, v, nil, nil
+}
+
+// pathDiagnostics is a conversion error as a diagnostic at its attribute.
+func pathDiagnostics(err error) providers.Diagnostics {
+	var pe cty.PathError
+	if errors.As(err, &pe) {
+		return providers.Diagnostics{providers.AttributeErrorf(PathStrings(pe.Path), "%s", pe.Error())}
+	}
+	return providers.Diagnostics{providers.Errorf("%s", err.Error())}
+}
+
+func (a *Adapter) Configure(ctx context.Context, req *providers.ConfigureRequest) (*providers.ConfigureResponse, error) {
+	ps, err := a.p.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ty := cty.EmptyObject
+	if ps.Provider != nil && ps.Provider.Block != nil {
+		ty = ps.Provider.ImpliedType()
+	}
+	cfg, err := values.ObjectFromAttributes(req.Config, ty)
+	if err != nil {
+		return &providers.ConfigureResponse{Diagnostics: pathDiagnostics(err)}, nil
+	}
+	v, err := a.p.ValidateProviderConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if v.Diagnostics.HasError() {
+		return &providers.ConfigureResponse{Diagnostics: v.Diagnostics}, nil
+	}
+	if v.PreparedConfig != cty.NilVal && !v.PreparedConfig.IsNull() {
+		cfg = v.PreparedConfig
+	}
+	ds, err := a.p.Configure(ctx, TerraformVersion, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &providers.ConfigureResponse{Diagnostics: append(v.Diagnostics, ds...)}, nil
+}
+
+func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateResourceRequest) (*providers.ValidateResourceResponse, error) {
+	_, cfg, diags, err := a.config(ctx, req.Type, req.Config)
+	if err != nil || diags.HasError() {
+		return &providers.ValidateResourceResponse{Diagnostics: diags}, err
+	}
+	ds, err := a.p.ValidateResourceConfig(ctx, req.Type, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &providers.ValidateResourceResponse{Diagnostics: ds}, nil
+}
+
+// prior is the state recorded for a resource: from its envelope, upgraded
+// through the provider; else, with an id, an object holding only it (what
+// Terraform's import hands ReadResource); else null.
+func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, providers.Diagnostics, error) {
+	ty := s.ImpliedType()
+	if e, ok := openEnvelope(private); ok {
+		up, err := a.p.UpgradeResourceState(ctx, typ, e.SchemaVersion, e.State)
+		if err != nil {
+			return cty.NilVal, nil, nil, err
+		}
+		if up.Diagnostics.HasError() {
+			return cty.NilVal, nil, up.Diagnostics, nil
+		}
+		return up.UpgradedState, e.Private, up.Diagnostics, nil
+	}
+	if id != "" && ty.IsObjectType() && ty.HasAttribute("id") {
+		attrs := map[string]cty.Value{}
+		for n, at := range ty.AttributeTypes() {
+			attrs[n] = cty.NullVal(at)
+		}
+		attrs["id"] = cty.StringVal(id)
+		return cty.ObjectVal(attrs), nil, nil, nil
+	}
+	return cty.NullVal(ty), nil, nil, nil
+}
+
+// ErrNoIdempotencyKeys is the error of a Read asked to find what a Create
+// under an idempotency key made: a Terraform-protocol provider takes no
+// key, so only a person can say whether that Create made anything.
+var ErrNoIdempotencyKeys = errors.New("the provider takes no idempotency key: what an interrupted Create made cannot be looked up")
+
+func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*providers.ReadResponse, error) {
+	_, s, err := a.p.resourceSchema(ctx, req.Type)
+	if err != nil {
+		return nil, err
+	}
+	e, recorded := openEnvelope(req.Private)
+	if !recorded && req.ID == "" {
+		if req.IdempotencyKey != "" {
+			return nil, fmt.Errorf("%s %s: %w", req.Type, req.Name, ErrNoIdempotencyKeys)
+		}
+		// Nothing recorded and nothing to look up by: bulwark's state is
+		// the only record of what these providers made for it.
+		return &providers.ReadResponse{}, nil
+	}
+	_ = e
+	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
+	if err != nil || diags.HasError() {
+		return &providers.ReadResponse{Diagnostics: diags}, err
+	}
+	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
+	if err != nil {
+		return nil, err
+	}
+	diags = append(diags, rr.Diagnostics...)
+	if diags.HasError() {
+		return &providers.ReadResponse{Diagnostics: diags}, nil
+	}
+	if rr.NewState.IsNull() {
+		return &providers.ReadResponse{Diagnostics: diags}, nil
+	}
+	resp, err := a.answer(s, rr.NewState, rr.Private)
+	if err != nil {
+		return nil, err
+	}
+	resp.Diagnostics = diags
+	if req.Config != nil {
+		planned, pdiags, err := a.plan(ctx, s, req.Type, rr.NewState, rr.Private, req.Config)
+		if err != nil {
+			return nil, err
+		}
+		resp.Diagnostics = append(resp.Diagnostics, pdiags...)
+		resp.Planned = planned
+	}
+	return resp, nil
+}
+
+// answer is a resource's state as the host records it.
+func (a *Adapter) answer(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
+	attrs, err := AttributesFromObject(state)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := a.seal(s, state, private)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := attrs["id"].(string)
+	return &providers.ReadResponse{Exists: true, ID: id, Attributes: attrs, Private: sealed}, nil
+}
+
+// plan is the provider's plan from state toward cfg: the top-level
+// attributes it changes and those of them that force a replace.
+func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes) (*providers.Planned, providers.Diagnostics, error) {
+	cfg, err := values.ObjectFromAttributes(attrs, s.ImpliedType())
+	if err != nil {
+		return nil, pathDiagnostics(err), nil
+	}
+	pr, err := a.p.PlanResourceChange(ctx, PlanResourceChangeRequest{
+		TypeName: typ, PriorState: state, ProposedNewState: ProposedNew(s.Block, state, cfg), Config: cfg, PriorPrivate: private,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if pr.Diagnostics.HasError() {
+		return nil, pr.Diagnostics, nil
+	}
+	out := &providers.Planned{Changes: []string{}, RequiresReplace: []string{}}
+	for _, n := range sortedKeys(s.ImpliedType().AttributeTypes()) {
+		was, will := state.GetAttr(n), pr.PlannedState.GetAttr(n)
+		if !will.IsWhollyKnown() || !was.RawEquals(will) {
+			out.Changes = append(out.Changes, n)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range pr.RequiresReplace {
+		ps := PathStrings(p)
+		if len(ps) == 0 || seen[ps[0]] {
+			continue
+		}
+		seen[ps[0]] = true
+		out.RequiresReplace = append(out.RequiresReplace, ps[0])
+	}
+	sort.Strings(out.RequiresReplace)
+	if len(out.RequiresReplace) > 0 && len(out.Changes) == 0 {
+		out.Changes = append(out.Changes, out.RequiresReplace...)
+	}
+	return out, pr.Diagnostics, nil
+}
+
+// apply plans the change from prior to cfg (null: a destroy) and applies it.
+func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Value, private []byte, cfg cty.Value) (*ApplyResourceChangeResponse, providers.Diagnostics, error) {
+	ty := s.ImpliedType()
+	planned, plannedPrivate := cty.NullVal(ty), private
+	var diags providers.Diagnostics
+	ps, err := a.p.Schema(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !cfg.IsNull() || ps.Capabilities.PlanDestroy {
+		proposed := cty.NullVal(ty)
+		if !cfg.IsNull() {
+			proposed = ProposedNew(s.Block, prior, cfg)
+		}
+		pr, err := a.p.PlanResourceChange(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private})
+		if err != nil {
+			return nil, nil, err
+		}
+		diags = append(diags, pr.Diagnostics...)
+		if pr.Diagnostics.HasError() {
+			return nil, diags, nil
+		}
+		planned, plannedPrivate = pr.PlannedState, pr.PlannedPrivate
+	}
+	ar, err := a.p.ApplyResourceChange(ctx, ApplyResourceChangeRequest{TypeName: typ, PriorState: prior, PlannedState: planned, Config: cfg, PlannedPrivate: plannedPrivate})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ar, append(diags, ar.Diagnostics...), nil
+}
+
+// Create plans and applies a create. A create that fails after the
+// provider made something (Terraform's tainted result) answers what was
+// made beside its error diagnostics: the host records it, so that it is
+// compensated under the ladder, never forgotten.
+func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
+	s, cfg, diags, err := a.config(ctx, req.Type, req.Config)
+	if err != nil || diags.HasError() {
+		return &providers.CreateResponse{Diagnostics: diags}, err
+	}
+	ar, diags, err := a.apply(ctx, s, req.Type, cty.NullVal(s.ImpliedType()), nil, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ar == nil || ar.NewState.IsNull() {
+		return &providers.CreateResponse{Diagnostics: diags}, nil
+	}
+	made, err := a.answer(s, ar.NewState, ar.Private)
+	if err != nil {
+		return nil, err
+	}
+	return &providers.CreateResponse{ID: made.ID, Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}, nil
+}
+
+func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
+	s, cfg, diags, err := a.config(ctx, req.Type, req.Config)
+	if err != nil || diags.HasError() {
+		return &providers.UpdateResponse{Diagnostics: diags}, err
+	}
+	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
+	if err != nil || diags.HasError() {
+		return &providers.UpdateResponse{Diagnostics: diags}, err
+	}
+	if prior.IsNull() {
+		return &providers.UpdateResponse{Diagnostics: providers.Diagnostics{providers.Errorf("%s %s: no state recorded to update", req.Type, req.Name)}}, nil
+	}
+	ar, ds, err := a.apply(ctx, s, req.Type, prior, private, cfg)
+	if err != nil {
+		return nil, err
+	}
+	diags = append(diags, ds...)
+	if ar == nil || ar.NewState.IsNull() {
+		return &providers.UpdateResponse{Diagnostics: diags}, nil
+	}
+	made, err := a.answer(s, ar.NewState, ar.Private)
+	if err != nil {
+		return nil, err
+	}
+	return &providers.UpdateResponse{Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}, nil
+}
+
+// Delete destroys the resource: deleting what is gone succeeds. The
+// protection level is enforced by the host's deletion path before this is
+// called (these plugins have no sdk.Serve to check it a second time).
+func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
+	_, s, err := a.p.resourceSchema(ctx, req.Type)
+	if err != nil {
+		return nil, err
+	}
+	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
+	if err != nil || diags.HasError() {
+		return &providers.DeleteResponse{Diagnostics: diags}, err
+	}
+	if prior.IsNull() {
+		return &providers.DeleteResponse{Diagnostics: diags}, nil
+	}
+	// Read first: what is gone already is deleted (and a provider asked
+	// to destroy a missing object may fail).
+	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
+	if err != nil {
+		return nil, err
+	}
+	if rr.Diagnostics.HasError() {
+		return &providers.DeleteResponse{Diagnostics: append(diags, rr.Diagnostics...)}, nil
+	}
+	if rr.NewState.IsNull() {
+		return &providers.DeleteResponse{Diagnostics: diags}, nil
+	}
+	ar, ds, err := a.apply(ctx, s, req.Type, rr.NewState, rr.Private, cty.NullVal(s.ImpliedType()))
+	if err != nil {
+		return nil, err
+	}
+	_ = ar
+	return &providers.DeleteResponse{Diagnostics: append(diags, ds...)}, nil
+}
+
+// Import takes over a resource by its id (ImportResourceState, then
+// ReadResource, as Terraform does). It stamps no claim: these providers
+// keep none (Claimed stays false, and the backend's record of claims is
+// what refuses a second import).
+func (a *Adapter) Import(ctx context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
+	_, s, err := a.p.resourceSchema(ctx, req.Type)
+	if err != nil {
+		return nil, err
+	}
+	ir, err := a.p.ImportResourceState(ctx, req.Type, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if ir.Diagnostics.HasError() {
+		return &providers.ImportResponse{Diagnostics: ir.Diagnostics}, nil
+	}
+	for _, im := range ir.Imported {
+		if im.TypeName != req.Type {
+			continue
+		}
+		rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: im.State, Private: im.Private})
+		if err != nil {
+			return nil, err
+		}
+		diags := append(ir.Diagnostics, rr.Diagnostics...)
+		if rr.Diagnostics.HasError() || rr.NewState.IsNull() {
+			return &providers.ImportResponse{Diagnostics: diags}, nil
+		}
+		made, err := a.answer(s, rr.NewState, rr.Private)
+		if err != nil {
+			return nil, err
+		}
+		return &providers.ImportResponse{Exists: true, ID: made.ID, Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}, nil
+	}
+	return &providers.ImportResponse{Diagnostics: ir.Diagnostics}, nil
+}
+
+func (a *Adapter) Release(context.Context, *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
+	return nil, providers.ErrReleaseUnsupported
+}
+
+func (a *Adapter) ValidateMany(context.Context, *providers.ValidateManyRequest) (*providers.ValidateManyResponse, error) {
+	return nil, fmt.Errorf("ValidateMany: %w", providers.ErrUnsupported)
+}
+
+func (a *Adapter) ReadMany(context.Context, *providers.ReadManyRequest) (*providers.ReadManyResponse, error) {
+	return nil, fmt.Errorf("ReadMany: %w", providers.ErrUnsupported)
+}
+
+func (a *Adapter) CreateMany(context.Context, *providers.CreateManyRequest) (*providers.CreateManyResponse, error) {
+	return nil, fmt.Errorf("CreateMany: %w", providers.ErrUnsupported)
+}
