@@ -173,6 +173,17 @@ func (r *rig) objects() map[string]*world.Thing {
 	return byName
 }
 
+// item returns the world's item the state records as TYPE_item.small.
+func (r *rig) item() *world.Item {
+	r.t.Helper()
+	id, _ := r.state()[r.p.Type+"_item.small"].Attributes["id"].(string)
+	it, err := r.world.GetItem(r.p.Type+"_item", id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return it
+}
+
 // state reads terraform.tfstate: resource address -> its one instance.
 func (r *rig) state() map[string]tfInstance {
 	r.t.Helper()
@@ -233,10 +244,10 @@ func (r *rig) mainBody(name, extra string) string {
   listeners = { web = { port = 443, protocol = "https" }, admin = { port = 8443 } }`
 	}
 	return fmt.Sprintf(`resource "TYPE_thing" "main" {
-  name        = %q
+  name        = %[1]q
   secret      = "hunter2"
   tags        = { env = "test", team = "core" }
-%s%s
+%[2]s%[3]s
 
   network {
     cidr   = "10.0.0.0/16"
@@ -256,6 +267,11 @@ func (r *rig) mainBody(name, extra string) string {
     number   = 443
     protocol = "tcp"
   }
+}
+
+resource "TYPE_item" "small" {
+  name  = "small"
+  value = %[1]q
 }
 
 data "TYPE_thing" "by_name" {
@@ -305,6 +321,11 @@ func lifecycle(t *testing.T, r *rig) {
 		t.Errorf("data sources: found_id %v protocol %v, want %s and %d", outs["found_id"], outs["protocol"], one.ID, r.p.Protocol)
 	}
 
+	item := r.item()
+	if deref(item.Value) != "one" {
+		t.Errorf("item after create: %+v", item)
+	}
+
 	// Update in place: same object, next revision; the deprecated
 	// argument warns.
 	r.write(r.mainBody("one", "  size        = 3\n  description = \"second\"\n  legacy_note = \"old\"\n"))
@@ -324,6 +345,9 @@ func lifecycle(t *testing.T, r *rig) {
 	two := objs["two"]
 	if len(objs) != 1 || two == nil || two.ID == one.ID || two.Revision != 1 {
 		t.Fatalf("world after replace: %v, want one new object named two", dump(objs))
+	}
+	if it := r.item(); it.ID != item.ID || deref(it.Value) != "two" {
+		t.Errorf("item after an update in place: %+v, want %s with value two", it, item.ID)
 	}
 	if got := r.outputs()["found_id"]; got != two.ID {
 		t.Errorf("data source after replace: %v, want %s", got, two.ID)
@@ -372,6 +396,9 @@ func lifecycle(t *testing.T, r *rig) {
 	r.ok("destroy", "-auto-approve")
 	if objs := r.objects(); len(objs) != 0 {
 		t.Fatalf("world after destroy: %v", dump(objs))
+	}
+	if _, err := r.world.GetItem(r.p.Type+"_item", item.ID); !errors.Is(err, world.ErrNotFound) {
+		t.Fatalf("item after destroy: %v", err)
 	}
 }
 

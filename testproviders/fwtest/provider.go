@@ -107,7 +107,7 @@ func (p *fwProvider) Configure(ctx context.Context, req provider.ConfigureReques
 }
 
 func (p *fwProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newThing}
+	return []func() resource.Resource{newThing, newItem}
 }
 
 func (p *fwProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -58,6 +58,7 @@ func Provider(version string) *schema.Provider {
 		},
 		ResourcesMap: map[string]*schema.Resource{
 			thingType: thingResource(),
+			itemType:  itemResource(),
 		},
 		DataSourcesMap: map[string]*schema.Resource{
 			thingType:          thingDataSource(),

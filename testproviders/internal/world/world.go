@@ -95,6 +95,16 @@ type Listener struct {
 	Protocol *string `json:"protocol"`
 }
 
+// Item is the object behind the item resources: the smallest managed
+// object, for benchmarks that should measure the host rather than a
+// framework's walk over a large schema.
+type Item struct {
+	Type  string  `json:"type"`
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Value *string `json:"value"`
+}
+
 // Store is the world in folder Dir.
 type Store struct {
 	Dir string
@@ -147,12 +157,35 @@ func validName(s string) bool {
 }
 
 // Put writes the object atomically, replacing any object of that id.
-func (s *Store) Put(t *Thing) error {
-	p, err := s.path(t.Type, t.ID)
+func (s *Store) Put(t *Thing) error { return s.write(t.Type, t.ID, t) }
+
+// Get reads the object; ErrNotFound when there is none.
+func (s *Store) Get(typ, id string) (*Thing, error) {
+	var t Thing
+	if err := s.read(typ, id, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// PutItem writes the item atomically, replacing any item of that id.
+func (s *Store) PutItem(it *Item) error { return s.write(it.Type, it.ID, it) }
+
+// GetItem reads the item; ErrNotFound when there is none.
+func (s *Store) GetItem(typ, id string) (*Item, error) {
+	var it Item
+	if err := s.read(typ, id, &it); err != nil {
+		return nil, err
+	}
+	return &it, nil
+}
+
+func (s *Store) write(typ, id string, v any) error {
+	p, err := s.path(typ, id)
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(t, "", "  ")
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -160,7 +193,7 @@ func (s *Store) Put(t *Thing) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("world: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-"+t.ID+"-*")
+	f, err := os.CreateTemp(dir, ".tmp-"+id+"-*")
 	if err != nil {
 		return fmt.Errorf("world: %w", err)
 	}
@@ -177,24 +210,22 @@ func (s *Store) Put(t *Thing) error {
 	return nil
 }
 
-// Get reads the object; ErrNotFound when there is none.
-func (s *Store) Get(typ, id string) (*Thing, error) {
+func (s *Store) read(typ, id string, v any) error {
 	p, err := s.path(typ, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s %s: %w", typ, id, ErrNotFound)
+		return fmt.Errorf("%s %s: %w", typ, id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("world: %w", err)
+		return fmt.Errorf("world: %w", err)
 	}
-	var t Thing
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("world: %s: %w", p, err)
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("world: %s: %w", p, err)
 	}
-	return &t, nil
+	return nil
 }
 
 // Delete removes the object; deleting one that is gone is no error, as
