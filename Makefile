@@ -9,9 +9,9 @@ PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 TOOLS := $(CURDIR)/.tools
 
-MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws tools/bench
+MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws testproviders tools/bench
 
-.PHONY: build build-demo test test-aws demo generate check-generate tools vet bench bench-guard bench-latency clean \
+.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency clean \
 	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -30,6 +30,22 @@ build-demo:
 	$(GOBUILD) -o $(BIN)/bulwark ./cmd/bulwark
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock/cmd/bulwark-provider-mock
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-local ./plugins/local/cmd/bulwark-provider-local
+
+# The Terraform test providers (testproviders/README.md) as a Terraform
+# filesystem mirror, unpacked layout, in bin/testproviders:
+# HOST/bulwark/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE_vVERSION. Point
+# Terraform at it with provider_installation { filesystem_mirror { path =
+# ".../bin/testproviders" } } in a CLI configuration (TF_CLI_CONFIG_FILE).
+TESTPROVIDERS         := $(BIN)/testproviders
+TESTPROVIDERS_VERSION ?= 0.1.0
+TESTPROVIDERS_PLATFORM = $(shell $(GO) env GOOS)_$(shell $(GO) env GOARCH)
+build-testproviders:
+	@set -e; for p in fwtest sdktest; do \
+		d=$(TESTPROVIDERS)/registry.terraform.io/bulwark/$$p/$(TESTPROVIDERS_VERSION)/$(TESTPROVIDERS_PLATFORM); \
+		mkdir -p $$d; \
+		echo "$$d/terraform-provider-$${p}_v$(TESTPROVIDERS_VERSION)"; \
+		$(GOBUILD) -ldflags "-X main.version=$(TESTPROVIDERS_VERSION)" -o $$d/terraform-provider-$${p}_v$(TESTPROVIDERS_VERSION) ./testproviders/cmd/terraform-provider-$$p; \
+	done
 
 # bulwark into $(PREFIX)/bin and every provider into $(PREFIX)/bin/plugins,
 # the folder beside the executable that the plugin lookup searches last

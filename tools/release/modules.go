@@ -100,6 +100,13 @@ func Problems(mods []Module) (version string, problems []string) {
 				problems = append(problems, fmt.Sprintf("%s/go.mod: replace %s: a published module must not replace (the workspace, go.work, wires the folders)", m.Dir, r.Old.Path))
 			}
 		}
+		if m.Dir == "sdk" || m.Dir == "core" {
+			for _, r := range m.File.Require {
+				if testProviderDep(r.Mod.Path) {
+					problems = append(problems, fmt.Sprintf("%s/go.mod: requires %s: the test providers and their frameworks must not reach sdk or core (every provider and the CLI build on them)", m.Dir, r.Mod.Path))
+				}
+			}
+		}
 		// A sibling required only indirectly is fine when it comes through
 		// another sibling required directly (backends needs sdk only
 		// through core); a module whose every sibling is indirect is one
@@ -140,6 +147,14 @@ func Problems(mods []Module) (version string, problems []string) {
 		problems = append(problems, fmt.Sprintf("siblings required at %s: %s", v, strings.Join(versions[v], ", ")))
 	}
 	return vs[len(vs)-1], append(problems, "the modules must require each other at one version: run `make set-version VERSION=…`")
+}
+
+// testProviderDep reports whether path is the testproviders module or one
+// of the Terraform provider frameworks it is written on.
+func testProviderDep(path string) bool {
+	return path == Prefix+"testproviders" ||
+		strings.HasPrefix(path, "github.com/hashicorp/terraform-plugin-framework") ||
+		strings.HasPrefix(path, "github.com/hashicorp/terraform-plugin-sdk")
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {

@@ -54,6 +54,14 @@ func TestProblems(t *testing.T) {
 			"plugins/mock": "module github.com/bulwark-iac/bulwark/plugins/mock\nrequire github.com/bulwark-iac/bulwark/sdk v0.2.0\n",
 		}, "v0.2.0", []string{"siblings required at v0.1.0: core requires", "siblings required at v0.2.0: plugins/mock requires", "make set-version"}},
 		{"no sibling required", map[string]string{"sdk": sdk}, "", nil},
+		{"a framework in core", map[string]string{
+			"sdk":  sdk,
+			"core": "module github.com/bulwark-iac/bulwark/core\nrequire github.com/bulwark-iac/bulwark/sdk v0.1.0\nrequire github.com/hashicorp/terraform-plugin-sdk/v2 v2.40.1 // indirect\n",
+		}, "v0.1.0", []string{"core/go.mod: requires github.com/hashicorp/terraform-plugin-sdk/v2: the test providers"}},
+		{"the frameworks in testproviders", map[string]string{
+			"sdk":           sdk,
+			"testproviders": "module github.com/bulwark-iac/bulwark/testproviders\nrequire github.com/hashicorp/terraform-plugin-framework v1.19.0\n",
+		}, "", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,20 @@
+// Command terraform-provider-fwtest is the fwtest provider
+// (registry.terraform.io/bulwark/fwtest): see testproviders/README.md.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/bulwark-iac/bulwark/testproviders/fwtest"
+)
+
+// version is the provider's version, what its mirror folder is named by;
+// -ldflags "-X main.version=…" sets another.
+var version = "0.1.0"
+
+func main() {
+	if err := fwtest.Serve(context.Background(), version); err != nil {
+		log.Fatal(err)
+	}
+}
