@@ -123,9 +123,12 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	builtBulwark(t)
 	_, file, _, _ := runtime.Caller(0)
 	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
-	var fakes3 string
+	var fakes3, tfMirror string
 	if dir == "testdata/s3" {
 		fakes3 = buildFakeS3(t)
+	}
+	if dir == "testdata/terraform" {
+		tfMirror = buildTerraformMirror(t)
 	}
 	held := &heldLocks{m: map[heldKey]func(){}}
 	testscript.Run(t, testscript.Params{
@@ -157,6 +160,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			env.Setenv("AWS_REGION", "us-east-1")
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 			env.Setenv("BACKEND", be.name)
+			env.Setenv("TF_MIRROR", tfMirror)
 			return be.setup(env)
 		},
 		Condition: func(cond string) (bool, error) {

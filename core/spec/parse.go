@@ -32,7 +32,7 @@ var (
 	// tfSourceRE is a Terraform provider source address:
 	// [HOSTNAME/]NAMESPACE/TYPE.
 	tfSourceRE = lazy(`^(?i)([a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?/)?[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	yamlLineRE  = lazy(`(?s)^line (\d+): (.*)$`)
+	yamlLineRE = lazy(`(?s)^line (\d+): (.*)$`)
 )
 
 const (

@@ -82,13 +82,13 @@ const (
 
 // Provider is one entry under providers: a local name bound to a plugin.
 type Provider struct {
-	Name   string         // local name (the key under providers:)
-	Source string         // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>; with a "/", a Terraform provider's source address (lowercase)
+	Name   string // local name (the key under providers:)
+	Source string // plugin name; defaults to Name. The plugin executable is bulwark-provider-<Source>; with a "/", a Terraform provider's source address (lowercase)
 	// Version is a Terraform provider's version constraint ("~> 3.6");
 	// empty: any version.
 	Version string
-	Config map[string]any // JSON-normalised; nil when absent
-	Pos    Pos            // position of the local name
+	Config  map[string]any // JSON-normalised; nil when absent
+	Pos     Pos            // position of the local name
 	// FieldPos is the position of each field's value ("source", "config")
 	// and of each config key ("config.region"); empty for a provider the
 	// spec does not declare.

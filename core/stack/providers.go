@@ -118,7 +118,15 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 		if _, err := nofollow.Mkdir(pc.DataDir, 0o700); err != nil {
 			return fmt.Errorf("provider %s: data folder: %w", n, err)
 		}
-		if lf := s.opts.ProviderLock; lf != nil {
+		if terraformSource(src) {
+			var constraint string
+			if sp, ok := s.sp.Providers[n]; ok {
+				constraint = sp.Version
+			}
+			if err := s.terraformPlugin(ctx, &pc, src, constraint); err != nil {
+				return err
+			}
+		} else if lf := s.opts.ProviderLock; lf != nil {
 			e, ok := lf.Providers[src]
 			if !ok {
 				return &providerlock.NotPinnedError{Source: src, Path: s.opts.LockPath}
