@@ -128,6 +128,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 		fakes3 = buildFakeS3(t)
 	}
 	held := &heldLocks{m: map[heldKey]func(){}}
+	registries := &tfRegistries{}
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireUniqueNames:  true,
@@ -201,6 +202,9 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"backend-dump":      cmdBackendDump,
 			"journal-has":       cmdJournalHas,
 			"match-env":         cmdMatchEnv,
+			"tf-registry":       registries.start,
+			"tf-registry-fault": registries.fault,
+			"tf-hash":           cmdTFHash,
 		},
 	})
 }
