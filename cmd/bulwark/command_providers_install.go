@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
@@ -16,6 +18,7 @@ import (
 // bulwark.lock.
 func (c *cli) providersInstallCmd() *cobra.Command {
 	var lockPath, keyFile, dir string
+	var local bool
 	cmd := &cobra.Command{
 		Use:   "install SOURCE[@CONSTRAINT]...",
 		Short: "Install Terraform providers from their registry and pin them in bulwark.lock",
@@ -37,6 +40,14 @@ bytes that run must match them.
 
 The server's certificate is checked against the system's pool; SSL_CERT_FILE
 or SSL_CERT_DIR add to it (for a registry of your own).
+
+With --local nothing is downloaded: the package is the one a run would find
+on this machine (the plugin folders, --plugin-dir first; the filesystem
+mirrors of $` + tfinstall.EnvMirror + ` and Terraform's implied ones,
+~/.terraform.d/plugins and terraform/plugins under $XDG_DATA_HOME and
+$XDG_DATA_DIRS; $` + tfinstall.EnvPluginCache + ` and the provider folder),
+and its hashes are pinned as they are (a packed zip is unpacked into the
+provider folder).
 
 The providers a spec declares are not read from it yet: name them here.`,
 		Args: cobra.ArbitraryArgs,
@@ -79,8 +90,19 @@ The providers a spec declares are not read from it yet: name them here.`,
 			}
 			// Each is recorded once installed: the lock holds what this
 			// command installed even when a later one fails.
+			var finder *tfinstall.Finder
+			if local {
+				exe, _ := os.Executable()
+				dirs := pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe)
+				finder = &tfinstall.Finder{Locations: tfinstall.DefaultLocations(dirs, os.Getenv), UnpackDir: in.Dir}
+			}
 			for _, w := range wants {
-				got, err := in.Install(cmd.Context(), w.src, w.c)
+				var got *tfinstall.Installed
+				if finder != nil {
+					got, err = pinLocal(cmd.Context(), finder, w.src, w.c)
+				} else {
+					got, err = in.Install(cmd.Context(), w.src, w.c)
+				}
 				if err != nil {
 					return err
 				}
@@ -107,6 +129,20 @@ The providers a spec declares are not read from it yet: name them here.`,
 	}
 	cmd.Flags().StringVar(&lockPath, "lock", providerlock.FileName, "record the providers in lock file `FILE` (the bulwark.lock beside the spec)")
 	cmd.Flags().StringVar(&keyFile, "key", "", "require SHA256SUMS to be signed by the armored OpenPGP public key in `FILE` (default $"+tfinstall.EnvTrustedKey+")")
+	cmd.Flags().BoolVar(&local, "local", false, "pin the package found on this machine instead of downloading one")
 	cmd.Flags().StringVar(&dir, "dir", "", "install into `DIR` (default $"+tfinstall.EnvProviderDir+", else ~/.cache/bulwark/providers)")
 	return cmd
+}
+
+// pinLocal pins the package a run would find on this machine.
+func pinLocal(ctx context.Context, f *tfinstall.Finder, src tfinstall.Source, c tfinstall.Constraints) (*tfinstall.Installed, error) {
+	p, err := f.Find(ctx, tfinstall.Request{Source: src, Constraints: c})
+	if err != nil {
+		return nil, err
+	}
+	hashes, err := tfinstall.Pin(p)
+	if err != nil {
+		return nil, err
+	}
+	return &tfinstall.Installed{Package: p, Hashes: hashes, Trust: tfinstall.Trust("found in " + p.Location)}, nil
 }

@@ -194,3 +194,31 @@ func TestCopyVerified(t *testing.T) {
 		}
 	})
 }
+
+func TestPin(t *testing.T) {
+	src, _ := tfinstall.ParseSource("hashicorp/random")
+	root := t.TempDir()
+	packed(t, filepath.Join(root, "mirror"), "registry.terraform.io/hashicorp/random", "3.6.3", plat.String())
+	bare(t, filepath.Join(root, "plugins"), "terraform-provider-random")
+	f := &tfinstall.Finder{Locations: tfinstall.Locations{Mirrors: []string{filepath.Join(root, "mirror")}}, UnpackDir: filepath.Join(root, "unpacked")}
+	p, err := f.Find(t.Context(), tfinstall.Request{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tfinstall.Pin(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := tfinstall.HashZipContent(p.Zip)
+	zh, _ := tfinstall.HashZip(p.Zip)
+	if len(got) != 2 || got[0] != h1 || got[1] != zh {
+		t.Fatalf("Pin = %v, want [%s %s]", got, h1, zh)
+	}
+	f = &tfinstall.Finder{Locations: tfinstall.Locations{PluginDirs: []string{filepath.Join(root, "plugins")}}}
+	if p, err = f.Find(t.Context(), tfinstall.Request{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tfinstall.Pin(p); err == nil || !strings.Contains(err.Error(), "says no version") {
+		t.Fatalf("Pin of an unversioned executable: %v", err)
+	}
+}

@@ -137,3 +137,27 @@ func copyFile(src, dst string, exe bool) ([]byte, error) {
 	}
 	return h.Sum(nil), err
 }
+
+// Pin returns the hashes a lock records for a package found on this
+// machine: its h1:, and the zh: of the zip it was unpacked from, if any.
+// A bare executable whose name says no version cannot be pinned: a lock
+// entry names a version.
+func Pin(p *Package) ([]Hash, error) {
+	if p.Version == "" {
+		return nil, fmt.Errorf("provider %s: %s says no version: name it %s_vVERSION, or keep it in a filesystem mirror's layout, to pin it", p.Source, p.ExePath(), p.Source.ExeName())
+	}
+	h1, err := p.Hash()
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", p.Source, err)
+	}
+	out := []Hash{h1}
+	if p.Zip != "" {
+		zh, err := HashZip(p.Zip)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.Source, err)
+		}
+		out = append(out, zh)
+	}
+	slices.Sort(out)
+	return out, nil
+}
