@@ -222,3 +222,118 @@ func TestPin(t *testing.T) {
 		t.Fatalf("Pin of an unversioned executable: %v", err)
 	}
 }
+
+func TestPrepare(t *testing.T) {
+	src, _ := tfinstall.ParseSource("hashicorp/random")
+	root := t.TempDir()
+	mirror := filepath.Join(root, "mirror")
+	unpacked(t, mirror, "registry.terraform.io/hashicorp/random", "3.6.0", plat.String(), "terraform-provider-random_v3.6.0")
+	unpacked(t, mirror, "registry.terraform.io/hashicorp/random", "3.6.3", plat.String(), "terraform-provider-random_v3.6.3")
+	f := &tfinstall.Finder{Locations: tfinstall.Locations{Mirrors: []string{mirror}}}
+	// No lock: the newest match, run where it is.
+	exe, p, err := tfinstall.Prepare(t.Context(), f, tfinstall.Request{Source: src, Constraints: mustConstraints(t, "~> 3.6")}, filepath.Join(root, "run0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe != p.ExePath() || p.Version != "3.6.3" {
+		t.Fatalf("Prepare = %s (%s)", exe, p.Version)
+	}
+	// Locked: the locked version, from a verified copy.
+	h1, err := tfinstall.HashDir(filepath.Join(mirror, "registry.terraform.io/hashicorp/random/3.6.0", plat.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := tfinstall.Request{Source: src, Constraints: mustConstraints(t, "~> 3.6"), Version: "3.6.0", Hashes: tfinstall.HashesOf([]string{string(h1)})}
+	exe, p, err = tfinstall.Prepare(t.Context(), f, req, filepath.Join(root, "run1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe != filepath.Join(root, "run1", "terraform-provider-random_v3.6.0") || p.Version != "3.6.0" {
+		t.Fatalf("Prepare = %s (%s)", exe, p.Version)
+	}
+	// Changed bytes under the locked version: refused.
+	write(t, filepath.Join(mirror, "registry.terraform.io/hashicorp/random/3.6.0", plat.String(), "terraform-provider-random_v3.6.0"), "#!/bin/sh\necho impostor\n", 0o755)
+	var ie *tfinstall.IntegrityError
+	if _, _, err := tfinstall.Prepare(t.Context(), f, req, filepath.Join(root, "run2")); !errors.As(err, &ie) {
+		t.Fatalf("Prepare of changed bytes: %v", err)
+	}
+}
+
+// A second unpack of the same zip keeps the folder; a folder holding other
+// files is replaced.
+func TestUnpackReplacesOnlyWhatDiffers(t *testing.T) {
+	src, _ := tfinstall.ParseSource("hashicorp/random")
+	root := t.TempDir()
+	packed(t, filepath.Join(root, "mirror"), "registry.terraform.io/hashicorp/random", "3.6.3", plat.String())
+	f := &tfinstall.Finder{Locations: tfinstall.Locations{Mirrors: []string{filepath.Join(root, "mirror")}}, UnpackDir: filepath.Join(root, "unpacked")}
+	p1, err := f.Find(t.Context(), tfinstall.Request{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(p1.ExePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := f.Find(t.Context(), tfinstall.Request{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(p2.ExePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Errorf("the same files were unpacked again")
+	}
+	write(t, filepath.Join(p1.Dir, "extra"), "planted", 0o644)
+	p3, err := f.Find(t.Context(), tfinstall.Request{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(p3.Dir, "extra")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a planted file survived the unpack: %v", err)
+	}
+	h, _ := tfinstall.HashZipContent(p3.Zip)
+	if got, _ := p3.Hash(); got != h {
+		t.Errorf("unpacked %s, zip holds %s", got, h)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p3.Dir))
+	if len(entries) != 1 {
+		t.Errorf("left beside the package: %v", entries)
+	}
+}
+
+func TestUnpackRefusesUnsafeZips(t *testing.T) {
+	src, _ := tfinstall.ParseSource("hashicorp/random")
+	for _, tt := range []struct {
+		name  string
+		entry string
+		mode  os.FileMode
+	}{
+		{"a name out of the folder", "../terraform-provider-random_v3.6.3", 0o755},
+		{"an absolute name", "/tmp/terraform-provider-random_v3.6.3", 0o755},
+		{"a link", "terraform-provider-random_v3.6.3", os.ModeSymlink | 0o777},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			h := &zip.FileHeader{Name: tt.entry}
+			h.SetMode(tt.mode)
+			w, err := zw.CreateHeader(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("/etc/passwd"))
+			zw.Close()
+			write(t, filepath.Join(root, "mirror/registry.terraform.io/hashicorp/random/terraform-provider-random_3.6.3_"+plat.String()+".zip"), buf.String(), 0o644)
+			f := &tfinstall.Finder{Locations: tfinstall.Locations{Mirrors: []string{filepath.Join(root, "mirror")}}, UnpackDir: filepath.Join(root, "unpacked")}
+			if _, err := f.Find(t.Context(), tfinstall.Request{Source: src}); err == nil || !strings.Contains(err.Error(), "unpack") {
+				t.Fatalf("Find: %v, want a refused unpack", err)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(root, "unpacked/registry.terraform.io/hashicorp/random/3.6.3")); len(entries) != 0 {
+				t.Errorf("something was unpacked: %v", entries)
+			}
+		})
+	}
+}

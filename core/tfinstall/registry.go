@@ -188,7 +188,18 @@ func (r *Registry) client() *http.Client {
 	if r.Client != nil {
 		return r.Client
 	}
-	return &http.Client{}
+	return &http.Client{CheckRedirect: httpsOnly}
+}
+
+// httpsOnly refuses a redirect away from https.
+func httpsOnly(req *http.Request, via []*http.Request) error {
+	if req.URL.Scheme != "https" {
+		return fmt.Errorf("redirected to %s: only https is accepted", req.URL.Redacted())
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 func (r *Registry) timeout() time.Duration {

@@ -111,6 +111,16 @@ func unpackTo(ctx context.Context, zipPath, target string) ([]string, Hash, erro
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, "", err
 	}
+	// A rename onto a folder that exists fails: then another process may
+	// have just unpacked the same files (kept, and in use), or target
+	// holds something else (moved aside, then replaced).
+	err = os.Rename(tmp, target)
+	if err == nil {
+		return files, h, nil
+	}
+	if have, herr := HashDir(target); herr == nil && have == h {
+		return files, h, nil
+	}
 	old := tmp + ".old"
 	if err := os.Rename(target, old); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, "", err
