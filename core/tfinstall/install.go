@@ -139,9 +139,9 @@ func (in *Installer) Install(ctx context.Context, src Source, c Constraints) (*I
 
 // pick chooses the newest version c allows that the platform and protocol
 // allow, saying which reason excluded the others.
-func pick(src Source, c Constraints, plat Platform, versions []Version) (string, error) {
+func pick(src Source, c Constraints, plat Platform, versions []RegistryVersion) (string, error) {
 	var all, allowed []string
-	byVersion := map[string]Version{}
+	byVersion := map[string]RegistryVersion{}
 	for _, v := range versions {
 		cv, ok := canonicalVersion(v.Version)
 		if !ok {
@@ -192,6 +192,9 @@ func (in *Installer) install(ctx context.Context, src Source, version string, pl
 	wantName := exePrefix + src.Type + "_" + version + "_" + plat.String() + ".zip"
 	if dl.Filename == "" {
 		dl.Filename = wantName
+	}
+	if (dl.OS != "" && dl.OS != plat.OS) || (dl.Arch != "" && dl.Arch != plat.Arch) {
+		return nil, fmt.Errorf("provider %s: asked for %s, the registry answered with a package for %s_%s", src, plat, dl.OS, dl.Arch)
 	}
 	if strings.ContainsAny(dl.Filename, "/\\\n") {
 		return nil, fmt.Errorf("provider %s: bad file name %q in the download document", src, dl.Filename)

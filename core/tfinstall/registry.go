@@ -54,8 +54,8 @@ func (e *RegistryError) Error() string {
 
 func (e *RegistryError) Unwrap() error { return e.Err }
 
-// Version is one entry of a registry's versions list.
-type Version struct {
+// RegistryVersion is one entry of a registry's versions list.
+type RegistryVersion struct {
 	Version   string   `json:"version"`
 	Protocols []string `json:"protocols"`
 	Platforms []struct {
@@ -65,7 +65,7 @@ type Version struct {
 }
 
 // hasPlatform says whether v lists p (a list that says nothing allows all).
-func (v Version) hasPlatform(p Platform) bool {
+func (v RegistryVersion) hasPlatform(p Platform) bool {
 	if len(v.Platforms) == 0 {
 		return true
 	}
@@ -79,7 +79,7 @@ func (v Version) hasPlatform(p Platform) bool {
 
 // speaksProtocol says whether v offers plugin protocol 5 or 6, the ones
 // bulwark speaks (a list that says nothing is taken to).
-func (v Version) speaksProtocol() bool {
+func (v RegistryVersion) speaksProtocol() bool {
 	if len(v.Protocols) == 0 {
 		return true
 	}
@@ -155,10 +155,10 @@ func (r *Registry) ProvidersURL(ctx context.Context, host string) (*url.URL, err
 }
 
 // Versions lists the versions the registry offers of src.
-func (r *Registry) Versions(ctx context.Context, base *url.URL, src Source) ([]Version, error) {
+func (r *Registry) Versions(ctx context.Context, base *url.URL, src Source) ([]RegistryVersion, error) {
 	u := base.JoinPath(src.Namespace, src.Type, "versions")
 	var doc struct {
-		Versions []Version `json:"versions"`
+		Versions []RegistryVersion `json:"versions"`
 	}
 	if err := r.getJSON(ctx, u.String(), &doc); err != nil {
 		var re *RegistryError
