@@ -15,7 +15,7 @@ import (
 
 func (c *cli) providersCmd() *cobra.Command {
 	cmd := c.providersListCmd()
-	cmd.AddCommand(c.providersLockCmd(), c.providersSchemaCmd())
+	cmd.AddCommand(c.providersLockCmd(), c.providersSchemaCmd(), c.providersInstallCmd())
 	return cmd
 }
 

@@ -50,6 +50,10 @@ var examples = map[string]string{
   bulwark --plugin-dir ./bin/plugins providers`,
 	"bulwark providers lock": `  bulwark providers lock stack.yaml
   bulwark providers lock stack.yaml --provider local`,
+	"bulwark providers install": `  bulwark providers install hashicorp/random@"~> 3.6"
+  bulwark providers install registry.example.com/acme/widget@"= 1.2.0" --key acme.asc
+  bulwark providers install hashicorp/random --lock infra/bulwark.lock
+  bulwark providers install hashicorp/random@"~> 3.6" --local    # pin the package a mirror or the plugin cache holds`,
 	"bulwark import": `  bulwark import stack.yaml data my-existing-bucket
   bulwark import stack.yaml data my-existing-bucket --from other-stack`,
 	"bulwark output": `  bulwark output stack.yaml

@@ -131,6 +131,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 		tfMirror = buildTerraformMirror(t)
 	}
 	held := &heldLocks{m: map[heldKey]func(){}}
+	registries := &tfRegistries{}
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
 		RequireUniqueNames:  true,
@@ -205,6 +206,9 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"backend-dump":      cmdBackendDump,
 			"journal-has":       cmdJournalHas,
 			"match-env":         cmdMatchEnv,
+			"tf-registry":       registries.start,
+			"tf-registry-fault": registries.fault,
+			"tf-hash":           cmdTFHash,
 		},
 	})
 }

@@ -1,5 +1,7 @@
 // Package providerlock reads and writes bulwark.lock, the file beside a spec
-// that pins the sha256 of every provider plugin the spec uses.
+// that pins the sha256 of every provider plugin the spec uses, and the
+// version and Terraform hashes (h1:, zh:) of every Terraform-protocol
+// provider package.
 //
 // When the file exists, every command that starts a provider for that spec
 // refuses a plugin whose bytes differ and runs a private copy of the bytes
@@ -14,7 +16,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
@@ -30,10 +34,29 @@ type Entry struct {
 	SHA256 string `json:"sha256"`
 }
 
+// TerraformEntry pins one Terraform-protocol provider package, as
+// Terraform's .terraform.lock.hcl does: the version chosen, the constraint
+// it was chosen under, and the package's hashes ("h1:…" over the unpacked
+// files, "zh:…" of the .zip archives), sorted. Whatever runs must match one
+// of them.
+type TerraformEntry struct {
+	Version     string   `json:"version"`
+	Constraints string   `json:"constraints,omitempty"`
+	Hashes      []string `json:"hashes"`
+}
+
 // File is a bulwark.lock.
+//
+// Terraform providers were added to version 1 without a version change: a
+// file without them is unchanged, and a file with them still loads in a
+// bulwark that predates them (it ignores the field, and cannot run such
+// providers anyway).
 type File struct {
 	Version   int              `json:"version"`
 	Providers map[string]Entry `json:"providers"` // keyed by plugin name (source)
+	// Terraform is keyed by the fully qualified source address,
+	// HOST/NAMESPACE/TYPE (registry.terraform.io/hashicorp/random).
+	Terraform map[string]TerraformEntry `json:"terraform_providers,omitempty"`
 }
 
 // PathFor returns where the lock of the spec at specPath lives.
@@ -62,6 +85,11 @@ func Read(path string) (*File, error) {
 			return nil, fmt.Errorf("read %s: provider %s: bad sha256 %q", path, name, e.SHA256)
 		}
 	}
+	for name, e := range f.Terraform {
+		if err := e.check(); err != nil {
+			return nil, fmt.Errorf("read %s: terraform provider %s: %w", path, name, err)
+		}
+	}
 	return &f, nil
 }
 
@@ -74,6 +102,39 @@ func Write(path string, f *File) error {
 		return err
 	}
 	return atomicfile.Write(path, append(b, '\n'), 0o644)
+}
+
+// check refuses an entry no package could be verified against.
+func (e TerraformEntry) check() error {
+	if e.Version == "" {
+		return fmt.Errorf("no version")
+	}
+	if len(e.Hashes) == 0 {
+		return fmt.Errorf("no hashes")
+	}
+	for _, h := range e.Hashes {
+		if !strings.HasPrefix(h, "h1:") && !strings.HasPrefix(h, "zh:") {
+			return fmt.Errorf("hash %q: want h1: or zh:", h)
+		}
+	}
+	return nil
+}
+
+// SetTerraform records a Terraform provider package. The hashes of an entry
+// already recorded at the same version are kept beside the new ones (they
+// may be another platform's), as Terraform merges its lock file; a new
+// version replaces them.
+func (f *File) SetTerraform(source string, e TerraformEntry) {
+	if f.Terraform == nil {
+		f.Terraform = map[string]TerraformEntry{}
+	}
+	if old, ok := f.Terraform[source]; ok && old.Version == e.Version {
+		e.Hashes = append(slices.Clone(old.Hashes), e.Hashes...)
+	}
+	e.Hashes = slices.Clone(e.Hashes)
+	slices.Sort(e.Hashes)
+	e.Hashes = slices.Compact(e.Hashes)
+	f.Terraform[source] = e
 }
 
 // Names returns the pinned plugin names, sorted.
@@ -94,4 +155,15 @@ type NotPinnedError struct {
 
 func (e *NotPinnedError) Error() string {
 	return fmt.Sprintf("provider %s is not pinned in %s: run `bulwark providers lock SPEC` to add it", e.Source, e.Path)
+}
+
+// TerraformNotPinnedError is returned for a Terraform provider the lock
+// does not name.
+type TerraformNotPinnedError struct {
+	Source string // HOST/NAMESPACE/TYPE
+	Path   string
+}
+
+func (e *TerraformNotPinnedError) Error() string {
+	return fmt.Sprintf("terraform provider %s is not pinned in %s: run `bulwark providers install %s` to add it", e.Source, e.Path, e.Source)
 }
