@@ -9,6 +9,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
+	"github.com/bulwark-iac/bulwark/core/pluginhost/tfplugin"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -21,6 +22,10 @@ func isMeta(id string) bool { return strings.HasPrefix(id, metaPrefix) }
 
 // SupportedProtocols are the provider contract versions this host speaks.
 func SupportedProtocols() []int { return []int{grpcv1.ProtocolVersion} }
+
+// TerraformProtocols are the versions of Terraform's plugin protocol this
+// bulwark speaks to providers built for Terraform or OpenTofu.
+func TerraformProtocols() []int { return []int{tfplugin.Protocol5, tfplugin.Protocol6} }
 
 // updateSteps are the four steps an update (and a rollback) runs before
 // apply's own pipeline: verify, compatibility, backup, stage. Each one
@@ -43,12 +48,12 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 	compat := meta("compatibility", verify.ID)
 	compat.Execute = func(ctx context.Context, _ string) error {
 		for name, p := range s.plugins {
-			ok := false
-			for _, v := range SupportedProtocols() {
-				ok = ok || p.Protocol() == v
+			spoken := SupportedProtocols()
+			if terraformSource(p.Source()) {
+				spoken = TerraformProtocols()
 			}
-			if !ok {
-				return fmt.Errorf("provider %s speaks protocol %d; this bulwark speaks %v", name, p.Protocol(), SupportedProtocols())
+			if !slices.Contains(spoken, p.Protocol()) {
+				return fmt.Errorf("provider %s speaks protocol %d; this bulwark speaks %v", name, p.Protocol(), spoken)
 			}
 		}
 		// The ladder was checked before the first step; checked again

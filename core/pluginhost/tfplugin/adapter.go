@@ -213,11 +213,20 @@ func (a *Adapter) config(ctx context.Context, typ string, cfg providers.Attribut
 	if err != nil {
 		return nil, cty.NilVal, nil, err
 	}
-	v, err := values.ObjectFromAttributes(cfg, s.ImpliedType())
+	v, err := configObject(cfg, s.ImpliedType())
 	if err != nil {
 		return s, cty.NilVal, pathDiagnostics(err), nil
 	}
 	return s, v, nil, nil
+}
+
+// configObject is a configuration as the object of type ty: none is an
+// object of nulls (a configuration is never null, only a destroy's).
+func configObject(cfg providers.Attributes, ty cty.Type) (cty.Value, error) {
+	if cfg == nil {
+		cfg = providers.Attributes{}
+	}
+	return values.ObjectFromAttributes(cfg, ty)
 }
 
 // pathDiagnostics is a conversion error as a diagnostic at its attribute.
@@ -238,7 +247,7 @@ func (a *Adapter) Configure(ctx context.Context, req *providers.ConfigureRequest
 	if ps.Provider != nil && ps.Provider.Block != nil {
 		ty = ps.Provider.ImpliedType()
 	}
-	cfg, err := values.ObjectFromAttributes(req.Config, ty)
+	cfg, err := configObject(req.Config, ty)
 	if err != nil {
 		return &providers.ConfigureResponse{Diagnostics: pathDiagnostics(err)}, nil
 	}
@@ -365,7 +374,7 @@ func (a *Adapter) answer(s *Schema, state cty.Value, private []byte) (*providers
 // plan is the provider's plan from state toward cfg: the top-level
 // attributes it changes and those of them that force a replace.
 func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes) (*providers.Planned, providers.Diagnostics, error) {
-	cfg, err := values.ObjectFromAttributes(attrs, s.ImpliedType())
+	cfg, err := configObject(attrs, s.ImpliedType())
 	if err != nil {
 		return nil, pathDiagnostics(err), nil
 	}
