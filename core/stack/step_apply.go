@@ -164,8 +164,21 @@ func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Res
 	resp, err := p.Create(ctx, &providers.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection,
 		ReadBack: capsOf(p).CreateReadsBack && !engine.InRun(ctx)})
 	if err != nil {
+		if resp != nil && resp.ID != "" {
+			// The provider made it and then failed (Terraform's "tainted"
+			// create): it exists, so it is recorded, riding on the step's
+			// failure, and the failure's compensation deletes it under the
+			// ladder (a durable one is kept), never forgotten.
+			staged.Put(s.createdRecord(p, r, key, resp))
+		}
 		return nil, err
 	}
+	staged.Put(s.createdRecord(p, r, key, resp))
+	return trusted(resp.ReadBack), nil
+}
+
+// createdRecord is the record of what a Create under key made for r.
+func (s *session) createdRecord(p Provider, r *spec.Resource, key string, resp *providers.CreateResponse) *state.Resource {
 	rec := &state.Resource{
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
 		Protection: r.Protection, DependsOn: r.DependsOn, Config: r.Config,
@@ -176,8 +189,7 @@ func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Res
 	// It rides on the step's "execute ok": one durable write for both (a
 	// crash before it leaves the Execute in flight, which resume resolves
 	// by the key).
-	staged.Put(rec)
-	return trusted(resp.ReadBack), nil
+	return rec
 }
 
 // capsOf is what p's schema declares it can do (nothing, without one).
