@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 func (c *cli) providersSchemaCmd() *cobra.Command {
@@ -36,7 +37,10 @@ spec is needed.`,
 			}
 			defer done()
 			var names []string
-			if len(args) == 1 {
+			if len(args) == 1 && strings.Contains(args[0], "/") {
+				// A Terraform provider's source address.
+				names = args
+			} else if len(args) == 1 {
 				if _, err := pluginhost.Find(opts.PluginDirs, args[0]); err != nil {
 					return err
 				}
@@ -55,7 +59,7 @@ spec is needed.`,
 			}
 			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger, StartTimeout: opts.StartTimeout, CallTimeout: opts.CallTimeout})
 			defer host.Close()
-			doc, err := readSchemas(cmd.Context(), host, names)
+			doc, err := readSchemas(cmd.Context(), host, &opts, names)
 			if err != nil {
 				return err
 			}
@@ -82,7 +86,7 @@ spec is needed.`,
 // readSchemas starts each plugin for its schema only (never Configure: a
 // provider whose config only a spec can give would refuse an empty one). A
 // plugin that does not start is reported in its entry.
-func readSchemas(ctx context.Context, host *pluginhost.Host, names []string) (*jsonview.ProvidersSchema, error) {
+func readSchemas(ctx context.Context, host *pluginhost.Host, opts *stack.Options, names []string) (*jsonview.ProvidersSchema, error) {
 	tmp, err := os.MkdirTemp("", "bulwark-schema-")
 	if err != nil {
 		return nil, err
@@ -90,7 +94,15 @@ func readSchemas(ctx context.Context, host *pluginhost.Host, names []string) (*j
 	defer os.RemoveAll(tmp)
 	doc := &jsonview.ProvidersSchema{FormatVersion: jsonview.FormatVersion, Providers: make([]jsonview.SchemaProvider, 0, len(names))}
 	for _, n := range names {
-		p, err := host.Start(ctx, pluginhost.Config{Name: n, Source: n, DataDir: filepath.Join(tmp, n), ReadOnly: true, SchemaOnly: true})
+		pc := pluginhost.Config{Name: n, Source: n, DataDir: filepath.Join(tmp, strings.ReplaceAll(n, "/", "_")), ReadOnly: true, SchemaOnly: true}
+		var err error
+		if strings.Contains(n, "/") {
+			err = stack.TerraformPlugin(ctx, opts, &pc, n, "")
+		}
+		var p *pluginhost.Plugin
+		if err == nil {
+			p, err = host.Start(ctx, pc)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err

@@ -24,6 +24,14 @@ func terraformSource(src string) bool { return strings.Contains(src, "/") }
 // bulwark.lock, the lock's version, run from a private copy whose bytes
 // match the lock's hashes.
 func (s *session) terraformPlugin(ctx context.Context, pc *pluginhost.Config, src, constraint string) error {
+	return TerraformPlugin(ctx, &s.opts, pc, src, constraint)
+}
+
+// TerraformPlugin completes pc to start the Terraform provider at source
+// src (see the session's terraformPlugin), with o's plugin folders and
+// provider lock: for what starts a provider outside an operation
+// (`providers schema`, doctor).
+func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src, constraint string) error {
 	source, err := tfinstall.ParseSource(src)
 	if err != nil {
 		return fmt.Errorf("provider %s: %w", pc.Name, err)
@@ -34,16 +42,16 @@ func (s *session) terraformPlugin(ctx context.Context, pc *pluginhost.Config, sr
 			return fmt.Errorf("provider %s: version %q: %w", pc.Name, constraint, err)
 		}
 	}
-	if lf := s.opts.ProviderLock; lf != nil {
+	if lf := o.ProviderLock; lf != nil {
 		e, ok := lf.Terraform[source.String()]
 		if !ok {
-			return &providerlock.TerraformNotPinnedError{Source: source.String(), Path: s.opts.LockPath}
+			return &providerlock.TerraformNotPinnedError{Source: source.String(), Path: o.LockPath}
 		}
 		req.Version, req.Hashes = e.Version, tfinstall.HashesOf(e.Hashes)
 	}
-	copies := filepath.Join(PluginCopyDir(s.opts.StateDir), "terraform")
+	copies := filepath.Join(PluginCopyDir(o.StateDir), "terraform")
 	f := &tfinstall.Finder{
-		Locations: tfinstall.DefaultLocations(s.opts.PluginDirs, os.Getenv),
+		Locations: tfinstall.DefaultLocations(o.PluginDirs, os.Getenv),
 		UnpackDir: filepath.Join(copies, "unpacked"),
 	}
 	exe, pkg, err := tfinstall.Prepare(ctx, f, req, copies)
