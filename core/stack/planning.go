@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -204,7 +205,17 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 			rr = &c
 		}
 		cfgs[r.Name] = rr.Config
-		decided[r.Name] = s.decide(rr, st.Resources[r.Name], obs[r.Name], st)
+		o := obs[r.Name]
+		if cur := st.Resources[r.Name]; o != nil && o.Planned != nil && cur != nil && plan.HasUnknown(rr.Config) {
+			// A provider that plans (a Terraform one) planned toward the
+			// config it was read with, whose references to what this run
+			// changes were left out: asked again with them unknown, its
+			// plan says whether they force a replace, as Terraform's does.
+			if o, err = s.replanned(ctx, rr, cur); err != nil {
+				return nil, nil, err
+			}
+		}
+		decided[r.Name] = s.decide(rr, st.Resources[r.Name], o, st)
 	}
 	for _, r := range s.sp.Resources {
 		p.Changes = append(p.Changes, decided[r.Name])
@@ -215,6 +226,20 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 		}
 	}
 	return p, obs, nil
+}
+
+// replanned reads r again with its config as the plan resolved it
+// (unknown values included), for the provider's plan toward it.
+func (s *session) replanned(ctx context.Context, r *spec.Resource, cur *state.Resource) (*plan.Observation, error) {
+	p := s.plugins[r.Provider]
+	if p == nil {
+		return nil, fmt.Errorf("%s: provider %q is not running", r.Name, r.Provider)
+	}
+	resp, err := p.Read(ctx, &providers.ReadRequest{Type: r.Type, Name: r.Name, ID: cur.ID, Config: r.Config, Private: cur.PrivateData()})
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", r.Name, err)
+	}
+	return observe.Observed(resp, false), nil
 }
 
 // recovered is the record of a resource found carrying this stack's key
