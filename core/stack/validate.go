@@ -100,7 +100,13 @@ func (s *session) validateConfigs(ctx context.Context) error {
 			return err
 		}
 		for _, d := range ds {
-			if d.Severity == providers.SeverityWarning || (len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]]) {
+			if d.Severity == providers.SeverityWarning {
+				// A deprecated attribute, a setting the provider advises
+				// against: said once, at its line, and nothing stops.
+				s.warn("warning: " + s.problem(r, d).Error())
+				continue
+			}
+			if len(d.AttributePath) > 0 && unknowns[i][d.AttributePath[0]] {
 				continue
 			}
 			found[i] = append(found[i], s.problem(r, d))
