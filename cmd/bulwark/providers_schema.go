@@ -97,7 +97,7 @@ func readSchemas(ctx context.Context, host *pluginhost.Host, opts *stack.Options
 		pc := pluginhost.Config{Name: n, Source: n, DataDir: filepath.Join(tmp, strings.ReplaceAll(n, "/", "_")), ReadOnly: true, SchemaOnly: true}
 		var err error
 		if strings.Contains(n, "/") {
-			err = stack.TerraformPlugin(ctx, opts, &pc, n, "")
+			err = stack.TerraformPlugin(ctx, opts, &pc, n, "", filepath.Join(tmp, "copies"))
 		}
 		var p *pluginhost.Plugin
 		if err == nil {

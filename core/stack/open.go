@@ -49,6 +49,9 @@ type session struct {
 	holder  storage.Holder // who this session took the lock as
 	jr      engine.Journal
 	host    Starter
+	// tfCopies is this session's folder of verified copies of Terraform
+	// providers (under a bulwark.lock), removed by close.
+	tfCopies string
 	plugins map[string]Provider
 	opID    string
 	dataDir string // providers' data folders live under it
@@ -254,6 +257,9 @@ func (s *session) close() {
 		}
 	}
 	pluginsGone()
+	if s.tfCopies != "" {
+		os.RemoveAll(s.tfCopies)
+	}
 	if s.be != nil {
 		if err := s.be.Close(); err != nil {
 			s.warn(fmt.Sprintf("warning: could not close the state backend %s: %v", s.be.Location(), err))

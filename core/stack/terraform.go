@@ -24,14 +24,28 @@ func terraformSource(src string) bool { return strings.Contains(src, "/") }
 // bulwark.lock, the lock's version, run from a private copy whose bytes
 // match the lock's hashes.
 func (s *session) terraformPlugin(ctx context.Context, pc *pluginhost.Config, src, constraint string) error {
-	return TerraformPlugin(ctx, &s.opts, pc, src, constraint)
+	if s.opts.ProviderLock != nil && s.tfCopies == "" {
+		// The verified copies of this session, removed by close once the
+		// plugins are gone (see pluginhost's verifiedCopy).
+		parent := filepath.Join(PluginCopyDir(s.opts.StateDir), "terraform")
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return fmt.Errorf("provider %s: verified copy: %w", pc.Name, err)
+		}
+		dir, err := os.MkdirTemp(parent, "run-")
+		if err != nil {
+			return fmt.Errorf("provider %s: verified copy: %w", pc.Name, err)
+		}
+		s.tfCopies = dir
+	}
+	return TerraformPlugin(ctx, &s.opts, pc, src, constraint, s.tfCopies)
 }
 
 // TerraformPlugin completes pc to start the Terraform provider at source
 // src (see the session's terraformPlugin), with o's plugin folders and
 // provider lock: for what starts a provider outside an operation
-// (`providers schema`, doctor).
-func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src, constraint string) error {
+// (`providers schema`, doctor). Under a lock, the verified copy is made in
+// copies, a folder of the caller's that it removes once the plugin is gone.
+func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src, constraint, copies string) error {
 	source, err := tfinstall.ParseSource(src)
 	if err != nil {
 		return fmt.Errorf("provider %s: %w", pc.Name, err)
@@ -49,12 +63,14 @@ func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src
 		}
 		req.Version, req.Hashes = e.Version, tfinstall.HashesOf(e.Hashes)
 	}
-	copies := filepath.Join(PluginCopyDir(o.StateDir), "terraform")
 	f := &tfinstall.Finder{
 		Locations: tfinstall.DefaultLocations(o.PluginDirs, os.Getenv),
-		UnpackDir: filepath.Join(copies, "unpacked"),
+		UnpackDir: filepath.Join(PluginCopyDir(o.StateDir), "terraform", "unpacked"),
 	}
-	exe, pkg, err := tfinstall.Prepare(ctx, f, req, copies)
+	if len(req.Hashes) > 0 && copies == "" {
+		return fmt.Errorf("provider %s: no folder for the verified copy", pc.Name)
+	}
+	exe, pkg, err := tfinstall.Prepare(ctx, f, req, filepath.Join(copies, strings.ReplaceAll(source.String(), "/", "_")))
 	if err != nil {
 		return fmt.Errorf("provider %s: %w", pc.Name, err)
 	}
