@@ -41,22 +41,22 @@ func (e *InterventionError) Error() string {
 
 // session is one command's hold on a stack.
 type session struct {
-	opts    Options
-	sp      *spec.Spec
-	dir     string // the stack's folder under StateDir (the file backend's, and the default data folders')
-	be      storage.Backend
-	store   *opstore.Store // nil in a read-only session (inspect)
-	holder  storage.Holder // who this session took the lock as
-	jr      engine.Journal
-	host    Starter
+	opts   Options
+	sp     *spec.Spec
+	dir    string // the stack's folder under StateDir (the file backend's, and the default data folders')
+	be     storage.Backend
+	store  *opstore.Store // nil in a read-only session (inspect)
+	holder storage.Holder // who this session took the lock as
+	jr     engine.Journal
+	host   Starter
 	// tfCopies is this session's folder of verified copies of Terraform
 	// providers (under a bulwark.lock), removed by close.
 	tfCopies string
-	plugins map[string]Provider
-	opID    string
-	dataDir string // providers' data folders live under it
-	eng     *engine.Engine
-	prog    *progress
+	plugins  map[string]Provider
+	opID     string
+	dataDir  string // providers' data folders live under it
+	eng      *engine.Engine
+	prog     *progress
 	// inherited are the steps an interrupted earlier run of the operation
 	// being resumed executed; its rollback undoes them too.
 	inherited []*engine.Step
