@@ -407,43 +407,11 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(p.run)
 		setParentDeathSignal(cmd)
-		if p.cfg.Terraform {
-			// Terraform's handshake and go-plugin's automatic mutual TLS,
-			// as every Terraform provider expects.
-			client := plugin.NewClient(tfplugin.ClientConfig(tfplugin.StartOptions{
-				Cmd: cmd, Logger: p.host.opts.Logger.Named(p.cfg.Name), StartTimeout: p.host.opts.StartTimeout,
-			}))
-			rpc, err := client.Client()
-			if err == nil {
-				return client, rpc, nil
-			}
-			killGroup(cmd)
-			client.Kill()
-			if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
-				return nil, nil, startError(p.cfg.Name, p.path, []int{tfplugin.Protocol5, tfplugin.Protocol6}, err, cmd.ProcessState)
-			}
-			continue
-		}
-		// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
-		// AutoMTLS and its P-521 ones (most of a start's CPU): see the
-		// handshake.HostTLS. A plugin on an older sdk still answers with
-		// AutoMTLS's certificate, which go-plugin loads into tlsConfig as
-		// it would have.
-		tlsConfig, err := handshake.HostTLS(cmd)
+		cc, offered, err := p.clientConfig(cmd)
 		if err != nil {
-			return nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+			return nil, nil, err
 		}
-		client := plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig:  handshake.Config(),
-			VersionedPlugins: p.host.opts.Versions,
-			Cmd:              cmd,
-			SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
-			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-			TLSConfig:        tlsConfig,
-			StartTimeout:     p.host.opts.StartTimeout,
-			Logger:           p.host.opts.Logger.Named(p.cfg.Name),
-			GRPCDialOptions:  handshake.DialOptions(),
-		})
+		client := plugin.NewClient(cc)
 		rpc, err := client.Client()
 		if err == nil {
 			return client, rpc, nil
@@ -457,7 +425,7 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		killGroup(cmd)
 		client.Kill()
 		if !errors.Is(err, syscall.ETXTBSY) || attempt == execAttempts {
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
+			return nil, nil, startError(p.cfg.Name, p.path, offered, err, cmd.ProcessState)
 		}
 		if p.host.opts.onBusy != nil {
 			p.host.opts.onBusy()
@@ -467,9 +435,41 @@ func (p *Plugin) launch(ctx context.Context) (*plugin.Client, plugin.ClientProto
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, startError(p.cfg.Name, p.path, p.host.offered(), err, cmd.ProcessState)
+			return nil, nil, startError(p.cfg.Name, p.path, offered, err, cmd.ProcessState)
 		}
 	}
+}
+
+// clientConfig is go-plugin's configuration to start cmd, and the protocol
+// versions it offers.
+func (p *Plugin) clientConfig(cmd *exec.Cmd) (*plugin.ClientConfig, []int, error) {
+	if p.cfg.Terraform {
+		// Terraform's handshake and go-plugin's automatic mutual TLS, as
+		// every Terraform provider expects.
+		return tfplugin.ClientConfig(tfplugin.StartOptions{
+			Cmd: cmd, Logger: p.host.opts.Logger.Named(p.cfg.Name), StartTimeout: p.host.opts.StartTimeout,
+		}), []int{tfplugin.Protocol5, tfplugin.Protocol6}, nil
+	}
+	// Mutual TLS with fresh P-256 keys on both sides, not go-plugin's
+	// AutoMTLS and its P-521 ones (most of a start's CPU): see the
+	// handshake.HostTLS. A plugin on an older sdk still answers with
+	// AutoMTLS's certificate, which go-plugin loads into tlsConfig as it
+	// would have.
+	tlsConfig, err := handshake.HostTLS(cmd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
+	return &plugin.ClientConfig{
+		HandshakeConfig:  handshake.Config(),
+		VersionedPlugins: p.host.opts.Versions,
+		Cmd:              cmd,
+		SkipHostEnv:      true, // HostTLS put the host's environment in cmd.Env
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		TLSConfig:        tlsConfig,
+		StartTimeout:     p.host.opts.StartTimeout,
+		Logger:           p.host.opts.Logger.Named(p.cfg.Name),
+		GRPCDialOptions:  handshake.DialOptions(),
+	}, p.host.offered(), nil
 }
 
 // check translates a call's error and, when the plugin died, drops the
