@@ -12,6 +12,7 @@ import (
 func (c *cli) resumeCmd() *cobra.Command {
 	var asJSON bool
 	var par concurrency
+	var notCreated []string
 	cmd := &cobra.Command{
 		Use:   "resume SPEC",
 		Short: "Finish an operation that a crash, a kill or a failed compensation left unfinished",
@@ -30,6 +31,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 				c.streamEvents(&opts)
 			}
 			opts.Stop = c.mutating(args[0])
+			opts.NotCreated = notCreated
 			// A migration left unfinished (at either of its places) is
 			// finished by the migration itself, not by the step engine.
 			out := c.stdout
@@ -56,6 +58,7 @@ func (c *cli) resumeCmd() *cobra.Command {
 	}
 	par.flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
+	cmd.Flags().StringArrayVar(&notCreated, "not-created", nil, "say that the interrupted create of resource `NAME`, whose outcome is unknown (exit 12), made nothing: you looked and found none; it is created again (repeatable)")
 	c.lockTimeoutFlag(cmd)
 	return cmd
 }

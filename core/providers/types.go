@@ -111,6 +111,12 @@ type Capabilities struct {
 	// taken by a resource made under another key, or none, fails with a
 	// Conflict diagnostic and never claims it.
 	IdempotencyKeys bool
+	// Keyless says the provider takes no idempotency key at all (a
+	// provider built for Terraform): a Read cannot find what a Create made
+	// by its key, so a Create whose outcome a crash left unknown can only
+	// be settled by a person. Never set over bulwark's own protocol, whose
+	// contract makes every Read by key answer.
+	Keyless bool
 	// Import is set by Serve when the provider implements Importer.
 	Import bool
 	// ReadMany is set by Serve when the provider implements BatchReader:

@@ -25,6 +25,7 @@ const (
 func ExitCode(res *Result, err error) int {
 	var refused *plan.RefusedError
 	var interv *InterventionError
+	var unknown *UnknownCreateError
 	if err == nil && res != nil && errors.Is(res.Err, storage.ErrLost) {
 		err = res.Err
 	}
@@ -39,6 +40,10 @@ func ExitCode(res *Result, err error) int {
 		// remedy is this one's: wait for the lock, then resume.
 		return ExitLocked
 	case errors.As(err, &interv):
+		return ExitIntervention
+	case errors.As(err, &unknown):
+		// Only a person can say whether an interrupted Create made
+		// anything (see UnknownCreateError).
 		return ExitIntervention
 	case err != nil:
 		return ExitError

@@ -60,6 +60,13 @@ type session struct {
 	// inherited are the steps an interrupted earlier run of the operation
 	// being resumed executed; its rollback undoes them too.
 	inherited []*engine.Step
+	// settled are the creates of the operation being resumed whose
+	// outcome was unknown and which a person said made nothing (resume
+	// --not-created): there is nothing to look for.
+	settled map[string]bool
+	// unanswered are the resources whose Create, of a keyless provider,
+	// ended in this run without the provider's answer (see findUnkeyed).
+	unanswered sync.Map
 	lineage   string     // the stack's lineage (see stackLineage)
 	forgotten []string   // keys this stack gave up (state forget)
 	opType    string     // the operation a converge runs, for its refusals
@@ -161,7 +168,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	s.forgotten = s.store.Snapshot().Forgotten
 	s.jr = s.store
 	if !resuming {
-		if u := Unfinished(recs); len(u) > 0 {
+		if u := Unfinished(recs); len(u) > 0 && (opts.importPast == "" || u[len(u)-1].Op != opts.importPast) {
 			s.close()
 			return nil, &u[len(u)-1]
 		}

@@ -33,6 +33,10 @@ type Options struct {
 	// forgetting is the resource a state forget drops: its private data
 	// may be damaged (forgetting it is the way out), nothing reads it.
 	forgetting string
+	// importPast is the unfinished operation an import may run beside:
+	// one whose Create of the resource imported is unknown (see
+	// UnknownCreateError), which the import settles.
+	importPast string
 }
 
 // StorageOptions say where a stack's state lives, how much history it
@@ -133,6 +137,11 @@ type RunOptions struct {
 	// no change, and whose replace it consents to when they are durable
 	// (apply and plan --replace ADDRESS, repeatable).
 	Replace []string
+	// NotCreated names resources whose Create an interrupted operation
+	// left unknown (UnknownCreateError) and of which a person says nothing
+	// was made (resume --not-created NAME, repeatable): the resume
+	// journals their word, then creates them again.
+	NotCreated []string
 	// ImportFrom names the stack an import may take a resource from when
 	// the resource carries that stack's key (bulwark import --from).
 	ImportFrom string

@@ -136,6 +136,13 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 			s.prog.levels[r.Name] = r.Protection.String()
 		}
 	}
+	// A Create whose outcome is unknown, of a provider that takes no
+	// key, stops everything below for a person: resolving, rolling back
+	// and running forward would each have to guess.
+	if mine, err = s.checkUnknownCreates(ctx, target, mine); err != nil {
+		return nil, err
+	}
+	s.settled = notCreated(mine)
 	targets, ok := rollbackTargets(mine)
 	if ok || target.Status == journal.OpRollbackIncomplete {
 		if !ok {

@@ -203,11 +203,23 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("%s declares no resource %q (add it to the spec first: its type and provider say what to read)", sp.File, address)}
 	}
 	s, err := open(ctx, sp, opts, false)
+	var unfinished *UnfinishedError
+	if errors.As(err, &unfinished) {
+		// An operation stopped at an unknown create: importing what it
+		// made is one of the two ways to settle it (UnknownCreateError).
+		opts.importPast = unfinished.Op
+		s, err = open(ctx, sp, opts, false)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	st := s.store.Snapshot()
+	if unfinished != nil {
+		if err := s.importSettles(ctx, unfinished, address, r.Provider); err != nil {
+			return nil, err
+		}
+	}
 	if cur := st.Resources[address]; cur != nil {
 		return nil, &ImportError{Address: address, ID: id, Reason: fmt.Sprintf("the state already records %s (id %s)", address, cur.ID)}
 	}

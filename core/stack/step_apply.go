@@ -170,6 +170,11 @@ func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Res
 			// failure, and the failure's compensation deletes it under the
 			// ladder (a durable one is kept), never forgotten.
 			staged.Put(s.createdRecord(p, r, key, resp))
+		} else if capsOf(p).Keyless && !answered(err) {
+			// No key to look it up by: the journaled failure says that
+			// what it made is unknown (see UnknownCreateError).
+			s.unanswered.Store(r.Name, true)
+			err = fmt.Errorf("%w (%s)", err, unansweredNote)
 		}
 		return nil, err
 	}

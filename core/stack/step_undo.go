@@ -72,6 +72,9 @@ func (s *session) findByKey(ctx context.Context, name string, cur *state.Resourc
 	if p == nil {
 		return nil, fmt.Errorf("undo %s: provider %q is not running", name, provider)
 	}
+	if capsOf(p).Keyless {
+		return s.findUnkeyed(name, cur, typ)
+	}
 	resp, err := p.Read(ctx, &providers.ReadRequest{Type: typ, Name: name, IdempotencyKey: key, Config: cfg})
 	if err != nil {
 		return nil, fmt.Errorf("undo %s: find what its create made: %w", name, err)

@@ -37,9 +37,9 @@ const TerraformVersion = "1.11.4"
 //     its id.
 //
 // These providers take no idempotency key and stamp nothing bulwark can
-// read (Capabilities.IdempotencyKeys is false): a Read asked to find what a
-// Create under a key made cannot, and says so, never answering "nothing
-// there" (which would let a resume make a second one).
+// read (Capabilities.IdempotencyKeys is false, Keyless is true): a Read
+// asked to find what a Create under a key made cannot, and says so, never
+// answering "nothing there" (which would let a resume make a second one).
 type Adapter struct {
 	p       *Provider
 	name    string
@@ -110,7 +110,7 @@ func (a *Adapter) GetSchema(ctx context.Context, _ *providers.GetSchemaRequest) 
 	}
 	resp := &providers.GetSchemaResponse{
 		ProviderName: a.name, ProviderVersion: a.version,
-		Capabilities: providers.Capabilities{Import: true},
+		Capabilities: providers.Capabilities{Import: true, Keyless: true},
 		Diagnostics:  ps.Diagnostics,
 	}
 	names := make([]string, 0, len(ps.ResourceTypes))
