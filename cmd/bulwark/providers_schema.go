@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -139,6 +140,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.CreateMany, "create_many"},
 			{p.Capabilities.CreateReadsBack, "create_reads_back"},
 			{p.Capabilities.DeleteReadsBack, "delete_reads_back"},
+			{p.Capabilities.NoIdempotencyKeys, "no_idempotency_keys"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)
@@ -164,6 +166,9 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			attributeLines(tw, "    ", rt.Attributes)
 			// No tab: the line ends the attributes' columns.
 			fmt.Fprintf(tw, "    replace: %s\n", replaceOrder(rt.Coexistence))
+			if p.Capabilities.NoIdempotencyKeys {
+				fmt.Fprintf(tw, "    %s\n", planview.KeylessNote)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err

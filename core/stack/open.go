@@ -67,10 +67,10 @@ type session struct {
 	// unanswered are the resources whose Create, of a keyless provider,
 	// ended in this run without the provider's answer (see findUnkeyed).
 	unanswered sync.Map
-	lineage   string     // the stack's lineage (see stackLineage)
-	forgotten []string   // keys this stack gave up (state forget)
-	opType    string     // the operation a converge runs, for its refusals
-	saved     *SavedPlan // the saved plan a converge carries out (apply FILE), or nil
+	lineage    string     // the stack's lineage (see stackLineage)
+	forgotten  []string   // keys this stack gave up (state forget)
+	opType     string     // the operation a converge runs, for its refusals
+	saved      *SavedPlan // the saved plan a converge carries out (apply FILE), or nil
 	// noop is set when a converge found nothing to change and the spec is
 	// the current revision's: it records no revision and no backup.
 	noop bool

@@ -26,6 +26,10 @@ type Planned struct {
 	// Vanished is set when a durable or protected resource the state records
 	// can no longer be found: its data may be gone.
 	Vanished bool `json:"vanished,omitempty"`
+	// Keyless: its provider takes no idempotency key (one built for
+	// Terraform), so a create of it that a crash interrupts stops resume
+	// for a person (UnknownCreateError).
+	Keyless bool `json:"keyless,omitempty"`
 	// Sensitive lists attributes whose values must not be shown.
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Unknown lists the attributes whose values are known only after apply
@@ -217,7 +221,7 @@ func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *s
 
 // planned is one decided change as a person reads it.
 func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State) Planned {
-	pc := Planned{Change: c}
+	pc := Planned{Change: c, Keyless: s.keyless(c.Provider)}
 	cur := st.Resources[c.Resource]
 	if p := s.plugins[c.Provider]; p != nil {
 		if rt, ok := p.Schema().ResourceType(c.Type); ok {

@@ -86,12 +86,12 @@ func (e *UnknownCreateError) Error() string {
 		}
 		fmt.Fprintf(&b, "  %s: a %s of %s, provider %s, started %s, config %s\n", c.Resource, what, c.Type, src, c.Started.UTC().Format(time.RFC3339), cfg)
 	}
-	b.WriteString("Look for each in the provider's own console or API: a " + e.Creates[0].Type + " with that config, made since it started. Then, for each:\n")
+	b.WriteString("Look for each with the provider's own console or API (its type, with that config, made since it started). Then, for each:\n")
 	for _, c := range e.Creates {
 		fmt.Fprintf(&b, "  it exists:     bulwark import %s %s ID\n", spec, c.Resource)
 		fmt.Fprintf(&b, "  none was made: bulwark resume %s --not-created %s\n", spec, c.Resource)
 	}
-	fmt.Fprintf(&b, "and then run `bulwark resume %s`.", spec)
+	fmt.Fprintf(&b, "(ID: the provider's id of what you found, as `terraform import` takes it), then run `bulwark resume %s`; the %s stays unfinished until then.", spec, e.Type)
 	return b.String()
 }
 

@@ -90,6 +90,9 @@ type ResourceChange struct {
 	// with action no-op and not in the spec, an apply keeps it; in the spec
 	// again, it is taken back as an ordinary resource.
 	Retained bool `json:"retained"`
+	// NoIdempotencyKeys: its provider takes no idempotency key, so a
+	// create of it that a crash interrupts stops resume for a person.
+	NoIdempotencyKeys bool `json:"no_idempotency_keys,omitempty"`
 }
 
 // PlanSummary counts the resource changes by action.
@@ -139,7 +142,8 @@ func NewPlan(pv *stack.Preview) *Plan {
 			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
 			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable, Retained: c.Retained,
-			ReplaceMode: string(c.Mode), ReplaceRequested: c.Requested, DataLoss: c.LosesData(),
+			NoIdempotencyKeys: c.Keyless,
+			ReplaceMode:       string(c.Mode), ReplaceRequested: c.Requested, DataLoss: c.LosesData(),
 		})
 		s := &out.Summary
 		switch c.Action {

@@ -27,6 +27,10 @@ type (
 		CreateMany      bool `json:"create_many"`
 		CreateReadsBack bool `json:"create_reads_back"`
 		DeleteReadsBack bool `json:"delete_reads_back"`
+		// NoIdempotencyKeys: the provider takes no idempotency key (one
+		// built for Terraform); a create of its types that a crash
+		// interrupts stops resume for a person.
+		NoIdempotencyKeys bool `json:"no_idempotency_keys,omitempty"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -65,7 +69,8 @@ func NewSchemaProvider(name string, protocol int, s *providers.GetSchemaResponse
 	p := SchemaProvider{Name: name, Version: s.ProviderVersion, Protocol: protocol,
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
-			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack},
+			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack,
+			NoIdempotencyKeys: s.Capabilities.Keyless},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 	}

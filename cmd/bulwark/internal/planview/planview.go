@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,10 @@ import (
 //
 // It returns the write's error: a plan that could not be shown (stdout on
 // a full disk, a closed pipe) must not pass for one that was.
+// KeylessNote marks the resource types of a provider that takes no
+// idempotency key (one built for Terraform), in plan and providers.
+const KeylessNote = "no idempotency keys: an interrupted create stops resume for a person"
+
 func Render(w io.Writer, p *stack.Preview, color bool) error {
 	var b bytes.Buffer
 	render(&b, p, color)
@@ -97,6 +102,16 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", v.Name, shownValue(v.Before), shownValue(v.After))
 			}
 		}
+	}
+	var keyless []string
+	for _, c := range p.Changes {
+		if c.Keyless && !slices.Contains(keyless, c.Type) {
+			keyless = append(keyless, c.Type)
+		}
+	}
+	if len(keyless) > 0 {
+		slices.Sort(keyless)
+		fmt.Fprintf(w, "\n%s %s: %s\n", paint(style.Yellow, "note:"), strings.Join(keyless, ", "), KeylessNote)
 	}
 	if p.Refused != nil {
 		fmt.Fprintf(w, "\n%s %v\n", paint(style.Red, "REFUSED:"), p.Refused)
