@@ -3,6 +3,7 @@ package stack_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -66,6 +67,9 @@ type fakeWorld struct {
 	// legacy makes the providers behave as one written before keys were
 	// reported: no Capabilities.IdempotencyKeys, no key on Read.
 	legacy bool
+	// keyless makes the providers behave as one built for Terraform: no
+	// key at all (Capabilities.Keyless), and a Read by key fails.
+	keyless bool
 	// coexist: a resource's identity is (type, name, zone), and the schema
 	// says so (providers.Coexistence), so a zone change replaces creating first.
 	coexist bool
@@ -335,11 +339,11 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 		rts = append(rts, rt)
 	}
 	p.w.mu.Lock()
-	legacy := p.w.legacy
+	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
 	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
 	p.w.mu.Unlock()
 	return &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
-		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
+		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
 }
 
 func (p *fakeProvider) ValidateResource(_ context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
@@ -385,6 +389,13 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
+	if p.w.keyless && req.ID == "" {
+		// As tfplugin.Adapter: nothing to look up by but the state's id.
+		if req.IdempotencyKey != "" {
+			return nil, errors.New("the provider takes no idempotency key")
+		}
+		return &providers.ReadResponse{}, nil
+	}
 	if req.ID != "" {
 		p.w.readPrivate[req.Name] = string(req.Private)
 		p.w.readsByID++
@@ -394,7 +405,7 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 		return &providers.ReadResponse{}, nil
 	}
 	key := r.Key
-	if p.w.legacy {
+	if p.w.legacy || p.w.keyless {
 		key = ""
 	}
 	return &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
@@ -408,7 +419,7 @@ func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (
 	if r == nil || r.Type != req.Type {
 		return &providers.ImportResponse{}, nil
 	}
-	if p.w.legacy {
+	if p.w.legacy || p.w.keyless {
 		// A provider written before keys: it reports none, stamps none.
 		return &providers.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs)}, nil
 	}
@@ -428,7 +439,7 @@ func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (
 func (p *fakeProvider) Release(_ context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	if p.w.legacy || p.w.noRelease {
+	if p.w.legacy || p.w.keyless || p.w.noRelease {
 		return nil, fmt.Errorf("release %s: %w", req.Name, providers.ErrReleaseUnsupported)
 	}
 	r := p.w.resources[req.ID]

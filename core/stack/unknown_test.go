@@ -1,0 +1,106 @@
+package stack_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+)
+
+// crashAfterCreate makes the stack look as if the host was killed right
+// after the provider made name (its Create answered, nothing recorded):
+// the state drops it and what came after (later), and the journal keeps
+// only up to its "execute started".
+func (e *env) crashAfterCreate(t *testing.T, name string, later ...string) {
+	t.Helper()
+	st, err := state.Open(stack.StackDir(e.stateDir, "s"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Mutate(func(st *state.State) error {
+		delete(st.Resources, name)
+		for _, n := range later {
+			delete(st.Resources, n)
+		}
+		st.Revisions, st.Current, st.Staged = nil, 0, 0
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cut := false
+	e.editJournal(t, func(r journal.Record) bool {
+		keep := !cut
+		if r.Kind == journal.KindStep && r.Step == name && r.Phase == "execute" && r.Status == journal.StepStarted {
+			cut = true
+		}
+		return keep
+	})
+}
+
+// A provider that takes no idempotency key (one built for Terraform): a
+// Create whose outcome a crash left unknown stops resume with exit 12,
+// naming it; the resume touches nothing, and either way out a person has
+// (import what was made; say none was made) lets it finish, nothing made
+// twice.
+func TestResumeStopsAtAnUnknownCreateOfAKeylessProvider(t *testing.T) {
+	for _, way := range []string{"import", "not-created"} {
+		t.Run(way, func(t *testing.T) {
+			e := newEnv(t)
+			e.w.keyless = true
+			sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "compute", deps: []string{"a"}})
+			e.mustApply(t, sp, parallelism(1))
+			e.crashAfterCreate(t, "a", "b")
+			e.w.Remove("b") // b's Create never started
+			for range 2 {
+				r, err := e.resume(sp)
+				var unknown *stack.UnknownCreateError
+				if !errors.As(err, &unknown) || stack.ExitCode(r, err) != stack.ExitIntervention {
+					t.Fatalf("resume: want an UnknownCreateError (exit 12), got exit %d: %v", stack.ExitCode(r, err), err)
+				}
+				if len(unknown.Creates) != 1 || unknown.Creates[0].Resource != "a" || unknown.Creates[0].Type != "network" {
+					t.Fatalf("unknown creates: %+v", unknown.Creates)
+				}
+				for _, want := range []string{"bulwark import " + sp.File + " a ID", "bulwark resume " + sp.File + " --not-created a"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("the error does not say %q:\n%v", want, err)
+					}
+				}
+			}
+			if n, _, _ := e.w.Calls(); n != 2 {
+				t.Fatalf("%d creates after the stopped resumes, want the 2 of the apply", n)
+			}
+			made := e.w.ByName("a")
+			// Any other import waits for resume.
+			var unfinished *stack.UnfinishedError
+			if _, err := stack.Import(e.ctx, sp, e.opts(), "b", made.ID); !errors.As(err, &unfinished) {
+				t.Fatalf("import of b: want UnfinishedError, got %v", err)
+			}
+			var mods []opt
+			switch way {
+			case "import":
+				if _, err := stack.Import(e.ctx, sp, e.opts(), "a", made.ID); err != nil {
+					t.Fatalf("import: %v", err)
+				}
+			case "not-created":
+				e.w.Remove("a") // what the person found: nothing
+				mods = append(mods, func(o *stack.Options) { o.NotCreated = []string{"a"} })
+			}
+			r, err := e.resume(sp, mods...)
+			if err != nil || resErr(r) != nil {
+				t.Fatalf("resume after %s: %v %v", way, err, resErr(r))
+			}
+			if got := sorted(e.w.Names()); strings.Join(got, ",") != "a,b" {
+				t.Fatalf("world after resume: %v", got)
+			}
+			if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.resume(sp); !errors.Is(err, stack.ErrNothingToResume) {
+				t.Fatalf("a second resume: %v", err)
+			}
+		})
+	}
+}
