@@ -104,3 +104,37 @@ func TestResumeStopsAtAnUnknownCreateOfAKeylessProvider(t *testing.T) {
 		})
 	}
 }
+
+// A Create of a keyless provider that ends without the provider's answer
+// (the plugin died mid-call) is as unknown as one a crash cut: the run's
+// rollback cannot say whether to delete anything, so it stays incomplete
+// (exit 13), and its resume stops for a person (exit 12) until told.
+func TestRollbackOfAnUnansweredCreateOfAKeylessProviderWaitsForAPerson(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "compute", deps: []string{"a"}})
+	e.w.FailCreate("b") // a plain error: no diagnostics, no answer
+	r, err := e.apply(sp, parallelism(1))
+	if code := stack.ExitCode(r, err); code != stack.ExitRollbackIncomplete {
+		t.Fatalf("apply: exit %d, want 13: %v %v", code, err, resErr(r))
+	}
+	if e.w.ByName("a") != nil {
+		t.Fatalf("a, which the run made, is left after its rollback")
+	}
+	r, err = e.resume(sp)
+	var unknown *stack.UnknownCreateError
+	if !errors.As(err, &unknown) || len(unknown.Creates) != 1 || unknown.Creates[0].Resource != "b" {
+		t.Fatalf("resume: want an UnknownCreateError naming b, got exit %d: %v", stack.ExitCode(r, err), err)
+	}
+	e.w.ClearFaults()
+	r, err = e.resume(sp, func(o *stack.Options) { o.NotCreated = []string{"b"} })
+	if code := stack.ExitCode(r, err); code != stack.ExitCompensated {
+		t.Fatalf("resume --not-created b: exit %d, want 11: %v %v", code, err, resErr(r))
+	}
+	if n := e.w.Names(); len(n) != 0 {
+		t.Fatalf("world after the rollback: %v", n)
+	}
+	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+}
