@@ -31,6 +31,10 @@ type profileRun struct {
 	pluginPrefix        string // "" profiles no plugin
 	memFile             string // "" takes no heap profile
 	allocFile           string // "" takes no allocation profile
+	// tfProvider, when set (fwtest or sdktest), profiles the stack of n
+	// items of that Terraform test provider, found in tfMirror, instead of
+	// the mock's.
+	tfProvider, tfMirror string
 }
 
 // profile runs one command of one generated stack in this process, through
@@ -147,6 +151,14 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 	}
 	specPath := filepath.Join(dir, "spec.yaml")
 	text := benchharness.BulwarkSpec(r.shape, r.n, r.latencyMS)
+	pluginDir := r.pluginDir
+	if r.tfProvider != "" {
+		text, pluginDir = benchharness.TFItemSpec(r.tfProvider, r.n), r.tfMirror
+		// Every profiled stack's provider writes into the last one's
+		// world: a fresh folder per stack, and each stack's objects have
+		// ids of their own.
+		os.Setenv(benchharness.WorldEnv, filepath.Join(dir, "world"))
+	}
 	if err := os.WriteFile(specPath, text, 0o600); err != nil {
 		return nil, err
 	}
@@ -167,7 +179,7 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 	opts := stack.Options{
 		SecretOptions:  stack.SecretOptions{Secrets: &secrets.Source{Env: key.Encode()}},
 		StorageOptions: stack.StorageOptions{StateDir: filepath.Join(dir, "state")},
-		PluginOptions:  stack.PluginOptions{PluginDirs: []string{r.pluginDir}},
+		PluginOptions:  stack.PluginOptions{PluginDirs: []string{pluginDir}},
 		OutputOptions:  stack.OutputOptions{Events: events.NewWriter(ev, nil)},
 		RunOptions:     stack.RunOptions{Parallelism: r.parallelism},
 	}
