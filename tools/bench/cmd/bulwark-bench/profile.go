@@ -154,10 +154,11 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 	pluginDir := r.pluginDir
 	if r.tfProvider != "" {
 		text, pluginDir = benchharness.TFItemSpec(r.tfProvider, r.n), r.tfMirror
-		// Every profiled stack's provider writes into the last one's
-		// world: a fresh folder per stack, and each stack's objects have
-		// ids of their own.
-		os.Setenv(benchharness.WorldEnv, filepath.Join(dir, "world"))
+		// One world for every profiled stack (the providers find it in
+		// the environment, which is this process's): each stack's
+		// objects have ids of their own, and a stack prepared first must
+		// find its objects when it is profiled after another was made.
+		os.Setenv(benchharness.WorldEnv, filepath.Join(r.scratch, "world"))
 	}
 	if err := os.WriteFile(specPath, text, 0o600); err != nil {
 		return nil, err
