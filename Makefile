@@ -11,7 +11,7 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws testproviders tools/bench
 
-.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency clean \
+.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency bench-terraform clean \
 	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -140,6 +140,17 @@ bench-guard: build-demo
 LATENCYFLAGS ?=
 bench-latency: build-demo
 	$(BENCH) -latency $(LATENCYFLAGS)
+
+# The Terraform-protocol rows (issue 21): a flat stack of 1,000 items of each
+# Terraform test provider (testproviders: fwtest, sdktest), bulwark beside
+# Terraform (when on PATH) on the same binary from bin/testproviders, and
+# the same 1,000 on the mock (bulwark's own protocol), interleaved: apply,
+# no-op plan, no-op apply, teardown. Writes bench/terraform-DATE.md.
+# TFBENCHFLAGS=-count 3 for medians; TFBENCHFLAGS=-tf-env=TF_LOG_SDK=off
+# turns the providers' trace logging off for both tools.
+TFBENCHFLAGS ?=
+bench-terraform: build-demo build-testproviders
+	$(BENCH) -terraform-protocol -tf-mirror $(TESTPROVIDERS) $(TFBENCHFLAGS)
 
 tools:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler libprotobuf-dev" >&2; exit 1; }

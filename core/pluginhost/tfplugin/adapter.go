@@ -22,8 +22,9 @@ const TerraformVersion = "1.11.4"
 // Terraform makes for the same step.
 //
 //   - Read is ReadResource of the state recorded, upgraded first through
-//     the provider (UpgradeResourceState, as Terraform does on every
-//     refresh), then, given a Config, the provider's own plan toward it
+//     the provider (UpgradeResourceState, which Terraform calls on every
+//     refresh; here for a state written at an older schema version, see
+//     prior), then, given a Config, the provider's own plan toward it
 //     (PlanResourceChange): ReadResponse.Planned says which attributes that
 //     plan changes and which force a replace, so the provider's defaults
 //     and normalisation are its own, not a diff of bulwark's.
@@ -286,6 +287,19 @@ func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateR
 func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	if e, ok := openEnvelope(private); ok {
+		if e.SchemaVersion == s.Version {
+			// Written from the provider's own answer at the schema version
+			// it has now: decoded with that schema's type it is what its
+			// UpgradeResourceState answers for a current version (both
+			// frameworks decode the JSON with the current schema; an
+			// attribute added since reads as null, as there), without one
+			// more round trip on every read, update and delete. A state
+			// that does not decode so (an attribute the schema no longer
+			// has) goes through the provider, as any older one.
+			if v, err := ParseStateJSON(e.State, ty); err == nil {
+				return v, e.Private, nil, nil
+			}
+		}
 		up, err := a.p.UpgradeResourceState(ctx, typ, e.SchemaVersion, e.State)
 		if err != nil {
 			return cty.NilVal, nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -104,8 +105,15 @@ type StartOptions struct {
 // the client). It sets opts.Cmd.Env (see StartOptions).
 func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 	logger := opts.Logger
-	if logger == nil {
-		logger = hclog.NewNullLogger()
+	if logger == nil || logger.GetLevel() == hclog.NoLevel {
+		// A logger that writes nothing (hclog's null logger has no level)
+		// is given to go-plugin as one that is off: go-plugin then skips
+		// the provider's stderr without parsing it. Providers on
+		// Terraform's frameworks log every call at trace level as JSON
+		// lines, and parsing them only to drop them was most of the
+		// host's CPU on a stack of small resources (bench/README.md,
+		// "Terraform-protocol rows").
+		logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
 	}
 	timeout := opts.StartTimeout
 	if timeout == 0 {

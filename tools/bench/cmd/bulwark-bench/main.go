@@ -12,6 +12,7 @@
 //	bulwark-bench -profile apply -shapes flat -sizes 1000 -cpuprofile cpu.pprof
 //	bulwark-bench -latency -count 3     # the latency rows against their limit (make bench-latency)
 //	bulwark-bench -latency -latencies 200 -parallelisms 10 -batch off -rate-limit 0
+//	bulwark-bench -terraform-protocol -count 3   # 1,000 items of the Terraform test providers beside Terraform (make bench-terraform)
 package main
 
 import (
@@ -52,6 +53,7 @@ type options struct {
 	memProfile, allocProfile               string
 	state                                  string
 	lat                                    latencyOptions
+	tf                                     tfOptions
 }
 
 func run(args []string) int {
@@ -91,6 +93,12 @@ func run(args []string) int {
 	fs.IntVar(&o.lat.rateLimit, "rate-limit", 50, "with -latency: also apply and tear down flat -rate-n on the mock with this rate_limit (calls per second; 0: skip those rows)")
 	fs.IntVar(&o.lat.rateN, "rate-n", 1000, "with -latency: resources of the rate-limited stack")
 	fs.IntVar(&o.lat.ratePar, "rate-parallelism", 10, "with -latency: --parallelism of the rate-limited stack")
+	fs.BoolVar(&o.tf.on, "terraform-protocol", false, "instead of the table: the Terraform-protocol rows (a flat stack of -tf-n items of a test provider built for Terraform, bulwark beside Terraform on the same binary, and the same N on the mock), written to OUT/terraform-DATE.md")
+	fs.StringVar(&o.tf.mirror, "tf-mirror", "", "with -terraform-protocol: the filesystem mirror holding the test providers (default: bin/testproviders under -root, as make build-testproviders writes it)")
+	fs.StringVar(&o.tf.providers, "tf-providers", "fwtest,sdktest", "with -terraform-protocol: the test providers whose items make the stack (fwtest and/or sdktest)")
+	fs.StringVar(&o.tf.profileProvider, "profile-tf", "", "with -profile: profile the stack of -sizes items of this Terraform test provider (fwtest or sdktest, from -tf-mirror) instead of the mock's")
+	fs.IntVar(&o.tf.n, "tf-n", 1000, "with -terraform-protocol: resources per stack")
+	fs.StringVar(&o.tf.env, "tf-env", "", "with -terraform-protocol: NAME=VALUE pairs (space-separated) added to the environment of every command of both tools, e.g. TF_LOG_SDK=off")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -169,6 +177,9 @@ func (o options) run() error {
 	if o.lat.on && (o.guard != "" || o.profile != "") {
 		return errors.New("-latency runs its own rows: not with -guard or -profile")
 	}
+	if o.tf.on && (o.lat.on || o.guard != "" || o.profile != "") {
+		return errors.New("-terraform-protocol runs its own rows: not with -latency, -guard or -profile")
+	}
 
 	scratch := o.scratch
 	if scratch == "" {
@@ -204,12 +215,18 @@ func (o options) run() error {
 	if o.lat.on {
 		return o.runLatency(ctx, root, bulwark, pluginDir, scratch)
 	}
+	if o.tf.on {
+		return o.runTFProtocol(ctx, root, bulwark, pluginDir, scratch)
+	}
 	if o.profile != "" {
+		if o.tf.profileProvider != "" && o.tf.mirror == "" {
+			o.tf.mirror = filepath.Join(root, "bin", "testproviders")
+		}
 		return profile(ctx, profileRun{
 			command: o.profile, shape: shapes[0], n: sizes[0], latencyMS: o.latencyMS, count: o.count,
 			pluginDir: pluginDir, scratch: scratch, parallelism: o.parallelism,
 			cpuFile: o.cpuProfile, pluginPrefix: o.pluginProfile, memFile: o.memProfile,
-			allocFile: o.allocProfile,
+			allocFile: o.allocProfile, tfProvider: o.tf.profileProvider, tfMirror: o.tf.mirror,
 		})
 	}
 

@@ -31,6 +31,10 @@ type profileRun struct {
 	pluginPrefix        string // "" profiles no plugin
 	memFile             string // "" takes no heap profile
 	allocFile           string // "" takes no allocation profile
+	// tfProvider, when set (fwtest or sdktest), profiles the stack of n
+	// items of that Terraform test provider, found in tfMirror, instead of
+	// the mock's.
+	tfProvider, tfMirror string
 }
 
 // profile runs one command of one generated stack in this process, through
@@ -147,6 +151,15 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 	}
 	specPath := filepath.Join(dir, "spec.yaml")
 	text := benchharness.BulwarkSpec(r.shape, r.n, r.latencyMS)
+	pluginDir := r.pluginDir
+	if r.tfProvider != "" {
+		text, pluginDir = benchharness.TFItemSpec(r.tfProvider, r.n), r.tfMirror
+		// One world for every profiled stack (the providers find it in
+		// the environment, which is this process's): each stack's
+		// objects have ids of their own, and a stack prepared first must
+		// find its objects when it is profiled after another was made.
+		os.Setenv(benchharness.WorldEnv, filepath.Join(r.scratch, "world"))
+	}
 	if err := os.WriteFile(specPath, text, 0o600); err != nil {
 		return nil, err
 	}
@@ -167,7 +180,7 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 	opts := stack.Options{
 		SecretOptions:  stack.SecretOptions{Secrets: &secrets.Source{Env: key.Encode()}},
 		StorageOptions: stack.StorageOptions{StateDir: filepath.Join(dir, "state")},
-		PluginOptions:  stack.PluginOptions{PluginDirs: []string{r.pluginDir}},
+		PluginOptions:  stack.PluginOptions{PluginDirs: []string{pluginDir}},
 		OutputOptions:  stack.OutputOptions{Events: events.NewWriter(ev, nil)},
 		RunOptions:     stack.RunOptions{Parallelism: r.parallelism},
 	}

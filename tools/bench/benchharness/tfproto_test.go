@@ -1,0 +1,43 @@
+package benchharness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// TestTFItemStacks: bulwark's spec and Terraform's configuration of the
+// Terraform-protocol rows declare the same n items, by the same names.
+func TestTFItemStacks(t *testing.T) {
+	for _, tc := range []struct {
+		provider string
+		n        int
+	}{{"fwtest", 1}, {"sdktest", 3}} {
+		sp, err := spec.Parse("spec.yaml", TFItemSpec(tc.provider, tc.n))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.provider, err)
+		}
+		if len(sp.Resources) != tc.n {
+			t.Fatalf("%s: %d resources, want %d", tc.provider, len(sp.Resources), tc.n)
+		}
+		hcl := string(TFItemConfig(tc.provider, tc.n))
+		for i, r := range sp.Resources {
+			if r.Type != tc.provider+"_item" || r.Name != ResourceName(i) {
+				t.Errorf("%s: resource %d is %s %s", tc.provider, i, r.Type, r.Name)
+			}
+			if !strings.Contains(hcl, `resource "`+r.Type+`" "`+r.Name+`"`) {
+				t.Errorf("%s: Terraform's configuration has no %s.%s", tc.provider, r.Type, r.Name)
+			}
+		}
+		if got := strings.Count(hcl, "resource \""); got != tc.n {
+			t.Errorf("%s: Terraform's configuration has %d resources, want %d", tc.provider, got, tc.n)
+		}
+		if !strings.Contains(hcl, `source = "bulwark/`+tc.provider+`"`) {
+			t.Errorf("%s: Terraform's configuration does not require bulwark/%s:\n%s", tc.provider, tc.provider, hcl)
+		}
+	}
+	if !strings.Contains(TFCLIConfig("/m"), `path = "/m"`) {
+		t.Errorf("CLI configuration: %s", TFCLIConfig("/m"))
+	}
+}
