@@ -70,6 +70,9 @@ type fakeWorld struct {
 	// keyless makes the providers behave as one built for Terraform: no
 	// key at all (Capabilities.Keyless), and a Read by key fails.
 	keyless bool
+	// conflictID makes a Create whose identity is taken answer the id of
+	// what holds it beside its Conflict error.
+	conflictID bool
 	// coexist: a resource's identity is (type, name, zone), and the schema
 	// says so (providers.Coexistence), so a zone change replaces creating first.
 	coexist bool
@@ -485,6 +488,12 @@ func (p *fakeProvider) Create(_ context.Context, req *providers.CreateRequest) (
 		return nil, fmt.Errorf("injected failure: create %s", req.Name)
 	}
 	if r := p.w.byTypeName(req.Type, req.Name, cfg); r != nil {
+		if p.w.conflictID {
+			// The id of what holds the identity beside the conflict, as a
+			// careless provider might answer.
+			return &providers.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs)},
+				providers.Diagnostics{providers.Conflict(fmt.Sprintf("%s %s already exists", req.Type, req.Name), r.Key)}
+		}
 		return nil, fmt.Errorf("%s %s already exists (id %s)", req.Type, req.Name, r.ID)
 	}
 	p.w.seq++

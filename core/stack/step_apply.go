@@ -164,11 +164,15 @@ func (s *session) create(ctx context.Context, staged *opstore.Stage, r *spec.Res
 	resp, err := p.Create(ctx, &providers.CreateRequest{Type: r.Type, Name: r.Name, Config: r.Config, IdempotencyKey: key, Protection: r.Protection,
 		ReadBack: capsOf(p).CreateReadsBack && !engine.InRun(ctx)})
 	if err != nil {
-		if resp != nil && resp.ID != "" {
-			// The provider made it and then failed (Terraform's "tainted"
-			// create): it exists, so it is recorded, riding on the step's
-			// failure, and the failure's compensation deletes it under the
-			// ladder (a durable one is kept), never forgotten.
+		if resp != nil && resp.ID != "" && capsOf(p).Keyless && !providers.IsConflict(err) {
+			// A provider built for Terraform made it and then failed (its
+			// "tainted" create): it exists, so it is recorded, riding on the
+			// step's failure, and the failure's compensation deletes it
+			// under the ladder (a durable one is kept), never forgotten.
+			// Only these providers: one of bulwark's own finds what a failed
+			// Create made by its key, and an id beside a conflict names
+			// something that is not this stack's, never to be recorded (its
+			// compensation would delete it).
 			staged.Put(s.createdRecord(p, r, key, resp))
 		} else if capsOf(p).Keyless && !answered(err) {
 			// No key to look it up by: the journaled failure says that

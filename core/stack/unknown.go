@@ -12,6 +12,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -33,7 +34,9 @@ const unansweredNote = "the provider gave no answer: whether it made anything is
 // diagnostics), not a call that ended without one.
 func answered(err error) bool {
 	var d *pluginhost.DiagnosticsError
-	return errors.As(err, &d)
+	var ds providers.Diagnostics
+	var one providers.Diagnostic
+	return errors.As(err, &d) || errors.As(err, &ds) || errors.As(err, &one)
 }
 
 // UnknownCreate is one Create whose outcome a crash left unknown, of a

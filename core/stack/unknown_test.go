@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +137,30 @@ func TestRollbackOfAnUnansweredCreateOfAKeylessProviderWaitsForAPerson(t *testin
 	}
 	if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An id a Create answers beside its failure is recorded (and so
+// compensated, deleted) only for a provider built for Terraform, and never
+// beside a conflict: a provider that names what holds the identity it
+// wanted, made out of band, must not make it this stack's to delete.
+func TestFailedCreateNamingAForeignResourceIsNeverRecordedOrDeleted(t *testing.T) {
+	for _, keyless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
+			e := newEnv(t)
+			e.w.keyless, e.w.conflictID = keyless, true
+			foreign := e.w.Put("network", "a", "")
+			sp := mkSpec(t, res{name: "a", typ: "network"})
+			r, err := e.apply(sp, parallelism(1))
+			if code := stack.ExitCode(r, err); code != stack.ExitRefused && code != stack.ExitCompensated && code != stack.ExitError {
+				t.Fatalf("apply over a foreign resource: exit %d, want a refusal or a compensated failure: %v %v", code, err, resErr(r))
+			}
+			if got := e.w.ByName("a"); got == nil || got.ID != foreign {
+				t.Fatalf("the foreign resource %s was touched: now %+v", foreign, got)
+			}
+			if st := e.state(t, "s"); st != nil && st.Resources["a"] != nil {
+				t.Fatalf("the foreign resource was recorded as this stack's: %+v", st.Resources["a"])
+			}
+		})
 	}
 }
