@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
@@ -28,7 +29,13 @@ func (s *session) terraformPlugin(ctx context.Context, pc *pluginhost.Config, sr
 		// The verified copies of this session, removed by close once the
 		// plugins are gone (see pluginhost's verifiedCopy).
 		parent := filepath.Join(PluginCopyDir(s.opts.StateDir), "terraform")
-		if err := os.MkdirAll(parent, 0o700); err != nil {
+		// A real folder, never a link planted in its place: the bytes
+		// verified would be copied wherever it points, where another
+		// could swap them before they run (as pluginhost's privateDir).
+		if _, err := nofollow.Mkdir(PluginCopyDir(s.opts.StateDir), 0o700); err != nil {
+			return fmt.Errorf("provider %s: verified copy: %w", pc.Name, err)
+		}
+		if _, err := nofollow.Mkdir(parent, 0o700); err != nil {
 			return fmt.Errorf("provider %s: verified copy: %w", pc.Name, err)
 		}
 		dir, err := os.MkdirTemp(parent, "run-")

@@ -330,7 +330,7 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	if err != nil {
 		return nil, err
 	}
-	e, recorded := openEnvelope(req.Private)
+	_, recorded := openEnvelope(req.Private)
 	if !recorded && req.ID == "" {
 		if req.IdempotencyKey != "" {
 			return nil, fmt.Errorf("%s %s: %w", req.Type, req.Name, ErrNoIdempotencyKeys)
@@ -339,7 +339,6 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		// the only record of what these providers made for it.
 		return &providers.ReadResponse{}, nil
 	}
-	_ = e
 	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
 	if err != nil || diags.HasError() {
 		return &providers.ReadResponse{Diagnostics: diags}, err
@@ -532,11 +531,10 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 	if rr.NewState.IsNull() {
 		return &providers.DeleteResponse{Diagnostics: diags}, nil
 	}
-	ar, ds, err := a.apply(ctx, s, req.Type, rr.NewState, rr.Private, cty.NullVal(s.ImpliedType()))
+	_, ds, err := a.apply(ctx, s, req.Type, rr.NewState, rr.Private, cty.NullVal(s.ImpliedType()))
 	if err != nil {
 		return nil, err
 	}
-	_ = ar
 	return &providers.DeleteResponse{Diagnostics: append(diags, ds...)}, nil
 }
 
