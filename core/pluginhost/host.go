@@ -584,6 +584,25 @@ func (p *Plugin) read(ctx context.Context, req *providers.ReadRequest) (*provide
 	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
 }
 
+// ReadData reads a data source; never a mutation, so it is gated as a read.
+func (p *Plugin) ReadData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	return gated(ctx, p, p.reading, "ReadData", func(ctx context.Context) (*providers.ReadDataResponse, error) { return p.readData(ctx, req) }, throttledErr)
+}
+
+func (p *Plugin) readData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	prov, err := p.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := p.callContext(ctx)
+	defer cancel()
+	resp, err := prov.ReadData(ctx, req)
+	if err != nil {
+		return nil, p.check(ctx, prov, "ReadData", err)
+	}
+	return resp, p.diagnostics(ctx, "ReadData", resp.Diagnostics)
+}
+
 // ReadResult is one read of a ReadMany: what Read would have returned.
 type ReadResult = Result[*providers.ReadResponse]
 

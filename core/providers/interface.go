@@ -47,6 +47,9 @@ type Interface interface {
 	// announces it: a provider that cannot answers an error that wraps
 	// ErrReleaseUnsupported (and so ErrUnsupported).
 	Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error)
+	// ReadData reads a data source (Capabilities.ReadData): never a
+	// mutation.
+	ReadData(ctx context.Context, req *ReadDataRequest) (*ReadDataResponse, error)
 }
 
 // ErrUnsupported is wrapped by the error of a call the provider does not

@@ -97,7 +97,55 @@ type GetSchemaResponse struct {
 	// required, sensitive). The host checks a spec's provider config against
 	// it, and never shows a sensitive value. Nil: not described, not checked.
 	ProviderConfig []Attribute
-	Diagnostics    Diagnostics
+	// DataSources are the types of data the provider reads (ReadData),
+	// when Capabilities.ReadData says it offers them.
+	DataSources []DataSourceType
+	Diagnostics Diagnostics
+}
+
+// DataSourceType describes one type of data a provider reads: its
+// arguments (the config a spec's data entry writes: Required or optional,
+// never Computed) and its results (Computed), which references read.
+type DataSourceType struct {
+	Name        string
+	Description string
+	Attributes  []Attribute
+}
+
+// Attribute returns the attribute named name, or false.
+func (dt DataSourceType) Attribute(name string) (Attribute, bool) {
+	for _, a := range dt.Attributes {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+// DataSource returns the data source type named name, or false.
+func (s *GetSchemaResponse) DataSource(name string) (DataSourceType, bool) {
+	for _, dt := range s.DataSources {
+		if dt.Name == name {
+			return dt, true
+		}
+	}
+	return DataSourceType{}, false
+}
+
+// ReadDataRequest reads one data source: a spec's data entry.
+type ReadDataRequest struct {
+	Type string
+	// Name is the data entry's name in the spec, for messages.
+	Name   string
+	Config Attributes
+}
+
+// ReadDataResponse is what a data source read answers: its arguments as
+// the provider saw them and its results. A data source never mutates
+// anything; the host reads it at plan time and never journals it.
+type ReadDataResponse struct {
+	Attributes  Attributes
+	Diagnostics Diagnostics
 }
 
 // Capabilities are the optional parts of the provider contract. A provider
@@ -139,6 +187,11 @@ type Capabilities struct {
 	// DeleteResponse.ReadBack): Serve reads the resource by its id once the
 	// provider deleted it, for the host's Verify, which expects it gone.
 	DeleteReadsBack bool
+	// ReadData says the provider reads data sources (ReadData); its
+	// schema's DataSources list them. Set by Serve when the provider
+	// implements DataReader; by a Terraform-protocol adapter when the
+	// provider's schema has data sources.
+	ReadData bool
 }
 
 // ValidateManyRequest is many ValidateResources.

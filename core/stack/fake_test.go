@@ -439,6 +439,10 @@ func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (
 
 // Release gives up a claim as the real providers do: what carries the key
 // carries it released from then on. A legacy fake cannot.
+func (p *fakeProvider) ReadData(_ context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
+}
+
 func (p *fakeProvider) Release(_ context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()

@@ -45,6 +45,8 @@ type Provider interface {
 	// Release gives up a claim; a provider that cannot answers an error
 	// that wraps providers.ErrReleaseUnsupported.
 	Release(ctx context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error)
+	// ReadData reads a data source (the schema's Capabilities.ReadData).
+	ReadData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error)
 }
 
 // Starter starts the providers of one command and stops them all on Close.

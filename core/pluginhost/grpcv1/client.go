@@ -182,6 +182,11 @@ func (c *client) Release(ctx context.Context, req *providers.ReleaseRequest) (*p
 	return &providers.ReleaseResponse{Released: resp.GetReleased(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
+// ReadData is not offered yet over bulwark's own protocol.
+func (c *client) ReadData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
+}
+
 func (c *client) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	pr, err := toCreateRequest(req)
 	if err != nil {

@@ -579,6 +579,11 @@ func (a *Adapter) Release(context.Context, *providers.ReleaseRequest) (*provider
 	return nil, providers.ErrReleaseUnsupported
 }
 
+// ReadData is not offered yet.
+func (a *Adapter) ReadData(context.Context, *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	return nil, fmt.Errorf("ReadData: %w", providers.ErrUnsupported)
+}
+
 func (a *Adapter) ValidateMany(context.Context, *providers.ValidateManyRequest) (*providers.ValidateManyResponse, error) {
 	return nil, fmt.Errorf("ValidateMany: %w", providers.ErrUnsupported)
 }
