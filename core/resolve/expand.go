@@ -26,6 +26,9 @@ import (
 //   - Each resource's DependsOn is its depends_on (a for_each resource
 //     named there stands for all of its instances), then every resource its
 //     config references, each once: a reference is a dependency.
+//   - Every data entry's config has its variables substituted; its
+//     ${data.NAME.ATTR} references, and those of resource configs and
+//     outputs, stay: they are read at plan time (SubstituteData).
 //   - Values is set to vars (every declared variable has a value there).
 //
 // Every problem (a missing variable, a for_each that is not a list or
@@ -95,6 +98,13 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 		for _, k := range e.keys[r.Name] {
 			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k]}))
 		}
+	}
+	c.Data = make([]*spec.Data, len(s.Data))
+	for i, d := range s.Data {
+		cd := *d
+		cd.FieldPos = maps.Clone(d.FieldPos)
+		cd.Config = e.subst(d.Config, nil).(map[string]any)
+		c.Data[i] = &cd
 	}
 	c.Outputs = make([]*spec.Output, len(s.Outputs))
 	for i, o := range s.Outputs {
@@ -289,6 +299,8 @@ func (e *expander) template(t *spec.Template, ea *each) any {
 				return ea.key, true
 			}
 			return clone(ea.value), true
+		case spec.RefData:
+			return nil, false // read at plan time (SubstituteData)
 		}
 		if r.Key == spec.EachKey {
 			if ea == nil {

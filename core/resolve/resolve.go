@@ -252,6 +252,10 @@ func (r *resolver) template(t *spec.Template) (any, bool) {
 
 // ref looks one reference up; it returns a copy of the value.
 func (r *resolver) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
+	if ref.Kind == spec.RefData {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
+		return nil, true
+	}
 	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
 		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
 		return nil, true

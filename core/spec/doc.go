@@ -20,11 +20,14 @@
 //     resource of the spec other than its own (with [KEY] exactly when that
 //     resource has for_each); each.key and each.value appear only in the
 //     config of a resource with for_each; for_each and provider configs use
-//     only variables; references count as dependencies in the cycle check.
+//     only variables; references count as dependencies in the cycle check;
+//   - a data: entry (a data source read at plan time) uses only variables
+//     and other data entries in its config, never a resource (nothing is
+//     applied when it is read); ${data.NAME.ATTR} names a declared entry.
 //
 // References. A config, output, for_each or provider-config string holding
-// ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or
-// ${each.value} is kept as a *Template of literal and *Ref parts, each Ref
+// ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR},
+// ${each.key} or ${each.value} is kept as a *Template of literal and *Ref parts, each Ref
 // with the FILE:LINE:COL of its ${; $${ is a literal ${. Parse does not
 // evaluate anything: package core/resolve gives the variables their values
 // and expands for_each into instances addressed NAME[KEY] (Address) before

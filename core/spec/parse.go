@@ -41,8 +41,9 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "outputs"}
+	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "data", "outputs"}
 	providerFields = []string{"source", "version", "config"}
+	dataFields     = []string{"name", "type", "provider", "config"}
 	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
 )
 
@@ -311,6 +312,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		providersOK                        = true
 		providersNode, defaultNode         *yaml.Node
 		resources                          []*resourceNodes
+		data                               []*dataNodes
 		outputs                            []*tmplCtx
 		providerRefs                       *tmplCtx
 	)
@@ -349,6 +351,23 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			p.variables(s, v)
 		case "outputs":
 			outputs = p.outputs(s, v)
+		case "data":
+			switch {
+			case isNull(v):
+			case v.Kind == yaml.SequenceNode:
+				for i, item := range v.Content {
+					if p.skip[item] {
+						continue
+					}
+					if item.Kind != yaml.MappingNode {
+						p.addf(item, "data entry #%d must be a mapping, not %s", i+1, describe(item))
+						continue
+					}
+					data = append(data, p.dataEntry(item, i+1))
+				}
+			default:
+				p.addf(v, "data must be a list of data entries ({name, type, provider, config}), not %s", describe(v))
+			}
 		case "resources":
 			hasResources = true
 			switch {
@@ -415,6 +434,34 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		}
 	}
 
+	for _, dn := range data {
+		d := dn.d
+		if d.ExplicitProvider {
+			if _, ok := s.Providers[d.Provider]; !ok {
+				p.add(d.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", dn.prefix, quote(d.Provider), declaredList)
+			}
+			continue
+		}
+		switch {
+		case s.DefaultProvider != "":
+			d.Provider = s.DefaultProvider
+		case len(declared) > 1:
+			p.add(d.Pos, "%s names no provider, and there is no default_provider to choose among the declared ones (%s)", dn.label, declaredList)
+		}
+	}
+	firstData := map[string]*Data{}
+	for _, dn := range data {
+		d := dn.d
+		if !dn.named {
+			continue
+		}
+		if f, dup := firstData[d.Name]; dup {
+			p.add(d.FieldPos["name"], "duplicate data name %s (first at line %d)", quote(d.Name), f.FieldPos["name"].Line)
+			continue
+		}
+		firstData[d.Name] = d
+	}
+
 	// Names and dependencies.
 	first := map[string]*Resource{}
 	for _, rn := range resources {
@@ -447,7 +494,8 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			}
 		}
 	}
-	p.checkRefs(s, first, resources, outputs, providerRefs, deps)
+	p.checkRefs(s, first, resources, data, outputs, providerRefs, deps)
+	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)
 	}
@@ -455,6 +503,9 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	s.Resources = make([]*Resource, len(resources))
 	for i, rn := range resources {
 		s.Resources[i] = rn.r
+	}
+	for _, dn := range data {
+		s.Data = append(s.Data, dn.d)
 	}
 	return s
 }

@@ -387,7 +387,7 @@ func (p *parser) boolean(v *yaml.Node, prefix, what string) bool {
 // key is written exactly when the resource has for_each, each is used only
 // in a for_each resource's config, for_each and provider configs use only
 // variables. It adds to deps the dependency each resource reference makes.
-func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*resourceNodes, outputs []*tmplCtx, providers *tmplCtx, deps map[string][]string) {
+func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*resourceNodes, data []*dataNodes, outputs []*tmplCtx, providers *tmplCtx, deps map[string][]string) {
 	vars := make(map[string]bool, len(s.Variables))
 	for _, v := range s.Variables {
 		vars[v.Name] = true
@@ -457,7 +457,11 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 					checkVar(ref)
 					continue
 				}
-				p.add(ref.Pos, "%sfor_each can use only variables and literal lists or mappings, not %s: its keys must be known before any provider starts", rn.prefix, ref)
+				why := "its keys must be known before any provider starts"
+				if ref.Kind == RefData {
+					why += " (and so before any data is read)"
+				}
+				p.add(ref.Pos, "%sfor_each can use only variables and literal lists or mappings, not %s: %s", rn.prefix, ref, why)
 			}
 		}
 	}
@@ -468,6 +472,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 			case RefResource:
 				checkRes(ref, nil)
+			case RefData:
+				// checkDataRefs
 			default:
 				p.add(ref.Pos, "output %s: %s is only allowed in the config of a resource with for_each", quote(tc.out.Name), ref)
 			}
@@ -479,7 +485,18 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 				continue
 			}
+			if ref.Kind == RefData {
+				p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any data is read: the data is read through them)", ref)
+				continue
+			}
 			p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any resource exists)", ref)
+		}
+	}
+	for _, dn := range data {
+		for _, ref := range dn.refs.refs {
+			if ref.Kind == RefVar {
+				checkVar(ref)
+			}
 		}
 	}
 }

@@ -119,13 +119,13 @@ resources:
       k5: '${web["a"].id}'
       k6: "${a.b.c}"
 `, []string{
-			`9:12: invalid reference "${nope}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`9:12: invalid reference "${nope}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
 			`10:14: unterminated reference "${var.v": a ${ needs its } (write $${ for a literal ${)`,
-			`11:12: empty reference ${}: want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`11:12: empty reference ${}: want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
 			`12:12: invalid reference "${each.x}": each has only .key and .value`,
 			`12:22: invalid reference "${var.1a}": a variable name must match ` + varNamePattern,
 			`13:12: invalid instance key "\"a\"" in "${web[\"a\"].id}": a key must match ` + KeyPattern + ` (or be each.key)`,
-			`14:12: invalid reference "${a.b.c}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`14:12: invalid reference "${a.b.c}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
 		}},
 		{"unknown names and misuse", `variables: {v: {default: x}}
 resources:

@@ -11,6 +11,9 @@ import (
 // its provider's schema ("unknown resource type \"s3_buckt\" for provider mock (has: a, b, c)")
 // and its config passes providers.CheckConfig, each problem positioned at the config key
 // (FieldPos["config."+key]) or the field ("type", "config") or the resource. Returns Problems or nil.
+// Every data entry is checked the same way against its provider's data
+// sources (a provider without Capabilities.ReadData offers none), and so
+// is every ${data.NAME.ATTR}.
 // schemas is keyed by local provider name; a provider some resource uses
 // that has no schema there is a problem too.
 //
@@ -81,11 +84,64 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 			add(pos, "resource %q: %s", r.Name, msg)
 		}
 	}
+	for _, d := range s.Data {
+		s.checkData(d, schemas[d.Provider], rc, add)
+	}
 	if len(ps) == 0 {
 		return nil
 	}
 	ps.sort()
 	return ps
+}
+
+// checkData checks a data entry against its provider's schema: the
+// provider reads data sources, offers the entry's type, and the config
+// passes providers.CheckConfig against the type's attributes.
+func (s *Spec) checkData(d *Data, schema *providers.GetSchemaResponse, rc *refChecker, add func(Pos, string, ...any)) {
+	pos := func(keys ...string) Pos {
+		for _, k := range keys {
+			if p, ok := d.FieldPos[k]; ok {
+				return p
+			}
+		}
+		return d.Pos
+	}
+	if schema == nil {
+		add(d.Pos, "data %q: no schema was read for provider %q", d.Name, d.Provider)
+		return
+	}
+	source := d.Provider
+	if p := s.Providers[d.Provider]; p != nil && p.Source != d.Provider {
+		source += " (" + p.Source + ")"
+	}
+	if !schema.Capabilities.ReadData {
+		add(pos("provider", "type"), "data %q: provider %s reads no data sources (its plugin does not offer ReadData)", d.Name, source)
+		return
+	}
+	dt, ok := schema.DataSource(d.Type)
+	if !ok {
+		names := make([]string, 0, len(schema.DataSources))
+		for _, t := range schema.DataSources {
+			names = append(names, t.Name)
+		}
+		slices.Sort(names)
+		add(pos("type"), "data %q: unknown data source type %s for provider %s (has: %s)", d.Name, quote(d.Type), source, nameList(names))
+		return
+	}
+	for _, dg := range providers.CheckConfig(providers.ResourceType{Name: dt.Name, Attributes: dt.Attributes}, rc.shapeConfig(d.Config)) {
+		if dg.Severity == providers.SeverityWarning {
+			continue
+		}
+		var keys []string
+		if len(dg.AttributePath) > 0 {
+			keys = append(keys, "config."+dg.AttributePath[0])
+		}
+		msg := dg.Summary
+		if dg.Detail != "" {
+			msg += ": " + dg.Detail
+		}
+		add(pos(append(keys, "config")...), "data %q: %s", d.Name, msg)
+	}
 }
 
 // fieldPos returns the position of the first of keys r.FieldPos has, else
@@ -190,6 +246,9 @@ type refProblem struct {
 // attrType returns the type of the attribute ref names, and false when
 // that cannot be told (reported here when the attribute does not exist).
 func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
+	if ref.Kind == RefData {
+		return c.dataAttrType(ref)
+	}
 	if c.byAddr == nil {
 		c.byAddr = make(map[string]*Resource, len(c.s.Resources))
 		for _, r := range c.s.Resources {
@@ -221,6 +280,35 @@ func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
 			names = append(names, a.Name)
 		}
 		c.add(ref.Pos, "unknown attribute %s in %s: type %s of provider %s has %s", quote(ref.Attr), ref, t.Type, t.Provider, nameList(names))
+	}
+	return 0, false
+}
+
+// dataAttrType is attrType for ${data.NAME.ATTR}: the attribute must be
+// one the entry's data source type declares.
+func (c *refChecker) dataAttrType(ref *Ref) (providers.AttributeType, bool) {
+	d, ok := c.s.DataEntry(ref.Name)
+	if !ok {
+		return 0, false // reported by Parse
+	}
+	schema := c.schemas[d.Provider]
+	if schema == nil {
+		return 0, false
+	}
+	dt, ok := schema.DataSource(d.Type)
+	if !ok {
+		return 0, false // reported as an unknown type
+	}
+	if a, ok := dt.Attribute(ref.Attr); ok {
+		return a.Type, true
+	}
+	if k := (refProblem{ref.Pos, ref.String()}); !c.reported[k] {
+		c.reported[k] = true
+		names := make([]string, 0, len(dt.Attributes))
+		for _, a := range dt.Attributes {
+			names = append(names, a.Name)
+		}
+		c.add(ref.Pos, "unknown attribute %s in %s: data source %s of provider %s has %s", quote(ref.Attr), ref, d.Type, d.Provider, nameList(names))
 	}
 	return 0, false
 }

@@ -149,6 +149,24 @@ type ForEach struct {
 	Pos   Pos
 }
 
+// Data is one entry under data:, a data source its provider reads at plan
+// time, before anything is applied; resource configs and outputs read its
+// attributes as ${data.NAME.ATTR}. Its config may use variables and other
+// data entries, never a resource: nothing is applied yet when it is read.
+type Data struct {
+	Name     string
+	Type     string
+	Provider string         // local provider name, with default_provider applied
+	Config   map[string]any // JSON-normalised; empty map (not nil) when absent
+	Pos      Pos            // position of the entry's "- name:" mapping
+	FieldPos map[string]Pos // position of each field's value, and of each config key as "config.KEY"
+	// ExplicitProvider reports that provider: was written on the entry.
+	ExplicitProvider bool
+	// DependsOn are the data entries its config references, in the order
+	// they first appear.
+	DependsOn []string
+}
+
 // VarType is a variable's declared type.
 type VarType string
 
@@ -207,6 +225,8 @@ type Spec struct {
 	// and exactly one provider is declared, that provider; else empty.
 	DefaultProvider string
 	Resources       []*Resource // in file order
+	// Data are the data: entries, in file order.
+	Data []*Data
 	// Variables are the declared inputs, in file order.
 	Variables []*Variable
 	// Outputs are the declared outputs, in file order.
@@ -227,6 +247,16 @@ func (s *Spec) Resource(name string) (*Resource, bool) {
 	for _, r := range s.Resources {
 		if r.Name == name {
 			return r, true
+		}
+	}
+	return nil, false
+}
+
+// DataEntry returns the data entry named name, or false.
+func (s *Spec) DataEntry(name string) (*Data, bool) {
+	for _, d := range s.Data {
+		if d.Name == name {
+			return d, true
 		}
 	}
 	return nil, false
@@ -312,10 +342,21 @@ func (s *Spec) WithDefaultProvider(name string) *Spec {
 		}
 		c.Resources[i] = &cr
 	}
+	c.Data = make([]*Data, len(s.Data))
+	for i, d := range s.Data {
+		cd := *d
+		cd.Config = value.CloneMap(d.Config)
+		cd.FieldPos = maps.Clone(d.FieldPos)
+		if !cd.ExplicitProvider {
+			cd.Provider = name
+		}
+		c.Data[i] = &cd
+	}
 	return &c
 }
 
-// ProvidersUsed returns the local names of providers some resource uses, sorted.
+// ProvidersUsed returns the local names of providers some resource or data
+// entry uses, sorted.
 func (s *Spec) ProvidersUsed() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -323,6 +364,12 @@ func (s *Spec) ProvidersUsed() []string {
 		if r.Provider != "" && !seen[r.Provider] {
 			seen[r.Provider] = true
 			out = append(out, r.Provider)
+		}
+	}
+	for _, d := range s.Data {
+		if d.Provider != "" && !seen[d.Provider] {
+			seen[d.Provider] = true
+			out = append(out, d.Provider)
 		}
 	}
 	sort.Strings(out)

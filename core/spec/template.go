@@ -21,6 +21,9 @@ const (
 	// RefEachValue is ${each.value}: the value of the for_each instance the
 	// value is in (for a list, the element, equal to the key).
 	RefEachValue
+	// RefData is ${data.NAME.ATTR}: an attribute of what the data entry
+	// NAME read at plan time.
+	RefData
 )
 
 // String names the kind for messages.
@@ -34,6 +37,8 @@ func (k RefKind) String() string {
 		return "each.key"
 	case RefEachValue:
 		return "each.value"
+	case RefData:
+		return "data"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -47,14 +52,16 @@ const EachKey = "each.key"
 // Ref is one ${...} reference, as written in the spec.
 type Ref struct {
 	Kind RefKind
-	// Name is the variable's name (RefVar) or the resource's name
-	// (RefResource), as written; empty for each.key and each.value.
+	// Name is the variable's name (RefVar), the resource's name
+	// (RefResource) or the data entry's (RefData), as written; empty for
+	// each.key and each.value.
 	Name string
 	// Key is the instance key of ${RESOURCE[KEY].ATTR} (EachKey for
 	// [each.key]); Keyed reports that a [KEY] was written.
 	Key   string
 	Keyed bool
-	// Attr is the attribute of a RefResource ("id", "arn", ...).
+	// Attr is the attribute of a RefResource ("id", "arn", ...) or of a
+	// RefData.
 	Attr string
 	// Pos is the position of the reference's "${" in the spec file (the
 	// start of the string when it cannot be told, e.g. after an escape
@@ -83,6 +90,8 @@ func (r *Ref) String() string {
 		return "${each.key}"
 	case RefEachValue:
 		return "${each.value}"
+	case RefData:
+		return "${data." + r.Name + "." + r.Attr + "}"
 	}
 	return "${?}"
 }
@@ -170,10 +179,11 @@ var (
 	refVarRE  = lazy(`^var\.(` + varNamePattern + `)$`)
 	refResRE  = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refHintRE = lazy(`^[a-z][a-z0-9_-]*\[`)
+	refDataRE = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 )
 
 // refForms lists what a reference can be, for messages.
-const refForms = "${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)"
+const refForms = "${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)"
 
 // splitTemplate splits s into parts, and returns every ${...} in s in
 // order, well-formed or not. When one is not, parts is nil.
@@ -243,6 +253,17 @@ func parseRef(body string) (*Ref, string) {
 			return nil, fmt.Sprintf("invalid reference %s: a variable name must match %s", quote("${"+body+"}"), varNamePattern)
 		}
 		return &Ref{Kind: RefVar, Name: m[1]}, ""
+	case strings.HasPrefix(b, "data.") && strings.Count(b, ".") >= 2:
+		// ${data.ATTR} is an attribute of a resource named data; two dots
+		// or more name a data entry.
+		m := refDataRE.FindStringSubmatch(b)
+		if m == nil {
+			if strings.Count(b, ".") > 2 {
+				return nil, fmt.Sprintf("invalid reference %s: a data reference reaches one attribute deep, ${data.NAME.ATTR}, as a resource's does", quote("${"+body+"}"))
+			}
+			return nil, fmt.Sprintf("invalid reference %s: want ${data.NAME.ATTR}, NAME matching %s", quote("${"+body+"}"), namePattern)
+		}
+		return &Ref{Kind: RefData, Name: m[1], Attr: m[2]}, ""
 	}
 	if m := refResRE.FindStringSubmatchIndex(b); m != nil {
 		r := &Ref{Kind: RefResource, Name: b[m[2]:m[3]], Attr: b[m[6]:m[7]]}
