@@ -87,6 +87,20 @@ type Plan struct {
 	// Resources are the decisions, in the order the plan lists them (the
 	// spec's, then the state's resources the spec no longer has).
 	Resources []Resource `json:"resources"`
+	// Data are what the spec's data entries read when the plan was made,
+	// in the spec's order: applying the plan uses these values and reads
+	// nothing again.
+	Data []Data `json:"data,omitempty"`
+}
+
+// Data is what one data entry read.
+type Data struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Provider string `json:"provider"`
+	// Attributes are the values read; a Sensitive one's value is sealed.
+	Attributes map[string]any `json:"attributes"`
+	Sensitive  []string       `json:"sensitive,omitempty"`
 }
 
 // Spec is the spec the plan was made from.

@@ -97,7 +97,50 @@ type fakeWorld struct {
 	// readsByID counts the Reads by id (a Verify's, a Check's of a
 	// recorded resource).
 	readsByID int
+	// dataSources makes the providers offer the data source "lookup"
+	// (Capabilities.ReadData), which reads a resource of the world by
+	// type and name: as the mock plugin's.
+	dataSources bool
+	// dataReads are the names of the data entries read, in order.
+	dataReads []string
+	// onReadData, when set, is called (without the lock) at the start of
+	// every ReadData.
+	onReadData func(name string)
 }
+
+// DataSources makes the providers offer the data source "lookup".
+func (w *fakeWorld) DataSources() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dataSources = true
+}
+
+// DataReads returns the names of the data entries read so far.
+func (w *fakeWorld) DataReads() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.dataReads)
+}
+
+// OnReadData sets the hook called at the start of every ReadData.
+func (w *fakeWorld) OnReadData(f func(name string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onReadData = f
+}
+
+// fakeLookup is the fake's data source: a resource of the world by type and
+// name; secret (sensitive) is derived from its id.
+var fakeLookup = providers.DataSourceType{Name: "lookup", Description: "an existing resource, by type and name", Attributes: []providers.Attribute{
+	{Name: "type", Type: providers.TypeString, Required: true},
+	{Name: "name", Type: providers.TypeString, Required: true},
+	{Name: "id", Type: providers.TypeString, Computed: true},
+	{Name: "arn", Type: providers.TypeString, Computed: true},
+	{Name: "size", Type: providers.TypeNumber, Computed: true},
+	{Name: "zone", Type: providers.TypeString, Computed: true},
+	{Name: "tags", Type: providers.TypeMap, Computed: true},
+	{Name: "secret", Type: providers.TypeString, Computed: true, Sensitive: true},
+}}
 
 func newFakeWorld() *fakeWorld {
 	return &fakeWorld{resources: map[string]*fakeResource{}, failCreate: map[string]bool{}, failDelete: map[string]int{}, readPrivate: map[string]string{}}
@@ -344,9 +387,14 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	p.w.mu.Lock()
 	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
 	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
+	data := p.w.dataSources
 	p.w.mu.Unlock()
-	return &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
-		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack}}
+	sc := &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
+		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data}}
+	if data {
+		sc.DataSources = []providers.DataSourceType{fakeLookup}
+	}
+	return sc
 }
 
 func (p *fakeProvider) ValidateResource(_ context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
@@ -437,11 +485,41 @@ func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (
 	return &providers.ImportResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: r.Key, Claimed: claimed}, nil
 }
 
+// ReadData reads the data source lookup: the resource of the world of the
+// given type and name (an error diagnostic when there is none).
+func (p *fakeProvider) ReadData(_ context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	p.w.mu.Lock()
+	hook := p.w.onReadData
+	p.w.mu.Unlock()
+	if hook != nil {
+		hook(req.Name)
+	}
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	if !p.w.dataSources {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
+	}
+	p.w.dataReads = append(p.w.dataReads, req.Name)
+	if req.Type != "lookup" {
+		return nil, fmt.Errorf("unknown data source type %q", req.Type)
+	}
+	typ, _ := req.Config["type"].(string)
+	name, _ := req.Config["name"].(string)
+	r := p.w.byTypeName(typ, name, nil)
+	if r == nil {
+		return &providers.ReadDataResponse{Diagnostics: providers.Diagnostics{providers.Errorf("no %s named %q", typ, name)}}, nil
+	}
+	attrs := map[string]any{"type": typ, "name": name, "id": r.ID, "arn": fmt.Sprintf("mock:%s:%s:%s", typ, name, r.ID), "secret": "s3cr3t-of-" + r.ID}
+	for _, k := range []string{"size", "zone", "tags"} {
+		if v, ok := r.Attrs[k]; ok {
+			attrs[k] = v
+		}
+	}
+	return &providers.ReadDataResponse{Attributes: attrs}, nil
+}
+
 // Release gives up a claim as the real providers do: what carries the key
 // carries it released from then on. A legacy fake cannot.
-func (p *fakeProvider) ReadData(_ context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
-	return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
-}
 
 func (p *fakeProvider) Release(_ context.Context, req *providers.ReleaseRequest) (*providers.ReleaseResponse, error) {
 	p.w.mu.Lock()

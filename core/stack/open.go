@@ -102,6 +102,13 @@ type session struct {
 		sync.Mutex
 		names []string
 	}
+	// dataReads are what the plan's data entries read (or a saved plan
+	// recorded), in the spec's order, for the preview and a plan file;
+	// dataSubstituted is the spec readData made from s.sp with their
+	// values substituted; dataSecrets are their sensitive values.
+	dataReads       []DataRead
+	dataSubstituted *spec.Spec
+	dataSecrets     []any
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet

@@ -155,13 +155,19 @@ func (s *session) specNames() map[string]bool {
 }
 
 // validatedPlan validates the spec and plans it. The schemas are checked
-// first (the host's checks: no call); then the providers' own validations
+// first (the host's checks: no call); then the data entries are read
+// (readData); then the providers' own validations
 // and the plan's reads run side by side: both only read, neither needs the
 // other, and on a provider whose every call takes a round trip the plan
 // pays one round trip for both, not one after the other. A problem the
 // validation found wins over whatever the reads found or failed on.
 func (s *session) validatedPlan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {
 	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
+		return nil, nil, err
+	}
+	// Data is read first: the validations and the plan see the configs
+	// with what it read.
+	if err := s.readData(ctx); err != nil {
 		return nil, nil, err
 	}
 	validated := make(chan error, 1)

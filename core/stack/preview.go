@@ -40,8 +40,10 @@ type Planned struct {
 
 // Preview is what a dry run found: every step's Check, no Execute.
 type Preview struct {
-	Stack   string    `json:"stack"`
-	Changes []Planned `json:"changes"`
+	Stack string `json:"stack"`
+	// DataReads are the data entries the plan read, in the spec's order.
+	DataReads []DataRead `json:"data_reads,omitempty"`
+	Changes   []Planned  `json:"changes"`
 	// Refused is the ladder's refusal of this plan, if any.
 	Refused *plan.RefusedError `json:"refused,omitempty"`
 	// Conflict is ownership's refusal: resources that exist but are not
@@ -212,7 +214,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 
 // preview is a plan as a person reads it.
 func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
-	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st)}
+	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads)}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}

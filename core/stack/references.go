@@ -265,9 +265,10 @@ func scalars(v any) []string {
 	return nil
 }
 
-// sensitiveVars are the values of the spec's sensitive variables.
+// sensitiveVars are the values of the spec's sensitive variables, and the
+// sensitive attributes its data entries read.
 func (s *session) sensitiveVars() []any {
-	var out []any
+	out := slices.Clone(s.dataSecrets)
 	for _, v := range s.sp.Variables {
 		if val, ok := s.sp.Values[v.Name]; ok && v.Sensitive {
 			out = append(out, val)

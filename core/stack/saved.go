@@ -124,6 +124,22 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		f.Providers = append(f.Providers, e)
 	}
 	red := s.opts.Redactor
+	for _, d := range s.dataReads {
+		// What the schema marks, and any value holding a secret this
+		// command knows, is sealed.
+		sensitive := slices.Clone(d.Sensitive)
+		for k, v := range d.Attributes {
+			if !slices.Contains(sensitive, k) && holdsSecret(red, v) {
+				sensitive = append(sensitive, k)
+			}
+		}
+		sort.Strings(sensitive)
+		attrs, err := sealKeys(box, d.Attributes, sensitive)
+		if err != nil {
+			return nil, err
+		}
+		f.Data = append(f.Data, planfile.Data{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: sensitive})
+	}
 	for _, c := range pv.Changes {
 		// What the schema or a sensitive variable marks, and any other key
 		// whose value holds a secret this command knows, is sealed.
@@ -238,6 +254,9 @@ func ReadPlan(path string) (*planfile.Plan, error) {
 // values of sensitive keys stay sealed, and are shown as "(sensitive)".
 func PreviewOf(f *planfile.Plan) *Preview {
 	pv := &Preview{Stack: f.Stack, Changes: []Planned{}, Revision: f.State.Revision}
+	for _, d := range f.Data {
+		pv.DataReads = append(pv.DataReads, DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: d.Attributes, Sensitive: d.Sensitive, Saved: true})
+	}
 	for _, v := range f.VariableChanges {
 		pv.Variables = append(pv.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
@@ -278,6 +297,9 @@ type SavedPlan struct {
 	File *planfile.Plan
 	Spec *spec.Spec
 	box  *secrets.Box
+	// data is what the plan's data entries read, opened: applying the plan
+	// uses it and reads nothing again.
+	data map[string]DataRead
 }
 
 // OpenPlan reads the plan file at path and opens what it sealed with the
@@ -317,7 +339,21 @@ func OpenPlan(path string, opts Options) (*SavedPlan, error) {
 	if sp.Stack != f.Stack {
 		return nil, fmt.Errorf("plan %s: %w: its spec is of stack %q, not %q", path, planfile.ErrCorrupt, sp.Stack, f.Stack)
 	}
-	return &SavedPlan{Path: path, File: f, Spec: sp, box: box}, nil
+	var data map[string]DataRead
+	if len(sp.Data) > 0 {
+		data = make(map[string]DataRead, len(f.Data))
+		for _, d := range f.Data {
+			attrs, err := openKeys(box, d.Attributes, d.Sensitive)
+			if err != nil {
+				return nil, fmt.Errorf("plan %s: data %s: %w", path, d.Name, err)
+			}
+			for _, k := range d.Sensitive {
+				opts.Redactor.Add(attrs[k])
+			}
+			data[d.Name] = DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: d.Sensitive, Saved: true}
+		}
+	}
+	return &SavedPlan{Path: path, File: f, Spec: sp, box: box, data: data}, nil
 }
 
 // PlanChangedError refuses to apply a saved plan because what it was made

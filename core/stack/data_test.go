@@ -1,0 +1,301 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// dataSpec reads the network "shared" the world already holds, and uses
+// what it read in app's config and an output.
+const dataSpec = `version: 1
+stack: s
+providers: {fake: {}}
+data:
+  - name: found
+    type: lookup
+    config: {type: network, name: shared}
+resources:
+  - name: app
+    type: compute
+    config: {size: "${data.found.size}", zone: "z-${data.found.zone}"}
+outputs:
+  arn: {value: "${data.found.arn}"}
+`
+
+func dataWorld(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.w.DataSources()
+	e.w.Put("network", "shared", "")
+	e.w.SetAttr("shared", "size", 3.0)
+	e.w.SetAttr("shared", "zone", "eu")
+	return e
+}
+
+func TestDataReadAtPlanTime(t *testing.T) {
+	e := dataWorld(t)
+	pv, err := stack.Plan(e.ctx, parseSpec(t, dataSpec), e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.DataReads) != 1 || pv.DataReads[0].Name != "found" || pv.DataReads[0].Type != "lookup" || pv.DataReads[0].Provider != "fake" || pv.DataReads[0].Attributes["size"] != 3.0 {
+		t.Fatalf("data reads = %+v", pv.DataReads)
+	}
+	if len(pv.Changes) != 1 || pv.Changes[0].After["size"] != 3.0 || pv.Changes[0].After["zone"] != "z-eu" {
+		t.Fatalf("changes = %+v", pv.Changes)
+	}
+	if got := e.w.DataReads(); !slices.Equal(got, []string{"found"}) {
+		t.Errorf("reads %v", got)
+	}
+
+	res := e.mustApply(t, parseSpec(t, dataSpec))
+	if res.Outcome != engine.Succeeded {
+		t.Fatal(resErr(res))
+	}
+	app := e.w.ByName("app")
+	if app == nil || app.Attrs["size"] != 3.0 || app.Attrs["zone"] != "z-eu" {
+		t.Fatalf("app = %+v", app)
+	}
+	// Never journaled: no record names the data entry.
+	if j := journalBytes(t, stack.StackDir(e.stateDir, "s")); strings.Contains(string(j), "found") || strings.Contains(string(j), "lookup") {
+		t.Errorf("the journal records the data read:\n%s", j)
+	}
+	// The data entry is no resource of the state.
+	if st := e.state(t, "s"); len(st.Resources) != 1 || st.Resources["app"] == nil {
+		t.Errorf("state records %v", st.Names())
+	}
+	// Once applied, the same read gives the same config: nothing to do.
+	pv, err = stack.Plan(e.ctx, parseSpec(t, dataSpec), e.opts())
+	if err != nil || pv.HasChanges() {
+		t.Fatalf("plan after apply: %v, changes %v", err, pv != nil && pv.HasChanges())
+	}
+	// What the data reads moved: the resource follows.
+	e.w.SetAttr("shared", "size", 5.0)
+	e.mustApply(t, parseSpec(t, dataSpec))
+	if got := e.w.ByName("app").Attrs["size"]; got != 5.0 {
+		t.Errorf("app's size %v, want 5", got)
+	}
+}
+
+func TestDataReadFailure(t *testing.T) {
+	e := newEnv(t)
+	e.w.DataSources()
+	sp := parseSpec(t, dataSpec) // no "shared" in the world
+	for _, run := range []struct {
+		name string
+		do   func() error
+	}{
+		{"plan", func() error { _, err := stack.Plan(e.ctx, sp, e.opts()); return err }},
+		{"apply", func() error { _, err := stack.Apply(e.ctx, sp, e.opts()); return err }},
+	} {
+		err := run.do()
+		var de *stack.DataReadError
+		if !errors.As(err, &de) || de.Name != "found" || de.Provider != "fake" || de.Type != "lookup" {
+			t.Fatalf("%s: err %v, want a *DataReadError for found", run.name, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, `data "found" (lookup, provider fake)`) || !strings.Contains(msg, `no network named "shared"`) {
+			t.Errorf("%s: message %q", run.name, msg)
+		}
+		if code := stack.ExitCode(nil, err); code != stack.ExitError {
+			t.Errorf("%s: exit %d, want %d", run.name, code, stack.ExitError)
+		}
+	}
+	if c, u, d := e.w.Calls(); c+u+d != 0 {
+		t.Errorf("a failed read went on to change things: %d creates, %d updates, %d deletes", c, u, d)
+	}
+}
+
+func TestDataSchemaChecked(t *testing.T) {
+	for _, tt := range []struct {
+		name, spec string
+		offer      bool
+		want       string
+	}{
+		{"no ReadData", dataSpec, false, `stack.yaml:6:11: data "found": provider fake reads no data sources (its plugin does not offer ReadData)`},
+		{"unknown type", strings.Replace(dataSpec, "type: lookup", "type: lookupp", 1), true, `stack.yaml:6:11: data "found": unknown data source type "lookupp" for provider fake (has: lookup)`},
+		{"unknown attribute", strings.Replace(dataSpec, "data.found.arn", "data.found.nope", 1), true, `stack.yaml:13:17: unknown attribute "nope" in ${data.found.nope}: data source lookup of provider fake has type, name, id, arn, size, zone, tags, secret`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.offer {
+				e.w.DataSources()
+			}
+			e.w.Put("network", "shared", "")
+			_, err := stack.Apply(e.ctx, parseSpec(t, tt.spec), e.opts())
+			var ps spec.Problems
+			if !errors.As(err, &ps) || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %s", err, tt.want)
+			}
+			if got := e.w.DataReads(); len(got) != 0 {
+				t.Errorf("read %v before the schema check passed", got)
+			}
+		})
+	}
+}
+
+// Independent entries are read side by side; one that uses another's
+// attributes is read after it, with them.
+func TestDataReadsInParallel(t *testing.T) {
+	e := newEnv(t)
+	e.w.DataSources()
+	for _, n := range []string{"a", "b", "c"} {
+		e.w.Put("network", n, "")
+	}
+	both := make(chan struct{})
+	arrived := make(chan string, 3)
+	e.w.OnReadData(func(name string) {
+		arrived <- name
+		if name == "a" || name == "b" {
+			// Each of a and b waits for the other: a serial reader
+			// would never get past the first.
+			select {
+			case <-both:
+			case <-time.After(10 * time.Second):
+			}
+		}
+	})
+	go func() {
+		seen := map[string]bool{}
+		for len(seen) < 2 {
+			seen[<-arrived] = true
+		}
+		close(both)
+	}()
+	sp := parseSpec(t, `version: 1
+stack: s
+providers: {fake: {}}
+data:
+  - {name: a, type: lookup, config: {type: network, name: a}}
+  - {name: b, type: lookup, config: {type: network, name: b}}
+  - {name: c, type: lookup, config: {type: network, name: "${data.a.name}"}}
+resources:
+  - {name: app, type: compute, config: {zone: "${data.c.id}"}}
+`)
+	start := time.Now()
+	pv, err := stack.Plan(e.ctx, sp, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("the independent reads ran one after the other")
+	}
+	reads := e.w.DataReads()
+	if len(reads) != 3 || slices.Index(reads, "c") < slices.Index(reads, "a") {
+		t.Fatalf("reads %v: c must come after a, whose name it uses", reads)
+	}
+	if got := pv.Changes[0].After["zone"]; got != e.w.ByName("a").ID {
+		t.Errorf("app's zone %v, want a's id", got)
+	}
+}
+
+// A sensitive attribute read stays sealed and masked: in the plan, its
+// --json, the state and a saved plan.
+func TestDataSensitiveMasked(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKey := func(o *stack.Options) { o.Secrets = &secrets.Source{Env: key.Encode()} }
+	id := e.w.ByName("shared").ID
+	secret := "s3cr3t-of-" + id
+	text := strings.Replace(dataSpec, `zone: "z-${data.found.zone}"`, `zone: "${data.found.secret}"`, 1)
+	sp := parseSpec(t, text)
+	pv, err := stack.Plan(e.ctx, sp, e.opts(withKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pv.DataReads[0].Sensitive, "secret") || !slices.Contains(pv.Changes[0].Sensitive, "zone") {
+		t.Fatalf("sensitive: data %v, app %v", pv.DataReads[0].Sensitive, pv.Changes[0].Sensitive)
+	}
+	js, err := json.Marshal(pv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), secret) || !strings.Contains(string(js), `"data_reads"`) {
+		t.Errorf("plan --json:\n%s", js)
+	}
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "stack.yaml")
+	if err := os.WriteFile(specPath, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err = spec.Parse(specPath, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "p.plan")
+	if _, err := stack.SavePlan(e.ctx, sp, e.opts(withKey), planPath, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(planPath); strings.Contains(string(b), secret) {
+		t.Errorf("the plan file holds the secret in clear")
+	}
+	e.mustApply(t, parseSpec(t, text), withKey)
+	if got := e.w.ByName("app").Attrs["zone"]; got != secret {
+		t.Errorf("app's zone %v: the provider must get the value", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(stack.StackDir(e.stateDir, "s"), "state.json")); strings.Contains(string(b), secret) {
+		t.Errorf("state.json holds the secret in clear")
+	}
+	if strings.Contains(e.out.String(), secret) {
+		t.Errorf("the output holds the secret in clear:\n%s", e.out)
+	}
+}
+
+// Applying a saved plan uses what the plan read, and reads nothing again.
+func TestSavedPlanKeepsDataRead(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKey := func(o *stack.Options) { o.Secrets = &secrets.Source{Env: key.Encode()} }
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "stack.yaml")
+	if err := os.WriteFile(specPath, []byte(dataSpec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Parse(specPath, []byte(dataSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "p.plan")
+	if _, err := stack.SavePlan(e.ctx, sp, e.opts(withKey), planPath, "test"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stack.ReadPlan(planPath)
+	if err != nil || len(f.Data) != 1 || f.Data[0].Attributes["size"] != 3.0 {
+		t.Fatalf("plan file data: %v %+v", err, f)
+	}
+	if pv := stack.PreviewOf(f); len(pv.DataReads) != 1 || !pv.DataReads[0].Saved {
+		t.Errorf("PreviewOf data reads %+v", pv.DataReads)
+	}
+	e.w.SetAttr("shared", "size", 9.0) // what a read would see now
+	before := len(e.w.DataReads())
+	p, err := stack.OpenPlan(planPath, e.opts(withKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := stack.ApplyPlan(e.ctx, p, e.opts(withKey))
+	if err != nil || res.Outcome != engine.Succeeded {
+		t.Fatalf("apply: %v %v", err, resErr(res))
+	}
+	if got := e.w.ByName("app").Attrs["size"]; got != 3.0 {
+		t.Errorf("app's size %v, want 3, what the plan read", got)
+	}
+	if n := len(e.w.DataReads()); n != before {
+		t.Errorf("applying the saved plan read data again (%d reads)", n-before)
+	}
+}
