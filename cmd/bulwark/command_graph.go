@@ -4,12 +4,14 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/core/resolve"
 )
 
 func (c *cli) graphCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "graph SPEC",
-		Short: "Print the dependency graph as DOT",
+		Short: "Print the dependency graph as DOT (data entries as data.NAME)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := c.loadSpec(args[0], "")
@@ -20,10 +22,27 @@ func (c *cli) graphCmd() *cobra.Command {
 			for _, r := range sp.Resources {
 				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\"];\n", r.Name, r.Name, r.Type, r.Protection)
 			}
+			// Data entries are read at plan time, before any resource:
+			// each is a node data.NAME, with an edge from what uses it.
+			for _, d := range sp.Data {
+				fmt.Fprintf(c.stdout, "  %q [label=\"data.%s\\n%s (read)\", shape=note];\n", "data."+d.Name, d.Name, d.Type)
+			}
+			for _, d := range sp.Data {
+				for _, dep := range d.DependsOn {
+					fmt.Fprintf(c.stdout, "  %q -> %q;\n", "data."+d.Name, "data."+dep)
+				}
+			}
 			g := sp.Graph()
 			for _, n := range g.Nodes() {
 				for _, d := range g.DependsOn(n) {
 					fmt.Fprintf(c.stdout, "  %q -> %q;\n", n, d)
+				}
+			}
+			if len(sp.Data) > 0 {
+				for _, r := range sp.Resources {
+					for _, d := range resolve.DataRefs(r.Config) {
+						fmt.Fprintf(c.stdout, "  %q -> %q;\n", r.Name, "data."+d)
+					}
 				}
 			}
 			fmt.Fprintln(c.stdout, "}")

@@ -24,7 +24,8 @@ func (c *cli) providersSchemaCmd() *cobra.Command {
 		Short: "Print each provider's resource types, attributes, config and capabilities",
 		Long: `Print what each provider plugin found (or only the one named) describes of itself:
 its resource types with their attributes (type, required, computed, sensitive,
-force_new, description), its own config schema and its capabilities. The
+force_new, description), the data sources it reads (a spec's data: entries),
+its own config schema and its capabilities. The
 plugins are started and asked for their schema only: none is configured, so no
 spec is needed.`,
 		Example: `  bulwark providers schema
@@ -109,7 +110,7 @@ func readSchemas(ctx context.Context, host *pluginhost.Host, opts *stack.Options
 				return nil, err
 			}
 			doc.Providers = append(doc.Providers, jsonview.SchemaProvider{Name: n, Error: err.Error(),
-				Config: []jsonview.SchemaAttribute{}, ResourceTypes: []jsonview.SchemaType{}})
+				Config: []jsonview.SchemaAttribute{}, ResourceTypes: []jsonview.SchemaType{}, DataSources: []jsonview.SchemaDataSource{}})
 			continue
 		}
 		doc.Providers = append(doc.Providers, jsonview.NewSchemaProvider(n, p.Protocol(), p.Schema()))
@@ -141,6 +142,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.CreateReadsBack, "create_reads_back"},
 			{p.Capabilities.DeleteReadsBack, "delete_reads_back"},
 			{p.Capabilities.NoIdempotencyKeys, "no_idempotency_keys"},
+			{p.Capabilities.ReadData, "read_data"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)
@@ -169,6 +171,14 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			if p.Capabilities.NoIdempotencyKeys {
 				fmt.Fprintf(tw, "    %s\n", planview.KeylessNote)
 			}
+		}
+		for _, dt := range p.DataSources {
+			if dt.Description != "" {
+				fmt.Fprintf(tw, "  data %s: %s\n", dt.Name, dt.Description)
+			} else {
+				fmt.Fprintf(tw, "  data %s\n", dt.Name)
+			}
+			attributeLines(tw, "    ", dt.Attributes)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -21,6 +21,22 @@ type Plan struct {
 	// the variables whose values differ from the ones it was applied with.
 	Revision  int              `json:"revision"`
 	Variables []VariableChange `json:"variables"`
+	// DataReads are the spec's data entries the plan read, in the spec's
+	// order. (Added in 1.0, additively.)
+	DataReads []DataRead `json:"data_reads"`
+}
+
+// DataRead is one data entry the plan read: its attributes (arguments and
+// results), sensitive ones secrets.Mask.
+type DataRead struct {
+	Address    string         `json:"address"` // data.NAME
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Provider   string         `json:"provider"`
+	Attributes map[string]any `json:"attributes"`
+	Sensitive  []string       `json:"sensitive"`
+	// Saved: the values a saved plan recorded (show FILE), not read again.
+	Saved bool `json:"saved"`
 }
 
 // VariableChange is a variable whose value differs from the current
@@ -127,6 +143,13 @@ func NewPlan(pv *stack.Preview) *Plan {
 	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{}}
 	for _, v := range pv.Variables {
 		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
+	}
+	out.DataReads = []DataRead{}
+	for _, d := range pv.DataReads {
+		out.DataReads = append(out.DataReads, DataRead{
+			Address: "data." + d.Name, Name: d.Name, Type: d.Type, Provider: d.Provider,
+			Attributes: secrets.MaskKeys(d.Attributes, d.Sensitive), Sensitive: list(d.Sensitive), Saved: d.Saved,
+		})
 	}
 	for _, c := range pv.Changes {
 		own := string(c.Ownership)

@@ -18,6 +18,15 @@ type (
 		Capabilities  SchemaCapabilities `json:"capabilities"`
 		Config        []SchemaAttribute  `json:"provider_config"`
 		ResourceTypes []SchemaType       `json:"resource_types"`
+		// DataSources are the types of data the provider reads (a spec's
+		// data: entries), when capabilities.read_data. (Added in 1.0,
+		// additively.)
+		DataSources []SchemaDataSource `json:"data_sources"`
+	}
+	SchemaDataSource struct {
+		Name        string            `json:"name"`
+		Description string            `json:"description"`
+		Attributes  []SchemaAttribute `json:"attributes"`
 	}
 	SchemaCapabilities struct {
 		IdempotencyKeys bool `json:"idempotency_keys"`
@@ -31,6 +40,8 @@ type (
 		// built for Terraform); a create of its types that a crash
 		// interrupts stops resume for a person.
 		NoIdempotencyKeys bool `json:"no_idempotency_keys,omitempty"`
+		// ReadData: the provider reads data sources (data_sources).
+		ReadData bool `json:"read_data"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -70,9 +81,13 @@ func NewSchemaProvider(name string, protocol int, s *providers.GetSchemaResponse
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
 			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack,
-			NoIdempotencyKeys: s.Capabilities.Keyless},
+			NoIdempotencyKeys: s.Capabilities.Keyless, ReadData: s.Capabilities.ReadData},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
+		DataSources:   make([]SchemaDataSource, 0, len(s.DataSources)),
+	}
+	for _, dt := range s.DataSources {
+		p.DataSources = append(p.DataSources, SchemaDataSource{Name: dt.Name, Description: dt.Description, Attributes: schemaAttributes(dt.Attributes)})
 	}
 	for _, rt := range s.ResourceTypes {
 		p.ResourceTypes = append(p.ResourceTypes, SchemaType{Name: rt.Name, Description: rt.Description, Attributes: schemaAttributes(rt.Attributes),

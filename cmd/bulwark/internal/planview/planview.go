@@ -52,6 +52,13 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 	if p.Running != nil {
 		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(style.Yellow, "note:"), p.Running)
 	}
+	// Data entries first: they were read before anything was decided.
+	for _, d := range p.DataReads {
+		fmt.Fprintf(w, "%s data.%s (%s)\n", paint(style.Cyan, "<=  read"), d.Name, d.Type)
+		if d.Saved {
+			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
+		}
+	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		if !c.Retained || c.Action != plan.NoOp {
