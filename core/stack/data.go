@@ -111,6 +111,22 @@ func (s *session) readData(ctx context.Context) error {
 		}
 		s.dataReads = append(s.dataReads, r)
 	}
+	// A value that holds a secret the session knows (a sensitive
+	// variable given as an argument, another entry's sensitive result) is
+	// masked too, whatever the data source's schema says.
+	for i := range s.dataReads {
+		r := &s.dataReads[i]
+		extra := false
+		for _, k := range slices.Sorted(maps.Keys(r.Attributes)) {
+			if !slices.Contains(r.Sensitive, k) && s.holdsSecret(r.Attributes[k]) {
+				r.Sensitive = append(slices.Clone(r.Sensitive), k)
+				extra = true
+			}
+		}
+		if extra {
+			slices.Sort(r.Sensitive)
+		}
+	}
 	sp, err := resolve.SubstituteData(s.sp, vals)
 	if err != nil {
 		return err

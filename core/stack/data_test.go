@@ -299,3 +299,32 @@ func TestSavedPlanKeepsDataRead(t *testing.T) {
 		t.Errorf("applying the saved plan read data again (%d reads)", n-before)
 	}
 }
+
+// A sensitive variable given to a data entry is masked in what the plan
+// shows of the read.
+func TestDataSensitiveVariableMasked(t *testing.T) {
+	e := dataWorld(t)
+	sp := expanded(t, `version: 1
+stack: s
+providers: {fake: {}}
+variables: {which: {type: string, default: shared, sensitive: true}}
+data:
+  - {name: found, type: lookup, config: {type: network, name: "${var.which}"}}
+resources:
+  - {name: app, type: compute, config: {size: "${data.found.size}"}}
+`, nil)
+	pv, err := stack.Plan(e.ctx, sp, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pv.DataReads[0].Sensitive; !slices.Contains(got, "name") || !slices.Contains(got, "secret") {
+		t.Errorf("sensitive %v, want name and secret among them", got)
+	}
+	js, err := json.Marshal(pv.DataReads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), `"shared"`) {
+		t.Errorf("data read shows the sensitive variable's value: %s", js)
+	}
+}
