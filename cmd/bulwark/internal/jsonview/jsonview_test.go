@@ -136,3 +136,27 @@ func TestNewStateResourceMasksAndFillsLists(t *testing.T) {
 		t.Errorf("the record was changed")
 	}
 }
+
+func TestNewPlanDataReads(t *testing.T) {
+	doc := NewPlan(&stack.Preview{Stack: "s"})
+	if doc.DataReads == nil {
+		t.Error("data_reads is nil: it must print as []")
+	}
+	pv := &stack.Preview{Stack: "s", DataReads: []stack.DataRead{
+		{Name: "net", Type: "lookup", Provider: "mock", Attributes: map[string]any{"token": "sekr1t-data", "size": 3.0}, Sensitive: []string{"token"}},
+	}}
+	doc = NewPlan(pv)
+	if len(doc.DataReads) != 1 || doc.DataReads[0].Address != "data.net" || doc.DataReads[0].Attributes["size"] != 3.0 {
+		t.Fatalf("data reads = %+v", doc.DataReads)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "sekr1t") || !strings.Contains(out.String(), `"token": "(sensitive)"`) {
+		t.Errorf("data read not masked:\n%s", out.String())
+	}
+	if pv.DataReads[0].Attributes["token"] != "sekr1t-data" {
+		t.Error("NewPlan changed the preview")
+	}
+}

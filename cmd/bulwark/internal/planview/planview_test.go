@@ -107,3 +107,25 @@ func TestRenderRefusalAndConflict(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderDataReadsFirst(t *testing.T) {
+	pv := &stack.Preview{Stack: "s", DataReads: []stack.DataRead{
+		{Name: "net", Type: "lookup", Provider: "mock", Attributes: map[string]any{"secret": "s3cr3t-value"}, Sensitive: []string{"secret"}},
+		{Name: "saved", Type: "lookup", Provider: "mock", Saved: true},
+	}, Changes: []stack.Planned{
+		{Change: plan.Change{Resource: "app", Type: "compute", Action: plan.Create, Protection: protection.Ephemeral, After: map[string]any{"size": 3.0}}},
+	}}
+	var b strings.Builder
+	planview.Render(&b, pv, false)
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || lines[0] != "<=  read data.net (lookup)" || lines[1] != "<=  read data.saved (lookup)" {
+		t.Errorf("data reads not first:\n%s", out)
+	}
+	if !strings.Contains(lines[2], "as read when the plan was made") {
+		t.Errorf("a saved read is not said so:\n%s", out)
+	}
+	if strings.Contains(out, "s3cr3t") {
+		t.Errorf("the render shows a sensitive value:\n%s", out)
+	}
+}
