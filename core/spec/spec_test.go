@@ -184,6 +184,23 @@ func checkInvariants(t *testing.T, s *Spec) {
 	if c := s.Graph().Cycles(); c != nil {
 		t.Errorf("graph has cycles %v", c)
 	}
+	seenData := map[string]bool{}
+	for _, d := range s.Data {
+		if seenData[d.Name] || d.Type == "" || d.Config == nil {
+			t.Errorf("data %q repeated or incomplete: %+v", d.Name, d)
+		}
+		seenData[d.Name] = true
+		if _, ok := s.Providers[d.Provider]; !ok {
+			t.Errorf("data %q uses undeclared provider %q", d.Name, d.Provider)
+		}
+	}
+	for _, d := range s.Data {
+		for _, dep := range d.DependsOn {
+			if !seenData[dep] || dep == d.Name {
+				t.Errorf("data %q has bad dependency %q", d.Name, dep)
+			}
+		}
+	}
 	checkTemplates(t, s)
 }
 
@@ -224,7 +241,11 @@ func checkTemplates(t *testing.T, s *Spec) {
 					}
 				case RefResource:
 					tr := byName[ref.Name]
-					if tr == nil || tr == self || (tr.ForEach != nil) != ref.Keyed {
+					if tr == nil || tr == self || (tr.ForEach != nil) != ref.Keyed || strings.HasPrefix(where, "data ") {
+						t.Errorf("%s: bad %s", where, ref)
+					}
+				case RefData:
+					if _, ok := s.DataEntry(ref.Name); !ok || where == "for_each" || strings.HasPrefix(where, "provider ") || where == "data "+ref.Name {
 						t.Errorf("%s: bad %s", where, ref)
 					}
 				default:
@@ -257,6 +278,9 @@ func checkTemplates(t *testing.T, s *Spec) {
 	}
 	for _, p := range s.Providers {
 		walk(p.Config, nil, "provider "+p.Name)
+	}
+	for _, d := range s.Data {
+		walk(d.Config, nil, "data "+d.Name)
 	}
 }
 
@@ -399,6 +423,12 @@ func TestParseBad(t *testing.T) {
 			`5:18: provider "evil": invalid source "../../bin/sh": a Terraform provider's source address is [HOSTNAME/]NAMESPACE/TYPE`,
 		},
 		"deep_config.yaml": {`8:77: value is nested more than 64 levels deep`},
+		"data_sources.yaml": {
+			`9:21: unknown data entry "nope" in ${data.nope.zone} (declared under data: a)`,
+			`11:45: data "a": config cannot reference resource "net" (${net.id}): data is read at plan time, before anything is applied`,
+			`12:12: duplicate data name "a" (first at line 11)`,
+			`12:39: data "a": provider "aws" is not declared (declared: mock)`,
+		},
 		// alias_bomb.yaml has a test of its own.
 		"alias_bomb.yaml": nil,
 	}
