@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,5 +328,44 @@ resources:
 	}
 	if strings.Contains(string(js), `"shared"`) {
 		t.Errorf("data read shows the sensitive variable's value: %s", js)
+	}
+}
+
+// --read-parallelism bounds the reads in flight.
+func TestDataReadsHonourReadParallelism(t *testing.T) {
+	e := newEnv(t)
+	e.w.DataSources()
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: s\nproviders: {fake: {}}\ndata:\n")
+	for i := range 6 {
+		n := string(rune('a' + i))
+		e.w.Put("network", n, "")
+		b.WriteString("  - {name: " + n + ", type: lookup, config: {type: network, name: " + n + "}}\n")
+	}
+	b.WriteString("resources: []\n")
+	var (
+		mu           sync.Mutex
+		now, highest int
+	)
+	e.w.OnReadData(func(string) {
+		mu.Lock()
+		now++
+		highest = max(highest, now)
+		mu.Unlock()
+		for range 1000 { // hold the slot a while, so overlapping reads would show
+			runtime.Gosched()
+		}
+		mu.Lock()
+		now--
+		mu.Unlock()
+	})
+	for _, n := range []int{1, 2} {
+		highest = 0
+		if _, err := stack.Plan(e.ctx, parseSpec(t, b.String()), e.opts(func(o *stack.Options) { o.ReadParallelism = n })); err != nil {
+			t.Fatal(err)
+		}
+		if highest > n {
+			t.Errorf("--read-parallelism %d: %d reads in flight at once", n, highest)
+		}
 	}
 }
