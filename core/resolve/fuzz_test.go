@@ -57,8 +57,41 @@ func FuzzExpand(f *testing.F) {
 	})
 }
 
-// checkConcrete checks Expand's guarantees on c.
+// checkConcrete checks Expand's guarantees on c: data configs hold only
+// data references, and once every data entry has read a string for each
+// attribute referenced, SubstituteData leaves only resource references.
 func checkConcrete(t *testing.T, c *spec.Spec) {
+	t.Helper()
+	vals := DataValues{}
+	for _, d := range c.Data {
+		vals[d.Name] = map[string]any{}
+		walkRefs(d.Config, func(ref *spec.Ref) {
+			if _, ok := c.DataEntry(ref.Name); ref.Kind != spec.RefData || !ok {
+				t.Errorf("data %s: %s left in a concrete spec", d.Name, ref)
+			}
+		})
+	}
+	mark := func(v any) {
+		walkRefs(v, func(ref *spec.Ref) {
+			if ref.Kind == spec.RefData && vals[ref.Name] != nil {
+				vals[ref.Name][ref.Attr] = "read"
+			}
+		})
+	}
+	for _, r := range c.Resources {
+		mark(r.Config)
+	}
+	for _, o := range c.Outputs {
+		mark(o.Value)
+	}
+	sub, err := SubstituteData(c, vals)
+	if err != nil {
+		t.Fatalf("SubstituteData: %v", err)
+	}
+	checkSubstituted(t, sub)
+}
+
+func checkSubstituted(t *testing.T, c *spec.Spec) {
 	t.Helper()
 	names := map[string]bool{}
 	for _, r := range c.Resources {

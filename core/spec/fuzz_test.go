@@ -69,7 +69,7 @@ func FuzzParse(f *testing.F) {
 // FuzzTemplate checks that a string is either a template whose String
 // parses back to it, or errors every one positioned inside the string.
 func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{"", "plain", "${var.a}", "x-${net.id}-y", "$${lit}", "$$${var.a}", "${web[a].arn}", "${web[each.key].id}", "${", "${}", "${each.key}${each.value}", "a$b$", "${var.a", "${ var.a }", "${f(x)}"} {
+	for _, s := range []string{"", "plain", "${var.a}", "x-${net.id}-y", "$${lit}", "$$${var.a}", "${web[a].arn}", "${web[each.key].id}", "${", "${}", "${each.key}${each.value}", "a$b$", "${var.a", "${ var.a }", "${f(x)}", "${data.a.b}", "x${data.a.b.c}", "${data.x}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
