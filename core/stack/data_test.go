@@ -212,7 +212,7 @@ func TestDataSensitiveMasked(t *testing.T) {
 	withKey := func(o *stack.Options) { o.Secrets = &secrets.Source{Env: key.Encode()} }
 	id := e.w.ByName("shared").ID
 	secret := "s3cr3t-of-" + id
-	text := strings.Replace(dataSpec, `zone: "z-${data.found.zone}"`, `zone: "${data.found.secret}"`, 1)
+	text := strings.Replace(dataSpec, `zone: "z-${data.found.zone}"`, `zone: "${data.found.secret}"`, 1) + "  sec: {value: \"${data.found.secret}\"}\n"
 	sp := parseSpec(t, text)
 	pv, err := stack.Plan(e.ctx, sp, e.opts(withKey))
 	if err != nil {
@@ -250,6 +250,9 @@ func TestDataSensitiveMasked(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(stack.StackDir(e.stateDir, "s"), "state.json")); strings.Contains(string(b), secret) {
 		t.Errorf("state.json holds the secret in clear")
+	}
+	if o, ok := e.state(t, "s").Outputs["sec"]; !ok || !o.Sensitive {
+		t.Errorf("output sec = %+v, %v: derived from a sensitive attribute read, it must be sensitive", o, ok)
 	}
 	if strings.Contains(e.out.String(), secret) {
 		t.Errorf("the output holds the secret in clear:\n%s", e.out)
