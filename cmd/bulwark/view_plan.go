@@ -73,7 +73,12 @@ func (v validateHuman) Validate(path string, sp *spec.Spec, err error) error {
 	if err != nil {
 		return err
 	}
-	_, werr := fmt.Fprintf(v.out(), "%s: valid (stack %s, %d resources)\n", path, sp.Stack, len(sp.Resources))
+	data := ""
+	if len(sp.Data) > 0 {
+		// Checked against the schemas; nothing is read.
+		data = fmt.Sprintf(", %d data entries", len(sp.Data))
+	}
+	_, werr := fmt.Fprintf(v.out(), "%s: valid (stack %s, %d resources%s)\n", path, sp.Stack, len(sp.Resources), data)
 	return werr
 }
 
