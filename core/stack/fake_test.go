@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,6 +107,12 @@ type fakeWorld struct {
 	// onReadData, when set, is called (without the lock) at the start of
 	// every ReadData.
 	onReadData func(name string)
+	// validations lists the names of the ValidateResource calls, in order.
+	validations []string
+	// version is the providers' version (the schema's; "" is 0.0.1).
+	version string
+	// warnOn: a config with this size gets a warning from ValidateResource.
+	warnOn any
 }
 
 // DataSources makes the providers offer the data source "lookup".
@@ -389,7 +396,10 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
 	data := p.w.dataSources
 	p.w.mu.Unlock()
-	sc := &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: "0.0.1", ResourceTypes: rts,
+	p.w.mu.Lock()
+	version := cmp.Or(p.w.version, "0.0.1")
+	p.w.mu.Unlock()
+	sc := &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: version, ResourceTypes: rts,
 		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data}}
 	if data {
 		sc.DataSources = []providers.DataSourceType{fakeLookup}
@@ -400,6 +410,12 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 func (p *fakeProvider) ValidateResource(_ context.Context, req *providers.ValidateResourceRequest) (providers.Diagnostics, error) {
 	if !slices.Contains(fakeTypes, req.Type) {
 		return nil, fmt.Errorf("unknown resource type %q", req.Type)
+	}
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	p.w.validations = append(p.w.validations, req.Name)
+	if p.w.warnOn != nil && fmt.Sprint(req.Config["size"]) == fmt.Sprint(p.w.warnOn) {
+		return providers.Diagnostics{{Severity: providers.SeverityWarning, Summary: "size is unusual", AttributePath: []string{"size"}}}, nil
 	}
 	return nil, nil
 }

@@ -94,6 +94,10 @@ type session struct {
 	// validated holds each provider's answer to each config it validated
 	// in this session (see validations).
 	validated validations
+	// cleanValidations: resource name → the validationKey of its config,
+	// when this session's validation of it answered no diagnostic, for
+	// the records this operation writes (state.Resource.Validated).
+	cleanValidations sync.Map
 	// deletedFirst names the deposed records whose objects a delete-first
 	// replace of this operation deleted: kept until the operation ends,
 	// for its rollback (see reasonDeleteFirst), and dropped then when the

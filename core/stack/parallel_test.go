@@ -182,6 +182,12 @@ func TestPlanReadsInBatches(t *testing.T) {
 	// Some exist already, one with another size.
 	e.mustApply(t, mkSpec(t, rs[:10]...))
 	rs[3].size = 99
+	// Under a new version of the provider, so that every config is
+	// validated again (a record remembers the validation it was changed
+	// under, state.Resource.Validated), in batches.
+	e.w.mu.Lock()
+	e.w.version = "0.0.2"
+	e.w.mu.Unlock()
 	sp := mkSpec(t, rs...)
 	single, err := stack.Plan(e.ctx, sp, e.opts())
 	if err != nil {

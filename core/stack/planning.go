@@ -171,7 +171,7 @@ func (s *session) validatedPlan(ctx context.Context, st *state.State) (*plan.Pla
 		return nil, nil, err
 	}
 	validated := make(chan error, 1)
-	go func() { validated <- s.validateConfigs(ctx) }()
+	go func() { validated <- s.validateConfigs(ctx, st) }()
 	pl, obs, err := s.plan(ctx, st)
 	if verr := <-validated; verr != nil {
 		return nil, nil, verr

@@ -192,7 +192,7 @@ func (s *session) createdRecord(p Provider, r *spec.Resource, key string, resp *
 		Name: r.Name, Type: r.Type, Provider: r.Provider, Source: p.Source(), ID: resp.ID,
 		Protection: r.Protection, DependsOn: r.DependsOn, Config: r.Config,
 		Attributes: resp.Attributes, CreatedBy: s.opID, UpdatedBy: s.opID, IdempotencyKey: key,
-		Sensitive: s.derivedSensitive(r.Config),
+		Sensitive: s.derivedSensitive(r.Config), Validated: s.validatedKey(r.Name),
 	}
 	rec.SetPrivate(resp.Private)
 	// It rides on the step's "execute ok": one durable write for both (a
@@ -259,6 +259,7 @@ func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Res
 		next.DependsOn, next.UpdatedBy = r.DependsOn, s.opID
 		next.SetPrivate(private)
 		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
+		next.Validated = s.validatedKey(r.Name)
 		staged.Put(&next)
 		return nil
 	}

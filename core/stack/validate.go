@@ -3,6 +3,8 @@ package stack
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // validate checks the spec against the providers' schemas and asks each
@@ -20,16 +23,18 @@ func (s *session) validate(ctx context.Context) error {
 	if err := s.sp.CheckSchemas(s.schemas()); err != nil {
 		return err
 	}
-	return s.validateConfigs(ctx)
+	return s.validateConfigs(ctx, nil)
 }
 
 // validateConfigs asks each provider to validate the configs of its
-// resources, once per distinct config (s.validated): the schema's checks
+// resources, once per distinct config (s.validated), except a resource st
+// records as validated clean with the same key (validationKey: the same
+// provider version, type and config; nil st: every one): the schema's checks
 // were the host's (CheckSchemas), with no call. Up to ReadParallelism calls
 // at once (a provider's every call may take a round trip): the configs of a
 // provider that offers ValidateMany in batches, the others one call each
 // (observe.InBatches). The problems keep the spec's order.
-func (s *session) validateConfigs(ctx context.Context) error {
+func (s *session) validateConfigs(ctx context.Context, st *state.State) error {
 	n := len(s.sp.Resources)
 	found := make([]spec.Problems, n)
 	answers := make([]*validated, n)
@@ -39,15 +44,23 @@ func (s *session) validateConfigs(ctx context.Context) error {
 	// asks (answers[i] is shared).
 	var asks []int
 	reqs := make([]*providers.ValidateResourceRequest, n)
+	keys := make([]string, n)
 	for i, r := range s.sp.Resources {
 		// A value that references another resource is not known before
 		// apply: the provider sees the config without it (CheckSchemas
 		// type-checked it), and a "missing" complaint about it is moot.
 		cfg, unknown := knownConfig(r.Config)
 		reqs[i], unknowns[i] = &providers.ValidateResourceRequest{Type: r.Type, Name: r.Name, Config: cfg}, unknown
+		keys[i] = s.validationKey(r, cfg)
 		var mine bool
 		answers[i], mine = s.validated.claim(r.Provider, reqs[i])
-		if mine {
+		switch {
+		case !mine:
+		case st != nil && keys[i] != "" && st.Resources[r.Name] != nil && st.Resources[r.Name].Validated == keys[i]:
+			// Validated clean when it was last changed, and nothing it
+			// depends on moved: the answer is known, for the session too.
+			answers[i].set(nil, nil)
+		default:
 			asks = append(asks, i)
 		}
 	}
@@ -98,6 +111,9 @@ func (s *session) validateConfigs(ctx context.Context) error {
 		ds, err := answers[i].wait(ctx)
 		if err != nil {
 			return err
+		}
+		if len(ds) == 0 && keys[i] != "" {
+			s.cleanValidations.Store(r.Name, keys[i])
 		}
 		for _, d := range ds {
 			if d.Severity == providers.SeverityWarning {
@@ -264,4 +280,53 @@ func (s *session) problem(r *spec.Resource, d providers.Diagnostic) spec.Problem
 		}
 	}
 	return spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())}
+}
+
+// validationKey is the key under which a resource's config validated with
+// no diagnostic is remembered in its record (state.Resource.Validated), so
+// that a later operation asks the provider again only when the provider's
+// version, the type or the config changed: a provider's own validation is
+// a function of the type and config (ValidateResource looks at nothing
+// else), as a Terraform provider's ValidateResourceConfig is. "" (never
+// remembered) for a type with a sensitive attribute or a config holding
+// a secret's value (a hash of a short secret in the state could be guessed
+// back), and for a provider that does not say its version.
+func (s *session) validationKey(r *spec.Resource, cfg map[string]any) string {
+	p := s.plugins[r.Provider]
+	if p == nil {
+		return ""
+	}
+	sc := p.Schema()
+	if sc == nil || sc.ProviderVersion == "" {
+		return ""
+	}
+	rt, ok := sc.ResourceType(r.Type)
+	if !ok {
+		return ""
+	}
+	for _, a := range rt.Attributes {
+		if a.Sensitive {
+			return ""
+		}
+	}
+	if len(s.derivedSensitive(cfg)) > 0 {
+		return "" // a value of a secret, or derived from one
+	}
+	b, err := json.Marshal(struct {
+		Source, Version, Type string
+		Config                map[string]any
+	}{p.Source(), sc.ProviderVersion, r.Type, cfg})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "v1:" + hex.EncodeToString(sum[:])
+}
+
+// validatedKey is the validationKey of r's config if this session's
+// validation found nothing to say of it ("": not so), for its record.
+func (s *session) validatedKey(name string) string {
+	k, _ := s.cleanValidations.Load(name)
+	key, _ := k.(string)
+	return key
 }

@@ -71,6 +71,7 @@ func (r *Resource) AppendJSON(b []byte) ([]byte, error) {
 		b = value.AppendJSONStrings(b, r.Sensitive)
 	}
 	b = appendOptString(b, `,"private":`, r.Private.Text())
+	b = appendOptString(b, `,"validated":`, r.Validated)
 	return append(b, '}'), nil
 }
 

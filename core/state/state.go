@@ -100,6 +100,13 @@ type Resource struct {
 	// in memory; what is stored holds it sealed, always, like a sensitive
 	// value (see Private).
 	Private Private `json:"private,omitzero"`
+	// Validated is the key of the config the provider last validated with
+	// no diagnostic at all for this resource, when it was created or
+	// changed (see stack's validationKey: the provider's source and
+	// version, the type and the config, hashed; never a config with a
+	// sensitive attribute). A later operation whose key is the same does
+	// not ask the provider to validate it again.
+	Validated string `json:"validated,omitempty"`
 
 	// UnknownProtection is the protection word read when it names no
 	// level (Protection is then Unspecified): never written, kept so that

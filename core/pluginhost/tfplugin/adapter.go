@@ -1,6 +1,7 @@
 package tfplugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -285,6 +286,14 @@ func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateR
 // through the provider; else, with an id, an object holding only it (what
 // Terraform's import hands ReadResource); else null.
 func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, providers.Diagnostics, error) {
+	v, p, _, diags, err := a.priorDecoded(ctx, s, typ, id, private)
+	return v, p, diags, err
+}
+
+// priorDecoded is prior, also saying whether the state is the envelope's
+// own, decoded at the schema version it was written at (so the envelope
+// still says exactly it).
+func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, bool, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	if e, ok := openEnvelope(private); ok {
 		if e.SchemaVersion == s.Version {
@@ -297,17 +306,17 @@ func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private 
 			// that does not decode so (an attribute the schema no longer
 			// has) goes through the provider, as any older one.
 			if v, err := ParseStateJSON(e.State, ty); err == nil {
-				return v, e.Private, nil, nil
+				return v, e.Private, true, nil, nil
 			}
 		}
 		up, err := a.p.UpgradeResourceState(ctx, typ, e.SchemaVersion, e.State)
 		if err != nil {
-			return cty.NilVal, nil, nil, err
+			return cty.NilVal, nil, false, nil, err
 		}
 		if up.Diagnostics.HasError() {
-			return cty.NilVal, nil, up.Diagnostics, nil
+			return cty.NilVal, nil, false, up.Diagnostics, nil
 		}
-		return up.UpgradedState, e.Private, up.Diagnostics, nil
+		return up.UpgradedState, e.Private, false, up.Diagnostics, nil
 	}
 	if id != "" && ty.IsObjectType() && ty.HasAttribute("id") {
 		attrs := map[string]cty.Value{}
@@ -315,9 +324,9 @@ func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private 
 			attrs[n] = cty.NullVal(at)
 		}
 		attrs["id"] = cty.StringVal(id)
-		return cty.ObjectVal(attrs), nil, nil, nil
+		return cty.ObjectVal(attrs), nil, false, nil, nil
 	}
-	return cty.NullVal(ty), nil, nil, nil
+	return cty.NullVal(ty), nil, false, nil, nil
 }
 
 // ErrNoIdempotencyKeys is the error of a Read asked to find what a Create
@@ -339,7 +348,7 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		// the only record of what these providers made for it.
 		return &providers.ReadResponse{}, nil
 	}
-	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
+	prior, private, decoded, diags, err := a.priorDecoded(ctx, s, req.Type, req.ID, req.Private)
 	if err != nil || diags.HasError() {
 		return &providers.ReadResponse{Diagnostics: diags}, err
 	}
@@ -354,7 +363,14 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	if rr.NewState.IsNull() {
 		return &providers.ReadResponse{Diagnostics: diags}, nil
 	}
-	resp, err := a.answer(s, rr.NewState, rr.Private)
+	var resp *providers.ReadResponse
+	if decoded && rr.NewState.RawEquals(prior) && bytes.Equal(rr.Private, private) {
+		// Nothing moved: the recorded envelope is kept byte for byte, not
+		// encoded again on every read of a no-op.
+		resp, err = a.answerSealed(rr.NewState, req.Private)
+	} else {
+		resp, err = a.answer(s, rr.NewState, rr.Private)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -372,11 +388,16 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 
 // answer is a resource's state as the host records it.
 func (a *Adapter) answer(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
-	attrs, err := AttributesFromObject(state)
+	sealed, err := a.seal(s, state, private)
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := a.seal(s, state, private)
+	return a.answerSealed(state, sealed)
+}
+
+// answerSealed is answer with the envelope already sealed.
+func (a *Adapter) answerSealed(state cty.Value, sealed []byte) (*providers.ReadResponse, error) {
+	attrs, err := AttributesFromObject(state)
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,8 @@ type StartOptions struct {
 // the client). It sets opts.Cmd.Env (see StartOptions).
 func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 	logger := opts.Logger
-	if logger == nil || logger.GetLevel() == hclog.NoLevel {
+	quiet := logger == nil || logger.GetLevel() == hclog.NoLevel || logger.GetLevel() == hclog.Off
+	if quiet {
 		// A logger that writes nothing (hclog's null logger has no level)
 		// is given to go-plugin as one that is off: go-plugin then skips
 		// the provider's stderr without parsing it. Providers on
@@ -131,6 +132,9 @@ func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 			clean = append(clean, kv)
 		}
 	}
+	if quiet {
+		clean = quietProviderLogs(clean)
+	}
 	opts.Cmd.Env = clean
 	return &plugin.ClientConfig{
 		HandshakeConfig:  HandshakeConfig(),
@@ -144,6 +148,32 @@ func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 		Logger:           logger,
 		GRPCDialOptions:  handshake.DialOptions(),
 	}
+}
+
+// quietProviderLogs sets to off, where env does not set them already, the
+// variables terraform-plugin-log reads for the levels of the loggers of
+// terraform-plugin-go, -framework, -sdk/v2 and the provider's own root
+// logger. A provider on Terraform's frameworks
+// otherwise writes a JSON line to stderr at trace level for every call,
+// which the host only throws away, and its CPU is the larger part of a
+// no-op apply's (bench/profile-terraform-*.md). A level the
+// user set (to debug a provider through BULWARK_LOG) is kept.
+func quietProviderLogs(env []string) []string {
+	set := make(map[string]bool, len(env))
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			set[k] = true
+		}
+	}
+	for _, k := range []string{
+		"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK",
+		"TF_LOG_SDK_HELPER_SCHEMA", "TF_LOG_SDK_HELPER_RESOURCE", "TF_LOG_PROVIDER",
+	} {
+		if !set[k] {
+			env = append(env, k+"=off")
+		}
+	}
+	return env
 }
 
 // Start starts a provider executable and completes the handshake: the
