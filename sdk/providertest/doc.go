@@ -47,7 +47,10 @@
 //     computed and also required or force_new.
 //     The provider config schema (ProviderConfig), when there is one, has
 //     unique named keys with valid types, none computed or force_new, and
-//     describes every key Config.ProviderConfig sets.
+//     describes every key Config.ProviderConfig sets. Data sources
+//     (DataSources, offered through gRPC only by a provider that implements
+//     sdk.DataReader) have unique names and unique, typed attributes, none
+//     both computed and required, none force_new.
 //   - configure: Configure accepts Config.ProviderConfig and the data folder.
 //
 // and then, for each Resource in turn, under a subtest named "<type>.<name>":

@@ -110,6 +110,36 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			}
 		}
 	}
+	dataTypes := map[string]bool{}
+	for _, dt := range resp.DataSources {
+		if dt.Name == "" {
+			t.Error("GetSchema: a data source has no name")
+		}
+		if dataTypes[dt.Name] {
+			t.Errorf("GetSchema: data source %q appears twice", dt.Name)
+		}
+		dataTypes[dt.Name] = true
+		attrs := map[string]bool{}
+		for _, a := range dt.Attributes {
+			where := fmt.Sprintf("GetSchema: data source %s.%s", dt.Name, a.Name)
+			switch {
+			case a.Name == "":
+				t.Errorf("GetSchema: an attribute of data source %s has no name", dt.Name)
+			case attrs[a.Name]:
+				t.Errorf("%s appears twice", where)
+			}
+			attrs[a.Name] = true
+			if a.Type < sdk.TypeString || a.Type > sdk.TypeMap {
+				t.Errorf("%s has no valid type (%d)", where, a.Type)
+			}
+			if a.Computed && a.Required {
+				t.Errorf("%s is computed (a result) and also required (an argument)", where)
+			}
+			if a.ForceNew {
+				t.Errorf("%s is force_new, which means nothing for data that is only read", where)
+			}
+		}
+	}
 	cfgKeys := map[string]bool{}
 	for _, a := range resp.ProviderConfig {
 		where := fmt.Sprintf("GetSchema: provider config key %q", a.Name)
@@ -156,8 +186,13 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
 			_, want.Capabilities.CreateMany = raw.(sdk.BatchCreator)
+			// ReadData for one that implements DataReader, whose data
+			// sources are offered only then.
+			if _, want.Capabilities.ReadData = raw.(sdk.DataReader); !want.Capabilities.ReadData {
+				want.DataSources = nil
+			}
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany, ReadData and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}
@@ -176,6 +211,13 @@ func canonical(s *sdk.GetSchemaResponse) sdk.GetSchemaResponse {
 			c.Attributes = slices.Clone(rt.Attributes)
 		}
 		out.ResourceTypes = append(out.ResourceTypes, c)
+	}
+	for _, dt := range s.DataSources {
+		c := sdk.DataSourceType{Name: dt.Name, Description: dt.Description}
+		if len(dt.Attributes) > 0 {
+			c.Attributes = slices.Clone(dt.Attributes)
+		}
+		out.DataSources = append(out.DataSources, c)
 	}
 	return out
 }
