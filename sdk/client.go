@@ -35,6 +35,7 @@ var (
 	_ BatchValidator = (*grpcClient)(nil)
 	_ BatchCreator   = (*grpcClient)(nil)
 	_ Releaser       = (*grpcClient)(nil)
+	_ DataReader     = (*grpcClient)(nil)
 )
 
 func (c *grpcClient) GetSchema(ctx context.Context, _ *GetSchemaRequest) (*GetSchemaResponse, error) {
@@ -190,6 +191,28 @@ func (c *grpcClient) Release(ctx context.Context, req *ReleaseRequest) (*Release
 		return nil, err
 	}
 	return &ReleaseResponse{Released: resp.GetReleased(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
+}
+
+// ReadData calls the ReadData RPC. A plugin that predates it, or whose
+// provider does not implement DataReader, answers Unimplemented: that is
+// ErrDataUnsupported.
+func (c *grpcClient) ReadData(ctx context.Context, req *ReadDataRequest) (*ReadDataResponse, error) {
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.ReadData(ctx, &pb.ReadData_Request{Type: req.Type, Name: req.Name, Config: cfg})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, ErrDataUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, err
+	}
+	return &ReadDataResponse{Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *grpcClient) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {

@@ -117,9 +117,12 @@ func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
 		out.ResourceTypes = append(out.ResourceTypes, prt)
 	}
 	if c := s.Capabilities; c != (Capabilities{}) {
-		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack}
+		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack, ReadData: c.ReadData}
 	}
 	out.ProviderConfig = toAttributes(s.ProviderConfig)
+	for _, dt := range s.DataSources {
+		out.DataSourceTypes = append(out.DataSourceTypes, &pb.DataSourceType{Name: dt.Name, Description: dt.Description, Attributes: toAttributes(dt.Attributes)})
+	}
 	return out
 }
 
@@ -170,9 +173,19 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 		out.ResourceTypes = append(out.ResourceTypes, rt)
 	}
 	if c := s.Capabilities; c != nil {
-		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack()}
+		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData()}
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
+	if out.Capabilities.ReadData {
+		// Without the capability (an older plugin) there are no data
+		// sources, whatever the schema says.
+		for _, dt := range s.DataSourceTypes {
+			if dt == nil {
+				continue
+			}
+			out.DataSources = append(out.DataSources, DataSourceType{Name: dt.Name, Description: dt.Description, Attributes: fromAttributes(dt.Attributes)})
+		}
+	}
 	return out
 }
 

@@ -48,6 +48,18 @@ func TestSchemaRoundTrip(t *testing.T) {
 			{Severity: SeverityWarning, Summary: "old", Detail: "upgrade", AttributePath: []string{"a", "b"}},
 		},
 	}
+	withData := &GetSchemaResponse{
+		ProviderName: "mock",
+		Capabilities: Capabilities{ReadData: true},
+		DataSources: []DataSourceType{
+			{Name: "lookup", Description: "finds one", Attributes: []Attribute{
+				{Name: "name", Type: TypeString, Required: true},
+				{Name: "zone", Type: TypeString},
+				{Name: "id", Type: TypeString, Computed: true},
+				{Name: "token", Type: TypeString, Computed: true, Sensitive: true},
+			}},
+		},
+	}
 	tests := []struct {
 		name string
 		in   *GetSchemaResponse
@@ -56,6 +68,10 @@ func TestSchemaRoundTrip(t *testing.T) {
 		{"nil", nil, &GetSchemaResponse{}},
 		{"empty", &GetSchemaResponse{}, &GetSchemaResponse{}},
 		{"every attribute type and flag", full, full},
+		{"data sources", withData, withData},
+		// Data sources without the capability (a plugin that lists them
+		// but cannot read) are none.
+		{"data sources without the capability", &GetSchemaResponse{DataSources: withData.DataSources}, &GetSchemaResponse{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -147,7 +147,11 @@ type GetSchemaResponse struct {
 	// required, sensitive). The host checks a spec's provider config against
 	// it, and never shows a sensitive value. Nil: not described, not checked.
 	ProviderConfig []Attribute
-	Diagnostics    Diagnostics
+	// DataSources are the types of data the provider reads, for a
+	// provider that implements DataReader (Serve then sets
+	// Capabilities.ReadData).
+	DataSources []DataSourceType
+	Diagnostics Diagnostics
 }
 
 // Capabilities are the optional parts of the provider contract. A provider
@@ -183,7 +187,75 @@ type Capabilities struct {
 	// DeleteResponse.ReadBack): Serve reads the resource by its id once the
 	// provider deleted it, for the host's Verify, which expects it gone.
 	DeleteReadsBack bool
+	// ReadData is set by Serve when the provider implements DataReader:
+	// the host then reads the DataSources the schema lists.
+	ReadData bool
 }
+
+// DataSourceType describes one type of data a provider reads (a data
+// source): what exists outside the stack and a spec only refers to (an
+// account's identity, a file, a bucket someone else made). Its arguments
+// are the attributes a spec's data entry sets (Required, or optional);
+// its results are Computed.
+type DataSourceType struct {
+	Name        string
+	Description string
+	Attributes  []Attribute
+}
+
+// Attribute returns the attribute named name, or false.
+func (dt DataSourceType) Attribute(name string) (Attribute, bool) {
+	for _, a := range dt.Attributes {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Attribute{}, false
+}
+
+// DataSource returns the data source type named name, or false.
+func (s *GetSchemaResponse) DataSource(name string) (DataSourceType, bool) {
+	for _, dt := range s.DataSources {
+		if dt.Name == name {
+			return dt, true
+		}
+	}
+	return DataSourceType{}, false
+}
+
+// DataReader is an optional interface: a provider that implements it reads
+// the data sources its schema lists (GetSchemaResponse.DataSources). The
+// host reads them at plan time and never journals them: ReadData must
+// change nothing, anywhere, and may be called in a read-only session.
+// Serve checks the config against the data source's schema first (every
+// argument known, of its type, the required ones set, no result set): a
+// config it rejects never reaches the provider. What is not there is an
+// error naming it, not an empty answer. Without it Serve answers the RPC
+// Unimplemented, and the host reads no data from the provider.
+type DataReader interface {
+	ReadData(ctx context.Context, req *ReadDataRequest) (*ReadDataResponse, error)
+}
+
+// ReadDataRequest asks for the data source of type Type, which a spec's
+// data entry Name configures with Config.
+type ReadDataRequest struct {
+	Type   string
+	Name   string
+	Config Attributes
+}
+
+// ReadDataResponse is what a data source read: its arguments (as the
+// provider saw them) and its results. A Sensitive result is sealed by the
+// host and never shown.
+type ReadDataResponse struct {
+	Attributes  Attributes
+	Diagnostics Diagnostics
+}
+
+// ErrDataUnsupported is returned (wrapped) by a client's ReadData of a
+// provider that reads no data (it does not implement DataReader, or its
+// plugin predates ReadData).
+var ErrDataUnsupported = errors.New("the provider reads no data sources")
 
 // BatchValidator is an optional interface: a provider that implements it is
 // asked to validate many resources in one call (validate, plan, apply),

@@ -49,7 +49,8 @@ func (s *server) call(f func() (Diagnostics, error)) (ds Diagnostics) {
 	return append(ds, DiagnosticsFromError(err)...)
 }
 
-func (s *server) resourceType(ctx context.Context, name string) (ResourceType, Diagnostics) {
+// loadSchema returns the provider's schema, asking it once.
+func (s *server) loadSchema(ctx context.Context) (*GetSchemaResponse, Diagnostics) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.schema == nil {
@@ -63,11 +64,19 @@ func (s *server) resourceType(ctx context.Context, name string) (ResourceType, D
 			return nil, err
 		})
 		if ds.HasError() || resp == nil {
-			return ResourceType{}, append(ds, Errorf("provider returned no schema"))
+			return nil, append(ds, Errorf("provider returned no schema"))
 		}
 		s.schema = resp
 	}
-	rt, ok := s.schema.ResourceType(name)
+	return s.schema, nil
+}
+
+func (s *server) resourceType(ctx context.Context, name string) (ResourceType, Diagnostics) {
+	schema, ds := s.loadSchema(ctx)
+	if ds.HasError() {
+		return ResourceType{}, ds
+	}
+	rt, ok := schema.ResourceType(name)
 	if !ok {
 		return rt, Diagnostics{Errorf("unknown resource type %q", name)}
 	}
@@ -107,7 +116,13 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		_, batches := s.impl.(BatchReader)
 		_, validates := s.impl.(BatchValidator)
 		_, creates := s.impl.(BatchCreator)
+		_, reads := s.impl.(DataReader)
 		c := *resp
+		c.Capabilities.ReadData = reads
+		if !reads {
+			// What a provider cannot read is not offered.
+			c.DataSources = nil
+		}
 		c.Capabilities.Import = imports
 		c.Capabilities.ReadMany = batches
 		c.Capabilities.ValidateMany = validates
@@ -401,6 +416,53 @@ func (s *server) Release(ctx context.Context, req *pb.Release_Request) (*pb.Rele
 	if resp != nil {
 		ds = append(slices.Clone(resp.Diagnostics), ds...)
 		out.Released = resp.Released && !ds.HasError()
+	}
+	out.Diagnostics = toDiagnostics(ds)
+	return out, nil
+}
+
+// ReadData asks a provider that implements DataReader, once the config
+// passed the data source's schema; for one that does not, it answers
+// Unimplemented, as a plugin that predates ReadData does.
+func (s *server) ReadData(ctx context.Context, req *pb.ReadData_Request) (*pb.ReadData_Response, error) {
+	dr, ok := s.impl.(DataReader)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "the provider reads no data sources")
+	}
+	fail := func(ds Diagnostics) (*pb.ReadData_Response, error) {
+		return &pb.ReadData_Response{Diagnostics: toDiagnostics(ds)}, nil
+	}
+	cfg, err := fromDynamic(req.GetConfig())
+	if err != nil {
+		return fail(DiagnosticsFromError(err))
+	}
+	schema, ds := s.loadSchema(ctx)
+	if ds.HasError() {
+		return fail(ds)
+	}
+	dt, ok := schema.DataSource(req.GetType())
+	if !ok {
+		return fail(Diagnostics{Errorf("unknown data source type %q", req.GetType())})
+	}
+	if ds := CheckDataConfig(dt, cfg); ds.HasError() {
+		return fail(ds)
+	}
+	var resp *ReadDataResponse
+	ds = s.call(func() (Diagnostics, error) {
+		var err error
+		resp, err = dr.ReadData(ctx, &ReadDataRequest{Type: req.GetType(), Name: req.GetName(), Config: cfg})
+		return nil, err
+	})
+	out := &pb.ReadData_Response{}
+	if resp != nil {
+		ds = append(slices.Clone(resp.Diagnostics), ds...)
+		if !ds.HasError() {
+			attrs, err := toDynamic(resp.Attributes)
+			ds = append(ds, DiagnosticsFromError(err)...)
+			out.Attributes = attrs
+		}
+	} else if !ds.HasError() {
+		ds = append(ds, Errorf("read data %s: the provider answered nothing", req.GetName()))
 	}
 	out.Diagnostics = toDiagnostics(ds)
 	return out, nil

@@ -11,6 +11,25 @@ import (
 // sorted order, then those about missing required attributes (a null value
 // counts as missing).
 func CheckConfig(rt ResourceType, cfg Attributes) Diagnostics {
+	return checkAttributes("type", rt.Name, rt.Attributes, cfg)
+}
+
+// CheckDataConfig checks a data source's configuration against its type as
+// CheckConfig checks a resource's: every argument known and not a result
+// (computed), every required one present, every value of its type.
+func CheckDataConfig(dt DataSourceType, cfg Attributes) Diagnostics {
+	return checkAttributes("data source", dt.Name, dt.Attributes, cfg)
+}
+
+func checkAttributes(kind, typ string, attrs []Attribute, cfg Attributes) Diagnostics {
+	attribute := func(name string) (Attribute, bool) {
+		for _, a := range attrs {
+			if a.Name == name {
+				return a, true
+			}
+		}
+		return Attribute{}, false
+	}
 	var ds Diagnostics
 	names := make([]string, 0, len(cfg))
 	for k := range cfg {
@@ -18,9 +37,9 @@ func CheckConfig(rt ResourceType, cfg Attributes) Diagnostics {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		a, ok := rt.Attribute(k)
+		a, ok := attribute(k)
 		if !ok {
-			ds = append(ds, AttributeErrorf([]string{k}, "unknown attribute %q for type %s", k, rt.Name))
+			ds = append(ds, AttributeErrorf([]string{k}, "unknown attribute %q for %s %s", k, kind, typ))
 			continue
 		}
 		if a.Computed && !a.Required {
@@ -31,9 +50,9 @@ func CheckConfig(rt ResourceType, cfg Attributes) Diagnostics {
 			ds = append(ds, AttributeErrorf([]string{k}, "attribute %q must be a %s, not %s", k, a.Type, describe(v)))
 		}
 	}
-	for _, a := range rt.Attributes {
+	for _, a := range attrs {
 		if v, ok := cfg[a.Name]; a.Required && (!ok || v == nil) {
-			ds = append(ds, AttributeErrorf([]string{a.Name}, "missing required attribute %q for type %s", a.Name, rt.Name))
+			ds = append(ds, AttributeErrorf([]string{a.Name}, "missing required attribute %q for %s %s", a.Name, kind, typ))
 		}
 	}
 	return ds

@@ -14,6 +14,14 @@ import (
 
 func newAWS(*testing.T) sdk.Provider { return awsprovider.New() }
 
+// bucketData is the s3_bucket data source's read of the bucket the suite
+// made: by its name (the id), answering its ARN.
+var bucketData = providertest.Data{Type: "s3_bucket",
+	Config: func(id string, _ map[string]any) map[string]any { return map[string]any{"bucket": id} },
+	Want: func(id string, attrs map[string]any) map[string]any {
+		return map[string]any{"bucket": id, "arn": attrs["arn"], "region": "us-east-1"}
+	}}
+
 // TestConformanceS3 runs the SDK's conformance suite on s3_bucket, behind
 // the SDK's gRPC server, against gofakes3 served in this process: it needs
 // no emulator started, so it runs in every `make test`.
@@ -28,7 +36,8 @@ func TestConformanceS3(t *testing.T) {
 			// A renamed bucket can exist beside its old self (the schema's
 			// Coexistence): the suite checks that it really can.
 			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)},
-				Replacement: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)}},
+				Replacement: map[string]any{"bucket": "bw-conformance-" + randomHex(t, 4)},
+				Data:        []providertest.Data{bucketData}},
 		},
 	})
 }
@@ -50,7 +59,8 @@ func TestConformance(t *testing.T) {
 		Elsewhere: true,
 		Resources: []providertest.Resource{
 			{Type: "s3_bucket", Name: "storage", Config: map[string]any{"bucket": "bw-conformance-" + run},
-				Replacement: map[string]any{"bucket": "bw-conformance-" + run + "-renamed"}},
+				Replacement: map[string]any{"bucket": "bw-conformance-" + run + "-renamed"},
+				Data:        []providertest.Data{bucketData}},
 			{Type: "dynamodb_table", Name: "database",
 				Config:      map[string]any{"table": "bw-conformance-" + run, "hash_key": "id"},
 				Replacement: map[string]any{"table": "bw-conformance-" + run + "-renamed", "hash_key": "id"},

@@ -147,7 +147,7 @@ func TestPluginProcess(t *testing.T) {
 	if err != nil || schema.ProviderName != "aws" || schema.ProviderVersion != "0.1.0" || len(schema.ResourceTypes) != 2 {
 		t.Fatalf("GetSchema: %+v %v", schema, err)
 	}
-	if !schema.Capabilities.IdempotencyKeys || len(schema.ProviderConfig) == 0 {
+	if !schema.Capabilities.IdempotencyKeys || len(schema.ProviderConfig) == 0 || !schema.Capabilities.ReadData || len(schema.DataSources) != 1 {
 		t.Fatalf("GetSchema over gRPC: capabilities %+v, provider config %+v", schema.Capabilities, schema.ProviderConfig)
 	}
 	dir := t.TempDir()
@@ -184,6 +184,13 @@ func TestPluginProcess(t *testing.T) {
 			rr, err := p.Read(ctx, &sdk.ReadRequest{Type: c.typ, Name: "r", IdempotencyKey: key, Config: c.cfg})
 			if err != nil || !rr.Exists || rr.ID != cr.ID || rr.Attributes["arn"] == "" || rr.IdempotencyKey != key {
 				t.Fatalf("Read by key: %+v %v", rr, err)
+			}
+			if c.typ == "s3_bucket" {
+				// The data source finds the bucket, in the plugin process.
+				dr, err := p.(sdk.DataReader).ReadData(ctx, &sdk.ReadDataRequest{Type: "s3_bucket", Name: "d", Config: sdk.Attributes{"bucket": cr.ID}})
+				if err != nil || dr.Diagnostics.HasError() || dr.Attributes["arn"] != rr.Attributes["arn"] || dr.Attributes["bucket_regional_domain_name"] != cr.ID+".s3.us-east-1.amazonaws.com" {
+					t.Fatalf("ReadData s3_bucket: %+v %v", dr, err)
+				}
 			}
 			// A Create under another key meets a conflict, over gRPC too.
 			other, err := p.Create(ctx, &sdk.CreateRequest{Type: c.typ, Name: "r", Config: c.cfg, IdempotencyKey: key + "-other"})

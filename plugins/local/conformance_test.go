@@ -18,7 +18,15 @@ var conformanceConfig = providertest.Config{
 	Resources: []providertest.Resource{
 		{Type: "s3_bucket", Name: "storage",
 			Config: map[string]any{"bucket": "conformance", "size": 2},
-			Update: map[string]any{"bucket": "conformance", "size": 3}},
+			Update: map[string]any{"bucket": "conformance", "size": 3},
+			// The file data source reads the object it was seeded with.
+			Data: []providertest.Data{{Type: "file",
+				Config: func(string, map[string]any) map[string]any {
+					return map[string]any{"path": "s3_bucket/storage/objects/seed.txt"}
+				},
+				Want: func(string, map[string]any) map[string]any {
+					return map[string]any{"path": "s3_bucket/storage/objects/seed.txt"}
+				}}}},
 		{Type: "dynamodb_table", Name: "database",
 			Config: map[string]any{"table": "t", "hash_key": "id"}},
 		{Type: "generic", Name: "placed",

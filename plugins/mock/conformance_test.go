@@ -17,7 +17,15 @@ var conformanceConfig = providertest.Config{
 	Resources: []providertest.Resource{
 		{Type: "s3_bucket", Name: "storage",
 			Config: map[string]any{"bucket": "conformance", "size": 2},
-			Update: map[string]any{"bucket": "conformance", "size": 3}},
+			Update: map[string]any{"bucket": "conformance", "size": 3},
+			// The lookup data source finds it by type and name.
+			Data: []providertest.Data{{Type: "lookup",
+				Config: func(string, map[string]any) map[string]any {
+					return map[string]any{"type": "s3_bucket", "name": "storage"}
+				},
+				Want: func(id string, attrs map[string]any) map[string]any {
+					return map[string]any{"id": id, "arn": attrs["arn"], "size": 2.0}
+				}}}},
 		// Another zone: the mock says the replacement can exist beside
 		// the first (its identity is type, name and zone), and the suite
 		// checks it can.

@@ -47,7 +47,10 @@
 //     computed and also required or force_new.
 //     The provider config schema (ProviderConfig), when there is one, has
 //     unique named keys with valid types, none computed or force_new, and
-//     describes every key Config.ProviderConfig sets.
+//     describes every key Config.ProviderConfig sets. Data sources
+//     (DataSources, offered through gRPC only by a provider that implements
+//     sdk.DataReader) have unique names and unique, typed attributes, none
+//     both computed and required, none force_new.
 //   - configure: Configure accepts Config.ProviderConfig and the data folder.
 //
 // and then, for each Resource in turn, under a subtest named "<type>.<name>":
@@ -119,6 +122,13 @@
 //     (finding the resource by ID, key and type and name) and leaves the
 //     data folder exactly as it was, byte for byte: a plan writes nothing.
 //     (What lives outside the data folder, the suite cannot see.)
+//   - read_data (when Resource.Data is set; the provider must implement
+//     sdk.DataReader): in a fresh instance configured with ReadOnly, each
+//     Data read finds the resource: no error, every argument given and
+//     every result its data source declares in the answer, the values Want
+//     names, the same answer twice, the data folder untouched; through
+//     gRPC, Capabilities.ReadData is declared and a result set in the
+//     config is refused.
 //   - update (when Resource.Update is set): Update succeeds, and Read by the
 //     same ID and by type and name finds the same ID with the new attributes.
 //   - delete_protected: a Delete carrying ProtectionProtected is refused with

@@ -47,6 +47,23 @@ type Resource struct {
 	// each by its own id. A type that says they cannot is not checked (the
 	// host then deletes first, always safe).
 	Replacement map[string]any
+	// Data are data source reads that must find the resource once it
+	// exists (checked by read_data); none: not checked.
+	Data []Data
+}
+
+// Data is one read of a data source (a provider that implements
+// sdk.DataReader) that must find a resource the suite made.
+type Data struct {
+	// Type is the data source's type.
+	Type string
+	// Config is the data config, given the resource's id and attributes
+	// as Create and Read returned them (a lookup by name, by id).
+	Config func(id string, attrs map[string]any) map[string]any
+	// Want are attributes the read must answer with these values (the
+	// resource's id, its name); the read must answer every argument it
+	// was given and every result its schema declares, whatever Want says.
+	Want func(id string, attrs map[string]any) map[string]any
 }
 
 // Run checks a provider against the provider contract, calling it directly

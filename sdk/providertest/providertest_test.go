@@ -51,7 +51,11 @@ func (n *note) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchema
 	}
 	return &sdk.GetSchemaResponse{ProviderName: "note", ProviderVersion: "0.0.1",
 		ResourceTypes: []sdk.ResourceType{rt},
-		Capabilities:  sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared"}}, nil
+		DataSources: []sdk.DataSourceType{{Name: "note", Attributes: []sdk.Attribute{
+			{Name: "id", Type: sdk.TypeString, Required: true},
+			{Name: "text", Type: sdk.TypeString, Computed: true},
+		}}},
+		Capabilities: sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared"}}, nil
 }
 
 func (n *note) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
@@ -148,6 +152,29 @@ func (n *note) Read(_ context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse,
 		key = ""
 	}
 	return &sdk.ReadResponse{Exists: true, ID: r.ID, Attributes: attrs, IdempotencyKey: key}, nil
+}
+
+// ReadData reads a note by id (the data source note): its text.
+func (n *note) ReadData(_ context.Context, req *sdk.ReadDataRequest) (*sdk.ReadDataResponse, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rs, err := n.load()
+	if err != nil {
+		return nil, err
+	}
+	id, _ := req.Config["id"].(string)
+	_, r := find(rs, func(r *record) bool { return r.ID == id })
+	if r == nil {
+		return nil, fmt.Errorf("no note %q", id)
+	}
+	out := sdk.Attributes{"id": r.ID, "text": r.Attrs["text"]}
+	switch n.flaw {
+	case "data_forgets_result":
+		delete(out, "text")
+	case "data_unstable":
+		out["text"] = strconv.FormatInt(time.Now().UnixNano(), 10)
+	}
+	return &sdk.ReadDataResponse{Attributes: out}, nil
 }
 
 func attributes(id string, cfg sdk.Attributes) sdk.Attributes {
@@ -276,7 +303,10 @@ func TestRunBatchCreator(t *testing.T) {
 
 var noteConfig = Config{Resources: []Resource{
 	{Type: "note", Name: "first", Config: map[string]any{"text": "hello"}, Update: map[string]any{"text": "hello", "pinned": true},
-		Replacement: map[string]any{"text": "bye"}},
+		Replacement: map[string]any{"text": "bye"},
+		Data: []Data{{Type: "note",
+			Config: func(id string, _ map[string]any) map[string]any { return map[string]any{"id": id} },
+			Want:   func(id string, _ map[string]any) map[string]any { return map[string]any{"id": id, "text": "hello"} }}}},
 	{Type: "note", Name: "second", Config: map[string]any{"text": "again", "pinned": false}, Replacement: map[string]any{"text": "anew"}},
 }}
 
@@ -422,14 +452,17 @@ func TestFlawedProvidersFail(t *testing.T) {
 		"create_ignores_key":         {"first/create_same_key_again", "first/create_conflict", "first/delete", "second/create_same_key_again", "second/create_conflict", "second/delete"},
 		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
 		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
-		"memory_only":                {"first/read_by_key_after_restart", "first/read_only_session", "second/read_by_key_after_restart", "second/read_only_session"},
+		"memory_only":                {"first/read_by_key_after_restart", "first/read_only_session", "first/read_data", "second/read_by_key_after_restart", "second/read_only_session"},
 		// Ownership: a provider that takes over a taken identity
 		// fails, whether or not it declares the capability.
 		"claims_foreign":            {"first/create_conflict", "second/create_conflict"},
 		"claims_foreign_undeclared": {"first/create_conflict", "second/create_conflict"},
 		"conflict_uncoded":          {"first/create_conflict", "second/create_conflict"},
 		"forgets_key":               {"first/read_reports_key", "second/read_reports_key"},
-		"writes_when_read_only":     {"first/read_only_session", "second/read_only_session"},
+		"writes_when_read_only":     {"first/read_only_session", "first/read_data", "second/read_only_session"},
+		// Data sources: every result answered, the same each time.
+		"data_forgets_result": {"first/read_data"},
+		"data_unstable":       {"first/read_data"},
 		// CreateMany (sdk.BatchCreator): each Create keeps its key, and
 		// one failing fails no other.
 		"batch_ignores_key":    {"first/create_many", "first/create_many_fresh", "second/create_many", "second/create_many_fresh"},

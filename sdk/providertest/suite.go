@@ -110,6 +110,36 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			}
 		}
 	}
+	dataTypes := map[string]bool{}
+	for _, dt := range resp.DataSources {
+		if dt.Name == "" {
+			t.Error("GetSchema: a data source has no name")
+		}
+		if dataTypes[dt.Name] {
+			t.Errorf("GetSchema: data source %q appears twice", dt.Name)
+		}
+		dataTypes[dt.Name] = true
+		attrs := map[string]bool{}
+		for _, a := range dt.Attributes {
+			where := fmt.Sprintf("GetSchema: data source %s.%s", dt.Name, a.Name)
+			switch {
+			case a.Name == "":
+				t.Errorf("GetSchema: an attribute of data source %s has no name", dt.Name)
+			case attrs[a.Name]:
+				t.Errorf("%s appears twice", where)
+			}
+			attrs[a.Name] = true
+			if a.Type < sdk.TypeString || a.Type > sdk.TypeMap {
+				t.Errorf("%s has no valid type (%d)", where, a.Type)
+			}
+			if a.Computed && a.Required {
+				t.Errorf("%s is computed (a result) and also required (an argument)", where)
+			}
+			if a.ForceNew {
+				t.Errorf("%s is force_new, which means nothing for data that is only read", where)
+			}
+		}
+	}
 	cfgKeys := map[string]bool{}
 	for _, a := range resp.ProviderConfig {
 		where := fmt.Sprintf("GetSchema: provider config key %q", a.Name)
@@ -156,8 +186,13 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			_, want.Capabilities.ReadMany = raw.(sdk.BatchReader)
 			_, want.Capabilities.ValidateMany = raw.(sdk.BatchValidator)
 			_, want.Capabilities.CreateMany = raw.(sdk.BatchCreator)
+			// ReadData for one that implements DataReader, whose data
+			// sources are offered only then.
+			if _, want.Capabilities.ReadData = raw.(sdk.DataReader); !want.Capabilities.ReadData {
+				want.DataSources = nil
+			}
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany, ReadData and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}
@@ -176,6 +211,13 @@ func canonical(s *sdk.GetSchemaResponse) sdk.GetSchemaResponse {
 			c.Attributes = slices.Clone(rt.Attributes)
 		}
 		out.ResourceTypes = append(out.ResourceTypes, c)
+	}
+	for _, dt := range s.DataSources {
+		c := sdk.DataSourceType{Name: dt.Name, Description: dt.Description}
+		if len(dt.Attributes) > 0 {
+			c.Attributes = slices.Clone(dt.Attributes)
+		}
+		out.DataSources = append(out.DataSources, c)
 	}
 	return out
 }
@@ -591,6 +633,7 @@ func resourceChecks() []resourceCheck {
 				t.Errorf("a session configured with ReadOnly (a plan) changed the data folder; it must write nothing anywhere:\n%s", snapshotDiff(before, after))
 			}
 		}},
+		{name: "read_data", needs: needResource, run: func(t *testing.T, rc *resourceRun) { rc.s.checkData(t, rc) }},
 		// Change, then removal.
 		{name: "update", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
 			if rc.r.Update == nil {
@@ -1101,4 +1144,98 @@ func (s *suite) checkCoexist(t *testing.T, c *calls, r Resource, id, key string,
 	if s.keys() && old.IdempotencyKey != key {
 		t.Errorf("beside its replacement, the first resource reports key %q, want %q", old.IdempotencyKey, key)
 	}
+}
+
+// checkData reads each of the resource's data sources in a fresh session
+// configured read-only (as a plan reads them): each answers without error,
+// with every argument it was given and every result its data source
+// declares, the same twice, writing nothing in the data folder; through
+// sdk.Serve, a result set in the config is refused before the provider.
+func (s *suite) checkData(t *testing.T, rc *resourceRun) {
+	if len(rc.r.Data) == 0 {
+		t.Skip("Resource.Data is not set")
+	}
+	if _, ok := rc.p.(sdk.DataReader); !ok {
+		t.Fatal("Resource.Data is set, but the provider is no sdk.DataReader")
+	}
+	before := snapshot(t, s.dataDir)
+	fresh, _ := s.open(t)
+	cr, err := fresh.Configure(t.Context(), &sdk.ConfigureRequest{Config: s.cfg.ProviderConfig, DataDir: s.dataDir, ReadOnly: true})
+	if cr == nil {
+		cr = &sdk.ConfigureResponse{}
+	}
+	must(t, "Configure (ReadOnly)", s.fold(t, "Configure (ReadOnly)", err, cr.Diagnostics))
+	schema, err := fresh.GetSchema(t.Context(), &sdk.GetSchemaRequest{})
+	if err != nil || schema == nil {
+		t.Fatalf("GetSchema: %v", err)
+	}
+	if s.served && !schema.Capabilities.ReadData {
+		t.Error("GetSchema through gRPC: the provider implements sdk.DataReader but Capabilities.ReadData is false")
+	}
+	dr, ok := fresh.(sdk.DataReader)
+	if !ok {
+		t.Fatal("a fresh instance is no sdk.DataReader")
+	}
+	for i, d := range rc.r.Data {
+		dt, ok := schema.DataSource(d.Type)
+		if !ok {
+			t.Errorf("Data[%d]: the schema has no data source %q", i, d.Type)
+			continue
+		}
+		cfg := d.Config(rc.id, maps.Clone(rc.attrs))
+		if ds := sdk.CheckDataConfig(dt, cfg); ds.HasError() {
+			t.Errorf("Data[%d]: the config %v is not valid for data source %s (a mistake in the test's Config): %v", i, cfg, d.Type, ds)
+			continue
+		}
+		read := func() sdk.Attributes {
+			t.Helper()
+			resp, err := dr.ReadData(t.Context(), &sdk.ReadDataRequest{Type: d.Type, Name: rc.r.Name + "-data", Config: cfg})
+			if resp == nil {
+				resp = &sdk.ReadDataResponse{}
+			}
+			must(t, fmt.Sprintf("ReadData %s %v", d.Type, cfg), s.fold(t, "ReadData", err, resp.Diagnostics))
+			return resp.Attributes
+		}
+		got := read()
+		for _, a := range dt.Attributes {
+			if _, set := cfg[a.Name]; (set || a.Computed) && !hasKey(got, a.Name) {
+				t.Errorf("ReadData %s: the answer lacks %q (every argument given and every result must be there, null when it has no value)", d.Type, a.Name)
+			}
+		}
+		if d.Want != nil {
+			for k, v := range d.Want(rc.id, maps.Clone(rc.attrs)) {
+				if !reflect.DeepEqual(got[k], v) {
+					t.Errorf("ReadData %s: %s = %#v, want %#v", d.Type, k, got[k], v)
+				}
+			}
+		}
+		if again := read(); !reflect.DeepEqual(again, got) {
+			t.Errorf("ReadData %s is not stable: a second read answered\n%v\nthe first\n%v", d.Type, again, got)
+		}
+		if s.served {
+			for _, a := range dt.Attributes {
+				if !a.Computed || a.Required {
+					continue
+				}
+				bad := maps.Clone(cfg)
+				bad[a.Name] = got[a.Name]
+				if bad[a.Name] == nil {
+					bad[a.Name] = "providertest"
+				}
+				resp, err := dr.ReadData(t.Context(), &sdk.ReadDataRequest{Type: d.Type, Name: rc.r.Name + "-data", Config: bad})
+				if err == nil && resp != nil && !resp.Diagnostics.HasError() {
+					t.Errorf("ReadData %s with the result %q set in its config was accepted; sdk.Serve refuses it", d.Type, a.Name)
+				}
+				break
+			}
+		}
+	}
+	if after := snapshot(t, s.dataDir); !reflect.DeepEqual(before, after) {
+		t.Errorf("reading data in a session configured with ReadOnly changed the data folder; a read must write nothing anywhere:\n%s", snapshotDiff(before, after))
+	}
+}
+
+func hasKey(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
 }

@@ -182,9 +182,27 @@ func (c *client) Release(ctx context.Context, req *providers.ReleaseRequest) (*p
 	return &providers.ReleaseResponse{Released: resp.GetReleased(), Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
-// ReadData is not offered yet over bulwark's own protocol.
+// ReadData calls the ReadData RPC. A plugin that predates it, or whose
+// provider does not implement sdk.DataReader, answers Unimplemented: that
+// is providers.ErrUnsupported (the host calls it only for a provider whose
+// schema sets Capabilities.ReadData).
 func (c *client) ReadData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
-	return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
+	cfg, err := toDynamic(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.c.ReadData(ctx, &pb.ReadData_Request{Type: req.Type, Name: req.Name, Config: cfg})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, providers.ErrUnsupported)
+	}
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := fromDynamic(resp.GetAttributes())
+	if err != nil {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, err)
+	}
+	return &providers.ReadDataResponse{Attributes: attrs, Diagnostics: fromDiagnostics(resp.GetDiagnostics())}, nil
 }
 
 func (c *client) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {

@@ -112,9 +112,19 @@ func fromSchema(s *pb.GetSchema_Response) *providers.GetSchemaResponse {
 		out.ResourceTypes = append(out.ResourceTypes, rt)
 	}
 	if c := s.Capabilities; c != nil {
-		out.Capabilities = providers.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack()}
+		out.Capabilities = providers.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData()}
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
+	if out.Capabilities.ReadData {
+		// Without the capability (a plugin that predates data sources)
+		// there are none, whatever the schema lists.
+		for _, dt := range s.DataSourceTypes {
+			if dt == nil {
+				continue
+			}
+			out.DataSources = append(out.DataSources, providers.DataSourceType{Name: dt.Name, Description: dt.Description, Attributes: fromAttributes(dt.Attributes)})
+		}
+	}
 	return out
 }
 

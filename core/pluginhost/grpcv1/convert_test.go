@@ -68,6 +68,28 @@ func TestFromSchema(t *testing.T) {
 				{Severity: providers.SeverityError, Summary: "slow down", Throttled: true, RetryAfter: 1200 * time.Millisecond},
 				{Severity: providers.SeverityError, Summary: "bad hint", Throttled: true}},
 		}},
+		{"data sources", &pb.GetSchema_Response{
+			Capabilities: &pb.Capabilities{ReadData: true},
+			DataSourceTypes: []*pb.DataSourceType{nil, {Name: "lookup", Description: "finds", Attributes: []*pb.Attribute{
+				{Name: "name", Type: pb.Attribute_TYPE_STRING, Required: true},
+				{Name: "token", Type: pb.Attribute_TYPE_STRING, Computed: true, Sensitive: true},
+			}}},
+		}, &providers.GetSchemaResponse{
+			Capabilities: providers.Capabilities{ReadData: true},
+			DataSources: []providers.DataSourceType{{Name: "lookup", Description: "finds", Attributes: []providers.Attribute{
+				{Name: "name", Type: providers.TypeString, Required: true},
+				{Name: "token", Type: providers.TypeString, Computed: true, Sensitive: true},
+			}}},
+		}},
+		// A schema that lists data sources without the capability offers
+		// none: the host treats a missing capability as no data sources.
+		{"data sources without the capability", &pb.GetSchema_Response{
+			Capabilities:    &pb.Capabilities{Import: true},
+			DataSourceTypes: []*pb.DataSourceType{{Name: "lookup"}},
+		}, &providers.GetSchemaResponse{Capabilities: providers.Capabilities{Import: true}}},
+		{"data sources and no capabilities at all", &pb.GetSchema_Response{
+			DataSourceTypes: []*pb.DataSourceType{{Name: "lookup"}},
+		}, &providers.GetSchemaResponse{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

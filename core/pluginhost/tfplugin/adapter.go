@@ -126,6 +126,13 @@ func (a *Adapter) GetSchema(ctx context.Context, _ *providers.GetSchemaRequest) 
 			Name: n, Description: s.Block.Description, Attributes: hostAttributes(s.Block),
 		})
 	}
+	for _, n := range sortedKeys(ps.DataSources) {
+		s := ps.DataSources[n]
+		resp.DataSources = append(resp.DataSources, providers.DataSourceType{
+			Name: n, Description: s.Block.Description, Attributes: hostAttributes(s.Block),
+		})
+	}
+	resp.Capabilities.ReadData = len(resp.DataSources) > 0
 	if ps.Provider != nil && ps.Provider.Block != nil {
 		resp.ProviderConfig = hostAttributes(ps.Provider.Block)
 		if resp.ProviderConfig == nil {
@@ -149,8 +156,10 @@ func hostAttributes(b *Block) []providers.Attribute {
 			Required: at.Required,
 			// Optional and computed: the spec may set it, or leave it to
 			// the provider.
-			Computed:    at.Computed && !at.Optional && !at.Required,
-			Sensitive:   at.Sensitive,
+			Computed: at.Computed && !at.Optional && !at.Required,
+			// A nested attribute with a sensitive attribute anywhere
+			// inside is sealed and masked whole, as a block is.
+			Sensitive:   at.Sensitive || objectSensitive(at.NestedType),
 			Description: at.Description,
 		})
 	}
@@ -180,6 +189,20 @@ func blockSensitive(b *Block) bool {
 	}
 	for _, nb := range b.BlockTypes {
 		if blockSensitive(nb.Block) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectSensitive: a nested attribute's object has a sensitive attribute
+// anywhere.
+func objectSensitive(o *Object) bool {
+	if o == nil {
+		return false
+	}
+	for _, at := range o.Attributes {
+		if at.Sensitive || objectSensitive(at.NestedType) {
 			return true
 		}
 	}
@@ -600,9 +623,66 @@ func (a *Adapter) Release(context.Context, *providers.ReleaseRequest) (*provider
 	return nil, providers.ErrReleaseUnsupported
 }
 
-// ReadData is not offered yet.
-func (a *Adapter) ReadData(context.Context, *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
-	return nil, fmt.Errorf("ReadData: %w", providers.ErrUnsupported)
+// ReadData reads a data source as Terraform does at plan time: the
+// configuration checked by the provider (ValidateDataSourceConfig, or
+// ValidateDataResourceConfig in protocol 6), then ReadDataSource. Its
+// sensitive attributes are those the schema (GetSchema's DataSources)
+// marks, which the host seals. A deferred answer (the host tells the
+// provider it takes none) is an error naming the data source.
+func (a *Adapter) ReadData(ctx context.Context, req *providers.ReadDataRequest) (*providers.ReadDataResponse, error) {
+	_, s, err := a.p.dataSchema(ctx, req.Type)
+	if err != nil {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, err)
+	}
+	fail := func(diags providers.Diagnostics) (*providers.ReadDataResponse, error) {
+		return &providers.ReadDataResponse{Diagnostics: diags}, nil
+	}
+	// What Terraform checks before the provider sees a data block: no
+	// result (an attribute only the provider sets) in the configuration.
+	var diags providers.Diagnostics
+	for _, at := range hostAttributes(s.Block) {
+		if v, set := req.Config[at.Name]; set && v != nil && at.Computed {
+			diags = append(diags, providers.AttributeErrorf([]string{at.Name}, "attribute %q of data source %s is read from the provider and cannot be set", at.Name, req.Type))
+		}
+	}
+	if diags.HasError() {
+		return fail(diags)
+	}
+	cfg, err := configObject(req.Config, s.ImpliedType())
+	if err != nil {
+		return fail(pathDiagnostics(err))
+	}
+	if !cfg.IsWhollyKnown() {
+		return fail(providers.Diagnostics{providers.Errorf("data %s: its configuration is not known until apply; a data source is read at plan time", req.Name)})
+	}
+	diags, err = a.p.ValidateDataSourceConfig(ctx, req.Type, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if diags.HasError() {
+		return fail(diags)
+	}
+	rr, err := a.p.ReadDataSource(ctx, req.Type, cfg)
+	if err != nil {
+		return nil, err
+	}
+	diags = append(diags, rr.Diagnostics...)
+	for i, d := range diags {
+		if d.Summary == deferredSummary {
+			diags[i].Summary = fmt.Sprintf("the provider deferred reading data %s (%s)", req.Name, req.Type)
+		}
+	}
+	if diags.HasError() {
+		return fail(diags)
+	}
+	if rr.State.IsNull() || !rr.State.IsWhollyKnown() {
+		return fail(append(diags, providers.Errorf("data %s: the provider's %s answered no known value", req.Name, req.Type)))
+	}
+	attrs, err := AttributesFromObject(rr.State)
+	if err != nil {
+		return nil, fmt.Errorf("read data %s: %w", req.Name, err)
+	}
+	return &providers.ReadDataResponse{Attributes: attrs, Diagnostics: diags}, nil
 }
 
 func (a *Adapter) ValidateMany(context.Context, *providers.ValidateManyRequest) (*providers.ValidateManyResponse, error) {

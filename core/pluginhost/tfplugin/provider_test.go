@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if providerBin != "" {
 		os.RemoveAll(filepath.Dir(providerBin))
 	}
+	if frameworksDir != "" {
+		os.RemoveAll(frameworksDir)
+	}
 	os.Exit(code)
 }
 

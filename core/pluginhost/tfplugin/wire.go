@@ -101,11 +101,14 @@ func diagnostic(warning bool, summary, detail string, path cty.Path) providers.D
 	return providers.Diagnostic{Severity: sev, Summary: summary, Detail: detail, AttributePath: PathStrings(path)}
 }
 
+// deferredSummary is the summary of a deferred answer's diagnostic.
+const deferredSummary = "the provider deferred the change"
+
 // deferredDiag is the error a deferred answer is: the host never allows
 // deferral (its client capabilities say so), so a provider that defers
 // anyway has not done what it was asked.
 func deferredDiag(reason string) providers.Diagnostic {
 	return providers.Diagnostic{Severity: providers.SeverityError,
-		Summary: "the provider deferred the change",
+		Summary: deferredSummary,
 		Detail:  fmt.Sprintf("reason %s; bulwark does not support deferred changes", reason)}
 }

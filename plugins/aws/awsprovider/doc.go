@@ -2,6 +2,10 @@
 // DynamoDB tables, through aws-sdk-go-v2. Its dependencies stay in this
 // module; core and sdk never see them.
 //
+// It reads one data source (sdk.DataReader), s3_bucket: an existing bucket
+// by name (arn, region, bucket_regional_domain_name), one HeadBucket,
+// writing and claiming nothing; a bucket that is not there is an error.
+//
 // What it guarantees, beyond the contract in package sdk:
 //
 //   - Credentials come only from the SDK's standard chain (environment,

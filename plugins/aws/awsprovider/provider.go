@@ -72,6 +72,7 @@ type clients struct {
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
 	return &sdk.GetSchemaResponse{
 		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		DataSources: dataSources(),
 		// Read reports the key each bucket or table was created under, and
 		// a Create never claims one made under another key or none.
 		Capabilities:   sdk.Capabilities{IdempotencyKeys: true},

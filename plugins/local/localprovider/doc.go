@@ -28,6 +28,18 @@
 // with objects/seed.txt (an object), dynamodb_table with rows/seed.json
 // (one JSON row keyed by hash_key, "id" by default).
 //
+// # Data sources
+//
+// file (sdk.DataReader) reads a regular file under the root by path
+// (relative, slash separated): content (null when not UTF-8),
+// content_base64, sha256 (hex) and size, at most MaxDataFileSize bytes. It
+// never leaves the root: the path is checked as a resource's is (no
+// absolute path, no .., no name starting with "."), then opened through an
+// os.Root on the root, refusing any symbolic link on the way or at the end,
+// a file with more than one hard link, and anything not a regular file (a
+// folder, a fifo, a device), checked on what was opened, without blocking.
+// It writes nothing, so a read-only session (a plan) reads too.
+//
 // # Guarantees
 //
 //   - A folder never escapes the root. A path that is absolute, has a ..

@@ -77,6 +77,7 @@ func (p *provider) scan() (*inventory, error) {
 func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
 	return &sdk.GetSchemaResponse{
 		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		DataSources:  dataSources(),
 		Capabilities: sdk.Capabilities{IdempotencyKeys: true},
 		ProviderConfig: []sdk.Attribute{
 			{Name: keyRoot, Type: sdk.TypeString, Description: "the folder every resource lives under (default: the data folder)"},

@@ -21,6 +21,7 @@ type unbatchable interface {
 	sdk.Importer
 	sdk.Releaser
 	sdk.Closer
+	sdk.DataReader
 }
 
 // unbatched promotes only unbatchable's methods, so sdk.Serve finds no
@@ -31,8 +32,8 @@ type unbatched struct{ unbatchable }
 
 // WithoutBatches returns the mock p (a provider New returned) with its
 // batch calls hidden: the same provider, the same world and faults, but
-// only sdk.Provider, sdk.Importer, sdk.Releaser and sdk.Closer, as real
-// providers are. The benchmark harness measures the engine on it, since
+// only sdk.Provider, sdk.Importer, sdk.Releaser, sdk.Closer and
+// sdk.DataReader, as real providers are. The benchmark harness measures the engine on it, since
 // the batch calls hide how many calls a step makes. It panics when p is
 // not the mock: the wrapper must not claim interfaces p lacks.
 func WithoutBatches(p sdk.Provider) sdk.Provider {

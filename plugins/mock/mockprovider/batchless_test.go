@@ -17,8 +17,9 @@ func interfaces(p sdk.Provider) map[string]bool {
 	_, imports := p.(sdk.Importer)
 	_, releases := p.(sdk.Releaser)
 	_, closes := p.(sdk.Closer)
+	_, data := p.(sdk.DataReader)
 	return map[string]bool{"BatchReader": reads, "BatchValidator": validates, "BatchCreator": creates,
-		"Importer": imports, "Releaser": releases, "Closer": closes}
+		"Importer": imports, "Releaser": releases, "Closer": closes, "DataReader": data}
 }
 
 func TestWithoutBatches(t *testing.T) {
@@ -33,7 +34,7 @@ func TestWithoutBatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := map[string]bool{"BatchReader": tt.batches, "BatchValidator": tt.batches, "BatchCreator": tt.batches,
-				"Importer": true, "Releaser": true, "Closer": true}
+				"Importer": true, "Releaser": true, "Closer": true, "DataReader": true}
 			for name, has := range interfaces(tt.p) {
 				if has != want[name] {
 					t.Errorf("implements %s: %v, want %v", name, has, want[name])

@@ -64,6 +64,10 @@
 //     or the key the host replaces (else sdk.Conflict); Release
 //     (sdk.Releaser) turns the key it is given into sdk.ReleasedKey of it
 //     (another key: sdk.Conflict). Both are one change of the world.
+//   - The data source lookup (sdk.DataReader) reads a resource of the world
+//     by type and name (and zone, when two zones hold one): its id, arn,
+//     size, zone, tags, created_at and secret (sensitive). None is an
+//     error naming what was looked for; it changes nothing.
 //   - ReadMany (sdk.BatchReader: Serve declares Capabilities.ReadMany)
 //     answers each read as Read would, in one call: latency_ms is slept
 //     once for the whole batch; ValidateMany (sdk.BatchValidator) does the

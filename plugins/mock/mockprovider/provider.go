@@ -191,6 +191,7 @@ func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk
 	}
 	return &sdk.GetSchemaResponse{
 		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
+		DataSources:    dataSources(),
 		Capabilities:   sdk.Capabilities{IdempotencyKeys: true},
 		ProviderConfig: configSchema(),
 	}, nil

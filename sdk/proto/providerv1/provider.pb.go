@@ -499,6 +499,68 @@ func (x *ResourceType) GetCoexistence() *Coexistence {
 	return nil
 }
 
+// DataSourceType describes one type of data a provider reads: its arguments
+// (required or optional, never computed) and its results (computed).
+type DataSourceType struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attributes    []*Attribute           `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty"`
+	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataSourceType) Reset() {
+	*x = DataSourceType{}
+	mi := &file_provider_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataSourceType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataSourceType) ProtoMessage() {}
+
+func (x *DataSourceType) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataSourceType.ProtoReflect.Descriptor instead.
+func (*DataSourceType) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DataSourceType) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DataSourceType) GetAttributes() []*Attribute {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *DataSourceType) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 // Coexistence says when an old and a new instance of a type can exist at
 // the same time (a replace that creates first, deletes last).
 type Coexistence struct {
@@ -516,7 +578,7 @@ type Coexistence struct {
 
 func (x *Coexistence) Reset() {
 	*x = Coexistence{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +590,7 @@ func (x *Coexistence) String() string {
 func (*Coexistence) ProtoMessage() {}
 
 func (x *Coexistence) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +603,7 @@ func (x *Coexistence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coexistence.ProtoReflect.Descriptor instead.
 func (*Coexistence) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Coexistence) GetAlways() bool {
@@ -584,13 +646,16 @@ type Capabilities struct {
 	// a Read by the resource's id returns once deleted (for the host's Verify,
 	// which expects it gone). The SDK's Serve announces and answers it too.
 	DeleteReadsBack bool `protobuf:"varint,7,opt,name=delete_reads_back,json=deleteReadsBack,proto3" json:"delete_reads_back,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The provider implements ReadData for the data_source_types its schema
+	// lists.
+	ReadData      bool `protobuf:"varint,8,opt,name=read_data,json=readData,proto3" json:"read_data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +667,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +680,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Capabilities) GetIdempotencyKeys() bool {
@@ -667,6 +732,13 @@ func (x *Capabilities) GetDeleteReadsBack() bool {
 	return false
 }
 
+func (x *Capabilities) GetReadData() bool {
+	if x != nil {
+		return x.ReadData
+	}
+	return false
+}
+
 type GetSchema struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -675,7 +747,7 @@ type GetSchema struct {
 
 func (x *GetSchema) Reset() {
 	*x = GetSchema{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +759,7 @@ func (x *GetSchema) String() string {
 func (*GetSchema) ProtoMessage() {}
 
 func (x *GetSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +772,7 @@ func (x *GetSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema.ProtoReflect.Descriptor instead.
 func (*GetSchema) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 type Configure struct {
@@ -711,7 +783,7 @@ type Configure struct {
 
 func (x *Configure) Reset() {
 	*x = Configure{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +795,7 @@ func (x *Configure) String() string {
 func (*Configure) ProtoMessage() {}
 
 func (x *Configure) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +808,7 @@ func (x *Configure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure.ProtoReflect.Descriptor instead.
 func (*Configure) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 type ValidateResource struct {
@@ -747,7 +819,7 @@ type ValidateResource struct {
 
 func (x *ValidateResource) Reset() {
 	*x = ValidateResource{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +831,7 @@ func (x *ValidateResource) String() string {
 func (*ValidateResource) ProtoMessage() {}
 
 func (x *ValidateResource) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +844,7 @@ func (x *ValidateResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource.ProtoReflect.Descriptor instead.
 func (*ValidateResource) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 type Read struct {
@@ -783,7 +855,7 @@ type Read struct {
 
 func (x *Read) Reset() {
 	*x = Read{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +867,7 @@ func (x *Read) String() string {
 func (*Read) ProtoMessage() {}
 
 func (x *Read) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +880,7 @@ func (x *Read) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read.ProtoReflect.Descriptor instead.
 func (*Read) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 type ValidateMany struct {
@@ -819,7 +891,7 @@ type ValidateMany struct {
 
 func (x *ValidateMany) Reset() {
 	*x = ValidateMany{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +903,7 @@ func (x *ValidateMany) String() string {
 func (*ValidateMany) ProtoMessage() {}
 
 func (x *ValidateMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +916,7 @@ func (x *ValidateMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany.ProtoReflect.Descriptor instead.
 func (*ValidateMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 type ReadMany struct {
@@ -855,7 +927,7 @@ type ReadMany struct {
 
 func (x *ReadMany) Reset() {
 	*x = ReadMany{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +939,7 @@ func (x *ReadMany) String() string {
 func (*ReadMany) ProtoMessage() {}
 
 func (x *ReadMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +952,7 @@ func (x *ReadMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany.ProtoReflect.Descriptor instead.
 func (*ReadMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 type Import struct {
@@ -891,7 +963,7 @@ type Import struct {
 
 func (x *Import) Reset() {
 	*x = Import{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +975,7 @@ func (x *Import) String() string {
 func (*Import) ProtoMessage() {}
 
 func (x *Import) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +988,7 @@ func (x *Import) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import.ProtoReflect.Descriptor instead.
 func (*Import) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 type Release struct {
@@ -927,7 +999,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1011,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1024,43 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
+}
+
+type ReadData struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadData) Reset() {
+	*x = ReadData{}
+	mi := &file_provider_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadData) ProtoMessage() {}
+
+func (x *ReadData) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadData.ProtoReflect.Descriptor instead.
+func (*ReadData) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 type Create struct {
@@ -963,7 +1071,7 @@ type Create struct {
 
 func (x *Create) Reset() {
 	*x = Create{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1083,7 @@ func (x *Create) String() string {
 func (*Create) ProtoMessage() {}
 
 func (x *Create) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1096,7 @@ func (x *Create) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create.ProtoReflect.Descriptor instead.
 func (*Create) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 type CreateMany struct {
@@ -999,7 +1107,7 @@ type CreateMany struct {
 
 func (x *CreateMany) Reset() {
 	*x = CreateMany{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1119,7 @@ func (x *CreateMany) String() string {
 func (*CreateMany) ProtoMessage() {}
 
 func (x *CreateMany) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1132,7 @@ func (x *CreateMany) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany.ProtoReflect.Descriptor instead.
 func (*CreateMany) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 type Update struct {
@@ -1035,7 +1143,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1155,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1168,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 type Delete struct {
@@ -1071,7 +1179,7 @@ type Delete struct {
 
 func (x *Delete) Reset() {
 	*x = Delete{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1191,7 @@ func (x *Delete) String() string {
 func (*Delete) ProtoMessage() {}
 
 func (x *Delete) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1204,7 @@ func (x *Delete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete.ProtoReflect.Descriptor instead.
 func (*Delete) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{19}
 }
 
 type GetSchema_Request struct {
@@ -1107,7 +1215,7 @@ type GetSchema_Request struct {
 
 func (x *GetSchema_Request) Reset() {
 	*x = GetSchema_Request{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1227,7 @@ func (x *GetSchema_Request) String() string {
 func (*GetSchema_Request) ProtoMessage() {}
 
 func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1240,7 @@ func (x *GetSchema_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Request.ProtoReflect.Descriptor instead.
 func (*GetSchema_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 0}
+	return file_provider_proto_rawDescGZIP(), []int{7, 0}
 }
 
 type GetSchema_Response struct {
@@ -1145,13 +1253,16 @@ type GetSchema_Response struct {
 	// The provider's own configuration (types, required, sensitive); empty
 	// when the provider does not describe it.
 	ProviderConfig []*Attribute `protobuf:"bytes,6,rep,name=provider_config,json=providerConfig,proto3" json:"provider_config,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The types of data the provider reads (ReadData), with
+	// capabilities.read_data.
+	DataSourceTypes []*DataSourceType `protobuf:"bytes,7,rep,name=data_source_types,json=dataSourceTypes,proto3" json:"data_source_types,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetSchema_Response) Reset() {
 	*x = GetSchema_Response{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1274,7 @@ func (x *GetSchema_Response) String() string {
 func (*GetSchema_Response) ProtoMessage() {}
 
 func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1287,7 @@ func (x *GetSchema_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchema_Response.ProtoReflect.Descriptor instead.
 func (*GetSchema_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6, 1}
+	return file_provider_proto_rawDescGZIP(), []int{7, 1}
 }
 
 func (x *GetSchema_Response) GetProviderName() string {
@@ -1221,6 +1332,13 @@ func (x *GetSchema_Response) GetProviderConfig() []*Attribute {
 	return nil
 }
 
+func (x *GetSchema_Response) GetDataSourceTypes() []*DataSourceType {
+	if x != nil {
+		return x.DataSourceTypes
+	}
+	return nil
+}
+
 type Configure_Request struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Config  *DynamicValue          `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
@@ -1234,7 +1352,7 @@ type Configure_Request struct {
 
 func (x *Configure_Request) Reset() {
 	*x = Configure_Request{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1364,7 @@ func (x *Configure_Request) String() string {
 func (*Configure_Request) ProtoMessage() {}
 
 func (x *Configure_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1377,7 @@ func (x *Configure_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Request.ProtoReflect.Descriptor instead.
 func (*Configure_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 0}
+	return file_provider_proto_rawDescGZIP(), []int{8, 0}
 }
 
 func (x *Configure_Request) GetConfig() *DynamicValue {
@@ -1292,7 +1410,7 @@ type Configure_Response struct {
 
 func (x *Configure_Response) Reset() {
 	*x = Configure_Response{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1422,7 @@ func (x *Configure_Response) String() string {
 func (*Configure_Response) ProtoMessage() {}
 
 func (x *Configure_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1435,7 @@ func (x *Configure_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Configure_Response.ProtoReflect.Descriptor instead.
 func (*Configure_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7, 1}
+	return file_provider_proto_rawDescGZIP(), []int{8, 1}
 }
 
 func (x *Configure_Response) GetDiagnostics() []*Diagnostic {
@@ -1338,7 +1456,7 @@ type ValidateResource_Request struct {
 
 func (x *ValidateResource_Request) Reset() {
 	*x = ValidateResource_Request{}
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1468,7 @@ func (x *ValidateResource_Request) String() string {
 func (*ValidateResource_Request) ProtoMessage() {}
 
 func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[22]
+	mi := &file_provider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1481,7 @@ func (x *ValidateResource_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Request.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 0}
+	return file_provider_proto_rawDescGZIP(), []int{9, 0}
 }
 
 func (x *ValidateResource_Request) GetType() string {
@@ -1396,7 +1514,7 @@ type ValidateResource_Response struct {
 
 func (x *ValidateResource_Response) Reset() {
 	*x = ValidateResource_Response{}
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1526,7 @@ func (x *ValidateResource_Response) String() string {
 func (*ValidateResource_Response) ProtoMessage() {}
 
 func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[23]
+	mi := &file_provider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1539,7 @@ func (x *ValidateResource_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResource_Response.ProtoReflect.Descriptor instead.
 func (*ValidateResource_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8, 1}
+	return file_provider_proto_rawDescGZIP(), []int{9, 1}
 }
 
 func (x *ValidateResource_Response) GetDiagnostics() []*Diagnostic {
@@ -1451,7 +1569,7 @@ type Read_Request struct {
 
 func (x *Read_Request) Reset() {
 	*x = Read_Request{}
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1581,7 @@ func (x *Read_Request) String() string {
 func (*Read_Request) ProtoMessage() {}
 
 func (x *Read_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[24]
+	mi := &file_provider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1594,7 @@ func (x *Read_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Request.ProtoReflect.Descriptor instead.
 func (*Read_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 0}
+	return file_provider_proto_rawDescGZIP(), []int{10, 0}
 }
 
 func (x *Read_Request) GetType() string {
@@ -1540,7 +1658,7 @@ type Read_Response struct {
 
 func (x *Read_Response) Reset() {
 	*x = Read_Response{}
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1670,7 @@ func (x *Read_Response) String() string {
 func (*Read_Response) ProtoMessage() {}
 
 func (x *Read_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[25]
+	mi := &file_provider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1683,7 @@ func (x *Read_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Read_Response.ProtoReflect.Descriptor instead.
 func (*Read_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9, 1}
+	return file_provider_proto_rawDescGZIP(), []int{10, 1}
 }
 
 func (x *Read_Response) GetExists() bool {
@@ -1619,7 +1737,7 @@ type ValidateMany_Request struct {
 
 func (x *ValidateMany_Request) Reset() {
 	*x = ValidateMany_Request{}
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1749,7 @@ func (x *ValidateMany_Request) String() string {
 func (*ValidateMany_Request) ProtoMessage() {}
 
 func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[26]
+	mi := &file_provider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1762,7 @@ func (x *ValidateMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany_Request.ProtoReflect.Descriptor instead.
 func (*ValidateMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 0}
+	return file_provider_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *ValidateMany_Request) GetResources() []*ValidateResource_Request {
@@ -1667,7 +1785,7 @@ type ValidateMany_Response struct {
 
 func (x *ValidateMany_Response) Reset() {
 	*x = ValidateMany_Response{}
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1797,7 @@ func (x *ValidateMany_Response) String() string {
 func (*ValidateMany_Response) ProtoMessage() {}
 
 func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[27]
+	mi := &file_provider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1810,7 @@ func (x *ValidateMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateMany_Response.ProtoReflect.Descriptor instead.
 func (*ValidateMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10, 1}
+	return file_provider_proto_rawDescGZIP(), []int{11, 1}
 }
 
 func (x *ValidateMany_Response) GetResults() []*ValidateResource_Response {
@@ -1718,7 +1836,7 @@ type ReadMany_Request struct {
 
 func (x *ReadMany_Request) Reset() {
 	*x = ReadMany_Request{}
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1848,7 @@ func (x *ReadMany_Request) String() string {
 func (*ReadMany_Request) ProtoMessage() {}
 
 func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[28]
+	mi := &file_provider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1861,7 @@ func (x *ReadMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Request.ProtoReflect.Descriptor instead.
 func (*ReadMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 0}
+	return file_provider_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *ReadMany_Request) GetReads() []*Read_Request {
@@ -1766,7 +1884,7 @@ type ReadMany_Response struct {
 
 func (x *ReadMany_Response) Reset() {
 	*x = ReadMany_Response{}
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1896,7 @@ func (x *ReadMany_Response) String() string {
 func (*ReadMany_Response) ProtoMessage() {}
 
 func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[29]
+	mi := &file_provider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1909,7 @@ func (x *ReadMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadMany_Response.ProtoReflect.Descriptor instead.
 func (*ReadMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11, 1}
+	return file_provider_proto_rawDescGZIP(), []int{12, 1}
 }
 
 func (x *ReadMany_Response) GetResults() []*Read_Response {
@@ -1831,7 +1949,7 @@ type Import_Request struct {
 
 func (x *Import_Request) Reset() {
 	*x = Import_Request{}
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1961,7 @@ func (x *Import_Request) String() string {
 func (*Import_Request) ProtoMessage() {}
 
 func (x *Import_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[30]
+	mi := &file_provider_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1974,7 @@ func (x *Import_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Request.ProtoReflect.Descriptor instead.
 func (*Import_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 0}
+	return file_provider_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *Import_Request) GetType() string {
@@ -1920,7 +2038,7 @@ type Import_Response struct {
 
 func (x *Import_Response) Reset() {
 	*x = Import_Response{}
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2050,7 @@ func (x *Import_Response) String() string {
 func (*Import_Response) ProtoMessage() {}
 
 func (x *Import_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[31]
+	mi := &file_provider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2063,7 @@ func (x *Import_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Import_Response.ProtoReflect.Descriptor instead.
 func (*Import_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12, 1}
+	return file_provider_proto_rawDescGZIP(), []int{13, 1}
 }
 
 func (x *Import_Response) GetExists() bool {
@@ -2012,7 +2130,7 @@ type Release_Request struct {
 
 func (x *Release_Request) Reset() {
 	*x = Release_Request{}
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2024,7 +2142,7 @@ func (x *Release_Request) String() string {
 func (*Release_Request) ProtoMessage() {}
 
 func (x *Release_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[32]
+	mi := &file_provider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2037,7 +2155,7 @@ func (x *Release_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release_Request.ProtoReflect.Descriptor instead.
 func (*Release_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 0}
+	return file_provider_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *Release_Request) GetType() string {
@@ -2088,7 +2206,7 @@ type Release_Response struct {
 
 func (x *Release_Response) Reset() {
 	*x = Release_Response{}
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2218,7 @@ func (x *Release_Response) String() string {
 func (*Release_Response) ProtoMessage() {}
 
 func (x *Release_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[33]
+	mi := &file_provider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2231,7 @@ func (x *Release_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release_Response.ProtoReflect.Descriptor instead.
 func (*Release_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13, 1}
+	return file_provider_proto_rawDescGZIP(), []int{14, 1}
 }
 
 func (x *Release_Response) GetDiagnostics() []*Diagnostic {
@@ -2128,6 +2246,120 @@ func (x *Release_Response) GetReleased() bool {
 		return x.Released
 	}
 	return false
+}
+
+type ReadData_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The data entry's name in the spec, for messages.
+	Name          string        `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Config        *DynamicValue `protobuf:"bytes,3,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadData_Request) Reset() {
+	*x = ReadData_Request{}
+	mi := &file_provider_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadData_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadData_Request) ProtoMessage() {}
+
+func (x *ReadData_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadData_Request.ProtoReflect.Descriptor instead.
+func (*ReadData_Request) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{15, 0}
+}
+
+func (x *ReadData_Request) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ReadData_Request) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReadData_Request) GetConfig() *DynamicValue {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type ReadData_Response struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The arguments as the provider saw them and the results.
+	Attributes    *DynamicValue `protobuf:"bytes,1,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	Diagnostics   []*Diagnostic `protobuf:"bytes,2,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadData_Response) Reset() {
+	*x = ReadData_Response{}
+	mi := &file_provider_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadData_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadData_Response) ProtoMessage() {}
+
+func (x *ReadData_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadData_Response.ProtoReflect.Descriptor instead.
+func (*ReadData_Response) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{15, 1}
+}
+
+func (x *ReadData_Response) GetAttributes() *DynamicValue {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *ReadData_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
 }
 
 type Create_Request struct {
@@ -2146,7 +2378,7 @@ type Create_Request struct {
 
 func (x *Create_Request) Reset() {
 	*x = Create_Request{}
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2390,7 @@ func (x *Create_Request) String() string {
 func (*Create_Request) ProtoMessage() {}
 
 func (x *Create_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[34]
+	mi := &file_provider_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2403,7 @@ func (x *Create_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Request.ProtoReflect.Descriptor instead.
 func (*Create_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 0}
+	return file_provider_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *Create_Request) GetType() string {
@@ -2241,7 +2473,7 @@ type Create_Response struct {
 
 func (x *Create_Response) Reset() {
 	*x = Create_Response{}
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2485,7 @@ func (x *Create_Response) String() string {
 func (*Create_Response) ProtoMessage() {}
 
 func (x *Create_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[35]
+	mi := &file_provider_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2498,7 @@ func (x *Create_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Create_Response.ProtoReflect.Descriptor instead.
 func (*Create_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 1}
+	return file_provider_proto_rawDescGZIP(), []int{16, 1}
 }
 
 func (x *Create_Response) GetId() string {
@@ -2315,7 +2547,7 @@ type CreateMany_Request struct {
 
 func (x *CreateMany_Request) Reset() {
 	*x = CreateMany_Request{}
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2327,7 +2559,7 @@ func (x *CreateMany_Request) String() string {
 func (*CreateMany_Request) ProtoMessage() {}
 
 func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[36]
+	mi := &file_provider_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2340,7 +2572,7 @@ func (x *CreateMany_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Request.ProtoReflect.Descriptor instead.
 func (*CreateMany_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 0}
+	return file_provider_proto_rawDescGZIP(), []int{17, 0}
 }
 
 func (x *CreateMany_Request) GetCreates() []*Create_Request {
@@ -2366,7 +2598,7 @@ type CreateMany_Response struct {
 
 func (x *CreateMany_Response) Reset() {
 	*x = CreateMany_Response{}
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2610,7 @@ func (x *CreateMany_Response) String() string {
 func (*CreateMany_Response) ProtoMessage() {}
 
 func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[37]
+	mi := &file_provider_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2623,7 @@ func (x *CreateMany_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMany_Response.ProtoReflect.Descriptor instead.
 func (*CreateMany_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15, 1}
+	return file_provider_proto_rawDescGZIP(), []int{17, 1}
 }
 
 func (x *CreateMany_Response) GetResults() []*Create_Response {
@@ -2424,7 +2656,7 @@ type Update_Request struct {
 
 func (x *Update_Request) Reset() {
 	*x = Update_Request{}
-	mi := &file_provider_proto_msgTypes[38]
+	mi := &file_provider_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2668,7 @@ func (x *Update_Request) String() string {
 func (*Update_Request) ProtoMessage() {}
 
 func (x *Update_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[38]
+	mi := &file_provider_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2681,7 @@ func (x *Update_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Request.ProtoReflect.Descriptor instead.
 func (*Update_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16, 0}
+	return file_provider_proto_rawDescGZIP(), []int{18, 0}
 }
 
 func (x *Update_Request) GetType() string {
@@ -2513,7 +2745,7 @@ type Update_Response struct {
 
 func (x *Update_Response) Reset() {
 	*x = Update_Response{}
-	mi := &file_provider_proto_msgTypes[39]
+	mi := &file_provider_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2757,7 @@ func (x *Update_Response) String() string {
 func (*Update_Response) ProtoMessage() {}
 
 func (x *Update_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[39]
+	mi := &file_provider_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2770,7 @@ func (x *Update_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update_Response.ProtoReflect.Descriptor instead.
 func (*Update_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16, 1}
+	return file_provider_proto_rawDescGZIP(), []int{18, 1}
 }
 
 func (x *Update_Response) GetAttributes() *DynamicValue {
@@ -2580,7 +2812,7 @@ type Delete_Request struct {
 
 func (x *Delete_Request) Reset() {
 	*x = Delete_Request{}
-	mi := &file_provider_proto_msgTypes[40]
+	mi := &file_provider_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2824,7 @@ func (x *Delete_Request) String() string {
 func (*Delete_Request) ProtoMessage() {}
 
 func (x *Delete_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[40]
+	mi := &file_provider_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2837,7 @@ func (x *Delete_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Request.ProtoReflect.Descriptor instead.
 func (*Delete_Request) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17, 0}
+	return file_provider_proto_rawDescGZIP(), []int{19, 0}
 }
 
 func (x *Delete_Request) GetType() string {
@@ -2671,7 +2903,7 @@ type Delete_Response struct {
 
 func (x *Delete_Response) Reset() {
 	*x = Delete_Response{}
-	mi := &file_provider_proto_msgTypes[41]
+	mi := &file_provider_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2915,7 @@ func (x *Delete_Response) String() string {
 func (*Delete_Response) ProtoMessage() {}
 
 func (x *Delete_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[41]
+	mi := &file_provider_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2928,7 @@ func (x *Delete_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delete_Response.ProtoReflect.Descriptor instead.
 func (*Delete_Response) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17, 1}
+	return file_provider_proto_rawDescGZIP(), []int{19, 1}
 }
 
 func (x *Delete_Response) GetDiagnostics() []*Diagnostic {
@@ -2754,10 +2986,16 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
 	"attributes\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12B\n" +
-	"\vcoexistence\x18\x04 \x01(\v2 .bulwark.provider.v1.CoexistenceR\vcoexistence\"H\n" +
+	"\vcoexistence\x18\x04 \x01(\v2 .bulwark.provider.v1.CoexistenceR\vcoexistence\"\x86\x01\n" +
+	"\x0eDataSourceType\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12>\n" +
+	"\n" +
+	"attributes\x18\x02 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\n" +
+	"attributes\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"H\n" +
 	"\vCoexistence\x12\x16\n" +
 	"\x06always\x18\x01 \x01(\bR\x06always\x12!\n" +
-	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\x8c\x02\n" +
+	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\xa9\x02\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
@@ -2766,16 +3004,18 @@ const file_provider_proto_rawDesc = "" +
 	"\vcreate_many\x18\x05 \x01(\bR\n" +
 	"createMany\x12*\n" +
 	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\x12*\n" +
-	"\x11delete_reads_back\x18\a \x01(\bR\x0fdeleteReadsBack\"\x90\x03\n" +
+	"\x11delete_reads_back\x18\a \x01(\bR\x0fdeleteReadsBack\x12\x1b\n" +
+	"\tread_data\x18\b \x01(\bR\breadData\"\xe1\x03\n" +
 	"\tGetSchema\x1a\t\n" +
-	"\aRequest\x1a\xf7\x02\n" +
+	"\aRequest\x1a\xc8\x03\n" +
 	"\bResponse\x12#\n" +
 	"\rprovider_name\x18\x01 \x01(\tR\fproviderName\x12)\n" +
 	"\x10provider_version\x18\x02 \x01(\tR\x0fproviderVersion\x12H\n" +
 	"\x0eresource_types\x18\x03 \x03(\v2!.bulwark.provider.v1.ResourceTypeR\rresourceTypes\x12A\n" +
 	"\vdiagnostics\x18\x04 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12E\n" +
 	"\fcapabilities\x18\x05 \x01(\v2!.bulwark.provider.v1.CapabilitiesR\fcapabilities\x12G\n" +
-	"\x0fprovider_config\x18\x06 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\x0eproviderConfig\"\xd8\x01\n" +
+	"\x0fprovider_config\x18\x06 \x03(\v2\x1e.bulwark.provider.v1.AttributeR\x0eproviderConfig\x12O\n" +
+	"\x11data_source_types\x18\a \x03(\v2#.bulwark.provider.v1.DataSourceTypeR\x0fdataSourceTypes\"\xd8\x01\n" +
 	"\tConfigure\x1a|\n" +
 	"\aRequest\x129\n" +
 	"\x06config\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x12\x19\n" +
@@ -2846,7 +3086,17 @@ const file_provider_proto_rawDesc = "" +
 	"\aprivate\x18\x05 \x01(\fR\aprivate\x1ai\n" +
 	"\bResponse\x12A\n" +
 	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x1a\n" +
-	"\breleased\x18\x02 \x01(\bR\breleased\"\xfc\x03\n" +
+	"\breleased\x18\x02 \x01(\bR\breleased\"\x8b\x02\n" +
+	"\bReadData\x1al\n" +
+	"\aRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
+	"\x06config\x18\x03 \x01(\v2!.bulwark.provider.v1.DynamicValueR\x06config\x1a\x90\x01\n" +
+	"\bResponse\x12A\n" +
+	"\n" +
+	"attributes\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
+	"attributes\x12A\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\"\xfc\x03\n" +
 	"\x06Create\x1a\xf3\x01\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
@@ -2910,7 +3160,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x16PROTECTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14PROTECTION_EPHEMERAL\x10\x01\x12\x16\n" +
 	"\x12PROTECTION_DURABLE\x10\x02\x12\x18\n" +
-	"\x14PROTECTION_PROTECTED\x10\x032\xd7\b\n" +
+	"\x14PROTECTION_PROTECTED\x10\x032\xb2\t\n" +
 	"\bProvider\x12\\\n" +
 	"\tGetSchema\x12&.bulwark.provider.v1.GetSchema.Request\x1a'.bulwark.provider.v1.GetSchema.Response\x12\\\n" +
 	"\tConfigure\x12&.bulwark.provider.v1.Configure.Request\x1a'.bulwark.provider.v1.Configure.Response\x12q\n" +
@@ -2924,7 +3174,8 @@ const file_provider_proto_rawDesc = "" +
 	"\fValidateMany\x12).bulwark.provider.v1.ValidateMany.Request\x1a*.bulwark.provider.v1.ValidateMany.Response\x12_\n" +
 	"\n" +
 	"CreateMany\x12'.bulwark.provider.v1.CreateMany.Request\x1a(.bulwark.provider.v1.CreateMany.Response\x12V\n" +
-	"\aRelease\x12$.bulwark.provider.v1.Release.Request\x1a%.bulwark.provider.v1.Release.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
+	"\aRelease\x12$.bulwark.provider.v1.Release.Request\x1a%.bulwark.provider.v1.Release.Response\x12Y\n" +
+	"\bReadData\x12%.bulwark.provider.v1.ReadData.Request\x1a&.bulwark.provider.v1.ReadData.ResponseB5Z3github.com/bulwark-iac/bulwark/sdk/proto/providerv1b\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -2939,7 +3190,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_provider_proto_goTypes = []any{
 	(Protection)(0),                   // 0: bulwark.provider.v1.Protection
 	(Diagnostic_Severity)(0),          // 1: bulwark.provider.v1.Diagnostic.Severity
@@ -2948,117 +3199,128 @@ var file_provider_proto_goTypes = []any{
 	(*Diagnostic)(nil),                // 4: bulwark.provider.v1.Diagnostic
 	(*Attribute)(nil),                 // 5: bulwark.provider.v1.Attribute
 	(*ResourceType)(nil),              // 6: bulwark.provider.v1.ResourceType
-	(*Coexistence)(nil),               // 7: bulwark.provider.v1.Coexistence
-	(*Capabilities)(nil),              // 8: bulwark.provider.v1.Capabilities
-	(*GetSchema)(nil),                 // 9: bulwark.provider.v1.GetSchema
-	(*Configure)(nil),                 // 10: bulwark.provider.v1.Configure
-	(*ValidateResource)(nil),          // 11: bulwark.provider.v1.ValidateResource
-	(*Read)(nil),                      // 12: bulwark.provider.v1.Read
-	(*ValidateMany)(nil),              // 13: bulwark.provider.v1.ValidateMany
-	(*ReadMany)(nil),                  // 14: bulwark.provider.v1.ReadMany
-	(*Import)(nil),                    // 15: bulwark.provider.v1.Import
-	(*Release)(nil),                   // 16: bulwark.provider.v1.Release
-	(*Create)(nil),                    // 17: bulwark.provider.v1.Create
-	(*CreateMany)(nil),                // 18: bulwark.provider.v1.CreateMany
-	(*Update)(nil),                    // 19: bulwark.provider.v1.Update
-	(*Delete)(nil),                    // 20: bulwark.provider.v1.Delete
-	(*GetSchema_Request)(nil),         // 21: bulwark.provider.v1.GetSchema.Request
-	(*GetSchema_Response)(nil),        // 22: bulwark.provider.v1.GetSchema.Response
-	(*Configure_Request)(nil),         // 23: bulwark.provider.v1.Configure.Request
-	(*Configure_Response)(nil),        // 24: bulwark.provider.v1.Configure.Response
-	(*ValidateResource_Request)(nil),  // 25: bulwark.provider.v1.ValidateResource.Request
-	(*ValidateResource_Response)(nil), // 26: bulwark.provider.v1.ValidateResource.Response
-	(*Read_Request)(nil),              // 27: bulwark.provider.v1.Read.Request
-	(*Read_Response)(nil),             // 28: bulwark.provider.v1.Read.Response
-	(*ValidateMany_Request)(nil),      // 29: bulwark.provider.v1.ValidateMany.Request
-	(*ValidateMany_Response)(nil),     // 30: bulwark.provider.v1.ValidateMany.Response
-	(*ReadMany_Request)(nil),          // 31: bulwark.provider.v1.ReadMany.Request
-	(*ReadMany_Response)(nil),         // 32: bulwark.provider.v1.ReadMany.Response
-	(*Import_Request)(nil),            // 33: bulwark.provider.v1.Import.Request
-	(*Import_Response)(nil),           // 34: bulwark.provider.v1.Import.Response
-	(*Release_Request)(nil),           // 35: bulwark.provider.v1.Release.Request
-	(*Release_Response)(nil),          // 36: bulwark.provider.v1.Release.Response
-	(*Create_Request)(nil),            // 37: bulwark.provider.v1.Create.Request
-	(*Create_Response)(nil),           // 38: bulwark.provider.v1.Create.Response
-	(*CreateMany_Request)(nil),        // 39: bulwark.provider.v1.CreateMany.Request
-	(*CreateMany_Response)(nil),       // 40: bulwark.provider.v1.CreateMany.Response
-	(*Update_Request)(nil),            // 41: bulwark.provider.v1.Update.Request
-	(*Update_Response)(nil),           // 42: bulwark.provider.v1.Update.Response
-	(*Delete_Request)(nil),            // 43: bulwark.provider.v1.Delete.Request
-	(*Delete_Response)(nil),           // 44: bulwark.provider.v1.Delete.Response
+	(*DataSourceType)(nil),            // 7: bulwark.provider.v1.DataSourceType
+	(*Coexistence)(nil),               // 8: bulwark.provider.v1.Coexistence
+	(*Capabilities)(nil),              // 9: bulwark.provider.v1.Capabilities
+	(*GetSchema)(nil),                 // 10: bulwark.provider.v1.GetSchema
+	(*Configure)(nil),                 // 11: bulwark.provider.v1.Configure
+	(*ValidateResource)(nil),          // 12: bulwark.provider.v1.ValidateResource
+	(*Read)(nil),                      // 13: bulwark.provider.v1.Read
+	(*ValidateMany)(nil),              // 14: bulwark.provider.v1.ValidateMany
+	(*ReadMany)(nil),                  // 15: bulwark.provider.v1.ReadMany
+	(*Import)(nil),                    // 16: bulwark.provider.v1.Import
+	(*Release)(nil),                   // 17: bulwark.provider.v1.Release
+	(*ReadData)(nil),                  // 18: bulwark.provider.v1.ReadData
+	(*Create)(nil),                    // 19: bulwark.provider.v1.Create
+	(*CreateMany)(nil),                // 20: bulwark.provider.v1.CreateMany
+	(*Update)(nil),                    // 21: bulwark.provider.v1.Update
+	(*Delete)(nil),                    // 22: bulwark.provider.v1.Delete
+	(*GetSchema_Request)(nil),         // 23: bulwark.provider.v1.GetSchema.Request
+	(*GetSchema_Response)(nil),        // 24: bulwark.provider.v1.GetSchema.Response
+	(*Configure_Request)(nil),         // 25: bulwark.provider.v1.Configure.Request
+	(*Configure_Response)(nil),        // 26: bulwark.provider.v1.Configure.Response
+	(*ValidateResource_Request)(nil),  // 27: bulwark.provider.v1.ValidateResource.Request
+	(*ValidateResource_Response)(nil), // 28: bulwark.provider.v1.ValidateResource.Response
+	(*Read_Request)(nil),              // 29: bulwark.provider.v1.Read.Request
+	(*Read_Response)(nil),             // 30: bulwark.provider.v1.Read.Response
+	(*ValidateMany_Request)(nil),      // 31: bulwark.provider.v1.ValidateMany.Request
+	(*ValidateMany_Response)(nil),     // 32: bulwark.provider.v1.ValidateMany.Response
+	(*ReadMany_Request)(nil),          // 33: bulwark.provider.v1.ReadMany.Request
+	(*ReadMany_Response)(nil),         // 34: bulwark.provider.v1.ReadMany.Response
+	(*Import_Request)(nil),            // 35: bulwark.provider.v1.Import.Request
+	(*Import_Response)(nil),           // 36: bulwark.provider.v1.Import.Response
+	(*Release_Request)(nil),           // 37: bulwark.provider.v1.Release.Request
+	(*Release_Response)(nil),          // 38: bulwark.provider.v1.Release.Response
+	(*ReadData_Request)(nil),          // 39: bulwark.provider.v1.ReadData.Request
+	(*ReadData_Response)(nil),         // 40: bulwark.provider.v1.ReadData.Response
+	(*Create_Request)(nil),            // 41: bulwark.provider.v1.Create.Request
+	(*Create_Response)(nil),           // 42: bulwark.provider.v1.Create.Response
+	(*CreateMany_Request)(nil),        // 43: bulwark.provider.v1.CreateMany.Request
+	(*CreateMany_Response)(nil),       // 44: bulwark.provider.v1.CreateMany.Response
+	(*Update_Request)(nil),            // 45: bulwark.provider.v1.Update.Request
+	(*Update_Response)(nil),           // 46: bulwark.provider.v1.Update.Response
+	(*Delete_Request)(nil),            // 47: bulwark.provider.v1.Delete.Request
+	(*Delete_Response)(nil),           // 48: bulwark.provider.v1.Delete.Response
 }
 var file_provider_proto_depIdxs = []int32{
 	1,  // 0: bulwark.provider.v1.Diagnostic.severity:type_name -> bulwark.provider.v1.Diagnostic.Severity
 	2,  // 1: bulwark.provider.v1.Attribute.type:type_name -> bulwark.provider.v1.Attribute.Type
 	5,  // 2: bulwark.provider.v1.ResourceType.attributes:type_name -> bulwark.provider.v1.Attribute
-	7,  // 3: bulwark.provider.v1.ResourceType.coexistence:type_name -> bulwark.provider.v1.Coexistence
-	6,  // 4: bulwark.provider.v1.GetSchema.Response.resource_types:type_name -> bulwark.provider.v1.ResourceType
-	4,  // 5: bulwark.provider.v1.GetSchema.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	8,  // 6: bulwark.provider.v1.GetSchema.Response.capabilities:type_name -> bulwark.provider.v1.Capabilities
-	5,  // 7: bulwark.provider.v1.GetSchema.Response.provider_config:type_name -> bulwark.provider.v1.Attribute
-	3,  // 8: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 9: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 10: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 11: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 12: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 13: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 14: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	25, // 15: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
-	26, // 16: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
-	4,  // 17: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	27, // 18: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
-	28, // 19: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
-	4,  // 20: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 21: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 22: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 23: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	4,  // 24: bulwark.provider.v1.Release.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 25: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 26: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 27: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 28: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	28, // 29: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	37, // 30: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
-	38, // 31: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
-	4,  // 32: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 33: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
-	3,  // 34: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 35: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
-	3,  // 36: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	4,  // 37: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	3,  // 38: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
-	0,  // 39: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
-	4,  // 40: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
-	28, // 41: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
-	21, // 42: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
-	23, // 43: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
-	25, // 44: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
-	27, // 45: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
-	37, // 46: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
-	41, // 47: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
-	43, // 48: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
-	33, // 49: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
-	31, // 50: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
-	29, // 51: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
-	39, // 52: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
-	35, // 53: bulwark.provider.v1.Provider.Release:input_type -> bulwark.provider.v1.Release.Request
-	22, // 54: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
-	24, // 55: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
-	26, // 56: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
-	28, // 57: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
-	38, // 58: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
-	42, // 59: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
-	44, // 60: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
-	34, // 61: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
-	32, // 62: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
-	30, // 63: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
-	40, // 64: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
-	36, // 65: bulwark.provider.v1.Provider.Release:output_type -> bulwark.provider.v1.Release.Response
-	54, // [54:66] is the sub-list for method output_type
-	42, // [42:54] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	8,  // 3: bulwark.provider.v1.ResourceType.coexistence:type_name -> bulwark.provider.v1.Coexistence
+	5,  // 4: bulwark.provider.v1.DataSourceType.attributes:type_name -> bulwark.provider.v1.Attribute
+	6,  // 5: bulwark.provider.v1.GetSchema.Response.resource_types:type_name -> bulwark.provider.v1.ResourceType
+	4,  // 6: bulwark.provider.v1.GetSchema.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	9,  // 7: bulwark.provider.v1.GetSchema.Response.capabilities:type_name -> bulwark.provider.v1.Capabilities
+	5,  // 8: bulwark.provider.v1.GetSchema.Response.provider_config:type_name -> bulwark.provider.v1.Attribute
+	7,  // 9: bulwark.provider.v1.GetSchema.Response.data_source_types:type_name -> bulwark.provider.v1.DataSourceType
+	3,  // 10: bulwark.provider.v1.Configure.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 11: bulwark.provider.v1.Configure.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 12: bulwark.provider.v1.ValidateResource.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 13: bulwark.provider.v1.ValidateResource.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 14: bulwark.provider.v1.Read.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 15: bulwark.provider.v1.Read.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 16: bulwark.provider.v1.Read.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	27, // 17: bulwark.provider.v1.ValidateMany.Request.resources:type_name -> bulwark.provider.v1.ValidateResource.Request
+	28, // 18: bulwark.provider.v1.ValidateMany.Response.results:type_name -> bulwark.provider.v1.ValidateResource.Response
+	4,  // 19: bulwark.provider.v1.ValidateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	29, // 20: bulwark.provider.v1.ReadMany.Request.reads:type_name -> bulwark.provider.v1.Read.Request
+	30, // 21: bulwark.provider.v1.ReadMany.Response.results:type_name -> bulwark.provider.v1.Read.Response
+	4,  // 22: bulwark.provider.v1.ReadMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 23: bulwark.provider.v1.Import.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 24: bulwark.provider.v1.Import.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 25: bulwark.provider.v1.Import.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	4,  // 26: bulwark.provider.v1.Release.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 27: bulwark.provider.v1.ReadData.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 28: bulwark.provider.v1.ReadData.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 29: bulwark.provider.v1.ReadData.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 30: bulwark.provider.v1.Create.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 31: bulwark.provider.v1.Create.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 32: bulwark.provider.v1.Create.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 33: bulwark.provider.v1.Create.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	30, // 34: bulwark.provider.v1.Create.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	41, // 35: bulwark.provider.v1.CreateMany.Request.creates:type_name -> bulwark.provider.v1.Create.Request
+	42, // 36: bulwark.provider.v1.CreateMany.Response.results:type_name -> bulwark.provider.v1.Create.Response
+	4,  // 37: bulwark.provider.v1.CreateMany.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 38: bulwark.provider.v1.Update.Request.prior_attributes:type_name -> bulwark.provider.v1.DynamicValue
+	3,  // 39: bulwark.provider.v1.Update.Request.config:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 40: bulwark.provider.v1.Update.Request.protection:type_name -> bulwark.provider.v1.Protection
+	3,  // 41: bulwark.provider.v1.Update.Response.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	4,  // 42: bulwark.provider.v1.Update.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	3,  // 43: bulwark.provider.v1.Delete.Request.attributes:type_name -> bulwark.provider.v1.DynamicValue
+	0,  // 44: bulwark.provider.v1.Delete.Request.protection:type_name -> bulwark.provider.v1.Protection
+	4,  // 45: bulwark.provider.v1.Delete.Response.diagnostics:type_name -> bulwark.provider.v1.Diagnostic
+	30, // 46: bulwark.provider.v1.Delete.Response.read_back:type_name -> bulwark.provider.v1.Read.Response
+	23, // 47: bulwark.provider.v1.Provider.GetSchema:input_type -> bulwark.provider.v1.GetSchema.Request
+	25, // 48: bulwark.provider.v1.Provider.Configure:input_type -> bulwark.provider.v1.Configure.Request
+	27, // 49: bulwark.provider.v1.Provider.ValidateResource:input_type -> bulwark.provider.v1.ValidateResource.Request
+	29, // 50: bulwark.provider.v1.Provider.Read:input_type -> bulwark.provider.v1.Read.Request
+	41, // 51: bulwark.provider.v1.Provider.Create:input_type -> bulwark.provider.v1.Create.Request
+	45, // 52: bulwark.provider.v1.Provider.Update:input_type -> bulwark.provider.v1.Update.Request
+	47, // 53: bulwark.provider.v1.Provider.Delete:input_type -> bulwark.provider.v1.Delete.Request
+	35, // 54: bulwark.provider.v1.Provider.Import:input_type -> bulwark.provider.v1.Import.Request
+	33, // 55: bulwark.provider.v1.Provider.ReadMany:input_type -> bulwark.provider.v1.ReadMany.Request
+	31, // 56: bulwark.provider.v1.Provider.ValidateMany:input_type -> bulwark.provider.v1.ValidateMany.Request
+	43, // 57: bulwark.provider.v1.Provider.CreateMany:input_type -> bulwark.provider.v1.CreateMany.Request
+	37, // 58: bulwark.provider.v1.Provider.Release:input_type -> bulwark.provider.v1.Release.Request
+	39, // 59: bulwark.provider.v1.Provider.ReadData:input_type -> bulwark.provider.v1.ReadData.Request
+	24, // 60: bulwark.provider.v1.Provider.GetSchema:output_type -> bulwark.provider.v1.GetSchema.Response
+	26, // 61: bulwark.provider.v1.Provider.Configure:output_type -> bulwark.provider.v1.Configure.Response
+	28, // 62: bulwark.provider.v1.Provider.ValidateResource:output_type -> bulwark.provider.v1.ValidateResource.Response
+	30, // 63: bulwark.provider.v1.Provider.Read:output_type -> bulwark.provider.v1.Read.Response
+	42, // 64: bulwark.provider.v1.Provider.Create:output_type -> bulwark.provider.v1.Create.Response
+	46, // 65: bulwark.provider.v1.Provider.Update:output_type -> bulwark.provider.v1.Update.Response
+	48, // 66: bulwark.provider.v1.Provider.Delete:output_type -> bulwark.provider.v1.Delete.Response
+	36, // 67: bulwark.provider.v1.Provider.Import:output_type -> bulwark.provider.v1.Import.Response
+	34, // 68: bulwark.provider.v1.Provider.ReadMany:output_type -> bulwark.provider.v1.ReadMany.Response
+	32, // 69: bulwark.provider.v1.Provider.ValidateMany:output_type -> bulwark.provider.v1.ValidateMany.Response
+	44, // 70: bulwark.provider.v1.Provider.CreateMany:output_type -> bulwark.provider.v1.CreateMany.Response
+	38, // 71: bulwark.provider.v1.Provider.Release:output_type -> bulwark.provider.v1.Release.Response
+	40, // 72: bulwark.provider.v1.Provider.ReadData:output_type -> bulwark.provider.v1.ReadData.Response
+	60, // [60:73] is the sub-list for method output_type
+	47, // [47:60] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -3072,7 +3334,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   42,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	Provider_ValidateMany_FullMethodName     = "/bulwark.provider.v1.Provider/ValidateMany"
 	Provider_CreateMany_FullMethodName       = "/bulwark.provider.v1.Provider/CreateMany"
 	Provider_Release_FullMethodName          = "/bulwark.provider.v1.Provider/Release"
+	Provider_ReadData_FullMethodName         = "/bulwark.provider.v1.Provider/ReadData"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -97,6 +98,13 @@ type ProviderClient interface {
 	// Unimplemented (so does sdk.Serve for a provider that does not implement
 	// sdk.Releaser), and the host then keeps the claim, saying so.
 	Release(ctx context.Context, in *Release_Request, opts ...grpc.CallOption) (*Release_Response, error)
+	// ReadData reads a data source: something that exists outside the stack,
+	// which the host reads at plan time and never journals. It must change
+	// nothing. Optional: a provider offers it by setting
+	// capabilities.read_data and listing its data_source_types in GetSchema;
+	// a plugin that predates it answers Unimplemented, and the host treats a
+	// missing capability as no data sources.
+	ReadData(ctx context.Context, in *ReadData_Request, opts ...grpc.CallOption) (*ReadData_Response, error)
 }
 
 type providerClient struct {
@@ -227,6 +235,16 @@ func (c *providerClient) Release(ctx context.Context, in *Release_Request, opts 
 	return out, nil
 }
 
+func (c *providerClient) ReadData(ctx context.Context, in *ReadData_Request, opts ...grpc.CallOption) (*ReadData_Response, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadData_Response)
+	err := c.cc.Invoke(ctx, Provider_ReadData_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -284,6 +302,13 @@ type ProviderServer interface {
 	// Unimplemented (so does sdk.Serve for a provider that does not implement
 	// sdk.Releaser), and the host then keeps the claim, saying so.
 	Release(context.Context, *Release_Request) (*Release_Response, error)
+	// ReadData reads a data source: something that exists outside the stack,
+	// which the host reads at plan time and never journals. It must change
+	// nothing. Optional: a provider offers it by setting
+	// capabilities.read_data and listing its data_source_types in GetSchema;
+	// a plugin that predates it answers Unimplemented, and the host treats a
+	// missing capability as no data sources.
+	ReadData(context.Context, *ReadData_Request) (*ReadData_Response, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -329,6 +354,9 @@ func (UnimplementedProviderServer) CreateMany(context.Context, *CreateMany_Reque
 }
 func (UnimplementedProviderServer) Release(context.Context, *Release_Request) (*Release_Response, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedProviderServer) ReadData(context.Context, *ReadData_Request) (*ReadData_Response, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadData not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -567,6 +595,24 @@ func _Provider_Release_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_ReadData_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadData_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).ReadData(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_ReadData_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).ReadData(ctx, req.(*ReadData_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -621,6 +667,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Release",
 			Handler:    _Provider_Release_Handler,
+		},
+		{
+			MethodName: "ReadData",
+			Handler:    _Provider_ReadData_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

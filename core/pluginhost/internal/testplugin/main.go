@@ -223,6 +223,35 @@ func each[Q, R any](ctx context.Context, b batching, sizes *[]any, reqs []Q, one
 	return out
 }
 
+// reading is the provider with a data source (sdk.DataReader): "thing"
+// reads a thing by id (its zone, whether the session is read-only, and a
+// sensitive "token"), an error naming the id when there is none.
+type reading struct{ *provider }
+
+func (r reading) GetSchema(ctx context.Context, req *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	s, err := r.provider.GetSchema(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.DataSources = []sdk.DataSourceType{{Name: "thing", Attributes: []sdk.Attribute{
+		{Name: "id", Type: sdk.TypeString, Required: true},
+		{Name: "zone", Type: sdk.TypeString, Computed: true},
+		{Name: "read_only", Type: sdk.TypeBool, Computed: true},
+		{Name: "token", Type: sdk.TypeString, Computed: true, Sensitive: true},
+	}}}
+	return s, nil
+}
+
+func (r reading) ReadData(_ context.Context, req *sdk.ReadDataRequest) (*sdk.ReadDataResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, _ := req.Config["id"].(string)
+	if !r.resources[id] {
+		return nil, fmt.Errorf("data %s: no thing with id %q", req.Name, id)
+	}
+	return &sdk.ReadDataResponse{Attributes: sdk.Attributes{"id": id, "zone": r.zones[id], "read_only": r.readOnly, "token": "tok-" + id}}, nil
+}
+
 // TESTPLUGIN_MODE changes how the process serves:
 //
 //	v2           speak only protocol version 2 (no version the host offers by default)
@@ -232,6 +261,7 @@ func each[Q, R any](ctx context.Context, b batching, sizes *[]any, reqs []Q, one
 //	unannounced  serve over TLS with a certificate it never announces (and
 //	             that trusts the host's): a server the host cannot authenticate
 //	batch        offer CreateMany, ReadMany and ValidateMany
+//	data         offer a data source
 func main() {
 	p := &provider{byKey: map[string]string{}, resources: map[string]bool{}, zones: map[string]any{}, throttles: map[string]int{}}
 	switch os.Getenv("TESTPLUGIN_MODE") {
@@ -258,6 +288,8 @@ func main() {
 		select {}
 	case "batch":
 		sdk.Serve(batching{p})
+	case "data":
+		sdk.Serve(reading{p})
 	default:
 		sdk.Serve(p)
 	}

@@ -1,9 +1,10 @@
 // Command tfprovider is a minimal Terraform provider on terraform-plugin-go,
 // for the tests of core/pluginhost/tfplugin: it speaks protocol 5 or 6 (as
 // TFTEST_PROTOCOL says) and keeps its world in memory, one resource type
-// (tftest_thing) and one data source (tftest_echo). It is a module of its
-// own under testdata, so that core requires nothing of terraform-plugin-go:
-// the tests build it with go build.
+// (tftest_thing) and one data source (tftest_echo; the input "defer" is
+// answered deferred). It is a module of its own under testdata, so that
+// core requires nothing of terraform-plugin-go: the tests build it with go
+// build.
 package main
 
 import (

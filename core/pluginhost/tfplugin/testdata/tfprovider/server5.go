@@ -172,5 +172,11 @@ func (s *server5) ValidateDataSourceConfig(context.Context, *tfprotov5.ValidateD
 
 func (s *server5) ReadDataSource(_ context.Context, req *tfprotov5.ReadDataSourceRequest) (*tfprotov5.ReadDataSourceResponse, error) {
 	ty := echoSchema5().ValueType()
-	return &tfprotov5.ReadDataSourceResponse{State: dv5(ty, s.p.readEcho(ty, val5(req.Config, ty)))}, nil
+	cfg := val5(req.Config, ty)
+	if in, _ := str(obj(cfg)["input"]); in == "defer" {
+		// A provider that cannot read it yet, as one whose configuration
+		// is unknown would.
+		return &tfprotov5.ReadDataSourceResponse{State: dv5(ty, tftypes.NewValue(ty, nil)), Deferred: &tfprotov5.Deferred{Reason: tfprotov5.DeferredReasonProviderConfigUnknown}}, nil
+	}
+	return &tfprotov5.ReadDataSourceResponse{State: dv5(ty, s.p.readEcho(ty, cfg))}, nil
 }

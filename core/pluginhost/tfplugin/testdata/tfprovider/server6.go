@@ -170,5 +170,11 @@ func (s *server6) ValidateDataResourceConfig(context.Context, *tfprotov6.Validat
 
 func (s *server6) ReadDataSource(_ context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
 	ty := echoSchema6().ValueType()
-	return &tfprotov6.ReadDataSourceResponse{State: dv6(ty, s.p.readEcho(ty, val6(req.Config, ty)))}, nil
+	cfg := val6(req.Config, ty)
+	if in, _ := str(obj(cfg)["input"]); in == "defer" {
+		// A provider that cannot read it yet, as one whose configuration
+		// is unknown would.
+		return &tfprotov6.ReadDataSourceResponse{State: dv6(ty, tftypes.NewValue(ty, nil)), Deferred: &tfprotov6.Deferred{Reason: tfprotov6.DeferredReasonProviderConfigUnknown}}, nil
+	}
+	return &tfprotov6.ReadDataSourceResponse{State: dv6(ty, s.p.readEcho(ty, cfg))}, nil
 }
