@@ -107,7 +107,8 @@ func (h *Host) verifiedCopy(source, path, want string) (string, error) {
 		return "", err
 	}
 	defer src.Close()
-	dst, err := os.CreateTemp(dir, Prefix+source+"-*")
+	// A Terraform source (NAMESPACE/TYPE) names no folder.
+	dst, err := os.CreateTemp(dir, Prefix+strings.ReplaceAll(source, "/", "_")+"-*")
 	if err != nil {
 		return "", err
 	}

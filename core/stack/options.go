@@ -30,6 +30,10 @@ type Options struct {
 	// resumeOp is the operation a resume runs: the lock is taken in its
 	// name, and only its own interventions may be pending (set by Resume).
 	resumeOp string
+	// savedTerraform: source → the sha256 of the executable of each
+	// Terraform provider a saved plan being applied read reality through:
+	// the apply runs those very bytes (see SavedPlan.providerPins).
+	savedTerraform map[string]string
 	// forgetting is the resource a state forget drops: its private data
 	// may be damaged (forgetting it is the way out), nothing reads it.
 	forgetting string

@@ -128,6 +128,9 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 			if err := s.terraformPlugin(ctx, &pc, src, constraint); err != nil {
 				return err
 			}
+			// A saved plan's apply runs the bytes the plan read through
+			// (the host refuses others: pluginhost's verifiedCopy).
+			pc.SHA256 = s.opts.savedTerraform[src]
 		} else if lf := s.opts.ProviderLock; lf != nil {
 			e, ok := lf.Providers[src]
 			if !ok {

@@ -369,26 +369,41 @@ func (e *PlanChangedError) Error() string {
 }
 
 // providerPins is the bulwark.lock a saved plan implies: the bytes of every
-// plugin it read reality through.
-func (p *SavedPlan) providerPins() *providerlock.File {
+// plugin of bulwark's own it read reality through (real, the bulwark.lock
+// beside the spec, when the plan recorded none), and, apart, the sha256 of
+// each Terraform provider's executable it ran. A Terraform provider's pin
+// in a bulwark.lock is its package's hashes (h1:, zh:), which the plan does
+// not record: real's are kept, and the executable found must also have the
+// plan's bytes.
+func (p *SavedPlan) providerPins(real *providerlock.File) (*providerlock.File, map[string]string) {
 	lf := &providerlock.File{Providers: map[string]providerlock.Entry{}}
+	if real != nil {
+		lf.Terraform = real.Terraform
+	}
+	tf := map[string]string{}
 	for _, pr := range p.File.Providers {
-		if pr.SHA256 != "" {
+		switch {
+		case pr.SHA256 == "":
+		case terraformSource(pr.Source):
+			tf[pr.Source] = pr.SHA256
+		default:
 			lf.Providers[pr.Source] = providerlock.Entry{SHA256: pr.SHA256}
 		}
 	}
 	if len(lf.Providers) == 0 {
-		return nil
+		return real, tf
 	}
-	return lf
+	return lf, tf
 }
 
 // ApplyPlan applies a saved plan: exactly its spec, refused when anything
 // it was made from changed since (see PlanChangedError).
 func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error) {
-	if lf := p.providerPins(); lf != nil {
+	lf, tf := p.providerPins(opts.ProviderLock)
+	if lf != opts.ProviderLock {
 		opts.ProviderLock, opts.LockPath = lf, p.Path
 	}
+	opts.savedTerraform = tf
 	// The consent to replace (--replace) is the plan's, as reviewed.
 	opts.Replace = slices.Clone(p.File.Replace)
 	s, err := open(ctx, p.Spec, opts, false)
