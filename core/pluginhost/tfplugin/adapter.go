@@ -3,10 +3,14 @@ package tfplugin
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -46,6 +50,10 @@ type Adapter struct {
 	p       *Provider
 	name    string
 	version string
+	// providerConfig is the configuration Configure gave the provider
+	// (Terraform's JSON encoding), part of every noChangeKey: a provider's
+	// plan may depend on it (default tags, a region). Nil before Configure.
+	providerConfig atomic.Pointer[[]byte]
 }
 
 // NewAdapter wraps p; name and version are the provider's (from its source
@@ -71,6 +79,11 @@ type envelope struct {
 	State json.RawMessage `json:"state"`
 	// Private is the provider's own private data.
 	Private []byte `json:"private,omitempty"`
+	// NoChange is the noChangeKey of the config the provider planned no
+	// change toward from State and Private, right after applying it (see
+	// settled): a read that finds the same state, private data and config
+	// takes that plan for its own. "" when none was made.
+	NoChange string `json:"no_change,omitempty"`
 }
 
 const envelopeFormat = "1"
@@ -81,6 +94,59 @@ func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, erro
 		return nil, err
 	}
 	return json.Marshal(envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private})
+}
+
+// settled seals what an apply made (state, private) toward cfg: the
+// provider is asked to plan from it toward cfg once more, as Terraform's
+// "inconsistent result after apply" check and bulwark's Verify do, and when
+// it plans no change the envelope remembers so (envelope.NoChange), so
+// that Verify's read and every later read that finds the same state, private
+// data and config take that plan without another call. A provider whose
+// plan then changes something is left for Verify to find (it plans
+// again).
+func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes) (*providers.ReadResponse, error) {
+	js, err := StateJSON(state, s.ImpliedType())
+	if err != nil {
+		return nil, err
+	}
+	e := envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private}
+	if cfg, err := configObject(attrs, s.ImpliedType()); err == nil {
+		if key, ok := a.noChangeKey(typ, s, cfg, js, private); ok {
+			planned, diags, err := a.plan(ctx, s, typ, state, private, attrs)
+			if err != nil {
+				return nil, err
+			}
+			if planned != nil && !diags.HasError() && len(planned.Changes) == 0 && len(planned.RequiresReplace) == 0 {
+				e.NoChange = key
+			}
+		}
+	}
+	sealed, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return a.answerSealed(state, sealed)
+}
+
+// noChangeKey is the key a plan of no change is remembered under: the
+// provider (its address and version, and its configuration), the type and
+// its schema version, the config, and the state and private data planned
+// from. false for a config not wholly known, or before Configure.
+func (a *Adapter) noChangeKey(typ string, s *Schema, cfg cty.Value, state, private []byte) (string, bool) {
+	pc := a.providerConfig.Load()
+	if pc == nil || !cfg.IsWhollyKnown() {
+		return "", false
+	}
+	cj, err := StateJSON(cfg, s.ImpliedType())
+	if err != nil {
+		return "", false
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(a.name), []byte(a.version), *pc, []byte(typ), []byte(strconv.FormatInt(s.Version, 10)), cj, state, private} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return "v1:" + hex.EncodeToString(h.Sum(nil)), true
 }
 
 func openEnvelope(b []byte) (*envelope, bool) {
@@ -290,6 +356,11 @@ func (a *Adapter) Configure(ctx context.Context, req *providers.ConfigureRequest
 	if err != nil {
 		return nil, err
 	}
+	if !ds.HasError() {
+		if js, err := StateJSON(cfg, ty); err == nil {
+			a.providerConfig.Store(&js)
+		}
+	}
 	return &providers.ConfigureResponse{Diagnostics: append(v.Diagnostics, ds...)}, nil
 }
 
@@ -313,10 +384,10 @@ func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private 
 	return v, p, diags, err
 }
 
-// priorDecoded is prior, also saying whether the state is the envelope's
-// own, decoded at the schema version it was written at (so the envelope
-// still says exactly it).
-func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, bool, providers.Diagnostics, error) {
+// priorDecoded is prior, also answering the envelope when the state is
+// its own, decoded at the schema version it was written at (so the
+// envelope still says exactly it); nil else.
+func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, *envelope, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	if e, ok := openEnvelope(private); ok {
 		if e.SchemaVersion == s.Version {
@@ -329,17 +400,17 @@ func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, p
 			// that does not decode so (an attribute the schema no longer
 			// has) goes through the provider, as any older one.
 			if v, err := ParseStateJSON(e.State, ty); err == nil {
-				return v, e.Private, true, nil, nil
+				return v, e.Private, e, nil, nil
 			}
 		}
 		up, err := a.p.UpgradeResourceState(ctx, typ, e.SchemaVersion, e.State)
 		if err != nil {
-			return cty.NilVal, nil, false, nil, err
+			return cty.NilVal, nil, nil, nil, err
 		}
 		if up.Diagnostics.HasError() {
-			return cty.NilVal, nil, false, up.Diagnostics, nil
+			return cty.NilVal, nil, nil, up.Diagnostics, nil
 		}
-		return up.UpgradedState, e.Private, false, up.Diagnostics, nil
+		return up.UpgradedState, e.Private, nil, up.Diagnostics, nil
 	}
 	if id != "" && ty.IsObjectType() && ty.HasAttribute("id") {
 		attrs := map[string]cty.Value{}
@@ -347,9 +418,9 @@ func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, p
 			attrs[n] = cty.NullVal(at)
 		}
 		attrs["id"] = cty.StringVal(id)
-		return cty.ObjectVal(attrs), nil, false, nil, nil
+		return cty.ObjectVal(attrs), nil, nil, nil, nil
 	}
-	return cty.NullVal(ty), nil, false, nil, nil
+	return cty.NullVal(ty), nil, nil, nil, nil
 }
 
 // ErrNoIdempotencyKeys is the error of a Read asked to find what a Create
@@ -387,7 +458,8 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		return &providers.ReadResponse{Diagnostics: diags}, nil
 	}
 	var resp *providers.ReadResponse
-	if decoded && rr.NewState.RawEquals(prior) && bytes.Equal(rr.Private, private) {
+	unmoved := decoded != nil && rr.NewState.RawEquals(prior) && bytes.Equal(rr.Private, private)
+	if unmoved {
 		// Nothing moved: the recorded envelope is kept byte for byte, not
 		// encoded again on every read of a no-op.
 		resp, err = a.answerSealed(rr.NewState, req.Private)
@@ -398,6 +470,18 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		return nil, err
 	}
 	resp.Diagnostics = diags
+	if req.Config != nil && unmoved && decoded.NoChange != "" {
+		if cfg, err := configObject(req.Config, s.ImpliedType()); err == nil {
+			if key, ok := a.noChangeKey(req.Type, s, cfg, decoded.State, decoded.Private); ok && key == decoded.NoChange {
+				// The provider planned no change from this very state,
+				// private data and config, under this provider version
+				// and configuration, when it was applied (see settled):
+				// its plan is that again, without asking.
+				resp.Planned = &providers.Planned{Changes: []string{}, RequiresReplace: []string{}}
+				return resp, nil
+			}
+		}
+	}
 	if req.Config != nil {
 		planned, pdiags, err := a.plan(ctx, s, req.Type, rr.NewState, rr.Private, req.Config)
 		if err != nil {
@@ -514,7 +598,13 @@ func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.CreateResponse{Diagnostics: diags}, nil
 	}
-	made, err := a.answer(s, ar.NewState, ar.Private)
+	answer := a.answer
+	if !diags.HasError() {
+		answer = func(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
+			return a.settled(ctx, s, req.Type, state, private, req.Config)
+		}
+	}
+	made, err := answer(s, ar.NewState, ar.Private)
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +631,13 @@ func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.UpdateResponse{Diagnostics: diags}, nil
 	}
-	made, err := a.answer(s, ar.NewState, ar.Private)
+	answer := a.answer
+	if !diags.HasError() {
+		answer = func(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
+			return a.settled(ctx, s, req.Type, state, private, req.Config)
+		}
+	}
+	made, err := answer(s, ar.NewState, ar.Private)
 	if err != nil {
 		return nil, err
 	}

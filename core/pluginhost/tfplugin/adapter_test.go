@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -58,5 +60,85 @@ func TestAdapterReadKeepsEnvelope(t *testing.T) {
 	noErrors(t, "read after update", rr.Diagnostics, err)
 	if bytes.Equal(rr.Private, made.Private) || rr.Attributes["size"] != 2 && rr.Attributes["size"] != 2.0 {
 		t.Errorf("moved resource answered private %s, attributes %v: want a fresh envelope with size 2", rr.Private, rr.Attributes)
+	}
+}
+
+// countingWire counts the plans a provider is asked for.
+type countingWire struct {
+	wire
+	plans atomic.Int64
+}
+
+func (w *countingWire) planResourceChange(ctx context.Context, r rawPlan) (rawResult, error) {
+	w.plans.Add(1)
+	return w.wire.planResourceChange(ctx, r)
+}
+
+// TestAdapterRemembersNoChange: what a Create or Update applied is planned
+// once more right away (Terraform's "inconsistent result after apply"
+// check); when the provider plans no change, a later read that finds the
+// same state, private data and config, under the same provider version
+// and configuration, answers that plan without asking again. Anything of
+// those moved, the provider plans.
+func TestAdapterRemembersNoChange(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	cw := &countingWire{wire: p.w}
+	p.w = cw
+	a := NewAdapter(p, "tftest", "0.0.0")
+	configure := func(prefix string) {
+		t.Helper()
+		if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": prefix}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	configure("p-")
+	cfg := providers.Attributes{"name": "a", "size": 1}
+	planned := func(private []byte, cfg providers.Attributes) (*providers.ReadResponse, int64) {
+		t.Helper()
+		before := cw.plans.Load()
+		rr, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: "x", Config: cfg, Private: private})
+		noErrors(t, "read", rr.Diagnostics, err)
+		if rr.Planned == nil {
+			t.Fatal("a read with a config answered no plan")
+		}
+		return rr, cw.plans.Load() - before
+	}
+
+	before := cw.plans.Load()
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: cfg})
+	noErrors(t, "create", made.Diagnostics, err)
+	if n := cw.plans.Load() - before; n != 2 {
+		t.Errorf("a create made %d plans, want 2 (the apply's, and the one after it)", n)
+	}
+	if rr, n := planned(made.Private, cfg); n != 0 || len(rr.Planned.Changes) != 0 {
+		t.Errorf("a read of what was just made planned %d times (changes %v), want none and no change", n, rr.Planned.Changes)
+	}
+	// Another config: the provider plans, and sees the change.
+	if rr, n := planned(made.Private, providers.Attributes{"name": "a", "size": 2}); n != 1 || !slices.Contains(rr.Planned.Changes, "size") {
+		t.Errorf("a read toward another config planned %d times (changes %v), want once and size", n, rr.Planned.Changes)
+	}
+	// The provider configured otherwise: it plans again.
+	configure("q-")
+	if _, n := planned(made.Private, cfg); n != 1 {
+		t.Errorf("under another provider configuration a read planned %d times, want once", n)
+	}
+	configure("p-")
+	// The envelope's state is not what the provider reads now (drift):
+	// the provider plans.
+	var e envelope
+	if err := json.Unmarshal(made.Private, &e); err != nil || e.NoChange == "" {
+		t.Fatalf("the create's envelope remembers no plan: %s (%v)", made.Private, err)
+	}
+	e.State = bytes.Replace(e.State, []byte(`"size":1`), []byte(`"size":5`), 1)
+	drifted, _ := json.Marshal(e)
+	if rr, n := planned(drifted, cfg); n != 1 {
+		t.Errorf("a read whose recorded state differs from the provider's planned %d times (%v), want once", n, rr.Planned)
+	}
+	// An update remembers its own no-change plan.
+	up, err := a.Update(ctx, &providers.UpdateRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Config: providers.Attributes{"name": "a", "size": 3}, Private: made.Private})
+	noErrors(t, "update", up.Diagnostics, err)
+	if rr, n := planned(up.Private, providers.Attributes{"name": "a", "size": 3}); n != 0 || len(rr.Planned.Changes) != 0 {
+		t.Errorf("a read of what was just updated planned %d times (changes %v), want none", n, rr.Planned.Changes)
 	}
 }
