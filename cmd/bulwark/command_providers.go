@@ -31,8 +31,15 @@ func (c *cli) providersLockCmd() *cobra.Command {
 	var provider string
 	cmd := &cobra.Command{
 		Use:   "lock SPEC",
-		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses",
-		Args:  cobra.ExactArgs(1),
+		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses (a Terraform provider's version and h1: hash)",
+		Long: `Write bulwark.lock beside the spec with the sha256 of every provider plugin it
+uses, and for each Terraform provider the version found on this machine (the
+lock's own when the spec's constraint allows it, else the newest it allows)
+and its h1: hash. Nothing is downloaded: see providers install. At a version
+the lock already records, the package found must match one of the hashes
+recorded: other bytes are refused, naming the provider and both hashes, and
+nothing is written.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := c.peekSpec(args[0], provider)
 			if err != nil {
@@ -51,7 +58,18 @@ func (c *cli) providersLockCmd() *cobra.Command {
 			if lf == nil {
 				lf = &providerlock.File{Providers: map[string]providerlock.Entry{}}
 			}
+			lockPath := providerlock.PathFor(args[0])
+			finder := &tfinstall.Finder{
+				Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
+				UnpackDir: filepath.Join(stack.PluginCopyDir(opts.StateDir), "terraform", "unpacked"),
+			}
 			for _, n := range sp.ProvidersUsed() {
+				if pc := sp.Providers[n]; pc != nil && pc.Terraform() {
+					if err := c.lockTerraform(cmd.Context(), finder, lf, lockPath, pc); err != nil {
+						return err
+					}
+					continue
+				}
 				src := sp.Providers[n].Source
 				path, err := pluginhost.Find(opts.PluginDirs, src)
 				if err != nil {
@@ -74,6 +92,35 @@ func (c *cli) providersLockCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "pin provider `NAME` too, for runs that use --provider")
 	return cmd
+}
+
+// lockTerraform pins in lf the package of the Terraform provider pc found
+// by f: the lock's version when pc's constraint allows it, else the newest
+// it allows; other bytes than the lock records at that version are refused.
+func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *providerlock.File, lockPath string, pc *spec.Provider) error {
+	ws, err := specTerraformWants(&spec.Spec{File: lockPath, Providers: map[string]*spec.Provider{pc.Name: pc}})
+	if err != nil {
+		return err
+	}
+	w := ws[0]
+	pinned := ""
+	if e, ok := lf.Terraform[w.src.String()]; ok && stack.CheckPin(w.name, w.src, w.c, e, lockPath) == nil {
+		pinned = e.Version
+	}
+	got, err := pinLocal(ctx, f, w.src, w.c, pinned)
+	if err != nil {
+		return err
+	}
+	hashes := make([]string, len(got.Hashes))
+	for i, h := range got.Hashes {
+		hashes[i] = string(h)
+	}
+	if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
+		return err
+	}
+	lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
+	fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", w.src, got.Package.Version, strings.Join(hashes, " "), got.Package.ExePath())
+	return nil
 }
 
 func (c *cli) providersListCmd() *cobra.Command {
