@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
@@ -92,6 +93,11 @@ func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id st
 		}
 		st, err := be.Load(ctx)
 		be.Close()
+		if errors.Is(err, storage.ErrMoved) {
+			// Moved to another backend by state migrate: what it
+			// records is there now, no longer on this one.
+			continue
+		}
 		if err != nil {
 			return &ClaimScanError{Stack: name, Err: err}
 		}
