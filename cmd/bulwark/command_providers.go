@@ -65,7 +65,7 @@ nothing is written.`,
 			}
 			for _, n := range sp.ProvidersUsed() {
 				if pc := sp.Providers[n]; pc != nil && pc.Terraform() {
-					if err := c.lockTerraform(cmd.Context(), finder, lf, lockPath, pc); err != nil {
+					if err := c.lockTerraform(cmd.Context(), finder, lf, lockPath, sp.File, pc); err != nil {
 						return err
 					}
 					continue
@@ -97,8 +97,8 @@ nothing is written.`,
 // lockTerraform pins in lf the package of the Terraform provider pc found
 // by f: the lock's version when pc's constraint allows it, else the newest
 // it allows; other bytes than the lock records at that version are refused.
-func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *providerlock.File, lockPath string, pc *spec.Provider) error {
-	ws, err := specTerraformWants(&spec.Spec{File: lockPath, Providers: map[string]*spec.Provider{pc.Name: pc}})
+func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *providerlock.File, lockPath, specFile string, pc *spec.Provider) error {
+	ws, err := specTerraformWants(&spec.Spec{File: specFile, Providers: map[string]*spec.Provider{pc.Name: pc}})
 	if err != nil {
 		return err
 	}
@@ -133,8 +133,9 @@ func (c *cli) providersListCmd() *cobra.Command {
 With SPEC, also the Terraform providers the spec declares, as a run would
 find them (not started): name, source, version constraint, the version found
 and where, and whether bulwark.lock pins those bytes ("locked"), does not name
-them ("not locked"), pins other bytes ("mismatch") or pins a version the spec's
-constraint does not allow ("outside constraint"). The last two are errors:
+them ("not locked"), pins other bytes ("mismatch"), pins a version the spec's
+constraint does not allow ("outside constraint") or pins a version not found
+here ("not found"). The last two are errors:
 the list is printed and the command exits 1, as a run would refuse them.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -294,6 +295,9 @@ func describeTerraform(ctx context.Context, pc *spec.Provider, opts *stack.Optio
 	}
 	p, err := f.Find(ctx, req)
 	if err != nil {
+		if entry != nil {
+			tp.Lock = "not found"
+		}
 		return err
 	}
 	tp.Version, tp.Path, tp.Location = p.Version, p.ExePath(), p.Location

@@ -34,8 +34,9 @@ type TerraformProvider struct {
 	Location   string `json:"location"`   // the searched folder that held it
 	// Lock is "locked" (bulwark.lock pins it and the bytes found match),
 	// "not locked" (no lock, or the lock does not name it), "mismatch" (the
-	// bytes found differ from the lock's hashes), or "outside constraint"
-	// (the lock pins a version the spec's constraint does not allow).
+	// bytes found differ from the lock's hashes), "outside constraint" (the
+	// lock pins a version the spec's constraint does not allow), or "not
+	// found" (the lock pins a version no folder here holds).
 	Lock        string `json:"lock"`
 	LockVersion string `json:"lock_version,omitempty"` // the version the lock pins
 	Error       string `json:"error,omitempty"`        // why it was not found or not verified
