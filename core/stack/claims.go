@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
@@ -78,9 +83,11 @@ func (s *session) otherStacks(ctx context.Context) ([]string, error) {
 // claimedElsewhere looks through the states of the other stacks on this
 // backend for a resource of provider source src (spec name provider), of
 // type typ, with id id: the claims registry of a provider that cannot
-// stamp one. It is a check, read without their locks, not a lock: two
-// imports of the same id into two stacks at the same moment can both pass
-// it (each holds its own stack's lock only).
+// stamp one. It reads their states without their locks; `bulwark import`
+// on the file backend runs it under the claims lock (claimsLock), so two
+// such imports into two stacks at once are serialized. On a remote backend,
+// and for a spec's `import: ID` during an apply, it is a check only: two
+// imports of one id into two stacks at the same moment can both pass it.
 func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id string) error {
 	names, err := s.otherStacks(ctx)
 	if err != nil {
@@ -127,4 +134,52 @@ func sameSource(a, b string) bool {
 	}
 	sb, err := tfinstall.ParseSource(b)
 	return err == nil && sa.String() == sb.String()
+}
+
+// claimsLockWait is how long an import waits for another stack's import
+// of a keyless provider to finish (claimsLock).
+const claimsLockWait = 30 * time.Second
+
+// claimsLock serializes, across the stacks of one state folder (the file
+// backend), the imports of providers that cannot stamp a claim: held from
+// the check of the other stacks (claimedElsewhere) until the import is
+// recorded, so that two imports of one id into two stacks at once cannot
+// both pass it. It is the folder .claims under the state folder, locked as
+// a stack folder is (flock: a holder that dies loses it). A remote backend
+// has none (release is a no-op): there the check stays a check. It waits
+// up to claimsLockWait for another holder.
+func (s *session) claimsLock(ctx context.Context) (release func(), err error) {
+	if s.opts.StateURL != "" && s.opts.Open != nil {
+		return func() {}, nil
+	}
+	root := s.opts.StateDir
+	if root == "" {
+		root = ".bulwark"
+	}
+	dir := filepath.Join(root, ".claims")
+	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("claims lock: %w", err)
+	}
+	deadline := time.Now().Add(claimsLockWait)
+	wait := 10 * time.Millisecond
+	for {
+		l, err := lock.Acquire(dir, s.holder)
+		if err == nil {
+			return func() { _ = l.Release() }, nil
+		}
+		if !errors.Is(err, lock.ErrLocked) {
+			return nil, fmt.Errorf("claims lock: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("claims lock %s: another import of a provider that cannot stamp claims holds it (%w); try again once it ends", dir, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
 }

@@ -1,12 +1,15 @@
 package stack_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -277,5 +280,39 @@ func TestImportOfAKeylessProviderIsCheckedAgainstTheOtherStacks(t *testing.T) {
 	}
 	if len(e.w.Deletes()) != 0 {
 		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// On the file backend the check and the record of a keyless import are
+// one critical section across the stacks of the state folder (the claims
+// lock, .claims): while another import holds it, an import waits (here
+// until its context ends, recording nothing), and goes through once it is
+// released.
+func TestImportOfAKeylessProviderWaitsForTheClaimsLock(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	id := e.w.Put("network", "made-by-hand", "")
+	two := parseSpec(t, specYAML("two", res{name: "taken", typ: "network"}))
+	dir := filepath.Join(e.stateDir, ".claims")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lock.Acquire(dir, lock.Holder{Op: "op_other", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := stack.Import(ctx, two, e.opts(), "taken", id); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("import while the claims lock is held: %v, want it to wait until its context ends", err)
+	}
+	if st := e.state(t, "two"); len(st.Resources) != 0 {
+		t.Fatalf("two records %v", st.Names())
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err != nil || r.Err != nil {
+		t.Fatalf("import once released: %v %v", err, resErr(r))
 	}
 }

@@ -187,7 +187,8 @@ func (e *ImportError) Error() string {
 // step fails and nothing is recorded. A provider that takes no key (one
 // built for Terraform) cannot stamp: the other stacks on the same backend
 // are its claims registry, and an id one of them records is refused
-// (ClaimedElsewhereError; a check, not a lock, see claimedElsewhere). One
+// (ClaimedElsewhereError; under the claims lock on the file backend, see
+// claimedElsewhere). One
 // that cannot stamp because it predates claims is imported as before, and
 // the result says that a second import elsewhere will not be refused.
 func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string) (*Result, error) {
@@ -249,7 +250,13 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 	keyless := capsOf(p).Keyless
 	if keyless {
 		// Nothing on the resource says whose it is: the other stacks on
-		// this backend are asked (see claimedElsewhere).
+		// this backend are asked (see claimedElsewhere), under the
+		// claims lock until the import is recorded.
+		release, err := s.claimsLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		if err := s.claimedElsewhere(ctx, address, p.Source(), r.Type, id); err != nil {
 			return nil, err
 		}
