@@ -62,7 +62,8 @@ version, so a fresh machine gets the bytes the lock names.
 
 At a version the lock already records, the package must match one of the
 hashes recorded (as Terraform's lock file): other bytes are refused, naming
-the provider and both hashes, and nothing is written.`,
+the provider and both hashes, and the lock is left as it was (a package
+fetched from a registry stays in the provider folder, where a run refuses it).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

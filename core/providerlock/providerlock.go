@@ -177,7 +177,7 @@ func (e *TerraformNotPinnedError) Error() string {
 // HashMismatchError refuses to pin a Terraform provider package whose
 // hashes share none with the ones the lock already records for the same
 // version: the bytes found are not the bytes pinned (a package changed, or
-// another one put in its place). Nothing is written.
+// another one put in its place). The lock is not written.
 type HashMismatchError struct {
 	Source  string // HOST/NAMESPACE/TYPE
 	Version string
