@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +16,9 @@ import (
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
 func (c *cli) providersCmd() *cobra.Command {
@@ -23,8 +31,15 @@ func (c *cli) providersLockCmd() *cobra.Command {
 	var provider string
 	cmd := &cobra.Command{
 		Use:   "lock SPEC",
-		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses",
-		Args:  cobra.ExactArgs(1),
+		Short: "Write bulwark.lock beside the spec with the sha256 of every provider it uses (a Terraform provider's version and h1: hash)",
+		Long: `Write bulwark.lock beside the spec with the sha256 of every provider plugin it
+uses, and for each Terraform provider the version found on this machine (the
+lock's own when the spec's constraint allows it, else the newest it allows)
+and its h1: hash. Nothing is downloaded: see providers install. At a version
+the lock already records, the package found must match one of the hashes
+recorded: other bytes are refused, naming the provider and both hashes, and
+nothing is written.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := c.peekSpec(args[0], provider)
 			if err != nil {
@@ -43,7 +58,18 @@ func (c *cli) providersLockCmd() *cobra.Command {
 			if lf == nil {
 				lf = &providerlock.File{Providers: map[string]providerlock.Entry{}}
 			}
+			lockPath := providerlock.PathFor(args[0])
+			finder := &tfinstall.Finder{
+				Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
+				UnpackDir: filepath.Join(stack.PluginCopyDir(opts.StateDir), "terraform", "unpacked"),
+			}
 			for _, n := range sp.ProvidersUsed() {
+				if pc := sp.Providers[n]; pc != nil && pc.Terraform() {
+					if err := c.lockTerraform(cmd.Context(), finder, lf, lockPath, sp.File, pc); err != nil {
+						return err
+					}
+					continue
+				}
 				src := sp.Providers[n].Source
 				path, err := pluginhost.Find(opts.PluginDirs, src)
 				if err != nil {
@@ -68,14 +94,59 @@ func (c *cli) providersLockCmd() *cobra.Command {
 	return cmd
 }
 
+// lockTerraform pins in lf the package of the Terraform provider pc found
+// by f: the lock's version when pc's constraint allows it, else the newest
+// it allows; other bytes than the lock records at that version are refused.
+func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *providerlock.File, lockPath, specFile string, pc *spec.Provider) error {
+	ws, err := specTerraformWants(&spec.Spec{File: specFile, Providers: map[string]*spec.Provider{pc.Name: pc}})
+	if err != nil {
+		return err
+	}
+	w := ws[0]
+	pinned := ""
+	if e, ok := lf.Terraform[w.src.String()]; ok && stack.CheckPin(w.name, w.src, w.c, e, lockPath) == nil {
+		pinned = e.Version
+	}
+	got, err := pinLocal(ctx, f, w.src, w.c, pinned)
+	if err != nil {
+		return err
+	}
+	hashes := make([]string, len(got.Hashes))
+	for i, h := range got.Hashes {
+		hashes[i] = string(h)
+	}
+	if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
+		return err
+	}
+	lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
+	fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", w.src, got.Package.Version, strings.Join(hashes, " "), got.Package.ExePath())
+	return nil
+}
+
 func (c *cli) providersListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "providers",
-		Short: "List the provider plugins found: name, version, protocol, sha256",
-		Args:  cobra.NoArgs,
+		Use:   "providers [SPEC]",
+		Short: "List the provider plugins found (name, version, protocol, sha256) and a spec's Terraform providers",
+		Long: `List the provider plugins found: name, version, protocol, sha256 and path.
+
+With SPEC, also the Terraform providers the spec declares, as a run would
+find them (not started): name, source, version constraint, the version found
+and where, and whether bulwark.lock pins those bytes ("locked"), does not name
+them ("not locked"), pins other bytes ("mismatch"), pins a version the spec's
+constraint does not allow ("outside constraint") or pins a version not found
+here ("not found"). The last two are errors:
+the list is printed and the command exits 1, as a run would refuse them.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, done, err := c.options(nil)
+			var sp *spec.Spec
+			if len(args) == 1 {
+				var err error
+				if sp, err = c.peekSpec(args[0], ""); err != nil {
+					return err
+				}
+			}
+			opts, done, err := c.options(sp)
 			if err != nil {
 				return err
 			}
@@ -84,7 +155,12 @@ func (c *cli) providersListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(found) == 0 {
+			doc := &jsonview.Providers{FormatVersion: jsonview.FormatVersion, Dirs: opts.PluginDirs, Providers: []jsonview.ProviderPlugin{}, Terraform: []jsonview.TerraformProvider{}}
+			var tfErr error
+			if sp != nil {
+				doc.Terraform, tfErr = terraformProviders(cmd.Context(), sp, &opts)
+			}
+			if len(found) == 0 && len(doc.Terraform) == 0 {
 				return fmt.Errorf("no provider plugins found in %s", strings.Join(opts.PluginDirs, ", "))
 			}
 			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger, StartTimeout: opts.StartTimeout, CallTimeout: opts.CallTimeout})
@@ -94,7 +170,6 @@ func (c *cli) providersListCmd() *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			doc := &jsonview.Providers{FormatVersion: jsonview.FormatVersion, Dirs: opts.PluginDirs, Providers: []jsonview.ProviderPlugin{}}
 			for _, f := range found {
 				pp := jsonview.ProviderPlugin{Name: f.Name, SHA256: f.SHA256, Path: f.Path}
 				// The schema only: no config to give (see doctor).
@@ -107,20 +182,132 @@ func (c *cli) providersListCmd() *cobra.Command {
 				doc.Providers = append(doc.Providers, pp)
 			}
 			if asJSON {
-				return c.printJSON(doc)
+				if err := c.printJSON(doc); err != nil {
+					return err
+				}
+				return tfErr
 			}
 			tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
-			for _, p := range doc.Providers {
-				version, protocol := p.Version, fmt.Sprint(p.Protocol)
-				if p.Error != "" {
-					version, protocol = "error: "+p.Error, "?"
+			if len(doc.Providers) > 0 {
+				fmt.Fprintln(tw, "NAME\tVERSION\tPROTOCOL\tSHA256\tPATH")
+				for _, p := range doc.Providers {
+					version, protocol := p.Version, fmt.Sprint(p.Protocol)
+					if p.Error != "" {
+						version, protocol = "error: "+p.Error, "?"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, version, protocol, p.SHA256, p.Path)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, version, protocol, p.SHA256, p.Path)
 			}
-			return tw.Flush()
+			if len(doc.Terraform) > 0 {
+				if len(doc.Providers) > 0 {
+					fmt.Fprintln(tw)
+				}
+				fmt.Fprintf(tw, "TERRAFORM PROVIDERS OF %s\n", sp.File)
+				fmt.Fprintln(tw, "NAME\tSOURCE\tCONSTRAINT\tVERSION\tLOCK\tFOUND IN\tPATH")
+				for _, p := range doc.Terraform {
+					cons, version, where, path := orDash(p.Constraint), orDash(p.Version), orDash(p.Location), orDash(p.Path)
+					lock := p.Lock
+					if p.LockVersion != "" && p.Lock != "not locked" {
+						lock += " (" + p.LockVersion + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Source, cons, version, lock, where, path)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				for _, p := range doc.Terraform {
+					if p.Error != "" {
+						fmt.Fprintf(c.stdout, "%s: %s\n", p.Name, p.Error)
+					}
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return tfErr
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: each plugin's name, version, protocol, sha256 and path")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: each plugin's name, version, protocol, sha256 and path, and the spec's Terraform providers")
 	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// terraformProviders describes the Terraform providers sp declares, as a
+// run would find them under opts' plugin folders and lock (nothing is
+// started). The error is the first lock a run would refuse: a pin outside
+// the spec's constraint, or bytes that differ from the lock's hashes.
+func terraformProviders(ctx context.Context, sp *spec.Spec, opts *stack.Options) ([]jsonview.TerraformProvider, error) {
+	names := slices.Sorted(maps.Keys(sp.Providers))
+	out := []jsonview.TerraformProvider{}
+	var refused error
+	for _, n := range names {
+		pc := sp.Providers[n]
+		if !pc.Terraform() {
+			continue
+		}
+		tp := jsonview.TerraformProvider{Name: n, Source: pc.Source, Constraint: pc.Version, Lock: "not locked"}
+		err := describeTerraform(ctx, pc, opts, &tp)
+		if err != nil {
+			tp.Error = err.Error()
+			var pe *stack.PinOutsideConstraintError
+			var ie *tfinstall.IntegrityError
+			if refused == nil && (errors.As(err, &pe) || errors.As(err, &ie)) {
+				refused = err
+			}
+		}
+		out = append(out, tp)
+	}
+	return out, refused
+}
+
+// describeTerraform fills tp with what a run would find for pc.
+func describeTerraform(ctx context.Context, pc *spec.Provider, opts *stack.Options, tp *jsonview.TerraformProvider) error {
+	src, err := tfinstall.ParseSource(pc.Source)
+	if err != nil {
+		return err
+	}
+	tp.Source = src.String()
+	req := tfinstall.Request{Source: src}
+	if req.Constraints, err = tfinstall.ParseConstraints(pc.Version); err != nil {
+		return fmt.Errorf("version %q: %w", pc.Version, err)
+	}
+	var entry *providerlock.TerraformEntry
+	if lf := opts.ProviderLock; lf != nil {
+		if e, ok := lf.Terraform[src.String()]; ok {
+			entry = &e
+			tp.LockVersion = e.Version
+			if err := stack.CheckPin(pc.Name, src, req.Constraints, e, opts.LockPath); err != nil {
+				tp.Lock = "outside constraint"
+				return err
+			}
+			req.Version = e.Version
+		}
+	}
+	f := &tfinstall.Finder{
+		Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
+		UnpackDir: filepath.Join(stack.PluginCopyDir(opts.StateDir), "terraform", "unpacked"),
+	}
+	p, err := f.Find(ctx, req)
+	if err != nil {
+		if entry != nil {
+			tp.Lock = "not found"
+		}
+		return err
+	}
+	tp.Version, tp.Path, tp.Location = p.Version, p.ExePath(), p.Location
+	if entry == nil {
+		return nil
+	}
+	if err := tfinstall.Verify(p, tfinstall.HashesOf(entry.Hashes)); err != nil {
+		tp.Lock = "mismatch"
+		return err
+	}
+	tp.Lock = "locked"
+	return nil
 }

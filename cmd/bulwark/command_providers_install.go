@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
@@ -20,7 +25,7 @@ func (c *cli) providersInstallCmd() *cobra.Command {
 	var lockPath, keyFile, dir string
 	var local bool
 	cmd := &cobra.Command{
-		Use:   "install SOURCE[@CONSTRAINT]...",
+		Use:   "install SOURCE[@CONSTRAINT]... | install SPEC",
 		Short: "Install Terraform providers from their registry and pin them in bulwark.lock",
 		Long: `Install Terraform providers from their registry and pin them in bulwark.lock.
 
@@ -49,23 +54,45 @@ $XDG_DATA_DIRS; $` + tfinstall.EnvPluginCache + ` and the provider folder),
 and its hashes are pinned as they are (a packed zip is unpacked into the
 provider folder).
 
-The providers a spec declares are not read from it yet: name them here.`,
+With SPEC (a .yaml or .yml file) instead of sources, the Terraform providers
+the spec declares are installed under its version constraints and pinned in
+the bulwark.lock beside it (unless --lock says otherwise); a provider the
+lock already pins at a version its constraint allows is installed at that
+version, so a fresh machine gets the bytes the lock names.
+
+At a version the lock already records, the package must match one of the
+hashes recorded (as Terraform's lock file): other bytes are refused, naming
+the provider and both hashes, and the lock is left as it was (a package
+fetched from a registry stays in the provider folder, where a run refuses it).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return errors.New("name the providers to install: bulwark providers install SOURCE[@CONSTRAINT]... (reading them from a spec is not supported yet)")
+				return errors.New("name the providers to install: bulwark providers install SOURCE[@CONSTRAINT]... or bulwark providers install SPEC")
 			}
-			type want struct {
-				src tfinstall.Source
-				c   tfinstall.Constraints
-			}
-			var wants []want
-			for _, a := range args {
-				src, cons, err := tfinstall.ParseRequirement(a)
+			var wants []tfWant
+			fromSpec := len(args) == 1 && isSpecFile(args[0])
+			if fromSpec {
+				sp, err := c.peekSpec(args[0], "")
 				if err != nil {
 					return err
 				}
-				wants = append(wants, want{src, cons})
+				if !cmd.Flags().Changed("lock") {
+					lockPath = providerlock.PathFor(args[0])
+				}
+				if wants, err = specTerraformWants(sp); err != nil {
+					return err
+				}
+				if len(wants) == 0 {
+					return fmt.Errorf("%s declares no Terraform provider (bulwark's own plugins are pinned by `bulwark providers lock %s`)", args[0], args[0])
+				}
+			} else {
+				for _, a := range args {
+					src, cons, err := tfinstall.ParseRequirement(a)
+					if err != nil {
+						return err
+					}
+					wants = append(wants, tfWant{src: src, c: cons})
+				}
 			}
 			if keyFile == "" {
 				keyFile = os.Getenv(tfinstall.EnvTrustedKey)
@@ -98,10 +125,26 @@ The providers a spec declares are not read from it yet: name them here.`,
 			}
 			for _, w := range wants {
 				var got *tfinstall.Installed
+				// From a spec, the version the lock pins, when the
+				// spec's constraint allows it: what the lock says runs.
+				pinned := ""
+				if e, ok := lf.Terraform[w.src.String()]; ok && fromSpec {
+					if stack.CheckPin(w.name, w.src, w.c, e, lockPath) == nil {
+						pinned = e.Version
+					} else {
+						fmt.Fprintf(c.stdout, "%s: %s pins %s, which %q does not allow: pinning a version it allows\n", w.src, lockPath, e.Version, w.c.String())
+					}
+				}
 				if finder != nil {
-					got, err = pinLocal(cmd.Context(), finder, w.src, w.c)
+					got, err = pinLocal(cmd.Context(), finder, w.src, w.c, pinned)
 				} else {
-					got, err = in.Install(cmd.Context(), w.src, w.c)
+					cons := w.c
+					if pinned != "" {
+						if cons, err = tfinstall.ParseConstraints("= " + pinned); err != nil {
+							return err
+						}
+					}
+					got, err = in.Install(cmd.Context(), w.src, cons)
 				}
 				if err != nil {
 					return err
@@ -109,6 +152,9 @@ The providers a spec declares are not read from it yet: name them here.`,
 				hashes := make([]string, len(got.Hashes))
 				for i, h := range got.Hashes {
 					hashes[i] = string(h)
+				}
+				if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
+					return err
 				}
 				lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
 				if err := providerlock.Write(lockPath, lf); err != nil {
@@ -134,9 +180,50 @@ The providers a spec declares are not read from it yet: name them here.`,
 	return cmd
 }
 
-// pinLocal pins the package a run would find on this machine.
-func pinLocal(ctx context.Context, f *tfinstall.Finder, src tfinstall.Source, c tfinstall.Constraints) (*tfinstall.Installed, error) {
-	p, err := f.Find(ctx, tfinstall.Request{Source: src, Constraints: c})
+// tfWant is one Terraform provider to install or pin: its source, the
+// constraint it is installed under, and the spec's name for it ("" when
+// named on the command line).
+type tfWant struct {
+	src  tfinstall.Source
+	c    tfinstall.Constraints
+	name string
+}
+
+// isSpecFile reports whether arg names a spec (a YAML file) rather than a
+// provider source.
+func isSpecFile(arg string) bool {
+	if !strings.HasSuffix(arg, ".yaml") && !strings.HasSuffix(arg, ".yml") {
+		return false
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// specTerraformWants lists the Terraform providers sp declares, by name.
+func specTerraformWants(sp *spec.Spec) ([]tfWant, error) {
+	var out []tfWant
+	for _, n := range slices.Sorted(maps.Keys(sp.Providers)) {
+		pc := sp.Providers[n]
+		if !pc.Terraform() {
+			continue
+		}
+		src, err := tfinstall.ParseSource(pc.Source)
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider %s: %w", sp.File, n, err)
+		}
+		cons, err := tfinstall.ParseConstraints(pc.Version)
+		if err != nil {
+			return nil, fmt.Errorf("%s: provider %s: version %q: %w", sp.File, n, pc.Version, err)
+		}
+		out = append(out, tfWant{src: src, c: cons, name: n})
+	}
+	return out, nil
+}
+
+// pinLocal pins the package a run would find on this machine: of version
+// when set (the lock's), else the newest c allows.
+func pinLocal(ctx context.Context, f *tfinstall.Finder, src tfinstall.Source, c tfinstall.Constraints, version string) (*tfinstall.Installed, error) {
+	p, err := f.Find(ctx, tfinstall.Request{Source: src, Constraints: c, Version: version})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/inspect"
@@ -64,6 +65,14 @@ func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 			continue
 		}
 		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
+	}
+	for _, u := range rep.UnknownCreates {
+		what := "create"
+		if u.Replace {
+			what = "create (the new resource of a replace)"
+		}
+		fmt.Fprintf(w, "UNKNOWN CREATE: %s %s: a %s of %s, provider %s (%s), started %s: whether it exists is unknown (the provider takes no idempotency key) and resume stops here; look for it, then `bulwark import %s %s ID` if it exists or `bulwark resume %s --not-created %s` if nothing was made (an ack does not settle it)\n",
+			u.Op, u.Resource, what, u.Type, u.Provider, u.Source, u.Started.UTC().Format(time.RFC3339), specPath, u.Resource, specPath, u.Resource)
 	}
 	if rep.Lock != nil && rep.LockLive && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
 		fmt.Fprintf(w, "locked by %s\n", rep.Lock)

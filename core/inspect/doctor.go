@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
@@ -59,7 +60,7 @@ func Doctor(ctx context.Context, sp *spec.Spec, opts stack.Options) []Check {
 		if sp != nil {
 			specPath = sp.File
 		}
-		checks = append(checks, doctorStack(ctx, opts, name, specPath)...)
+		checks = append(checks, doctorStack(ctx, opts, sp, name, specPath)...)
 	}
 	for i := range checks {
 		checks[i].Detail = opts.Redactor.Redact(checks[i].Detail)
@@ -182,7 +183,7 @@ type inspector interface {
 
 // doctorStack checks one stack's storage; specPath is how its fixes name
 // the stack's spec.
-func doctorStack(ctx context.Context, opts stack.Options, name, specPath string) []Check {
+func doctorStack(ctx context.Context, opts stack.Options, sp *spec.Spec, name, specPath string) []Check {
 	var out []Check
 	be, err := opts.Backend(ctx, name, state.Sealing{})
 	if err != nil {
@@ -240,7 +241,9 @@ func doctorStack(ctx context.Context, opts stack.Options, name, specPath string)
 	n := 0
 	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
 		n++
-		if r.Kind == journal.KindOp {
+		// With a spec, the creates' Execute records too: what tells a
+		// create whose outcome is unknown (stack.PendingCreates).
+		if r.Kind == journal.KindOp || (sp != nil && r.Kind == journal.KindStep && r.Phase == "execute" && (r.Action == "create" || r.Action == "replace")) {
 			recs = append(recs, r)
 		}
 		return nil
@@ -263,6 +266,13 @@ func doctorStack(ctx context.Context, opts stack.Options, name, specPath string)
 	} else if u := stack.Unfinished(recs); len(u) > 0 {
 		last := u[len(u)-1]
 		out = append(out, Check{Name: "journal " + name, Detail: last.Error(), Fix: "run `bulwark resume " + specPath + "` to finish it (from the journal)"})
+		for _, pc := range stack.PendingCreates(sp, st, recs) {
+			out = append(out, Check{Name: "unknown create " + name,
+				Detail: fmt.Sprintf("%s: the create of %s (%s, provider %s, %s) started %s and never answered: its provider takes no idempotency key, so whether it exists is unknown and resume stops there",
+					pc.Op, pc.Resource, pc.Type, pc.Provider, pc.Source, pc.Started.UTC().Format(time.RFC3339)),
+				Fix: fmt.Sprintf("look for it with the provider's own tools; then `bulwark import %s %s ID` if it exists, or `bulwark resume %s --not-created %s` if nothing was made (an ack does not settle it)",
+					specPath, pc.Resource, specPath, pc.Resource)})
+		}
 	} else if len(bad) == 0 {
 		out = append(out, Check{Name: "journal " + name, OK: true, Detail: fmt.Sprintf("%d record(s), no unfinished operation", n)})
 	}

@@ -64,6 +64,11 @@ type StatusReport struct {
 	// JournalProblems names each journal line that is not a record, with how
 	// to repair it; the rest of the report is read from the good lines.
 	JournalProblems []string `json:"journal_problems,omitempty"`
+	// UnknownCreates are the creates of the unfinished operations whose
+	// outcome is unknown: a provider built for Terraform takes no
+	// idempotency key, so resume stops at each until a person imports what
+	// was made or says nothing was (stack.PendingCreate).
+	UnknownCreates []stack.PendingCreate `json:"unknown_creates,omitempty"`
 }
 
 // Status reads a stack's state and journal without taking the lock.
@@ -119,7 +124,35 @@ func Status(sp *spec.Spec, opts stack.Options) (*StatusReport, error) {
 		rep.Running = []string{h.Op}
 		rep.Unfinished = slices.DeleteFunc(rep.Unfinished, func(op string) bool { return op == h.Op })
 	}
+	if rep.UnknownCreates, err = unknownCreates(ctx, be, sp, st, recs, rep.Unfinished); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// unknownCreates lists the creates of the unfinished operations ops
+// (stopped, not running) whose outcome is unknown (stack.PendingCreates),
+// reading their Execute step records: none when sp declares no Terraform
+// provider.
+func unknownCreates(ctx context.Context, be storage.Backend, sp *spec.Spec, st *state.State, opRecs []journal.Record, ops []string) ([]stack.PendingCreate, error) {
+	terraform := false
+	for _, p := range sp.Providers {
+		terraform = terraform || p.Terraform()
+	}
+	if len(ops) == 0 || !terraform {
+		return nil, nil
+	}
+	recs := slices.Clone(opRecs)
+	if _, err := storage.ScanJournal(ctx, be, []string{journal.KindStep}, func(r journal.Record) error {
+		if r.Phase == "execute" && slices.Contains(ops, r.Op) {
+			recs = append(recs, r)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	recs = slices.DeleteFunc(recs, func(r journal.Record) bool { return !slices.Contains(ops, r.Op) })
+	return stack.PendingCreates(sp, st, recs), nil
 }
 
 // History summarises the operations in a journal, oldest first.

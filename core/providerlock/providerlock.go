@@ -10,6 +10,7 @@
 package providerlock
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,11 +98,16 @@ func Read(path string) (*File, error) {
 // keys), so the file diffs cleanly.
 func Write(path string, f *File) error {
 	f.Version = Version
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
+	// Constraints as written ("~> 3.6"), not HTML-escaped: the file is
+	// read and reviewed by people.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'), 0o644)
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 // check refuses an entry no package could be verified against.
@@ -166,4 +172,42 @@ type TerraformNotPinnedError struct {
 
 func (e *TerraformNotPinnedError) Error() string {
 	return fmt.Sprintf("terraform provider %s is not pinned in %s: run `bulwark providers install %s` to add it", e.Source, e.Path, e.Source)
+}
+
+// HashMismatchError refuses to pin a Terraform provider package whose
+// hashes share none with the ones the lock already records for the same
+// version: the bytes found are not the bytes pinned (a package changed, or
+// another one put in its place). The lock is not written.
+type HashMismatchError struct {
+	Source  string // HOST/NAMESPACE/TYPE
+	Version string
+	Locked  []string // the lock's hashes
+	Found   []string // the package's
+	Path    string   // the lock file
+}
+
+func (e *HashMismatchError) Error() string {
+	return fmt.Sprintf("terraform provider %s %s: the package found has hash %s, but %s records %s for that version: refusing to pin other bytes under it (if the change is intended, remove its entry from %s and pin it again)",
+		e.Source, e.Version, strings.Join(e.Found, ", "), e.Path, strings.Join(e.Locked, ", "), e.Path)
+}
+
+// CheckTerraform refuses (HashMismatchError) hashes for a package of
+// source at version when f already records that version with hashes none
+// of which is among them, as Terraform refuses a package that matches no
+// checksum its lock file records. A version not recorded yet is no
+// mismatch: it replaces the entry.
+func (f *File) CheckTerraform(path, source, version string, hashes []string) error {
+	if f == nil {
+		return nil
+	}
+	old, ok := f.Terraform[source]
+	if !ok || old.Version != version {
+		return nil
+	}
+	for _, h := range hashes {
+		if slices.Contains(old.Hashes, h) {
+			return nil
+		}
+	}
+	return &HashMismatchError{Source: source, Version: version, Locked: slices.Clone(old.Hashes), Found: slices.Clone(hashes), Path: path}
 }

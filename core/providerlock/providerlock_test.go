@@ -1,6 +1,7 @@
 package providerlock
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +109,34 @@ func TestSetTerraform(t *testing.T) {
 	want = TerraformEntry{Version: "1.1.0", Hashes: []string{"h1:9"}}
 	if d := cmp.Diff(want, f.Terraform["example.com/a/b"]); d != "" {
 		t.Fatalf("new version: hashes replaced (-want +got):\n%s", d)
+	}
+}
+
+func TestCheckTerraform(t *testing.T) {
+	f := &File{}
+	f.SetTerraform("registry.terraform.io/a/b", TerraformEntry{Version: "1.0.0", Hashes: []string{"h1:one", "zh:zip"}})
+	for _, tt := range []struct {
+		name, version string
+		hashes        []string
+		refused       bool
+	}{
+		{"same h1", "1.0.0", []string{"h1:one"}, false},
+		{"same zh, another platform's h1", "1.0.0", []string{"h1:other", "zh:zip"}, false},
+		{"other bytes", "1.0.0", []string{"h1:two"}, true},
+		{"another version", "1.1.0", []string{"h1:two"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := f.CheckTerraform("x/bulwark.lock", "registry.terraform.io/a/b", tt.version, tt.hashes)
+			var me *HashMismatchError
+			if got := errors.As(err, &me); got != tt.refused {
+				t.Fatalf("%v, want refused %v", err, tt.refused)
+			}
+			if tt.refused && (!strings.Contains(err.Error(), "h1:one") || !strings.Contains(err.Error(), "h1:two") || !strings.Contains(err.Error(), "registry.terraform.io/a/b")) {
+				t.Errorf("message %q names not the provider and both hashes", err)
+			}
+		})
+	}
+	if err := (*File)(nil).CheckTerraform("p", "registry.terraform.io/a/b", "1.0.0", []string{"h1:x"}); err != nil {
+		t.Errorf("no lock: %v", err)
 	}
 }

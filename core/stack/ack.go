@@ -75,6 +75,25 @@ func AckOn(ctx context.Context, be storage.Backend, opID string, now func() time
 	for _, i := range st.Interventions {
 		pending = pending || i.Op == opID
 	}
+	// An operation still unfinished here is refused, pending or not: what
+	// it left open (a create whose outcome may be unknown) is settled by
+	// resume, an import or resume --not-created, never by an ack.
+	var recs []journal.Record
+	if _, err := storage.ScanJournal(ctx, be, []string{journal.KindOp, journal.KindStep}, func(r journal.Record) error {
+		if r.Op == opID {
+			recs = append(recs, r)
+		}
+		return nil
+	}); err != nil && pending {
+		return true, fmt.Errorf("ack %s: read the journal: %w", opID, err)
+	}
+	if len(Unfinished(recs)) > 0 {
+		e := &UnfinishedAckError{Stack: st.Stack, Op: opID}
+		for _, c := range openCreates(recs, st) {
+			e.Creates = append(e.Creates, c.Step)
+		}
+		return true, e
+	}
 	if !pending {
 		return false, nil
 	}

@@ -1,10 +1,15 @@
 package stack_test
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -216,5 +221,98 @@ func TestLostImportIsRecoveredAsImported(t *testing.T) {
 	}
 	if rec := e.state(t, "s").Resources["precious"]; rec == nil || !rec.Imported {
 		t.Fatalf("recovered as %+v, want imported", rec)
+	}
+}
+
+// A keyless provider (one built for Terraform) stamps no claim: the other
+// stacks on the same backend are its claims registry. An id another stack
+// records is refused (ClaimedElsewhereError, nothing recorded, nothing
+// deleted); a stack whose state cannot be read refuses the import too
+// rather than let it through unchecked; once the owner forgets it, it may
+// move, and then the first stack is the one refused.
+func TestImportOfAKeylessProviderIsCheckedAgainstTheOtherStacks(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	one := parseSpec(t, specYAML("one", res{name: "net", typ: "network"}))
+	two := parseSpec(t, specYAML("two", res{name: "taken", typ: "network"}))
+	e.mustApply(t, one)
+	id := e.state(t, "one").Resources["net"].ID
+
+	_, err := stack.Import(e.ctx, two, e.opts(), "taken", id)
+	var ce *stack.ClaimedElsewhereError
+	if !errors.As(err, &ce) || ce.Stack != "one" || ce.As != "net" || ce.Type != "network" || ce.ID != id {
+		t.Fatalf("import into two: %v, want a ClaimedElsewhereError naming one's net", err)
+	}
+	if !strings.Contains(err.Error(), "bulwark state forget") {
+		t.Errorf("the error does not say how to move it: %v", err)
+	}
+	if st := e.state(t, "two"); len(st.Resources) != 0 {
+		t.Fatalf("two records %v", st.Names())
+	}
+
+	// A stack whose state cannot be read (listed before one): refused,
+	// naming it.
+	bad := filepath.Join(stack.StackDir(e.stateDir, "broken"), state.FileName)
+	if err := os.MkdirAll(filepath.Dir(bad), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = stack.Import(e.ctx, two, e.opts(), "taken", id)
+	var se *stack.ClaimScanError
+	if !errors.As(err, &se) || se.Stack != "broken" {
+		t.Fatalf("import with an unreadable stack beside: %v, want a ClaimScanError naming it", err)
+	}
+	if err := os.RemoveAll(filepath.Dir(bad)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Given up by one, it may move.
+	if r, err := stack.StateForget(e.ctx, one, e.opts(), "net"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	if r, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err != nil || r.Err != nil {
+		t.Fatalf("import after one forgot it: %v %v", err, resErr(r))
+	}
+	if _, err := stack.Import(e.ctx, one, e.opts(), "net", id); !errors.As(err, &ce) || ce.Stack != "two" {
+		t.Fatalf("import back into one: %v, want refused naming two", err)
+	}
+	if len(e.w.Deletes()) != 0 {
+		t.Fatalf("deleted: %+v", e.w.Deletes())
+	}
+}
+
+// On the file backend the check and the record of a keyless import are
+// one critical section across the stacks of the state folder (the claims
+// lock, .claims): while another import holds it, an import waits (here
+// until its context ends, recording nothing), and goes through once it is
+// released.
+func TestImportOfAKeylessProviderWaitsForTheClaimsLock(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	id := e.w.Put("network", "made-by-hand", "")
+	two := parseSpec(t, specYAML("two", res{name: "taken", typ: "network"}))
+	dir := filepath.Join(e.stateDir, ".claims")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held, err := lock.Acquire(dir, lock.Holder{Op: "op_other", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := stack.Import(ctx, two, e.opts(), "taken", id); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("import while the claims lock is held: %v, want it to wait until its context ends", err)
+	}
+	if st := e.state(t, "two"); len(st.Resources) != 0 {
+		t.Fatalf("two records %v", st.Names())
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err != nil || r.Err != nil {
+		t.Fatalf("import once released: %v %v", err, resErr(r))
 	}
 }

@@ -184,10 +184,13 @@ func (e *ImportError) Error() string {
 // releases the claim. With --from OWNER (Options.ImportFrom) it takes only
 // a resource whose claim OWNER released. The provider's stamp is the
 // arbiter of a race: it stamps only what carries no live claim, else the
-// step fails and nothing is recorded. A provider that cannot stamp (it
-// predates claims) is imported as before, and the result says that a
-// second import elsewhere will not be refused: the claims registry the
-// design describes for such providers (Terraform's) is not built yet.
+// step fails and nothing is recorded. A provider that takes no key (one
+// built for Terraform) cannot stamp: the other stacks on the same backend
+// are its claims registry, and an id one of them records is refused
+// (ClaimedElsewhereError; under the claims lock on the file backend, see
+// claimedElsewhere). One
+// that cannot stamp because it predates claims is imported as before, and
+// the result says that a second import elsewhere will not be refused.
 func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string) (*Result, error) {
 	r, ok := sp.Resource(address)
 	if !ok {
@@ -244,6 +247,20 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 	if why != "" {
 		return nil, &ImportError{Address: address, ID: id, Reason: why}
 	}
+	keyless := capsOf(p).Keyless
+	if keyless {
+		// Nothing on the resource says whose it is: the other stacks on
+		// this backend are asked (see claimedElsewhere), under the
+		// claims lock until the import is recorded.
+		release, err := s.claimsLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if err := s.claimedElsewhere(ctx, address, p.Source(), r.Type, id); err != nil {
+			return nil, err
+		}
+	}
 	var notes []string
 	res := s.stateOp(ctx, OpImport, "import", address, r.Type, func(ctx context.Context) error {
 		// The claim is this operation's: derived from its journal id, as a
@@ -260,7 +277,7 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 			return fmt.Errorf("import %s %s: provider %s no longer finds it: nothing was recorded", address, id, r.Provider)
 		case got.ID != resp.ID:
 			return fmt.Errorf("import %s %s: provider %s now finds %s there: nothing was recorded", address, id, r.Provider, got.ID)
-		case !got.Claimed:
+		case !got.Claimed && !keyless:
 			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
 		}
 		rec := importRecord(r, p.Source(), observe.Observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
@@ -348,13 +365,18 @@ func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Ob
 	if o, ok := plan.ParseKey(claim); ok {
 		claim = s.identity().ClaimKey(o.Record)
 	}
+	if p := s.plugins[r.Provider]; capsOf(p).Keyless {
+		if err := s.claimedElsewhere(ctx, r.Name, p.Source(), r.Type, obs.ID); err != nil {
+			return nil, err
+		}
+	}
 	got, err := s.plugins[r.Provider].Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("import %s %s: nothing was recorded: %w", r.Name, obs.ID, err)
 	case !got.Exists || got.ID != obs.ID:
 		return nil, fmt.Errorf("import %s %s: provider %s no longer finds it: nothing was recorded", r.Name, obs.ID, r.Provider)
-	case !got.Claimed:
+	case !got.Claimed && !capsOf(s.plugins[r.Provider]).Keyless:
 		s.prog.printf("note: provider %s cannot stamp a claim on what it imports: a second import of %s will not be refused (bulwark has no claims registry for such providers yet)\n", r.Provider, obs.ID)
 	}
 	return observe.Observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -121,34 +122,113 @@ func notCreated(recs []journal.Record) map[string]bool {
 // answered is recorded, by this operation or by an import a person ran),
 // and no person said it made nothing.
 func (s *session) unknownCreates(recs []journal.Record) []UnknownCreate {
+	st := s.store.Snapshot()
+	var out []UnknownCreate
+	for _, e := range openCreates(recs, st) {
+		u, ok := s.describeCreate(e.Step, st)
+		if !ok || !s.keyless(u.Provider) {
+			continue
+		}
+		u.Started, u.Replace = e.Time, e.Action == string(plan.Replace)
+		out = append(out, u)
+	}
+	return out
+}
+
+// openCreates returns the newest Execute start of each Create (or a
+// replace's create) of the operation recs holds that never ended with the
+// provider's answer, that no person said made nothing, and whose address
+// st records nothing at (a Create that answered is recorded, by the
+// operation or by an import a person ran; a replace sets the old one
+// aside, durably, before its Create starts), sorted by step: what a crash
+// or a lost answer left open.
+func openCreates(recs []journal.Record, st *state.State) []journal.Record {
 	ended := map[string]bool{} // the newest Execute ended with an answer
 	for _, r := range recs {
 		if r.Kind == journal.KindStep && r.Phase == "execute" {
 			ended[r.Step] = r.Status != journal.StepStarted && !strings.Contains(r.Error, unansweredNote)
 		}
 	}
-	st := s.store.Snapshot()
-	var out []UnknownCreate
+	var out []journal.Record
 	for name, e := range executions(recs) {
-		replace := e.Action == string(plan.Replace)
-		if ended[name] || (e.Action != string(plan.Create) && !replace) {
+		if ended[name] || (e.Action != string(plan.Create) && e.Action != string(plan.Replace)) {
 			continue
 		}
-		u, ok := s.describeCreate(name, st)
-		if !ok || !s.keyless(u.Provider) {
+		if st != nil && st.Resources[name] != nil {
 			continue
 		}
-		if st.Resources[name] != nil {
-			// Recorded: what the Create made, or what a person imported.
-			// (A replace sets the old one aside, durably, before its
-			// Create starts: what the address holds is never the old.)
-			continue
-		}
-		u.Started, u.Replace = e.Time, replace
-		out = append(out, u)
+		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b UnknownCreate) int { return strings.Compare(a.Resource, b.Resource) })
+	slices.SortFunc(out, func(a, b journal.Record) int { return strings.Compare(a.Step, b.Step) })
 	return out
+}
+
+// PendingCreate is a Create whose outcome is unknown, as status and doctor
+// show it: of an unfinished operation, by a provider built for Terraform
+// (which takes no idempotency key), settled by nothing yet. resume stops at
+// it (UnknownCreateError) until a person imports what was made or says
+// nothing was.
+type PendingCreate struct {
+	Op       string    `json:"op"`
+	Resource string    `json:"resource"`
+	Type     string    `json:"type"`
+	Provider string    `json:"provider"`
+	Source   string    `json:"source"`
+	Started  time.Time `json:"started"`
+	Replace  bool      `json:"replace,omitempty"`
+}
+
+// PendingCreates lists the pending creates of a stack from its spec, its
+// state and its journal records (recs: at least the operation records and
+// the Execute step records of its unfinished operations), without starting
+// any provider: a provider is taken to take no key when its source is a
+// Terraform source address, as every provider built for Terraform.
+func PendingCreates(sp *spec.Spec, st *state.State, recs []journal.Record) []PendingCreate {
+	if sp == nil {
+		return nil
+	}
+	byOp := map[string][]journal.Record{}
+	for _, r := range recs {
+		byOp[r.Op] = append(byOp[r.Op], r)
+	}
+	var out []PendingCreate
+	for _, u := range Unfinished(recs) {
+		for _, e := range openCreates(byOp[u.Op], st) {
+			r, ok := sp.Resource(e.Step)
+			if !ok {
+				continue
+			}
+			pc, ok := sp.Providers[r.Provider]
+			if !ok || !terraformSource(pc.Source) {
+				continue
+			}
+			out = append(out, PendingCreate{Op: u.Op, Resource: e.Step, Type: r.Type, Provider: r.Provider, Source: pc.Source,
+				Started: e.Time, Replace: e.Action == string(plan.Replace)})
+		}
+	}
+	return out
+}
+
+// UnfinishedAckError refuses to acknowledge an operation that is
+// unfinished: there is nothing for a person to acknowledge until it ends,
+// and an ack would hide a create whose outcome may be unknown. resume
+// finishes it; where resume stops at a create of a provider that takes no
+// idempotency key, the person imports what was made or says nothing was.
+type UnfinishedAckError struct {
+	Stack string
+	Op    string
+	// Creates are the creates the operation left open (started, never
+	// answered, recorded nowhere), by resource name.
+	Creates []string
+}
+
+func (e *UnfinishedAckError) Error() string {
+	msg := fmt.Sprintf("ack %s: operation %s of stack %s is unfinished, and an unfinished operation is not acknowledged: `bulwark resume SPEC` finishes it", e.Op, e.Op, e.Stack)
+	if len(e.Creates) > 0 {
+		msg += fmt.Sprintf("; it left open the create of %s: where its provider takes no idempotency key (one built for Terraform) resume stops there, and each is settled by `bulwark import SPEC %s ID` (it exists) or `bulwark resume SPEC --not-created %s` (nothing was made)",
+			strings.Join(e.Creates, ", "), e.Creates[0], e.Creates[0])
+	}
+	return msg
 }
 
 // describeCreate is what the spec (or else the state) says name is.

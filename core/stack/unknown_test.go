@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -162,5 +163,64 @@ func TestFailedCreateNamingAForeignResourceIsNeverRecordedOrDeleted(t *testing.T
 				t.Fatalf("the foreign resource was recorded as this stack's: %+v", st.Resources["a"])
 			}
 		})
+	}
+}
+
+// A keyless create a crash left unknown is what status and doctor name
+// (PendingCreates, from the spec, state and journal, no provider started)
+// once the provider's source is a Terraform address, and an ack of the
+// operation is refused, naming it; once settled (here: nothing was made),
+// nothing is pending and the finished operation has nothing to ack.
+func TestPendingCreatesAndAckOfAnUnfinishedOperation(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "compute", deps: []string{"a"}})
+	e.mustApply(t, sp, parallelism(1))
+	e.crashAfterCreate(t, "a", "b")
+	e.w.Remove("b")
+
+	pending := func() []stack.PendingCreate {
+		t.Helper()
+		recs, err := stack.ReadJournalKinds(sp, e.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf := *sp
+		tf.Providers = map[string]*spec.Provider{}
+		for n, p := range sp.Providers {
+			c := *p
+			c.Source = "example/" + p.Source
+			tf.Providers[n] = &c
+		}
+		if got := stack.PendingCreates(sp, e.state(t, "s"), recs); len(got) != 0 {
+			t.Errorf("a provider of bulwark's own is not taken as keyless: %+v", got)
+		}
+		return stack.PendingCreates(&tf, e.state(t, "s"), recs)
+	}
+	got := pending()
+	if len(got) != 1 || got[0].Resource != "a" || got[0].Type != "network" || got[0].Op == "" || got[0].Started.IsZero() {
+		t.Fatalf("pending creates: %+v, want a's", got)
+	}
+	op := got[0].Op
+	_, err := stack.Ack(e.stateDir, op, nil)
+	var ue *stack.UnfinishedAckError
+	if !errors.As(err, &ue) || ue.Op != op || fmt.Sprint(ue.Creates) != "[a]" {
+		t.Fatalf("ack: %v, want an UnfinishedAckError naming a", err)
+	}
+	for _, want := range []string{"bulwark import SPEC a ID", "bulwark resume SPEC --not-created a"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	e.w.Remove("a") // what the person found: nothing
+	r, err := e.resume(sp, func(o *stack.Options) { o.NotCreated = []string{"a"} })
+	if err != nil || resErr(r) != nil {
+		t.Fatalf("resume --not-created a: %v %v", err, resErr(r))
+	}
+	if got := pending(); len(got) != 0 {
+		t.Fatalf("pending after resume: %+v", got)
+	}
+	if _, err := stack.Ack(e.stateDir, op, nil); !errors.Is(err, stack.ErrNoSuchIntervention) {
+		t.Fatalf("ack of the finished operation: %v", err)
 	}
 }

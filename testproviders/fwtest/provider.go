@@ -8,6 +8,7 @@ package fwtest
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -107,6 +108,9 @@ func (p *fwProvider) Configure(ctx context.Context, req provider.ConfigureReques
 }
 
 func (p *fwProvider) Resources(context.Context) []func() resource.Resource {
+	if os.Getenv(EnvSchemaVersion) == "0" {
+		return []func() resource.Resource{newThingV0, newItem}
+	}
 	return []func() resource.Resource{newThing, newItem}
 }
 

@@ -24,6 +24,22 @@ type Status struct {
 	// JournalProblems names each journal line that is not a record, with
 	// its repair (status then exits 1).
 	JournalProblems []string `json:"journal_problems"`
+	// UnknownCreates are the creates of unfinished operations whose outcome
+	// is unknown: of a provider built for Terraform, which takes no
+	// idempotency key, so resume stops at each for a person.
+	UnknownCreates []UnknownCreate `json:"unknown_creates"`
+}
+
+// UnknownCreate is a create whose outcome is unknown, until a person
+// imports what it made or says nothing was made (resume --not-created).
+type UnknownCreate struct {
+	Op       string    `json:"op"`
+	Resource string    `json:"resource"`
+	Type     string    `json:"type"`
+	Provider string    `json:"provider"`
+	Source   string    `json:"source"`
+	Started  time.Time `json:"started"`
+	Replace  bool      `json:"replace"`
 }
 
 // StatusResource is one resource the state records.
@@ -70,7 +86,11 @@ type LockHolder struct {
 func NewStatus(r *inspect.StatusReport) *Status {
 	out := &Status{FormatVersion: FormatVersion, Stack: r.Stack, Revision: r.Revision,
 		Resources: []StatusResource{}, Interventions: interventions(r.Interventions),
-		Unfinished: list(r.Unfinished), Running: list(r.Running), JournalProblems: list(r.JournalProblems)}
+		Unfinished: list(r.Unfinished), Running: list(r.Running), JournalProblems: list(r.JournalProblems),
+		UnknownCreates: []UnknownCreate{}}
+	for _, u := range r.UnknownCreates {
+		out.UnknownCreates = append(out.UnknownCreates, UnknownCreate(u))
+	}
 	for _, res := range r.Resources {
 		out.Resources = append(out.Resources, StatusResource(res))
 	}

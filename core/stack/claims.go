@@ -1,0 +1,185 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
+
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/tfinstall"
+)
+
+// ClaimedElsewhereError refuses the import of a resource whose provider
+// cannot stamp a claim on it (one built for Terraform) because another
+// stack on the same backend records it: the backend's states are the
+// claims registry of such providers (docs/architecture.md, "Claims").
+// Nothing was recorded.
+type ClaimedElsewhereError struct {
+	Address, ID string
+	Source      string // the provider's source address
+	Type        string
+	Stack       string // the stack that records it
+	As          string // its name there
+}
+
+func (e *ClaimedElsewhereError) Error() string {
+	return fmt.Sprintf("import %s %s: stack %s on this backend records this %s (provider %s) as %s: a resource has one owner, and this provider cannot stamp a claim on it, so the backend's stacks are its claims registry. Run `bulwark state forget` for %s in stack %s first if it is to move here; nothing was recorded",
+		e.Address, e.ID, e.Stack, e.Type, e.Source, e.As, e.As, e.Stack)
+}
+
+// ClaimScanError says the claims of another stack could not be read, so
+// an import that needs them is refused rather than guessed.
+type ClaimScanError struct {
+	Stack string
+	Err   error
+}
+
+func (e *ClaimScanError) Error() string {
+	return fmt.Sprintf("cannot read the state of stack %s, which may record it (its claims are what the import is checked against): %v; nothing was recorded", e.Stack, e.Err)
+}
+
+func (e *ClaimScanError) Unwrap() error { return e.Err }
+
+// otherStacks lists the stacks on this stack's backend other than its own:
+// what the backend lists (Options.ListStacks) for a remote one, the stack
+// folders under StateDir for the file backend.
+func (s *session) otherStacks(ctx context.Context) ([]string, error) {
+	var names []string
+	if s.opts.ListStacks != nil && s.opts.StateURL != "" {
+		var err error
+		if names, err = s.opts.ListStacks(ctx); err != nil {
+			return nil, fmt.Errorf("list the stacks of %s (an import of a provider that cannot stamp claims is checked against them): %w", s.be.Location(), err)
+		}
+	} else {
+		dir := s.opts.StateDir
+		if dir == "" {
+			dir = ".bulwark"
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == s.sp.Stack })
+	slices.Sort(names)
+	return names, nil
+}
+
+// claimedElsewhere looks through the states of the other stacks on this
+// backend for a resource of provider source src (spec name provider), of
+// type typ, with id id: the claims registry of a provider that cannot
+// stamp one. It reads their states without their locks; `bulwark import`
+// on the file backend runs it under the claims lock (claimsLock), so two
+// such imports into two stacks at once are serialized. On a remote backend,
+// and for a spec's `import: ID` during an apply, it is a check only: two
+// imports of one id into two stacks at the same moment can both pass it.
+func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id string) error {
+	names, err := s.otherStacks(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		be, err := s.opts.Backend(ctx, name, state.Sealing{})
+		if err != nil {
+			return &ClaimScanError{Stack: name, Err: err}
+		}
+		st, err := be.Load(ctx)
+		be.Close()
+		if errors.Is(err, storage.ErrMoved) {
+			// Moved to another backend by state migrate: what it
+			// records is there now, no longer on this one.
+			continue
+		}
+		if err != nil {
+			return &ClaimScanError{Stack: name, Err: err}
+		}
+		for _, n := range st.Names() {
+			r := st.Resources[n]
+			if r.ID == id && r.Type == typ && sameSource(r.Source, src) {
+				return &ClaimedElsewhereError{Address: address, ID: id, Source: src, Type: typ, Stack: name, As: n}
+			}
+		}
+	}
+	return nil
+}
+
+// sameSource reports whether two provider sources name the same provider:
+// Terraform source addresses compared in full (the host defaults), other
+// names as written.
+func sameSource(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !terraformSource(a) || !terraformSource(b) {
+		return false
+	}
+	sa, err := tfinstall.ParseSource(a)
+	if err != nil {
+		return false
+	}
+	sb, err := tfinstall.ParseSource(b)
+	return err == nil && sa.String() == sb.String()
+}
+
+// claimsLockWait is how long an import waits for another stack's import
+// of a keyless provider to finish (claimsLock).
+const claimsLockWait = 30 * time.Second
+
+// claimsLock serializes, across the stacks of one state folder (the file
+// backend), the imports of providers that cannot stamp a claim: held from
+// the check of the other stacks (claimedElsewhere) until the import is
+// recorded, so that two imports of one id into two stacks at once cannot
+// both pass it. It is the folder .claims under the state folder, locked as
+// a stack folder is (flock: a holder that dies loses it). A remote backend
+// has none (release is a no-op): there the check stays a check. It waits
+// up to claimsLockWait for another holder.
+func (s *session) claimsLock(ctx context.Context) (release func(), err error) {
+	if s.opts.StateURL != "" && s.opts.Open != nil {
+		return func() {}, nil
+	}
+	root := s.opts.StateDir
+	if root == "" {
+		root = ".bulwark"
+	}
+	dir := filepath.Join(root, ".claims")
+	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("claims lock: %w", err)
+	}
+	deadline := time.Now().Add(claimsLockWait)
+	wait := 10 * time.Millisecond
+	for {
+		l, err := lock.Acquire(dir, s.holder)
+		if err == nil {
+			return func() { _ = l.Release() }, nil
+		}
+		if !errors.Is(err, lock.ErrLocked) {
+			return nil, fmt.Errorf("claims lock: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("claims lock %s: another import of a provider that cannot stamp claims holds it (%w); try again once it ends", dir, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
