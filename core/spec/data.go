@@ -1,9 +1,7 @@
 package spec
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -21,60 +19,15 @@ type dataNodes struct {
 func (p *parser) dataEntry(m *yaml.Node, index int) *dataNodes {
 	d := &Data{Config: map[string]any{}, Pos: posOf(m), FieldPos: map[string]Pos{}}
 	dn := &dataNodes{d: d, refs: &tmplCtx{where: "a data entry's config"}}
-	label := fmt.Sprintf("data entry #%d", index)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k, v := m.Content[i], m.Content[i+1]; k.Value == "name" && isString(k) && isString(v) {
-			label = "data " + quote(v.Value)
-			break
-		}
-	}
-	dn.label, dn.prefix = label, label+": "
-	var hasName, hasType bool
-	p.fields(m, "in "+label, dataFields, func(key string, k, v *yaml.Node) {
+	e := entryFields{kind: "data", Name: &d.Name, Type: &d.Type, Provider: &d.Provider, Explicit: &d.ExplicitProvider,
+		Config: &d.Config, FieldPos: d.FieldPos, refs: dn.refs}
+	dn.label, dn.prefix = e.start(m, "data entry", index)
+	p.fields(m, "in "+dn.label, dataFields, func(key string, k, v *yaml.Node) {
 		d.FieldPos[key] = posOf(v)
-		switch key {
-		case "name":
-			hasName = true
-			if name, ok := p.str(v, dn.prefix, "name"); ok {
-				d.Name, dn.named = name, true
-				if !nameRE.MatchString(name) {
-					p.addf(v, "invalid data name %s: must match %s", quote(name), namePattern)
-				}
-			}
-		case "type":
-			hasType = true
-			if t, ok := p.str(v, dn.prefix, "type"); ok {
-				d.Type = t
-				if strings.TrimSpace(t) == "" {
-					p.addf(v, "%stype must not be empty", dn.prefix)
-				}
-			}
-		case "provider":
-			if isNull(v) {
-				return
-			}
-			if name, ok := p.str(v, dn.prefix, "provider"); ok {
-				d.Provider, d.ExplicitProvider = name, true
-			}
-		case "config":
-			if isNull(v) {
-				return
-			}
-			if v.Kind != yaml.MappingNode {
-				p.addf(v, "%sconfig must be a mapping, not %s", dn.prefix, describe(v))
-				return
-			}
-			p.tc = dn.refs
-			d.Config, _ = p.mapping(v, d.FieldPos)
-			p.tc = nil
-		}
+		p.entryField(&e, key, v)
 	})
-	if !hasName {
-		p.addf(m, "%s is missing required field \"name\"", label)
-	}
-	if !hasType {
-		p.addf(m, "%s is missing required field \"type\"", label)
-	}
+	dn.named = e.named
+	p.entryRequired(m, &e)
 	return dn
 }
 

@@ -679,41 +679,14 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 		FieldPos:   map[string]Pos{},
 	}
 	rn := &resourceNodes{r: r, refs: &tmplCtx{where: "config"}}
-	label := fmt.Sprintf("resource #%d", index)
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k, v := m.Content[i], m.Content[i+1]; k.Value == "name" && isString(k) && isString(v) {
-			label = "resource " + quote(v.Value)
-			break
-		}
-	}
-	rn.label, rn.prefix = label, label+": "
-	var hasName, hasType bool
-	p.fields(m, "in "+label, resourceFields, func(key string, k, v *yaml.Node) {
+	e := entryFields{kind: "resource", Name: &r.Name, Type: &r.Type, Provider: &r.Provider, Explicit: &r.ExplicitProvider,
+		Config: &r.Config, FieldPos: r.FieldPos, refs: rn.refs}
+	rn.label, rn.prefix = e.start(m, "resource", index)
+	p.fields(m, "in "+rn.label, resourceFields, func(key string, k, v *yaml.Node) {
 		r.FieldPos[key] = posOf(v)
 		switch key {
-		case "name":
-			hasName = true
-			if name, ok := p.str(v, rn.prefix, "name"); ok {
-				r.Name, rn.named = name, true
-				if !nameRE.MatchString(name) {
-					p.addf(v, "invalid resource name %s: must match %s", quote(name), namePattern)
-				}
-			}
-		case "type":
-			hasType = true
-			if t, ok := p.str(v, rn.prefix, "type"); ok {
-				r.Type = t
-				if strings.TrimSpace(t) == "" {
-					p.addf(v, "%stype must not be empty", rn.prefix)
-				}
-			}
-		case "provider":
-			if isNull(v) {
-				return
-			}
-			if name, ok := p.str(v, rn.prefix, "provider"); ok {
-				r.Provider, r.ExplicitProvider = name, true
-			}
+		case "name", "type", "provider", "config":
+			p.entryField(&e, key, v)
 		case "protection":
 			if isNull(v) {
 				return
@@ -727,17 +700,6 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 			}
 		case "depends_on":
 			p.dependsOn(rn, v)
-		case "config":
-			if isNull(v) {
-				return
-			}
-			if v.Kind != yaml.MappingNode {
-				p.addf(v, "%sconfig must be a mapping, not %s", rn.prefix, describe(v))
-				return
-			}
-			p.tc = rn.refs
-			r.Config, _ = p.mapping(v, r.FieldPos)
-			p.tc = nil
 		case "for_each":
 			p.forEach(rn, v)
 		case "on_failure":
@@ -781,13 +743,89 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 			}
 		}
 	})
-	if !hasName {
-		p.addf(m, "%s is missing required field \"name\"", label)
-	}
-	if !hasType {
-		p.addf(m, "%s is missing required field \"type\"", label)
-	}
+	rn.named = e.named
+	p.entryRequired(m, &e)
 	return rn
+}
+
+// entryFields are the fields a resource and a data entry share, being
+// parsed: where each goes, and what was seen.
+type entryFields struct {
+	kind             string // "resource" or "data", in messages
+	Name, Type       *string
+	Provider         *string
+	Explicit         *bool
+	Config           *map[string]any
+	FieldPos         map[string]Pos
+	refs             *tmplCtx // the references in config
+	label, prefix    string
+	named            bool // name: is a string
+	hasName, hasType bool
+}
+
+// start names the entry for messages (`resource "web"`, `resource #3`)
+// from its name when that is a string, else its position; it returns the
+// label and the prefix of messages about it.
+func (e *entryFields) start(m *yaml.Node, unnamed string, index int) (label, prefix string) {
+	e.label = fmt.Sprintf("%s #%d", unnamed, index)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k, v := m.Content[i], m.Content[i+1]; k.Value == "name" && isString(k) && isString(v) {
+			e.label = e.kind + " " + quote(v.Value)
+			break
+		}
+	}
+	e.prefix = e.label + ": "
+	return e.label, e.prefix
+}
+
+// entryField parses one of the shared fields: name, type, provider, config.
+func (p *parser) entryField(e *entryFields, key string, v *yaml.Node) {
+	switch key {
+	case "name":
+		e.hasName = true
+		if name, ok := p.str(v, e.prefix, "name"); ok {
+			*e.Name, e.named = name, true
+			if !nameRE.MatchString(name) {
+				p.addf(v, "invalid %s name %s: must match %s", e.kind, quote(name), namePattern)
+			}
+		}
+	case "type":
+		e.hasType = true
+		if t, ok := p.str(v, e.prefix, "type"); ok {
+			*e.Type = t
+			if strings.TrimSpace(t) == "" {
+				p.addf(v, "%stype must not be empty", e.prefix)
+			}
+		}
+	case "provider":
+		if isNull(v) {
+			return
+		}
+		if name, ok := p.str(v, e.prefix, "provider"); ok {
+			*e.Provider, *e.Explicit = name, true
+		}
+	case "config":
+		if isNull(v) {
+			return
+		}
+		if v.Kind != yaml.MappingNode {
+			p.addf(v, "%sconfig must be a mapping, not %s", e.prefix, describe(v))
+			return
+		}
+		p.tc = e.refs
+		*e.Config, _ = p.mapping(v, e.FieldPos)
+		p.tc = nil
+	}
+}
+
+// entryRequired reports a missing name or type.
+func (p *parser) entryRequired(m *yaml.Node, e *entryFields) {
+	if !e.hasName {
+		p.addf(m, "%s is missing required field \"name\"", e.label)
+	}
+	if !e.hasType {
+		p.addf(m, "%s is missing required field \"type\"", e.label)
+	}
 }
 
 func (p *parser) dependsOn(rn *resourceNodes, v *yaml.Node) {
