@@ -305,7 +305,7 @@ func (in *Installer) checkSignature(ctx context.Context, src Source, dl *Downloa
 		}
 		return "", "", &SignatureError{Source: src, Reason: fmt.Sprintf("not a valid signature by %s: %v", who, err)}
 	}
-	return trust, fmt.Sprintf("%X", signer.PrimaryKey.KeyId), nil
+	return trust, fmt.Sprintf("%016X", signer.PrimaryKey.KeyId), nil
 }
 
 // fetchArchive downloads the archive into a temporary file in Dir,

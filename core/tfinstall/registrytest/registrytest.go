@@ -292,7 +292,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, f Fault, ns, t
 	}
 	if !f.HideKeys {
 		doc["signing_keys"] = map[string]any{"gpg_public_keys": []map[string]string{{
-			"key_id": fmt.Sprintf("%X", s.Key.PrimaryKey.KeyId), "ascii_armor": s.PublicKey,
+			"key_id": fmt.Sprintf("%016X", s.Key.PrimaryKey.KeyId), "ascii_armor": s.PublicKey,
 		}}}
 	}
 	writeJSON(w, doc)
