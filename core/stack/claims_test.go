@@ -199,7 +199,11 @@ func TestPlanShowsWhatWasMadeAgainAtTheRecordedID(t *testing.T) {
 func TestLostImportIsRecoveredAsImported(t *testing.T) {
 	e := newEnv(t)
 	id := e.w.Put("s3_bucket", "precious", "")
-	sp := parseSpec(t, specYAML("s", res{name: "precious", typ: "s3_bucket"}, res{name: "app", typ: "compute"}))
+	// app depends on precious, so precious's step (its recovery) has run
+	// before app's failure stops the apply: without the edge the two race,
+	// and a precious not yet recovered stays unrecorded (still never
+	// deleted) until the next apply.
+	sp := parseSpec(t, specYAML("s", res{name: "precious", typ: "s3_bucket"}, res{name: "app", typ: "compute", deps: []string{"precious"}}))
 	if r, err := stack.Import(e.ctx, sp, e.opts(), "precious", id); err != nil || r.Err != nil {
 		t.Fatalf("import: %v %v", err, resErr(r))
 	}
