@@ -37,6 +37,10 @@ func (e *Event) appendJSON(b []byte) ([]byte, error) {
 	if e.Undo {
 		b = append(b, `,"undo":true`...)
 	}
+	if e.From != "" {
+		b = append(b, `,"from":`...)
+		b = appendString(b, e.From)
+	}
 	return append(b, "}\n"...), nil
 }
 

@@ -36,6 +36,9 @@ type Event struct {
 	// Undo is set on a rollback's steps (a compensation), which otherwise
 	// read like the operation's own.
 	Undo bool `json:"undo,omitempty"`
+	// From is the address a "move" event's resource had before (a moved:
+	// entry of the spec).
+	From string `json:"from,omitempty"`
 }
 
 // FormatVersion is the version of the event lines' shape, carried by the

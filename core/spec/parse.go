@@ -41,7 +41,7 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "data", "outputs"}
+	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "data", "outputs", "moved", "removed"}
 	providerFields = []string{"source", "version", "config"}
 	dataFields     = []string{"name", "type", "provider", "config"}
 	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
@@ -351,6 +351,10 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			p.variables(s, v)
 		case "outputs":
 			outputs = p.outputs(s, v)
+		case "moved":
+			p.movedEntries(s, v)
+		case "removed":
+			p.removedEntries(s, v)
 		case "data":
 			switch {
 			case isNull(v):
@@ -495,6 +499,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		}
 	}
 	p.checkRefs(s, first, resources, data, outputs, providerRefs, deps)
+	p.checkMoved(s, first)
 	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)

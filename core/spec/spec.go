@@ -231,6 +231,12 @@ type Spec struct {
 	Variables []*Variable
 	// Outputs are the declared outputs, in file order.
 	Outputs []*Output
+	// Moved are the moved: entries, in file order: renames the state's
+	// records follow.
+	Moved []*Moved
+	// Removed are the removed: entries, in file order: resources that left
+	// the spec, kept (destroy: false) or deleted.
+	Removed []*Removed
 	// Values holds the value of every variable once resolve.Expand has
 	// run (nil before): the inputs of this run, to be recorded with its
 	// revision.

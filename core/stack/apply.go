@@ -40,6 +40,22 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if err := s.startProviders(ctx, providersFor(s.sp, st), st); err != nil {
 		return nil, err
 	}
+	// The spec's moved: and removed: entries are followed first, and the
+	// plan is made against the state as they leave it: a renamed resource
+	// plans as what it is, unchanged. A rollback's older spec is applied as
+	// it is: its resources are what it names (see the README).
+	var moved *engine.Step
+	if opType != "rollback" {
+		renames, moves, forgets, err := s.followMoves(st)
+		if err != nil {
+			return nil, err
+		}
+		s.moves, s.forgets = moves, forgets
+		if len(renames) > 0 || len(forgets) > 0 {
+			moved = s.movesMetaStep(renames, moves, forgets, st)
+			st = movedState(st, renames, forgets)
+		}
+	}
 	pl, obs, err := s.validatedPlan(ctx, st)
 	if err != nil {
 		return nil, err
@@ -66,10 +82,17 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
 	op.Finish = s.record(op)
 	var gate []string
-	s.noop = opType == "update" && !pl.HasChanges() && isCurrentSpec(st, s.sp)
+	s.noop = opType == "update" && !pl.HasChanges() && moved == nil && isCurrentSpec(st, s.sp)
 	if opType != "apply" && !s.noop {
 		op.Steps = s.updateSteps(opType, pl, target)
 		gate = []string{op.Steps[len(op.Steps)-1].ID}
+	}
+	if moved != nil {
+		// After the update's own steps (its backup holds the state from
+		// before the renames), before any step that touches a resource.
+		moved.DependsOn = gate
+		op.Steps = append(op.Steps, moved)
+		gate = []string{moved.ID}
 	}
 	removed := map[string]bool{}
 	for _, c := range pl.Changes {

@@ -110,7 +110,11 @@ type session struct {
 	// recorded), in the spec's order, for the preview and a plan file;
 	// dataSubstituted is the spec readData made from s.sp with their
 	// values substituted; dataSecrets are their sensitive values.
-	dataReads       []DataRead
+	dataReads []DataRead
+	// moves and forgets are what the spec's moved: and removed: entries
+	// ask of the state this run (see followMoves).
+	moves           []Move
+	forgets         []Forget
 	dataSubstituted *spec.Spec
 	dataSecrets     []any
 	// restored: the resource names of the revision a failed operation's

@@ -51,7 +51,12 @@ type Preview struct {
 	Conflict *plan.ConflictError `json:"conflict,omitempty"`
 	// Revision is the current revision (0: none) and Variables the
 	// variables whose values differ from the ones it was applied with.
-	Revision  int              `json:"revision,omitempty"`
+	Revision int `json:"revision,omitempty"`
+	// Moves are the renames the spec's moved: entries make in the state,
+	// and Forgets the records its removed: entries (destroy: false) drop,
+	// keeping their objects; an apply does both before anything else.
+	Moves     []Move           `json:"moves,omitempty"`
+	Forgets   []Forget         `json:"forgets,omitempty"`
 	Variables []VariableChange `json:"variables,omitempty"`
 	// Running is who holds the stack's lock while the plan was made (an
 	// operation in progress: what it read may be changing), or nil.
@@ -137,6 +142,9 @@ func (s *session) variableChanges(st *state.State) []VariableChange {
 
 // HasChanges reports whether anything would be executed (or refused).
 func (p *Preview) HasChanges() bool {
+	if len(p.Moves) > 0 || len(p.Forgets) > 0 {
+		return true
+	}
 	for _, c := range p.Changes {
 		if c.Action != plan.NoOp {
 			return true
@@ -173,6 +181,12 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		return nil, err
 	}
 	defer done()
+	renames, moves, forgets, err := s.followMoves(st)
+	if err != nil {
+		return nil, err
+	}
+	s.moves, s.forgets = moves, forgets
+	st = movedState(st, renames, forgets)
 	pl, obs, err := s.validatedPlan(ctx, st)
 	if err != nil {
 		return nil, err
@@ -185,7 +199,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		// journaled before its Create), so the plan is made again against
 		// the state as it is, rather than calling them another lineage's.
 		if st2, lerr := s.loadOpened(); lerr == nil && st2.Lineage != "" {
-			s.lineage, s.forgotten, st = st2.Lineage, st2.Forgotten, st2
+			s.lineage, s.forgotten, st = st2.Lineage, st2.Forgotten, movedState(st2, renames, forgets)
 			if pl, obs, err = s.plan(ctx, st); err != nil {
 				return nil, err
 			}
@@ -214,7 +228,8 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 
 // preview is a plan as a person reads it.
 func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
-	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads)}
+	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads),
+		Moves: slices.Clone(s.moves), Forgets: slices.Clone(s.forgets)}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}

@@ -124,6 +124,20 @@ func (p *progress) count(e engine.Event) {
 	}
 }
 
+// moved writes an event for each record the spec's moved: and removed:
+// entries renamed or forgot, and counts the forgotten.
+func (p *progress) moved(op string, moves []Move, forgets []Forget) {
+	for _, m := range moves {
+		p.events.Write(events.Event{Op: op, Resource: m.To, From: m.From, Type: m.Type, Action: "move", Status: "ok"})
+	}
+	for _, f := range forgets {
+		p.events.Write(events.Event{Op: op, Resource: f.Address, Type: f.Type, Action: "forget", Status: "ok"})
+	}
+	p.mu.Lock()
+	p.tally.Forgotten += len(forgets)
+	p.mu.Unlock()
+}
+
 // opStart writes the lifecycle line of an operation's start.
 func (p *progress) opStart(op, typ string) {
 	p.mu.Lock()

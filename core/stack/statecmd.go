@@ -132,20 +132,7 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 			if r == nil || st.Resources[to] != nil {
 				return fmt.Errorf("state mv %s %s: the state changed", from, to)
 			}
-			delete(st.Resources, from)
-			r.Name = to
-			st.Resources[to] = r
-			for _, o := range st.Resources {
-				o.DependsOn = renamed(o.DependsOn, from, to)
-				if o.Prior != nil {
-					o.Prior.DependsOn = renamed(o.Prior.DependsOn, from, to)
-				}
-			}
-			for i := range st.Interventions {
-				if st.Interventions[i].Resource == from {
-					st.Interventions[i].Resource = to
-				}
-			}
+			moveRecord(st, from, to)
 			return nil
 		})
 	}), nil

@@ -24,6 +24,12 @@ type Plan struct {
 	// DataReads are the spec's data entries the plan read, in the spec's
 	// order. (Added in 1.0, additively.)
 	DataReads []DataRead `json:"data_reads"`
+	// Moves are the renames the spec's moved: entries make in the state,
+	// Forgets the records its removed: entries (destroy: false) drop,
+	// keeping their objects; an apply does both first. (Added in 1.0,
+	// additively.)
+	Moves   []stack.Move   `json:"moves"`
+	Forgets []stack.Forget `json:"forgets"`
 }
 
 // DataRead is one data entry the plan read: its attributes (arguments and
@@ -145,6 +151,8 @@ func NewPlan(pv *stack.Preview) *Plan {
 		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
 	out.DataReads = []DataRead{}
+	out.Moves = append([]stack.Move{}, pv.Moves...)
+	out.Forgets = append([]stack.Forget{}, pv.Forgets...)
 	for _, d := range pv.DataReads {
 		out.DataReads = append(out.DataReads, DataRead{
 			Address: "data." + d.Name, Name: d.Name, Type: d.Type, Provider: d.Provider,

@@ -59,6 +59,15 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
 		}
 	}
+	// Then what the spec's moved: and removed: entries do to the state,
+	// which an apply does before anything else.
+	for _, m := range p.Moves {
+		fmt.Fprintf(w, "%s %s -> %s (%s, id %s)\n", paint(style.Cyan, fmt.Sprintf("%-3s %-10s", "->", "move")), m.From, m.To, m.Type, m.ID)
+	}
+	for _, f := range p.Forgets {
+		fmt.Fprintf(w, "%s %s (%s, %s, id %s)\n", paint(style.Yellow, fmt.Sprintf("%-3s %-10s", "-/", "forget")), f.Address, f.Type, f.Protection, f.ID)
+		fmt.Fprintf(w, "    note: removed with destroy: false: no longer managed by this stack; the resource itself is kept\n")
+	}
 	counts := map[plan.Action]int{}
 	for _, c := range p.Changes {
 		if !c.Retained || c.Action != plan.NoOp {
@@ -136,6 +145,12 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 	}
 	if n := counts[plan.Retain]; n > 0 {
 		fmt.Fprintf(w, ", %d retained", n)
+	}
+	if n := len(p.Moves); n > 0 {
+		fmt.Fprintf(w, ", %d to move", n)
+	}
+	if n := len(p.Forgets); n > 0 {
+		fmt.Fprintf(w, ", %d to forget", n)
 	}
 	fmt.Fprintln(w, ".")
 }
