@@ -38,7 +38,14 @@ func canonical(doc *yaml.Node) {
 	if top.Kind != yaml.MappingNode {
 		return
 	}
+	first := top.Content
 	reorder(top, Orders["top"])
+	if len(first) > 0 && len(top.Content) > 0 && first[0] != top.Content[0] && first[0].HeadComment != "" && doc.Kind == yaml.DocumentNode {
+		// The comment above the file's first key is its header: it stays at
+		// the top when that key moves down.
+		doc.HeadComment = strings.TrimSpace(strings.Join([]string{doc.HeadComment, first[0].HeadComment}, "\n\n"))
+		first[0].HeadComment = ""
+	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		section, v := top.Content[i].Value, top.Content[i+1]
 		order, ok := Orders[section]

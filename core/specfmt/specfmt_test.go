@@ -17,9 +17,9 @@ func TestFormat(t *testing.T) {
 		name, in, want string
 	}{
 		{
-			name: "top-level sections in canonical order, each with its comments",
-			in:   "# the stack\n\n# none yet\nresources: []   # empty\n# who\nstack: demo\nproviders: {mock: {}}\nversion: 1\n",
-			want: "# the stack\n\nversion: 1\n# who\nstack: demo\nproviders: {mock: {}}\n# none yet\nresources: [] # empty\n",
+			name: "top-level sections in canonical order, each with its comments, the header on top",
+			in:   "# header\nresources: []   # empty\n# who\nstack: demo\n# the providers\nproviders: {mock: {}}\nversion: 1\n",
+			want: "# header\n\nversion: 1\n# who\nstack: demo\n# the providers\nproviders: {mock: {}}\nresources: [] # empty\n",
 		},
 		{
 			name: "resource fields in canonical order",
