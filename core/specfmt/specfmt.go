@@ -17,6 +17,8 @@
 //     "null", "a: b" stay quoted); a string holding ${ keeps its quoting as
 //     written, and a multi-line, literal or folded string keeps its style;
 //     numbers, booleans and nulls are left as written;
+//   - one blank line where there were one or more between two entries of
+//     a block collection, none above its first entry;
 //   - no trailing spaces, one final newline.
 //
 // Format never changes meaning: it parses its output with core/spec and
@@ -85,6 +87,8 @@ func pass(file string, src []byte) ([]byte, error) {
 		// spec.Parse read it: this cannot happen, but say so plainly.
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	marks := map[*yaml.Node]bool{}
+	markBlanks(&doc, strings.Split(string(src), "\n"), marks)
 	canonical(&doc)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -95,7 +99,7 @@ func pass(file string, src []byte) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("%s: encode: %w", file, err)
 	}
-	return tidy(buf.Bytes()), nil
+	return tidy(putBlanks(&doc, buf.Bytes(), marks)), nil
 }
 
 // tidy drops trailing spaces and tabs from every line and ends the text

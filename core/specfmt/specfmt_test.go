@@ -72,6 +72,11 @@ func TestFormat(t *testing.T) {
 			want: head + "resources:\n  - name: n\n    type: network\n",
 		},
 		{
+			name: "blank lines: several become one, none above a collection's first entry",
+			in:   "version: 1\nstack: demo\n\n\nproviders:\n  mock: {}\nresources:\n\n  - name: a\n    type: network\n\n\n  # b next\n  - name: b\n    type: network\n",
+			want: "version: 1\nstack: demo\n\nproviders:\n  mock: {}\nresources:\n  - name: a\n    type: network\n\n  # b next\n  - name: b\n    type: network\n",
+		},
+		{
 			name: "multi-line and literal strings keep their style",
 			in:   head + "resources:\n  - name: n\n    type: network\n    config:\n      a: \"two\\nlines\"\n      b: |\n        one\n        two\n",
 			want: head + "resources:\n  - name: n\n    type: network\n    config:\n      a: \"two\\nlines\"\n      b: |\n        one\n        two\n",
