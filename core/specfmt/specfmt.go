@@ -45,6 +45,10 @@ const MaxWidth = 80
 // not parse to the same spec: a bug in this package, never written.
 var ErrMeaningChanged = errors.New("the canonical form would change the spec's meaning")
 
+// ErrUnstable is returned (wrapped) when passes keep changing the text: a
+// bug in this package; nothing is written.
+var ErrUnstable = errors.New("no stable canonical form was reached")
+
 // Format returns src, the spec file named file, in canonical form. A spec
 // that does not parse is refused with its spec.Problems (FILE:LINE:COL).
 func Format(file string, src []byte) ([]byte, error) {
@@ -60,13 +64,17 @@ func Format(file string, src []byte) ([]byte, error) {
 	// them back (a comment after a block mapping's last key belongs to that
 	// key): a second pass puts them where they will stay, so that fmt of
 	// fmt's output is unchanged.
-	for range maxPasses {
+	for i := 0; ; i++ {
 		next, err := pass(file, out)
 		if err != nil {
 			return nil, err
 		}
 		if bytes.Equal(next, out) {
 			break
+		}
+		if i == maxPasses {
+			// A form that a pass changes again is no canonical form.
+			return nil, fmt.Errorf("%s: %w", file, ErrUnstable)
 		}
 		out = next
 	}
