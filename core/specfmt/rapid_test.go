@@ -2,6 +2,7 @@ package specfmt
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -221,6 +222,8 @@ func (g *gen) scalarString() string {
 	return rapid.SampledFrom([]string{"dev", "'dev'", `"true"`, "'12'", `""`}).Draw(g.t, "default")
 }
 
+var templateRE = regexp.MustCompile(`\$\{[^}]*\}`)
+
 // TestFormatProperties formats generated specs: Format keeps their meaning
 // (it checks that itself and fails otherwise) and is idempotent.
 func TestFormatProperties(t *testing.T) {
@@ -240,6 +243,12 @@ func TestFormatProperties(t *testing.T) {
 		}
 		if string(again) != string(out) {
 			rt.Fatalf("not idempotent:\n--- source\n%s--- first\n%s--- second\n%s", src, out, again)
+		}
+		// A ${...} is never rewritten inside: each is in the output as written.
+		for _, ref := range templateRE.FindAllString(src, -1) {
+			if !strings.Contains(string(out), ref) {
+				rt.Fatalf("%s is not in the output as written:\n%s", ref, out)
+			}
 		}
 		for i, line := range strings.Split(string(out), "\n") {
 			if strings.TrimRight(line, " \t") != line {
