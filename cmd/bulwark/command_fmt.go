@@ -68,7 +68,7 @@ could not be formatted, 2 with --check when a file is not canonical.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.Paths, a.View = args, view.View()
-			return c.fmt(a)
+			return c.runFmt(a)
 		},
 	}
 	cmd.Flags().BoolVar(&a.Check, "check", false, "write nothing: list the files that are not in canonical form and exit 2 if there is one")
@@ -77,8 +77,8 @@ could not be formatted, 2 with --check when a file is not canonical.`,
 	return cmd
 }
 
-// fmt formats every file a names and renders what happened.
-func (c *cli) fmt(a fmtArgs) error {
+// runFmt formats every file a names and renders what happened.
+func (c *cli) runFmt(a fmtArgs) error {
 	paths := a.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -104,8 +104,8 @@ func (c *cli) fmt(a fmtArgs) error {
 	return newFmtView(a.View, c.view()).Fmt(a, results)
 }
 
-// specLine tells a spec from the other YAML files of a folder (var files):
-// a spec has version: and stack: at its top level.
+// versionLine and stackLine tell a spec from the other YAML files of a folder
+// (var files): a spec has version: and stack: at its top level.
 var (
 	versionLine = regexp.MustCompile(`(?m)^version\s*:`)
 	stackLine   = regexp.MustCompile(`(?m)^stack\s*:`)
