@@ -2,6 +2,7 @@ package specfmt
 
 import (
 	"bytes"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -103,7 +104,7 @@ func reorder(m *yaml.Node, order []string) {
 func scalars(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag == "!!str" && n.Style&(yaml.TaggedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-			!strings.Contains(n.Value, "${") && !strings.Contains(n.Value, "\n") {
+			!strings.Contains(n.Value, "${") && !strings.Contains(n.Value, "\n") && !yaml11Scalar(n.Value) {
 			n.Style &^= yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle
 		}
 		return
@@ -112,6 +113,19 @@ func scalars(n *yaml.Node) {
 		scalars(c)
 	}
 }
+
+// yaml11Scalar reports whether s, written plain, would read as a boolean
+// or a sexagesimal number to a YAML 1.1 reader (yes, off, 1:30): yaml.v3
+// reads it as a string, another tool might not, so its quotes stay.
+func yaml11Scalar(s string) bool {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF":
+		return true
+	}
+	return sexagesimal.MatchString(s)
+}
+
+var sexagesimal = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$`)
 
 // layout chooses flow or block for every collection under n. n's block
 // children start at column ind; prefix is the width of what precedes n on

@@ -38,8 +38,8 @@ func TestFormat(t *testing.T) {
 		},
 		{
 			name: "quotes dropped only where the string reads the same",
-			in:   head + "resources:\n  - name: 'n'\n    type: \"network\"\n    config:\n      a: \"true\"\n      b: '12'\n      c: \"null\"\n      d: 'x: y'\n      e: \"plain words\"\n      f: ''\n      g: \"1.5e3\"\n      h: '~'\n      i: \"a #b\"\n",
-			want: head + "resources:\n  - name: n\n    type: network\n    config:\n      a: \"true\"\n      b: \"12\"\n      c: \"null\"\n      d: 'x: y'\n      e: plain words\n      f: \"\"\n      g: \"1.5e3\"\n      h: \"~\"\n      i: 'a #b'\n",
+			in:   head + "resources:\n  - name: 'web'\n    type: \"network\"\n    config:\n      a: \"true\"\n      b: '12'\n      c: \"null\"\n      d: 'x: y'\n      e: \"plain words\"\n      f: ''\n      g: \"1.5e3\"\n      h: '~'\n      i: \"a #b\"\n      j: 'yes'\n      k: \"off\"\n      l: '1:30'\n      m: \"y\"\n",
+			want: head + "resources:\n  - name: web\n    type: network\n    config:\n      a: \"true\"\n      b: \"12\"\n      c: \"null\"\n      d: 'x: y'\n      e: plain words\n      f: \"\"\n      g: \"1.5e3\"\n      h: \"~\"\n      i: 'a #b'\n      j: 'yes'\n      k: \"off\"\n      l: '1:30'\n      m: \"y\"\n",
 		},
 		{
 			name: "a string holding ${ keeps its quoting",
