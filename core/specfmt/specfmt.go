@@ -14,9 +14,10 @@
 //     inside and fits on one line of MaxWidth columns, else it becomes
 //     block; a block collection stays block; an empty one is {} or [];
 //   - a string is plain unless plain would read differently ("true", "3",
-//     "null", "a: b" stay quoted); a string holding ${ keeps its quoting as
-//     written, and a multi-line, literal or folded string keeps its style;
-//     numbers, booleans and nulls are left as written;
+//     "null", "a: b", and YAML 1.1's "yes", "off", "1:30" stay quoted); a
+//     string holding ${ keeps its quoting as written, and a multi-line,
+//     literal or folded string keeps its style; numbers, booleans and nulls
+//     are left as written;
 //   - one blank line where there were one or more between two entries of
 //     a block collection, none above its first entry;
 //   - no trailing spaces, one final newline.
