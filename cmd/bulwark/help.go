@@ -59,6 +59,10 @@ var examples = map[string]string{
 	"bulwark output": `  bulwark output stack.yaml
   bulwark output stack.yaml db_url    # one value alone, a sensitive one included
   bulwark output stack.yaml --json`,
+	"bulwark fmt": `  bulwark fmt                          # the specs in this folder
+  bulwark fmt stack.yaml --diff
+  bulwark fmt --check .                # in CI: exit 2 when a spec is not canonical
+  bulwark fmt - < stack.yaml           # canonical form on stdout`,
 	"bulwark state":        `  bulwark state list stack.yaml`,
 	"bulwark state list":   `  bulwark state list stack.yaml --json`,
 	"bulwark state show":   `  bulwark state show stack.yaml data`,
