@@ -183,7 +183,7 @@ func (c *cli) progressView(live bool) stack.Reporter {
 // made and again on its way out.
 func (c *cli) streamEvents(opts *stack.Options) {
 	c.streaming = true
-	var w io.Writer = c.red.Writer(c.stdout)
+	var w io.Writer = &endWatch{w: c.red.Writer(c.stdout), ended: &c.streamEnded}
 	if c.eventsTo != nil {
 		w = io.MultiWriter(w, c.eventsTo)
 	}

@@ -41,6 +41,9 @@ type cli struct {
 	// a --json command streams the events to stdout (see streamEvents).
 	eventsTo  io.Writer
 	streaming bool
+	// streamEnded says the stream has its operation's end line, which
+	// says how it ended: no failure line follows it (see failureJSON).
+	streamEnded bool
 
 	// stop is closed by the first interrupt of a mutating command (see
 	// interrupts); graceful says a mutating command runs.
@@ -66,15 +69,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	done := make(chan struct{})
 	defer close(done)
 	go c.interrupts(sigs, done, cancel, os.Exit)
+	out := &countingWriter{w: stdout}
+	c.stdout = out
 	root := c.commands()
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
-		return c.exitFor(err)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return stack.ExitOK
 	}
-	return stack.ExitOK
+	code := c.exitFor(err)
+	var ec exitCode
+	if !errors.As(err, &ec) && wantsJSON(cmd, args) && !c.streamEnded && (c.streaming || out.n == 0) {
+		// A --json command prints JSON whatever fails (docs/json.md).
+		c.failureJSON(cmd, code, err)
+	}
+	return code
+}
+
+// countingWriter counts what was written through it: whether a --json
+// command printed its document before it failed.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 // exitCode is what a command returns to end with that exit code when it

@@ -246,10 +246,12 @@ func Decide(in Input) Change {
 func compare(in Input, c Change, cur *state.Resource) Change {
 	r, obs := in.Spec, in.Observed
 	changed := ChangedKeys(cur.Config, r.Config)
+	c.Changed = changed
 	// What the provider must change: the spec against reality when it was
 	// read, else against the record.
 	work := changed
 	if obs != nil {
+		c.Drift = Drift(cur.Config, obs.Attributes)
 		work = obs.drift(r.Config)
 		for k := range cur.Config {
 			if obs.Planned != nil {

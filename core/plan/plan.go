@@ -58,6 +58,13 @@ type Change struct {
 	// Drifted lists the attributes whose observed value differs from the
 	// spec (what the provider must change), when reality was read.
 	Drifted []string `json:"drifted,omitempty"`
+	// Changed lists the attributes the spec changes against the config the
+	// state records: the change the person wrote. Drift lists those whose
+	// observed value differs from the config the state records, when
+	// reality was read: what changed outside bulwark. (Drifted is what the
+	// provider must change, the spec against reality: both, in effect.)
+	Changed []string `json:"changed,omitempty"`
+	Drift   []string `json:"drift,omitempty"`
 	// Remote says an update needs the provider, not only the state's record.
 	Remote bool `json:"remote,omitempty"`
 	// ImportID is the spec's `import:` id.

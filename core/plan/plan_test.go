@@ -217,7 +217,7 @@ func TestForApplyBeforeAfter(t *testing.T) {
 	s := st(res("net", "network", "mock", "ephemeral", map[string]any{"size": 2.0}), res("old", "s3_bucket", "other", "durable", map[string]any{"zone": "z"}))
 	p := ForApply(sp, s, schemas)
 	want := []Change{
-		{Resource: "net", Type: "network", Provider: "mock", Action: Update, Protection: protection.Ephemeral, Before: map[string]any{"size": 2.0}, After: map[string]any{"size": 3.0}, Remote: true},
+		{Resource: "net", Type: "network", Provider: "mock", Action: Update, Protection: protection.Ephemeral, Before: map[string]any{"size": 2.0}, After: map[string]any{"size": 3.0}, Changed: []string{"size"}, Remote: true},
 		{Resource: "new", Type: "network", Provider: "other", Action: Create, Protection: protection.Ephemeral, After: map[string]any{}},
 		{Resource: "old", Type: "s3_bucket", Provider: "other", Action: Delete, Protection: protection.Durable, Before: map[string]any{"zone": "z"}},
 	}

@@ -162,6 +162,8 @@ type Resource struct {
 	Unknown    []string `json:"unknown,omitempty"`
 	ForceNew   []string `json:"force_new,omitempty"`
 	Drifted    []string `json:"drifted,omitempty"`
+	Changed    []string `json:"changed,omitempty"`
+	DriftKeys  []string `json:"drift_keys,omitempty"`
 	Remote     bool     `json:"remote,omitempty"`
 	ImportID   string   `json:"import_id,omitempty"`
 	FoundID    string   `json:"found_id,omitempty"`

@@ -159,7 +159,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		seal := func(m map[string]any) (map[string]any, error) { return sealKeys(box, m, sensitive) }
 		r := planfile.Resource{
 			Address: c.Resource, Type: c.Type, Provider: c.Provider, Protection: c.Protection.String(), Action: string(c.Action),
-			Ownership: string(c.Ownership), Sensitive: sensitive, Unknown: c.Unknown, ForceNew: c.ForceNew, Drifted: c.Drifted, Remote: c.Remote,
+			Ownership: string(c.Ownership), Sensitive: sensitive, Unknown: c.Unknown, ForceNew: c.ForceNew, Drifted: c.Drifted, Changed: c.Changed, DriftKeys: c.Change.Drift, Remote: c.Remote,
 			ImportID: c.ImportID, FoundID: c.FoundID, Owner: red.Redact(c.Owner), Reason: red.Redact(c.Reason), Importable: c.Importable,
 			Drift: red.Redact(c.Drift), Vanished: c.Vanished,
 		}
@@ -267,7 +267,7 @@ func PreviewOf(f *planfile.Plan) *Preview {
 		}
 		c := Planned{Change: plan.Change{
 			Resource: r.Address, Type: r.Type, Provider: r.Provider, Action: plan.Action(r.Action), Protection: prot,
-			Before: r.Before, After: r.After, ForceNew: r.ForceNew, Ownership: plan.Ownership(r.Ownership), Drifted: r.Drifted,
+			Before: r.Before, After: r.After, ForceNew: r.ForceNew, Ownership: plan.Ownership(r.Ownership), Drifted: r.Drifted, Changed: r.Changed, Drift: r.DriftKeys,
 			Remote: r.Remote, ImportID: r.ImportID, FoundID: r.FoundID, Owner: r.Owner, Reason: r.Reason, Importable: r.Importable,
 		}, Drift: r.Drift, Vanished: r.Vanished, Sensitive: r.Sensitive, Unknown: r.Unknown}
 		if len(r.Unknown) > 0 {

@@ -80,12 +80,18 @@ type ResourceChange struct {
 	// Before is the config the state records (null for a create), After the
 	// spec's (null for a delete), Observed what the provider read (null when
 	// it found nothing); sensitive values are secrets.Mask in all three.
-	Before    map[string]any `json:"before"`
-	After     map[string]any `json:"after"`
-	Observed  map[string]any `json:"observed"`
-	ForceNew  []string       `json:"force_new"`
-	Drifted   []string       `json:"drifted"`
-	Sensitive []string       `json:"sensitive"`
+	Before   map[string]any `json:"before"`
+	After    map[string]any `json:"after"`
+	Observed map[string]any `json:"observed"`
+	ForceNew []string       `json:"force_new"`
+	Drifted  []string       `json:"drifted"`
+	// Changed: the attributes the spec changes against what the state
+	// records (the change written); Drift: those reality changed against
+	// what the state records (outside bulwark). Drifted, kept as it was,
+	// is what the provider must change: the spec against reality.
+	Changed   []string `json:"changed"`
+	Drift     []string `json:"drift"`
+	Sensitive []string `json:"sensitive"`
 	// Unknown lists the attributes whose values are known only after
 	// apply (they reference a resource the plan creates or replaces): in
 	// After they read "(known after apply)".
@@ -170,7 +176,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 			Before:   secrets.MaskKeys(c.Before, c.Sensitive),
 			After:    secrets.MaskKeys(c.After, c.Sensitive),
 			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
-			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
+			ForceNew: list(c.ForceNew), Drifted: list(c.Drifted), Changed: list(c.Changed), Drift: list(c.Change.Drift), Sensitive: list(c.Sensitive), Unknown: list(c.Unknown),
 			Remote: c.Remote, Vanished: c.Vanished, Note: c.Drift, ImportID: c.ImportID, FoundID: c.FoundID,
 			Owner: c.Owner, Reason: c.Reason, Importable: c.Importable, Retained: c.Retained,
 			NoIdempotencyKeys: c.Keyless,
