@@ -55,7 +55,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	}
 	opts.Reporter = c.progressView(true)
 	opts.Throttled = c.throttled
-	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
+	fp, err := failpoint.FromEnv()
 	if err != nil {
 		return opts, nil, err
 	}

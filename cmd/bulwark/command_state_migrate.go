@@ -196,7 +196,7 @@ func (c *cli) migrate(ctx context.Context, out io.Writer, stack, from, to string
 	if err != nil {
 		return err
 	}
-	fp, err := failpoint.Parse(os.Getenv(failpoint.EnvVar))
+	fp, err := failpoint.FromEnv()
 	if err != nil {
 		return err
 	}

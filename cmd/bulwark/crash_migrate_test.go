@@ -27,7 +27,13 @@ import (
 // apply is tried at each place that holds the stack); resume, or the
 // migration run again, finishes it; then the old place refuses every
 // write, naming the migration, the new one takes them, and its state
-// records exactly what the world holds.
+// records exactly what the world holds. Each pair runs the migration once
+// to its end counting its boundaries (BULWARK_FAILPOINT_TALLY), then kills
+// it at a fixed sample of them (migrateSample: the first, second and
+// fourth, so each way of finishing it is tried around the start record and
+// the fence; the middle; the last two, around the copy's last writes and
+// the end record);
+// BULWARK_CRASH_FULL=1 kills it at every one (about 15 a pair).
 func TestCrashMigrate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills state migrate at every step between three pairs of backends (-short)")
@@ -78,14 +84,38 @@ func TestCrashMigrate(t *testing.T) {
 }
 
 // crashMigrate kills a migration from a place of from to one of to at each
-// of its boundaries in turn (a fresh pair of places each time).
+// of its boundaries in turn (a fresh pair of places each time), or, unless
+// crashFull, at the sample migrateSample picks of them.
 func crashMigrate(t *testing.T, from, to func(crashT) string) {
 	kills := 0
+	if !crashFull() {
+		tally := filepath.Join(t.TempDir(), "tally")
+		if crashMigrateOnce(t, from(t), to(t), 0, tally) {
+			t.Fatal("killed without a failpoint")
+		}
+		count := readTally(t, tally)["state"]
+		if count < 6 {
+			t.Fatalf("only %d boundaries counted: the migration has at least six durable steps", count)
+		}
+		picks := migrateSample(count)
+		for _, n := range picks {
+			if crashMigrateOnce(t, from(t), to(t), n, "") {
+				kills++
+			} else {
+				t.Logf("state:%d not reached: the migration ended normally (checked as such)", n)
+			}
+		}
+		if kills == 0 {
+			t.Fatalf("no kill at %v of %d boundaries", picks, count)
+		}
+		t.Logf("killed at %d of %d boundaries (%v), each finished to one live place", kills, count, picks)
+		return
+	}
 	for n := 1; ; n++ {
 		if n > 40 {
 			t.Fatalf("state:%d: the failpoint never stops firing", n)
 		}
-		if !crashMigrateOnce(t, from(t), to(t), n) {
+		if !crashMigrateOnce(t, from(t), to(t), n, "") {
 			break
 		}
 		kills++
@@ -94,6 +124,24 @@ func crashMigrate(t *testing.T, from, to func(crashT) string) {
 		t.Fatalf("only %d kills: the migration has at least six durable steps", kills)
 	}
 	t.Logf("killed at each of %d boundaries, each finished to one live place", kills)
+}
+
+// migrateSample is the sample of a migration's count boundaries (1 to
+// count) TestCrashMigrate kills at: N = 1, 2 and 4, around the start
+// record and the fence, which finish the migration each way
+// crashMigrateOnce has (resume at the source for odd N, at the destination
+// when it holds the copy for N = 2 mod 4, the migration run again for N = 0
+// mod 4), the middle one, and the last two, around the copy's last writes
+// and the end record.
+func migrateSample(count int) []int {
+	var out []int
+	for _, n := range []int{1, 2, 4, (count + 1) / 2, count - 1, count} {
+		if n >= 1 && n <= count && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // placeEnv is a crash env whose stack lives at the place url names.
@@ -137,9 +185,17 @@ func holdsStack(t crashT, url string) bool {
 	return st.Serial > 0
 }
 
-func crashMigrateOnce(t *testing.T, fromURL, toURL string, n int) bool {
+// crashMigrateOnce runs one iteration: the migration killed at its n-th
+// boundary (n = 0: not killed, its passes through the failpoints counted in
+// the file tally), finished, and checked. It reports whether it was
+// killed.
+func crashMigrateOnce(t *testing.T, fromURL, toURL string, n int, tally string) bool {
 	t.Helper()
-	fp := fmt.Sprintf("state:%d", n)
+	fp, where := "", "not killed"
+	if n > 0 {
+		fp = fmt.Sprintf("state:%d", n)
+		where = fp
+	}
 	src, dst := placeEnv(t, fromURL), placeEnv(t, toURL)
 	world := filepath.Join(t.TempDir(), "world")
 	dir := t.TempDir()
@@ -172,10 +228,12 @@ resources:
 	src.must(0, "apply", "--yes", specs["1"])
 	src.must(0, "apply", "--yes", specs["2"])
 
+	src.tally = tally
 	r := src.run(fp, "state", "migrate", specs["2"], "--to", toURL)
+	src.tally = ""
 	if !r.killed {
 		if r.code != 0 {
-			t.Fatalf("%s (not killed): %s", fp, r)
+			t.Fatalf("%s: the migration, not killed, failed: %s", where, r)
 		}
 	} else {
 		src.assertNothingLeft()
@@ -195,7 +253,7 @@ resources:
 			}
 		}
 		if took > 1 {
-			t.Fatalf("%s: both places took an apply after the kill\n%s", fp, src.history())
+			t.Fatalf("%s: both places took an apply after the kill\n%s", where, src.history())
 		}
 		// Finished by resume at the source (odd kills), or at the
 		// destination when it holds the copy, or by the migration run
@@ -215,27 +273,27 @@ resources:
 			// (resume at the new place, live, has nothing to do): run
 			// again, it begins, or says it is done.
 			if took != 1 {
-				t.Fatalf("%s: resume found no migration, but one had begun: %s\n%s", fp, fin, src.history())
+				t.Fatalf("%s: resume found no migration, but one had begun: %s\n%s", where, fin, src.history())
 			}
 			fin = src.run("", "state", "migrate", specs["2"], "--to", toURL)
 		}
 		if fin.killed || fin.code != 0 || !strings.Contains(fin.stdout, "from now on: bulwark --state '"+backends.Redact(toURL)+"'") {
-			t.Fatalf("%s: finishing the migration: %s\n%s", fp, fin, src.history())
+			t.Fatalf("%s: finishing the migration: %s\n%s", where, fin, src.history())
 		}
 		if again := src.run("", "state", "migrate", specs["2"], "--to", toURL); again.code != 0 || !strings.Contains(again.stdout, "already") {
-			t.Fatalf("%s: the migration run once more: %s", fp, again)
+			t.Fatalf("%s: the migration run once more: %s", where, again)
 		}
 	}
 	// One live place: the old one refuses, naming the migration; the new
 	// one takes the update.
 	if a := src.run("", "apply", "--yes", specs["3"]); a.code != 1 || !strings.Contains(a.stderr, "by migration op_") {
-		t.Fatalf("%s: an apply at the old place: %s\n%s", fp, a, src.history())
+		t.Fatalf("%s: an apply at the old place: %s\n%s", where, a, src.history())
 	}
 	if a := dst.run("", "apply", "--yes", specs["3"]); a.code != 0 {
-		t.Fatalf("%s: an apply at the new place: %s\n%s", fp, a, src.history())
+		t.Fatalf("%s: an apply at the new place: %s\n%s", where, a, src.history())
 	}
 	if a := dst.run("", "apply", "--yes", specs["3"]); a.code != 0 || !strings.Contains(a.stdout, "complete: 0 changed") {
-		t.Fatalf("%s: a second apply at the new place changes something: %s", fp, a)
+		t.Fatalf("%s: a second apply at the new place changes something: %s", where, a)
 	}
 	// The state records exactly what the world holds, and the history
 	// came along.
@@ -255,13 +313,13 @@ resources:
 	}
 	slices.Sort(real)
 	if !slices.Equal(recorded, real) {
-		t.Fatalf("%s: the state records %v, the world holds %v\n%s", fp, recorded, real, src.history())
+		t.Fatalf("%s: the state records %v, the world holds %v\n%s", where, recorded, real, src.history())
 	}
 	if len(st.Revisions) < 3 {
-		t.Fatalf("%s: %d revisions at the new place, want the two moved and the one applied there", fp, len(st.Revisions))
+		t.Fatalf("%s: %d revisions at the new place, want the two moved and the one applied there", where, len(st.Revisions))
 	}
 	if bs, err := b.Backups(ctx); err != nil || len(bs) < 1 {
-		t.Fatalf("%s: backups at the new place: %v %v", fp, bs, err)
+		t.Fatalf("%s: backups at the new place: %v %v", where, bs, err)
 	}
 	dst.assertNothingLeft()
 	return r.killed

@@ -18,24 +18,53 @@ import (
 )
 
 // TestCrashOnPostgres: an apply on PostgreSQL killed (kill -9, from a
-// failpoint) after each of its journal writes, state writes and provider
-// calls in turn, is resumed from another machine (another --state-dir, the
-// same backend and the same mock world), to convergence: resume ends it,
-// a second resume has nothing to do, the state records exactly what the
-// world holds, and an apply then changes nothing.
+// failpoint) after its journal writes, state writes and provider calls, is
+// resumed from another machine (another --state-dir, the same backend and
+// the same mock world), to convergence: resume ends it, a second resume has
+// nothing to do, the state records exactly what the world holds, and an
+// apply then changes nothing. The apply runs once to its end counting its
+// boundaries (BULWARK_FAILPOINT_TALLY), then is killed at a fixed sample of
+// each point's (crashSample: the first, where a stack's lineage is not yet
+// in its rows, which a resume elsewhere once took for foreign resources;
+// the last; the middle journal record); BULWARK_CRASH_FULL=1 kills it at
+// every one (about 20).
 func TestCrashOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills an apply at every write boundary on PostgreSQL (-short)")
 	}
 	base := pgBase(t)
+	var tally map[string]int
+	if !crashFull() {
+		f := filepath.Join(t.TempDir(), "tally")
+		if crashPostgresOnce(t, base, "", f) {
+			t.Fatal("killed without a failpoint")
+		}
+		tally = readTally(t, f)
+	}
 	for _, point := range []string{"journal", "state", "provider"} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel()
 			kills := 0
+			if tally != nil {
+				picks := crashSample(point, tally[point])
+				for _, n := range picks {
+					if crashPostgresOnce(t, base, fmt.Sprintf("%s:%d", point, n), "") {
+						kills++
+					} else {
+						t.Logf("%s:%d not reached: the apply ended normally (checked as such)", point, n)
+					}
+				}
+				if kills == 0 {
+					t.Fatalf("%s never killed the apply (%d boundaries counted)", point, tally[point])
+				}
+				t.Logf("killed at %d of %d %s boundaries (%v), each resumed from another machine to convergence", kills, tally[point], point, picks)
+				return
+			}
 			for n := 1; ; n++ {
 				if n > 200 {
 					t.Fatalf("%s:%d: the failpoint never stops firing", point, n)
 				}
-				if !crashPostgresOnce(t, base, fmt.Sprintf("%s:%d", point, n)) {
+				if !crashPostgresOnce(t, base, fmt.Sprintf("%s:%d", point, n), "") {
 					break
 				}
 				kills++
@@ -48,13 +77,16 @@ func TestCrashOnPostgres(t *testing.T) {
 // TestCrashAtEveryStepBoundaryOnPostgres is the crash harness of
 // crash_test.go on PostgreSQL (every backend survives what the file backend
 // survives), each iteration in a schema of its own: a failed apply's
-// rollback (creates, compensations, deletes), and, from a copy of a stack
-// rep1.yaml was applied to (copyPostgresStack), a replacement with its
-// cleanup phase and a failed replacement's rollback, killed at every
-// journal record, state write and provider mutation, and resumed to
-// convergence. (A first apply's kills, resumed from another machine, are
-// TestCrashOnPostgres's; the backend's own write boundaries, the
-// conformance suite's.)
+// rollback (creates, compensations, deletes), a teardown, and, from a copy
+// of a stack rep1.yaml was applied to (copyPostgresStack), a replacement
+// with its cleanup phase and a failed replacement's rollback, each killed
+// at a fixed sample of its journal records, state writes and provider
+// mutations (the first and the last of each, and the middle journal
+// record: crashSample), and resumed to convergence. BULWARK_CRASH_FULL=1
+// kills them at every boundary. (A first apply's kills, resumed from
+// another machine, are TestCrashOnPostgres's; the backend's own write
+// boundaries, the conformance suite's; every scenario at every boundary,
+// the file backend's TestCrashAtEveryStepBoundary.)
 func TestCrashAtEveryStepBoundaryOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a failed apply's rollback at every step boundary on PostgreSQL (-short)")
@@ -68,12 +100,13 @@ func TestCrashAtEveryStepBoundaryOnPostgres(t *testing.T) {
 		}
 		t.Cleanup(func() { pgtest.DropSchema(base, schema) })
 		return u
-	}, map[string]int{"failed_apply_rollback": 1, "replace_cleanup": 1, "failed_replace_rollback": 1})
+	}, slices.DeleteFunc(slices.Clone(crashRemoteScenarios), func(s string) bool { return s == "apply" }))
 }
 
-// crashPostgresOnce runs one iteration; it reports whether the apply was
-// killed.
-func crashPostgresOnce(t *testing.T, base, fp string) bool {
+// crashPostgresOnce runs one iteration, the apply killed at fp (and
+// counting its passes through the failpoints in the file tally, when set);
+// it reports whether the apply was killed.
+func crashPostgresOnce(t *testing.T, base, fp, tally string) bool {
 	t.Helper()
 	schema := pgtest.Schema()
 	url, err := pgtest.WithSchema(base, schema)
@@ -104,7 +137,9 @@ resources:
 	if err := os.WriteFile(spec, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	here.tally = tally
 	r := here.run(fp, "--state", url, "apply", spec)
+	here.tally = ""
 	if !r.killed {
 		if r.code != 0 {
 			t.Fatalf("%s (not killed): %s", fp, r)

@@ -35,8 +35,10 @@ import (
 // provider. After every kill, `bulwark resume` must finish the operation and
 // leave state and reality in agreement.
 //
-// Knobs: -short samples the journal failpoint (every third N; state and
-// provider still run every N);
+// Knobs: -short samples every failpoint (every third N);
+// BULWARK_CRASH_FULL=1 kills the PostgreSQL and S3 harnesses (and
+// TestCrashMigrate) at every boundary, not at the sample they take by
+// default (crashSample);
 // BULWARK_CRASH_SEED=S replays the random kills of a logged base seed (the
 // timing of a run is never exactly replayed); BULWARK_CRASH_STRICT=1 fails
 // on the known bugs instead of logging them, and runs their reproductions
@@ -136,7 +138,10 @@ type crashEnv struct {
 	events string
 	marker string
 	stack  string
-	log    []string // every command run, for failure messages
+	// tally, when set, is BULWARK_FAILPOINT_TALLY for the commands run:
+	// the file every pass through a failpoint is counted in.
+	tally string
+	log   []string // every command run, for failure messages
 	// moved maps the name an object was made under (its name in the
 	// world) to the address a moved: entry gave it in the state, and
 	// forgotten names the objects a removed: entry (destroy: false) left
@@ -194,7 +199,7 @@ func (e *crashEnv) command(ctx context.Context, failpoint string, args ...string
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "BULWARK_FAILPOINT", "BULWARK_PLUGIN_DIR", "BULWARK_LOG", crashMarkerVar:
+		case "BULWARK_FAILPOINT", "BULWARK_FAILPOINT_TALLY", "BULWARK_PLUGIN_DIR", "BULWARK_LOG", crashMarkerVar:
 			continue
 		}
 		env = append(env, kv)
@@ -202,6 +207,9 @@ func (e *crashEnv) command(ctx context.Context, failpoint string, args ...string
 	env = append(env, crashMarkerVar+"="+e.marker)
 	if failpoint != "" {
 		env = append(env, "BULWARK_FAILPOINT="+failpoint)
+	}
+	if e.tally != "" {
+		env = append(env, "BULWARK_FAILPOINT_TALLY="+e.tally)
 	}
 	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
@@ -800,15 +808,35 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 	return true
 }
 
+// TestCrashAtEveryStepBoundary kills every scenario at every one of its
+// boundaries, on the file backend: never sampled (but by -short).
 func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, nil, nil) }
+
+// crashFull reports whether BULWARK_CRASH_FULL=1 asks the harnesses on the
+// remote backends (and TestCrashMigrate) to kill at every boundary.
+func crashFull() bool { return os.Getenv("BULWARK_CRASH_FULL") == "1" }
+
+// crashRemoteScenarios are the scenarios the harness runs on PostgreSQL
+// and S3: a first apply, a failed apply's rollback (creates, compensations,
+// deletes), a teardown, and a replacement with its cleanup phase and a
+// failed replacement's rollback (from a copy of a stack rep1.yaml was
+// applied to): each kind of operation the engine journals, whose
+// boundaries are where a backend's writes land. The others exercise the
+// engine, which the file backend's harness kills at every boundary.
+var crashRemoteScenarios = []string{"apply", "failed_apply_rollback", "teardown", "replace_cleanup", "failed_replace_rollback"}
 
 // crashAtEveryStepBoundary runs the scenarios (only those named, when only
 // is set) with the stack's state on the backend whose fresh places place
-// returns (nil: the file backend). only[NAME] is also the stride of the
-// scenario's journal kills: 1 kills at every journal record, K at every
-// K-th (N = 1, K+1, 2K+1, ...: the same ones every run), for a backend whose
-// iterations are slow; its state and provider kills are never sampled.
-func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only map[string]int) {
+// returns (nil: the file backend). On the file backend every scenario is
+// killed at every boundary. On a remote backend (place set), unless
+// crashFull, each scenario runs once to its end counting its boundaries
+// (BULWARK_FAILPOINT_TALLY), which is its not-killed iteration, and is then
+// killed at a fixed sample of each point's boundaries (crashSample: the
+// first and the last of each, the middle journal record), each resumed
+// and checked as every kill is: iterations on PostgreSQL and S3 are slow,
+// and what differs there from the file backend is where the writes go, not
+// which step boundary the engine is at.
+func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []string) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
 	refs1, refs2 := crashSpec("refs1.yaml"), crashSpec("refs2.yaml")
@@ -983,13 +1011,10 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 			t.Logf("known bug %s: met %d time(s): %v", bug, len(where), where)
 		}
 	})
+	sample := place != nil && !crashFull()
 	for _, sc := range scenarios {
-		stride := 1
-		if only != nil {
-			if only[sc.name] < 1 {
-				continue
-			}
-			stride = only[sc.name]
+		if only != nil && !slices.Contains(only, sc.name) {
+			continue
 		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1008,16 +1033,23 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only ma
 				}
 				tmpl.must(0, args...)
 			}
+			var tally map[string]int
+			if sample {
+				// The not-killed iteration, counting the boundaries.
+				tally = crashTally(t, sc, tmpl, bugs)
+			}
 			for _, point := range []string{"journal", "state", "provider"} {
 				t.Run(point, func(t *testing.T) {
 					t.Parallel()
-					every := 1
-					if point == "journal" {
-						every = stride
+					iteration := func(tt crashT, n int) bool {
+						return crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), "", bugs)
 					}
-					kills := crashEveryN(t, every, func(tt crashT, n int) bool {
-						return crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), bugs)
-					})
+					var kills int
+					if sample {
+						kills = crashEachOf(t, point, tally[point], iteration)
+					} else {
+						kills = crashEveryN(t, iteration)
+					}
 					if kills == 0 {
 						t.Errorf("%s never killed the command", point)
 					}
@@ -1037,9 +1069,9 @@ const crashWorkers = 2
 
 // crashEveryN calls iteration for N = 1, 2, 3, ... (crashWorkers at a
 // time) until one reports it was not killed (N is past the last pass), and
-// returns how many were killed. Only every stride-th N runs (N = 1,
-// stride+1, ...); with -short, only every third of those.
-func crashEveryN(t *testing.T, stride int, iteration func(tt crashT, n int) (killed bool)) int {
+// returns how many were killed. With -short, only every third N runs (N =
+// 1, 4, 7, ...).
+func crashEveryN(t *testing.T, iteration func(tt crashT, n int) (killed bool)) int {
 	t.Helper()
 	const limit = 300
 	var next, kills atomic.Int64
@@ -1070,7 +1102,7 @@ func crashEveryN(t *testing.T, stride int, iteration func(tt crashT, n int) (kil
 				if n >= stop.Load() {
 					return
 				}
-				if (n-1)%int64(stride) != 0 || testing.Short() && ((n-1)/int64(stride))%3 != 0 {
+				if testing.Short() && (n-1)%3 != 0 {
 					continue
 				}
 				if !iteration(workerT{t}, int(n)) {
@@ -1091,10 +1123,91 @@ func crashEveryN(t *testing.T, stride int, iteration func(tt crashT, n int) (kil
 	return int(kills.Load())
 }
 
+// crashSample is the fixed sample of a point's boundaries, numbered 1 to
+// count, that the harness kills at on a remote backend: the first and the
+// last (for a rollback scenario, the last are the rollback's), and for the
+// journal, whose records are of the most kinds (the operation's start,
+// each step's intent and outcome, a phase's start, the end), the middle
+// one too.
+func crashSample(point string, count int) []int {
+	picks := []int{1, count}
+	if point == "journal" {
+		picks = append(picks, (count+1)/2)
+	}
+	var out []int
+	for _, n := range picks {
+		if n >= 1 && n <= count && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// crashEachOf calls iteration (crashWorkers at a time) for each boundary of
+// crashSample(point, count) and returns how many were killed. A boundary
+// the tally counted that a run does not reach (a count that varies from
+// run to run) ends the command normally, which the iteration checks as
+// such: it is logged, not failed.
+func crashEachOf(t *testing.T, point string, count int, iteration func(tt crashT, n int) (killed bool)) int {
+	t.Helper()
+	picks := crashSample(point, count)
+	t.Logf("%d %s boundaries counted; killed at %v", count, point, picks)
+	var next, kills atomic.Int64
+	var wg sync.WaitGroup
+	for range crashWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !t.Failed() {
+				i := next.Add(1) - 1
+				if i >= int64(len(picks)) {
+					return
+				}
+				if iteration(workerT{t}, picks[i]) {
+					kills.Add(1)
+				} else {
+					t.Logf("%s:%d not reached: the command ended normally (checked as such)", point, picks[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(kills.Load())
+}
+
+// crashTally runs sc's command once to its end, in a fresh copy of the
+// template, counting every pass through each failpoint, and checks how it
+// ended (crashIteration, not killed); it returns the counts by point.
+func crashTally(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs) map[string]int {
+	t.Helper()
+	tally := filepath.Join(t.TempDir(), "tally")
+	if crashIteration(t, sc, tmpl, "", tally, bugs) {
+		t.Fatalf("%s: killed without a failpoint", sc.name)
+	}
+	return readTally(t, tally)
+}
+
+// readTally counts the passes by point a BULWARK_FAILPOINT_TALLY file
+// records.
+func readTally(t crashT, path string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the failpoints' tally: %v", err)
+	}
+	counts := map[string]int{}
+	for _, p := range strings.Fields(string(b)) {
+		counts[p]++
+	}
+	return counts
+}
+
 // crashIteration runs one iteration: a fresh copy of the template, the
 // command killed at fp, resume, resume again, and the checks. It reports
-// whether the command was killed.
-func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs *crashBugs) bool {
+// whether the command was killed. With tally set, the command (not resume)
+// counts its passes through the failpoints in that file.
+func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp, tally string, bugs *crashBugs) bool {
 	t.Helper()
 	e := newCrashEnv(t, "crash")
 	e.moved, e.forgotten = sc.moved, sc.forgotten
@@ -1104,7 +1217,9 @@ func crashIteration(t crashT, sc crashScenario, tmpl *crashEnv, fp string, bugs 
 	tmpl.copyRemoteState(e)
 	where := sc.name + " at " + fp
 	before := e.checkCopy(tmpl)
+	e.tally = tally
 	r := e.run(fp, sc.cmd...)
+	e.tally = ""
 	if !r.killed {
 		// N is past the last pass: the command ran to its end, which
 		// must be its normal end.

@@ -13,7 +13,13 @@
 //	provider  after a provider's Create, Update or Delete returned, before
 //	          anything records the result
 //
-// Without the variable every Hit is a no-op on a nil *Set.
+// With BULWARK_FAILPOINT_TALLY=FILE, every pass through any point appends
+// the point's name and a newline to FILE (nothing is killed unless
+// BULWARK_FAILPOINT says so too): the crash harness runs a command once
+// that way to learn how many boundaries of each point it has, then kills
+// it at a sample of them.
+//
+// Without either variable every Hit is a no-op on a nil *Set.
 package failpoint
 
 import (
@@ -28,6 +34,10 @@ import (
 // EnvVar names the environment variable that arms a failpoint.
 const EnvVar = "BULWARK_FAILPOINT"
 
+// TallyEnvVar names the environment variable naming the file every pass
+// through a point is counted in.
+const TallyEnvVar = "BULWARK_FAILPOINT_TALLY"
+
 // Set is one armed failpoint. A nil *Set is disarmed.
 type Set struct {
 	name string
@@ -36,6 +46,32 @@ type Set struct {
 	mu    sync.Mutex
 	count int
 	kill  func()
+	tally *os.File // every pass through any point, one line each; nil: none
+}
+
+// FromEnv arms the failpoint BULWARK_FAILPOINT describes and opens the
+// tally BULWARK_FAILPOINT_TALLY names (for appending; created when
+// missing); with neither set it returns nil. The tally file stays open for
+// the life of the process: each pass is one write(2), so the count is whole
+// whenever the process ends, a kill included.
+func FromEnv() (*Set, error) {
+	s, err := Parse(os.Getenv(EnvVar))
+	if err != nil {
+		return nil, err
+	}
+	path := os.Getenv(TallyEnvVar)
+	if path == "" {
+		return s, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", TallyEnvVar, err)
+	}
+	if s == nil {
+		s = &Set{kill: killSelf}
+	}
+	s.tally = f
+	return s, nil
 }
 
 // Parse arms the failpoint described by spec ("NAME:N"); "" returns nil.
@@ -66,10 +102,19 @@ func (s *Set) WithKill(f func()) *Set {
 // Hit counts a pass through the point name and kills the process on the
 // armed pass.
 func (s *Set) Hit(name string) {
-	if s == nil || name != s.name {
+	if s == nil {
 		return
 	}
 	s.mu.Lock()
+	if s.tally != nil {
+		// Best effort: a test's count, never a reason to fail the
+		// command.
+		_, _ = s.tally.WriteString(name + "\n")
+	}
+	if name != s.name {
+		s.mu.Unlock()
+		return
+	}
 	s.count++
 	fire := s.count == s.n
 	s.mu.Unlock()

@@ -1,6 +1,10 @@
 package failpoint
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 func TestParseAndFireOnNthHit(t *testing.T) {
 	for _, bad := range []string{"journal", "journal:0", "journal:x", "disk:1"} {
@@ -23,4 +27,47 @@ func TestParseAndFireOnNthHit(t *testing.T) {
 	}
 	var disarmed *Set
 	disarmed.Hit("state") // nil-safe
+}
+
+func TestFromEnvTalliesEveryPoint(t *testing.T) {
+	tally := t.TempDir() + "/tally"
+	for _, tc := range []struct {
+		name, armed string
+		want        string // the tally after the passes below
+		fired       int
+	}{
+		{name: "tally only", armed: "", want: "journal\nstate\njournal\nprovider\n", fired: 0},
+		{name: "tally and armed", armed: "journal:2", want: "journal\nstate\njournal\nprovider\n", fired: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(tally)
+			t.Setenv(EnvVar, tc.armed)
+			t.Setenv(TallyEnvVar, tally)
+			s, err := FromEnv()
+			if err != nil || s == nil {
+				t.Fatalf("FromEnv: %v, %v", s, err)
+			}
+			fired := 0
+			s.WithKill(func() { fired++ })
+			for _, p := range []string{"journal", "state", "journal", "provider"} {
+				s.Hit(p)
+			}
+			b, err := os.ReadFile(tally)
+			if err != nil || string(b) != tc.want {
+				t.Fatalf("tally %q (%v), want %q", b, err, tc.want)
+			}
+			if fired != tc.fired {
+				t.Fatalf("fired %d times, want %d", fired, tc.fired)
+			}
+		})
+	}
+	t.Setenv(EnvVar, "")
+	t.Setenv(TallyEnvVar, "")
+	if s, err := FromEnv(); s != nil || err != nil {
+		t.Fatalf("FromEnv with neither variable: %v, %v", s, err)
+	}
+	t.Setenv(TallyEnvVar, t.TempDir()+"/missing/tally")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), TallyEnvVar) {
+		t.Fatalf("FromEnv with an unwritable tally: %v", err)
+	}
 }
