@@ -43,6 +43,9 @@ type DataRead struct {
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Saved: the values are the ones a saved plan recorded, not read again.
 	Saved bool `json:"saved,omitempty"`
+	// DurationMS is how long the read took (0 for values not read now:
+	// a saved plan's, or those a resumed operation recorded).
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // MarshalJSON masks the sensitive attributes, as Planned's does.
@@ -171,10 +174,14 @@ func (s *session) readAllData(ctx context.Context) (map[string]DataRead, error) 
 		if err != nil {
 			return fail(err)
 		}
+		began := s.opts.Now()
 		r, err := s.readOne(ctx, d, cfg)
+		took := s.opts.Now().Sub(began)
+		s.prog.dataRead(s.opID, d, took, err)
 		if err != nil {
 			return fail(err)
 		}
+		r.DurationMS = took.Milliseconds()
 		mu.Lock()
 		reads[name], vals[name] = r, r.Attributes
 		mu.Unlock()

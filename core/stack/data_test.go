@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -370,5 +371,75 @@ func TestDataReadsHonourReadParallelism(t *testing.T) {
 		if highest > n {
 			t.Errorf("--read-parallelism %d: %d reads in flight at once", n, highest)
 		}
+	}
+}
+
+// An apply writes a lifecycle line per data read (kind data), before its
+// operation's start line, with no value read on it; a failed read writes a
+// failed line, masked, and no operation line.
+func TestDataReadEvents(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs, failed syncBuffer
+	withEvents := func(o *stack.Options) {
+		o.Secrets = &secrets.Source{Env: key.Encode()}
+		o.Events = events.NewWriter(&evs, nil)
+	}
+	secret := "s3cr3t-of-" + e.w.ByName("shared").ID
+	text := strings.Replace(dataSpec, `zone: "z-${data.found.zone}"`, `zone: "${data.found.secret}"`, 1)
+	e.mustApply(t, parseSpec(t, text), withEvents)
+	lines := strings.Split(strings.TrimSpace(evs.String()), "\n")
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("%v: %s", err, lines[0])
+	}
+	for k, want := range map[string]any{"kind": "data", "address": "data.found", "name": "found", "type": "lookup", "provider": "fake", "status": "ok"} {
+		if first[k] != want {
+			t.Errorf("first line's %s = %v, want %v: %s", k, first[k], want, lines[0])
+		}
+	}
+	if _, ok := first["duration_ms"].(float64); !ok {
+		t.Errorf("no duration_ms: %s", lines[0])
+	}
+	if _, ok := first["error"]; ok {
+		t.Errorf("an error on a read that succeeded: %s", lines[0])
+	}
+	var second map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil || second["kind"] != "operation" || second["status"] != "running" || second["op"] != first["op"] {
+		t.Errorf("the operation's start line does not follow the read, under the same op: %v %s", err, lines[1])
+	}
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"kind":"data"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d data lines, want 1:\n%s", n, evs.String())
+	}
+	if strings.Contains(evs.String(), secret) || strings.Contains(evs.String(), `"eu"`) {
+		t.Errorf("an event carries a value read:\n%s", evs.String())
+	}
+
+	// A read that fails: a failed line with its (masked) error, nothing else.
+	// Its error quotes the name asked for, a sensitive variable's value.
+	failing := strings.Replace(text, "name: shared", `name: "${var.tok}"`, 1)
+	failing = strings.Replace(failing, "providers: {fake: {}}", "providers: {fake: {}}\nvariables: {tok: {type: string, sensitive: true, default: tok-hidden-1}}", 1)
+	if _, err := stack.Apply(e.ctx, expanded(t, failing, nil), e.opts(func(o *stack.Options) {
+		withEvents(o)
+		o.Events = events.NewWriter(&failed, nil)
+	})); err == nil {
+		t.Fatal("apply of a failing read succeeded")
+	}
+	out := failed.String()
+	secret = "tok-hidden-1"
+	if !strings.Contains(out, `"kind":"data"`) || !strings.Contains(out, `"status":"failed"`) || !strings.Contains(out, `"error":"data \"found\"`) {
+		t.Errorf("no failed data line:\n%s", out)
+	}
+	if strings.Contains(out, secret) || strings.Contains(out, `"kind":"operation"`) {
+		t.Errorf("the failed read's lines show the secret or an operation line:\n%s", out)
 	}
 }
