@@ -14,9 +14,11 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // dataSpec reads the network "shared" the world already holds, and uses
@@ -70,9 +72,12 @@ func TestDataReadAtPlanTime(t *testing.T) {
 	if app == nil || app.Attrs["size"] != 3.0 || app.Attrs["zone"] != "z-eu" {
 		t.Fatalf("app = %+v", app)
 	}
-	// Never journaled: no record names the data entry.
-	if j := journalBytes(t, stack.StackDir(e.stateDir, "s")); strings.Contains(string(j), "found") || strings.Contains(string(j), "lookup") {
-		t.Errorf("the journal records the data read:\n%s", j)
+	// Never journaled as a mutation: no step record names the data entry
+	// (the operation's start record holds what it read, for a resume).
+	for _, r := range journalIn(t, stack.StackDir(e.stateDir, "s")) {
+		if r.Kind == journal.KindStep && (strings.Contains(r.Step, "found") || strings.Contains(string(r.Change), "lookup")) {
+			t.Errorf("a step record names the data read: %+v", r)
+		}
 	}
 	// The data entry is no resource of the state.
 	if st := e.state(t, "s"); len(st.Resources) != 1 || st.Resources["app"] == nil {
@@ -441,5 +446,82 @@ func TestDataReadEvents(t *testing.T) {
 	}
 	if strings.Contains(out, secret) || strings.Contains(out, `"kind":"operation"`) {
 		t.Errorf("the failed read's lines show the secret or an operation line:\n%s", out)
+	}
+}
+
+// An apply that used ${data...} and was interrupted is resumed with the
+// values its plan read, journaled (sealed where sensitive) on its start
+// record: what the data source answers meanwhile does not change what the
+// resume applies, and the resume reads nothing.
+func TestResumeUsesTheDataTheOperationRead(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKey := func(o *stack.Options) { o.Secrets = &secrets.Source{Env: key.Encode()} }
+	secret := "s3cr3t-of-" + e.w.ByName("shared").ID
+	text := dataSpec + `  - name: later
+    type: generic
+    depends_on: [app]
+    config: {size: "${data.found.size}", zone: "${data.found.secret}"}
+`
+	text = strings.Replace(text, "outputs:\n  arn: {value: \"${data.found.arn}\"}\n", "", 1)
+	sp := parseSpec(t, text)
+	// The run stops as a kill would leave it (its lock lost: no further
+	// write, nothing compensated) once app exists and later's Create
+	// begins.
+	b := &losingBackend{lost: make(chan struct{})}
+	e.w.OnCreate(func(name string) {
+		if name == "later" {
+			b.lose()
+		}
+	})
+	if res, err := stack.Apply(e.ctx, sp, e.opts(withKey, parallelism(1), e.losing(b))); !errors.Is(err, storage.ErrLost) {
+		t.Fatalf("the interrupted apply: %v %v", err, resErr(res))
+	}
+	e.w.OnCreate(nil)
+	if app := e.w.ByName("app"); app == nil || app.Attrs["size"] != 3.0 {
+		t.Fatalf("app after the interruption: %+v", app)
+	}
+	// The start record holds the read, its sensitive value sealed.
+	var data []byte
+	for _, r := range journalIn(t, stack.StackDir(e.stateDir, "s")) {
+		if r.Kind == journal.KindOp && r.Status == journal.OpRunning {
+			data = r.Data
+		}
+	}
+	if !strings.Contains(string(data), `"found"`) || !strings.Contains(string(data), `"size":3`) {
+		t.Fatalf("the start record's data: %s", data)
+	}
+	if j := journalBytes(t, stack.StackDir(e.stateDir, "s")); strings.Contains(string(j), secret) {
+		t.Fatalf("the journal holds the sensitive value read in clear")
+	}
+
+	// The data source moves before the resume.
+	e.w.SetAttr("shared", "size", 9.0)
+	reads := len(e.w.DataReads())
+	res, err := e.resume(sp, withKey)
+	if code := stack.ExitCode(res, err); err != nil || code != stack.ExitOK {
+		t.Fatalf("resume: exit %d, %v %v", code, err, resErr(res))
+	}
+	if n := len(e.w.DataReads()) - reads; n != 0 {
+		t.Errorf("the resume read data again (%d reads)", n)
+	}
+	for _, n := range []string{"app", "later"} {
+		if r := e.w.ByName(n); r == nil || r.Attrs["size"] != 3.0 {
+			t.Errorf("%s after the resume: %+v; want size 3, what the operation read", n, r)
+		}
+	}
+	if got := e.w.ByName("later").Attrs["zone"]; got != secret {
+		t.Errorf("later's secret %v: the sealed value read must reach the provider opened", got)
+	}
+	if strings.Contains(e.out.String(), secret) {
+		t.Errorf("the output shows the secret")
+	}
+	// The next apply reads afresh and follows.
+	e.mustApply(t, parseSpec(t, text), withKey)
+	if got := e.w.ByName("app").Attrs["size"]; got != 9.0 {
+		t.Errorf("app's size %v after a fresh apply, want 9", got)
 	}
 }

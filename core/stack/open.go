@@ -110,7 +110,11 @@ type session struct {
 	// recorded), in the spec's order, for the preview and a plan file;
 	// dataSubstituted is the spec readData made from s.sp with their
 	// values substituted; dataSecrets are their sensitive values.
-	dataReads       []DataRead
+	dataReads []DataRead
+	// recordedData are the values an operation being resumed read when it
+	// first ran (journaled on its start record): readData takes them
+	// rather than reading again. nil outside a resume.
+	recordedData    map[string]DataRead
 	dataSubstituted *spec.Spec
 	dataSecrets     []any
 	// restored: the resource names of the revision a failed operation's
