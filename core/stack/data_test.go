@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -523,5 +524,41 @@ func TestResumeUsesTheDataTheOperationRead(t *testing.T) {
 	e.mustApply(t, parseSpec(t, text), withKey)
 	if got := e.w.ByName("app").Attrs["size"]; got != 9.0 {
 		t.Errorf("app's size %v after a fresh apply, want 9", got)
+	}
+}
+
+// An apply that used ${data...} whose rollback was interrupted is finished
+// by resume with the records alone: the rollback reads no data at all.
+func TestResumedRollbackReadsNoData(t *testing.T) {
+	e := dataWorld(t)
+	text := strings.Replace(dataSpec, "outputs:", "  - {name: later, type: generic, depends_on: [app], config: {size: \"${data.found.size}\"}}\noutputs:", 1)
+	sp := parseSpec(t, text)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	// later's Create fails and the run is abandoned as its rollback
+	// begins (its context ends): the rollback is left incomplete.
+	e.w.FailCreate("later")
+	e.w.OnCreate(func(name string) {
+		if name == "later" {
+			cancel()
+		}
+	})
+	res, err := stack.Apply(ctx, sp, e.opts())
+	if code := stack.ExitCode(res, err); code != stack.ExitRollbackIncomplete {
+		t.Fatalf("the interrupted apply: exit %d, %v %v", code, err, resErr(res))
+	}
+	e.w.OnCreate(nil)
+	e.w.ClearFaults()
+	e.w.SetAttr("shared", "size", 9.0)
+	reads := len(e.w.DataReads())
+	rr, err := e.resume(sp)
+	if code := stack.ExitCode(rr, err); code != stack.ExitCompensated {
+		t.Fatalf("resume: exit %d, %v %v", code, err, resErr(rr))
+	}
+	if n := len(e.w.DataReads()) - reads; n != 0 {
+		t.Errorf("the resumed rollback read data (%d reads)", n)
+	}
+	if names := e.w.Names(); len(names) != 1 || names[0] != "shared" {
+		t.Errorf("the world after the rollback: %v, want only shared", names)
 	}
 }
