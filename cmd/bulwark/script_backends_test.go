@@ -182,6 +182,9 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 				}
 				return false, fmt.Errorf("unknown backend %q in [%s] (want file, postgres or s3)", name, cond)
 			}
+			if cond == "postgres" {
+				return pgAvailable()
+			}
 			if cond == "s3-state" {
 				return s3StateWired(), nil
 			}
@@ -206,6 +209,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"pg-wait-lock":      cmdPgWaitLock,
 			"pg-cut-lock":       cmdPgCutLock,
 			"pg-exec":           cmdPgExec,
+			"pg-schema":         cmdPgSchema,
 			"s3-server":         s3Server,
 			"s3-lock-elsewhere": cmdS3LockElsewhere,
 			"s3-wait-lease":     cmdS3WaitLease,
