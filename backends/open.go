@@ -80,6 +80,23 @@ func Redact(rawURL string) string {
 	return u.String()
 }
 
+// ClaimsLock tries once to take the claims lock (storage.ClaimsLock) of the
+// backend rawURL names, for h: the file backend's state folder's .claims,
+// PostgreSQL's advisory lock of the schema, S3's lease object under the
+// prefix. Held by another, a *storage.LockedError.
+func ClaimsLock(ctx context.Context, rawURL string, h storage.Holder) (storage.ClaimsLock, error) {
+	switch Scheme(rawURL) {
+	case "", "file":
+		return filestore.ClaimsAt(rawURL, h)
+	case "postgres", "postgresql":
+		return pgstore.ClaimsLock(ctx, rawURL, h)
+	case "s3":
+		return s3store.ClaimsLock(ctx, rawURL, h)
+	default:
+		return nil, fmt.Errorf("--state: unknown backend %q (want file://DIR, postgres://USER@HOST:PORT/DB or s3://BUCKET/PREFIX)", Scheme(rawURL))
+	}
+}
+
 // Stacks lists the stacks the backend at rawURL holds, for the commands
 // that look through every stack (ack). The file backend's stacks are its
 // folders, which core lists itself; a backend that cannot list them says

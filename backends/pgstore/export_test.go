@@ -3,3 +3,6 @@ package pgstore
 // MigrationTo1 is the schema's first version, for the test that migrates
 // a database an older bulwark wrote.
 var MigrationTo1 = migrations[0]
+
+// ClaimsLockIDs is how pg_locks shows the claims lock of schema.
+func ClaimsLockIDs(schema string) (classid, objid int64) { return lockIDs(claimsKey(schema)) }

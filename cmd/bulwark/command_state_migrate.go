@@ -73,6 +73,9 @@ func (c *cli) stateOptions() stack.Options {
 		u := c.stateURL
 		o.Open, o.StateURL = backends.Open, u
 		o.ListStacks = func(ctx context.Context) ([]string, error) { return backends.Stacks(ctx, u) }
+		o.ClaimsLock = func(ctx context.Context, h storage.Holder) (storage.ClaimsLock, error) {
+			return backends.ClaimsLock(ctx, u, h)
+		}
 	}
 	return o
 }

@@ -130,6 +130,16 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	if dir == "testdata/terraform" {
 		tfMirror = buildTerraformMirror(t)
 	}
+	s3Server := func(ts *testscript.TestScript, neg bool, args []string) {
+		exe := fakes3
+		if exe == "" && os.Getenv("BULWARK_TEST_S3_ENDPOINT") == "" {
+			// Built on first use outside testdata/s3.
+			var err error
+			exe, err = fakeS3()
+			ts.Check(err)
+		}
+		cmdS3Server(ts, neg, args, exe)
+	}
 	held := &heldLocks{m: map[heldKey]func(){}}
 	registries := &tfRegistries{}
 	testscript.Run(t, testscript.Params{
@@ -172,6 +182,9 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 				}
 				return false, fmt.Errorf("unknown backend %q in [%s] (want file, postgres or s3)", name, cond)
 			}
+			if cond == "postgres" {
+				return pgAvailable()
+			}
 			if cond == "s3-state" {
 				return s3StateWired(), nil
 			}
@@ -196,7 +209,8 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"pg-wait-lock":      cmdPgWaitLock,
 			"pg-cut-lock":       cmdPgCutLock,
 			"pg-exec":           cmdPgExec,
-			"s3-server":         func(ts *testscript.TestScript, neg bool, args []string) { cmdS3Server(ts, neg, args, fakes3) },
+			"pg-schema":         cmdPgSchema,
+			"s3-server":         s3Server,
 			"s3-lock-elsewhere": cmdS3LockElsewhere,
 			"s3-wait-lease":     cmdS3WaitLease,
 			"s3-pause":          cmdS3Pause,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"sync"
@@ -43,6 +44,43 @@ func pgBase(t *testing.T) string {
 		return pgtest.Base(t) // skips, or fails when CI=true, saying why
 	}
 	return pgSrv.URL
+}
+
+// pgAvailable reports whether a PostgreSQL server is there for a script
+// outside testdata/postgres (the condition [postgres]): $BULWARK_TEST_POSTGRES_URL,
+// else one started now, once. In CI (CI=true) none is an error, as for
+// testdata/postgres, so a CI that lost its database cannot pass by skipping.
+func pgAvailable() (bool, error) {
+	if os.Getenv(pgtest.EnvURL) != "" {
+		return true, nil
+	}
+	pgOnce.Do(func() { pgSrv, pgErr = pgtest.Start() })
+	if pgErr != nil && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("no PostgreSQL server for the scripts: %w", pgErr)
+	}
+	return pgErr == nil, nil
+}
+
+// pg-schema sets $POSTGRES to a URL of the [postgres] server with a schema
+// of the script's own, dropped when it ends.
+func cmdPgSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pg-schema")
+	}
+	ok, err := pgAvailable()
+	ts.Check(err)
+	if !ok {
+		ts.Fatalf("pg-schema: no PostgreSQL server (guard the script with [!postgres] skip)")
+	}
+	base := os.Getenv(pgtest.EnvURL)
+	if base == "" {
+		base = pgSrv.URL
+	}
+	schema := pgtest.Schema()
+	u, err := pgtest.WithSchema(base, schema)
+	ts.Check(err)
+	ts.Defer(func() { _ = pgtest.DropSchema(base, schema) })
+	ts.Setenv("POSTGRES", u)
 }
 
 func stopPostgres() {

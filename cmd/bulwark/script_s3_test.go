@@ -45,6 +45,16 @@ var (
 
 // buildFakeS3 builds the S3 emulator once.
 func buildFakeS3(t *testing.T) string {
+	p, err := fakeS3()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakeS3 is buildFakeS3 for a caller that is no test (a script's command,
+// in a directory whose scripts seldom need it).
+func fakeS3() (string, error) {
 	fakes3Once.Do(func() {
 		dir, err := os.MkdirTemp("", "bulwark-fakes3-")
 		if err != nil {
@@ -61,10 +71,7 @@ func buildFakeS3(t *testing.T) string {
 		}
 		fakes3Path = filepath.Join(dir, "fakes3")
 	})
-	if fakes3Err != nil {
-		t.Fatal(fakes3Err)
-	}
-	return fakes3Path
+	return fakes3Path, fakes3Err
 }
 
 // s3TestEnv gives this process (and the commands it starts) the

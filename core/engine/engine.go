@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -67,7 +68,11 @@ type Operation struct {
 	// Replace is the run's --replace consent, journaled on its start
 	// record (a resume goes on with it).
 	Replace []string
-	Steps   []*Step
+	// Data is what the run's plan read of the spec's data entries,
+	// journaled on its start record as it is (sealed by the caller): a
+	// resume configures with it, never reading again.
+	Data  json.RawMessage
+	Steps []*Step
 	// Parallelism is the most Executes (the writes: Create, Update,
 	// Delete) in flight at once (at least one): the --parallelism of the
 	// command. A step holds its write slot from its "execute started"

@@ -11,6 +11,12 @@
 //
 //	{"ts":"…","op":"op_…","kind":"operation","format_version":"1.0","type":"apply","status":"running","exit":null,"summary":null,"duration_ms":0}
 //
+// A plan's read of a data entry (the spec's data:) writes one line (a
+// DataRead, "kind":"data") when it ends, before the operation's start line:
+// the reads are the plan's, made before any step. It carries no value read:
+//
+//	{"ts":"…","op":"op_…","kind":"data","address":"data.net","name":"net","type":"lookup","provider":"mock","status":"ok","duration_ms":1}
+//
 // Lines are written whole, one call to the writer each, from any number of
 // goroutines, with no HTML escaping.
 package events
@@ -64,6 +70,27 @@ type Operation struct {
 	Summary       *Summary  `json:"summary"`
 	DurationMS    int64     `json:"duration_ms"`
 	Error         string    `json:"error,omitempty"`
+}
+
+// KindData is a data read line's kind.
+const KindData = "data"
+
+// DataRead is the line a read of a data entry writes when it ends: which
+// entry (address data.NAME, its name, data source type and provider's local
+// name), ok or failed, how long it took, and the error (masked where it is
+// made, as a step's is). The values read are never on it: plan --json
+// shows them, masked.
+type DataRead struct {
+	Time       time.Time `json:"ts"`
+	Op         string    `json:"op"`
+	Kind       string    `json:"kind"`
+	Address    string    `json:"address"`
+	Name       string    `json:"name"`
+	Type       string    `json:"type"`
+	Provider   string    `json:"provider"`
+	Status     string    `json:"status"`
+	DurationMS int64     `json:"duration_ms"`
+	Error      string    `json:"error,omitempty"`
 }
 
 // Summary counts an operation's resource steps by how they ended.
@@ -125,6 +152,18 @@ func (w *Writer) WriteOperation(o Operation) error {
 		}
 		o.Kind, o.FormatVersion = KindOperation, FormatVersion
 		return o
+	})
+}
+
+// WriteData stamps d (when it has no time), sets its kind and address, and
+// writes it as one line.
+func (w *Writer) WriteData(d DataRead) error {
+	return w.write(func(now time.Time) any {
+		if d.Time.IsZero() {
+			d.Time = now
+		}
+		d.Kind, d.Address = KindData, "data."+d.Name
+		return d
 	})
 }
 

@@ -61,6 +61,12 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if len(r.Data) > 0 {
+		b = append(b, `,"data":`...)
+		if b, err = appendRaw(b, r.Data); err != nil {
+			return nil, fmt.Errorf("journal: encode the data read: %w", err)
+		}
+	}
 	b = appendOptString(b, `,"error":`, r.Error)
 	b = appendOptString(b, `,"lineage":`, r.Lineage)
 	if !r.End.IsZero() {
@@ -97,22 +103,29 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 	}
 	if len(r.Change) > 0 {
 		b = append(b, `,"change":`...)
-		// As json.Marshal writes a json.RawMessage: checked, compacted
-		// and HTML-escaped (a change json.Marshal made is all three
-		// already, and comes out as it went in).
-		at := len(b)
-		buf := bytes.NewBuffer(b)
-		if err := json.Compact(buf, r.Change); err != nil {
+		if b, err = appendRaw(b, r.Change); err != nil {
 			return nil, fmt.Errorf("journal: encode the change: %w", err)
-		}
-		b = buf.Bytes()
-		if needsHTMLEscape(b[at:]) {
-			var esc bytes.Buffer
-			json.HTMLEscape(&esc, b[at:])
-			b = append(b[:at], esc.Bytes()...)
 		}
 	}
 	b = append(b, '}')
+	return b, nil
+}
+
+// appendRaw appends raw as json.Marshal writes a json.RawMessage: checked,
+// compacted and HTML-escaped (what json.Marshal made is all three already,
+// and comes out as it went in).
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	at := len(b)
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, raw); err != nil {
+		return nil, err
+	}
+	b = buf.Bytes()
+	if needsHTMLEscape(b[at:]) {
+		var esc bytes.Buffer
+		json.HTMLEscape(&esc, b[at:])
+		b = append(b[:at], esc.Bytes()...)
+	}
 	return b, nil
 }
 

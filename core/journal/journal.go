@@ -91,7 +91,11 @@ type Record struct {
 	// Replace, on an operation's start record, holds the addresses the run
 	// named with --replace: its consent, which a resume of it goes on with.
 	Replace []string `json:"replace,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	// Data, on an operation's start record, holds what its plan read of
+	// the spec's data entries (sensitive values sealed): a resume of it
+	// configures with those values, never with a second read.
+	Data  json.RawMessage `json:"data,omitempty"`
+	Error string          `json:"error,omitempty"`
 	// Lineage is the lineage of the stack whose operation wrote the record
 	// ("" in records written before lineages).
 	Lineage string `json:"lineage,omitempty"`

@@ -80,6 +80,9 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target,
 		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
+	if op.Data, err = s.recordDataReads(); err != nil {
+		return nil, err
+	}
 	op.Finish = s.record(op)
 	var gate []string
 	s.noop = opType == "update" && !pl.HasChanges() && moved == nil && isCurrentSpec(st, s.sp)

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/lock"
-	"github.com/bulwark-iac/bulwark/core/nofollow"
-
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
@@ -83,11 +82,11 @@ func (s *session) otherStacks(ctx context.Context) ([]string, error) {
 // claimedElsewhere looks through the states of the other stacks on this
 // backend for a resource of provider source src (spec name provider), of
 // type typ, with id id: the claims registry of a provider that cannot
-// stamp one. It reads their states without their locks; `bulwark import`
-// on the file backend runs it under the claims lock (claimsLock), so two
-// such imports into two stacks at once are serialized. On a remote backend,
-// and for a spec's `import: ID` during an apply, it is a check only: two
-// imports of one id into two stacks at the same moment can both pass it.
+// stamp one. It reads their states without their locks; its callers
+// (`bulwark import`, and a spec's `import: ID` during an apply) run it under
+// the backend's claims lock (claimsLock) and record the import before they
+// release it, so two such imports of one id into two stacks at once are
+// taken in turn, and the second finds the first's record.
 func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id string) error {
 	names, err := s.otherStacks(ctx)
 	if err != nil {
@@ -140,38 +139,46 @@ func sameSource(a, b string) bool {
 // of a keyless provider to finish (claimsLock).
 const claimsLockWait = 30 * time.Second
 
-// claimsLock serializes, across the stacks of one state folder (the file
-// backend), the imports of providers that cannot stamp a claim: held from
-// the check of the other stacks (claimedElsewhere) until the import is
-// recorded, so that two imports of one id into two stacks at once cannot
-// both pass it. It is the folder .claims under the state folder, locked as
-// a stack folder is (flock: a holder that dies loses it). A remote backend
-// has none (release is a no-op): there the check stays a check. It waits
-// up to claimsLockWait for another holder.
-func (s *session) claimsLock(ctx context.Context) (release func(), err error) {
-	if s.opts.StateURL != "" && s.opts.Open != nil {
-		return func() {}, nil
-	}
-	root := s.opts.StateDir
-	if root == "" {
-		root = ".bulwark"
-	}
-	dir := filepath.Join(root, ".claims")
-	if _, err := nofollow.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("claims lock: %w", err)
+// claimsLock takes the claims lock of this stack's backend (see
+// storage.ClaimsLock): held from the check of the other stacks
+// (claimedElsewhere) until the import is recorded, durably, so that two
+// imports of one id into two stacks at once are taken in turn and the second
+// finds the first's record. The file backend's is its state folder's
+// .claims (filestore.Claims); a remote backend's is Options.ClaimsLock (an
+// advisory lock on PostgreSQL, a lease object on S3). A remote backend
+// without one refuses the import: the check alone would let two imports
+// both pass. It waits up to claimsLockWait for another holder.
+func (s *session) claimsLock(ctx context.Context) (storage.ClaimsLock, error) {
+	try := s.opts.ClaimsLock
+	where := ""
+	switch {
+	case s.opts.StateURL != "" && s.opts.Open != nil:
+		where = s.be.Location()
+		if try == nil {
+			return nil, fmt.Errorf("claims lock: backend %s keeps none, so an import of a provider that cannot stamp claims cannot be checked against the other stacks without a race: refused, nothing was recorded", where)
+		}
+	default:
+		root := s.opts.StateDir
+		if root == "" {
+			root = ".bulwark"
+		}
+		where = filepath.Join(root, storage.ClaimsName)
+		try = func(_ context.Context, h storage.Holder) (storage.ClaimsLock, error) {
+			return filestore.Claims(root, h)
+		}
 	}
 	deadline := time.Now().Add(claimsLockWait)
 	wait := 10 * time.Millisecond
 	for {
-		l, err := lock.Acquire(dir, s.holder)
+		l, err := try(ctx, s.holder)
 		if err == nil {
-			return func() { _ = l.Release() }, nil
+			return l, nil
 		}
 		if !errors.Is(err, lock.ErrLocked) {
 			return nil, fmt.Errorf("claims lock: %w", err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("claims lock %s: another import of a provider that cannot stamp claims holds it (%w); try again once it ends", dir, err)
+			return nil, fmt.Errorf("claims lock of %s: another import of a provider that cannot stamp claims holds it (%w); try again once it ends", where, err)
 		}
 		t := time.NewTimer(wait)
 		select {

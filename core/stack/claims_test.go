@@ -3,15 +3,19 @@ package stack_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -319,4 +323,163 @@ func TestImportOfAKeylessProviderWaitsForTheClaimsLock(t *testing.T) {
 	if r, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err != nil || r.Err != nil {
 		t.Fatalf("import once released: %v %v", err, resErr(r))
 	}
+}
+
+// Stacks importing one id of a keyless provider at the same moment, by
+// `bulwark import` and by a spec's `import:` during an apply: the check and
+// the record are one critical section across the state folder (its claims
+// lock), so exactly one stack records it and every other is refused with a
+// ClaimedElsewhereError naming the winner. Each Import call yields a while
+// (the window in which a check without the lock let both through).
+func TestKeylessImportsRacingForOneIDHaveOneWinner(t *testing.T) {
+	for _, how := range []string{"import", "apply"} {
+		t.Run(how, func(t *testing.T) {
+			e := newEnv(t)
+			e.w.keyless = true
+			id := e.w.Put("network", "made-by-hand", "")
+			e.w.OnImport(func(string) {
+				for range 2000 {
+					runtime.Gosched()
+				}
+			})
+			const n = 4
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				name := fmt.Sprintf("racer%d", i)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if how == "import" {
+						sp := parseSpec(t, specYAML(name, res{name: "net", typ: "network"}))
+						r, err := stack.Import(e.ctx, sp, e.opts(), "net", id)
+						if err == nil && r.Err != nil {
+							err = r.Err
+						}
+						errs[i] = err
+						return
+					}
+					sp := parseSpec(t, fmt.Sprintf("version: 1\nstack: %s\nproviders: {fake: {}}\nresources:\n  - {name: net, type: network, import: %s}\n", name, id))
+					r, err := stack.Apply(e.ctx, sp, e.opts())
+					if err == nil && r.Err != nil {
+						err = r.Err
+					}
+					errs[i] = err
+				}()
+			}
+			wg.Wait()
+			winners := 0
+			for i, err := range errs {
+				name := fmt.Sprintf("racer%d", i)
+				st := e.state(t, name)
+				if err == nil {
+					winners++
+					if st.Resources["net"] == nil || st.Resources["net"].ID != id {
+						t.Errorf("%s won but records %v", name, st.Names())
+					}
+					continue
+				}
+				var ce *stack.ClaimedElsewhereError
+				if !errors.As(err, &ce) || ce.ID != id {
+					t.Errorf("%s: %v, want a ClaimedElsewhereError", name, err)
+				}
+				if st.Resources["net"] != nil {
+					t.Errorf("%s was refused but records net", name)
+				}
+			}
+			if winners != 1 {
+				t.Fatalf("%d stacks recorded %s, want exactly 1: %v", winners, id, errs)
+			}
+			if len(e.w.Deletes()) != 0 {
+				t.Errorf("deleted: %+v", e.w.Deletes())
+			}
+		})
+	}
+}
+
+// The claims lock cannot be bypassed by what is planted in the state
+// folder: a .claims that is a link to a folder of the attacker's (where a
+// lock of their own would decide nothing), or a file, is refused and the
+// import records nothing; a lock record planted in .claims saying its holder
+// is gone or that it was released does not free a lock another import holds
+// (the kernel's lock on the folder decides, not the record); and a remote
+// backend that keeps no claims lock refuses the import rather than check
+// without one.
+func TestClaimsLockCannotBeBypassed(t *testing.T) {
+	newTwo := func(t *testing.T) (*env, *spec.Spec, string) {
+		e := newEnv(t)
+		e.w.keyless = true
+		id := e.w.Put("network", "made-by-hand", "")
+		return e, parseSpec(t, specYAML("two", res{name: "taken", typ: "network"})), id
+	}
+	t.Run("link", func(t *testing.T) {
+		e, two, id := newTwo(t)
+		elsewhere := t.TempDir()
+		if err := os.MkdirAll(e.stateDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(elsewhere, filepath.Join(e.stateDir, ".claims")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err == nil || !strings.Contains(err.Error(), "claims lock") {
+			t.Fatalf("import through a planted link: %v, want refused", err)
+		}
+		if st := e.state(t, "two"); len(st.Resources) != 0 {
+			t.Fatalf("two records %v", st.Names())
+		}
+		if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+			t.Errorf("the link was followed: %v", entries)
+		}
+	})
+	t.Run("file", func(t *testing.T) {
+		e, two, id := newTwo(t)
+		if err := os.MkdirAll(e.stateDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.stateDir, ".claims"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stack.Import(e.ctx, two, e.opts(), "taken", id); err == nil || !strings.Contains(err.Error(), "claims lock") {
+			t.Fatalf("import with .claims a file: %v, want refused", err)
+		}
+		if st := e.state(t, "two"); len(st.Resources) != 0 {
+			t.Fatalf("two records %v", st.Names())
+		}
+	})
+	t.Run("planted record", func(t *testing.T) {
+		e, two, id := newTwo(t)
+		dir := filepath.Join(e.stateDir, ".claims")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		held, err := lock.Acquire(dir, lock.Holder{Op: "op_other", PID: os.Getpid()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Release()
+		// What a forger writes over the holder's record: a dead pid, and
+		// nothing at all.
+		for _, body := range []string{`{"op":"op_gone","pid":999999999,"host":"nowhere"}`, ``} {
+			if err := os.WriteFile(filepath.Join(dir, lock.FileName), []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+			_, err := stack.Import(ctx, two, e.opts(), "taken", id)
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("import with a forged record %q: %v, want it to wait for the holder", body, err)
+			}
+		}
+		if st := e.state(t, "two"); len(st.Resources) != 0 {
+			t.Fatalf("two records %v", st.Names())
+		}
+	})
+	t.Run("remote backend without one", func(t *testing.T) {
+		e, two, id := newTwo(t)
+		b := &losingBackend{lost: make(chan struct{})}
+		_, err := stack.Import(e.ctx, two, e.opts(e.losing(b)), "taken", id)
+		if err == nil || !strings.Contains(err.Error(), "keeps none") {
+			t.Fatalf("import on a backend without a claims lock: %v, want refused", err)
+		}
+	})
 }

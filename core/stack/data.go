@@ -43,6 +43,9 @@ type DataRead struct {
 	Sensitive []string `json:"sensitive,omitempty"`
 	// Saved: the values are the ones a saved plan recorded, not read again.
 	Saved bool `json:"saved,omitempty"`
+	// DurationMS is how long the read took (0 for values not read now:
+	// a saved plan's, or those a resumed operation recorded).
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // MarshalJSON masks the sensitive attributes, as Planned's does.
@@ -91,7 +94,7 @@ func (s *session) readData(ctx context.Context) error {
 		reads = s.saved.data
 	} else {
 		var err error
-		if reads, err = s.readAllData(ctx); err != nil {
+		if reads, err = s.readAllData(ctx, s.recordedData); err != nil {
 			return err
 		}
 	}
@@ -135,8 +138,10 @@ func (s *session) readData(ctx context.Context) error {
 	return nil
 }
 
-// readAllData asks the providers for every data entry.
-func (s *session) readAllData(ctx context.Context) (map[string]DataRead, error) {
+// readAllData asks the providers for every data entry but those had holds
+// (what a resumed operation read when it first ran: see useRecordedData),
+// which are taken as they are, never read again.
+func (s *session) readAllData(ctx context.Context, had map[string]DataRead) (map[string]DataRead, error) {
 	g := dag.New()
 	for _, d := range s.sp.Data {
 		g.Add(d.Name)
@@ -163,18 +168,33 @@ func (s *session) readAllData(ctx context.Context) (map[string]DataRead, error) 
 		defer mu.Unlock()
 		return firstErr != nil || ctx.Err() != nil
 	}
+	for _, d := range s.sp.Data {
+		if r, ok := had[d.Name]; ok && r.Type == d.Type && r.Provider == d.Provider {
+			reads[d.Name], vals[d.Name] = r, r.Attributes
+		}
+	}
 	g.Walk(ctx, s.opts.ReadParallelism, stop, func(ctx context.Context, name string) bool {
 		d, _ := s.sp.DataEntry(name)
+		mu.Lock()
+		_, done := reads[name]
+		mu.Unlock()
+		if done {
+			return true
+		}
 		mu.Lock()
 		cfg, err := resolve.DataConfig(d, vals)
 		mu.Unlock()
 		if err != nil {
 			return fail(err)
 		}
+		began := s.opts.Now()
 		r, err := s.readOne(ctx, d, cfg)
+		took := s.opts.Now().Sub(began)
+		s.prog.dataRead(s.opID, d, took, err)
 		if err != nil {
 			return fail(err)
 		}
+		r.DurationMS = took.Milliseconds()
 		mu.Lock()
 		reads[name], vals[name] = r, r.Attributes
 		mu.Unlock()

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -13,9 +14,12 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // dataSpec reads the network "shared" the world already holds, and uses
@@ -69,9 +73,12 @@ func TestDataReadAtPlanTime(t *testing.T) {
 	if app == nil || app.Attrs["size"] != 3.0 || app.Attrs["zone"] != "z-eu" {
 		t.Fatalf("app = %+v", app)
 	}
-	// Never journaled: no record names the data entry.
-	if j := journalBytes(t, stack.StackDir(e.stateDir, "s")); strings.Contains(string(j), "found") || strings.Contains(string(j), "lookup") {
-		t.Errorf("the journal records the data read:\n%s", j)
+	// Never journaled as a mutation: no step record names the data entry
+	// (the operation's start record holds what it read, for a resume).
+	for _, r := range journalIn(t, stack.StackDir(e.stateDir, "s")) {
+		if r.Kind == journal.KindStep && (strings.Contains(r.Step, "found") || strings.Contains(string(r.Change), "lookup")) {
+			t.Errorf("a step record names the data read: %+v", r)
+		}
 	}
 	// The data entry is no resource of the state.
 	if st := e.state(t, "s"); len(st.Resources) != 1 || st.Resources["app"] == nil {
@@ -370,5 +377,188 @@ func TestDataReadsHonourReadParallelism(t *testing.T) {
 		if highest > n {
 			t.Errorf("--read-parallelism %d: %d reads in flight at once", n, highest)
 		}
+	}
+}
+
+// An apply writes a lifecycle line per data read (kind data), before its
+// operation's start line, with no value read on it; a failed read writes a
+// failed line, masked, and no operation line.
+func TestDataReadEvents(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs, failed syncBuffer
+	withEvents := func(o *stack.Options) {
+		o.Secrets = &secrets.Source{Env: key.Encode()}
+		o.Events = events.NewWriter(&evs, nil)
+	}
+	secret := "s3cr3t-of-" + e.w.ByName("shared").ID
+	text := strings.Replace(dataSpec, `zone: "z-${data.found.zone}"`, `zone: "${data.found.secret}"`, 1)
+	e.mustApply(t, parseSpec(t, text), withEvents)
+	lines := strings.Split(strings.TrimSpace(evs.String()), "\n")
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("%v: %s", err, lines[0])
+	}
+	for k, want := range map[string]any{"kind": "data", "address": "data.found", "name": "found", "type": "lookup", "provider": "fake", "status": "ok"} {
+		if first[k] != want {
+			t.Errorf("first line's %s = %v, want %v: %s", k, first[k], want, lines[0])
+		}
+	}
+	if _, ok := first["duration_ms"].(float64); !ok {
+		t.Errorf("no duration_ms: %s", lines[0])
+	}
+	if _, ok := first["error"]; ok {
+		t.Errorf("an error on a read that succeeded: %s", lines[0])
+	}
+	var second map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil || second["kind"] != "operation" || second["status"] != "running" || second["op"] != first["op"] {
+		t.Errorf("the operation's start line does not follow the read, under the same op: %v %s", err, lines[1])
+	}
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"kind":"data"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d data lines, want 1:\n%s", n, evs.String())
+	}
+	if strings.Contains(evs.String(), secret) || strings.Contains(evs.String(), `"eu"`) {
+		t.Errorf("an event carries a value read:\n%s", evs.String())
+	}
+
+	// A read that fails: a failed line with its (masked) error, nothing else.
+	// Its error quotes the name asked for, a sensitive variable's value.
+	failing := strings.Replace(text, "name: shared", `name: "${var.tok}"`, 1)
+	failing = strings.Replace(failing, "providers: {fake: {}}", "providers: {fake: {}}\nvariables: {tok: {type: string, sensitive: true, default: tok-hidden-1}}", 1)
+	if _, err := stack.Apply(e.ctx, expanded(t, failing, nil), e.opts(func(o *stack.Options) {
+		withEvents(o)
+		o.Events = events.NewWriter(&failed, nil)
+	})); err == nil {
+		t.Fatal("apply of a failing read succeeded")
+	}
+	out := failed.String()
+	secret = "tok-hidden-1"
+	if !strings.Contains(out, `"kind":"data"`) || !strings.Contains(out, `"status":"failed"`) || !strings.Contains(out, `"error":"data \"found\"`) {
+		t.Errorf("no failed data line:\n%s", out)
+	}
+	if strings.Contains(out, secret) || strings.Contains(out, `"kind":"operation"`) {
+		t.Errorf("the failed read's lines show the secret or an operation line:\n%s", out)
+	}
+}
+
+// An apply that used ${data...} and was interrupted is resumed with the
+// values its plan read, journaled (sealed where sensitive) on its start
+// record: what the data source answers meanwhile does not change what the
+// resume applies, and the resume reads nothing.
+func TestResumeUsesTheDataTheOperationRead(t *testing.T) {
+	e := dataWorld(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKey := func(o *stack.Options) { o.Secrets = &secrets.Source{Env: key.Encode()} }
+	secret := "s3cr3t-of-" + e.w.ByName("shared").ID
+	text := dataSpec + `  - name: later
+    type: generic
+    depends_on: [app]
+    config: {size: "${data.found.size}", zone: "${data.found.secret}"}
+`
+	text = strings.Replace(text, "outputs:\n  arn: {value: \"${data.found.arn}\"}\n", "", 1)
+	sp := parseSpec(t, text)
+	// The run stops as a kill would leave it (its lock lost: no further
+	// write, nothing compensated) once app exists and later's Create
+	// begins.
+	b := &losingBackend{lost: make(chan struct{})}
+	e.w.OnCreate(func(name string) {
+		if name == "later" {
+			b.lose()
+		}
+	})
+	if res, err := stack.Apply(e.ctx, sp, e.opts(withKey, parallelism(1), e.losing(b))); !errors.Is(err, storage.ErrLost) {
+		t.Fatalf("the interrupted apply: %v %v", err, resErr(res))
+	}
+	e.w.OnCreate(nil)
+	if app := e.w.ByName("app"); app == nil || app.Attrs["size"] != 3.0 {
+		t.Fatalf("app after the interruption: %+v", app)
+	}
+	// The start record holds the read, its sensitive value sealed.
+	var data []byte
+	for _, r := range journalIn(t, stack.StackDir(e.stateDir, "s")) {
+		if r.Kind == journal.KindOp && r.Status == journal.OpRunning {
+			data = r.Data
+		}
+	}
+	if !strings.Contains(string(data), `"found"`) || !strings.Contains(string(data), `"size":3`) {
+		t.Fatalf("the start record's data: %s", data)
+	}
+	if j := journalBytes(t, stack.StackDir(e.stateDir, "s")); strings.Contains(string(j), secret) {
+		t.Fatalf("the journal holds the sensitive value read in clear")
+	}
+
+	// The data source moves before the resume.
+	e.w.SetAttr("shared", "size", 9.0)
+	reads := len(e.w.DataReads())
+	res, err := e.resume(sp, withKey)
+	if code := stack.ExitCode(res, err); err != nil || code != stack.ExitOK {
+		t.Fatalf("resume: exit %d, %v %v", code, err, resErr(res))
+	}
+	if n := len(e.w.DataReads()) - reads; n != 0 {
+		t.Errorf("the resume read data again (%d reads)", n)
+	}
+	for _, n := range []string{"app", "later"} {
+		if r := e.w.ByName(n); r == nil || r.Attrs["size"] != 3.0 {
+			t.Errorf("%s after the resume: %+v; want size 3, what the operation read", n, r)
+		}
+	}
+	if got := e.w.ByName("later").Attrs["zone"]; got != secret {
+		t.Errorf("later's secret %v: the sealed value read must reach the provider opened", got)
+	}
+	if strings.Contains(e.out.String(), secret) {
+		t.Errorf("the output shows the secret")
+	}
+	// The next apply reads afresh and follows.
+	e.mustApply(t, parseSpec(t, text), withKey)
+	if got := e.w.ByName("app").Attrs["size"]; got != 9.0 {
+		t.Errorf("app's size %v after a fresh apply, want 9", got)
+	}
+}
+
+// An apply that used ${data...} whose rollback was interrupted is finished
+// by resume with the records alone: the rollback reads no data at all.
+func TestResumedRollbackReadsNoData(t *testing.T) {
+	e := dataWorld(t)
+	text := strings.Replace(dataSpec, "outputs:", "  - {name: later, type: generic, depends_on: [app], config: {size: \"${data.found.size}\"}}\noutputs:", 1)
+	sp := parseSpec(t, text)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	// later's Create fails and the run is abandoned as its rollback
+	// begins (its context ends): the rollback is left incomplete.
+	e.w.FailCreate("later")
+	e.w.OnCreate(func(name string) {
+		if name == "later" {
+			cancel()
+		}
+	})
+	res, err := stack.Apply(ctx, sp, e.opts())
+	if code := stack.ExitCode(res, err); code != stack.ExitRollbackIncomplete {
+		t.Fatalf("the interrupted apply: exit %d, %v %v", code, err, resErr(res))
+	}
+	e.w.OnCreate(nil)
+	e.w.ClearFaults()
+	e.w.SetAttr("shared", "size", 9.0)
+	reads := len(e.w.DataReads())
+	rr, err := e.resume(sp)
+	if code := stack.ExitCode(rr, err); code != stack.ExitCompensated {
+		t.Fatalf("resume: exit %d, %v %v", code, err, resErr(rr))
+	}
+	if n := len(e.w.DataReads()) - reads; n != 0 {
+		t.Errorf("the resumed rollback read data (%d reads)", n)
+	}
+	if names := e.w.Names(); len(names) != 1 || names[0] != "shared" {
+		t.Errorf("the world after the rollback: %v, want only shared", names)
 	}
 }

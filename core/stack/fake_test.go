@@ -84,6 +84,8 @@ type fakeWorld struct {
 	onDelete func(name string)
 	// onRead, likewise, at the start of every Read.
 	onRead func(name string)
+	// onImport, likewise, at the start of every Import.
+	onImport func(name string)
 	// readPrivate is the private data the last Read of each name by id
 	// carried.
 	readPrivate map[string]string
@@ -175,6 +177,13 @@ func (w *fakeWorld) OnCreate(f func(name string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.onCreate = f
+}
+
+// OnImport sets the hook called at the start of every Import.
+func (w *fakeWorld) OnImport(f func(name string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onImport = f
 }
 
 // OnRead sets the hook called at the start of every Read.
@@ -479,6 +488,12 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 }
 
 func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
+	p.w.mu.Lock()
+	hook := p.w.onImport
+	p.w.mu.Unlock()
+	if hook != nil {
+		hook(req.Name)
+	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
 	p.w.importCalls++

@@ -113,8 +113,12 @@ type session struct {
 	dataReads []DataRead
 	// moves and forgets are what the spec's moved: and removed: entries
 	// ask of the state this run (see followMoves).
-	moves           []Move
-	forgets         []Forget
+	moves   []Move
+	forgets []Forget
+	// recordedData are the values an operation being resumed read when it
+	// first ran (journaled on its start record): readData takes them
+	// rather than reading again. nil outside a resume.
+	recordedData    map[string]DataRead
 	dataSubstituted *spec.Spec
 	dataSecrets     []any
 	// restored: the resource names of the revision a failed operation's

@@ -56,6 +56,13 @@ type StorageOptions struct {
 	// ListStacks, when set, lists the stacks StateURL's backend holds, for
 	// doctor without a spec (default: the stack folders under StateDir).
 	ListStacks func(ctx context.Context) ([]string, error)
+	// ClaimsLock, when set, tries to take StateURL's backend's claims lock
+	// (storage.ClaimsLock), which an import of a provider that cannot
+	// stamp a claim holds from its check of the other stacks to its
+	// record. The file backend under StateDir needs none (its state
+	// folder's .claims is locked); a remote backend without one refuses
+	// such imports.
+	ClaimsLock storage.ClaimsLocker
 	// DataDir is the folder of the providers' data folders (one per
 	// provider); default: the stack folder's providers/ under StateDir.
 	// A remote backend's data folders stay on this machine: its CLI sets

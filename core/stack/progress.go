@@ -11,6 +11,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
 )
 
 // progress is an operation's reporting: it turns engine events into
@@ -168,6 +169,20 @@ func (p *progress) opEndLine(op, typ, status string, exit int, err error) {
 	}
 	p.events.WriteOperation(line)
 	p.r.OperationEnded(op, typ, status, exit, p.red.Error(err))
+}
+
+// dataRead writes the lifecycle line of a data entry's read, ended after
+// took with err (nil: ok). err is masked as a step's error is; no value
+// read is written.
+func (p *progress) dataRead(op string, d *spec.Data, took time.Duration, err error) {
+	if p == nil {
+		return
+	}
+	line := events.DataRead{Op: op, Name: d.Name, Type: d.Type, Provider: d.Provider, Status: "ok", DurationMS: took.Milliseconds()}
+	if err != nil {
+		line.Status, line.Error = "failed", p.red.Redact(engine.OneLine(err.Error()))
+	}
+	p.events.WriteData(line)
 }
 
 // printf hands the view one line for a person (format ends in a newline,

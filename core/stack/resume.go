@@ -105,6 +105,11 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	} else if err := s.useStagedValues(target.Op); err != nil {
 		return nil, err
 	}
+	// Its configs are the ones it planned with: the data its plan read is
+	// taken as it journaled it, not read again.
+	if err := s.useRecordedData(target.Op, mine); err != nil {
+		return nil, err
+	}
 	// The consent to replace (--replace) the interrupted run was given is
 	// on its start record: it goes on with that, never a wider one.
 	s.opts.Replace = nil

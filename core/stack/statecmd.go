@@ -14,6 +14,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // Operation types of the state commands.
@@ -235,15 +236,16 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 		return nil, &ImportError{Address: address, ID: id, Reason: why}
 	}
 	keyless := capsOf(p).Keyless
+	var claims storage.ClaimsLock
 	if keyless {
 		// Nothing on the resource says whose it is: the other stacks on
 		// this backend are asked (see claimedElsewhere), under the
 		// claims lock until the import is recorded.
-		release, err := s.claimsLock(ctx)
-		if err != nil {
+		var err error
+		if claims, err = s.claimsLock(ctx); err != nil {
 			return nil, err
 		}
-		defer release()
+		defer claims.Release(context.WithoutCancel(ctx))
 		if err := s.claimedElsewhere(ctx, address, p.Source(), r.Type, id); err != nil {
 			return nil, err
 		}
@@ -268,6 +270,13 @@ func Import(ctx context.Context, sp *spec.Spec, opts Options, address, id string
 			notes = append(notes, fmt.Sprintf("provider %s cannot stamp a claim on what it imports: a second import of %s, into this stack under another name or into another stack, will not be refused (bulwark has no claims registry for such providers yet)", r.Provider, id))
 		}
 		rec := importRecord(r, p.Source(), observe.Observation(true, got.ID, got.Attributes, got.IdempotencyKey, false, got.Private), s.opID)
+		if claims != nil {
+			// The check it guards holds only while the lock is this
+			// import's: one lost meanwhile records nothing.
+			if err := claims.Held(ctx); err != nil {
+				return fmt.Errorf("import %s %s: nothing was recorded: %w", address, id, err)
+			}
+		}
 		return s.store.MutateNow(ctx, func(st *state.State) error {
 			if st.Resources[address] != nil {
 				return fmt.Errorf("the state records %s already", address)
@@ -343,7 +352,8 @@ func (s *session) claimable(found, id string) (replaces, why string) {
 // key, a released one, or one of this stack's or of no stack), through the
 // provider's Import, and returns what it found then. A conflict (claimed
 // meanwhile) fails the step before anything is recorded; a provider that
-// cannot stamp is imported as before, with a note.
+// cannot stamp is checked against the other stacks by the caller, under the
+// claims lock (importResource).
 func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Observation, claim string) (*plan.Observation, error) {
 	replaces := ""
 	if _, released := providers.ReleasedFrom(obs.Key); !released {
@@ -351,11 +361,6 @@ func (s *session) stampClaim(ctx context.Context, r *spec.Resource, obs *plan.Ob
 	}
 	if o, ok := plan.ParseKey(claim); ok {
 		claim = s.identity().ClaimKey(o.Record)
-	}
-	if p := s.plugins[r.Provider]; capsOf(p).Keyless {
-		if err := s.claimedElsewhere(ctx, r.Name, p.Source(), r.Type, obs.ID); err != nil {
-			return nil, err
-		}
 	}
 	got, err := s.plugins[r.Provider].Import(ctx, &providers.ImportRequest{Type: r.Type, Name: r.Name, ID: obs.ID, Config: r.Config, ClaimKey: claim, ReplacesKey: replaces})
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // stepMode is what a step decided to do once Check had looked at reality.
@@ -272,11 +273,43 @@ func (s *session) importResource(ctx context.Context, staged *opstore.Stage, r *
 	if o := s.store.Resource(r.Name); o != nil {
 		return fmt.Errorf("import %s: the state already records it (id %s)", r.Name, o.ID)
 	}
+	p := s.plugins[r.Provider]
+	var claims storage.ClaimsLock
+	if capsOf(p).Keyless {
+		// Nothing on the resource says whose it is: the other stacks on
+		// this backend are asked (claimedElsewhere), under the claims lock
+		// until the import's record is durable.
+		var err error
+		if claims, err = s.claimsLock(ctx); err != nil {
+			return err
+		}
+		defer claims.Release(context.WithoutCancel(ctx))
+		if err := s.claimedElsewhere(ctx, r.Name, p.Source(), r.Type, m.observe.ID); err != nil {
+			return err
+		}
+	}
 	obs, err := s.stampClaim(ctx, r, m.observe, m.key)
 	if err != nil {
 		return err
 	}
-	rec := importRecord(r, s.plugins[r.Provider].Source(), obs, s.opID)
+	rec := importRecord(r, p.Source(), obs, s.opID)
+	if claims != nil {
+		// Recorded now, under the lock, not on the step's "execute ok"
+		// once it is released: another stack's import of the id, waiting
+		// for the lock, then finds this record and is refused.
+		if err := claims.Held(ctx); err != nil {
+			return fmt.Errorf("import %s %s: nothing was recorded: %w", r.Name, obs.ID, err)
+		}
+		if err := s.store.MutateNow(ctx, func(st *state.State) error {
+			if st.Resources[r.Name] != nil {
+				return fmt.Errorf("import %s: the state already records it", r.Name)
+			}
+			st.Resources[r.Name] = rec
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	staged.Put(rec)
 	if !m.Remote {
 		return nil

@@ -57,7 +57,7 @@ func Provider(version string) *schema.Provider {
 			},
 		},
 		ResourcesMap: map[string]*schema.Resource{
-			thingType: thingResource(),
+			thingType: thingResourceFor(),
 			itemType:  itemResource(),
 		},
 		DataSourcesMap: map[string]*schema.Resource{

@@ -43,6 +43,9 @@ type DataRead struct {
 	Sensitive  []string       `json:"sensitive"`
 	// Saved: the values a saved plan recorded (show FILE), not read again.
 	Saved bool `json:"saved"`
+	// DurationMS is how long the read took; 0 for values not read by this
+	// command (show FILE). (Added in 1.0, additively.)
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // VariableChange is a variable whose value differs from the current
@@ -162,7 +165,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 	for _, d := range pv.DataReads {
 		out.DataReads = append(out.DataReads, DataRead{
 			Address: "data." + d.Name, Name: d.Name, Type: d.Type, Provider: d.Provider,
-			Attributes: secrets.MaskKeys(d.Attributes, d.Sensitive), Sensitive: list(d.Sensitive), Saved: d.Saved,
+			Attributes: secrets.MaskKeys(d.Attributes, d.Sensitive), Sensitive: list(d.Sensitive), Saved: d.Saved, DurationMS: d.DurationMS,
 		})
 	}
 	for _, c := range pv.Changes {
