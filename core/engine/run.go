@@ -567,7 +567,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	// with what that makes ready once it has ended, failed or not (a
 	// failed compensation does not stop the others).
 	run := func(s *Step) {
-		err, stop := e.compensateOne(ctx, jctx, opID, s)
+		stop, err := e.compensateOne(ctx, jctx, opID, s)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -625,15 +625,15 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 }
 
 // compensateOne runs s's compensation between its "started" record, made
-// durable first, and its end record. It returns the compensation's
-// failure, and stop when the "started" record could not be written (the
-// compensation did not run, and no other may start).
-func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) (err error, stop bool) {
+// durable first, and its end record. It returns stop when the "started"
+// record could not be written (the compensation did not run, and no other
+// may start), and the compensation's failure.
+func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) (stop bool, err error) {
 	rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
 	r := rec
 	r.Status = journal.StepStarted
 	if _, err := e.append(jctx, r); err != nil {
-		return err, true
+		return true, err
 	}
 	t0 := e.now()
 	action, err := s.Compensate(ctx)
@@ -657,7 +657,7 @@ func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) 
 	if _, jerr := e.append(jctx, r); jerr != nil && err == nil {
 		err = jerr
 	}
-	return err, false
+	return false, err
 }
 
 // undoWalk is the state of a rollback's reverse walk: a target is ready
