@@ -31,8 +31,9 @@ func (s *session) validate(ctx context.Context) error {
 // records as validated clean with the same key (validationKey: the same
 // provider version, type and config; nil st: every one), and a provider
 // whose validation is its schema (Capabilities.SchemaValidation) is asked
-// nothing: the schema's checks were the host's (CheckSchemas), with no call. Up to ReadParallelism calls
-// at once (a provider's every call may take a round trip): the configs of a
+// nothing: the schema's checks were the host's (CheckSchemas), with no
+// call. Up to ReadParallelism calls at once (a provider's every call may
+// take a round trip): the configs of a
 // provider that offers ValidateMany in batches, the others one call each
 // (observe.InBatches). The problems keep the spec's order.
 func (s *session) validateConfigs(ctx context.Context, st *state.State) error {
