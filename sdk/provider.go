@@ -190,7 +190,39 @@ type Capabilities struct {
 	// ReadData is set by Serve when the provider implements DataReader:
 	// the host then reads the DataSources the schema lists.
 	ReadData bool
+	// SchemaValidation is set by Serve when the provider has no validation
+	// of its own (SchemaValidator): its ValidateResource checks nothing
+	// the schema does not, so the host, which checks the schema itself,
+	// never calls it to validate a config.
+	SchemaValidation bool
 }
+
+// SchemaValidator is an optional interface: a provider whose
+// ValidateResource checks nothing its schema does not (CheckConfig, which
+// Serve applies before ValidateResource and the host applies before it
+// calls) says so with ValidatesBySchema returning true, and Serve sets
+// Capabilities.SchemaValidation: the host then validates its configs from
+// the schema alone, with no call. Embed SchemaValidation to get both
+// methods.
+type SchemaValidator interface {
+	ValidatesBySchema() bool
+}
+
+// SchemaValidation is what a provider with no validation of its own
+// embeds: its ValidateResource accepts every config (Serve has already
+// checked it against the schema), and it is a SchemaValidator. A provider
+// that embeds it and defines its own ValidateResource must define
+// ValidatesBySchema too, returning false, or the host skips that
+// validation.
+type SchemaValidation struct{}
+
+// ValidateResource accepts the config: the schema check is all there is.
+func (SchemaValidation) ValidateResource(context.Context, *ValidateResourceRequest) (*ValidateResourceResponse, error) {
+	return &ValidateResourceResponse{}, nil
+}
+
+// ValidatesBySchema reports true: the schema is the whole validation.
+func (SchemaValidation) ValidatesBySchema() bool { return true }
 
 // DataSourceType describes one type of data a provider reads (a data
 // source): what exists outside the stack and a spec only refers to (an

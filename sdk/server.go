@@ -119,6 +119,8 @@ func (s *server) GetSchema(ctx context.Context, _ *pb.GetSchema_Request) (*pb.Ge
 		_, reads := s.impl.(DataReader)
 		c := *resp
 		c.Capabilities.ReadData = reads
+		sv, ok := s.impl.(SchemaValidator)
+		c.Capabilities.SchemaValidation = ok && sv.ValidatesBySchema()
 		if !reads {
 			// What a provider cannot read is not offered.
 			c.DataSources = nil

@@ -143,6 +143,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.DeleteReadsBack, "delete_reads_back"},
 			{p.Capabilities.NoIdempotencyKeys, "no_idempotency_keys"},
 			{p.Capabilities.ReadData, "read_data"},
+			{p.Capabilities.SchemaValidation, "schema_validation"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)

@@ -46,8 +46,12 @@
 //     compensation after it is a crash before the rollback began: resume
 //     runs the operation forward again, and a failure rolls back as before.
 //
-// Before the first compensation the target set is journaled; a failed
-// compensation does not stop the others (a journal that cannot be written
+// Before the first compensation the target set is journaled. The
+// compensations run as a reverse walk of the targets' graph, up to the
+// operation's Parallelism at once: one starts once every target that
+// depends on it has been compensated, each between its own durable
+// "started" record and its end record. A failed compensation does not
+// stop the others (a journal that cannot be written
 // does: no compensation runs without its record), and the error keeps every
 // failure with the original error as its cause.
 //

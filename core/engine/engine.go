@@ -17,7 +17,7 @@ import (
 type FailurePolicy int
 
 const (
-	// Compensate undoes every executed step, newest first (the default).
+	// Compensate undoes every executed step, dependents first (the default).
 	Compensate FailurePolicy = iota
 	// Continue records the failure and carries on with independent steps.
 	Continue

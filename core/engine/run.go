@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +179,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		// A graceful stop does not cut the undoing short; cancelling ctx
 		// does (the journaled target set lets resume finish it).
-		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, stepErr)
+		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, stepErr, op.Parallelism)
 	case stepErr != nil:
 		res.Outcome, res.Err = Failed, stepErr
 	default:
@@ -525,18 +526,22 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 }
 
 // Compensate undoes targets, dependents before what they depend on (order
-// recomputed from g, ties newest first by the order of targets), after
-// journaling the target set. Every compensation is attempted even when one
-// fails. cause is the error that made the rollback necessary; the outcome is
-// Compensated (the error wraps cause) or RollbackIncomplete (a
-// *RollbackError). Its records are journaled under ctx too.
-func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error) (Outcome, error) {
-	return e.compensate(ctx, ctx, opID, g, targets, cause)
+// recomputed from g), after journaling the target set: a reverse walk of
+// the graph, up to parallelism compensations at once (at least one), each
+// starting once every target that depends on it has been compensated; of
+// those ready, the newest in targets starts first, so with a parallelism
+// of one the order is CompensationOrder's. Every compensation is attempted
+// even when one fails. cause is the error that made the rollback
+// necessary; the outcome is Compensated (the error wraps cause) or
+// RollbackIncomplete (a *RollbackError). Its records are journaled under
+// ctx too.
+func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
+	return e.compensate(ctx, ctx, opID, g, targets, cause, parallelism)
 }
 
 // compensate is Compensate undoing under ctx and journaling under jctx
 // (see Run).
-func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error) (Outcome, error) {
+func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
 	ids := make([]string, len(targets))
 	byID := make(map[string]*Step, len(targets))
 	for i, s := range targets {
@@ -551,52 +556,64 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	}
 	order := CompensationOrder(g, ids)
 	failures := map[string]error{}
-	for i, id := range order {
-		s := byID[id]
-		if s.Compensate == nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			// Asked to stop waiting (a second interrupt): what is left
-			// stays journaled as targets, for resume.
-			failures["(not attempted)"] = fmt.Errorf("%s: %w: %w", strings.Join(order[i:], ", "), ErrInterrupted, err)
-			break
-		}
-		rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
-		r := rec
-		r.Status = journal.StepStarted
-		if _, err := e.append(jctx, r); err != nil {
-			// No compensation runs without its record; a journal that
-			// cannot be written will not take the next one either.
-			failures[id] = err
-			if rest := order[i+1:]; len(rest) > 0 {
-				failures["(not attempted)"] = fmt.Errorf("%s: the journal cannot be written", strings.Join(rest, ", "))
-			}
-			break
-		}
-		t0 := e.now()
-		action, err := s.Compensate(ctx)
-		status := journal.StepOK
-		switch {
-		case action == "" && err == nil:
-			// Nothing to undo (say, a Create that failed before making
-			// anything): reported as the undo skipped.
-			action, status = undoAction(s.Action), journal.StepSkipped
-		case action == "":
-			action = undoAction(s.Action)
-		}
-		ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: status, Undo: true}
-		r = rec
-		r.Action, r.Status = action, status
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		running int
+		halted  bool // a "started" record could not be written
+	)
+	w := newUndoWalk(g.Subgraph(ids), order)
+	// run compensates one target on its own goroutine; the walk goes on
+	// with what that makes ready once it has ended, failed or not (a
+	// failed compensation does not stop the others).
+	run := func(s *Step) {
+		stop, err := e.compensateOne(ctx, jctx, opID, s)
+		mu.Lock()
+		defer mu.Unlock()
 		if err != nil {
-			failures[id] = err
-			ev.Status, ev.Err = journal.StepFailed, err
-			r.Status, r.Error = journal.StepFailed, OneLine(err.Error())
+			failures[s.ID] = err
 		}
-		e.observe(ev)
-		if _, jerr := e.append(jctx, r); jerr != nil && err == nil {
-			failures[id] = jerr
+		halted = halted || stop
+		running--
+		w.done(s.ID)
+		cond.Broadcast()
+	}
+	par := max(1, parallelism)
+	mu.Lock()
+	for {
+		for !halted && ctx.Err() == nil && running < par {
+			id, ok := w.next()
+			if !ok {
+				break
+			}
+			s := byID[id]
+			if s.Compensate == nil {
+				w.done(id) // nothing to undo: no record, no slot
+				continue
+			}
+			running++
+			go run(s)
 		}
+		if running == 0 {
+			if halted || ctx.Err() != nil || !w.stuck() {
+				break
+			}
+			continue // a cycle: its first target made ready
+		}
+		cond.Wait()
+	}
+	rest := w.notStarted()
+	mu.Unlock()
+	switch {
+	case len(rest) == 0:
+	case halted:
+		// No compensation runs without its record; a journal that
+		// cannot be written will not take the next one either.
+		failures["(not attempted)"] = fmt.Errorf("%s: the journal cannot be written", strings.Join(rest, ", "))
+	case ctx.Err() != nil:
+		// Asked to stop waiting (a second interrupt): what is left
+		// stays journaled as targets, for resume.
+		failures["(not attempted)"] = fmt.Errorf("%s: %w: %w", strings.Join(rest, ", "), ErrInterrupted, ctx.Err())
 	}
 	if len(failures) > 0 {
 		return RollbackIncomplete, &RollbackError{Failures: failures, Cause: cause}
@@ -605,6 +622,140 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 		return Compensated, nil
 	}
 	return Compensated, fmt.Errorf("rolled back after: %w", cause)
+}
+
+// compensateOne runs s's compensation between its "started" record, made
+// durable first, and its end record. It returns stop when the "started"
+// record could not be written (the compensation did not run, and no other
+// may start), and the compensation's failure.
+func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) (stop bool, err error) {
+	rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
+	r := rec
+	r.Status = journal.StepStarted
+	if _, err := e.append(jctx, r); err != nil {
+		return true, err
+	}
+	t0 := e.now()
+	action, err := s.Compensate(ctx)
+	status := journal.StepOK
+	switch {
+	case action == "" && err == nil:
+		// Nothing to undo (say, a Create that failed before making
+		// anything): reported as the undo skipped.
+		action, status = undoAction(s.Action), journal.StepSkipped
+	case action == "":
+		action = undoAction(s.Action)
+	}
+	ev := Event{Op: opID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: action, Duration: e.now().Sub(t0), Status: status, Undo: true}
+	r = rec
+	r.Action, r.Status = action, status
+	if err != nil {
+		ev.Status, ev.Err = journal.StepFailed, err
+		r.Status, r.Error = journal.StepFailed, OneLine(err.Error())
+	}
+	e.observe(ev)
+	if _, jerr := e.append(jctx, r); jerr != nil && err == nil {
+		err = jerr
+	}
+	return false, err
+}
+
+// undoWalk is the state of a rollback's reverse walk: a target is ready
+// once every target that depends on it (in the subgraph of the targets)
+// is done; of the ready ones, the first in order (CompensationOrder's)
+// comes next. Its caller serialises the calls.
+type undoWalk struct {
+	sub     *dag.Graph
+	order   []string
+	pos     map[string]int
+	waiting map[string]int // dependents not done yet
+	ready   *positions     // positions in order, smallest first
+	started map[string]bool
+}
+
+func newUndoWalk(sub *dag.Graph, order []string) *undoWalk {
+	w := &undoWalk{sub: sub, order: order, pos: make(map[string]int, len(order)),
+		waiting: make(map[string]int, len(order)), ready: &positions{}, started: make(map[string]bool, len(order))}
+	for i, id := range order {
+		w.pos[id] = i
+	}
+	for i, id := range order {
+		n := 0
+		for _, d := range sub.Dependents(id) {
+			if _, ok := w.pos[d]; ok {
+				n++
+			}
+		}
+		if w.waiting[id] = n; n == 0 {
+			heap.Push(w.ready, i)
+		}
+	}
+	return w
+}
+
+// next takes the ready target that comes first, if any.
+func (w *undoWalk) next() (string, bool) {
+	for w.ready.Len() > 0 {
+		id := w.order[heap.Pop(w.ready).(int)]
+		if !w.started[id] {
+			w.started[id] = true
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// done marks id compensated: what it depends on waits for one fewer.
+func (w *undoWalk) done(id string) {
+	for _, d := range w.sub.DependsOn(id) {
+		i, ok := w.pos[d]
+		if !ok || w.started[d] {
+			continue
+		}
+		if w.waiting[d]--; w.waiting[d] == 0 {
+			heap.Push(w.ready, i)
+		}
+	}
+}
+
+// stuck reports whether targets are left that nothing will make ready (a
+// cycle: cannot happen for a validated spec), and if so makes the first of
+// them in order ready, as CompensationOrder places it.
+func (w *undoWalk) stuck() bool {
+	if w.ready.Len() > 0 {
+		return true
+	}
+	for i, id := range w.order {
+		if !w.started[id] {
+			heap.Push(w.ready, i)
+			return true
+		}
+	}
+	return false
+}
+
+// notStarted are the targets never started, in order.
+func (w *undoWalk) notStarted() []string {
+	var out []string
+	for _, id := range w.order {
+		if !w.started[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// positions is a min-heap of positions in an order.
+type positions struct{ s []int }
+
+func (h *positions) Len() int           { return len(h.s) }
+func (h *positions) Less(i, j int) bool { return h.s[i] < h.s[j] }
+func (h *positions) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *positions) Push(x any)         { h.s = append(h.s, x.(int)) }
+func (h *positions) Pop() any {
+	n := h.s[len(h.s)-1]
+	h.s = h.s[:len(h.s)-1]
+	return n
 }
 
 // CompensationOrder returns ids with every dependent before what it depends

@@ -41,12 +41,13 @@ func (s *slots) give() { <-s.free }
 type writesKey struct{}
 
 // InRun reports whether ctx is that of an Execute of a run (a step), not
-// of a compensation (which runs one at a time, without slots). A step's
+// of a compensation (which takes no read or write slot of the run: a
+// rollback runs its own walk, up to Parallelism undos at once). A step's
 // Create or Delete asks its provider for no read-back in the same call:
 // the read would hold the write slot for a second round trip, where the
 // step's Verify reads on a read slot while its "execute ok" is made durable
 // and the steps that depend on it check (in a teardown, each reads its
-// ownership meanwhile). A compensation, alone, still saves the call.
+// ownership meanwhile).
 func InRun(ctx context.Context) bool {
 	_, ok := ctx.Value(writesKey{}).(stepSlots)
 	return ok

@@ -192,6 +192,13 @@ type Capabilities struct {
 	// implements DataReader; by a Terraform-protocol adapter when the
 	// provider's schema has data sources.
 	ReadData bool
+	// SchemaValidation says the provider's ValidateResource checks nothing
+	// its schema does not: the host's own schema check (CheckConfig) is the
+	// whole validation, and it never calls ValidateResource or
+	// ValidateMany to validate a config. Set by Serve for a provider with
+	// no validation of its own (sdk.SchemaValidator); never by a
+	// Terraform-protocol adapter.
+	SchemaValidation bool
 }
 
 // ValidateManyRequest is many ValidateResources.

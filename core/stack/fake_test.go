@@ -115,6 +115,24 @@ type fakeWorld struct {
 	version string
 	// warnOn: a config with this size gets a warning from ValidateResource.
 	warnOn any
+	// schemaValidated makes the providers announce
+	// Capabilities.SchemaValidation: their validation is their schema.
+	schemaValidated bool
+}
+
+// SchemaValidated makes the providers say their validation is their
+// schema (Capabilities.SchemaValidation).
+func (w *fakeWorld) SchemaValidated() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.schemaValidated = true
+}
+
+// Validations returns the names of the ValidateResource calls so far.
+func (w *fakeWorld) Validations() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.validations)
 }
 
 // DataSources makes the providers offer the data source "lookup".
@@ -403,13 +421,13 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	p.w.mu.Lock()
 	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
 	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
-	data := p.w.dataSources
+	data, schemaOnly := p.w.dataSources, p.w.schemaValidated
 	p.w.mu.Unlock()
 	p.w.mu.Lock()
 	version := cmp.Or(p.w.version, "0.0.1")
 	p.w.mu.Unlock()
 	sc := &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: version, ResourceTypes: rts,
-		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data}}
+		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data, SchemaValidation: schemaOnly}}
 	if data {
 		sc.DataSources = []providers.DataSourceType{fakeLookup}
 	}

@@ -299,11 +299,25 @@ func addSensitive(have []string, more []string) []string {
 
 // validateResolved asks r's provider to validate rr, r with its references
 // resolved, in its step's Check: what validate could not see before apply
-// (the keys it left out) is checked now, positioned in the spec.
+// (the keys it left out) is checked now, positioned in the spec. A
+// provider whose validation is its schema is not asked: the host checks rr
+// against the schema itself.
 func (s *session) validateResolved(ctx context.Context, r, rr *spec.Resource) error {
 	req := &providers.ValidateResourceRequest{Type: rr.Type, Name: rr.Name, Config: rr.Config}
 	v, mine := s.validated.claim(r.Provider, req)
-	if mine {
+	switch {
+	case !mine:
+	case s.schemaValidated(r.Provider):
+		// The provider's validation is its schema: the host checks the
+		// resolved values against it, with no call.
+		var ds providers.Diagnostics
+		if sc := s.plugins[r.Provider].Schema(); sc != nil {
+			if rt, ok := sc.ResourceType(rr.Type); ok {
+				ds = providers.CheckConfig(rt, rr.Config)
+			}
+		}
+		v.set(ds, nil)
+	default:
 		v.set(s.plugins[r.Provider].ValidateResource(ctx, req))
 	}
 	ds, err := v.wait(ctx)

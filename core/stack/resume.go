@@ -342,7 +342,7 @@ func (s *session) resumeRollback(ctx context.Context, target UnfinishedError, re
 	s.prog.opStart(target.Op, target.Type)
 	s.prog.printf("resume %s: rolling back %d resource(s) of %s\n", s.sp.Stack, len(steps), target.Op)
 	g := s.graph(s.store.Snapshot())
-	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs))
+	outcome, err := s.eng.Compensate(ctx, target.Op, g, steps, originalError(recs), s.opts.Parallelism)
 	// What the rolled-back operation staged is dropped before its end is
 	// journaled; if either cannot be written, the operation stays
 	// unfinished, for the next resume.

@@ -79,9 +79,9 @@ func (s *session) isRetained(res *state.Resource) bool {
 // ("delete", "preserve" or "refuse") and, after a delete, what the provider
 // read of the resource once deleted in the same call, when it offers that
 // (providers.Capabilities.DeleteReadsBack), it runs outside a run's steps
-// (a compensation: engine.InRun says why a step's Delete asks for none),
-// and the read could be made, for the
-// step's Verify (nil otherwise: Verify reads).
+// (engine.InRun says why a step's Delete asks for none), it is no
+// rollback's (nothing verifies a compensation), and the read could be
+// made, for the step's Verify (nil otherwise: Verify reads).
 func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
@@ -101,8 +101,12 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 	if p == nil {
 		return "delete", nil, fmt.Errorf("delete %s: provider %q is not running", res.Name, res.Provider)
 	}
+	// A rollback's delete asks for no read-back: nothing verifies a
+	// compensation, and the read would hold its slot for a round trip
+	// more (the undo of a run goes up to --parallelism at once).
+	undoing := why == reasonRollback || why == reasonUndoReplace
 	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(),
-		ReadBack: capsOf(p).DeleteReadsBack && !engine.InRun(ctx)})
+		ReadBack: capsOf(p).DeleteReadsBack && !engine.InRun(ctx) && !undoing})
 	if err != nil {
 		return "delete", nil, err
 	}

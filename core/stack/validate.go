@@ -29,9 +29,11 @@ func (s *session) validate(ctx context.Context) error {
 // validateConfigs asks each provider to validate the configs of its
 // resources, once per distinct config (s.validated), except a resource st
 // records as validated clean with the same key (validationKey: the same
-// provider version, type and config; nil st: every one): the schema's checks
-// were the host's (CheckSchemas), with no call. Up to ReadParallelism calls
-// at once (a provider's every call may take a round trip): the configs of a
+// provider version, type and config; nil st: every one), and a provider
+// whose validation is its schema (Capabilities.SchemaValidation) is asked
+// nothing: the schema's checks were the host's (CheckSchemas), with no
+// call. Up to ReadParallelism calls at once (a provider's every call may
+// take a round trip): the configs of a
 // provider that offers ValidateMany in batches, the others one call each
 // (observe.InBatches). The problems keep the spec's order.
 func (s *session) validateConfigs(ctx context.Context, st *state.State) error {
@@ -56,6 +58,10 @@ func (s *session) validateConfigs(ctx context.Context, st *state.State) error {
 		answers[i], mine = s.validated.claim(r.Provider, reqs[i])
 		switch {
 		case !mine:
+		case s.schemaValidated(r.Provider):
+			// The provider's validation is its schema, which CheckSchemas
+			// applied: nothing to ask.
+			answers[i].set(nil, nil)
 		case st != nil && keys[i] != "" && st.Resources[r.Name] != nil && st.Resources[r.Name].Validated == keys[i]:
 			// Validated clean when it was last changed, and nothing it
 			// depends on moved: the answer is known, for the session too.
@@ -136,6 +142,13 @@ func (s *session) validateConfigs(ctx context.Context, st *state.State) error {
 		return problems
 	}
 	return nil
+}
+
+// schemaValidated reports whether the provider named name validates by its
+// schema alone (providers.Capabilities.SchemaValidation).
+func (s *session) schemaValidated(name string) bool {
+	p := s.plugins[name]
+	return p != nil && capsOf(p).SchemaValidation
 }
 
 // answering asks each provider the spec uses to validate the config of its

@@ -6,5 +6,6 @@ package main
 
 import "github.com/bulwark-iac/bulwark/plugins/mock/mockprovider"
 
-// BULWARK_MOCK_BATCH=off hides the batch calls (mockprovider.EnvBatch).
+// BULWARK_MOCK_BATCH=off hides the batch calls (mockprovider.EnvBatch);
+// BULWARK_MOCK_VALIDATE=schema drops its own validation (EnvValidate).
 func main() { mockprovider.Main() }

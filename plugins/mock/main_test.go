@@ -142,3 +142,47 @@ func TestBatchEnv(t *testing.T) {
 		})
 	}
 }
+
+// The executable reads BULWARK_MOCK_VALIDATE at start: schema makes a mock
+// with no validation of its own, which declares SchemaValidation (the
+// host then never asks it to validate), with its batch calls or without;
+// own or unset, the mock with its tags check, declaring nothing. A
+// ValidateResource a host makes anyway answers the schema alone: a tag
+// that is no string passes.
+func TestValidateEnv(t *testing.T) {
+	bin := providertest.Build(t, "mock")
+	tests := []struct {
+		value, batch string
+		schemaOnly   bool
+	}{
+		{"", "", false},
+		{"own", "off", false},
+		{"schema", "", true},
+		{"schema", "off", true},
+	}
+	for _, tt := range tests {
+		t.Run("BULWARK_MOCK_VALIDATE="+tt.value+",BULWARK_MOCK_BATCH="+tt.batch, func(t *testing.T) {
+			t.Setenv(mockprovider.EnvValidate, tt.value)
+			t.Setenv(mockprovider.EnvBatch, tt.batch)
+			p := providertest.StartPlugin(t, bin)
+			resp, err := p.GetSchema(context.Background(), &sdk.GetSchemaRequest{})
+			if err != nil || resp.Diagnostics.HasError() {
+				t.Fatalf("GetSchema: %v %v", err, resp)
+			}
+			if got := resp.Capabilities.SchemaValidation; got != tt.schemaOnly {
+				t.Errorf("SchemaValidation %v, want %v", got, tt.schemaOnly)
+			}
+			configure(t, p, t.TempDir(), sdk.Attributes{})
+			vr, err := p.ValidateResource(context.Background(), &sdk.ValidateResourceRequest{Type: "compute", Name: "c", Config: sdk.Attributes{"tags": map[string]any{"n": 1.0}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vr.Diagnostics.HasError() == tt.schemaOnly {
+				t.Errorf("a tag that is no string: %+v (schema only %v)", vr.Diagnostics, tt.schemaOnly)
+			}
+		})
+	}
+	if _, err := mockprovider.ValidationFromEnv(func(string) string { return "Schema" }); err == nil {
+		t.Error("BULWARK_MOCK_VALIDATE=Schema was taken; want an error, not the mock with its own validation")
+	}
+}

@@ -191,8 +191,12 @@ func (s *suite) checkSchema(t *testing.T, p, raw sdk.Provider) {
 			if _, want.Capabilities.ReadData = raw.(sdk.DataReader); !want.Capabilities.ReadData {
 				want.DataSources = nil
 			}
+			// SchemaValidation for one that says its validation is its
+			// schema (SchemaValidator).
+			sv, ok := raw.(sdk.SchemaValidator)
+			want.Capabilities.SchemaValidation = ok && sv.ValidatesBySchema()
 			if got := canonical(resp); !reflect.DeepEqual(want, got) {
-				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany, ReadData and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
+				t.Errorf("the schema changed on its way through gRPC: the provider built (with Capabilities.Import, ReadMany, ValidateMany, CreateMany, ReadData, SchemaValidation and the read-backs set by sdk.Serve)\n%+v\nthe host received\n%+v", want, got)
 			}
 		}
 	}

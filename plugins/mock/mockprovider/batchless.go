@@ -15,13 +15,15 @@ import (
 const EnvBatch = "BULWARK_MOCK_BATCH"
 
 // unbatchable is every interface of the mock's but the batch calls: what a
-// real provider (aws, local, a Terraform provider) offers.
+// real provider (aws, local, a Terraform provider) offers, and whether its
+// validation is its schema.
 type unbatchable interface {
 	sdk.Provider
 	sdk.Importer
 	sdk.Releaser
 	sdk.Closer
 	sdk.DataReader
+	sdk.SchemaValidator
 }
 
 // unbatched promotes only unbatchable's methods, so sdk.Serve finds no
@@ -60,13 +62,40 @@ func FromEnv(p sdk.Provider, getenv func(string) string) (sdk.Provider, error) {
 }
 
 // Main is the mock provider's executable (both main packages that build
-// it): the mock, without its batch calls when EnvBatch says so, served
-// to the host; a bad EnvBatch exits 2.
+// it): the mock, without its batch calls when EnvBatch says so, with no
+// validation of its own when EnvValidate says so, served to the host; a
+// bad EnvBatch or EnvValidate exits 2.
 func Main() {
-	p, err := FromEnv(New(), os.Getenv)
+	opts, err := ValidationFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
+		os.Exit(2)
+	}
+	p, err := FromEnv(New(opts...), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
 		os.Exit(2)
 	}
 	sdk.Serve(p)
+}
+
+// EnvValidate is the environment variable the mock's executables read at
+// start: "schema" makes the mock WithSchemaValidation (no validation of its
+// own, declared, so the host makes no ValidateResource call); "own" or
+// unset, the mock with its own tags check, which the host asks about once
+// per distinct config. BULWARK_MOCK_VALIDATE=schema bulwark apply … is
+// enough: the host passes its environment to its plugins.
+const EnvValidate = "BULWARK_MOCK_VALIDATE"
+
+// ValidationFromEnv returns the options EnvValidate's value asks for,
+// getenv reading it; any value but "", "own" or "schema" is an error.
+func ValidationFromEnv(getenv func(string) string) ([]Option, error) {
+	switch v := getenv(EnvValidate); v {
+	case "", "own":
+		return nil, nil
+	case "schema":
+		return []Option{WithSchemaValidation()}, nil
+	default:
+		return nil, fmt.Errorf("%s=%q: want own or schema", EnvValidate, v)
+	}
 }

@@ -106,6 +106,18 @@
 // its environment to its plugins, so BULWARK_MOCK_BATCH=off bulwark apply …
 // is enough. The benchmark harness (tools/bench) measures latency on both.
 //
+// # Without its own validation
+//
+// The mock validates one thing its schema cannot say: a tag's value is a
+// string (ValidateResource answers it, and Create and Update refuse it).
+// WithSchemaValidation drops that check and makes the mock an
+// sdk.SchemaValidator: sdk.Serve declares Capabilities.SchemaValidation,
+// and the host, checking the schema itself, never asks it to validate.
+// The executables make it so when the environment variable
+// BULWARK_MOCK_VALIDATE (EnvValidate) is "schema" ("own" or unset: the
+// mock with its check; any other value: the process exits 2), with or
+// without its batch calls.
+//
 // # Provider config
 //
 // The fault-injection keys are keyed by resource name.

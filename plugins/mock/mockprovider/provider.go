@@ -28,6 +28,13 @@ func WithExit(exit func(code int)) Option {
 	return func(p *provider) { p.exit = exit }
 }
 
+// WithSchemaValidation makes a mock with no validation of its own: the
+// schema is all there is (its tags check is off), and it says so
+// (sdk.SchemaValidator), so the host validates its configs with no call.
+func WithSchemaValidation() Option {
+	return func(p *provider) { p.schemaOnly = true }
+}
+
 // WithClock replaces time.Now as the source of created_at.
 func WithClock(now func() time.Time) Option {
 	return func(p *provider) { p.now = now }
@@ -58,6 +65,9 @@ type provider struct {
 	// types is resourceTypes by name, built once: a call looks its type
 	// up here rather than building the whole schema again. Never changed.
 	types map[string]sdk.ResourceType
+	// schemaOnly: the mock has no validation of its own (no tags check),
+	// and says so (sdk.SchemaValidator). Never changed after New.
+	schemaOnly bool
 
 	mu         sync.Mutex
 	configured bool
@@ -267,8 +277,10 @@ func worldDir(world, dataDir string, readOnly bool) (string, error) {
 	return abs, nil
 }
 
-// ValidateResource accepts any configuration of a known type: the schema
-// check sdk.Serve applies is all the mock needs.
+// ValidateResource accepts any configuration of a known type whose tags
+// are strings (the schema says only that tags is a map); with
+// WithSchemaValidation, any configuration: the schema check sdk.Serve
+// applies is all there is.
 func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
 	if err := p.wait(ctx); err != nil {
 		return nil, err
@@ -276,8 +288,23 @@ func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResour
 	if _, err := p.resourceType(req.Type); err != nil {
 		return nil, err
 	}
-	return &sdk.ValidateResourceResponse{Diagnostics: checkTags(req.Config)}, nil
+	return &sdk.ValidateResourceResponse{Diagnostics: p.ownChecks(req.Config)}, nil
 }
+
+// ownChecks is the mock's validation beyond the schema, which
+// ValidateResource, Create and Update make: the tags' values are strings;
+// none with WithSchemaValidation (a tag may then be any value).
+func (p *provider) ownChecks(cfg sdk.Attributes) sdk.Diagnostics {
+	if p.schemaOnly {
+		return nil
+	}
+	return checkTags(cfg)
+}
+
+// ValidatesBySchema reports whether the mock was made WithSchemaValidation:
+// sdk.Serve then declares Capabilities.SchemaValidation, and the host
+// never calls ValidateResource or ValidateMany to validate.
+func (p *provider) ValidatesBySchema() bool { return p.schemaOnly }
 
 // ValidateMany is many ValidateResources in one call: latency_ms is slept
 // once. An unknown type fails its own result, not the call.
@@ -291,7 +318,7 @@ func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyReques
 			out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
 			continue
 		}
-		out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: checkTags(r.Config)}
+		out.Results[i] = &sdk.ValidateResourceResponse{Diagnostics: p.ownChecks(r.Config)}
 	}
 	return out, nil
 }
@@ -476,7 +503,7 @@ func (p *provider) prepareCreate(req *sdk.CreateRequest) (*creation, error) {
 	if req.IdempotencyKey == "" {
 		return nil, sdk.Errorf("create %s: the request carries no idempotency key", req.Name)
 	}
-	if ds := checkTags(req.Config); ds.HasError() {
+	if ds := p.ownChecks(req.Config); ds.HasError() {
 		return &creation{req: req, resp: &sdk.CreateResponse{Diagnostics: ds}}, nil
 	}
 	cfg, err := normalize(req.Config)
@@ -532,7 +559,7 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	if err != nil {
 		return nil, err
 	}
-	if ds := checkTags(req.Config); ds.HasError() {
+	if ds := p.ownChecks(req.Config); ds.HasError() {
 		return &sdk.UpdateResponse{Diagnostics: ds}, nil
 	}
 	cfg, err := normalize(req.Config)

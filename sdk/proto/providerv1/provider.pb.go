@@ -648,9 +648,16 @@ type Capabilities struct {
 	DeleteReadsBack bool `protobuf:"varint,7,opt,name=delete_reads_back,json=deleteReadsBack,proto3" json:"delete_reads_back,omitempty"`
 	// The provider implements ReadData for the data_source_types its schema
 	// lists.
-	ReadData      bool `protobuf:"varint,8,opt,name=read_data,json=readData,proto3" json:"read_data,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ReadData bool `protobuf:"varint,8,opt,name=read_data,json=readData,proto3" json:"read_data,omitempty"`
+	// ValidateResource checks nothing the schema does not (every attribute
+	// known and not computed, every required one present, every value of its
+	// type): the host, which checks the same from the schema, then never
+	// calls ValidateResource or ValidateMany to validate a config. The SDK's
+	// Serve announces it for a provider that has no validation of its own
+	// (sdk.SchemaValidator).
+	SchemaValidation bool `protobuf:"varint,9,opt,name=schema_validation,json=schemaValidation,proto3" json:"schema_validation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -735,6 +742,13 @@ func (x *Capabilities) GetDeleteReadsBack() bool {
 func (x *Capabilities) GetReadData() bool {
 	if x != nil {
 		return x.ReadData
+	}
+	return false
+}
+
+func (x *Capabilities) GetSchemaValidation() bool {
+	if x != nil {
+		return x.SchemaValidation
 	}
 	return false
 }
@@ -2995,7 +3009,7 @@ const file_provider_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\"H\n" +
 	"\vCoexistence\x12\x16\n" +
 	"\x06always\x18\x01 \x01(\bR\x06always\x12!\n" +
-	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\xa9\x02\n" +
+	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\xd6\x02\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
@@ -3005,7 +3019,8 @@ const file_provider_proto_rawDesc = "" +
 	"createMany\x12*\n" +
 	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\x12*\n" +
 	"\x11delete_reads_back\x18\a \x01(\bR\x0fdeleteReadsBack\x12\x1b\n" +
-	"\tread_data\x18\b \x01(\bR\breadData\"\xe1\x03\n" +
+	"\tread_data\x18\b \x01(\bR\breadData\x12+\n" +
+	"\x11schema_validation\x18\t \x01(\bR\x10schemaValidation\"\xe1\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xc8\x03\n" +
 	"\bResponse\x12#\n" +

@@ -42,6 +42,9 @@ type (
 		NoIdempotencyKeys bool `json:"no_idempotency_keys,omitempty"`
 		// ReadData: the provider reads data sources (data_sources).
 		ReadData bool `json:"read_data"`
+		// SchemaValidation: the provider's validation is its schema, which
+		// bulwark checks itself: it never asks the provider to validate.
+		SchemaValidation bool `json:"schema_validation"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -81,7 +84,7 @@ func NewSchemaProvider(name string, protocol int, s *providers.GetSchemaResponse
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
 			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack,
-			NoIdempotencyKeys: s.Capabilities.Keyless, ReadData: s.Capabilities.ReadData},
+			NoIdempotencyKeys: s.Capabilities.Keyless, ReadData: s.Capabilities.ReadData, SchemaValidation: s.Capabilities.SchemaValidation},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 		DataSources:   make([]SchemaDataSource, 0, len(s.DataSources)),

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
+)
+
+// undoGraph is a rollback's targets: two chains (a2 -> a1 -> a0, b1 ->
+// b0), a fan-in (top on a2 and b1) and four independent ones, newest last.
+func undoGraph(w *world) []*Step {
+	return []*Step{
+		w.step("a0", Compensate), w.step("b0", Compensate),
+		w.step("a1", Compensate, "a0"), w.step("b1", Compensate, "b0"),
+		w.step("a2", Compensate, "a1"), w.step("top", Compensate, "a2", "b1"),
+		w.step("i0", Compensate), w.step("i1", Compensate), w.step("i2", Compensate), w.step("i3", Compensate),
+	}
+}
+
+// With a parallelism of one, the reverse walk undoes in CompensationOrder's
+// order exactly (newest first among the ready); with more, every
+// compensation still waits for those of its dependents, and no more than
+// the parallelism run at once, and as many as it allows do.
+func TestCompensateWalksTheReverseGraph(t *testing.T) {
+	for _, p := range []int{1, 2, 4, 100} {
+		t.Run(fmt.Sprintf("parallelism %d", p), func(t *testing.T) {
+			w := newWorld()
+			steps := undoGraph(w)
+			ids := make([]string, len(steps))
+			for i, s := range steps {
+				ids[i] = s.ID
+				w.exists[s.ID] = true
+			}
+			var (
+				mu       sync.Mutex
+				inFlight int
+				most     int
+				ended    = map[string]bool{}
+				order    []string
+			)
+			byID := map[string]*Step{}
+			for _, s := range steps {
+				byID[s.ID] = s
+			}
+			dependents := map[string][]string{}
+			for _, s := range steps {
+				for _, d := range s.DependsOn {
+					dependents[d] = append(dependents[d], s.ID)
+				}
+			}
+			// The first wave (the four independent ones and top) waits
+			// until min(p, 5) are in flight at once.
+			wave := min(p, 5)
+			open := make(chan struct{})
+			opened := false
+			for _, s := range steps {
+				inner := s.Compensate
+				s.Compensate = func(ctx context.Context) (string, error) {
+					mu.Lock()
+					for _, d := range dependents[s.ID] {
+						if !ended[d] {
+							t.Errorf("%s compensated before %s, which depends on it, ended", s.ID, d)
+						}
+					}
+					inFlight++
+					most = max(most, inFlight)
+					order = append(order, s.ID)
+					if inFlight >= wave && !opened {
+						opened = true
+						close(open)
+					}
+					mu.Unlock()
+					select {
+					case <-open:
+					case <-time.After(30 * time.Second):
+						t.Errorf("%s waited 30s for %d compensations at once", s.ID, wave)
+					}
+					a, err := inner(ctx)
+					mu.Lock()
+					inFlight--
+					ended[s.ID] = true
+					mu.Unlock()
+					return a, err
+				}
+			}
+			e, path := newEngine(t)
+			out, err := e.Compensate(context.Background(), journal.NewOpID(), Graph(steps), steps, nil, p)
+			if out != Compensated || err != nil {
+				t.Fatalf("outcome %v: %v", out, err)
+			}
+			if len(w.exists) != 0 {
+				t.Fatalf("left: %v", w.exists)
+			}
+			if most != wave {
+				t.Errorf("at most %d compensations at once, want %d", most, wave)
+			}
+			if want := CompensationOrder(Graph(steps), ids); p == 1 && !slices.Equal(order, want) {
+				t.Errorf("order %v, want CompensationOrder's %v", order, want)
+			}
+			// Each compensation is journaled before it starts and after it
+			// ends, behind the target set.
+			recs, err := journal.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := map[string][]string{}
+			for i, r := range recs {
+				if i == 0 && r.Kind != journal.KindRollback {
+					t.Fatalf("first record %+v, want the target set", r)
+				}
+				if r.Phase == "compensate" {
+					status[r.Step] = append(status[r.Step], r.Status)
+				}
+			}
+			for _, id := range ids {
+				if !slices.Equal(status[id], []string{journal.StepStarted, journal.StepOK}) {
+					t.Errorf("%s's records %v, want started then ok", id, status[id])
+				}
+			}
+		})
+	}
+}
