@@ -1,6 +1,10 @@
 package resolve
 
-import "github.com/bulwark-iac/bulwark/core/spec"
+import (
+	"slices"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
 
 // DataValues are what the data entries read: entry name -> attribute ->
 // value.
@@ -34,6 +38,7 @@ func SubstituteData(s *spec.Spec, values DataValues) (*spec.Spec, error) {
 	if len(d.probs) > 0 {
 		return nil, d.probs
 	}
+	c.Secrets = append(slices.Clone(s.Secrets), d.secrets...)
 	return &c, nil
 }
 
@@ -64,8 +69,9 @@ func DataRefs(v any) []string {
 }
 
 type dataSubst struct {
-	values DataValues
-	probs  spec.Problems
+	values  DataValues
+	probs   spec.Problems
+	secrets []any
 }
 
 func (d *dataSubst) value(v any) any {
@@ -88,9 +94,10 @@ func (d *dataSubst) value(v any) any {
 	return v
 }
 
-// ref returns the value of a data reference (a copy), or false for any
-// other reference.
-func (d *dataSubst) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
+// refValue returns the value of a data reference (a copy), or false for
+// any other reference.
+func (d *dataSubst) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
+	ref := *refp
 	if ref.Kind != spec.RefData {
 		return nil, false
 	}
@@ -102,35 +109,21 @@ func (d *dataSubst) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
 	return clone(attrs[ref.Attr]), true
 }
 
-func (d *dataSubst) template(t *spec.Template) any {
-	if ref := t.Single(); ref != nil {
-		if v, ok := d.ref(t, ref); ok {
-			return v
-		}
-		return t
+func (d *dataSubst) bindRef(t *spec.Template, b *binding, ref *spec.Ref, _ string) (*spec.Ref, bool) {
+	if ref.Kind != spec.RefData {
+		return nil, false
 	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	changed := false
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		v, ok := d.ref(t, p.Ref)
-		if !ok {
-			parts = append(parts, p)
-			continue
-		}
-		changed = true
-		s, err := interpolate(t, p.Ref, v)
-		if err != nil {
-			d.probs = append(d.probs, *err.(*spec.Problem))
-			continue
-		}
-		parts = append(parts, spec.Part{Lit: s})
+	attrs, ok := d.values[ref.Name]
+	if !ok {
+		d.probs = append(d.probs, *problem(t, ref, "%s: data %q was not read", ref, ref.Name))
+		return nil, true
 	}
-	if !changed {
-		return t
-	}
-	return spec.NewTemplate(t.File, t.Pos, parts)
+	b.setData(ref.Name, ref.Attr, toCty(attrs[ref.Attr]))
+	return nil, true
 }
+
+func (d *dataSubst) problem(p *spec.Problem) { d.probs = append(d.probs, *p) }
+
+func (d *dataSubst) derived(v any) { d.secrets = append(d.secrets, v) }
+
+func (d *dataSubst) template(t *spec.Template) any { return substTemplate(d, t) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Expand returns the concrete spec for s with the variable values vars
@@ -36,7 +37,12 @@ import (
 // not exist, a value that cannot be interpolated) is reported at once, as
 // spec.Problems positioned at the reference or the field.
 func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
-	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}}
+	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}, sensitive: map[string]bool{}}
+	for _, v := range s.Variables {
+		if v.Sensitive {
+			e.sensitive[v.Name] = true
+		}
+	}
 	for _, v := range s.Variables {
 		if _, ok := vars[v.Name]; !ok {
 			e.add(v.Pos, "variable %s has no value (resolve.Values gives every variable one)", v.Name)
@@ -115,6 +121,7 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	if len(e.probs) > 0 {
 		return nil, e.sorted()
 	}
+	c.Secrets = append(slices.Clone(s.Secrets), e.secrets...)
 	return &c, nil
 }
 
@@ -130,11 +137,14 @@ type each struct {
 }
 
 type expander struct {
-	s      *spec.Spec
-	vars   map[string]any
-	keys   map[string][]string        // for_each resource -> its keys, sorted
-	keySet map[string]map[string]bool // the same, as sets
-	probs  spec.Problems
+	s         *spec.Spec
+	vars      map[string]any
+	sensitive map[string]bool            // the sensitive variables
+	ea        *each                      // the instance being expanded, if any
+	secrets   []any                      // values expressions computed from secrets
+	keys      map[string][]string        // for_each resource -> its keys, sorted
+	keySet    map[string]map[string]bool // the same, as sets
+	probs     spec.Problems
 }
 
 func (e *expander) add(pos spec.Pos, format string, args ...any) {
@@ -283,67 +293,82 @@ func (e *expander) subst(v any, ea *each) any {
 }
 
 func (e *expander) template(t *spec.Template, ea *each) any {
-	// value returns a reference's value, or false for a resource
-	// reference (kept, with [each.key] replaced, in *ref).
-	value := func(ref **spec.Ref) (any, bool) {
-		r := *ref
-		switch r.Kind {
-		case spec.RefVar:
-			return clone(e.vars[r.Name]), true
-		case spec.RefEachKey, spec.RefEachValue:
-			if ea == nil {
-				e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
-				return nil, true
-			}
-			if r.Kind == spec.RefEachKey {
-				return ea.key, true
-			}
-			return clone(ea.value), true
-		case spec.RefData:
-			return nil, false // read at plan time (SubstituteData)
+	e.ea = ea
+	return substTemplate(e, t)
+}
+
+// refValue returns a reference's value, or false for a resource or data
+// reference (kept, with [each.key] replaced, in *ref).
+func (e *expander) refValue(_ *spec.Template, refp **spec.Ref) (any, bool) {
+	r := *refp
+	switch r.Kind {
+	case spec.RefVar:
+		return clone(e.vars[r.Name]), true
+	case spec.RefEachKey, spec.RefEachValue:
+		if e.ea == nil {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
+			return nil, true
 		}
-		if r.Key == spec.EachKey {
-			if ea == nil {
-				e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
-				return nil, false
-			}
-			cr := *r
-			cr.Key = ea.key
-			*ref = &cr
-			r = &cr
+		if r.Kind == spec.RefEachKey {
+			return e.ea.key, true
 		}
-		if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
-			e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
+		return clone(e.ea.value), true
+	case spec.RefData:
+		return nil, false // read at plan time (SubstituteData)
+	}
+	*refp = e.resourceRef(r)
+	return nil, false
+}
+
+// resourceRef returns r with [each.key] replaced by the instance's key,
+// and checks that the instance it names exists.
+func (e *expander) resourceRef(r *spec.Ref) *spec.Ref {
+	if r.Key == spec.EachKey {
+		if e.ea == nil {
+			e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
+			return r
 		}
+		cr := *r
+		cr.Key = e.ea.key
+		r = &cr
+	}
+	if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
+		e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
+	}
+	return r
+}
+
+func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) (*spec.Ref, bool) {
+	switch r.Kind {
+	case spec.RefVar:
+		v := toCty(e.vars[r.Name])
+		if e.sensitive[r.Name] {
+			v = v.Mark(sensitive)
+		}
+		b.setVar(r.Name, v)
+		return nil, true
+	case spec.RefEachKey, spec.RefEachValue:
+		if e.ea == nil {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
+			b.setEach("key", cty.StringVal(""))
+			b.setEach("value", cty.NullVal(cty.DynamicPseudoType))
+			return nil, true
+		}
+		if r.Kind == spec.RefEachKey {
+			b.setEach("key", cty.StringVal(e.ea.key))
+		} else {
+			b.setEach("value", toCty(e.ea.value))
+		}
+		return nil, true
+	case spec.RefData:
 		return nil, false
 	}
-	if ref := t.Single(); ref != nil {
-		if v, ok := value(&ref); ok {
-			return v
-		}
-		return spec.NewTemplate(t.File, t.Pos, []spec.Part{{Ref: ref}})
-	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		ref := p.Ref
-		v, ok := value(&ref)
-		if !ok {
-			parts = append(parts, spec.Part{Ref: ref})
-			continue
-		}
-		s, err := interpolate(t, ref, v)
-		if err != nil {
-			e.probs = append(e.probs, *err.(*spec.Problem))
-			continue
-		}
-		parts = append(parts, spec.Part{Lit: s})
-	}
-	return spec.NewTemplate(t.File, t.Pos, parts)
+	return e.resourceRef(r), false
 }
+
+func (e *expander) problem(p *spec.Problem) { e.probs = append(e.probs, *p) }
+
+func (e *expander) derived(v any) { e.secrets = append(e.secrets, v) }
 
 // describe names a value's kind for messages, never quoting it.
 func describe(v any) string {

@@ -160,6 +160,11 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 			if p.Ref != nil {
 				fn(p.Ref)
 			}
+			if p.Expr != nil {
+				for _, r := range p.Expr.Refs {
+					fn(r)
+				}
+			}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
@@ -176,6 +181,7 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 type resolver struct {
 	lookup  Lookup
 	unknown []string
+	secrets []any // values expressions computed from sensitive values
 	err     error
 }
 
@@ -220,44 +226,18 @@ func (r *resolver) value(v any, path string) (any, bool) {
 }
 
 func (r *resolver) template(t *spec.Template) (any, bool) {
-	if ref := t.Single(); ref != nil {
-		v, ok := r.ref(t, ref)
-		if !ok {
-			return t, false
-		}
-		return v, true
+	out := substTemplate(r, t)
+	if r.err != nil {
+		return t, true
 	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	known := true
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		v, ok := r.ref(t, p.Ref)
-		if !ok {
-			known = false
-			parts = append(parts, p)
-			continue
-		}
-		s, err := interpolate(t, p.Ref, v)
-		if err != nil {
-			r.fail(err)
-			return t, true
-		}
-		parts = append(parts, spec.Part{Lit: s})
-	}
-	return spec.NewTemplate(t.File, t.Pos, parts), known
+	_, unknown := out.(*spec.Template)
+	return out, !unknown
 }
 
-// ref looks one reference up; it returns a copy of the value.
-func (r *resolver) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
-	if ref.Kind == spec.RefData {
-		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
-		return nil, true
-	}
-	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
-		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
+// refValue looks one reference up; it returns a copy of the value.
+func (r *resolver) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
+	ref := *refp
+	if !r.resolvable(t, ref) {
 		return nil, true
 	}
 	v, ok := r.lookup(ref.Address(), ref.Attr)
@@ -266,6 +246,36 @@ func (r *resolver) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
 	}
 	return clone(v), true
 }
+
+// resolvable reports whether ref is a resource reference, as a concrete
+// spec's are, and records a problem when it is not.
+func (r *resolver) resolvable(t *spec.Template, ref *spec.Ref) bool {
+	if ref.Kind == spec.RefData {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
+		return false
+	}
+	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
+		return false
+	}
+	return true
+}
+
+func (r *resolver) bindRef(t *spec.Template, b *binding, ref *spec.Ref, key string) (*spec.Ref, bool) {
+	if !r.resolvable(t, ref) {
+		return nil, true
+	}
+	v, ok := r.lookup(ref.Address(), ref.Attr)
+	if !ok {
+		return nil, false
+	}
+	b.setRes(ref.Name, ref.Keyed, key, ref.Attr, toCty(v))
+	return nil, true
+}
+
+func (r *resolver) problem(p *spec.Problem) { r.fail(p) }
+
+func (r *resolver) derived(v any) { r.secrets = append(r.secrets, v) }
 
 func (r *resolver) fail(err error) {
 	if r.err == nil {
@@ -277,9 +287,13 @@ func problem(t *spec.Template, ref *spec.Ref, format string, args ...any) *spec.
 	return &spec.Problem{File: t.File, Pos: ref.Pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// interpolate formats v, the value of ref, inside the string t. The value
-// itself is never quoted in a message: it may be a secret.
-func interpolate(t *spec.Template, ref *spec.Ref, v any) (string, error) {
+// interpolateAt formats v, the value of what (a reference or an
+// expression, as written, at pos of file), inside a longer string. The
+// value itself is never quoted in a message: it may be a secret.
+func interpolateAt(file string, pos spec.Pos, what string, v any) (string, *spec.Problem) {
+	fail := func(format string, args ...any) (string, *spec.Problem) {
+		return "", &spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch v := v.(type) {
 	case string:
 		return v, nil
@@ -292,13 +306,13 @@ func interpolate(t *spec.Template, ref *spec.Ref, v any) (string, error) {
 	case bool:
 		return strconv.FormatBool(v), nil
 	case nil:
-		return "", problem(t, ref, "%s is null and cannot be part of a string (use it alone, as the whole value, to pass null)", ref)
+		return fail("%s is null and cannot be part of a string (use it alone, as the whole value, to pass null)", what)
 	case []any:
-		return "", problem(t, ref, "%s is a list and cannot be part of a string (use it alone, as the whole value, to pass the list)", ref)
+		return fail("%s is a list and cannot be part of a string (use it alone, as the whole value, to pass the list)", what)
 	case map[string]any:
-		return "", problem(t, ref, "%s is a map and cannot be part of a string (use it alone, as the whole value, to pass the map)", ref)
+		return fail("%s is a map and cannot be part of a string (use it alone, as the whole value, to pass the map)", what)
 	}
-	return "", problem(t, ref, "%s has a value of type %T, which cannot be part of a string", ref, v)
+	return fail("%s has a value of type %T, which cannot be part of a string", what, v)
 }
 
 // clone deep-copies a JSON-like value.

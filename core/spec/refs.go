@@ -45,18 +45,31 @@ func (p *parser) template(n *yaml.Node) (any, bool) {
 	ok := true
 	for _, it := range items {
 		pos := loc.at(n.Value[it.off:it.end])
-		if it.ref == nil {
+		switch {
+		case it.msg != "":
+			if it.inExpr && it.msgOff > 0 {
+				body := n.Value[it.off+2 : it.end-1]
+				pos = exprPos(pos, body, it.msgOff)
+			}
 			p.add(pos, "%s", it.msg)
 			ok = false
-			continue
+		case it.expr != nil:
+			placeExpr(it.expr, pos)
+			if p.tc.noRefs {
+				p.add(pos, "%s cannot hold expressions (%s); write $${ for a literal ${", p.tc.where, it.expr)
+				ok = false
+				continue
+			}
+			p.tc.refs = append(p.tc.refs, it.expr.Refs...)
+		default:
+			it.ref.Pos = pos
+			if p.tc.noRefs {
+				p.add(pos, "%s cannot hold references (%s); write $${ for a literal ${", p.tc.where, it.ref)
+				ok = false
+				continue
+			}
+			p.tc.refs = append(p.tc.refs, it.ref)
 		}
-		it.ref.Pos = pos
-		if p.tc.noRefs {
-			p.add(pos, "%s cannot hold references (%s); write $${ for a literal ${", p.tc.where, it.ref)
-			ok = false
-			continue
-		}
-		p.tc.refs = append(p.tc.refs, it.ref)
 	}
 	if !ok {
 		return nil, false
@@ -194,6 +207,10 @@ func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
 	case []any, map[string]any:
 		fe.Value = val
 	case *Template:
+		if val.Whole() != nil {
+			fe.Value = val // an expression, evaluated with the variables
+			break
+		}
 		fe.Ref = val.Single()
 		if fe.Ref == nil {
 			p.addf(v, "%sfor_each must be one reference to a variable (for_each: ${var.NAME}) or a list or mapping, not a string", rn.prefix)

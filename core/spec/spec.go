@@ -141,7 +141,8 @@ func (r *Resource) Address() Address {
 
 // ForEach is a resource's for_each: either one reference to a variable
 // (`for_each: ${var.zones}`, Ref set) or a literal list or mapping (Value a
-// []any or map[string]any, whose strings may reference variables). Its keys
+// []any or map[string]any, whose strings may reference variables), or an
+// expression over variables (Value a *Template, `${toset(var.zones)}`). Its keys
 // must be known before any provider starts, so nothing else may be used.
 type ForEach struct {
 	Ref   *Ref
@@ -235,6 +236,11 @@ type Spec struct {
 	// run (nil before): the inputs of this run, to be recorded with its
 	// revision.
 	Values map[string]any
+	// Secrets are the values expressions computed from sensitive values
+	// (${upper(var.token)}) once resolve.Expand or resolve.SubstituteData
+	// has run: each is sensitive as a sensitive variable's value is,
+	// sealed in the state and masked everywhere, though its text differs.
+	Secrets []any
 	// Text is the spec's source, kept so an applied spec can be recorded as a
 	// revision and parsed again by rollback.
 	Text []byte

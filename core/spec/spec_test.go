@@ -312,7 +312,7 @@ func TestParseBad(t *testing.T) {
 			`18:17: unknown variable "nope" in ${var.nope} (declared under variables: env)`,
 		},
 		"reference_syntax.yaml": {
-			`9:11: invalid reference "${upper(var.x)}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`9:11: invalid reference "${upperr(net.id)}": unknown function "upperr" (did you mean upper?)`,
 			`10:11: unterminated reference "${net.id": a ${ needs its } (write $${ for a literal ${)`,
 			`11:11: empty reference ${}: want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
 			`12:11: invalid reference "${each.index}": each has only .key and .value`,
