@@ -18,10 +18,17 @@ type DataValues map[string]map[string]any
 // not changed; every problem (a value that cannot be interpolated, an entry
 // that was not read) is reported, positioned at the reference.
 func SubstituteData(s *spec.Spec, values DataValues) (*spec.Spec, error) {
+	return SubstituteDataSensitive(s, values, nil)
+}
+
+// SubstituteDataSensitive is SubstituteData where sensitive lists, by
+// entry, the attributes that are secrets: a value an expression computes
+// from one (${upper(data.creds.token)}) is added to the result's Secrets.
+func SubstituteDataSensitive(s *spec.Spec, values DataValues, sensitive map[string][]string) (*spec.Spec, error) {
 	if len(s.Data) == 0 {
 		return s, nil
 	}
-	d := &dataSubst{values: values}
+	d := &dataSubst{values: values, sensitive: sensitive}
 	c := *s
 	c.Resources = make([]*spec.Resource, len(s.Resources))
 	for i, r := range s.Resources {
@@ -69,9 +76,10 @@ func DataRefs(v any) []string {
 }
 
 type dataSubst struct {
-	values  DataValues
-	probs   spec.Problems
-	secrets []any
+	values    DataValues
+	sensitive map[string][]string
+	probs     spec.Problems
+	secrets   []any
 }
 
 func (d *dataSubst) value(v any) any {
@@ -118,7 +126,11 @@ func (d *dataSubst) bindRef(t *spec.Template, b *binding, ref *spec.Ref, _ strin
 		d.probs = append(d.probs, *problem(t, ref, "%s: data %q was not read", ref, ref.Name))
 		return nil, true
 	}
-	b.setData(ref.Name, ref.Attr, toCty(attrs[ref.Attr]))
+	v := toCty(attrs[ref.Attr])
+	if slices.Contains(d.sensitive[ref.Name], ref.Attr) {
+		v = v.Mark(sensitive)
+	}
+	b.setData(ref.Name, ref.Attr, v)
 	return nil, true
 }
 

@@ -343,3 +343,35 @@ func substTemplate(st stage, t *spec.Template) any {
 	}
 	return spec.NewTemplate(t.File, t.Pos, parts)
 }
+
+// HoldsSensitive reports whether v holds an expression not evaluated yet
+// (its value known after apply) that uses a sensitive value: its value
+// will be a secret, so a plan shows it as one already.
+func HoldsSensitive(v any) bool {
+	switch v := v.(type) {
+	case *spec.Template:
+		for _, p := range v.Parts {
+			if p.Expr == nil {
+				continue
+			}
+			for _, b := range p.Expr.Bound {
+				if b.ContainsMarked() {
+					return true
+				}
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if HoldsSensitive(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if HoldsSensitive(e) {
+				return true
+			}
+		}
+	}
+	return false
+}

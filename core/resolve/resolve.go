@@ -57,17 +57,26 @@ type Lookup func(address, attr string) (value any, known bool)
 // map inside a longer string) or a reference that a concrete spec cannot
 // hold (a variable or each).
 func Config(cfg map[string]any, lookup Lookup) (map[string]any, []string, error) {
+	m, unknown, _, err := ConfigSecrets(cfg, lookup)
+	return m, unknown, err
+}
+
+// ConfigSecrets is Config, and also returns the values that expressions
+// computed from a sensitive value while resolving (${upper(var.token)}
+// beside ${net.id}): secrets whose text is not the sensitive value's, for
+// the caller to seal and mask as it does that value.
+func ConfigSecrets(cfg map[string]any, lookup Lookup) (map[string]any, []string, []any, error) {
 	r := &resolver{lookup: lookup}
 	out, _ := r.value(cfg, "")
 	if r.err != nil {
-		return nil, nil, r.err
+		return nil, nil, nil, r.err
 	}
 	slices.Sort(r.unknown)
 	m, _ := out.(map[string]any)
 	if m == nil && cfg != nil {
 		m = map[string]any{}
 	}
-	return m, r.unknown, nil
+	return m, r.unknown, r.secrets, nil
 }
 
 // Value resolves one value (an output's, say) as Config does; known is

@@ -197,10 +197,11 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 	cfgs := make(map[string]map[string]any, n)
 	lookup := planLookup(st, obs, decided, cfgs)
 	for _, r := range specOrder(s.sp.Resources) {
-		rr, _, err := resolved(r, lookup)
+		rr, _, derived, err := resolvedSecrets(r, lookup)
 		if err != nil {
 			return nil, nil, err
 		}
+		s.learnDerived(derived)
 		if s.derived == nil {
 			s.derived = make(map[string][]string, n)
 		}

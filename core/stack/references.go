@@ -76,26 +76,46 @@ func hasRefs(r *spec.Resource) bool { return !resolve.Known(r.Config) }
 // holds no reference), and the paths of the values still unknown (left as
 // *spec.Template).
 func resolved(r *spec.Resource, lookup resolve.Lookup) (*spec.Resource, []string, error) {
+	rr, unknown, _, err := resolvedSecrets(r, lookup)
+	return rr, unknown, err
+}
+
+// resolvedSecrets is resolved, and also returns the values expressions
+// computed from secrets on the way (see learnDerived).
+func resolvedSecrets(r *spec.Resource, lookup resolve.Lookup) (*spec.Resource, []string, []any, error) {
 	if !hasRefs(r) {
-		return r, nil, nil
+		return r, nil, nil, nil
 	}
-	cfg, unknown, err := resolve.Config(r.Config, lookup)
+	cfg, unknown, secrets, err := resolve.ConfigSecrets(r.Config, lookup)
 	if err != nil {
-		return nil, nil, fmt.Errorf("resource %s: %w", r.Name, err)
+		return nil, nil, nil, fmt.Errorf("resource %s: %w", r.Name, err)
 	}
 	c := *r
 	c.Config = cfg
-	return &c, unknown, nil
+	return &c, unknown, secrets, nil
+}
+
+// learnDerived records values an expression computed from a secret
+// (${upper(var.token)}): their text is not the secret's, so they are
+// learnt as secrets of their own, sealed and masked wherever they appear.
+func (s *session) learnDerived(vs []any) {
+	for _, v := range vs {
+		if !slices.ContainsFunc(s.sp.Secrets, func(have any) bool { return reflect.DeepEqual(have, v) }) {
+			s.sp.Secrets = append(s.sp.Secrets, v)
+		}
+		s.opts.Redactor.Add(v)
+	}
 }
 
 // resolvedNow is r resolved from the state as it is now, for a step about
 // to run: every reference must be known (its resource applied), else the
 // step fails naming what is missing.
 func (s *session) resolvedNow(r *spec.Resource) (*spec.Resource, error) {
-	rr, unknown, err := resolved(r, recordLookup(s.store.Resource))
+	rr, unknown, derived, err := resolvedSecrets(r, recordLookup(s.store.Resource))
 	if err != nil {
 		return nil, err
 	}
+	s.learnDerived(derived)
 	if len(unknown) > 0 {
 		var missing []string
 		for _, a := range resolve.Refs(r.Config) {
@@ -203,7 +223,7 @@ func specOrder(rs []*spec.Resource) []*spec.Resource {
 func (s *session) derivedSensitive(cfg map[string]any) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if s.holdsSecret(cfg[k]) {
+		if s.holdsSecret(cfg[k]) || resolve.HoldsSensitive(cfg[k]) {
 			out = append(out, k)
 		}
 	}
@@ -265,10 +285,12 @@ func scalars(v any) []string {
 	return nil
 }
 
-// sensitiveVars are the values of the spec's sensitive variables, and the
-// sensitive attributes its data entries read.
+// sensitiveVars are the values of the spec's sensitive variables, the
+// sensitive attributes its data entries read, and the values expressions
+// computed from either.
 func (s *session) sensitiveVars() []any {
 	out := slices.Clone(s.dataSecrets)
+	out = append(out, s.sp.Secrets...)
 	for _, v := range s.sp.Variables {
 		if val, ok := s.sp.Values[v.Name]; ok && v.Sensitive {
 			out = append(out, val)
