@@ -38,6 +38,7 @@ var functions = sync.OnceValue(func() map[string]function.Function {
 		"format":      stdlib.FormatFunc,
 		"formatlist":  stdlib.FormatListFunc,
 		"indent":      stdlib.IndentFunc,
+		"index":       indexFunc,
 		"join":        stdlib.JoinFunc,
 		"jsondecode":  stdlib.JSONDecodeFunc,
 		"jsonencode":  stdlib.JSONEncodeFunc,
@@ -163,5 +164,39 @@ var lengthFunc = function.New(&function.Spec{
 			return cty.NumberIntVal(int64(len(v.Type().AttributeTypes()))).WithMarks(marks), nil
 		}
 		return v.Length().WithMarks(marks), nil
+	},
+})
+
+// indexFunc is Terraform's index: the position of the first element of a
+// list equal to value.
+var indexFunc = function.New(&function.Spec{
+	Description: "Returns the index of the first element of list equal to value.",
+	Params: []function.Parameter{
+		{Name: "list", Type: cty.DynamicPseudoType},
+		{Name: "value", Type: cty.DynamicPseudoType},
+	},
+	Type: function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		t := args[0].Type()
+		if !(t.IsListType() || t.IsTupleType()) {
+			return cty.NilVal, function.NewArgErrorf(0, "argument must be a list or tuple")
+		}
+		if !args[0].IsKnown() {
+			return cty.UnknownVal(cty.Number), nil
+		}
+		for it := args[0].ElementIterator(); it.Next(); {
+			i, v := it.Element()
+			eq, err := stdlib.Equal(v, args[1])
+			if err != nil {
+				return cty.NilVal, err
+			}
+			if !eq.IsKnown() {
+				return cty.UnknownVal(cty.Number), nil
+			}
+			if eq.True() {
+				return i, nil
+			}
+		}
+		return cty.NilVal, function.NewArgErrorf(1, "the list has no such element")
 	},
 })
