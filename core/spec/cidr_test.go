@@ -53,4 +53,3 @@ func TestCIDRFunctions(t *testing.T) {
 		}
 	}
 }
-
