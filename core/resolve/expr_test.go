@@ -264,3 +264,44 @@ func mustTemplate(t *testing.T, c *spec.Spec, key string) any {
 	t.Fatalf("no config %s", key)
 	return nil
 }
+
+// TestForEachExpression: for_each may be an expression over variables; a
+// sensitive variable in it is refused, as in a plain for_each.
+func TestForEachExpression(t *testing.T) {
+	text := exprHead + `  - name: web
+    type: t
+    for_each: '${toset([for z in var.zones: z if z != "b"])}'
+    config: {k: "${each.key}"}
+  - name: db
+    type: t
+    for_each: '${{for k, v in var.tags: k => upper(v)}}'
+    config: {v: "${each.value}"}
+`
+	c := expand(t, parse(t, text), Inputs{})
+	var got []string
+	for _, r := range c.Resources {
+		got = append(got, r.Name+"="+fmtAny(r.Config["k"])+fmtAny(r.Config["v"]))
+	}
+	if d := cmp.Diff([]string{"web[a]=a", "db[cost]=42", "db[team]=CORE"}, got); d != "" {
+		t.Errorf("instances (-want +got):\n%s", d)
+	}
+
+	s := parse(t, exprHead+`  - name: web
+    type: t
+    for_each: '${[upper(var.token)]}'
+`)
+	vals, _, err := Values(s, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Expand(s, vals); err == nil || !strings.Contains(err.Error(), `for_each cannot use the sensitive variable "token"`) {
+		t.Errorf("Expand: %v", err)
+	}
+}
+
+func fmtAny(v any) string {
+	if v == nil {
+		return ""
+	}
+	return v.(string)
+}
