@@ -96,8 +96,8 @@ func fromCty(v cty.Value) any {
 
 // binding collects the values bound into one expression, by root.
 type binding struct {
-	vars, each, data map[string]cty.Value
-	res              map[string]map[string]any // name -> attr or key -> value or map[attr]value
+	vars, each, data, locals map[string]cty.Value
+	res                      map[string]map[string]any // name -> attr or key -> value or map[attr]value
 }
 
 func (b *binding) setVar(name string, v cty.Value) {
@@ -105,6 +105,13 @@ func (b *binding) setVar(name string, v cty.Value) {
 		b.vars = map[string]cty.Value{}
 	}
 	b.vars[name] = v
+}
+
+func (b *binding) setLocal(name string, v cty.Value) {
+	if b.locals == nil {
+		b.locals = map[string]cty.Value{}
+	}
+	b.locals[name] = v
 }
 
 func (b *binding) setEach(key string, v cty.Value) {
@@ -160,6 +167,9 @@ func (b *binding) into(bound map[string]cty.Value) map[string]cty.Value {
 	}
 	if b.each != nil {
 		out["each"] = cty.ObjectVal(b.each)
+	}
+	if b.locals != nil {
+		out["local"] = cty.ObjectVal(b.locals)
 	}
 	if b.data != nil {
 		out["data"] = cty.ObjectVal(b.data)

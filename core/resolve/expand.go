@@ -52,6 +52,8 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 		return nil, e.sorted()
 	}
 
+	e.evalLocals()
+
 	// The instance keys of every for_each resource, first: a reference to
 	// an instance may come before the resource in the file.
 	values := map[string]map[string]any{}
@@ -142,6 +144,8 @@ type expander struct {
 	sensitive map[string]bool            // the sensitive variables
 	ea        *each                      // the instance being expanded, if any
 	secrets   []any                      // values expressions computed from secrets
+	locals    map[string]any             // the locals' values
+	secretLoc map[string]bool            // the locals that use a sensitive value
 	keys      map[string][]string        // for_each resource -> its keys, sorted
 	keySet    map[string]map[string]bool // the same, as sets
 	probs     spec.Problems
@@ -167,7 +171,14 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	fe := r.ForEach
 	var coll any
 	from := "for_each"
-	if fe.Ref != nil {
+	if fe.Ref != nil && fe.Ref.Kind == spec.RefLocal {
+		if e.secretLoc[fe.Ref.Name] {
+			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
+			return nil, nil
+		}
+		coll = e.locals[fe.Ref.Name]
+		from = fmt.Sprintf("for_each (%s)", fe.Ref)
+	} else if fe.Ref != nil {
 		if v, ok := e.s.Variable(fe.Ref.Name); ok && v.Sensitive {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
 			return nil, nil
@@ -177,6 +188,10 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	} else {
 		sensitive := ""
 		walkRefs(fe.Value, func(ref *spec.Ref) {
+			if ref.Kind == spec.RefLocal && e.secretLoc[ref.Name] && sensitive == "" {
+				sensitive = ref.Name
+				e.add(ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, ref.Name)
+			}
 			if v, ok := e.s.Variable(ref.Name); ok && v.Sensitive && ref.Kind == spec.RefVar && sensitive == "" {
 				sensitive = ref.Name
 				e.add(ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, ref.Name)
@@ -313,11 +328,49 @@ func (e *expander) refValue(_ *spec.Template, refp **spec.Ref) (any, bool) {
 			return e.ea.key, true
 		}
 		return clone(e.ea.value), true
+	case spec.RefLocal:
+		return clone(e.locals[r.Name]), true
 	case spec.RefData:
 		return nil, false // read at plan time (SubstituteData)
 	}
 	*refp = e.resourceRef(r)
 	return nil, false
+}
+
+// evalLocals gives every local its value, each after the locals it uses
+// (Parse has refused a cycle), and notes which use a sensitive value.
+func (e *expander) evalLocals() {
+	e.locals, e.secretLoc = make(map[string]any, len(e.s.Locals)), map[string]bool{}
+	byName := make(map[string]*spec.Local, len(e.s.Locals))
+	for _, l := range e.s.Locals {
+		byName[l.Name] = l
+	}
+	done := map[string]bool{}
+	var eval func(l *spec.Local)
+	eval = func(l *spec.Local) {
+		if done[l.Name] {
+			return
+		}
+		done[l.Name] = true
+		secret := false
+		walkRefs(l.Value, func(ref *spec.Ref) {
+			switch ref.Kind {
+			case spec.RefLocal:
+				if d := byName[ref.Name]; d != nil {
+					eval(d)
+				}
+				secret = secret || e.secretLoc[ref.Name]
+			case spec.RefVar:
+				secret = secret || e.sensitive[ref.Name]
+			}
+		})
+		e.ea = nil
+		e.locals[l.Name] = e.subst(l.Value, nil)
+		e.secretLoc[l.Name] = secret
+	}
+	for _, l := range e.s.Locals {
+		eval(l)
+	}
 }
 
 // resourceRef returns r with [each.key] replaced by the instance's key,
@@ -359,6 +412,13 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 		} else {
 			b.setEach("value", toCty(e.ea.value))
 		}
+		return nil, true
+	case spec.RefLocal:
+		v := toCty(e.locals[r.Name])
+		if e.secretLoc[r.Name] {
+			v = v.Mark(sensitive)
+		}
+		b.setLocal(r.Name, v)
 		return nil, true
 	case spec.RefData:
 		return nil, false

@@ -276,7 +276,13 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return nil, "", "want data.NAME.ATTR, NAME matching " + namePattern
 		}
 		return &Ref{Kind: RefData, Name: name, Attr: a}, "", ""
-	case "local", "count", "module", "path", "self", "terraform":
+	case "local":
+		name, ok := attr(1)
+		if !ok || !varNameRE.MatchString(name) {
+			return nil, "", "want local.NAME, NAME matching " + varNamePattern
+		}
+		return &Ref{Kind: RefLocal, Name: name}, "", ""
+	case "count", "module", "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
 	ref := &Ref{Kind: RefResource, Name: root}
@@ -390,7 +396,7 @@ func isExpr(body string) bool {
 	return len(b) > len("each.value") && strings.HasPrefix(b, "each.value") && (b[10] == '.' || b[10] == '[')
 }
 
-var varDeepRE = lazy(`^var\.` + varNamePattern + `[.\[]`)
+var varDeepRE = lazy(`^(?:var|local)\.` + varNamePattern + `[.\[]`)
 
 // suggestFunction returns " (did you mean NAME?)" for the function whose
 // name is closest to name, when one is close, else a pointer to the list.

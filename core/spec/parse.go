@@ -41,7 +41,7 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "data", "outputs"}
+	topFields      = []string{"version", "stack", "variables", "locals", "providers", "default_provider", "resources", "data", "outputs"}
 	providerFields = []string{"source", "version", "config"}
 	dataFields     = []string{"name", "type", "provider", "config"}
 	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
@@ -314,6 +314,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		resources                          []*resourceNodes
 		data                               []*dataNodes
 		outputs                            []*tmplCtx
+		locals                             []*tmplCtx
 		providerRefs                       *tmplCtx
 	)
 	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
@@ -349,6 +350,8 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			}
 		case "variables":
 			p.variables(s, v)
+		case "locals":
+			locals = p.locals(s, v)
 		case "outputs":
 			outputs = p.outputs(s, v)
 		case "data":
@@ -495,6 +498,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		}
 	}
 	p.checkRefs(s, first, resources, data, outputs, providerRefs, deps)
+	p.checkLocals(s, locals)
 	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)

@@ -35,6 +35,7 @@ type tmplCtx struct {
 	noRefs bool
 	refs   []*Ref
 	out    *Output // the output whose value this is, if any
+	local  *Local  // the local whose value this is, if any
 }
 
 // template reads the string scalar n, which holds "${", as a *Template, or
@@ -357,6 +358,79 @@ func (p *parser) outputs(s *Spec, m *yaml.Node) []*tmplCtx {
 	return out
 }
 
+// locals walks the locals: mapping; it returns the references of each
+// local's value.
+func (p *parser) locals(s *Spec, m *yaml.Node) []*tmplCtx {
+	if isNull(m) {
+		return nil
+	}
+	if m.Kind != yaml.MappingNode {
+		p.addf(m, "locals must be a mapping of names to values, not %s", describe(m))
+		return nil
+	}
+	var out []*tmplCtx
+	p.names(m, "local", varNameRE, varNamePattern, func(name string, k, v *yaml.Node) {
+		l := &Local{Name: name, Pos: posOf(k)}
+		s.Locals = append(s.Locals, l)
+		tc := &tmplCtx{where: "a local's value", local: l}
+		out = append(out, tc)
+		p.tc = tc
+		l.Value, _ = p.value(v)
+		p.tc = nil
+	})
+	return out
+}
+
+// checkLocals checks the references locals make (variables and other
+// locals only: they are evaluated before any provider starts) and reports
+// a cycle among them.
+func (p *parser) checkLocals(s *Spec, locals []*tmplCtx) {
+	var nodes []string
+	deps := map[string][]string{}
+	pos := map[string]Pos{}
+	vars := map[string]bool{}
+	var varNames, localNames []string
+	for _, v := range s.Variables {
+		vars[v.Name] = true
+		varNames = append(varNames, v.Name)
+	}
+	for _, l := range s.Locals {
+		pos[l.Name] = l.Pos
+		localNames = append(localNames, l.Name)
+	}
+	slices.Sort(varNames)
+	slices.Sort(localNames)
+	for _, tc := range locals {
+		l := tc.local
+		nodes = append(nodes, l.Name)
+		for _, ref := range tc.refs {
+			switch ref.Kind {
+			case RefVar:
+				if !vars[ref.Name] {
+					p.add(ref.Pos, "unknown variable %s in %s (declared under variables: %s)", quote(ref.Name), ref, nameList(varNames))
+				}
+			case RefLocal:
+				if _, ok := pos[ref.Name]; !ok {
+					p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(localNames))
+					continue
+				}
+				if ref.Name == l.Name {
+					p.add(ref.Pos, "local %s references itself in %s", quote(l.Name), ref)
+					continue
+				}
+				if !slices.Contains(deps[l.Name], ref.Name) {
+					deps[l.Name] = append(deps[l.Name], ref.Name)
+				}
+			default:
+				p.add(ref.Pos, "local %s: a local can use only variables and other locals, not %s (locals are evaluated before any provider starts)", quote(l.Name), ref)
+			}
+		}
+	}
+	for _, c := range findCycles(nodes, deps) {
+		p.add(pos[c[0]], "local cycle: %s", c)
+	}
+}
+
 // names walks a mapping of names (variables:, outputs:), reporting keys
 // that are not strings, repeated or malformed, and calls fn for the others.
 func (p *parser) names(m *yaml.Node, what string, re lazyRE, pattern string, fn func(name string, k, v *yaml.Node)) {
@@ -409,6 +483,20 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 	for _, v := range s.Variables {
 		vars[v.Name] = true
 	}
+	locals := make(map[string]bool, len(s.Locals))
+	for _, l := range s.Locals {
+		locals[l.Name] = true
+	}
+	checkLocal := func(ref *Ref) {
+		if !locals[ref.Name] {
+			names := make([]string, 0, len(s.Locals))
+			for _, l := range s.Locals {
+				names = append(names, l.Name)
+			}
+			slices.Sort(names)
+			p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(names))
+		}
+	}
 	var varNames []string // built when a message needs it
 	checkVar := func(ref *Ref) {
 		if vars[ref.Name] {
@@ -457,6 +545,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			switch ref.Kind {
 			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			case RefResource:
 				if checkRes(ref, r) && isFirst && !have[ref.Name] {
 					have[ref.Name] = true
@@ -474,6 +564,10 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 					checkVar(ref)
 					continue
 				}
+				if ref.Kind == RefLocal {
+					checkLocal(ref)
+					continue
+				}
 				why := "its keys must be known before any provider starts"
 				if ref.Kind == RefData {
 					why += " (and so before any data is read)"
@@ -487,6 +581,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			switch ref.Kind {
 			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			case RefResource:
 				checkRes(ref, nil)
 			case RefData:
@@ -502,6 +598,10 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 				continue
 			}
+			if ref.Kind == RefLocal {
+				checkLocal(ref)
+				continue
+			}
 			if ref.Kind == RefData {
 				p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any data is read: the data is read through them)", ref)
 				continue
@@ -511,8 +611,11 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 	}
 	for _, dn := range data {
 		for _, ref := range dn.refs.refs {
-			if ref.Kind == RefVar {
+			switch ref.Kind {
+			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			}
 		}
 	}

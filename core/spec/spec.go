@@ -139,6 +139,14 @@ func (r *Resource) Address() Address {
 	return Address{Name: r.Name}
 }
 
+// Local is one entry under locals: a named value (${local.NAME}) that may
+// use variables and other locals, evaluated before any provider starts.
+type Local struct {
+	Name  string
+	Value any // as a config value: *Template where it holds ${...}
+	Pos   Pos // of its name
+}
+
 // ForEach is a resource's for_each: either one reference to a variable
 // (`for_each: ${var.zones}`, Ref set) or a literal list or mapping (Value a
 // []any or map[string]any, whose strings may reference variables), or an
@@ -236,6 +244,8 @@ type Spec struct {
 	// run (nil before): the inputs of this run, to be recorded with its
 	// revision.
 	Values map[string]any
+	// Locals in the order written (resolve.Expand substitutes them).
+	Locals []*Local
 	// Secrets are the values expressions computed from sensitive values
 	// (${upper(var.token)}) once resolve.Expand or resolve.SubstituteData
 	// has run: each is sensitive as a sensitive variable's value is,

@@ -24,6 +24,8 @@ const (
 	// RefData is ${data.NAME.ATTR}: an attribute of what the data entry
 	// NAME read at plan time.
 	RefData
+	// RefLocal is ${local.NAME}: the value of a local (locals:).
+	RefLocal
 )
 
 // String names the kind for messages.
@@ -39,6 +41,8 @@ func (k RefKind) String() string {
 		return "each.value"
 	case RefData:
 		return "data"
+	case RefLocal:
+		return "local"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -92,6 +96,8 @@ func (r *Ref) String() string {
 		return "${each.value}"
 	case RefData:
 		return "${data." + r.Name + "." + r.Attr + "}"
+	case RefLocal:
+		return "${local." + r.Name + "}"
 	}
 	return "${?}"
 }
@@ -200,10 +206,11 @@ type tmplItem struct {
 }
 
 var (
-	refVarRE  = lazy(`^var\.(` + varNamePattern + `)$`)
-	refResRE  = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
-	refHintRE = lazy(`^[a-z][a-z0-9_-]*\[`)
-	refDataRE = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refVarRE   = lazy(`^var\.(` + varNamePattern + `)$`)
+	refResRE   = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refHintRE  = lazy(`^[a-z][a-z0-9_-]*\[`)
+	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -285,6 +292,12 @@ func parseRef(body string) (*Ref, string) {
 		return &Ref{Kind: RefEachValue}, ""
 	case strings.HasPrefix(b, "each."):
 		return nil, fmt.Sprintf("invalid reference %s: each has only .key and .value", quote("${"+body+"}"))
+	case strings.HasPrefix(b, "local."):
+		m := refLocalRE.FindStringSubmatch(b)
+		if m == nil {
+			return nil, fmt.Sprintf("invalid reference %s: a local name must match %s", quote("${"+body+"}"), varNamePattern)
+		}
+		return &Ref{Kind: RefLocal, Name: m[1]}, ""
 	case strings.HasPrefix(b, "var."):
 		m := refVarRE.FindStringSubmatch(b)
 		if m == nil {
