@@ -97,6 +97,7 @@ func fromCty(v cty.Value) any {
 // binding collects the values bound into one expression, by root.
 type binding struct {
 	vars, each, data, locals map[string]cty.Value
+	count                    *cty.Value
 	res                      map[string]map[string]any // name -> attr or key -> value or map[attr]value
 }
 
@@ -106,6 +107,8 @@ func (b *binding) setVar(name string, v cty.Value) {
 	}
 	b.vars[name] = v
 }
+
+func (b *binding) setCount(index cty.Value) { b.count = &index }
 
 func (b *binding) setLocal(name string, v cty.Value) {
 	if b.locals == nil {
@@ -170,6 +173,9 @@ func (b *binding) into(bound map[string]cty.Value) map[string]cty.Value {
 	}
 	if b.locals != nil {
 		out["local"] = cty.ObjectVal(b.locals)
+	}
+	if b.count != nil {
+		out["count"] = cty.ObjectVal(map[string]cty.Value{"index": *b.count})
 	}
 	if b.data != nil {
 		out["data"] = cty.ObjectVal(b.data)

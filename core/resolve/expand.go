@@ -3,8 +3,10 @@ package resolve
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -103,8 +105,8 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 			c.Resources = append(c.Resources, e.instance(r, nil))
 			continue
 		}
-		for _, k := range e.keys[r.Name] {
-			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k]}))
+		for i, k := range e.keys[r.Name] {
+			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k], count: r.ForEach.Count, index: float64(i)}))
 		}
 	}
 	c.Data = make([]*spec.Data, len(s.Data))
@@ -136,6 +138,8 @@ const MaxInstances = 100_000
 type each struct {
 	key   string
 	value any
+	count bool    // an instance of a count, not a for_each
+	index float64 // its index, when count
 }
 
 type expander struct {
@@ -171,20 +175,23 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	fe := r.ForEach
 	var coll any
 	from := "for_each"
+	if fe.Count {
+		from = "count"
+	}
 	if fe.Ref != nil && fe.Ref.Kind == spec.RefLocal {
 		if e.secretLoc[fe.Ref.Name] {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
 			return nil, nil
 		}
 		coll = e.locals[fe.Ref.Name]
-		from = fmt.Sprintf("for_each (%s)", fe.Ref)
+		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
 	} else if fe.Ref != nil {
 		if v, ok := e.s.Variable(fe.Ref.Name); ok && v.Sensitive {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
 			return nil, nil
 		}
 		coll = e.vars[fe.Ref.Name]
-		from = fmt.Sprintf("for_each (%s)", fe.Ref)
+		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
 	} else {
 		sensitive := ""
 		walkRefs(fe.Value, func(ref *spec.Ref) {
@@ -201,6 +208,9 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 			return nil, nil
 		}
 		coll = e.subst(fe.Value, nil)
+	}
+	if fe.Count {
+		return e.count(r, from, coll)
 	}
 	vals := map[string]any{}
 	var keys []string
@@ -247,6 +257,30 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 		e.add(fe.Pos, "resource %q: %s must be a list or a map, not %s", r.Name, from, describe(coll))
 	}
 	return keys, vals
+}
+
+// count returns the keys of a resource with count n ("0" to "n-1", in
+// that order) and their values (none: ${count.index} is the index).
+func (e *expander) count(r *spec.Resource, from string, n any) ([]string, map[string]any) {
+	f, ok := n.(float64)
+	if !ok || f < 0 || f != math.Trunc(f) || f > MaxInstances {
+		e.add(r.ForEach.Pos, "resource %q: %s must be a whole number from 0 to %d, not %s", r.Name, from, MaxInstances, describeCount(n))
+		return nil, nil
+	}
+	keys := make([]string, int(f))
+	vals := make(map[string]any, len(keys))
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+		vals[keys[i]] = nil
+	}
+	return keys, vals
+}
+
+func describeCount(n any) string {
+	if f, ok := n.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return describe(n)
 }
 
 // instance returns the resource r, or its instance ea, made concrete.
@@ -330,6 +364,12 @@ func (e *expander) refValue(_ *spec.Template, refp **spec.Ref) (any, bool) {
 		return clone(e.ea.value), true
 	case spec.RefLocal:
 		return clone(e.locals[r.Name]), true
+	case spec.RefCountIndex:
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
+			return nil, true
+		}
+		return e.ea.index, true
 	case spec.RefData:
 		return nil, false // read at plan time (SubstituteData)
 	}
@@ -376,6 +416,15 @@ func (e *expander) evalLocals() {
 // resourceRef returns r with [each.key] replaced by the instance's key,
 // and checks that the instance it names exists.
 func (e *expander) resourceRef(r *spec.Ref) *spec.Ref {
+	if r.Key == spec.CountIndex {
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s uses [count.index] outside a resource with count", r)
+			return r
+		}
+		cr := *r
+		cr.Key = e.ea.key
+		return e.checkInstance(&cr)
+	}
 	if r.Key == spec.EachKey {
 		if e.ea == nil {
 			e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
@@ -385,6 +434,11 @@ func (e *expander) resourceRef(r *spec.Ref) *spec.Ref {
 		cr.Key = e.ea.key
 		r = &cr
 	}
+	return e.checkInstance(r)
+}
+
+// checkInstance checks that the instance r names exists.
+func (e *expander) checkInstance(r *spec.Ref) *spec.Ref {
 	if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
 		e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
 	}
@@ -412,6 +466,14 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 		} else {
 			b.setEach("value", toCty(e.ea.value))
 		}
+		return nil, true
+	case spec.RefCountIndex:
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
+			b.setCount(cty.NumberIntVal(0))
+			return nil, true
+		}
+		b.setCount(cty.NumberFloatVal(e.ea.index))
 		return nil, true
 	case spec.RefLocal:
 		v := toCty(e.locals[r.Name])

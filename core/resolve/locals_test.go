@@ -115,3 +115,79 @@ resources:
 		t.Errorf("Expand: %v", err)
 	}
 }
+
+// TestCount: count: N makes NAME[0] to NAME[N-1] in index order, with
+// ${count.index}; [count.index] names the same index of another counted
+// resource; count may be an expression; count and for_each together, and
+// count.index outside a counted resource, are refused.
+func TestCount(t *testing.T) {
+	text := `version: 1
+stack: demo
+variables:
+  env: {default: prod}
+locals:
+  n: '${var.env == "prod" ? 12 : 1}'
+providers: {mock: {}}
+resources:
+  - name: net
+    type: t
+    count: ${local.n}
+    config: {i: "${count.index}", name: "net-${count.index + 1}"}
+  - name: sub
+    type: t
+    count: 2
+    config: {net: "${net[count.index].id}", first: "${net[0].id}", up: '${upper(net[count.index].id)}'}
+`
+	c := expand(t, parse(t, text), Inputs{})
+	var names []string
+	for _, r := range c.Resources {
+		names = append(names, r.Name)
+	}
+	want := []string{"net[0]", "net[1]", "net[2]", "net[3]", "net[4]", "net[5]", "net[6]", "net[7]", "net[8]", "net[9]", "net[10]", "net[11]", "sub[0]", "sub[1]"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("instances (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]any{"i": 10.0, "name": "net-11"}, c.Resources[10].Config); d != "" {
+		t.Errorf("net[10] config (-want +got):\n%s", d)
+	}
+	sub1 := c.Resources[13]
+	if d := cmp.Diff([]string{"net[0]", "net[1]"}, sub1.DependsOn); d != "" {
+		t.Errorf("sub[1] depends on (-want +got):\n%s", d)
+	}
+	cfg, _, err := Config(sub1.Config, func(addr, attr string) (any, bool) { return "id-" + addr, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]any{"net": "id-net[1]", "first": "id-net[0]", "up": "ID-NET[1]"}, cfg); d != "" {
+		t.Errorf("sub[1] config (-want +got):\n%s", d)
+	}
+
+	_, err = spec.Parse("stack.yaml", []byte(`version: 1
+stack: demo
+providers: {mock: {}}
+resources:
+  - name: a
+    type: t
+    count: 2
+    for_each: [x]
+  - name: b
+    type: t
+    config: {i: "${count.index}", e: "${a[count.index].id}"}
+  - name: c
+    type: t
+    count: [1]
+`))
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	got := strings.Split(err.Error(), "\n")
+	wantProbs := []string{
+		`stack.yaml:8:15: resource "a": count and for_each cannot both be set: count makes NAME[0], NAME[1], ...; for_each one instance per key`,
+		`stack.yaml:11:18: ${count.index} is only allowed in the config of a resource with count`,
+		`stack.yaml:11:39: ${a[count.index].id} uses [count.index] outside a resource with count`,
+		`stack.yaml:14:12: resource "c": count must be a whole number (or an expression giving one), not a list`,
+	}
+	if d := cmp.Diff(wantProbs, got); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}

@@ -282,7 +282,12 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return nil, "", "want local.NAME, NAME matching " + varNamePattern
 		}
 		return &Ref{Kind: RefLocal, Name: name}, "", ""
-	case "count", "module", "path", "self", "terraform":
+	case "count":
+		if name, _ := attr(1); name == "index" {
+			return &Ref{Kind: RefCountIndex}, "", ""
+		}
+		return nil, "", "count has only .index"
+	case "module", "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
 	ref := &Ref{Kind: RefResource, Name: root}

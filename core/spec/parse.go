@@ -44,7 +44,7 @@ var (
 	topFields      = []string{"version", "stack", "variables", "locals", "providers", "default_provider", "resources", "data", "outputs"}
 	providerFields = []string{"source", "version", "config"}
 	dataFields     = []string{"name", "type", "provider", "config"}
-	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
+	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "count", "config", "on_failure", "intervention", "import"}
 )
 
 // Load reads the spec at path and parses it. A file larger than 1 MiB is
@@ -705,7 +705,9 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 		case "depends_on":
 			p.dependsOn(rn, v)
 		case "for_each":
-			p.forEach(rn, v)
+			p.forEach(rn, v, false)
+		case "count":
+			p.forEach(rn, v, true)
 		case "on_failure":
 			if isNull(v) {
 				return

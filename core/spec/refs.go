@@ -190,14 +190,23 @@ func (p *parser) posOfOffset(off int) Pos {
 // once per position.
 type posCache struct{ off, line, col int }
 
-// forEach reads a resource's for_each: one reference to a variable, or a
-// literal list or mapping.
-func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
+// forEach reads a resource's for_each (or its count, when count): one
+// reference to a variable or a local, an expression over them, or a
+// literal list or mapping (a whole number for count).
+func (p *parser) forEach(rn *resourceNodes, v *yaml.Node, count bool) {
 	if isNull(v) {
 		return
 	}
-	fe := &ForEach{Pos: posOf(v)}
-	rn.each = &tmplCtx{where: "for_each"}
+	field := "for_each"
+	if count {
+		field = "count"
+	}
+	if rn.r.ForEach != nil {
+		p.addf(v, "%scount and for_each cannot both be set: count makes NAME[0], NAME[1], ...; for_each one instance per key", rn.prefix)
+		return
+	}
+	fe := &ForEach{Pos: posOf(v), Count: count}
+	rn.each = &tmplCtx{where: field}
 	p.tc = rn.each
 	val, ok := p.value(v)
 	p.tc = nil
@@ -205,7 +214,17 @@ func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
 		return
 	}
 	switch val := val.(type) {
+	case float64:
+		if !count {
+			p.addf(v, "%sfor_each must be a list or a mapping (or ${var.NAME} holding one), not %s", rn.prefix, describe(v))
+			return
+		}
+		fe.Value = val
 	case []any, map[string]any:
+		if count {
+			p.addf(v, "%scount must be a whole number (or an expression giving one), not %s", rn.prefix, describe(v))
+			return
+		}
 		fe.Value = val
 	case *Template:
 		if val.Whole() != nil {
@@ -214,10 +233,14 @@ func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
 		}
 		fe.Ref = val.Single()
 		if fe.Ref == nil {
-			p.addf(v, "%sfor_each must be one reference to a variable (for_each: ${var.NAME}) or a list or mapping, not a string", rn.prefix)
+			p.addf(v, "%s%s must be one reference to a variable (%s: ${var.NAME}) or a list or mapping, not a string", rn.prefix, field, field)
 			return
 		}
 	default:
+		if count {
+			p.addf(v, "%scount must be a whole number (or an expression giving one), not %s", rn.prefix, describe(v))
+			return
+		}
 		p.addf(v, "%sfor_each must be a list or a mapping (or ${var.NAME} holding one), not %s", rn.prefix, describe(v))
 		return
 	}
@@ -528,8 +551,11 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 		case t.ForEach != nil && !ref.Keyed:
 			p.add(ref.Pos, "resource %s has for_each: name one instance, as ${%s[KEY].%s}", quote(ref.Name), ref.Name, ref.Attr)
 			return false
-		case ref.Key == EachKey && (self == nil || self.ForEach == nil):
+		case ref.Key == EachKey && (self == nil || self.ForEach == nil || self.ForEach.Count):
 			p.add(ref.Pos, "%s uses [each.key] outside a resource with for_each", ref)
+			return false
+		case ref.Key == CountIndex && (self == nil || self.ForEach == nil || !self.ForEach.Count):
+			p.add(ref.Pos, "%s uses [count.index] outside a resource with count", ref)
 			return false
 		}
 		return true
@@ -553,8 +579,12 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 					deps[r.Name] = append(deps[r.Name], ref.Name)
 				}
 			case RefEachKey, RefEachValue:
-				if r.ForEach == nil {
+				if r.ForEach == nil || r.ForEach.Count {
 					p.add(ref.Pos, "%s is only allowed in the config of a resource with for_each", ref)
+				}
+			case RefCountIndex:
+				if r.ForEach == nil || !r.ForEach.Count {
+					p.add(ref.Pos, "%s is only allowed in the config of a resource with count", ref)
 				}
 			}
 		}

@@ -156,6 +156,10 @@ type ForEach struct {
 	Ref   *Ref
 	Value any
 	Pos   Pos
+	// Count makes it a count: (the value a whole number N, the instances
+	// NAME[0] to NAME[N-1], ${count.index} their index) rather than a
+	// for_each.
+	Count bool
 }
 
 // Data is one entry under data:, a data source its provider reads at plan
@@ -306,7 +310,7 @@ func (s *Spec) Expanded() bool {
 	if s.Values != nil {
 		return true
 	}
-	if len(s.Variables) > 0 {
+	if len(s.Variables) > 0 || len(s.Locals) > 0 {
 		return false
 	}
 	for _, r := range s.Resources {

@@ -285,7 +285,7 @@ func checkTemplates(t *testing.T, s *Spec) {
 }
 
 func TestParseBad(t *testing.T) {
-	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, for_each, config, on_failure, intervention, import)`
+	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, for_each, count, config, on_failure, intervention, import)`
 	tests := map[string][]string{
 		"unknown_field_resource.yaml": {"8:5: " + unknownWeb},
 		"unknown_field_top.yaml": {

@@ -26,6 +26,9 @@ const (
 	RefData
 	// RefLocal is ${local.NAME}: the value of a local (locals:).
 	RefLocal
+	// RefCountIndex is ${count.index}: the index of the count instance
+	// the value is in.
+	RefCountIndex
 )
 
 // String names the kind for messages.
@@ -43,6 +46,8 @@ func (k RefKind) String() string {
 		return "data"
 	case RefLocal:
 		return "local"
+	case RefCountIndex:
+		return "count.index"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -52,6 +57,11 @@ func (k RefKind) String() string {
 // resolve.Expand replaces it with that key; for that reason no for_each may
 // have "each.key" as a key.
 const EachKey = "each.key"
+
+// CountIndex is the Key of a resource reference written
+// ${RESOURCE[count.index].ATTR}: the instance of RESOURCE whose index is
+// the referring instance's own (resolve.Expand replaces it).
+const CountIndex = "count.index"
 
 // Ref is one ${...} reference, as written in the spec.
 type Ref struct {
@@ -98,6 +108,8 @@ func (r *Ref) String() string {
 		return "${data." + r.Name + "." + r.Attr + "}"
 	case RefLocal:
 		return "${local." + r.Name + "}"
+	case RefCountIndex:
+		return "${count.index}"
 	}
 	return "${?}"
 }
@@ -290,6 +302,8 @@ func parseRef(body string) (*Ref, string) {
 		return &Ref{Kind: RefEachKey}, ""
 	case b == "each.value":
 		return &Ref{Kind: RefEachValue}, ""
+	case b == "count.index":
+		return &Ref{Kind: RefCountIndex}, ""
 	case strings.HasPrefix(b, "each."):
 		return nil, fmt.Sprintf("invalid reference %s: each has only .key and .value", quote("${"+body+"}"))
 	case strings.HasPrefix(b, "local."):
