@@ -164,6 +164,16 @@ func (t *Template) Whole() *Expr {
 	return nil
 }
 
+// hasExpr reports whether some part is an expression.
+func (t *Template) hasExpr() bool {
+	for _, p := range t.Parts {
+		if p.Expr != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Refs returns the template's references in order, those its expressions
 // make included.
 func (t *Template) Refs() []*Ref {
