@@ -68,6 +68,9 @@ func knownRoot(name string) bool {
 // reference quoted (web[a] -> web["a"]), and the offsets in the result
 // where a quote pair was added, so that positions map back to src.
 func quoteBareKeys(src string) (string, []int) {
+	if !strings.Contains(src, "[") {
+		return src, nil // no index, no key
+	}
 	toks, diags := hclsyntax.LexExpression([]byte(src), "", hcl.InitialPos)
 	if diags.HasErrors() {
 		return src, nil
