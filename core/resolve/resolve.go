@@ -57,7 +57,7 @@ type Lookup func(address, attr string) (value any, known bool)
 // map inside a longer string) or a reference that a concrete spec cannot
 // hold (a variable or each).
 func Config(cfg map[string]any, lookup Lookup) (map[string]any, []string, error) {
-	m, unknown, _, err := ConfigSecrets(cfg, lookup)
+	m, unknown, _, err := ConfigSecrets(cfg, lookup, nil)
 	return m, unknown, err
 }
 
@@ -65,8 +65,13 @@ func Config(cfg map[string]any, lookup Lookup) (map[string]any, []string, error)
 // computed from a sensitive value while resolving (${upper(var.token)}
 // beside ${net.id}): secrets whose text is not the sensitive value's, for
 // the caller to seal and mask as it does that value.
-func ConfigSecrets(cfg map[string]any, lookup Lookup) (map[string]any, []string, []any, error) {
-	r := &resolver{lookup: lookup}
+//
+// sensitive (nil for none) reports whether an attribute of a resource is
+// a secret (its schema says so, or the state seals it): its value is
+// marked as it is bound into an expression, so that what the expression
+// computes from it is a secret too.
+func ConfigSecrets(cfg map[string]any, lookup Lookup, sensitive func(address, attr string) bool) (map[string]any, []string, []any, error) {
+	r := &resolver{lookup: lookup, sensitive: sensitive}
 	out, _ := r.value(cfg, "")
 	if r.err != nil {
 		return nil, nil, nil, r.err
@@ -188,7 +193,8 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 
 // resolver is one Config or Value call.
 type resolver struct {
-	lookup  Lookup
+	lookup    Lookup
+	sensitive func(address, attr string) bool
 	unknown []string
 	secrets []any // values expressions computed from sensitive values
 	err     error
@@ -278,7 +284,11 @@ func (r *resolver) bindRef(t *spec.Template, b *binding, ref *spec.Ref, key stri
 	if !ok {
 		return nil, false
 	}
-	b.setRes(ref.Name, ref.Keyed, key, ref.Attr, toCty(v))
+	cv := toCty(v)
+	if r.sensitive != nil && r.sensitive(ref.Address(), ref.Attr) {
+		cv = cv.Mark(sensitive)
+	}
+	b.setRes(ref.Name, ref.Keyed, key, ref.Attr, cv)
 	return nil, true
 }
 

@@ -76,17 +76,36 @@ func hasRefs(r *spec.Resource) bool { return !resolve.Known(r.Config) }
 // holds no reference), and the paths of the values still unknown (left as
 // *spec.Template).
 func resolved(r *spec.Resource, lookup resolve.Lookup) (*spec.Resource, []string, error) {
-	rr, unknown, _, err := resolvedSecrets(r, lookup)
+	rr, unknown, _, err := resolvedSecrets(r, lookup, nil)
 	return rr, unknown, err
+}
+
+// attrSensitive returns whether attribute attr of a resource recorded in
+// find is a secret: the state seals it, or its type's schema marks it.
+func (s *session) attrSensitive(find func(addr string) *state.Resource) func(addr, attr string) bool {
+	return func(addr, attr string) bool {
+		r := find(addr)
+		if r == nil {
+			return false
+		}
+		if attr == "id" {
+			return slices.Contains(r.Sensitive, state.SensitiveID)
+		}
+		if slices.Contains(r.Sensitive, attr) {
+			return true
+		}
+		p := s.plugins[r.Provider]
+		return p != nil && slices.Contains(sensitiveAttrs(p.Schema(), r.Type), attr)
+	}
 }
 
 // resolvedSecrets is resolved, and also returns the values expressions
 // computed from secrets on the way (see learnDerived).
-func resolvedSecrets(r *spec.Resource, lookup resolve.Lookup) (*spec.Resource, []string, []any, error) {
+func resolvedSecrets(r *spec.Resource, lookup resolve.Lookup, sensitive func(addr, attr string) bool) (*spec.Resource, []string, []any, error) {
 	if !hasRefs(r) {
 		return r, nil, nil, nil
 	}
-	cfg, unknown, secrets, err := resolve.ConfigSecrets(r.Config, lookup)
+	cfg, unknown, secrets, err := resolve.ConfigSecrets(r.Config, lookup, sensitive)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("resource %s: %w", r.Name, err)
 	}
@@ -111,7 +130,7 @@ func (s *session) learnDerived(vs []any) {
 // to run: every reference must be known (its resource applied), else the
 // step fails naming what is missing.
 func (s *session) resolvedNow(r *spec.Resource) (*spec.Resource, error) {
-	rr, unknown, derived, err := resolvedSecrets(r, recordLookup(s.store.Resource))
+	rr, unknown, derived, err := resolvedSecrets(r, recordLookup(s.store.Resource), s.attrSensitive(s.store.Resource))
 	if err != nil {
 		return nil, err
 	}
