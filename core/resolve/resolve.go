@@ -195,9 +195,9 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 type resolver struct {
 	lookup    Lookup
 	sensitive func(address, attr string) bool
-	unknown []string
-	secrets []any // values expressions computed from sensitive values
-	err     error
+	unknown   []string
+	secrets   []any // values expressions computed from sensitive values
+	err       error
 }
 
 func join(path, key string) string {
