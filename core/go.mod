@@ -26,11 +26,14 @@ require (
 
 require (
 	github.com/ProtonMail/go-crypto v1.5.2
+	github.com/agext/levenshtein v1.2.2 // indirect
 	github.com/bulwark-iac/bulwark/sdk v0.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/hashicorp/go-version v1.9.0
+	github.com/hashicorp/hcl/v2 v2.25.0
+	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/mod v0.43.0
 	golang.org/x/net v0.60.0

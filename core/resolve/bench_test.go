@@ -80,3 +80,34 @@ func BenchmarkParsePlain10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidate10kExpressions is BenchmarkValidate10k with every
+// interpolation written as an expression (a function call and a
+// conditional), to show what HCL parsing and cty evaluation cost over the
+// plain references.
+func BenchmarkValidate10kExpressions(b *testing.B) {
+	text := []byte(strings.NewReplacer(
+		`"z-${var.env}"`, `'z-${upper(var.env)}'`,
+		`"${r`, `'${var.env == "dev" ? r`,
+		`.id}"`, `.id : ""}'`,
+		`.arn}"`, `.arn : ""}'`,
+	).Replace(string(bigSpec(10000))))
+	schemas := benchSchema()
+	for b.Loop() {
+		s, err := spec.Parse("big.yaml", text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals, _, err := Values(s, Inputs{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Expand(s, vals)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.CheckSchemas(schemas); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package resolve
 
-import "github.com/bulwark-iac/bulwark/core/spec"
+import (
+	"slices"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
 
 // DataValues are what the data entries read: entry name -> attribute ->
 // value.
@@ -14,10 +18,17 @@ type DataValues map[string]map[string]any
 // not changed; every problem (a value that cannot be interpolated, an entry
 // that was not read) is reported, positioned at the reference.
 func SubstituteData(s *spec.Spec, values DataValues) (*spec.Spec, error) {
+	return SubstituteDataSensitive(s, values, nil)
+}
+
+// SubstituteDataSensitive is SubstituteData where sensitive lists, by
+// entry, the attributes that are secrets: a value an expression computes
+// from one (${upper(data.creds.token)}) is added to the result's Secrets.
+func SubstituteDataSensitive(s *spec.Spec, values DataValues, sensitive map[string][]string) (*spec.Spec, error) {
 	if len(s.Data) == 0 {
 		return s, nil
 	}
-	d := &dataSubst{values: values}
+	d := &dataSubst{values: values, sensitive: sensitive}
 	c := *s
 	c.Resources = make([]*spec.Resource, len(s.Resources))
 	for i, r := range s.Resources {
@@ -34,6 +45,7 @@ func SubstituteData(s *spec.Spec, values DataValues) (*spec.Spec, error) {
 	if len(d.probs) > 0 {
 		return nil, d.probs
 	}
+	c.Secrets = append(slices.Clone(s.Secrets), d.secrets...)
 	return &c, nil
 }
 
@@ -64,8 +76,10 @@ func DataRefs(v any) []string {
 }
 
 type dataSubst struct {
-	values DataValues
-	probs  spec.Problems
+	values    DataValues
+	sensitive map[string][]string
+	probs     spec.Problems
+	secrets   []any
 }
 
 func (d *dataSubst) value(v any) any {
@@ -88,9 +102,10 @@ func (d *dataSubst) value(v any) any {
 	return v
 }
 
-// ref returns the value of a data reference (a copy), or false for any
-// other reference.
-func (d *dataSubst) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
+// refValue returns the value of a data reference (a copy), or false for
+// any other reference.
+func (d *dataSubst) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
+	ref := *refp
 	if ref.Kind != spec.RefData {
 		return nil, false
 	}
@@ -102,35 +117,25 @@ func (d *dataSubst) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
 	return clone(attrs[ref.Attr]), true
 }
 
-func (d *dataSubst) template(t *spec.Template) any {
-	if ref := t.Single(); ref != nil {
-		if v, ok := d.ref(t, ref); ok {
-			return v
-		}
-		return t
+func (d *dataSubst) bindRef(t *spec.Template, b *binding, ref *spec.Ref, _ string) (*spec.Ref, bool) {
+	if ref.Kind != spec.RefData {
+		return nil, false
 	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	changed := false
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		v, ok := d.ref(t, p.Ref)
-		if !ok {
-			parts = append(parts, p)
-			continue
-		}
-		changed = true
-		s, err := interpolate(t, p.Ref, v)
-		if err != nil {
-			d.probs = append(d.probs, *err.(*spec.Problem))
-			continue
-		}
-		parts = append(parts, spec.Part{Lit: s})
+	attrs, ok := d.values[ref.Name]
+	if !ok {
+		d.probs = append(d.probs, *problem(t, ref, "%s: data %q was not read", ref, ref.Name))
+		return nil, true
 	}
-	if !changed {
-		return t
+	v := toCty(attrs[ref.Attr])
+	if slices.Contains(d.sensitive[ref.Name], ref.Attr) {
+		v = v.Mark(sensitive)
 	}
-	return spec.NewTemplate(t.File, t.Pos, parts)
+	b.setData(ref.Name, ref.Attr, v)
+	return nil, true
 }
+
+func (d *dataSubst) problem(p *spec.Problem) { d.probs = append(d.probs, *p) }
+
+func (d *dataSubst) derived(v any) { d.secrets = append(d.secrets, v) }
+
+func (d *dataSubst) template(t *spec.Template) any { return substTemplate(d, t) }

@@ -3,11 +3,14 @@ package resolve
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Expand returns the concrete spec for s with the variable values vars
@@ -36,7 +39,12 @@ import (
 // not exist, a value that cannot be interpolated) is reported at once, as
 // spec.Problems positioned at the reference or the field.
 func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
-	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}}
+	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}, sensitive: map[string]bool{}}
+	for _, v := range s.Variables {
+		if v.Sensitive {
+			e.sensitive[v.Name] = true
+		}
+	}
 	for _, v := range s.Variables {
 		if _, ok := vars[v.Name]; !ok {
 			e.add(v.Pos, "variable %s has no value (resolve.Values gives every variable one)", v.Name)
@@ -45,6 +53,8 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	if len(e.probs) > 0 {
 		return nil, e.sorted()
 	}
+
+	e.evalLocals()
 
 	// The instance keys of every for_each resource, first: a reference to
 	// an instance may come before the resource in the file.
@@ -95,8 +105,8 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 			c.Resources = append(c.Resources, e.instance(r, nil))
 			continue
 		}
-		for _, k := range e.keys[r.Name] {
-			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k]}))
+		for i, k := range e.keys[r.Name] {
+			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k], count: r.ForEach.Count, index: float64(i)}))
 		}
 	}
 	c.Data = make([]*spec.Data, len(s.Data))
@@ -115,6 +125,7 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	if len(e.probs) > 0 {
 		return nil, e.sorted()
 	}
+	c.Secrets = append(slices.Clone(s.Secrets), e.secrets...)
 	return &c, nil
 }
 
@@ -127,14 +138,21 @@ const MaxInstances = 100_000
 type each struct {
 	key   string
 	value any
+	count bool    // an instance of a count, not a for_each
+	index float64 // its index, when count
 }
 
 type expander struct {
-	s      *spec.Spec
-	vars   map[string]any
-	keys   map[string][]string        // for_each resource -> its keys, sorted
-	keySet map[string]map[string]bool // the same, as sets
-	probs  spec.Problems
+	s         *spec.Spec
+	vars      map[string]any
+	sensitive map[string]bool            // the sensitive variables
+	ea        *each                      // the instance being expanded, if any
+	secrets   []any                      // values expressions computed from secrets
+	locals    map[string]any             // the locals' values
+	secretLoc map[string]bool            // the locals that use a sensitive value
+	keys      map[string][]string        // for_each resource -> its keys, sorted
+	keySet    map[string]map[string]bool // the same, as sets
+	probs     spec.Problems
 }
 
 func (e *expander) add(pos spec.Pos, format string, args ...any) {
@@ -157,16 +175,30 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	fe := r.ForEach
 	var coll any
 	from := "for_each"
-	if fe.Ref != nil {
+	if fe.Count {
+		from = "count"
+	}
+	if fe.Ref != nil && fe.Ref.Kind == spec.RefLocal {
+		if e.secretLoc[fe.Ref.Name] {
+			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
+			return nil, nil
+		}
+		coll = e.locals[fe.Ref.Name]
+		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
+	} else if fe.Ref != nil {
 		if v, ok := e.s.Variable(fe.Ref.Name); ok && v.Sensitive {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
 			return nil, nil
 		}
 		coll = e.vars[fe.Ref.Name]
-		from = fmt.Sprintf("for_each (%s)", fe.Ref)
+		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
 	} else {
 		sensitive := ""
 		walkRefs(fe.Value, func(ref *spec.Ref) {
+			if ref.Kind == spec.RefLocal && e.secretLoc[ref.Name] && sensitive == "" {
+				sensitive = ref.Name
+				e.add(ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, ref.Name)
+			}
 			if v, ok := e.s.Variable(ref.Name); ok && v.Sensitive && ref.Kind == spec.RefVar && sensitive == "" {
 				sensitive = ref.Name
 				e.add(ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, ref.Name)
@@ -176,6 +208,9 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 			return nil, nil
 		}
 		coll = e.subst(fe.Value, nil)
+	}
+	if fe.Count {
+		return e.count(r, from, coll)
 	}
 	vals := map[string]any{}
 	var keys []string
@@ -222,6 +257,30 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 		e.add(fe.Pos, "resource %q: %s must be a list or a map, not %s", r.Name, from, describe(coll))
 	}
 	return keys, vals
+}
+
+// count returns the keys of a resource with count n ("0" to "n-1", in
+// that order) and their values (none: ${count.index} is the index).
+func (e *expander) count(r *spec.Resource, from string, n any) ([]string, map[string]any) {
+	f, ok := n.(float64)
+	if !ok || f < 0 || f != math.Trunc(f) || f > MaxInstances {
+		e.add(r.ForEach.Pos, "resource %q: %s must be a whole number from 0 to %d, not %s", r.Name, from, MaxInstances, describeCount(n))
+		return nil, nil
+	}
+	keys := make([]string, int(f))
+	vals := make(map[string]any, len(keys))
+	for i := range keys {
+		keys[i] = strconv.Itoa(i)
+		vals[keys[i]] = nil
+	}
+	return keys, vals
+}
+
+func describeCount(n any) string {
+	if f, ok := n.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return describe(n)
 }
 
 // instance returns the resource r, or its instance ea, made concrete.
@@ -283,67 +342,155 @@ func (e *expander) subst(v any, ea *each) any {
 }
 
 func (e *expander) template(t *spec.Template, ea *each) any {
-	// value returns a reference's value, or false for a resource
-	// reference (kept, with [each.key] replaced, in *ref).
-	value := func(ref **spec.Ref) (any, bool) {
-		r := *ref
-		switch r.Kind {
-		case spec.RefVar:
-			return clone(e.vars[r.Name]), true
-		case spec.RefEachKey, spec.RefEachValue:
-			if ea == nil {
-				e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
-				return nil, true
-			}
-			if r.Kind == spec.RefEachKey {
-				return ea.key, true
-			}
-			return clone(ea.value), true
-		case spec.RefData:
-			return nil, false // read at plan time (SubstituteData)
+	e.ea = ea
+	return substTemplate(e, t)
+}
+
+// refValue returns a reference's value, or false for a resource or data
+// reference (kept, with [each.key] replaced, in *ref).
+func (e *expander) refValue(_ *spec.Template, refp **spec.Ref) (any, bool) {
+	r := *refp
+	switch r.Kind {
+	case spec.RefVar:
+		return clone(e.vars[r.Name]), true
+	case spec.RefEachKey, spec.RefEachValue:
+		if e.ea == nil {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
+			return nil, true
 		}
-		if r.Key == spec.EachKey {
-			if ea == nil {
-				e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
-				return nil, false
+		if r.Kind == spec.RefEachKey {
+			return e.ea.key, true
+		}
+		return clone(e.ea.value), true
+	case spec.RefLocal:
+		return clone(e.locals[r.Name]), true
+	case spec.RefCountIndex:
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
+			return nil, true
+		}
+		return e.ea.index, true
+	case spec.RefData:
+		return nil, false // read at plan time (SubstituteData)
+	}
+	*refp = e.resourceRef(r)
+	return nil, false
+}
+
+// evalLocals gives every local its value, each after the locals it uses
+// (Parse has refused a cycle), and notes which use a sensitive value.
+func (e *expander) evalLocals() {
+	e.locals, e.secretLoc = make(map[string]any, len(e.s.Locals)), map[string]bool{}
+	byName := make(map[string]*spec.Local, len(e.s.Locals))
+	for _, l := range e.s.Locals {
+		byName[l.Name] = l
+	}
+	done := map[string]bool{}
+	var eval func(l *spec.Local)
+	eval = func(l *spec.Local) {
+		if done[l.Name] {
+			return
+		}
+		done[l.Name] = true
+		secret := false
+		walkRefs(l.Value, func(ref *spec.Ref) {
+			switch ref.Kind {
+			case spec.RefLocal:
+				if d := byName[ref.Name]; d != nil {
+					eval(d)
+				}
+				secret = secret || e.secretLoc[ref.Name]
+			case spec.RefVar:
+				secret = secret || e.sensitive[ref.Name]
 			}
-			cr := *r
-			cr.Key = ea.key
-			*ref = &cr
-			r = &cr
+		})
+		e.ea = nil
+		e.locals[l.Name] = e.subst(l.Value, nil)
+		e.secretLoc[l.Name] = secret
+	}
+	for _, l := range e.s.Locals {
+		eval(l)
+	}
+}
+
+// resourceRef returns r with [each.key] replaced by the instance's key,
+// and checks that the instance it names exists.
+func (e *expander) resourceRef(r *spec.Ref) *spec.Ref {
+	if r.Key == spec.CountIndex {
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s uses [count.index] outside a resource with count", r)
+			return r
 		}
-		if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
-			e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
+		cr := *r
+		cr.Key = e.ea.key
+		return e.checkInstance(&cr)
+	}
+	if r.Key == spec.EachKey {
+		if e.ea == nil {
+			e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
+			return r
 		}
+		cr := *r
+		cr.Key = e.ea.key
+		r = &cr
+	}
+	return e.checkInstance(r)
+}
+
+// checkInstance checks that the instance r names exists.
+func (e *expander) checkInstance(r *spec.Ref) *spec.Ref {
+	if set, isForEach := e.keySet[r.Name]; isForEach && r.Keyed && !set[r.Key] {
+		e.add(r.Pos, "resource %q has no instance %q in %s (its keys: %s)", r.Name, r.Key, r, quoteList(e.keys[r.Name]))
+	}
+	return r
+}
+
+func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) (*spec.Ref, bool) {
+	switch r.Kind {
+	case spec.RefVar:
+		v := toCty(e.vars[r.Name])
+		if e.sensitive[r.Name] {
+			v = v.Mark(sensitive)
+		}
+		b.setVar(r.Name, v)
+		return nil, true
+	case spec.RefEachKey, spec.RefEachValue:
+		if e.ea == nil {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
+			b.setEach("key", cty.StringVal(""))
+			b.setEach("value", cty.NullVal(cty.DynamicPseudoType))
+			return nil, true
+		}
+		if r.Kind == spec.RefEachKey {
+			b.setEach("key", cty.StringVal(e.ea.key))
+		} else {
+			b.setEach("value", toCty(e.ea.value))
+		}
+		return nil, true
+	case spec.RefCountIndex:
+		if e.ea == nil || !e.ea.count {
+			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
+			b.setCount(cty.NumberIntVal(0))
+			return nil, true
+		}
+		b.setCount(cty.NumberFloatVal(e.ea.index))
+		return nil, true
+	case spec.RefLocal:
+		v := toCty(e.locals[r.Name])
+		if e.secretLoc[r.Name] {
+			v = v.Mark(sensitive)
+		}
+		b.setLocal(r.Name, v)
+		return nil, true
+	case spec.RefData:
 		return nil, false
 	}
-	if ref := t.Single(); ref != nil {
-		if v, ok := value(&ref); ok {
-			return v
-		}
-		return spec.NewTemplate(t.File, t.Pos, []spec.Part{{Ref: ref}})
-	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		ref := p.Ref
-		v, ok := value(&ref)
-		if !ok {
-			parts = append(parts, spec.Part{Ref: ref})
-			continue
-		}
-		s, err := interpolate(t, ref, v)
-		if err != nil {
-			e.probs = append(e.probs, *err.(*spec.Problem))
-			continue
-		}
-		parts = append(parts, spec.Part{Lit: s})
-	}
-	return spec.NewTemplate(t.File, t.Pos, parts)
+	return e.resourceRef(r), false
 }
+
+func (e *expander) problem(p *spec.Problem) { e.probs = append(e.probs, *p) }
+
+func (e *expander) derived(v any) { e.secrets = append(e.secrets, v) }
 
 // describe names a value's kind for messages, never quoting it.
 func describe(v any) string {

@@ -57,17 +57,31 @@ type Lookup func(address, attr string) (value any, known bool)
 // map inside a longer string) or a reference that a concrete spec cannot
 // hold (a variable or each).
 func Config(cfg map[string]any, lookup Lookup) (map[string]any, []string, error) {
-	r := &resolver{lookup: lookup}
+	m, unknown, _, err := ConfigSecrets(cfg, lookup, nil)
+	return m, unknown, err
+}
+
+// ConfigSecrets is Config, and also returns the values that expressions
+// computed from a sensitive value while resolving (${upper(var.token)}
+// beside ${net.id}): secrets whose text is not the sensitive value's, for
+// the caller to seal and mask as it does that value.
+//
+// sensitive (nil for none) reports whether an attribute of a resource is
+// a secret (its schema says so, or the state seals it): its value is
+// marked as it is bound into an expression, so that what the expression
+// computes from it is a secret too.
+func ConfigSecrets(cfg map[string]any, lookup Lookup, sensitive func(address, attr string) bool) (map[string]any, []string, []any, error) {
+	r := &resolver{lookup: lookup, sensitive: sensitive}
 	out, _ := r.value(cfg, "")
 	if r.err != nil {
-		return nil, nil, r.err
+		return nil, nil, nil, r.err
 	}
 	slices.Sort(r.unknown)
 	m, _ := out.(map[string]any)
 	if m == nil && cfg != nil {
 		m = map[string]any{}
 	}
-	return m, r.unknown, nil
+	return m, r.unknown, r.secrets, nil
 }
 
 // Value resolves one value (an output's, say) as Config does; known is
@@ -160,6 +174,11 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 			if p.Ref != nil {
 				fn(p.Ref)
 			}
+			if p.Expr != nil {
+				for _, r := range p.Expr.Refs {
+					fn(r)
+				}
+			}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
@@ -174,9 +193,11 @@ func walkRefs(v any, fn func(*spec.Ref)) {
 
 // resolver is one Config or Value call.
 type resolver struct {
-	lookup  Lookup
-	unknown []string
-	err     error
+	lookup    Lookup
+	sensitive func(address, attr string) bool
+	unknown   []string
+	secrets   []any // values expressions computed from sensitive values
+	err       error
 }
 
 func join(path, key string) string {
@@ -220,44 +241,18 @@ func (r *resolver) value(v any, path string) (any, bool) {
 }
 
 func (r *resolver) template(t *spec.Template) (any, bool) {
-	if ref := t.Single(); ref != nil {
-		v, ok := r.ref(t, ref)
-		if !ok {
-			return t, false
-		}
-		return v, true
+	out := substTemplate(r, t)
+	if r.err != nil {
+		return t, true
 	}
-	parts := make([]spec.Part, 0, len(t.Parts))
-	known := true
-	for _, p := range t.Parts {
-		if p.Ref == nil {
-			parts = append(parts, p)
-			continue
-		}
-		v, ok := r.ref(t, p.Ref)
-		if !ok {
-			known = false
-			parts = append(parts, p)
-			continue
-		}
-		s, err := interpolate(t, p.Ref, v)
-		if err != nil {
-			r.fail(err)
-			return t, true
-		}
-		parts = append(parts, spec.Part{Lit: s})
-	}
-	return spec.NewTemplate(t.File, t.Pos, parts), known
+	_, unknown := out.(*spec.Template)
+	return out, !unknown
 }
 
-// ref looks one reference up; it returns a copy of the value.
-func (r *resolver) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
-	if ref.Kind == spec.RefData {
-		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
-		return nil, true
-	}
-	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
-		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
+// refValue looks one reference up; it returns a copy of the value.
+func (r *resolver) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
+	ref := *refp
+	if !r.resolvable(t, ref) {
 		return nil, true
 	}
 	v, ok := r.lookup(ref.Address(), ref.Attr)
@@ -266,6 +261,40 @@ func (r *resolver) ref(t *spec.Template, ref *spec.Ref) (any, bool) {
 	}
 	return clone(v), true
 }
+
+// resolvable reports whether ref is a resource reference, as a concrete
+// spec's are, and records a problem when it is not.
+func (r *resolver) resolvable(t *spec.Template, ref *spec.Ref) bool {
+	if ref.Kind == spec.RefData {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
+		return false
+	}
+	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
+		return false
+	}
+	return true
+}
+
+func (r *resolver) bindRef(t *spec.Template, b *binding, ref *spec.Ref, key string) (*spec.Ref, bool) {
+	if !r.resolvable(t, ref) {
+		return nil, true
+	}
+	v, ok := r.lookup(ref.Address(), ref.Attr)
+	if !ok {
+		return nil, false
+	}
+	cv := toCty(v)
+	if r.sensitive != nil && r.sensitive(ref.Address(), ref.Attr) {
+		cv = cv.Mark(sensitive)
+	}
+	b.setRes(ref.Name, ref.Keyed, key, ref.Attr, cv)
+	return nil, true
+}
+
+func (r *resolver) problem(p *spec.Problem) { r.fail(p) }
+
+func (r *resolver) derived(v any) { r.secrets = append(r.secrets, v) }
 
 func (r *resolver) fail(err error) {
 	if r.err == nil {
@@ -277,9 +306,13 @@ func problem(t *spec.Template, ref *spec.Ref, format string, args ...any) *spec.
 	return &spec.Problem{File: t.File, Pos: ref.Pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// interpolate formats v, the value of ref, inside the string t. The value
-// itself is never quoted in a message: it may be a secret.
-func interpolate(t *spec.Template, ref *spec.Ref, v any) (string, error) {
+// interpolateAt formats v, the value of what (a reference or an
+// expression, as written, at pos of file), inside a longer string. The
+// value itself is never quoted in a message: it may be a secret.
+func interpolateAt(file string, pos spec.Pos, what string, v any) (string, *spec.Problem) {
+	fail := func(format string, args ...any) (string, *spec.Problem) {
+		return "", &spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch v := v.(type) {
 	case string:
 		return v, nil
@@ -292,13 +325,13 @@ func interpolate(t *spec.Template, ref *spec.Ref, v any) (string, error) {
 	case bool:
 		return strconv.FormatBool(v), nil
 	case nil:
-		return "", problem(t, ref, "%s is null and cannot be part of a string (use it alone, as the whole value, to pass null)", ref)
+		return fail("%s is null and cannot be part of a string (use it alone, as the whole value, to pass null)", what)
 	case []any:
-		return "", problem(t, ref, "%s is a list and cannot be part of a string (use it alone, as the whole value, to pass the list)", ref)
+		return fail("%s is a list and cannot be part of a string (use it alone, as the whole value, to pass the list)", what)
 	case map[string]any:
-		return "", problem(t, ref, "%s is a map and cannot be part of a string (use it alone, as the whole value, to pass the map)", ref)
+		return fail("%s is a map and cannot be part of a string (use it alone, as the whole value, to pass the map)", what)
 	}
-	return "", problem(t, ref, "%s has a value of type %T, which cannot be part of a string", ref, v)
+	return fail("%s has a value of type %T, which cannot be part of a string", what, v)
 }
 
 // clone deep-copies a JSON-like value.

@@ -15,7 +15,9 @@ const KeyPattern = `[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}`
 var keyRE = lazy(`^` + KeyPattern + `$`)
 
 // ValidKey reports whether key can be an instance key.
-func ValidKey(key string) bool { return keyRE.MatchString(key) && key != EachKey }
+func ValidKey(key string) bool {
+	return keyRE.MatchString(key) && key != EachKey && key != CountIndex
+}
 
 // Address names a resource of a stack: a plain resource ("net") or one
 // instance of a for_each resource ("web[a]"). State, plan, events and the

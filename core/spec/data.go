@@ -77,7 +77,7 @@ func (p *parser) checkDataRefs(first map[string]*Data, data []*dataNodes, resour
 		}
 		for _, ref := range dn.refs.refs {
 			switch ref.Kind {
-			case RefVar:
+			case RefVar, RefLocal:
 				// checked by checkRefs
 			case RefData:
 				switch {

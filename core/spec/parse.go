@@ -41,10 +41,10 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "variables", "providers", "default_provider", "resources", "data", "outputs", "moved", "removed"}
+	topFields      = []string{"version", "stack", "variables", "locals", "providers", "default_provider", "resources", "data", "outputs", "moved", "removed"}
 	providerFields = []string{"source", "version", "config"}
 	dataFields     = []string{"name", "type", "provider", "config"}
-	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "config", "on_failure", "intervention", "import"}
+	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "count", "config", "on_failure", "intervention", "import"}
 )
 
 // Load reads the spec at path and parses it. A file larger than 1 MiB is
@@ -314,6 +314,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		resources                          []*resourceNodes
 		data                               []*dataNodes
 		outputs                            []*tmplCtx
+		locals                             []*tmplCtx
 		providerRefs                       *tmplCtx
 	)
 	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
@@ -349,6 +350,8 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			}
 		case "variables":
 			p.variables(s, v)
+		case "locals":
+			locals = p.locals(s, v)
 		case "outputs":
 			outputs = p.outputs(s, v)
 		case "moved":
@@ -499,6 +502,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		}
 	}
 	p.checkRefs(s, first, resources, data, outputs, providerRefs, deps)
+	p.checkLocals(s, locals)
 	p.checkMoved(s, first)
 	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
@@ -706,7 +710,9 @@ func (p *parser) resource(m *yaml.Node, index int) *resourceNodes {
 		case "depends_on":
 			p.dependsOn(rn, v)
 		case "for_each":
-			p.forEach(rn, v)
+			p.forEach(rn, v, false)
+		case "count":
+			p.forEach(rn, v, true)
 		case "on_failure":
 			if isNull(v) {
 				return

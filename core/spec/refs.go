@@ -35,6 +35,7 @@ type tmplCtx struct {
 	noRefs bool
 	refs   []*Ref
 	out    *Output // the output whose value this is, if any
+	local  *Local  // the local whose value this is, if any
 }
 
 // template reads the string scalar n, which holds "${", as a *Template, or
@@ -45,18 +46,31 @@ func (p *parser) template(n *yaml.Node) (any, bool) {
 	ok := true
 	for _, it := range items {
 		pos := loc.at(n.Value[it.off:it.end])
-		if it.ref == nil {
+		switch {
+		case it.msg != "":
+			if it.inExpr && it.msgOff > 0 {
+				body := n.Value[it.off+2 : it.end-1]
+				pos = exprPos(pos, body, it.msgOff)
+			}
 			p.add(pos, "%s", it.msg)
 			ok = false
-			continue
+		case it.expr != nil:
+			placeExpr(it.expr, pos)
+			if p.tc.noRefs {
+				p.add(pos, "%s cannot hold expressions (%s); write $${ for a literal ${", p.tc.where, it.expr)
+				ok = false
+				continue
+			}
+			p.tc.refs = append(p.tc.refs, it.expr.Refs...)
+		default:
+			it.ref.Pos = pos
+			if p.tc.noRefs {
+				p.add(pos, "%s cannot hold references (%s); write $${ for a literal ${", p.tc.where, it.ref)
+				ok = false
+				continue
+			}
+			p.tc.refs = append(p.tc.refs, it.ref)
 		}
-		it.ref.Pos = pos
-		if p.tc.noRefs {
-			p.add(pos, "%s cannot hold references (%s); write $${ for a literal ${", p.tc.where, it.ref)
-			ok = false
-			continue
-		}
-		p.tc.refs = append(p.tc.refs, it.ref)
 	}
 	if !ok {
 		return nil, false
@@ -176,14 +190,23 @@ func (p *parser) posOfOffset(off int) Pos {
 // once per position.
 type posCache struct{ off, line, col int }
 
-// forEach reads a resource's for_each: one reference to a variable, or a
-// literal list or mapping.
-func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
+// forEach reads a resource's for_each (or its count, when count): one
+// reference to a variable or a local, an expression over them, or a
+// literal list or mapping (a whole number for count).
+func (p *parser) forEach(rn *resourceNodes, v *yaml.Node, count bool) {
 	if isNull(v) {
 		return
 	}
-	fe := &ForEach{Pos: posOf(v)}
-	rn.each = &tmplCtx{where: "for_each"}
+	field := "for_each"
+	if count {
+		field = "count"
+	}
+	if rn.r.ForEach != nil {
+		p.addf(v, "%scount and for_each cannot both be set: count makes NAME[0], NAME[1], ...; for_each one instance per key", rn.prefix)
+		return
+	}
+	fe := &ForEach{Pos: posOf(v), Count: count}
+	rn.each = &tmplCtx{where: field}
 	p.tc = rn.each
 	val, ok := p.value(v)
 	p.tc = nil
@@ -191,15 +214,33 @@ func (p *parser) forEach(rn *resourceNodes, v *yaml.Node) {
 		return
 	}
 	switch val := val.(type) {
+	case float64:
+		if !count {
+			p.addf(v, "%sfor_each must be a list or a mapping (or ${var.NAME} holding one), not %s", rn.prefix, describe(v))
+			return
+		}
+		fe.Value = val
 	case []any, map[string]any:
+		if count {
+			p.addf(v, "%scount must be a whole number (or an expression giving one), not %s", rn.prefix, describe(v))
+			return
+		}
 		fe.Value = val
 	case *Template:
+		if val.Whole() != nil {
+			fe.Value = val // an expression, evaluated with the variables
+			break
+		}
 		fe.Ref = val.Single()
 		if fe.Ref == nil {
-			p.addf(v, "%sfor_each must be one reference to a variable (for_each: ${var.NAME}) or a list or mapping, not a string", rn.prefix)
+			p.addf(v, "%s%s must be one reference to a variable (%s: ${var.NAME}) or a list or mapping, not a string", rn.prefix, field, field)
 			return
 		}
 	default:
+		if count {
+			p.addf(v, "%scount must be a whole number (or an expression giving one), not %s", rn.prefix, describe(v))
+			return
+		}
 		p.addf(v, "%sfor_each must be a list or a mapping (or ${var.NAME} holding one), not %s", rn.prefix, describe(v))
 		return
 	}
@@ -340,6 +381,79 @@ func (p *parser) outputs(s *Spec, m *yaml.Node) []*tmplCtx {
 	return out
 }
 
+// locals walks the locals: mapping; it returns the references of each
+// local's value.
+func (p *parser) locals(s *Spec, m *yaml.Node) []*tmplCtx {
+	if isNull(m) {
+		return nil
+	}
+	if m.Kind != yaml.MappingNode {
+		p.addf(m, "locals must be a mapping of names to values, not %s", describe(m))
+		return nil
+	}
+	var out []*tmplCtx
+	p.names(m, "local", varNameRE, varNamePattern, func(name string, k, v *yaml.Node) {
+		l := &Local{Name: name, Pos: posOf(k)}
+		s.Locals = append(s.Locals, l)
+		tc := &tmplCtx{where: "a local's value", local: l}
+		out = append(out, tc)
+		p.tc = tc
+		l.Value, _ = p.value(v)
+		p.tc = nil
+	})
+	return out
+}
+
+// checkLocals checks the references locals make (variables and other
+// locals only: they are evaluated before any provider starts) and reports
+// a cycle among them.
+func (p *parser) checkLocals(s *Spec, locals []*tmplCtx) {
+	var nodes []string
+	deps := map[string][]string{}
+	pos := map[string]Pos{}
+	vars := map[string]bool{}
+	var varNames, localNames []string
+	for _, v := range s.Variables {
+		vars[v.Name] = true
+		varNames = append(varNames, v.Name)
+	}
+	for _, l := range s.Locals {
+		pos[l.Name] = l.Pos
+		localNames = append(localNames, l.Name)
+	}
+	slices.Sort(varNames)
+	slices.Sort(localNames)
+	for _, tc := range locals {
+		l := tc.local
+		nodes = append(nodes, l.Name)
+		for _, ref := range tc.refs {
+			switch ref.Kind {
+			case RefVar:
+				if !vars[ref.Name] {
+					p.add(ref.Pos, "unknown variable %s in %s (declared under variables: %s)", quote(ref.Name), ref, nameList(varNames))
+				}
+			case RefLocal:
+				if _, ok := pos[ref.Name]; !ok {
+					p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(localNames))
+					continue
+				}
+				if ref.Name == l.Name {
+					p.add(ref.Pos, "local %s references itself in %s", quote(l.Name), ref)
+					continue
+				}
+				if !slices.Contains(deps[l.Name], ref.Name) {
+					deps[l.Name] = append(deps[l.Name], ref.Name)
+				}
+			default:
+				p.add(ref.Pos, "local %s: a local can use only variables and other locals, not %s (locals are evaluated before any provider starts)", quote(l.Name), ref)
+			}
+		}
+	}
+	for _, c := range findCycles(nodes, deps) {
+		p.add(pos[c[0]], "local cycle: %s", c)
+	}
+}
+
 // names walks a mapping of names (variables:, outputs:), reporting keys
 // that are not strings, repeated or malformed, and calls fn for the others.
 func (p *parser) names(m *yaml.Node, what string, re lazyRE, pattern string, fn func(name string, k, v *yaml.Node)) {
@@ -392,6 +506,20 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 	for _, v := range s.Variables {
 		vars[v.Name] = true
 	}
+	locals := make(map[string]bool, len(s.Locals))
+	for _, l := range s.Locals {
+		locals[l.Name] = true
+	}
+	checkLocal := func(ref *Ref) {
+		if !locals[ref.Name] {
+			names := make([]string, 0, len(s.Locals))
+			for _, l := range s.Locals {
+				names = append(names, l.Name)
+			}
+			slices.Sort(names)
+			p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(names))
+		}
+	}
 	var varNames []string // built when a message needs it
 	checkVar := func(ref *Ref) {
 		if vars[ref.Name] {
@@ -423,8 +551,11 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 		case t.ForEach != nil && !ref.Keyed:
 			p.add(ref.Pos, "resource %s has for_each: name one instance, as ${%s[KEY].%s}", quote(ref.Name), ref.Name, ref.Attr)
 			return false
-		case ref.Key == EachKey && (self == nil || self.ForEach == nil):
+		case ref.Key == EachKey && (self == nil || self.ForEach == nil || self.ForEach.Count):
 			p.add(ref.Pos, "%s uses [each.key] outside a resource with for_each", ref)
+			return false
+		case ref.Key == CountIndex && (self == nil || self.ForEach == nil || !self.ForEach.Count):
+			p.add(ref.Pos, "%s uses [count.index] outside a resource with count", ref)
 			return false
 		}
 		return true
@@ -440,14 +571,20 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			switch ref.Kind {
 			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			case RefResource:
 				if checkRes(ref, r) && isFirst && !have[ref.Name] {
 					have[ref.Name] = true
 					deps[r.Name] = append(deps[r.Name], ref.Name)
 				}
 			case RefEachKey, RefEachValue:
-				if r.ForEach == nil {
+				if r.ForEach == nil || r.ForEach.Count {
 					p.add(ref.Pos, "%s is only allowed in the config of a resource with for_each", ref)
+				}
+			case RefCountIndex:
+				if r.ForEach == nil || !r.ForEach.Count {
+					p.add(ref.Pos, "%s is only allowed in the config of a resource with count", ref)
 				}
 			}
 		}
@@ -455,6 +592,10 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			for _, ref := range rn.each.refs {
 				if ref.Kind == RefVar {
 					checkVar(ref)
+					continue
+				}
+				if ref.Kind == RefLocal {
+					checkLocal(ref)
 					continue
 				}
 				why := "its keys must be known before any provider starts"
@@ -470,6 +611,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			switch ref.Kind {
 			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			case RefResource:
 				checkRes(ref, nil)
 			case RefData:
@@ -485,6 +628,10 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 				continue
 			}
+			if ref.Kind == RefLocal {
+				checkLocal(ref)
+				continue
+			}
 			if ref.Kind == RefData {
 				p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any data is read: the data is read through them)", ref)
 				continue
@@ -494,8 +641,11 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 	}
 	for _, dn := range data {
 		for _, ref := range dn.refs.refs {
-			if ref.Kind == RefVar {
+			switch ref.Kind {
+			case RefVar:
 				checkVar(ref)
+			case RefLocal:
+				checkLocal(ref)
 			}
 		}
 	}

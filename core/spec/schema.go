@@ -376,6 +376,9 @@ func (c *refChecker) shape(v any) (any, bool) {
 		for _, r := range v.Refs() {
 			c.attrType(r)
 		}
+		if v.Whole() != nil {
+			return nil, false // an expression's type is known once evaluated
+		}
 		return "", true
 	case map[string]any:
 		out := make(map[string]any, len(v))

@@ -139,14 +139,27 @@ func (r *Resource) Address() Address {
 	return Address{Name: r.Name}
 }
 
+// Local is one entry under locals: a named value (${local.NAME}) that may
+// use variables and other locals, evaluated before any provider starts.
+type Local struct {
+	Name  string
+	Value any // as a config value: *Template where it holds ${...}
+	Pos   Pos // of its name
+}
+
 // ForEach is a resource's for_each: either one reference to a variable
 // (`for_each: ${var.zones}`, Ref set) or a literal list or mapping (Value a
-// []any or map[string]any, whose strings may reference variables). Its keys
+// []any or map[string]any, whose strings may reference variables), or an
+// expression over variables (Value a *Template, `${toset(var.zones)}`). Its keys
 // must be known before any provider starts, so nothing else may be used.
 type ForEach struct {
 	Ref   *Ref
 	Value any
 	Pos   Pos
+	// Count makes it a count: (the value a whole number N, the instances
+	// NAME[0] to NAME[N-1], ${count.index} their index) rather than a
+	// for_each.
+	Count bool
 }
 
 // Data is one entry under data:, a data source its provider reads at plan
@@ -241,6 +254,13 @@ type Spec struct {
 	// run (nil before): the inputs of this run, to be recorded with its
 	// revision.
 	Values map[string]any
+	// Locals in the order written (resolve.Expand substitutes them).
+	Locals []*Local
+	// Secrets are the values expressions computed from sensitive values
+	// (${upper(var.token)}) once resolve.Expand or resolve.SubstituteData
+	// has run: each is sensitive as a sensitive variable's value is,
+	// sealed in the state and masked everywhere, though its text differs.
+	Secrets []any
 	// Text is the spec's source, kept so an applied spec can be recorded as a
 	// revision and parsed again by rollback.
 	Text []byte
@@ -296,7 +316,7 @@ func (s *Spec) Expanded() bool {
 	if s.Values != nil {
 		return true
 	}
-	if len(s.Variables) > 0 {
+	if len(s.Variables) > 0 || len(s.Locals) > 0 {
 		return false
 	}
 	for _, r := range s.Resources {

@@ -285,11 +285,11 @@ func checkTemplates(t *testing.T, s *Spec) {
 }
 
 func TestParseBad(t *testing.T) {
-	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, for_each, config, on_failure, intervention, import)`
+	unknownWeb := `unknown field "colour" in resource "web" (allowed: name, type, provider, protection, depends_on, for_each, count, config, on_failure, intervention, import)`
 	tests := map[string][]string{
 		"unknown_field_resource.yaml": {"8:5: " + unknownWeb},
 		"unknown_field_top.yaml": {
-			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, providers, default_provider, resources, data, outputs, moved, removed)`,
+			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed)`,
 		},
 		"unknown_field_provider.yaml": {
 			`5:24: unknown field "versions" in provider "mock" (allowed: source, version, config)`,
@@ -312,7 +312,7 @@ func TestParseBad(t *testing.T) {
 			`18:17: unknown variable "nope" in ${var.nope} (declared under variables: env)`,
 		},
 		"reference_syntax.yaml": {
-			`9:11: invalid reference "${upper(var.x)}": want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
+			`9:11: invalid reference "${upperr(net.id)}": unknown function "upperr" (did you mean upper?)`,
 			`10:11: unterminated reference "${net.id": a ${ needs its } (write $${ for a literal ${)`,
 			`11:11: empty reference ${}: want ${var.NAME}, ${RESOURCE.ATTR}, ${RESOURCE[KEY].ATTR}, ${data.NAME.ATTR}, ${each.key} or ${each.value}; no functions or expressions ($${ is a literal ${)`,
 			`12:11: invalid reference "${each.index}": each has only .key and .value`,
@@ -393,7 +393,7 @@ func TestParseBad(t *testing.T) {
 			`18:31: resource "db": depends_on entries must be resource names (strings), not an integer`,
 		},
 		"not_mapping.yaml": {
-			`2:1: spec must be a mapping with fields version, stack, variables, providers, default_provider, resources, data, outputs, moved, removed, not a list`,
+			`2:1: spec must be a mapping with fields version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, not a list`,
 		},
 		"syntax_error.yaml": {`5: invalid YAML: found character that cannot start any token`},
 		"empty.yaml":        {`spec is empty`},

@@ -24,6 +24,11 @@ const (
 	// RefData is ${data.NAME.ATTR}: an attribute of what the data entry
 	// NAME read at plan time.
 	RefData
+	// RefLocal is ${local.NAME}: the value of a local (locals:).
+	RefLocal
+	// RefCountIndex is ${count.index}: the index of the count instance
+	// the value is in.
+	RefCountIndex
 )
 
 // String names the kind for messages.
@@ -39,6 +44,10 @@ func (k RefKind) String() string {
 		return "each.value"
 	case RefData:
 		return "data"
+	case RefLocal:
+		return "local"
+	case RefCountIndex:
+		return "count.index"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -48,6 +57,11 @@ func (k RefKind) String() string {
 // resolve.Expand replaces it with that key; for that reason no for_each may
 // have "each.key" as a key.
 const EachKey = "each.key"
+
+// CountIndex is the Key of a resource reference written
+// ${RESOURCE[count.index].ATTR}: the instance of RESOURCE whose index is
+// the referring instance's own (resolve.Expand replaces it).
+const CountIndex = "count.index"
 
 // Ref is one ${...} reference, as written in the spec.
 type Ref struct {
@@ -92,15 +106,24 @@ func (r *Ref) String() string {
 		return "${each.value}"
 	case RefData:
 		return "${data." + r.Name + "." + r.Attr + "}"
+	case RefLocal:
+		return "${local." + r.Name + "}"
+	case RefCountIndex:
+		return "${count.index}"
 	}
 	return "${?}"
 }
 
-// Part is one piece of a Template: literal text (Ref nil) or a reference.
+// Part is one piece of a Template: literal text (Ref and Expr nil), a
+// reference, or an expression.
 type Part struct {
-	Lit string
-	Ref *Ref
+	Lit  string
+	Ref  *Ref
+	Expr *Expr
 }
+
+// literal reports whether p is literal text.
+func (p Part) literal() bool { return p.Ref == nil && p.Expr == nil }
 
 // Template is a config, output or for_each string that holds at least one
 // ${...} reference. Parse leaves one in place of such a string in a
@@ -131,12 +154,36 @@ func (t *Template) Single() *Ref {
 	return nil
 }
 
-// Refs returns the template's references in order.
+// Whole returns the expression when the template is exactly one
+// expression and nothing else ("${upper(var.env)}"): its value keeps its
+// type. Otherwise it returns nil.
+func (t *Template) Whole() *Expr {
+	if len(t.Parts) == 1 && t.Parts[0].Expr != nil {
+		return t.Parts[0].Expr
+	}
+	return nil
+}
+
+// hasExpr reports whether some part is an expression.
+func (t *Template) hasExpr() bool {
+	for _, p := range t.Parts {
+		if p.Expr != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Refs returns the template's references in order, those its expressions
+// make included.
 func (t *Template) Refs() []*Ref {
 	var out []*Ref
 	for _, p := range t.Parts {
 		if p.Ref != nil {
 			out = append(out, p.Ref)
+		}
+		if p.Expr != nil {
+			out = append(out, p.Expr.Refs...)
 		}
 	}
 	return out
@@ -149,6 +196,8 @@ func (t *Template) String() string {
 	for _, p := range t.Parts {
 		if p.Ref != nil {
 			b.WriteString(p.Ref.String())
+		} else if p.Expr != nil {
+			b.WriteString(p.Expr.String())
 		} else {
 			b.WriteString(strings.ReplaceAll(p.Lit, "${", "$${"))
 		}
@@ -172,14 +221,18 @@ func (p Problem) where() string {
 type tmplItem struct {
 	off, end int
 	ref      *Ref
+	expr     *Expr
 	msg      string
+	msgOff   int  // the offset in the body the problem is at, when inExpr
+	inExpr   bool // the problem is an expression's, at msgOff
 }
 
 var (
-	refVarRE  = lazy(`^var\.(` + varNamePattern + `)$`)
-	refResRE  = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
-	refHintRE = lazy(`^[a-z][a-z0-9_-]*\[`)
-	refDataRE = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refVarRE   = lazy(`^var\.(` + varNamePattern + `)$`)
+	refResRE   = lazy(`^([a-z][a-z0-9_-]{0,62})(?:\[([^\[\]]*)\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refHintRE  = lazy(`^[a-z][a-z0-9_-]*\[`)
+	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -202,19 +255,33 @@ func splitTemplate(s string) (parts []Part, items []tmplItem) {
 			lit.WriteString("${")
 			i += 3
 		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i+2:], '}')
+			end := exprEnd(s, i+2)
 			if end < 0 {
 				items = append(items, tmplItem{off: i, end: len(s), msg: fmt.Sprintf("unterminated reference %s: a ${ needs its } (write $${ for a literal ${)", quote(s[i:]))})
 				return nil, items
 			}
+			end -= i + 2
 			body := s[i+2 : i+2+end]
-			ref, msg := parseRef(body)
-			items = append(items, tmplItem{off: i, end: i + 2 + end + 1, ref: ref, msg: msg})
-			if ref == nil {
-				bad = true
-			} else {
+			it := tmplItem{off: i, end: i + 2 + end + 1}
+			it.ref, it.msg = parseRef(body)
+			if it.ref == nil && isExpr(body) {
+				var prob *exprProblem
+				if it.expr, prob = parseExpr(body); prob != nil {
+					it.msg, it.msgOff, it.inExpr = prob.msg, prob.off, true
+				} else {
+					it.msg = ""
+				}
+			}
+			items = append(items, it)
+			switch {
+			case it.ref != nil:
 				flush()
-				parts = append(parts, Part{Ref: ref})
+				parts = append(parts, Part{Ref: it.ref})
+			case it.expr != nil:
+				flush()
+				parts = append(parts, Part{Expr: it.expr})
+			default:
+				bad = true
 			}
 			i += 2 + end + 1
 		default:
@@ -245,8 +312,16 @@ func parseRef(body string) (*Ref, string) {
 		return &Ref{Kind: RefEachKey}, ""
 	case b == "each.value":
 		return &Ref{Kind: RefEachValue}, ""
+	case b == "count.index":
+		return &Ref{Kind: RefCountIndex}, ""
 	case strings.HasPrefix(b, "each."):
 		return nil, fmt.Sprintf("invalid reference %s: each has only .key and .value", quote("${"+body+"}"))
+	case strings.HasPrefix(b, "local."):
+		m := refLocalRE.FindStringSubmatch(b)
+		if m == nil {
+			return nil, fmt.Sprintf("invalid reference %s: a local name must match %s", quote("${"+body+"}"), varNamePattern)
+		}
+		return &Ref{Kind: RefLocal, Name: m[1]}, ""
 	case strings.HasPrefix(b, "var."):
 		m := refVarRE.FindStringSubmatch(b)
 		if m == nil {
@@ -284,11 +359,11 @@ func parseRef(body string) (*Ref, string) {
 // appendMerged appends p to parts, merging adjacent literals and dropping
 // empty ones.
 func appendMerged(parts []Part, p Part) []Part {
-	if p.Ref == nil {
+	if p.literal() {
 		if p.Lit == "" {
 			return parts
 		}
-		if n := len(parts); n > 0 && parts[n-1].Ref == nil {
+		if n := len(parts); n > 0 && parts[n-1].literal() {
 			parts[n-1].Lit += p.Lit
 			return parts
 		}
@@ -306,7 +381,7 @@ func NewTemplate(file string, pos Pos, parts []Part) any {
 		out = appendMerged(out, p)
 	}
 	for _, p := range out {
-		if p.Ref != nil {
+		if !p.literal() {
 			return &Template{Parts: out, File: file, Pos: pos}
 		}
 	}

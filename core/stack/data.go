@@ -130,9 +130,16 @@ func (s *session) readData(ctx context.Context) error {
 			slices.Sort(r.Sensitive)
 		}
 	}
-	sp, err := resolve.SubstituteData(s.sp, vals)
+	sensitive := make(map[string][]string, len(s.dataReads))
+	for _, r := range s.dataReads {
+		sensitive[r.Name] = r.Sensitive
+	}
+	sp, err := resolve.SubstituteDataSensitive(s.sp, vals, sensitive)
 	if err != nil {
 		return err
+	}
+	for _, v := range sp.Secrets {
+		s.opts.Redactor.Add(v)
 	}
 	s.sp, s.dataSubstituted = sp, sp
 	return nil

@@ -196,11 +196,23 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 	decided := make(map[string]plan.Change, n)
 	cfgs := make(map[string]map[string]any, n)
 	lookup := planLookup(st, obs, decided, cfgs)
+	// An attribute is sensitive as the state records it or, for what is
+	// still to be created, as its type's schema says.
+	sensitive := s.attrSensitive(func(addr string) *state.Resource {
+		if r := st.Resources[addr]; r != nil {
+			return r
+		}
+		if r, ok := s.specResource(addr); ok {
+			return &state.Resource{Type: r.Type, Provider: r.Provider}
+		}
+		return nil
+	})
 	for _, r := range specOrder(s.sp.Resources) {
-		rr, _, err := resolved(r, lookup)
+		rr, _, derived, err := resolvedSecrets(r, lookup, sensitive)
 		if err != nil {
 			return nil, nil, err
 		}
+		s.learnDerived(derived)
 		if s.derived == nil {
 			s.derived = make(map[string][]string, n)
 		}

@@ -76,26 +76,65 @@ func hasRefs(r *spec.Resource) bool { return !resolve.Known(r.Config) }
 // holds no reference), and the paths of the values still unknown (left as
 // *spec.Template).
 func resolved(r *spec.Resource, lookup resolve.Lookup) (*spec.Resource, []string, error) {
-	if !hasRefs(r) {
-		return r, nil, nil
+	rr, unknown, _, err := resolvedSecrets(r, lookup, nil)
+	return rr, unknown, err
+}
+
+// attrSensitive returns whether attribute attr of a resource recorded in
+// find is a secret: the state seals it, or its type's schema marks it.
+func (s *session) attrSensitive(find func(addr string) *state.Resource) func(addr, attr string) bool {
+	return func(addr, attr string) bool {
+		r := find(addr)
+		if r == nil {
+			return false
+		}
+		if attr == "id" {
+			return slices.Contains(r.Sensitive, state.SensitiveID)
+		}
+		if slices.Contains(r.Sensitive, attr) {
+			return true
+		}
+		p := s.plugins[r.Provider]
+		return p != nil && slices.Contains(sensitiveAttrs(p.Schema(), r.Type), attr)
 	}
-	cfg, unknown, err := resolve.Config(r.Config, lookup)
+}
+
+// resolvedSecrets is resolved, and also returns the values expressions
+// computed from secrets on the way (see learnDerived).
+func resolvedSecrets(r *spec.Resource, lookup resolve.Lookup, sensitive func(addr, attr string) bool) (*spec.Resource, []string, []any, error) {
+	if !hasRefs(r) {
+		return r, nil, nil, nil
+	}
+	cfg, unknown, secrets, err := resolve.ConfigSecrets(r.Config, lookup, sensitive)
 	if err != nil {
-		return nil, nil, fmt.Errorf("resource %s: %w", r.Name, err)
+		return nil, nil, nil, fmt.Errorf("resource %s: %w", r.Name, err)
 	}
 	c := *r
 	c.Config = cfg
-	return &c, unknown, nil
+	return &c, unknown, secrets, nil
+}
+
+// learnDerived records values an expression computed from a secret
+// (${upper(var.token)}): their text is not the secret's, so they are
+// learnt as secrets of their own, sealed and masked wherever they appear.
+func (s *session) learnDerived(vs []any) {
+	for _, v := range vs {
+		if !slices.ContainsFunc(s.sp.Secrets, func(have any) bool { return reflect.DeepEqual(have, v) }) {
+			s.sp.Secrets = append(s.sp.Secrets, v)
+		}
+		s.opts.Redactor.Add(v)
+	}
 }
 
 // resolvedNow is r resolved from the state as it is now, for a step about
 // to run: every reference must be known (its resource applied), else the
 // step fails naming what is missing.
 func (s *session) resolvedNow(r *spec.Resource) (*spec.Resource, error) {
-	rr, unknown, err := resolved(r, recordLookup(s.store.Resource))
+	rr, unknown, derived, err := resolvedSecrets(r, recordLookup(s.store.Resource), s.attrSensitive(s.store.Resource))
 	if err != nil {
 		return nil, err
 	}
+	s.learnDerived(derived)
 	if len(unknown) > 0 {
 		var missing []string
 		for _, a := range resolve.Refs(r.Config) {
@@ -203,7 +242,7 @@ func specOrder(rs []*spec.Resource) []*spec.Resource {
 func (s *session) derivedSensitive(cfg map[string]any) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if s.holdsSecret(cfg[k]) {
+		if s.holdsSecret(cfg[k]) || resolve.HoldsSensitive(cfg[k]) {
 			out = append(out, k)
 		}
 	}
@@ -265,10 +304,12 @@ func scalars(v any) []string {
 	return nil
 }
 
-// sensitiveVars are the values of the spec's sensitive variables, and the
-// sensitive attributes its data entries read.
+// sensitiveVars are the values of the spec's sensitive variables, the
+// sensitive attributes its data entries read, and the values expressions
+// computed from either.
 func (s *session) sensitiveVars() []any {
 	out := slices.Clone(s.dataSecrets)
+	out = append(out, s.sp.Secrets...)
 	for _, v := range s.sp.Variables {
 		if val, ok := s.sp.Values[v.Name]; ok && v.Sensitive {
 			out = append(out, val)
