@@ -205,7 +205,21 @@ func (s *Spec) providerConfigProblems(name string, schema *providers.GetSchemaRe
 		}
 		// The type rules of a resource's config, for this one key.
 		a.Required, a.Computed = false, false
-		for _, d := range providers.CheckConfig(providers.ResourceType{Name: rt.Name, Attributes: []providers.Attribute{a}}, map[string]any{k: p.Config[k]}) {
+		v := p.Config[k]
+		if t, ok := v.(*Template); ok {
+			// A value not known without the variables' values
+			// (resolve.ExpandUnknown): checked by its type, if known.
+			ref := t.Single()
+			if ref == nil {
+				continue
+			}
+			at, ok := s.unknownType(ref)
+			if !ok {
+				continue
+			}
+			v = placeholder(at)
+		}
+		for _, d := range providers.CheckConfig(providers.ResourceType{Name: rt.Name, Attributes: []providers.Attribute{a}}, map[string]any{k: v}) {
 			if d.Severity != providers.SeverityWarning {
 				add(k, "config key %s: %s", quote(k), d.Summary)
 			}
@@ -246,8 +260,13 @@ type refProblem struct {
 // attrType returns the type of the attribute ref names, and false when
 // that cannot be told (reported here when the attribute does not exist).
 func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
-	if ref.Kind == RefData {
+	switch ref.Kind {
+	case RefData:
 		return c.dataAttrType(ref)
+	case RefVar, RefEachKey, RefEachValue, RefLocal:
+		// Left by resolve.ExpandUnknown: a value not known without the
+		// variables' values, of the declared type where there is one.
+		return c.s.unknownType(ref)
 	}
 	if c.byAddr == nil {
 		c.byAddr = make(map[string]*Resource, len(c.s.Resources))
@@ -394,6 +413,32 @@ func (c *refChecker) shape(v any) (any, bool) {
 		return out, true
 	}
 	return v, true
+}
+
+// unknownType is the type of a reference resolve.ExpandUnknown leaves
+// because its value is not known: a variable's declared type, a string for
+// each.key; false for each.value and a local (any type).
+func (s *Spec) unknownType(ref *Ref) (providers.AttributeType, bool) {
+	switch ref.Kind {
+	case RefEachKey:
+		return providers.TypeString, true
+	case RefVar:
+		if v, ok := s.Variable(ref.Name); ok {
+			switch v.Type {
+			case VarString:
+				return providers.TypeString, true
+			case VarNumber:
+				return providers.TypeNumber, true
+			case VarBool:
+				return providers.TypeBool, true
+			case VarList:
+				return providers.TypeList, true
+			case VarMap:
+				return providers.TypeMap, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // placeholder is a value of type t, standing for a reference's value.
