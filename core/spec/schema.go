@@ -54,8 +54,14 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 			add(fieldPos(r, "type"), "unknown resource type %s for provider %s (has: %s)", quote(r.Type), r.Provider, nameList(names))
 			continue
 		}
-		for _, d := range providers.CheckConfig(rt, rc.shapeConfig(r.Config)) {
+		shaped := rc.shapeConfig(r.Config)
+		for _, d := range providers.CheckConfig(rt, shaped) {
 			if d.Severity == providers.SeverityWarning {
+				continue
+			}
+			if len(d.AttributePath) > 0 && dropped(r.Config, shaped, d.AttributePath[0]) {
+				// An expression still to evaluate: its type cannot be
+				// told yet, and it is not missing.
 				continue
 			}
 			var keys []string
@@ -358,6 +364,14 @@ func (c *refChecker) shapeConfig(cfg map[string]any) map[string]any {
 		return cfg
 	}
 	return out
+}
+
+// dropped reports whether shapeConfig left key out of shaped though cfg
+// has it as an expression, whose type is known once it is evaluated.
+func dropped(cfg, shaped map[string]any, key string) bool {
+	t, isTmpl := cfg[key].(*Template)
+	_, kept := shaped[key]
+	return isTmpl && t.Whole() != nil && !kept
 }
 
 func hasTemplate(v any) bool {
