@@ -253,8 +253,8 @@ resources:
 }
 
 // TestCheckSchemasUnknown: a reference to a variable with no value is
-// type-checked against the schema by the variable's declared type; one
-// whose type cannot be told is left out of the check.
+// type-checked against the schema by the variable's declared type, and an
+// expression over one by the type it evaluates to (unknown, but typed).
 func TestCheckSchemasUnknown(t *testing.T) {
 	schemas := map[string]*providers.GetSchemaResponse{"mock": {
 		ProviderName: "mock",
@@ -278,6 +278,9 @@ resources:
   - name: b
     type: t
     config: {size: "${var.n}", name: "${upper(var.env)}", tags: {k: "${var.env}"}}
+  - name: c
+    type: t
+    config: {size: "${upper(var.env)}", name: "${var.n + 1}", tags: '${tolist(var.zones)}'}
 `
 	c, _ := expandUnknown(t, text, Inputs{})
 	err := c.CheckSchemas(schemas)
@@ -292,6 +295,9 @@ resources:
 		`stack.yaml:11:14: resource "a": attribute "size" must be a number, not a string (the value of ${var.env})`,
 		`stack.yaml:11:34: resource "a": attribute "name" must be a string, not a number (the value of ${var.n})`,
 		`stack.yaml:11:52: resource "a": attribute "tags" must be a map, not a list (the value of ${var.zones})`,
+		`stack.yaml:17:14: resource "c": attribute "size" must be a number, not a string (the value of ${upper(var.env)})`,
+		`stack.yaml:17:41: resource "c": attribute "name" must be a string, not a number (the value of ${var.n + 1})`,
+		`stack.yaml:17:63: resource "c": attribute "tags" must be a map, not a list (the value of ${tolist(var.zones)})`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("CheckSchemas (-want +got):\n%s", d)

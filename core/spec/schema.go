@@ -409,8 +409,14 @@ func (c *refChecker) shape(v any) (any, bool) {
 		for _, r := range v.Refs() {
 			c.attrType(r)
 		}
-		if v.Whole() != nil {
-			return nil, false // an expression's type is known once evaluated
+		if x := v.Whole(); x != nil {
+			// An expression's type is known once evaluated, or when all
+			// it uses is bound and only a value is unknown (a variable
+			// with no value, resolve.ExpandUnknown).
+			if t, ok := x.unknownType(); ok {
+				return placeholder(t), true
+			}
+			return nil, false
 		}
 		return "", true
 	case map[string]any:
