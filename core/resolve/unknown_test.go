@@ -303,3 +303,53 @@ resources:
 		t.Errorf("CheckSchemas (-want +got):\n%s", d)
 	}
 }
+
+// TestForEachUnknown: a for_each is one template resource when its keys
+// need a variable with no value, however it is written; a map whose keys
+// are known (its values not) still makes its instances.
+func TestForEachUnknown(t *testing.T) {
+	head := `version: 1
+stack: demo
+variables:
+  zones: {type: list}
+  env: {type: string}
+locals:
+  zs: '${[for z in var.zones: upper(z)]}'
+providers: {mock: {}}
+resources:
+  - name: web
+    type: t
+`
+	tests := []struct {
+		name, forEach string
+		want          []string
+		note          string
+	}{
+		{"a variable", `${var.zones}`, []string{"web"}, `(variable "zones" has no value)`},
+		{"an expression", `'${toset([for z in var.zones: z if z != "c"])}'`, []string{"web"}, `(variable "zones" has no value)`},
+		{"a local", `${local.zs}`, []string{"web"}, `(it uses a variable with no value)`},
+		{"a list holding one", `['${var.env}', b]`, []string{"web"}, `(variable "env" has no value)`},
+		{"a map with known keys", `{a: '${var.env}', b: x}`, []string{"web[a]", "web[b]"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, notes := expandUnknown(t, head+"    for_each: "+tc.forEach+"\n    config: {k: \"${each.key}\", v: \"${each.value}\"}\n", Inputs{})
+			var names []string
+			for _, r := range c.Resources {
+				names = append(names, r.Name)
+			}
+			if d := cmp.Diff(tc.want, names); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+			switch {
+			case tc.note == "" && len(notes) != 0:
+				t.Errorf("notes = %v, want none", notes)
+			case tc.note != "" && (len(notes) != 1 || notes[0].Pos.Line != 12 || !strings.Contains(notes[0].Msg, tc.note)):
+				t.Errorf("notes = %v, want one at line 12 containing %q", notes, tc.note)
+			}
+			if tc.note == "" && c.Resources[0].Config["k"] != "a" {
+				t.Errorf("web[a] key = %#v", c.Resources[0].Config["k"])
+			}
+		})
+	}
+}
