@@ -299,6 +299,15 @@ func exprPart(st stage, t *spec.Template, x *spec.Expr) (v any, rest *spec.Expr,
 			return nil, nil, true, true
 		}
 		if !cv.IsWhollyKnown() {
+			if ty := cv.Type(); t.Whole() == nil && (ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType()) {
+				// As interpolateAt says of a known one.
+				kind := "list"
+				if ty.IsMapType() || ty.IsObjectType() {
+					kind = "map"
+				}
+				st.problem(&spec.Problem{File: t.File, Pos: x.Pos, Msg: fmt.Sprintf("%s is a %s and cannot be part of a string (use it alone, as the whole value, to pass the %s)", x, kind, kind)})
+				return nil, nil, true, true
+			}
 			return nil, nx, false, false
 		}
 	}

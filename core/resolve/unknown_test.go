@@ -214,6 +214,10 @@ resources:
     type: t
     config: {v: "x-${var.tags}"}
 `, `stack.yaml:12:20: ${var.tags} is a map and cannot be part of a string`},
+		{"a list expression in a string", `  - name: a
+    type: t
+    config: {v: "x-${tolist(var.zones)}"}
+`, `stack.yaml:12:20: ${tolist(var.zones)} is a list and cannot be part of a string`},
 		{"an operator on the wrong type", `  - name: a
     type: t
     config: {v: "${var.zones + 1}"}
