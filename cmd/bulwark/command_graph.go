@@ -14,9 +14,13 @@ func (c *cli) graphCmd() *cobra.Command {
 		Short: "Print the dependency graph as DOT (data entries as data.NAME)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.loadSpec(args[0], "")
+			// No variable needs a value to draw the graph (loadUnknown).
+			sp, notes, err := c.loadUnknown(args[0], "")
 			if err != nil {
 				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintln(c.stderr, c.red.Redact("warning: "+n.Error()))
 			}
 			fmt.Fprintf(c.stdout, "digraph %q {\n  rankdir=LR;\n", sp.Stack)
 			for _, r := range sp.Resources {

@@ -18,8 +18,8 @@ func (c *cli) validateCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a := parseSpecArgs(args, view)
-			sp, err := c.validate(cmd.Context(), a.Spec, provider)
-			return newValidateView(a.View, c.view()).Validate(a.Spec, sp, err)
+			sp, notes, err := c.validate(cmd.Context(), a.Spec, provider)
+			return newValidateView(a.View, c.view()).Validate(a.Spec, sp, notes, err)
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
@@ -28,16 +28,18 @@ func (c *cli) validateCmd() *cobra.Command {
 }
 
 // validate loads the spec and checks it against the providers' schemas:
-// the spec (nil when it did not parse) and what stopped it, if anything.
-func (c *cli) validate(ctx context.Context, path, provider string) (*spec.Spec, error) {
-	sp, err := c.loadSpec(path, provider)
+// the spec (nil when it did not parse), notes on what could not be checked
+// (a variable with no value is an unknown value here: loadUnknown) and
+// what stopped it, if anything.
+func (c *cli) validate(ctx context.Context, path, provider string) (*spec.Spec, spec.Problems, error) {
+	sp, notes, err := c.loadUnknown(path, provider)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts, done, err := c.options(sp)
 	if err != nil {
-		return sp, err
+		return sp, notes, err
 	}
 	defer done()
-	return sp, stack.Validate(ctx, sp, opts)
+	return sp, notes, stack.Validate(ctx, sp, opts)
 }

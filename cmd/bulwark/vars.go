@@ -56,12 +56,47 @@ func (c *cli) loadSpec(path, provider string) (*spec.Spec, error) {
 	return resolve.Expand(sp, vals)
 }
 
+// loadUnknown is loadSpec for validate and graph, which need no value: a
+// variable with no value is a value not known yet (as in terraform
+// validate), and everything else is checked as loadSpec checks it. It
+// also returns notes on what could not be checked without the values (a
+// for_each over an unknown collection, checked once as a template).
+func (c *cli) loadUnknown(path, provider string) (*spec.Spec, spec.Problems, error) {
+	sp, err := spec.Load(path)
+	if err != nil {
+		return nil, nil, notASpec(path, err)
+	}
+	if provider != "" {
+		sp = sp.WithDefaultProvider(provider)
+	}
+	in := c.inputs()
+	in.Unknown = true
+	vals, _, err := resolve.Values(sp, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.learnSensitive(sp, vals)
+	return resolve.ExpandUnknown(sp, vals)
+}
+
+// unknownVariables is how many of an expanded spec's variables have no
+// value (loadUnknown).
+func unknownVariables(sp *spec.Spec) int {
+	n := 0
+	for _, v := range sp.Variables {
+		if _, ok := sp.Values[v.Name]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
 // learnSensitive teaches the Redactor the values of the sensitive
 // variables, before anything can print them or a string made from them.
 func (c *cli) learnSensitive(sp *spec.Spec, vals map[string]any) {
 	for _, v := range sp.Variables {
-		if v.Sensitive {
-			c.red.Add(vals[v.Name])
+		if val, ok := vals[v.Name]; ok && v.Sensitive {
+			c.red.Add(val)
 		}
 	}
 }

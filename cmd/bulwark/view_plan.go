@@ -53,9 +53,10 @@ func planExit(pv *stack.Preview, detailed bool) error {
 }
 
 // ValidateView renders `bulwark validate`: err is what validation returned
-// (nil when valid), sp the spec when it parsed.
+// (nil when valid), sp the spec when it parsed, notes what could not be
+// checked without the variables' values (warnings).
 type ValidateView interface {
-	Validate(path string, sp *spec.Spec, err error) error
+	Validate(path string, sp *spec.Spec, notes spec.Problems, err error) error
 }
 
 func newValidateView(t ViewType, v view) ValidateView {
@@ -69,7 +70,10 @@ func newValidateView(t ViewType, v view) ValidateView {
 // print one a line on stderr with their count.
 type validateHuman struct{ view }
 
-func (v validateHuman) Validate(path string, sp *spec.Spec, err error) error {
+func (v validateHuman) Validate(path string, sp *spec.Spec, notes spec.Problems, err error) error {
+	for _, n := range notes {
+		fmt.Fprintln(v.stderr, v.red.Redact("warning: "+n.Error()))
+	}
 	if err != nil {
 		return err
 	}
@@ -77,6 +81,11 @@ func (v validateHuman) Validate(path string, sp *spec.Spec, err error) error {
 	if len(sp.Data) > 0 {
 		// Checked against the schemas; nothing is read.
 		data = fmt.Sprintf(", %d data entries", len(sp.Data))
+	}
+	if n := unknownVariables(sp); n > 0 {
+		// Checked as unknown values of their types, as terraform
+		// validate does; plan and apply need them.
+		data += fmt.Sprintf(", %d variable(s) with no value checked as unknown", n)
 	}
 	_, werr := fmt.Fprintf(v.out(), "%s: valid (stack %s, %d resources%s)\n", path, sp.Stack, len(sp.Resources), data)
 	return werr
@@ -86,8 +95,13 @@ func (v validateHuman) Validate(path string, sp *spec.Spec, err error) error {
 // diagnostic in it, not a line on stderr, and the exit code is 1.
 type validateJSON struct{ view }
 
-func (v validateJSON) Validate(_ string, sp *spec.Spec, err error) error {
-	if perr := v.json(jsonview.NewValidate(sp, err, v.red.Redact)); perr != nil {
+func (v validateJSON) Validate(_ string, sp *spec.Spec, notes spec.Problems, err error) error {
+	doc := jsonview.NewValidate(sp, err, v.red.Redact)
+	doc.AddWarnings(sp, notes, v.red.Redact)
+	if sp != nil {
+		doc.UnknownVariables = unknownVariables(sp)
+	}
+	if perr := v.json(doc); perr != nil {
 		return perr
 	}
 	if err != nil {

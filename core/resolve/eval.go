@@ -28,6 +28,10 @@ func toCty(v any) cty.Value {
 	switch v := v.(type) {
 	case nil:
 		return cty.NullVal(cty.DynamicPseudoType)
+	case *spec.Template:
+		// Not known yet (a local over a variable with no value, in
+		// ExpandUnknown).
+		return cty.DynamicVal
 	case string:
 		return cty.StringVal(v)
 	case float64:
@@ -199,6 +203,18 @@ func (b *binding) into(bound map[string]cty.Value) map[string]cty.Value {
 // value, whether it is sensitive (it holds a marked value), or a problem
 // positioned in file at what failed.
 func evalExpr(file string, x *spec.Expr) (any, bool, *spec.Problem) {
+	v, secret, prob := evalCty(file, x)
+	if prob != nil {
+		return nil, secret, prob
+	}
+	if !v.IsWhollyKnown() {
+		return nil, secret, &spec.Problem{File: file, Pos: x.Pos, Msg: fmt.Sprintf("%s: the value is not known", x)}
+	}
+	return fromCty(v), secret, nil
+}
+
+// evalCty is evalExpr's evaluation, its value as cty (known or not).
+func evalCty(file string, x *spec.Expr) (cty.Value, bool, *spec.Problem) {
 	ctx := &hcl.EvalContext{Variables: x.Bound, Functions: spec.Functions()}
 	v, diags := x.Syntax.Value(ctx)
 	secret := v.ContainsMarked()
@@ -223,12 +239,9 @@ func evalExpr(file string, x *spec.Expr) (any, bool, *spec.Problem) {
 			// The detail may quote a value, and this one holds a secret.
 			msg += " (the details are withheld: the expression uses a sensitive value)"
 		}
-		return nil, secret, &spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf("%s: %s", x, msg)}
+		return cty.NilVal, secret, &spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf("%s: %s", x, msg)}
 	}
-	if !v.IsWhollyKnown() {
-		return nil, secret, &spec.Problem{File: file, Pos: x.Pos, Msg: fmt.Sprintf("%s: the value is not known", x)}
-	}
-	return fromCty(v), secret, nil
+	return v, secret, nil
 }
 
 // stage is one of the steps that substitute references in templates:
@@ -247,6 +260,13 @@ type stage interface {
 	// derived records a value an expression computed from a sensitive
 	// value.
 	derived(v any)
+}
+
+// unknownKeeper is a stage in which an expression may be evaluated with
+// values not known yet (ExpandUnknown): when keepsUnknown, one whose
+// value is not known stays an expression, its problems reported.
+type unknownKeeper interface {
+	keepsUnknown() bool
 }
 
 // exprPart binds x's references; it returns the expression's value and
@@ -277,6 +297,25 @@ func exprPart(st stage, t *spec.Template, x *spec.Expr) (v any, rest *spec.Expr,
 	nx := x.With(refs, keys, b.into(x.Bound))
 	if len(refs) > 0 {
 		return nil, nx, false, false
+	}
+	if k, ok := st.(unknownKeeper); ok && k.keepsUnknown() {
+		cv, _, prob := evalCty(t.File, nx)
+		if prob != nil {
+			st.problem(prob)
+			return nil, nil, true, true
+		}
+		if !cv.IsWhollyKnown() {
+			if ty := cv.Type(); t.Whole() == nil && (ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType()) {
+				// As interpolateAt says of a known one.
+				kind := "list"
+				if ty.IsMapType() || ty.IsObjectType() {
+					kind = "map"
+				}
+				st.problem(&spec.Problem{File: t.File, Pos: x.Pos, Msg: fmt.Sprintf("%s is a %s and cannot be part of a string (use it alone, as the whole value, to pass the %s)", x, kind, kind)})
+				return nil, nil, true, true
+			}
+			return nil, nx, false, false
+		}
 	}
 	v, secret, prob := evalExpr(t.File, nx)
 	if prob != nil {

@@ -39,7 +39,28 @@ import (
 // not exist, a value that cannot be interpolated) is reported at once, as
 // spec.Problems positioned at the reference or the field.
 func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
-	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}, sensitive: map[string]bool{}}
+	c, _, err := expandSpec(s, vars, false)
+	return c, err
+}
+
+// ExpandUnknown is Expand for validate and graph, which need no value: a
+// declared variable that vars lacks (Values with Inputs.Unknown) is a value
+// not known yet, of its declared type, as in terraform validate. Everything
+// else is checked as Expand checks it, and an expression over an unknown
+// value is still evaluated (its functions' arity and argument types where
+// they can be told, a list interpolated in a string) though its value stays
+// unknown: such a value stays a *spec.Template, as a resource reference
+// does, so it is left out of the provider's validation and shows as
+// KnownAfterApply. A for_each whose collection is not known makes one
+// resource named as the for_each resource (no key), its config checked once
+// as the template of every instance, with ${each.key} and ${each.value}
+// unknown; a note (the second result) says so, positioned at the for_each.
+func ExpandUnknown(s *spec.Spec, vars map[string]any) (*spec.Spec, spec.Problems, error) {
+	return expandSpec(s, vars, true)
+}
+
+func expandSpec(s *spec.Spec, vars map[string]any, allowUnknown bool) (*spec.Spec, spec.Problems, error) {
+	e := &expander{s: s, vars: vars, keys: map[string][]string{}, keySet: map[string]map[string]bool{}, sensitive: map[string]bool{}, unknown: map[string]bool{}, templated: map[string]bool{}}
 	for _, v := range s.Variables {
 		if v.Sensitive {
 			e.sensitive[v.Name] = true
@@ -47,11 +68,15 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	}
 	for _, v := range s.Variables {
 		if _, ok := vars[v.Name]; !ok {
+			if allowUnknown {
+				e.unknown[v.Name] = true
+				continue
+			}
 			e.add(v.Pos, "variable %s has no value (resolve.Values gives every variable one)", v.Name)
 		}
 	}
 	if len(e.probs) > 0 {
-		return nil, e.sorted()
+		return nil, nil, e.sorted()
 	}
 
 	e.evalLocals()
@@ -61,7 +86,11 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 	values := map[string]map[string]any{}
 	for _, r := range s.Resources {
 		if r.ForEach != nil {
-			keys, vals := e.forEach(r)
+			keys, vals, known := e.forEach(r)
+			if !known {
+				e.templated[r.Name] = true
+				continue
+			}
 			e.keys[r.Name] = keys
 			set := make(map[string]bool, len(keys))
 			for _, k := range keys {
@@ -73,17 +102,17 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 
 	total := 0
 	for _, r := range s.Resources {
-		if r.ForEach == nil {
+		if r.ForEach == nil || e.templated[r.Name] {
 			total++
 		} else {
 			total += len(e.keys[r.Name])
 		}
 	}
 	if total > MaxInstances {
-		return nil, spec.Problems{{File: s.File, Msg: fmt.Sprintf("the spec expands to %d resources (for_each instances included); at most %d are allowed", total, MaxInstances)}}
+		return nil, nil, spec.Problems{{File: s.File, Msg: fmt.Sprintf("the spec expands to %d resources (for_each instances included); at most %d are allowed", total, MaxInstances)}}
 	}
 	if len(e.probs) > 0 {
-		return nil, e.sorted()
+		return nil, nil, e.sorted()
 	}
 
 	c := *s
@@ -105,6 +134,10 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 			c.Resources = append(c.Resources, e.instance(r, nil))
 			continue
 		}
+		if e.templated[r.Name] {
+			c.Resources = append(c.Resources, e.instance(r, &each{unknown: true}))
+			continue
+		}
 		for i, k := range e.keys[r.Name] {
 			c.Resources = append(c.Resources, e.instance(r, &each{key: k, value: values[r.Name][k], count: r.ForEach.Count, index: float64(i)}))
 		}
@@ -123,10 +156,10 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 		c.Outputs[i] = &co
 	}
 	if len(e.probs) > 0 {
-		return nil, e.sorted()
+		return nil, nil, e.sorted()
 	}
 	c.Secrets = append(slices.Clone(s.Secrets), e.secrets...)
-	return &c, nil
+	return &c, e.notes, nil
 }
 
 // MaxInstances bounds the resources a spec expands to: a for_each over a
@@ -134,12 +167,14 @@ func Expand(s *spec.Spec, vars map[string]any) (*spec.Spec, error) {
 // mistaken one must not exhaust memory before anything is checked.
 const MaxInstances = 100_000
 
-// each is the instance being expanded.
+// each is the instance being expanded; unknown for the one template of a
+// for_each resource whose collection is not known (ExpandUnknown).
 type each struct {
-	key   string
-	value any
-	count bool    // an instance of a count, not a for_each
-	index float64 // its index, when count
+	key     string
+	value   any
+	count   bool    // an instance of a count, not a for_each
+	index   float64 // its index, when count
+	unknown bool
 }
 
 type expander struct {
@@ -152,7 +187,10 @@ type expander struct {
 	secretLoc map[string]bool            // the locals that use a sensitive value
 	keys      map[string][]string        // for_each resource -> its keys, sorted
 	keySet    map[string]map[string]bool // the same, as sets
+	unknown   map[string]bool            // the variables with no value (ExpandUnknown)
+	templated map[string]bool            // for_each resources whose keys are not known
 	probs     spec.Problems
+	notes     spec.Problems // what validation could not see (ExpandUnknown)
 }
 
 func (e *expander) add(pos spec.Pos, format string, args ...any) {
@@ -170,8 +208,9 @@ func (e *expander) sorted() spec.Problems {
 	return e.probs
 }
 
-// forEach returns a for_each resource's keys, sorted, and each key's value.
-func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
+// forEach returns a for_each resource's keys, sorted, and each key's
+// value; false (after a note) when the keys are not known (ExpandUnknown).
+func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any, bool) {
 	fe := r.ForEach
 	var coll any
 	from := "for_each"
@@ -181,14 +220,20 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	if fe.Ref != nil && fe.Ref.Kind == spec.RefLocal {
 		if e.secretLoc[fe.Ref.Name] {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the local %q: it uses a sensitive value, and its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
-			return nil, nil
+			return nil, nil, true
 		}
 		coll = e.locals[fe.Ref.Name]
+		if !Known(coll) {
+			return e.unknownKeys(r)
+		}
 		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
 	} else if fe.Ref != nil {
 		if v, ok := e.s.Variable(fe.Ref.Name); ok && v.Sensitive {
 			e.add(fe.Ref.Pos, "resource %q: for_each cannot use the sensitive variable %q: its keys are part of every instance's address, printed everywhere", r.Name, fe.Ref.Name)
-			return nil, nil
+			return nil, nil, true
+		}
+		if e.unknown[fe.Ref.Name] {
+			return e.unknownKeys(r)
 		}
 		coll = e.vars[fe.Ref.Name]
 		from = fmt.Sprintf("%s (%s)", from, fe.Ref)
@@ -205,12 +250,23 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 			}
 		})
 		if sensitive != "" {
-			return nil, nil
+			return nil, nil, true
 		}
 		coll = e.subst(fe.Value, nil)
+		if l, isList := coll.([]any); (isList && !Known(l)) || isTemplate(coll) {
+			// A map's keys are known though its values may not be; a
+			// list's elements are its keys.
+			return e.unknownKeys(r)
+		}
 	}
 	if fe.Count {
-		return e.count(r, from, coll)
+		if isTemplate(coll) || !Known(coll) {
+			// A count that is not known yet (validate without values)
+			// is checked as one template, as an unknown for_each.
+			return e.unknownKeys(r)
+		}
+		keys, vals := e.count(r, from, coll)
+		return keys, vals, true
 	}
 	vals := map[string]any{}
 	var keys []string
@@ -256,7 +312,35 @@ func (e *expander) forEach(r *spec.Resource) ([]string, map[string]any) {
 	default:
 		e.add(fe.Pos, "resource %q: %s must be a list or a map, not %s", r.Name, from, describe(coll))
 	}
-	return keys, vals
+	return keys, vals, true
+}
+
+// unknownKeys notes that r's for_each is not known without values, so
+// that it is validated once, as the template of every instance.
+func (e *expander) unknownKeys(r *spec.Resource) ([]string, map[string]any, bool) {
+	var names []string
+	note := func(ref *spec.Ref) {
+		if ref.Kind == spec.RefVar && e.unknown[ref.Name] && !slices.Contains(names, ref.Name) {
+			names = append(names, ref.Name)
+		}
+	}
+	if r.ForEach.Ref != nil {
+		note(r.ForEach.Ref)
+	}
+	walkRefs(r.ForEach.Value, note)
+	why := "it uses a variable with no value"
+	if len(names) == 1 {
+		why = fmt.Sprintf("variable %q has no value", names[0])
+	} else if len(names) > 1 {
+		why = "variables " + quoteList(names) + " have no value"
+	}
+	e.notes = append(e.notes, spec.Problem{File: e.s.File, Pos: r.ForEach.Pos, Msg: fmt.Sprintf("resource %q: for_each is not known (%s): its config is checked once, as the template of every instance", r.Name, why)})
+	return nil, nil, false
+}
+
+func isTemplate(v any) bool {
+	_, ok := v.(*spec.Template)
+	return ok
 }
 
 // count returns the keys of a resource with count n ("0" to "n-1", in
@@ -288,7 +372,7 @@ func (e *expander) instance(r *spec.Resource, ea *each) *spec.Resource {
 	c := *r
 	c.ForEach = nil
 	c.Addr = spec.Address{Name: r.Name}
-	if ea != nil {
+	if ea != nil && !ea.unknown {
 		c.Addr = spec.Address{Name: r.Name, Key: ea.key, Keyed: true}
 	}
 	c.Name = c.Addr.String()
@@ -311,9 +395,20 @@ func (e *expander) instance(r *spec.Resource, ea *each) *spec.Resource {
 		}
 		addDep(d)
 	}
-	for _, a := range Refs(c.Config) {
-		addDep(a)
-	}
+	walkRefs(c.Config, func(ref *spec.Ref) {
+		switch a := ref.Address(); {
+		case a == "":
+		case e.templated[ref.Name]:
+			addDep(ref.Name) // its one template stands for every instance
+		case ref.Key == spec.EachKey:
+			// In a template instance: any instance of the same key.
+			for _, k := range e.keys[ref.Name] {
+				addDep(spec.Address{Name: ref.Name, Key: k, Keyed: true}.String())
+			}
+		default:
+			addDep(a)
+		}
+	})
 	c.DependsOn = deps
 	return &c
 }
@@ -348,21 +443,31 @@ func (e *expander) template(t *spec.Template, ea *each) any {
 
 // refValue returns a reference's value, or false for a resource or data
 // reference (kept, with [each.key] replaced, in *ref).
-func (e *expander) refValue(_ *spec.Template, refp **spec.Ref) (any, bool) {
+func (e *expander) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
 	r := *refp
 	switch r.Kind {
 	case spec.RefVar:
+		if e.unknown[r.Name] {
+			e.interpolable(t, r)
+			return nil, false
+		}
 		return clone(e.vars[r.Name]), true
 	case spec.RefEachKey, spec.RefEachValue:
 		if e.ea == nil {
 			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
 			return nil, true
 		}
+		if e.ea.unknown {
+			return nil, false
+		}
 		if r.Kind == spec.RefEachKey {
 			return e.ea.key, true
 		}
 		return clone(e.ea.value), true
 	case spec.RefLocal:
+		if v := e.locals[r.Name]; !Known(v) {
+			return nil, false // it uses a variable with no value
+		}
 		return clone(e.locals[r.Name]), true
 	case spec.RefCountIndex:
 		if e.ea == nil || !e.ea.count {
@@ -430,6 +535,9 @@ func (e *expander) resourceRef(r *spec.Ref) *spec.Ref {
 			e.add(r.Pos, "%s uses [each.key] outside a resource with for_each", r)
 			return r
 		}
+		if e.ea.unknown {
+			return r // the key is not known
+		}
 		cr := *r
 		cr.Key = e.ea.key
 		r = &cr
@@ -449,6 +557,12 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 	switch r.Kind {
 	case spec.RefVar:
 		v := toCty(e.vars[r.Name])
+		if e.unknown[r.Name] {
+			v = cty.DynamicVal
+			if d, ok := e.s.Variable(r.Name); ok {
+				v = cty.UnknownVal(ctyType(d.Type))
+			}
+		}
 		if e.sensitive[r.Name] {
 			v = v.Mark(sensitive)
 		}
@@ -459,6 +573,11 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 			e.add(r.Pos, "%s is only allowed in the config of a resource with for_each", r)
 			b.setEach("key", cty.StringVal(""))
 			b.setEach("value", cty.NullVal(cty.DynamicPseudoType))
+			return nil, true
+		}
+		if e.ea.unknown {
+			b.setEach("key", cty.UnknownVal(cty.String))
+			b.setEach("value", cty.DynamicVal)
 			return nil, true
 		}
 		if r.Kind == spec.RefEachKey {
@@ -489,6 +608,35 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 }
 
 func (e *expander) problem(p *spec.Problem) { e.probs = append(e.probs, *p) }
+
+// keepsUnknown: an expression whose value is not known (it uses a variable
+// with no value) stays one, as ExpandUnknown says.
+func (e *expander) keepsUnknown() bool { return len(e.unknown) > 0 }
+
+// interpolable reports a list or map variable with no value written inside
+// a longer string, as interpolating its value would.
+func (e *expander) interpolable(t *spec.Template, r *spec.Ref) {
+	v, ok := e.s.Variable(r.Name)
+	if !ok || t == nil || t.Single() != nil || (v.Type != spec.VarList && v.Type != spec.VarMap) {
+		return
+	}
+	e.add(r.Pos, "%s is a %s and cannot be part of a string (use it alone, as the whole value, to pass the %s)", r, v.Type, v.Type)
+}
+
+// ctyType is the type of a value of a variable declared with type t.
+func ctyType(t spec.VarType) cty.Type {
+	switch t {
+	case spec.VarNumber:
+		return cty.Number
+	case spec.VarBool:
+		return cty.Bool
+	case spec.VarList:
+		return cty.List(cty.DynamicPseudoType)
+	case spec.VarMap:
+		return cty.Map(cty.DynamicPseudoType)
+	}
+	return cty.String
+}
 
 func (e *expander) derived(v any) { e.secrets = append(e.secrets, v) }
 

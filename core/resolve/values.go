@@ -27,6 +27,12 @@ type Inputs struct {
 	// does not declare is ignored (the environment is shared by many
 	// stacks).
 	Env []string
+	// Unknown makes a variable with no value (no --var, --var-file,
+	// environment or default) no problem: it is left out of the values
+	// and its Source is Unknown, for validate and graph to treat as a
+	// value not known yet (ExpandUnknown), as terraform validate does. A
+	// value that is given is still checked.
+	Unknown bool
 }
 
 // Source says where a variable's value came from.
@@ -37,6 +43,8 @@ const (
 	FromFile    Source = "--var-file"
 	FromEnv     Source = "environment"
 	FromDefault Source = "default"
+	// Unknown is a variable with no value, with Inputs.Unknown.
+	Unknown Source = "unknown"
 )
 
 // Values gives every variable of s its value, from the first of: the last
@@ -130,7 +138,9 @@ func Values(s *spec.Spec, in Inputs) (map[string]any, map[string]Source, error) 
 		set(v, val, FromFlag)
 	}
 	for _, v := range s.Variables {
-		if _, ok := vals[v.Name]; !ok {
+		if _, ok := vals[v.Name]; !ok && in.Unknown {
+			from[v.Name] = Unknown
+		} else if !ok {
 			add(s.File, v.Pos, "variable %q has no value: give one with --var %s=VALUE, in a --var-file, or as %s%s (or declare a default)", v.Name, v.Name, EnvPrefix, v.Name)
 		}
 	}

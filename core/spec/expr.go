@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // Expr is a ${...} that is more than one reference: an HCL expression
@@ -450,4 +452,31 @@ func editDistance(a, b string) int {
 func (x *Expr) PosOf(r hcl.Range) Pos {
 	_, shifts := quoteBareKeys(x.Src)
 	return exprPos(x.Pos, x.Src, origOffset(r.Start.Byte, shifts))
+}
+
+// unknownType is the type of an expression whose every reference is bound
+// but whose value is not known (it uses a variable with no value): false
+// when a reference is left, when evaluation fails (reported where it was
+// evaluated) or when the type itself is not known.
+func (x *Expr) unknownType() (providers.AttributeType, bool) {
+	if len(x.Refs) > 0 || x.Bound == nil {
+		return 0, false
+	}
+	v, diags := x.Syntax.Value(&hcl.EvalContext{Variables: x.Bound, Functions: Functions()})
+	if diags.HasErrors() {
+		return 0, false
+	}
+	switch ty := v.Type(); {
+	case ty == cty.String:
+		return providers.TypeString, true
+	case ty == cty.Number:
+		return providers.TypeNumber, true
+	case ty == cty.Bool:
+		return providers.TypeBool, true
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType():
+		return providers.TypeList, true
+	case ty.IsMapType() || ty.IsObjectType():
+		return providers.TypeMap, true
+	}
+	return 0, false
 }

@@ -54,8 +54,14 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 			add(fieldPos(r, "type"), "unknown resource type %s for provider %s (has: %s)", quote(r.Type), r.Provider, nameList(names))
 			continue
 		}
-		for _, d := range providers.CheckConfig(rt, rc.shapeConfig(r.Config)) {
+		shaped := rc.shapeConfig(r.Config)
+		for _, d := range providers.CheckConfig(rt, shaped) {
 			if d.Severity == providers.SeverityWarning {
+				continue
+			}
+			if len(d.AttributePath) > 0 && dropped(r.Config, shaped, d.AttributePath[0]) {
+				// An expression still to evaluate: its type cannot be
+				// told yet, and it is not missing.
 				continue
 			}
 			var keys []string
@@ -205,7 +211,21 @@ func (s *Spec) providerConfigProblems(name string, schema *providers.GetSchemaRe
 		}
 		// The type rules of a resource's config, for this one key.
 		a.Required, a.Computed = false, false
-		for _, d := range providers.CheckConfig(providers.ResourceType{Name: rt.Name, Attributes: []providers.Attribute{a}}, map[string]any{k: p.Config[k]}) {
+		v := p.Config[k]
+		if t, ok := v.(*Template); ok {
+			// A value not known without the variables' values
+			// (resolve.ExpandUnknown): checked by its type, if known.
+			ref := t.Single()
+			if ref == nil {
+				continue
+			}
+			at, ok := s.unknownType(ref)
+			if !ok {
+				continue
+			}
+			v = placeholder(at)
+		}
+		for _, d := range providers.CheckConfig(providers.ResourceType{Name: rt.Name, Attributes: []providers.Attribute{a}}, map[string]any{k: v}) {
 			if d.Severity != providers.SeverityWarning {
 				add(k, "config key %s: %s", quote(k), d.Summary)
 			}
@@ -246,8 +266,13 @@ type refProblem struct {
 // attrType returns the type of the attribute ref names, and false when
 // that cannot be told (reported here when the attribute does not exist).
 func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
-	if ref.Kind == RefData {
+	switch ref.Kind {
+	case RefData:
 		return c.dataAttrType(ref)
+	case RefVar, RefEachKey, RefEachValue, RefLocal:
+		// Left by resolve.ExpandUnknown: a value not known without the
+		// variables' values, of the declared type where there is one.
+		return c.s.unknownType(ref)
 	}
 	if c.byAddr == nil {
 		c.byAddr = make(map[string]*Resource, len(c.s.Resources))
@@ -341,6 +366,14 @@ func (c *refChecker) shapeConfig(cfg map[string]any) map[string]any {
 	return out
 }
 
+// dropped reports whether shapeConfig left key out of shaped though cfg
+// has it as an expression, whose type is known once it is evaluated.
+func dropped(cfg, shaped map[string]any, key string) bool {
+	t, isTmpl := cfg[key].(*Template)
+	_, kept := shaped[key]
+	return isTmpl && t.Whole() != nil && !kept
+}
+
 func hasTemplate(v any) bool {
 	switch v := v.(type) {
 	case *Template:
@@ -376,8 +409,14 @@ func (c *refChecker) shape(v any) (any, bool) {
 		for _, r := range v.Refs() {
 			c.attrType(r)
 		}
-		if v.Whole() != nil {
-			return nil, false // an expression's type is known once evaluated
+		if x := v.Whole(); x != nil {
+			// An expression's type is known once evaluated, or when all
+			// it uses is bound and only a value is unknown (a variable
+			// with no value, resolve.ExpandUnknown).
+			if t, ok := x.unknownType(); ok {
+				return placeholder(t), true
+			}
+			return nil, false
 		}
 		return "", true
 	case map[string]any:
@@ -394,6 +433,32 @@ func (c *refChecker) shape(v any) (any, bool) {
 		return out, true
 	}
 	return v, true
+}
+
+// unknownType is the type of a reference resolve.ExpandUnknown leaves
+// because its value is not known: a variable's declared type, a string for
+// each.key; false for each.value and a local (any type).
+func (s *Spec) unknownType(ref *Ref) (providers.AttributeType, bool) {
+	switch ref.Kind {
+	case RefEachKey:
+		return providers.TypeString, true
+	case RefVar:
+		if v, ok := s.Variable(ref.Name); ok {
+			switch v.Type {
+			case VarString:
+				return providers.TypeString, true
+			case VarNumber:
+				return providers.TypeNumber, true
+			case VarBool:
+				return providers.TypeBool, true
+			case VarList:
+				return providers.TypeList, true
+			case VarMap:
+				return providers.TypeMap, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // placeholder is a value of type t, standing for a reference's value.

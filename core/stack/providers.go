@@ -74,7 +74,10 @@ func (p plugins) Close() { p.h.Close() }
 // default config.
 func (s *session) providerFor(name, recordedSource string) (string, map[string]any) {
 	if p, ok := s.sp.Providers[name]; ok {
-		return p.Source, p.Config
+		// A value not known without the variables' values (validate's
+		// spec, resolve.ExpandUnknown) is left out, as for a resource.
+		cfg, _ := knownConfig(p.Config)
+		return p.Source, cfg
 	}
 	if recordedSource != "" {
 		return recordedSource, nil

@@ -10,13 +10,17 @@ import (
 // Validate is `bulwark validate --json`: whether the spec is valid, and
 // every problem found, each as a diagnostic.
 type Validate struct {
-	FormatVersion string       `json:"format_version"`
-	Valid         bool         `json:"valid"`
-	Stack         string       `json:"stack"`
-	Resources     int          `json:"resources"`
-	ErrorCount    int          `json:"error_count"`
-	WarningCount  int          `json:"warning_count"`
-	Diagnostics   []Diagnostic `json:"diagnostics"`
+	FormatVersion string `json:"format_version"`
+	Valid         bool   `json:"valid"`
+	Stack         string `json:"stack"`
+	Resources     int    `json:"resources"`
+	ErrorCount    int    `json:"error_count"`
+	WarningCount  int    `json:"warning_count"`
+	// UnknownVariables is how many variables had no value: validate checks
+	// them as unknown values of their declared types (0 when the spec did
+	// not get that far).
+	UnknownVariables int          `json:"unknown_variables"`
+	Diagnostics      []Diagnostic `json:"diagnostics"`
 }
 
 // Severities of a diagnostic.
@@ -54,6 +58,19 @@ func NewValidate(sp *spec.Spec, err error, redact func(string) string) *Validate
 	out.ErrorCount = len(out.Diagnostics)
 	out.Valid = out.ErrorCount == 0
 	return out
+}
+
+// AddWarnings adds notes as warning diagnostics (what validation could not
+// check without the variables' values): they do not make the spec invalid.
+func (v *Validate) AddWarnings(sp *spec.Spec, notes spec.Problems, redact func(string) string) {
+	if len(notes) == 0 {
+		return
+	}
+	for _, d := range Diagnostics(sp, notes, redact) {
+		d.Severity = SeverityWarning
+		v.Diagnostics = append(v.Diagnostics, d)
+		v.WarningCount++
+	}
 }
 
 // Diagnostics turns an error into diagnostics: one per spec.Problem, with
