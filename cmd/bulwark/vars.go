@@ -68,8 +68,9 @@ func (c *cli) learnSensitive(sp *spec.Spec, vals map[string]any) {
 
 // peekSpec is loadSpec for a command that reads only the recorded state
 // (status, history, state list/show, providers lock): a variable with no
-// value is no error there unless --var or --var-file was given, and the
-// spec is then returned as parsed, not expanded.
+// value is no error there unless --var or --var-file was given or the
+// stack's name uses it, and the spec is then returned as parsed, not
+// expanded, with its stack's name resolved.
 func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 	sp, err := spec.Load(path)
 	if err != nil {
@@ -81,7 +82,14 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 	vals, _, err := resolve.Values(sp, c.inputs())
 	if err != nil {
 		if len(c.varIn.vars)+len(c.varIn.files) == 0 {
-			return sp, nil
+			// The stack's name is still needed: a name that uses
+			// variables is an error here when they have no value, never
+			// another stack.
+			svals, serr := resolve.StackValues(sp, c.inputs())
+			if serr != nil {
+				return nil, serr
+			}
+			return resolve.WithStackName(sp, svals)
 		}
 		return nil, err
 	}
