@@ -94,6 +94,7 @@ func TestStackValues(t *testing.T) {
 		{name: "missing",
 			wantErr: `stack.yaml:4:3: variable "env" has no value, and the stack name ${local.prefix}-${var.env} needs it to say which stack this is: give one with --var env=VALUE, in a --var-file, or as BULWARK_VAR_env (or declare a default)`},
 		{name: "undeclared flag", in: Inputs{Vars: []string{"envv=dev"}}, wantErr: `--var envv: the spec stack.yaml declares no variable "envv"`},
+		{name: "ill-typed value of another variable", in: Inputs{Vars: []string{"env=dev", "size=big"}}, wantErr: `--var size: variable "size" is a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestStackValues(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("StackValues = %v, %v; want an error holding %q", vals, err, tt.wantErr)
 				}
-				if strings.Contains(err.Error(), `"size"`) || strings.Contains(err.Error(), `"region"`) {
+				if strings.Contains(err.Error(), `"size" has no value`) || strings.Contains(err.Error(), `"region" has no value`) {
 					t.Errorf("StackValues asks for variables the name does not use: %v", err)
 				}
 				return
@@ -118,6 +119,13 @@ func TestStackValues(t *testing.T) {
 				t.Errorf("StackName = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+	plain := parse(t, strings.Replace(envStack, "${local.prefix}-${var.env}", "demo", 1))
+	if vals, err := StackValues(plain, Inputs{}); err != nil || len(vals) != 0 {
+		t.Errorf("StackValues of a plain name = %v, %v; want none needed", vals, err)
+	}
+	if _, err := StackValues(plain, Inputs{Vars: []string{"nope=1"}}); err == nil {
+		t.Errorf("StackValues of a plain name took an undeclared --var")
 	}
 	_, _, err := Values(s, Inputs{Vars: []string{"size=1", "region=eu"}})
 	if err == nil || !strings.Contains(err.Error(), `variable "env" has no value, and the stack name ${local.prefix}-${var.env} needs it`) {

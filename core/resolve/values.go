@@ -60,14 +60,12 @@ func Values(s *spec.Spec, in Inputs) (map[string]any, map[string]Source, error) 
 // (status, history, state list...): it gives a value to the variables the
 // stack name uses (spec.StackVars) and to no other, so a variable with no
 // value is an error only when the name needs it, and that error says so.
+// Every value given is still checked (declared, of the variable's type).
 // It returns an empty map when the name is plain.
 func StackValues(s *spec.Spec, in Inputs) (map[string]any, error) {
 	only := map[string]bool{}
 	for _, n := range s.StackVars() {
 		only[n] = true
-	}
-	if len(only) == 0 {
-		return map[string]any{}, nil
 	}
 	vals, _, err := values(s, in, only)
 	return vals, err
