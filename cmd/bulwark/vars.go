@@ -73,6 +73,18 @@ func (c *cli) learnSensitive(sp *spec.Spec, vals map[string]any) {
 // the spec is then returned as parsed, not expanded, with its stack's name
 // resolved.
 func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
+	return c.peek(path, provider, true)
+}
+
+// peekProviders is peekSpec for a command that reads only the spec's
+// providers (providers lock, list, install): it opens no stack, so a
+// variable with no value is no error unless --var or --var-file was given,
+// even one the stack's name uses (Stack is then empty).
+func (c *cli) peekProviders(path, provider string) (*spec.Spec, error) {
+	return c.peek(path, provider, false)
+}
+
+func (c *cli) peek(path, provider string, needStack bool) (*spec.Spec, error) {
 	sp, err := spec.Load(path)
 	if err != nil {
 		return nil, err
@@ -81,6 +93,12 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 		sp = sp.WithDefaultProvider(provider)
 	}
 	vals, _, err := resolve.Values(sp, c.inputs())
+	if err != nil && !needStack {
+		if len(c.varIn.vars)+len(c.varIn.files) == 0 {
+			return sp, nil
+		}
+		return nil, err
+	}
 	if err != nil {
 		// The stack's name is still needed: a name that uses variables
 		// is an error here when they have no value, never another stack;
