@@ -24,7 +24,7 @@ func StackName(s *spec.Spec, vars map[string]any) (string, error) {
 	}
 	for _, n := range s.StackVars() {
 		if _, ok := vars[n]; !ok {
-			e.add(s.StackPos, "the stack name %s needs variable %q, which has no value: give one with --var %s=VALUE, in a --var-file, or as %s%s", s.StackExpr, n, n, EnvPrefix, n)
+			e.add(s.StackPos, "the stack name %s needs variable %q, which has no value: give one with --var %s=VALUE, in a --var-file, or as %s%s", clip(s.StackExpr.String()), n, n, EnvPrefix, n)
 		}
 	}
 	if len(e.probs) > 0 {
@@ -67,16 +67,16 @@ func (e *expander) stackName() string {
 	case len(e.secrets) > secrets:
 		// Parse refuses a sensitive variable in the name; this is the
 		// guard for a value that is sensitive some other way.
-		e.add(e.s.StackPos, "the stack name %s uses a sensitive value: a stack's name is written in clear in folder names, the state and every output", t)
+		e.add(e.s.StackPos, "the stack name %s uses a sensitive value: a stack's name is written in clear in folder names, the state and every output", clip(t.String()))
 		return ""
 	}
 	name, ok := v.(string)
 	if !ok {
-		e.add(e.s.StackPos, "the stack name %s must be a string, not %s", t, describe(v))
+		e.add(e.s.StackPos, "the stack name %s must be a string, not %s", clip(t.String()), describe(v))
 		return ""
 	}
 	if !spec.ValidStackName(name) {
-		e.add(e.s.StackPos, "stack %q (from %s) is not a valid stack name: must match %s", clip(name), t, spec.StackNamePattern)
+		e.add(e.s.StackPos, "stack %q (from %s) is not a valid stack name: must match %s", clip(name), clip(t.String()), spec.StackNamePattern)
 		return ""
 	}
 	return name

@@ -162,7 +162,7 @@ func values(s *spec.Spec, in Inputs, only map[string]bool) (map[string]any, map[
 		if _, ok := vals[v.Name]; !ok {
 			need := ""
 			if stackVars[v.Name] {
-				need = fmt.Sprintf(", and the stack name %s needs it to say which stack this is", s.StackExpr)
+				need = fmt.Sprintf(", and the stack name %s needs it to say which stack this is", clip(s.StackExpr.String()))
 			}
 			add(s.File, v.Pos, "variable %q has no value%s: give one with --var %s=VALUE, in a --var-file, or as %s%s (or declare a default)", v.Name, need, v.Name, EnvPrefix, v.Name)
 		}
