@@ -41,7 +41,7 @@ recorded: other bytes are refused, naming the provider and both hashes, and
 nothing is written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := c.peekSpec(args[0], provider)
+			sp, err := c.peekProviders(args[0], provider)
 			if err != nil {
 				return err
 			}
@@ -142,7 +142,7 @@ the list is printed and the command exits 1, as a run would refuse them.`,
 			var sp *spec.Spec
 			if len(args) == 1 {
 				var err error
-				if sp, err = c.peekSpec(args[0], ""); err != nil {
+				if sp, err = c.peekProviders(args[0], ""); err != nil {
 					return err
 				}
 			}

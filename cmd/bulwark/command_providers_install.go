@@ -72,7 +72,7 @@ fetched from a registry stays in the provider folder, where a run refuses it).`,
 			var wants []tfWant
 			fromSpec := len(args) == 1 && isSpecFile(args[0])
 			if fromSpec {
-				sp, err := c.peekSpec(args[0], "")
+				sp, err := c.peekProviders(args[0], "")
 				if err != nil {
 					return err
 				}

@@ -103,9 +103,23 @@ func (c *cli) learnSensitive(sp *spec.Spec, vals map[string]any) {
 
 // peekSpec is loadSpec for a command that reads only the recorded state
 // (status, history, state list/show, providers lock): a variable with no
-// value is no error there unless --var or --var-file was given, and the
-// spec is then returned as parsed, not expanded.
+// value is no error there unless the stack's name uses it (a value given
+// with --var or --var-file must still be declared and well typed), and
+// the spec is then returned as parsed, not expanded, with its stack's name
+// resolved.
 func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
+	return c.peek(path, provider, true)
+}
+
+// peekProviders is peekSpec for a command that reads only the spec's
+// providers (providers lock, list, install): it opens no stack, so a
+// variable with no value is no error unless --var or --var-file was given,
+// even one the stack's name uses (Stack is then empty).
+func (c *cli) peekProviders(path, provider string) (*spec.Spec, error) {
+	return c.peek(path, provider, false)
+}
+
+func (c *cli) peek(path, provider string, needStack bool) (*spec.Spec, error) {
 	sp, err := spec.Load(path)
 	if err != nil {
 		return nil, err
@@ -114,11 +128,21 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 		sp = sp.WithDefaultProvider(provider)
 	}
 	vals, _, err := resolve.Values(sp, c.inputs())
-	if err != nil {
+	if err != nil && !needStack {
 		if len(c.varIn.vars)+len(c.varIn.files) == 0 {
 			return sp, nil
 		}
 		return nil, err
+	}
+	if err != nil {
+		// The stack's name is still needed: a name that uses variables
+		// is an error here when they have no value, never another stack;
+		// a value given that is wrong (undeclared, ill-typed) is one too.
+		svals, serr := resolve.StackValues(sp, c.inputs())
+		if serr != nil {
+			return nil, serr
+		}
+		return resolve.WithStackName(sp, svals)
 	}
 	c.learnSensitive(sp, vals)
 	return resolve.Expand(sp, vals)
@@ -126,8 +150,8 @@ func (c *cli) peekSpec(path, provider string) (*spec.Spec, error) {
 
 // loadResume is load for resume: the operation resumed staged its variable
 // values, and core goes on with them when the spec's text is the one it
-// staged, so a variable with no value here is no error unless --var or
-// --var-file was given (as peekSpec); core refuses a spec it cannot use.
+// staged, so a variable with no value here is no error unless the stack's
+// name needs it (as peekSpec); core refuses a spec it cannot use.
 func (c *cli) loadResume(path string) (*spec.Spec, stack.Options, func(), error) {
 	sp, err := c.peekSpec(path, "")
 	if err != nil {

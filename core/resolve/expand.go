@@ -33,6 +33,8 @@ import (
 //     ${data.NAME.ATTR} references, and those of resource configs and
 //     outputs, stay: they are read at plan time (SubstituteData).
 //   - Values is set to vars (every declared variable has a value there).
+//   - Stack is the name a stack: field that uses variables resolves to
+//     (StackName), checked against spec.StackNamePattern.
 //
 // Every problem (a missing variable, a for_each that is not a list or
 // mapping, a bad or repeated key, a reference to an instance key that does
@@ -80,6 +82,7 @@ func expandSpec(s *spec.Spec, vars map[string]any, allowUnknown bool) (*spec.Spe
 	}
 
 	e.evalLocals()
+	stack := e.stackName()
 
 	// The instance keys of every for_each resource, first: a reference to
 	// an instance may come before the resource in the file.
@@ -116,6 +119,7 @@ func expandSpec(s *spec.Spec, vars map[string]any, allowUnknown bool) (*spec.Spe
 	}
 
 	c := *s
+	c.Stack = stack
 	c.Values = maps.Clone(vars)
 	if c.Values == nil {
 		c.Values = map[string]any{}

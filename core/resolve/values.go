@@ -61,6 +61,26 @@ const (
 // value of the wrong type, a variable with no value and no default. No
 // message quotes a value, which may be a secret.
 func Values(s *spec.Spec, in Inputs) (map[string]any, map[string]Source, error) {
+	return values(s, in, nil)
+}
+
+// StackValues is Values for a command that needs only the stack's name
+// (status, history, state list...): it gives a value to the variables the
+// stack name uses (spec.StackVars) and to no other, so a variable with no
+// value is an error only when the name needs it, and that error says so.
+// Every value given is still checked (declared, of the variable's type).
+// It returns an empty map when the name is plain.
+func StackValues(s *spec.Spec, in Inputs) (map[string]any, error) {
+	only := map[string]bool{}
+	for _, n := range s.StackVars() {
+		only[n] = true
+	}
+	vals, _, err := values(s, in, only)
+	return vals, err
+}
+
+// values is Values, for the variables in only when it is not nil.
+func values(s *spec.Spec, in Inputs, only map[string]bool) (map[string]any, map[string]Source, error) {
 	var probs spec.Problems
 	add := func(file string, pos spec.Pos, format string, args ...any) {
 		probs = append(probs, spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
@@ -71,7 +91,9 @@ func Values(s *spec.Spec, in Inputs) (map[string]any, map[string]Source, error) 
 	}
 	vals, from := map[string]any{}, map[string]Source{}
 	set := func(v *spec.Variable, val any, src Source) {
-		vals[v.Name], from[v.Name] = val, src
+		if only == nil || only[v.Name] {
+			vals[v.Name], from[v.Name] = val, src
+		}
 	}
 	for _, v := range s.Variables {
 		if v.HasDefault {
@@ -137,11 +159,22 @@ func Values(s *spec.Spec, in Inputs) (map[string]any, map[string]Source, error) 
 		}
 		set(v, val, FromFlag)
 	}
+	stackVars := map[string]bool{}
+	for _, n := range s.StackVars() {
+		stackVars[n] = true
+	}
 	for _, v := range s.Variables {
+		if only != nil && !only[v.Name] {
+			continue
+		}
 		if _, ok := vals[v.Name]; !ok && in.Unknown {
 			from[v.Name] = Unknown
 		} else if !ok {
-			add(s.File, v.Pos, "variable %q has no value: give one with --var %s=VALUE, in a --var-file, or as %s%s (or declare a default)", v.Name, v.Name, EnvPrefix, v.Name)
+			need := ""
+			if stackVars[v.Name] {
+				need = fmt.Sprintf(", and the stack name %s needs it to say which stack this is", clip(s.StackExpr.String()))
+			}
+			add(s.File, v.Pos, "variable %q has no value%s: give one with --var %s=VALUE, in a --var-file, or as %s%s (or declare a default)", v.Name, need, v.Name, EnvPrefix, v.Name)
 		}
 	}
 	if len(probs) > 0 {

@@ -4,7 +4,9 @@
 // Parse (and Load, which reads a file first) guarantees that a *Spec it
 // returns without error is structurally sound:
 //   - version is 1, the stack and every provider and resource name is
-//     well-formed, resource names are unique;
+//     well-formed, resource names are unique; a stack name that uses
+//     variables or locals (StackExpr) uses nothing else and nothing
+//     sensitive, and is checked once resolved (package core/resolve);
 //   - no field is unknown at any level, no mapping repeats a key, every value
 //     has the kind its field wants;
 //   - every resource has a type, a declared provider (default_provider

@@ -315,7 +315,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		data                               []*dataNodes
 		outputs                            []*tmplCtx
 		locals                             []*tmplCtx
-		providerRefs                       *tmplCtx
+		providerRefs, stackRefs            *tmplCtx
 	)
 	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
 		switch key {
@@ -324,12 +324,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			p.version(s, v)
 		case "stack":
 			hasStack = true
-			if name, ok := p.str(v, "", "stack"); ok {
-				s.Stack = name
-				if !stackNameRE.MatchString(name) {
-					p.addf(v, "invalid stack name %s: must match %s", quote(name), stackNamePattern)
-				}
-			}
+			stackRefs = p.stack(s, v)
 		case "providers":
 			providersNode = v
 			switch {
@@ -504,6 +499,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.checkRefs(s, first, resources, data, outputs, providerRefs, deps)
 	p.checkLocals(s, locals)
 	p.checkMoved(s, first)
+	p.checkStack(s, stackRefs)
 	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)

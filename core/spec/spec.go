@@ -231,7 +231,16 @@ type Output struct {
 type Spec struct {
 	File    string // the name given to Parse or Load
 	Version int    // the spec format version, 1
-	Stack   string // the stack's name
+	// Stack is the stack's name. When the stack: field uses variables or
+	// locals (StackExpr), it is empty as parsed and set by package resolve
+	// (Expand, or StackName for a command that needs only the name).
+	Stack string
+	// StackExpr is the stack: field when it uses variables or locals
+	// ("app-${var.env}"): one spec, one stack per environment. Nil for a
+	// plain name.
+	StackExpr *Template
+	// StackPos is the position of the stack: field's value.
+	StackPos Pos
 	// Providers maps each declared local name to its provider.
 	Providers map[string]*Provider
 	// DefaultProvider is default_provider as written or, when it is absent
@@ -316,7 +325,7 @@ func (s *Spec) Expanded() bool {
 	if s.Values != nil {
 		return true
 	}
-	if len(s.Variables) > 0 || len(s.Locals) > 0 {
+	if len(s.Variables) > 0 || len(s.Locals) > 0 || s.StackExpr != nil {
 		return false
 	}
 	for _, r := range s.Resources {

@@ -63,9 +63,10 @@ func readFile(t *testing.T, path string) []byte {
 func TestParseFull(t *testing.T) {
 	s := mustParse(t, "full.yaml", readFile(t, "testdata/good/full.yaml"))
 	want := &Spec{
-		File:    "full.yaml",
-		Version: 1,
-		Stack:   "demo",
+		File:     "full.yaml",
+		Version:  1,
+		Stack:    "demo",
+		StackPos: Pos{3, 8},
 		Providers: map[string]*Provider{
 			"mock":  {Name: "mock", Source: "mock", Pos: Pos{5, 3}},
 			"cloud": {Name: "cloud", Source: "aws", Config: map[string]any{"region": "us-east-1", "retries": 3.0}, Pos: Pos{6, 3}},

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"time"
 
@@ -236,6 +237,11 @@ func (o *Options) Defaults() {
 	}
 }
 
+// ErrNoStackName is returned for a spec whose stack name (one that uses
+// variables) was not resolved (resolve.Expand, resolve.StackName): no
+// state is opened under a name that may be another environment's.
+var ErrNoStackName = errors.New("the spec's stack name is not resolved: it uses variables, and their values were not read")
+
 // StackDir is the folder of a stack's state, journal and lock.
 func StackDir(stateDir, stack string) string {
 	if stateDir == "" {
@@ -247,6 +253,9 @@ func StackDir(stateDir, stack string) string {
 // Backend opens the stack's storage: Options.Open on Options.StateURL, or
 // the file backend on the stack's folder under StateDir.
 func (o *Options) Backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
+	if stack == "" {
+		return nil, ErrNoStackName
+	}
 	so := storage.Options{Stack: stack, Sealing: sl, Now: o.Now}
 	if o.Open != nil && o.StateURL != "" {
 		return o.Open(ctx, o.StateURL, so)

@@ -492,6 +492,12 @@ func (s *session) useStagedValues(op string) error {
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
+	if rsp.Stack != s.sp.Stack {
+		// A stack name that uses variables resolves, with the staged
+		// values, to the stack whose journal staged them: anything else
+		// is a state that is not this stack's.
+		return fmt.Errorf("resume: operation %s staged values of stack %q, not %q", op, rsp.Stack, s.sp.Stack)
+	}
 	rsp.File = s.sp.File
 	s.sp = rsp
 	s.learnVariables()
