@@ -70,6 +70,13 @@ func (e *expander) stackName() string {
 		e.add(e.s.StackPos, "the stack name %s uses a sensitive value: a stack's name is written in clear in folder names, the state and every output", clip(t.String()))
 		return ""
 	}
+	if len(e.unknown) > 0 && !Known(v) {
+		// validate and graph without values (ExpandUnknown): a name
+		// over a variable with no value is not known; the spec is
+		// checked under the name as written, and nothing opens a state
+		// there (no state is read without every value).
+		return t.String()
+	}
 	name, ok := v.(string)
 	if !ok {
 		e.add(e.s.StackPos, "the stack name %s must be a string, not %s", clip(t.String()), describe(v))

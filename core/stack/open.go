@@ -377,6 +377,12 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	load := s.loadOpened
 	if scratch {
 		load = func() (*state.State, error) { return LoadState(sp, opts) }
+		if sp.StackExpr != nil && !spec.ValidStackName(sp.Stack) {
+			// validate and graph without the values the stack name
+			// needs: no stack is known, so no state is read (an empty
+			// one stands in); the spec alone is checked.
+			load = func() (*state.State, error) { return &state.State{Resources: map[string]*state.Resource{}}, nil }
+		}
 	}
 	st, err := load()
 	if err != nil {

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
@@ -255,6 +257,12 @@ func StackDir(stateDir, stack string) string {
 func (o *Options) Backend(ctx context.Context, stack string, sl state.Sealing) (storage.Backend, error) {
 	if stack == "" {
 		return nil, ErrNoStackName
+	}
+	if !spec.ValidStackName(stack) {
+		// An expression's text (validate without values names the stack
+		// by it), or anything else that is not a name: never a folder,
+		// schema row or key prefix.
+		return nil, fmt.Errorf("%w: %q is not a stack name", ErrNoStackName, stack)
 	}
 	so := storage.Options{Stack: stack, Sealing: sl, Now: o.Now}
 	if o.Open != nil && o.StateURL != "" {
