@@ -48,7 +48,7 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 		cond      = sync.NewCond(&mu)
 		state     = make(map[string]int, len(g.nodes))
 		remaining = make(map[string]int, len(order)) // dependencies not done yet
-		ready     = &positions{}
+		ready     = &Positions{}
 		running   int
 		res       WalkResult
 	)
@@ -190,14 +190,15 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 	return res
 }
 
-// positions is a min-heap of positions in TopoOrder.
-type positions struct{ s []int }
+// Positions is a min-heap (container/heap) of positions in an order
+// (TopoOrder's here; a rollback's CompensationOrder in package engine).
+type Positions struct{ s []int }
 
-func (h *positions) Len() int           { return len(h.s) }
-func (h *positions) Less(i, j int) bool { return h.s[i] < h.s[j] }
-func (h *positions) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
-func (h *positions) Push(x any)         { h.s = append(h.s, x.(int)) }
-func (h *positions) Pop() any {
+func (h *Positions) Len() int           { return len(h.s) }
+func (h *Positions) Less(i, j int) bool { return h.s[i] < h.s[j] }
+func (h *Positions) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *Positions) Push(x any)         { h.s = append(h.s, x.(int)) }
+func (h *Positions) Pop() any {
 	n := h.s[len(h.s)-1]
 	h.s = h.s[:len(h.s)-1]
 	return n

@@ -669,13 +669,13 @@ type undoWalk struct {
 	order   []string
 	pos     map[string]int
 	waiting map[string]int // dependents not done yet
-	ready   *positions     // positions in order, smallest first
+	ready   *dag.Positions // positions in order, smallest first
 	started map[string]bool
 }
 
 func newUndoWalk(sub *dag.Graph, order []string) *undoWalk {
 	w := &undoWalk{sub: sub, order: order, pos: make(map[string]int, len(order)),
-		waiting: make(map[string]int, len(order)), ready: &positions{}, started: make(map[string]bool, len(order))}
+		waiting: make(map[string]int, len(order)), ready: &dag.Positions{}, started: make(map[string]bool, len(order))}
 	for i, id := range order {
 		w.pos[id] = i
 	}
@@ -743,19 +743,6 @@ func (w *undoWalk) notStarted() []string {
 		}
 	}
 	return out
-}
-
-// positions is a min-heap of positions in an order.
-type positions struct{ s []int }
-
-func (h *positions) Len() int           { return len(h.s) }
-func (h *positions) Less(i, j int) bool { return h.s[i] < h.s[j] }
-func (h *positions) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
-func (h *positions) Push(x any)         { h.s = append(h.s, x.(int)) }
-func (h *positions) Pop() any {
-	n := h.s[len(h.s)-1]
-	h.s = h.s[:len(h.s)-1]
-	return n
 }
 
 // CompensationOrder returns ids with every dependent before what it depends

@@ -112,8 +112,9 @@ func (p *parser) removedEntries(s *Spec, v *yaml.Node) {
 	})
 }
 
-// list calls fn for each mapping of the sequence v under section, reporting
-// what is not one; shape describes an entry for messages.
+// list calls fn for each mapping of the sequence v under the top-level
+// section (data, moved, removed), with its 1-based index, reporting what is
+// not one; shape describes an entry for messages ("{from, to}").
 func (p *parser) list(v *yaml.Node, section, shape string, fn func(m *yaml.Node, index int)) {
 	switch {
 	case isNull(v):
@@ -123,13 +124,13 @@ func (p *parser) list(v *yaml.Node, section, shape string, fn func(m *yaml.Node,
 				continue
 			}
 			if item.Kind != yaml.MappingNode {
-				p.addf(item, "%s entry #%d must be a mapping %s, not %s", section, i+1, shape, describe(item))
+				p.addf(item, "%s entry #%d must be a mapping, not %s", section, i+1, describe(item))
 				continue
 			}
 			fn(item, i+1)
 		}
 	default:
-		p.addf(v, "%s must be a list of %s entries, not %s", section, shape, describe(v))
+		p.addf(v, "%s must be a list of %s entries (%s), not %s", section, section, shape, describe(v))
 	}
 }
 

@@ -53,7 +53,7 @@ func TestParseMovedProblems(t *testing.T) {
 		{"bad address", `moved: [{from: "Web", to: net}]`, []string{`7:16: moved entry #1: from: invalid address "Web"`}},
 		{"missing to", `moved: [{from: old}]`, []string{`7:9: moved entry #1: missing required field "to"`}},
 		{"unknown field", `moved: [{from: old, to: net, why: x}]`, []string{`unknown field "why" in moved entry #1 (allowed: from, to)`}},
-		{"not a list", `moved: {from: old, to: net}`, []string{`moved must be a list of {from, to} entries, not a mapping`}},
+		{"not a list", `moved: {from: old, to: net}`, []string{`moved must be a list of moved entries ({from, to}), not a mapping`}},
 		{"removed needs destroy", `removed: [{from: old}]`, []string{`7:11: removed entry #1: missing required field "destroy": false keeps`}},
 		{"removed destroy not bool", `removed: [{from: old, destroy: "no"}]`, []string{`removed entry #1: destroy must be true or false, not a string`}},
 		{"removed instance", `removed: [{from: "web[a]", destroy: false}]`, []string{`removed entry #1: from must name a resource, not one instance ("web[a]")`}},

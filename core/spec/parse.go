@@ -354,22 +354,9 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		case "removed":
 			p.removedEntries(s, v)
 		case "data":
-			switch {
-			case isNull(v):
-			case v.Kind == yaml.SequenceNode:
-				for i, item := range v.Content {
-					if p.skip[item] {
-						continue
-					}
-					if item.Kind != yaml.MappingNode {
-						p.addf(item, "data entry #%d must be a mapping, not %s", i+1, describe(item))
-						continue
-					}
-					data = append(data, p.dataEntry(item, i+1))
-				}
-			default:
-				p.addf(v, "data must be a list of data entries ({name, type, provider, config}), not %s", describe(v))
-			}
+			p.list(v, "data", "{name, type, provider, config}", func(m *yaml.Node, index int) {
+				data = append(data, p.dataEntry(m, index))
+			})
 		case "resources":
 			hasResources = true
 			switch {
