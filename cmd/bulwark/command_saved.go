@@ -54,6 +54,9 @@ func bulwarkVersion() string {
 // terminal reports whether a stream is a terminal: the injected check when
 // the cli has one (tests), else the real one.
 func (c *cli) terminal(stream any) bool {
+	if cw, ok := stream.(*countingWriter); ok {
+		stream = cw.w // what it counts for is the stream it wraps
+	}
 	if c.isTerminal != nil {
 		return c.isTerminal(stream)
 	}
