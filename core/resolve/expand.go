@@ -479,8 +479,8 @@ func (e *expander) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
 			return nil, true
 		}
 		return e.ea.index, true
-	case spec.RefData:
-		return nil, false // read at plan time (SubstituteData)
+	case spec.RefData, spec.RefStack:
+		return nil, false // read at plan time (SubstituteData, SubstituteStacks)
 	}
 	*refp = e.resourceRef(r)
 	return nil, false
@@ -605,7 +605,7 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 		}
 		b.setLocal(r.Name, v)
 		return nil, true
-	case spec.RefData:
+	case spec.RefData, spec.RefStack:
 		return nil, false
 	}
 	return e.resourceRef(r), false

@@ -292,6 +292,31 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return &Ref{Kind: RefCountIndex}, "", ""
 		}
 		return nil, "", "count has only .index"
+	case "stack":
+		if len(tr) == 1 {
+			// Not stack.NAME nor stack["NAME"]: stack[EXPR], whose name
+			// is computed.
+			return nil, "", "a stack's name is written as is: stack.NAME.outputs.X or stack[\"NAME\"].outputs.X (a name computed from variables is not supported yet)"
+		}
+		var name string
+		switch t := tr[1].(type) {
+		case hcl.TraverseAttr:
+			name = t.Name
+		case hcl.TraverseIndex:
+			if t.Key.Type() == cty.String && t.Key.IsKnown() && !t.Key.IsNull() {
+				name = t.Key.AsString()
+			}
+		}
+		outs, ok1 := attr(2)
+		out, ok2 := attr(3)
+		if len(tr) == 2 && name != "" && !ok1 {
+			// stack.ATTR: an attribute of a resource named stack.
+			break
+		}
+		if !stackNameRE.MatchString(name) || !ok1 || outs != "outputs" || !ok2 || !outputNameRE.MatchString(out) || len(tr) > 4 {
+			return nil, "", "want stack.NAME.outputs.X, NAME a stack's name (matching " + stackNamePattern + "), X an output's"
+		}
+		return &Ref{Kind: RefStack, Name: name, Attr: out}, "", ""
 	case "module", "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
@@ -400,7 +425,7 @@ func isExpr(body string) bool {
 			return true
 		}
 	}
-	if varDeepRE.MatchString(b) {
+	if varDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
 		return true
 	}
 	return len(b) > len("each.value") && strings.HasPrefix(b, "each.value") && (b[10] == '.' || b[10] == '[')
