@@ -84,7 +84,9 @@ func TestStackRefParse(t *testing.T) {
 		{`${stack["network"].outputs.vpc_id}`, ""},
 		{`${stack.id}`, "unknown resource"},
 		{`${stack.network.vpc_id}`, "want ${stack.NAME.outputs.X}"},
-		{`${stack["app-${var.env}"].outputs.x}`, "not supported yet"},
+		{`${stack["app-${var.env}"].outputs.x}`, ""},
+		{`${stack[var.env].outputs.x}`, "want stack.NAME.outputs.X"}, // a bare key is a literal, as web[a]'s
+		{`${length(stack)}`, "want stack.NAME.outputs.X"},
 	} {
 		t.Run(tt.expr, func(t *testing.T) {
 			src := "version: 1\nstack: app\nproviders: {mock: {}}\nvariables: {env: {default: dev}}\nresources:\n  - name: a\n    type: network\n    config: {x: '" + tt.expr + "'}\n"
@@ -99,5 +101,43 @@ func TestStackRefParse(t *testing.T) {
 				t.Fatalf("err = %v, want %q at s.yaml:8", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// stack[EXPR]: the name is computed from variables and locals by Expand.
+func TestSubstituteComputedStackName(t *testing.T) {
+	text := `version: 1
+stack: app-${var.env}
+providers: {mock: {}}
+variables: {env: {default: dev}, pw: {default: x, sensitive: true}}
+locals: {net: "net-${var.env}"}
+resources:
+  - name: a
+    type: network
+    config:
+      zone: "${stack[\"net-${var.env}\"].outputs.zone}"
+      size: "${stack[\"${local.net}\"].outputs.size + 1}"
+`
+	s := expand(t, parse(t, text), Inputs{Vars: []string{"env=prod"}})
+	refs := StackRefs(s)
+	if len(refs) != 2 || refs[0].Name != "net-prod" || refs[1].Name != "net-prod" {
+		t.Fatalf("StackRefs = %+v", refs)
+	}
+	c, err := SubstituteStacks(s, StackOutputs{"net-prod": {"zone": "eu", "size": 2.0}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := c.Resources[0].Config; cfg["zone"] != "eu" || cfg["size"] != 3.0 {
+		t.Errorf("config = %v", cfg)
+	}
+	// A sensitive variable never names a stack.
+	sp := parse(t, strings.Replace(text, `${local.net}`, `${var.pw}`, 1))
+	vals, _, err := Values(sp, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Expand(sp, vals)
+	if err == nil || !strings.Contains(err.Error(), "sensitive variable") || !strings.Contains(err.Error(), "stack.yaml:11:") {
+		t.Errorf("a sensitive name: %v", err)
 	}
 }

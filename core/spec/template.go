@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // RefKind says what a reference names.
@@ -83,6 +85,10 @@ type Ref struct {
 	// Attr is the attribute of a RefResource ("id", "arn", ...) or of a
 	// RefData.
 	Attr string
+	// NameExpr is the name of a RefStack written stack[EXPR] (computed
+	// from variables and locals): Name is "" until resolve.Expand
+	// evaluates it.
+	NameExpr hclsyntax.Expression
 	// Pos is the position of the reference's "${" in the spec file (the
 	// start of the string when it cannot be told, e.g. after an escape
 	// sequence in a double-quoted string).
@@ -117,6 +123,9 @@ func (r *Ref) String() string {
 	case RefCountIndex:
 		return "${count.index}"
 	case RefStack:
+		if r.Name == "" {
+			return "${stack[...].outputs." + r.Attr + "}"
+		}
 		return "${stack." + r.Name + ".outputs." + r.Attr + "}"
 	}
 	return "${?}"
