@@ -204,3 +204,23 @@ func TestResumeUsesTheStackOutputsTheOperationRead(t *testing.T) {
 		t.Errorf("app's zone %v: the sealed output must reach the provider opened", got)
 	}
 }
+
+// A stack moved to another backend (state migrate) is not read here: the
+// error names it and where it went.
+func TestStackOutputOfAMovedStack(t *testing.T) {
+	e := newEnv(t)
+	key := withTestKey(t)
+	applyNetwork(t, e, "3", key)
+	marker := storage.MovedMarker{To: "s3://elsewhere/states"}.String()
+	if err := os.WriteFile(stack.StackDir(e.stateDir, "network")+"/moved", []byte(marker+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.apply(parseSpec(t, appSpec), key)
+	var se *stack.StackReadError
+	if !errors.As(err, &se) || se.Stack != "network" || !errors.Is(err, storage.ErrMoved) || !strings.Contains(err.Error(), "s3://elsewhere/states") {
+		t.Fatalf("err = %v, want a StackReadError wrapping storage.ErrMoved naming the new place", err)
+	}
+	if e.w.ByName("app") != nil {
+		t.Error("app was created")
+	}
+}
