@@ -91,6 +91,18 @@ type Plan struct {
 	// in the spec's order: applying the plan uses these values and reads
 	// nothing again.
 	Data []Data `json:"data,omitempty"`
+	// Stacks are the other stacks' outputs the plan read
+	// (${stack.NAME.outputs.X}): applying the plan uses these values.
+	Stacks []StackRead `json:"stacks,omitempty"`
+}
+
+// StackRead is what a plan read of another stack's outputs.
+type StackRead struct {
+	Stack    string `json:"stack"`
+	Revision int    `json:"revision"`
+	// Outputs are the values read; a Sensitive one's value is sealed.
+	Outputs   map[string]any `json:"outputs"`
+	Sensitive []string       `json:"sensitive,omitempty"`
 }
 
 // Data is what one data entry read.

@@ -101,6 +101,7 @@ func fromCty(v cty.Value) any {
 // binding collects the values bound into one expression, by root.
 type binding struct {
 	vars, each, data, locals map[string]cty.Value
+	stack                    map[string]map[string]cty.Value // stack -> output -> value
 	count                    *cty.Value
 	res                      map[string]map[string]any // name -> attr or key -> value or map[attr]value
 }
@@ -138,6 +139,17 @@ func (b *binding) setData(name, attr string, v cty.Value) {
 	}
 	obj[attr] = v
 	b.data[name] = cty.ObjectVal(obj)
+}
+
+// setStack binds output out of stack name (stack.NAME.outputs.OUT).
+func (b *binding) setStack(name, out string, v cty.Value) {
+	if b.stack == nil {
+		b.stack = map[string]map[string]cty.Value{}
+	}
+	if b.stack[name] == nil {
+		b.stack[name] = map[string]cty.Value{}
+	}
+	b.stack[name][out] = v
 }
 
 // setRes binds attribute attr of resource name (of its instance key, as
@@ -183,6 +195,13 @@ func (b *binding) into(bound map[string]cty.Value) map[string]cty.Value {
 	}
 	if b.data != nil {
 		out["data"] = cty.ObjectVal(b.data)
+	}
+	if b.stack != nil {
+		stacks := make(map[string]cty.Value, len(b.stack))
+		for name, outs := range b.stack {
+			stacks[name] = cty.ObjectVal(map[string]cty.Value{"outputs": cty.ObjectVal(outs)})
+		}
+		out["stack"] = cty.ObjectVal(stacks)
 	}
 	for name, m := range b.res {
 		obj := make(map[string]cty.Value, len(m))

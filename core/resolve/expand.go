@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -479,8 +480,8 @@ func (e *expander) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
 			return nil, true
 		}
 		return e.ea.index, true
-	case spec.RefData:
-		return nil, false // read at plan time (SubstituteData)
+	case spec.RefData, spec.RefStack:
+		return nil, false // read at plan time (SubstituteData, SubstituteStacks)
 	}
 	*refp = e.resourceRef(r)
 	return nil, false
@@ -557,7 +558,7 @@ func (e *expander) checkInstance(r *spec.Ref) *spec.Ref {
 	return r
 }
 
-func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) (*spec.Ref, bool) {
+func (e *expander) bindRef(t *spec.Template, b *binding, r *spec.Ref, _ string) (*spec.Ref, bool) {
 	switch r.Kind {
 	case spec.RefVar:
 		v := toCty(e.vars[r.Name])
@@ -605,10 +606,71 @@ func (e *expander) bindRef(_ *spec.Template, b *binding, r *spec.Ref, _ string) 
 		}
 		b.setLocal(r.Name, v)
 		return nil, true
+	case spec.RefStack:
+		if r.Name == "" && r.NameExpr != nil {
+			return e.computedStack(t, r), false
+		}
+		return nil, false
 	case spec.RefData:
 		return nil, false
 	}
 	return e.resourceRef(r), false
+}
+
+// computedStack returns r, a stack[EXPR].outputs.X, with its name: EXPR
+// evaluated with the variables and locals (nil, keeping r, while one it
+// uses has no value).
+func (e *expander) computedStack(_ *spec.Template, r *spec.Ref) *spec.Ref {
+	vars, locals := map[string]cty.Value{}, map[string]cty.Value{}
+	for _, tr := range r.NameExpr.Variables() {
+		name := ""
+		if len(tr) > 1 {
+			if a, ok := tr[1].(hcl.TraverseAttr); ok {
+				name = a.Name
+			}
+		}
+		switch tr.RootName() {
+		case "var":
+			if e.sensitive[name] {
+				e.add(r.Pos, "%s: a stack's name cannot use the sensitive variable %q: it is shown in clear", r, name)
+				return nil
+			}
+			if e.unknown[name] {
+				return nil
+			}
+			vars[name] = toCty(e.vars[name])
+		case "local":
+			if e.secretLoc[name] {
+				e.add(r.Pos, "%s: a stack's name cannot use local %q: it uses a sensitive value, and the name is shown in clear", r, name)
+				return nil
+			}
+			if !Known(e.locals[name]) {
+				return nil
+			}
+			locals[name] = toCty(e.locals[name])
+		default:
+			e.add(r.Pos, "%s: a stack's name can use only variables and locals, not %s", r, tr.RootName())
+			return nil
+		}
+	}
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars), "local": cty.ObjectVal(locals)}, Functions: spec.Functions()}
+	v, diags := r.NameExpr.Value(ctx)
+	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || v.Type() != cty.String {
+		msg := "it is not a string"
+		if diags.HasErrors() {
+			msg = diags[0].Summary
+		}
+		e.add(r.Pos, "%s: the stack's name cannot be computed: %s", r, msg)
+		return nil
+	}
+	name := v.AsString()
+	if !spec.ValidStackName(name) {
+		e.add(r.Pos, "%s: stack %q is not a valid stack name: must match %s", r, name, spec.StackNamePattern)
+		return nil
+	}
+	c := *r
+	c.Name = name
+	return &c
 }
 
 func (e *expander) problem(p *spec.Problem) { e.probs = append(e.probs, *p) }

@@ -269,6 +269,10 @@ func (r *resolver) resolvable(t *spec.Template, ref *spec.Ref) bool {
 		r.fail(problem(t, ref, "%s cannot be resolved here: the data was not read (resolve.SubstituteData)", ref))
 		return false
 	}
+	if ref.Kind == spec.RefStack {
+		r.fail(problem(t, ref, "%s cannot be resolved here: the stack's outputs were not read (resolve.SubstituteStacks)", ref))
+		return false
+	}
 	if ref.Kind != spec.RefResource || ref.Key == spec.EachKey {
 		r.fail(problem(t, ref, "%s cannot be resolved here: the spec was not expanded (resolve.Expand)", ref))
 		return false

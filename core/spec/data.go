@@ -88,6 +88,8 @@ func (p *parser) checkDataRefs(first map[string]*Data, data []*dataNodes, resour
 					d.DependsOn = append(d.DependsOn, ref.Name)
 					deps[d.Name] = append(deps[d.Name], ref.Name)
 				}
+			case RefStack:
+				p.add(ref.Pos, "%sconfig cannot use another stack's output (%s): not supported yet; read it in a resource's config or an output", dn.prefix, ref)
 			case RefResource:
 				p.add(ref.Pos, "%sconfig cannot reference resource %s (%s): data is read at plan time, before anything is applied", dn.prefix, quote(ref.Name), ref)
 			default:

@@ -217,10 +217,19 @@ func parseExpr(body string) (*Expr, *exprProblem) {
 	if prob != nil {
 		return nil, prob
 	}
+	computed := computedStacks(syn)
 	for _, tr := range syn.Variables() {
 		off := origOffset(tr.SourceRange().Start.Byte, shifts)
 		end := origOffset(tr.SourceRange().End.Byte, shifts)
 		text := body[off:max(off, min(end, len(body)))]
+		if c, ok := computed[tr.SourceRange().Start.Byte]; ok && len(tr) == 1 {
+			// stack[EXPR].outputs.X: the name is known once the
+			// variables are (resolve.Expand names the ref).
+			ref := &Ref{Kind: RefStack, Attr: c.out, NameExpr: c.key, Pos: Pos{Line: 1, Col: 1 + off}}
+			x.Refs = append(x.Refs, ref)
+			x.Keys = append(x.Keys, "")
+			continue
+		}
 		ref, key, msg := traversalRef(tr)
 		if msg != "" {
 			return nil, &exprProblem{off: off, msg: fmt.Sprintf("invalid reference %s in %s: %s", quote(text), quote("${"+body+"}"), msg)}
@@ -230,6 +239,40 @@ func parseExpr(body string) (*Expr, *exprProblem) {
 		x.Keys = append(x.Keys, key)
 	}
 	return x, nil
+}
+
+// computedStack is a stack[EXPR].outputs.X whose name is computed.
+type computedStack struct {
+	key hclsyntax.Expression
+	out string
+}
+
+// computedStacks finds the stack[EXPR].outputs.X of syn whose EXPR is not
+// a literal, by the byte offset of their stack root.
+func computedStacks(syn hclsyntax.Expression) map[int]computedStack {
+	out := map[int]computedStack{}
+	hclsyntax.VisitAll(syn, func(n hclsyntax.Node) hcl.Diagnostics {
+		rt, ok := n.(*hclsyntax.RelativeTraversalExpr)
+		if !ok || len(rt.Traversal) != 2 {
+			return nil
+		}
+		ix, ok := rt.Source.(*hclsyntax.IndexExpr)
+		if !ok {
+			return nil
+		}
+		root, ok := ix.Collection.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || len(root.Traversal) != 1 || root.Traversal.RootName() != "stack" {
+			return nil
+		}
+		a, ok1 := rt.Traversal[0].(hcl.TraverseAttr)
+		b, ok2 := rt.Traversal[1].(hcl.TraverseAttr)
+		if !ok1 || !ok2 || a.Name != "outputs" || !outputNameRE.MatchString(b.Name) {
+			return nil
+		}
+		out[root.SrcRange.Start.Byte] = computedStack{key: ix.Key, out: b.Name}
+		return nil
+	})
+	return out
 }
 
 func plural(n int) string {
@@ -292,6 +335,31 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return &Ref{Kind: RefCountIndex}, "", ""
 		}
 		return nil, "", "count has only .index"
+	case "stack":
+		if len(tr) == 1 {
+			// Not stack.NAME nor stack["NAME"]: stack[EXPR], whose name
+			// is computed.
+			return nil, "", "want stack.NAME.outputs.X, stack[\"NAME\"].outputs.X or stack[EXPR].outputs.X"
+		}
+		var name string
+		switch t := tr[1].(type) {
+		case hcl.TraverseAttr:
+			name = t.Name
+		case hcl.TraverseIndex:
+			if t.Key.Type() == cty.String && t.Key.IsKnown() && !t.Key.IsNull() {
+				name = t.Key.AsString()
+			}
+		}
+		outs, ok1 := attr(2)
+		out, ok2 := attr(3)
+		if len(tr) == 2 && name != "" && !ok1 {
+			// stack.ATTR: an attribute of a resource named stack.
+			break
+		}
+		if !stackNameRE.MatchString(name) || !ok1 || outs != "outputs" || !ok2 || !outputNameRE.MatchString(out) || len(tr) > 4 {
+			return nil, "", "want stack.NAME.outputs.X, NAME a stack's name (matching " + stackNamePattern + "), X an output's"
+		}
+		return &Ref{Kind: RefStack, Name: name, Attr: out}, "", ""
 	case "module", "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
@@ -400,7 +468,7 @@ func isExpr(body string) bool {
 			return true
 		}
 	}
-	if varDeepRE.MatchString(b) {
+	if varDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
 		return true
 	}
 	return len(b) > len("each.value") && strings.HasPrefix(b, "each.value") && (b[10] == '.' || b[10] == '[')

@@ -7,7 +7,7 @@ func TestPatternsCompile(t *testing.T) {
 	for name, re := range map[string]lazyRE{
 		"keyRE": keyRE, "stackNameRE": stackNameRE, "nameRE": nameRE, "yamlLineRE": yamlLineRE,
 		"varNameRE": varNameRE, "outputNameRE": outputNameRE,
-		"refVarRE": refVarRE, "refResRE": refResRE, "refHintRE": refHintRE,
+		"refVarRE": refVarRE, "refResRE": refResRE, "refHintRE": refHintRE, "refStackRE": refStackRE,
 	} {
 		if re() == nil {
 			t.Errorf("%s: no regexp", name)

@@ -615,8 +615,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkLocal(ref)
 			case RefResource:
 				checkRes(ref, nil)
-			case RefData:
-				// checkDataRefs
+			case RefData, RefStack:
+				// checkDataRefs; another stack's outputs are read at plan time
 			default:
 				p.add(ref.Pos, "output %s: %s is only allowed in the config of a resource with for_each", quote(tc.out.Name), ref)
 			}
@@ -634,6 +634,10 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 			}
 			if ref.Kind == RefData {
 				p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any data is read: the data is read through them)", ref)
+				continue
+			}
+			if ref.Kind == RefStack {
+				p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before another stack's outputs are read)", ref)
 				continue
 			}
 			p.add(ref.Pos, "a provider's config can use only variables, not %s (providers start before any resource exists)", ref)

@@ -269,6 +269,8 @@ func (c *refChecker) attrType(ref *Ref) (providers.AttributeType, bool) {
 	switch ref.Kind {
 	case RefData:
 		return c.dataAttrType(ref)
+	case RefStack:
+		return 0, false // whatever the other stack's output holds
 	case RefVar, RefEachKey, RefEachValue, RefLocal:
 		// Left by resolve.ExpandUnknown: a value not known without the
 		// variables' values, of the declared type where there is one.

@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // RefKind says what a reference names.
@@ -29,6 +31,10 @@ const (
 	// RefCountIndex is ${count.index}: the index of the count instance
 	// the value is in.
 	RefCountIndex
+	// RefStack is ${stack.NAME.outputs.X}: output X of another stack NAME
+	// on the same backend, read at plan time (Name is the stack, Attr the
+	// output).
+	RefStack
 )
 
 // String names the kind for messages.
@@ -48,6 +54,8 @@ func (k RefKind) String() string {
 		return "local"
 	case RefCountIndex:
 		return "count.index"
+	case RefStack:
+		return "stack"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -77,6 +85,10 @@ type Ref struct {
 	// Attr is the attribute of a RefResource ("id", "arn", ...) or of a
 	// RefData.
 	Attr string
+	// NameExpr is the name of a RefStack written stack[EXPR] (computed
+	// from variables and locals): Name is "" until resolve.Expand
+	// evaluates it.
+	NameExpr hclsyntax.Expression
 	// Pos is the position of the reference's "${" in the spec file (the
 	// start of the string when it cannot be told, e.g. after an escape
 	// sequence in a double-quoted string).
@@ -110,6 +122,11 @@ func (r *Ref) String() string {
 		return "${local." + r.Name + "}"
 	case RefCountIndex:
 		return "${count.index}"
+	case RefStack:
+		if r.Name == "" {
+			return "${stack[...].outputs." + r.Attr + "}"
+		}
+		return "${stack." + r.Name + ".outputs." + r.Attr + "}"
 	}
 	return "${?}"
 }
@@ -233,6 +250,7 @@ var (
 	refHintRE  = lazy(`^[a-z][a-z0-9_-]*\[`)
 	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
+	refStackRE = lazy(`^stack\.(` + stackNamePattern + `)\.outputs\.(` + outputNamePattern + `)$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -328,6 +346,14 @@ func parseRef(body string) (*Ref, string) {
 			return nil, fmt.Sprintf("invalid reference %s: a variable name must match %s", quote("${"+body+"}"), varNamePattern)
 		}
 		return &Ref{Kind: RefVar, Name: m[1]}, ""
+	case strings.HasPrefix(b, "stack.") && strings.Count(b, ".") >= 2:
+		// ${stack.ATTR} is an attribute of a resource named stack; two
+		// dots or more name another stack's output.
+		m := refStackRE.FindStringSubmatch(b)
+		if m == nil {
+			return nil, fmt.Sprintf("invalid reference %s: want ${stack.NAME.outputs.X}, NAME a stack's name, X an output's (matching %s)", quote("${"+body+"}"), outputNamePattern)
+		}
+		return &Ref{Kind: RefStack, Name: m[1], Attr: m[2]}, ""
 	case strings.HasPrefix(b, "data.") && strings.Count(b, ".") >= 2:
 		// ${data.ATTR} is an attribute of a resource named data; two dots
 		// or more name a data entry.

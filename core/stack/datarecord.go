@@ -19,20 +19,34 @@ type recordedRead struct {
 	Provider   string         `json:"provider"`
 	Attributes map[string]any `json:"attributes"`
 	Sensitive  []string       `json:"sensitive,omitempty"`
+	// Stack, when set, makes this another stack's outputs as the plan read
+	// them (${stack.NAME.outputs.X}): Attributes are the outputs, at
+	// Revision of that stack.
+	Stack    string `json:"stack,omitempty"`
+	Revision int    `json:"revision,omitempty"`
 }
 
 // recordDataReads is what the operation's start record carries of the
-// data entries its plan read (s.dataReads): nil when there are none. An
+// data entries its plan read (s.dataReads), and of the other stacks'
+// outputs (s.stackReads, entries with Stack set): nil when there are none. An
 // operation's configs are the ones it planned with, so a resume of it
 // takes these values (useRecordedData), never a second read whose answer
 // may have moved since.
 func (s *session) recordDataReads() (json.RawMessage, error) {
-	if len(s.dataReads) == 0 {
+	if len(s.dataReads) == 0 && len(s.stackReads) == 0 {
 		return nil, nil
 	}
 	sl := s.sealing().Sealer
-	out := make([]recordedRead, 0, len(s.dataReads))
-	for _, d := range s.dataReads {
+	out := make([]recordedRead, 0, len(s.dataReads)+len(s.stackReads))
+	reads := slices.Clone(s.dataReads)
+	for _, r := range s.stackReads {
+		reads = append(reads, DataRead{Name: r.Stack, Attributes: r.Outputs, Sensitive: r.Sensitive})
+	}
+	for i, d := range reads {
+		stack, rev := "", 0
+		if i >= len(s.dataReads) {
+			stack, rev = d.Name, s.stackReads[i-len(s.dataReads)].Revision
+		}
 		attrs := make(map[string]any, len(d.Attributes))
 		for k, v := range d.Attributes {
 			if !slices.Contains(d.Sensitive, k) || v == nil {
@@ -52,7 +66,7 @@ func (s *session) recordDataReads() (json.RawMessage, error) {
 			}
 			attrs[k] = sealed
 		}
-		out = append(out, recordedRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: d.Sensitive})
+		out = append(out, recordedRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: d.Sensitive, Stack: stack, Revision: rev})
 	}
 	return json.Marshal(out)
 }
@@ -77,6 +91,7 @@ func (s *session) useRecordedData(op string, recs []journal.Record) error {
 	}
 	sl := s.sealing().Sealer
 	out := make(map[string]DataRead, len(rec))
+	stacks := map[string]StackRead{}
 	for _, d := range rec {
 		attrs := make(map[string]any, len(d.Attributes))
 		for k, v := range d.Attributes {
@@ -94,9 +109,18 @@ func (s *session) useRecordedData(op string, recs []journal.Record) error {
 			}
 			attrs[k] = plain
 		}
+		if d.Stack != "" {
+			stacks[d.Stack] = StackRead{Stack: d.Stack, Revision: d.Revision, Outputs: attrs, Sensitive: d.Sensitive}
+			continue
+		}
 		out[d.Name] = DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: d.Sensitive}
 	}
-	s.recordedData = out
-	s.prog.printf("resume %s: with the data operation %s read when it planned (%d entries), not read again\n", s.sp.Stack, op, len(out))
+	s.recordedData, s.recordedStacks = out, stacks
+	if len(out) > 0 {
+		s.prog.printf("resume %s: with the data operation %s read when it planned (%d entries), not read again\n", s.sp.Stack, op, len(out))
+	}
+	if len(stacks) > 0 {
+		s.prog.printf("resume %s: with the other stacks' outputs operation %s read when it planned (%d stacks), not read again\n", s.sp.Stack, op, len(stacks))
+	}
 	return nil
 }

@@ -121,6 +121,13 @@ type session struct {
 	recordedData    map[string]DataRead
 	dataSubstituted *spec.Spec
 	dataSecrets     []any
+	// stackReads are the other stacks' outputs the plan read (or a saved
+	// plan or a resumed operation recorded), in the order first
+	// referenced; recordedStacks those a resumed operation journaled, by
+	// stack; stacksSubstituted the spec readStacks made with their values.
+	stackReads        []StackRead
+	recordedStacks    map[string]StackRead
+	stacksSubstituted *spec.Spec
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet

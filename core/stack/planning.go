@@ -170,6 +170,9 @@ func (s *session) validatedPlan(ctx context.Context, st *state.State) (*plan.Pla
 	if err := s.readData(ctx); err != nil {
 		return nil, nil, err
 	}
+	if err := s.readStacks(ctx); err != nil {
+		return nil, nil, err
+	}
 	validated := make(chan error, 1)
 	go func() { validated <- s.validateConfigs(ctx, st) }()
 	pl, obs, err := s.plan(ctx, st)

@@ -43,7 +43,9 @@ type Preview struct {
 	Stack string `json:"stack"`
 	// DataReads are the data entries the plan read, in the spec's order.
 	DataReads []DataRead `json:"data_reads,omitempty"`
-	Changes   []Planned  `json:"changes"`
+	// StackReads are the other stacks whose outputs the plan read.
+	StackReads []StackRead `json:"stack_reads,omitempty"`
+	Changes    []Planned   `json:"changes"`
 	// Refused is the ladder's refusal of this plan, if any.
 	Refused *plan.RefusedError `json:"refused,omitempty"`
 	// Conflict is ownership's refusal: resources that exist but are not
@@ -228,7 +230,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 
 // preview is a plan as a person reads it.
 func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
-	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads),
+	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads), StackReads: slices.Clone(s.stackReads),
 		Moves: slices.Clone(s.moves), Forgets: slices.Clone(s.forgets)}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))

@@ -140,6 +140,13 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		}
 		f.Data = append(f.Data, planfile.Data{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: sensitive})
 	}
+	for _, r := range s.stackReads {
+		outs, err := sealKeys(box, r.Outputs, r.Sensitive)
+		if err != nil {
+			return nil, err
+		}
+		f.Stacks = append(f.Stacks, planfile.StackRead{Stack: r.Stack, Revision: r.Revision, Outputs: outs, Sensitive: r.Sensitive})
+	}
 	for _, c := range pv.Changes {
 		// What the schema or a sensitive variable marks, and any other key
 		// whose value holds a secret this command knows, is sealed.
@@ -257,6 +264,9 @@ func PreviewOf(f *planfile.Plan) *Preview {
 	for _, d := range f.Data {
 		pv.DataReads = append(pv.DataReads, DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: d.Attributes, Sensitive: d.Sensitive, Saved: true})
 	}
+	for _, r := range f.Stacks {
+		pv.StackReads = append(pv.StackReads, StackRead{Stack: r.Stack, Revision: r.Revision, Outputs: r.Outputs, Sensitive: r.Sensitive, Saved: true})
+	}
 	for _, v := range f.VariableChanges {
 		pv.Variables = append(pv.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
@@ -300,6 +310,8 @@ type SavedPlan struct {
 	// data is what the plan's data entries read, opened: applying the plan
 	// uses it and reads nothing again.
 	data map[string]DataRead
+	// stacks is what the plan read of other stacks' outputs, opened.
+	stacks map[string]StackRead
 }
 
 // OpenPlan reads the plan file at path and opens what it sealed with the
@@ -353,7 +365,21 @@ func OpenPlan(path string, opts Options) (*SavedPlan, error) {
 			data[d.Name] = DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: attrs, Sensitive: d.Sensitive, Saved: true}
 		}
 	}
-	return &SavedPlan{Path: path, File: f, Spec: sp, box: box, data: data}, nil
+	var stacks map[string]StackRead
+	if len(f.Stacks) > 0 {
+		stacks = make(map[string]StackRead, len(f.Stacks))
+		for _, r := range f.Stacks {
+			outs, err := openKeys(box, r.Outputs, r.Sensitive)
+			if err != nil {
+				return nil, fmt.Errorf("plan %s: stack %s's outputs: %w", path, r.Stack, err)
+			}
+			for _, k := range r.Sensitive {
+				opts.Redactor.Add(outs[k])
+			}
+			stacks[r.Stack] = StackRead{Stack: r.Stack, Revision: r.Revision, Outputs: outs, Sensitive: r.Sensitive, Saved: true}
+		}
+	}
+	return &SavedPlan{Path: path, File: f, Spec: sp, box: box, data: data, stacks: stacks}, nil
 }
 
 // PlanChangedError refuses to apply a saved plan because what it was made

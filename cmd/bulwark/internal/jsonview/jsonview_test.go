@@ -2,6 +2,7 @@ package jsonview
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -158,5 +159,28 @@ func TestNewPlanDataReads(t *testing.T) {
 	}
 	if pv.DataReads[0].Attributes["token"] != "sekr1t-data" {
 		t.Error("NewPlan changed the preview")
+	}
+}
+
+func TestNewPlanStackReads(t *testing.T) {
+	if doc := NewPlan(&stack.Preview{Stack: "app"}); doc.StackReads == nil {
+		t.Error("stack_reads is nil: it must print as []")
+	}
+	pv := &stack.Preview{Stack: "app", StackReads: []stack.StackRead{
+		{Stack: "network", Revision: 3, Outputs: map[string]any{"pw": "sekr1t-out", "zone": "eu"}, Sensitive: []string{"pw"}},
+	}}
+	doc := NewPlan(pv)
+	if len(doc.StackReads) != 1 || doc.StackReads[0].Stack != "network" || doc.StackReads[0].Revision != 3 || doc.StackReads[0].Outputs["zone"] != "eu" {
+		t.Fatalf("stack reads = %+v", doc.StackReads)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "sekr1t-out") || !strings.Contains(string(b), `"pw":"(sensitive)"`) {
+		t.Errorf("the sensitive output is not masked: %s", b)
+	}
+	if pv.StackReads[0].Outputs["pw"] != "sekr1t-out" {
+		t.Error("NewPlan changed the preview's values")
 	}
 }

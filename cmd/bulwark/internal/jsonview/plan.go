@@ -24,6 +24,10 @@ type Plan struct {
 	// DataReads are the spec's data entries the plan read, in the spec's
 	// order. (Added in 1.0, additively.)
 	DataReads []DataRead `json:"data_reads"`
+	// StackReads are the other stacks whose outputs the plan read
+	// (${stack.NAME.outputs.X}), in the order first referenced. (Added in
+	// 1.0, additively.)
+	StackReads []StackRead `json:"stack_reads"`
 	// Moves are the renames the spec's moved: entries make in the state,
 	// Forgets the records its removed: entries (destroy: false) drop,
 	// keeping their objects; an apply does both first. (Added in 1.0,
@@ -46,6 +50,18 @@ type DataRead struct {
 	// DurationMS is how long the read took; 0 for values not read by this
 	// command (show FILE). (Added in 1.0, additively.)
 	DurationMS int64 `json:"duration_ms"`
+}
+
+// StackRead is another stack's outputs as the plan read them, from the
+// same backend without its lock: the stack's revision then, the outputs
+// the spec references (sensitive ones secrets.Mask).
+type StackRead struct {
+	Stack     string         `json:"stack"`
+	Revision  int            `json:"revision"`
+	Outputs   map[string]any `json:"outputs"`
+	Sensitive []string       `json:"sensitive"`
+	// Saved: the values a saved plan recorded, not read again.
+	Saved bool `json:"saved"`
 }
 
 // VariableChange is a variable whose value differs from the current
@@ -160,6 +176,10 @@ func NewPlan(pv *stack.Preview) *Plan {
 		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
 	out.DataReads = []DataRead{}
+	out.StackReads = []StackRead{}
+	for _, r := range pv.StackReads {
+		out.StackReads = append(out.StackReads, StackRead{Stack: r.Stack, Revision: r.Revision, Outputs: secrets.MaskKeys(r.Outputs, r.Sensitive), Sensitive: list(r.Sensitive), Saved: r.Saved})
+	}
 	out.Moves = append([]stack.Move{}, pv.Moves...)
 	out.Forgets = append([]stack.Forget{}, pv.Forgets...)
 	for _, d := range pv.DataReads {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -56,6 +57,13 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 	for _, d := range p.DataReads {
 		fmt.Fprintf(w, "%s data.%s (%s)\n", paint(style.Cyan, "<=  read"), d.Name, d.Type)
 		if d.Saved {
+			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
+		}
+	}
+	// Other stacks' outputs were read with the data.
+	for _, r := range p.StackReads {
+		fmt.Fprintf(w, "%s stack.%s (revision %d): %s\n", paint(style.Cyan, "<=  read"), r.Stack, r.Revision, strings.Join(slices.Sorted(maps.Keys(r.Outputs)), ", "))
+		if r.Saved {
 			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
 		}
 	}
