@@ -292,7 +292,14 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return &Ref{Kind: RefCountIndex}, "", ""
 		}
 		return nil, "", "count has only .index"
-	case "module", "path", "self", "terraform":
+	case "module":
+		name, ok1 := attr(1)
+		a, ok2 := attr(2)
+		if !ok1 || !ok2 || !nameRE.MatchString(name) {
+			return nil, "", "want module.CALL.OUTPUT, CALL matching " + namePattern
+		}
+		return &Ref{Kind: RefModule, Name: name, Attr: a}, "", ""
+	case "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
 	ref := &Ref{Kind: RefResource, Name: root}

@@ -275,6 +275,10 @@ type Spec struct {
 	Text []byte
 	// Override is the provider WithDefaultProvider swapped in ("" if none).
 	Override string
+	// Modules are the modules: calls, in file order. Parse has already
+	// instantiated each: its resources, data and locals are in the fields
+	// above under names prefixed "CALL." (see module.go).
+	Modules []*ModuleCall
 }
 
 // Resource returns the resource named name, or false.

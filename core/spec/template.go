@@ -29,6 +29,10 @@ const (
 	// RefCountIndex is ${count.index}: the index of the count instance
 	// the value is in.
 	RefCountIndex
+	// RefModule is ${module.CALL.OUTPUT}: an output of the module call
+	// CALL (Name), OUTPUT its Attr. Parse replaces every one by what the
+	// output's value is once the module is instantiated.
+	RefModule
 )
 
 // String names the kind for messages.
@@ -48,6 +52,8 @@ func (k RefKind) String() string {
 		return "local"
 	case RefCountIndex:
 		return "count.index"
+	case RefModule:
+		return "module"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -110,6 +116,8 @@ func (r *Ref) String() string {
 		return "${local." + r.Name + "}"
 	case RefCountIndex:
 		return "${count.index}"
+	case RefModule:
+		return "${module." + r.Name + "." + r.Attr + "}"
 	}
 	return "${?}"
 }
@@ -233,6 +241,7 @@ var (
 	refHintRE  = lazy(`^[a-z][a-z0-9_-]*\[`)
 	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
+	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -322,6 +331,12 @@ func parseRef(body string) (*Ref, string) {
 			return nil, fmt.Sprintf("invalid reference %s: a local name must match %s", quote("${"+body+"}"), varNamePattern)
 		}
 		return &Ref{Kind: RefLocal, Name: m[1]}, ""
+	case strings.HasPrefix(b, "module."):
+		m := refModRE.FindStringSubmatch(b)
+		if m == nil {
+			return nil, fmt.Sprintf("invalid reference %s: want ${module.CALL.OUTPUT}, CALL matching %s", quote("${"+body+"}"), namePattern)
+		}
+		return &Ref{Kind: RefModule, Name: m[1], Attr: m[2]}, ""
 	case strings.HasPrefix(b, "var."):
 		m := refVarRE.FindStringSubmatch(b)
 		if m == nil {
