@@ -252,6 +252,7 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 		for _, res := range m.Resources {
 			cr := *res
 			cr.Name = r.name(res.Name)
+			cr.File, cr.Via = m.File, callProblem(s.File, c)
 			cr.Config = r.value(res.Config).(map[string]any)
 			cr.DependsOn = r.names(res.DependsOn)
 			cr.FieldPos = maps.Clone(res.FieldPos)
