@@ -281,10 +281,6 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 		}
 		outputs[c.Name] = outs
 	}
-	if len(probs) > 0 || len(own) > 0 {
-		own.sort()
-		return append(own, probs...)
-	}
 	mr := moduleRefs{file: s.File, outputs: outputs}
 	for _, res := range s.Resources {
 		res.Config = mr.value(res.Config).(map[string]any)
@@ -292,8 +288,9 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 	for _, o := range s.Outputs {
 		o.Value = mr.value(o.Value)
 	}
-	mr.probs.sort()
-	return mr.probs
+	own = append(own, mr.probs...)
+	own.sort()
+	return append(own, probs...)
 }
 
 // checkInputs checks the call's inputs against the module's variables.
@@ -467,9 +464,9 @@ type moduleRefs struct {
 // output returns the value of the output ref names, or false after
 // reporting that there is none.
 func (mr *moduleRefs) output(ref *Ref) (any, bool) {
-	outs := mr.outputs[ref.Name]
+	outs, read := mr.outputs[ref.Name]
 	v, ok := outs[ref.Attr]
-	if !ok {
+	if !ok && read { // a module that could not be read has its own problems
 		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("module call %s has no output %s in %s (its outputs: %s)", quote(ref.Name), quote(ref.Attr), ref, nameList(slices.Sorted(maps.Keys(outs))))})
 	}
 	return v, ok
