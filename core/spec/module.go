@@ -244,6 +244,7 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 		for _, d := range m.Data {
 			cd := *d
 			cd.Name = r.name(d.Name)
+			cd.File, cd.Via = m.File, callProblem(s.File, c)
 			cd.Config = r.value(d.Config).(map[string]any)
 			cd.DependsOn = r.names(d.DependsOn)
 			cd.FieldPos = maps.Clone(d.FieldPos)

@@ -101,6 +101,13 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 	}
 	rc.add = top
 	for _, d := range s.Data {
+		add := top
+		if d.File != "" {
+			add = func(pos Pos, format string, args ...any) {
+				ps = append(ps, Problem{File: d.File, Pos: pos, Msg: fmt.Sprintf(format, args...) + d.Via})
+			}
+		}
+		rc.add = add
 		s.checkData(d, schemas[d.Provider], rc, add)
 	}
 	if len(ps) == 0 {

@@ -197,6 +197,9 @@ type Data struct {
 	// DependsOn are the data entries its config references, in the order
 	// they first appear.
 	DependsOn []string
+	// File and Via are a module's data entry's file and call, as a
+	// Resource's.
+	File, Via string
 }
 
 // VarType is a variable's declared type.
