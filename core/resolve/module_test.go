@@ -160,6 +160,8 @@ func TestModuleProblems(t *testing.T) {
 			[]string{"STACK:7:25: module call \"net\": source \"./nope\": no such folder"}},
 		{"nested", "modules: []\nresources: []\n", "{name: net, source: ./m}",
 			[]string{"m/module.yaml:1:1: a module cannot call other modules yet", "(in module call net at STACK:7:12)"}},
+		{"reserved name", "resources: []\n", "{name: data, source: ./m}",
+			[]string{"STACK:7:12: invalid module call name \"data\": it is reserved"}},
 		{"stack field", "stack: x\nresources: []\n", "{name: net, source: ./m}",
 			[]string{"m/module.yaml:1:1: unknown field \"stack\""}},
 	}

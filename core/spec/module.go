@@ -92,6 +92,9 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 					c.Name = name
 					if !nameRE.MatchString(name) {
 						p.addf(v, "invalid module call name %s: must match %s", quote(name), namePattern)
+					} else if knownRoot(name) {
+						// data.x would read as a data entry's address, var.x as a variable.
+						p.addf(v, "invalid module call name %s: it is reserved (data, var, local, each, count, module, path, self and terraform start other references)", quote(name))
 					} else if f, dup := seen[name]; dup {
 						p.addf(v, "duplicate module call name %s (first at line %d)", quote(name), f.FieldPos["name"].Line)
 					} else {
