@@ -293,6 +293,9 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 		o.Value = mr.value(o.Value)
 	}
 	own = append(own, mr.probs...)
+	if len(probs) == 0 {
+		own = append(own, checkMovedIntoModules(s)...)
+	}
 	own.sort()
 	return append(own, probs...)
 }

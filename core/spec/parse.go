@@ -83,6 +83,8 @@ func Parse(file string, data []byte) (*Spec, error) {
 		if probs := instantiate(s, p.calls); len(probs) > 0 {
 			return nil, probs
 		}
+	} else if probs := checkMovedIntoModules(s); len(probs) > 0 {
+		return nil, probs
 	}
 	s.Text = append([]byte(nil), data...)
 	return s, nil
