@@ -164,6 +164,8 @@ func TestModuleProblems(t *testing.T) {
 			[]string{"STACK:7:39: module call \"net\": input \"zones\" must be a list, not a string"}},
 		{"input from a resource", "variables: {v: {}}\nresources: []\n", "{name: net, source: ./m, inputs: {v: \"${x.id}\"}}",
 			[]string{"module call \"net\": an input can use only variables and locals, not ${x.id}"}},
+		{"both files", "resources:\n  - {name: a, type: t, config: {x: \"${var.nope}\"}}\n", "{name: net, source: ./m}\n  - {name: net, source: ./m}",
+			[]string{"STACK:8:12: duplicate module call name \"net\"", "m/module.yaml:2:37: unknown variable \"nope\""}},
 		{"reserved name", "resources: []\n", "{name: data, source: ./m}",
 			[]string{"STACK:7:12: invalid module call name \"data\": it is reserved"}},
 		{"stack field", "stack: x\nresources: []\n", "{name: net, source: ./m}",

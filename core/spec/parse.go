@@ -77,6 +77,15 @@ func Parse(file string, data []byte) (*Spec, error) {
 	}
 	if len(p.probs) > 0 {
 		p.probs.sort()
+		if s != nil {
+			// Every problem at once: the modules' own too.
+			for _, c := range s.Modules {
+				if c.Dir != "" && c.Name != "" {
+					_, ps := loadModule(s, c)
+					p.probs = append(p.probs, ps...)
+				}
+			}
+		}
 		return nil, p.probs
 	}
 	if len(s.Modules) > 0 {
