@@ -69,6 +69,7 @@ modules:
 resources:
   - name: app
     type: app
+    depends_on: [other, net.db]
     config:
       vpc: ${module.net.vpc_id}
       where: "in ${module.other.label}"
@@ -113,6 +114,9 @@ outputs:
 	app := res("app")
 	if refs := strings.Join(sortedCopy(Refs(app.Config)), " "); refs != "net.subnet[a] net.vpc" {
 		t.Errorf("app refs = %s", refs)
+	}
+	if got := strings.Join(app.DependsOn, " "); !strings.HasPrefix(got, "other.vpc other.subnet[c] other.db net.db ") {
+		t.Errorf("app depends_on = %s", got)
 	}
 	if v := app.Config["where"]; v != "in net-10.1.0.0/16" {
 		t.Errorf("app where = %v", v)
@@ -190,5 +194,19 @@ func TestModuleProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestModuleDependsOnUnknown: depends_on naming a call's resource that the
+// module does not declare is a problem at the calling file.
+func TestModuleDependsOnUnknown(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml": "resources: []\n",
+		"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nmodules: [{name: net, source: ./m}]\nresources:\n  - {name: a, type: t, depends_on: [net.x]}\n",
+	})
+	_, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	want := `stack.yaml:6:36: resource "a" depends on unknown resource "net.x" (no module call declares it)`
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
 }

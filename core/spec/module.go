@@ -293,6 +293,7 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 		o.Value = mr.value(o.Value)
 	}
 	own = append(own, mr.probs...)
+	own = append(own, dependsOnModules(s)...)
 	if len(probs) == 0 {
 		own = append(own, checkMovedIntoModules(s)...)
 	}
@@ -587,4 +588,48 @@ func (mr *moduleRefs) expr(x *Expr) *Expr {
 		}
 	}
 	return nx
+}
+
+// call returns the module call named name, or nil.
+func (s *Spec) call(name string) *ModuleCall {
+	for _, c := range s.Modules {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// dependsOnModules resolves the caller's depends_on entries that name a
+// module call (every resource of the call) or one of its resources
+// (CALL.NAME), and reports those that name nothing.
+func dependsOnModules(s *Spec) Problems {
+	var ps Problems
+	for _, r := range s.Resources {
+		if r.File != "" {
+			continue // a module's own, renamed already
+		}
+		var out []string
+		changed := false
+		for _, d := range r.DependsOn {
+			if _, ok := s.Resource(d); ok {
+				out = append(out, d)
+				continue
+			}
+			changed = true
+			if c := s.call(d); c != nil {
+				for _, mr := range s.Resources {
+					if strings.HasPrefix(mr.Name, c.Name+".") && !slices.Contains(out, mr.Name) {
+						out = append(out, mr.Name)
+					}
+				}
+				continue
+			}
+			ps = append(ps, Problem{File: s.File, Pos: r.FieldPos["depends_on"], Msg: fmt.Sprintf("resource %s depends on unknown resource %s (no module call declares it)", quote(r.Name), quote(d))})
+		}
+		if changed {
+			r.DependsOn = out
+		}
+	}
+	return ps
 }

@@ -524,6 +524,9 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			switch {
 			case rn.named && d == r.Name:
 				p.add(rn.depPos[i], "%s depends on itself", rn.label)
+			case first[d] == nil && (strings.Contains(d, ".") || s.call(d) != nil):
+				// A module call, or one of its resources: checked once
+				// the modules are instantiated.
 			case first[d] == nil:
 				p.add(rn.depPos[i], "%s depends on unknown resource %s", rn.label, quote(d))
 			case isFirst:
