@@ -37,11 +37,14 @@ func (a Address) String() string {
 }
 
 // ParseAddress parses "NAME" or "NAME[KEY]", as a user writes it on the
-// command line (e.g. `bulwark state show SPEC 'web[a]'`).
+// command line (e.g. `bulwark state show SPEC 'web[a]'`). A resource of a
+// module call is named CALL.NAME ("net.subnet", "net.subnet[a]"): a name
+// has no dot and a key comes only inside brackets, so the first dot before
+// any "[" is the only one that separates a call from a resource.
 func ParseAddress(s string) (Address, error) {
 	name, rest, keyed := strings.Cut(s, "[")
-	if !nameRE.MatchString(name) {
-		return Address{}, fmt.Errorf("invalid address %s: the resource name must match %s", quote(s), namePattern)
+	if !validResourceName(name) {
+		return Address{}, fmt.Errorf("invalid address %s: the resource name must match %s (or CALL.NAME for a module's resource)", quote(s), namePattern)
 	}
 	if !keyed {
 		return Address{Name: name}, nil
@@ -51,4 +54,14 @@ func ParseAddress(s string) (Address, error) {
 		return Address{}, fmt.Errorf("invalid address %s: want NAME or NAME[KEY], KEY matching %s", quote(s), KeyPattern)
 	}
 	return Address{Name: name, Key: key, Keyed: true}, nil
+}
+
+// validResourceName reports whether name is a resource name: NAME, or
+// CALL.NAME for a resource a module call instantiated.
+func validResourceName(name string) bool {
+	call, res, dotted := strings.Cut(name, ".")
+	if !dotted {
+		return nameRE.MatchString(name)
+	}
+	return nameRE.MatchString(call) && nameRE.MatchString(res)
 }

@@ -103,7 +103,7 @@ data2: x
 			`7:5: data entry #2 is missing required field "name"`,
 			`7:5: data entry #2 is missing required field "type"`,
 			`8:5: data entry #3 must be a mapping, not a string`,
-			`9:1: unknown field "data2" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed)`,
+			`9:1: unknown field "data2" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, modules)`,
 		}},
 		{"data not a list", `resources: []
 data: {a: 1}
@@ -130,7 +130,7 @@ resources:
 data:
   - {name: a, type: lookup}
 `, []string{
-			`4:1: unknown field "providers2" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed)`,
+			`4:1: unknown field "providers2" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, modules)`,
 			`6:43: resource "net": for_each can use only variables and literal lists or mappings, not ${data.a.names}: its keys must be known before any provider starts (and so before any data is read)`,
 			`7:44: resource "web": for_each can use only variables and literal lists or mappings, not ${data.a.id}: its keys must be known before any provider starts (and so before any data is read)`,
 		}},

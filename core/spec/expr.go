@@ -360,7 +360,14 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 			return nil, "", "want stack.NAME.outputs.X, NAME a stack's name (matching " + stackNamePattern + "), X an output's"
 		}
 		return &Ref{Kind: RefStack, Name: name, Attr: out}, "", ""
-	case "module", "path", "self", "terraform":
+	case "module":
+		name, ok1 := attr(1)
+		a, ok2 := attr(2)
+		if !ok1 || !ok2 || !nameRE.MatchString(name) {
+			return nil, "", "want module.CALL.OUTPUT, CALL matching " + namePattern
+		}
+		return &Ref{Kind: RefModule, Name: name, Attr: a}, "", ""
+	case "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
 	ref := &Ref{Kind: RefResource, Name: root}

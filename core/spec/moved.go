@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -178,6 +179,9 @@ func (p *parser) checkMoved(s *Spec, first map[string]*Resource) {
 			}
 		}
 		switch r := first[mv.To.Name]; {
+		case r == nil && strings.Contains(mv.To.Name, "."):
+			// Into a module call's resource: checked once the modules are
+			// instantiated (checkMovedIntoModules).
 		case r == nil:
 			p.add(mv.FieldPos["to"], "%s: %s is not declared under resources:; a move keeps an object for a resource the spec declares (to delete it, remove it and this entry)", label, quote(mv.To.Name))
 		case mv.To.Keyed && r.ForEach == nil:
@@ -254,3 +258,27 @@ func movedCycles(moves []*Moved) []movedCycle {
 }
 
 func joinArrow(path []string) string { return strings.Join(path, " -> ") }
+
+// checkMovedIntoModules checks the moved: entries whose to is a module
+// call's resource (CALL.NAME), once the modules are instantiated.
+func checkMovedIntoModules(s *Spec) Problems {
+	var ps Problems
+	for i, mv := range s.Moved {
+		if !strings.Contains(mv.To.Name, ".") {
+			continue
+		}
+		label := "moved entry #" + strconv.Itoa(i+1)
+		add := func(format string, args ...any) {
+			ps = append(ps, Problem{File: s.File, Pos: mv.FieldPos["to"], Msg: label + ": " + fmt.Sprintf(format, args...)})
+		}
+		switch r, _ := s.Resource(mv.To.Name); {
+		case r == nil:
+			add("%s is not a resource of a module call; a move keeps an object for a resource the spec declares", quote(mv.To.Name))
+		case mv.To.Keyed && r.ForEach == nil:
+			add("%s has no for_each, so it has no instance %s", quote(mv.To.Name), quote(mv.To.String()))
+		case !mv.To.Keyed && r.ForEach != nil && mv.From.Keyed:
+			add("%s has for_each: name the instance to move %s into (%s[KEY])", quote(mv.To.Name), quote(mv.From.String()), mv.To.Name)
+		}
+	}
+	return ps
+}

@@ -41,7 +41,8 @@ const (
 )
 
 var (
-	topFields      = []string{"version", "stack", "variables", "locals", "providers", "default_provider", "resources", "data", "outputs", "moved", "removed"}
+	topFields      = []string{"version", "stack", "variables", "locals", "providers", "default_provider", "resources", "data", "outputs", "moved", "removed", "modules"}
+	moduleFields   = []string{"variables", "locals", "resources", "data", "outputs", "modules"}
 	providerFields = []string{"source", "version", "config"}
 	dataFields     = []string{"name", "type", "provider", "config"}
 	resourceFields = []string{"name", "type", "provider", "protection", "depends_on", "for_each", "count", "config", "on_failure", "intervention", "import"}
@@ -76,7 +77,23 @@ func Parse(file string, data []byte) (*Spec, error) {
 	}
 	if len(p.probs) > 0 {
 		p.probs.sort()
+		if s != nil {
+			// Every problem at once: the modules' own too.
+			for _, c := range s.Modules {
+				if c.Dir != "" && c.Name != "" {
+					_, ps := loadModule(s, c)
+					p.probs = append(p.probs, ps...)
+				}
+			}
+		}
 		return nil, p.probs
+	}
+	if len(s.Modules) > 0 {
+		if probs := instantiate(s, p.calls); len(probs) > 0 {
+			return nil, probs
+		}
+	} else if probs := checkMovedIntoModules(s); len(probs) > 0 {
+		return nil, probs
 	}
 	s.Text = append([]byte(nil), data...)
 	return s, nil
@@ -95,6 +112,11 @@ type parser struct {
 	// skip holds the nodes already reported as aliases or as too deep: the
 	// walk neither descends into them nor reports them again.
 	skip map[*yaml.Node]bool
+	// frag is set when the file is a module's fragment: its caller's
+	// providers, no version, stack or providers of its own.
+	frag *Spec
+	// calls are the modules: calls with the references of their inputs.
+	calls []*callNodes
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
@@ -317,8 +339,20 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		locals                             []*tmplCtx
 		providerRefs, stackRefs            *tmplCtx
 	)
-	p.fields(top, "at top level", topFields, func(key string, k, v *yaml.Node) {
+	allowed := topFields
+	if p.frag != nil {
+		allowed = moduleFields
+		s.Providers, s.DefaultProvider = p.frag.Providers, p.frag.DefaultProvider
+		hasVersion, hasStack = true, true
+	}
+	p.fields(top, "at top level", allowed, func(key string, k, v *yaml.Node) {
 		switch key {
+		case "modules":
+			if p.frag != nil {
+				p.addf(k, "a module cannot call other modules yet (nested module calls are not supported)")
+				return
+			}
+			p.modules(s, v)
 		case "version":
 			hasVersion = true
 			p.version(s, v)
@@ -390,7 +424,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	// Providers.
 	declared := slices.Sorted(maps.Keys(s.Providers))
 	declaredList := nameList(declared)
-	if len(declared) == 0 {
+	if len(declared) == 0 && p.frag == nil {
 		if providersOK {
 			if providersNode != nil {
 				p.addf(providersNode, "no providers declared")
@@ -400,6 +434,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 		}
 	}
 	switch {
+	case p.frag != nil:
 	case defaultNode != nil:
 		if _, ok := s.Providers[s.DefaultProvider]; !ok {
 			p.addf(defaultNode, "default_provider %s is not a declared provider (declared: %s)", quote(s.DefaultProvider), declaredList)
@@ -476,6 +511,9 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 			switch {
 			case rn.named && d == r.Name:
 				p.add(rn.depPos[i], "%s depends on itself", rn.label)
+			case first[d] == nil && (strings.Contains(d, ".") || s.call(d) != nil):
+				// A module call, or one of its resources: checked once
+				// the modules are instantiated.
 			case first[d] == nil:
 				p.add(rn.depPos[i], "%s depends on unknown resource %s", rn.label, quote(d))
 			case isFirst:

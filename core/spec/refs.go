@@ -534,6 +534,18 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 		}
 		p.add(ref.Pos, "unknown variable %s in %s (declared under variables: %s)", quote(ref.Name), ref, nameList(varNames))
 	}
+	checkMod := func(ref *Ref) {
+		for _, c := range s.Modules {
+			if c.Name == ref.Name {
+				return // its output is checked once the module is read
+			}
+		}
+		names := make([]string, 0, len(s.Modules))
+		for _, c := range s.Modules {
+			names = append(names, c.Name)
+		}
+		p.add(ref.Pos, "unknown module call %s in %s (called under modules: %s)", quote(ref.Name), ref, nameList(names))
+	}
 	// checkRes checks a resource reference from self (nil in an output)
 	// and reports whether it makes a dependency.
 	checkRes := func(ref *Ref, self *Resource) bool {
@@ -573,6 +585,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 			case RefLocal:
 				checkLocal(ref)
+			case RefModule:
+				checkMod(ref)
 			case RefResource:
 				if checkRes(ref, r) && isFirst && !have[ref.Name] {
 					have[ref.Name] = true
@@ -615,6 +629,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkLocal(ref)
 			case RefResource:
 				checkRes(ref, nil)
+			case RefModule:
+				checkMod(ref)
 			case RefData, RefStack:
 				// checkDataRefs; another stack's outputs are read at plan time
 			default:
@@ -650,6 +666,8 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 				checkVar(ref)
 			case RefLocal:
 				checkLocal(ref)
+			case RefModule:
+				p.add(ref.Pos, "%s: a data entry cannot use a module's output (it is read before anything is applied)", ref)
 			}
 		}
 	}

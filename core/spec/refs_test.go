@@ -254,6 +254,14 @@ func TestParseAddress(t *testing.T) {
 		{"web[each.key]", Address{}, true},
 		{"Web", Address{}, true},
 		{"", Address{}, true},
+		// A module call's resource: CALL.NAME, the dot before any [.
+		{"net.subnet", Address{Name: "net.subnet"}, false},
+		{"net.subnet[a]", Address{Name: "net.subnet", Key: "a", Keyed: true}, false},
+		{"net.subnet[10.0.1.0]", Address{Name: "net.subnet", Key: "10.0.1.0", Keyed: true}, false},
+		{"net.", Address{}, true},
+		{".subnet", Address{}, true},
+		{"a.b.c", Address{}, true},
+		{"net[a].subnet", Address{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseAddress(tt.in)

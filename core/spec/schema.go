@@ -38,7 +38,16 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 			ps = append(ps, s.providerConfigProblems(name, schema)...)
 		}
 	}
+	top := add
 	for _, r := range s.Resources {
+		add := top
+		if r.File != "" {
+			// A module's resource: at the module file, naming the call.
+			add = func(pos Pos, format string, args ...any) {
+				ps = append(ps, r.Problem(pos, fmt.Sprintf(format, args...)))
+			}
+		}
+		rc.add = add
 		schema := schemas[r.Provider]
 		if schema == nil {
 			add(r.Pos, "resource %q: no schema was read for provider %q", r.Name, r.Provider)
@@ -90,7 +99,15 @@ func (s *Spec) CheckSchemas(schemas map[string]*providers.GetSchemaResponse) err
 			add(pos, "resource %q: %s", r.Name, msg)
 		}
 	}
+	rc.add = top
 	for _, d := range s.Data {
+		add := top
+		if d.File != "" {
+			add = func(pos Pos, format string, args ...any) {
+				ps = append(ps, Problem{File: d.File, Pos: pos, Msg: fmt.Sprintf(format, args...) + d.Via})
+			}
+		}
+		rc.add = add
 		s.checkData(d, schemas[d.Provider], rc, add)
 	}
 	if len(ps) == 0 {

@@ -120,11 +120,30 @@ type Resource struct {
 	// keeps it; resolve.Expand replaces the resource by one instance per
 	// key, each with ForEach nil and Addr keyed.
 	ForEach *ForEach
+	// File is the module file a resource of a module call is declared in
+	// (its positions are there), empty for the spec's own; Via names the
+	// call, as a suffix of its problems: " (in module call net at
+	// stack.yaml:5:11)".
+	File, Via string
 	// Addr is set by resolve.Expand: {Name} for a plain resource,
 	// {Name, Key, Keyed} for an instance, whose Name field above is then
 	// Addr.String() ("web[a]"). Use Address(), which also serves a
 	// resource Expand did not make.
 	Addr Address
+}
+
+// Problem returns a problem about the resource at pos: in its module file,
+// naming the call, when it is a module's; else in file.
+func (r *Resource) Problem(pos Pos, msg string) Problem {
+	return Problem{File: r.File, Pos: pos, Msg: msg + r.Via}
+}
+
+// ProblemIn is Problem for a resource that may be the spec's own (file).
+func (r *Resource) ProblemIn(file string, pos Pos, msg string) Problem {
+	if r.File != "" {
+		file = r.File
+	}
+	return Problem{File: file, Pos: pos, Msg: msg + r.Via}
 }
 
 // Address returns the resource's address: Addr when set, else its Name
@@ -178,6 +197,9 @@ type Data struct {
 	// DependsOn are the data entries its config references, in the order
 	// they first appear.
 	DependsOn []string
+	// File and Via are a module's data entry's file and call, as a
+	// Resource's.
+	File, Via string
 }
 
 // VarType is a variable's declared type.
@@ -275,6 +297,10 @@ type Spec struct {
 	Text []byte
 	// Override is the provider WithDefaultProvider swapped in ("" if none).
 	Override string
+	// Modules are the modules: calls, in file order. Parse has already
+	// instantiated each: its resources, data and locals are in the fields
+	// above under names prefixed "CALL." (see module.go).
+	Modules []*ModuleCall
 }
 
 // Resource returns the resource named name, or false.

@@ -290,7 +290,7 @@ func TestParseBad(t *testing.T) {
 	tests := map[string][]string{
 		"unknown_field_resource.yaml": {"8:5: " + unknownWeb},
 		"unknown_field_top.yaml": {
-			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed)`,
+			`4:1: unknown field "stacks" at top level (allowed: version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, modules)`,
 		},
 		"unknown_field_provider.yaml": {
 			`5:24: unknown field "versions" in provider "mock" (allowed: source, version, config)`,
@@ -394,7 +394,7 @@ func TestParseBad(t *testing.T) {
 			`18:31: resource "db": depends_on entries must be resource names (strings), not an integer`,
 		},
 		"not_mapping.yaml": {
-			`2:1: spec must be a mapping with fields version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, not a list`,
+			`2:1: spec must be a mapping with fields version, stack, variables, locals, providers, default_provider, resources, data, outputs, moved, removed, modules, not a list`,
 		},
 		"syntax_error.yaml": {`5: invalid YAML: found character that cannot start any token`},
 		"empty.yaml":        {`spec is empty`},

@@ -35,6 +35,10 @@ const (
 	// on the same backend, read at plan time (Name is the stack, Attr the
 	// output).
 	RefStack
+	// RefModule is ${module.CALL.OUTPUT}: an output of the module call
+	// CALL (Name), OUTPUT its Attr. Parse replaces every one by what the
+	// output's value is once the module is instantiated.
+	RefModule
 )
 
 // String names the kind for messages.
@@ -56,6 +60,8 @@ func (k RefKind) String() string {
 		return "count.index"
 	case RefStack:
 		return "stack"
+	case RefModule:
+		return "module"
 	}
 	return fmt.Sprintf("RefKind(%d)", int(k))
 }
@@ -127,6 +133,8 @@ func (r *Ref) String() string {
 			return "${stack[...].outputs." + r.Attr + "}"
 		}
 		return "${stack." + r.Name + ".outputs." + r.Attr + "}"
+	case RefModule:
+		return "${module." + r.Name + "." + r.Attr + "}"
 	}
 	return "${?}"
 }
@@ -251,6 +259,7 @@ var (
 	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
 	refStackRE = lazy(`^stack\.(` + stackNamePattern + `)\.outputs\.(` + outputNamePattern + `)$`)
+	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -340,6 +349,12 @@ func parseRef(body string) (*Ref, string) {
 			return nil, fmt.Sprintf("invalid reference %s: a local name must match %s", quote("${"+body+"}"), varNamePattern)
 		}
 		return &Ref{Kind: RefLocal, Name: m[1]}, ""
+	case strings.HasPrefix(b, "module."):
+		m := refModRE.FindStringSubmatch(b)
+		if m == nil {
+			return nil, fmt.Sprintf("invalid reference %s: want ${module.CALL.OUTPUT}, CALL matching %s", quote("${"+body+"}"), namePattern)
+		}
+		return &Ref{Kind: RefModule, Name: m[1], Attr: m[2]}, ""
 	case strings.HasPrefix(b, "var."):
 		m := refVarRE.FindStringSubmatch(b)
 		if m == nil {

@@ -292,7 +292,7 @@ func (s *session) problem(r *spec.Resource, d providers.Diagnostic) spec.Problem
 			pos = fp
 		}
 	}
-	return spec.Problem{File: s.sp.File, Pos: pos, Msg: fmt.Sprintf("resource %q: %s", r.Name, d.Error())}
+	return r.ProblemIn(s.sp.File, pos, fmt.Sprintf("resource %q: %s", r.Name, d.Error()))
 }
 
 // validationKey is the key under which a resource's config validated with

@@ -1,0 +1,635 @@
+package spec
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/value"
+)
+
+// ModuleFile is the file a module's folder holds: one spec fragment with
+// variables:, locals:, resources:, data: and outputs:. One fixed name (as
+// Terraform reads every *.tf of a folder, but bulwark's stack is one file
+// too) keeps a module's problems in one file and leaves the folder free for
+// what the module ships beside it (a README, examples, a versions file
+// later).
+const ModuleFile = "module.yaml"
+
+// ModuleCall is one entry under modules:, a module instantiated under the
+// call's name: its resource NAME becomes CALL.NAME, its data NAME
+// CALL.NAME, its variables and locals locals named CALL.var.NAME and
+// CALL.local.NAME; ${module.CALL.OUTPUT} in the caller is the output's
+// value.
+type ModuleCall struct {
+	Name string
+	// Source is the module's folder as written: a local path relative to
+	// the calling file (./modules/network, ../shared/net).
+	Source string
+	// Dir is the folder Source names, joined to the calling file's.
+	Dir string
+	// Inputs are the values of the module's variables, as config values
+	// (a *Template where they use variables or locals).
+	Inputs map[string]any
+	// Protection raises every resource of the module to at least this
+	// level; Unspecified when absent.
+	Protection protection.Level
+	Pos        Pos            // of the call's "- name:" mapping
+	FieldPos   map[string]Pos // of each field's value, and of each input as "inputs.KEY"
+}
+
+var callFields = []string{"name", "source", "inputs", "protection"}
+
+// callNodes is a call being parsed, with its inputs' references.
+type callNodes struct {
+	c    *ModuleCall
+	refs *tmplCtx
+}
+
+// modules walks the modules: list.
+func (p *parser) modules(s *Spec, v *yaml.Node) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.addf(v, "modules must be a list of module calls ({name, source, inputs}), not %s", describe(v))
+		return
+	}
+	seen := map[string]*ModuleCall{}
+	for i, item := range v.Content {
+		if p.skip[item] {
+			continue
+		}
+		if item.Kind != yaml.MappingNode {
+			p.addf(item, "module call #%d must be a mapping, not %s", i+1, describe(item))
+			continue
+		}
+		c := &ModuleCall{Pos: posOf(item), FieldPos: map[string]Pos{}, Inputs: map[string]any{}}
+		cn := &callNodes{c: c, refs: &tmplCtx{where: "a module's inputs"}}
+		label := fmt.Sprintf("module call #%d", i+1)
+		if nv := fieldNode(item, "name"); nv != nil && isString(nv) {
+			label = "module call " + quote(nv.Value)
+		}
+		prefix := label + ": "
+		hasName, hasSource := false, false
+		p.fields(item, "in "+label, callFields, func(key string, k, v *yaml.Node) {
+			c.FieldPos[key] = posOf(v)
+			switch key {
+			case "name":
+				hasName = true
+				if name, ok := p.str(v, prefix, "name"); ok {
+					c.Name = name
+					if !nameRE.MatchString(name) {
+						p.addf(v, "invalid module call name %s: must match %s", quote(name), namePattern)
+					} else if knownRoot(name) {
+						// data.x would read as a data entry's address, var.x as a variable.
+						p.addf(v, "invalid module call name %s: it is reserved (data, var, local, each, count, module, path, self and terraform start other references)", quote(name))
+					} else if f, dup := seen[name]; dup {
+						p.addf(v, "duplicate module call name %s (first at line %d)", quote(name), f.FieldPos["name"].Line)
+					} else {
+						seen[name] = c
+					}
+				}
+			case "source":
+				hasSource = true
+				if src, ok := p.str(v, prefix, "source"); ok {
+					c.Source = src
+					if msg := checkSource(src); msg != "" {
+						p.addf(v, "%sinvalid source %s: %s", prefix, quote(src), msg)
+					} else {
+						c.Dir = filepath.Join(filepath.Dir(p.file), filepath.FromSlash(src))
+					}
+				}
+			case "inputs":
+				if isNull(v) {
+					return
+				}
+				if v.Kind != yaml.MappingNode {
+					p.addf(v, "%sinputs must be a mapping of the module's variable names to values, not %s", prefix, describe(v))
+					return
+				}
+				fp := map[string]Pos{}
+				p.tc = cn.refs
+				c.Inputs, _ = p.mapping(v, fp)
+				p.tc = nil
+				for k, pos := range fp {
+					c.FieldPos["inputs."+strings.TrimPrefix(k, "config.")] = pos
+				}
+			case "protection":
+				if isNull(v) {
+					return
+				}
+				if str, ok := p.str(v, prefix, "protection"); ok {
+					if lv, ok := protection.Parse(str); ok {
+						c.Protection = lv
+					} else {
+						p.addf(v, "%sunknown protection level %s (want ephemeral, durable or protected)", prefix, quote(str))
+					}
+				}
+			}
+		})
+		if !hasName {
+			p.addf(item, "%s is missing required field \"name\"", label)
+		}
+		if !hasSource {
+			p.addf(item, "%s is missing required field \"source\"", label)
+		}
+		for _, ref := range cn.refs.refs {
+			if ref.Kind != RefVar && ref.Kind != RefLocal {
+				p.add(ref.Pos, "%san input can use only variables and locals, not %s (a module's inputs are known before any provider starts)", prefix, ref)
+			}
+		}
+		s.Modules = append(s.Modules, c)
+		p.calls = append(p.calls, cn)
+	}
+}
+
+// checkSource says why src is not a module source, or "". A source is a
+// local folder relative to the calling file, written ./DIR or ../DIR with
+// forward slashes; ".." may leave the calling file's folder (a shared
+// modules folder beside the stacks' is the common layout), since the
+// module is read only, never written.
+func checkSource(src string) string {
+	switch {
+	case filepath.IsAbs(src) || strings.HasPrefix(src, "/") || filepath.VolumeName(src) != "":
+		return "an absolute path is not a module source: write a path relative to the calling file (./modules/NAME)"
+	case !strings.HasPrefix(src, "./") && !strings.HasPrefix(src, "../"):
+		return "a module source is a local folder starting with ./ or ../ (only local modules are supported)"
+	case strings.Contains(src, `\`):
+		return "write the path with forward slashes"
+	}
+	return ""
+}
+
+// callProblem is the suffix that names the call that led to a problem in a
+// module file.
+func callProblem(file string, c *ModuleCall) string {
+	return fmt.Sprintf(" (in module call %s at %s)", c.Name, Problem{File: file, Pos: c.FieldPos["name"]}.where())
+}
+
+// loadModule reads and parses the module c calls, for the caller s.
+func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
+	path := filepath.Join(c.Dir, ModuleFile)
+	at := callProblem(s.File, c)
+	fail := func(msg string) (*Spec, Problems) {
+		return nil, Problems{{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s: %s", quote(c.Name), msg)}}
+	}
+	fi, err := os.Stat(c.Dir)
+	switch {
+	case err != nil:
+		return fail(fmt.Sprintf("source %s: no such folder (%s)", quote(c.Source), c.Dir))
+	case !fi.IsDir():
+		return fail(fmt.Sprintf("source %s is not a folder", quote(c.Source)))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(fmt.Sprintf("source %s holds no %s", quote(c.Source), ModuleFile))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil {
+		return fail(fmt.Sprintf("read %s: %v", path, err))
+	}
+	if len(data) > maxSize {
+		return nil, Problems{{File: path, Msg: fmt.Sprintf("module is larger than %d bytes (1 MiB); refusing to read it%s", maxSize, at)}}
+	}
+	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s}
+	var m *Spec
+	if top := p.decode(data); top != nil {
+		m = p.spec(top)
+	}
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		for i := range p.probs {
+			p.probs[i].Msg += at
+		}
+		return nil, p.probs
+	}
+	return m, nil
+}
+
+// instantiate reads every module s calls and adds its entries to s under
+// the call's name; then it replaces every ${module.CALL.OUTPUT}. It
+// returns the problems found, those of the caller's file first.
+func instantiate(s *Spec, calls []*callNodes) Problems {
+	var probs, own Problems
+	outputs := map[string]map[string]any{} // call -> output -> value, renamed
+	for _, cn := range calls {
+		c := cn.c
+		m, ps := loadModule(s, c)
+		if len(ps) > 0 {
+			probs = append(probs, ps...)
+			continue
+		}
+		own = append(own, checkInputs(s.File, c, m)...)
+		r := renamer{call: c.Name}
+		for _, v := range m.Variables {
+			val, ok := c.Inputs[v.Name]
+			if !ok {
+				val = value.Clone(v.Default)
+			}
+			s.Locals = append(s.Locals, &Local{Name: r.varName(v.Name), Value: val, Pos: v.Pos})
+		}
+		for _, l := range m.Locals {
+			s.Locals = append(s.Locals, &Local{Name: r.localName(l.Name), Value: r.value(l.Value), Pos: l.Pos})
+		}
+		for _, d := range m.Data {
+			cd := *d
+			cd.Name = r.name(d.Name)
+			cd.File, cd.Via = m.File, callProblem(s.File, c)
+			cd.Config = r.value(d.Config).(map[string]any)
+			cd.DependsOn = r.names(d.DependsOn)
+			cd.FieldPos = maps.Clone(d.FieldPos)
+			s.Data = append(s.Data, &cd)
+		}
+		for _, res := range m.Resources {
+			cr := *res
+			cr.Name = r.name(res.Name)
+			cr.File, cr.Via = m.File, callProblem(s.File, c)
+			cr.Config = r.value(res.Config).(map[string]any)
+			cr.DependsOn = r.names(res.DependsOn)
+			cr.FieldPos = maps.Clone(res.FieldPos)
+			if res.ForEach != nil {
+				fe := *res.ForEach
+				if fe.Ref != nil {
+					fe.Ref = r.ref(fe.Ref)
+				}
+				fe.Value = r.value(fe.Value)
+				cr.ForEach = &fe
+			}
+			if c.Protection != protection.Unspecified {
+				if c.Protection < res.Protection {
+					own = append(own, Problem{File: s.File, Pos: c.FieldPos["protection"], Msg: fmt.Sprintf(
+						"module call %s: protection %s would lower resource %s (%s at %s); a call may raise its resources' protection, never lower it",
+						quote(c.Name), c.Protection, quote(cr.Name), res.Protection, Problem{File: m.File, Pos: res.FieldPos["protection"]}.where())})
+				} else {
+					cr.Protection = c.Protection
+				}
+			}
+			s.Resources = append(s.Resources, &cr)
+		}
+		outs := map[string]any{}
+		for _, o := range m.Outputs {
+			outs[o.Name] = r.value(o.Value)
+		}
+		outputs[c.Name] = outs
+	}
+	mr := moduleRefs{file: s.File, outputs: outputs}
+	for _, res := range s.Resources {
+		res.Config = mr.value(res.Config).(map[string]any)
+	}
+	for _, o := range s.Outputs {
+		o.Value = mr.value(o.Value)
+	}
+	own = append(own, mr.probs...)
+	own = append(own, dependsOnModules(s)...)
+	if len(probs) == 0 {
+		own = append(own, checkMovedIntoModules(s)...)
+	}
+	own.sort()
+	return append(own, probs...)
+}
+
+// checkInputs checks the call's inputs against the module's variables.
+func checkInputs(file string, c *ModuleCall, m *Spec) Problems {
+	var probs Problems
+	names := make([]string, 0, len(m.Variables))
+	for _, v := range m.Variables {
+		names = append(names, v.Name)
+		in, given := c.Inputs[v.Name]
+		switch {
+		case !given && !v.HasDefault:
+			probs = append(probs, Problem{File: file, Pos: c.Pos, Msg: fmt.Sprintf("module call %s: missing input %s (the module's variable at %s has no default)", quote(c.Name), quote(v.Name), Problem{File: m.File, Pos: v.Pos}.where())})
+		case given:
+			if _, tmpl := in.(*Template); !tmpl {
+				if why := TypeMismatch(v.Type, in); why != "" {
+					probs = append(probs, Problem{File: file, Pos: c.FieldPos["inputs."+v.Name], Msg: fmt.Sprintf("module call %s: input %s %s", quote(c.Name), quote(v.Name), why)})
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, k := range slices.Sorted(maps.Keys(c.Inputs)) {
+		if _, ok := m.Variable(k); !ok {
+			probs = append(probs, Problem{File: file, Pos: c.FieldPos["inputs."+k], Msg: fmt.Sprintf("module call %s: unknown input %s (the module's variables: %s)", quote(c.Name), quote(k), nameList(names))})
+		}
+	}
+	return probs
+}
+
+// renamer moves a module's references under its call.
+type renamer struct{ call string }
+
+func (r renamer) name(n string) string      { return r.call + "." + n }
+func (r renamer) varName(n string) string   { return r.call + ".var." + n }
+func (r renamer) localName(n string) string { return r.call + ".local." + n }
+
+func (r renamer) names(ns []string) []string {
+	if ns == nil {
+		return nil
+	}
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = r.name(n)
+	}
+	return out
+}
+
+// ref returns a copy of ref named as the caller sees it.
+func (r renamer) ref(ref *Ref) *Ref {
+	c := *ref
+	switch ref.Kind {
+	case RefVar:
+		c.Kind, c.Name = RefLocal, r.varName(ref.Name)
+	case RefLocal:
+		c.Name = r.localName(ref.Name)
+	case RefResource, RefData:
+		c.Name = r.name(ref.Name)
+	}
+	return &c
+}
+
+// traversal rewrites one free traversal of a module's expression.
+func (r renamer) traversal(tr hcl.Traversal) hcl.Traversal {
+	root, ok := tr[0].(hcl.TraverseRoot)
+	if !ok {
+		return tr
+	}
+	out := slices.Clone(tr)
+	switch root.Name {
+	case "var", "local":
+		if len(tr) < 2 {
+			return tr
+		}
+		a, ok := tr[1].(hcl.TraverseAttr)
+		if !ok {
+			return tr
+		}
+		name := r.localName(a.Name)
+		if root.Name == "var" {
+			name = r.varName(a.Name)
+		}
+		out[0] = hcl.TraverseRoot{Name: "local", SrcRange: root.SrcRange}
+		out[1] = hcl.TraverseAttr{Name: name, SrcRange: a.SrcRange}
+	case "data":
+		if len(tr) < 2 {
+			return tr
+		}
+		if a, ok := tr[1].(hcl.TraverseAttr); ok {
+			out[1] = hcl.TraverseAttr{Name: r.name(a.Name), SrcRange: a.SrcRange}
+		}
+	case "each", "count", "module", "path", "self", "terraform":
+	default:
+		out[0] = hcl.TraverseRoot{Name: r.name(root.Name), SrcRange: root.SrcRange}
+	}
+	return out
+}
+
+// value returns a copy of v with every reference renamed.
+func (r renamer) value(v any) any {
+	return mapTemplates(v, func(t *Template) any {
+		parts := make([]Part, len(t.Parts))
+		for i, p := range t.Parts {
+			switch {
+			case p.Ref != nil:
+				parts[i] = Part{Ref: r.ref(p.Ref)}
+			case p.Expr != nil:
+				x := reparse(p.Expr, r.traversal)
+				for j, ref := range x.Refs {
+					x.Refs[j] = r.ref(ref)
+				}
+				parts[i] = Part{Expr: x}
+			default:
+				parts[i] = p
+			}
+		}
+		return &Template{Parts: parts, File: t.File, Pos: t.Pos}
+	})
+}
+
+// mapTemplates returns a copy of v with fn applied to each template.
+func mapTemplates(v any, fn func(*Template) any) any {
+	switch v := v.(type) {
+	case *Template:
+		return fn(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = mapTemplates(e, fn)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = mapTemplates(e, fn)
+		}
+		return out
+	}
+	return value.Clone(v)
+}
+
+// reparse returns a fresh copy of x (its own syntax tree, so that it can be
+// changed) with every free traversal passed through fn.
+func reparse(x *Expr, fn func(hcl.Traversal) hcl.Traversal) *Expr {
+	nx, prob := parseExpr(x.Src)
+	if prob != nil {
+		// x parsed once; the same text parses again.
+		panic(fmt.Sprintf("spec: expression %s no longer parses: %s", x, prob.msg))
+	}
+	placeExpr(nx, x.Pos)
+	free := map[hcl.Pos]bool{}
+	for _, tr := range nx.Syntax.Variables() {
+		free[tr.SourceRange().Start] = true
+	}
+	hclsyntax.VisitAll(nx.Syntax, func(n hclsyntax.Node) hcl.Diagnostics {
+		if st, ok := n.(*hclsyntax.ScopeTraversalExpr); ok && free[st.Traversal.SourceRange().Start] {
+			st.Traversal = fn(st.Traversal)
+		}
+		return nil
+	})
+	nx.Keys = slices.Clone(x.Keys)
+	return nx
+}
+
+// moduleRefs replaces the caller's ${module.CALL.OUTPUT} references.
+type moduleRefs struct {
+	file    string
+	outputs map[string]map[string]any
+	probs   Problems
+}
+
+// output returns the value of the output ref names, or false after
+// reporting that there is none.
+func (mr *moduleRefs) output(ref *Ref) (any, bool) {
+	outs, read := mr.outputs[ref.Name]
+	v, ok := outs[ref.Attr]
+	if !ok && read { // a module that could not be read has its own problems
+		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("module call %s has no output %s in %s (its outputs: %s)", quote(ref.Name), quote(ref.Attr), ref, nameList(slices.Sorted(maps.Keys(outs))))})
+	}
+	return v, ok
+}
+
+func (mr *moduleRefs) value(v any) any {
+	return mapTemplates(v, mr.template)
+}
+
+func (mr *moduleRefs) template(t *Template) any {
+	has := false
+	for _, ref := range t.Refs() {
+		has = has || ref.Kind == RefModule
+	}
+	if !has {
+		return t
+	}
+	if ref := t.Single(); ref != nil {
+		v, ok := mr.output(ref)
+		if !ok {
+			return t
+		}
+		return mapTemplates(v, func(t *Template) any { return t })
+	}
+	var parts []Part
+	for _, p := range t.Parts {
+		switch {
+		case p.Ref != nil && p.Ref.Kind == RefModule:
+			v, ok := mr.output(p.Ref)
+			if !ok {
+				continue
+			}
+			switch v := v.(type) {
+			case *Template:
+				parts = append(parts, v.Parts...)
+			case string:
+				parts = append(parts, Part{Lit: v})
+			case float64:
+				parts = append(parts, Part{Lit: strconv.FormatFloat(v, 'f', -1, 64)})
+			case bool:
+				parts = append(parts, Part{Lit: strconv.FormatBool(v)})
+			default:
+				mr.probs = append(mr.probs, Problem{File: mr.file, Pos: p.Ref.Pos, Msg: fmt.Sprintf("%s is not a string and cannot be part of one (use it alone, as the whole value)", p.Ref)})
+			}
+		case p.Expr != nil:
+			parts = append(parts, Part{Expr: mr.expr(p.Expr)})
+		default:
+			parts = append(parts, p)
+		}
+	}
+	return NewTemplate(t.File, t.Pos, parts)
+}
+
+// expr replaces the module outputs an expression uses; each must be one
+// reference (a resource's, a data entry's or a local's attribute), which
+// takes the output's place in the expression.
+func (mr *moduleRefs) expr(x *Expr) *Expr {
+	subst := map[string]*Ref{} // "CALL.OUTPUT" -> the output's reference
+	for _, ref := range x.Refs {
+		if ref.Kind != RefModule {
+			continue
+		}
+		v, ok := mr.output(ref)
+		if !ok {
+			continue
+		}
+		t, _ := v.(*Template)
+		if t == nil || t.Single() == nil {
+			mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("%s is used inside an expression, which a module output is only when its value is one reference (${NAME.ATTR}); use it alone, or in a local of the module", ref)})
+			continue
+		}
+		subst[ref.Name+"."+ref.Attr] = t.Single()
+	}
+	nx := reparse(x, func(tr hcl.Traversal) hcl.Traversal {
+		if tr.RootName() != "module" || len(tr) < 3 {
+			return tr
+		}
+		call, _ := tr[1].(hcl.TraverseAttr)
+		out, _ := tr[2].(hcl.TraverseAttr)
+		ref := subst[call.Name+"."+out.Name]
+		if ref == nil {
+			return tr
+		}
+		rng := tr[0].SourceRange()
+		var head hcl.Traversal
+		switch ref.Kind {
+		case RefResource:
+			head = hcl.Traversal{hcl.TraverseRoot{Name: ref.Name, SrcRange: rng}}
+			if ref.Keyed {
+				head = append(head, hcl.TraverseIndex{Key: cty.StringVal(ref.Key), SrcRange: rng})
+			}
+			head = append(head, hcl.TraverseAttr{Name: ref.Attr, SrcRange: rng})
+		case RefData:
+			head = hcl.Traversal{hcl.TraverseRoot{Name: "data", SrcRange: rng}, hcl.TraverseAttr{Name: ref.Name, SrcRange: rng}, hcl.TraverseAttr{Name: ref.Attr, SrcRange: rng}}
+		case RefLocal:
+			head = hcl.Traversal{hcl.TraverseRoot{Name: "local", SrcRange: rng}, hcl.TraverseAttr{Name: ref.Name, SrcRange: rng}}
+		default:
+			return tr
+		}
+		return append(head, tr[3:]...)
+	})
+	for i, ref := range nx.Refs {
+		if ref.Kind != RefModule {
+			continue
+		}
+		if s := subst[ref.Name+"."+ref.Attr]; s != nil {
+			c := *s
+			c.Pos = ref.Pos
+			nx.Refs[i] = &c
+			nx.Keys[i] = c.Key
+		}
+	}
+	return nx
+}
+
+// call returns the module call named name, or nil.
+func (s *Spec) call(name string) *ModuleCall {
+	for _, c := range s.Modules {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// dependsOnModules resolves the caller's depends_on entries that name a
+// module call (every resource of the call) or one of its resources
+// (CALL.NAME), and reports those that name nothing.
+func dependsOnModules(s *Spec) Problems {
+	var ps Problems
+	for _, r := range s.Resources {
+		if r.File != "" {
+			continue // a module's own, renamed already
+		}
+		var out []string
+		changed := false
+		for _, d := range r.DependsOn {
+			if _, ok := s.Resource(d); ok {
+				out = append(out, d)
+				continue
+			}
+			changed = true
+			if c := s.call(d); c != nil {
+				for _, mr := range s.Resources {
+					if strings.HasPrefix(mr.Name, c.Name+".") && !slices.Contains(out, mr.Name) {
+						out = append(out, mr.Name)
+					}
+				}
+				continue
+			}
+			ps = append(ps, Problem{File: s.File, Pos: r.FieldPos["depends_on"], Msg: fmt.Sprintf("resource %s depends on unknown resource %s (no module call declares it)", quote(r.Name), quote(d))})
+		}
+		if changed {
+			r.DependsOn = out
+		}
+	}
+	return ps
+}
