@@ -17,7 +17,7 @@ import (
 // times per apply, a visible share of bulwark's CPU (the profile's mark
 // workers and assists). A larger GOGC alone would make the heap 5x the live
 // one at any size (a 10,000-resource stack's would grow past the memory the
-// README's Benchmarks section allows), and a GOMEMLIMIT with it turns a
+// Benchmarks section of docs/development.md allows), and a GOMEMLIMIT with it turns a
 // stack whose live heap is larger than the limit into a GC that runs without
 // pause. So bulwark sets GOGC after each collection from the live heap it
 // found: 400 while the heap that allows stays under gcHeapTarget, less as

@@ -181,7 +181,7 @@ func TestExpressionProblems(t *testing.T) {
 	}
 	got := strings.Split(err.Error(), "\n")
 	want := []string{
-		`stack.yaml:14:10: invalid reference "${nosuch(var.env)}": unknown function "nosuch" (the README lists the functions)`,
+		`stack.yaml:14:10: invalid reference "${nosuch(var.env)}": unknown function "nosuch" (docs/spec.md lists the functions)`,
 		`stack.yaml:15:13: invalid reference "${upper(var.env, 2)}": function "upper" takes 1 argument, not 2`,
 		`stack.yaml:16:21: invalid reference "${var.env +}": Missing expression: Expected the start of an expression, but found the end of the file`,
 		`stack.yaml:17:18: unknown variable "nope" in ${var.nope} (declared under variables: env, size, tags, token, zones)`,

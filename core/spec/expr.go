@@ -488,7 +488,7 @@ var varDeepRE = lazy(`^(?:var|local)\.` + varNamePattern + `[.\[]`)
 func suggestFunction(name string) string {
 	best, bestD := "", 3
 	if len(name) > 64 {
-		return " (the README lists the functions)"
+		return " (docs/spec.md lists the functions)"
 	}
 	for _, n := range slices.Sorted(maps.Keys(functions())) {
 		if d := editDistance(name, n); d < bestD {
@@ -496,7 +496,7 @@ func suggestFunction(name string) string {
 		}
 	}
 	if best == "" {
-		return " (the README lists the functions)"
+		return " (docs/spec.md lists the functions)"
 	}
 	return fmt.Sprintf(" (did you mean %s?)", best)
 }

@@ -43,7 +43,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	// The spec's moved: and removed: entries are followed first, and the
 	// plan is made against the state as they leave it: a renamed resource
 	// plans as what it is, unchanged. A rollback's older spec is applied as
-	// it is: its resources are what it names (see the README).
+	// it is: its resources are what it names (see docs/ownership.md).
 	var moved *engine.Step
 	if opType != "rollback" {
 		renames, moves, forgets, err := s.followMoves(st)

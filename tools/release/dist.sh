@@ -34,7 +34,7 @@ for platform in $platforms; do
   for p in $providers; do
     build -ldflags "-s -w" -o "$stage/plugins/bulwark-provider-$p" "./plugins/$p/cmd/bulwark-provider-$p"
   done
-  cp README.md "$stage/"
+  cp -R README.md docs "$stage/"
   tar --sort=name --mtime="@$stamp" --owner=0 --group=0 --numeric-owner -C "$out" -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
   rm -rf "$stage"
   echo "dist: $out/$name.tar.gz ($((SECONDS - start))s)"
