@@ -20,6 +20,16 @@ MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws 
 # `go install` installs under the name the plugin lookup wants.
 GOBUILD := $(GO) build -buildvcs=auto
 
+# The version bulwark version reports for a build from a checkout: git
+# describe of HEAD (the nearest cmd/bulwark/vX.Y.Z tag, the prefix dropped,
+# else the abbreviated commit), -dirty with uncommitted changes; and the
+# commit, which Go does not stamp in a git worktree. Without git, or outside
+# a clone, both are empty and bulwark falls back to its build info (devel, or
+# the module version). make dist passes its own (tools/release/dist.sh).
+GIT_DESCRIBE    := $(patsubst cmd/bulwark/%,%,$(shell git describe --tags --always --dirty --match 'cmd/bulwark/v*' 2>/dev/null))
+GIT_COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
+BULWARK_LDFLAGS := $(if $(GIT_DESCRIBE),-X main.version=$(GIT_DESCRIBE)) $(if $(GIT_COMMIT),-X main.commit=$(GIT_COMMIT))
+
 build: build-demo
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws/cmd/bulwark-provider-aws
 
@@ -27,7 +37,7 @@ build: build-demo
 # provider's SDK takes minutes to compile on a fresh machine).
 build-demo:
 	@mkdir -p $(PLUGINS)
-	$(GOBUILD) -o $(BIN)/bulwark ./cmd/bulwark
+	$(GOBUILD) -ldflags "$(BULWARK_LDFLAGS)" -o $(BIN)/bulwark ./cmd/bulwark
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock/cmd/bulwark-provider-mock
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-local ./plugins/local/cmd/bulwark-provider-local
 

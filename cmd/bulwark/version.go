@@ -14,10 +14,12 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 )
 
-// Link-time overrides, for release archives only (make dist passes
-// -X main.version=… -X main.commit=…). Everything else reads the build info:
-// the module version when installed with `go install …@VERSION`, the VCS
-// revision when built from a checkout. They are never assigned at run time.
+// Link-time overrides: make dist passes the release's (-X main.version=…
+// -X main.commit=…), make build and make install git describe's and the
+// checkout's commit. Everything else reads the build info: the module
+// version when installed with `go install …@VERSION`, the VCS revision when
+// built from a checkout with plain go build. They are never assigned at run
+// time.
 var (
 	version string
 	commit  string
@@ -132,8 +134,9 @@ func (c *cli) versionCmd() *cobra.Command {
 		Short: "Print bulwark's version, commit and Go version, and the provider protocol it speaks",
 		Long: "Print bulwark's version, commit and Go version, and the provider protocol it speaks.\n\n" +
 			"The version is the module version when bulwark was installed with\n" +
-			"`go install github.com/bulwark-iac/bulwark/cmd/bulwark@VERSION`, and the commit\n" +
-			"is the checkout's revision when it was built from one (make build).",
+			"`go install github.com/bulwark-iac/bulwark/cmd/bulwark@VERSION`; built from a\n" +
+			"checkout with make build, it is what `git describe --tags --always --dirty` says\n" +
+			"of the checkout, and the commit is the checkout's revision.",
 		Example: "  bulwark version\n  bulwark version --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -119,5 +123,86 @@ func TestVersionOutput(t *testing.T) {
 	}
 	if got["version"] != "v0.1.0" || got["modified"] != true || got["format_version"] != "1.0" {
 		t.Errorf("values: %s", out.String())
+	}
+}
+
+// TestMakeBuildVersionFromGitDescribe proves that `make build` stamps the
+// version git describe gives (not devel): the Makefile's command for
+// bin/bulwark (make -n) carries it, and a bulwark built with that command's
+// flags reports it, with the commit, in `bulwark version --json`.
+func TestMakeBuildVersionFromGitDescribe(t *testing.T) {
+	for _, tool := range []string{"make", "git", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH: %v", tool, err)
+		}
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
+		if err != nil {
+			t.Skipf("git %s: %v (not a git checkout?)", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	want := strings.TrimPrefix(git("describe", "--tags", "--always", "--dirty", "--match", "cmd/bulwark/v*"), "cmd/bulwark/")
+	commit := git("rev-parse", "HEAD")
+
+	// What make would run, without running it; the environment of a make
+	// that runs this test (make test) is not passed on.
+	mk := exec.Command("make", "-n", "build-demo")
+	mk.Dir = root
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" {
+			mk.Env = append(mk.Env, kv)
+		}
+	}
+	out, err := mk.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n build-demo: %v\n%s", err, out)
+	}
+	var line string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), "-o bin/bulwark ./cmd/bulwark") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("make -n build-demo builds no bin/bulwark:\n%s", out)
+	}
+	m := regexp.MustCompile(`-ldflags "([^"]*)"`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("make builds bulwark without -ldflags: %s", line)
+	}
+	ldflags := m[1]
+	if !strings.Contains(ldflags, "-X main.version="+want) || !strings.Contains(ldflags, "-X main.commit="+commit) {
+		t.Fatalf("make builds bulwark with -ldflags %q, want -X main.version=%s and -X main.commit=%s", ldflags, want, commit)
+	}
+
+	bin := filepath.Join(t.TempDir(), "bulwark")
+	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
+	}
+	out, err = exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatalf("bulwark version --json: %v", err)
+	}
+	var v struct{ Version, Commit string }
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if v.Version != want || v.Version == "devel" || v.Commit != commit {
+		t.Errorf("bulwark version: version %q commit %q, want %q and %q", v.Version, v.Commit, want, commit)
+	}
+	out, err = exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("bulwark version: %v", err)
+	}
+	if first, _, _ := strings.Cut(string(out), "\n"); first != "bulwark "+want {
+		t.Errorf("bulwark version prints %q, want %q", first, "bulwark "+want)
 	}
 }
