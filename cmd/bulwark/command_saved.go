@@ -160,7 +160,7 @@ func (c *cli) showCmd() *cobra.Command {
 				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
 			}
 			fmt.Fprint(w, "\n\n")
-			if err := planview.Render(w, pv, c.color()); err != nil {
+			if err := planview.RenderWith(w, pv, planview.Options{Color: c.color(), ShowUnchanged: c.showUnchanged}); err != nil {
 				return err
 			}
 			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
@@ -168,6 +168,7 @@ func (c *cli) showCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON, as plan --json does")
+	cmd.Flags().BoolVar(&c.showUnchanged, "show-unchanged", false, "list every resource, not only those that change")
 	return cmd
 }
 
