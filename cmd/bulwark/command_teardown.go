@@ -49,7 +49,8 @@ func (c *cli) teardownCmd() *cobra.Command {
 			case !yes && !c.terminal(c.stdin):
 				// Asked only when there is something to delete: an empty
 				// teardown needs no approval.
-				opts.Confirm = func([]string) bool {
+				opts.Confirm = func(names []string) bool {
+					fmt.Fprintf(c.stdout, "This would delete %d resource(s) of stack %s: %s\n", len(names), sp.Stack, strings.Join(names, ", "))
 					ok.refused = &approvalError{op: "teardown"}
 					return false
 				}
