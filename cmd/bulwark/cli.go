@@ -49,8 +49,11 @@ type cli struct {
 	// interrupts); graceful says a mutating command runs.
 	stop     chan struct{}
 	graceful atomic.Bool
-	varIn    varInputs    // --var, --var-file
-	specPath atomic.Value // string: the spec of the command, for messages
+	varIn    varInputs // --var, --var-file
+	// showUnchanged is --show-unchanged of plan and show: the plan lists
+	// every resource, not only those that change.
+	showUnchanged bool
+	specPath      atomic.Value // string: the spec of the command, for messages
 
 	// isTerminal, when set, decides which streams are terminals (tests);
 	// nil asks the kernel (see terminal).

@@ -58,17 +58,18 @@ func (c *cli) applyCmd() *cobra.Command {
 			}
 			opts.SimulateFailure, opts.Replace = simulate, replace
 			opts.Stop = c.mutating(args[0])
-			switch {
-			case !asJSON:
-				opts.Review = c.review(cmd.Context(), "apply", yes)
-			case !yes && c.terminal(c.stdin):
+			if asJSON && !yes && c.terminal(c.stdin) {
 				// As Terraform's -json needs -auto-approve: stdout carries
 				// JSON alone, so there is no plan to show and no question.
 				return errors.New("apply --json on a terminal needs --yes (stdout carries only JSON: no plan is shown and nothing asks), or apply a plan saved with plan --out")
 			}
+			// With --json nothing asks either: without --yes a run with
+			// changes is refused, as without a terminal.
+			var ok approval
+			opts.Review = c.review(cmd.Context(), "apply", yes, !asJSON, &ok)
 			res, err := stack.Apply(cmd.Context(), sp, opts)
 			if err != nil {
-				return err
+				return ok.explain(err)
 			}
 			return c.report(res, args[0])
 		},

@@ -40,6 +40,7 @@ func (c *cli) planCmd() *cobra.Command {
 	par.flags(cmd)
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	cmd.Flags().BoolVar(&c.showUnchanged, "show-unchanged", false, "list every resource, not only those that change (the unchanged are counted either way)")
 	replaceFlag(cmd, &replace)
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE` (mode 0600, secrets sealed), for bulwark apply FILE to carry out exactly")

@@ -10,7 +10,7 @@ import (
 )
 
 func (c *cli) resumeCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, yes bool
 	var par concurrency
 	var notCreated []string
 	cmd := &cobra.Command{
@@ -27,9 +27,15 @@ func (c *cli) resumeCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				// Nothing asks: resume finishes what the journal says.
+				// Nothing asks (see below).
 				c.streamEvents(&opts)
 			}
+			// resume never asks, on a terminal or without one, and needs
+			// no --yes: it continues an operation that was approved when
+			// it began (or needed no approval), as the journal records
+			// it. --yes is accepted so that a script may pass it to every
+			// mutating command alike.
+			_ = yes
 			opts.Stop = c.mutating(args[0])
 			opts.NotCreated = notCreated
 			// A migration left unfinished (at either of its places) is
@@ -57,6 +63,8 @@ func (c *cli) resumeCmd() *cobra.Command {
 		},
 	}
 	par.flags(cmd)
+	cmd.Flags().BoolVar(&yes, "yes", false, "accepted and ignored: resume never asks (it continues an operation that was approved when it began)")
+	cmd.Flags().BoolVar(&yes, "auto-approve", false, "the same as --yes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md)")
 	cmd.Flags().StringArrayVar(&notCreated, "not-created", nil, "say that the interrupted create of resource `NAME`, whose outcome is unknown (exit 12), made nothing: you looked and found none; it is created again (repeatable)")
 	c.lockTimeoutFlag(cmd)

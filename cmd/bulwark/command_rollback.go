@@ -28,12 +28,12 @@ func (c *cli) rollbackCmd() *cobra.Command {
 				if err := c.streamOperation(&opts, "rollback", yes); err != nil {
 					return err
 				}
-			} else {
-				opts.Review = c.review(cmd.Context(), "roll back", yes)
 			}
+			var ok approval
+			opts.Review = c.review(cmd.Context(), "roll back", yes, !asJSON, &ok)
 			res, err := stack.Rollback(cmd.Context(), sp, opts, to)
 			if err != nil {
-				return err
+				return ok.explain(err)
 			}
 			return c.report(res, args[0])
 		},

@@ -36,7 +36,13 @@ import (
 //     they then ask, and only "yes" goes on. Anything else cancels: nothing
 //     is changed and the exit code is 1 ("apply cancelled"), as Terraform
 //     exits 1 on "Apply cancelled." --yes (or --auto-approve, Terraform's
-//     name) does not ask. Without a terminal they go on, as before.
+//     name) does not ask. Without a terminal there is no one to ask: a run
+//     that would change anything is refused (exit 1, "error asking for
+//     approval", as Terraform says) unless --yes was given, and a run that
+//     would change nothing needs no approval. teardown asks and refuses the
+//     same way before its first delete. resume never asks: it continues an
+//     operation that was approved when it began (as Terraform has no
+//     question when it carries out an approved plan).
 
 // isPlanFile reports whether path holds a saved plan. A file that cannot be
 // read is not one: loading it as a spec reports the error.
@@ -154,7 +160,7 @@ func (c *cli) showCmd() *cobra.Command {
 				fmt.Fprintf(w, " (lineage %s)", f.State.Lineage)
 			}
 			fmt.Fprint(w, "\n\n")
-			if err := planview.Render(w, pv, c.color()); err != nil {
+			if err := planview.RenderWith(w, pv, planview.Options{Color: c.color(), ShowUnchanged: c.showUnchanged}); err != nil {
 				return err
 			}
 			fmt.Fprintf(w, "\nTo carry out exactly this plan, run:\n    bulwark apply %s\n", args[0])
@@ -162,22 +168,53 @@ func (c *cli) showCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON, as plan --json does")
+	cmd.Flags().BoolVar(&c.showUnchanged, "show-unchanged", false, "list every resource, not only those that change")
 	return cmd
 }
 
+// approvalError is a run refused because it would change something and
+// there was no terminal to ask on and no --yes: nothing was changed.
+type approvalError struct{ op string }
+
+func (e *approvalError) Error() string {
+	return fmt.Sprintf("error asking for approval: no terminal to ask on; pass --yes (or --auto-approve) to %s without asking", e.op)
+}
+
+// approval is what the review of one run decided: refused, when it was
+// refused for want of a terminal.
+type approval struct{ refused *approvalError }
+
+// explain is err, or, when err is the cancellation the review caused by
+// refusing for want of a terminal, why.
+func (a *approval) explain(err error) error {
+	var ce *stack.CancelledError
+	if a.refused != nil && (errors.As(err, &ce) || errors.Is(err, stack.ErrCancelled)) {
+		return a.refused
+	}
+	return err
+}
+
 // review is the Review hook of apply and rollback: print the plan when it
-// has changes, then, when standard input is a terminal and --yes was not
-// given, ask; only "yes" goes on.
-func (c *cli) review(ctx context.Context, op string, yes bool) func(*stack.Preview) bool {
+// has changes (unless show is false: --json, where stdout carries JSON
+// alone), then, unless --yes was given, ask on a terminal; only "yes" goes
+// on. Without a terminal a plan with changes is refused (a records it) and
+// a plan without needs no approval.
+func (c *cli) review(ctx context.Context, op string, yes, show bool, a *approval) func(*stack.Preview) bool {
 	return func(pv *stack.Preview) bool {
 		if !pv.HasChanges() {
 			return true // nothing to review: the run reports "already in place"
 		}
 		w := c.red.Writer(c.stdout)
-		planview.Render(w, pv, c.color())
-		fmt.Fprintln(w)
-		if yes || !c.terminal(c.stdin) {
+		if show {
+			planview.Render(w, pv, c.color())
+			fmt.Fprintln(w)
+		}
+		if yes {
 			return true
+		}
+		if !show || !c.terminal(c.stdin) {
+			a.refused = &approvalError{op: op}
+			return false
 		}
 		// An interrupt while the question waits ends the command: nothing
 		// has started.
@@ -232,7 +269,7 @@ func readLine(r io.Reader) (string, error) {
 
 // yesFlags adds --yes, and --auto-approve (Terraform's name for it).
 func yesFlags(cmd *cobra.Command, yes *bool) {
-	cmd.Flags().BoolVar(yes, "yes", false, "do not ask on a terminal before changing anything (the plan is still printed)")
+	cmd.Flags().BoolVar(yes, "yes", false, "approve without asking: do not ask on a terminal, and go on without one (needed to change anything when stdin is not a terminal; the plan is still printed)")
 	cmd.Flags().BoolVar(yes, "auto-approve", false, "the same as --yes")
 }
 

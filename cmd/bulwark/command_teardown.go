@@ -38,6 +38,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 				}
 				return err
 			}
+			var ok approval
 			switch {
 			case asJSON && !yes:
 				// As Terraform's destroy -json needs -auto-approve: stdout
@@ -45,10 +46,15 @@ func (c *cli) teardownCmd() *cobra.Command {
 				return errors.New("teardown --json needs --yes (stdout carries only JSON: nothing asks before deleting)")
 			case asJSON:
 				c.streamEvents(&opts)
-			case !yes:
-				if !c.terminal(c.stdin) {
-					return errors.New("teardown deletes resources: pass --yes to confirm when not on a terminal")
+			case !yes && !c.terminal(c.stdin):
+				// Asked only when there is something to delete: an empty
+				// teardown needs no approval.
+				opts.Confirm = func(names []string) bool {
+					fmt.Fprintf(c.stdout, "This would delete %d resource(s) of stack %s: %s\n", len(names), sp.Stack, strings.Join(names, ", "))
+					ok.refused = &approvalError{op: "teardown"}
+					return false
 				}
+			case !yes:
 				opts.Confirm = func(names []string) bool {
 					// An interrupt while the question waits ends the
 					// command: nothing has started.
@@ -63,7 +69,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 			opts.Stop = c.mutating(args[0])
 			res, err := stack.Teardown(cmd.Context(), sp, opts)
 			if err != nil {
-				return err
+				return ok.explain(err)
 			}
 			return c.report(res, args[0])
 		},

@@ -170,10 +170,29 @@ func TestConfirmOnATerminal(t *testing.T) {
 		t.Fatalf("apply of a saved plan on a terminal: exit %d\n%s", r.code, r.out)
 	}
 
-	// Without a terminal: no question, the plan printed first, as before.
+	// Without a terminal: no question; the plan printed, then refused
+	// without --yes, nothing changed.
+	history := func() string {
+		h, err := exec.Command(builtBulwark(t), args("history", v2)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("history: %v\n%s", err, h)
+		}
+		return string(h)
+	}
+	hist := history()
 	out, err := exec.Command(builtBulwark(t), args("rollback", v2)...).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "=   retain     extra") ||
+		!strings.Contains(string(out), "error asking for approval: no terminal to ask on; pass --yes (or --auto-approve) to roll back without asking") {
+		t.Fatalf("rollback without a terminal, without --yes: %v\n%s", err, out)
+	}
+	if h := history(); h != hist {
+		t.Fatalf("a refused rollback changed the history:\n%s\nwas:\n%s", h, hist)
+	}
+	// With --yes: no question, the plan printed first.
+	out, err = exec.Command(builtBulwark(t), args("rollback", v2, "--yes")...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "Only 'yes'") || !strings.Contains(string(out), "=   retain     extra") {
-		t.Fatalf("rollback without a terminal: %v\n%s", err, out)
+		t.Fatalf("rollback without a terminal, with --yes: %v\n%s", err, out)
 	}
 }
 
@@ -342,5 +361,122 @@ func TestPlanProgressOnATerminal(t *testing.T) {
 	out, err := exec.Command(builtBulwark(t), base...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "reading") || strings.Contains(string(out), "\x1b[") {
 		t.Fatalf("plan without a terminal: %v\n%q", err, out)
+	}
+}
+
+// TestApprovalWithoutTerminal runs the real binary with standard input
+// from /dev/null, as CI does: a run that would change anything is refused
+// without --yes, and changes nothing (state, journal and the provider's
+// world byte for byte); with --yes it goes on; a run that would change
+// nothing needs no approval.
+func TestApprovalWithoutTerminal(t *testing.T) {
+	dir := t.TempDir()
+	world := filepath.Join(dir, "world")
+	v1 := filepath.Join(dir, "v1.yaml")
+	v2 := filepath.Join(dir, "v2.yaml")
+	spec := "version: 1\nstack: ci\nproviders:\n  mock: {config: {world: " + world + "}}\nresources:\n  - name: data\n    type: generic\n    protection: durable\n    config: {size: SIZE}\n"
+	for p, size := range map[string]string{v1: "1", v2: "2"} {
+		if err := os.WriteFile(p, []byte(strings.Replace(spec, "SIZE", size, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(dir, "state")
+	base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", state}
+	run := func(a ...string) (string, string, int) {
+		t.Helper()
+		devnull, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer devnull.Close()
+		cmd := exec.Command(builtBulwark(t), append(append([]string{}, base...), a...)...)
+		cmd.Stdin = devnull
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err = cmd.Run()
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	// snapshot is every file under the state folder and the mock's world,
+	// by path, with its bytes.
+	snapshot := func() map[string]string {
+		t.Helper()
+		files := map[string]string{}
+		for _, root := range []string{state, world} {
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[p] = string(b)
+				return nil
+			})
+		}
+		return files
+	}
+	unchanged := func(what string, before map[string]string) {
+		t.Helper()
+		after := snapshot()
+		for p, b := range before {
+			if a, ok := after[p]; !ok || a != b {
+				t.Errorf("%s changed or removed %s", what, p)
+			}
+		}
+		for p := range after {
+			if _, ok := before[p]; !ok {
+				t.Errorf("%s wrote %s", what, p)
+			}
+		}
+	}
+	const refusal = "error asking for approval: no terminal to ask on; pass --yes (or --auto-approve) to apply without asking"
+
+	// A first apply, refused: nothing is created, not even the world.
+	before := snapshot()
+	out, errOut, code := run("apply", v1)
+	if code != 1 || !strings.Contains(errOut, refusal) || !strings.Contains(out, "+   create     data") || strings.Contains(out, "Enter a value") {
+		t.Fatalf("apply without a terminal, without --yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	unchanged("a refused first apply", before)
+
+	// --yes (and --auto-approve) go on.
+	if out, errOut, code := run("apply", v1, "--yes"); code != 0 || !strings.Contains(out, "complete: 1 changed") {
+		t.Fatalf("apply --yes: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// A run that would change nothing needs no approval.
+	before = snapshot()
+	if out, errOut, code := run("apply", v1); code != 0 || !strings.Contains(out, "0 changed") {
+		t.Fatalf("no-op apply without --yes: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// An update, refused: state, journal and world unchanged byte for byte.
+	before = snapshot()
+	out, errOut, code = run("apply", v2)
+	if code != 1 || !strings.Contains(errOut, refusal) || !strings.Contains(out, "~   update     data") {
+		t.Fatalf("update without --yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	unchanged("a refused update", before)
+
+	// --json without --yes: refused the same way, a final failure line on
+	// stdout, nothing changed.
+	out, errOut, code = run("apply", v2, "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || !strings.Contains(errOut, refusal) || !strings.Contains(lines[len(lines)-1], `"kind":"failure"`) || !strings.Contains(lines[len(lines)-1], "error asking for approval") {
+		t.Fatalf("apply --json without --yes: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	unchanged("a refused apply --json", before)
+
+	if out, errOut, code := run("apply", v2, "--auto-approve"); code != 0 || !strings.Contains(out, "complete: 1 changed") {
+		t.Fatalf("apply --auto-approve: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -138,7 +138,7 @@ resources:
 		t.Fatal(err)
 	}
 	here.tally = tally
-	r := here.run(fp, "--state", url, "apply", spec)
+	r := here.run(fp, "--state", url, "apply", "--yes", spec)
 	here.tally = ""
 	if !r.killed {
 		if r.code != 0 {
@@ -153,7 +153,7 @@ resources:
 			t.Fatalf("%s: a second resume: %s", fp, r2)
 		}
 	}
-	if r3 := there.run("", "--state", url, "apply", spec); r3.code != 0 || !strings.Contains(r3.stdout, "complete: 0 changed") {
+	if r3 := there.run("", "--state", url, "apply", "--yes", spec); r3.code != 0 || !strings.Contains(r3.stdout, "complete: 0 changed") {
 		t.Fatalf("%s: apply after the resume changes something: %s", fp, r3)
 	}
 	// The state records exactly what the world holds, by id and key.

@@ -90,7 +90,7 @@ func TestCrashTerraformAtRandomMoments(t *testing.T) {
 	const latency = 40
 	base := crashBaseSeed(t)
 	ref, refSpec := newTFCrashEnv(t, latency)
-	full := ref.must(0, "apply", refSpec, "--parallelism", "4").took
+	full := ref.must(0, "apply", "--yes", refSpec, "--parallelism", "4").took
 	if st := ref.readState(); len(st.Resources) != tfCrashN {
 		t.Fatalf("the uninterrupted apply recorded %d resources, want %d", len(st.Resources), tfCrashN)
 	}
@@ -105,7 +105,7 @@ func TestCrashTerraformAtRandomMoments(t *testing.T) {
 		delay := full/5 + time.Duration(mrand.New(mrand.NewSource(seed)).Int63n(int64(full*3/5)))
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			e, spec := newTFCrashEnv(t, latency)
-			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "4")
+			r := e.runKilledAfter(delay, "apply", "--yes", spec, "--parallelism", "4")
 			if !r.killed && r.code != 0 {
 				t.Fatalf("apply (not killed): %s", r)
 			}
@@ -128,7 +128,7 @@ func TestCrashTerraformAtRandomMoments(t *testing.T) {
 				if len(atKill) != 0 {
 					t.Fatalf("killed after %v, before the operation began: %d in the world\n%s", delay, len(atKill), e.history())
 				}
-				e.must(0, "apply", spec, "--parallelism", "4")
+				e.must(0, "apply", "--yes", spec, "--parallelism", "4")
 			}
 			if r2 := e.run("", "resume", spec); r2.code != 0 || !strings.Contains(r2.stdout, "nothing to resume") {
 				t.Errorf("a second resume: want exit 0, nothing to resume: %s", r2)

@@ -848,20 +848,20 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 	rolledBack := func(code int, last string) bool { return code == 11 || last == "compensated" }
 	scenarios := []crashScenario{
 		{
-			name: "apply", cmd: []string{"apply", v1}, resumeSpec: v1,
+			name: "apply", cmd: []string{"apply", "--yes", v1}, resumeSpec: v1,
 			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
 		},
 		{
 			name:  "update",
-			setup: [][]string{{"apply", v1}},
-			cmd:   []string{"apply", v2}, resumeSpec: v2,
+			setup: [][]string{{"apply", "--yes", v1}},
+			cmd:   []string{"apply", "--yes", v2}, resumeSpec: v2,
 			resumeCodes: []int{0}, settled: always(settledTo{v2, v2}),
 		},
 		{
 			// Killed in the forward part, resume runs the apply again
 			// (without --simulate-failure): 0. Killed in the rollback,
 			// resume finishes it: 11, storage (durable) kept, recorded.
-			name: "failed_apply_rollback", cmd: []string{"apply", v1, "--simulate-failure", "load_balancer"},
+			name: "failed_apply_rollback", cmd: []string{"apply", "--yes", v1, "--simulate-failure", "load_balancer"},
 			normal: 11, resumeSpec: v1, resumeCodes: []int{0, 11},
 			settled: func(code int, last string) settledTo {
 				if rolledBack(code, last) {
@@ -874,8 +874,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// The same for an update: its rollback puts compute's size
 			// and dependencies back and deletes cache.
 			name:   "failed_update_rollback",
-			setup:  [][]string{{"apply", v1}},
-			cmd:    []string{"apply", v3, "--simulate-failure", "load_balancer"},
+			setup:  [][]string{{"apply", "--yes", v1}},
+			cmd:    []string{"apply", "--yes", v3, "--simulate-failure", "load_balancer"},
 			normal: 11, resumeSpec: v3, resumeCodes: []int{0, 11},
 			settled: func(code int, last string) settledTo {
 				if rolledBack(code, last) {
@@ -886,7 +886,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 		},
 		{
 			name:  "teardown",
-			setup: [][]string{{"apply", v1}},
+			setup: [][]string{{"apply", "--yes", v1}},
 			cmd:   []string{"teardown", v1, "--yes"}, resumeSpec: v1,
 			resumeCodes: []int{0}, settled: always(settledTo{"", "-"}),
 		},
@@ -896,7 +896,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// interrupts, the resumed run fails too and its rollback must
 			// undo what either part created: only storage (durable) is left,
 			// recorded.
-			name: "failing_apply", cmd: []string{"apply", fail},
+			name: "failing_apply", cmd: []string{"apply", "--yes", fail},
 			normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
 			settled: always(settledTo{kept, ""}),
 		},
@@ -906,8 +906,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// what either part updated (compute, load_balancer) and
 			// deletes what either created (cache).
 			name:  "failing_update",
-			setup: [][]string{{"apply", v1}},
-			cmd:   []string{"apply", v3fail}, normal: 11, resumeSpec: v3fail, resumeCodes: []int{0, 11},
+			setup: [][]string{{"apply", "--yes", v1}},
+			cmd:   []string{"apply", "--yes", v3fail}, normal: 11, resumeSpec: v3fail, resumeCodes: []int{0, 11},
 			settled: always(settledTo{v1, v1}),
 		},
 		{
@@ -916,14 +916,14 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// forward part and its rollback): the next resume still
 			// undoes both parts.
 			name:  "resume_then_fail",
-			setup: [][]string{{"apply", fail}}, setupKill: "provider:1",
+			setup: [][]string{{"apply", "--yes", fail}}, setupKill: "provider:1",
 			cmd: []string{"resume", fail}, normal: 11, resumeSpec: fail, resumeCodes: []int{0, 11},
 			settled: always(settledTo{kept, ""}),
 		},
 		{
 			name:  "revision_rollback",
-			setup: [][]string{{"apply", v1}, {"apply", v2}},
-			cmd:   []string{"rollback", v2}, resumeSpec: v2,
+			setup: [][]string{{"apply", "--yes", v1}, {"apply", "--yes", v2}},
+			cmd:   []string{"rollback", "--yes", v2}, resumeSpec: v2,
 			resumeCodes: []int{0}, settled: always(settledTo{v1, v1}),
 		},
 		{
@@ -932,7 +932,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// Killed anywhere, the resumed run resolves the same values (the
 			// state holds what the interrupted part recorded) and converges
 			// to refs1's world: a plan of refs1 finds nothing to do.
-			name: "references_apply", cmd: []string{"apply", refs1}, resumeSpec: refs1,
+			name: "references_apply", cmd: []string{"apply", "--yes", refs1}, resumeSpec: refs1,
 			resumeCodes: []int{0}, settled: always(settledTo{refs1, refs1}),
 		},
 		{
@@ -942,8 +942,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// resume (with the consent the update staged) finishes it:
 			// nothing orphaned, nothing set aside left.
 			name:  "replace_cleanup",
-			setup: [][]string{{"apply", rep1}},
-			cmd:   []string{"apply", rep2, "--replace", "db"}, resumeSpec: rep2,
+			setup: [][]string{{"apply", "--yes", rep1}},
+			cmd:   []string{"apply", "--yes", rep2, "--replace", "db"}, resumeSpec: rep2,
 			resumeCodes: []int{0}, settled: always(settledTo{rep2, rep2}),
 			replaced: []string{"vpc", "db"}, replaceSpec: rep2,
 		},
@@ -953,8 +953,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// again (exit 11 ends where it started); killed in the forward
 			// part, resume runs it again without the failure.
 			name:   "failed_replace_rollback",
-			setup:  [][]string{{"apply", rep1}},
-			cmd:    []string{"apply", rep2, "--replace", "db", "--simulate-failure", "app"},
+			setup:  [][]string{{"apply", "--yes", rep1}},
+			cmd:    []string{"apply", "--yes", rep2, "--replace", "db", "--simulate-failure", "app"},
 			normal: 11, resumeSpec: rep2, resumeCodes: []int{0, 11},
 			settled: func(code int, last string) settledTo {
 				if rolledBack(code, last) {
@@ -971,8 +971,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// done or does them, and finishes: a plan of moved.yaml finds
 			// nothing to do, network is net, database unmanaged.
 			name:  "moved_and_removed",
-			setup: [][]string{{"apply", v1}},
-			cmd:   []string{"apply", moved}, resumeSpec: moved,
+			setup: [][]string{{"apply", "--yes", v1}},
+			cmd:   []string{"apply", "--yes", moved}, resumeSpec: moved,
 			resumeCodes: []int{0}, settled: always(settledTo{moved, moved}),
 			moved: map[string]string{"network": "net"}, forgotten: []string{"database"},
 		},
@@ -981,8 +981,8 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			// subnet and an update of the instance; killed anywhere, the
 			// resume finishes it with the ids the first part made.
 			name:  "references_cascade",
-			setup: [][]string{{"apply", refs1}},
-			cmd:   []string{"apply", refs2}, resumeSpec: refs2,
+			setup: [][]string{{"apply", "--yes", refs1}},
+			cmd:   []string{"apply", "--yes", refs2}, resumeSpec: refs2,
 			resumeCodes: []int{0}, settled: always(settledTo{refs2, refs2}),
 		},
 	}
@@ -1435,7 +1435,7 @@ func TestCrashRegressions(t *testing.T) {
 	// current. It was left staged, with revision 1 current; `bulwark
 	// rollback` then said "no revision applied before the current one".
 	t.Run("revision_current_after_kill_at_final_record", func(t *testing.T) {
-		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v2}, "journal",
+		e, fp := killAt(t, [][]string{{"apply", "--yes", v1}}, []string{"apply", "--yes", v2}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "op" && r.Status == "succeeded" })
 			})
@@ -1452,7 +1452,7 @@ func TestCrashRegressions(t *testing.T) {
 			t.Errorf("killed at %s, after the update's final journal record: current revision %d, staged %d; want current 2 (v2.yaml, applied), staged 0; revisions: %s",
 				fp, st.Current, st.Staged, strings.Join(revs, ", "))
 		}
-		e.must(0, "rollback", v2)
+		e.must(0, "rollback", "--yes", v2)
 		e.must(0, "plan", v1, "--detailed-exitcode")
 	})
 
@@ -1460,7 +1460,7 @@ func TestCrashRegressions(t *testing.T) {
 	// journaled: the resumed rollback (exit 11) must drop what the update
 	// staged. It left state.staged = 2 and revision 2 "staged" for good.
 	t.Run("resumed_rollback_of_failed_update_unstages", func(t *testing.T) {
-		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v3, "--simulate-failure", "load_balancer"}, "journal",
+		e, fp := killAt(t, [][]string{{"apply", "--yes", v1}}, []string{"apply", "--yes", v3, "--simulate-failure", "load_balancer"}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "rollback" })
 			})
@@ -1496,7 +1496,7 @@ func TestCrashKnownBugs(t *testing.T) {
 	// `bulwark resume v2.yaml` must finish it; it exits 1, every time, and
 	// the operation stays unfinished (only `resume v1.yaml` works).
 	t.Run("resume_of_revision_rollback_with_its_own_spec", func(t *testing.T) {
-		e, fp := killAt(t, [][]string{{"apply", v1}, {"apply", v2}}, []string{"rollback", v2}, "journal",
+		e, fp := killAt(t, [][]string{{"apply", "--yes", v1}, {"apply", "--yes", v2}}, []string{"rollback", "--yes", v2}, "journal",
 			func(op []journalRec) bool {
 				// database's create started and has not ended.
 				n := 0
@@ -1522,7 +1522,7 @@ func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
 
 	// One uninterrupted run measures how long the apply takes.
 	ref := newCrashEnv(t, stack)
-	r := ref.must(0, "apply", spec, "--parallelism", "4")
+	r := ref.must(0, "apply", "--yes", spec, "--parallelism", "4")
 	full := r.took
 	st := ref.readState()
 	if len(st.Resources) != 40 {
@@ -1538,7 +1538,7 @@ func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
 		delay := time.Duration(mrand.New(mrand.NewSource(seed)).Int63n(int64(full)))
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			e := newCrashEnv(t, stack)
-			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "4")
+			r := e.runKilledAfter(delay, "apply", "--yes", spec, "--parallelism", "4")
 			if !r.killed {
 				t.Logf("seed %d: the kill after %v came too late: the apply ended (exit %d) after %v", seed, delay.Round(time.Millisecond), r.code, r.took.Round(time.Millisecond))
 				if r.code != 0 {
@@ -1640,7 +1640,7 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 	durable := []string{"r05", "r15", "r25"}
 	base := crashBaseSeed(t)
 	ref := newCrashEnv(t, stack)
-	full := ref.must(11, "apply", spec, "--parallelism", "4").took
+	full := ref.must(11, "apply", "--yes", spec, "--parallelism", "4").took
 	for i := range 8 {
 		seed := base + int64(i)
 		// The first third is mostly plugin start and validation: kill in
@@ -1648,7 +1648,7 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 		delay := full/3 + time.Duration(mrand.New(mrand.NewSource(seed)).Int63n(int64(full*2/3)))
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			e := newCrashEnv(t, stack)
-			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "4")
+			r := e.runKilledAfter(delay, "apply", "--yes", spec, "--parallelism", "4")
 			if !r.killed && r.code != 11 {
 				t.Fatalf("apply (not killed): %s", r)
 			}
@@ -1690,7 +1690,7 @@ func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 	const stack, n = "crashlayers", 40
 	base := crashBaseSeed(t)
 	ref := newCrashEnv(t, stack)
-	fullApply := ref.must(0, "apply", spec, "--parallelism", "3").took
+	fullApply := ref.must(0, "apply", "--yes", spec, "--parallelism", "3").took
 	fullTeardown := ref.must(0, "teardown", spec, "--yes", "--parallelism", "3").took
 	for i := range 4 {
 		seed := base + int64(i)
@@ -1700,7 +1700,7 @@ func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 			// The first third is mostly the start and the plan: kill in
 			// the rest, where the steps overlap.
 			delay := fullApply/3 + time.Duration(rnd.Int63n(int64(fullApply*2/3)))
-			r := e.runKilledAfter(delay, "apply", spec, "--parallelism", "3")
+			r := e.runKilledAfter(delay, "apply", "--yes", spec, "--parallelism", "3")
 			if !r.killed && r.code != 0 {
 				t.Fatalf("apply (not killed): %s", r)
 			}
@@ -1715,7 +1715,7 @@ func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 				if w := e.mockWorld(); len(w) != 0 {
 					t.Fatalf("apply killed after %v, before its operation began: %d in the world\n%s", delay, len(w), e.history())
 				}
-				e.must(0, "apply", spec, "--parallelism", "3")
+				e.must(0, "apply", "--yes", spec, "--parallelism", "3")
 			}
 			e.checkSettled(spec)
 			st, world := e.readState(), e.mockWorld()

@@ -20,7 +20,7 @@ import (
 func TestCrashWhileThrottled(t *testing.T) {
 	spec := crashSpec("throttled20.yaml")
 	e := newCrashEnv(t, "crashthrottled")
-	args := []string{"apply", spec, "--parallelism", "10"}
+	args := []string{"apply", "--yes", spec, "--parallelism", "10"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := e.command(ctx, "", args...)

@@ -55,7 +55,7 @@ func TestFullDiskGivesOneBoundedLinePerFailure(t *testing.T) {
 			if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-int64(freeKB)*1024), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			r := e.run("", "apply", spec)
+			r := e.run("", "apply", "--yes", spec)
 			if r.killed || !slices.Contains([]int{1, 13}, r.code) {
 				t.Fatalf("want exit 1 or 13 on a full disk: %s", r)
 			}
@@ -73,7 +73,7 @@ func TestFullDiskGivesOneBoundedLinePerFailure(t *testing.T) {
 			}
 			// Whatever could not be recorded, no later command takes the
 			// operation for finished.
-			if r := e.run("", "apply", spec); r.code != 1 || !strings.Contains(r.stderr, "is unfinished") {
+			if r := e.run("", "apply", "--yes", spec); r.code != 1 || !strings.Contains(r.stderr, "is unfinished") {
 				t.Errorf("an apply after the full disk: want it refused, the operation unfinished: %s", r)
 			}
 			if err := os.Remove(filler); err != nil {

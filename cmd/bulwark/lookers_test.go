@@ -21,7 +21,7 @@ func TestLookingNeverLocksOutAnApply(t *testing.T) {
 		code := run(append([]string{"--state-dir", stateDir, "--plugin-dir", plugins}, args...), strings.NewReader(""), &out, &errb)
 		return code, out.String() + errb.String()
 	}
-	if code, out := bulwark("apply", spec); code != 0 {
+	if code, out := bulwark("apply", "--yes", spec); code != 0 {
 		t.Fatalf("first apply: exit %d\n%s", code, out)
 	}
 	stop := make(chan struct{})
@@ -48,7 +48,7 @@ func TestLookingNeverLocksOutAnApply(t *testing.T) {
 	const applies = 15
 	locked := 0
 	for range applies {
-		code, out := bulwark("apply", spec)
+		code, out := bulwark("apply", "--yes", spec)
 		if code == 4 {
 			locked++
 			continue

@@ -68,7 +68,7 @@ func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
 	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "400"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"apply", spec, "--parallelism", "1"}
+	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
 	cmd := e.command(ctx, "", args...)
 	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
 	t0 := time.Now()
@@ -116,7 +116,7 @@ func TestSecondInterruptStopsWaitingForCompensation(t *testing.T) {
 	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "3000"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"apply", spec, "--parallelism", "1"}
+	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
 	cmd := e.command(ctx, "", args...)
 	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
 	t0 := time.Now()
@@ -234,11 +234,11 @@ func TestPluginKilledDuringVerify(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newCrashEnv(t, "sig")
-			e.must(0, "apply", writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "0")))
+			e.must(0, "apply", "--yes", writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "0")))
 			spec := writeSpec(t, strings.ReplaceAll(strings.ReplaceAll(slowChain, "LATENCY", "800"), "depends_on: [a]", "depends_on: [a]\n    config: {size: 3}"))
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			args := []string{"apply", spec}
+			args := []string{"apply", "--yes", spec}
 			cmd := e.command(ctx, "", args...)
 			out := filepath.Join(t.TempDir(), "stdout")
 			f, err := os.Create(out)
@@ -291,7 +291,7 @@ func TestPluginKilledDuringReadBack(t *testing.T) {
 	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "800"))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"apply", spec, "--parallelism", "1"}
+	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
 	cmd := e.command(ctx, "", args...)
 	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
 	t0 := time.Now()

@@ -75,7 +75,7 @@ resources:
     type: generic
 `), 0o600)
 	base := []string{bin, "--state-dir", filepath.Join(dir, "state"), "--plugin-dir", plugins, "--events", filepath.Join(dir, "ev.jsonl")}
-	if out, err := exec.Command(base[0], append(base[1:], "apply", specPath)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(base[0], append(base[1:], "apply", "--yes", specPath)...).CombinedOutput(); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	teardown := func(answer string) (string, error) {
@@ -168,7 +168,7 @@ resources:
 	}
 
 	// No terminal at all: stderr gets them, as the contract says.
-	c := exec.Command(bin, "--plugin-dir", plugins, "--state-dir", filepath.Join(dir, "s4"), "apply", specPath)
+	c := exec.Command(bin, "--plugin-dir", plugins, "--state-dir", filepath.Join(dir, "s4"), "apply", "--yes", specPath)
 	var stderr strings.Builder
 	c.Stderr = &stderr
 	if err := c.Run(); err != nil || !hasEvents(stderr.String()) {

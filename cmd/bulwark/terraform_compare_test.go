@@ -89,7 +89,7 @@ func TestTerraformSameResults(t *testing.T) {
 	spec := filepath.Join(bwDir, "stack.yaml")
 	writeFile(t, spec, compareSpec(bwWorld))
 	bwEnv := append(os.Environ(), "BULWARK_PLUGIN_DIR="+mirror, "BULWARK_TFTEST_WORLD="+bwWorld)
-	runIn(ctx, t, bwDir, bwEnv, bulwark, "apply", spec)
+	runIn(ctx, t, bwDir, bwEnv, bulwark, "apply", "--yes", spec)
 	bwAttrs := map[string]map[string]any{}
 	bwSensitive := map[string][]string{}
 	for _, r := range compareResources {

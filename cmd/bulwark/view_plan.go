@@ -26,7 +26,7 @@ func newPlanView(t ViewType, v view) PlanView {
 type planHuman struct{ view }
 
 func (v planHuman) Plan(pv *stack.Preview, detailed bool) error {
-	if err := planview.Render(v.out(), pv, v.color); err != nil {
+	if err := planview.RenderWith(v.out(), pv, planview.Options{Color: v.color, ShowUnchanged: v.showUnchanged}); err != nil {
 		return err
 	}
 	return planExit(pv, detailed)

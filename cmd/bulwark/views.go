@@ -33,10 +33,11 @@ type view struct {
 	stdout, stderr io.Writer
 	red            *secrets.Redactor
 	color          bool // stdout may be painted (a terminal, no NO_COLOR)
+	showUnchanged  bool // a plan lists its unchanged resources too
 }
 
 func (c *cli) view() view {
-	return view{stdout: c.stdout, stderr: c.stderr, red: c.red, color: c.color()}
+	return view{stdout: c.stdout, stderr: c.stderr, red: c.red, color: c.color(), showUnchanged: c.showUnchanged}
 }
 
 // out is stdout, redacted: a sensitive value this invocation has seen is

@@ -188,6 +188,9 @@ func Decide(in Input) Change {
 	if cur != nil {
 		c.Before = cur.Config
 		c.Protection = Level(cur.Protection, r.Protection)
+		if cur.Protection != r.Protection {
+			c.ProtectionFrom, c.ProtectionTo = cur.Protection, r.Protection
+		}
 	}
 	if obs != nil && obs.Exists {
 		c.FoundID = obs.ID

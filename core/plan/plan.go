@@ -90,6 +90,11 @@ type Change struct {
 	// Requested: the run names this resource with --replace (the user's
 	// consent to replace it, and a replace even with no change).
 	Requested bool `json:"replace_requested,omitempty"`
+	// ProtectionFrom is the level the state records when the spec gives
+	// another (ProtectionTo): a change of protection, shown as such. Both
+	// are Unspecified otherwise.
+	ProtectionFrom protection.Level `json:"protection_from,omitempty"`
+	ProtectionTo   protection.Level `json:"protection_to,omitempty"`
 }
 
 // ReplaceMode is the order of a replace.

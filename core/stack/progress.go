@@ -30,6 +30,9 @@ type progress struct {
 	// its resource steps did, for its end line.
 	opStarted time.Time
 	tally     events.Summary
+	// moveFrom is, for a state mv, its new address -> its old one: the
+	// from of its move event. Set before the operation runs.
+	moveFrom map[string]string
 }
 
 var (
@@ -79,6 +82,9 @@ func (p *progress) ReadsEnded() {
 func (p *progress) Observe(e engine.Event) {
 	if e.Resource != "" && e.Status != "started" {
 		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds(), Undo: e.Undo}
+		if e.Action == "move" {
+			ev.From = p.moveFrom[e.Resource]
+		}
 		if e.Err != nil {
 			ev.Error = p.red.Redact(engine.OneLine(e.Err.Error()))
 		}

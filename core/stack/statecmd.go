@@ -127,7 +127,10 @@ func StateMove(ctx context.Context, sp *spec.Spec, opts Options, from, to string
 	case st.Resources[to] != nil:
 		return nil, fmt.Errorf("state mv %s %s: %s (id %s) is %w", from, to, to, st.Resources[to].ID, ErrAlreadyRecorded)
 	}
-	return s.stateOp(ctx, OpMove, "update", from, cur.Type, func(ctx context.Context) error {
+	// A move, not an update: its step and event name the new address,
+	// with the old one as the event's from, as a spec's moved: entry's do.
+	s.prog.moveFrom = map[string]string{to: from}
+	return s.stateOp(ctx, OpMove, "move", to, cur.Type, func(ctx context.Context) error {
 		return s.store.MutateNow(ctx, func(st *state.State) error {
 			r := st.Resources[from]
 			if r == nil || st.Resources[to] != nil {

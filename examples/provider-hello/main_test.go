@@ -100,7 +100,7 @@ func TestWithBulwark(t *testing.T) {
 		return w
 	}
 
-	if out := bulwark("apply", "spec.yaml"); !strings.Contains(out, "2 changed") {
+	if out := bulwark("apply", "--yes", "spec.yaml"); !strings.Contains(out, "2 changed") {
 		t.Fatalf("first apply: %s", out)
 	}
 	var status struct {
@@ -121,7 +121,7 @@ func TestWithBulwark(t *testing.T) {
 	if w["loud"]["shout"] != true || w["world"]["text"] != "hello, world" {
 		t.Errorf("the provider holds %v", w)
 	}
-	if out := bulwark("apply", "spec.yaml"); !strings.Contains(out, "0 changed") {
+	if out := bulwark("apply", "--yes", "spec.yaml"); !strings.Contains(out, "0 changed") {
 		t.Fatalf("re-apply is not a no-op: %s", out)
 	}
 	bulwark("teardown", "spec.yaml", "--yes")

@@ -90,7 +90,7 @@ func TestEndToEndClaims(t *testing.T) {
 	}
 	e.run(0, "impb-teardown.jsonl", "teardown", impb, "--yes")
 	photo("after impb's teardown")
-	out := e.run(0, "impa-plan.jsonl", "plan", impa, "--detailed-exitcode")
+	out := e.run(0, "impa-plan.jsonl", "plan", impa, "--detailed-exitcode", "--show-unchanged")
 	if !strings.Contains(out, "=   no change  precious") {
 		t.Fatalf("impa's plan:\n%s", out)
 	}

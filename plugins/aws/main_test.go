@@ -379,7 +379,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// Act 1: compute fails; the rollback preserves the durable bucket and
 	// the protected table, both holding their seeds.
-	e.run(11, "act1.jsonl", "apply", specPath, "--simulate-failure", "compute")
+	e.run(11, "act1.jsonl", "apply", "--yes", specPath, "--simulate-failure", "compute")
 	seeded("after act 1")
 	st := e.run(0, "status.jsonl", "status", specPath, "--json")
 	var status struct {
@@ -428,7 +428,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Act 2: the re-apply converges, skipping storage and database.
-	out = e.run(0, "act2.jsonl", "apply", specPath)
+	out = e.run(0, "act2.jsonl", "apply", "--yes", specPath)
 	if !strings.Contains(out, "3 changed, 2 already in place") {
 		t.Fatalf("act 2 output:\n%s", out)
 	}
@@ -443,7 +443,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("act 2: %s: %+v", name, ev[name])
 		}
 	}
-	e.run(0, "act2-again.jsonl", "apply", specPath)
+	e.run(0, "act2-again.jsonl", "apply", "--yes", specPath)
 	seeded("after act 2")
 
 	// Act 3: the teardown is refused whole; the data is still there.
@@ -452,7 +452,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// Lower database's protection, apply it, and the teardown goes through:
 	// both the bucket and the table are gone.
-	e.run(0, "lower.jsonl", "apply", loweredPath)
+	e.run(0, "lower.jsonl", "apply", "--yes", loweredPath)
 	e.run(0, "teardown.jsonl", "teardown", loweredPath, "--yes")
 	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); errorCode(err) != "NotFound" {
 		t.Fatalf("bucket %s after the teardown: %v", bucket, err)
@@ -605,7 +605,7 @@ resources:
 	intact("after plan")
 
 	// apply refuses before its first step, and says how to import them.
-	e.run(1, "apply.jsonl", "apply", specPath)
+	e.run(1, "apply.jsonl", "apply", "--yes", specPath)
 	all := strings.Join(e.outputs[len(e.outputs)-2:], "")
 	for _, want := range []string{"not this stack's", "bulwark import " + specPath + " storage " + bucket, "bulwark import " + specPath + " database " + table} {
 		if !strings.Contains(all, want) {
@@ -699,7 +699,7 @@ resources:
 	if err := os.WriteFile(specPath, []byte(spec), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"plan", specPath}, {"apply", specPath}} {
+	for _, args := range [][]string{{"plan", specPath}, {"apply", "--yes", specPath}} {
 		e.run(1, args[0]+".jsonl", args...)
 		all := strings.Join(e.outputs[len(e.outputs)-2:], "")
 		if !strings.Contains(all, "credentials rejected by S3 (SignatureDoesNotMatch): the credentials from the environment") {

@@ -148,7 +148,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := filepath.Join(tmp, "state")
-	run("--plugin-dir", plugins, "--state-dir", state, "apply", spec)
+	run("--plugin-dir", plugins, "--state-dir", state, "apply", "--yes", spec)
 	// Exit 0, not 2: the applied stack has nothing left to change.
 	run("--plugin-dir", plugins, "--state-dir", state, "plan", spec, "--detailed-exitcode")
 }

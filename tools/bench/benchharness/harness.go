@@ -378,9 +378,9 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int, stateURL st
 	}{
 		{CmdValidate, []string{"validate", specPath}},
 		{CmdPlan, []string{"plan", specPath}},
-		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdApply, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdNoopPlan, []string{"plan", specPath}},
-		{CmdNoop, []string{"apply", specPath, "--parallelism", par}},
+		{CmdNoop, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdTeardown, []string{"teardown", specPath, "--yes"}},
 	}
 	for _, st := range steps {

@@ -275,7 +275,7 @@ func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch boo
 		command string
 		args    []string
 	}{
-		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdApply, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdTeardown, teardown},
 	}
 	for _, st := range steps {

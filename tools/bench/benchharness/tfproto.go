@@ -212,9 +212,9 @@ func (s *stackRun) bulwarkCommands(ctx context.Context, cfg TFConfig, spec []byt
 		command string
 		args    []string
 	}{
-		{CmdApply, []string{"apply", specPath, "--parallelism", par}},
+		{CmdApply, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdNoopPlan, []string{"plan", specPath}},
-		{CmdNoop, []string{"apply", specPath, "--parallelism", par}},
+		{CmdNoop, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdTeardown, []string{"teardown", specPath, "--yes", "--parallelism", par}},
 	}
 	for _, st := range steps {

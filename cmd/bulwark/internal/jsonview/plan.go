@@ -2,6 +2,7 @@ package jsonview
 
 import (
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -93,6 +94,10 @@ type ResourceChange struct {
 	Provider   string `json:"provider"`
 	Action     string `json:"action"`
 	Protection string `json:"protection"`
+	// ProtectionFrom is, when the change changes the resource's level,
+	// the level the state records (Protection is then the higher of the
+	// two, the one that governs); "" otherwise. (Added in 1.0, additively)
+	ProtectionFrom string `json:"protection_from"`
 	// Ownership: unknown (reality not read), absent, owned, recovered,
 	// foreign, gone or importing.
 	Ownership string `json:"ownership"`
@@ -195,7 +200,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 		}
 		out.ResourceChanges = append(out.ResourceChanges, ResourceChange{
 			Address: c.Resource, Type: c.Type, Provider: c.Provider, Action: Action(c.Action),
-			Protection: c.Protection.String(), Ownership: own,
+			Protection: c.Protection.String(), Ownership: own, ProtectionFrom: protectionFrom(c.Change),
 			Before:   secrets.MaskKeys(c.Before, c.Sensitive),
 			After:    secrets.MaskKeys(c.After, c.Sensitive),
 			Observed: secrets.MaskKeys(c.Observed, c.Sensitive),
@@ -239,4 +244,12 @@ func NewPlan(pv *stack.Preview) *Plan {
 		out.Conflict = &Refusal{Operation: c.Op, Resources: names, Message: c.Error()}
 	}
 	return out
+}
+
+// protectionFrom is the level a change of protection changes from, or "".
+func protectionFrom(c plan.Change) string {
+	if c.ProtectionFrom == protection.Unspecified {
+		return ""
+	}
+	return c.ProtectionFrom.String()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -39,16 +40,31 @@ import (
 // idempotency key (one built for Terraform), in plan and providers.
 const KeylessNote = "no idempotency keys: an interrupted create stops resume for a person"
 
+// Unchanged resources (no change, no drift to note, not retained) are not
+// listed, as Terraform lists only what changes: a line after the changes
+// counts them ("… and 297 unchanged"), and the summary counts them too.
+// RenderWith with ShowUnchanged lists every resource.
 func Render(w io.Writer, p *stack.Preview, color bool) error {
+	return RenderWith(w, p, Options{Color: color})
+}
+
+// Options say how Render draws a plan.
+type Options struct {
+	Color         bool // paint: a terminal without NO_COLOR
+	ShowUnchanged bool // list the unchanged resources too (--show-unchanged)
+}
+
+// RenderWith is Render with its options.
+func RenderWith(w io.Writer, p *stack.Preview, o Options) error {
 	var b bytes.Buffer
-	render(&b, p, color)
+	render(&b, p, o.Color, o.ShowUnchanged)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write the plan: %w", err)
 	}
 	return nil
 }
 
-func render(w *bytes.Buffer, p *stack.Preview, color bool) {
+func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 	paint := func(code, s string) string { return style.Paint(color, code, s) }
 	if p.Running != nil {
 		fmt.Fprintf(w, "%s the stack is locked by %s: an operation is in progress, and reality may change while it runs (`bulwark status` follows it)\n\n", paint(style.Yellow, "note:"), p.Running)
@@ -77,9 +93,14 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 		fmt.Fprintf(w, "    note: removed with destroy: false: no longer managed by this stack; the resource itself is kept\n")
 	}
 	counts := map[plan.Action]int{}
+	hidden := 0
 	for _, c := range p.Changes {
 		if !c.Retained || c.Action != plan.NoOp {
 			counts[c.Action]++ // a retained one is counted as retained
+		}
+		if !all && quiet(c) {
+			hidden++
+			continue
 		}
 		sym := style.PlanMark(c.Action, c.Mode)
 		label := string(c.Action)
@@ -113,6 +134,9 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 			}
 			fmt.Fprintf(w, "    %s\n", line)
 		}
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "%s\n", paint(style.Dim, fmt.Sprintf("… and %d unchanged (--show-unchanged lists them)", hidden)))
 	}
 	if len(p.Variables) > 0 {
 		fmt.Fprintf(w, "\nVariables changed since revision %d:\n", p.Revision)
@@ -161,6 +185,13 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 		fmt.Fprintf(w, ", %d to forget", n)
 	}
 	fmt.Fprintln(w, ".")
+}
+
+// quiet reports whether a plan entry goes unlisted unless --show-unchanged:
+// no change, and nothing to say about it (no drift note, not vanished, not
+// retained).
+func quiet(c stack.Planned) bool {
+	return c.Action == plan.NoOp && !c.Retained && c.Drift == "" && !c.Vanished
 }
 
 // diffColor is the colour of a diff line's mark: the colour of the action
@@ -256,6 +287,11 @@ func diffLines(c stack.Planned) []string {
 		case hadOld:
 			out = append(out, fmt.Sprintf("- %s = %s%s", k, show(k, old), suffix))
 		}
+	}
+	if c.ProtectionFrom != protection.Unspecified && c.Action != plan.Create && c.Action != plan.Delete {
+		// The old level and the new: a change of protection is what the
+		// ladder reads, so it is said as one, not as a config diff.
+		out = append(out, fmt.Sprintf("~ protection %s → %s", c.ProtectionFrom, c.ProtectionTo))
 	}
 	return out
 }

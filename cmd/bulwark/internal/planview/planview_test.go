@@ -129,3 +129,45 @@ func TestRenderDataReadsFirst(t *testing.T) {
 		t.Errorf("the render shows a sensitive value:\n%s", out)
 	}
 }
+
+// Unchanged resources are counted, not listed, unless ShowUnchanged; what
+// has something to say (drift, retained) is listed anyway; a change of
+// protection shows the old and the new level.
+func TestRenderQuietAndProtectionChange(t *testing.T) {
+	var changes []stack.Planned
+	for _, n := range []string{"a", "b", "c"} {
+		changes = append(changes, stack.Planned{Change: plan.Change{Resource: n, Type: "generic", Action: plan.NoOp, Protection: protection.Ephemeral}})
+	}
+	changes = append(changes,
+		stack.Planned{Change: plan.Change{Resource: "kept", Type: "generic", Action: plan.NoOp, Protection: protection.Durable, Retained: true}},
+		stack.Planned{Change: plan.Change{Resource: "db", Type: "generic", Action: plan.Update, Protection: protection.Protected,
+			Before: map[string]any{"size": 1.0}, After: map[string]any{"size": 1.0},
+			ProtectionFrom: protection.Durable, ProtectionTo: protection.Protected}})
+	pv := &stack.Preview{Stack: "s", Changes: changes}
+
+	var quiet strings.Builder
+	planview.Render(&quiet, pv, false)
+	out := quiet.String()
+	for _, want := range []string{"~   update     db (generic, protected)", "    ~ protection durable → protected", "retained   kept", "… and 3 unchanged (--show-unchanged lists them)", "1 to update, 0 to replace, 0 to delete, 3 unchanged, 1 retained."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quiet render lacks %q:\n%s", want, out)
+		}
+	}
+	for _, n := range []string{" a (", " b (", " c ("} {
+		if strings.Contains(out, n) {
+			t.Errorf("quiet render lists an unchanged resource (%q):\n%s", n, out)
+		}
+	}
+
+	var all strings.Builder
+	planview.RenderWith(&all, pv, planview.Options{ShowUnchanged: true})
+	out = all.String()
+	for _, want := range []string{"=   no change  a (generic, ephemeral)", "=   no change  c (generic, ephemeral)", "3 unchanged"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--show-unchanged render lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "… and") {
+		t.Errorf("--show-unchanged still counts some as hidden:\n%s", out)
+	}
+}

@@ -235,7 +235,8 @@ func (p *View) Step(e engine.Event, protection string) {
 			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(style.Dim, "="), e.Resource, p.paint(style.Dim, "already in place, skipped"))
+		// Already in place: no line (a no-op apply of 300 resources prints
+		// its summary, not 300 lines); the report counts them.
 	case "ok":
 		if e.Action == "verify" {
 			return // a verified step reads as one line
@@ -260,8 +261,21 @@ func (p *View) Step(e engine.Event, protection string) {
 			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped by the interrupt (resume finishes it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s FAILED: %v\n", p.paint(style.Red, "✗"), e.Resource, e.Action, e.Err)
+		fmt.Fprintf(p.out, "  %s %-16s %s%s FAILED: %v\n", p.paint(style.Red, "✗"), e.Resource, undoLabel(e), e.Action, e.Err)
 	}
+}
+
+// UndoMark marks a rollback's step (a compensation): "↶ lb undo update
+// ok", never to be read as the forward step it undoes.
+const UndoMark = "↶"
+
+// undoLabel is what precedes a step's action in its line: "undo " for a
+// compensation ("↶ lb undo update ok": what the undo did), else nothing.
+func undoLabel(e engine.Event) string {
+	if e.Undo {
+		return "undo "
+	}
+	return ""
 }
 
 // okLine prints a step's end, the line of every resource an apply
@@ -270,13 +284,18 @@ func (p *View) Step(e engine.Event, protection string) {
 // p.mu is held.
 func (p *View) okLine(sym string, e engine.Event) {
 	b := append(p.line[:0], "  "...)
-	b = append(b, p.paint(style.Green, sym)...)
+	if e.Undo {
+		b = append(b, p.paint(style.Yellow, UndoMark)...)
+	} else {
+		b = append(b, p.paint(style.Green, sym)...)
+	}
 	b = append(b, ' ')
 	b = append(b, e.Resource...)
 	for n := utf8.RuneCountInString(e.Resource); n < 16; n++ { // %-16s pads by code points
 		b = append(b, ' ')
 	}
 	b = append(b, ' ')
+	b = append(b, undoLabel(e)...)
 	b = append(b, e.Action...)
 	b = append(b, " ok ("...)
 	b = append(b, e.Duration.Round(time.Millisecond).String()...)

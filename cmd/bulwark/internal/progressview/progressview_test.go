@@ -43,8 +43,14 @@ func TestLines(t *testing.T) {
 		{"preserved names its level", func(v *View) {
 			v.Step(engine.Event{Resource: "db", Action: "preserve", Status: "ok"}, "durable")
 		}, "  = db               preserved (durable: a rollback keeps it)\n"},
-		{"skipped", func(v *View) { v.Step(engine.Event{Resource: "db", Action: "create", Status: "skipped"}, "") },
-			"  = db               already in place, skipped\n"},
+		{"already in place prints nothing", func(v *View) { v.Step(engine.Event{Resource: "db", Action: "create", Status: "skipped"}, "") },
+			""},
+		{"undo ok", func(v *View) {
+			v.Step(engine.Event{Resource: "lb", Action: "update", Status: "ok", Undo: true, Duration: 2 * time.Millisecond}, "")
+		}, "  ↶ lb               undo update ok (2ms)\n"},
+		{"undo failed", func(v *View) {
+			v.Step(engine.Event{Resource: "lb", Action: "delete", Status: "failed", Undo: true, Err: errors.New("boom")}, "")
+		}, "  ✗ lb               undo delete FAILED: boom\n"},
 		{"nothing to undo", func(v *View) {
 			v.Step(engine.Event{Resource: "db", Action: "delete", Status: "skipped", Undo: true}, "")
 		},

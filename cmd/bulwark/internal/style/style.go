@@ -92,6 +92,8 @@ func StepMark(action string) string {
 		return "="
 	case "refuse":
 		return "!"
+	case "move":
+		return "->" // as the plan marks a moved: entry
 	}
 	return ""
 }
