@@ -349,7 +349,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int, stateURL st
 	}
 	defer s.close()
 	specPath := filepath.Join(s.dir, "spec.yaml")
-	if err := os.WriteFile(specPath, BulwarkSpec(shape, n, cfg.LatencyMS), 0o600); err != nil {
+	if err := WriteFiles(s.dir, BulwarkFiles(shape, n, MockConfig{LatencyMS: cfg.LatencyMS})); err != nil {
 		return nil, err
 	}
 	stateDir := filepath.Join(s.dir, "state")
@@ -415,7 +415,7 @@ func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Res
 		return nil, err
 	}
 	defer s.close()
-	if err := os.WriteFile(filepath.Join(s.dir, "main.tf"), TerraformConfig(shape, n), 0o600); err != nil {
+	if err := WriteFiles(s.dir, TerraformFiles(shape, n, 0)); err != nil {
 		return nil, err
 	}
 	env := toolEnv()

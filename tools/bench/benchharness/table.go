@@ -130,6 +130,8 @@ func (r *Report) Markdown() string {
 		"and the plugin processes it started and reaped, which are its children. Sizes are after the command: the state file, the journal, " +
 		"and every file in the stack's folder (backups and the mock's world file included); - is no such file (validate and plan write nothing).\n")
 
+	r.modulesMarkdown(&b)
+
 	if r.StateURL != "" {
 		r.remoteMarkdown(&b)
 	}
@@ -363,5 +365,71 @@ func (r *Report) remoteMarkdown(b *strings.Builder) {
 		selfCPU, _ := fmtCPU(res)
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Shape, fmtCount(res.N), res.Command,
 			fmtWallOf(file, ok), fmtWall(res), fmtRatio(res, ok, file), fmtExit(res), selfCPU, fmtBytes(res.PeakRSS), fmtResources(res.Resources))
+	}
+}
+
+// ModulesLimit is issue 22's bound: a stack written as calls of a module
+// validates, plans and applies within this multiple of the same stack
+// written flat.
+const ModulesLimit = 1.5
+
+// modulesBound reports whether ModulesLimit applies to command.
+func modulesBound(command string) bool {
+	return command == CmdValidate || command == CmdPlan || command == CmdApply
+}
+
+// ModulesRatio is the Modules shape's wall time over Flat's at the same N,
+// for one tool and command; ok is false when either did not run to the end.
+func ModulesRatio(results []Result, tool string, n int, command string) (ratio float64, ok bool) {
+	m, okM := findResult(results, tool, Modules, n, command)
+	f, okF := findResult(results, tool, Flat, n, command)
+	if !okM || !okF || !m.OK() || !f.OK() || f.Wall <= 0 {
+		return 0, false
+	}
+	return float64(m.Wall) / float64(f.Wall), true
+}
+
+// modulesMarkdown is the modules ÷ flat table: for every N where both
+// shapes ran, each command's wall time written through a module over the
+// same resources written flat, bulwark's checked against ModulesLimit, the
+// tools' (the same module in HCL) beside for reference.
+func (r *Report) modulesMarkdown(b *strings.Builder) {
+	tools := []string{ToolBulwark}
+	for _, t := range r.Tools {
+		tools = append(tools, t.Name)
+	}
+	header := false
+	for _, tool := range tools {
+		for _, res := range r.Results {
+			if res.Tool != tool || res.Shape != Modules || res.Skipped == NotWanted {
+				continue
+			}
+			flat, ok := findResult(r.Results, tool, Flat, res.N, res.Command)
+			if !ok {
+				continue
+			}
+			if !header {
+				header = true
+				fmt.Fprintf(b, "\n## Modules ÷ flat\n\nThe same N resources written as %d-resource module calls (`modules`) and written flat (`flat`), "+
+					"each in a fresh stack; issue 22 bounds bulwark's validate, plan and apply to %s.\n\n", ModuleSize, fmtFactor(ModulesLimit))
+				b.WriteString("| tool | N | command | flat | modules | modules ÷ flat | bound |\n|---|---:|---|---:|---:|---:|---|\n")
+			}
+			ratio, ok := ModulesRatio(r.Results, tool, res.N, res.Command)
+			rs, verdict := "-", ""
+			if ok {
+				rs = fmtFactor(ratio)
+			}
+			if tool == ToolBulwark && modulesBound(res.Command) {
+				switch {
+				case !ok:
+					verdict = "not measured"
+				case ratio <= ModulesLimit:
+					verdict = "within " + fmtFactor(ModulesLimit)
+				default:
+					verdict = "**over " + fmtFactor(ModulesLimit) + "**"
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", tool, fmtCount(res.N), res.Command, fmtWall(flat), fmtWall(res), rs, verdict)
+		}
 	}
 }
