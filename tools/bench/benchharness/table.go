@@ -19,6 +19,7 @@ type Report struct {
 	Args        string // the harness's command line
 	Parallelism int
 	Count       int    // runs of each stack; each figure is the median run's
+	Interleave  bool   // the shapes of one N ran in turn within each round (Config.Interleave)
 	LatencyMS   int    // the mock's latency_ms
 	Budget      string // the per-command budget, as said to a reader
 	Floor       Floor  // the floor the figures are scaled by
@@ -70,6 +71,9 @@ func (r *Report) Markdown() string {
 	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, "- each stack run %d times, each figure the median run's (a run that failed is shown instead)\n", r.Count)
+		if r.Interleave {
+			b.WriteString("- the shapes of one N run in turn in each of those rounds (flat, modules, flat, modules, …), so the machine's load moves both alike\n")
+		}
 	} else {
 		b.WriteString("- each stack run once\n")
 	}

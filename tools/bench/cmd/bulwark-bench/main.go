@@ -107,8 +107,8 @@ func run(args []string) int {
 	if o.modules {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if set["shapes"] || set["quick"] || set["guard"] {
-			fmt.Fprintln(os.Stderr, "bulwark-bench: -modules runs the flat and modules shapes: not with -shapes, -quick or -guard")
+		if set["shapes"] || set["quick"] || set["guard"] || set["state"] {
+			fmt.Fprintln(os.Stderr, "bulwark-bench: -modules runs the flat and modules shapes: not with -shapes, -quick, -guard or -state")
 			return 2
 		}
 		o.shapes = "flat,modules"
@@ -276,6 +276,7 @@ func (o options) run() error {
 		Args:         commandLine(os.Args),
 		Parallelism:  o.parallelism,
 		Count:        max(o.count, 1),
+		Interleave:   o.modules,
 		LatencyMS:    o.latencyMS,
 		Tools:        tools,
 		NoComparison: noComparison,
@@ -298,7 +299,7 @@ func (o options) run() error {
 		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
 		Progress: os.Stderr, Keep: o.keep, Count: o.count, LatencyMS: o.latencyMS,
-		StateURL: o.state,
+		StateURL: o.state, Interleave: o.modules,
 	}
 	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.
