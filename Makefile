@@ -11,7 +11,7 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws testproviders tools/bench
 
-.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency bench-terraform clean \
+.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency bench-modules bench-terraform clean \
 	check-tidy tidy set-version install check-install file-proxy dist
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -150,6 +150,14 @@ bench-guard: build-demo
 LATENCYFLAGS ?=
 bench-latency: build-demo
 	$(BENCH) -latency $(LATENCYFLAGS)
+
+# The module rows (issue 22): 10,000 resources written as 100 calls of a
+# 100-resource module beside the same 10,000 written flat, each command's
+# modules ÷ flat ratio against the 1.5× bound on validate, plan and apply.
+# Writes bench/modules-DATE.md. MODULESFLAGS=-sizes 1000 for a quick look.
+MODULESFLAGS ?= -count 3
+bench-modules: build-demo
+	$(BENCH) -modules -compare none $(MODULESFLAGS)
 
 # The Terraform-protocol rows (issue 21): a flat stack of 1,000 items of each
 # Terraform test provider (testproviders: fwtest, sdktest), bulwark beside

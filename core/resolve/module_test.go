@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +209,57 @@ func TestModuleDependsOnUnknown(t *testing.T) {
 	want := `stack.yaml:6:36: resource "a" depends on unknown resource "net.x" (no module call declares it)`
 	if err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// TestModuleReadOnceForEveryCall: a module is parsed once however many
+// calls it has, yet each call's resources are its own (a call that raises
+// protection leaves the other's alone) and a problem in the module is
+// reported once per call, each naming its call.
+func TestModuleReadOnceForEveryCall(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"modules/m/module.yaml":   "variables:\n  n: {type: string}\nresources:\n  - name: r\n    type: t\n    config: {n: \"${var.n}\"}\n",
+		"modules/bad/module.yaml": "resources:\n  - name: r\n    type: t\n    config: {n: \"${var.nope}\"}\n",
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: a, source: ./modules/m, inputs: {n: one}}
+  - {name: b, source: ./modules/m, inputs: {n: two}, protection: protected}
+  - {name: c, source: ./modules/m, inputs: {n: three}}
+resources: []
+`,
+		"bad.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: x, source: ./modules/bad}
+  - {name: y, source: ./modules/bad}
+resources: []
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	for name, want := range map[string]string{"a.r": "one/ephemeral", "b.r": "two/protected", "c.r": "three/ephemeral"} {
+		r, ok := c.Resource(name)
+		if !ok {
+			t.Fatalf("no resource %s", name)
+		}
+		if got := r.Config["n"].(string) + "/" + r.Protection.String(); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	_, err = spec.Load(filepath.Join(dir, "bad.yaml"))
+	var probs spec.Problems
+	if !errors.As(err, &probs) || len(probs) != 2 {
+		t.Fatalf("bad.yaml: %v, want two problems", err)
+	}
+	for i, call := range []string{"x", "y"} {
+		if msg := probs[i].Error(); !strings.Contains(msg, "modules/bad/module.yaml:4:") || !strings.Contains(msg, "(in module call "+call+" at ") {
+			t.Errorf("problem %d = %s, want it in the module file naming call %s", i, msg, call)
+		}
 	}
 }

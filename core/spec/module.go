@@ -178,10 +178,25 @@ func callProblem(file string, c *ModuleCall) string {
 	return fmt.Sprintf(" (in module call %s at %s)", c.Name, Problem{File: file, Pos: c.FieldPos["name"]}.where())
 }
 
-// loadModule reads and parses the module c calls, for the caller s.
-func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
+// parsedModule is a module file read and parsed once for every call of
+// one spec: its Spec, which instantiate only copies from, and its own
+// problems, before the call's name is added to them.
+type parsedModule struct {
+	m     *Spec
+	probs Problems
+}
+
+// loadModule reads and parses the module c calls, for the caller s. A
+// folder read for an earlier call of s is taken from read (keyed by the
+// folder) instead of read and parsed again: a hundred calls of one module
+// parse it once, so a stack written as calls of a module reads about as
+// much YAML as the same stack written flat.
+func loadModule(s *Spec, c *ModuleCall, read map[string]parsedModule) (*Spec, Problems) {
 	path := filepath.Join(c.Dir, ModuleFile)
 	at := callProblem(s.File, c)
+	if pm, ok := read[c.Dir]; ok {
+		return pm.forCall(at)
+	}
 	fail := func(msg string) (*Spec, Problems) {
 		return nil, Problems{{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s: %s", quote(c.Name), msg)}}
 	}
@@ -209,14 +224,23 @@ func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
 	if top := p.decode(data); top != nil {
 		m = p.spec(top)
 	}
-	if len(p.probs) > 0 {
-		p.probs.sort()
-		for i := range p.probs {
-			p.probs[i].Msg += at
-		}
-		return nil, p.probs
+	p.probs.sort()
+	pm := parsedModule{m: m, probs: p.probs}
+	read[c.Dir] = pm
+	return pm.forCall(at)
+}
+
+// forCall is the module for one call: its Spec, or its problems each
+// naming the call (at).
+func (pm parsedModule) forCall(at string) (*Spec, Problems) {
+	if len(pm.probs) == 0 {
+		return pm.m, nil
 	}
-	return m, nil
+	probs := slices.Clone(pm.probs)
+	for i := range probs {
+		probs[i].Msg += at
+	}
+	return nil, probs
 }
 
 // instantiate reads every module s calls and adds its entries to s under
@@ -225,9 +249,10 @@ func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
 func instantiate(s *Spec, calls []*callNodes) Problems {
 	var probs, own Problems
 	outputs := map[string]map[string]any{} // call -> output -> value, renamed
+	read := map[string]parsedModule{}      // module folder -> parsed once
 	for _, cn := range calls {
 		c := cn.c
-		m, ps := loadModule(s, c)
+		m, ps := loadModule(s, c, read)
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue

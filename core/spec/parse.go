@@ -79,9 +79,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 		p.probs.sort()
 		if s != nil {
 			// Every problem at once: the modules' own too.
+			read := map[string]parsedModule{}
 			for _, c := range s.Modules {
 				if c.Dir != "" && c.Name != "" {
-					_, ps := loadModule(s, c)
+					_, ps := loadModule(s, c, read)
 					p.probs = append(p.probs, ps...)
 				}
 			}

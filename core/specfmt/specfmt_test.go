@@ -2,6 +2,8 @@ package specfmt
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,6 +156,39 @@ func TestEqualSpecs(t *testing.T) {
 				t.Errorf("equalSpecs = %v (at %s), want %v", same, path, tt.same)
 			}
 		})
+	}
+}
+
+// TestFormatModuleCallMoves: formatting moves a module call's name (its
+// fields are reordered); the call's resources name the call by where it is written, which is a
+// place, not a meaning, so the spec formats (it was refused before).
+func TestFormatModuleCallMoves(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "modules", "m"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	module := "resources:\n  - {name: r, type: network}\n"
+	if err := os.WriteFile(filepath.Join(dir, "modules", "m", spec.ModuleFile), []byte(module), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "stack.yaml")
+	src := head + "modules: [{name: a, source: ./modules/m}, {source: ./modules/m, name: b}]\nresources: []\n"
+	out, err := Format(file, []byte(src))
+	if err != nil {
+		t.Fatalf("Format: %v", err)
+	}
+	want := head + "modules: [{name: a, source: ./modules/m}, {name: b, source: ./modules/m}]\nresources: []\n"
+	if string(out) != want {
+		t.Errorf("Format =\n%s\nwant\n%s", out, want)
+	}
+	// A change of meaning inside the call is still seen.
+	a, _ := spec.Parse(file, []byte(src))
+	b, err := spec.Parse(file, []byte(strings.Replace(src, "{name: a, source: ./modules/m}", "{name: a, source: ./modules/m, protection: durable}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path, same := equalSpecs(a, b); same {
+		t.Errorf("equalSpecs ignores a call's protection (at %s)", path)
 	}
 }
 

@@ -123,3 +123,59 @@ func testLatencyRows(ctx context.Context, t *testing.T, bulwark, pluginDir strin
 	}
 	checkTables(t, (&LatencyReport{Date: time.Now(), Rows: rows}).Markdown())
 }
+
+// TestEndToEndModules runs the module rows through the real binaries at a
+// small N that leaves a remainder (2 calls of 100 and 50 top-level
+// resources), interleaved, twice: both shapes record N resources after
+// apply and none after teardown, and every command has a modules ÷ flat
+// ratio.
+func TestEndToEndModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulwark, pluginDir, err := Build(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 250
+	var progress strings.Builder
+	results, err := RunStacks(ctx, Config{Bulwark: bulwark, PluginDir: pluginDir, Shapes: []Shape{Flat, Modules}, Sizes: []int{n},
+		Budget: 2 * time.Minute, Scratch: t.TempDir(), Progress: &progress, Count: 2, Interleave: true})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if got, want := len(results), 2*len(Commands); got != want {
+		t.Fatalf("%d results, want %d:\n%s", got, want, progress.String())
+	}
+	// Interleaved: the progress shows flat, modules, flat, modules.
+	var order []string
+	for _, line := range strings.Split(progress.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[3] == CmdValidate {
+			order = append(order, f[1])
+		}
+	}
+	if got := strings.Join(order, " "); got != "flat modules flat modules" {
+		t.Errorf("validate ran on %s, want flat modules flat modules", got)
+	}
+	wantAfter := map[string]int{CmdValidate: 0, CmdPlan: 0, CmdApply: n, CmdNoopPlan: n, CmdNoop: n, CmdTeardown: 0}
+	for _, r := range results {
+		if !r.OK() {
+			t.Errorf("%s %s: %s", r.Shape, r.Command, describe(r))
+			continue
+		}
+		if r.Resources != wantAfter[r.Command] {
+			t.Errorf("%s %s: %d resources recorded after it, want %d", r.Shape, r.Command, r.Resources, wantAfter[r.Command])
+		}
+	}
+	for _, c := range Commands {
+		if ratio, ok := ModulesRatio(results, ToolBulwark, n, c); !ok || ratio <= 0 {
+			t.Errorf("%s: no modules ÷ flat ratio (%v, %v)", c, ratio, ok)
+		}
+	}
+}

@@ -2,11 +2,13 @@ package benchharness
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
 
@@ -231,5 +233,87 @@ func TestTerraformLatencyConfig(t *testing.T) {
 				t.Error("the configuration names a provider: init would download it")
 			}
 		})
+	}
+}
+
+// TestModulesShape: the modules shape makes the same N generic resources as
+// flat, as calls of one module (addresses CALL.rNNN) plus the remainder at
+// the top level, and its files parse with the module beside the spec.
+func TestModulesShape(t *testing.T) {
+	for _, tt := range []struct{ n, calls, top int }{{1, 1, 0}, {100, 1, 0}, {250, 2, 50}, {10000, 100, 0}} {
+		t.Run(fmt.Sprint(tt.n), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := WriteFiles(dir, BulwarkFiles(Modules, tt.n, MockConfig{})); err != nil {
+				t.Fatal(err)
+			}
+			text := BulwarkSpec(Modules, tt.n, 0)
+			sp, err := spec.Parse(filepath.Join(dir, "spec.yaml"), text)
+			if err != nil {
+				t.Fatalf("the generated spec does not parse: %v", err)
+			}
+			if len(sp.Modules) != tt.calls {
+				t.Errorf("%d module calls, want %d", len(sp.Modules), tt.calls)
+			}
+			names := map[string]bool{}
+			top := 0
+			for _, r := range sp.Resources {
+				if r.Type != "generic" || r.Provider != "mock" || len(r.DependsOn) > 0 || len(r.Config) > 0 {
+					t.Errorf("%s: type %q provider %q depends_on %v config %v, want a bare generic on mock", r.Name, r.Type, r.Provider, r.DependsOn, r.Config)
+				}
+				if !strings.Contains(r.Name, ".") {
+					top++
+				}
+				names[r.Name] = true
+			}
+			if len(names) != tt.n || top != tt.top {
+				t.Errorf("%d distinct resources (%d top-level), want %d (%d)", len(names), top, tt.n, tt.top)
+			}
+			if !names[CallName(tt.calls-1)+".r"+fmt.Sprintf("%03d", min(tt.n, ModuleSize)-1)] {
+				t.Errorf("no resource %s.r%03d among %d", CallName(tt.calls-1), min(tt.n, ModuleSize)-1, len(names))
+			}
+			tf := TerraformFiles(Modules, tt.n, 0)
+			if got := strings.Count(string(tf["main.tf"]), "module \""); got != tt.calls {
+				t.Errorf("main.tf has %d module blocks, want %d", got, tt.calls)
+			}
+			if got := strings.Count(string(tf["main.tf"]), "resource \"terraform_data\"") + tt.calls*strings.Count(string(tf[ModuleDir+"/main.tf"]), "resource \"terraform_data\""); got != tt.n {
+				t.Errorf("the Terraform files make %d resources, want %d", got, tt.n)
+			}
+		})
+	}
+	if _, err := ParseShape("modules"); err != nil {
+		t.Errorf("ParseShape(modules): %v", err)
+	}
+}
+
+// BenchmarkParseModules: reading N resources written as module calls
+// against the same N written flat, in process (spec.Parse reads and
+// instantiates the module; resolve.Expand gives every resource its final
+// config). go test -run '^$' -bench ParseModules ./benchharness: the
+// whole commands are bulwark-bench -modules.
+func BenchmarkParseModules(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, shape := range []Shape{Flat, Modules} {
+			b.Run(fmt.Sprintf("%s-%d", shape, n), func(b *testing.B) {
+				dir := b.TempDir()
+				if err := WriteFiles(dir, BulwarkFiles(shape, n, MockConfig{})); err != nil {
+					b.Fatal(err)
+				}
+				file := filepath.Join(dir, "spec.yaml")
+				text := BulwarkSpec(shape, n, 0)
+				for b.Loop() {
+					sp, err := spec.Parse(file, text)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ex, err := resolve.Expand(sp, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(ex.Resources) != n {
+						b.Fatalf("%d resources, want %d", len(ex.Resources), n)
+					}
+				}
+			})
+		}
 	}
 }

@@ -111,6 +111,12 @@ type Config struct {
 	LatencyMS int
 	// Keep leaves each stack's scratch folder in place.
 	Keep bool
+	// Interleave runs bulwark's shapes of one N in turn within each of the
+	// Count rounds (flat, modules, flat, modules, …) instead of one
+	// shape's Count runs after the other's, so a shared machine's changing
+	// load moves both alike: for a ratio between shapes. Not with
+	// StateURL; the tools run after, as without it.
+	Interleave bool
 	// StateURL, when set, runs bulwark's stacks a second time with
 	// --state StateURL (each stack run in a schema or prefix of its own),
 	// interleaved with the file backend's runs of the same stack, as tool
@@ -160,12 +166,27 @@ func RunStacks(ctx context.Context, cfg Config) ([]Result, error) {
 	exec.CommandContext(ctx, cfg.Bulwark, "version").Run()
 	var all []Result
 	for _, n := range cfg.Sizes {
+		if cfg.Interleave {
+			runs := map[Shape][][]Result{}
+			for i := 0; i < max(cfg.Count, 1); i++ {
+				for _, shape := range cfg.Shapes {
+					rs, err := runBulwark(ctx, cfg, shape, n, "")
+					runs[shape] = append(runs[shape], rs)
+					if err != nil {
+						return append(all, rs...), err
+					}
+				}
+			}
+			for _, shape := range cfg.Shapes {
+				all = append(all, Median(runs[shape])...)
+			}
+		}
 		for _, shape := range cfg.Shapes {
 			// With a remote backend, its runs alternate with the file
 			// backend's (file, remote, file, remote, …) so that a shared
 			// machine's load moves both alike.
 			var runs, remote [][]Result
-			for i := 0; i < max(cfg.Count, 1); i++ {
+			for i := 0; i < max(cfg.Count, 1) && !cfg.Interleave; i++ {
 				rs, err := runBulwark(ctx, cfg, shape, n, "")
 				runs = append(runs, rs)
 				if err != nil {
@@ -349,7 +370,7 @@ func runBulwark(ctx context.Context, cfg Config, shape Shape, n int, stateURL st
 	}
 	defer s.close()
 	specPath := filepath.Join(s.dir, "spec.yaml")
-	if err := os.WriteFile(specPath, BulwarkSpec(shape, n, cfg.LatencyMS), 0o600); err != nil {
+	if err := WriteFiles(s.dir, BulwarkFiles(shape, n, MockConfig{LatencyMS: cfg.LatencyMS})); err != nil {
 		return nil, err
 	}
 	stateDir := filepath.Join(s.dir, "state")
@@ -415,7 +436,7 @@ func runTool(ctx context.Context, cfg Config, t Tool, shape Shape, n int) ([]Res
 		return nil, err
 	}
 	defer s.close()
-	if err := os.WriteFile(filepath.Join(s.dir, "main.tf"), TerraformConfig(shape, n), 0o600); err != nil {
+	if err := WriteFiles(s.dir, TerraformFiles(shape, n, 0)); err != nil {
 		return nil, err
 	}
 	env := toolEnv()

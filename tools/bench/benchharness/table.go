@@ -19,6 +19,7 @@ type Report struct {
 	Args        string // the harness's command line
 	Parallelism int
 	Count       int    // runs of each stack; each figure is the median run's
+	Interleave  bool   // the shapes of one N ran in turn within each round (Config.Interleave)
 	LatencyMS   int    // the mock's latency_ms
 	Budget      string // the per-command budget, as said to a reader
 	Floor       Floor  // the floor the figures are scaled by
@@ -70,6 +71,9 @@ func (r *Report) Markdown() string {
 	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, "- each stack run %d times, each figure the median run's (a run that failed is shown instead)\n", r.Count)
+		if r.Interleave {
+			b.WriteString("- the shapes of one N run in turn in each of those rounds (flat, modules, flat, modules, …), so the machine's load moves both alike\n")
+		}
 	} else {
 		b.WriteString("- each stack run once\n")
 	}
@@ -129,6 +133,8 @@ func (r *Report) Markdown() string {
 		" while it ran. Peak RSS (with plugins) is os/exec's ProcessState.SysUsage Maxrss (wait4's ru_maxrss): the largest of bulwark " +
 		"and the plugin processes it started and reaped, which are its children. Sizes are after the command: the state file, the journal, " +
 		"and every file in the stack's folder (backups and the mock's world file included); - is no such file (validate and plan write nothing).\n")
+
+	r.modulesMarkdown(&b)
 
 	if r.StateURL != "" {
 		r.remoteMarkdown(&b)
@@ -363,5 +369,71 @@ func (r *Report) remoteMarkdown(b *strings.Builder) {
 		selfCPU, _ := fmtCPU(res)
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", res.Shape, fmtCount(res.N), res.Command,
 			fmtWallOf(file, ok), fmtWall(res), fmtRatio(res, ok, file), fmtExit(res), selfCPU, fmtBytes(res.PeakRSS), fmtResources(res.Resources))
+	}
+}
+
+// ModulesLimit is issue 22's bound: a stack written as calls of a module
+// validates, plans and applies within this multiple of the same stack
+// written flat.
+const ModulesLimit = 1.5
+
+// modulesBound reports whether ModulesLimit applies to command.
+func modulesBound(command string) bool {
+	return command == CmdValidate || command == CmdPlan || command == CmdApply
+}
+
+// ModulesRatio is the Modules shape's wall time over Flat's at the same N,
+// for one tool and command; ok is false when either did not run to the end.
+func ModulesRatio(results []Result, tool string, n int, command string) (ratio float64, ok bool) {
+	m, okM := findResult(results, tool, Modules, n, command)
+	f, okF := findResult(results, tool, Flat, n, command)
+	if !okM || !okF || !m.OK() || !f.OK() || f.Wall <= 0 {
+		return 0, false
+	}
+	return float64(m.Wall) / float64(f.Wall), true
+}
+
+// modulesMarkdown is the modules ÷ flat table: for every N where both
+// shapes ran, each command's wall time written through a module over the
+// same resources written flat, bulwark's checked against ModulesLimit, the
+// tools' (the same module in HCL) beside for reference.
+func (r *Report) modulesMarkdown(b *strings.Builder) {
+	tools := []string{ToolBulwark}
+	for _, t := range r.Tools {
+		tools = append(tools, t.Name)
+	}
+	header := false
+	for _, tool := range tools {
+		for _, res := range r.Results {
+			if res.Tool != tool || res.Shape != Modules || res.Skipped == NotWanted {
+				continue
+			}
+			flat, ok := findResult(r.Results, tool, Flat, res.N, res.Command)
+			if !ok {
+				continue
+			}
+			if !header {
+				header = true
+				fmt.Fprintf(b, "\n## Modules ÷ flat\n\nThe same N resources written as %d-resource module calls (`modules`) and written flat (`flat`), "+
+					"each in a fresh stack; issue 22 bounds bulwark's validate, plan and apply to %s.\n\n", ModuleSize, fmtFactor(ModulesLimit))
+				b.WriteString("| tool | N | command | flat | modules | modules ÷ flat | bound |\n|---|---:|---|---:|---:|---:|---|\n")
+			}
+			ratio, ok := ModulesRatio(r.Results, tool, res.N, res.Command)
+			rs, verdict := "-", ""
+			if ok {
+				rs = fmtFactor(ratio)
+			}
+			if tool == ToolBulwark && modulesBound(res.Command) {
+				switch {
+				case !ok:
+					verdict = "not measured"
+				case ratio <= ModulesLimit:
+					verdict = "within " + fmtFactor(ModulesLimit)
+				default:
+					verdict = "**over " + fmtFactor(ModulesLimit) + "**"
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", tool, fmtCount(res.N), res.Command, fmtWall(flat), fmtWall(res), rs, verdict)
+		}
 	}
 }

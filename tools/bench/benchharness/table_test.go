@@ -185,3 +185,35 @@ func checkTables(t *testing.T, md string) {
 		}
 	}
 }
+
+// TestModulesTable: the modules ÷ flat section pairs each command of the
+// two shapes at one N, checks validate, plan and apply against the 1.5×
+// bound, and says so when one of a pair did not run to the end.
+func TestModulesTable(t *testing.T) {
+	res := func(shape Shape, command string, wall time.Duration, exit int) Result {
+		return Result{Tool: ToolBulwark, Shape: shape, N: 10000, Command: command, Measurement: Measurement{Wall: wall, ExitCode: exit}, Resources: -1}
+	}
+	r := &Report{Parallelism: 10, Count: 3, Interleave: true, Results: []Result{
+		res(Flat, CmdValidate, time.Second, 0), res(Flat, CmdPlan, time.Second, 0), res(Flat, CmdApply, 2*time.Second, 0), res(Flat, CmdTeardown, time.Second, 0),
+		res(Modules, CmdValidate, 1200*time.Millisecond, 0), res(Modules, CmdPlan, 1600*time.Millisecond, 0), res(Modules, CmdApply, 2*time.Second, 1), res(Modules, CmdTeardown, 3*time.Second, 0),
+	}}
+	md := r.Markdown()
+	for _, want := range []string{
+		"## Modules ÷ flat",
+		"| bulwark | 10,000 | validate | 1.00 s | 1.20 s | 1.20× | within 1.50× |",
+		"| bulwark | 10,000 | plan | 1.00 s | 1.60 s | 1.60× | **over 1.50×** |",
+		"| bulwark | 10,000 | apply | 2.00 s | 2.00 s | - | not measured |",
+		"| bulwark | 10,000 | teardown | 1.00 s | 3.00 s | 3.00× |  |",
+		"run in turn in each of those rounds",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if got, ok := ModulesRatio(r.Results, ToolBulwark, 10000, CmdPlan); !ok || got != 1.6 {
+		t.Errorf("ModulesRatio(plan) = %v, %v; want 1.6, true", got, ok)
+	}
+	if strings.Contains((&Report{Results: r.Results[:4]}).Markdown(), "Modules ÷ flat") {
+		t.Error("a report without the modules shape has a modules ÷ flat section")
+	}
+}

@@ -12,6 +12,7 @@
 //	bulwark-bench -profile apply -shapes flat -sizes 1000 -cpuprofile cpu.pprof
 //	bulwark-bench -latency -count 3     # the latency rows against their limit (make bench-latency)
 //	bulwark-bench -latency -latencies 200 -parallelisms 10 -batch off -rate-limit 0
+//	bulwark-bench -modules -count 3 -compare none   # 10,000 as 100 calls of a 100-resource module beside 10,000 flat (make bench-modules)
 //	bulwark-bench -terraform-protocol -count 3   # 1,000 items of the Terraform test providers beside Terraform (make bench-terraform)
 package main
 
@@ -40,7 +41,7 @@ func main() {
 type options struct {
 	root, bulwark, pluginDir, scratch, out string
 	shapes, sizes, compare                 string
-	quick, keep                            bool
+	quick, keep, modules                   bool
 	parallelism                            int
 	budget                                 time.Duration
 	floorCalls, floorAppends               int
@@ -67,6 +68,7 @@ func run(args []string) int {
 	fs.StringVar(&o.shapes, "shapes", "flat,chain", "stack shapes: flat (independent) and/or chain (each depends on the one before)")
 	fs.StringVar(&o.sizes, "sizes", "100,1000,10000", "stack sizes N")
 	fs.BoolVar(&o.quick, "quick", false, "N = 1,000 only")
+	fs.BoolVar(&o.modules, "modules", false, "the module rows (issue 22): shapes flat and modules (N resources as calls of a 100-resource module) at -sizes (default 10,000 here), their modules ÷ flat ratio against the 1.5× bound, written to OUT/modules-DATE.md (latest.md is left alone)")
 	fs.StringVar(&o.compare, "compare", "auto", "auto: run tofu and terraform too when on PATH; none: bulwark alone")
 	fs.IntVar(&o.count, "count", 1, "run each stack this many times and report the median run of each command (with -profile: run the profiled command this many times, each on a fresh stack, into one profile)")
 	fs.IntVar(&o.latencyMS, "latency-ms", 0, "every call to the mock takes this long (its latency_ms); with it, no tool runs beside (they have no such latency)")
@@ -101,6 +103,18 @@ func run(args []string) int {
 	fs.StringVar(&o.tf.env, "tf-env", "", "with -terraform-protocol: NAME=VALUE pairs (space-separated) added to the environment of every command of both tools, e.g. TF_LOG_SDK=off")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if o.modules {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if set["shapes"] || set["quick"] || set["guard"] || set["state"] {
+			fmt.Fprintln(os.Stderr, "bulwark-bench: -modules runs the flat and modules shapes: not with -shapes, -quick, -guard or -state")
+			return 2
+		}
+		o.shapes = "flat,modules"
+		if !set["sizes"] {
+			o.sizes = "10000"
+		}
 	}
 	if err := o.run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bulwark-bench: %v\n", err)
@@ -262,6 +276,7 @@ func (o options) run() error {
 		Args:         commandLine(os.Args),
 		Parallelism:  o.parallelism,
 		Count:        max(o.count, 1),
+		Interleave:   o.modules,
 		LatencyMS:    o.latencyMS,
 		Tools:        tools,
 		NoComparison: noComparison,
@@ -284,7 +299,7 @@ func (o options) run() error {
 		Bulwark: bulwark, PluginDir: pluginDir, Shapes: shapes, Sizes: sizes,
 		Parallelism: o.parallelism, Budget: o.budget, Scratch: scratch, Tools: tools,
 		Progress: os.Stderr, Keep: o.keep, Count: o.count, LatencyMS: o.latencyMS,
-		StateURL: o.state,
+		StateURL: o.state, Interleave: o.modules,
 	}
 	if guard != nil && !o.guardFull {
 		// Only what the guard checks, and what that needs.
@@ -356,6 +371,14 @@ func (o options) run() error {
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
+		}
+		if o.modules {
+			name := filepath.Join(dir, "modules-"+rep.Date.Format("2006-01-02-1504")+".md")
+			if err := os.WriteFile(name, []byte(md), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "wrote %s\n", name)
+			return failure
 		}
 		name := filepath.Join(dir, "results-"+rep.Date.Format("2006-01-02-1504")+".md")
 		for _, p := range []string{name, filepath.Join(dir, "latest.md")} {

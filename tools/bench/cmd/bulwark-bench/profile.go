@@ -160,6 +160,12 @@ func profileStack(ctx context.Context, r profileRun) (func() error, error) {
 		// find its objects when it is profiled after another was made.
 		os.Setenv(benchharness.WorldEnv, filepath.Join(r.scratch, "world"))
 	}
+	if r.tfProvider == "" && r.shape == benchharness.Modules {
+		// The module the spec calls, read when the spec is.
+		if err := benchharness.WriteFiles(dir, benchharness.BulwarkFiles(r.shape, r.n, benchharness.MockConfig{LatencyMS: r.latencyMS})); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.WriteFile(specPath, text, 0o600); err != nil {
 		return nil, err
 	}
