@@ -585,19 +585,26 @@ func hasAnyValue(r *state.Resource, keys []string) bool {
 }
 
 // boundaryKind is the kind of step boundary a journal record marks, for the
-// failpoints' tally (core/failpoint): its kind, status, phase and action,
-// and "set-aside" for the step of an object a replacement set aside, as
-// "step/started/execute/delete/set-aside". The crash harness kills at
-// every kind it sees at least once.
+// failpoints' tally (core/failpoint): four fields, "-" for one the record
+// has not: its kind, status, phase, and the step's action ("meta:ACTION"
+// for a step of the engine's own, one with no resource), then
+// "/set-aside" for the step of an object a replacement set aside, as in
+// "step/started/execute/delete/set-aside", or "op/running/-/-". The crash
+// harness kills at every kind it sees at least once.
 func boundaryKind(r journal.Record) string {
-	parts := []string{r.Kind, r.Status}
-	for _, p := range []string{r.Phase, r.Action} {
-		if p != "" {
-			parts = append(parts, p)
+	or := func(s string) string {
+		if s == "" {
+			return "-"
 		}
+		return strings.ReplaceAll(s, "/", "_")
 	}
+	action := or(r.Action)
+	if r.Step != "" && r.Resource == "" {
+		action = "meta:" + action
+	}
+	k := or(r.Kind) + "/" + or(r.Status) + "/" + or(r.Phase) + "/" + action
 	if strings.Contains(r.Step, "#") {
-		parts = append(parts, "set-aside")
+		k += "/set-aside"
 	}
-	return strings.ReplaceAll(strings.Join(parts, "/"), " ", "_")
+	return strings.ReplaceAll(k, " ", "_")
 }
