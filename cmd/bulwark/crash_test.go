@@ -1224,6 +1224,10 @@ func crashKindOf(point, kind string) string {
 	return strings.Join(f, "/")
 }
 
+// crashKindRetries is how many more kills crashEachKind tries for a kind of
+// boundary its picks did not reach.
+const crashKindRetries = 8
+
 // crashPass is one pass through a failpoint a tally counted.
 type crashPass struct{ point, kind string }
 
@@ -1253,8 +1257,9 @@ func crashSeedOf(base int64, scenario, point string) int64 {
 // killed at at least once: the kind a kill happened at is read from the
 // killed command's own tally, not assumed from N (the order of parallel
 // steps' boundaries may vary from run to run); a kind missed that way is
-// tried at its other occurrences before the test fails. It returns how
-// many iterations were killed.
+// tried again at its occurrences (the same N may land elsewhere this time)
+// and around them before the test fails. It returns how many iterations
+// were killed.
 func crashEachKind(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs, point string, kinds []string, base int64) int {
 	t.Helper()
 	if slices.Contains(kinds, "") {
@@ -1281,21 +1286,22 @@ func crashEachKind(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBu
 	distinct := slices.Compact(slices.Sorted(slices.Values(kinds)))
 	t.Logf("%d %s boundaries of %d kinds counted; killed at %v (rerun with BULWARK_CRASH_SEED=%d for the same picks)", len(kinds), point, len(distinct), picks, base)
 	kills := crashEachOf(t, point, picks, iteration)
-	// A kind no pick reached (parallel steps' boundaries came in another
-	// order than in the tally) is tried at its other occurrences and
-	// around them, nearest first, a few times.
+	// A kind no pick reached (parallel steps' boundaries, deferred
+	// records among them, came in another order than in the tally) is
+	// tried again at its occurrences, then around them, nearest first: at
+	// most crashKindRetries more kills for each.
 	for _, k := range distinct {
-		tried := slices.Clone(picks)
-		for d := 0; d <= 2 && len(killedAt[k]) == 0 && !t.Failed(); d++ {
+		tries := 0
+		for d := 0; d <= 2; d++ {
 			for i, kind := range kinds {
 				if kind != k {
 					continue
 				}
 				for _, n := range []int{i + 1 - d, i + 1 + d} {
-					if len(killedAt[k]) > 0 || len(tried) >= len(picks)+6 || n < 1 || n > len(kinds) || slices.Contains(tried, n) {
+					if len(killedAt[k]) > 0 || tries >= crashKindRetries || t.Failed() || n < 1 || n > len(kinds) {
 						continue
 					}
-					tried = append(tried, n)
+					tries++
 					t.Logf("kind %s not killed yet: trying %s:%d", k, point, n)
 					if iteration(t, n) {
 						kills++
