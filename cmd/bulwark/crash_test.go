@@ -814,7 +814,10 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 // TestCrashAtEveryStepBoundary kills every scenario on the file backend at
 // every kind of its boundaries (crashKindSample), or, with
 // BULWARK_CRASH_FULL=1, at every one of them.
-func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, nil, nil) }
+func TestCrashAtEveryStepBoundary(t *testing.T) {
+	t.Parallel() // its scenarios are independent of every other test
+	crashAtEveryStepBoundary(t, nil, nil)
+}
 
 // crashFull reports whether BULWARK_CRASH_FULL=1 asks the harnesses to
 // kill at every boundary, not at a sample.
@@ -1630,6 +1633,10 @@ func killAt(t *testing.T, setup [][]string, cmd []string, point string, match fu
 // boundary test found (fixed since by 2d3c2b6, "record the revision and
 // interventions before the operation's end is journaled").
 func TestCrashRegressions(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	v1, v2, v3 := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml")
 
 	// The update is killed right after its final ("succeeded") journal
@@ -1637,6 +1644,7 @@ func TestCrashRegressions(t *testing.T) {
 	// current. It was left staged, with revision 1 current; `bulwark
 	// rollback` then said "no revision applied before the current one".
 	t.Run("revision_current_after_kill_at_final_record", func(t *testing.T) {
+		t.Parallel()
 		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v2}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "op" && r.Status == "succeeded" })
@@ -1662,6 +1670,7 @@ func TestCrashRegressions(t *testing.T) {
 	// journaled: the resumed rollback (exit 11) must drop what the update
 	// staged. It left state.staged = 2 and revision 2 "staged" for good.
 	t.Run("resumed_rollback_of_failed_update_unstages", func(t *testing.T) {
+		t.Parallel()
 		e, fp := killAt(t, [][]string{{"apply", v1}}, []string{"apply", v3, "--simulate-failure", "load_balancer"}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "rollback" })
@@ -1718,6 +1727,10 @@ func TestCrashKnownBugs(t *testing.T) {
 }
 
 func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("local40.yaml")
 	const stack = "crashlocal"
 	base := crashBaseSeed(t)
@@ -1837,6 +1850,10 @@ func resumeLine(s string) string {
 // durable resources are left (before resume rolled back both parts, 21 to
 // 27 were).
 func TestCrashFailingStackAtRandomMoments(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("fail30.yaml")
 	const stack = "crashfail"
 	durable := []string{"r05", "r15", "r25"}
@@ -1888,6 +1905,10 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 // made once (apply) or gone (teardown), and the state agreeing with the
 // world.
 func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("layers40.yaml")
 	const stack, n = "crashlayers", 40
 	base := crashBaseSeed(t)
