@@ -18,6 +18,7 @@ import (
 // parser finds is printed as FILE:LINE:COL: message, and nothing is written
 // under the state folder (no plugin was started, nothing mutated).
 func TestBadSpecCorpus(t *testing.T) {
+	t.Parallel() // a state folder of its own for each command; no environment change
 	plugins := buildPlugins(t)
 	bin := builtBulwark(t)
 	_, file, _, _ := runtime.Caller(0)
@@ -27,6 +28,7 @@ func TestBadSpecCorpus(t *testing.T) {
 	}
 	for _, path := range corpus {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

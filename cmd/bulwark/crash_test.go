@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"maps"
 	mrand "math/rand"
@@ -35,14 +36,16 @@ import (
 // provider. After every kill, `bulwark resume` must finish the operation and
 // leave state and reality in agreement.
 //
-// Knobs: -short samples every failpoint (every third N);
-// BULWARK_CRASH_FULL=1 kills the PostgreSQL and S3 harnesses (and
-// TestCrashMigrate) at every boundary, not at the sample they take by
-// default (crashSample);
+// Knobs: BULWARK_CRASH_FULL=1 kills every harness at every boundary (make
+// test-crash-full), not at the sample each takes by default (on the file
+// backend, crashKindSample: every kind of boundary of every scenario, and a
+// seeded rotating one more of each point; on PostgreSQL and S3, and in TestCrashMigrate,
+// crashSample and migrateSample); with it, -short kills at every third N;
 // BULWARK_CRASH_SEED=S replays the random kills of a logged base seed (the
-// timing of a run is never exactly replayed); BULWARK_CRASH_STRICT=1 fails
-// on the known bugs instead of logging them, and runs their reproductions
-// in TestCrashKnownBugs.
+// timing of a run is never exactly replayed) and the rotating sample of
+// the file backend's harness; BULWARK_CRASH_STRICT=1 fails on the known
+// bugs instead of logging them, and runs their reproductions in
+// TestCrashKnownBugs. docs/ci.md says what each samples and why.
 
 var (
 	crashBinOnce sync.Once
@@ -808,12 +811,16 @@ func (b *crashBugs) tolerate(t crashT, bug, where string) bool {
 	return true
 }
 
-// TestCrashAtEveryStepBoundary kills every scenario at every one of its
-// boundaries, on the file backend: never sampled (but by -short).
-func TestCrashAtEveryStepBoundary(t *testing.T) { crashAtEveryStepBoundary(t, nil, nil) }
+// TestCrashAtEveryStepBoundary kills every scenario on the file backend at
+// every kind of its boundaries (crashKindSample), or, with
+// BULWARK_CRASH_FULL=1, at every one of them.
+func TestCrashAtEveryStepBoundary(t *testing.T) {
+	t.Parallel() // its scenarios are independent of every other test
+	crashAtEveryStepBoundary(t, nil, nil)
+}
 
-// crashFull reports whether BULWARK_CRASH_FULL=1 asks the harnesses on the
-// remote backends (and TestCrashMigrate) to kill at every boundary.
+// crashFull reports whether BULWARK_CRASH_FULL=1 asks the harnesses to
+// kill at every boundary, not at a sample.
 func crashFull() bool { return os.Getenv("BULWARK_CRASH_FULL") == "1" }
 
 // crashRemoteScenarios are the scenarios the harness runs on PostgreSQL
@@ -827,15 +834,20 @@ var crashRemoteScenarios = []string{"apply", "failed_apply_rollback", "teardown"
 
 // crashAtEveryStepBoundary runs the scenarios (only those named, when only
 // is set) with the stack's state on the backend whose fresh places place
-// returns (nil: the file backend). On the file backend every scenario is
-// killed at every boundary. On a remote backend (place set), unless
-// crashFull, each scenario runs once to its end counting its boundaries
-// (BULWARK_FAILPOINT_TALLY), which is its not-killed iteration, and is then
-// killed at a fixed sample of each point's boundaries (crashSample: the
-// first and the last of each, the middle journal record), each resumed
-// and checked as every kill is: iterations on PostgreSQL and S3 are slow,
-// and what differs there from the file backend is where the writes go, not
-// which step boundary the engine is at.
+// returns (nil: the file backend). With crashFull every scenario is killed
+// at every boundary. Otherwise each scenario runs once to its end counting
+// its boundaries and their kinds (BULWARK_FAILPOINT_TALLY), which is its
+// not-killed iteration, and is then killed at a sample of each point's
+// boundaries, each resumed and checked as every kill is. On the file
+// backend the sample is crashKindSample's: the first boundary of every
+// kind, the point's first and last, and a seeded rotating one, and every
+// kind the tally
+// counted must have killed the command once (checked from the killed
+// commands' own tallies). On a remote backend (place set) it is
+// crashSample's (the first and the last of each point, the middle journal
+// record): iterations on PostgreSQL and S3 are slow, and what differs there
+// from the file backend is where the writes go, not which step boundary
+// the engine is at.
 func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []string) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
@@ -1011,7 +1023,11 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 			t.Logf("known bug %s: met %d time(s): %v", bug, len(where), where)
 		}
 	})
-	sample := place != nil && !crashFull()
+	sample := !crashFull()
+	var seed int64
+	if sample && place == nil {
+		seed = crashBaseSeed(t)
+	}
 	for _, sc := range scenarios {
 		if only != nil && !slices.Contains(only, sc.name) {
 			continue
@@ -1033,10 +1049,10 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 				}
 				tmpl.must(0, args...)
 			}
-			var tally map[string]int
+			var passes []crashPass
 			if sample {
 				// The not-killed iteration, counting the boundaries.
-				tally = crashTally(t, sc, tmpl, bugs)
+				passes = crashTally(t, sc, tmpl, bugs)
 			}
 			for _, point := range []string{"journal", "state", "provider"} {
 				t.Run(point, func(t *testing.T) {
@@ -1045,9 +1061,13 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 						return crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), "", bugs)
 					}
 					var kills int
-					if sample {
-						kills = crashEachOf(t, point, tally[point], iteration)
-					} else {
+					switch {
+					case sample && place == nil:
+						kills = crashEachKind(t, sc, tmpl, bugs, point, crashKinds(passes, point), seed)
+					case sample:
+						count := len(crashKinds(passes, point))
+						kills = crashEachOf(t, point, crashSample(point, count), iteration)
+					default:
 						kills = crashEveryN(t, iteration)
 					}
 					if kills == 0 {
@@ -1144,15 +1164,184 @@ func crashSample(point string, count int) []int {
 	return out
 }
 
-// crashEachOf calls iteration (crashWorkers at a time) for each boundary of
-// crashSample(point, count) and returns how many were killed. A boundary
-// the tally counted that a run does not reach (a count that varies from
-// run to run) ends the command normally, which the iteration checks as
-// such: it is logged, not failed.
-func crashEachOf(t *testing.T, point string, count int, iteration func(tt crashT, n int) (killed bool)) int {
+// crashKindExtra is how many boundaries of each point, beyond the first of
+// each kind and the point's first and last, crashKindSample picks at random
+// (seeded), so that successive runs kill at different ones.
+const crashKindExtra = 1
+
+// crashKindSample picks, of a point's boundaries (kinds[n-1] is the kind of
+// boundary N, as crashKindOf names the tally's), the ones the file
+// backend's harness kills at by default: the first of each kind, the
+// point's first and last (a rollback scenario's last are the rollback's),
+// and crashKindExtra more drawn from the others with rnd. The picks are
+// sorted; the same kinds and seed give the same picks.
+func crashKindSample(kinds []string, rnd *mrand.Rand) []int {
+	seen := map[string]bool{}
+	var picks, rest []int
+	for i, k := range kinds {
+		n := i + 1
+		if !seen[k] || n == 1 || n == len(kinds) {
+			picks = append(picks, n)
+		} else {
+			rest = append(rest, n)
+		}
+		seen[k] = true
+	}
+	for range crashKindExtra {
+		if len(rest) == 0 {
+			break
+		}
+		i := rnd.Intn(len(rest))
+		picks = append(picks, rest[i])
+		rest = slices.Delete(rest, i, i+1)
+	}
+	slices.Sort(picks)
+	return picks
+}
+
+// crashKindOf is the kind of boundary the harness must kill at at least
+// once, from the kind a failpoint pass wrote in the tally: a provider
+// call's (create, update, delete) and a state write's (commit,
+// revision-body, backup, checkpoint) as they are; a journal record's
+// (core/opstore's boundaryKind: kind/status/phase/action, then flags) with
+// the action of a resource's step as "resource" and of the engine's own
+// steps as "meta", so that "the execute of a resource step started" is one
+// kind whatever the step does (the provider point tells the calls apart),
+// and a record queued without waiting ("/queued"), or of a set-aside
+// object's step, kinds of their own.
+func crashKindOf(point, kind string) string {
+	if point != "journal" {
+		return kind
+	}
+	f := strings.Split(kind, "/")
+	if len(f) < 4 {
+		return kind
+	}
+	switch a := f[3]; {
+	case a == "-":
+	case strings.HasPrefix(a, "meta:"):
+		f[3] = "meta"
+	default:
+		f[3] = "resource"
+	}
+	return strings.Join(f, "/")
+}
+
+// crashKindRetries is how many more kills crashEachKind tries for a kind of
+// boundary its picks did not reach.
+const crashKindRetries = 8
+
+// crashPass is one pass through a failpoint a tally counted.
+type crashPass struct{ point, kind string }
+
+// crashKinds is the kinds (crashKindOf) of point's boundaries in passes,
+// in order: element N-1 is boundary N's.
+func crashKinds(passes []crashPass, point string) []string {
+	var out []string
+	for _, p := range passes {
+		if p.point == point {
+			out = append(out, crashKindOf(point, p.kind))
+		}
+	}
+	return out
+}
+
+// crashSeedOf is the seed of one scenario's and point's rotating sample:
+// the run's base seed mixed with their names, so that each draws its own.
+func crashSeedOf(base int64, scenario, point string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(scenario + "/" + point))
+	return base ^ int64(h.Sum64())
+}
+
+// crashEachKind kills sc's command at crashKindSample's picks of point's
+// boundaries (kinds, from the scenario's tally), each iteration resumed and
+// checked, and fails unless every kind of boundary the tally counted was
+// killed at at least once: the kind a kill happened at is read from the
+// killed command's own tally, not assumed from N (the order of parallel
+// steps' boundaries may vary from run to run); a kind missed that way is
+// tried again at its occurrences (the same N may land elsewhere this time)
+// and around them before the test fails. It returns how many iterations
+// were killed.
+func crashEachKind(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs, point string, kinds []string, base int64) int {
 	t.Helper()
-	picks := crashSample(point, count)
-	t.Logf("%d %s boundaries counted; killed at %v", count, point, picks)
+	if slices.Contains(kinds, "") {
+		t.Fatalf("%s: a %s boundary of the tally has no kind (every failpoint pass must say it: failpoint.HitAt)", sc.name, point)
+	}
+	picks := crashKindSample(kinds, mrand.New(mrand.NewSource(crashSeedOf(base, sc.name, point))))
+	var mu sync.Mutex
+	killedAt := map[string][]int{}
+	iteration := func(tt crashT, n int) bool {
+		f := filepath.Join(tt.TempDir(), "tally")
+		if !crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), f, bugs) {
+			return false
+		}
+		got := crashKinds(readTallyPasses(tt, f), point)
+		if len(got) < n {
+			tt.Errorf("%s:%d killed the command after %d %s passes", point, n, len(got), point)
+			return true
+		}
+		mu.Lock()
+		killedAt[got[n-1]] = append(killedAt[got[n-1]], n)
+		mu.Unlock()
+		return true
+	}
+	distinct := slices.Compact(slices.Sorted(slices.Values(kinds)))
+	t.Logf("%d %s boundaries of %d kinds counted; killed at %v (rerun with BULWARK_CRASH_SEED=%d for the same picks)", len(kinds), point, len(distinct), picks, base)
+	kills := crashEachOf(t, point, picks, iteration)
+	// A kind no pick reached (parallel steps' boundaries, deferred
+	// records among them, came in another order than in the tally) is
+	// tried again at its occurrences, then around them, nearest first: at
+	// most crashKindRetries more kills for each.
+	for _, k := range distinct {
+		tries := 0
+		for d := 0; d <= 2; d++ {
+			for i, kind := range kinds {
+				if kind != k {
+					continue
+				}
+				for _, n := range []int{i + 1 - d, i + 1 + d} {
+					if len(killedAt[k]) > 0 || tries >= crashKindRetries || t.Failed() || n < 1 || n > len(kinds) {
+						continue
+					}
+					tries++
+					t.Logf("kind %s not killed yet: trying %s:%d", k, point, n)
+					if iteration(t, n) {
+						kills++
+					}
+				}
+			}
+		}
+	}
+	for _, k := range distinct {
+		if len(killedAt[k]) == 0 {
+			t.Errorf("%s: the %s boundary kind %q (counted %d times) never killed the command", sc.name, point, k, crashCount(kinds, k))
+		} else {
+			t.Logf("kind %-40s killed at %v", k, killedAt[k])
+		}
+	}
+	return kills
+}
+
+// crashCount is how many times kind is in kinds.
+func crashCount(kinds []string, kind string) int {
+	n := 0
+	for _, k := range kinds {
+		if k == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// crashEachOf calls iteration (crashWorkers at a time) for each boundary of
+// picks and returns how many were killed. A boundary the tally counted that
+// a run does not reach (a count that varies from run to run) ends the
+// command normally, which the iteration checks as such: it is logged, not
+// failed.
+func crashEachOf(t *testing.T, point string, picks []int, iteration func(tt crashT, n int) (killed bool)) int {
+	t.Helper()
+	t.Logf("killed at %s %v", point, picks)
 	var next, kills atomic.Int64
 	var wg sync.WaitGroup
 	for range crashWorkers {
@@ -1178,27 +1367,43 @@ func crashEachOf(t *testing.T, point string, count int, iteration func(tt crashT
 
 // crashTally runs sc's command once to its end, in a fresh copy of the
 // template, counting every pass through each failpoint, and checks how it
-// ended (crashIteration, not killed); it returns the counts by point.
-func crashTally(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs) map[string]int {
+// ended (crashIteration, not killed); it returns the passes in order.
+func crashTally(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs) []crashPass {
 	t.Helper()
 	tally := filepath.Join(t.TempDir(), "tally")
 	if crashIteration(t, sc, tmpl, "", tally, bugs) {
 		t.Fatalf("%s: killed without a failpoint", sc.name)
 	}
-	return readTally(t, tally)
+	return readTallyPasses(t, tally)
+}
+
+// readTallyPasses reads the passes, in order, a BULWARK_FAILPOINT_TALLY
+// file records: one a line, the point's name and, when the pass said it,
+// its kind after a space (core/failpoint).
+func readTallyPasses(t crashT, path string) []crashPass {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the failpoints' tally: %v", err)
+	}
+	var out []crashPass
+	for l := range strings.Lines(string(b)) {
+		if !strings.HasSuffix(l, "\n") {
+			break // torn by the kill: that pass was not completed
+		}
+		point, kind, _ := strings.Cut(strings.TrimSuffix(l, "\n"), " ")
+		out = append(out, crashPass{point, kind})
+	}
+	return out
 }
 
 // readTally counts the passes by point a BULWARK_FAILPOINT_TALLY file
 // records.
 func readTally(t crashT, path string) map[string]int {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the failpoints' tally: %v", err)
-	}
 	counts := map[string]int{}
-	for _, p := range strings.Fields(string(b)) {
-		counts[p]++
+	for _, p := range readTallyPasses(t, path) {
+		counts[p.point]++
 	}
 	return counts
 }
@@ -1428,6 +1633,10 @@ func killAt(t *testing.T, setup [][]string, cmd []string, point string, match fu
 // boundary test found (fixed since by 2d3c2b6, "record the revision and
 // interventions before the operation's end is journaled").
 func TestCrashRegressions(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	v1, v2, v3 := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml")
 
 	// The update is killed right after its final ("succeeded") journal
@@ -1435,6 +1644,7 @@ func TestCrashRegressions(t *testing.T) {
 	// current. It was left staged, with revision 1 current; `bulwark
 	// rollback` then said "no revision applied before the current one".
 	t.Run("revision_current_after_kill_at_final_record", func(t *testing.T) {
+		t.Parallel()
 		e, fp := killAt(t, [][]string{{"apply", "--yes", v1}}, []string{"apply", "--yes", v2}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "op" && r.Status == "succeeded" })
@@ -1460,6 +1670,7 @@ func TestCrashRegressions(t *testing.T) {
 	// journaled: the resumed rollback (exit 11) must drop what the update
 	// staged. It left state.staged = 2 and revision 2 "staged" for good.
 	t.Run("resumed_rollback_of_failed_update_unstages", func(t *testing.T) {
+		t.Parallel()
 		e, fp := killAt(t, [][]string{{"apply", "--yes", v1}}, []string{"apply", "--yes", v3, "--simulate-failure", "load_balancer"}, "journal",
 			func(op []journalRec) bool {
 				return slices.ContainsFunc(op, func(r journalRec) bool { return r.Kind == "rollback" })
@@ -1516,6 +1727,10 @@ func TestCrashKnownBugs(t *testing.T) {
 }
 
 func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("local40.yaml")
 	const stack = "crashlocal"
 	base := crashBaseSeed(t)
@@ -1635,6 +1850,10 @@ func resumeLine(s string) string {
 // durable resources are left (before resume rolled back both parts, 21 to
 // 27 were).
 func TestCrashFailingStackAtRandomMoments(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("fail30.yaml")
 	const stack = "crashfail"
 	durable := []string{"r05", "r15", "r25"}
@@ -1686,6 +1905,10 @@ func TestCrashFailingStackAtRandomMoments(t *testing.T) {
 // made once (apply) or gone (teardown), and the state agreeing with the
 // world.
 func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("layers40.yaml")
 	const stack, n = "crashlayers", 40
 	base := crashBaseSeed(t)

@@ -18,6 +18,10 @@ import (
 // exists once, the state records each with the id the world has, and what
 // existed at the kill is kept, not made again.
 func TestCrashWhileThrottled(t *testing.T) {
+	// Independent of every other test (folders, marker and seed of its
+	// own, no environment change) and mostly waiting on processes: it runs
+	// beside the others (docs/ci.md).
+	t.Parallel()
 	spec := crashSpec("throttled20.yaml")
 	e := newCrashEnv(t, "crashthrottled")
 	args := []string{"apply", "--yes", spec, "--parallelism", "10"}

@@ -32,6 +32,7 @@ func fullDiskSpec(t *testing.T) string {
 // kilobytes; once space is back, resume converges the stack. Needs root (it
 // mounts a tmpfs); skipped otherwise.
 func TestFullDiskGivesOneBoundedLinePerFailure(t *testing.T) {
+	t.Parallel() // a tmpfs and folders of its own
 	// A step writes what it changed (its record and the resource), so an
 	// apply of these 30 needs under 64 KB: the space left is less.
 	for _, freeKB := range []int{24, 32, 40} {
@@ -142,6 +143,7 @@ func nextTry(r crashRes) string {
 // space is back, the update converges. Needs root (it mounts a tmpfs);
 // skipped otherwise.
 func TestFullDiskRetriesDoNotGrowTheBackups(t *testing.T) {
+	t.Parallel() // a tmpfs and folders of its own
 	// Free space beyond one copy of the state: too little for the backup,
 	// enough for it but not for the stage after it (an attempt that left
 	// its backup behind before), and more (the update gets part way).

@@ -14,10 +14,13 @@
 //	          anything records the result
 //
 // With BULWARK_FAILPOINT_TALLY=FILE, every pass through any point appends
-// the point's name and a newline to FILE (nothing is killed unless
-// BULWARK_FAILPOINT says so too): the crash harness runs a command once
-// that way to learn how many boundaries of each point it has, then kills
-// it at a sample of them.
+// a line to FILE (nothing is killed unless BULWARK_FAILPOINT says so too):
+// the point's name, then, for a pass that says what it is at (HitAt), a
+// space and its kind (for the journal, the record's kind, status, phase and
+// action, as "step/started/execute/create"; for the state, which write; for
+// a provider, which call). The crash harness runs a command once that way
+// to learn how many boundaries of each point it has, and of which kinds,
+// then kills it at a sample of them that covers every kind.
 //
 // Without either variable every Hit is a no-op on a nil *Set.
 package failpoint
@@ -101,15 +104,24 @@ func (s *Set) WithKill(f func()) *Set {
 
 // Hit counts a pass through the point name and kills the process on the
 // armed pass.
-func (s *Set) Hit(name string) {
+func (s *Set) Hit(name string) { s.HitAt(name, "") }
+
+// HitAt is Hit for a pass that says what kind of boundary it is (no spaces;
+// "" says nothing): the kind is only written to the tally, so that the
+// crash harness can kill at every kind; it is counted as Hit counts.
+func (s *Set) HitAt(name, kind string) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	if s.tally != nil {
+		line := name + "\n"
+		if kind != "" {
+			line = name + " " + kind + "\n"
+		}
 		// Best effort: a test's count, never a reason to fail the
 		// command.
-		_, _ = s.tally.WriteString(name + "\n")
+		_, _ = s.tally.WriteString(line)
 	}
 	if name != s.name {
 		s.mu.Unlock()

@@ -36,8 +36,8 @@ func TestFromEnvTalliesEveryPoint(t *testing.T) {
 		want        string // the tally after the passes below
 		fired       int
 	}{
-		{name: "tally only", armed: "", want: "journal\nstate\njournal\nprovider\n", fired: 0},
-		{name: "tally and armed", armed: "journal:2", want: "journal\nstate\njournal\nprovider\n", fired: 1},
+		{name: "tally only", armed: "", want: "journal op/started\nstate\njournal\nprovider create\n", fired: 0},
+		{name: "tally and armed", armed: "journal:2", want: "journal op/started\nstate\njournal\nprovider create\n", fired: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(tally)
@@ -49,9 +49,12 @@ func TestFromEnvTalliesEveryPoint(t *testing.T) {
 			}
 			fired := 0
 			s.WithKill(func() { fired++ })
-			for _, p := range []string{"journal", "state", "journal", "provider"} {
-				s.Hit(p)
-			}
+			// A pass that says its kind is counted as one that does
+			// not: journal:2 fires at the second journal pass.
+			s.HitAt("journal", "op/started")
+			s.Hit("state")
+			s.Hit("journal")
+			s.HitAt("provider", "create")
 			b, err := os.ReadFile(tally)
 			if err != nil || string(b) != tc.want {
 				t.Fatalf("tally %q (%v), want %q", b, err, tc.want)

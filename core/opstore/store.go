@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/failpoint"
@@ -293,7 +294,7 @@ func (s *Store) AppendDeferred(ctx context.Context, r journal.Record) (journal.R
 	s.mu.Unlock()
 	// The failpoint sees it queued, not durable: a kill here loses it, as
 	// the contract allows (the crash tests prove resume converges).
-	s.fp.Hit("journal")
+	s.fp.HitAt("journal", boundaryKind(r)+"/queued")
 	return r, nil
 }
 
@@ -343,7 +344,7 @@ func (s *Store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 			if err := s.w.PutRevision(ctx, rev.N, storage.RevisionBody{Spec: rev.Spec, Variables: rev.Variables, Sensitive: rev.SensitiveVariables}); err != nil {
 				return err
 			}
-			s.fp.Hit("state")
+			s.fp.HitAt("state", "revision-body")
 			rev.Digest, rev.Spec = state.SpecDigest(rev.Spec), ""
 		}
 		for _, o := range old {
@@ -365,11 +366,11 @@ func (s *Store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 		s.wrote = true
 		s.mu.Unlock()
 	}
-	for range recs {
-		s.fp.Hit("journal")
+	for _, r := range recs {
+		s.fp.HitAt("journal", boundaryKind(r))
 	}
 	if !ch.Empty() {
-		s.fp.Hit("state")
+		s.fp.HitAt("state", "commit")
 	}
 	// The commit is durable: what it records (an operation's end, say) is
 	// true whatever happens next. A body that cannot be deleted is left
@@ -581,4 +582,29 @@ func hasAnyValue(r *state.Resource, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// boundaryKind is the kind of step boundary a journal record marks, for the
+// failpoints' tally (core/failpoint): four fields, "-" for one the record
+// has not: its kind, status, phase, and the step's action ("meta:ACTION"
+// for a step of the engine's own, one with no resource), then
+// "/set-aside" for the step of an object a replacement set aside, as in
+// "step/started/execute/delete/set-aside", or "op/running/-/-". The crash
+// harness kills at every kind it sees at least once.
+func boundaryKind(r journal.Record) string {
+	or := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return strings.ReplaceAll(s, "/", "_")
+	}
+	action := or(r.Action)
+	if r.Step != "" && r.Resource == "" {
+		action = "meta:" + action
+	}
+	k := or(r.Kind) + "/" + or(r.Status) + "/" + or(r.Phase) + "/" + action
+	if strings.Contains(r.Step, "#") {
+		k += "/set-aside"
+	}
+	return strings.ReplaceAll(k, " ", "_")
 }

@@ -271,7 +271,7 @@ func (s *session) close() {
 		lost := s.store.Lost() != nil // the lock is another's, or nobody's: nothing more is written
 		if !lost && wrote {
 			if err := s.store.Writer().Checkpoint(ctx, s.opts.KeepOperations); err == nil {
-				s.opts.Failpoint.Hit("state")
+				s.opts.Failpoint.HitAt("state", "checkpoint")
 			}
 		}
 		pluginsGone()

@@ -177,19 +177,19 @@ type failProvider struct {
 
 func (p failProvider) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
 	resp, err := p.Provider.Create(ctx, req)
-	p.fp.Hit("provider")
+	p.fp.HitAt("provider", "create")
 	return resp, err
 }
 
 func (p failProvider) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
 	resp, err := p.Provider.Update(ctx, req)
-	p.fp.Hit("provider")
+	p.fp.HitAt("provider", "update")
 	return resp, err
 }
 
 func (p failProvider) Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error) {
 	resp, err := p.Provider.Delete(ctx, req)
-	p.fp.Hit("provider")
+	p.fp.HitAt("provider", "delete")
 	return resp, err
 }
 

@@ -71,7 +71,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 		if err := s.takeBackup(ctx); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
-		s.opts.Failpoint.Hit("state")
+		s.opts.Failpoint.HitAt("state", "backup")
 		return nil
 	}
 	stage := meta("stage", backup.ID)
