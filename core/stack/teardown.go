@@ -65,7 +65,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if err := s.checkOwned(ctx, st, pl); err != nil {
 		return nil, s.refused(ctx, err, pl)
 	}
-	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File,
+	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, User: s.holder.User,
 		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
 		Inherited: s.inherited, Stop: s.opts.Stop}
 	op.Finish = s.record(op)
