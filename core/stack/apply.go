@@ -79,7 +79,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	}
 	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, User: s.holder.User,
 		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
-		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
+		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace, Scope: s.opts.Targets}
 	if op.Data, err = s.recordDataReads(); err != nil {
 		return nil, err
 	}

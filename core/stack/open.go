@@ -129,6 +129,9 @@ type session struct {
 	stackReads        []StackRead
 	recordedStacks    map[string]StackRead
 	stacksSubstituted *spec.Spec
+	// scope is what a run limited by --target covers (see target.go); nil
+	// when it is not limited.
+	scope map[string]bool
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet

@@ -151,6 +151,12 @@ type RunOptions struct {
 	// no change, and whose replace it consents to when they are durable
 	// (apply and plan --replace ADDRESS, repeatable).
 	Replace []string
+	// Targets limits the run to these addresses (--target, repeatable):
+	// NAME[KEY], NAME for every instance, CALL.NAME, or CALL for a module
+	// call's every resource. A plan or an apply covers them and what they
+	// depend on, a teardown them and what depends on them; nothing else is
+	// read, changed or deleted (see target.go).
+	Targets []string
 	// NotCreated names resources whose Create an interrupted operation
 	// left unknown (UnknownCreateError) and of which a person says nothing
 	// was made (resume --not-created NAME, repeatable): the resume
