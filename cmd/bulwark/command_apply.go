@@ -12,7 +12,7 @@ import (
 
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
-	var replace []string
+	var replace, targets []string
 	var par concurrency
 	var dryRun, asJSON, yes bool
 	cmd := &cobra.Command{
@@ -38,6 +38,10 @@ func (c *cli) applyCmd() *cobra.Command {
 			if err := par.set(&opts); err != nil {
 				return err
 			}
+			if err := stack.CheckTargets(targets); err != nil {
+				return err
+			}
+			opts.Targets = targets
 			if dryRun {
 				if err := checkReplace(sp, replace); err != nil {
 					return err
@@ -76,6 +80,7 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
 	replaceFlag(cmd, &replace)
+	targetFlag(cmd, &targets, "apply only `ADDRESS` and what it depends on (NAME, NAME[KEY], CALL.NAME, or CALL for a module call's resources); repeatable. The run is partial: use it for exceptional situations")
 	par.flags(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
@@ -87,6 +92,11 @@ func (c *cli) applyCmd() *cobra.Command {
 // replaceFlag is --replace ADDRESS (repeatable), of apply and plan.
 func replaceFlag(cmd *cobra.Command, replace *[]string) {
 	cmd.Flags().StringArrayVar(replace, "replace", nil, "replace `ADDRESS` even with no change, and consent to replacing it when it is durable (its data will be deleted); repeatable")
+}
+
+// targetFlag is --target ADDRESS (repeatable), of plan, apply and teardown.
+func targetFlag(cmd *cobra.Command, targets *[]string, usage string) {
+	cmd.Flags().StringArrayVar(targets, "target", nil, usage)
 }
 
 // checkReplace refuses a --replace that names no resource of the spec.

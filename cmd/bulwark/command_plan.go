@@ -11,7 +11,7 @@ import (
 
 func (c *cli) planCmd() *cobra.Command {
 	var provider, out string
-	var replace []string
+	var replace, targets []string
 	var asJSON, detailed bool
 	var par concurrency
 	cmd := &cobra.Command{
@@ -31,6 +31,10 @@ func (c *cli) planCmd() *cobra.Command {
 				return err
 			}
 			opts.Replace = replace
+			if err := stack.CheckTargets(targets); err != nil {
+				return err
+			}
+			opts.Targets = targets
 			if out != "" {
 				return c.savePlan(cmd.Context(), sp, opts, out, asJSON, detailed)
 			}
@@ -41,6 +45,7 @@ func (c *cli) planCmd() *cobra.Command {
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	replaceFlag(cmd, &replace)
+	targetFlag(cmd, &targets, "plan only `ADDRESS` and what it depends on (NAME, NAME[KEY], CALL.NAME, or CALL for a module call's resources); repeatable; a plan saved with --out keeps them")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE` (mode 0600, secrets sealed), for bulwark apply FILE to carry out exactly")
 	return cmd

@@ -34,6 +34,11 @@ type Plan struct {
 	// additively.)
 	Moves   []stack.Move   `json:"moves"`
 	Forgets []stack.Forget `json:"forgets"`
+	// Targets are the plan's --target addresses ([] when it covers the
+	// whole spec); Diagnostics then holds the warning that it is partial.
+	// (Added in 1.0, additively.)
+	Targets     []string     `json:"targets"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
 }
 
 // DataRead is one data entry the plan read: its attributes (arguments and
@@ -171,7 +176,11 @@ func Action(a plan.Action) string {
 
 // NewPlan is the document of a dry run.
 func NewPlan(pv *stack.Preview) *Plan {
-	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{}}
+	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{},
+		Targets: list(pv.Targets), Diagnostics: []Diagnostic{}}
+	if len(pv.Targets) > 0 {
+		out.Diagnostics = append(out.Diagnostics, Diagnostic{Severity: SeverityWarning, Message: stack.PartialWarning})
+	}
 	for _, v := range pv.Variables {
 		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}

@@ -161,6 +161,9 @@ func render(w *bytes.Buffer, p *stack.Preview, color bool) {
 		fmt.Fprintf(w, ", %d to forget", n)
 	}
 	fmt.Fprintln(w, ".")
+	if len(p.Targets) > 0 {
+		fmt.Fprintf(w, "\n%s %s (--target %s)\n", paint(style.Yellow, "Warning:"), stack.PartialWarning, strings.Join(p.Targets, ", "))
+	}
 }
 
 // diffColor is the colour of a diff line's mark: the colour of the action
