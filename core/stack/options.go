@@ -120,6 +120,9 @@ type OutputOptions struct {
 	// plan, which was reviewed when it was made); false cancels the run
 	// (a *CancelledError: nothing was changed, nothing journaled).
 	Review func(*Preview) bool
+	// ReviewRefresh is Review for apply --refresh-only: shown what the
+	// refresh would record; false cancels it (nothing was changed).
+	ReviewRefresh func(*RefreshPreview) bool
 }
 
 // DefaultReadParallelism is the default ReadParallelism: a plan of a few

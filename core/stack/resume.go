@@ -461,7 +461,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 		return s.converge(ctx, target.Type, 0)
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
-	case OpImport, OpForget, OpMove:
+	case OpImport, OpForget, OpMove, OpRefresh:
 		return s.closeStateOp(ctx, target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)

@@ -27,7 +27,7 @@ const (
 // isStateOp reports whether an operation type is one of the state
 // commands': one atomic state write, nothing to resolve on resume.
 func isStateOp(typ string) bool {
-	return typ == OpImport || typ == OpForget || typ == OpMove
+	return typ == OpImport || typ == OpForget || typ == OpMove || typ == OpRefresh
 }
 
 // ErrNotRecorded is returned (wrapped) for an address the state does not
