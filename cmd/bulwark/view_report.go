@@ -35,6 +35,11 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			}
 			break
 		}
+		if res.Type == stack.OpRefresh {
+			fmt.Fprintf(c.stdout, "Refresh complete: %d record(s) changed to what reality holds, %d unchanged. Nothing in reality was changed.\n",
+				res.Changed, res.Unchanged)
+			break
+		}
 		if len(res.Targets) > 0 {
 			// Only the targets were looked at: nothing is known of the rest.
 			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place (targeted: %s).\n",

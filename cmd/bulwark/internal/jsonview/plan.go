@@ -249,3 +249,26 @@ func NewPlan(pv *stack.Preview) *Plan {
 	}
 	return out
 }
+
+// RefreshPlan is `bulwark plan --refresh-only --json`: what a refresh-only
+// apply would record of each resource the state records. (Added in 1.0,
+// additively.)
+type RefreshPlan struct {
+	FormatVersion string            `json:"format_version"`
+	Stack         string            `json:"stack"`
+	RefreshOnly   bool              `json:"refresh_only"`
+	Resources     []stack.Refreshed `json:"resource_changes"`
+	HasChanges    bool              `json:"has_changes"`
+	Targets       []string          `json:"targets"`
+	Diagnostics   []Diagnostic      `json:"diagnostics"`
+}
+
+// NewRefreshPlan is the document of a refresh-only plan.
+func NewRefreshPlan(pv *stack.RefreshPreview) *RefreshPlan {
+	out := &RefreshPlan{FormatVersion: FormatVersion, Stack: pv.Stack, RefreshOnly: true, Resources: list(pv.Resources),
+		HasChanges: pv.HasChanges(), Targets: list(pv.Targets), Diagnostics: []Diagnostic{}}
+	if len(pv.Targets) > 0 {
+		out.Diagnostics = append(out.Diagnostics, Diagnostic{Severity: SeverityWarning, Message: stack.PartialWarning})
+	}
+	return out
+}
