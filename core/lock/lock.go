@@ -61,15 +61,17 @@ func (h Holder) String() string {
 	if h.PID == 0 && h.Op == "" {
 		return "a process that left no readable record"
 	}
+	// The user comes last, so that what read these lines before users
+	// were kept (operation, pid, host, since) reads them as it did.
 	who := ""
 	if h.User != "" {
-		who = h.User + ", "
+		who = ", user " + h.User
 	}
 	if !h.Until.IsZero() {
 		// A lease (s3): the lock can be taken over once it runs out.
-		return fmt.Sprintf("operation %s (%spid %d on %s, since %s, lease until %s)", h.Op, who, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339), who)
 	}
-	return fmt.Sprintf("operation %s (%spid %d on %s, since %s)", h.Op, who, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("operation %s (pid %d on %s, since %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), who)
 }
 
 // LockedError is returned when another holder has the lock: the one type

@@ -36,12 +36,12 @@ func TestHolderRecordWithoutUserParses(t *testing.T) {
 	if h == nil || h.Op != "op_1" || h.PID != 42 || h.User != "" {
 		t.Fatalf("parseHolder of an old record: %+v", h)
 	}
-	if s := h.String(); strings.Contains(s, ", pid") {
+	if s := h.String(); strings.Contains(s, "user") {
 		t.Fatalf("String of a holder without user: %q", s)
 	}
 	h.User = "alice"
 	h.Since = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	if s := h.String(); s != "operation op_1 (alice, pid 42 on h, since 2026-12-01T10:00:00Z)" {
+	if s := h.String(); s != "operation op_1 (pid 42 on h, since 2026-12-01T10:00:00Z, user alice)" {
 		t.Fatalf("String: %q", s)
 	}
 }
