@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -134,5 +135,27 @@ func TestTargetedTeardownDeletesTargetAndDependents(t *testing.T) {
 	var re *plan.RefusedError
 	if !errors.As(err, &re) || stack.ExitCode(r, err) != stack.ExitRefused || len(e2.w.Deletes()) != 0 {
 		t.Fatalf("teardown --target net under protected db: %v, deletes %v; want a refusal, nothing deleted", err, names(e2.w.Deletes()))
+	}
+}
+
+// An interrupted targeted apply is resumed inside its targets: they are on
+// its start record, and the resume never widens them.
+func TestResumeOfTargetedApplyStaysInsideItsTargets(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, append(slices.Clone(chain3), res{name: "d", typ: "generic"})...)
+	r := e.mustApply(t, sp, targeting("b"))
+	// As if it had been killed before its end record.
+	e.editJournal(t, func(rec journal.Record) bool {
+		return !(rec.Op == r.Op && rec.Kind == journal.KindOp && rec.Status != journal.OpRunning)
+	})
+	rr, err := e.resume(sp)
+	if err != nil || stack.ExitCode(rr, err) != stack.ExitOK {
+		t.Fatalf("resume: %v; exit %d (%v)", err, stack.ExitCode(rr, err), resErr(rr))
+	}
+	if d := cmp.Diff([]string{"a", "b"}, sorted(e.w.Names())); d != "" {
+		t.Errorf("world after the resume (-want +got):\n%s", d)
+	}
+	if !slices.Equal(rr.Targets, []string{"b"}) {
+		t.Errorf("resumed Result.Targets = %v", rr.Targets)
 	}
 }
