@@ -157,5 +157,8 @@ func (s *session) useTargets(st *state.State, dependents bool) error {
 		return err
 	}
 	s.scope = scope
+	if s.prog != nil {
+		s.prog.targets = s.opts.Targets
+	}
 	return nil
 }
