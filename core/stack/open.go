@@ -132,6 +132,9 @@ type session struct {
 	// scope is what a run limited by --target covers (see target.go); nil
 	// when it is not limited.
 	scope map[string]bool
+	// resumedTargets: the targets are a resumed operation's (see
+	// targetScope's lenient).
+	resumedTargets bool
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet

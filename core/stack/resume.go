@@ -122,7 +122,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	s.opts.Targets, s.scope = nil, nil
 	for _, r := range mine {
 		if r.Kind == journal.KindOp && r.Status == journal.OpRunning && len(r.Scope) > 0 {
-			s.opts.Targets = slices.Clone(r.Scope)
+			s.opts.Targets, s.resumedTargets = slices.Clone(r.Scope), true
 		}
 	}
 	if !s.sp.Expanded() {

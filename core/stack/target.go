@@ -56,7 +56,10 @@ func matchesTarget(t, name string) bool {
 // teardown (dependents true), what they match in the state plus,
 // transitively, what the state records as depending on them, which must go
 // first. A target that matches nothing is an *UnknownTargetError.
-func targetScope(sp *spec.Spec, st *state.State, targets []string, dependents bool) (map[string]bool, error) {
+//
+// lenient skips a target that matches nothing instead: a resumed run's
+// targets were checked when it began, and what it deleted since is gone.
+func targetScope(sp *spec.Spec, st *state.State, targets []string, dependents, lenient bool) (map[string]bool, error) {
 	var names []string
 	inSpec := map[string]bool{}
 	for _, r := range sp.Resources {
@@ -85,7 +88,7 @@ func targetScope(sp *spec.Spec, st *state.State, targets []string, dependents bo
 			found = true
 			add(n)
 		}
-		if !found {
+		if !found && !lenient {
 			return nil, &UnknownTargetError{Address: t, Spec: sp.File}
 		}
 	}
@@ -152,7 +155,7 @@ func (s *session) useTargets(st *state.State, dependents bool) error {
 	if !s.targeted() || s.scope != nil {
 		return nil
 	}
-	scope, err := targetScope(s.sp, st, s.opts.Targets, dependents)
+	scope, err := targetScope(s.sp, st, s.opts.Targets, dependents, s.resumedTargets)
 	if err != nil {
 		return err
 	}

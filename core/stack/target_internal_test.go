@@ -73,7 +73,7 @@ func TestTargetScope(t *testing.T) {
 		{[]string{"dns"}, []string{"dns", "lb", "net.subnet[a]", "net.subnet[b]", "vpc", "web[a]", "web[b]"}},
 		{[]string{"other", "vpc"}, []string{"other", "vpc"}},
 	} {
-		got, err := targetScope(sp, empty, c.targets, false)
+		got, err := targetScope(sp, empty, c.targets, false, false)
 		if err != nil {
 			t.Fatalf("%v: %v", c.targets, err)
 		}
@@ -88,28 +88,33 @@ func TestTargetScope(t *testing.T) {
 		st.Resources[r.Name] = &state.Resource{Name: r.Name, Type: r.Type, DependsOn: r.DependsOn}
 	}
 	st.Resources["old"] = &state.Resource{Name: "old", Type: "generic"}
-	if got, err := targetScope(sp, st, []string{"web[a]"}, false); err != nil || slices.Contains(keys(got), "old") {
+	if got, err := targetScope(sp, st, []string{"web[a]"}, false, false); err != nil || slices.Contains(keys(got), "old") {
 		t.Errorf("apply scope of web[a] over a state with old: %v %v", keys(got), err)
 	}
-	if got, err := targetScope(sp, st, []string{"old"}, false); err != nil || !slices.Equal(keys(got), []string{"old"}) {
+	if got, err := targetScope(sp, st, []string{"old"}, false, false); err != nil || !slices.Equal(keys(got), []string{"old"}) {
 		t.Errorf("apply scope of old (gone from the spec): %v %v", keys(got), err)
 	}
 
 	// A teardown's: the target and what the state records as depending on
 	// it (a template dependency "web" recorded by its instances' names).
 	st.Resources["lb"].DependsOn = []string{"web[a]", "web[b]"}
-	got, err := targetScope(sp, st, []string{"net.subnet[a]"}, true)
+	got, err := targetScope(sp, st, []string{"net.subnet[a]"}, true, false)
 	if want := []string{"dns", "lb", "net.subnet[a]", "web[a]"}; err != nil || !slices.Equal(keys(got), want) {
 		t.Errorf("teardown scope of net.subnet[a] = %v %v, want %v", keys(got), err, want)
 	}
 
 	var ue *UnknownTargetError
-	if _, err := targetScope(sp, empty, []string{"nosuch"}, false); !errors.As(err, &ue) || ue.Address != "nosuch" {
+	if _, err := targetScope(sp, empty, []string{"nosuch"}, false, false); !errors.As(err, &ue) || ue.Address != "nosuch" {
 		t.Errorf("unknown target: %v", err)
 	}
 	// A teardown's target must be recorded: the spec alone names nothing
 	// there is to delete.
-	if _, err := targetScope(sp, empty, []string{"vpc"}, true); !errors.As(err, &ue) {
+	if _, err := targetScope(sp, empty, []string{"vpc"}, true, false); !errors.As(err, &ue) {
 		t.Errorf("teardown target not in the state: %v", err)
+	}
+	// A resumed run's target that its first part deleted matches nothing
+	// now: not an error, and nothing else is covered.
+	if got, err := targetScope(sp, empty, []string{"vpc"}, true, true); err != nil || len(got) != 0 {
+		t.Errorf("lenient teardown scope of a deleted target: %v %v, want empty", keys(got), err)
 	}
 }

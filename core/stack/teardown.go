@@ -36,7 +36,7 @@ func TeardownPlan(sp *spec.Spec, opts Options) (*plan.Plan, error) {
 	}
 	pl := plan.ForTeardown(sp, st)
 	if len(opts.Targets) > 0 {
-		scope, err := targetScope(sp, st, opts.Targets, true)
+		scope, err := targetScope(sp, st, opts.Targets, true, false)
 		if err != nil {
 			return nil, err
 		}
