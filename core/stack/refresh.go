@@ -44,8 +44,10 @@ type Refreshed struct {
 	After     map[string]any `json:"after,omitempty"`
 	Sensitive []string       `json:"sensitive,omitempty"`
 	Reason    string         `json:"reason,omitempty"`
-	// observed is what the Read returned, for the apply.
+	// observed is what the Read returned, for the apply; secret names
+	// every attribute of it that is sensitive (sealed in the state).
 	observed *plan.Observation
+	secret   []string
 }
 
 // RefreshPreview is the plan of a refresh-only run: which records would
@@ -120,6 +122,12 @@ func Refresh(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) 
 				case RefreshUpdate:
 					c := *cur
 					c.Attributes = maps.Clone(r.observed.Attributes)
+					c.Sensitive = slices.Clone(cur.Sensitive)
+					for _, k := range r.secret {
+						if !slices.Contains(c.Sensitive, k) {
+							c.Sensitive = append(c.Sensitive, k)
+						}
+					}
 					if r.observed.Private != nil {
 						c.SetPrivate(r.observed.Private)
 					}
@@ -182,6 +190,12 @@ func (s *session) refreshPreview(ctx context.Context, st *state.State) (*Refresh
 			for _, k := range slices.Sorted(maps.Keys(unionKeys(cur.Attributes, o.Attributes))) {
 				if !plan.Equal(cur.Attributes[k], o.Attributes[k]) {
 					r.Drifted = append(r.Drifted, k)
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(o.Attributes)) {
+				if sensitive(cur.Name, k) {
+					r.secret = append(r.secret, k)
+					s.opts.Redactor.Add(o.Attributes[k])
 				}
 			}
 			if len(r.Drifted) > 0 {

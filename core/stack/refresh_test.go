@@ -1,11 +1,19 @@
 package stack_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // A refresh-only run records what reality holds, and makes no Create,
@@ -82,5 +90,50 @@ func TestRefreshOnlyRecordsDriftWithoutMutating(t *testing.T) {
 	pv, err = stack.RefreshPlan(e.ctx, sp, e.opts())
 	if err != nil || pv.HasChanges() {
 		t.Errorf("second refresh plan: %+v %v, want no changes", pv, err)
+	}
+}
+
+// A sensitive attribute changed outside bulwark is named, never shown, and
+// the state the refresh writes holds it sealed.
+func TestRefreshOnlyNeverShowsOrStoresASecretInClear(t *testing.T) {
+	e := newEnv(t)
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	withKey := func(o *stack.Options) {
+		o.Secrets = &secrets.Source{Env: key.Encode()}
+		o.Starter = ss.starter()
+	}
+	sp := parseSpec(t, fmt.Sprintf("version: 1\nstack: s\nproviders:\n  fake: {config: {token: %s}}\nresources:\n  - {name: net, type: s3_bucket, config: {secret: first-s3cr3t, size: 1}}\n", fakeToken))
+	e.mustApply(t, sp, withKey)
+	const drifted = "drifted-s3cr3t-7f3a"
+	e.w.SetAttr("net", "secret", drifted)
+	pv, err := stack.RefreshPlan(e.ctx, sp, e.opts(withKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.Resources) != 1 || pv.Resources[0].Action != stack.RefreshUpdate || !slices.Contains(pv.Resources[0].Sensitive, "secret") {
+		t.Fatalf("refresh plan: %+v", pv.Resources)
+	}
+	if b, _ := json.Marshal(pv); strings.Contains(string(b), drifted) {
+		t.Fatalf("the refresh plan shows the secret: %s", b)
+	}
+	if _, err := stack.Refresh(e.ctx, sp, e.opts(withKey)); err != nil {
+		t.Fatal(err)
+	}
+	dir := stack.StackDir(e.stateDir, "s")
+	for _, name := range []string{state.FileName, journal.FileName} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), drifted) {
+			t.Errorf("%s holds the refreshed secret in clear", name)
+		}
+	}
+	if strings.Contains(e.out.String(), drifted) {
+		t.Error("the output shows the refreshed secret")
 	}
 }
