@@ -52,7 +52,8 @@ func matchesTarget(t, name string) bool {
 // targetScope is the set of addresses a run limited to targets covers: for
 // an apply or a plan, what the targets match in the spec or the state plus,
 // transitively, what the spec says they depend on (a removed resource the
-// state records is covered when targeted, and is then deleted); for a
+// state records is covered when targeted, and is then deleted, with what
+// the state records as depending on it that is removed too); for a
 // teardown (dependents true), what they match in the state plus,
 // transitively, what the state records as depending on them, which must go
 // first. A target that matches nothing is an *UnknownTargetError.
@@ -92,18 +93,26 @@ func targetScope(sp *spec.Spec, st *state.State, targets []string, dependents, l
 			return nil, &UnknownTargetError{Address: t, Spec: sp.File}
 		}
 	}
-	var deps map[string][]string
-	if dependents {
-		deps = dependentsOf(st)
-	}
+	deps := dependentsOf(st)
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
 		var next []string
-		if dependents {
+		switch r, ok := sp.Resource(n); {
+		case dependents:
 			next = deps[n]
-		} else if r, ok := sp.Resource(n); ok {
+		case ok:
 			next = r.DependsOn
+		default:
+			// Gone from the spec, so deleted by this apply: what the state
+			// records as depending on it and is gone from the spec too must
+			// be deleted first, so it is covered (as Terraform's destroy of
+			// a target takes its dependents).
+			for _, d := range deps[n] {
+				if !inSpec[d] {
+					next = append(next, d)
+				}
+			}
 		}
 		for _, d := range next {
 			for _, m := range names {

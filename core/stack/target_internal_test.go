@@ -94,6 +94,14 @@ func TestTargetScope(t *testing.T) {
 	if got, err := targetScope(sp, st, []string{"old"}, false, false); err != nil || !slices.Equal(keys(got), []string{"old"}) {
 		t.Errorf("apply scope of old (gone from the spec): %v %v", keys(got), err)
 	}
+	// A removed target takes what the state records as depending on it and
+	// is removed too (deleted first); a dependent the spec still has is not.
+	st.Resources["older"] = &state.Resource{Name: "older", Type: "generic", DependsOn: []string{"old"}}
+	st.Resources["other"].DependsOn = []string{"old"}
+	if got, err := targetScope(sp, st, []string{"old"}, false, false); err != nil || !slices.Equal(keys(got), []string{"old", "older"}) {
+		t.Errorf("apply scope of old with a removed dependent: %v %v, want [old older]", keys(got), err)
+	}
+	st.Resources["other"].DependsOn = nil
 
 	// A teardown's: the target and what the state records as depending on
 	// it (a template dependency "web" recorded by its instances' names).
