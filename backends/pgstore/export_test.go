@@ -6,3 +6,7 @@ var MigrationTo1 = migrations[0]
 
 // ClaimsLockIDs is how pg_locks shows the claims lock of schema.
 func ClaimsLockIDs(schema string) (classid, objid int64) { return lockIDs(claimsKey(schema)) }
+
+// MigrationTo2 takes version 1 to 2 (the bodies' checksums), for the test
+// that migrates a version-2 database's lock rows.
+var MigrationTo2 = migrations[1]

@@ -540,10 +540,10 @@ func (b *client) inspect(ctx context.Context) (live, stale *storage.Holder, err 
 	if live, err = b.Holder(ctx); err != nil || live != nil {
 		return live, nil, err
 	}
-	var op, host string
+	var op, host, user string
 	var pid int32
 	var since time.Time
-	switch err := b.pool.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &since); {
+	switch err := b.pool.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &user, &since); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, nil, nil
 	case err != nil:
@@ -553,7 +553,7 @@ func (b *client) inspect(ctx context.Context) (live, stale *storage.Holder, err 
 	if live, err = b.Holder(ctx); err != nil || live != nil {
 		return live, nil, err
 	}
-	return nil, &storage.Holder{Op: op, PID: int(pid), Host: host, Since: since.UTC()}, nil
+	return nil, &storage.Holder{Op: op, PID: int(pid), Host: host, User: user, Since: since.UTC()}, nil
 }
 
 func (b *client) holder(ctx context.Context, q querier) (*storage.Holder, error) {
@@ -565,15 +565,18 @@ func (b *client) holder(ctx context.Context, q querier) (*storage.Holder, error)
 	defer rows.Close()
 	var h *storage.Holder
 	for rows.Next() {
-		var op, host *string
+		var op, host, user *string
 		var pid *int32
 		var since *time.Time
-		if err := rows.Scan(&op, &pid, &host, &since); err != nil {
+		if err := rows.Scan(&op, &pid, &host, &user, &since); err != nil {
 			return nil, err
 		}
 		h = &storage.Holder{}
 		if op != nil {
 			h.Op, h.PID, h.Host, h.Since = *op, int(*pid), *host, since.UTC()
+		}
+		if user != nil {
+			h.User = *user
 		}
 	}
 	return h, rows.Err()

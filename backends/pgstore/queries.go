@@ -48,7 +48,7 @@ func newQueries(s string) queries {
 	(SELECT count(*) FROM {{s}}.backups WHERE stack = $1),
 	(SELECT count(*) FILTER (WHERE NOT summary) FROM (SELECT bool_or(kind = 'summary') AS summary FROM {{s}}.journal WHERE stack = $1 GROUP BY op) o),
 	(SELECT coalesce(sum(greatest(coalesce((convert_from(body, 'UTF8')::jsonb->>'repeated')::int, 1), 1)), 0)::bigint FROM {{s}}.journal WHERE stack = $1 AND kind = 'summary')`),
-		holder: q(`SELECT l.op, l.pid, l.host, l.since FROM pg_locks p
+		holder: q(`SELECT l.op, l.pid, l.host, l."user", l.since FROM pg_locks p
 	LEFT JOIN {{s}}.locks l ON l.stack = $1 AND l.backend_pid = p.pid
 	WHERE p.locktype = 'advisory' AND p.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND p.classid = $2::bigint::oid AND p.objid = $3::bigint::oid AND p.objsubid = 1 AND p.granted`),
@@ -56,9 +56,9 @@ func newQueries(s string) queries {
 		ensureStack: q(`INSERT INTO {{s}}.stacks (stack) VALUES ($1) ON CONFLICT (stack) DO NOTHING`),
 		takeover:    q(`UPDATE {{s}}.stacks SET lock_epoch = lock_epoch + 1 WHERE stack = $1 RETURNING lock_epoch`),
 		setLineage:  q(`UPDATE {{s}}.stacks SET lineage = $2 WHERE stack = $1`),
-		putHolder: q(`INSERT INTO {{s}}.locks (stack, op, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, $5, pg_backend_pid())
-	ON CONFLICT (stack) DO UPDATE SET op = excluded.op, pid = excluded.pid, host = excluded.host, since = excluded.since, backend_pid = excluded.backend_pid`),
-		oldHolder:   q(`SELECT op, pid, host, since FROM {{s}}.locks WHERE stack = $1`),
+		putHolder: q(`INSERT INTO {{s}}.locks (stack, op, pid, host, "user", since, backend_pid) VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid())
+	ON CONFLICT (stack) DO UPDATE SET op = excluded.op, pid = excluded.pid, host = excluded.host, "user" = excluded."user", since = excluded.since, backend_pid = excluded.backend_pid`),
+		oldHolder:   q(`SELECT op, pid, host, "user", since FROM {{s}}.locks WHERE stack = $1`),
 		dropHolder:  q(`DELETE FROM {{s}}.locks WHERE stack = $1 AND backend_pid = pg_backend_pid()`),
 		lastLineage: q(`SELECT lineage FROM {{s}}.journal WHERE stack = $1 AND lineage <> '' ORDER BY seq DESC LIMIT 1`),
 

@@ -14,7 +14,7 @@ import (
 // SchemaVersion is the version of the tables this package reads and writes.
 // Open migrates a database at an older version up to it, and refuses one at
 // a newer version (a newer bulwark wrote it: upgrade this one).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to version i+1. Each runs in
 // the one transaction that also records the new version, so a migration is
@@ -85,6 +85,11 @@ UPDATE {{s}}.resources SET body = ` + enclose("body") + `;
 UPDATE {{s}}.revisions SET body = ` + enclose("body") + `;
 UPDATE {{s}}.backups SET body = ` + enclose("body") + `;
 UPDATE {{s}}.stacks SET meta = ` + enclose("meta") + ` WHERE meta IS NOT NULL;
+`,
+	// 2 -> 3: a lock's holder names its user (who holds the stack); a
+	// row written before has none ('').
+	`
+ALTER TABLE {{s}}.locks ADD COLUMN "user" text NOT NULL DEFAULT '';
 `,
 }
 

@@ -156,12 +156,12 @@ func (b *client) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder)
 	// Any holder row found now is stale: its connection no longer holds the
 	// lock, since this one does.
 	var stale *storage.Holder
-	var op, host string
+	var op, host, user string
 	var pid int32
 	var since time.Time
-	switch err := tx.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &since); {
+	switch err := tx.QueryRow(ctx, b.sql.oldHolder, b.stack).Scan(&op, &pid, &host, &user, &since); {
 	case err == nil:
-		stale = &storage.Holder{Op: op, PID: int(pid), Host: host, Since: since.UTC()}
+		stale = &storage.Holder{Op: op, PID: int(pid), Host: host, User: user, Since: since.UTC()}
 	case !errors.Is(err, pgx.ErrNoRows):
 		return nil, b.wrap("lock", err)
 	}
@@ -169,7 +169,7 @@ func (b *client) takeOver(ctx context.Context, conn *pgx.Conn, h storage.Holder)
 	if err := tx.QueryRow(ctx, b.sql.takeover, b.stack).Scan(&epoch); err != nil {
 		return nil, b.wrap("lock", err)
 	}
-	if _, err := tx.Exec(ctx, b.sql.putHolder, b.stack, h.Op, h.PID, h.Host, h.Since); err != nil {
+	if _, err := tx.Exec(ctx, b.sql.putHolder, b.stack, h.Op, h.PID, h.Host, h.User, h.Since); err != nil {
 		return nil, b.wrap("lock", err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -12,9 +12,9 @@ import (
 
 func (c *cli) applyCmd() *cobra.Command {
 	var provider, simulate string
-	var replace []string
+	var replace, targets []string
 	var par concurrency
-	var dryRun, asJSON, yes bool
+	var dryRun, asJSON, yes, refreshOnly bool
 	cmd := &cobra.Command{
 		Use:   "apply SPEC|PLANFILE",
 		Short: "Converge the stack to the spec, or carry out a saved plan; a failure rolls back under the protection ladder",
@@ -37,6 +37,20 @@ func (c *cli) applyCmd() *cobra.Command {
 			defer done()
 			if err := par.set(&opts); err != nil {
 				return err
+			}
+			if err := stack.CheckTargets(targets); err != nil {
+				return err
+			}
+			opts.Targets = targets
+			if refreshOnly {
+				if simulate != "" || len(replace) > 0 {
+					return errors.New("apply --refresh-only: --replace and --simulate-failure do not apply (it changes no resource, only what the state records)")
+				}
+				if dryRun {
+					return c.planRefresh(cmd.Context(), sp, opts, asJSON, false)
+				}
+				opts.Stop = c.mutating(args[0])
+				return c.applyRefresh(cmd.Context(), sp, opts, asJSON, yes)
 			}
 			if dryRun {
 				if err := checkReplace(sp, replace); err != nil {
@@ -77,6 +91,8 @@ func (c *cli) applyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&provider, "provider", "", "use provider `NAME` for resources that name none (a provider the spec does not declare runs with its default config)")
 	cmd.Flags().StringVar(&simulate, "simulate-failure", "", "make the Execute of `RESOURCE` fail in this run (demos and tests)")
 	replaceFlag(cmd, &replace)
+	targetFlag(cmd, &targets, "apply only `ADDRESS` and what it depends on (NAME, NAME[KEY], CALL.NAME, or CALL for a module call's resources); repeatable. The run is partial: use it for exceptional situations")
+	refreshFlag(cmd, &refreshOnly, "record in the state what reality holds (drift, what is gone) without changing anything in reality; the plan is shown first")
 	par.flags(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every Check and no Execute: the same as bulwark plan")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, operation start and end included, and nothing else (with --dry-run: the plan as JSON)")
@@ -88,6 +104,11 @@ func (c *cli) applyCmd() *cobra.Command {
 // replaceFlag is --replace ADDRESS (repeatable), of apply and plan.
 func replaceFlag(cmd *cobra.Command, replace *[]string) {
 	cmd.Flags().StringArrayVar(replace, "replace", nil, "replace `ADDRESS` even with no change, and consent to replacing it when it is durable (its data will be deleted); repeatable")
+}
+
+// targetFlag is --target ADDRESS (repeatable), of plan, apply and teardown.
+func targetFlag(cmd *cobra.Command, targets *[]string, usage string) {
+	cmd.Flags().StringArrayVar(targets, "target", nil, usage)
 }
 
 // checkReplace refuses a --replace that names no resource of the spec.

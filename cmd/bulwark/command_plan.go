@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +12,8 @@ import (
 
 func (c *cli) planCmd() *cobra.Command {
 	var provider, out string
-	var replace []string
-	var asJSON, detailed bool
+	var replace, targets []string
+	var asJSON, detailed, refreshOnly bool
 	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "plan SPEC",
@@ -31,6 +32,16 @@ func (c *cli) planCmd() *cobra.Command {
 				return err
 			}
 			opts.Replace = replace
+			if err := stack.CheckTargets(targets); err != nil {
+				return err
+			}
+			opts.Targets = targets
+			if refreshOnly {
+				if out != "" || len(replace) > 0 {
+					return errors.New("plan --refresh-only: --out and --replace do not apply (a refresh-only plan changes no resource; apply --refresh-only makes it again and records it)")
+				}
+				return c.planRefresh(cmd.Context(), sp, opts, asJSON, detailed)
+			}
 			if out != "" {
 				return c.savePlan(cmd.Context(), sp, opts, out, asJSON, detailed)
 			}
@@ -42,6 +53,8 @@ func (c *cli) planCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	cmd.Flags().BoolVar(&c.showUnchanged, "show-unchanged", false, "list every resource, not only those that change (the unchanged are counted either way)")
 	replaceFlag(cmd, &replace)
+	targetFlag(cmd, &targets, "plan only `ADDRESS` and what it depends on (NAME, NAME[KEY], CALL.NAME, or CALL for a module call's resources); repeatable; a plan saved with --out keeps them")
+	refreshFlag(cmd, &refreshOnly, "plan only what the state would record of reality: read every recorded resource, show drift and what is gone, change nothing")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE` (mode 0600, secrets sealed), for bulwark apply FILE to carry out exactly")
 	return cmd

@@ -127,7 +127,7 @@ func (c *cli) applyPlanFile(ctx context.Context, path string, par concurrency, a
 // savedPlanFlags refuses, for apply FILE, the flags that would make the run
 // another plan than the one saved.
 func savedPlanFlags(cmd *cobra.Command, path string) error {
-	for _, name := range []string{"provider", "simulate-failure", "dry-run", "replace"} {
+	for _, name := range []string{"provider", "simulate-failure", "dry-run", "replace", "target", "refresh-only"} {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			return fmt.Errorf("%s is a saved plan, applied as it was made: --%s cannot change it (make a new plan with it instead)", path, name)
 		}

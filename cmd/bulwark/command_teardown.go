@@ -12,6 +12,7 @@ import (
 
 func (c *cli) teardownCmd() *cobra.Command {
 	var yes, dryRun, asJSON bool
+	var targets []string
 	var par concurrency
 	cmd := &cobra.Command{
 		Use:   "teardown SPEC",
@@ -26,6 +27,10 @@ func (c *cli) teardownCmd() *cobra.Command {
 			if err := par.set(&opts); err != nil {
 				return err
 			}
+			if err := stack.CheckTargets(targets); err != nil {
+				return err
+			}
+			opts.Targets = targets
 			if dryRun {
 				if asJSON {
 					return errors.New("teardown --dry-run --json: not offered (--dry-run lists what would be deleted as text; plan --json and status --json are the documents)")
@@ -36,6 +41,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 						fmt.Fprintf(c.stdout, "  - %-16s %s (%s)\n", ch.Resource, ch.Type, ch.Protection)
 					}
 				}
+				c.partialWarning(targets)
 				return err
 			}
 			var ok approval
@@ -75,6 +81,7 @@ func (c *cli) teardownCmd() *cobra.Command {
 		},
 	}
 	par.flags(cmd)
+	targetFlag(cmd, &targets, "delete only `ADDRESS` and what depends on it (deleted first); NAME, NAME[KEY], CALL.NAME or CALL; repeatable. A protected one is still refused")
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask (needed when not on a terminal, and with --json)")
 	cmd.Flags().BoolVar(&yes, "auto-approve", false, "the same as --yes")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted, delete nothing")

@@ -129,7 +129,7 @@ func (v historyHuman) History(rep *inspect.HistoryReport) error {
 				o.LastID, o.LastStart.Format("2006-01-02 15:04:05"))
 			continue
 		}
-		fmt.Fprintf(w, "  %s  %-9s %-20s %s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(w, "  %s  %-9s %-20s %s%s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"), byUser(o.User))
 	}
 	fmt.Fprintln(w, "revisions:")
 	for _, r := range rep.Revisions {
@@ -137,12 +137,20 @@ func (v historyHuman) History(rep *inspect.HistoryReport) error {
 		if r.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File)
+		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s%s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File, byUser(r.User))
 		if len(r.Variables) > 0 {
 			fmt.Fprintf(w, "       variables: %s\n", variablesLine(r.Variables))
 		}
 	}
 	return nil
+}
+
+// byUser is "  by USER", or "" for a record written before users were kept.
+func byUser(u string) string {
+	if u == "" {
+		return ""
+	}
+	return "  by " + u
 }
 
 type historyJSON struct{ view }

@@ -35,8 +35,19 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			}
 			break
 		}
-		fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
-			title(res.Type), res.Changed, res.Unchanged)
+		if res.Type == stack.OpRefresh {
+			fmt.Fprintf(c.stdout, "Refresh complete: %d record(s) changed to what reality holds, %d unchanged. Nothing in reality was changed.\n",
+				res.Changed, res.Unchanged)
+			break
+		}
+		if len(res.Targets) > 0 {
+			// Only the targets were looked at: nothing is known of the rest.
+			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place (targeted: %s).\n",
+				title(res.Type), res.Changed, res.Unchanged, strings.Join(res.Targets, ", "))
+		} else {
+			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
+				title(res.Type), res.Changed, res.Unchanged)
+		}
 		c.retainedLine(res, specPath)
 		if len(res.Outputs) > 0 {
 			fmt.Fprintln(c.stdout, "\nOutputs:")
@@ -101,7 +112,16 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		}
 		c.errorLines(res.Err)
 	}
+	c.partialWarning(res.Targets)
 	return code
+}
+
+// partialWarning is Terraform's warning at the end of a targeted run, on
+// stdout with the rest of what a person reads.
+func (c *cli) partialWarning(targets []string) {
+	if len(targets) > 0 {
+		fmt.Fprintf(c.stdout, "\nWarning: %s (--target %s)\n", stack.PartialWarning, strings.Join(targets, ", "))
+	}
 }
 
 // retainedLine names what the operation kept as retained (see the ladder:

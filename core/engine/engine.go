@@ -68,6 +68,10 @@ type Operation struct {
 	// Replace is the run's --replace consent, journaled on its start
 	// record (a resume goes on with it).
 	Replace []string
+	// Scope is the run's --target addresses, and User who runs it, both
+	// journaled on its start record.
+	Scope []string
+	User  string
 	// Data is what the run's plan read of the spec's data entries,
 	// journaled on its start record as it is (sealed by the caller): a
 	// resume configures with it, never reading again.

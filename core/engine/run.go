@@ -37,7 +37,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			}
 		}()
 	}
-	if _, err := e.append(jctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace, Data: op.Data}); err != nil {
+	if _, err := e.append(jctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace, Scope: op.Scope, User: op.User, Data: op.Data}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
 	}

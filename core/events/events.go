@@ -70,6 +70,11 @@ type Operation struct {
 	Summary       *Summary  `json:"summary"`
 	DurationMS    int64     `json:"duration_ms"`
 	Error         string    `json:"error,omitempty"`
+	// Targets are a targeted run's --target addresses, and Warnings then
+	// say that the run is partial; both absent otherwise. (Added in 1.0,
+	// additively.)
+	Targets  []string `json:"targets,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // KindData is a data read line's kind.

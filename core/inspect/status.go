@@ -36,6 +36,9 @@ type OpSummary struct {
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end,omitzero"`
 	Error  string    `json:"error,omitempty"`
+	// User names who ran it ("" for an operation journaled before users
+	// were kept).
+	User string `json:"user,omitempty"`
 	// Repeated is set (above 1) on a compacted line that stands for that
 	// many operations in a row that changed nothing (no-op applies,
 	// journal.Collapse): ID and Start are the first's, LastID and
@@ -171,7 +174,7 @@ func History(recs []journal.Record) []OpSummary {
 		}
 		if r.Kind == journal.KindSummary {
 			// An old finished operation, compacted to one line.
-			o.Type, o.Status, o.Error, o.End = r.Type, r.Status, r.Error, r.End
+			o.Type, o.Status, o.Error, o.End, o.User = r.Type, r.Status, r.Error, r.End, r.User
 			if r.Repeated > 1 {
 				o.Repeated, o.LastID, o.LastStart = r.Repeated, r.Last, r.LastTime
 			}
@@ -179,6 +182,9 @@ func History(recs []journal.Record) []OpSummary {
 		}
 		if r.Type != "" {
 			o.Type = r.Type
+		}
+		if r.User != "" && o.User == "" {
+			o.User = r.User // who started it, not who resumed it
 		}
 		o.Status, o.Error = r.Status, r.Error
 		if r.Status != journal.OpRunning {
@@ -201,6 +207,7 @@ type RevisionSummary struct {
 	File     string    `json:"file"`
 	Provider string    `json:"provider,omitempty"`
 	Status   string    `json:"status"`
+	User     string    `json:"user,omitempty"` // who applied it
 	Current  bool      `json:"current"`
 	// Variables are the variable values the revision was applied with, a
 	// sensitive one's as secrets.Mask (history needs no key).
@@ -231,7 +238,7 @@ func StackHistory(sp *spec.Spec, opts stack.Options) (*HistoryReport, error) {
 		rep.Operations = []OpSummary{}
 	}
 	for _, r := range st.Revisions {
-		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, Current: r.N == st.Current,
+		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, User: r.User, Current: r.N == st.Current,
 			Variables: secrets.MaskKeys(r.Variables, r.SensitiveVariables)})
 	}
 	return rep, nil

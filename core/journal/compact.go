@@ -117,7 +117,7 @@ func changes(r *Record) bool {
 func Collapsible(a, b *Record) bool {
 	return a.Kind == KindSummary && b.Kind == KindSummary && a.Unchanged && b.Unchanged &&
 		a.Type == b.Type && a.Status == OpSucceeded && b.Status == OpSucceeded &&
-		a.Error == "" && b.Error == "" && a.Lineage == b.Lineage
+		a.Error == "" && b.Error == "" && a.Lineage == b.Lineage && a.User == b.User
 }
 
 // Collapse merges each run of consecutive collapsible summaries (see
@@ -160,7 +160,8 @@ type OpInfo struct {
 	Error      string
 	Start, End time.Time
 	Lineage    string
-	Summarized bool // already one summary line
+	User       string // who ran it (its start record's User)
+	Summarized bool   // already one summary line
 	// Changed: a record of it says it changed, or tried to change,
 	// something (see Unchanged). Right only when Add was given every
 	// record of it, not its op records alone.
@@ -198,6 +199,9 @@ func (o *Ops) Add(r *Record, seg int) {
 	op.Changed = op.Changed || changes(r)
 	if r.Lineage != "" {
 		op.Lineage = r.Lineage
+	}
+	if r.User != "" {
+		op.User = r.User
 	}
 	switch r.Kind {
 	case KindSummary:
@@ -275,7 +279,7 @@ func Compacted(whole, keep int) int {
 func (o *Ops) Summary(id string) Record {
 	op := o.byID[id]
 	return Record{ID: op.FirstID, Op: id, Time: op.Start, End: op.End, Kind: KindSummary, Type: op.Type,
-		Status: op.Status, Error: op.Error, Steps: op.N, Lineage: op.Lineage, Unchanged: Unchanged(op)}
+		Status: op.Status, Error: op.Error, Steps: op.N, Lineage: op.Lineage, User: op.User, Unchanged: Unchanged(op)}
 }
 
 // WriteAll replaces the journal at path by recs, atomically (a temp file,

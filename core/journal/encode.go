@@ -61,6 +61,17 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if len(r.Scope) > 0 {
+		b = append(b, `,"scope":[`...)
+		for i, a := range r.Scope {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
+	}
+	b = appendOptString(b, `,"user":`, r.User)
 	if len(r.Data) > 0 {
 		b = append(b, `,"data":`...)
 		if b, err = appendRaw(b, r.Data); err != nil {

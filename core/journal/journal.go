@@ -91,6 +91,13 @@ type Record struct {
 	// Replace, on an operation's start record, holds the addresses the run
 	// named with --replace: its consent, which a resume of it goes on with.
 	Replace []string `json:"replace,omitempty"`
+	// Scope, on an operation's start record, holds the addresses the run
+	// was limited to with --target (plan, apply, teardown): a resume of it
+	// stays inside them, never wider.
+	Scope []string `json:"scope,omitempty"`
+	// User, on an operation's start record and its summary line, names
+	// who ran it (BULWARK_USER, else the account's name, else $USER).
+	User string `json:"user,omitempty"`
 	// Data, on an operation's start record, holds what its plan read of
 	// the spec's data entries (sensitive values sealed): a resume of it
 	// configures with those values, never with a second read.

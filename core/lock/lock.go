@@ -45,9 +45,12 @@ const FileName = "lock"
 // Holder says who holds, or held, a stack's lock: the one type every
 // backend reports (core/storage names it too).
 type Holder struct {
-	Op    string    `json:"op"`
-	PID   int       `json:"pid"`
-	Host  string    `json:"host"`
+	Op   string `json:"op"`
+	PID  int    `json:"pid"`
+	Host string `json:"host"`
+	// User names who runs the holder (see CurrentUser); "" in records
+	// written before it was kept.
+	User  string    `json:"user,omitempty"`
 	Since time.Time `json:"since"`
 	// Until is when the holder's lease runs out (s3); zero where the lock
 	// lives as long as its holder (file, postgres).
@@ -58,11 +61,17 @@ func (h Holder) String() string {
 	if h.PID == 0 && h.Op == "" {
 		return "a process that left no readable record"
 	}
+	// The user comes last, so that what read these lines before users
+	// were kept (operation, pid, host, since) reads them as it did.
+	who := ""
+	if h.User != "" {
+		who = ", user " + h.User
+	}
 	if !h.Until.IsZero() {
 		// A lease (s3): the lock can be taken over once it runs out.
-		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339), who)
 	}
-	return fmt.Sprintf("operation %s (pid %d on %s, since %s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("operation %s (pid %d on %s, since %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), who)
 }
 
 // LockedError is returned when another holder has the lock: the one type

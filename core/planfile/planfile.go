@@ -80,6 +80,9 @@ type Plan struct {
 	// Replace holds the addresses the plan was made with --replace: the
 	// consent to replace them travels with the plan that was reviewed.
 	Replace []string `json:"replace,omitempty"`
+	// Targets holds the plan's --target addresses: applying it covers
+	// exactly what the plan covered.
+	Targets []string `json:"targets,omitempty"`
 	State   State    `json:"state"`
 	// Providers are the plugins the plan read reality through; apply runs
 	// the same bytes or refuses.

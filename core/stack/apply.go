@@ -77,9 +77,9 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	if s.opts.Review != nil && s.saved == nil && !s.opts.Review(s.preview(pl, obs, st)) {
 		return nil, &CancelledError{Op: opType}
 	}
-	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target,
+	op := &engine.Operation{ID: s.opID, Type: opType, Spec: s.sp.File, Revision: target, User: s.holder.User,
 		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
-		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace}
+		Inherited: s.inherited, Stop: s.opts.Stop, Replace: s.opts.Replace, Scope: s.opts.Targets}
 	if op.Data, err = s.recordDataReads(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/opstore"
@@ -128,6 +129,12 @@ type session struct {
 	stackReads        []StackRead
 	recordedStacks    map[string]StackRead
 	stacksSubstituted *spec.Spec
+	// scope is what a run limited by --target covers (see target.go); nil
+	// when it is not limited.
+	scope map[string]bool
+	// resumedTargets: the targets are a resumed operation's (see
+	// targetScope's lenient).
+	resumedTargets bool
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet
@@ -159,7 +166,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	}
 	s.be = be
 	host, _ := os.Hostname()
-	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, Since: opts.Now().UTC()}
+	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, User: lock.CurrentUser(), Since: opts.Now().UTC()}
 	w, err := lockWait(ctx, be, s.holder, sp.Stack, opts)
 	if err != nil {
 		be.Close()

@@ -120,6 +120,9 @@ type OutputOptions struct {
 	// plan, which was reviewed when it was made); false cancels the run
 	// (a *CancelledError: nothing was changed, nothing journaled).
 	Review func(*Preview) bool
+	// ReviewRefresh is Review for apply --refresh-only: shown what the
+	// refresh would record; false cancels it (nothing was changed).
+	ReviewRefresh func(*RefreshPreview) bool
 }
 
 // DefaultReadParallelism is the default ReadParallelism: a plan of a few
@@ -151,6 +154,12 @@ type RunOptions struct {
 	// no change, and whose replace it consents to when they are durable
 	// (apply and plan --replace ADDRESS, repeatable).
 	Replace []string
+	// Targets limits the run to these addresses (--target, repeatable):
+	// NAME[KEY], NAME for every instance, CALL.NAME, or CALL for a module
+	// call's every resource. A plan or an apply covers them and what they
+	// depend on, a teardown them and what depends on them; nothing else is
+	// read, changed or deleted (see target.go).
+	Targets []string
 	// NotCreated names resources whose Create an interrupted operation
 	// left unknown (UnknownCreateError) and of which a person says nothing
 	// was made (resume --not-created NAME, repeatable): the resume

@@ -120,12 +120,15 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 func (s *session) observe(ctx context.Context, st *state.State) (map[string]*plan.Observation, error) {
 	var jobs []observe.Job
 	for _, r := range s.sp.Resources {
+		if !s.inScope(r.Name, st) {
+			continue
+		}
 		// A reference to what this run creates is not sent: not known yet.
 		jobs = append(jobs, s.reads.JobFor(readable(r, st), st.Resources[r.Name]))
 	}
 	inSpec := s.specNames()
 	for _, n := range st.Names() {
-		if !inSpec[n] {
+		if !inSpec[n] && s.inScope(n, st) {
 			jobs = append(jobs, observe.Recorded(st.Resources[n]))
 		}
 	}
@@ -185,6 +188,9 @@ func (s *session) validatedPlan(ctx context.Context, st *state.State) (*plan.Pla
 // plan reads reality and decides every resource: the plan an apply carries
 // out and a dry run shows, with the same refusals.
 func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[string]*plan.Observation, error) {
+	if err := s.useTargets(st, false); err != nil {
+		return nil, nil, err
+	}
 	obs, err := s.observe(ctx, st)
 	if err != nil {
 		return nil, nil, err
@@ -211,6 +217,9 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 		return nil
 	})
 	for _, r := range specOrder(s.sp.Resources) {
+		if !s.inScope(r.Name, st) {
+			continue // not covered by --target: neither read nor decided
+		}
 		rr, _, derived, err := resolvedSecrets(r, lookup, sensitive)
 		if err != nil {
 			return nil, nil, err
@@ -239,10 +248,12 @@ func (s *session) plan(ctx context.Context, st *state.State) (*plan.Plan, map[st
 		decided[r.Name] = s.decide(rr, st.Resources[r.Name], o, st)
 	}
 	for _, r := range s.sp.Resources {
-		p.Changes = append(p.Changes, decided[r.Name])
+		if c, ok := decided[r.Name]; ok {
+			p.Changes = append(p.Changes, c)
+		}
 	}
 	for _, n := range st.Names() {
-		if _, ok := s.specResource(n); !ok {
+		if _, ok := s.specResource(n); !ok && s.inScope(n, st) {
 			p.Changes = append(p.Changes, s.decide(nil, st.Resources[n], obs[n], st))
 		}
 	}

@@ -63,6 +63,9 @@ type Preview struct {
 	// Running is who holds the stack's lock while the plan was made (an
 	// operation in progress: what it read may be changing), or nil.
 	Running *storage.Holder `json:"-"`
+	// Targets are the plan's --target addresses: it covers only them and
+	// what they depend on (see PartialWarning).
+	Targets []string `json:"targets,omitempty"`
 }
 
 // ownStackKeys reports whether any observation carries a key that names
@@ -231,7 +234,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 // preview is a plan as a person reads it.
 func (s *session) preview(pl *plan.Plan, obs map[string]*plan.Observation, st *state.State) *Preview {
 	pv := &Preview{Stack: s.sp.Stack, Changes: []Planned{}, Revision: st.Current, Variables: s.variableChanges(st), DataReads: slices.Clone(s.dataReads), StackReads: slices.Clone(s.stackReads),
-		Moves: slices.Clone(s.moves), Forgets: slices.Clone(s.forgets)}
+		Moves: slices.Clone(s.moves), Forgets: slices.Clone(s.forgets), Targets: slices.Clone(s.opts.Targets)}
 	for _, c := range pl.Changes {
 		pv.Changes = append(pv.Changes, s.planned(c, obs[c.Resource], st))
 	}

@@ -33,6 +33,16 @@ type progress struct {
 	// moveFrom is, for a state mv, its new address -> its old one: the
 	// from of its move event. Set before the operation runs.
 	moveFrom map[string]string
+	// targets are the run's --target addresses: its operation lines carry
+	// them, and the warning that it is partial.
+	targets []string
+}
+
+// partial adds a targeted run's targets and warning to an operation line.
+func (p *progress) partial(line *events.Operation) {
+	if len(p.targets) > 0 {
+		line.Targets, line.Warnings = p.targets, []string{PartialWarning}
+	}
 }
 
 var (
@@ -150,7 +160,9 @@ func (p *progress) opStart(op, typ string) {
 	p.mu.Lock()
 	p.opStarted, p.tally = p.now(), events.Summary{}
 	p.mu.Unlock()
-	p.events.WriteOperation(events.Operation{Op: op, Type: typ, Status: "running"})
+	line := events.Operation{Op: op, Type: typ, Status: "running"}
+	p.partial(&line)
+	p.events.WriteOperation(line)
 	p.r.OperationStarted(op, typ)
 }
 
@@ -173,6 +185,7 @@ func (p *progress) opEndLine(op, typ, status string, exit int, err error) {
 	if err != nil {
 		line.Error = p.red.Redact(engine.OneLine(err.Error()))
 	}
+	p.partial(&line)
 	p.events.WriteOperation(line)
 	p.r.OperationEnded(op, typ, status, exit, p.red.Error(err))
 }

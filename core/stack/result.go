@@ -42,6 +42,9 @@ type Result struct {
 	// Outputs are the spec's outputs after a successful apply, update or
 	// rollback, sorted by name, a sensitive one's value secrets.Mask.
 	Outputs []OutputValue
+	// Targets are the run's --target addresses: it was partial (see
+	// PartialWarning).
+	Targets []string
 }
 
 // CancelledError is an apply or a rollback the person asked declined:
@@ -122,6 +125,11 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 				if res.Outcome == engine.Succeeded {
 					st.Outputs = s.evalOutputs(st)
 				}
+			case res.Outcome == engine.Succeeded && s.targeted():
+				// A partial teardown: the rest of the revision still
+				// exists, and stays current; outputs that named what went
+				// are dropped.
+				st.Outputs = s.evalOutputs(st)
 			case res.Outcome == engine.Succeeded:
 				// Nothing of any revision exists any more: none is current.
 				// The revisions stay, for history and rollback --to.
@@ -140,7 +148,7 @@ func (s *session) record(op *engine.Operation) func(*engine.Result) error {
 
 // finish builds the Result of a run: counts, and what a rollback kept.
 func (s *session) finish(op *engine.Operation, res engine.Result) *Result {
-	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: s.opts.Redactor.Error(res.Err)}
+	out := &Result{Op: op.ID, Type: op.Type, Outcome: res.Outcome, Run: res, Err: s.opts.Redactor.Error(res.Err), Targets: slices.Clone(s.opts.Targets)}
 	if err := s.lostError(op, res); err != nil {
 		// The lock was lost: that is the outcome, whatever the steps met.
 		out.Err = s.opts.Redactor.Error(err)

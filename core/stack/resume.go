@@ -118,6 +118,13 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 			s.opts.Replace = slices.Clone(r.Replace)
 		}
 	}
+	// So is its --target: a resume stays inside what it covered.
+	s.opts.Targets, s.scope = nil, nil
+	for _, r := range mine {
+		if r.Kind == journal.KindOp && r.Status == journal.OpRunning && len(r.Scope) > 0 {
+			s.opts.Targets, s.resumedTargets = slices.Clone(r.Scope), true
+		}
+	}
 	if !s.sp.Expanded() {
 		// Given without the values its variables need (the CLI lets a
 		// resume go on with the ones the operation staged), and it staged
@@ -454,7 +461,7 @@ func (s *session) resumeForward(ctx context.Context, target UnfinishedError, rec
 		return s.converge(ctx, target.Type, 0)
 	case "rollback":
 		return s.rollbackTo(ctx, rollbackRevision(recs))
-	case OpImport, OpForget, OpMove:
+	case OpImport, OpForget, OpMove, OpRefresh:
 		return s.closeStateOp(ctx, target)
 	}
 	return nil, fmt.Errorf("resume: cannot resume an operation of type %q", target.Type)

@@ -3,6 +3,7 @@ package stack
 import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"slices"
 )
 
 func nextRevision(st *state.State) int {
@@ -46,7 +47,7 @@ func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool)
 		n := nextRevision(st)
 		st.Revisions = append(st.Revisions, state.Revision{
 			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
-			Provider: s.sp.Override, Status: state.RevisionApplied,
+			Provider: s.sp.Override, Status: state.RevisionApplied, User: s.holder.User, Targets: slices.Clone(s.opts.Targets),
 			Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
 		})
 		st.Current = n

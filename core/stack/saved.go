@@ -85,7 +85,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		Spec:      planfile.Spec{File: s.sp.File, Provider: s.sp.Override, Text: text},
 		State:     planfile.State{Lineage: st.Lineage, Serial: st.Serial, Revision: st.Current},
 		Providers: []planfile.Provider{}, Resources: []planfile.Resource{},
-		Replace: slices.Clone(s.opts.Replace),
+		Replace: slices.Clone(s.opts.Replace), Targets: slices.Clone(s.opts.Targets),
 	}
 	for _, v := range s.sp.Variables {
 		val, ok := s.sp.Values[v.Name]
@@ -260,7 +260,7 @@ func ReadPlan(path string) (*planfile.Plan, error) {
 // PreviewOf is the Preview a saved plan was made with, for rendering: the
 // values of sensitive keys stay sealed, and are shown as "(sensitive)".
 func PreviewOf(f *planfile.Plan) *Preview {
-	pv := &Preview{Stack: f.Stack, Changes: []Planned{}, Revision: f.State.Revision}
+	pv := &Preview{Stack: f.Stack, Changes: []Planned{}, Revision: f.State.Revision, Targets: slices.Clone(f.Targets)}
 	for _, d := range f.Data {
 		pv.DataReads = append(pv.DataReads, DataRead{Name: d.Name, Type: d.Type, Provider: d.Provider, Attributes: d.Attributes, Sensitive: d.Sensitive, Saved: true})
 	}
@@ -432,6 +432,8 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	opts.savedTerraform = tf
 	// The consent to replace (--replace) is the plan's, as reviewed.
 	opts.Replace = slices.Clone(p.File.Replace)
+	// So is its --target: it covers exactly what was planned.
+	opts.Targets = slices.Clone(p.File.Targets)
 	s, err := open(ctx, p.Spec, opts, false)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ const (
 // isStateOp reports whether an operation type is one of the state
 // commands': one atomic state write, nothing to resolve on resume.
 func isStateOp(typ string) bool {
-	return typ == OpImport || typ == OpForget || typ == OpMove
+	return typ == OpImport || typ == OpForget || typ == OpMove || typ == OpRefresh
 }
 
 // ErrNotRecorded is returned (wrapped) for an address the state does not
@@ -387,7 +387,7 @@ func releasedBy(o plan.KeyOwner, named bool) string {
 
 // stateOp runs one state command as a journaled operation of one step.
 func (s *session) stateOp(ctx context.Context, typ, action, resource, rtype string, fn func(context.Context) error) *Result {
-	op := &engine.Operation{ID: s.opID, Type: typ, Spec: s.sp.File, Parallelism: 1}
+	op := &engine.Operation{ID: s.opID, Type: typ, Spec: s.sp.File, Parallelism: 1, User: s.holder.User}
 	op.Steps = []*engine.Step{{
 		ID: resource, Resource: resource, Type: rtype, Action: action, Policy: engine.Abort,
 		Execute: func(ctx context.Context, _ string) error { return fn(ctx) },

@@ -35,12 +35,41 @@ func TeardownPlan(sp *spec.Spec, opts Options) (*plan.Plan, error) {
 		return nil, err
 	}
 	pl := plan.ForTeardown(sp, st)
+	if len(opts.Targets) > 0 {
+		scope, err := targetScope(sp, st, opts.Targets, true, false)
+		if err != nil {
+			return nil, err
+		}
+		pl = scopedTeardown(pl, st, scope)
+	}
 	return pl, pl.Check("teardown")
+}
+
+// scopedTeardown is pl limited to scope: what a teardown --target deletes
+// (the targets, what depends on them, and what their replaces set aside).
+func scopedTeardown(pl *plan.Plan, st *state.State, scope map[string]bool) *plan.Plan {
+	out := &plan.Plan{Spec: pl.Spec}
+	for _, c := range pl.Changes {
+		name := c.Resource
+		if r := st.Resources[name]; r != nil && r.Deposed() {
+			name = r.DeposedFrom
+		}
+		if scope[name] {
+			out.Changes = append(out.Changes, c)
+		}
+	}
+	return out
 }
 
 func (s *session) teardown(ctx context.Context) (*Result, error) {
 	st := s.store.Snapshot()
 	pl := plan.ForTeardown(s.sp, st)
+	if err := s.useTargets(st, true); err != nil {
+		return nil, err
+	}
+	if s.scope != nil {
+		pl = scopedTeardown(pl, st, s.scope)
+	}
 	if err := pl.Check("teardown"); err != nil {
 		return nil, s.refused(ctx, err, pl)
 	}
@@ -54,8 +83,8 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 		}
 	}
 	var providers []string
-	for _, r := range st.Resources {
-		providers = append(providers, r.Provider)
+	for _, c := range pl.Changes {
+		providers = append(providers, st.Resources[c.Resource].Provider)
 	}
 	if err := s.startProviders(ctx, providers, st); err != nil {
 		return nil, err
@@ -65,9 +94,9 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if err := s.checkOwned(ctx, st, pl); err != nil {
 		return nil, s.refused(ctx, err, pl)
 	}
-	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File,
+	op := &engine.Operation{ID: s.opID, Type: "teardown", Spec: s.sp.File, User: s.holder.User,
 		Parallelism: s.opts.Parallelism, ReadParallelism: s.opts.ReadParallelism,
-		Inherited: s.inherited, Stop: s.opts.Stop}
+		Inherited: s.inherited, Stop: s.opts.Stop, Scope: s.opts.Targets}
 	op.Finish = s.record(op)
 	deps := dependents(st)
 	for _, c := range pl.Changes {
@@ -83,7 +112,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	if isLostResult(out) {
 		return nil, out.Err
 	}
-	if out.Outcome == engine.Succeeded {
+	if out.Outcome == engine.Succeeded && !s.targeted() {
 		out.Left = s.strangers(ctx, st)
 	}
 	return out, nil

@@ -232,6 +232,12 @@ type Revision struct {
 	Digest   string `json:"digest,omitempty"`   // SpecDigest of the text
 	Provider string `json:"provider,omitempty"` // the --provider the run used
 	Status   string `json:"status"`
+	// User names who applied it (see lock.CurrentUser); "" in revisions
+	// recorded before it was kept.
+	User string `json:"user,omitempty"`
+	// Targets are the --target addresses of a partial apply: only they
+	// and what they depend on were converged to this spec.
+	Targets []string `json:"targets,omitempty"`
 	// Variables are the values of the spec's variables the revision was
 	// applied with (all of them, defaults included), so a rollback to it
 	// re-applies exactly them; the values of those SensitiveVariables

@@ -10,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -120,6 +121,9 @@ func HolderDefaults(h Holder, now time.Time) Holder {
 	}
 	if h.Host == "" {
 		h.Host, _ = os.Hostname()
+	}
+	if h.User == "" {
+		h.User = lock.CurrentUser()
 	}
 	if h.Since.IsZero() {
 		h.Since = now

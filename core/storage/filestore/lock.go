@@ -31,7 +31,7 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
 	h = storage.HolderDefaults(h, b.opts.Now())
-	lk, err := lock.Acquire(b.dir, lock.Holder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since})
+	lk, err := lock.Acquire(b.dir, lock.Holder{Op: h.Op, PID: h.PID, Host: h.Host, User: h.User, Since: h.Since})
 	var le *lock.LockedError
 	if errors.As(err, &le) {
 		h := le.Holder

@@ -35,6 +35,11 @@ type Plan struct {
 	// additively.)
 	Moves   []stack.Move   `json:"moves"`
 	Forgets []stack.Forget `json:"forgets"`
+	// Targets are the plan's --target addresses ([] when it covers the
+	// whole spec); Diagnostics then holds the warning that it is partial.
+	// (Added in 1.0, additively.)
+	Targets     []string     `json:"targets"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
 }
 
 // DataRead is one data entry the plan read: its attributes (arguments and
@@ -176,7 +181,11 @@ func Action(a plan.Action) string {
 
 // NewPlan is the document of a dry run.
 func NewPlan(pv *stack.Preview) *Plan {
-	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{}}
+	out := &Plan{FormatVersion: FormatVersion, Stack: pv.Stack, ResourceChanges: []ResourceChange{}, Revision: pv.Revision, Variables: []VariableChange{},
+		Targets: list(pv.Targets), Diagnostics: []Diagnostic{}}
+	if len(pv.Targets) > 0 {
+		out.Diagnostics = append(out.Diagnostics, Diagnostic{Severity: SeverityWarning, Message: stack.PartialWarning})
+	}
 	for _, v := range pv.Variables {
 		out.Variables = append(out.Variables, VariableChange{Name: v.Name, Before: v.Before, After: v.After, Sensitive: v.Sensitive})
 	}
@@ -252,4 +261,27 @@ func protectionFrom(c plan.Change) string {
 		return ""
 	}
 	return c.ProtectionFrom.String()
+}
+
+// RefreshPlan is `bulwark plan --refresh-only --json`: what a refresh-only
+// apply would record of each resource the state records. (Added in 1.0,
+// additively.)
+type RefreshPlan struct {
+	FormatVersion string            `json:"format_version"`
+	Stack         string            `json:"stack"`
+	RefreshOnly   bool              `json:"refresh_only"`
+	Resources     []stack.Refreshed `json:"resource_changes"`
+	HasChanges    bool              `json:"has_changes"`
+	Targets       []string          `json:"targets"`
+	Diagnostics   []Diagnostic      `json:"diagnostics"`
+}
+
+// NewRefreshPlan is the document of a refresh-only plan.
+func NewRefreshPlan(pv *stack.RefreshPreview) *RefreshPlan {
+	out := &RefreshPlan{FormatVersion: FormatVersion, Stack: pv.Stack, RefreshOnly: true, Resources: list(pv.Resources),
+		HasChanges: pv.HasChanges(), Targets: list(pv.Targets), Diagnostics: []Diagnostic{}}
+	if len(pv.Targets) > 0 {
+		out.Diagnostics = append(out.Diagnostics, Diagnostic{Severity: SeverityWarning, Message: stack.PartialWarning})
+	}
+	return out
 }

@@ -72,6 +72,8 @@ type Operation struct {
 	Start  time.Time  `json:"start"`
 	End    *time.Time `json:"end"`
 	Error  string     `json:"error"`
+	// User names who ran it ("" when its journal records predate users).
+	User string `json:"user"`
 }
 
 // LockHolder is who holds the stack's lock.
@@ -79,6 +81,7 @@ type LockHolder struct {
 	Op    string    `json:"op"`
 	PID   int       `json:"pid"`
 	Host  string    `json:"host"`
+	User  string    `json:"user"`
 	Since time.Time `json:"since"`
 }
 
@@ -99,7 +102,7 @@ func NewStatus(r *inspect.StatusReport) *Status {
 		out.LastOperation = &op
 	}
 	if h := r.Lock; h != nil {
-		out.Lock = &LockHolder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since}
+		out.Lock = &LockHolder{Op: h.Op, PID: h.PID, Host: h.Host, User: h.User, Since: h.Since}
 	}
 	return out
 }
@@ -113,7 +116,7 @@ func interventions(is []state.Intervention) []Intervention {
 }
 
 func operation(o inspect.OpSummary) Operation {
-	op := Operation{ID: o.ID, Type: o.Type, Status: o.Status, Start: o.Start, Error: o.Error}
+	op := Operation{ID: o.ID, Type: o.Type, Status: o.Status, Start: o.Start, Error: o.Error, User: o.User}
 	if !o.End.IsZero() {
 		end := o.End
 		op.End = &end
@@ -159,6 +162,7 @@ type Revision struct {
 	File     string    `json:"file"`
 	Provider string    `json:"provider"`
 	Status   string    `json:"status"`
+	User     string    `json:"user"` // who applied it ("" before users were kept)
 	Current  bool      `json:"current"`
 	// Variables are the variable values it was applied with, a sensitive
 	// one's as secrets.Mask.
@@ -177,7 +181,7 @@ func NewHistory(r *inspect.HistoryReport) *History {
 	}
 	for _, rv := range r.Revisions {
 		out.Revisions = append(out.Revisions, Revision{N: rv.N, Op: rv.Op, Time: rv.Time, File: rv.File, Provider: rv.Provider,
-			Status: rv.Status, Current: rv.Current, Variables: object(rv.Variables)})
+			Status: rv.Status, User: rv.User, Current: rv.Current, Variables: object(rv.Variables)})
 	}
 	return out
 }

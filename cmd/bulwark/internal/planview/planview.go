@@ -185,6 +185,9 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 		fmt.Fprintf(w, ", %d to forget", n)
 	}
 	fmt.Fprintln(w, ".")
+	if len(p.Targets) > 0 {
+		fmt.Fprintf(w, "\n%s %s (--target %s)\n", paint(style.Yellow, "Warning:"), stack.PartialWarning, strings.Join(p.Targets, ", "))
+	}
 }
 
 // quiet reports whether a plan entry goes unlisted unless --show-unchanged:
