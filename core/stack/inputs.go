@@ -14,24 +14,6 @@ import (
 // open, before the lock is taken, anything is journaled or a provider
 // starts, so a refusal is exit 1 with nothing to undo.
 
-// checkKey resolves the secrets key a mutating command will seal with,
-// before it locks, journals or changes anything: a key that cannot be read
-// (BULWARK_SECRETS_KEY not the base64 of 32 bytes, a key file missing, open
-// to others or not a key) is refused now, naming it and what is wrong,
-// rather than at the first save of state after a Create, when the rollback
-// could not record its own work either. The default key file is created
-// here when missing, as the first seal would have: a folder it cannot be
-// made in is found before anything is changed too.
-func (o *Options) checkKey() error {
-	if o.Secrets == nil {
-		return nil
-	}
-	if _, err := o.Secrets.Key(true); err != nil {
-		return err
-	}
-	return nil
-}
-
 // checkPins checks, before a mutating command locks or starts anything,
 // that every plugin the spec's providers run has the bytes bulwark.lock
 // pins: one plugin refused while another already started would leave the
