@@ -42,6 +42,9 @@ type Result struct {
 	// Outputs are the spec's outputs after a successful apply, update or
 	// rollback, sorted by name, a sensitive one's value secrets.Mask.
 	Outputs []OutputValue
+	// Secrets is, after `secrets rotate`, the secrets provider the state
+	// is sealed under.
+	Secrets string
 }
 
 // CancelledError is an apply or a rollback the person asked declined:
