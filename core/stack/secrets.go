@@ -33,6 +33,13 @@ type sealer struct {
 	ring map[string]*secrets.Box
 }
 
+// StateSealer is the Sealer of stack's state outside an operation (a state
+// migration): it opens and seals with the key of the secrets provider each
+// state it opens records (src's key file when none is recorded).
+func StateSealer(ctx context.Context, src *secrets.Source, stack string) state.Sealer {
+	return &sealer{ctx: ctx, src: src, context: secrets.StackContext(stack)}
+}
+
 // UseSecrets is told the provider of each state or metadata the backend
 // opens, newest last (state.SecretsUser).
 func (l *sealer) UseSecrets(cfg *secrets.Config) {
