@@ -293,7 +293,7 @@ func (s *Source) kmsKey(ctx context.Context, cfg *Config) (*Key, error) {
 	}
 	plain, err := kms.Decrypt(ctx, wrapped)
 	if err != nil {
-		return nil, &WrongKeyError{Provider: cfg.Provider, Why: fmt.Sprintf("KMS would not decrypt the stack's data key (%v): nothing was changed", err)}
+		return nil, &WrongKeyError{Provider: cfg.Provider, Why: fmt.Sprintf("KMS did not decrypt the stack's data key (%v): nothing was changed", err)}
 	}
 	if len(plain) != KeySize {
 		return nil, &WrongKeyError{Provider: cfg.Provider, Why: fmt.Sprintf("KMS decrypted a data key of %d bytes, want %d", len(plain), KeySize)}
