@@ -14,6 +14,21 @@ import (
 // open, before the lock is taken, anything is journaled or a provider
 // starts, so a refusal is exit 1 with nothing to undo.
 
+// checkKey refuses, before the lock is taken, a key given explicitly
+// (BULWARK_SECRETS_KEY, --secrets-key-file) that cannot be read: not the
+// base64 of 32 bytes, a key file missing, open to others or not a key. The
+// stack's own provider, which the state records, is checked once the state
+// is loaded (checkSecrets): a passphrase or KMS stack needs no key file,
+// and none is created for it.
+func (o *Options) checkKey() error {
+	src := o.Secrets
+	if src == nil || (src.Env == "" && src.File == "") {
+		return nil
+	}
+	_, err := src.Key(false)
+	return err
+}
+
 // checkPins checks, before a mutating command locks or starts anything,
 // that every plugin the spec's providers run has the bytes bulwark.lock
 // pins: one plugin refused while another already started would leave the

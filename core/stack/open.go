@@ -144,6 +144,9 @@ type session struct {
 // state loaded, and for every journal record the session writes after.
 func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*session, error) {
 	opts.Defaults()
+	if err := opts.checkKey(); err != nil {
+		return nil, err
+	}
 	if err := opts.checkPins(sp); err != nil {
 		return nil, err
 	}
