@@ -52,6 +52,9 @@ func RotateSecrets(ctx context.Context, sp *spec.Spec, opts Options) (*Result, e
 		return nil, err
 	}
 	defer s.close()
+	if st := s.store.Snapshot(); st.Serial == 0 && len(st.Resources) == 0 {
+		return nil, fmt.Errorf("secrets rotate: stack %s has no state yet: choose its provider at its first apply (%s)", sp.Stack, secrets.FlagProvider)
+	}
 	cur := s.store.Snapshot().Secrets
 	src := s.opts.Secrets
 	target := src.Provider
