@@ -216,6 +216,7 @@ func (c *cli) secretsSource() *secrets.Source {
 		Env: os.Getenv(secrets.EnvKey), File: c.secretsKeyFile, Default: def,
 		Notice: c.stderr, Forbidden: []string{c.stateDir},
 		Passphrase: pass, NewPassphrase: next, Provider: c.secretsProvider, KMS: awskms.Open,
+		NewKey: os.Getenv(secrets.EnvNewKey),
 	}
 }
 

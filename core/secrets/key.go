@@ -130,6 +130,9 @@ type Source struct {
 	// BULWARK_SECRETS_NEW_PASSPHRASE's (see Resolve).
 	Passphrase    string
 	NewPassphrase string
+	// NewKey is BULWARK_SECRETS_NEW_KEY's value: the key `secrets rotate`
+	// moves a stack to when its new provider is keyfile.
+	NewKey string
 	// KMS opens an awskms:// provider's client (nil: none in this build).
 	KMS KMSOpener
 	// Provider is --secrets-provider: a new stack's provider, and the one

@@ -35,6 +35,9 @@ const (
 	// EnvNewPassphrase holds the passphrase `secrets rotate` seals under
 	// when its new provider is passphrase.
 	EnvNewPassphrase = "BULWARK_SECRETS_NEW_PASSPHRASE"
+	// EnvNewKey holds the key (base64 of 32 bytes) `secrets rotate` seals
+	// under when its new provider is keyfile.
+	EnvNewKey = "BULWARK_SECRETS_NEW_KEY"
 	// FlagProvider chooses a new stack's provider (and rotate's target).
 	FlagProvider = "--secrets-provider"
 )
@@ -156,7 +159,7 @@ func (s *Source) NewConfig(ctx context.Context, provider, pass string) (*Config,
 	}
 	switch {
 	case provider == ProviderKeyFile:
-		k, err := s.Key(true)
+		k, err := s.newKey()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -198,6 +201,15 @@ func (s *Source) NewConfig(ctx context.Context, provider, pass string) (*Config,
 	}
 }
 
+// newKey is the key a new keyfile config records: BULWARK_SECRETS_NEW_KEY's
+// when set (a rotation), else the Source's key.
+func (s *Source) newKey() (*Key, error) {
+	if s != nil && s.NewKey != "" {
+		return ParseKey(s.NewKey, EnvNewKey)
+	}
+	return s.Key(true)
+}
+
 func (s *Source) kms(ctx context.Context, provider string) (KMS, error) {
 	if s == nil || s.KMS == nil {
 		return nil, fmt.Errorf("secrets provider %s: this bulwark has no KMS client", provider)
@@ -221,6 +233,12 @@ func (s *Source) Resolve(ctx context.Context, cfg *Config, create bool) (*Key, e
 		k, err := s.Key(create)
 		if err != nil {
 			return nil, err
+		}
+		if cfg != nil && cfg.KeyID != "" && k.ID() != cfg.KeyID && s.NewKey != "" {
+			// The key a rotation to a new key file seals under.
+			if nk, nerr := ParseKey(s.NewKey, EnvNewKey); nerr == nil && nk.ID() == cfg.KeyID {
+				return nk, nil
+			}
 		}
 		if cfg != nil && cfg.KeyID != "" && k.ID() != cfg.KeyID {
 			return nil, &WrongKeyError{Provider: "keyfile (" + k.Source() + ")", Why: fmt.Sprintf("this key (id %s) is not the key the stack's state is sealed with (id %s): give that key with %s or %s", k.ID(), cfg.KeyID, EnvKey, FlagKeyFile)}

@@ -64,8 +64,8 @@ func RotateSecrets(ctx context.Context, sp *spec.Spec, opts Options) (*Result, e
 	if err := secrets.CheckProvider(target); err != nil {
 		return nil, err
 	}
-	if target == secrets.ProviderKeyFile && cur.Name() == secrets.ProviderKeyFile {
-		return nil, fmt.Errorf("secrets rotate: %w from one key file to another (one command reads one key file): rotate to passphrase or awskms:// (%s), or from them back to a new key file", ErrRotateUnsupported, secrets.FlagProvider)
+	if target == secrets.ProviderKeyFile && cur.Name() == secrets.ProviderKeyFile && src.NewKey == "" {
+		return nil, fmt.Errorf("secrets rotate: %w: the new key is not set: set %s to it (the base64 of 32 random bytes, e.g. `head -c 32 /dev/urandom | base64`), and keep the current one where it is", secrets.ErrNoKey, secrets.EnvNewKey)
 	}
 	pass := src.NewPassphrase
 	if pass == "" && cur.Name() != secrets.ProviderPassphrase {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -150,4 +151,38 @@ func equalAll(a, b [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// A key file stack (recorded as nothing, as before providers) rotated to a
+// new key given in BULWARK_SECRETS_NEW_KEY: the old key is refused after,
+// naming the key file provider.
+func TestRotateKeyFileToANewKey(t *testing.T) {
+	e := newEnv(t)
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	oldKey, _ := secrets.NewKey("old")
+	newKey, _ := secrets.NewKey("new")
+	with := func(src *secrets.Source) stack.Options {
+		o := e.opts()
+		o.Starter = ss.starter()
+		o.Secrets = src
+		return o
+	}
+	sp := func() *spec.Spec { return parseSpec(t, secretSpec(fakeSecret)) }
+	e.mustApply(t, sp(), func(o *stack.Options) { *o = with(&secrets.Source{Env: oldKey.Encode()}) })
+	if _, err := stack.RotateSecrets(e.ctx, sp(), with(&secrets.Source{Env: oldKey.Encode()})); !errors.Is(err, secrets.ErrNoKey) || !strings.Contains(err.Error(), secrets.EnvNewKey) {
+		t.Fatalf("rotate without a new key: %v", err)
+	}
+	res, err := stack.RotateSecrets(e.ctx, sp(), with(&secrets.Source{Env: oldKey.Encode(), NewKey: newKey.Encode()}))
+	if err != nil || stack.ExitCode(res, nil) != stack.ExitOK {
+		t.Fatalf("rotate: %v %v", err, res)
+	}
+	_, err = stack.Plan(e.ctx, sp(), with(&secrets.Source{Env: oldKey.Encode()}))
+	var wk *secrets.WrongKeyError
+	if !errors.As(err, &wk) || !strings.HasPrefix(wk.Provider, "keyfile") {
+		t.Fatalf("the old key after rotation: %v", err)
+	}
+	pv, err := stack.Plan(e.ctx, sp(), with(&secrets.Source{Env: newKey.Encode()}))
+	if err != nil || pv.HasChanges() {
+		t.Fatalf("plan with the new key: %v %+v", err, pv)
+	}
 }
