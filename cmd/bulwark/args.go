@@ -211,7 +211,7 @@ func (c *cli) secretsSource() *secrets.Source {
 	def, _ := secrets.DefaultKeyFile()
 	pass, next := os.Getenv(secrets.EnvPassphrase), os.Getenv(secrets.EnvNewPassphrase)
 	// The passphrases are secrets of this invocation: masked in any text.
-	c.red.Add(pass, next)
+	c.red.Add(pass, next, os.Getenv(secrets.EnvNewKey))
 	return &secrets.Source{
 		Env: os.Getenv(secrets.EnvKey), File: c.secretsKeyFile, Default: def,
 		Notice: c.stderr, Forbidden: []string{c.stateDir},
