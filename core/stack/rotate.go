@@ -56,6 +56,12 @@ func RotateSecrets(ctx context.Context, sp *spec.Spec, opts Options) (*Result, e
 		return nil, fmt.Errorf("secrets rotate: stack %s has no state yet: choose its provider at its first apply (%s)", sp.Stack, secrets.FlagProvider)
 	}
 	cur := s.store.Snapshot().Secrets
+	if cur != nil && cur.Next != nil {
+		// A rotation that failed part way recorded its new provider: it
+		// is finished, to that provider, whatever this one asks.
+		s.prog.printf("secrets rotate %s: finishing the rotation to %s that an earlier one began\n", sp.Stack, cur.Next.Name())
+		return s.rotate(ctx, cur.Next, nil), nil
+	}
 	src := s.opts.Secrets
 	target := src.Provider
 	if target == "" {
@@ -155,7 +161,11 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 	s.prog.opStart(s.opID, OpRotate)
 	res := s.eng.Run(ctx, op)
 	out := s.finish(op, res)
-	out.Secrets = s.store.Snapshot().Secrets.Name()
+	now := s.store.Snapshot().Secrets
+	out.Secrets = now.Name()
+	if out.Err != nil && now != nil && now.Next != nil {
+		out.Err = fmt.Errorf("%w; the state records %s beside %s until the rotation ends: run `bulwark secrets rotate %s` again with both credentials to finish it", out.Err, now.Next.Name(), now.Name(), s.sp.File)
+	}
 	s.prog.opEnd(out)
 	return out
 }
