@@ -313,7 +313,7 @@ func (b *client) State(ctx context.Context) (*state.State, string, error) {
 		if err := json.Unmarshal(rec, &m); err != nil {
 			return nil, "", b.corrupt("the stack's metadata", err)
 		}
-		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged, st.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
+		st.Forgotten, st.Interventions, st.Revisions, st.Current, st.Staged, st.Outputs, st.Secrets = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs, m.Secrets
 	}
 	rows, err := tx.Query(ctx, b.sql.readResources, b.stack)
 	if err != nil {

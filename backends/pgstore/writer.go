@@ -14,6 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/groupcommit"
@@ -508,6 +509,7 @@ type backupDoc struct {
 	Current       int                        `json:"current,omitempty"`
 	Staged        int                        `json:"staged,omitempty"`
 	Outputs       map[string]state.Output    `json:"outputs,omitempty"`
+	Secrets       *secrets.Config            `json:"secrets,omitempty"`
 }
 
 // PutBackup copies the state as of now into a backup row, and prunes the
@@ -538,7 +540,7 @@ func (w *writer) PutBackup(ctx context.Context, name string, keep int) (bool, er
 			if err := json.Unmarshal(rec, &m); err != nil {
 				return fmt.Errorf("%w: the stack's metadata does not parse (%v)", state.ErrCorrupt, err)
 			}
-			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
+			doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs, doc.Secrets = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs, m.Secrets
 		}
 		rows, err := tx.Query(ctx, w.b.sql.readResources, w.b.stack)
 		if err != nil {
@@ -612,7 +614,7 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
 	}
-	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs
+	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs, doc.Secrets = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs, m.Secrets
 	for n, r := range st.Resources {
 		sr, err := state.SealResource(r, sl)
 		if err != nil {

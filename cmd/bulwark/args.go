@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/backends/awskms"
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/progressview"
 	"github.com/bulwark-iac/bulwark/core/events"
@@ -208,9 +209,14 @@ func (c *cli) streamOperation(opts *stack.Options, name string, yes bool) error 
 // never a file under the state folder.
 func (c *cli) secretsSource() *secrets.Source {
 	def, _ := secrets.DefaultKeyFile()
+	pass, next := os.Getenv(secrets.EnvPassphrase), os.Getenv(secrets.EnvNewPassphrase)
+	// The passphrases are secrets of this invocation: masked in any text.
+	c.red.Add(pass, next, os.Getenv(secrets.EnvNewKey))
 	return &secrets.Source{
 		Env: os.Getenv(secrets.EnvKey), File: c.secretsKeyFile, Default: def,
 		Notice: c.stderr, Forbidden: []string{c.stateDir},
+		Passphrase: pass, NewPassphrase: next, Provider: c.secretsProvider, KMS: awskms.Open,
+		NewKey: os.Getenv(secrets.EnvNewKey),
 	}
 }
 

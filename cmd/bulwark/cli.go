@@ -30,6 +30,7 @@ type cli struct {
 	// "" for the file backend under stateDir (a file:// URL sets stateDir).
 	stateURL                      string
 	secretsKeyFile                string
+	secretsProvider               string
 	startTimeout, callTimeout     time.Duration
 	lockTimeout                   time.Duration // --lock-timeout, on the commands that take the lock
 	keepRevisions, keepOperations int
@@ -163,12 +164,13 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return c.resolveState(cmd) }
 	root.PersistentFlags().StringVar(&c.eventsFile, "events", "", "write lifecycle events (JSON lines) to `FILE` (default: stderr, unless it is a terminal)")
 	root.PersistentFlags().StringVar(&c.secretsKeyFile, "secrets-key-file", "", "read the key that seals sensitive values in the state from `FILE` (base64 of 32 bytes; default: $"+secrets.EnvKey+", else a key file bulwark creates in your config folder)")
+	root.PersistentFlags().StringVar(&c.secretsProvider, "secrets-provider", "", "a new stack's secrets provider `NAME`, recorded in its state at its first apply: keyfile (the default), passphrase (a key derived from $"+secrets.EnvPassphrase+") or awskms://KEY-ID-or-ARN[?region=REGION]; bulwark secrets rotate changes it")
 	root.PersistentFlags().DurationVar(&c.startTimeout, "plugin-start-timeout", 20*time.Second, "how long a plugin may take to complete its handshake")
 	root.PersistentFlags().DurationVar(&c.callTimeout, "plugin-call-timeout", 10*time.Minute, "how long one call to a plugin may take before it is abandoned")
 	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "keep the last `N` revisions of each stack in its state (older ones are pruned; the current one never is)")
 	root.PersistentFlags().IntVar(&c.keepOperations, "keep-operations", journal.DefaultKeepOperations, "keep every journal record of the last `N` operations (older finished ones are compacted to one line each)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.showCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
-		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd(), c.fmtCmd())
+		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd(), c.fmtCmd(), c.secretsCmd())
 	c.addVarFlags(root)
 	setExamples(root)
 	return root

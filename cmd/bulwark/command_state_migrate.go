@@ -179,13 +179,16 @@ partial copy this migration left there is taken up, not refused).`,
 
 // migrationOptions are the options both places of a migration of stack
 // are opened with.
-func (c *cli) migrationOptions(stack string) (storage.Options, error) {
-	o := storage.Options{Stack: stack}
+func (c *cli) migrationOptions(stackName string) (storage.Options, error) {
+	o := storage.Options{Stack: stackName}
 	// With the key, values are opened at the source and sealed again at
 	// the destination (the revision bodies need it); without one, they
 	// travel sealed as they are stored.
-	if key, err := c.secretsSource().Key(false); err == nil {
-		o.Sealing = state.Sealing{Sealer: key.Box(secrets.StackContext(stack)), Reveal: func(v any) { c.red.Add(v) }}
+	// The key is the one of the secrets provider the stack's state records
+	// (a passphrase stack's, derived from its salt), not the key file's.
+	src := c.secretsSource()
+	if _, err := src.Key(false); err == nil || src.Passphrase != "" || src.NewPassphrase != "" {
+		o.Sealing = state.Sealing{Sealer: stack.StateSealer(context.Background(), src, stackName), Reveal: func(v any) { c.red.Add(v) }}
 	} else if !errors.Is(err, secrets.ErrNoKey) {
 		return o, err
 	}

@@ -70,6 +70,9 @@ var examples = map[string]string{
 	"bulwark state mv":     `  bulwark state mv stack.yaml data archive`,
 	"bulwark state migrate": `  bulwark state migrate stack.yaml --to 'postgres://ci@db.internal:5432/infra?sslmode=require'
   bulwark --state postgres://ci@db.internal:5432/infra state migrate stack.yaml --to file://./.bulwark`,
+	"bulwark secrets": `  BULWARK_SECRETS_NEW_PASSPHRASE=… bulwark secrets rotate stack.yaml`,
+	"bulwark secrets rotate": `  BULWARK_SECRETS_NEW_PASSPHRASE=… bulwark secrets rotate stack.yaml
+  bulwark secrets rotate stack.yaml --secrets-provider 'awskms://alias/team?region=eu-west-1'`,
 	"bulwark help":                  `  bulwark help apply`,
 	"bulwark completion":            `  bulwark completion bash > ~/.local/share/bash-completion/completions/bulwark`,
 	"bulwark completion bash":       `  bulwark completion bash > /etc/bash_completion.d/bulwark`,

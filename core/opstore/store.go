@@ -42,6 +42,14 @@ func New(be storage.Backend, w storage.Writer, st *state.State, cfg Config) *Sto
 // lists them (the backend seals them).
 func (s *Store) SetSensitiveOf(fn func(*state.Resource) []string) { s.sensitiveOf = fn }
 
+// SetSecrets has the next commit record cfg, a new stack's secrets
+// provider, with it (before any value sealed under it is stored).
+func (s *Store) SetSecrets(cfg *secrets.Config) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	s.secrets = cfg
+}
+
 // Writer is the lock's writer: for what is not a state change (backups,
 // a checkpoint, the lock's release).
 func (s *Store) Writer() storage.Writer { return s.w }
@@ -75,6 +83,11 @@ type Store struct {
 	wrote bool // something was committed
 	// lostWhy is the backend's first ErrLost error: why the lock was lost.
 	lostWhy error
+
+	// smu is held by the commit that records a new stack's secrets
+	// provider (secrets), the first, while it is made.
+	smu     sync.Mutex
+	secrets *secrets.Config
 
 	pmu sync.Mutex
 	// pending are the changes parked on a stage, by the journal record
@@ -318,6 +331,28 @@ func (s *Store) commit(ctx context.Context, recs []journal.Record, ch storage.Ch
 	}()
 	for i := range recs {
 		recs[i].Error = s.red.Redact(recs[i].Error)
+	}
+	s.smu.Lock()
+	if s.secrets != nil {
+		// Held through this commit: no other commit is made before the
+		// provider is recorded (they wait here, then find it done).
+		defer s.smu.Unlock()
+		if ch.Meta == nil {
+			s.mu.RLock()
+			ch.Meta = storage.MetaOf(s.st)
+			s.mu.RUnlock()
+		} else {
+			m := *ch.Meta
+			ch.Meta = &m
+		}
+		ch.Meta.Secrets = s.secrets
+		defer func() {
+			if err == nil {
+				s.secrets = nil
+			}
+		}()
+	} else {
+		s.smu.Unlock()
 	}
 	for i, r := range ch.Put {
 		if s.sensitiveOf == nil {

@@ -126,9 +126,23 @@ type Source struct {
 	// Forbidden are folders no key file may be in (the state folder: the
 	// key never goes where the state goes).
 	Forbidden []string
+	// Passphrase is BULWARK_SECRETS_PASSPHRASE's value, NewPassphrase
+	// BULWARK_SECRETS_NEW_PASSPHRASE's (see Resolve).
+	Passphrase    string
+	NewPassphrase string
+	// NewKey is BULWARK_SECRETS_NEW_KEY's value: the key `secrets rotate`
+	// moves a stack to when its new provider is keyfile.
+	NewKey string
+	// KMS opens an awskms:// provider's client (nil: none in this build).
+	KMS KMSOpener
+	// Provider is --secrets-provider: a new stack's provider, and the one
+	// `secrets rotate` moves to ("": keyfile for a new stack, the same one
+	// for rotate).
+	Provider string
 
-	mu  sync.Mutex
-	key *Key
+	mu       sync.Mutex
+	key      *Key
+	resolved map[string]*Key // by config (see Resolve)
 }
 
 // Key returns the key. With create, a missing default key file is created

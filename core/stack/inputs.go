@@ -14,22 +14,19 @@ import (
 // open, before the lock is taken, anything is journaled or a provider
 // starts, so a refusal is exit 1 with nothing to undo.
 
-// checkKey resolves the secrets key a mutating command will seal with,
-// before it locks, journals or changes anything: a key that cannot be read
-// (BULWARK_SECRETS_KEY not the base64 of 32 bytes, a key file missing, open
-// to others or not a key) is refused now, naming it and what is wrong,
-// rather than at the first save of state after a Create, when the rollback
-// could not record its own work either. The default key file is created
-// here when missing, as the first seal would have: a folder it cannot be
-// made in is found before anything is changed too.
+// checkKey refuses, before the lock is taken, a key given explicitly
+// (BULWARK_SECRETS_KEY, --secrets-key-file) that cannot be read: not the
+// base64 of 32 bytes, a key file missing, open to others or not a key. The
+// stack's own provider, which the state records, is checked once the state
+// is loaded (checkSecrets): a passphrase or KMS stack needs no key file,
+// and none is created for it.
 func (o *Options) checkKey() error {
-	if o.Secrets == nil {
+	src := o.Secrets
+	if src == nil || (src.Env == "" && src.File == "") {
 		return nil
 	}
-	if _, err := o.Secrets.Key(true); err != nil {
-		return err
-	}
-	return nil
+	_, err := src.Key(false)
+	return err
 }
 
 // checkPins checks, before a mutating command locks or starts anything,

@@ -138,6 +138,9 @@ type session struct {
 	// restored: the resource names of the revision a failed operation's
 	// rollback returns to (see retainIfLacking).
 	restored restoredSet
+	// sl seals the state's values: one per session, so everything the
+	// session seals or opens uses the provider its state records.
+	sl *sealer
 }
 
 // open takes the lock and loads the state and the journal. resuming skips
@@ -180,6 +183,10 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	st, err := be.Load(ctx)
 	s.store = opstore.New(be, w, st, opstore.Config{Failpoint: opts.Failpoint, Redactor: opts.Redactor, Warn: opts.Reporter.Note})
 	if err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := s.checkSecrets(ctx, st, true); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -401,6 +408,11 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	st, err := load()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if !scratch {
+		if err := s.checkSecrets(ctx, st, false); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if err := state.CheckPrivate(st); err != nil {
 		return nil, nil, nil, fmt.Errorf("load state: %w", err)

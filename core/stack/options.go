@@ -44,6 +44,9 @@ type Options struct {
 	// one whose Create of the resource imported is unknown (see
 	// UnknownCreateError), which the import settles.
 	importPast string
+	// rotating: a `secrets rotate`, whose --secrets-provider is the one it
+	// moves to, not a mismatch with the recorded one.
+	rotating bool
 }
 
 // StorageOptions say where a stack's state lives, how much history it

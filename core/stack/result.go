@@ -45,6 +45,9 @@ type Result struct {
 	// Targets are the run's --target addresses: it was partial (see
 	// PartialWarning).
 	Targets []string
+	// Secrets is, after `secrets rotate`, the secrets provider the state
+	// is sealed under.
+	Secrets string
 }
 
 // CancelledError is an apply or a rollback the person asked declined:

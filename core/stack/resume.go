@@ -95,6 +95,10 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 	}); err != nil {
 		return nil, err
 	}
+	if target.Type == OpRotate {
+		// Re-sealing starts no provider and reads no spec.
+		return s.resumeRotate(ctx, target, mine)
+	}
 	if target.Type == "rollback" {
 		// An interrupted revision rollback is resumed against the spec of
 		// the revision it was going to, not the one given to resume: that

@@ -41,16 +41,37 @@ import (
 // state's, so nothing sealed in a plan file opens as a state value.
 func planContext(stack string) string { return "plan " + stack }
 
-// planBox is the Box that seals and opens stack's plan files.
-func planBox(src *secrets.Source, stack string, create bool) (*secrets.Box, error) {
+// planBox is the Box that seals and opens stack's plan files: under the key
+// of the secrets provider cfg, the one the stack's state records (nil:
+// keyfile).
+func planBox(ctx context.Context, src *secrets.Source, cfg *secrets.Config, stack string, create bool) (*secrets.Box, error) {
 	if src == nil {
 		return nil, fmt.Errorf("a saved plan seals its values: %w", secrets.ErrNoKey)
 	}
-	k, err := src.Key(create)
+	if cfg != nil && cfg.Next != nil {
+		cfg = cfg.Next // an unfinished rotation: the key that will stay
+	}
+	k, err := src.Resolve(ctx, cfg, create)
 	if err != nil {
 		return nil, err
 	}
 	return k.Box(planContext(stack)), nil
+}
+
+// recordedSecrets is the secrets provider stack's state records, read
+// without the lock and without opening anything.
+func recordedSecrets(ctx context.Context, opts Options, stack string) (*secrets.Config, error) {
+	opts.Defaults()
+	be, err := opts.Backend(ctx, stack, state.Sealing{})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	st, err := be.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Secrets, nil
 }
 
 // SavePlan is Plan, and writes the plan to path (atomically, mode 0600)
@@ -68,7 +89,7 @@ func SavePlan(ctx context.Context, sp *spec.Spec, opts Options, path, version st
 
 // planFile is what a plan file records of this dry run.
 func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Observation, version string) (*planfile.Plan, error) {
-	box, err := planBox(s.opts.Secrets, s.sp.Stack, true)
+	box, err := planBox(context.Background(), s.opts.Secrets, st.Secrets, s.sp.Stack, true)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +342,11 @@ func OpenPlan(path string, opts Options) (*SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	box, err := planBox(opts.Secrets, f.Stack, false)
+	cfg, err := recordedSecrets(context.Background(), opts, f.Stack)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	box, err := planBox(context.Background(), opts.Secrets, cfg, f.Stack, false)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", path, err)
 	}

@@ -1,9 +1,12 @@
 package stack
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
@@ -12,29 +15,99 @@ import (
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
-// sealer seals the state's values with the key of opts.Secrets, bound to
-// the stack, resolving the key on first use: opening needs a key that
-// exists; sealing may create the default key file.
+// sealer seals the state's values with the key of the stack's secrets
+// provider (opts.Secrets resolves it from what the state records), bound
+// to the stack, resolving keys on first use: opening needs a key that
+// exists; sealing may create the default key file. It opens a value with
+// the key its key id names among those it knows: the provider's, and, while
+// a `secrets rotate` is unfinished, the new one's too.
 type sealer struct {
+	ctx     context.Context
 	src     *secrets.Source
 	context string
 
 	mu  sync.Mutex
-	box *secrets.Box
+	cfg *secrets.Config // as the state records it (nil: keyfile)
+	box *secrets.Box    // seals: cfg's key (next's while rotating)
+	// ring are the boxes that open, by key id.
+	ring map[string]*secrets.Box
 }
 
+// StateSealer is the Sealer of stack's state outside an operation (a state
+// migration): it opens and seals with the key of the secrets provider each
+// state it opens records (src's key file when none is recorded).
+func StateSealer(ctx context.Context, src *secrets.Source, stack string) state.Sealer {
+	return &sealer{ctx: ctx, src: src, context: secrets.StackContext(stack)}
+}
+
+// UseSecrets is told the provider of each state or metadata the backend
+// opens, newest last (state.SecretsUser).
+func (l *sealer) UseSecrets(cfg *secrets.Config) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cfg == nil || cfg.KeyID != l.cfg.KeyID || !reflect.DeepEqual(cfg.Next, l.cfg.Next) {
+		l.box = nil
+	}
+	l.cfg = cfg.Clone()
+}
+
+// adopt makes cfg and k the sealer's: a new stack's provider, or the one a
+// rotation moves to.
+func (l *sealer) adopt(cfg *secrets.Config, k *secrets.Key) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cfg = cfg.Clone()
+	l.box = l.add(k)
+}
+
+// config is the provider the sealer seals with (nil: keyfile, unrecorded).
+func (l *sealer) config() *secrets.Config {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg.Clone()
+}
+
+func (l *sealer) add(k *secrets.Key) *secrets.Box {
+	if l.ring == nil {
+		l.ring = map[string]*secrets.Box{}
+	}
+	if b, ok := l.ring[k.ID()]; ok {
+		return b
+	}
+	b := k.Box(l.context)
+	l.ring[k.ID()] = b
+	return b
+}
+
+func (l *sealer) bg() context.Context {
+	if l.ctx == nil {
+		return context.Background()
+	}
+	return l.ctx
+}
+
+// get returns the box that seals, resolving the provider's key (and, while
+// a rotation is unfinished, the new one's, which then seals).
 func (l *sealer) get(create bool) (*secrets.Box, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.box != nil {
 		return l.box, nil
 	}
-	k, err := l.src.Key(create)
+	k, err := l.src.Resolve(l.bg(), l.cfg, create)
 	if err != nil {
 		return nil, err
 	}
-	l.box = k.Box(l.context)
-	return l.box, nil
+	box := l.add(k)
+	if l.cfg != nil && l.cfg.Next != nil {
+		nk, err := l.src.Resolve(l.bg(), l.cfg.Next, create)
+		if err != nil {
+			return nil, fmt.Errorf("secrets rotate to %s is unfinished: %w", l.cfg.Next.Name(), err)
+		}
+		box = l.add(nk)
+	}
+	l.box = box
+	return box, nil
 }
 
 func (l *sealer) SealValue(v any) (string, error) {
@@ -50,7 +123,24 @@ func (l *sealer) OpenValue(sealed string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if id := sealedKeyID(sealed); id != "" {
+		l.mu.Lock()
+		if o, ok := l.ring[id]; ok {
+			b = o
+		}
+		l.mu.Unlock()
+	}
 	return b.OpenValue(sealed)
+}
+
+// sealedKeyID is the key id a sealed value names ("" when none).
+func sealedKeyID(sealed string) string {
+	rest, ok := strings.CutPrefix(sealed, secrets.Prefix)
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, ":")
+	return id
 }
 
 // sealing is how this session's state keeps its sensitive values: sealed
@@ -58,7 +148,10 @@ func (l *sealer) OpenValue(sealed string) (any, error) {
 func (s *session) sealing() state.Sealing {
 	sl := state.Sealing{Reveal: func(v any) { s.opts.Redactor.Add(v) }}
 	if s.opts.Secrets != nil {
-		sl.Sealer = &sealer{src: s.opts.Secrets, context: secrets.StackContext(s.sp.Stack)}
+		if s.sl == nil {
+			s.sl = &sealer{src: s.opts.Secrets, context: secrets.StackContext(s.sp.Stack)}
+		}
+		sl.Sealer = s.sl
 	}
 	return sl
 }
@@ -255,4 +348,74 @@ func openID(box *secrets.Box, id string) (string, error) {
 		return "", fmt.Errorf("id: sealed value is not text")
 	}
 	return text, nil
+}
+
+// ProviderMismatchError refuses a --secrets-provider that is not the one the
+// stack's state records: a provider is chosen at a stack's first apply and
+// changed only by `bulwark secrets rotate`.
+type ProviderMismatchError struct {
+	Stack, Recorded, Asked string
+}
+
+func (e *ProviderMismatchError) Error() string {
+	return fmt.Sprintf("stack %s: its secrets provider is %s (recorded in its state); %s %s would change it: run `bulwark secrets rotate %s %s` to re-seal the state under it",
+		e.Stack, e.Recorded, secrets.FlagProvider, e.Asked, secrets.FlagProvider, e.Asked)
+}
+
+// checkSecrets resolves, before anything is written, the key st is sealed
+// with, from the provider st records: a wrong passphrase, a key file with
+// another key or a data key KMS will not open is refused here (a
+// *secrets.WrongKeyError naming the provider), never at the first save of
+// state after a Create, when a rollback could not record its own work
+// either. A mutating command on a stack with no state yet chooses its
+// provider (--secrets-provider, else keyfile), which its first write
+// records. A read-only command checks a recorded provider only (a state
+// with nothing sealed needs no key, as before providers).
+func (s *session) checkSecrets(ctx context.Context, st *state.State, mutating bool) error {
+	src := s.opts.Secrets
+	if src == nil {
+		return nil
+	}
+	want := src.Provider
+	if want != "" {
+		if err := secrets.CheckProvider(want); err != nil {
+			return err
+		}
+	}
+	sl := s.sealing().Sealer.(*sealer)
+	sl.mu.Lock()
+	sl.ctx = ctx
+	sl.mu.Unlock()
+	if st.Secrets != nil {
+		sl.UseSecrets(st.Secrets)
+	}
+	fresh := st.Secrets == nil && st.Serial == 0 && len(st.Resources) == 0
+	switch {
+	case fresh && !mutating:
+		return nil
+	case fresh:
+		if want == "" {
+			// Today's behaviour: the key file, recorded as nothing.
+			_, err := sl.get(true)
+			return err
+		}
+		cfg, k, err := src.NewConfig(ctx, want, src.Passphrase)
+		if err != nil {
+			return err
+		}
+		sl.adopt(cfg, k)
+		if s.store != nil {
+			s.store.SetSecrets(cfg)
+		}
+		return nil
+	}
+	if recorded := st.Secrets.Name(); want != "" && want != recorded && !s.opts.rotating {
+		return &ProviderMismatchError{Stack: s.sp.Stack, Recorded: recorded, Asked: want}
+	}
+	keyfile := st.Secrets == nil || st.Secrets.Name() == secrets.ProviderKeyFile
+	if !mutating && keyfile {
+		return nil
+	}
+	_, err := sl.get(mutating && keyfile)
+	return err
 }

@@ -169,7 +169,11 @@ func (s *session) readStack(ctx context.Context, name string, refs []*spec.Ref) 
 		return fail(refs[0], "", ErrNoStackState)
 	}
 	r := StackRead{Stack: name, Revision: st.Current, Outputs: map[string]any{}}
-	sl := &sealer{src: s.opts.Secrets, context: secrets.StackContext(name)}
+	// Opened with the key of that stack's own secrets provider.
+	sl := &sealer{ctx: ctx, src: s.opts.Secrets, context: secrets.StackContext(name)}
+	if st.Secrets != nil {
+		sl.UseSecrets(st.Secrets)
+	}
 	for _, ref := range refs {
 		o, ok := st.Outputs[ref.Attr]
 		if !ok {
@@ -187,7 +191,7 @@ func (s *session) readStack(ctx context.Context, name string, refs []*spec.Ref) 
 					return fail(ref, ref.Attr, fmt.Errorf("it is sensitive, sealed in that stack's state: %w", secrets.ErrNoKey))
 				}
 				if v, err = sl.OpenValue(sv); err != nil {
-					return fail(ref, ref.Attr, fmt.Errorf("it is sensitive and cannot be opened with this key: %w", err))
+					return fail(ref, ref.Attr, fmt.Errorf("it is sensitive and cannot be opened with this key (that stack's secrets provider is %s): %w", st.Secrets.Name(), err))
 				}
 			}
 			r.Sensitive = append(r.Sensitive, ref.Attr)

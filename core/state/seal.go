@@ -22,6 +22,13 @@ type Sealer interface {
 	OpenValue(sealed string) (any, error)
 }
 
+// SecretsUser is a Sealer that learns the secrets provider of each state
+// (or metadata) it opens before it opens its values, so it knows which key
+// they were sealed with.
+type SecretsUser interface {
+	UseSecrets(cfg *secrets.Config)
+}
+
 // Sealing is how a Store keeps sensitive values out of its file: the values
 // of the attributes each resource lists as Sensitive (in its config, its
 // attributes and its prior) and every revision's spec text (it may hold
@@ -142,6 +149,9 @@ func valueMaps(r *Resource) []map[string]any {
 // st holds, in clear, something the file should have sealed (a state
 // written before sealing, or by a Store without a Sealer).
 func openValues(st *State, sl Sealing) (clear bool, err error) {
+	if u, ok := sl.Sealer.(SecretsUser); ok && st.Secrets != nil {
+		u.UseSecrets(st.Secrets)
+	}
 	for _, name := range st.Names() {
 		r := st.Resources[name]
 		for _, m := range valueMaps(r) {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/value"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
@@ -280,6 +281,10 @@ type State struct {
 	// successful apply (or update, or rollback) from the recorded
 	// attributes; `bulwark output` prints them without starting a provider.
 	Outputs map[string]Output `json:"outputs,omitempty"`
+	// Secrets is the stack's secrets provider: where the key that seals
+	// its values comes from (never the key). nil: keyfile, as before
+	// providers were recorded.
+	Secrets *secrets.Config `json:"secrets,omitempty"`
 }
 
 // Revision returns revision n, or false.

@@ -49,6 +49,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/lock"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -236,6 +237,9 @@ func (ch Change) Apply(st *state.State) {
 		st.Current = m.Current
 		st.Staged = m.Staged
 		st.Outputs = m.Outputs
+		if m.Secrets != nil {
+			st.Secrets = m.Secrets
+		}
 	}
 	st.Serial++
 }
@@ -255,6 +259,8 @@ type Meta struct {
 	// Outputs are the spec's outputs as of the last successful apply
 	// (sensitive ones sealed by the backend).
 	Outputs map[string]state.Output `json:"outputs,omitempty"`
+	// Secrets is the stack's secrets provider (nil: unchanged).
+	Secrets *secrets.Config `json:"secrets,omitempty"`
 }
 
 // MetaOf returns a copy of st's metadata, for a caller to change and commit.
@@ -270,6 +276,7 @@ func MetaOf(st *state.State) *Meta {
 	if len(st.Outputs) > 0 {
 		m.Outputs = maps.Clone(st.Outputs)
 	}
+	m.Secrets = st.Secrets.Clone()
 	return m
 }
 

@@ -167,7 +167,7 @@ func (b *Backend) replay(live *segment, st *state.State, out *loaded) error {
 			return fmt.Errorf("load state %s: %w: the change of journal record %s: %v", b.dir, state.ErrCorrupt, r.ID, err)
 		}
 		if m := ch.Meta; m != nil {
-			extra := &state.State{Revisions: m.Revisions, Outputs: m.Outputs}
+			extra := &state.State{Revisions: m.Revisions, Outputs: m.Outputs, Secrets: m.Secrets}
 			if _, err := state.OpenState(extra, b.opts.Sealing); err != nil {
 				return fmt.Errorf("load state %s: %w", b.dir, err)
 			}
