@@ -286,12 +286,12 @@ func TestCtrlCOnATerminal(t *testing.T) {
 				t.Errorf("an interrupt reported as a failure:\n%s", out)
 			}
 			if !twice {
-				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back: a undone.") || !strings.Contains(out, "Not started: b, c.") {
+				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back (undone: a).") || !strings.Contains(out, "Not started: b, c.") {
 					t.Fatalf("exit %d:\n%s", code, out)
 				}
 				return
 			}
-			if code != 13 || !strings.Contains(out, "bulwark resume") || !strings.Contains(out, "its rollback was stopped before it finished: a not yet undone") ||
+			if code != 13 || !strings.Contains(out, "bulwark resume") || !strings.Contains(out, "its rollback was stopped before it finished (not yet undone: a)") ||
 				!strings.Contains(out, "It is safe to stop here") {
 				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
 			}
