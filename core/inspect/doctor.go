@@ -195,7 +195,11 @@ func doctorStack(ctx context.Context, opts stack.Options, sp *spec.Spec, name, s
 		// A backend off this machine: say where, that it answers, and
 		// the version of its schema (postgres).
 		c := Check{Name: "backend " + name, OK: true, Detail: where}
-		if s, err := be.Stats(ctx); err != nil {
+		if s, err := be.Stats(ctx); errors.Is(err, storage.ErrMoved) {
+			// It answered: with the migration's marker, which the
+			// state check below reports.
+			c.Detail += " (answers: the stack was moved from here)"
+		} else if err != nil {
 			c.OK, c.Detail = false, err.Error()
 			c.Fix = "check that the server at " + where + " is reachable and the credentials are right (postgres: PGPASSWORD, ~/.pgpass; s3: the AWS credential chain)"
 		} else if s.SchemaVersion != 0 {
