@@ -296,8 +296,12 @@ func TestCtrlCOnATerminal(t *testing.T) {
 				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
 			}
 			r, err := exec.Command(builtBulwark(t), append(base, "resume", spec)...).CombinedOutput()
-			if err == nil || !strings.Contains(string(r), "rolled back") {
-				t.Fatalf("resume: %v\n%s", err, r)
+			// Issue 23 item 7: resume says the apply was interrupted
+			// (not that it failed) and what its exit code 11 means.
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 11 || !strings.Contains(string(r), "was interrupted earlier; resume finished its rollback (undone: a)") ||
+				!strings.Contains(string(r), "it was rolled back (exit 11)") || strings.Contains(string(r), "failed earlier") {
+				t.Fatalf("resume: %v, want exit 11 saying the interrupted apply's rollback finished\n%s", err, r)
 			}
 		})
 	}

@@ -57,6 +57,15 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			}
 		case len(r.Failed) > 0:
 			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		case errors.Is(res.Err, engine.ErrInterrupted):
+			// resume finishing the rollback an interrupt (two Ctrl-Cs)
+			// stopped: the operation did not fail, and its outcome is
+			// the one a single Ctrl-C gives, rolled back (exit 11), which
+			// is said, so the code does not read as resume's failure.
+			// What the rollback had already undone before it was stopped
+			// shows as "nothing to undo" above.
+			fmt.Fprintf(c.stdout, "%s %s was interrupted earlier; resume finished its rollback%s. The stack is as it was before that %s: it was rolled back (exit 11).\n",
+				title(res.Type), res.Op, undoneList(res), res.Type)
 		default:
 			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
 		}
