@@ -78,7 +78,7 @@ func checkFile(f *os.File, path string, writing bool) error {
 	if !writing {
 		return nil
 	}
-	if n, err := Links(f); err == nil && n > 1 {
+	if n, err := openLinks(f, fi); err == nil && n > 1 {
 		return &KindError{Path: path, Want: "a file with no other hard link", Got: fmt.Sprintf("a file with %d hard links", n)}
 	}
 	return nil

@@ -48,6 +48,9 @@ func Links(f *os.File) (uint64, error) {
 	return statLinks(fi)
 }
 
+// openLinks is Links for the open file f whose Stat answer fi is.
+func openLinks(_ *os.File, fi fs.FileInfo) (uint64, error) { return statLinks(fi) }
+
 // PathLinks returns the number of hard links of the file at path, whose
 // os.Lstat answer fi is.
 func PathLinks(_ string, fi fs.FileInfo) (uint64, error) {

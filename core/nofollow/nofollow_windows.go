@@ -99,6 +99,10 @@ func Links(f *os.File) (uint64, error) {
 	return uint64(info.NumberOfLinks), nil
 }
 
+// openLinks is Links for the open file f (a FileInfo carries no link
+// count here).
+func openLinks(f *os.File, _ fs.FileInfo) (uint64, error) { return Links(f) }
+
 // PathLinks returns the number of hard links of the file at path (whose
 // os.Lstat answer fi is), read from a handle opened without following a
 // link: on Windows a FileInfo does not carry the count.
