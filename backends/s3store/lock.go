@@ -10,10 +10,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/pidcheck"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/remote"
 )
@@ -87,7 +87,7 @@ func deadHere(lr *lockRecord) bool {
 	if me.BootID == "" || p.BootID != me.BootID || p.PIDNS != me.PIDNS || lr.Holder.PID <= 0 || p.Start == 0 {
 		return false
 	}
-	if err := syscall.Kill(lr.Holder.PID, 0); errors.Is(err, syscall.ESRCH) {
+	if pidcheck.Gone(lr.Holder.PID) {
 		return true
 	}
 	start, ok := startTime(lr.Holder.PID)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/progressview"
 	"github.com/bulwark-iac/bulwark/core/events"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
+	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -73,11 +73,11 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 			return opts, nil, err
 		}
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			if n, err := nofollow.Links(f); err == nil && n > 1 {
 				// Another name of the same file could be a journal's or a
 				// state's: appended to, it would be corrupted.
 				f.Close()
-				return opts, nil, fmt.Errorf("--events %s: the file has %d names (hard links): bulwark appends events only to a file of its own", c.eventsFile, st.Nlink)
+				return opts, nil, fmt.Errorf("--events %s: the file has %d names (hard links): bulwark appends events only to a file of its own", c.eventsFile, n)
 			}
 		}
 		opts.Events = events.NewWriter(f, nil)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -303,18 +305,22 @@ func TestCtrlCOnATerminal(t *testing.T) {
 				t.Errorf("an interrupt reported as a failure:\n%s", out)
 			}
 			if !twice {
-				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back: a undone.") || !strings.Contains(out, "Not started: b, c.") {
+				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back (undone: a).") || !strings.Contains(out, "Not started: b, c.") {
 					t.Fatalf("exit %d:\n%s", code, out)
 				}
 				return
 			}
-			if code != 13 || !strings.Contains(out, "bulwark resume") || !strings.Contains(out, "its rollback was stopped before it finished: a not yet undone") ||
+			if code != 13 || !strings.Contains(out, "bulwark resume") || !strings.Contains(out, "its rollback was stopped before it finished (not yet undone: a)") ||
 				!strings.Contains(out, "It is safe to stop here") {
 				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
 			}
 			r, err := exec.Command(builtBulwark(t), append(base, "resume", spec)...).CombinedOutput()
-			if err == nil || !strings.Contains(string(r), "rolled back") {
-				t.Fatalf("resume: %v\n%s", err, r)
+			// Issue 23 item 7: resume says the apply was interrupted
+			// (not that it failed) and what its exit code 11 means.
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 11 || !strings.Contains(string(r), "was interrupted earlier; resume finished its rollback (undone: a)") ||
+				!strings.Contains(string(r), "it was rolled back (exit 11)") || strings.Contains(string(r), "failed earlier") {
+				t.Fatalf("resume: %v, want exit 11 saying the interrupted apply's rollback finished\n%s", err, r)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,4 +66,14 @@ func TestLookingNeverLocksOutAnApply(t *testing.T) {
 		t.Fatalf("%d of %d applies exited 4 because status looked (%d looks)", locked, applies, looks.Load())
 	}
 	t.Logf("%d applies, %d looks, none locked out", applies, looks.Load())
+}
+
+// writeSpec writes a spec for the crash env's stack into a temp file.
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "stack.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -13,16 +15,6 @@ import (
 	"testing"
 	"time"
 )
-
-// writeSpec writes a spec for the crash env's stack into a temp file.
-func writeSpec(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "stack.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // pollFile waits, with a deadline, until the file holds substr.
 func pollFile(t *testing.T, path, substr string, within time.Duration) {

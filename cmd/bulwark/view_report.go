@@ -28,8 +28,8 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		if len(res.Left) > 0 {
 			// Not "reality matches": something the spec names is still
 			// there, and it is not this stack's to delete.
-			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
-				title(res.Type), res.Changed, res.Unchanged)
+			fmt.Fprintf(c.stdout, "%s complete: %s. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
+				title(res.Type), teardownCounts(res))
 			for _, l := range res.Left {
 				fmt.Fprintf(c.stdout, "  %s: %s\n", l.Resource, c.red.Redact(l.Reason))
 			}
@@ -40,7 +40,13 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 				res.Changed, res.Unchanged)
 			break
 		}
-		if len(res.Targets) > 0 {
+		if res.Type == "teardown" && len(res.Targets) > 0 {
+			fmt.Fprintf(c.stdout, "Teardown complete: %s (targeted: %s).\n", teardownCounts(res), strings.Join(res.Targets, ", "))
+		} else if res.Type == "teardown" {
+			// A teardown does not make reality match the spec: it
+			// removes what the state records. Say what it did.
+			fmt.Fprintf(c.stdout, "Teardown complete: %s. The state records no resource now.\n", teardownCounts(res))
+		} else if len(res.Targets) > 0 {
 			// Only the targets were looked at: nothing is known of the rest.
 			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place (targeted: %s).\n",
 				title(res.Type), res.Changed, res.Unchanged, strings.Join(res.Targets, ", "))
@@ -62,6 +68,15 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			}
 		case len(r.Failed) > 0:
 			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+		case errors.Is(res.Err, engine.ErrInterrupted):
+			// resume finishing the rollback an interrupt (two Ctrl-Cs)
+			// stopped: the operation did not fail, and its outcome is
+			// the one a single Ctrl-C gives, rolled back (exit 11), which
+			// is said, so the code does not read as resume's failure.
+			// What the rollback had already undone before it was stopped
+			// shows as "nothing to undo" above.
+			fmt.Fprintf(c.stdout, "%s %s was interrupted earlier; resume finished its rollback%s. The stack is as it was before that %s: it was rolled back (exit 11).\n",
+				title(res.Type), res.Op, undoneList(res), res.Type)
 		default:
 			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
 		}
@@ -248,6 +263,19 @@ func bound(s string) string {
 	return s[:cut] + fmt.Sprintf(" … [%d more bytes]", len(s)-cut)
 }
 
+// teardownCounts says what a teardown that succeeded did: "3 deleted", and
+// the resources whose delete it skipped (already gone: a resumed teardown's
+// earlier part deleted them) when there were any. A teardown keeps nothing
+// it owns: a protected resource refuses the whole teardown before anything
+// is deleted, and a durable one is deleted with the rest.
+func teardownCounts(res *stack.Result) string {
+	s := fmt.Sprintf("%d deleted", res.Changed)
+	if res.Unchanged > 0 {
+		s += fmt.Sprintf(", %d already gone", res.Unchanged)
+	}
+	return s
+}
+
 func title(s string) string {
 	if s == "" {
 		return s
@@ -256,7 +284,7 @@ func title(s string) string {
 }
 
 // undoneList says what a rollback undid and what it left undone, for the
-// report's headline (": a undone; b not yet undone", or ""): the rollback's
+// report's headline (" (undone: a; not yet undone: b)", or ""): the rollback's
 // targets less what it kept, split by whether their undo failed or was cut
 // short.
 func undoneList(res *stack.Result) string {
@@ -273,15 +301,17 @@ func undoneList(res *stack.Result) string {
 			undone = append(undone, id)
 		}
 	}
+	// The names come after a label, never before a verb: "a undone"
+	// read as an article and a word.
 	var parts []string
 	if len(undone) > 0 {
-		parts = append(parts, strings.Join(undone, ", ")+" undone")
+		parts = append(parts, "undone: "+strings.Join(undone, ", "))
 	}
 	if len(pending) > 0 {
-		parts = append(parts, strings.Join(pending, ", ")+" not yet undone")
+		parts = append(parts, "not yet undone: "+strings.Join(pending, ", "))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return ": " + strings.Join(parts, "; ")
+	return " (" + strings.Join(parts, "; ") + ")"
 }

@@ -1,9 +1,9 @@
 package events
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
@@ -14,10 +14,13 @@ import (
 // symbolic link is refused, never followed; a fifo or a device (a pipe to
 // a collector, /dev/null) is written to as it is.
 func OpenFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	f, err := nofollow.OpenAny(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		if lerr := nofollow.CheckReplaceable(path); lerr != nil {
-			return nil, fmt.Errorf("events file: %w", lerr)
+		if !errors.Is(err, nofollow.ErrRefused) {
+			// A folder at path: say what it is rather than EISDIR.
+			if kerr := nofollow.CheckReplaceable(path); kerr != nil {
+				return nil, fmt.Errorf("events file: %w", kerr)
+			}
 		}
 		return nil, fmt.Errorf("events file: %w", err)
 	}

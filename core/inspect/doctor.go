@@ -195,7 +195,11 @@ func doctorStack(ctx context.Context, opts stack.Options, sp *spec.Spec, name, s
 		// A backend off this machine: say where, that it answers, and
 		// the version of its schema (postgres).
 		c := Check{Name: "backend " + name, OK: true, Detail: where}
-		if s, err := be.Stats(ctx); err != nil {
+		if s, err := be.Stats(ctx); errors.Is(err, storage.ErrMoved) {
+			// It answered: with the migration's marker, which the
+			// state check below reports.
+			c.Detail += " (answers: the stack was moved from here)"
+		} else if err != nil {
 			c.OK, c.Detail = false, err.Error()
 			c.Fix = "check that the server at " + where + " is reachable and the credentials are right (postgres: PGPASSWORD, ~/.pgpass; s3: the AWS credential chain)"
 		} else if s.SchemaVersion != 0 {
@@ -210,16 +214,25 @@ func doctorStack(ctx context.Context, opts stack.Options, sp *spec.Spec, name, s
 			Fix: "put the real file or folder in place of the link: bulwark never follows links in its state folder"})
 	case errors.Is(err, storage.ErrMoved):
 		// Fenced by state migrate: nothing here is the stack's any more
-		// (its journal, its lock), so nothing else is checked.
-		fix := "use the place the stack moved to (--state), as the message says"
+		// (its journal, its lock), so nothing else is checked. That is
+		// the migration's result, not a fault: the check passes and
+		// names the new place. Advice to restore this place from its
+		// backups would split the stack in two.
+		detail := "stack " + name + " was moved from here (" + where + ")"
 		var me *storage.MovedError
 		if errors.As(err, &me) {
-			fix = "use --state " + me.To + " from now on"
+			detail += " to " + me.To
 			if me.Migration != "" {
-				fix += " (if the migration was interrupted, `bulwark resume " + specPath + "` here finishes it)"
+				detail += " by migration " + me.Migration
 			}
+			detail += ": use --state " + me.To + " from now on"
+			if me.Migration != "" {
+				detail += " (if the migration was interrupted, `bulwark resume " + specPath + "` here finishes it)"
+			}
+		} else {
+			detail += ": " + err.Error()
 		}
-		return append(out, Check{Name: "state " + name, Detail: err.Error(), Fix: fix})
+		return append(out, Check{Name: "state " + name, OK: true, Detail: detail})
 	case errors.Is(err, storage.ErrLineage):
 		out = append(out, Check{Name: "lineage " + name, Detail: err.Error(),
 			Fix: "the state and the journal come from two histories: put back a state (say, from the backups in " + where + ") whose lineage is the journal's, or move the foreign file away"})

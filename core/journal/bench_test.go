@@ -4,9 +4,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // countingWriter counts the writes that reach the file.
@@ -47,10 +45,4 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(cw.writes)/float64(b.N), "writes/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

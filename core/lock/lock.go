@@ -26,6 +26,7 @@
 package lock
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,8 +96,9 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // Lock is a held lock.
 type Lock struct {
-	dir *os.File // the stack folder, flocked
-	rec *os.File // the holder record this holder created, OFD-locked
+	dir    *os.File     // the stack folder, flocked (unix) or held open so it cannot be renamed (windows)
+	unlock func() error // releases the OS lock tryLock took
+	rec    *os.File     // the holder record this holder created, OFD-locked
 	// Stale is the record a dead holder left behind, when there was one.
 	Stale *Holder
 }
@@ -109,7 +111,7 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLock(d)
+	unlock, ok, err := tryLock(d, dir)
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
@@ -119,7 +121,7 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 		rec, _ := readHolder(dir)
 		return nil, &LockedError{Location: filepath.Join(dir, FileName), Holder: rec}
 	}
-	l := &Lock{dir: d}
+	l := &Lock{dir: d, unlock: unlock}
 	fail := func(err error) (*Lock, error) {
 		l.abandon()
 		return nil, err
@@ -157,7 +159,7 @@ func writeHolder(dir string, h Holder) (*os.File, error) {
 	if err := nofollow.CheckReplaceable(path); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+FileName+".tmp-*")
+	f, err := createRecord(dir)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: record holder: %w", path, err)
 	}
@@ -175,6 +177,21 @@ func writeHolder(dir string, h Holder) (*os.File, error) {
 		return nil, fmt.Errorf("lock %s: record holder: %w", path, err)
 	}
 	return f, nil
+}
+
+// createRecord creates a new holder record file in dir, never opening an
+// existing one and never following a link. Through nofollow, the file stays
+// renameable while open on every platform (Windows included, where a file
+// os.CreateTemp opens cannot be renamed until it is closed).
+func createRecord(dir string) (*os.File, error) {
+	for range 100 {
+		f, err := nofollow.Open(filepath.Join(dir, "."+FileName+".tmp-"+rand.Text()), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no free temporary name in %s", dir)
 }
 
 // Peek reports who holds the lock in dir, or nil when nobody does.
@@ -250,7 +267,7 @@ func (l *Lock) abandon() error {
 		l.rec = nil
 	}
 	if l.dir != nil {
-		if uerr := unlock(l.dir); err == nil {
+		if uerr := l.unlock(); err == nil {
 			err = uerr
 		}
 		if cerr := l.dir.Close(); err == nil {

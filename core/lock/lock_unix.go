@@ -25,22 +25,22 @@ func openDir(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-func tryLock(d *os.File) (bool, error) {
+// tryLock takes the flock of the open stack folder d without waiting: ok is
+// false when another holder has it. unlock releases it.
+func tryLock(d *os.File, _ string) (unlock func() error, ok bool, err error) {
 	for {
 		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
 		case err == nil:
-			return true, nil
+			return func() error { return unix.Flock(int(d.Fd()), unix.LOCK_UN) }, true, nil
 		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
+			return nil, false, nil
 		case errors.Is(err, unix.EINTR):
 			continue
 		}
-		return false, err
+		return nil, false, err
 	}
 }
-
-func unlock(d *os.File) error { return unix.Flock(int(d.Fd()), unix.LOCK_UN) }
 
 // samePath checks that the open folder d is still the folder at path.
 func samePath(d *os.File, path string) error {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // LinkError refuses a path under the state folder that is a symbolic link.
@@ -38,19 +37,16 @@ func (e *LinkError) Is(target error) bool { return target == ErrRefused }
 func (e *KindError) Is(target error) bool { return target == ErrRefused }
 
 // Open opens the regular file at path like os.OpenFile, but refuses a
-// symbolic link, anything but a regular file, and (when flag opens for
-// writing) a file with more than one hard link. flag must not hold O_TRUNC:
-// nothing here truncates a file it did not create.
+// symbolic link (on Windows, any reparse point: a symbolic link or a
+// junction), anything but a regular file, and (when flag opens for writing)
+// a file with more than one hard link. flag must not hold O_TRUNC: nothing
+// here truncates a file it did not create.
 func Open(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if flag&os.O_TRUNC != 0 {
 		return nil, fmt.Errorf("open %s: nofollow.Open never truncates", path)
 	}
-	// O_NONBLOCK: opening a fifo planted at path must not hang.
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
+	f, err := openNoFollow(path, flag, perm, true)
 	if err != nil {
-		if isLink(path, err) {
-			return nil, &LinkError{Path: path}
-		}
 		return nil, err
 	}
 	if err := checkFile(f, path, flag&(os.O_WRONLY|os.O_RDWR) != 0); err != nil {
@@ -58,6 +54,17 @@ func Open(path string, flag int, perm os.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// OpenAny opens path like os.OpenFile without following a symbolic link in
+// its last component (refused with a *LinkError), whatever it is: a fifo or
+// a device too (a pipe to a collector, /dev/null). flag must not hold
+// O_TRUNC.
+func OpenAny(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if flag&os.O_TRUNC != 0 {
+		return nil, fmt.Errorf("open %s: nofollow.OpenAny never truncates", path)
+	}
+	return openNoFollow(path, flag, perm, false)
 }
 
 func checkFile(f *os.File, path string, writing bool) error {
@@ -68,20 +75,13 @@ func checkFile(f *os.File, path string, writing bool) error {
 	if !fi.Mode().IsRegular() {
 		return &KindError{Path: path, Want: "a regular file", Got: kind(fi.Mode())}
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && writing && st.Nlink > 1 {
-		return &KindError{Path: path, Want: "a file with no other hard link", Got: fmt.Sprintf("a file with %d hard links", st.Nlink)}
+	if !writing {
+		return nil
+	}
+	if n, err := openLinks(f, fi); err == nil && n > 1 {
+		return &KindError{Path: path, Want: "a file with no other hard link", Got: fmt.Sprintf("a file with %d hard links", n)}
 	}
 	return nil
-}
-
-// isLink tells whether an open of path failed because its last component is
-// a symbolic link (O_NOFOLLOW answers ELOOP, or, with O_DIRECTORY, ENOTDIR).
-func isLink(path string, err error) bool {
-	if !errors.Is(err, syscall.ELOOP) && !errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, syscall.EMLINK) {
-		return false
-	}
-	fi, lerr := os.Lstat(path)
-	return lerr == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 func kind(m fs.FileMode) string {

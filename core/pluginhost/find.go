@@ -43,8 +43,8 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("provider %q not found: no executable %s%s in %s (build it with `make build`, or pass --plugin-dir)",
-		e.Source, Prefix, e.Source, strings.Join(e.Dirs, ", "))
+	return fmt.Sprintf("provider %q not found: no executable %s%s%s in %s (build it with `make build`, or pass --plugin-dir)",
+		e.Source, Prefix, e.Source, exeSuffix, strings.Join(e.Dirs, ", "))
 }
 
 // Find returns the path of the provider named source in the first folder of
@@ -54,9 +54,9 @@ func Find(dirs []string, source string) (string, error) {
 		return "", fmt.Errorf("bad provider source %q", source)
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, Prefix+source)
+		p := filepath.Join(d, Prefix+source+exeSuffix)
 		fi, err := os.Stat(p)
-		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		if err == nil && fi.Mode().IsRegular() && (exeSuffix != "" || fi.Mode().Perm()&0o111 != 0) {
 			abs, err := filepath.Abs(p)
 			if err != nil {
 				return "", err
@@ -89,6 +89,9 @@ func List(dirs []string) ([]Found, error) {
 		}
 		for _, e := range entries {
 			name, ok := strings.CutPrefix(e.Name(), Prefix)
+			if exeSuffix != "" && ok {
+				name, ok = strings.CutSuffix(name, exeSuffix)
+			}
 			if !ok || seen[name] || e.IsDir() {
 				continue
 			}

@@ -3,9 +3,9 @@ package pluginhost
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +33,9 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 		_, err := old.Read(ctx, &providers.ReadRequest{Type: "thing", Name: "hang"})
 		failed <- err
 	}()
-	if err := syscall.Kill(oldPID, syscall.SIGKILL); err != nil {
+	if proc, err := os.FindProcess(oldPID); err != nil {
+		t.Fatal(err)
+	} else if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	callErr := <-failed

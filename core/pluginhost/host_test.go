@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/pidcheck"
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -103,7 +103,7 @@ func alive(pid int) bool {
 	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
 		return s[i+2] != 'Z' && s[i+2] != 'X'
 	}
-	return syscall.Kill(pid, 0) == nil
+	return !pidcheck.Gone(pid)
 }
 
 // waitGone polls until pid is no longer alive, failing at the deadline.
@@ -580,7 +580,7 @@ func TestHostKilledLeavesNoPlugin(t *testing.T) {
 	if !alive(pid) {
 		t.Fatalf("plugin %d not running under the helper host", pid)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()

@@ -3,16 +3,15 @@ package pluginhost
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/pidcheck"
 )
 
 // privateDir makes, once, the host's own folder for verified copies under
@@ -74,7 +73,7 @@ func sweepRuns(base, prefix string) {
 		if err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if pidcheck.Gone(pid) {
 			os.RemoveAll(filepath.Join(base, e.Name()))
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 )
@@ -90,8 +89,8 @@ func WriteFile(src *Source, text []byte) (err error) {
 	if !os.SameFile(fi, src.Info) || fi.Size() != src.Info.Size() || !fi.ModTime().Equal(src.Info.ModTime()) {
 		return fmt.Errorf("%s: %w", path, ErrChanged)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return fmt.Errorf("%s has %d hard links: replacing it would leave the other names with the old text; refusing to rewrite it", path, st.Nlink)
+	if n, err := nofollow.PathLinks(path, fi); err == nil && n > 1 {
+		return fmt.Errorf("%s has %d hard links: replacing it would leave the other names with the old text; refusing to rewrite it", path, n)
 	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".fmt-*")

@@ -1,6 +1,7 @@
 package specfmt
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 
@@ -121,4 +122,21 @@ func (c comparer) equal(a, b reflect.Value, path string) (string, bool) {
 		return path, a.String() == b.String()
 	}
 	return path, false
+}
+
+// SameMeaning reports whether a and b, two texts of the spec file file, are
+// the same spec: identical bytes, or both parse to equal specs (positions
+// and the source text aside) holding the same YAML data. A comment, a blank
+// line, quoting or layout changes nothing; any value, name, order of
+// resources or added key does. A text that does not parse means only
+// itself.
+func SameMeaning(file string, a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	before, err := spec.Parse(file, a)
+	if err != nil {
+		return false
+	}
+	return sameMeaning(file, a, b, before) == nil
 }

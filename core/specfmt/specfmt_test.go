@@ -221,3 +221,29 @@ func TestReorder(t *testing.T) {
 		}
 	}
 }
+
+// A saved plan stays applicable after an edit that keeps what the spec
+// means (a comment, layout, quoting) and goes stale after one that changes
+// it (issue 23 item 7).
+func TestSameMeaning(t *testing.T) {
+	const base = "version: 1\nstack: s\nproviders:\n  mock: {}\nresources:\n  - name: a\n    type: generic\n    config: {size: 2}\n"
+	for _, tt := range []struct {
+		name, text string
+		same       bool
+	}{
+		{"identical", base, true},
+		{"comment", "# reviewed\n" + base + "# end\n", true},
+		{"layout", "version: 1\nstack: \"s\"\nproviders:\n  mock: {}\nresources:\n- name: a\n  type: generic\n  config:\n    size: 2  # two\n", true},
+		{"value", strings.Replace(base, "size: 2", "size: 3", 1), false},
+		{"value as string", strings.Replace(base, "size: 2", "size: \"2\"", 1), false},
+		{"stack name", strings.Replace(base, "stack: s", "stack: t", 1), false},
+		{"added key", strings.Replace(base, "    config: {size: 2}\n", "    config: {size: 2}\n    protection: durable\n", 1), false},
+		{"does not parse", base + "  - {\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SameMeaning("s.yaml", []byte(base), []byte(tt.text)); got != tt.same {
+				t.Fatalf("SameMeaning = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}

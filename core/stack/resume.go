@@ -295,7 +295,15 @@ func executions(recs []journal.Record) map[string]journal.Record {
 func originalError(recs []journal.Record) error {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Kind == journal.KindOp && recs[i].Error != "" {
-			return errors.New(causeOf(recs[i].Error))
+			cause := causeOf(recs[i].Error)
+			if cause == engine.ErrInterrupted.Error() || strings.HasSuffix(cause, ": "+engine.ErrInterrupted.Error()) {
+				// Ctrl-C, not a failure ("(not started): interrupted":
+				// the steps the interrupt kept from starting): said as
+				// such, and matched by errors.Is, so that the report
+				// says the operation was interrupted, not that it failed.
+				return engine.ErrInterrupted
+			}
+			return errors.New(cause)
 		}
 	}
 	// No end was recorded (a full disk, a kill): the steps that failed

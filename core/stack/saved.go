@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/specfmt"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -474,7 +474,10 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	case st.Serial != p.File.State.Serial:
 		changed = append(changed, fmt.Sprintf("the state was written (serial %d, the plan was made at serial %d)", st.Serial, p.File.State.Serial))
 	}
-	if cur, err := os.ReadFile(p.Spec.File); err == nil && !bytes.Equal(cur, p.Spec.Text) {
+	// What the spec means decides, not its bytes: a comment or a layout
+	// edit since the plan leaves it applicable (the plan applies its own
+	// recorded text either way); a changed value makes it stale.
+	if cur, err := os.ReadFile(p.Spec.File); err == nil && !specfmt.SameMeaning(p.Spec.File, p.Spec.Text, cur) {
 		changed = append(changed, fmt.Sprintf("the spec %s changed", p.Spec.File))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("plan %s: its spec: %w", p.Path, err)

@@ -2,7 +2,10 @@ module github.com/bulwark-iac/bulwark/plugins/mock
 
 go 1.26.0
 
-require github.com/bulwark-iac/bulwark/sdk v0.1.0
+require (
+	github.com/bulwark-iac/bulwark/sdk v0.1.0
+	golang.org/x/sys v0.48.0
+)
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
@@ -14,7 +17,6 @@ require (
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc v1.85.0 // indirect

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // PendingFile is the file, in the root, that records the transient folders
@@ -168,12 +167,8 @@ func ours(root string, e pendingEntry) (exists, ok bool) {
 // lockPending takes the root's pending lock (an exclusive flock), for a
 // session that may write.
 func (p *provider) lockPending() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(p.root, pendingLock), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := lockFile(filepath.Join(p.root, pendingLock))
 	if err != nil {
-		return nil, fmt.Errorf("lock the pending folders record: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("lock the pending folders record: %w", err)
 	}
 	return func() { f.Close() }, nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -147,5 +148,20 @@ func count(v any) (int, bool) {
 	return int(f), true
 }
 
-func (f faults) failsCreate(name string) bool   { return slices.Contains(f.failCreate, name) }
-func (f faults) crashesCreate(name string) bool { return slices.Contains(f.crashCreate, name) }
+func (f faults) failsCreate(name string) bool   { return names(f.failCreate, name) }
+func (f faults) crashesCreate(name string) bool { return names(f.crashCreate, name) }
+
+// names reports whether a fault's list names the resource name: the name
+// itself ("worker", or one instance, "worker[a]"), or, for an instance of a
+// count or for_each resource, its bare name, which names every instance (a
+// bare name that matched no instance at all was a fault that silently
+// never fired).
+func names(list []string, name string) bool {
+	if slices.Contains(list, name) {
+		return true
+	}
+	if i := strings.IndexByte(name, '['); i > 0 && strings.HasSuffix(name, "]") {
+		return slices.Contains(list, name[:i])
+	}
+	return false
+}

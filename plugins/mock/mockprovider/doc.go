@@ -124,7 +124,10 @@
 //
 //   - fail_create: [compute] — every Create of compute fails with
 //     "injected failure: create compute" and makes nothing. A Create whose
-//     idempotency key already made the resource still returns it.
+//     idempotency key already made the resource still returns it. The bare
+//     name of a count or for_each resource (worker) names every one of its
+//     instances (worker[a], worker[0]); worker[a] names that instance only.
+//     crash_create matches names the same way.
 //   - fail_delete: {network: 1} — the next n Deletes naming network fail
 //     with "injected failure: delete network", whether or not it exists.
 //     The count is kept in the world, so it is consumed across runs: the

@@ -690,6 +690,23 @@ func TestFailCreate(t *testing.T) {
 	create(t, p, "compute", "worker", "k-worker", nil)
 }
 
+// A bare name in fail_create names every instance of a count or for_each
+// resource; an instance's address names that instance only (issue 23 item
+// 7: the bare name used to match none).
+func TestFailCreateInstances(t *testing.T) {
+	dir := t.TempDir()
+	p := configured(t, dir, sdk.Attributes{"fail_create": []any{"worker", "web[b]"}})
+	for _, name := range []string{"worker[a]", "worker[0]", "worker", "web[b]"} {
+		_, err := p.Create(context.Background(), &sdk.CreateRequest{Type: "compute", Name: name, IdempotencyKey: "k-" + name})
+		if err == nil || sdk.DiagnosticsFromError(err)[0].Summary != "injected failure: create "+name {
+			t.Fatalf("create %s: %v, want the injected failure", name, err)
+		}
+	}
+	for _, name := range []string{"web[a]", "web", "workers[a]", "worker2"} {
+		create(t, p, "compute", name, "k-"+name, nil)
+	}
+}
+
 func TestFailDeleteCountedAcrossRuns(t *testing.T) {
 	cases := []struct {
 		n int
