@@ -167,7 +167,7 @@ func TestModuleProblems(t *testing.T) {
 		{"input type", "variables: {zones: {type: list}}\nresources: []\n", "{name: net, source: ./m, inputs: {zones: a}}",
 			[]string{"STACK:7:39: module call \"net\": input \"zones\" must be a list, not a string"}},
 		{"input from a resource", "variables: {v: {}}\nresources: []\n", "{name: net, source: ./m, inputs: {v: \"${x.id}\"}}",
-			[]string{"module call \"net\": an input can use only variables and locals, not ${x.id}"}},
+			[]string{"module call \"net\": an input can use only variables, locals, each and count, not ${x.id}"}},
 		{"both files", "resources:\n  - {name: a, type: t, config: {x: \"${var.nope}\"}}\n", "{name: net, source: ./m}\n  - {name: net, source: ./m}",
 			[]string{"STACK:8:12: duplicate module call name \"net\"", "m/module.yaml:2:37: unknown variable \"nope\""}},
 		{"reserved name", "resources: []\n", "{name: data, source: ./m}",
@@ -208,5 +208,123 @@ func TestModuleDependsOnUnknown(t *testing.T) {
 	want := `stack.yaml:6:36: resource "a" depends on unknown resource "net.x" (no module call declares it)`
 	if err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// TestModuleForEachCount: a call with for_each makes one instance per key
+// (CALL["KEY"].NAME), with each.key and each.value in its inputs; one with
+// count one per index (CALL[N].NAME, count.index); the caller reads one
+// instance's output, alone and inside an expression; depends_on on the call
+// is every instance's resources.
+func TestModuleForEachCount(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"modules/network/module.yaml": netModule,
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - name: net
+    source: ./modules/network
+    for_each: {eu: {cidr: 10.1.0.0/16, zones: [a]}, us: {cidr: 10.2.0.0/16, zones: [a, b]}}
+    inputs: {cidr: "${each.value.cidr}", zones: "${each.value.zones}"}
+  - {name: edge, source: ./modules/network, count: 2, inputs: {cidr: "10.${count.index + 8}.0.0/16", zones: []}}
+resources:
+  - name: app
+    type: app
+    depends_on: [edge]
+    config:
+      eu: '${module.net["eu"].vpc_id}'
+      label: '${upper(module.edge[1].label)}'
+      sub: '${module.net["us"].first}'
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	var names []string
+	for _, r := range c.Resources {
+		names = append(names, r.Address().String())
+	}
+	want := `app edge[0].db edge[0].vpc edge[1].db edge[1].vpc net["eu"].db net["eu"].subnet[a] net["eu"].vpc net["us"].db net["us"].subnet[a] net["us"].subnet[b] net["us"].vpc`
+	if got := strings.Join(sortedCopy(names), " "); got != want {
+		t.Fatalf("resources:\n got %s\nwant %s", got, want)
+	}
+	res := func(name string) *spec.Resource {
+		r, ok := c.Resource(name)
+		if !ok {
+			t.Fatalf("no resource %s", name)
+		}
+		return r
+	}
+	if v := res(`net["us"].subnet[b]`).Config["cidr"]; v != "10.2.1.0/24" {
+		t.Errorf(`net["us"].subnet[b] cidr = %v`, v)
+	}
+	if v := res(`edge[1].vpc`).Config["label"]; v != "net-10.9.0.0/16" {
+		t.Errorf("edge[1].vpc label = %v", v)
+	}
+	if refs := Refs(res(`net["us"].subnet[a]`).Config); strings.Join(refs, " ") != `net["us"].vpc` {
+		t.Errorf("subnet refs = %v", refs)
+	}
+	app := res("app")
+	if refs := strings.Join(sortedCopy(Refs(app.Config)), " "); refs != `net["eu"].vpc net["us"].subnet[a]` {
+		t.Errorf("app refs = %s", refs)
+	}
+	if v := app.Config["label"]; v != "NET-10.9.0.0/16" {
+		t.Errorf("app label = %v", v)
+	}
+	if got := strings.Join(sortedCopy(app.DependsOn), " "); !strings.HasPrefix(got, "edge[0].db edge[0].vpc edge[1].db edge[1].vpc ") {
+		t.Errorf("app depends_on = %s", got)
+	}
+	a, err := spec.ParseAddress(`net["us"].subnet[b]`)
+	if err != nil || a != (spec.Address{Name: `net["us"].subnet`, Key: "b", Keyed: true}) {
+		t.Errorf("ParseAddress = %+v, %v", a, err)
+	}
+}
+
+// TestModuleForEachProblems: a call's for_each and count problems, and
+// references to its instances, at the calling file's FILE:LINE:COL.
+func TestModuleForEachProblems(t *testing.T) {
+	tests := []struct {
+		name, call, want string
+	}{
+		{"from a variable", `{name: net, source: ./m, for_each: "${var.x}"}`,
+			`STACK:7:40: module call "net": for_each must be written in the spec`},
+		{"count from a variable", `{name: net, source: ./m, count: "${var.n}"}`,
+			`STACK:7:37: module call "net": count must be written in the spec (count: 2)`},
+		{"negative count", `{name: net, source: ./m, count: -1}`,
+			`STACK:7:37: module call "net": count -1 is negative`},
+		{"both", `{name: net, source: ./m, count: 1, for_each: [a]}`,
+			`STACK:7:50: module call "net": count and for_each cannot both be set`},
+		{"bad key", `{name: net, source: ./m, for_each: ["a b"]}`,
+			`STACK:7:41: module call "net": invalid for_each key "a b"`},
+		{"duplicate key", `{name: net, source: ./m, for_each: [a, a]}`,
+			`STACK:7:44: module call "net": duplicate for_each key "a"`},
+		{"each without for_each", `{name: net, source: ./m, inputs: {v: "${each.key}"}}`,
+			`STACK:7:43: module call "net": ${each.key} is only allowed in the inputs of a module call with for_each`},
+		{"count.index without count", `{name: net, source: ./m, for_each: [a], inputs: {v: "${count.index}"}}`,
+			`STACK:7:58: module call "net": ${count.index} is only allowed in the inputs of a module call with count`},
+		{"no such instance", "{name: net, source: ./m, count: 1}\noutputs: {o: {value: \"${module.net[3].o}\"}}",
+			`STACK:8:23: module call "net" has no instance "3" in ${module.net[3].o} (its count: 0)`},
+		{"whole call", "{name: net, source: ./m, for_each: [a]}\noutputs: {o: {value: \"${module.net.o}\"}}",
+			`STACK:8:23: module call "net" has for_each: name one instance, ${module.net[KEY].o}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{
+				"m/module.yaml": "variables: {v: {default: x}}\nresources: []\noutputs: {o: {value: \"${var.v}\"}}\n",
+				"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules:\n  # the call\n  - " + tt.call + "\n",
+			})
+			stack := filepath.Join(dir, "stack.yaml")
+			_, err := spec.Load(stack)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := strings.ReplaceAll(err.Error(), stack, "STACK")
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q\ndoes not contain %q", msg, tt.want)
+			}
+		})
 	}
 }
