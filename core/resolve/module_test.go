@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,8 +163,8 @@ func TestModuleProblems(t *testing.T) {
 			[]string{"STACK:7:25: module call \"net\": invalid source \"/etc\": an absolute path"}},
 		{"no folder", "resources: []\n", "{name: net, source: ./nope}",
 			[]string{"STACK:7:25: module call \"net\": source \"./nope\": no such folder"}},
-		{"nested", "modules: []\nresources: []\n", "{name: net, source: ./m}",
-			[]string{"m/module.yaml:1:1: a module cannot call other modules yet", "(in module call net at STACK:7:12)"}},
+		{"calls itself", "modules: [{name: again, source: ./}]\nresources: []\n", "{name: net, source: ./m}",
+			[]string{"m/module.yaml:1:33: module call \"again\": source \"./\" makes a cycle of modules: ", "(in module call net at STACK:7:12)"}},
 		{"input type", "variables: {zones: {type: list}}\nresources: []\n", "{name: net, source: ./m, inputs: {zones: a}}",
 			[]string{"STACK:7:39: module call \"net\": input \"zones\" must be a list, not a string"}},
 		{"input from a resource", "variables: {v: {}}\nresources: []\n", "{name: net, source: ./m, inputs: {v: \"${x.id}\"}}",
@@ -326,5 +327,78 @@ func TestModuleForEachProblems(t *testing.T) {
 				t.Errorf("error %q\ndoes not contain %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// TestModuleNestedDepth: a chain of modules deeper than the limit is
+// refused at the call that goes too deep, naming every call above it.
+func TestModuleNestedDepth(t *testing.T) {
+	files := map[string]string{
+		"stack.yaml": "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules: [{name: m, source: ./m0}]\n",
+	}
+	for i := range 20 {
+		files[fmt.Sprintf("m%d/module.yaml", i)] = fmt.Sprintf("modules: [{name: m, source: ../m%d}]\nresources: [{name: r, type: t}]\n", i+1)
+	}
+	files["m20/module.yaml"] = "resources: []\n"
+	dir := writeTree(t, files)
+	_, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := strings.ReplaceAll(err.Error(), dir+"/", "")
+	want := "m15/module.yaml:1:29: module call \"m\": modules nest more than 16 deep"
+	if !strings.HasPrefix(msg, want) || strings.Count(msg, "(in module call m at ") != 16 {
+		t.Errorf("error %q\nwant %q and 16 calls named", msg, want)
+	}
+}
+
+// TestModuleNested: a module's call is instantiated inside it, addressed
+// outer.inner.NAME (outer["k"].inner.NAME with for_each), its source
+// relative to the calling module's folder; outputs pass through each level.
+func TestModuleNested(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"modules/network/module.yaml": netModule,
+		"modules/svc/module.yaml": `variables: {cidr: {}}
+modules:
+  - {name: net, source: ../network, inputs: {cidr: "${var.cidr}", zones: [z]}}
+resources:
+  - {name: app, type: app, config: {vpc: "${module.net.vpc_id}"}}
+outputs:
+  vpc: {value: "${module.net.vpc_id}"}
+`,
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: svc, source: ./modules/svc, for_each: [a], inputs: {cidr: "10.${length(each.key)}.0.0/16"}}
+resources:
+  - {name: top, type: app, config: {vpc: '${module.svc["a"].vpc}'}}
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	var names []string
+	for _, r := range c.Resources {
+		names = append(names, r.Address().String())
+	}
+	want := `svc["a"].app svc["a"].net.db svc["a"].net.subnet[z] svc["a"].net.vpc top`
+	if got := strings.Join(sortedCopy(names), " "); got != want {
+		t.Fatalf("resources:\n got %s\nwant %s", got, want)
+	}
+	sub, _ := c.Resource(`svc["a"].net.subnet[z]`)
+	if v := sub.Config["cidr"]; v != "10.1.0.0/24" {
+		t.Errorf("subnet cidr = %v", v)
+	}
+	if !strings.HasSuffix(sub.File, filepath.Join("modules", "network", "module.yaml")) || !strings.Contains(sub.Via, "(in module call net at ") || !strings.Contains(sub.Via, "(in module call svc at ") {
+		t.Errorf("subnet file %s via %s", sub.File, sub.Via)
+	}
+	for _, name := range []string{"top", `svc["a"].app`} {
+		r, _ := c.Resource(name)
+		if refs := Refs(r.Config); strings.Join(refs, " ") != `svc["a"].net.vpc` {
+			t.Errorf("%s refs = %v", name, refs)
+		}
 	}
 }

@@ -303,12 +303,36 @@ func callProblem(file string, c *ModuleCall) string {
 	return fmt.Sprintf(" (in module call %s at %s)", c.Name, Problem{File: file, Pos: c.FieldPos["name"]}.where())
 }
 
-// loadModule reads and parses the module c calls, for the caller s.
-func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
+// maxModuleDepth is how deep module calls may nest: a stack calling a
+// module calling a module ... Terraform has no limit but its cycle check;
+// a limit turns a runaway chain (a generated tree of modules) into a clear
+// problem rather than a slow read.
+const maxModuleDepth = 16
+
+// loadModule reads and parses the module c calls, for the caller s, and
+// instantiates the modules it calls in turn. chain holds the folders of
+// the modules that led to s (none for a stack), outermost first, so that a
+// cycle of sources and a chain too deep are refused.
+func loadModule(s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
 	path := filepath.Join(c.Dir, ModuleFile)
 	at := callProblem(s.File, c)
 	fail := func(msg string) (*Spec, Problems) {
 		return nil, Problems{{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s: %s", quote(c.Name), msg)}}
+	}
+	dir := filepath.Clean(c.Dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if i := slices.Index(chain, dir); i >= 0 {
+		steps := make([]string, 0, len(chain)-i+1)
+		for _, d := range chain[i:] {
+			steps = append(steps, relTo(d))
+		}
+		steps = append(steps, relTo(dir))
+		return fail(fmt.Sprintf("source %s makes a cycle of modules: %s (a module cannot call itself, directly or through others)", quote(c.Source), strings.Join(steps, " -> ")))
+	}
+	if len(chain) >= maxModuleDepth {
+		return fail(fmt.Sprintf("modules nest more than %d deep (a module calling a module ...); flatten the chain", maxModuleDepth))
 	}
 	fi, err := os.Stat(c.Dir)
 	switch {
@@ -334,6 +358,9 @@ func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
 	if top := p.decode(data); top != nil {
 		m = p.spec(top)
 	}
+	if len(p.probs) == 0 && len(m.Modules) > 0 {
+		p.probs = instantiate(m, p.calls, append(slices.Clone(chain), dir))
+	}
 	if len(p.probs) > 0 {
 		p.probs.sort()
 		for i := range p.probs {
@@ -344,18 +371,31 @@ func loadModule(s *Spec, c *ModuleCall) (*Spec, Problems) {
 	return m, nil
 }
 
+// relTo returns dir relative to the working folder when it is below it,
+// for messages; else dir.
+func relTo(dir string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
 // instantiate reads every module s calls and adds its entries to s under
 // the call's name (each instance's name, CALL["KEY"] or CALL[N], for a
 // call with for_each or count); then it replaces every
 // ${module.CALL.OUTPUT}. It returns the problems found, those of the
 // caller's file first.
-func instantiate(s *Spec, calls []*callNodes) Problems {
+func instantiate(s *Spec, calls []*callNodes, chain []string) Problems {
 	var probs, own Problems
 	mr := moduleRefs{file: s.File, outputs: map[string]map[string]any{}, calls: map[string]*ModuleCall{}, loaded: map[string]bool{}}
 	for _, cn := range calls {
 		c := cn.c
 		mr.calls[c.Name] = c
-		m, ps := loadModule(s, c)
+		m, ps := loadModule(s, c, chain)
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue

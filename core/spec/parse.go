@@ -81,7 +81,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 			// Every problem at once: the modules' own too.
 			for _, c := range s.Modules {
 				if c.Dir != "" && c.Name != "" {
-					_, ps := loadModule(s, c)
+					_, ps := loadModule(s, c, nil)
 					p.probs = append(p.probs, ps...)
 				}
 			}
@@ -89,7 +89,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 		return nil, p.probs
 	}
 	if len(s.Modules) > 0 {
-		if probs := instantiate(s, p.calls); len(probs) > 0 {
+		if probs := instantiate(s, p.calls, nil); len(probs) > 0 {
 			return nil, probs
 		}
 	} else if probs := checkMovedIntoModules(s); len(probs) > 0 {
@@ -348,10 +348,6 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.fields(top, "at top level", allowed, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "modules":
-			if p.frag != nil {
-				p.addf(k, "a module cannot call other modules yet (nested module calls are not supported)")
-				return
-			}
 			p.modules(s, v)
 		case "version":
 			hasVersion = true
