@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -303,6 +305,66 @@ func callProblem(file string, c *ModuleCall) string {
 	return fmt.Sprintf(" (in module call %s at %s)", c.Name, Problem{File: file, Pos: c.FieldPos["name"]}.where())
 }
 
+// loader reads the module files of one spec: from disk, or from the texts
+// recorded with it (a revision's, a saved plan's), and keeps what it read.
+type loader struct {
+	root string // the spec's folder: module files are named relative to it
+	// recorded are the module files recorded with the spec's text, by
+	// name; nil reads them from disk.
+	recorded map[string]string
+	read     map[string]string // the module files read, by name
+}
+
+func newLoader(file string, recorded map[string]string) *loader {
+	return &loader{root: filepath.Dir(file), recorded: recorded, read: map[string]string{}}
+}
+
+// rel names path relative to the spec's folder, with forward slashes.
+func (ld *loader) rel(path string) string {
+	if r, err := filepath.Rel(ld.root, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return filepath.ToSlash(path)
+}
+
+// recordMark separates a spec's text from the module files recorded with
+// it (Recorded). A NUL is never in a spec (YAML refuses it), so no text a
+// user writes can hold it.
+const recordMark = "\x00bulwark: module files\x00\n"
+
+// Recorded returns what a revision and a saved plan record of the spec:
+// its text, followed, when it calls modules, by every module file it read
+// (names relative to the spec's folder, and texts), so that a rollback and
+// `apply PLAN` read the modules as they were rather than as they are on
+// disk. Parse reads it back. Without modules it is the text alone, as
+// recorded before modules were.
+func (s *Spec) Recorded() []byte {
+	if len(s.ModuleFiles) == 0 {
+		return s.Text
+	}
+	b, err := json.Marshal(s.ModuleFiles) // sorted keys: the same files give the same bytes
+	if err != nil {
+		panic(fmt.Sprintf("spec: module files: %v", err)) // a map of strings always encodes
+	}
+	out := make([]byte, 0, len(s.Text)+len(recordMark)+len(b))
+	out = append(append(append(out, s.Text...), recordMark...), b...)
+	return out
+}
+
+// SplitRecorded splits what Recorded returned into the spec's text and its
+// module files (nil when none were recorded).
+func SplitRecorded(data []byte) ([]byte, map[string]string, error) {
+	text, rest, ok := bytes.Cut(data, []byte(recordMark))
+	if !ok {
+		return data, nil, nil
+	}
+	files := map[string]string{}
+	if err := json.Unmarshal(rest, &files); err != nil {
+		return nil, nil, fmt.Errorf("the module files recorded with the spec: %w", err)
+	}
+	return text, files, nil
+}
+
 // maxModuleDepth is how deep module calls may nest: a stack calling a
 // module calling a module ... Terraform has no limit but its cycle check;
 // a limit turns a runaway chain (a generated tree of modules) into a clear
@@ -313,7 +375,7 @@ const maxModuleDepth = 16
 // instantiates the modules it calls in turn. chain holds the folders of
 // the modules that led to s (none for a stack), outermost first, so that a
 // cycle of sources and a chain too deep are refused.
-func loadModule(s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
+func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
 	path := filepath.Join(c.Dir, ModuleFile)
 	at := callProblem(s.File, c)
 	fail := func(msg string) (*Spec, Problems) {
@@ -334,32 +396,43 @@ func loadModule(s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
 	if len(chain) >= maxModuleDepth {
 		return fail(fmt.Sprintf("modules nest more than %d deep (a module calling a module ...); flatten the chain", maxModuleDepth))
 	}
-	fi, err := os.Stat(c.Dir)
-	switch {
-	case err != nil:
-		return fail(fmt.Sprintf("source %s: no such folder (%s)", quote(c.Source), c.Dir))
-	case !fi.IsDir():
-		return fail(fmt.Sprintf("source %s is not a folder", quote(c.Source)))
+	rel := ld.rel(path)
+	var data []byte
+	if ld.recorded != nil {
+		text, ok := ld.recorded[rel]
+		if !ok {
+			return fail(fmt.Sprintf("source %s: the recorded spec holds no %s (it was recorded without it)", quote(c.Source), rel))
+		}
+		data = []byte(text)
+	} else {
+		fi, err := os.Stat(c.Dir)
+		switch {
+		case err != nil:
+			return fail(fmt.Sprintf("source %s: no such folder (%s)", quote(c.Source), c.Dir))
+		case !fi.IsDir():
+			return fail(fmt.Sprintf("source %s is not a folder", quote(c.Source)))
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return fail(fmt.Sprintf("source %s holds no %s", quote(c.Source), ModuleFile))
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, maxSize+1))
+		if err != nil {
+			return fail(fmt.Sprintf("read %s: %v", path, err))
+		}
+		if len(data) > maxSize {
+			return nil, Problems{{File: path, Msg: fmt.Sprintf("module is larger than %d bytes (1 MiB); refusing to read it%s", maxSize, at)}}
+		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fail(fmt.Sprintf("source %s holds no %s", quote(c.Source), ModuleFile))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return fail(fmt.Sprintf("read %s: %v", path, err))
-	}
-	if len(data) > maxSize {
-		return nil, Problems{{File: path, Msg: fmt.Sprintf("module is larger than %d bytes (1 MiB); refusing to read it%s", maxSize, at)}}
-	}
-	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s}
+	ld.read[rel] = string(data)
+	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s, ld: ld}
 	var m *Spec
 	if top := p.decode(data); top != nil {
 		m = p.spec(top)
 	}
 	if len(p.probs) == 0 && len(m.Modules) > 0 {
-		p.probs = instantiate(m, p.calls, append(slices.Clone(chain), dir))
+		p.probs = instantiate(ld, m, p.calls, append(slices.Clone(chain), dir))
 	}
 	if len(p.probs) > 0 {
 		p.probs.sort()
@@ -389,13 +462,13 @@ func relTo(dir string) string {
 // call with for_each or count); then it replaces every
 // ${module.CALL.OUTPUT}. It returns the problems found, those of the
 // caller's file first.
-func instantiate(s *Spec, calls []*callNodes, chain []string) Problems {
+func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Problems {
 	var probs, own Problems
 	mr := moduleRefs{file: s.File, outputs: map[string]map[string]any{}, calls: map[string]*ModuleCall{}, loaded: map[string]bool{}}
 	for _, cn := range calls {
 		c := cn.c
 		mr.calls[c.Name] = c
-		m, ps := loadModule(s, c, chain)
+		m, ps := loadModule(ld, s, c, chain)
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue

@@ -69,8 +69,17 @@ func Load(path string) (*Spec, error) {
 // Parse parses and validates the spec in data; file names it in problems.
 // It returns either a valid *Spec and a nil error, or a nil *Spec and
 // Problems listing every structural problem found, sorted by position.
+//
+// data may be what Spec.Recorded returned (a revision's or a saved plan's
+// text): the modules are then read from the texts recorded with it, never
+// from disk.
 func Parse(file string, data []byte) (*Spec, error) {
-	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}}
+	data, recorded, err := SplitRecorded(data)
+	if err != nil {
+		return nil, Problems{{File: file, Msg: err.Error()}}
+	}
+	ld := newLoader(file, recorded)
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld}
 	var s *Spec
 	if top := p.decode(data); top != nil {
 		s = p.spec(top)
@@ -81,7 +90,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 			// Every problem at once: the modules' own too.
 			for _, c := range s.Modules {
 				if c.Dir != "" && c.Name != "" {
-					_, ps := loadModule(s, c, nil)
+					_, ps := loadModule(ld, s, c, nil)
 					p.probs = append(p.probs, ps...)
 				}
 			}
@@ -89,9 +98,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 		return nil, p.probs
 	}
 	if len(s.Modules) > 0 {
-		if probs := instantiate(s, p.calls, nil); len(probs) > 0 {
+		if probs := instantiate(ld, s, p.calls, nil); len(probs) > 0 {
 			return nil, probs
 		}
+		s.ModuleFiles = ld.read
 	} else if probs := checkMovedIntoModules(s); len(probs) > 0 {
 		return nil, probs
 	}
@@ -117,6 +127,8 @@ type parser struct {
 	frag *Spec
 	// calls are the modules: calls with the references of their inputs.
 	calls []*callNodes
+	// ld reads the module files.
+	ld *loader
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
