@@ -109,6 +109,28 @@ func Parse(file string, data []byte) (*Spec, error) {
 	return s, nil
 }
 
+// ParseModule parses the module file data (a module.yaml) on its own, as
+// no call reads it: a fragment with no version, stack or providers, whose
+// resources may name any provider (a caller declares them). The modules
+// it calls are read from disk. bulwark fmt checks a module file with it.
+func ParseModule(file string, data []byte) (*Spec, error) {
+	ld := newLoader(file, nil)
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, frag: &Spec{File: file}, ld: ld, anyProvider: true}
+	var s *Spec
+	if top := p.decode(data); top != nil {
+		s = p.spec(top)
+	}
+	if len(p.probs) == 0 && len(s.Modules) > 0 {
+		p.probs = instantiate(ld, s, p.calls, nil)
+	}
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		return nil, p.probs
+	}
+	s.Text = append([]byte(nil), data...)
+	return s, nil
+}
+
 // parser collects the problems of one spec.
 type parser struct {
 	file  string
@@ -129,6 +151,9 @@ type parser struct {
 	calls []*callNodes
 	// ld reads the module files.
 	ld *loader
+	// anyProvider accepts any provider a resource names: a module file
+	// read on its own (ParseModule) has no caller to declare them.
+	anyProvider bool
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
@@ -453,7 +478,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	for _, rn := range resources {
 		r := rn.r
 		if r.ExplicitProvider {
-			if _, ok := s.Providers[r.Provider]; !ok {
+			if _, ok := s.Providers[r.Provider]; !ok && !p.anyProvider {
 				p.add(r.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", rn.prefix, quote(r.Provider), declaredList)
 			}
 			continue
@@ -469,7 +494,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	for _, dn := range data {
 		d := dn.d
 		if d.ExplicitProvider {
-			if _, ok := s.Providers[d.Provider]; !ok {
+			if _, ok := s.Providers[d.Provider]; !ok && !p.anyProvider {
 				p.add(d.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", dn.prefix, quote(d.Provider), declaredList)
 			}
 			continue

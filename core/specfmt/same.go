@@ -68,7 +68,9 @@ func (c comparer) equal(a, b reflect.Value, path string) (string, bool) {
 	case reflect.Struct:
 		for i := range a.NumField() {
 			f := a.Type().Field(i)
-			if f.Name == "Text" || positional(f.Type) {
+			// Via names the module call a resource came from by its
+			// FILE:LINE:COL: a position too.
+			if f.Name == "Text" || f.Name == "Via" || positional(f.Type) {
 				continue
 			}
 			if p, ok := c.equal(a.Field(i), b.Field(i), path+"."+f.Name); !ok {
