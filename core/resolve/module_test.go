@@ -402,3 +402,40 @@ resources:
 		}
 	}
 }
+
+// TestModuleEntriesBounded: counts multiplied through nested calls cannot
+// make an unbounded number of resources.
+func TestModuleEntriesBounded(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules: [{name: a, source: ./a, count: 1000}]\n",
+		"a/module.yaml": "modules: [{name: b, source: ../b, count: 1000}]\nresources: []\n",
+		"b/module.yaml": "resources: [{name: r, type: t}]\n",
+	})
+	_, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	want := `stack.yaml:5:41: module call "a": its 1000 instances would make more than 50000 resources and data entries`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// TestModuleEntriesBoundedWithoutCount: calls without count multiply too
+// (a module calling another ten times, nested).
+func TestModuleEntriesBoundedWithoutCount(t *testing.T) {
+	files := map[string]string{
+		"stack.yaml":     "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules: [{name: a, source: ./m0}]\n",
+		"m6/module.yaml": "resources: [{name: r, type: t}]\n",
+	}
+	for i := range 6 {
+		var calls []string
+		for j := range 10 {
+			calls = append(calls, fmt.Sprintf("{name: c%d, source: ../m%d}", j, i+1))
+		}
+		files[fmt.Sprintf("m%d/module.yaml", i)] = "modules: [" + strings.Join(calls, ", ") + "]\nresources: []\n"
+	}
+	dir := writeTree(t, files)
+	_, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	want := "would make more than 50000 resources and data entries with the calls before it"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}

@@ -80,6 +80,12 @@ func (c *ModuleCall) instanceName(in CallInstance) string {
 	return c.Name + `["` + in.Key + `"]`
 }
 
+// maxModuleEntries bounds the resources and data entries the calls of one
+// spec or module make, nested calls multiplied out: a call with count
+// 10000 of a module whose own call has count 10000 is refused rather than
+// filling memory.
+const maxModuleEntries = 50000
+
 // maxCallInstances bounds the instances of one call, so that a typo
 // (count: 1e9) is refused rather than filling memory.
 const maxCallInstances = 10000
@@ -313,10 +319,13 @@ type loader struct {
 	// name; nil reads them from disk.
 	recorded map[string]string
 	read     map[string]string // the module files read, by name
+	// cache holds the modules read without problems, by depth and folder
+	// (loadModule); instantiating one never changes it.
+	cache map[string]*Spec
 }
 
 func newLoader(file string, recorded map[string]string) *loader {
-	return &loader{root: filepath.Dir(file), recorded: recorded, read: map[string]string{}}
+	return &loader{root: filepath.Dir(file), recorded: recorded, read: map[string]string{}, cache: map[string]*Spec{}}
 }
 
 // rel names path relative to the spec's folder, with forward slashes.
@@ -396,6 +405,14 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Prob
 	if len(chain) >= maxModuleDepth {
 		return fail(fmt.Sprintf("modules nest more than %d deep (a module calling a module ...); flatten the chain", maxModuleDepth))
 	}
+	// A module read once is read again for another call at the same
+	// depth from what the first read made: a module called from many
+	// places (or a chain of modules each calling the next many times) is
+	// parsed once per depth, not once per path to it.
+	key := strconv.Itoa(len(chain)) + ":" + dir
+	if m, ok := ld.cache[key]; ok {
+		return m, nil
+	}
 	rel := ld.rel(path)
 	var data []byte
 	if ld.recorded != nil {
@@ -441,6 +458,7 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Prob
 		}
 		return nil, p.probs
 	}
+	ld.cache[key] = m
 	return m, nil
 }
 
@@ -476,6 +494,10 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 		mr.loaded[c.Name] = true
 		own = append(own, checkInputs(s.File, c, m)...)
 		if !c.Repeated {
+			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
+				own = append(own, Problem{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s would make more than %d resources and data entries with the calls before it; split the stack", quote(c.Name), maxModuleEntries)})
+				continue
+			}
 			own = append(own, addInstance(s, c, m, c.Name, c.Inputs, mr.outputs)...)
 			continue
 		}
@@ -490,6 +512,10 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 					&Local{Name: eb.local("each", "value"), Value: value.Clone(in.Value), Pos: c.FieldPos["for_each"]})
 			}
 			inputs := mapTemplates(c.Inputs, eb.template).(map[string]any)
+			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
+				own = append(own, Problem{File: s.File, Pos: c.FieldPos[repeatField(c)], Msg: fmt.Sprintf("module call %s: its %d instances would make more than %d resources and data entries; split the stack", quote(c.Name), len(c.Instances), maxModuleEntries)})
+				break
+			}
 			ps := addInstance(s, c, m, name, inputs, mr.outputs)
 			if len(ps) > 0 {
 				own = append(own, ps...)
