@@ -439,3 +439,46 @@ func TestModuleEntriesBoundedWithoutCount(t *testing.T) {
 		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
+
+// TestModuleWholeCall: ${module.CALL} alone is an object of its outputs;
+// of a call with for_each a map of them by key, with count a list; and
+// ${module.CALL["KEY"]} one instance's object.
+func TestModuleWholeCall(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml": "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {v: \"${var.v}\"}}\noutputs:\n  v: {value: \"${var.v}\"}\n  id: {value: \"${r.id}\"}\n",
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: one, source: ./m, inputs: {v: x}}
+  - {name: fe, source: ./m, for_each: [a, b], inputs: {v: "${each.key}"}}
+  - {name: cnt, source: ./m, count: 2, inputs: {v: "n${count.index}"}}
+resources:
+  - name: top
+    type: t
+    config:
+      one: ${module.one}
+      fe: ${module.fe}
+      cnt: ${module.cnt}
+      b: '${module.fe["b"]}'
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	top, _ := c.Resource("top")
+	lookup := func(addr, attr string) (any, bool) { return "id-" + addr, true }
+	cfg, _, err := Config(top.Config, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `map[b:map[id:id-fe["b"].r v:b] cnt:[map[id:id-cnt[0].r v:n0] map[id:id-cnt[1].r v:n1]] fe:map[a:map[id:id-fe["a"].r v:a] b:map[id:id-fe["b"].r v:b]] one:map[id:id-one.r v:x]]`
+	if got := fmt.Sprint(cfg); got != want {
+		t.Errorf("config:\n got %s\nwant %s", got, want)
+	}
+	if refs := strings.Join(sortedCopy(Refs(top.Config)), " "); refs != `cnt[0].r cnt[1].r fe["a"].r fe["b"].r one.r` {
+		t.Errorf("refs %s", refs)
+	}
+}

@@ -850,10 +850,13 @@ func (mr *moduleRefs) output(ref *Ref) (any, bool) {
 	add := func(format string, args ...any) {
 		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf(format, args...)})
 	}
+	if ref.Attr == "" {
+		return mr.whole(c, ref)
+	}
 	inst := c.Name
 	switch {
 	case c.Repeated && !ref.Keyed:
-		add("module call %s has %s: name one instance, ${module.%s[KEY].%s} (the whole call is not a value yet)", quote(c.Name), repeatField(c), c.Name, ref.Attr)
+		add("module call %s has %s: name one instance, ${module.%s[KEY].%s} (${module.%s} alone is every instance's outputs)", quote(c.Name), repeatField(c), c.Name, ref.Attr, c.Name)
 		return nil, false
 	case !c.Repeated && ref.Keyed:
 		add("module call %s has no for_each or count, so it has no instance %s: write ${module.%s.%s}", quote(c.Name), quote(ref.Key), c.Name, ref.Attr)
@@ -876,6 +879,43 @@ func (mr *moduleRefs) output(ref *Ref) (any, bool) {
 		add("module call %s has no output %s in %s (its outputs: %s)", quote(c.Name), quote(ref.Attr), ref, nameList(slices.Sorted(maps.Keys(outs))))
 	}
 	return v, ok
+}
+
+// whole returns ${module.CALL} (an object of the outputs; for a call with
+// for_each a map of the instances' objects by key, with count a list) or
+// ${module.CALL["KEY"]} (one instance's object), as Terraform's
+// module.CALL is.
+func (mr *moduleRefs) whole(c *ModuleCall, ref *Ref) (any, bool) {
+	object := func(inst string) map[string]any {
+		out := map[string]any{}
+		for k, v := range mr.outputs[inst] {
+			out[k] = mapTemplates(v, func(t *Template) any { return t })
+		}
+		return out
+	}
+	switch {
+	case !c.Repeated && !ref.Keyed:
+		return object(c.Name), true
+	case ref.Keyed:
+		for _, in := range c.Instances {
+			if in.Key == ref.Key {
+				return object(c.instanceName(in)), true
+			}
+		}
+		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("module call %s has no instance %s in %s", quote(c.Name), quote(ref.Key), ref)})
+		return nil, false
+	case repeatField(c) == "count":
+		list := make([]any, len(c.Instances))
+		for i, in := range c.Instances {
+			list[i] = object(c.instanceName(in))
+		}
+		return list, true
+	}
+	m := make(map[string]any, len(c.Instances))
+	for _, in := range c.Instances {
+		m[in.Key] = object(c.instanceName(in))
+	}
+	return m, true
 }
 
 // repeatField names what makes c's instances.

@@ -20,7 +20,8 @@ func TestModuleInstanceRefs(t *testing.T) {
 		{body: `module.app[0].db`, name: "app", key: "0", keyed: true, attr: "db", text: `${module.app[0].db}`},
 		{body: `module.app.db`, name: "app", attr: "db", text: `${module.app.db}`},
 		{body: `module.app[eu].db`, msg: `invalid reference "${module.app[eu].db}": want ${module.CALL.OUTPUT}, ${module.CALL["KEY"].OUTPUT} or ${module.CALL[N].OUTPUT}`},
-		{body: `module.app`, msg: `invalid reference "${module.app}": want ${module.CALL.OUTPUT}`},
+		{body: `module.app`, name: "app", text: `${module.app}`},
+		{body: `module.app["eu"]`, name: "app", key: "eu", keyed: true, text: `${module.app["eu"]}`},
 	}
 	for _, tt := range tests {
 		ref, msg := parseRef(tt.body)

@@ -145,6 +145,9 @@ func (r *Ref) String() string {
 		}
 		return "${stack." + r.Name + ".outputs." + r.Attr + "}"
 	case RefModule:
+		if r.Attr == "" {
+			return "${module." + r.callInstance() + "}"
+		}
 		return "${module." + r.callInstance() + "." + r.Attr + "}"
 	}
 	return "${?}"
@@ -270,7 +273,7 @@ var (
 	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
 	refStackRE = lazy(`^stack\.(` + stackNamePattern + `)\.outputs\.(` + outputNamePattern + `)$`)
-	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})(?:\[(?:"(` + KeyPattern + `)"|([0-9]{1,9}))\])?\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})(?:\[(?:"(` + KeyPattern + `)"|([0-9]{1,9}))\])?(?:\.([A-Za-z_][A-Za-z0-9_]{0,127}))?$`)
 )
 
 // refForms lists what a reference can be, for messages.
