@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
@@ -136,11 +138,43 @@ func specFiles(path string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		if versionLine.Match(src.Text) && stackLine.Match(src.Text) {
+		if specfmt.IsModule(name) || versionLine.Match(src.Text) && stackLine.Match(src.Text) {
 			out = append(out, name)
 		}
 	}
-	return out, nil
+	// The module files the specs call, once each, after the specs: fmt
+	// of a stack's folder formats the modules it is built from too, those
+	// under the folder only (a shared module beside it is another
+	// folder's to format).
+	seen := map[string]bool{}
+	for _, f := range out {
+		seen[filepath.Clean(f)] = true
+	}
+	var mods []string
+	for _, f := range out {
+		if specfmt.IsModule(f) {
+			continue
+		}
+		src, err := specfmt.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		sp, err := spec.Parse(f, src.Text)
+		if err != nil {
+			continue // reported when the spec itself is formatted
+		}
+		for _, rel := range slices.Sorted(maps.Keys(sp.ModuleFiles)) {
+			if strings.HasPrefix(rel, "../") {
+				continue
+			}
+			m := filepath.Clean(filepath.Join(path, filepath.FromSlash(rel)))
+			if !seen[m] {
+				seen[m] = true
+				mods = append(mods, m)
+			}
+		}
+	}
+	return append(out, mods...), nil
 }
 
 // fmtFile formats one file, writing it unless --check.
@@ -191,7 +225,7 @@ func (c *cli) fmtStdin(a fmtArgs) fmtResult {
 
 // canonical is text's canonical form; it fills r's changed, diff and err.
 func (c *cli) canonical(name string, text []byte, a fmtArgs, r *fmtResult) ([]byte, error) {
-	if sp, err := spec.Parse(name, text); err == nil {
+	if sp, err := specfmt.Parse(name, text); err == nil {
 		// A default of a sensitive variable is masked in a diff.
 		for _, v := range sp.Variables {
 			if v.Sensitive && v.HasDefault {

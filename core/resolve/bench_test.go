@@ -2,6 +2,8 @@ package resolve
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,4 +112,76 @@ func BenchmarkValidate10kExpressions(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// moduleShape is the speed shape: n instances of a module of m
+// resources (each referencing the one before and a variable), called with
+// count, and the same n*m resources written flat; validate of the first
+// should stay within 1.5x of the second.
+func moduleShape(b *testing.B, n, m int) (module, flat []byte, dir string) {
+	var mod strings.Builder
+	mod.WriteString("variables:\n  env: {default: dev}\nresources:\n")
+	for i := range m {
+		fmt.Fprintf(&mod, "  - name: r%d\n    type: network\n    config:\n      zone: \"z-${var.env}\"\n", i)
+		if i > 0 {
+			fmt.Fprintf(&mod, "      tags: {up: \"${r%d.id}\"}\n", i-1)
+		}
+	}
+	var fl strings.Builder
+	fl.WriteString("version: 1\nstack: big\nvariables:\n  env: {default: dev}\nproviders: {mock: {}}\nresources:\n")
+	for k := range n {
+		for i := range m {
+			fmt.Fprintf(&fl, "  - name: m%d-r%d\n    type: network\n    config:\n      zone: \"z-${var.env}\"\n", k, i)
+			if i > 0 {
+				fmt.Fprintf(&fl, "      tags: {up: \"${m%d-r%d.id}\"}\n", k, i-1)
+			}
+		}
+	}
+	dir = b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "m"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "m", spec.ModuleFile), []byte(mod.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	module = fmt.Appendf(nil, "version: 1\nstack: big\nvariables:\n  env: {default: dev}\nproviders: {mock: {}}\nmodules:\n  - {name: m, source: ./m, count: %d, inputs: {env: \"${var.env}\"}}\nresources: []\n", n)
+	return module, []byte(fl.String()), dir
+}
+
+func validateBench(b *testing.B, file string, text []byte, want int) {
+	schemas := benchSchema()
+	for b.Loop() {
+		s, err := spec.Parse(file, text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals, _, err := Values(s, Inputs{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Expand(s, vals)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(c.Resources) != want {
+			b.Fatalf("%d resources", len(c.Resources))
+		}
+		if err := c.CheckSchemas(schemas); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidateModule100x100 validates 100 instances (count: 100) of a
+// 100-resource module.
+func BenchmarkValidateModule100x100(b *testing.B) {
+	module, _, dir := moduleShape(b, 100, 100)
+	validateBench(b, filepath.Join(dir, "stack.yaml"), module, 10000)
+}
+
+// BenchmarkValidateFlat100x100 is its baseline: the same 10,000 resources
+// written flat.
+func BenchmarkValidateFlat100x100(b *testing.B) {
+	_, flat, dir := moduleShape(b, 100, 100)
+	validateBench(b, filepath.Join(dir, "flat.yaml"), flat, 10000)
 }

@@ -44,6 +44,10 @@ type Expr struct {
 	Bound map[string]cty.Value
 	// Pos is the position of the expression's "${" in the spec file.
 	Pos Pos
+	// rewrites are the changes made to Syntax's free traversals since
+	// Src was parsed (a module's names moved under its call), in order,
+	// so that a copy parsed again from Src can make them again.
+	rewrites []func(hcl.Traversal) hcl.Traversal
 }
 
 // String returns the expression as it is written: ${upper(var.env)}.
@@ -361,12 +365,11 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 		}
 		return &Ref{Kind: RefStack, Name: name, Attr: out}, "", ""
 	case "module":
-		name, ok1 := attr(1)
-		a, ok2 := attr(2)
-		if !ok1 || !ok2 || !nameRE.MatchString(name) {
-			return nil, "", "want module.CALL.OUTPUT, CALL matching " + namePattern
+		ref, _, ok := moduleTraversal(tr)
+		if !ok {
+			return nil, "", "want module.CALL.OUTPUT, module.CALL[\"KEY\"].OUTPUT or module.CALL[N].OUTPUT, CALL matching " + namePattern + " (a whole call is not a value yet)"
 		}
-		return &Ref{Kind: RefModule, Name: name, Attr: a}, "", ""
+		return ref, "", ""
 	case "path", "self", "terraform":
 		return nil, "", fmt.Sprintf("%s.* is not supported in a spec", root)
 	}
@@ -391,6 +394,38 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 	}
 	ref.Attr = a
 	return ref, ref.Key, ""
+}
+
+// moduleTraversal reads module.CALL.OUTPUT, module.CALL["KEY"].OUTPUT or
+// module.CALL[N].OUTPUT at the start of tr, and returns the number of
+// steps it takes.
+func moduleTraversal(tr hcl.Traversal) (*Ref, int, bool) {
+	if len(tr) < 3 || tr.RootName() != "module" {
+		return nil, 0, false
+	}
+	call, ok := tr[1].(hcl.TraverseAttr)
+	if !ok || !nameRE.MatchString(call.Name) {
+		return nil, 0, false
+	}
+	ref := &Ref{Kind: RefModule, Name: call.Name}
+	i := 2
+	if ix, isIx := tr[2].(hcl.TraverseIndex); isIx {
+		key, ok := indexKey(ix.Key)
+		if !ok || !keyRE.MatchString(key) {
+			return nil, 0, false
+		}
+		ref.Key, ref.Keyed = key, true
+		i++
+	}
+	if i >= len(tr) {
+		return nil, 0, false
+	}
+	out, ok := tr[i].(hcl.TraverseAttr)
+	if !ok {
+		return nil, 0, false
+	}
+	ref.Attr = out.Name
+	return ref, i + 1, true
 }
 
 // indexKey returns an index written in a traversal as a key.

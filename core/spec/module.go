@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -45,11 +47,50 @@ type ModuleCall struct {
 	// Protection raises every resource of the module to at least this
 	// level; Unspecified when absent.
 	Protection protection.Level
-	Pos        Pos            // of the call's "- name:" mapping
-	FieldPos   map[string]Pos // of each field's value, and of each input as "inputs.KEY"
+	// Instances are the call's instances when it has for_each or count,
+	// in order (nil without either): for_each makes one per key, named
+	// CALL["KEY"], count one per index, CALL[N], as Terraform addresses
+	// module.CALL["KEY"] and module.CALL[N].
+	Instances []CallInstance
+	// Repeated reports that for_each or count was written (Instances may
+	// then be empty: count: 0).
+	Repeated bool
+	Pos      Pos            // of the call's "- name:" mapping
+	FieldPos map[string]Pos // of each field's value, and of each input as "inputs.KEY"
 }
 
-var callFields = []string{"name", "source", "inputs", "protection"}
+// CallInstance is one instance of a call with for_each or count.
+type CallInstance struct {
+	// Key is the for_each key, or the count index in decimal.
+	Key string
+	// Value is each.value (the key again for a list); nil for count.
+	Value any
+	// Count reports that the instance is a count's: ${count.index} is
+	// Index, and the instance is named CALL[N].
+	Count bool
+	Index int
+}
+
+// instanceName returns the name the instance's resources are under:
+// CALL["KEY"] or CALL[N].
+func (c *ModuleCall) instanceName(in CallInstance) string {
+	if in.Count {
+		return c.Name + "[" + strconv.Itoa(in.Index) + "]"
+	}
+	return c.Name + `["` + in.Key + `"]`
+}
+
+// maxModuleEntries bounds the resources and data entries the calls of one
+// spec or module make, nested calls multiplied out: a call with count
+// 10000 of a module whose own call has count 10000 is refused rather than
+// filling memory.
+const maxModuleEntries = 50000
+
+// maxCallInstances bounds the instances of one call, so that a typo
+// (count: 1e9) is refused rather than filling memory.
+const maxCallInstances = 10000
+
+var callFields = []string{"name", "source", "inputs", "protection", "for_each", "count"}
 
 // callNodes is a call being parsed, with its inputs' references.
 type callNodes struct {
@@ -126,6 +167,8 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 				for k, pos := range fp {
 					c.FieldPos["inputs."+strings.TrimPrefix(k, "config.")] = pos
 				}
+			case "for_each", "count":
+				p.callForEach(c, prefix, key, v)
 			case "protection":
 				if isNull(v) {
 					return
@@ -145,13 +188,103 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 		if !hasSource {
 			p.addf(item, "%s is missing required field \"source\"", label)
 		}
+		_, isCount := c.FieldPos["count"]
+		_, isEach := c.FieldPos["for_each"]
 		for _, ref := range cn.refs.refs {
-			if ref.Kind != RefVar && ref.Kind != RefLocal {
-				p.add(ref.Pos, "%san input can use only variables and locals, not %s (a module's inputs are known before any provider starts)", prefix, ref)
+			switch ref.Kind {
+			case RefVar, RefLocal:
+			case RefEachKey, RefEachValue:
+				if !isEach {
+					p.add(ref.Pos, "%s%s is only allowed in the inputs of a module call with for_each", prefix, ref)
+				}
+			case RefCountIndex:
+				if !isCount {
+					p.add(ref.Pos, "%s%s is only allowed in the inputs of a module call with count", prefix, ref)
+				}
+			default:
+				p.add(ref.Pos, "%san input can use only variables, locals, each and count, not %s (a module's inputs are known before any provider starts)", prefix, ref)
 			}
 		}
 		s.Modules = append(s.Modules, c)
 		p.calls = append(p.calls, cn)
+	}
+}
+
+// callForEach reads a call's for_each (a literal mapping or list) or
+// count (a literal whole number). The instances are made when the spec is
+// read, so the keys must be written in the spec: a call's instances are
+// its addresses, known before any variable is.
+func (p *parser) callForEach(c *ModuleCall, prefix, field string, v *yaml.Node) {
+	if isNull(v) {
+		delete(c.FieldPos, field)
+		return
+	}
+	if c.Repeated {
+		delete(c.FieldPos, field)
+		p.addf(v, "%scount and for_each cannot both be set: count makes CALL[0], CALL[1], ...; for_each one instance per key", prefix)
+		return
+	}
+	if v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "${") {
+		p.addf(v, "%s%s must be written in the spec (%s), not %s: a call's instances are its addresses, known when the spec is read, before any variable (a value from variables is not supported yet)", prefix, field, map[string]string{"count": "count: 2", "for_each": "for_each: {eu: {...}, us: {...}} or [eu, us]"}[field], quote(v.Value))
+		return
+	}
+	p.tc = &tmplCtx{where: "a module call's " + field, noRefs: true}
+	val, ok := p.value(v)
+	p.tc = nil
+	if !ok {
+		return
+	}
+	c.Repeated = true
+	if field == "count" {
+		n, isNum := val.(float64)
+		switch {
+		case isNum && n < 0:
+			p.addf(v, "%scount %v is negative: write the number of instances (count: 0 makes none)", prefix, n)
+		case !isNum || n != float64(int(n)):
+			p.addf(v, "%scount must be a whole number written in the spec (count: 2), not %s (a call's instances are known when the spec is read: variables cannot set it yet)", prefix, describe(v))
+		case n > maxCallInstances:
+			p.addf(v, "%scount %d is more than the %d instances a call may have", prefix, int(n), maxCallInstances)
+		default:
+			for i := range int(n) {
+				c.Instances = append(c.Instances, CallInstance{Key: strconv.Itoa(i), Count: true, Index: i})
+			}
+		}
+		return
+	}
+	add := func(n *yaml.Node, key string, val any) {
+		if !ValidKey(key) {
+			p.addf(n, "%sinvalid for_each key %s: a key must match %s", prefix, quote(key), KeyPattern)
+			return
+		}
+		for _, in := range c.Instances {
+			if in.Key == key {
+				p.addf(n, "%sduplicate for_each key %s", prefix, quote(key))
+				return
+			}
+		}
+		c.Instances = append(c.Instances, CallInstance{Key: key, Value: val})
+	}
+	switch val := val.(type) {
+	case map[string]any:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k := v.Content[i]
+			add(k, k.Value, val[k.Value])
+		}
+	case []any:
+		for i, e := range val {
+			str, isStr := e.(string)
+			if !isStr {
+				p.addf(v.Content[i], "%sa for_each list holds strings (its keys), not %s", prefix, describe(v.Content[i]))
+				continue
+			}
+			add(v.Content[i], str, str)
+		}
+	default:
+		p.addf(v, "%sfor_each must be a mapping or a list written in the spec, not %s (a call's instances are known when the spec is read: ${...} cannot set them yet)", prefix, describe(v))
+	}
+	if len(c.Instances) > maxCallInstances {
+		p.addf(v, "%sfor_each has %d keys, more than the %d instances a call may have", prefix, len(c.Instances), maxCallInstances)
+		c.Instances = nil
 	}
 }
 
@@ -178,139 +311,218 @@ func callProblem(file string, c *ModuleCall) string {
 	return fmt.Sprintf(" (in module call %s at %s)", c.Name, Problem{File: file, Pos: c.FieldPos["name"]}.where())
 }
 
-// parsedModule is a module file read and parsed once for every call of
-// one spec: its Spec, which instantiate only copies from, and its own
-// problems, before the call's name is added to them.
-type parsedModule struct {
-	m     *Spec
-	probs Problems
+// loader reads the module files of one spec: from disk, or from the texts
+// recorded with it (a revision's, a saved plan's), and keeps what it read.
+type loader struct {
+	root string // the spec's folder: module files are named relative to it
+	// recorded are the module files recorded with the spec's text, by
+	// name; nil reads them from disk.
+	recorded map[string]string
+	read     map[string]string // the module files read, by name
+	// cache holds the modules read without problems, by depth and folder
+	// (loadModule); instantiating one never changes it.
+	cache map[string]*Spec
 }
 
-// loadModule reads and parses the module c calls, for the caller s. A
-// folder read for an earlier call of s is taken from read (keyed by the
-// folder) instead of read and parsed again: a hundred calls of one module
-// parse it once, so a stack written as calls of a module reads about as
-// much YAML as the same stack written flat.
-func loadModule(s *Spec, c *ModuleCall, read map[string]parsedModule) (*Spec, Problems) {
+func newLoader(file string, recorded map[string]string) *loader {
+	return &loader{root: filepath.Dir(file), recorded: recorded, read: map[string]string{}, cache: map[string]*Spec{}}
+}
+
+// rel names path relative to the spec's folder, with forward slashes.
+func (ld *loader) rel(path string) string {
+	if r, err := filepath.Rel(ld.root, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return filepath.ToSlash(path)
+}
+
+// recordMark separates a spec's text from the module files recorded with
+// it (Recorded). A NUL is never in a spec (YAML refuses it), so no text a
+// user writes can hold it.
+const recordMark = "\x00bulwark: module files\x00\n"
+
+// Recorded returns what a revision and a saved plan record of the spec:
+// its text, followed, when it calls modules, by every module file it read
+// (names relative to the spec's folder, and texts), so that a rollback and
+// `apply PLAN` read the modules as they were rather than as they are on
+// disk. Parse reads it back. Without modules it is the text alone, as
+// recorded before modules were.
+func (s *Spec) Recorded() []byte {
+	if len(s.ModuleFiles) == 0 {
+		return s.Text
+	}
+	b, err := json.Marshal(s.ModuleFiles) // sorted keys: the same files give the same bytes
+	if err != nil {
+		panic(fmt.Sprintf("spec: module files: %v", err)) // a map of strings always encodes
+	}
+	out := make([]byte, 0, len(s.Text)+len(recordMark)+len(b))
+	out = append(append(append(out, s.Text...), recordMark...), b...)
+	return out
+}
+
+// SplitRecorded splits what Recorded returned into the spec's text and its
+// module files (nil when none were recorded).
+func SplitRecorded(data []byte) ([]byte, map[string]string, error) {
+	text, rest, ok := bytes.Cut(data, []byte(recordMark))
+	if !ok {
+		return data, nil, nil
+	}
+	files := map[string]string{}
+	if err := json.Unmarshal(rest, &files); err != nil {
+		return nil, nil, fmt.Errorf("the module files recorded with the spec: %w", err)
+	}
+	return text, files, nil
+}
+
+// maxModuleDepth is how deep module calls may nest: a stack calling a
+// module calling a module ... Terraform has no limit but its cycle check;
+// a limit turns a runaway chain (a generated tree of modules) into a clear
+// problem rather than a slow read.
+const maxModuleDepth = 16
+
+// loadModule reads and parses the module c calls, for the caller s, and
+// instantiates the modules it calls in turn. chain holds the folders of
+// the modules that led to s (none for a stack), outermost first, so that a
+// cycle of sources and a chain too deep are refused.
+func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
 	path := filepath.Join(c.Dir, ModuleFile)
 	at := callProblem(s.File, c)
-	if pm, ok := read[c.Dir]; ok {
-		return pm.forCall(at)
-	}
 	fail := func(msg string) (*Spec, Problems) {
 		return nil, Problems{{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s: %s", quote(c.Name), msg)}}
 	}
-	fi, err := os.Stat(c.Dir)
-	switch {
-	case err != nil:
-		return fail(fmt.Sprintf("source %s: no such folder (%s)", quote(c.Source), c.Dir))
-	case !fi.IsDir():
-		return fail(fmt.Sprintf("source %s is not a folder", quote(c.Source)))
+	dir := filepath.Clean(c.Dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fail(fmt.Sprintf("source %s holds no %s", quote(c.Source), ModuleFile))
+	if i := slices.Index(chain, dir); i >= 0 {
+		steps := make([]string, 0, len(chain)-i+1)
+		for _, d := range chain[i:] {
+			steps = append(steps, relTo(d))
+		}
+		steps = append(steps, relTo(dir))
+		return fail(fmt.Sprintf("source %s makes a cycle of modules: %s (a module cannot call itself, directly or through others)", quote(c.Source), strings.Join(steps, " -> ")))
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return fail(fmt.Sprintf("read %s: %v", path, err))
+	if len(chain) >= maxModuleDepth {
+		return fail(fmt.Sprintf("modules nest more than %d deep (a module calling a module ...); flatten the chain", maxModuleDepth))
 	}
-	if len(data) > maxSize {
-		return nil, Problems{{File: path, Msg: fmt.Sprintf("module is larger than %d bytes (1 MiB); refusing to read it%s", maxSize, at)}}
+	// A module read once is read again for another call at the same
+	// depth from what the first read made: a module called from many
+	// places (or a chain of modules each calling the next many times) is
+	// parsed once per depth, not once per path to it.
+	key := strconv.Itoa(len(chain)) + ":" + dir
+	if m, ok := ld.cache[key]; ok {
+		return m, nil
 	}
-	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s}
+	rel := ld.rel(path)
+	var data []byte
+	if ld.recorded != nil {
+		text, ok := ld.recorded[rel]
+		if !ok {
+			return fail(fmt.Sprintf("source %s: the recorded spec holds no %s (it was recorded without it)", quote(c.Source), rel))
+		}
+		data = []byte(text)
+	} else {
+		fi, err := os.Stat(c.Dir)
+		switch {
+		case err != nil:
+			return fail(fmt.Sprintf("source %s: no such folder (%s)", quote(c.Source), c.Dir))
+		case !fi.IsDir():
+			return fail(fmt.Sprintf("source %s is not a folder", quote(c.Source)))
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return fail(fmt.Sprintf("source %s holds no %s", quote(c.Source), ModuleFile))
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, maxSize+1))
+		if err != nil {
+			return fail(fmt.Sprintf("read %s: %v", path, err))
+		}
+		if len(data) > maxSize {
+			return nil, Problems{{File: path, Msg: fmt.Sprintf("module is larger than %d bytes (1 MiB); refusing to read it%s", maxSize, at)}}
+		}
+	}
+	ld.read[rel] = string(data)
+	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s, ld: ld}
 	var m *Spec
 	if top := p.decode(data); top != nil {
 		m = p.spec(top)
 	}
-	p.probs.sort()
-	pm := parsedModule{m: m, probs: p.probs}
-	read[c.Dir] = pm
-	return pm.forCall(at)
+	if len(p.probs) == 0 && len(m.Modules) > 0 {
+		p.probs = instantiate(ld, m, p.calls, append(slices.Clone(chain), dir))
+	}
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		for i := range p.probs {
+			p.probs[i].Msg += at
+		}
+		return nil, p.probs
+	}
+	ld.cache[key] = m
+	return m, nil
 }
 
-// forCall is the module for one call: its Spec, or its problems each
-// naming the call (at).
-func (pm parsedModule) forCall(at string) (*Spec, Problems) {
-	if len(pm.probs) == 0 {
-		return pm.m, nil
+// relTo returns dir relative to the working folder when it is below it,
+// for messages; else dir.
+func relTo(dir string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return dir
 	}
-	probs := slices.Clone(pm.probs)
-	for i := range probs {
-		probs[i].Msg += at
+	if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
 	}
-	return nil, probs
+	return dir
 }
 
 // instantiate reads every module s calls and adds its entries to s under
-// the call's name; then it replaces every ${module.CALL.OUTPUT}. It
-// returns the problems found, those of the caller's file first.
-func instantiate(s *Spec, calls []*callNodes) Problems {
+// the call's name (each instance's name, CALL["KEY"] or CALL[N], for a
+// call with for_each or count); then it replaces every
+// ${module.CALL.OUTPUT}. It returns the problems found, those of the
+// caller's file first.
+func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Problems {
 	var probs, own Problems
-	outputs := map[string]map[string]any{} // call -> output -> value, renamed
-	read := map[string]parsedModule{}      // module folder -> parsed once
+	mr := moduleRefs{file: s.File, outputs: map[string]map[string]any{}, calls: map[string]*ModuleCall{}, loaded: map[string]bool{}}
 	for _, cn := range calls {
 		c := cn.c
-		m, ps := loadModule(s, c, read)
+		mr.calls[c.Name] = c
+		m, ps := loadModule(ld, s, c, chain)
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue
 		}
+		mr.loaded[c.Name] = true
 		own = append(own, checkInputs(s.File, c, m)...)
-		r := renamer{call: c.Name}
-		for _, v := range m.Variables {
-			val, ok := c.Inputs[v.Name]
-			if !ok {
-				val = value.Clone(v.Default)
+		if !c.Repeated {
+			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
+				own = append(own, Problem{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s would make more than %d resources and data entries with the calls before it; split the stack", quote(c.Name), maxModuleEntries)})
+				continue
 			}
-			s.Locals = append(s.Locals, &Local{Name: r.varName(v.Name), Value: val, Pos: v.Pos})
+			own = append(own, addInstance(s, c, m, c.Name, c.Inputs, mr.outputs)...)
+			continue
 		}
-		for _, l := range m.Locals {
-			s.Locals = append(s.Locals, &Local{Name: r.localName(l.Name), Value: r.value(l.Value), Pos: l.Pos})
-		}
-		for _, d := range m.Data {
-			cd := *d
-			cd.Name = r.name(d.Name)
-			cd.File, cd.Via = m.File, callProblem(s.File, c)
-			cd.Config = r.value(d.Config).(map[string]any)
-			cd.DependsOn = r.names(d.DependsOn)
-			cd.FieldPos = maps.Clone(d.FieldPos)
-			s.Data = append(s.Data, &cd)
-		}
-		for _, res := range m.Resources {
-			cr := *res
-			cr.Name = r.name(res.Name)
-			cr.File, cr.Via = m.File, callProblem(s.File, c)
-			cr.Config = r.value(res.Config).(map[string]any)
-			cr.DependsOn = r.names(res.DependsOn)
-			cr.FieldPos = maps.Clone(res.FieldPos)
-			if res.ForEach != nil {
-				fe := *res.ForEach
-				if fe.Ref != nil {
-					fe.Ref = r.ref(fe.Ref)
-				}
-				fe.Value = r.value(fe.Value)
-				cr.ForEach = &fe
+		for _, in := range c.Instances {
+			name := c.instanceName(in)
+			eb := eachBinder{name: name}
+			if in.Count {
+				s.Locals = append(s.Locals, &Local{Name: eb.local("count", "index"), Value: float64(in.Index), Pos: c.FieldPos["count"]})
+			} else {
+				s.Locals = append(s.Locals,
+					&Local{Name: eb.local("each", "key"), Value: in.Key, Pos: c.FieldPos["for_each"]},
+					&Local{Name: eb.local("each", "value"), Value: value.Clone(in.Value), Pos: c.FieldPos["for_each"]})
 			}
-			if c.Protection != protection.Unspecified {
-				if c.Protection < res.Protection {
-					own = append(own, Problem{File: s.File, Pos: c.FieldPos["protection"], Msg: fmt.Sprintf(
-						"module call %s: protection %s would lower resource %s (%s at %s); a call may raise its resources' protection, never lower it",
-						quote(c.Name), c.Protection, quote(cr.Name), res.Protection, Problem{File: m.File, Pos: res.FieldPos["protection"]}.where())})
-				} else {
-					cr.Protection = c.Protection
-				}
+			inputs := mapTemplates(c.Inputs, eb.template).(map[string]any)
+			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
+				own = append(own, Problem{File: s.File, Pos: c.FieldPos[repeatField(c)], Msg: fmt.Sprintf("module call %s: its %d instances would make more than %d resources and data entries; split the stack", quote(c.Name), len(c.Instances), maxModuleEntries)})
+				break
 			}
-			s.Resources = append(s.Resources, &cr)
+			ps := addInstance(s, c, m, name, inputs, mr.outputs)
+			if len(ps) > 0 {
+				own = append(own, ps...)
+				break // the same problem in every instance
+			}
 		}
-		outs := map[string]any{}
-		for _, o := range m.Outputs {
-			outs[o.Name] = r.value(o.Value)
-		}
-		outputs[c.Name] = outs
 	}
-	mr := moduleRefs{file: s.File, outputs: outputs}
 	for _, res := range s.Resources {
 		res.Config = mr.value(res.Config).(map[string]any)
 	}
@@ -324,6 +536,125 @@ func instantiate(s *Spec, calls []*callNodes) Problems {
 	}
 	own.sort()
 	return append(own, probs...)
+}
+
+// addInstance adds the module m, called by c, to s under name with the
+// given inputs, and records its outputs under name.
+func addInstance(s *Spec, c *ModuleCall, m *Spec, name string, inputs map[string]any, outputs map[string]map[string]any) Problems {
+	var own Problems
+	r := renamer{call: name}
+	via := callProblem(s.File, c)
+	for _, v := range m.Variables {
+		val, ok := inputs[v.Name]
+		if !ok {
+			val = value.Clone(v.Default)
+		}
+		s.Locals = append(s.Locals, &Local{Name: r.varName(v.Name), Value: val, Pos: v.Pos})
+	}
+	for _, l := range m.Locals {
+		s.Locals = append(s.Locals, &Local{Name: r.localName(l.Name), Value: r.value(l.Value), Pos: l.Pos})
+	}
+	for _, d := range m.Data {
+		cd := *d
+		cd.Name = r.name(d.Name)
+		cd.File, cd.Via = m.File, via
+		if d.File != "" { // a nested call's: keep its file, add this call
+			cd.File, cd.Via = d.File, d.Via+via
+		}
+		cd.Config = r.value(d.Config).(map[string]any)
+		cd.DependsOn = r.names(d.DependsOn)
+		cd.FieldPos = maps.Clone(d.FieldPos)
+		s.Data = append(s.Data, &cd)
+	}
+	for _, res := range m.Resources {
+		cr := *res
+		cr.Name = r.name(res.Name)
+		cr.File, cr.Via = m.File, via
+		if res.File != "" {
+			cr.File, cr.Via = res.File, res.Via+via
+		}
+		cr.Config = r.value(res.Config).(map[string]any)
+		cr.DependsOn = r.names(res.DependsOn)
+		cr.FieldPos = maps.Clone(res.FieldPos)
+		if res.ForEach != nil {
+			fe := *res.ForEach
+			if fe.Ref != nil {
+				fe.Ref = r.ref(fe.Ref)
+			}
+			fe.Value = r.value(fe.Value)
+			cr.ForEach = &fe
+		}
+		if c.Protection != protection.Unspecified {
+			if c.Protection < res.Protection {
+				own = append(own, Problem{File: s.File, Pos: c.FieldPos["protection"], Msg: fmt.Sprintf(
+					"module call %s: protection %s would lower resource %s (%s at %s); a call may raise its resources' protection, never lower it",
+					quote(c.Name), c.Protection, quote(cr.Name), res.Protection, Problem{File: cr.File, Pos: res.FieldPos["protection"]}.where())})
+			} else {
+				cr.Protection = c.Protection
+			}
+		}
+		s.Resources = append(s.Resources, &cr)
+	}
+	outs := map[string]any{}
+	for _, o := range m.Outputs {
+		outs[o.Name] = r.value(o.Value)
+	}
+	outputs[name] = outs
+	return own
+}
+
+// eachBinder makes ${each.key}, ${each.value} and ${count.index} in the
+// inputs of one instance of a call locals of the caller, named after the
+// instance (CALL["KEY"].each.key), whose values instantiate sets.
+type eachBinder struct{ name string }
+
+func (eb eachBinder) local(root, attr string) string { return eb.name + "." + root + "." + attr }
+
+func (eb eachBinder) ref(ref *Ref) *Ref {
+	c := *ref
+	switch ref.Kind {
+	case RefEachKey:
+		c.Kind, c.Name = RefLocal, eb.local("each", "key")
+	case RefEachValue:
+		c.Kind, c.Name = RefLocal, eb.local("each", "value")
+	case RefCountIndex:
+		c.Kind, c.Name = RefLocal, eb.local("count", "index")
+	}
+	return &c
+}
+
+func (eb eachBinder) traversal(tr hcl.Traversal) hcl.Traversal {
+	root, ok := tr[0].(hcl.TraverseRoot)
+	if !ok || len(tr) < 2 || root.Name != "each" && root.Name != "count" {
+		return tr
+	}
+	a, ok := tr[1].(hcl.TraverseAttr)
+	if !ok {
+		return tr
+	}
+	out := slices.Clone(tr)
+	out[0] = hcl.TraverseRoot{Name: "local", SrcRange: root.SrcRange}
+	out[1] = hcl.TraverseAttr{Name: eb.local(root.Name, a.Name), SrcRange: a.SrcRange}
+	return out
+}
+
+func (eb eachBinder) template(t *Template) any {
+	parts := make([]Part, len(t.Parts))
+	for i, p := range t.Parts {
+		switch {
+		case p.Ref != nil:
+			parts[i] = Part{Ref: eb.ref(p.Ref)}
+		case p.Expr != nil:
+			x := reparse(p.Expr, eb.traversal)
+			for j, ref := range x.Refs {
+				x.Refs[j] = eb.ref(ref)
+			}
+			parts[i] = Part{Expr: x}
+		default:
+			parts[i] = p
+		}
+	}
+	return &Template{Parts: parts, File: t.File, Pos: t.Pos}
 }
 
 // checkInputs checks the call's inputs against the module's variables.
@@ -465,7 +796,10 @@ func mapTemplates(v any, fn func(*Template) any) any {
 }
 
 // reparse returns a fresh copy of x (its own syntax tree, so that it can be
-// changed) with every free traversal passed through fn.
+// changed) with every free traversal passed through fn, after the
+// rewrites x has had already (a module's expression is renamed once per
+// call it is nested in). Its references are copies of x's, which the
+// caller renames as fn does.
 func reparse(x *Expr, fn func(hcl.Traversal) hcl.Traversal) *Expr {
 	nx, prob := parseExpr(x.Src)
 	if prob != nil {
@@ -477,32 +811,119 @@ func reparse(x *Expr, fn func(hcl.Traversal) hcl.Traversal) *Expr {
 	for _, tr := range nx.Syntax.Variables() {
 		free[tr.SourceRange().Start] = true
 	}
+	nx.rewrites = append(slices.Clone(x.rewrites), fn)
 	hclsyntax.VisitAll(nx.Syntax, func(n hclsyntax.Node) hcl.Diagnostics {
 		if st, ok := n.(*hclsyntax.ScopeTraversalExpr); ok && free[st.Traversal.SourceRange().Start] {
-			st.Traversal = fn(st.Traversal)
+			for _, rw := range nx.rewrites {
+				st.Traversal = rw(st.Traversal)
+			}
 		}
 		return nil
 	})
+	nx.Refs = make([]*Ref, len(x.Refs))
+	for i, ref := range x.Refs {
+		c := *ref
+		nx.Refs[i] = &c
+	}
 	nx.Keys = slices.Clone(x.Keys)
 	return nx
 }
 
 // moduleRefs replaces the caller's ${module.CALL.OUTPUT} references.
 type moduleRefs struct {
-	file    string
+	file string
+	// outputs maps a call's instance (CALL, CALL["KEY"], CALL[N]) to its
+	// outputs' values, renamed.
 	outputs map[string]map[string]any
+	calls   map[string]*ModuleCall
+	loaded  map[string]bool // the calls whose module could be read
 	probs   Problems
 }
 
 // output returns the value of the output ref names, or false after
 // reporting that there is none.
 func (mr *moduleRefs) output(ref *Ref) (any, bool) {
-	outs, read := mr.outputs[ref.Name]
+	c := mr.calls[ref.Name]
+	if c == nil || !mr.loaded[ref.Name] {
+		return nil, false // an unknown call is reported by the parser; an unread module has its own problems
+	}
+	add := func(format string, args ...any) {
+		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	if ref.Attr == "" {
+		return mr.whole(c, ref)
+	}
+	inst := c.Name
+	switch {
+	case c.Repeated && !ref.Keyed:
+		add("module call %s has %s: name one instance, ${module.%s[KEY].%s} (${module.%s} alone is every instance's outputs)", quote(c.Name), repeatField(c), c.Name, ref.Attr, c.Name)
+		return nil, false
+	case !c.Repeated && ref.Keyed:
+		add("module call %s has no for_each or count, so it has no instance %s: write ${module.%s.%s}", quote(c.Name), quote(ref.Key), c.Name, ref.Attr)
+		return nil, false
+	case c.Repeated:
+		i := slices.IndexFunc(c.Instances, func(in CallInstance) bool { return in.Key == ref.Key })
+		if i < 0 {
+			keys := make([]string, len(c.Instances))
+			for j, in := range c.Instances {
+				keys[j] = in.Key
+			}
+			add("module call %s has no instance %s in %s (its %s: %s)", quote(c.Name), quote(ref.Key), ref, repeatField(c), nameList(keys))
+			return nil, false
+		}
+		inst = c.instanceName(c.Instances[i])
+	}
+	outs := mr.outputs[inst]
 	v, ok := outs[ref.Attr]
-	if !ok && read { // a module that could not be read has its own problems
-		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("module call %s has no output %s in %s (its outputs: %s)", quote(ref.Name), quote(ref.Attr), ref, nameList(slices.Sorted(maps.Keys(outs))))})
+	if !ok {
+		add("module call %s has no output %s in %s (its outputs: %s)", quote(c.Name), quote(ref.Attr), ref, nameList(slices.Sorted(maps.Keys(outs))))
 	}
 	return v, ok
+}
+
+// whole returns ${module.CALL} (an object of the outputs; for a call with
+// for_each a map of the instances' objects by key, with count a list) or
+// ${module.CALL["KEY"]} (one instance's object), as Terraform's
+// module.CALL is.
+func (mr *moduleRefs) whole(c *ModuleCall, ref *Ref) (any, bool) {
+	object := func(inst string) map[string]any {
+		out := map[string]any{}
+		for k, v := range mr.outputs[inst] {
+			out[k] = mapTemplates(v, func(t *Template) any { return t })
+		}
+		return out
+	}
+	switch {
+	case !c.Repeated && !ref.Keyed:
+		return object(c.Name), true
+	case ref.Keyed:
+		for _, in := range c.Instances {
+			if in.Key == ref.Key {
+				return object(c.instanceName(in)), true
+			}
+		}
+		mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("module call %s has no instance %s in %s", quote(c.Name), quote(ref.Key), ref)})
+		return nil, false
+	case repeatField(c) == "count":
+		list := make([]any, len(c.Instances))
+		for i, in := range c.Instances {
+			list[i] = object(c.instanceName(in))
+		}
+		return list, true
+	}
+	m := make(map[string]any, len(c.Instances))
+	for _, in := range c.Instances {
+		m[in.Key] = object(c.instanceName(in))
+	}
+	return m, true
+}
+
+// repeatField names what makes c's instances.
+func repeatField(c *ModuleCall) string {
+	if _, ok := c.FieldPos["count"]; ok {
+		return "count"
+	}
+	return "for_each"
 }
 
 func (mr *moduleRefs) value(v any) any {
@@ -571,15 +992,14 @@ func (mr *moduleRefs) expr(x *Expr) *Expr {
 			mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("%s is used inside an expression, which a module output is only when its value is one reference (${NAME.ATTR}); use it alone, or in a local of the module", ref)})
 			continue
 		}
-		subst[ref.Name+"."+ref.Attr] = t.Single()
+		subst[ref.callInstance()+"."+ref.Attr] = t.Single()
 	}
 	nx := reparse(x, func(tr hcl.Traversal) hcl.Traversal {
-		if tr.RootName() != "module" || len(tr) < 3 {
+		mref, n, ok := moduleTraversal(tr)
+		if !ok {
 			return tr
 		}
-		call, _ := tr[1].(hcl.TraverseAttr)
-		out, _ := tr[2].(hcl.TraverseAttr)
-		ref := subst[call.Name+"."+out.Name]
+		ref := subst[mref.callInstance()+"."+mref.Attr]
 		if ref == nil {
 			return tr
 		}
@@ -599,13 +1019,13 @@ func (mr *moduleRefs) expr(x *Expr) *Expr {
 		default:
 			return tr
 		}
-		return append(head, tr[3:]...)
+		return append(head, tr[n:]...)
 	})
 	for i, ref := range nx.Refs {
 		if ref.Kind != RefModule {
 			continue
 		}
-		if s := subst[ref.Name+"."+ref.Attr]; s != nil {
+		if s := subst[ref.callInstance()+"."+ref.Attr]; s != nil {
 			c := *s
 			c.Pos = ref.Pos
 			nx.Refs[i] = &c
@@ -644,7 +1064,7 @@ func dependsOnModules(s *Spec) Problems {
 			changed = true
 			if c := s.call(d); c != nil {
 				for _, mr := range s.Resources {
-					if strings.HasPrefix(mr.Name, c.Name+".") && !slices.Contains(out, mr.Name) {
+					if (strings.HasPrefix(mr.Name, c.Name+".") || strings.HasPrefix(mr.Name, c.Name+"[")) && !slices.Contains(out, mr.Name) {
 						out = append(out, mr.Name)
 					}
 				}

@@ -69,8 +69,17 @@ func Load(path string) (*Spec, error) {
 // Parse parses and validates the spec in data; file names it in problems.
 // It returns either a valid *Spec and a nil error, or a nil *Spec and
 // Problems listing every structural problem found, sorted by position.
+//
+// data may be what Spec.Recorded returned (a revision's or a saved plan's
+// text): the modules are then read from the texts recorded with it, never
+// from disk.
 func Parse(file string, data []byte) (*Spec, error) {
-	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}}
+	data, recorded, err := SplitRecorded(data)
+	if err != nil {
+		return nil, Problems{{File: file, Msg: err.Error()}}
+	}
+	ld := newLoader(file, recorded)
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld}
 	var s *Spec
 	if top := p.decode(data); top != nil {
 		s = p.spec(top)
@@ -79,10 +88,9 @@ func Parse(file string, data []byte) (*Spec, error) {
 		p.probs.sort()
 		if s != nil {
 			// Every problem at once: the modules' own too.
-			read := map[string]parsedModule{}
 			for _, c := range s.Modules {
 				if c.Dir != "" && c.Name != "" {
-					_, ps := loadModule(s, c, read)
+					_, ps := loadModule(ld, s, c, nil)
 					p.probs = append(p.probs, ps...)
 				}
 			}
@@ -90,11 +98,34 @@ func Parse(file string, data []byte) (*Spec, error) {
 		return nil, p.probs
 	}
 	if len(s.Modules) > 0 {
-		if probs := instantiate(s, p.calls); len(probs) > 0 {
+		if probs := instantiate(ld, s, p.calls, nil); len(probs) > 0 {
 			return nil, probs
 		}
+		s.ModuleFiles = ld.read
 	} else if probs := checkMovedIntoModules(s); len(probs) > 0 {
 		return nil, probs
+	}
+	s.Text = append([]byte(nil), data...)
+	return s, nil
+}
+
+// ParseModule parses the module file data (a module.yaml) on its own, as
+// no call reads it: a fragment with no version, stack or providers, whose
+// resources may name any provider (a caller declares them). The modules
+// it calls are read from disk. bulwark fmt checks a module file with it.
+func ParseModule(file string, data []byte) (*Spec, error) {
+	ld := newLoader(file, nil)
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, frag: &Spec{File: file}, ld: ld, anyProvider: true}
+	var s *Spec
+	if top := p.decode(data); top != nil {
+		s = p.spec(top)
+	}
+	if len(p.probs) == 0 && len(s.Modules) > 0 {
+		p.probs = instantiate(ld, s, p.calls, nil)
+	}
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		return nil, p.probs
 	}
 	s.Text = append([]byte(nil), data...)
 	return s, nil
@@ -118,6 +149,11 @@ type parser struct {
 	frag *Spec
 	// calls are the modules: calls with the references of their inputs.
 	calls []*callNodes
+	// ld reads the module files.
+	ld *loader
+	// anyProvider accepts any provider a resource names: a module file
+	// read on its own (ParseModule) has no caller to declare them.
+	anyProvider bool
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
@@ -349,10 +385,6 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.fields(top, "at top level", allowed, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "modules":
-			if p.frag != nil {
-				p.addf(k, "a module cannot call other modules yet (nested module calls are not supported)")
-				return
-			}
 			p.modules(s, v)
 		case "version":
 			hasVersion = true
@@ -446,7 +478,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	for _, rn := range resources {
 		r := rn.r
 		if r.ExplicitProvider {
-			if _, ok := s.Providers[r.Provider]; !ok {
+			if _, ok := s.Providers[r.Provider]; !ok && !p.anyProvider {
 				p.add(r.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", rn.prefix, quote(r.Provider), declaredList)
 			}
 			continue
@@ -462,7 +494,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	for _, dn := range data {
 		d := dn.d
 		if d.ExplicitProvider {
-			if _, ok := s.Providers[d.Provider]; !ok {
+			if _, ok := s.Providers[d.Provider]; !ok && !p.anyProvider {
 				p.add(d.FieldPos["provider"], "%sprovider %s is not declared (declared: %s)", dn.prefix, quote(d.Provider), declaredList)
 			}
 			continue

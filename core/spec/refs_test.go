@@ -260,8 +260,23 @@ func TestParseAddress(t *testing.T) {
 		{"net.subnet[10.0.1.0]", Address{Name: "net.subnet", Key: "10.0.1.0", Keyed: true}, false},
 		{"net.", Address{}, true},
 		{".subnet", Address{}, true},
-		{"a.b.c", Address{}, true},
-		{"net[a].subnet", Address{}, true},
+		// Nested calls: outer.inner.NAME.
+		{"a.b.c", Address{Name: "a.b.c"}, false},
+		{"a.b.c[k]", Address{Name: "a.b.c", Key: "k", Keyed: true}, false},
+		{"a..c", Address{}, true},
+		// An instance of a call with for_each (quoted key) or count.
+		{`app["eu"].db`, Address{Name: `app["eu"].db`}, false},
+		{`app["eu-1.a"].disk[b]`, Address{Name: `app["eu-1.a"].disk`, Key: "b", Keyed: true}, false},
+		{`app[0].db`, Address{Name: `app[0].db`}, false},
+		{`app[12].db[x]`, Address{Name: `app[12].db`, Key: "x", Keyed: true}, false},
+		{`a["x"].b[1].c`, Address{Name: `a["x"].b[1].c`}, false},
+		{"net[a].subnet", Address{}, true}, // a call's key is quoted
+		{"app[01].db", Address{}, true},    // not an index
+		{`app["eu].db`, Address{}, true},   // unterminated quote
+		{`app["e/u"].db`, Address{}, true}, // not a key
+		{`app["eu"].`, Address{}, true},    // no resource
+		{`app["eu"]x.db`, Address{}, true}, // junk after the key
+		{`app["eu"].db["a"]x`, Address{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseAddress(tt.in)
@@ -271,6 +286,24 @@ func TestParseAddress(t *testing.T) {
 		if err == nil && got.String() != tt.in {
 			t.Errorf("%q.String() = %q", tt.in, got.String())
 		}
+	}
+}
+
+// A resource's own key may be written quoted, as Terraform does; the
+// address keeps it bare. A call's key must be quoted (or an index).
+func TestParseAddressQuotedResourceKey(t *testing.T) {
+	for in, want := range map[string]string{
+		`web["a"]`:          "web[a]",
+		`app["eu"].db["a"]`: `app["eu"].db[a]`,
+	} {
+		got, err := ParseAddress(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseAddress(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	_, err := ParseAddress("app[eu].db")
+	if err == nil || !strings.Contains(err.Error(), `the key of module call "app" is written quoted, app["eu"]`) {
+		t.Errorf("app[eu].db: %v", err)
 	}
 }
 

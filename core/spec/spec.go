@@ -297,6 +297,10 @@ type Spec struct {
 	Text []byte
 	// Override is the provider WithDefaultProvider swapped in ("" if none).
 	Override string
+	// ModuleFiles are the texts of the module files the calls read, by
+	// name relative to the spec's folder (modules/network/module.yaml):
+	// what Recorded records beside Text.
+	ModuleFiles map[string]string
 	// Modules are the modules: calls, in file order. Parse has already
 	// instantiated each: its resources, data and locals are in the fields
 	// above under names prefixed "CALL." (see module.go).

@@ -110,6 +110,17 @@ func (r *Ref) Address() string {
 	return Address{Name: r.Name, Key: r.Key, Keyed: r.Keyed}.String()
 }
 
+// callInstance returns CALL, CALL["KEY"] or CALL[N] of a RefModule.
+func (r *Ref) callInstance() string {
+	switch {
+	case !r.Keyed:
+		return r.Name
+	case isIndex(r.Key):
+		return r.Name + "[" + r.Key + "]"
+	}
+	return r.Name + `["` + r.Key + `"]`
+}
+
 // String returns the reference as it is written: ${var.env},
 // ${web[a].id}, ${each.key}.
 func (r *Ref) String() string {
@@ -134,7 +145,10 @@ func (r *Ref) String() string {
 		}
 		return "${stack." + r.Name + ".outputs." + r.Attr + "}"
 	case RefModule:
-		return "${module." + r.Name + "." + r.Attr + "}"
+		if r.Attr == "" {
+			return "${module." + r.callInstance() + "}"
+		}
+		return "${module." + r.callInstance() + "." + r.Attr + "}"
 	}
 	return "${?}"
 }
@@ -259,7 +273,7 @@ var (
 	refDataRE  = lazy(`^data\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
 	refLocalRE = lazy(`^local\.(` + varNamePattern + `)$`)
 	refStackRE = lazy(`^stack\.(` + stackNamePattern + `)\.outputs\.(` + outputNamePattern + `)$`)
-	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})\.([A-Za-z_][A-Za-z0-9_]{0,127})$`)
+	refModRE   = lazy(`^module\.([a-z][a-z0-9_-]{0,62})(?:\[(?:"(` + KeyPattern + `)"|([0-9]{1,9}))\])?(?:\.([A-Za-z_][A-Za-z0-9_]{0,127}))?$`)
 )
 
 // refForms lists what a reference can be, for messages.
@@ -352,9 +366,16 @@ func parseRef(body string) (*Ref, string) {
 	case strings.HasPrefix(b, "module."):
 		m := refModRE.FindStringSubmatch(b)
 		if m == nil {
-			return nil, fmt.Sprintf("invalid reference %s: want ${module.CALL.OUTPUT}, CALL matching %s", quote("${"+body+"}"), namePattern)
+			return nil, fmt.Sprintf("invalid reference %s: want ${module.CALL.OUTPUT}, ${module.CALL[\"KEY\"].OUTPUT} or ${module.CALL[N].OUTPUT}, CALL matching %s", quote("${"+body+"}"), namePattern)
 		}
-		return &Ref{Kind: RefModule, Name: m[1], Attr: m[2]}, ""
+		r := &Ref{Kind: RefModule, Name: m[1], Attr: m[4]}
+		switch {
+		case m[2] != "":
+			r.Key, r.Keyed = m[2], true
+		case m[3] != "":
+			r.Key, r.Keyed = m[3], true
+		}
+		return r, ""
 	case strings.HasPrefix(b, "var."):
 		m := refVarRE.FindStringSubmatch(b)
 		if m == nil {

@@ -31,6 +31,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -52,8 +53,9 @@ var ErrUnstable = errors.New("no stable canonical form was reached")
 
 // Format returns src, the spec file named file, in canonical form. A spec
 // that does not parse is refused with its spec.Problems (FILE:LINE:COL).
+// A file named module.yaml is a module's (spec.ParseModule reads it).
 func Format(file string, src []byte) ([]byte, error) {
-	before, err := spec.Parse(file, src)
+	before, err := Parse(file, src)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +85,20 @@ func Format(file string, src []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Parse parses the spec or module file named file: a module's when its
+// name is spec.ModuleFile.
+func Parse(file string, src []byte) (*spec.Spec, error) {
+	if IsModule(file) {
+		return spec.ParseModule(file, src)
+	}
+	return spec.Parse(file, src)
+}
+
+// IsModule reports whether file is named as a module's file.
+func IsModule(file string) bool {
+	return filepath.Base(file) == spec.ModuleFile
 }
 
 // maxPasses bounds the passes Format makes to reach a text that a pass
@@ -125,7 +141,7 @@ func tidy(b []byte) []byte {
 // sameMeaning checks that out parses to the same spec as src did (before)
 // and holds the same YAML data.
 func sameMeaning(file string, src, out []byte, before *spec.Spec) error {
-	after, err := spec.Parse(file, out)
+	after, err := Parse(file, out)
 	if err != nil {
 		return fmt.Errorf("%s: %w: it would not parse: %w", file, ErrMeaningChanged, err)
 	}

@@ -247,3 +247,23 @@ func TestSameMeaning(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatModule: a module.yaml is formatted as a module's fragment (no
+// version, stack or providers; any provider named), comments kept; a
+// broken one is refused at its FILE:LINE:COL.
+func TestFormatModule(t *testing.T) {
+	in := "outputs:\n    id: {value: \"${vpc.id}\"}   # the id\nresources:\n    - {type: network, name: vpc, provider: aws}\n"
+	want := "resources:\n  - {name: vpc, type: network, provider: aws}\noutputs:\n  id: {value: \"${vpc.id}\"} # the id\n"
+	got, err := Format("m/module.yaml", []byte(in))
+	if err != nil || string(got) != want {
+		t.Fatalf("Format = %q, %v; want %q", got, err, want)
+	}
+	_, err = Format("m/module.yaml", []byte("resources:\n  - {name: x, typ: t}\n"))
+	if err == nil || !strings.Contains(err.Error(), `m/module.yaml:2:15: unknown field "typ"`) {
+		t.Errorf("broken module: %v", err)
+	}
+	// The same text as a stack's spec is not one (no version, stack...).
+	if _, err := Format("stack.yaml", []byte(in)); err == nil {
+		t.Error("a fragment formatted as a stack's spec")
+	}
+}

@@ -497,7 +497,7 @@ func rollbackRevision(recs []journal.Record) int {
 func (s *session) useStagedValues(op string) error {
 	st := s.store.Snapshot()
 	rev, ok := st.Revision(st.Staged)
-	if !ok || rev.Op != op || rev.Status != state.RevisionStaged || !sameText(rev, string(s.sp.Text)) {
+	if !ok || rev.Op != op || rev.Status != state.RevisionStaged || !sameText(rev, string(s.sp.Recorded())) {
 		return nil
 	}
 	rev, err := s.withBody(rev)

@@ -26,7 +26,7 @@ const (
 // under) is what the current revision applied.
 func isCurrentSpec(st *state.State, sp *spec.Spec) bool {
 	cur, ok := st.Revision(st.Current)
-	return ok && cur.Status == state.RevisionApplied && sameText(cur, string(sp.Text)) && cur.Provider == sp.Override &&
+	return ok && cur.Status == state.RevisionApplied && sameText(cur, string(sp.Recorded())) && cur.Provider == sp.Override &&
 		sameValues(cur.Variables, sp.Values)
 }
 

@@ -46,7 +46,7 @@ func (s *session) recordRevision(st *state.State, op *engine.Operation, ok bool)
 	default:
 		n := nextRevision(st)
 		st.Revisions = append(st.Revisions, state.Revision{
-			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
+			N: n, Op: op.ID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Recorded()),
 			Provider: s.sp.Override, Status: state.RevisionApplied, User: s.holder.User, Targets: slices.Clone(s.opts.Targets),
 			Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
 		})

@@ -93,7 +93,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 	if err != nil {
 		return nil, err
 	}
-	text, err := box.Seal(s.sp.Text)
+	text, err := box.Seal(s.sp.Recorded())
 	if err != nil {
 		return nil, err
 	}

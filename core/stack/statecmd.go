@@ -412,8 +412,12 @@ func (s *session) closeStateOp(ctx context.Context, target UnfinishedError) (*Re
 
 // InstancesHint names, for an address the state does not record, the
 // for_each instances it records under that name: " (it records web[a],
-// web[b]: name one)"; else "".
+// web[b]: name one)"; for an address that is not one, why (a module
+// call's key is quoted: app["eu"].db); else "".
 func InstancesHint(st *state.State, address string) string {
+	if _, err := spec.ParseAddress(address); err != nil {
+		return " (" + err.Error() + ")"
+	}
 	var keyed []string
 	for n := range st.Resources {
 		if a, err := spec.ParseAddress(n); err == nil && a.Keyed && a.Name == address {

@@ -83,7 +83,7 @@ func (s *session) updateSteps(opType string, pl *plan.Plan, target int) []*engin
 			}
 			n := nextRevision(st)
 			st.Revisions = append(st.Revisions, state.Revision{
-				N: n, Op: s.opID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Text),
+				N: n, Op: s.opID, Time: s.opts.Now().UTC(), File: s.sp.File, Spec: string(s.sp.Recorded()),
 				Provider: s.sp.Override, Status: state.RevisionStaged, User: s.holder.User, Targets: slices.Clone(s.opts.Targets),
 				Variables: s.variableValues(), SensitiveVariables: s.sensitiveVariableNames(),
 			})
