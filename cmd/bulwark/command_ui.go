@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,9 @@ func (c *cli) uiCmd() *cobra.Command {
 			opts.Redactor = c.red
 			opts.Defaults()
 			where := "file://" + opts.StateDir
+			if abs, err := filepath.Abs(opts.StateDir); err == nil {
+				where = "file://" + abs
+			}
 			if opts.StateURL != "" {
 				where = opts.StateURL
 			}
@@ -57,7 +61,7 @@ func (c *cli) uiCmd() *cobra.Command {
 			return webview.Serve(cmd.Context(), ln, h)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve on `HOST:PORT` (port 0: any free one, printed); an address beyond loopback needs a token")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve on `ADDR`, HOST:PORT (port 0: any free one, printed); an address beyond loopback needs a token")
 	cmd.Flags().StringVar(&token, "token", "", "require `TOKEN` on every request (made and printed when --listen is not loopback and none is given)")
 	return cmd
 }
