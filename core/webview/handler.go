@@ -81,7 +81,7 @@ func parsePages() map[string]*template.Template {
 		},
 		"dur": func(d time.Duration) string {
 			if d < time.Millisecond {
-				return d.String()
+				return d.Round(time.Microsecond).String()
 			}
 			return d.Round(time.Millisecond).String()
 		},

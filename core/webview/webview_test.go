@@ -114,7 +114,11 @@ func newFixture(t *testing.T) *fixture {
 	opts.PluginDirs = []string{mockPlugins(t)}
 	opts.StateDir = filepath.Join(root, "state")
 	apply := func(text string, fail string) string {
-		sp, err := spec.Parse(filepath.Join(root, "stack.yaml"), []byte(strings.ReplaceAll(text, "%WORLD%", world)))
+		w := world
+		if strings.Contains(text, "stack: fresh") {
+			w += "-fresh" // a world of its own: shop's resources are not fresh's
+		}
+		sp, err := spec.Parse(filepath.Join(root, "stack.yaml"), []byte(strings.ReplaceAll(text, "%WORLD%", w)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,11 +128,17 @@ func newFixture(t *testing.T) *fixture {
 		if code := stack.ExitCode(res, err); (fail == "") != (code == stack.ExitOK) {
 			t.Fatalf("apply (failing %q): exit %d, err %v", fail, code, err)
 		}
+		if res == nil {
+			t.Fatalf("apply (failing %q): no result, err %v", fail, err)
+		}
 		return res.Op
 	}
 	f := &fixture{opts: opts}
 	f.applied = apply(shopV1, "")
 	f.failed = apply(shopV2, "worker")
+	// A stack whose first apply failed: its protected db, created and
+	// not deleted by the rollback, is retained.
+	apply(strings.ReplaceAll(shopV2, "stack: shop", "stack: fresh"), "worker")
 	return f
 }
 
@@ -185,9 +195,19 @@ func TestPagesShowWhatThePersonLooksFor(t *testing.T) {
 	contains(t, "/", home, `href="/stacks/shop"`, "file://state")
 	var stacks webview.StacksPage
 	decode(t, mustGet(t, srv.URL+"/api/stacks"), &stacks)
-	if len(stacks.Stacks) != 1 || stacks.Stacks[0].Name != "shop" || stacks.Stacks[0].Resources != 3 {
-		t.Errorf("api/stacks = %+v, want shop with its 3 resources", stacks.Stacks)
+	if len(stacks.Stacks) != 2 || stacks.Stacks[1].Name != "shop" || stacks.Stacks[1].Resources != 3 || stacks.Stacks[0].Name != "fresh" {
+		t.Errorf("api/stacks = %+v, want fresh, then shop with its 3 resources", stacks.Stacks)
 	}
+	var fresh webview.StackPage
+	decode(t, mustGet(t, srv.URL+"/api/stacks/fresh"), &fresh)
+	owned := map[string]string{}
+	for _, r := range fresh.Resources {
+		owned[r.Name] = r.Protection + "/" + r.Ownership
+	}
+	if owned["db"] != "protected/retained" {
+		t.Errorf("fresh's resources = %v, want db protected and retained by the rollback", owned)
+	}
+	contains(t, "fresh's page", mustGet(t, srv.URL+"/stacks/fresh"), `o-retained">retained`)
 
 	page := mustGet(t, srv.URL+"/stacks/shop")
 	contains(t, "the stack page", page, "<td>db</td>", "<td>cache</td>", "<td>web</td>",
