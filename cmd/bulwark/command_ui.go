@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
 
@@ -40,7 +41,7 @@ func (c *cli) uiCmd() *cobra.Command {
 				where = "file://" + abs
 			}
 			if opts.StateURL != "" {
-				where = opts.StateURL
+				where = backends.Redact(opts.StateURL) // a password in the URL is never shown
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {

@@ -56,7 +56,7 @@ func (s *BackendSource) Stacks(ctx context.Context) ([]string, error) {
 	if s.Opts.ListStacks != nil && s.Opts.StateURL != "" {
 		names, err := s.Opts.ListStacks(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list the stacks at %s: %w", s.Opts.StateURL, err)
+			return nil, fmt.Errorf("list the stacks on the backend --state names: %w", err)
 		}
 		sort.Strings(names)
 		return names, nil
