@@ -34,8 +34,8 @@ func (m *memSource) Resources(context.Context, string) ([]*state.Resource, error
 func (m *memSource) History(context.Context, string) (*inspect.HistoryReport, error) {
 	return &inspect.HistoryReport{Stack: "big"}, nil
 }
-func (m *memSource) Operation(context.Context, string, string) ([]journal.Record, error) {
-	return m.ops, nil
+func (m *memSource) Operation(context.Context, string, string) ([]journal.Record, []string, error) {
+	return m.ops, nil, nil
 }
 
 func bigSource(n int) *memSource {

@@ -198,14 +198,16 @@ var errNoOperation = errors.New("no such operation in the stack's journal")
 
 func (h *handler) operation(ctx context.Context, r *http.Request) (any, error) {
 	name, op := r.PathValue("stack"), r.PathValue("op")
-	recs, err := h.src.Operation(ctx, name, op)
+	recs, problems, err := h.src.Operation(ctx, name, op)
 	if err != nil {
 		return nil, err
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s: %w %s", op, errNoOperation, name)
 	}
-	return newTimeline(name, op, recs), nil
+	p := newTimeline(name, op, recs)
+	p.JournalProblems = nonNil(problems)
+	return p, nil
 }
 
 // view is what every page's template is given.

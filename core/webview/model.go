@@ -128,6 +128,9 @@ type TimelinePage struct {
 	// finished one, journal.Compact), so its steps are gone.
 	Compacted bool  `json:"compacted"`
 	Steps     []Row `json:"steps"`
+	// JournalProblems names the journal's lines that are not records
+	// (the rest are read).
+	JournalProblems []string `json:"journal_problems"`
 }
 
 // Duration is the operation's span on the axis.
@@ -198,7 +201,7 @@ func newHistoryPage(h *inspect.HistoryReport) *HistoryPage {
 // timestamps. A phase that started and has no end (a running or
 // interrupted operation) ends at the operation's end, or its last record.
 func newTimeline(stackName, op string, recs []journal.Record) *TimelinePage {
-	p := &TimelinePage{FormatVersion: FormatVersion, Stack: stackName, Op: op, Steps: []Row{}}
+	p := &TimelinePage{FormatVersion: FormatVersion, Stack: stackName, Op: op, Steps: []Row{}, JournalProblems: []string{}}
 	rows := map[string]*Row{}
 	var order []string
 	open := map[[2]string]int{} // step, phase -> index of its open bar

@@ -13,6 +13,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // Source is what the view reads of a backend. Every method only reads: none
@@ -30,8 +31,9 @@ type Source interface {
 	// as `bulwark history` reads them.
 	History(ctx context.Context, stack string) (*inspect.HistoryReport, error)
 	// Operation is the journal's records of one operation (its own and its
-	// steps'), oldest first.
-	Operation(ctx context.Context, stack, op string) ([]journal.Record, error)
+	// steps'), oldest first, and each journal line that is not a record
+	// (named, with its repair): the good lines are still read.
+	Operation(ctx context.Context, stack, op string) ([]journal.Record, []string, error)
 }
 
 // ErrNoStack is returned for a stack the backend does not hold.
@@ -120,21 +122,33 @@ func (s *BackendSource) History(ctx context.Context, name string) (*inspect.Hist
 	return inspect.StackHistory(sp, s.Opts)
 }
 
-// Operation reads the records of operation op from the stack's journal.
-func (s *BackendSource) Operation(ctx context.Context, name, op string) ([]journal.Record, error) {
-	sp, err := s.known(ctx, name)
-	if err != nil {
-		return nil, err
+// Operation reads the records of operation op from the stack's journal,
+// streamed (only op's are kept). A line that is not a record (a torn one
+// being written, a damaged one) is reported, not an error: the view of a
+// running operation must not fail on the line its writer is finishing.
+func (s *BackendSource) Operation(ctx context.Context, name, op string) ([]journal.Record, []string, error) {
+	if _, err := s.known(ctx, name); err != nil {
+		return nil, nil, err
 	}
-	recs, err := stack.ReadJournalKinds(sp, s.Opts, journal.KindOp, journal.KindSummary, journal.KindStep)
+	be, err := s.Opts.Backend(ctx, name, state.Sealing{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer be.Close()
 	var out []journal.Record
-	for _, r := range recs {
-		if r.Op == op {
+	// Every line read (a kinds filter would skip a bad line unreported).
+	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
+		if r.Op == op && (r.Kind == journal.KindOp || r.Kind == journal.KindSummary || r.Kind == journal.KindStep) {
 			out = append(out, r)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the journal of stack %s: %w", name, err)
 	}
-	return out, nil
+	var problems []string
+	for _, b := range bad {
+		problems = append(problems, b.Error())
+	}
+	return out, problems, nil
 }

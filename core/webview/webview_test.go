@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/webview"
@@ -379,4 +380,24 @@ func pages(f *fixture) []string {
 		out = append(out, p, "/api"+p)
 	}
 	return out
+}
+
+// A journal line that is not a record (torn, damaged) is named on the
+// pages, and the rest of the journal is still shown.
+func TestADamagedJournalLineIsNamedNotFatal(t *testing.T) {
+	f := newFixture(t)
+	jf, err := os.OpenFile(filepath.Join(stack.StackDir(f.opts.StateDir, "shop"), journal.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jf.WriteString("{\"id\": not a record\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := jf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv := f.server(t, webview.Options{})
+	op := mustGet(t, srv.URL+"/stacks/shop/operations/"+f.failed)
+	contains(t, "the timeline", op, `<p class="failed">Journal: `, "row-failed")
+	contains(t, "the stack page", mustGet(t, srv.URL+"/stacks/shop"), `<p class="failed">Journal: `, "<td>db</td>")
 }
