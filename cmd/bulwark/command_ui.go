@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,10 @@ import (
 	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
+
+// envUIToken gives bulwark ui its token without putting it on the command
+// line (where every user of the machine sees it).
+const envUIToken = "BULWARK_UI_TOKEN"
 
 func (c *cli) uiCmd() *cobra.Command {
 	var listen, token string
@@ -24,6 +29,10 @@ func (c *cli) uiCmd() *cobra.Command {
 			"`Authorization: Bearer TOKEN` or `?token=TOKEN`. Ctrl-C stops it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if token == "" {
+				// Kept out of the process list, where --token shows.
+				token = os.Getenv(envUIToken)
+			}
 			loopback := webview.LoopbackAddr(listen)
 			made := false
 			if !loopback && token == "" {
@@ -55,7 +64,7 @@ func (c *cli) uiCmd() *cobra.Command {
 				fmt.Fprintf(c.stdout, "bulwark: %s is not loopback, so every request needs this token (made for this run): %s\n", listen, token)
 				fmt.Fprintf(c.stdout, "bulwark: open %s?token=%s or send the header Authorization: Bearer TOKEN\n", url, token)
 			case token != "":
-				fmt.Fprintf(c.stdout, "bulwark: every request needs the token given with --token (Authorization: Bearer TOKEN, or ?token=TOKEN)\n")
+				fmt.Fprintf(c.stdout, "bulwark: every request needs the token given (--token or $%s): Authorization: Bearer TOKEN, or ?token=TOKEN\n", envUIToken)
 			default:
 				fmt.Fprintf(c.stdout, "bulwark: loopback only, no token; any other --listen address needs one\n")
 			}
@@ -63,6 +72,6 @@ func (c *cli) uiCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve on `ADDR`, HOST:PORT (port 0: any free one, printed); an address beyond loopback needs a token")
-	cmd.Flags().StringVar(&token, "token", "", "require `TOKEN` on every request (made and printed when --listen is not loopback and none is given)")
+	cmd.Flags().StringVar(&token, "token", "", "require `TOKEN` on every request (default $"+envUIToken+"; made and printed when --listen is not loopback and none is given)")
 	return cmd
 }

@@ -371,3 +371,15 @@ func snapshotDir(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// A token from $BULWARK_UI_TOKEN (off the process list) is required as one
+// from --token is, even on loopback.
+func TestUITokenFromTheEnvironment(t *testing.T) {
+	srv := startUI(t, builtBulwark(t), t.TempDir(), uiEnv(t, "BULWARK_UI_TOKEN=env-t0ken-1234"))
+	if code, _ := srv.get(t, "/api/stacks"); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code, body := srv.get(t, "/api/stacks?token=env-t0ken-1234"); code != http.StatusOK {
+		t.Errorf("with the token: %d, want 200\n%s", code, body)
+	}
+}
