@@ -170,7 +170,7 @@ func (c *cli) commands() *cobra.Command {
 	root.PersistentFlags().IntVar(&c.keepRevisions, "keep-revisions", stack.DefaultKeepRevisions, "keep the last `N` revisions of each stack in its state (older ones are pruned; the current one never is)")
 	root.PersistentFlags().IntVar(&c.keepOperations, "keep-operations", journal.DefaultKeepOperations, "keep every journal record of the last `N` operations (older finished ones are compacted to one line each)")
 	root.AddCommand(c.validateCmd(), c.planCmd(), c.applyCmd(), c.teardownCmd(), c.rollbackCmd(), c.showCmd(), c.resumeCmd(), c.statusCmd(), c.doctorCmd(),
-		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd(), c.fmtCmd(), c.secretsCmd())
+		c.historyCmd(), c.ackCmd(), c.graphCmd(), c.providersCmd(), c.versionCmd(), c.importCmd(), c.stateCmd(), c.outputCmd(), c.fmtCmd(), c.secretsCmd(), c.uiCmd())
 	c.addVarFlags(root)
 	setExamples(root)
 	return root

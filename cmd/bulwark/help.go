@@ -43,6 +43,9 @@ var examples = map[string]string{
   BULWARK_LOG=debug bulwark doctor stack.yaml    # with each plugin's own log`,
 	"bulwark history": `  bulwark history stack.yaml
   bulwark history stack.yaml --json`,
+	"bulwark ui": `  bulwark ui                                     # http://127.0.0.1:8080/, the stacks under .bulwark
+  bulwark --state postgres://bulwark@db:5432/infra ui
+  bulwark ui --listen 0.0.0.0:8080               # beyond loopback: prints the token every request needs`,
 	"bulwark ack":   `  bulwark ack op_01JD3V8W2X7K4Q9M5N6P0R1S2T    # the operation bulwark status names`,
 	"bulwark graph": `  bulwark graph stack.yaml | dot -Tsvg > stack.svg`,
 	"bulwark providers": `  bulwark providers

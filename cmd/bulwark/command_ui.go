@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/webview"
+)
+
+// envUIToken gives bulwark ui its token without putting it on the command
+// line (where every user of the machine sees it).
+const envUIToken = "BULWARK_UI_TOKEN"
+
+func (c *cli) uiCmd() *cobra.Command {
+	var listen, token string
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve a read-only web view of the stacks on the backend (--state): resources, history, operation timelines",
+		Long: "Serve a read-only web view of the stacks on the backend --state names: each stack's resources with their\n" +
+			"protection and ownership, its history (operations with their outcome and exit code, revisions with their\n" +
+			"variables masked), and each operation's steps as a timeline. Every page is also JSON under /api/.\n" +
+			"It never takes a lock and never writes. It listens on 127.0.0.1 by default; any other address needs a\n" +
+			"token (--token, or one is made and printed), which every request must carry: the header\n" +
+			"`Authorization: Bearer TOKEN` or `?token=TOKEN`. Ctrl-C stops it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if token == "" {
+				// Kept out of the process list, where --token shows.
+				token = os.Getenv(envUIToken)
+			}
+			loopback := webview.LoopbackAddr(listen)
+			made := false
+			if !loopback && token == "" {
+				var err error
+				if token, err = webview.NewToken(); err != nil {
+					return err
+				}
+				made = true
+			}
+			opts := c.stateOptions()
+			opts.Redactor = c.red
+			opts.Defaults()
+			where := "file://" + opts.StateDir
+			if abs, err := filepath.Abs(opts.StateDir); err == nil {
+				where = "file://" + abs
+			}
+			if opts.StateURL != "" {
+				where = backends.Redact(opts.StateURL) // a password in the URL is never shown
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen %s: %w", listen, err)
+			}
+			h := webview.New(webview.NewSource(opts), webview.Options{Token: token, Redactor: c.red, Location: c.red.Redact(where)})
+			url := "http://" + ln.Addr().String() + "/"
+			fmt.Fprintf(c.stdout, "bulwark: serving a read-only view of %s at %s (Ctrl-C stops it)\n", c.red.Redact(where), url)
+			switch {
+			case made:
+				fmt.Fprintf(c.stdout, "bulwark: %s is not loopback, so every request needs this token (made for this run): %s\n", listen, token)
+				fmt.Fprintf(c.stdout, "bulwark: open %s?token=%s or send the header Authorization: Bearer TOKEN\n", url, token)
+			case token != "":
+				fmt.Fprintf(c.stdout, "bulwark: every request needs the token given (--token or $%s): Authorization: Bearer TOKEN, or ?token=TOKEN\n", envUIToken)
+			default:
+				fmt.Fprintf(c.stdout, "bulwark: loopback only, no token; any other --listen address needs one\n")
+			}
+			return webview.Serve(cmd.Context(), ln, h)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve on `ADDR`, HOST:PORT (port 0: any free one, printed); an address beyond loopback needs a token")
+	cmd.Flags().StringVar(&token, "token", "", "require `TOKEN` on every request (default $"+envUIToken+"; made and printed when --listen is not loopback and none is given)")
+	return cmd
+}

@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// uiServer is a real `bulwark ui` process on a free loopback port.
+type uiServer struct {
+	url string
+	cmd *exec.Cmd
+}
+
+// startUI starts the real binary's view over stateDir and reads the
+// address it printed (port 0: a free one), waiting with a deadline.
+func startUI(t *testing.T, bin, stateDir string, env []string, args ...string) *uiServer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--state-dir", stateDir, "ui", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:[0-9]+/) `)
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("bulwark ui exited before it said where it serves:\n%s", stderr.String())
+			}
+			if m := addr.FindStringSubmatch(l); m != nil {
+				go func() {
+					for range lines { // keep the pipe drained
+					}
+				}()
+				return &uiServer{url: m[1], cmd: cmd}
+			}
+		case <-deadline:
+			t.Fatalf("bulwark ui said nothing of where it serves in 60s:\n%s", stderr.String())
+		}
+	}
+}
+
+func (s *uiServer) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+strings.TrimPrefix(path, "/"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// everyPage is every page and API answer of stackName's view, its
+// operations' timelines included (read from its history).
+func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
+	t.Helper()
+	pages := map[string]string{}
+	fetch := func(p string) string {
+		code, body := s.get(t, p)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", p, code, body)
+		}
+		pages[p] = body
+		return body
+	}
+	fetch("/")
+	fetch("/api/stacks")
+	for _, p := range []string{"/stacks/" + stackName, "/stacks/" + stackName + "/history"} {
+		fetch(p)
+		fetch("/api" + p)
+	}
+	var hist struct {
+		Operations []struct {
+			ID string `json:"id"`
+		} `json:"operations"`
+	}
+	if err := json.Unmarshal([]byte(pages["/api/stacks/"+stackName+"/history"]), &hist); err != nil {
+		t.Fatal(err)
+	}
+	if len(hist.Operations) == 0 {
+		t.Fatalf("the history shows no operation:\n%s", pages["/api/stacks/"+stackName+"/history"])
+	}
+	for _, o := range hist.Operations {
+		fetch("/stacks/" + stackName + "/operations/" + o.ID)
+		fetch("/api/stacks/" + stackName + "/operations/" + o.ID)
+	}
+	return pages
+}
+
+// uiEnv is the environment of the bulwark processes of a test: a home of
+// its own (the secrets key's folder) and the variables given.
+func uiEnv(t *testing.T, vars ...string) []string {
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	return append(env, vars...)
+}
+
+func runBulwark(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bulwark %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// No secret leaves: a stack applied with a sensitive variable, a config
+// value and attribute derived from it and a sensitive output, twice with two
+// passwords, is served by the real binary; every page and API answer is
+// searched for every secret value, and the state folder is byte for byte
+// what it was before the view served.
+func TestUIServesTheStackAndLeaksNoSecret(t *testing.T) {
+	bin, plugins := builtBulwark(t), buildPlugins(t)
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	spec := filepath.Join(dir, "stack.yaml")
+	text := strings.ReplaceAll(`version: 1
+stack: secretive
+variables:
+  env: {type: string, default: dev}
+  db_password: {type: string, sensitive: true}
+providers:
+  mock: {config: {world: WORLD}}
+resources:
+  - name: db
+    type: dynamodb_table
+    protection: protected
+    config: {table: "app-${var.env}", secret: "${var.db_password}"}
+  - name: app
+    type: compute
+    config:
+      secret: "pw=${var.db_password}"
+      tags: {dsn: "postgres://app:${var.db_password}@${db.id}", env: "${var.env}"}
+outputs:
+  app_id: {value: "${app.id}"}
+  dsn: {value: "postgres://app:${var.db_password}@${app.id}", sensitive: true}
+  derived: {value: "${app.tags}"}
+`, "WORLD", filepath.Join(dir, "world"))
+	if err := os.WriteFile(spec, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secretsGiven := []string{"hunter2-pw-6f1a", "correct-horse-pw-9b3c"}
+	home := uiEnv(t)
+	for _, pw := range secretsGiven {
+		env := append(home[:len(home):len(home)], "BULWARK_VAR_db_password="+pw)
+		runBulwark(t, bin, env, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", spec)
+	}
+	before := snapshotDir(t, stateDir)
+
+	srv := startUI(t, bin, stateDir, home)
+	pages := srv.everyPage(t, "secretive")
+	for path, body := range pages {
+		for _, s := range secretsGiven {
+			if strings.Contains(body, s) {
+				t.Errorf("GET %s shows the secret %q:\n%s", path, s, body)
+			}
+		}
+	}
+	// What a person looks for is there, the variable masked, not dropped.
+	for path, want := range map[string][]string{
+		"/stacks/secretive":             {"<td>db</td>", "<td>app</td>", `l-protected">protected`},
+		"/stacks/secretive/history":     {`db_password=&#34;(sensitive)&#34;`, `env=&#34;dev&#34;`, `s-succeeded">succeeded`},
+		"/api/stacks/secretive/history": {`"db_password": "(sensitive)"`, `"exit": 0`},
+		"/api/stacks/secretive":         {`"protection": "protected"`, `"ownership": "created"`},
+		"/api/stacks":                   {`"name": "secretive"`, `"resources": 2`},
+	} {
+		for _, w := range want {
+			if !strings.Contains(pages[path], w) {
+				t.Errorf("GET %s does not show %s:\n%s", path, w, pages[path])
+			}
+		}
+	}
+	if after := snapshotDir(t, stateDir); after != before {
+		t.Errorf("serving the view changed the state folder")
+	}
+}
+
+// The view never takes the lock: an apply that holds it the whole time the
+// view serves every page (its provider slowed) still ends with exit 0, and
+// the view shows its operation running.
+func TestUIWhileAnApplyHoldsTheLock(t *testing.T) {
+	bin, plugins := builtBulwark(t), buildPlugins(t)
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	spec := filepath.Join(dir, "stack.yaml")
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: busy\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + ", latency_ms: 150}}\nresources:\n")
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		b.WriteString("  - name: " + n + "\n    type: generic\n")
+	}
+	if err := os.WriteFile(spec, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := uiEnv(t)
+	srv := startUI(t, bin, stateDir, env)
+
+	apply := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", "--parallelism", "1", spec)
+	apply.Env = env
+	var applyOut strings.Builder
+	apply.Stdout, apply.Stderr = &applyOut, &applyOut
+	if err := apply.Start(); err != nil {
+		t.Fatal(err)
+	}
+	applied := make(chan error, 1)
+	go func() { applied <- apply.Wait() }()
+
+	// Poll, with a deadline, until the view shows the apply running.
+	sawRunning := false
+	deadline := time.Now().Add(2 * time.Minute)
+poll:
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-applied:
+			applied <- err
+			break poll
+		default:
+		}
+		code, body := srv.get(t, "/api/stacks/busy")
+		if code == http.StatusNotFound {
+			continue // the stack's folder is not there yet
+		}
+		if code != http.StatusOK {
+			t.Fatalf("GET /api/stacks/busy while the apply runs: %d\n%s", code, body)
+		}
+		var st struct {
+			Running []string `json:"running"`
+			Lock    *struct {
+				Live bool `json:"live"`
+			} `json:"lock"`
+		}
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Running) == 1 && st.Lock != nil && st.Lock.Live {
+			sawRunning = true
+			srv.everyPage(t, "busy") // every page, the running operation's included
+			if code, body := srv.get(t, "/stacks/busy"); code != http.StatusOK || !strings.Contains(body, "Running now:") {
+				t.Errorf("the stack page while the apply runs: %d\n%s", code, body)
+			}
+			break
+		}
+	}
+	select {
+	case err := <-applied:
+		if err != nil {
+			t.Fatalf("the apply failed while the view served: %v\n%s", err, applyOut.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = apply.Process.Kill()
+		t.Fatalf("the apply did not end in 3 minutes:\n%s", applyOut.String())
+	}
+	if !sawRunning {
+		t.Fatalf("the view never showed the apply running (it ended first):\n%s", applyOut.String())
+	}
+}
+
+// A view beyond loopback makes a token, says so, and refuses a request
+// without it.
+func TestUIBeyondLoopbackNeedsItsToken(t *testing.T) {
+	bin := builtBulwark(t)
+	cmd := exec.Command(bin, "--state-dir", t.TempDir(), "ui", "--listen", "0.0.0.0:0")
+	cmd.Env = uiEnv(t)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	var port, token string
+	portRe, tokenRe := regexp.MustCompile(`at http://[^ ]*:([0-9]+)/ `), regexp.MustCompile(`needs this token \(made for this run\): ([0-9a-f]{32})$`)
+	for (port == "" || token == "") && sc.Scan() {
+		if m := portRe.FindStringSubmatch(sc.Text()); m != nil {
+			port = m[1]
+		}
+		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil {
+			token = m[1]
+		}
+	}
+	if port == "" || token == "" {
+		t.Fatalf("bulwark ui on 0.0.0.0 did not say its port and token (port %q token %q)", port, token)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	srv := &uiServer{url: "http://127.0.0.1:" + port + "/"}
+	if code, _ := srv.get(t, "/api/stacks"); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code, body := srv.get(t, "/api/stacks?token="+token); code != http.StatusOK {
+		t.Errorf("with the token: %d, want 200\n%s", code, body)
+	}
+}
+
+// snapshotDir is every file under dir, its name, mode and bytes.
+func snapshotDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		b.WriteString(rel + " " + info.Mode().String())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+		}
+		b.WriteString("\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// A token from $BULWARK_UI_TOKEN (off the process list) is required as one
+// from --token is, even on loopback.
+func TestUITokenFromTheEnvironment(t *testing.T) {
+	srv := startUI(t, builtBulwark(t), t.TempDir(), uiEnv(t, "BULWARK_UI_TOKEN=env-t0ken-1234"))
+	if code, _ := srv.get(t, "/api/stacks"); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
+	}
+	if code, body := srv.get(t, "/api/stacks?token=env-t0ken-1234"); code != http.StatusOK {
+		t.Errorf("with the token: %d, want 200\n%s", code, body)
+	}
+}

@@ -1,0 +1,273 @@
+// Package webview serves bulwark's read-only web view of the stacks on a
+// backend (`bulwark ui`): the stacks, a stack's resources, its history, and
+// one operation as a timeline of its steps, each page also as JSON under
+// /api. It reads through a Source (package inspect's readers: no lock, no
+// write, no key) and masks exactly as --json does: the reports it renders
+// are the read-only commands' own, sensitive values already
+// secrets.Mask, and every answer passes through the command's redactor.
+package webview
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configure the handler.
+type Options struct {
+	// Token, when set, must come with every request: the header
+	// "Authorization: Bearer TOKEN" or the query ?token=TOKEN. Without
+	// it, only requests naming a loopback host are answered (a web page
+	// elsewhere cannot reach the view through DNS rebinding).
+	Token string
+	// Redactor masks the sensitive values the command knows in every
+	// answer, as it does every line bulwark prints (default: a new one).
+	Redactor *secrets.Redactor
+	// Location says which backend the view shows (its heading).
+	Location string
+}
+
+type handler struct {
+	src   Source
+	opts  Options
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+}
+
+// New returns the view's handler over src. It answers GET and HEAD alone.
+func New(src Source, opts Options) http.Handler {
+	if opts.Redactor == nil {
+		opts.Redactor = secrets.NewRedactor()
+	}
+	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /static/view.css", func(w http.ResponseWriter, _ *http.Request) {
+		css, _ := assets.ReadFile("assets/view.css")
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = w.Write(css)
+	})
+	h.mux.HandleFunc("GET /{$}", h.page("stacks", h.stacks))
+	h.mux.HandleFunc("GET /api/stacks", h.api(h.stacks))
+	h.mux.HandleFunc("GET /stacks/{stack}", h.page("stack", h.stack))
+	h.mux.HandleFunc("GET /api/stacks/{stack}", h.api(h.stack))
+	h.mux.HandleFunc("GET /stacks/{stack}/history", h.page("history", h.history))
+	h.mux.HandleFunc("GET /api/stacks/{stack}/history", h.api(h.history))
+	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}", h.page("operation", h.operation))
+	h.mux.HandleFunc("GET /api/stacks/{stack}/operations/{op}", h.api(h.operation))
+	return h
+}
+
+func parsePages() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04:05")
+		},
+		"dur": func(d time.Duration) string {
+			if d < time.Millisecond {
+				return d.Round(time.Microsecond).String()
+			}
+			return d.Round(time.Millisecond).String()
+		},
+		"value": func(v any) string {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Sprint(v)
+			}
+			return string(b)
+		},
+		"pct": func(f float64) string { return fmt.Sprintf("%.3f%%", f) },
+		"exit": func(p *int) string {
+			if p == nil {
+				return "–"
+			}
+			return fmt.Sprint(*p)
+		},
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"stacks", "stack", "history", "operation"} {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html"))
+	}
+	return pages
+}
+
+// ServeHTTP checks the token (or, without one, the loopback host), then
+// serves the page with headers that keep it to itself.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer") // a ?token= never leaves in a Referer
+	hd.Set("Cache-Control", "no-store")
+	if h.opts.Token != "" {
+		if !h.authorized(r) {
+			hd.Set("WWW-Authenticate", `Bearer realm="bulwark"`)
+			http.Error(w, "401 unauthorized: this view needs its token (the header Authorization: Bearer TOKEN, or ?token=TOKEN); `bulwark ui` printed it when it started", http.StatusUnauthorized)
+			return
+		}
+	} else if !loopbackHost(r.Host) {
+		http.Error(w, "403 forbidden: without --token this view answers only requests to a loopback host (127.0.0.1, ::1, localhost)", http.StatusForbidden)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *handler) authorized(r *http.Request) bool {
+	given := r.URL.Query().Get("token")
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		given = strings.TrimPrefix(a, "Bearer ")
+	}
+	return subtle.ConstantTimeCompare([]byte(given), []byte(h.opts.Token)) == 1
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loader builds one page's document from the request.
+type loader func(ctx context.Context, r *http.Request) (any, error)
+
+func (h *handler) stacks(ctx context.Context, _ *http.Request) (any, error) {
+	names, err := h.src.Stacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &StacksPage{FormatVersion: FormatVersion, Stacks: []StackRow{}}
+	for _, n := range names {
+		row := StackRow{Name: n}
+		st, err := h.src.Status(ctx, n)
+		if err != nil {
+			row.Error = err.Error()
+		} else {
+			row.Resources, row.Revision, row.Interventions = len(st.Resources), st.Revision, len(st.Interventions)
+			row.LastOperation, row.Locked = st.LastOp, st.LockLive
+		}
+		p.Stacks = append(p.Stacks, row)
+	}
+	return p, nil
+}
+
+func (h *handler) stack(ctx context.Context, r *http.Request) (any, error) {
+	name := r.PathValue("stack")
+	st, err := h.src.Status(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := h.src.Resources(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return newStackPage(st, rs), nil
+}
+
+func (h *handler) history(ctx context.Context, r *http.Request) (any, error) {
+	rep, err := h.src.History(ctx, r.PathValue("stack"))
+	if err != nil {
+		return nil, err
+	}
+	return newHistoryPage(rep), nil
+}
+
+// errNoOperation is a 404: the journal holds no record of the operation.
+var errNoOperation = errors.New("no such operation in the stack's journal")
+
+func (h *handler) operation(ctx context.Context, r *http.Request) (any, error) {
+	name, op := r.PathValue("stack"), r.PathValue("op")
+	recs, problems, err := h.src.Operation(ctx, name, op)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: %w %s", op, errNoOperation, name)
+	}
+	p := newTimeline(name, op, recs)
+	p.JournalProblems = nonNil(problems)
+	return p, nil
+}
+
+// view is what every page's template is given.
+type view struct {
+	Location string
+	// Q is what every link carries: ?token=… when the request gave it so
+	// (a browser sends no header of its own accord).
+	Q    template.URL
+	Page any
+}
+
+func (h *handler) page(name string, load loader) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		doc, err := load(r.Context(), r)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		v := view{Location: h.opts.Location, Page: doc}
+		if t := r.URL.Query().Get("token"); t != "" && h.opts.Token != "" {
+			v.Q = template.URL("?token=" + url.QueryEscape(t))
+		}
+		var b bytes.Buffer
+		if err := h.pages[name].Execute(&b, v); err != nil {
+			h.fail(w, fmt.Errorf("render %s: %w", name, err))
+			return
+		}
+		h.write(w, "text/html; charset=utf-8", b.Bytes())
+	}
+}
+
+func (h *handler) api(load loader) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		doc, err := load(r.Context(), r)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // as --json: <, > and & stay as they are
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			h.fail(w, err)
+			return
+		}
+		h.write(w, "application/json", b.Bytes())
+	}
+}
+
+// write sends body through the redactor, as every line bulwark prints.
+func (h *handler) write(w http.ResponseWriter, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	_, _ = w.Write([]byte(h.opts.Redactor.Redact(string(body))))
+}
+
+func (h *handler) fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrNoStack) || errors.Is(err, errNoOperation) {
+		code = http.StatusNotFound
+	}
+	http.Error(w, h.opts.Redactor.Redact(err.Error()), code)
+}

@@ -1,0 +1,154 @@
+package webview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/bulwark-iac/bulwark/core/inspect"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
+)
+
+// Source is what the view reads of a backend. Every method only reads: none
+// takes a stack's lock, writes a record or opens a sealed value.
+type Source interface {
+	// Stacks lists the stacks the backend holds, sorted.
+	Stacks(ctx context.Context) ([]string, error)
+	// Status is the stack's resources, interventions, last operation and
+	// lock, as `bulwark status` reads them.
+	Status(ctx context.Context, stack string) (*inspect.StatusReport, error)
+	// Resources are the stack's recorded resources, their sensitive values
+	// masked (as `bulwark state list` shows them).
+	Resources(ctx context.Context, stack string) ([]*state.Resource, error)
+	// History is the stack's operations and revisions (variables masked),
+	// as `bulwark history` reads them.
+	History(ctx context.Context, stack string) (*inspect.HistoryReport, error)
+	// Operation is the journal's records of one operation (its own and its
+	// steps'), oldest first, and each journal line that is not a record
+	// (named, with its repair): the good lines are still read.
+	Operation(ctx context.Context, stack, op string) ([]journal.Record, []string, error)
+}
+
+// ErrNoStack is returned for a stack the backend does not hold.
+var ErrNoStack = errors.New("no such stack on this backend")
+
+// BackendSource reads the backend Options name (--state, or the file
+// backend under StateDir) through package inspect and stack's read-only
+// openers: the same readers, checks and masking as the read-only commands.
+type BackendSource struct {
+	Opts stack.Options
+}
+
+// NewSource returns a Source over opts's backend.
+func NewSource(opts stack.Options) *BackendSource {
+	opts.Defaults()
+	return &BackendSource{Opts: opts}
+}
+
+// Stacks lists the backend's stacks: Options.ListStacks for a remote
+// backend, else the stack folders under StateDir.
+func (s *BackendSource) Stacks(ctx context.Context) ([]string, error) {
+	if s.Opts.ListStacks != nil && s.Opts.StateURL != "" {
+		names, err := s.Opts.ListStacks(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the stacks on the backend --state names: %w", err)
+		}
+		sort.Strings(names)
+		return names, nil
+	}
+	entries, err := os.ReadDir(s.Opts.StateDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the stacks under %s: %w", s.Opts.StateDir, err)
+	}
+	names := []string{}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// known checks that name is one of the backend's stacks: a name from a URL
+// never opens (or creates) anything the backend does not already hold.
+func (s *BackendSource) known(ctx context.Context, name string) (*spec.Spec, error) {
+	names, err := s.Stacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if n == name {
+			return &spec.Spec{Stack: name}, nil
+		}
+	}
+	return nil, fmt.Errorf("%q: %w", name, ErrNoStack)
+}
+
+// Status reads the stack's status (inspect.Status).
+func (s *BackendSource) Status(ctx context.Context, name string) (*inspect.StatusReport, error) {
+	sp, err := s.known(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return inspect.Status(sp, s.Opts)
+}
+
+// Resources reads the stack's resources, masked (inspect.StateList).
+func (s *BackendSource) Resources(ctx context.Context, name string) ([]*state.Resource, error) {
+	sp, err := s.known(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return inspect.StateList(sp, s.Opts)
+}
+
+// History reads the stack's history (inspect.StackHistory).
+func (s *BackendSource) History(ctx context.Context, name string) (*inspect.HistoryReport, error) {
+	sp, err := s.known(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return inspect.StackHistory(sp, s.Opts)
+}
+
+// Operation reads the records of operation op from the stack's journal,
+// streamed (only op's are kept). A line that is not a record (a torn one
+// being written, a damaged one) is reported, not an error: the view of a
+// running operation must not fail on the line its writer is finishing.
+func (s *BackendSource) Operation(ctx context.Context, name, op string) ([]journal.Record, []string, error) {
+	if _, err := s.known(ctx, name); err != nil {
+		return nil, nil, err
+	}
+	be, err := s.Opts.Backend(ctx, name, state.Sealing{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer be.Close()
+	var out []journal.Record
+	// Every line read (a kinds filter would skip a bad line unreported).
+	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
+		if r.Op == op && (r.Kind == journal.KindOp || r.Kind == journal.KindSummary || r.Kind == journal.KindStep) {
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the journal of stack %s: %w", name, err)
+	}
+	var problems []string
+	for _, b := range bad {
+		problems = append(problems, b.Error())
+	}
+	return out, problems, nil
+}
