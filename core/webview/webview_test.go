@@ -109,6 +109,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
+	t.Setenv("BULWARK_USER", "alice-at-the-desk") // who applied: the history names them
 	root := t.TempDir()
 	world := filepath.Join(root, "world")
 	opts := stack.Options{}
@@ -227,7 +228,7 @@ func TestPagesShowWhatThePersonLooksFor(t *testing.T) {
 	}
 
 	hist := mustGet(t, srv.URL+"/stacks/shop/history")
-	contains(t, "the history page", hist, f.applied, f.failed, `s-succeeded">succeeded`)
+	contains(t, "the history page", hist, f.applied, f.failed, `s-succeeded">succeeded`, "<td>alice-at-the-desk</td>")
 	var hp webview.HistoryPage
 	decode(t, mustGet(t, srv.URL+"/api/stacks/shop/history"), &hp)
 	if len(hp.Operations) != 2 || hp.Operations[0].ID != f.failed || hp.Operations[1].ID != f.applied {
