@@ -639,15 +639,22 @@ func (eb eachBinder) traversal(tr hcl.Traversal) hcl.Traversal {
 }
 
 func (eb eachBinder) template(t *Template) any {
+	return rewriteTemplate(t, eb.ref, eb.traversal)
+}
+
+// rewriteTemplate returns a copy of t with every plain reference passed
+// through ref and every expression's traversals through traversal (the
+// expression parsed again from its source, its references renamed too).
+func rewriteTemplate(t *Template, ref func(*Ref) *Ref, traversal func(hcl.Traversal) hcl.Traversal) *Template {
 	parts := make([]Part, len(t.Parts))
 	for i, p := range t.Parts {
 		switch {
 		case p.Ref != nil:
-			parts[i] = Part{Ref: eb.ref(p.Ref)}
+			parts[i] = Part{Ref: ref(p.Ref)}
 		case p.Expr != nil:
-			x := reparse(p.Expr, eb.traversal)
-			for j, ref := range x.Refs {
-				x.Refs[j] = eb.ref(ref)
+			x := reparse(p.Expr, traversal)
+			for j, r := range x.Refs {
+				x.Refs[j] = ref(r)
 			}
 			parts[i] = Part{Expr: x}
 		default:
@@ -754,24 +761,7 @@ func (r renamer) traversal(tr hcl.Traversal) hcl.Traversal {
 
 // value returns a copy of v with every reference renamed.
 func (r renamer) value(v any) any {
-	return mapTemplates(v, func(t *Template) any {
-		parts := make([]Part, len(t.Parts))
-		for i, p := range t.Parts {
-			switch {
-			case p.Ref != nil:
-				parts[i] = Part{Ref: r.ref(p.Ref)}
-			case p.Expr != nil:
-				x := reparse(p.Expr, r.traversal)
-				for j, ref := range x.Refs {
-					x.Refs[j] = r.ref(ref)
-				}
-				parts[i] = Part{Expr: x}
-			default:
-				parts[i] = p
-			}
-		}
-		return &Template{Parts: parts, File: t.File, Pos: t.Pos}
-	})
+	return mapTemplates(v, func(t *Template) any { return rewriteTemplate(t, r.ref, r.traversal) })
 }
 
 // mapTemplates returns a copy of v with fn applied to each template.
