@@ -1,16 +1,16 @@
-//go:build unix && !linux
+//go:build !linux
 
 package lock
 
 import (
-	"errors"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/bulwark-iac/bulwark/core/pidcheck"
 )
 
 // markHeld has nothing to mark where open-file-description locks do not
-// exist; isHeld falls back to the record.
+// exist (unix systems other than Linux, and Windows, which has no lock
+// that can be queried without taking it); isHeld falls back to the record.
 func markHeld(*os.File) error { return nil }
 
 // isHeld, without a way to query the lock that takes nothing, is
@@ -24,8 +24,7 @@ func isHeld(_ *os.File, h *Holder) (bool, error) {
 	if h.Host != host {
 		return true, nil
 	}
-	err := unix.Kill(h.PID, 0)
-	return err == nil || errors.Is(err, unix.EPERM), nil
+	return !pidcheck.Gone(h.PID), nil
 }
 
 // folderHeld cannot be told without taking the lock here.
