@@ -82,7 +82,7 @@ outputs:
 		}
 	}
 
-	e.run(0, "apply.jsonl", "apply", specPath)
+	e.run(0, "apply.jsonl", "apply", "--yes", specPath)
 	got := e.run(0, "output.jsonl", "output", specPath, "--json")
 	var doc struct {
 		Outputs map[string]struct {

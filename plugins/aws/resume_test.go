@@ -76,7 +76,7 @@ resources:
 
 	a := machine("a")
 	a.env = append(a.env, "BULWARK_FAILPOINT=provider:1")
-	a.run(-1, "a.jsonl", "--state", stateURL, "apply", spec, "--parallelism", "1")
+	a.run(-1, "a.jsonl", "--state", stateURL, "apply", "--yes", spec, "--parallelism", "1")
 	if _, err := s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("the killed apply made no bucket: %v", err)
 	}
