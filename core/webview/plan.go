@@ -130,7 +130,7 @@ type PlanMeta struct {
 	CreatedAt      time.Time
 	BulwarkVersion string
 	SpecFile       string
-	Serial         int
+	Serial         int64
 	Lineage        string
 }
 
