@@ -32,7 +32,7 @@ import (
 //     changed, when the state, the spec or what a Read returns changed
 //     since. Whether the argument is a plan or a spec is told by its content
 //     (a JSON object whose "kind" is "bulwark-plan"), never by its name.
-//   - `bulwark show FILE [--json]` renders a saved plan as plan renders one.
+//   - `bulwark show FILE [--json | --html]` renders a saved plan as plan renders one (--html: one self-contained review page).
 //   - `bulwark apply SPEC` and `bulwark rollback SPEC` print the plan before
 //     the first step when it has changes; when standard input is a terminal
 //     they then ask, and only "yes" goes on. Anything else cancels: nothing
