@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/webview"
 )
 
 // Saved plans and confirmation, as Terraform does
@@ -30,7 +32,7 @@ import (
 //     changed, when the state, the spec or what a Read returns changed
 //     since. Whether the argument is a plan or a spec is told by its content
 //     (a JSON object whose "kind" is "bulwark-plan"), never by its name.
-//   - `bulwark show FILE [--json]` renders a saved plan as plan renders one.
+//   - `bulwark show FILE [--json | --html]` renders a saved plan as plan renders one (--html: one self-contained review page).
 //   - `bulwark apply SPEC` and `bulwark rollback SPEC` print the plan before
 //     the first step when it has changes; when standard input is a terminal
 //     they then ask, and only "yes" goes on. Anything else cancels: nothing
@@ -136,7 +138,7 @@ func savedPlanFlags(cmd *cobra.Command, path string) error {
 }
 
 func (c *cli) showCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, asHTML bool
 	cmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Show a plan saved by bulwark plan --out, as plan shows it",
@@ -147,6 +149,9 @@ func (c *cli) showCmd() *cobra.Command {
 				return err
 			}
 			pv := stack.PreviewOf(f)
+			if asHTML {
+				return c.showHTML(args[0], f, pv)
+			}
 			if asJSON {
 				return c.printJSON(jsonview.NewPlan(pv))
 			}
@@ -168,8 +173,27 @@ func (c *cli) showCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON, as plan --json does")
+	cmd.Flags().BoolVar(&asHTML, "html", false, "print the plan as one self-contained HTML page (CSS inline, no script) to attach to a review")
+	cmd.MarkFlagsMutuallyExclusive("json", "html")
 	cmd.Flags().BoolVar(&c.showUnchanged, "show-unchanged", false, "list every resource, not only those that change")
 	return cmd
+}
+
+// showHTML prints the saved plan at path as a review page, rendered from
+// the document show --json prints (the same values, masked the same way).
+func (c *cli) showHTML(path string, f *planfile.Plan, pv *stack.Preview) error {
+	var doc bytes.Buffer
+	if err := jsonview.Write(&doc, jsonview.NewPlan(pv)); err != nil {
+		return err
+	}
+	page, err := webview.NewPlanPage(webview.PlanMeta{
+		File: path, Operation: f.Operation, CreatedAt: f.CreatedAt, BulwarkVersion: f.BulwarkVersion,
+		SpecFile: f.Spec.File, Serial: f.State.Serial, Lineage: f.State.Lineage,
+	}, doc.Bytes())
+	if err != nil {
+		return err
+	}
+	return webview.RenderPlan(c.stdout, page, c.red)
 }
 
 // approvalError is a run refused because it would change something and

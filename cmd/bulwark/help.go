@@ -22,7 +22,8 @@ var examples = map[string]string{
   bulwark plan stack.yaml --detailed-exitcode    # exit 2 when there are changes
   bulwark plan stack.yaml --out stack.plan       # then: bulwark apply stack.plan`,
 	"bulwark show": `  bulwark show stack.plan
-  bulwark show stack.plan --json`,
+  bulwark show stack.plan --json
+  bulwark show stack.plan --html > plan.html`,
 	"bulwark apply": `  bulwark apply stack.yaml
   bulwark apply stack.yaml --dry-run
   bulwark apply stack.yaml --yes                 # on a terminal, do not ask

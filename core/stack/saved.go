@@ -300,6 +300,8 @@ func PreviewOf(f *planfile.Plan) *Preview {
 			Resource: r.Address, Type: r.Type, Provider: r.Provider, Action: plan.Action(r.Action), Protection: prot,
 			Before: r.Before, After: r.After, ForceNew: r.ForceNew, Ownership: plan.Ownership(r.Ownership), Drifted: r.Drifted, Changed: r.Changed, Drift: r.DriftKeys,
 			Remote: r.Remote, ImportID: r.ImportID, FoundID: r.FoundID, Owner: r.Owner, Reason: r.Reason, Importable: r.Importable,
+			// The plan carries --replace's consent: show says so, as plan did.
+			Requested: slices.Contains(f.Replace, r.Address),
 		}, Drift: r.Drift, Vanished: r.Vanished, Sensitive: r.Sensitive, Unknown: r.Unknown}
 		if len(r.Unknown) > 0 {
 			after := maps.Clone(c.After)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/planfile"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -141,5 +142,24 @@ func TestApplyPlanStepRefusesAnotherDecision(t *testing.T) {
 	}
 	if e.w.ByName("a") != nil || e.w.ByName("b") != nil {
 		t.Errorf("world after: %v", e.w.Names())
+	}
+}
+
+// show FILE says which replaces the plan's --replace consented to: the
+// consent travels with the plan, so its review must show it.
+func TestPreviewOfCarriesReplaceConsent(t *testing.T) {
+	f := &planfile.Plan{Stack: "s", Replace: []string{"db"}, Resources: []planfile.Resource{
+		{Address: "db", Type: "dynamodb_table", Action: "replace", Protection: "durable"},
+		{Address: "app", Type: "compute", Action: "replace", Protection: "ephemeral"},
+	}}
+	pv := stack.PreviewOf(f)
+	if len(pv.Changes) != 2 {
+		t.Fatalf("changes = %d, want 2", len(pv.Changes))
+	}
+	if !pv.Changes[0].Requested || pv.Changes[0].NeedsConsent() {
+		t.Errorf("db: Requested = %v, NeedsConsent = %v; want the plan's consent", pv.Changes[0].Requested, pv.Changes[0].NeedsConsent())
+	}
+	if pv.Changes[1].Requested {
+		t.Error("app: Requested, though the plan's --replace does not name it")
 	}
 }

@@ -71,8 +71,9 @@ func New(src Source, opts Options) http.Handler {
 	return h
 }
 
-func parsePages() map[string]*template.Template {
-	funcs := template.FuncMap{
+// funcs are the helpers every page's template may call.
+func funcs() template.FuncMap {
+	return template.FuncMap{
 		"when": func(t time.Time) string {
 			if t.IsZero() {
 				return ""
@@ -100,9 +101,14 @@ func parsePages() map[string]*template.Template {
 			return fmt.Sprint(*p)
 		},
 	}
+}
+
+func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"stacks", "stack", "history", "operation"} {
-		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html"))
+	// "plan" is the saved plan's page (PlanPage), which RenderPlan also
+	// writes as one file.
+	for _, name := range []string{"stacks", "stack", "history", "operation", "plan"} {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs()).ParseFS(assets, "assets/layout.html", "assets/"+name+".html"))
 	}
 	return pages
 }

@@ -1,0 +1,276 @@
+package webview
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/bulwark-iac/bulwark/core/secrets"
+)
+
+// PlanDoc is a saved plan's `show FILE --json` document, read back from
+// that JSON: the page shows the very values --json prints, sensitive ones
+// already secrets.Mask, and masks nothing by itself. It holds the fields
+// the page shows; the JSON's others are ignored.
+type PlanDoc struct {
+	FormatVersion   string           `json:"format_version"`
+	Stack           string           `json:"stack"`
+	Revision        int              `json:"revision"`
+	ResourceChanges []PlanChange     `json:"resource_changes"`
+	Summary         PlanSummary      `json:"summary"`
+	Refused         *PlanRefusal     `json:"refused"`
+	Conflict        *PlanRefusal     `json:"conflict"`
+	Variables       []PlanVariable   `json:"variables"`
+	DataReads       []PlanDataRead   `json:"data_reads"`
+	StackReads      []PlanStackRead  `json:"stack_reads"`
+	Moves           []PlanMove       `json:"moves"`
+	Forgets         []PlanForget     `json:"forgets"`
+	Targets         []string         `json:"targets"`
+	Diagnostics     []PlanDiagnostic `json:"diagnostics"`
+}
+
+// PlanChange is one resource of the plan (--json's resource_changes).
+type PlanChange struct {
+	Address          string         `json:"address"`
+	Type             string         `json:"type"`
+	Provider         string         `json:"provider"`
+	Action           string         `json:"action"`
+	Protection       string         `json:"protection"`
+	ProtectionFrom   string         `json:"protection_from"`
+	Ownership        string         `json:"ownership"`
+	Before           map[string]any `json:"before"`
+	After            map[string]any `json:"after"`
+	ForceNew         []string       `json:"force_new"`
+	Changed          []string       `json:"changed"`
+	Drift            []string       `json:"drift"`
+	Sensitive        []string       `json:"sensitive"`
+	Unknown          []string       `json:"unknown"`
+	Note             string         `json:"note"`
+	ImportID         string         `json:"import_id"`
+	FoundID          string         `json:"found_id"`
+	Owner            string         `json:"owner"`
+	Reason           string         `json:"reason"`
+	ReplaceMode      string         `json:"replace_mode"`
+	ReplaceRequested bool           `json:"replace_requested"`
+	DataLoss         bool           `json:"data_loss"`
+	Retained         bool           `json:"retained"`
+}
+
+// PlanSummary counts the changes by action.
+type PlanSummary struct {
+	Create     int  `json:"create"`
+	Update     int  `json:"update"`
+	Replace    int  `json:"replace"`
+	Delete     int  `json:"delete"`
+	Import     int  `json:"import"`
+	Conflict   int  `json:"conflict"`
+	NoOp       int  `json:"no_op"`
+	HasChanges bool `json:"has_changes"`
+}
+
+// PlanRefusal is why an apply of the plan would be refused before any step.
+type PlanRefusal struct {
+	Operation string   `json:"operation"`
+	Resources []string `json:"resources"`
+	Message   string   `json:"message"`
+}
+
+// PlanVariable is a variable whose value differs from the revision's.
+type PlanVariable struct {
+	Name      string `json:"name"`
+	Before    any    `json:"before"`
+	After     any    `json:"after"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+// PlanDataRead is what one data entry read.
+type PlanDataRead struct {
+	Address    string         `json:"address"`
+	Type       string         `json:"type"`
+	Provider   string         `json:"provider"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+// PlanStackRead is another stack's outputs as the plan read them.
+type PlanStackRead struct {
+	Stack    string         `json:"stack"`
+	Revision int            `json:"revision"`
+	Outputs  map[string]any `json:"outputs"`
+}
+
+// PlanMove is a rename a moved: entry makes in the state.
+type PlanMove struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	ID   string `json:"id"`
+}
+
+// PlanForget is a record a removed: entry drops, keeping its object.
+type PlanForget struct {
+	Address    string `json:"address"`
+	ID         string `json:"id"`
+	Protection string `json:"protection"`
+}
+
+// PlanDiagnostic is a warning about the plan (a --target plan is partial).
+type PlanDiagnostic struct {
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// PlanMeta is what the saved plan's file says of itself.
+type PlanMeta struct {
+	File           string
+	Operation      string
+	CreatedAt      time.Time
+	BulwarkVersion string
+	SpecFile       string
+	Serial         int64
+	Lineage        string
+}
+
+// AttrRow is one attribute of a change: its value before and after.
+type AttrRow struct {
+	Name      string
+	Before    any
+	After     any
+	HasBefore bool
+	HasAfter  bool
+	Changed   bool
+	ForceNew  bool
+	Sensitive bool
+	Unknown   bool
+}
+
+// PlanResource is one resource on the page: the change and its rows.
+type PlanResource struct {
+	PlanChange
+	// Attrs are the attributes the change writes (a create's or delete's:
+	// all; an update's or replace's: those whose value changes).
+	Attrs []AttrRow
+	// Refused: the plan's refusal names it.
+	Refused bool
+}
+
+// LevelCount is how many of the plan's resources stand at a level.
+type LevelCount struct {
+	Level string
+	Count int
+}
+
+// PlanPage is a saved plan as a review page (`bulwark show FILE --html`).
+type PlanPage struct {
+	Meta      PlanMeta
+	Doc       PlanDoc
+	Resources []PlanResource
+	// Replacements are the plan's replaces: each deletes the resource the
+	// state records under its address (in the cleanup phase when created
+	// first, before the new one otherwise).
+	Replacements []PlanResource
+	Levels       []LevelCount
+}
+
+// NewPlanPage lays out doc, the bytes `show FILE --json` prints for the
+// saved plan meta describes.
+func NewPlanPage(meta PlanMeta, doc []byte) (*PlanPage, error) {
+	p := &PlanPage{Meta: meta}
+	if err := json.Unmarshal(doc, &p.Doc); err != nil {
+		return nil, fmt.Errorf("read the plan's document: %w", err)
+	}
+	refused := map[string]bool{}
+	for _, r := range []*PlanRefusal{p.Doc.Refused, p.Doc.Conflict} {
+		if r != nil {
+			for _, n := range r.Resources {
+				refused[n] = true
+			}
+		}
+	}
+	levels := map[string]int{}
+	for _, c := range p.Doc.ResourceChanges {
+		r := PlanResource{PlanChange: c, Attrs: attrRows(c), Refused: refused[c.Address]}
+		levels[c.Protection]++
+		p.Resources = append(p.Resources, r)
+		if c.Action == "replace" {
+			p.Replacements = append(p.Replacements, r)
+		}
+	}
+	for _, l := range []string{"protected", "durable", "ephemeral"} {
+		if n := levels[l]; n > 0 {
+			p.Levels = append(p.Levels, LevelCount{Level: l, Count: n})
+		}
+	}
+	return p, nil
+}
+
+func attrRows(c PlanChange) []AttrRow {
+	in := func(s []string) map[string]bool {
+		m := map[string]bool{}
+		for _, k := range s {
+			m[k] = true
+		}
+		return m
+	}
+	force, sens, unknown, changed := in(c.ForceNew), in(c.Sensitive), in(c.Unknown), in(c.Changed)
+	keys := map[string]bool{}
+	for k := range c.Before {
+		keys[k] = true
+	}
+	for k := range c.After {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var rows []AttrRow
+	for _, k := range names {
+		b, hb := c.Before[k]
+		a, ha := c.After[k]
+		diff := hb != ha || !reflect.DeepEqual(a, b) || changed[k] || unknown[k]
+		switch c.Action {
+		case "create", "delete", "import":
+		default:
+			if !diff {
+				continue
+			}
+		}
+		rows = append(rows, AttrRow{Name: k, Before: b, After: a, HasBefore: hb, HasAfter: ha, Changed: diff,
+			ForceNew: force[k], Sensitive: sens[k], Unknown: unknown[k]})
+	}
+	return rows
+}
+
+// RenderPlan writes p as one self-contained HTML document: its CSS inline,
+// no script, nothing fetched; every byte through red, as every line
+// bulwark prints.
+func RenderPlan(w io.Writer, p *PlanPage, red *secrets.Redactor) error {
+	if red == nil {
+		red = secrets.NewRedactor()
+	}
+	css, err := assets.ReadFile("assets/view.css")
+	if err != nil {
+		return fmt.Errorf("read the view's CSS: %w", err)
+	}
+	t, err := template.New("standalone.html").Funcs(funcs()).ParseFS(assets, "assets/standalone.html", "assets/plan.html")
+	if err != nil {
+		return fmt.Errorf("parse the plan page: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, standalone{CSS: template.CSS(css), Page: p}); err != nil {
+		return fmt.Errorf("render the plan page: %w", err)
+	}
+	_, err = io.WriteString(w, red.Redact(b.String()))
+	return err
+}
+
+// standalone is what the one-file layout is given.
+type standalone struct {
+	CSS  template.CSS
+	Page *PlanPage
+}
