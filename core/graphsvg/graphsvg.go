@@ -109,12 +109,36 @@ func FromSpec(sp *spec.Spec) *Graph {
 // its for_each.
 func groupOf(r *spec.Resource) string {
 	if r.Via != "" {
-		if call, _, ok := strings.Cut(r.Name, "."); ok {
+		if call := callOf(r.Name); call != "" {
 			return "module " + call
 		}
 	}
 	if r.Addr.Keyed {
 		return r.Addr.Name + "[*]"
+	}
+	return ""
+}
+
+// callOf is the outermost module call a module resource's name starts
+// with, without its key: "app" for app["eu"].db and for app["a.b"].db
+// (a dot inside a key does not end the call).
+func callOf(name string) string {
+	depth, quoted := 0, false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == '.' && depth == 0:
+			base, _, _ := strings.Cut(name[:i], "[")
+			return base
+		}
 	}
 	return ""
 }

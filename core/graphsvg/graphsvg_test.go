@@ -192,3 +192,14 @@ func BenchmarkNewRenderer(b *testing.B) {
 		r.Close()
 	}
 }
+
+func TestCallOf(t *testing.T) {
+	for in, want := range map[string]string{
+		`net.vpc`: "net", `app["eu"].db`: "app", `app["a.b"].db`: "app", `cache[0].disk[a]`: "cache",
+		`outer.inner.x`: "outer", `web[a]`: "", `app["q\"].x"].db`: "app",
+	} {
+		if got := callOf(in); got != want {
+			t.Errorf("callOf(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
