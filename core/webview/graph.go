@@ -17,9 +17,10 @@ import (
 // GraphPage is a stack's dependency graph, drawn from the spec its current
 // revision recorded.
 type GraphPage struct {
-	Stack    string `json:"stack"`
-	Revision int    `json:"revision"`
-	File     string `json:"file"`
+	FormatVersion string `json:"format_version"`
+	Stack         string `json:"stack"`
+	Revision      int    `json:"revision"`
+	File          string `json:"file"`
 	// Collapse is how groups are drawn: auto, all or none (?collapse=).
 	Collapse string `json:"collapse"`
 	// Notes are what the drawing could not know (a for_each over a value
@@ -27,7 +28,7 @@ type GraphPage struct {
 	// recorded).
 	Notes []string `json:"notes"`
 	// SVG is the picture, Graphviz's SVG without its XML prologue.
-	SVG template.HTML `json:"-"`
+	SVG template.HTML `json:"svg"`
 	// Empty says the stack has no current revision to draw.
 	Empty bool `json:"empty"`
 }
@@ -61,7 +62,7 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &GraphPage{Stack: name, Collapse: word, Notes: []string{}}
+	p := &GraphPage{FormatVersion: FormatVersion, Stack: name, Collapse: word, Notes: []string{}}
 	if rec == nil {
 		p.Empty = true
 		return p, nil

@@ -55,6 +55,11 @@ func TestGraphPageShowsTheProtectedNode(t *testing.T) {
 	// refused, not drawn.
 	contains(t, "graph", page, `href="/stacks/shop/graph?collapse=all"`, `href="/stacks/shop/graph?collapse=none"`)
 	mustGet(t, srv.URL+"/stacks/shop/graph?collapse=all")
+	var doc webview.GraphPage
+	decode(t, mustGet(t, srv.URL+"/api/stacks/shop/graph"), &doc)
+	if doc.Stack != "shop" || doc.Revision == 0 || !strings.Contains(string(doc.SVG), "<title>db</title>") {
+		t.Errorf("/api/stacks/shop/graph: stack %q revision %d, svg %.80q", doc.Stack, doc.Revision, doc.SVG)
+	}
 	if code, _ := get(t, srv.URL+"/stacks/shop/graph?collapse=some"); code == http.StatusOK {
 		t.Errorf("?collapse=some answered 200")
 	}

@@ -70,6 +70,7 @@ func New(src Source, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}", h.page("operation", h.operation))
 	h.mux.HandleFunc("GET /api/stacks/{stack}/operations/{op}", h.api(h.operation))
 	h.mux.HandleFunc("GET /stacks/{stack}/graph", h.page("graph", h.graph))
+	h.mux.HandleFunc("GET /api/stacks/{stack}/graph", h.api(h.graph))
 	return h
 }
 
