@@ -156,7 +156,7 @@ func collapsedLabel(group string, n int) string {
 func (g *Graph) DOT(c Collapse) string {
 	collapse := c == CollapseAll || (c == CollapseAuto && len(g.Nodes) > AutoCollapseAbove)
 	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n  edge [color=\"#777777\"];\n", quote(g.Name))
+	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  fontname=\"Helvetica\";\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n  edge [color=\"#777777\"];\n", quote(g.Name))
 
 	// Where each node is drawn: itself, or its group's node.
 	drawnAs := map[string]string{}
