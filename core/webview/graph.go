@@ -2,6 +2,7 @@ package webview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -33,6 +34,9 @@ type GraphPage struct {
 	Empty bool `json:"empty"`
 }
 
+// errBadQuery is a 400: a query parameter the page does not take.
+var errBadQuery = errors.New("bad query")
+
 // graphs starts Graphviz once, on the first graph asked for, and keeps it.
 type graphs struct {
 	once sync.Once
@@ -53,7 +57,7 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 	word := r.URL.Query().Get("collapse")
 	collapse, err := graphsvg.ParseCollapse(word)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errBadQuery, err)
 	}
 	if word == "" {
 		word = "auto"

@@ -60,8 +60,8 @@ func TestGraphPageShowsTheProtectedNode(t *testing.T) {
 	if doc.Stack != "shop" || doc.Revision == 0 || !strings.Contains(string(doc.SVG), "<title>db</title>") {
 		t.Errorf("/api/stacks/shop/graph: stack %q revision %d, svg %.80q", doc.Stack, doc.Revision, doc.SVG)
 	}
-	if code, _ := get(t, srv.URL+"/stacks/shop/graph?collapse=some"); code == http.StatusOK {
-		t.Errorf("?collapse=some answered 200")
+	if code, _ := get(t, srv.URL+"/stacks/shop/graph?collapse=some"); code != http.StatusBadRequest {
+		t.Errorf("?collapse=some answered %d, want 400", code)
 	}
 	if code, _ := get(t, srv.URL+"/stacks/nope/graph"); code != http.StatusNotFound {
 		t.Errorf("graph of an unknown stack: %d, want 404", code)

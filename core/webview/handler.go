@@ -272,5 +272,8 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrNoStack) || errors.Is(err, errNoOperation) {
 		code = http.StatusNotFound
 	}
+	if errors.Is(err, errBadQuery) {
+		code = http.StatusBadRequest
+	}
 	http.Error(w, h.opts.Redactor.Redact(err.Error()), code)
 }
