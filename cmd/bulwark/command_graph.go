@@ -5,15 +5,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/graphsvg"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 )
 
 func (c *cli) graphCmd() *cobra.Command {
-	return &cobra.Command{
+	var format, collapseFlag string
+	cmd := &cobra.Command{
 		Use:   "graph SPEC",
-		Short: "Print the dependency graph as DOT (data entries as data.NAME)",
+		Short: "Print the dependency graph as DOT (data entries as data.NAME), or as SVG with --format svg",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "dot" && format != "svg" {
+				return fmt.Errorf("--format %q: want dot or svg", format)
+			}
+			collapse, err := graphsvg.ParseCollapse(collapseFlag)
+			if err != nil {
+				return fmt.Errorf("--collapse: %w", err)
+			}
 			// No variable needs a value to draw the graph (loadUnknown).
 			sp, notes, err := c.loadUnknown(args[0], "")
 			if err != nil {
@@ -21,6 +30,14 @@ func (c *cli) graphCmd() *cobra.Command {
 			}
 			for _, n := range notes {
 				fmt.Fprintln(c.stderr, c.red.Redact("warning: "+n.Error()))
+			}
+			if format == "svg" {
+				svg, err := graphsvg.SVG(cmd.Context(), graphsvg.FromSpec(sp), collapse)
+				if err != nil {
+					return err
+				}
+				_, err = c.stdout.Write(svg)
+				return err
 			}
 			fmt.Fprintf(c.stdout, "digraph %q {\n  rankdir=LR;\n", sp.Stack)
 			for _, r := range sp.Resources {
@@ -53,4 +70,7 @@ func (c *cli) graphCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "dot", "output format: dot, or svg (laid out by Graphviz's dot engine, built in)")
+	cmd.Flags().StringVar(&collapseFlag, "collapse", "auto", "svg: draw each for_each group and module call as one node: auto (above "+fmt.Sprint(graphsvg.AutoCollapseAbove)+" nodes), all or none")
+	return cmd
 }

@@ -22,6 +22,7 @@ type memSource struct {
 	status *inspect.StatusReport
 	res    []*state.Resource
 	ops    []journal.Record
+	spec   *webview.RecordedSpec
 }
 
 func (m *memSource) Stacks(context.Context) ([]string, error) { return m.stacks, nil }
@@ -36,6 +37,10 @@ func (m *memSource) History(context.Context, string) (*inspect.HistoryReport, er
 }
 func (m *memSource) Operation(context.Context, string, string) ([]journal.Record, []string, error) {
 	return m.ops, nil, nil
+}
+
+func (m *memSource) Spec(context.Context, string) (*webview.RecordedSpec, error) {
+	return m.spec, nil
 }
 
 func bigSource(n int) *memSource {

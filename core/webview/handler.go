@@ -43,10 +43,11 @@ type Options struct {
 }
 
 type handler struct {
-	src   Source
-	opts  Options
-	pages map[string]*template.Template
-	mux   *http.ServeMux
+	graphs *graphs
+	src    Source
+	opts   Options
+	pages  map[string]*template.Template
+	mux    *http.ServeMux
 }
 
 // New returns the view's handler over src. It answers GET and HEAD alone.
@@ -54,7 +55,7 @@ func New(src Source, opts Options) http.Handler {
 	if opts.Redactor == nil {
 		opts.Redactor = secrets.NewRedactor()
 	}
-	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux()}
+	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux(), graphs: &graphs{}}
 	h.mux.HandleFunc("GET /static/view.css", func(w http.ResponseWriter, _ *http.Request) {
 		css, _ := assets.ReadFile("assets/view.css")
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
@@ -68,6 +69,8 @@ func New(src Source, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /api/stacks/{stack}/history", h.api(h.history))
 	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}", h.page("operation", h.operation))
 	h.mux.HandleFunc("GET /api/stacks/{stack}/operations/{op}", h.api(h.operation))
+	h.mux.HandleFunc("GET /stacks/{stack}/graph", h.page("graph", h.graph))
+	h.mux.HandleFunc("GET /api/stacks/{stack}/graph", h.api(h.graph))
 	return h
 }
 
@@ -107,7 +110,7 @@ func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
 	// "plan" is the saved plan's page (PlanPage), which RenderPlan also
 	// writes as one file.
-	for _, name := range []string{"stacks", "stack", "history", "operation", "plan"} {
+	for _, name := range []string{"stacks", "stack", "history", "operation", "plan", "graph"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs()).ParseFS(assets, "assets/layout.html", "assets/"+name+".html"))
 	}
 	return pages
@@ -274,6 +277,9 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
 	if errors.Is(err, ErrNoStack) || errors.Is(err, errNoOperation) {
 		code = http.StatusNotFound
+	}
+	if errors.Is(err, errBadQuery) {
+		code = http.StatusBadRequest
 	}
 	http.Error(w, h.opts.Redactor.Redact(err.Error()), code)
 }

@@ -34,6 +34,19 @@ type Source interface {
 	// steps'), oldest first, and each journal line that is not a record
 	// (named, with its repair): the good lines are still read.
 	Operation(ctx context.Context, stack, op string) ([]journal.Record, []string, error)
+	// Spec is the spec text the stack's current revision recorded, with
+	// the variables it was applied with (sensitive ones left sealed); nil
+	// when the stack has no current revision.
+	Spec(ctx context.Context, stack string) (*RecordedSpec, error)
+}
+
+// RecordedSpec is what a revision recorded of its spec.
+type RecordedSpec struct {
+	Revision  int
+	File      string
+	Text      string
+	Variables map[string]any
+	Sensitive []string
 }
 
 // ErrNoStack is returned for a stack the backend does not hold.
@@ -151,4 +164,36 @@ func (s *BackendSource) Operation(ctx context.Context, name, op string) ([]journ
 		problems = append(problems, b.Error())
 	}
 	return out, problems, nil
+}
+
+// Spec reads the current revision's spec text and variables from the
+// backend, opened without a key: a sealed spec is an error, a sealed
+// variable stays sealed.
+func (s *BackendSource) Spec(ctx context.Context, name string) (*RecordedSpec, error) {
+	sp, err := s.known(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stack.LoadState(sp, s.Opts)
+	if err != nil {
+		return nil, err
+	}
+	rev, ok := st.Revision(st.Current)
+	if !ok {
+		return nil, nil
+	}
+	be, err := s.Opts.Backend(ctx, name, state.Sealing{})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	text, vars, sensitive := rev.Spec, rev.Variables, rev.SensitiveVariables
+	if text == "" {
+		body, err := be.Revision(ctx, rev.N)
+		if err != nil {
+			return nil, fmt.Errorf("read revision %d of stack %s: %w", rev.N, name, err)
+		}
+		text, vars, sensitive = body.Spec, body.Variables, body.Sensitive
+	}
+	return &RecordedSpec{Revision: rev.N, File: rev.File, Text: text, Variables: vars, Sensitive: sensitive}, nil
 }

@@ -1,0 +1,372 @@
+// Package graphsvg draws a stack's dependency graph as SVG: it writes the
+// graph as DOT, with for_each instances and module calls as clusters (or,
+// collapsed, as one node each), and lays it out with Graphviz's own dot
+// engine compiled to WebAssembly (github.com/goccy/go-graphviz, run by
+// wazero: pure Go, no cgo, no graphviz on the machine).
+package graphsvg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-graphviz"
+
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// AutoCollapseAbove is the number of nodes above which CollapseAuto draws
+// each for_each group and module call as one node.
+const AutoCollapseAbove = 100
+
+// Collapse says when groups are drawn as one node.
+type Collapse int
+
+const (
+	// CollapseAuto collapses every group when the graph has more than
+	// AutoCollapseAbove nodes, and none otherwise.
+	CollapseAuto Collapse = iota
+	// CollapseNone draws every resource, groups as clusters.
+	CollapseNone
+	// CollapseAll draws each group as one node.
+	CollapseAll
+)
+
+// ParseCollapse reads the --collapse flag's word: auto, none or all.
+func ParseCollapse(s string) (Collapse, error) {
+	switch s {
+	case "", "auto":
+		return CollapseAuto, nil
+	case "none":
+		return CollapseNone, nil
+	case "all":
+		return CollapseAll, nil
+	}
+	return 0, fmt.Errorf("collapse %q: want auto, none or all", s)
+}
+
+// Node is one resource or data entry.
+type Node struct {
+	ID         string // the resource's address ("web[a]", "net.subnet") or "data.NAME"
+	Type       string
+	Protection protection.Level
+	Data       bool
+	// Group is the cluster the node belongs to ("" for none): "module NAME"
+	// for a module call's resources, "NAME[*]" for a for_each's instances.
+	Group string
+	// Action is the planned action ("create", "update", "replace",
+	// "delete", "noop"), empty when no plan is at hand.
+	Action string
+}
+
+// Edge says From depends on To.
+type Edge struct{ From, To string }
+
+// Graph is what is drawn.
+type Graph struct {
+	Name  string
+	Nodes []Node
+	Edges []Edge
+}
+
+// FromSpec builds the graph of an expanded spec (resolve.Expand or
+// ExpandUnknown): its resources, its data entries and their dependencies.
+func FromSpec(sp *spec.Spec) *Graph {
+	g := &Graph{Name: sp.Stack}
+	for _, r := range sp.Resources {
+		g.Nodes = append(g.Nodes, Node{ID: r.Name, Type: r.Type, Protection: r.Protection, Group: groupOf(r)})
+	}
+	for _, d := range sp.Data {
+		g.Nodes = append(g.Nodes, Node{ID: "data." + d.Name, Type: d.Type, Data: true})
+	}
+	for _, d := range sp.Data {
+		for _, dep := range d.DependsOn {
+			g.Edges = append(g.Edges, Edge{"data." + d.Name, "data." + dep})
+		}
+	}
+	dg := sp.Graph()
+	for _, n := range dg.Nodes() {
+		for _, d := range dg.DependsOn(n) {
+			g.Edges = append(g.Edges, Edge{n, d})
+		}
+	}
+	if len(sp.Data) > 0 {
+		for _, r := range sp.Resources {
+			for _, d := range resolve.DataRefs(r.Config) {
+				g.Edges = append(g.Edges, Edge{r.Name, "data." + d})
+			}
+		}
+	}
+	return g
+}
+
+// groupOf is the cluster of a resource: its outermost module call, else
+// its for_each.
+func groupOf(r *spec.Resource) string {
+	if r.Via != "" {
+		if call := callOf(r.Name); call != "" {
+			return "module " + call
+		}
+	}
+	if r.Addr.Keyed {
+		return r.Addr.Name + "[*]"
+	}
+	return ""
+}
+
+// callOf is the outermost module call a module resource's name starts
+// with, without its key: "app" for app["eu"].db and for app["a.b"].db
+// (a dot inside a key does not end the call).
+func callOf(name string) string {
+	depth, quoted := 0, false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == '.' && depth == 0:
+			base, _, _ := strings.Cut(name[:i], "[")
+			return base
+		}
+	}
+	return ""
+}
+
+// collapsedLabel is a collapsed group's name: "web[×20]", "module net[×5]".
+func collapsedLabel(group string, n int) string {
+	base := strings.TrimSuffix(group, "[*]")
+	return fmt.Sprintf("%s[×%d]", base, n)
+}
+
+// DOT writes the graph as DOT, grouped or collapsed as c says. Every node
+// carries a class the SVG keeps: "resource" or "data", "group" for a
+// collapsed one, "level-LEVEL", "protected" when it is (or holds) a
+// protected resource, and "action-ACTION" when planned.
+func (g *Graph) DOT(c Collapse) string {
+	collapse := c == CollapseAll || (c == CollapseAuto && len(g.Nodes) > AutoCollapseAbove)
+	var b strings.Builder
+	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  fontname=\"Helvetica\";\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n  edge [color=\"#777777\"];\n", quote(g.Name))
+
+	// Where each node is drawn: itself, or its group's node.
+	drawnAs := map[string]string{}
+	groups := map[string][]Node{}
+	var groupOrder []string
+	for _, n := range g.Nodes {
+		drawnAs[n.ID] = n.ID
+		if n.Group == "" {
+			continue
+		}
+		if _, ok := groups[n.Group]; !ok {
+			groupOrder = append(groupOrder, n.Group)
+		}
+		groups[n.Group] = append(groups[n.Group], n)
+		if collapse {
+			drawnAs[n.ID] = "group:" + n.Group
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Group == "" {
+			b.WriteString("  " + nodeLine(n) + "\n")
+		}
+	}
+	for i, gr := range groupOrder {
+		members := groups[gr]
+		if collapse {
+			b.WriteString("  " + groupLine(gr, members) + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n    class=\"cluster\";\n    style=\"rounded,dashed\";\n    color=\"#999999\";\n", i, quote(gr))
+		for _, n := range members {
+			b.WriteString("    " + nodeLine(n) + "\n")
+		}
+		b.WriteString("  }\n")
+	}
+	seen := map[Edge]bool{}
+	for _, e := range g.Edges {
+		from, to := drawnAs[e.From], drawnAs[e.To]
+		if from == "" || to == "" || from == to {
+			continue
+		}
+		de := Edge{from, to}
+		if seen[de] {
+			continue
+		}
+		seen[de] = true
+		fmt.Fprintf(&b, "  %s -> %s;\n", quoteID(from), quoteID(to))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// fill is the colour of a protection level.
+func fill(l protection.Level) string {
+	switch l {
+	case protection.Protected:
+		return "#f8d0d0"
+	case protection.Durable:
+		return "#fbe8b8"
+	}
+	return "#e4eef8"
+}
+
+// actionColor is the border of a planned action.
+func actionColor(a string) string {
+	switch a {
+	case "create":
+		return "#2e7d32"
+	case "update":
+		return "#b26a00"
+	case "replace", "delete":
+		return "#c62828"
+	}
+	return "#555555"
+}
+
+func nodeLine(n Node) string {
+	if n.Data {
+		return fmt.Sprintf("%s [label=%s, shape=note, style=filled, fillcolor=\"#eeeeee\", class=\"data\"];",
+			quoteID(n.ID), quote(n.ID+"\n"+n.Type+" (read)"))
+	}
+	label := n.ID + "\n" + n.Type + " (" + n.Protection.String() + ")"
+	if n.Protection == protection.Protected {
+		label = "\U0001F512 " + label
+	}
+	if n.Action != "" {
+		label += "\n" + n.Action
+	}
+	return fmt.Sprintf("%s [label=%s, fillcolor=%s, color=%s, penwidth=%s, class=%s];",
+		quoteID(n.ID), quote(label), quote(fill(n.Protection)), quote(actionColor(n.Action)),
+		penwidth(n.Protection, n.Action), quote(classes("resource", n.Protection, []string{n.Action})))
+}
+
+// groupLine is one node for a collapsed group: the strongest level of its
+// members, so a protected resource is never hidden in a plain box.
+func groupLine(group string, members []Node) string {
+	top := protection.Ephemeral
+	types := map[string]bool{}
+	actions := map[string]bool{}
+	for _, m := range members {
+		if m.Protection > top {
+			top = m.Protection
+		}
+		types[m.Type] = true
+		if m.Action != "" {
+			actions[m.Action] = true
+		}
+	}
+	label := collapsedLabel(group, len(members))
+	if top == protection.Protected {
+		label = "\U0001F512 " + label
+	}
+	var ts []string
+	for t := range types {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	label += "\n" + strings.Join(ts, ", ") + " (" + top.String() + ")"
+	var as []string
+	for a := range actions {
+		as = append(as, a)
+	}
+	sort.Strings(as)
+	if len(as) > 0 {
+		label += "\n" + strings.Join(as, ", ")
+	}
+	action := ""
+	if len(as) == 1 {
+		action = as[0]
+	}
+	return fmt.Sprintf("%s [label=%s, shape=box3d, fillcolor=%s, color=%s, penwidth=%s, class=%s];",
+		quoteID("group:"+group), quote(label), quote(fill(top)), quote(actionColor(action)),
+		penwidth(top, action), quote(classes("resource group", top, as)))
+}
+
+func penwidth(l protection.Level, action string) string {
+	if l == protection.Protected || action != "" && action != "noop" {
+		return "2"
+	}
+	return "1"
+}
+
+func classes(kind string, l protection.Level, actions []string) string {
+	cs := []string{kind, "level-" + l.String()}
+	if l == protection.Protected {
+		cs = append(cs, "protected")
+	}
+	for _, a := range actions {
+		if a != "" {
+			cs = append(cs, "action-"+a)
+		}
+	}
+	return strings.Join(cs, " ")
+}
+
+// quoteID writes a node id as a DOT string: in an id, DOT takes only \"
+// as an escape, so a backslash stays as it is.
+func quoteID(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}
+
+// quote writes s as a DOT string: quotes and backslashes escaped (so a key
+// holding "\N" is not read as an escape), a newline as a line break.
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// Renderer lays DOT out with Graphviz's dot engine. Starting one compiles
+// the WebAssembly module, so keep it for many renders; it is safe for use
+// by several goroutines (renders take turns).
+type Renderer struct {
+	mu sync.Mutex
+	gv *graphviz.Graphviz
+}
+
+// NewRenderer starts Graphviz.
+func NewRenderer(ctx context.Context) (*Renderer, error) {
+	gv, err := graphviz.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start graphviz: %w", err)
+	}
+	return &Renderer{gv: gv}, nil
+}
+
+// Close releases Graphviz.
+func (r *Renderer) Close() error { return r.gv.Close() }
+
+// Render lays out the DOT text and returns SVG.
+func (r *Renderer) Render(ctx context.Context, dot string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	graph, err := graphviz.ParseBytes([]byte(dot))
+	if err != nil {
+		return nil, fmt.Errorf("parse dot: %w", err)
+	}
+	defer graph.Close()
+	var buf bytes.Buffer
+	if err := r.gv.Render(ctx, graph, graphviz.SVG, &buf); err != nil {
+		return nil, fmt.Errorf("lay out graph: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// SVG draws g as SVG with a Renderer of its own.
+func SVG(ctx context.Context, g *Graph, c Collapse) ([]byte, error) {
+	r, err := NewRenderer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Render(ctx, g.DOT(c))
+}

@@ -1,0 +1,205 @@
+package graphsvg
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/protection"
+)
+
+// svgNode is a <g class="node ..."> of Graphviz's SVG: its title is the
+// node's DOT id.
+type svgNode struct {
+	Class string `xml:"class,attr"`
+	Title string `xml:"title"`
+}
+
+type svgDoc struct {
+	XMLName xml.Name `xml:"svg"`
+	Groups  []struct {
+		Class string    `xml:"class,attr"`
+		Inner []svgNode `xml:"g"`
+	} `xml:"g"`
+}
+
+// nodes parses the SVG as XML and returns its nodes by title.
+func nodes(t *testing.T, svg []byte) map[string]string {
+	t.Helper()
+	var d svgDoc
+	if err := xml.Unmarshal(svg, &d); err != nil {
+		t.Fatalf("SVG is not XML: %v\n%s", err, svg)
+	}
+	out := map[string]string{}
+	for _, g := range d.Groups {
+		for _, n := range g.Inner {
+			if strings.HasPrefix(n.Class, "node") {
+				out[n.Title] = n.Class
+			}
+		}
+	}
+	return out
+}
+
+func sample(webs int) *Graph {
+	g := &Graph{Name: "demo"}
+	g.Nodes = append(g.Nodes, Node{ID: "db", Type: "mock_db", Protection: protection.Protected})
+	for i := range webs {
+		id := fmt.Sprintf("web[w%d]", i)
+		g.Nodes = append(g.Nodes, Node{ID: id, Type: "mock_vm", Protection: protection.Ephemeral, Group: "web[*]"})
+		g.Edges = append(g.Edges, Edge{id, "db"})
+	}
+	g.Nodes = append(g.Nodes,
+		Node{ID: "net.vpc", Type: "mock_net", Protection: protection.Durable, Group: "module net"},
+		Node{ID: "net.subnet", Type: "mock_net", Protection: protection.Protected, Group: "module net", Action: "update"},
+		Node{ID: "data.ami", Type: "mock_ami", Data: true},
+	)
+	g.Edges = append(g.Edges, Edge{"net.subnet", "net.vpc"}, Edge{"db", "net.subnet"}, Edge{"db", "data.ami"})
+	return g
+}
+
+func TestSVGOneNodePerResourceProtectedClass(t *testing.T) {
+	ctx := context.Background()
+	g := sample(3)
+	svg, err := SVG(ctx, g, CollapseNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := nodes(t, svg)
+	if len(got) != len(g.Nodes) {
+		t.Fatalf("got %d nodes %v, want %d", len(got), got, len(g.Nodes))
+	}
+	for _, n := range g.Nodes {
+		class, ok := got[n.ID]
+		if !ok {
+			t.Fatalf("node %s missing from %v", n.ID, got)
+		}
+		if prot := strings.Contains(" "+class+" ", " protected "); prot != (n.Protection == protection.Protected) {
+			t.Errorf("node %s class %q: protected=%v, level %s", n.ID, class, prot, n.Protection)
+		}
+	}
+	if !strings.Contains(got["net.subnet"], "action-update") {
+		t.Errorf("net.subnet class %q lacks its planned action", got["net.subnet"])
+	}
+	for _, want := range []string{"<title>cluster_0</title>", ">web[*]<", ">module net<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("SVG lacks %q (the group clusters)", want)
+		}
+	}
+}
+
+func TestSVGCollapsedGroupsKeepProtection(t *testing.T) {
+	ctx := context.Background()
+	g := sample(20)
+	svg, err := SVG(ctx, g, CollapseAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := nodes(t, svg)
+	want := []string{"db", "data.ami", "group:web[*]", "group:module net"}
+	if len(got) != len(want) {
+		t.Fatalf("got nodes %v, want %v", got, want)
+	}
+	for _, w := range want {
+		if _, ok := got[w]; !ok {
+			t.Fatalf("node %s missing from %v", w, got)
+		}
+	}
+	if !strings.Contains(got["group:module net"], "protected") {
+		t.Errorf("module net holds a protected resource, class %q", got["group:module net"])
+	}
+	if strings.Contains(got["group:web[*]"], "protected") {
+		t.Errorf("web holds no protected resource, class %q", got["group:web[*]"])
+	}
+	if !strings.Contains(string(svg), "web[×20]") {
+		t.Errorf("collapsed for_each not labelled web[×20]")
+	}
+}
+
+func TestDOTAutoCollapse(t *testing.T) {
+	small, big := sample(3).DOT(CollapseAuto), sample(AutoCollapseAbove+1).DOT(CollapseAuto)
+	if !strings.Contains(small, "subgraph cluster_") || strings.Contains(small, "group:") {
+		t.Errorf("small graph should be clustered, not collapsed:\n%s", small)
+	}
+	if !strings.Contains(big, `"group:web[*]"`) || strings.Contains(big, `"web[w0]"`) {
+		t.Errorf("graph above %d nodes should be collapsed", AutoCollapseAbove)
+	}
+}
+
+func TestDOTQuotesHostileNames(t *testing.T) {
+	g := &Graph{Name: `a"b`, Nodes: []Node{{ID: `web[x"\N]`, Type: "t", Group: "web[*]"}}}
+	svg, err := SVG(context.Background(), g, CollapseNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := nodes(t, svg)[`web[x"\N]`]; !ok {
+		t.Fatalf("hostile name not kept:\n%s", svg)
+	}
+}
+
+func TestParseCollapse(t *testing.T) {
+	for in, want := range map[string]Collapse{"": CollapseAuto, "auto": CollapseAuto, "none": CollapseNone, "all": CollapseAll} {
+		if got, err := ParseCollapse(in); err != nil || got != want {
+			t.Errorf("ParseCollapse(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseCollapse("some"); err == nil {
+		t.Error("ParseCollapse(some) took it")
+	}
+}
+
+// BenchmarkRender300 lays out 300 resources, expanded into clusters (the
+// worst case; collapsed is far smaller), with a Renderer kept across runs.
+func BenchmarkRender300(b *testing.B) {
+	ctx := context.Background()
+	r, err := NewRenderer(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	g := &Graph{Name: "big"}
+	for m := range 10 {
+		for i := range 30 {
+			id := fmt.Sprintf("m%d.web[%d]", m, i)
+			g.Nodes = append(g.Nodes, Node{ID: id, Type: "mock_vm", Protection: protection.Level(1 + i%3), Group: fmt.Sprintf("module m%d", m)})
+			if i > 0 {
+				g.Edges = append(g.Edges, Edge{id, fmt.Sprintf("m%d.web[%d]", m, i-1)})
+			}
+			if m > 0 && i == 0 {
+				g.Edges = append(g.Edges, Edge{id, fmt.Sprintf("m%d.web[29]", m-1)})
+			}
+		}
+	}
+	dot := g.DOT(CollapseNone)
+	for b.Loop() {
+		if _, err := r.Render(ctx, dot); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewRenderer is the cost of starting Graphviz (compiling its
+// WebAssembly), paid once per Renderer.
+func BenchmarkNewRenderer(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		r, err := NewRenderer(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+}
+
+func TestCallOf(t *testing.T) {
+	for in, want := range map[string]string{
+		`net.vpc`: "net", `app["eu"].db`: "app", `app["a.b"].db`: "app", `cache[0].disk[a]`: "cache",
+		`outer.inner.x`: "outer", `web[a]`: "", `app["q\"].x"].db`: "app",
+	} {
+		if got := callOf(in); got != want {
+			t.Errorf("callOf(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package webview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/graphsvg"
+	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+// GraphPage is a stack's dependency graph, drawn from the spec its current
+// revision recorded.
+type GraphPage struct {
+	FormatVersion string `json:"format_version"`
+	Stack         string `json:"stack"`
+	Revision      int    `json:"revision"`
+	File          string `json:"file"`
+	// Collapse is how groups are drawn: auto, all or none (?collapse=).
+	Collapse string `json:"collapse"`
+	// Notes are what the drawing could not know (a for_each over a value
+	// the revision did not record, a module call whose files are not
+	// recorded).
+	Notes []string `json:"notes"`
+	// SVG is the picture, Graphviz's SVG without its XML prologue.
+	SVG template.HTML `json:"svg"`
+	// Empty says the stack has no current revision to draw.
+	Empty bool `json:"empty"`
+}
+
+// errBadQuery is a 400: a query parameter the page does not take.
+var errBadQuery = errors.New("bad query")
+
+// graphs starts Graphviz once, on the first graph asked for, and keeps it.
+type graphs struct {
+	once sync.Once
+	r    *graphsvg.Renderer
+	err  error
+}
+
+func (g *graphs) renderer(ctx context.Context) (*graphsvg.Renderer, error) {
+	g.once.Do(func() {
+		// Not the request's context: the renderer outlives the request.
+		g.r, g.err = graphsvg.NewRenderer(context.WithoutCancel(ctx))
+	})
+	return g.r, g.err
+}
+
+func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
+	name := r.PathValue("stack")
+	word := r.URL.Query().Get("collapse")
+	collapse, err := graphsvg.ParseCollapse(word)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadQuery, err)
+	}
+	if word == "" {
+		word = "auto"
+	}
+	rec, err := h.src.Spec(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	p := &GraphPage{FormatVersion: FormatVersion, Stack: name, Collapse: word, Notes: []string{}}
+	if rec == nil {
+		p.Empty = true
+		return p, nil
+	}
+	p.Revision, p.File = rec.Revision, rec.File
+	sp, err := spec.Parse(rec.File, []byte(rec.Text))
+	if err != nil {
+		return nil, fmt.Errorf("the spec of revision %d: %w", rec.Revision, err)
+	}
+	// The recorded values, the sensitive ones left unknown (they are
+	// sealed here, and no graph needs a secret).
+	vars := map[string]any{}
+	for k, v := range rec.Variables {
+		if !slices.Contains(rec.Sensitive, k) {
+			vars[k] = v
+		}
+	}
+	// A module call's files are not recorded with the revision: each call
+	// is drawn as one node, and said so.
+	calls := sp.Modules
+	sp.Modules = nil
+	exp, notes, err := resolve.ExpandUnknown(sp, vars)
+	if err != nil {
+		return nil, fmt.Errorf("expand the spec of revision %d: %w", rec.Revision, err)
+	}
+	for _, n := range notes {
+		p.Notes = append(p.Notes, n.Error())
+	}
+	g := graphsvg.FromSpec(exp)
+	for _, c := range calls {
+		g.Nodes = append(g.Nodes, graphsvg.Node{ID: "module." + c.Name, Type: "module " + c.Source})
+		p.Notes = append(p.Notes, fmt.Sprintf("module call %s is drawn as one node: its files (%s) are not recorded with the revision", c.Name, c.Source))
+	}
+	rd, err := h.graphs.renderer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svg, err := rd.Render(ctx, g.DOT(collapse))
+	if err != nil {
+		return nil, err
+	}
+	text := string(svg)
+	if i := strings.Index(text, "<svg"); i >= 0 {
+		text = text[i:]
+	}
+	// Graphviz escapes every label it writes into the SVG.
+	p.SVG = template.HTML(text)
+	return p, nil
+}
