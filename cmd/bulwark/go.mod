@@ -6,6 +6,8 @@ require (
 	github.com/bulwark-iac/bulwark/backends v0.1.0
 	github.com/bulwark-iac/bulwark/core v0.1.0
 	github.com/bulwark-iac/bulwark/sdk v0.1.0
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/creack/pty v1.1.24
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/jackc/pgx/v5 v5.12.0
@@ -41,6 +43,7 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cloudflare/circl v1.6.3 // indirect
 	github.com/fatih/color v1.13.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
