@@ -277,6 +277,16 @@ func TestUIInABrowser(t *testing.T) {
 			})
 		}
 	}
+
+	// A view with a token: the page given ?token= loads what it names (its
+	// style and icon) with the token too, so the browser logs no 401.
+	t.Run("token", func(t *testing.T) {
+		const token = "br0wser-t0ken-5678"
+		tsrv := startUI(t, bin, stateDir, append(env[:len(env):len(env)], "BULWARK_UI_TOKEN="+token))
+		pc := pages[1]
+		pc.path += "?token=" + token
+		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token.png"))
+	})
 }
 
 // loadAndCheck opens pc in a new tab (JavaScript on or off), waits until it
