@@ -61,6 +61,14 @@ func New(src Source, opts Options) http.Handler {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		_, _ = w.Write(css)
 	})
+	// The pages name this icon, so a browser asks for it (with the page's
+	// token) and not for /favicon.ico, which would be a 404 (or, behind a
+	// token, a 401) in its console.
+	h.mux.HandleFunc("GET /static/icon.svg", func(w http.ResponseWriter, _ *http.Request) {
+		icon, _ := assets.ReadFile("assets/icon.svg")
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(icon)
+	})
 	h.mux.HandleFunc("GET /{$}", h.page("stacks", h.stacks))
 	h.mux.HandleFunc("GET /api/stacks", h.api(h.stacks))
 	h.mux.HandleFunc("GET /stacks/{stack}", h.page("stack", h.stack))

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// The web view in a real browser: Debian's chromium, headless, driven over
+// the DevTools protocol, loads every page of a real `bulwark ui` over a file
+// backend holding a stack applied by the real binaries (one apply that
+// succeeded, one whose step failed and was rolled back). It checks what a
+// person sees through the DOM, that no page logs a console error, that the
+// pages read the same with JavaScript disabled, and saves a full-page
+// screenshot of each into $BULWARK_ARTIFACTS_DIR (else a temporary folder).
+
+// chromiumPath finds the browser: $BULWARK_TEST_CHROMIUM, else chromium on
+// PATH. Without one the test skips, except under CI=true, where a missing
+// browser fails so that CI cannot pass without having run it.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BULWARK_TEST_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("BULWARK_TEST_CHROMIUM=%s: %v", p, err)
+		}
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no chromium: set BULWARK_TEST_CHROMIUM or install it (Debian: apt-get install -y chromium) to run the browser tests"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: a browser test may not skip there)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// artifactsDir is where the screenshots go: $BULWARK_ARTIFACTS_DIR (CI keeps
+// it) or a temporary folder.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("BULWARK_ARTIFACTS_DIR")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// browserFixture applies a stack "shop" twice through the real binaries:
+// first db (protected) and app, which succeeds; then the same plus cache,
+// whose create the mock provider fails, so that apply exits 11 and is
+// rolled back. It returns the state folder and the environment.
+func browserFixture(t *testing.T, bin, plugins string) (stateDir string, env []string) {
+	t.Helper()
+	dir := t.TempDir()
+	stateDir = filepath.Join(dir, "state")
+	world := filepath.Join(dir, "world")
+	env = uiEnv(t)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "WORLD", world)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := write("first.yaml", `version: 1
+stack: shop
+providers:
+  mock: {config: {world: WORLD}}
+resources:
+  - name: db
+    type: dynamodb_table
+    protection: protected
+    config: {table: orders}
+  - name: app
+    type: compute
+    config: {tags: {db: "${db.id}"}}
+`)
+	second := write("second.yaml", `version: 1
+stack: shop
+providers:
+  mock: {config: {world: WORLD, fail_create: [cache]}}
+resources:
+  - name: db
+    type: dynamodb_table
+    protection: protected
+    config: {table: orders}
+  - name: app
+    type: compute
+    config: {tags: {db: "${db.id}"}}
+  - name: cache
+    type: generic
+`)
+	runBulwark(t, bin, env, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", first)
+	cmd := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", second)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 11 {
+		t.Fatalf("the apply whose cache fails: %v, want exit 11\n%s", err, out)
+	}
+	return stateDir, env
+}
+
+// operationIDs reads the ids of the stack's succeeded and compensated
+// operations from the view's own history document.
+func operationIDs(t *testing.T, srv *uiServer, stack string) (okOp, failedOp string) {
+	t.Helper()
+	code, body := srv.get(t, "/api/stacks/"+stack+"/history")
+	var h struct {
+		Operations []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"operations"`
+	}
+	if code != 200 {
+		t.Fatalf("GET /api/stacks/%s/history: %d\n%s", stack, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), &h); err != nil {
+		t.Fatalf("the history document: %v\n%s", err, body)
+	}
+	for _, o := range h.Operations {
+		switch o.Status {
+		case "succeeded":
+			okOp = o.ID
+		case "compensated":
+			failedOp = o.ID
+		}
+	}
+	if okOp == "" || failedOp == "" {
+		t.Fatalf("the history lacks a succeeded and a compensated operation:\n%s", body)
+	}
+	return okOp, failedOp
+}
+
+// pageCheck is one page and what a person must see on it: each selector's
+// visible text must match its pattern.
+type pageCheck struct {
+	name string // the screenshot's name
+	path string
+	// ready is waited for (visible) before anything is read.
+	ready string
+	texts map[string]*regexp.Regexp
+	// count: selectors and how many nodes each must match.
+	count map[string]int
+}
+
+func TestUIInABrowser(t *testing.T) {
+	chromium := chromiumPath(t)
+	bin, plugins := builtBulwark(t), buildPlugins(t)
+	stateDir, env := browserFixture(t, bin, plugins)
+	srv := startUI(t, bin, stateDir, env)
+	okOp, failedOp := operationIDs(t, srv, "shop")
+	shots := artifactsDir(t)
+
+	re := regexp.MustCompile
+	opRow := func(id string) string {
+		return `//table[contains(@class,"operations")]//tr[td[1]/a[normalize-space()="` + id + `"]]`
+	}
+	resRow := func(name string) string {
+		return `//table[contains(@class,"resources")]//tr[normalize-space(td[1])="` + name + `"]`
+	}
+	pages := []pageCheck{{
+		name:  "stacks",
+		path:  "/",
+		ready: `//table//a[normalize-space()="shop"]`,
+		texts: map[string]*regexp.Regexp{
+			`//h1`: re(`^Stacks$`),
+			`//tr[td[1]/a[normalize-space()="shop"]]/td[2]`: re(`^2$`),
+			`//tr[td[1]/a[normalize-space()="shop"]]/td[5]`: re(`^update compensated `),
+			`//tr[td[1]/a[normalize-space()="shop"]]/td[6]`: re(`^free$`),
+		},
+	}, {
+		name:  "stack",
+		path:  "/stacks/shop",
+		ready: `//table[contains(@class,"resources")]`,
+		texts: map[string]*regexp.Regexp{
+			`//h1`:                   re(`^shop$`),
+			`//h2`:                   re(`^Resources \(2\)$`),
+			resRow("db") + `/td[4]`:  re(`^protected$`),
+			resRow("db") + `/td[5]`:  re(`^created$`),
+			resRow("app") + `/td[4]`: re(`^[a-z]+$`),
+			resRow("app") + `/td[2]`: re(`^compute$`),
+			resRow("db") + `//span[contains(@class,"l-protected")]`: re(`^protected$`),
+		},
+		count: map[string]int{
+			resRow("cache"): 0, // its create failed and was rolled back
+			resRow("app") + `//span[contains(@class,"l-protected")]`: 0,
+		},
+	}, {
+		name:  "history",
+		path:  "/stacks/shop/history",
+		ready: `//table[contains(@class,"operations")]`,
+		texts: map[string]*regexp.Regexp{
+			`//h1`:                     re(`^shop: history$`),
+			opRow(okOp) + `/td[2]`:     re(`^apply$`),
+			opRow(okOp) + `/td[4]`:     re(`^succeeded$`),
+			opRow(okOp) + `/td[5]`:     re(`^0$`),
+			opRow(failedOp) + `/td[2]`: re(`^update$`),
+			opRow(failedOp) + `/td[4]`: re(`^compensated$`),
+			opRow(failedOp) + `/td[5]`: re(`^11$`),
+			opRow(failedOp) + `/td[8]`: re(`cache`),
+		},
+		count: map[string]int{`//table[contains(@class,"operations")]/tbody/tr`: 2},
+	}, {
+		name:  "operation-failed",
+		path:  "/stacks/shop/operations/" + failedOp,
+		ready: `//ol[contains(@class,"timeline")]`,
+		texts: map[string]*regexp.Regexp{
+			`//h1`: re(`^update ` + regexp.QuoteMeta(failedOp) + `$`),
+			`//main/p[span[contains(@class,"status")]]/span`: re(`^compensated$`),
+			// The failed step's row: its label names cache and says failed.
+			`//li[contains(@class,"row-failed")]/span[contains(@class,"label")]`:         re(`^cache .*failed$`),
+			`//li[contains(@class,"row-failed")]//strong[contains(@class,"failed")]`:     re(`^failed$`),
+			`//table[contains(@class,"steps")]//tr[contains(@class,"row-failed")]/td[3]`: re(`^failed$`),
+		},
+		count: map[string]int{
+			// Exactly one step failed, and its bar is drawn red.
+			`//li[contains(@class,"row-failed")]`: 1,
+			`//li[contains(@class,"row-failed")]//*[local-name()="rect" and contains(@class,"failed-bar")]`: 1,
+		},
+	}, {
+		name:  "operation-succeeded",
+		path:  "/stacks/shop/operations/" + okOp,
+		ready: `//ol[contains(@class,"timeline")]`,
+		texts: map[string]*regexp.Regexp{
+			`//main/p[span[contains(@class,"status")]]/span`: re(`^succeeded$`),
+		},
+		count: map[string]int{
+			`//li[contains(@class,"row-failed")]`: 0,
+			// one row per step (db, app) and the axis row.
+			`//ol[contains(@class,"timeline")]/li`: 3,
+		},
+	}}
+
+	// One headless browser for the whole test.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
+		append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromium),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.WindowSize(1280, 900),
+		)...)
+	defer cancelAlloc()
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	// The first Run starts the browser; it lives as long as browserCtx, so
+	// no deadline on this call.
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+
+	for _, js := range []bool{true, false} {
+		for _, pc := range pages {
+			label := pc.name
+			if !js {
+				label += "-nojs"
+			}
+			t.Run(label, func(t *testing.T) {
+				loadAndCheck(t, browserCtx, srv.url, pc, js, filepath.Join(shots, "ui-"+label+".png"))
+			})
+		}
+	}
+
+	// A view with a token: the page given ?token= loads what it names (its
+	// style and icon) with the token too, so the browser logs no 401.
+	t.Run("token", func(t *testing.T) {
+		const token = "br0wser-t0ken-5678"
+		tsrv := startUI(t, bin, stateDir, append(env[:len(env):len(env)], "BULWARK_UI_TOKEN="+token))
+		pc := pages[1]
+		pc.path += "?token=" + token
+		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token.png"))
+	})
+}
+
+// loadAndCheck opens pc in a new tab (JavaScript on or off), waits until it
+// is drawn, checks its texts and counts, saves a full-page screenshot at
+// shot, and fails on any console message of level error.
+func loadAndCheck(t *testing.T, browserCtx context.Context, base string, pc pageCheck, js bool, shot string) {
+	tabCtx, cancelTab := chromedp.NewContext(browserCtx)
+	defer cancelTab()
+	// Open the tab (no deadline on the first Run of a context) and subscribe
+	// to its console before the page loads.
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	msgs := chromedp.Console(tabCtx)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String()+" at "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(tabCtx, 90*time.Second)
+	defer cancel()
+	if !js {
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatalf("disabling JavaScript: %v", err)
+		}
+	}
+	url := strings.TrimSuffix(base, "/") + pc.path
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(pc.ready)); err != nil {
+		t.Fatalf("loading %s: %v", url, err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", url, err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: screenshot %s", url, shot)
+
+	for sel, want := range pc.texts {
+		got, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Errorf("%s: reading %s: %v", url, sel, err)
+			continue
+		}
+		if got = strings.Join(strings.Fields(got), " "); !want.MatchString(got) {
+			t.Errorf("%s: %s reads %q, want %s", url, sel, got, want)
+		}
+	}
+	for sel, want := range pc.count {
+		// AtLeast(0): a count of none is an answer, not a wait.
+		nodes, err := chromedp.Run(ctx, chromedp.Nodes(sel, chromedp.AtLeast(0)))
+		if err != nil {
+			t.Errorf("%s: finding %s: %v", url, sel, err)
+			continue
+		}
+		if len(nodes) != want {
+			t.Errorf("%s: %d node(s) match %s, want %d", url, len(nodes), sel, want)
+		}
+	}
+
+	cancelTab()
+	<-listening
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("%s: console: %s", url, p)
+	}
+}
