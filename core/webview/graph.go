@@ -84,10 +84,15 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 			vars[k] = v
 		}
 	}
-	// A module call's files are not recorded with the revision: each call
-	// is drawn as one node, and said so.
-	calls := sp.Modules
-	sp.Modules = nil
+	// A revision recorded since module files are recorded with the spec
+	// (spec.Recorded) was parsed with its modules, from the recorded texts:
+	// their resources are drawn as any other. An older one's module files
+	// are not recorded: each call is drawn as one node, and said so.
+	var calls []*spec.ModuleCall
+	if _, files, _ := spec.SplitRecorded([]byte(rec.Text)); files == nil {
+		calls = sp.Modules
+		sp.Modules = nil
+	}
 	exp, notes, err := resolve.ExpandUnknown(sp, vars)
 	if err != nil {
 		return nil, fmt.Errorf("expand the spec of revision %d: %w", rec.Revision, err)

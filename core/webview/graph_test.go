@@ -3,10 +3,15 @@ package webview_test
 import (
 	"encoding/xml"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
 
@@ -65,5 +70,56 @@ func TestGraphPageShowsTheProtectedNode(t *testing.T) {
 	}
 	if code, _ := get(t, srv.URL+"/stacks/nope/graph"); code != http.StatusNotFound {
 		t.Errorf("graph of an unknown stack: %d, want 404", code)
+	}
+}
+
+// A stack built from a module: its revision records the module's file
+// with the spec, so the graph page draws the module's resources under the
+// call's name, reading nothing from disk (the module folder is removed
+// before the page is served), and no placeholder node for the call.
+func TestGraphPageDrawsRecordedModules(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
+	root := t.TempDir()
+	mod := filepath.Join(root, "modules", "net")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const module = "resources:\n  - name: vpc\n    type: generic\n    protection: protected\n  - name: subnet\n    type: generic\n    depends_on: [vpc]\n"
+	if err := os.WriteFile(filepath.Join(mod, "module.yaml"), []byte(module), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := "version: 1\nstack: estate\nproviders:\n  mock: {config: {world: " + filepath.Join(root, "world") + "}}\nmodules:\n  - {name: net, source: ./modules/net}\nresources:\n  - name: app\n    type: generic\n    depends_on: [net]\n"
+	sp, err := spec.Parse(filepath.Join(root, "stack.yaml"), []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := stack.Options{}
+	opts.PluginDirs = []string{mockPlugins(t)}
+	opts.StateDir = filepath.Join(root, "state")
+	if res, err := stack.Apply(t.Context(), sp, opts); stack.ExitCode(res, err) != stack.ExitOK {
+		t.Fatalf("apply: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "modules")); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{}))
+	t.Cleanup(srv.Close)
+	page := mustGet(t, srv.URL+"/stacks/estate/graph?collapse=none")
+	node := regexp.MustCompile(`<g id="node\d+" class="([^"]*)">\s*<title>([^<]*)</title>`)
+	classes := map[string]string{}
+	for _, m := range node.FindAllStringSubmatch(page, -1) {
+		classes[m[2]] = m[1]
+	}
+	for _, name := range []string{"net.vpc", "net.subnet", "app"} {
+		if _, ok := classes[name]; !ok {
+			t.Errorf("no node %s in %v", name, classes)
+		}
+	}
+	if !strings.Contains(classes["net.vpc"], " protected") {
+		t.Errorf("net.vpc's class %q is not protected", classes["net.vpc"])
+	}
+	if _, ok := classes["module.net"]; ok || strings.Contains(page, "are not recorded with the revision") {
+		t.Errorf("the module call is drawn as a placeholder although its files are recorded:\n%v", classes)
 	}
 }
