@@ -278,6 +278,24 @@ func TestUIInABrowser(t *testing.T) {
 		}
 	}
 
+	// A saved plan's review page (show FILE --html), opened as the file a
+	// reviewer is sent: the replacement is named with what it deletes.
+	planDir := reviewPlan(t, bin, plugins, env)
+	t.Run("plan", func(t *testing.T) {
+		pc := pageCheck{
+			name:  "plan",
+			path:  "/plan.html",
+			ready: `//h1`,
+			texts: map[string]*regexp.Regexp{
+				`//h1`: re(`^Plan for stack review$`),
+				`//h2[starts-with(normalize-space(), "Replacements")]`:                            re(`^Replacements \(1\)$`),
+				`//h2[starts-with(normalize-space(), "Replacements")]/following-sibling::*[1]/li`: re(`^app \(compute, ephemeral\): deletes the current app \(id mock-compute-app-[0-9a-f]+\): last`),
+			},
+			count: map[string]int{`//section[contains(@class, "a-replace")]`: 1},
+		}
+		loadAndCheck(t, browserCtx, "file://"+planDir, pc, true, filepath.Join(shots, "ui-plan.png"))
+	})
+
 	// A view with a token: the page given ?token= loads what it names (its
 	// style and icon) with the token too, so the browser logs no 401.
 	t.Run("token", func(t *testing.T) {
@@ -369,4 +387,31 @@ func loadAndCheck(t *testing.T, browserCtx context.Context, base string, pc page
 	for _, p := range problems {
 		t.Errorf("%s: console: %s", url, p)
 	}
+}
+
+// reviewPlan applies a stack review whose compute app then moves zone (a
+// replacement), saves that plan and writes it as plan.html with show
+// --html, in a folder of its own it returns.
+func reviewPlan(t *testing.T, bin, plugins string, env []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	v1 := "version: 1\nstack: review\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + "}}\nresources:\n  - name: app\n    type: compute\n    config: {zone: z1}\n  - name: keep\n    type: generic\n    protection: protected\n"
+	for name, text := range map[string]string{"v1.yaml": v1, "v2.yaml": strings.Replace(v1, "zone: z1", "zone: z2", 1)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(dir, "state")
+	runBulwark(t, bin, env, "--state-dir", state, "--plugin-dir", plugins, "apply", "--yes", filepath.Join(dir, "v1.yaml"))
+	runBulwark(t, bin, env, "--state-dir", state, "--plugin-dir", plugins, "plan", filepath.Join(dir, "v2.yaml"), "--out", filepath.Join(dir, "p.plan"))
+	cmd := exec.Command(bin, "--state-dir", state, "--plugin-dir", plugins, "show", filepath.Join(dir, "p.plan"), "--html")
+	cmd.Env = env
+	page, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("show --html: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.html"), page, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
