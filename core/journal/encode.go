@@ -36,41 +36,14 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOptString(b, `,"phase":`, r.Phase)
 	b = appendOptString(b, `,"key":`, r.Key)
 	b = appendOptString(b, `,"result_id":`, r.ResultID)
-	if len(r.Targets) > 0 {
-		b = append(b, `,"targets":[`...)
-		for i, t := range r.Targets {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = appendOptStrings(b, `,"targets":`, r.Targets)
 	b = appendOptString(b, `,"spec":`, r.Spec)
 	if r.Revision != 0 {
 		b = append(b, `,"revision":`...)
 		b = strconv.AppendInt(b, int64(r.Revision), 10)
 	}
-	if len(r.Replace) > 0 {
-		b = append(b, `,"replace":[`...)
-		for i, a := range r.Replace {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, a)
-		}
-		b = append(b, ']')
-	}
-	if len(r.Scope) > 0 {
-		b = append(b, `,"scope":[`...)
-		for i, a := range r.Scope {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, a)
-		}
-		b = append(b, ']')
-	}
+	b = appendOptStrings(b, `,"replace":`, r.Replace)
+	b = appendOptStrings(b, `,"scope":`, r.Scope)
 	b = appendOptString(b, `,"user":`, r.User)
 	if len(r.Data) > 0 {
 		b = append(b, `,"data":`...)
@@ -162,6 +135,23 @@ func appendOptString(b []byte, key, s string) []byte {
 	}
 	b = append(b, key...)
 	return appendString(b, s)
+}
+
+// appendOptStrings appends key and ss as a JSON array of strings, or
+// nothing when ss is empty (as omitempty).
+func appendOptStrings(b []byte, key string, ss []string) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
 }
 
 // appendString appends s quoted as encoding/json quotes it.
