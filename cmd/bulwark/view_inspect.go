@@ -138,6 +138,10 @@ func (v historyHuman) History(rep *inspect.HistoryReport) error {
 			mark = "*"
 		}
 		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s%s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File, byUser(r.User))
+		if len(r.Targets) > 0 {
+			// As Terraform warns at the run: the revision is partial.
+			fmt.Fprintf(w, "       partial: only --target %s (and what they depend on)\n", strings.Join(r.Targets, ", "))
+		}
 		if len(r.Variables) > 0 {
 			fmt.Fprintf(w, "       variables: %s\n", variablesLine(r.Variables))
 		}

@@ -209,6 +209,9 @@ type RevisionSummary struct {
 	Status   string    `json:"status"`
 	User     string    `json:"user,omitempty"` // who applied it
 	Current  bool      `json:"current"`
+	// Targets are the --target addresses of a partial apply: only they
+	// and what they depend on were converged to the revision's spec.
+	Targets []string `json:"targets,omitempty"`
 	// Variables are the variable values the revision was applied with, a
 	// sensitive one's as secrets.Mask (history needs no key).
 	Variables map[string]any `json:"variables,omitempty"`
@@ -238,7 +241,7 @@ func StackHistory(sp *spec.Spec, opts stack.Options) (*HistoryReport, error) {
 		rep.Operations = []OpSummary{}
 	}
 	for _, r := range st.Revisions {
-		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, User: r.User, Current: r.N == st.Current,
+		rep.Revisions = append(rep.Revisions, RevisionSummary{N: r.N, Op: r.Op, Time: r.Time, File: r.File, Provider: r.Provider, Status: r.Status, User: r.User, Current: r.N == st.Current, Targets: r.Targets,
 			Variables: secrets.MaskKeys(r.Variables, r.SensitiveVariables)})
 	}
 	return rep, nil

@@ -164,6 +164,9 @@ type Revision struct {
 	Status   string    `json:"status"`
 	User     string    `json:"user"` // who applied it ("" before users were kept)
 	Current  bool      `json:"current"`
+	// Targets are a partial apply's --target addresses (absent for a
+	// whole apply): only they and what they depend on reached this spec.
+	Targets []string `json:"targets,omitempty"`
 	// Variables are the variable values it was applied with, a sensitive
 	// one's as secrets.Mask.
 	Variables map[string]any `json:"variables"`
@@ -181,7 +184,7 @@ func NewHistory(r *inspect.HistoryReport) *History {
 	}
 	for _, rv := range r.Revisions {
 		out.Revisions = append(out.Revisions, Revision{N: rv.N, Op: rv.Op, Time: rv.Time, File: rv.File, Provider: rv.Provider,
-			Status: rv.Status, User: rv.User, Current: rv.Current, Variables: object(rv.Variables)})
+			Status: rv.Status, User: rv.User, Current: rv.Current, Targets: rv.Targets, Variables: object(rv.Variables)})
 	}
 	return out
 }
