@@ -70,10 +70,16 @@ func (e *expander) callInstances(c *spec.ModuleCall) ([]spec.CallInstance, bool)
 		return nil, false
 	case !Known(v):
 		var names []string
-		for _, ref := range c.RepeatExpr.Refs() {
+		note := func(ref *spec.Ref) {
 			if ref.Kind == spec.RefVar && e.unknown[ref.Name] && !slices.Contains(names, ref.Name) {
 				names = append(names, ref.Name)
 			}
+		}
+		for _, ref := range c.RepeatExpr.Refs() {
+			note(ref)
+		}
+		for _, l := range e.s.LocalsFor(c.RepeatExpr.Refs()) {
+			walkRefs(l.Value, note) // the variables behind a local
 		}
 		why := "it uses a variable with no value"
 		if len(names) == 1 {
