@@ -197,6 +197,10 @@ modules:
 			`STACK:13:40: module call "net": for_each ${concat(var.regions, ["a b"])}: key "a b" is not a valid instance key`},
 		{"a key twice", `{name: net, source: ./m, for_each: '${concat(var.regions, ["eu"])}'}`, true,
 			`STACK:13:40: module call "net": for_each ${concat(var.regions, ["eu"])} lists "eu" twice`},
+		{"count too large", `{name: net, source: ./m, count: "${var.n * 1000000000}"}`, true,
+			`STACK:13:37: module call "net": count ${var.n * 1000000000} must be a whole number from 0 to 10000, not 2000000000`},
+		{"too many keys", `{name: net, source: ./m, for_each: '${flatten([for p in range(101) : [for q in range(100) : "k${p}x${q}"]])}'}`, true,
+			`STACK:13:40: module call "net": for_each ${flatten([for p in range(101) : [for q in range(100) : "k${p}x$... has 10100 keys, more than the 10000 instances a call may have`},
 		{"a number in the list", `{name: net, source: ./m, for_each: '${concat(var.regions, [var.n])}'}`, true,
 			`STACK:13:40: module call "net": for_each ${concat(var.regions, [var.n])}: element #2 is a number: a for_each list holds strings`},
 	}
