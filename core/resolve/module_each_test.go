@@ -313,3 +313,23 @@ moved:
 		t.Errorf("resources = %s, notes %v", got, notes)
 	}
 }
+
+// TestModuleForEachFromConstant: a call's count written as an expression
+// over nothing is still decided by Expand, and the parsed spec does not
+// pass for an expanded one meanwhile.
+func TestModuleForEachFromConstant(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml": "resources: [{name: db, type: db}]\n",
+		"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules:\n  - {name: net, source: ./m, count: \"${1 + 1}\"}\n",
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Expanded() {
+		t.Fatal("a spec with a pending call reports itself expanded")
+	}
+	if got := addresses(expand(t, s, Inputs{})); got != "net[0].db net[1].db" {
+		t.Errorf("resources = %s", got)
+	}
+}

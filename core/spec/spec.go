@@ -359,7 +359,7 @@ func (s *Spec) Expanded() bool {
 	if s.Values != nil {
 		return true
 	}
-	if len(s.Variables) > 0 || len(s.Locals) > 0 || s.StackExpr != nil {
+	if len(s.Variables) > 0 || len(s.Locals) > 0 || s.StackExpr != nil || len(s.PendingCalls()) > 0 {
 		return false
 	}
 	for _, r := range s.Resources {
