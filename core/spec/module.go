@@ -224,9 +224,8 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 }
 
 // callForEach reads a call's for_each (a literal mapping or list) or
-// count (a literal whole number). The instances are made when the spec is
-// read, so the keys must be written in the spec: a call's instances are
-// its addresses, known before any variable is.
+// count (a literal whole number), whose instances are made when the spec
+// is read; a ${...} over variables and locals is callRepeatExpr's.
 func (p *parser) callForEach(cn *callNodes, prefix, field string, v *yaml.Node) {
 	c := cn.c
 	if isNull(v) {
