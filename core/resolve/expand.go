@@ -81,6 +81,18 @@ func expandSpec(s *spec.Spec, vars map[string]any, allowUnknown bool) (*spec.Spe
 	if len(e.probs) > 0 {
 		return nil, nil, e.sorted()
 	}
+	if len(s.PendingCalls()) > 0 {
+		// A module call's for_each or count from variables: its
+		// instances first, as the stack's name is.
+		ns, err := e.decideCalls()
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case ns == nil:
+			return nil, nil, e.sorted()
+		}
+		s, e.s = ns, ns
+	}
 
 	e.evalLocals()
 	stack := e.stackName()
@@ -479,6 +491,9 @@ func (e *expander) refValue(t *spec.Template, refp **spec.Ref) (any, bool) {
 			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
 			return nil, true
 		}
+		if e.ea.unknown {
+			return nil, false
+		}
 		return e.ea.index, true
 	case spec.RefData, spec.RefStack:
 		return nil, false // read at plan time (SubstituteData, SubstituteStacks)
@@ -515,7 +530,13 @@ func (e *expander) evalLocals() {
 			}
 		})
 		e.ea = nil
-		e.locals[l.Name] = e.subst(l.Value, nil)
+		var ea *each
+		if l.Unbound {
+			// A pending module call's input: its each and count are
+			// not known until its instances are decided.
+			ea = &each{unknown: true, count: true}
+		}
+		e.locals[l.Name] = e.subst(l.Value, ea)
 		e.secretLoc[l.Name] = secret
 	}
 	for _, l := range e.s.Locals {
@@ -595,6 +616,10 @@ func (e *expander) bindRef(t *spec.Template, b *binding, r *spec.Ref, _ string) 
 		if e.ea == nil || !e.ea.count {
 			e.add(r.Pos, "%s is only allowed in the config of a resource with count", r)
 			b.setCount(cty.NumberIntVal(0))
+			return nil, true
+		}
+		if e.ea.unknown {
+			b.setCount(cty.UnknownVal(cty.Number))
 			return nil, true
 		}
 		b.setCount(cty.NumberFloatVal(e.ea.index))

@@ -291,10 +291,10 @@ func TestModuleForEachProblems(t *testing.T) {
 	tests := []struct {
 		name, call, want string
 	}{
-		{"from a variable", `{name: net, source: ./m, for_each: "${var.x}"}`,
-			`STACK:7:40: module call "net": for_each must be written in the spec`},
-		{"count from a variable", `{name: net, source: ./m, count: "${var.n}"}`,
-			`STACK:7:37: module call "net": count must be written in the spec (count: 2)`},
+		{"from an undeclared variable", `{name: net, source: ./m, for_each: "${var.x}"}`,
+			`STACK:7:41: module call "net": unknown variable "x" in ${var.x} (declared under variables: none)`},
+		{"count from an undeclared variable", `{name: net, source: ./m, count: "${var.n}"}`,
+			`STACK:7:38: module call "net": unknown variable "n" in ${var.n} (declared under variables: none)`},
 		{"negative count", `{name: net, source: ./m, count: -1}`,
 			`STACK:7:37: module call "net": count -1 is negative`},
 		{"both", `{name: net, source: ./m, count: 1, for_each: [a]}`,

@@ -55,6 +55,16 @@ type ModuleCall struct {
 	// Repeated reports that for_each or count was written (Instances may
 	// then be empty: count: 0).
 	Repeated bool
+	// RepeatExpr is the for_each or count when it is an expression over
+	// variables and locals (for_each: ${var.regions}); nil when written
+	// in the spec. Its instances are decided once the variables have
+	// values (resolve.Expand gives them to WithCallInstances).
+	RepeatExpr *Template
+	// Pending reports that RepeatExpr's instances are not decided yet:
+	// the module is instantiated once, under the call's name, with
+	// each.key, each.value and count.index unknown (validate without
+	// values), never planned.
+	Pending  bool
 	Pos      Pos            // of the call's "- name:" mapping
 	FieldPos map[string]Pos // of each field's value, and of each input as "inputs.KEY"
 }
@@ -92,10 +102,12 @@ const maxCallInstances = 10000
 
 var callFields = []string{"name", "source", "inputs", "protection", "for_each", "count"}
 
-// callNodes is a call being parsed, with its inputs' references.
+// callNodes is a call being parsed, with its inputs' references and
+// those of a for_each or count written as an expression.
 type callNodes struct {
-	c    *ModuleCall
-	refs *tmplCtx
+	c      *ModuleCall
+	refs   *tmplCtx
+	repeat *tmplCtx
 }
 
 // modules walks the modules: list.
@@ -168,7 +180,7 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 					c.FieldPos["inputs."+strings.TrimPrefix(k, "config.")] = pos
 				}
 			case "for_each", "count":
-				p.callForEach(c, prefix, key, v)
+				p.callForEach(cn, prefix, key, v)
 			case "protection":
 				if isNull(v) {
 					return
@@ -188,6 +200,7 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 		if !hasSource {
 			p.addf(item, "%s is missing required field \"source\"", label)
 		}
+		p.bindCallKeys(c)
 		_, isCount := c.FieldPos["count"]
 		_, isEach := c.FieldPos["for_each"]
 		for _, ref := range cn.refs.refs {
@@ -211,10 +224,10 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 }
 
 // callForEach reads a call's for_each (a literal mapping or list) or
-// count (a literal whole number). The instances are made when the spec is
-// read, so the keys must be written in the spec: a call's instances are
-// its addresses, known before any variable is.
-func (p *parser) callForEach(c *ModuleCall, prefix, field string, v *yaml.Node) {
+// count (a literal whole number), whose instances are made when the spec
+// is read; a ${...} over variables and locals is callRepeatExpr's.
+func (p *parser) callForEach(cn *callNodes, prefix, field string, v *yaml.Node) {
+	c := cn.c
 	if isNull(v) {
 		delete(c.FieldPos, field)
 		return
@@ -225,7 +238,7 @@ func (p *parser) callForEach(c *ModuleCall, prefix, field string, v *yaml.Node) 
 		return
 	}
 	if v.Kind == yaml.ScalarNode && strings.Contains(v.Value, "${") {
-		p.addf(v, "%s%s must be written in the spec (%s), not %s: a call's instances are its addresses, known when the spec is read, before any variable (a value from variables is not supported yet)", prefix, field, map[string]string{"count": "count: 2", "for_each": "for_each: {eu: {...}, us: {...}} or [eu, us]"}[field], quote(v.Value))
+		p.callRepeatExpr(cn, prefix, field, v)
 		return
 	}
 	p.tc = &tmplCtx{where: "a module call's " + field, noRefs: true}
@@ -493,12 +506,14 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 		}
 		mr.loaded[c.Name] = true
 		own = append(own, checkInputs(s.File, c, m)...)
-		if !c.Repeated {
+		if !c.Repeated || c.Pending {
 			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
 				own = append(own, Problem{File: s.File, Pos: c.FieldPos["source"], Msg: fmt.Sprintf("module call %s would make more than %d resources and data entries with the calls before it; split the stack", quote(c.Name), maxModuleEntries)})
 				continue
 			}
+			n := len(s.Locals)
 			own = append(own, addInstance(s, c, m, c.Name, c.Inputs, mr.outputs)...)
+			markUnbound(c, s.Locals[n:])
 			continue
 		}
 		for _, in := range c.Instances {
@@ -851,6 +866,9 @@ func (mr *moduleRefs) output(ref *Ref) (any, bool) {
 	case !c.Repeated && ref.Keyed:
 		add("module call %s has no for_each or count, so it has no instance %s: write ${module.%s.%s}", quote(c.Name), quote(ref.Key), c.Name, ref.Attr)
 		return nil, false
+	case c.Pending:
+		// Its instances are not decided (validate without values): the
+		// one instance checked stands for every key.
 	case c.Repeated:
 		i := slices.IndexFunc(c.Instances, func(in CallInstance) bool { return in.Key == ref.Key })
 		if i < 0 {
@@ -884,6 +902,8 @@ func (mr *moduleRefs) whole(c *ModuleCall, ref *Ref) (any, bool) {
 		return out
 	}
 	switch {
+	case c.Pending:
+		return mr.pendingWhole(c, ref, object)
 	case !c.Repeated && !ref.Keyed:
 		return object(c.Name), true
 	case ref.Keyed:

@@ -264,7 +264,7 @@ func joinArrow(path []string) string { return strings.Join(path, " -> ") }
 func checkMovedIntoModules(s *Spec) Problems {
 	var ps Problems
 	for i, mv := range s.Moved {
-		if !strings.Contains(mv.To.Name, ".") {
+		if !strings.Contains(mv.To.Name, ".") || pendingUnder(s, mv.To.Name) {
 			continue
 		}
 		label := "moved entry #" + strconv.Itoa(i+1)

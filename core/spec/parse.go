@@ -74,12 +74,19 @@ func Load(path string) (*Spec, error) {
 // text): the modules are then read from the texts recorded with it, never
 // from disk.
 func Parse(file string, data []byte) (*Spec, error) {
+	return parseWith(file, data, nil)
+}
+
+// parseWith is Parse with the instances of the calls whose for_each or
+// count is an expression decided (WithCallInstances); nil leaves them
+// pending.
+func parseWith(file string, data []byte, callKeys map[string][]CallInstance) (*Spec, error) {
 	data, recorded, err := SplitRecorded(data)
 	if err != nil {
 		return nil, Problems{{File: file, Msg: err.Error()}}
 	}
 	ld := newLoader(file, recorded)
-	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld}
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld, callKeys: callKeys}
 	var s *Spec
 	if top := p.decode(data); top != nil {
 		s = p.spec(top)
@@ -154,6 +161,9 @@ type parser struct {
 	// anyProvider accepts any provider a resource names: a module file
 	// read on its own (ParseModule) has no caller to declare them.
 	anyProvider bool
+	// callKeys are the instances decided for the calls whose for_each or
+	// count is an expression, by call name (WithCallInstances).
+	callKeys map[string][]CallInstance
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
@@ -558,6 +568,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.checkLocals(s, locals)
 	p.checkMoved(s, first)
 	p.checkStack(s, stackRefs)
+	p.checkCallRepeat(s)
 	p.checkDataRefs(firstData, data, resources, outputs)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)

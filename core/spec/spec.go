@@ -164,6 +164,10 @@ type Local struct {
 	Name  string
 	Value any // as a config value: *Template where it holds ${...}
 	Pos   Pos // of its name
+	// Unbound marks a local of a pending module call's one instance
+	// (ModuleCall.Pending): each.key, each.value and count.index in it
+	// are not known.
+	Unbound bool
 }
 
 // ForEach is a resource's for_each: either one reference to a variable
@@ -355,7 +359,7 @@ func (s *Spec) Expanded() bool {
 	if s.Values != nil {
 		return true
 	}
-	if len(s.Variables) > 0 || len(s.Locals) > 0 || s.StackExpr != nil {
+	if len(s.Variables) > 0 || len(s.Locals) > 0 || s.StackExpr != nil || len(s.PendingCalls()) > 0 {
 		return false
 	}
 	for _, r := range s.Resources {

@@ -83,7 +83,7 @@ func TestEndToEndEstate(t *testing.T) {
 	}
 	exists("dev")
 	out = e.run(0, "prod.jsonl", append([]string{"apply"}, args("prod", "--yes")...)...)
-	if !strings.Contains(out, "Apply complete: 14 changed") {
+	if !strings.Contains(out, "Apply complete: 21 changed") {
 		t.Fatalf("apply prod:\n%s", out)
 	}
 	exists("prod")
