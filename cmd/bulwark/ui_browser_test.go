@@ -246,6 +246,23 @@ func TestUIInABrowser(t *testing.T) {
 			// one row per step (db, app) and the axis row.
 			`//ol[contains(@class,"timeline")]/li`: 3,
 		},
+	}, {
+		// The graph page draws from the state's records: the CLI keeps the
+		// revision's spec sealed and the view holds no key.
+		name:  "graph",
+		path:  "/stacks/shop/graph",
+		ready: svgNode("db", true),
+		texts: map[string]*regexp.Regexp{
+			`//h1`: re(`^shop: dependency graph$`),
+		},
+		count: map[string]int{
+			svgNode("db", true):   1,
+			svgNode("app", false): 1,
+			svgNode("app", true):  0,
+			// app refers to db.id: the arrow app → db.
+			`//*[local-name()="g" and contains(@class,"edge")][*[local-name()="title" and normalize-space()="app->db"]]`: 1,
+			svgNode("cache", false): 0, // rolled back
+		},
 	}}
 
 	// One headless browser for the whole test.
@@ -305,6 +322,16 @@ func TestUIInABrowser(t *testing.T) {
 		pc.path += "?token=" + token
 		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token.png"))
 	})
+}
+
+// svgNode selects the graph's drawn node for resource name, protected
+// (its class says so, and it is filled red with a lock) or not.
+func svgNode(name string, protected bool) string {
+	cls := `not(contains(concat(" ",@class," ")," protected "))`
+	if protected {
+		cls = `contains(concat(" ",@class," ")," protected ")`
+	}
+	return `//*[local-name()="svg"]//*[local-name()="g" and contains(@class,"node") and ` + cls + `][*[local-name()="title" and normalize-space()="` + name + `"]]`
 }
 
 // loadAndCheck opens pc in a new tab (JavaScript on or off), waits until it

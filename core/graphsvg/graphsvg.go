@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // AutoCollapseAbove is the number of nodes above which CollapseAuto draws
@@ -103,6 +104,41 @@ func FromSpec(sp *spec.Spec) *Graph {
 		}
 	}
 	return g
+}
+
+// FromState builds the graph of a stack's recorded resources: each one's
+// address, type and level, and the dependencies the state records for it
+// (the expanded spec's depends_on, references included, as the apply
+// recorded them). It needs no spec, so no key: it draws what a stack holds
+// when its revision's spec is sealed. A deposed object (the old half of a
+// replacement in progress) is not drawn: its address's current record is.
+// Data entries are not recorded in the state, so none is drawn.
+func FromState(stack string, rs []*state.Resource) *Graph {
+	g := &Graph{Name: stack}
+	for _, r := range rs {
+		if r.DeposedFrom != "" {
+			continue
+		}
+		g.Nodes = append(g.Nodes, Node{ID: r.Name, Type: r.Type, Protection: r.Protection, Group: GroupOfAddress(r.Name)})
+		for _, d := range r.DependsOn {
+			g.Edges = append(g.Edges, Edge{r.Name, d})
+		}
+	}
+	return g
+}
+
+// GroupOfAddress is the cluster of a resource known by its address alone:
+// "module NAME" when the address is inside a module call (app.db,
+// app["eu"].db), else "NAME[*]" for a for_each instance (web["a"]), else
+// "". It agrees with what FromSpec groups.
+func GroupOfAddress(name string) string {
+	if call := callOf(name); call != "" {
+		return "module " + call
+	}
+	if base, _, keyed := strings.Cut(name, "["); keyed {
+		return base + "[*]"
+	}
+	return ""
 }
 
 // groupOf is the cluster of a resource: its outermost module call, else

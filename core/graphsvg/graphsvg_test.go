@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // svgNode is a <g class="node ..."> of Graphviz's SVG: its title is the
@@ -201,5 +202,35 @@ func TestCallOf(t *testing.T) {
 		if got := callOf(in); got != want {
 			t.Errorf("callOf(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// FromState groups records by their address alone as FromSpec does, keeps
+// their levels and recorded dependencies, and leaves a deposed object out.
+func TestFromStateGroupsByAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"db":                "",
+		`web[a]`:            "web[*]",
+		`web["a.b"]`:        "web[*]",
+		"net.vpc":           "module net",
+		`net["eu"].subnet`:  "module net",
+		`app["a.b"].db[x]`:  "module app",
+		`net.inner.deep[k]`: "module net",
+		`edge["x.y"]`:       "edge[*]",
+	} {
+		if got := GroupOfAddress(addr); got != want {
+			t.Errorf("GroupOfAddress(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	g := FromState("shop", []*state.Resource{
+		{Name: "db", Type: "generic", Protection: protection.Protected},
+		{Name: "web[a]", Type: "generic", Protection: protection.Ephemeral, DependsOn: []string{"db"}},
+		{Name: "db~old", Type: "generic", Protection: protection.Protected, DeposedFrom: "db", DeposedBy: "op1"},
+	})
+	if len(g.Nodes) != 2 || g.Nodes[0].ID != "db" || g.Nodes[0].Protection != protection.Protected || g.Nodes[1].Group != "web[*]" {
+		t.Fatalf("nodes %+v", g.Nodes)
+	}
+	if len(g.Edges) != 1 || g.Edges[0] != (Edge{"web[a]", "db"}) {
+		t.Fatalf("edges %+v", g.Edges)
 	}
 }

@@ -30,6 +30,11 @@ type GraphPage struct {
 	Notes []string `json:"notes"`
 	// SVG is the picture, Graphviz's SVG without its XML prologue.
 	SVG template.HTML `json:"svg"`
+	// From says what the picture is drawn from: "spec", the spec text
+	// the revision recorded, when the view can read it; "state", the
+	// stack's resource records, when the revision keeps its spec sealed
+	// (what the CLI writes; the view holds no key).
+	From string `json:"from"`
 	// Empty says the stack has no current revision to draw.
 	Empty bool `json:"empty"`
 }
@@ -72,9 +77,53 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 		return p, nil
 	}
 	p.Revision, p.File = rec.Revision, rec.File
+	var g *graphsvg.Graph
+	if rec.Sealed {
+		if g, err = h.stateGraph(ctx, name); err != nil {
+			return nil, err
+		}
+		p.From = "state"
+		p.Notes = append(p.Notes, "drawn from the state's records: the revision keeps its spec sealed and the view holds no key, so data entries are not drawn")
+	} else {
+		var notes []string
+		if g, notes, err = specGraph(rec); err != nil {
+			return nil, err
+		}
+		p.From = "spec"
+		p.Notes = append(p.Notes, notes...)
+	}
+	rd, err := h.graphs.renderer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svg, err := rd.Render(ctx, g.DOT(collapse))
+	if err != nil {
+		return nil, err
+	}
+	text := string(svg)
+	if i := strings.Index(text, "<svg"); i >= 0 {
+		text = text[i:]
+	}
+	// Graphviz escapes every label it writes into the SVG.
+	p.SVG = template.HTML(text)
+	return p, nil
+}
+
+// stateGraph draws the stack's resource records (graphsvg.FromState).
+func (h *handler) stateGraph(ctx context.Context, name string) (*graphsvg.Graph, error) {
+	rs, err := h.src.Resources(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return graphsvg.FromState(name, rs), nil
+}
+
+// specGraph draws the spec a revision recorded, readable, and says what it
+// could not know.
+func specGraph(rec *RecordedSpec) (*graphsvg.Graph, []string, error) {
 	sp, err := spec.Parse(rec.File, []byte(rec.Text))
 	if err != nil {
-		return nil, fmt.Errorf("the spec of revision %d: %w", rec.Revision, err)
+		return nil, nil, fmt.Errorf("the spec of revision %d: %w", rec.Revision, err)
 	}
 	// The recorded values, the sensitive ones left unknown (they are
 	// sealed here, and no graph needs a secret).
@@ -93,31 +142,18 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 		calls = sp.Modules
 		sp.Modules = nil
 	}
-	exp, notes, err := resolve.ExpandUnknown(sp, vars)
+	exp, unknown, err := resolve.ExpandUnknown(sp, vars)
 	if err != nil {
-		return nil, fmt.Errorf("expand the spec of revision %d: %w", rec.Revision, err)
+		return nil, nil, fmt.Errorf("expand the spec of revision %d: %w", rec.Revision, err)
 	}
-	for _, n := range notes {
-		p.Notes = append(p.Notes, n.Error())
+	var notes []string
+	for _, n := range unknown {
+		notes = append(notes, n.Error())
 	}
 	g := graphsvg.FromSpec(exp)
 	for _, c := range calls {
 		g.Nodes = append(g.Nodes, graphsvg.Node{ID: "module." + c.Name, Type: "module " + c.Source})
-		p.Notes = append(p.Notes, fmt.Sprintf("module call %s is drawn as one node: its files (%s) are not recorded with the revision", c.Name, c.Source))
+		notes = append(notes, fmt.Sprintf("module call %s is drawn as one node: its files (%s) are not recorded with the revision", c.Name, c.Source))
 	}
-	rd, err := h.graphs.renderer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	svg, err := rd.Render(ctx, g.DOT(collapse))
-	if err != nil {
-		return nil, err
-	}
-	text := string(svg)
-	if i := strings.Index(text, "<svg"); i >= 0 {
-		text = text[i:]
-	}
-	// Graphviz escapes every label it writes into the SVG.
-	p.SVG = template.HTML(text)
-	return p, nil
+	return g, notes, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/webview"
@@ -121,5 +123,92 @@ func TestGraphPageDrawsRecordedModules(t *testing.T) {
 	}
 	if _, ok := classes["module.net"]; ok || strings.Contains(page, "are not recorded with the revision") {
 		t.Errorf("the module call is drawn as a placeholder although its files are recorded:\n%v", classes)
+	}
+}
+
+// A stack applied with a secrets key, as the CLI always does, keeps its
+// revision's spec sealed; the view holds no key. The graph page is still
+// drawn, from the state's records: every resource with its level (db's
+// protected class) and the recorded dependency web → db.
+func TestGraphPageDrawsASealedRevisionFromTheState(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
+	root := t.TempDir()
+	key, err := secrets.NewKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(strings.ReplaceAll(shopV1, "%WORLD%", filepath.Join(root, "world")), "stack: shop\n",
+		"stack: shop\nvariables:\n  zones: {type: map, default: {a: 1, b: 2}}\n", 1) + `  - name: edge
+    type: generic
+    for_each: ${var.zones}
+    depends_on: [web]
+`
+	sp, err := spec.Parse(filepath.Join(root, "stack.yaml"), []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _, err := resolve.Values(sp, resolve.Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, err = resolve.Expand(sp, vals); err != nil {
+		t.Fatal(err)
+	}
+	opts := stack.Options{}
+	opts.PluginDirs = []string{mockPlugins(t)}
+	opts.StateDir = filepath.Join(root, "state")
+	opts.Secrets = &secrets.Source{Env: key.Encode()}
+	if res, err := stack.Apply(t.Context(), sp, opts); stack.ExitCode(res, err) != stack.ExitOK {
+		t.Fatalf("apply: %v", err)
+	}
+	// The revision's spec is stored sealed, as the CLI writes it.
+	revs, err := filepath.Glob(filepath.Join(opts.StateDir, "shop", "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedSeen := false
+	for _, p := range revs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "resources:") {
+			t.Fatalf("%s holds the spec in clear", p)
+		}
+		if strings.Contains(p, "revision") {
+			sealedSeen = true
+		}
+	}
+	if !sealedSeen {
+		t.Fatalf("no revision file under %s: %v", opts.StateDir, revs)
+	}
+
+	view := opts
+	view.Secrets = nil // the view needs no key and is given none
+	srv := httptest.NewServer(webview.New(webview.NewSource(view), webview.Options{}))
+	t.Cleanup(srv.Close)
+	page := mustGet(t, srv.URL+"/stacks/shop/graph?collapse=none")
+	node := regexp.MustCompile(`<g id="node\d+" class="([^"]*)">\s*<title>([^<]*)</title>`)
+	classes := map[string]string{}
+	for _, m := range node.FindAllStringSubmatch(page, -1) {
+		classes[m[2]] = m[1]
+	}
+	for name, protected := range map[string]bool{"db": true, "cache": false, "web": false, "edge[a]": false, "edge[b]": false} {
+		c, ok := classes[name]
+		if !ok {
+			t.Fatalf("no node %s in %v", name, classes)
+		}
+		if strings.Contains(c, " protected") != protected {
+			t.Errorf("node %s class %q, protected %v", name, c, protected)
+		}
+	}
+	if !regexp.MustCompile(`<title>web&#45;&gt;db</title>`).MatchString(page) {
+		t.Errorf("no edge web → db in the SVG")
+	}
+	if !strings.Contains(page, "edge[*]") {
+		t.Errorf("the for_each instances are not grouped as edge[*]")
+	}
+	contains(t, "graph", page, "drawn from the state")
+	var doc webview.GraphPage
+	decode(t, mustGet(t, srv.URL+"/api/stacks/shop/graph"), &doc)
+	if doc.From != "state" || doc.Revision != 1 {
+		t.Errorf("/api graph: from %q revision %d, want state, 1", doc.From, doc.Revision)
 	}
 }
