@@ -234,3 +234,43 @@ func TestFromStateGroupsByAddress(t *testing.T) {
 		t.Fatalf("edges %+v", g.Edges)
 	}
 }
+
+// A collapsed group links to its expansion; a group Expand draws in full
+// under CollapseAll keeps its members and links to collapsing it again;
+// a plan's delete of a resource the graph lacks is added as a node.
+func TestDOTWithExpandsOneGroupAndLinksBoth(t *testing.T) {
+	g := &Graph{Name: "s", Nodes: []Node{
+		{ID: "web[a]", Type: "compute", Group: "web[*]", Protection: protection.Ephemeral},
+		{ID: "web[b]", Type: "compute", Group: "web[*]", Protection: protection.Ephemeral},
+		{ID: "net.vpc", Type: "network", Group: "module net", Protection: protection.Protected},
+	}}
+	g.SetActions(map[string]string{"web[a]": "replace", "web[b]": "check", "old": "delete"}, map[string]Node{"old": {Type: "generic", Protection: protection.Ephemeral}})
+	link := func(group string, expand bool) string { return fmt.Sprintf("?%v=%s", expand, group) }
+	dot := g.DOTWith(Options{Collapse: CollapseAll, Expand: []string{"web[*]"}, Link: link})
+	for _, want := range []string{
+		`"web[a]" [label="web[a]\ncompute (ephemeral)\nreplace"`,
+		`"web[b]" [label="web[b]\ncompute (ephemeral)\nnoop"`,
+		`URL="?false=web[*]"`,
+		`label="web[*] (collapse)"`,
+		`"group:module net" [label=`,
+		`URL="?true=module net", tooltip="expand module net"`,
+		`"old" [label="old\ngeneric (ephemeral)\ndelete"`,
+	} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %s:\n%s", want, dot)
+		}
+	}
+	if strings.Contains(dot, `"net.vpc" [`) {
+		t.Errorf("module net is drawn in full though only web[*] is expanded:\n%s", dot)
+	}
+	if got := g.Groups(); len(got) != 2 || got[0] != "web[*]" || got[1] != "module net" {
+		t.Errorf("Groups() = %v", got)
+	}
+	svg, err := SVGWith(context.Background(), g, Options{Collapse: CollapseAll, Link: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), `xlink:href="?true=web[*]"`) {
+		t.Errorf("the collapsed group's node carries no link:\n%s", svg)
+	}
+}
