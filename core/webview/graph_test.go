@@ -9,11 +9,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
+	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
 
@@ -210,5 +215,55 @@ func TestGraphPageDrawsASealedRevisionFromTheState(t *testing.T) {
 	decode(t, mustGet(t, srv.URL+"/api/stacks/shop/graph"), &doc)
 	if doc.From != "state" || doc.Revision != 1 {
 		t.Errorf("/api graph: from %q revision %d, want state, 1", doc.From, doc.Revision)
+	}
+}
+
+// The page of a stack whose operation is not finished marks each resource
+// with that operation's action from its journal steps; collapsed, each
+// group links to its expansion, and ?expand= draws that group in full with
+// a link back. An unknown group is a 400.
+func TestGraphPageShowsPendingActionsAndExpandsGroups(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	src := &memSource{
+		stacks: []string{"big"},
+		status: &inspect.StatusReport{Stack: "big", Revision: 2, Unfinished: []string{"op_7"}},
+		res: []*state.Resource{
+			{Name: "db", Type: "generic", Protection: protection.Protected},
+			{Name: "web[a]", Type: "compute", Protection: protection.Ephemeral, DependsOn: []string{"db"}},
+			{Name: "web[b]", Type: "compute", Protection: protection.Ephemeral, DependsOn: []string{"db"}},
+		},
+		ops: []journal.Record{
+			{Op: "op_7", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning, Time: t0},
+			{Op: "op_7", Kind: journal.KindStep, Step: "web[a]", Resource: "web[a]", Action: "replace", Phase: "execute", Status: journal.StepStarted, Time: t0},
+			{Op: "op_7", Kind: journal.KindStep, Step: "db", Resource: "db", Action: "check", Phase: "check", Status: journal.StepOK, Time: t0},
+		},
+		spec: &webview.RecordedSpec{Revision: 2, File: "stack.yaml", Sealed: true},
+	}
+	srv := httptest.NewServer(webview.New(src, webview.Options{}))
+	t.Cleanup(srv.Close)
+
+	page := mustGet(t, srv.URL+"/stacks/big/graph?collapse=none")
+	contains(t, "graph", page, `class="node resource level&#45;ephemeral action&#45;replace">`, `href="/stacks/big/operations/op_7"`)
+	if !regexp.MustCompile(`action&#45;replace">\s*<title>web\[a\]</title>`).MatchString(page) {
+		t.Errorf("web[a] is not marked replace")
+	}
+	if !regexp.MustCompile(`protected action&#45;noop">\s*<title>db</title>`).MatchString(page) {
+		t.Errorf("db is not marked noop")
+	}
+	var doc webview.GraphPage
+	decode(t, mustGet(t, srv.URL+"/api/stacks/big/graph"), &doc)
+	if doc.Operation != "op_7" {
+		t.Errorf("/api graph operation %q, want op_7", doc.Operation)
+	}
+
+	collapsed := mustGet(t, srv.URL+"/stacks/big/graph?collapse=all")
+	contains(t, "collapsed graph", collapsed, `<title>group:web[*]</title>`, `xlink:href="/stacks/big/graph?collapse=all&amp;expand=web%5B%2A%5D"`)
+	expanded := mustGet(t, srv.URL+"/stacks/big/graph?collapse=all&expand=web%5B%2A%5D")
+	contains(t, "expanded graph", expanded, `<title>web[a]</title>`, `<title>web[b]</title>`, `web[*] (collapse)`, `xlink:href="/stacks/big/graph?collapse=all"`)
+	if strings.Contains(expanded, `<title>group:web[*]</title>`) {
+		t.Errorf("web[*] is still collapsed with ?expand=")
+	}
+	if code, _ := get(t, srv.URL+"/stacks/big/graph?expand=nope"); code != http.StatusBadRequest {
+		t.Errorf("?expand=nope answered %d, want 400", code)
 	}
 }
