@@ -111,7 +111,7 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 	}
 	fetch("/")
 	fetch("/api/stacks")
-	for _, p := range []string{"/stacks/" + stackName, "/stacks/" + stackName + "/history"} {
+	for _, p := range []string{"/stacks/" + stackName, "/stacks/" + stackName + "/history", "/stacks/" + stackName + "/graph"} {
 		fetch(p)
 		fetch("/api" + p)
 	}
@@ -211,6 +211,7 @@ outputs:
 		"/api/stacks/secretive/history": {`"db_password": "(sensitive)"`, `"exit": 0`},
 		"/api/stacks/secretive":         {`"protection": "protected"`, `"ownership": "created"`},
 		"/api/stacks":                   {`"name": "secretive"`, `"resources": 2`},
+		"/api/stacks/secretive/graph":   {`"from": "state"`, `<title>db</title>`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(pages[path], w) {
