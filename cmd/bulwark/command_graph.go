@@ -1,16 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/core/graphsvg"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
+	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 func (c *cli) graphCmd() *cobra.Command {
-	var format, collapseFlag string
+	var format, collapseFlag, planPath string
+	var expand []string
 	cmd := &cobra.Command{
 		Use:   "graph SPEC",
 		Short: "Print the dependency graph as DOT (data entries as data.NAME), or as SVG with --format svg",
@@ -31,17 +38,59 @@ func (c *cli) graphCmd() *cobra.Command {
 			for _, n := range notes {
 				fmt.Fprintln(c.stderr, c.red.Redact("warning: "+n.Error()))
 			}
+			// --plan: each node's action from a saved plan of this stack
+			// (read as show reads it: no key, no provider).
+			var actions map[string]string
+			missing := map[string]graphsvg.Node{}
+			if planPath != "" {
+				f, err := stack.ReadPlan(planPath)
+				if err != nil {
+					return fmt.Errorf("--plan: %w", err)
+				}
+				if f.Stack != sp.Stack {
+					return fmt.Errorf("--plan %s is a plan of stack %s, not of %s (%s)", planPath, f.Stack, sp.Stack, args[0])
+				}
+				actions = map[string]string{}
+				for _, r := range f.Resources {
+					actions[r.Address] = r.Action
+					lvl, _ := protection.Parse(r.Protection)
+					missing[r.Address] = graphsvg.Node{Type: r.Type, Protection: lvl}
+				}
+			}
 			if format == "svg" {
-				svg, err := graphsvg.SVG(cmd.Context(), graphsvg.FromSpec(sp), collapse)
+				g := graphsvg.FromSpec(sp)
+				if actions != nil {
+					g.SetActions(actions, missing)
+				}
+				for _, e := range expand {
+					if !slices.Contains(g.Groups(), e) {
+						return fmt.Errorf("--expand %q: no such group; the groups are %s", e, strings.Join(g.Groups(), ", "))
+					}
+				}
+				svg, err := graphsvg.SVGWith(cmd.Context(), g, graphsvg.Options{Collapse: collapse, Expand: expand})
 				if err != nil {
 					return err
 				}
 				_, err = c.stdout.Write(svg)
 				return err
 			}
+			if len(expand) > 0 {
+				return errors.New("--expand draws groups in the SVG: it needs --format svg")
+			}
 			fmt.Fprintf(c.stdout, "digraph %q {\n  rankdir=LR;\n", sp.Stack)
 			for _, r := range sp.Resources {
+				if a, ok := actions[r.Name]; ok {
+					fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q];\n", r.Name, r.Name, r.Type, r.Protection, graphsvg.ActionWord(a), graphsvg.ActionColor(a))
+					delete(actions, r.Name)
+					continue
+				}
 				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\"];\n", r.Name, r.Name, r.Type, r.Protection)
+			}
+			// What the plan does to resources the spec no longer has
+			// (their deletes).
+			for _, name := range slices.Sorted(maps.Keys(actions)) {
+				m := missing[name]
+				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q, style=dashed];\n", name, name, m.Type, m.Protection, graphsvg.ActionWord(actions[name]), graphsvg.ActionColor(actions[name]))
 			}
 			// Data entries are read at plan time, before any resource:
 			// each is a node data.NAME, with an edge from what uses it.
@@ -71,6 +120,8 @@ func (c *cli) graphCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "dot", "output format: dot, or svg (laid out by Graphviz's dot engine, built in)")
+	cmd.Flags().StringVar(&planPath, "plan", "", "mark each node with its action in this saved plan (bulwark plan --out FILE): create, update, replace, delete, noop")
+	cmd.Flags().StringArrayVar(&expand, "expand", nil, "svg: draw this group in full though --collapse collapses the others (repeatable): NAME[*] for a for_each, \"module NAME\" for a module call")
 	cmd.Flags().StringVar(&collapseFlag, "collapse", "auto", "svg: draw each for_each group and module call as one node: auto (above "+fmt.Sprint(graphsvg.AutoCollapseAbove)+" nodes), all or none")
 	return cmd
 }

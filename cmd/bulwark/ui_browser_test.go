@@ -107,6 +107,21 @@ resources:
   - name: cache
     type: generic
 `)
+	// A stack of its own whose graph has a group: fleet's web instances.
+	fleet := write("fleet.yaml", `version: 1
+stack: fleet
+providers:
+  mock: {config: {world: WORLD-fleet}}
+resources:
+  - name: vault
+    type: generic
+    protection: protected
+  - name: web
+    type: compute
+    for_each: [a, b, c]
+    config: {tags: {vault: "${vault.id}"}}
+`)
+	runBulwark(t, bin, env, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", fleet)
 	runBulwark(t, bin, env, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", first)
 	cmd := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", second)
 	cmd.Env = env
@@ -246,6 +261,23 @@ func TestUIInABrowser(t *testing.T) {
 			// one row per step (db, app) and the axis row.
 			`//ol[contains(@class,"timeline")]/li`: 3,
 		},
+	}, {
+		// The graph page draws from the state's records: the CLI keeps the
+		// revision's spec sealed and the view holds no key.
+		name:  "graph",
+		path:  "/stacks/shop/graph",
+		ready: svgNode("db", true),
+		texts: map[string]*regexp.Regexp{
+			`//h1`: re(`^shop: dependency graph$`),
+		},
+		count: map[string]int{
+			svgNode("db", true):   1,
+			svgNode("app", false): 1,
+			svgNode("app", true):  0,
+			// app refers to db.id: the arrow app → db.
+			`//*[local-name()="g" and contains(@class,"edge")][*[local-name()="title" and normalize-space()="app->db"]]`: 1,
+			svgNode("cache", false): 0, // rolled back
+		},
 	}}
 
 	// One headless browser for the whole test.
@@ -278,6 +310,51 @@ func TestUIInABrowser(t *testing.T) {
 		}
 	}
 
+	// The graph's groups are links: fleet's web instances, collapsed, are
+	// one box; a click on it draws them (?expand=), and the expanded
+	// group's link collapses them again. No script: JavaScript is off.
+	t.Run("graph-expand", func(t *testing.T) {
+		tabCtx, cancelTab := chromedp.NewContext(browserCtx)
+		defer cancelTab()
+		if err := chromedp.Do(tabCtx); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(tabCtx, 90*time.Second)
+		defer cancel()
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatalf("disabling JavaScript: %v", err)
+		}
+		group := `//*[local-name()="svg"]//*[local-name()="g" and contains(@class,"group")][*[local-name()="title" and normalize-space()="group:web[*]"]]//*[local-name()="a"]//*[local-name()="text"][1]`
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.url+"/stacks/fleet/graph?collapse=all"), chromedp.WaitVisible(group),
+			chromedp.Click(group), chromedp.WaitVisible(svgNode("web[b]", false))); err != nil {
+			t.Fatalf("expanding web[*] by its link: %v", err)
+		}
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(loc, "expand=web%5B%2A%5D") {
+			t.Errorf("the group's link led to %s, want ?expand=web[*]", loc)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, "ui-graph-expanded.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for sel, want := range map[string]int{
+			svgNode("web[a]", false): 1, svgNode("web[c]", false): 1, svgNode("vault", true): 1,
+			// the cluster's link back, to the page without ?expand=
+			`//*[local-name()="g" and contains(@class,"cluster")]//*[local-name()="a" and @*[local-name()="href"]="/stacks/fleet/graph?collapse=all"]`: 1,
+		} {
+			nodes, err := chromedp.Run(ctx, chromedp.Nodes(sel, chromedp.AtLeast(0)))
+			if err != nil || len(nodes) != want {
+				t.Errorf("%d node(s) match %s (%v), want %d", len(nodes), sel, err, want)
+			}
+		}
+	})
+
 	// A saved plan's review page (show FILE --html), opened as the file a
 	// reviewer is sent: the replacement is named with what it deletes.
 	planDir := reviewPlan(t, bin, plugins, env)
@@ -305,6 +382,16 @@ func TestUIInABrowser(t *testing.T) {
 		pc.path += "?token=" + token
 		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token.png"))
 	})
+}
+
+// svgNode selects the graph's drawn node for resource name, protected
+// (its class says so, and it is filled red with a lock) or not.
+func svgNode(name string, protected bool) string {
+	cls := `not(contains(concat(" ",@class," ")," protected "))`
+	if protected {
+		cls = `contains(concat(" ",@class," ")," protected ")`
+	}
+	return `//*[local-name()="svg"]//*[local-name()="g" and contains(@class,"node") and ` + cls + `][*[local-name()="title" and normalize-space()="` + name + `"]]`
 }
 
 // loadAndCheck opens pc in a new tab (JavaScript on or off), waits until it

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
 )
 
 // uiServer is a real `bulwark ui` process on a free loopback port.
@@ -111,7 +113,7 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 	}
 	fetch("/")
 	fetch("/api/stacks")
-	for _, p := range []string{"/stacks/" + stackName, "/stacks/" + stackName + "/history"} {
+	for _, p := range []string{"/stacks/" + stackName, "/stacks/" + stackName + "/history", "/stacks/" + stackName + "/graph"} {
 		fetch(p)
 		fetch("/api" + p)
 	}
@@ -211,6 +213,7 @@ outputs:
 		"/api/stacks/secretive/history": {`"db_password": "(sensitive)"`, `"exit": 0`},
 		"/api/stacks/secretive":         {`"protection": "protected"`, `"ownership": "created"`},
 		"/api/stacks":                   {`"name": "secretive"`, `"resources": 2`},
+		"/api/stacks/secretive/graph":   {`"from": "state"`, `<title>db</title>`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(pages[path], w) {
@@ -381,5 +384,37 @@ func TestUITokenFromTheEnvironment(t *testing.T) {
 	}
 	if code, body := srv.get(t, "/api/stacks?token=env-t0ken-1234"); code != http.StatusOK {
 		t.Errorf("with the token: %d, want 200\n%s", code, body)
+	}
+}
+
+// On PostgreSQL, which hands a sealed revision spec back as it is stored
+// when no key opens it, the graph page is drawn from the state's records
+// as on the file backend: db protected, the arrow app → db, no 500.
+func TestUIGraphOnPostgres(t *testing.T) {
+	base := pgBase(t)
+	schema := pgtest.Schema()
+	u, err := pgtest.WithSchema(base, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pgtest.DropSchema(base, schema) })
+	bin, plugins := builtBulwark(t), buildPlugins(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "stack.yaml")
+	text := "version: 1\nstack: pgraph\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + "}}\nresources:\n  - name: db\n    type: generic\n    protection: protected\n  - name: app\n    type: compute\n    config: {tags: {db: \"${db.id}\"}}\n"
+	if err := os.WriteFile(spec, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := uiEnv(t)
+	runBulwark(t, bin, env, "--state", u, "--plugin-dir", plugins, "apply", "--yes", spec)
+	srv := startUI(t, bin, filepath.Join(dir, "unused"), env, "--state", u)
+	code, body := srv.get(t, "/api/stacks/pgraph/graph")
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/stacks/pgraph/graph: %d\n%s", code, body)
+	}
+	for _, want := range []string{`"from": "state"`, `protected\">\n<title>db</title>`, `<title>app&#45;&gt;db</title>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the graph lacks %s:\n%s", want, body)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // AutoCollapseAbove is the number of nodes above which CollapseAuto draws
@@ -105,6 +106,41 @@ func FromSpec(sp *spec.Spec) *Graph {
 	return g
 }
 
+// FromState builds the graph of a stack's recorded resources: each one's
+// address, type and level, and the dependencies the state records for it
+// (the expanded spec's depends_on, references included, as the apply
+// recorded them). It needs no spec, so no key: it draws what a stack holds
+// when its revision's spec is sealed. A deposed object (the old half of a
+// replacement in progress) is not drawn: its address's current record is.
+// Data entries are not recorded in the state, so none is drawn.
+func FromState(stack string, rs []*state.Resource) *Graph {
+	g := &Graph{Name: stack}
+	for _, r := range rs {
+		if r.DeposedFrom != "" {
+			continue
+		}
+		g.Nodes = append(g.Nodes, Node{ID: r.Name, Type: r.Type, Protection: r.Protection, Group: GroupOfAddress(r.Name)})
+		for _, d := range r.DependsOn {
+			g.Edges = append(g.Edges, Edge{r.Name, d})
+		}
+	}
+	return g
+}
+
+// GroupOfAddress is the cluster of a resource known by its address alone:
+// "module NAME" when the address is inside a module call (app.db,
+// app["eu"].db), else "NAME[*]" for a for_each instance (web["a"]), else
+// "". It agrees with what FromSpec groups.
+func GroupOfAddress(name string) string {
+	if call := callOf(name); call != "" {
+		return "module " + call
+	}
+	if base, _, keyed := strings.Cut(name, "["); keyed {
+		return base + "[*]"
+	}
+	return ""
+}
+
 // groupOf is the cluster of a resource: its outermost module call, else
 // its for_each.
 func groupOf(r *spec.Resource) string {
@@ -153,8 +189,82 @@ func collapsedLabel(group string, n int) string {
 // carries a class the SVG keeps: "resource" or "data", "group" for a
 // collapsed one, "level-LEVEL", "protected" when it is (or holds) a
 // protected resource, and "action-ACTION" when planned.
-func (g *Graph) DOT(c Collapse) string {
-	collapse := c == CollapseAll || (c == CollapseAuto && len(g.Nodes) > AutoCollapseAbove)
+func (g *Graph) DOT(c Collapse) string { return g.DOTWith(Options{Collapse: c}) }
+
+// Options say how DOTWith draws the groups.
+type Options struct {
+	Collapse Collapse
+	// Expand are groups ("web[*]", "module net") drawn in full even when
+	// Collapse collapses the others.
+	Expand []string
+	// Link, when set, gives each group a link (Graphviz's URL, an <a
+	// xlink:href> in the SVG): a collapsed group's node links to
+	// Link(group, true), the link that expands it; a cluster expanded by
+	// Expand links to Link(group, false), the one that collapses it again.
+	Link func(group string, expand bool) string
+}
+
+// Groups are the graph's groups, in the order DOT draws them.
+func (g *Graph) Groups() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Group != "" && !seen[n.Group] {
+			seen[n.Group] = true
+			out = append(out, n.Group)
+		}
+	}
+	return out
+}
+
+// SetActions marks each node with its planned action (actions maps an
+// address to a plan's action word; "check" is drawn as "noop"). A planned
+// resource the graph does not hold (a delete of one the spec no longer
+// has) is added as a node of its own, with its type and level from
+// missing.
+func (g *Graph) SetActions(actions map[string]string, missing map[string]Node) {
+	have := map[string]bool{}
+	for i := range g.Nodes {
+		if a, ok := actions[g.Nodes[i].ID]; ok {
+			g.Nodes[i].Action = ActionWord(a)
+		}
+		have[g.Nodes[i].ID] = true
+	}
+	var extra []string
+	for id := range actions {
+		if !have[id] {
+			extra = append(extra, id)
+		}
+	}
+	sort.Strings(extra)
+	for _, id := range extra {
+		n := missing[id]
+		n.ID, n.Action = id, ActionWord(actions[id])
+		if n.Group == "" {
+			n.Group = GroupOfAddress(id)
+		}
+		g.Nodes = append(g.Nodes, n)
+	}
+}
+
+// ActionWord is how an action is drawn: the plan's "check" (nothing to
+// do) as "noop".
+func ActionWord(a string) string {
+	if a == "check" {
+		return "noop"
+	}
+	return a
+}
+
+// DOTWith is DOT with per-group expansion and links.
+func (g *Graph) DOTWith(o Options) string {
+	c := o.Collapse
+	collapseAll := c == CollapseAll || (c == CollapseAuto && len(g.Nodes) > AutoCollapseAbove)
+	expand := map[string]bool{}
+	for _, e := range o.Expand {
+		expand[e] = true
+	}
+	collapsed := func(group string) bool { return collapseAll && !expand[group] }
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %s {\n  rankdir=LR;\n  fontname=\"Helvetica\";\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n  edge [color=\"#777777\"];\n", quote(g.Name))
 
@@ -171,7 +281,7 @@ func (g *Graph) DOT(c Collapse) string {
 			groupOrder = append(groupOrder, n.Group)
 		}
 		groups[n.Group] = append(groups[n.Group], n)
-		if collapse {
+		if collapsed(n.Group) {
 			drawnAs[n.ID] = "group:" + n.Group
 		}
 	}
@@ -182,11 +292,21 @@ func (g *Graph) DOT(c Collapse) string {
 	}
 	for i, gr := range groupOrder {
 		members := groups[gr]
-		if collapse {
-			b.WriteString("  " + groupLine(gr, members) + "\n")
+		if collapsed(gr) {
+			line := groupLine(gr, members)
+			if o.Link != nil {
+				line = strings.TrimSuffix(line, "];") + fmt.Sprintf(", URL=%s, tooltip=%s];", quote(o.Link(gr, true)), quote("expand "+gr))
+			}
+			b.WriteString("  " + line + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n    class=\"cluster\";\n    style=\"rounded,dashed\";\n    color=\"#999999\";\n", i, quote(gr))
+		label := gr
+		link := ""
+		if collapseAll && o.Link != nil {
+			label += " (collapse)"
+			link = fmt.Sprintf("    URL=%s;\n    tooltip=%s;\n", quote(o.Link(gr, false)), quote("collapse "+gr))
+		}
+		fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n%s    class=\"cluster\";\n    style=\"rounded,dashed\";\n    color=\"#999999\";\n", i, quote(label), link)
 		for _, n := range members {
 			b.WriteString("    " + nodeLine(n) + "\n")
 		}
@@ -220,10 +340,10 @@ func fill(l protection.Level) string {
 	return "#e4eef8"
 }
 
-// actionColor is the border of a planned action.
-func actionColor(a string) string {
+// ActionColor is the border of a planned action.
+func ActionColor(a string) string {
 	switch a {
-	case "create":
+	case "create", "import":
 		return "#2e7d32"
 	case "update":
 		return "#b26a00"
@@ -246,7 +366,7 @@ func nodeLine(n Node) string {
 		label += "\n" + n.Action
 	}
 	return fmt.Sprintf("%s [label=%s, fillcolor=%s, color=%s, penwidth=%s, class=%s];",
-		quoteID(n.ID), quote(label), quote(fill(n.Protection)), quote(actionColor(n.Action)),
+		quoteID(n.ID), quote(label), quote(fill(n.Protection)), quote(ActionColor(n.Action)),
 		penwidth(n.Protection, n.Action), quote(classes("resource", n.Protection, []string{n.Action})))
 }
 
@@ -288,7 +408,7 @@ func groupLine(group string, members []Node) string {
 		action = as[0]
 	}
 	return fmt.Sprintf("%s [label=%s, shape=box3d, fillcolor=%s, color=%s, penwidth=%s, class=%s];",
-		quoteID("group:"+group), quote(label), quote(fill(top)), quote(actionColor(action)),
+		quoteID("group:"+group), quote(label), quote(fill(top)), quote(ActionColor(action)),
 		penwidth(top, action), quote(classes("resource group", top, as)))
 }
 
@@ -363,10 +483,15 @@ func (r *Renderer) Render(ctx context.Context, dot string) ([]byte, error) {
 
 // SVG draws g as SVG with a Renderer of its own.
 func SVG(ctx context.Context, g *Graph, c Collapse) ([]byte, error) {
+	return SVGWith(ctx, g, Options{Collapse: c})
+}
+
+// SVGWith is SVG with per-group expansion and links (DOTWith).
+func SVGWith(ctx context.Context, g *Graph, o Options) ([]byte, error) {
 	r, err := NewRenderer(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return r.Render(ctx, g.DOT(c))
+	return r.Render(ctx, g.DOTWith(o))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // svgNode is a <g class="node ..."> of Graphviz's SVG: its title is the
@@ -201,5 +202,75 @@ func TestCallOf(t *testing.T) {
 		if got := callOf(in); got != want {
 			t.Errorf("callOf(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// FromState groups records by their address alone as FromSpec does, keeps
+// their levels and recorded dependencies, and leaves a deposed object out.
+func TestFromStateGroupsByAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"db":                "",
+		`web[a]`:            "web[*]",
+		`web["a.b"]`:        "web[*]",
+		"net.vpc":           "module net",
+		`net["eu"].subnet`:  "module net",
+		`app["a.b"].db[x]`:  "module app",
+		`net.inner.deep[k]`: "module net",
+		`edge["x.y"]`:       "edge[*]",
+	} {
+		if got := GroupOfAddress(addr); got != want {
+			t.Errorf("GroupOfAddress(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	g := FromState("shop", []*state.Resource{
+		{Name: "db", Type: "generic", Protection: protection.Protected},
+		{Name: "web[a]", Type: "generic", Protection: protection.Ephemeral, DependsOn: []string{"db"}},
+		{Name: "db~old", Type: "generic", Protection: protection.Protected, DeposedFrom: "db", DeposedBy: "op1"},
+	})
+	if len(g.Nodes) != 2 || g.Nodes[0].ID != "db" || g.Nodes[0].Protection != protection.Protected || g.Nodes[1].Group != "web[*]" {
+		t.Fatalf("nodes %+v", g.Nodes)
+	}
+	if len(g.Edges) != 1 || g.Edges[0] != (Edge{"web[a]", "db"}) {
+		t.Fatalf("edges %+v", g.Edges)
+	}
+}
+
+// A collapsed group links to its expansion; a group Expand draws in full
+// under CollapseAll keeps its members and links to collapsing it again;
+// a plan's delete of a resource the graph lacks is added as a node.
+func TestDOTWithExpandsOneGroupAndLinksBoth(t *testing.T) {
+	g := &Graph{Name: "s", Nodes: []Node{
+		{ID: "web[a]", Type: "compute", Group: "web[*]", Protection: protection.Ephemeral},
+		{ID: "web[b]", Type: "compute", Group: "web[*]", Protection: protection.Ephemeral},
+		{ID: "net.vpc", Type: "network", Group: "module net", Protection: protection.Protected},
+	}}
+	g.SetActions(map[string]string{"web[a]": "replace", "web[b]": "check", "old": "delete"}, map[string]Node{"old": {Type: "generic", Protection: protection.Ephemeral}})
+	link := func(group string, expand bool) string { return fmt.Sprintf("?%v=%s", expand, group) }
+	dot := g.DOTWith(Options{Collapse: CollapseAll, Expand: []string{"web[*]"}, Link: link})
+	for _, want := range []string{
+		`"web[a]" [label="web[a]\ncompute (ephemeral)\nreplace"`,
+		`"web[b]" [label="web[b]\ncompute (ephemeral)\nnoop"`,
+		`URL="?false=web[*]"`,
+		`label="web[*] (collapse)"`,
+		`"group:module net" [label=`,
+		`URL="?true=module net", tooltip="expand module net"`,
+		`"old" [label="old\ngeneric (ephemeral)\ndelete"`,
+	} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %s:\n%s", want, dot)
+		}
+	}
+	if strings.Contains(dot, `"net.vpc" [`) {
+		t.Errorf("module net is drawn in full though only web[*] is expanded:\n%s", dot)
+	}
+	if got := g.Groups(); len(got) != 2 || got[0] != "web[*]" || got[1] != "module net" {
+		t.Errorf("Groups() = %v", got)
+	}
+	svg, err := SVGWith(context.Background(), g, Options{Collapse: CollapseAll, Link: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), `xlink:href="?true=web[*]"`) {
+		t.Errorf("the collapsed group's node carries no link:\n%s", svg)
 	}
 }

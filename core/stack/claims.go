@@ -117,6 +117,10 @@ func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id st
 	return nil
 }
 
+// SameSource is sameSource, for a reader of the claims registry (the web
+// view's conflicts).
+func SameSource(a, b string) bool { return sameSource(a, b) }
+
 // sameSource reports whether two provider sources name the same provider:
 // Terraform source addresses compared in full (the host defaults), other
 // names as written.

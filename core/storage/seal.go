@@ -39,6 +39,10 @@ func SealRevision(b RevisionBody, sl state.Sealing) (RevisionBody, error) {
 	return b, nil
 }
 
+// ErrSpecSealed is returned for a revision whose spec text is sealed when
+// the caller holds no key to open it (a reader such as the web view).
+var ErrSpecSealed = errors.New("its spec is sealed and no key opens it")
+
 // OpenRevision opens, in place, what SealRevision sealed in b.
 func OpenRevision(b *RevisionBody, sl state.Sealing) error {
 	var err error

@@ -29,7 +29,12 @@ func (m *memSource) Stacks(context.Context) ([]string, error) { return m.stacks,
 func (m *memSource) Status(context.Context, string) (*inspect.StatusReport, error) {
 	return m.status, nil
 }
-func (m *memSource) Resources(context.Context, string) ([]*state.Resource, error) {
+func (m *memSource) Resources(_ context.Context, name string) ([]*state.Resource, error) {
+	if m.status != nil && name != m.status.Stack {
+		// The other stacks the stack page compares ids with (conflicts)
+		// record nothing here.
+		return nil, nil
+	}
 	return m.res, nil
 }
 func (m *memSource) History(context.Context, string) (*inspect.HistoryReport, error) {

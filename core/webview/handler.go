@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 //go:embed assets
@@ -199,7 +201,65 @@ func (h *handler) stack(ctx context.Context, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newStackPage(st, rs), nil
+	p := newStackPage(st, rs)
+	if err := h.conflicts(ctx, name, rs, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// conflicts marks each of the stack's resources that another stack on the
+// backend also records (the claims registry: stack.claimedElsewhere's
+// rule, same provider source, type and id). A resource whose id is sealed
+// or masked is not compared. Another stack whose state cannot be read is
+// named in ClaimProblems, not an error: the page still shows this one.
+func (h *handler) conflicts(ctx context.Context, name string, rs []*state.Resource, p *StackPage) error {
+	names, err := h.src.Stacks(ctx)
+	if err != nil {
+		return err
+	}
+	comparable := func(r *state.Resource) bool {
+		return r.ID != "" && r.ID != secrets.Mask && !secrets.IsSealed(r.ID)
+	}
+	byID := map[string][]int{}
+	for i, r := range rs {
+		if comparable(r) {
+			byID[r.ID] = append(byID[r.ID], i)
+		}
+	}
+	if len(byID) == 0 {
+		return nil
+	}
+	for _, other := range names {
+		if other == name {
+			continue
+		}
+		ors, err := h.src.Resources(ctx, other)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.ClaimProblems = append(p.ClaimProblems, fmt.Sprintf("stack %s: %v", other, err))
+			continue
+		}
+		for _, o := range ors {
+			if !comparable(o) || o.DeposedFrom != "" {
+				continue
+			}
+			for _, i := range byID[o.ID] {
+				r := rs[i]
+				if r.DeposedFrom == "" && r.Type == o.Type && stack.SameSource(r.Source, o.Source) {
+					p.Resources[i].Conflicts = append(p.Resources[i].Conflicts, Claim{Stack: other, Address: o.Name})
+				}
+			}
+		}
+	}
+	for _, r := range p.Resources {
+		if len(r.Conflicts) > 0 {
+			p.Conflicts++
+		}
+	}
+	return nil
 }
 
 func (h *handler) history(ctx context.Context, r *http.Request) (any, error) {

@@ -47,6 +47,17 @@ type Resource struct {
 	// Deposed names the resource a create-first replacement left behind
 	// ("" for none): what the next run deletes.
 	DeposedFrom string `json:"deposed_from"`
+	// Conflicts are the other stacks on the backend whose state records
+	// the same object (same provider source, type and id): a resource has
+	// at most one owner (DESIGN.md, "Claims"), so each is a conflict to
+	// resolve (state forget in one of them, or import --from).
+	Conflicts []Claim `json:"conflicts"`
+}
+
+// Claim is another stack's record of a resource.
+type Claim struct {
+	Stack   string `json:"stack"`
+	Address string `json:"address"`
 }
 
 // StackPage is `/stacks/NAME`.
@@ -61,6 +72,11 @@ type StackPage struct {
 	Lock            *LockHolder          `json:"lock"`
 	LastOperation   *inspect.OpSummary   `json:"last_operation"`
 	JournalProblems []string             `json:"journal_problems"`
+	// Conflicts counts the resources another stack also records.
+	Conflicts int `json:"conflicts"`
+	// ClaimProblems name the other stacks whose state could not be read
+	// to look for conflicts (the page is shown without them).
+	ClaimProblems []string `json:"claim_problems"`
 }
 
 // LockHolder is who holds (or last held) the stack's lock.
@@ -168,13 +184,14 @@ func ownership(r *state.Resource) string {
 func newStackPage(st *inspect.StatusReport, rs []*state.Resource) *StackPage {
 	p := &StackPage{FormatVersion: FormatVersion, Stack: st.Stack, Revision: st.Revision, Resources: []Resource{},
 		Interventions: st.Interventions, Unfinished: nonNil(st.Unfinished), Running: nonNil(st.Running),
-		LastOperation: st.LastOp, JournalProblems: nonNil(st.JournalProblems)}
+		LastOperation: st.LastOp, JournalProblems: nonNil(st.JournalProblems), ClaimProblems: []string{}}
 	if p.Interventions == nil {
 		p.Interventions = []state.Intervention{}
 	}
 	for _, r := range rs {
 		p.Resources = append(p.Resources, Resource{Name: r.Name, Type: r.Type, Provider: r.Provider, ID: r.ID,
-			Protection: r.Protection.String(), Ownership: ownership(r), CreatedBy: r.CreatedBy, UpdatedBy: r.UpdatedBy, DeposedFrom: r.DeposedFrom})
+			Protection: r.Protection.String(), Ownership: ownership(r), CreatedBy: r.CreatedBy, UpdatedBy: r.UpdatedBy, DeposedFrom: r.DeposedFrom,
+			Conflicts: []Claim{}})
 	}
 	if h := st.Lock; h != nil {
 		p.Lock = &LockHolder{Op: h.Op, PID: h.PID, Host: h.Host, Since: h.Since, Live: st.LockLive}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -36,7 +37,8 @@ type Source interface {
 	Operation(ctx context.Context, stack, op string) ([]journal.Record, []string, error)
 	// Spec is the spec text the stack's current revision recorded, with
 	// the variables it was applied with (sensitive ones left sealed); nil
-	// when the stack has no current revision.
+	// when the stack has no current revision. A spec kept sealed is not an
+	// error: RecordedSpec.Sealed says so.
 	Spec(ctx context.Context, stack string) (*RecordedSpec, error)
 }
 
@@ -47,6 +49,10 @@ type RecordedSpec struct {
 	Text      string
 	Variables map[string]any
 	Sensitive []string
+	// Sealed says the revision keeps its spec sealed (what the CLI
+	// writes) and the view, holding no key, cannot read it: Text is
+	// empty. The graph is then drawn from the state's records.
+	Sealed bool
 }
 
 // ErrNoStack is returned for a stack the backend does not hold.
@@ -167,8 +173,8 @@ func (s *BackendSource) Operation(ctx context.Context, name, op string) ([]journ
 }
 
 // Spec reads the current revision's spec text and variables from the
-// backend, opened without a key: a sealed spec is an error, a sealed
-// variable stays sealed.
+// backend, opened without a key: a sealed spec is reported Sealed, a
+// sealed variable stays sealed.
 func (s *BackendSource) Spec(ctx context.Context, name string) (*RecordedSpec, error) {
 	sp, err := s.known(ctx, name)
 	if err != nil {
@@ -190,10 +196,18 @@ func (s *BackendSource) Spec(ctx context.Context, name string) (*RecordedSpec, e
 	text, vars, sensitive := rev.Spec, rev.Variables, rev.SensitiveVariables
 	if text == "" {
 		body, err := be.Revision(ctx, rev.N)
+		if errors.Is(err, storage.ErrSpecSealed) {
+			return &RecordedSpec{Revision: rev.N, File: rev.File, Sealed: true}, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read revision %d of stack %s: %w", rev.N, name, err)
 		}
 		text, vars, sensitive = body.Spec, body.Variables, body.Sensitive
+	}
+	// A backend opened without a key may hand the sealed text back as it
+	// is stored.
+	if secrets.IsSealed(text) {
+		return &RecordedSpec{Revision: rev.N, File: rev.File, Sealed: true}, nil
 	}
 	return &RecordedSpec{Revision: rev.N, File: rev.File, Text: text, Variables: vars, Sensitive: sensitive}, nil
 }

@@ -66,7 +66,7 @@ func (b *Backend) legacyRevision(n int) (*storage.RevisionBody, error) {
 		return nil, fmt.Errorf("revision %d: %w", n, storage.ErrNotFound)
 	}
 	if secrets.IsSealed(rev.Spec) {
-		return nil, fmt.Errorf("revision %d: its spec is sealed and no key opens it", n)
+		return nil, fmt.Errorf("revision %d: %w", n, storage.ErrSpecSealed)
 	}
 	return &storage.RevisionBody{Spec: rev.Spec}, nil
 }
@@ -76,7 +76,7 @@ func (b *Backend) open(spec *string, vars map[string]any, sensitive []string) er
 	sl := b.opts.Sealing
 	if secrets.IsSealed(*spec) {
 		if sl.Sealer == nil {
-			return errors.New("its spec is sealed and no key opens it")
+			return storage.ErrSpecSealed
 		}
 		v, err := sl.Sealer.OpenValue(*spec)
 		if err != nil {
