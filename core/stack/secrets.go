@@ -60,6 +60,20 @@ func (l *sealer) adopt(cfg *secrets.Config, k *secrets.Key) {
 	l.box = l.add(k)
 }
 
+// hold returns what puts the sealer back as it is now: reading a backup,
+// which records the provider of its own time, must not change what the
+// sealer seals with.
+func (l *sealer) hold() (restore func()) {
+	l.mu.Lock()
+	cfg, box := l.cfg.Clone(), l.box
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.cfg, l.box = cfg, box
+	}
+}
+
 // config is the provider the sealer seals with (nil: keyfile, unrecorded).
 func (l *sealer) config() *secrets.Config {
 	l.mu.Lock()
