@@ -246,3 +246,57 @@ func TestRotateFailsMidwayThenFinishes(t *testing.T) {
 		t.Fatalf("plan with the new key: %v %+v", err, pv)
 	}
 }
+
+// A saved plan of a stack's first apply made with --secrets-provider
+// passphrase is sealed under the passphrase's key (no key file exists, or
+// is needed), records the provider it chose, opens with the passphrase
+// alone (a wrong one is refused), and applying it makes that provider the
+// stack's.
+func TestSavedFirstPlanSealedUnderPassphrase(t *testing.T) {
+	e := newEnv(t)
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	const pass = "plan-passphrase-5"
+	with := func(src *secrets.Source) stack.Options {
+		o := e.opts()
+		o.Starter = ss.starter()
+		o.Secrets = src
+		return o
+	}
+	sp := parseSpec(t, secretSpec(fakeSecret))
+	planPath := filepath.Join(t.TempDir(), "first.plan")
+	if _, err := stack.SavePlan(e.ctx, sp, with(&secrets.Source{Provider: secrets.ProviderPassphrase, Passphrase: pass}), planPath, "test"); err != nil {
+		t.Fatalf("plan --out of a first apply with the passphrase provider: %v", err)
+	}
+	raw, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), pass) || strings.Contains(string(raw), fakeSecret) {
+		t.Fatal("the plan file holds the passphrase or a secret in clear")
+	}
+	if _, err := stack.OpenPlan(planPath, with(&secrets.Source{Passphrase: "not-the-passphrase"})); !errors.Is(err, secrets.ErrWrongKey) {
+		t.Fatalf("a wrong passphrase opened the plan: %v", err)
+	}
+	p, err := stack.OpenPlan(planPath, with(&secrets.Source{Passphrase: pass}))
+	if err != nil {
+		t.Fatalf("open the plan with the passphrase: %v", err)
+	}
+	chose := p.File.Secrets
+	if chose.Name() != secrets.ProviderPassphrase || chose.KeyID == "" || !strings.Contains(p.File.Spec.Text, ":"+chose.KeyID+":") {
+		t.Fatalf("the plan records provider %+v; its spec is sealed as %.40s", chose, p.File.Spec.Text)
+	}
+	res, err := stack.ApplyPlan(e.ctx, p, with(&secrets.Source{Passphrase: pass}))
+	if code := stack.ExitCode(res, err); err != nil || code != stack.ExitOK {
+		t.Fatalf("apply the plan: exit %d %v %v", code, err, resErr(res))
+	}
+	st, err := stack.LoadState(sp, with(&secrets.Source{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Secrets.Name() != secrets.ProviderPassphrase || st.Secrets.KeyID != chose.KeyID {
+		t.Fatalf("the stack records %+v, not the plan's provider %+v", st.Secrets, chose)
+	}
+	if pv, err := stack.Plan(e.ctx, sp, with(&secrets.Source{Passphrase: pass})); err != nil || pv.HasChanges() {
+		t.Fatalf("plan after: %v %+v", err, pv)
+	}
+}

@@ -407,6 +407,19 @@ func (s *session) checkSecrets(ctx context.Context, st *state.State, mutating bo
 	switch {
 	case fresh && !mutating:
 		return nil
+	case fresh && s.opts.planSecrets != nil:
+		// A saved plan's first apply: the provider the plan chose (and
+		// was sealed under) becomes the stack's.
+		cfg := s.opts.planSecrets.Clone()
+		k, err := src.Resolve(ctx, cfg, false)
+		if err != nil {
+			return err
+		}
+		sl.adopt(cfg, k)
+		if s.store != nil {
+			s.store.SetSecrets(cfg)
+		}
+		return nil
 	case fresh:
 		if want == "" {
 			// Today's behaviour: the key file, recorded as nothing.
