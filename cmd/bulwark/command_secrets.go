@@ -14,6 +14,7 @@ func (c *cli) secretsCmd() *cobra.Command {
 		Use:   "secrets",
 		Short: "Manage the key that seals a stack's sensitive values",
 	}
+	var asJSON bool
 	rotate := &cobra.Command{
 		Use:   "rotate SPEC",
 		Short: "Re-seal every sealed value of the stack's state under a new key, or a new secrets provider",
@@ -30,13 +31,23 @@ func (c *cli) secretsCmd() *cobra.Command {
 			}
 			defer done()
 			opts.Stop = c.mutating(args[0])
+			if asJSON {
+				// Nothing asks: the stream needs no --yes.
+				c.streamEvents(&opts)
+			}
 			res, err := stack.RotateSecrets(cmd.Context(), sp, opts)
 			if err != nil {
 				return err
 			}
+			if c.streaming {
+				// The operation's end line said how it ended; its error
+				// goes to stderr as well.
+				return c.report(res, args[0])
+			}
 			return c.stateReport(res, fmt.Sprintf("re-sealed stack %s under secrets provider %s", sp.Stack, res.Secrets))
 		},
 	}
+	rotate.Flags().BoolVar(&asJSON, "json", false, "stream the lifecycle events to stdout, one JSON object a line, as apply --json (docs/json.md); a failure is the stream's last line")
 	c.lockTimeoutFlag(rotate)
 	cmd.AddCommand(rotate)
 	return cmd
