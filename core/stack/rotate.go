@@ -181,7 +181,8 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 	now := s.store.Snapshot().Secrets
 	out.Secrets = now.Name()
 	if out.Err != nil && now != nil && now.Next != nil {
-		out.Err = fmt.Errorf("%w; the state records %s beside %s until the rotation ends: run `bulwark secrets rotate %s` again with both credentials to finish it", out.Err, now.Next.Name(), now.Name(), s.sp.File)
+		out.Err = fmt.Errorf("%w; the rotation is unfinished: the state records the new key (%s, key id %s) beside the old one (%s, key id %s), and both credentials are needed until it ends: run `bulwark secrets rotate %s` again with both to finish it",
+			out.Err, now.Next.Name(), now.Next.KeyID, now.Name(), now.KeyID, s.sp.File)
 	}
 	s.prog.opEnd(out)
 	return out
