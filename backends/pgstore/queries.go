@@ -11,7 +11,7 @@ type queries struct {
 	insertJournal, upsertResources, deleteResources                                  string
 	putRevision, deleteRevision                                                      string
 	backupExists, nextBackupSeq, insertBackup, pruneBackups                          string
-	newestBackupSerial, dropBackup                                                   string
+	newestBackupSerial, dropBackup, replaceBackup                                    string
 	journalOps, journalOf, deleteOps                                                 string
 	readSerial, markMoved                                                            string
 }
@@ -90,6 +90,7 @@ func newQueries(s string) queries {
 		insertBackup:       q(`INSERT INTO {{s}}.backups (stack, name, seq, taken, serial, lineage, body) VALUES ($1, $2, $3, $4, $5, $6, $7)`),
 		newestBackupSerial: q(`SELECT serial FROM {{s}}.backups WHERE stack = $1 ORDER BY seq DESC LIMIT 1`),
 		dropBackup:         q(`DELETE FROM {{s}}.backups WHERE stack = $1 AND name = $2`),
+		replaceBackup:      q(`UPDATE {{s}}.backups SET body = $3 WHERE stack = $1 AND name = $2`),
 		pruneBackups: q(`DELETE FROM {{s}}.backups WHERE stack = $1 AND name IN
 	(SELECT name FROM {{s}}.backups WHERE stack = $1 ORDER BY seq DESC OFFSET $2)`),
 

@@ -608,25 +608,9 @@ func (w *writer) DropBackup(ctx context.Context, name string) error {
 // sealed as PutBackup's rows hold them. A backup already stored under the
 // name is kept as it is. Nothing is pruned.
 func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *state.State) error {
-	sl := w.b.opts.Sealing
-	doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: st.Lineage, Serial: st.Serial, Resources: make(map[string]json.RawMessage, len(st.Resources))}
-	m, err := storage.SealMeta(storage.MetaOf(st), sl)
+	body, err := w.sealedBackup(st)
 	if err != nil {
 		return w.b.wrap("copy backup "+info.Name, err)
-	}
-	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs, doc.Secrets = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs, m.Secrets
-	for n, r := range st.Resources {
-		sr, err := state.SealResource(r, sl)
-		if err != nil {
-			return w.b.wrap("copy backup "+info.Name, err)
-		}
-		if doc.Resources[n], err = json.Marshal(sr); err != nil {
-			return w.b.wrap("copy backup "+info.Name, err)
-		}
-	}
-	body, err := storage.MarshalEnclosed(&doc)
-	if err != nil {
-		return err
 	}
 	taken := info.Time.UTC()
 	if info.Time.IsZero() {
@@ -646,6 +630,48 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 		}
 		_, err := tx.Exec(ctx, w.b.sql.insertBackup, w.b.stack, info.Name, seq, taken, st.Serial, st.Lineage, body)
 		return err
+	})
+}
+
+// sealedBackup is st as a backup row's body holds it: its values sealed
+// under the backend's sealing now.
+func (w *writer) sealedBackup(st *state.State) ([]byte, error) {
+	sl := w.b.opts.Sealing
+	doc := backupDoc{Version: state.Version, Stack: w.b.stack, Lineage: st.Lineage, Serial: st.Serial, Resources: make(map[string]json.RawMessage, len(st.Resources))}
+	m, err := storage.SealMeta(storage.MetaOf(st), sl)
+	if err != nil {
+		return nil, err
+	}
+	doc.Forgotten, doc.Interventions, doc.Revisions, doc.Current, doc.Staged, doc.Outputs, doc.Secrets = m.Forgotten, m.Interventions, m.Revisions, m.Current, m.Staged, m.Outputs, m.Secrets
+	for n, r := range st.Resources {
+		sr, err := state.SealResource(r, sl)
+		if err != nil {
+			return nil, err
+		}
+		if doc.Resources[n], err = json.Marshal(sr); err != nil {
+			return nil, err
+		}
+	}
+	return storage.MarshalEnclosed(&doc)
+}
+
+// ReplaceBackup stores st, sealed under the backend's sealing now, as the
+// body of backup row name (secrets rotate), in one transaction under the
+// lock's fence: its name, time, serial and order are kept.
+func (w *writer) ReplaceBackup(ctx context.Context, name string, st *state.State) error {
+	body, err := w.sealedBackup(st)
+	if err != nil {
+		return w.b.wrap("replace backup "+name, err)
+	}
+	return w.exec(ctx, "replace backup "+name, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, w.b.sql.replaceBackup, w.b.stack, name, body)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("backup %s: %w", name, storage.ErrNotFound)
+		}
+		return nil
 	})
 }
 

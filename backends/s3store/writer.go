@@ -348,6 +348,43 @@ func (w *writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	return nil
 }
 
+// ReplaceBackup stores st, sealed under the backend's sealing now, as
+// backup name's object (secrets rotate): a PUT conditional on the ETag the
+// object had (If-Match), keeping its time and serial, so the old bytes
+// stay whole until S3 has the new ones and a backup pruned or replaced
+// meanwhile is never written back.
+func (w *writer) ReplaceBackup(ctx context.Context, name string, st *state.State) error {
+	if err := w.held(ctx); err != nil {
+		return err
+	}
+	if !validName(name) {
+		return fmt.Errorf("s3 backend %s: backup name %q is not an operation id", w.b.loc, name)
+	}
+	o, err := w.b.get(ctx, backupDir+name)
+	if err != nil {
+		return err
+	}
+	if o == nil || o.etag == "" {
+		return fmt.Errorf("backup %s of %s: %w", name, w.b.loc, storage.ErrNotFound)
+	}
+	sst, err := storage.SealSnapshot(st.Clone(), w.b.opts.Sealing)
+	if err != nil {
+		return w.b.wrap("replace backup "+name, err)
+	}
+	at, _ := time.Parse(time.RFC3339Nano, o.meta["time"])
+	meta := map[string]string{"time": at.UTC().Format(time.RFC3339Nano), "serial": strconv.FormatInt(sst.Serial, 10)}
+	if _, _, err := w.b.putRecord(ctx, backupDir+name, &backup{Format: format, Name: name, Time: at.UTC(), State: sst}, cond{ifMatch: o.etag}, meta); err != nil {
+		if lostRace(err) {
+			// Not what was read: written by no one but a writer of
+			// this stack, so nothing is guessed; run it again.
+			return w.b.wrap("replace backup "+name, fmt.Errorf("the object changed while it was re-sealed (its ETag is no longer %s): %w", o.etag, err))
+		}
+		return w.b.wrap("replace backup "+name, err)
+	}
+	w.afterWrite()
+	return nil
+}
+
 // A Checkpoint writes a snapshot only when the journal compacts, or when
 // the WAL since the last snapshot is long enough that reading it costs more
 // than rewriting the snapshot would: a no-op apply (two small WAL objects)

@@ -51,7 +51,7 @@ func (c *cli) failureJSON(cmd *cobra.Command, code int, err error) {
 // when it failed before its stream began.
 func streamsJSON(command string) bool {
 	switch command {
-	case "apply", "resume", "rollback", "teardown":
+	case "apply", "resume", "rollback", "teardown", "secrets rotate":
 		return true
 	}
 	return false

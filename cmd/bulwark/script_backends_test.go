@@ -219,6 +219,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 			"s3-hold-lock":      held.s3Hold,
 			"s3-release-lock":   held.s3Release,
 			"backend-dump":      cmdBackendDump,
+			"sealed-in":         cmdSealedIn,
 			"journal-has":       cmdJournalHas,
 			"match-env":         cmdMatchEnv,
 			"tf-registry":       registries.start,

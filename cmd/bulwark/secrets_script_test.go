@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -46,4 +48,56 @@ func cmdAbsent(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 	}
 	ts.Logf("absent: %d file(s) checked", files)
+}
+
+// sealedValueRE matches a sealed value, its key id the first group.
+var sealedValueRE = regexp.MustCompile(`sealed:v1:([A-Za-z0-9_-]+):[A-Za-z0-9_-]+`)
+
+// sealed-in KEYID DUMP SECTION... succeeds when a value sealed under key
+// KEYID is in a section of DUMP (a backend-dump file: "== NAME" headers)
+// whose name holds one of the SECTION words ("backups", "revisions"); with
+// "!", fails when one is. Either way every SECTION word must find sealed
+// values, so the check cannot pass for want of anything to check.
+func cmdSealedIn(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 || args[0] == "" {
+		ts.Fatalf("usage: sealed-in KEYID DUMP SECTION...")
+	}
+	id := args[0]
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	words := args[2:]
+	sealed := map[string]int{} // by word: sealed values seen
+	under := map[string]int{}  // by word: those under id
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "== "); ok {
+			section = name
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(section, w) {
+				continue
+			}
+			for _, m := range sealedValueRE.FindAllStringSubmatch(line, -1) {
+				sealed[w]++
+				if m[1] == id {
+					under[w]++
+				}
+			}
+		}
+	}
+	found := 0
+	for _, w := range words {
+		if sealed[w] == 0 {
+			ts.Fatalf("sealed-in: no sealed value in the %s of %s: nothing to check", w, args[1])
+		}
+		ts.Logf("sealed-in: %s: %d sealed value(s), %d under key %s", w, sealed[w], under[w], id)
+		found += under[w]
+	}
+	if neg && found > 0 {
+		ts.Fatalf("%d value(s) in %s are still sealed under key %s", found, args[1], id)
+	}
+	if !neg && found == 0 {
+		ts.Fatalf("no value in %s is sealed under key %s", args[1], id)
+	}
 }

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/sdk/atomicfile"
 )
 
@@ -97,6 +98,11 @@ type Plan struct {
 	// Stacks are the other stacks' outputs the plan read
 	// (${stack.NAME.outputs.X}): applying the plan uses these values.
 	Stacks []StackRead `json:"stacks,omitempty"`
+	// Secrets is the secrets provider a plan of a stack's first apply
+	// chose (--secrets-provider; never the key): the plan is sealed under
+	// its key, and applying the plan makes it the stack's. Nil: the
+	// provider the state records (keyfile when none).
+	Secrets *secrets.Config `json:"secrets,omitempty"`
 }
 
 // StackRead is what a plan read of another stack's outputs.

@@ -47,6 +47,9 @@ type Options struct {
 	// rotating: a `secrets rotate`, whose --secrets-provider is the one it
 	// moves to, not a mismatch with the recorded one.
 	rotating bool
+	// planSecrets is the secrets provider a saved plan of a stack's first
+	// apply chose: applying it makes it the stack's.
+	planSecrets *secrets.Config
 }
 
 // StorageOptions say where a stack's state lives, how much history it

@@ -157,7 +157,15 @@ func (s *session) pruneBackups(ctx context.Context) error {
 		if list[i].Name == s.opID {
 			continue
 		}
-		if st, err := s.be.Backup(ctx, list[i].Name); err == nil && settled(st) {
+		restore := func() {}
+		if sl, ok := s.sealing().Sealer.(*sealer); ok {
+			// A backup records the provider of its time: reading one
+			// must not change what this session seals with.
+			restore = sl.hold()
+		}
+		st, err := s.be.Backup(ctx, list[i].Name)
+		restore()
+		if err == nil && settled(st) {
 			good = list[i].Name
 		}
 	}

@@ -25,6 +25,9 @@ const (
 	// stepRotateRevisions seals every kept revision's body (its spec text
 	// and variable values) under the new key.
 	stepRotateRevisions = metaPrefix + "secrets-revisions"
+	// stepRotateBackups stores every backup again, sealed under the new
+	// key (and recording the new provider), each in place, atomically.
+	stepRotateBackups = metaPrefix + "secrets-backups"
 	// stepRotateState puts every resource and the metadata again, sealed
 	// under the new key, with the new provider as the stack's, in one
 	// atomic commit, then writes the state's snapshot under it.
@@ -40,8 +43,8 @@ var ErrRotateUnsupported = errors.New("cannot rotate")
 // new KMS data key). It is a journaled operation of three steps
 // (begin, revisions, state) under the lock; a crash in the middle is
 // finished by `bulwark resume` given both the old and the new credentials.
-// Once it ends, the old key no longer opens the state. Backups taken before
-// it stay sealed under the old key.
+// Once it ends, the old key opens nothing the stack keeps: its state,
+// revisions and backups are sealed under the new one.
 func RotateSecrets(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	if opts.Secrets == nil {
 		return nil, fmt.Errorf("secrets rotate: %w: no secrets source", ErrRotateUnsupported)
@@ -106,6 +109,17 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 			if with == nil {
 				with = &secrets.Config{Provider: secrets.ProviderKeyFile}
 			}
+			if with.KeyID == "" {
+				// A key file stack recorded as nothing: its key's
+				// fingerprint is recorded too, so that until the
+				// rotation ends the new key alone is not taken for it
+				// (both are needed).
+				b, err := sl.get(false)
+				if err != nil {
+					return err
+				}
+				with.KeyID = b.Key().ID()
+			}
 			with.Next = next.Clone()
 			m.Secrets = with
 			if err := s.store.WriteNow(ctx, storage.Change{Meta: m}); err != nil {
@@ -133,7 +147,10 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 			}
 			return nil
 		}},
-		{ID: stepRotateState, Action: "reseal", Policy: engine.Abort, DependsOn: []string{stepRotateRevisions}, Execute: func(ctx context.Context, _ string) error {
+		{ID: stepRotateBackups, Action: "reseal", Policy: engine.Abort, DependsOn: []string{stepRotateRevisions}, Execute: func(ctx context.Context, _ string) error {
+			return s.resealBackups(ctx, sl)
+		}},
+		{ID: stepRotateState, Action: "reseal", Policy: engine.Abort, DependsOn: []string{stepRotateBackups}, Execute: func(ctx context.Context, _ string) error {
 			st := s.store.Snapshot()
 			if st.Secrets == nil || st.Secrets.Next == nil {
 				return nil // resumed: done already
@@ -164,10 +181,58 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 	now := s.store.Snapshot().Secrets
 	out.Secrets = now.Name()
 	if out.Err != nil && now != nil && now.Next != nil {
-		out.Err = fmt.Errorf("%w; the state records %s beside %s until the rotation ends: run `bulwark secrets rotate %s` again with both credentials to finish it", out.Err, now.Next.Name(), now.Name(), s.sp.File)
+		out.Err = fmt.Errorf("%w; the rotation is unfinished: the state records the new key (%s, key id %s) beside the old one (%s, key id %s), and both credentials are needed until it ends: run `bulwark secrets rotate %s` again with both to finish it",
+			out.Err, now.Next.Name(), now.Next.KeyID, now.Name(), now.KeyID, s.sp.File)
 	}
 	s.prog.opEnd(out)
 	return out
+}
+
+// resealBackups stores every backup again under the key the rotation
+// moves to, recording its provider (so a backup restored or copied later
+// needs the new key, and only it). A backup is read with either key (the
+// sealer knows both while the state records the next provider) and
+// replaced atomically: killed in the middle, each backup is whole under one
+// key or the other, and the step run again finishes the rest.
+func (s *session) resealBackups(ctx context.Context, sl *sealer) error {
+	if _, err := sl.get(false); err != nil {
+		return err
+	}
+	st := s.store.Snapshot()
+	if st.Secrets == nil || st.Secrets.Next == nil {
+		return nil // resumed: done already
+	}
+	next := st.Secrets.Next.Clone()
+	list, err := s.be.Backups(ctx)
+	if err != nil {
+		return fmt.Errorf("backups: %w", err)
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	rep, ok := s.store.Writer().(storage.BackupReplacer)
+	if !ok {
+		return fmt.Errorf("backups: %w: backend %s cannot re-seal its backups", ErrRotateUnsupported, s.be.Location())
+	}
+	for _, b := range list {
+		// Reading a backup tells the sealer the provider the backup
+		// records (the old one): the sealer keeps sealing under the new.
+		restore := sl.hold()
+		bst, err := s.be.Backup(ctx, b.Name)
+		restore()
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // pruned meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", b.Name, err)
+		}
+		bst.Secrets = next.Clone()
+		if err := rep.ReplaceBackup(ctx, b.Name, bst); err != nil {
+			return fmt.Errorf("backup %s: %w", b.Name, err)
+		}
+		s.opts.Failpoint.Hit("state")
+	}
+	return nil
 }
 
 // resumeRotate finishes an interrupted rotation: with the new provider

@@ -58,6 +58,22 @@ func planBox(ctx context.Context, src *secrets.Source, cfg *secrets.Config, stac
 	return k.Box(planContext(stack)), nil
 }
 
+// firstPlanBox is, for a plan of a stack with no state yet made with
+// --secrets-provider, the provider it chooses (a new passphrase salt, a
+// new KMS data key) and the Box that seals the plan under its key; nil,
+// nil otherwise.
+func (s *session) firstPlanBox(st *state.State) (*secrets.Config, *secrets.Box, error) {
+	src := s.opts.Secrets
+	if src == nil || src.Provider == "" || st.Secrets != nil || st.Serial != 0 || len(st.Resources) > 0 {
+		return nil, nil, nil
+	}
+	cfg, k, err := src.NewConfig(context.Background(), src.Provider, src.Passphrase)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, k.Box(planContext(s.sp.Stack)), nil
+}
+
 // recordedSecrets is the secrets provider stack's state records, read
 // without the lock and without opening anything.
 func recordedSecrets(ctx context.Context, opts Options, stack string) (*secrets.Config, error) {
@@ -89,9 +105,14 @@ func SavePlan(ctx context.Context, sp *spec.Spec, opts Options, path, version st
 
 // planFile is what a plan file records of this dry run.
 func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Observation, version string) (*planfile.Plan, error) {
-	box, err := planBox(context.Background(), s.opts.Secrets, st.Secrets, s.sp.Stack, true)
+	chosen, box, err := s.firstPlanBox(st)
 	if err != nil {
 		return nil, err
+	}
+	if box == nil {
+		if box, err = planBox(context.Background(), s.opts.Secrets, st.Secrets, s.sp.Stack, true); err != nil {
+			return nil, err
+		}
 	}
 	text, err := box.Seal(s.sp.Recorded())
 	if err != nil {
@@ -107,6 +128,7 @@ func (s *session) planFile(st *state.State, pv *Preview, obs map[string]*plan.Ob
 		State:     planfile.State{Lineage: st.Lineage, Serial: st.Serial, Revision: st.Current},
 		Providers: []planfile.Provider{}, Resources: []planfile.Resource{},
 		Replace: slices.Clone(s.opts.Replace), Targets: slices.Clone(s.opts.Targets),
+		Secrets: chosen,
 	}
 	for _, v := range s.sp.Variables {
 		val, ok := s.sp.Values[v.Name]
@@ -344,9 +366,11 @@ func OpenPlan(path string, opts Options) (*SavedPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := recordedSecrets(context.Background(), opts, f.Stack)
-	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", path, err)
+	cfg := f.Secrets // a first apply's plan: sealed under the provider it chose
+	if cfg == nil {
+		if cfg, err = recordedSecrets(context.Background(), opts, f.Stack); err != nil {
+			return nil, fmt.Errorf("plan %s: %w", path, err)
+		}
 	}
 	box, err := planBox(context.Background(), opts.Secrets, cfg, f.Stack, false)
 	if err != nil {
@@ -461,6 +485,8 @@ func ApplyPlan(ctx context.Context, p *SavedPlan, opts Options) (*Result, error)
 	opts.Replace = slices.Clone(p.File.Replace)
 	// So is its --target: it covers exactly what was planned.
 	opts.Targets = slices.Clone(p.File.Targets)
+	// And so is the secrets provider a first apply's plan chose.
+	opts.planSecrets = p.File.Secrets.Clone()
 	s, err := open(ctx, p.Spec, opts, false)
 	if err != nil {
 		return nil, err

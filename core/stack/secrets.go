@@ -60,6 +60,20 @@ func (l *sealer) adopt(cfg *secrets.Config, k *secrets.Key) {
 	l.box = l.add(k)
 }
 
+// hold returns what puts the sealer back as it is now: reading a backup,
+// which records the provider of its own time, must not change what the
+// sealer seals with.
+func (l *sealer) hold() (restore func()) {
+	l.mu.Lock()
+	cfg, box := l.cfg.Clone(), l.box
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.cfg, l.box = cfg, box
+	}
+}
+
 // config is the provider the sealer seals with (nil: keyfile, unrecorded).
 func (l *sealer) config() *secrets.Config {
 	l.mu.Lock()
@@ -392,6 +406,19 @@ func (s *session) checkSecrets(ctx context.Context, st *state.State, mutating bo
 	fresh := st.Secrets == nil && st.Serial == 0 && len(st.Resources) == 0
 	switch {
 	case fresh && !mutating:
+		return nil
+	case fresh && s.opts.planSecrets != nil:
+		// A saved plan's first apply: the provider the plan chose (and
+		// was sealed under) becomes the stack's.
+		cfg := s.opts.planSecrets.Clone()
+		k, err := src.Resolve(ctx, cfg, false)
+		if err != nil {
+			return err
+		}
+		sl.adopt(cfg, k)
+		if s.store != nil {
+			s.store.SetSecrets(cfg)
+		}
 		return nil
 	case fresh:
 		if want == "" {

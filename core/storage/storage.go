@@ -180,6 +180,18 @@ type Writer interface {
 	Release(ctx context.Context) error
 }
 
+// BackupReplacer is a Writer that can store a backup again in place
+// (`secrets rotate` re-seals the backups taken before it): ReplaceBackup
+// stores st, sealed as the backend seals now, as backup name's bytes,
+// keeping its name, time and place among the backups. The replacement is
+// atomic (the old bytes stay readable until the new ones are durable: a
+// file renamed over, one PostgreSQL transaction, an S3 PUT conditional on
+// the object's ETag). No backup under name is an error wrapping
+// ErrNotFound, and nothing is written.
+type BackupReplacer interface {
+	ReplaceBackup(ctx context.Context, name string, st *state.State) error
+}
+
 // Commit is one durable write: journal records and the state change they
 // belong to.
 type Commit struct {

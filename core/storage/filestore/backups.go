@@ -269,3 +269,47 @@ func (w *writer) backupFiles() ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
+
+// ReplaceBackup stores st in place of backup name, sealed under the
+// backend's sealing now (secrets rotate): a temporary file renamed over
+// the old one (never through a link), which keeps its time.
+func (w *writer) ReplaceBackup(ctx context.Context, name string, st *state.State) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, err := w.b.backupPath(name)
+	if err != nil {
+		return err
+	}
+	if err := nofollow.CheckDir(filepath.Dir(p)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("backup %s: %w", name, storage.ErrNotFound)
+		}
+		return fmt.Errorf("backup %s: %w", name, err)
+	}
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("backup %s: %w", name, storage.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("backup %s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("backup %s: %s is not a regular file: refusing to replace it", name, p)
+	}
+	snap, err := storage.SealSnapshot(st.Clone(), w.b.opts.Sealing)
+	if err != nil {
+		return fmt.Errorf("backup %s: %w", name, err)
+	}
+	if err := state.WriteFile(p, snap); err != nil {
+		return fmt.Errorf("backup %s: %w", name, err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		return fmt.Errorf("backup %s: %w", name, err)
+	}
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+	w.afterWrite()
+	return nil
+}

@@ -363,6 +363,19 @@ func (w *Writer) CopyBackup(ctx context.Context, info storage.BackupInfo, st *st
 	return w.c.CopyBackup(ctx, info, st)
 }
 
+// ReplaceBackup stores st in place of backup name (secrets rotate), when
+// the Client can (storage.BackupReplacer).
+func (w *Writer) ReplaceBackup(ctx context.Context, name string, st *state.State) error {
+	if err := w.h.Usable(); err != nil {
+		return err
+	}
+	r, ok := w.c.(storage.BackupReplacer)
+	if !ok {
+		return fmt.Errorf("backup %s: %w: this backend cannot replace a backup", name, errors.ErrUnsupported)
+	}
+	return r.ReplaceBackup(ctx, name, st)
+}
+
 // MarkMoved records that the stack now lives at to (state migrate).
 func (w *Writer) MarkMoved(ctx context.Context, to string) error {
 	if err := w.h.Usable(); err != nil {

@@ -127,6 +127,7 @@ func Run(t *testing.T, f Factory) {
 		{"Backups", s.backups},
 		{"BackupsOfFailedAttempts", s.backupsOfFailedAttempts},
 		{"BackupChecks", s.backupChecks},
+		{"ReplaceBackup", s.replaceBackup},
 		{"Checkpoint", s.checkpoint},
 		{"NoOpsStopGrowing", s.noOpsStopGrowing},
 		{"Sealed", s.sealed},
@@ -671,6 +672,141 @@ func (s *suite) backupChecks(t *testing.T) {
 			t.Errorf("backup %s: %v, want an error matching %v", c.name, err, c.want)
 		}
 	}
+}
+
+// ringSealer seals under one key and opens under any it holds, by the key
+// id a sealed value names (as a session does while secrets rotate runs).
+type ringSealer struct {
+	seal *secrets.Box
+	ring map[string]*secrets.Box
+}
+
+func (r ringSealer) SealValue(v any) (string, error) { return r.seal.SealValue(v) }
+
+func (r ringSealer) OpenValue(sealed string) (any, error) {
+	rest, _ := strings.CutPrefix(sealed, secrets.Prefix)
+	id, _, _ := strings.Cut(rest, ":")
+	if b, ok := r.ring[id]; ok {
+		return b.OpenValue(sealed)
+	}
+	return r.seal.OpenValue(sealed)
+}
+
+// replaceBackup: a backup stored again in place (secrets rotate) keeps its
+// name, time, serial and order, opens under the new key alone and no
+// longer under the old; replacing one that does not exist is ErrNotFound.
+func (s *suite) replaceBackup(t *testing.T) {
+	ctx := context.Background()
+	home := s.f.New(t)
+	b := s.open(t, home)
+	w := s.lock(t, b, "op_01000000000000000000000010")
+	if _, ok := w.(storage.BackupReplacer); !ok {
+		t.Skip("the backend's Writer replaces no backup")
+	}
+	r := res("a", 1)
+	r.Attributes["token"] = "tok-secret-1"
+	r.Sensitive = []string{"token"}
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r, res("b", 2)}}}); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"op_01000000000000000000000011", "op_01000000000000000000000012"}
+	for i, n := range names {
+		if stored, err := w.PutBackup(ctx, n, 0); err != nil || !stored {
+			t.Fatalf("backup %s: stored %v, %v", n, stored, err)
+		}
+		if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{res("c", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := b.Backups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	newKey, err := secrets.NewKey("storagetest-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldBox, newBox := s.key.Box(secrets.StackContext(Stack)), newKey.Box(secrets.StackContext(Stack))
+	both := storage.Options{Stack: Stack, Sealing: state.Sealing{Sealer: ringSealer{seal: newBox, ring: map[string]*secrets.Box{
+		sealedKey(t, oldBox): oldBox, sealedKey(t, newBox): newBox}}}}
+	rb := openWith(t, s.f, home, both)
+	rw := s.lock(t, rb, "op_01000000000000000000000013")
+	rep := rw.(storage.BackupReplacer)
+	for _, n := range names[:1] {
+		st, err := rb.Backup(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.ReplaceBackup(ctx, n, st); err != nil {
+			t.Fatalf("replace backup %s: %v", n, err)
+		}
+	}
+	if err := rep.ReplaceBackup(ctx, "op_01000000000000000000000099", &state.State{Stack: Stack}); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("replacing a backup that does not exist: %v", err)
+	}
+	after, err := rb.Backups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("backups %v after, %v before", after, before)
+	}
+	for i := range before {
+		a, bf := after[i], before[i]
+		if a.Name != bf.Name || a.Serial != bf.Serial || !a.Time.Equal(bf.Time) {
+			t.Errorf("backup %d: %+v after, %+v before", i, a, bf)
+		}
+	}
+
+	// Under the old key alone (the state still opens under it): the
+	// replaced backup does not open, the other one does.
+	onlyOld := openWith(t, s.f, home, storage.Options{Stack: Stack, Sealing: state.Sealing{Sealer: oldBox}})
+	if _, err := onlyOld.Backup(ctx, names[0]); err == nil {
+		t.Error("the replaced backup still opens under the old key")
+	}
+	if _, err := onlyOld.Backup(ctx, names[1]); err != nil {
+		t.Errorf("a backup not replaced no longer opens under its key: %v", err)
+	}
+	// The state sealed under the new key too (as a rotation's last step
+	// does): the replaced backup opens under the new key alone.
+	cur, err := rb.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var puts []*state.Resource
+	for _, n := range cur.Names() {
+		puts = append(puts, cur.Resources[n])
+	}
+	if _, err := rw.Commit(ctx, storage.Commit{Change: storage.Change{Put: puts}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Checkpoint(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	onlyNew := openWith(t, s.f, home, storage.Options{Stack: Stack, Sealing: state.Sealing{Sealer: newBox}})
+	st, err := onlyNew.Backup(ctx, names[0])
+	if err != nil {
+		t.Fatalf("the replaced backup under the new key alone: %v", err)
+	}
+	if st.Resources["a"] == nil || st.Resources["a"].Attributes["token"] != "tok-secret-1" || len(st.Resources) != 2 {
+		t.Errorf("the replaced backup holds %+v", st.Resources)
+	}
+}
+
+// sealedKey is the key id b's sealed values name.
+func sealedKey(t *testing.T, b *secrets.Box) string {
+	t.Helper()
+	v, err := b.SealValue("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := strings.CutPrefix(v, secrets.Prefix)
+	id, _, _ := strings.Cut(rest, ":")
+	return id
 }
 
 // backupsOfFailedAttempts: attempts that change nothing (each journals its
