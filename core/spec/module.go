@@ -201,8 +201,10 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 				if !isCount {
 					p.add(ref.Pos, "%s%s is only allowed in the inputs of a module call with count", prefix, ref)
 				}
-			default:
-				p.add(ref.Pos, "%san input can use only variables, locals, each and count, not %s (a module's inputs are known before any provider starts)", prefix, ref)
+			case RefResource, RefData, RefModule, RefStack:
+				// Checked once the file's resources, data entries and
+				// calls are all known (checkCallRefs); inlined into the
+				// module's resources that use the input (inlineInputs).
 			}
 		}
 		s.Modules = append(s.Modules, c)
@@ -529,8 +531,14 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 	for _, o := range s.Outputs {
 		o.Value = mr.value(o.Value)
 	}
+	for _, l := range s.Locals {
+		l.Value = mr.value(l.Value) // a call's inputs may use another call's outputs
+	}
 	own = append(own, mr.probs...)
 	own = append(own, dependsOnModules(s)...)
+	if len(own) == 0 && len(probs) == 0 {
+		own = append(own, inlineInputs(s, calls)...)
+	}
 	if len(probs) == 0 {
 		own = append(own, checkMovedIntoModules(s)...)
 	}

@@ -559,6 +559,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.checkMoved(s, first)
 	p.checkStack(s, stackRefs)
 	p.checkDataRefs(firstData, data, resources, outputs)
+	p.checkCallRefs(s, first, firstData)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)
 	}

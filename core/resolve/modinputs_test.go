@@ -1,0 +1,169 @@
+package resolve
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/spec"
+)
+
+const appModule = `variables:
+  vpc_id: {type: string}
+  bucket: {type: string}
+  token: {type: string, default: none}
+locals:
+  label: "${var.bucket}-logs"
+resources:
+  - name: web
+    type: compute
+    config: {zone: "${var.vpc_id}", up: '${upper(var.vpc_id)}', at: "in ${var.vpc_id}"}
+  - name: worker
+    type: compute
+    config: {name: "${local.label}", token: "${var.token}"}
+  - name: alone
+    type: compute
+    config: {size: 2}
+outputs:
+  url: {value: "https://${var.bucket}"}
+  vpc: {value: "${var.vpc_id}"}
+`
+
+// TestModuleInputsFromResources: a call's inputs may use a resource of the
+// caller and another call's output; each becomes a dependency of exactly
+// the module resources that use it (through a local too), is known after
+// apply until then, and reads through outputs, strings and expressions.
+func TestModuleInputsFromResources(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"modules/network/module.yaml": netModule,
+		"modules/app/module.yaml":     appModule,
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: net, source: ./modules/network, inputs: {cidr: "10.0.0.0/16"}}
+  - name: app
+    source: ./modules/app
+    inputs: {vpc_id: "${module.net.vpc_id}", bucket: "${logs.name}", token: "${logs.secret}"}
+resources:
+  - {name: logs, type: bucket, config: {name: x}}
+  - {name: front, type: lb, config: {vpc: '${lower(module.app.vpc)}'}}
+outputs:
+  url: {value: "${module.app.url}"}
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	res := func(name string) *spec.Resource {
+		r, ok := c.Resource(name)
+		if !ok {
+			t.Fatalf("no resource %s", name)
+		}
+		return r
+	}
+	for name, want := range map[string]string{"app.web": "net.vpc", "app.worker": "logs", "app.alone": "", "front": "net.vpc", "net.vpc": ""} {
+		if got := strings.Join(res(name).DependsOn, " "); got != want {
+			t.Errorf("%s depends on %q, want %q", name, got, want)
+		}
+	}
+	for _, l := range c.Locals {
+		if strings.HasPrefix(l.Name, "app.var.vpc_id") || strings.HasPrefix(l.Name, "app.local.label") {
+			t.Errorf("late local %s left in the spec", l.Name)
+		}
+	}
+	// Before apply: known after apply.
+	none := func(string, string) (any, bool) { return nil, false }
+	cfg, unknown, err := Config(res("app.web").Config, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(unknown, " ") != "at up zone" || DisplayConfig(cfg)["zone"] != KnownAfterApply {
+		t.Errorf("unknown %v, display %v", unknown, DisplayConfig(cfg))
+	}
+	// After.
+	lookup := func(addr, attr string) (any, bool) { return attr + "-" + addr, true }
+	cfg, _, err = Config(res("app.web").Config, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg["zone"] != "id-net.vpc" || cfg["up"] != "ID-NET.VPC" || cfg["at"] != "in id-net.vpc" {
+		t.Errorf("app.web config = %v", cfg)
+	}
+	cfg, _, err = Config(res("app.worker").Config, lookup)
+	if err != nil || cfg["name"] != "name-logs-logs" {
+		t.Errorf("app.worker config = %v, %v", cfg, err)
+	}
+	cfg, _, err = Config(res("front").Config, lookup)
+	if err != nil || cfg["vpc"] != "id-net.vpc" {
+		t.Errorf("front config = %v, %v", cfg, err)
+	}
+	o, _ := c.Output("url")
+	if v, known, err := Value(o.Value, lookup); err != nil || !known || v != "https://name-logs" {
+		t.Errorf("output url = %v %v %v", v, known, err)
+	}
+	// A sensitive attribute stays a secret through the input: what an
+	// expression of the module computes from it is one too.
+	secret := func(addr, attr string) bool { return addr == "net.vpc" && attr == "id" }
+	_, _, derived, err := ConfigSecrets(res("app.web").Config, lookup, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(derived) != 1 || derived[0] != "ID-NET.VPC" {
+		t.Errorf("derived secrets = %v, want [ID-NET.VPC]", derived)
+	}
+	if refs := Refs(res("app.worker").Config); strings.Join(refs, " ") != "logs" {
+		t.Errorf("app.worker refs = %v", refs)
+	}
+}
+
+// TestModuleInputsFromResourcesProblems: a bad reference, a cycle between
+// calls (resource-level and through outputs alone), and a value known only
+// after apply where it must be known before, each at FILE:LINE:COL.
+func TestModuleInputsFromResourcesProblems(t *testing.T) {
+	mod := "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {v: \"${var.v}\"}}\noutputs: {o: {value: \"${r.id}\"}, p: {value: \"${var.v}\"}}\n"
+	tests := []struct {
+		name, module, calls, want string
+	}{
+		{"unknown resource", mod, "  - {name: a, source: ./m, inputs: {v: \"${y.id}\"}}\n",
+			`STACK:6:41: module call "a": unknown resource "y" in ${y.id}`},
+		{"a call's resource", mod, "  - {name: a, source: ./m, inputs: {v: \"x\"}}\n  - {name: b, source: ./m, inputs: {v: \"${a.r}\"}}\n",
+			`STACK:7:41: module call "b": unknown resource "a" in ${a.r}: a module's resources are read through its outputs (${module.a.OUTPUT})`},
+		{"unknown call", mod, "  - {name: a, source: ./m, inputs: {v: \"${module.zz.o}\"}}\n",
+			`STACK:6:41: unknown module call "zz" in ${module.zz.o} (called under modules: a)`},
+		{"own output", mod, "  - {name: a, source: ./m, inputs: {v: \"${module.a.o}\"}}\n",
+			`STACK:6:41: module call "a": input uses the call's own output ${module.a.o}`},
+		{"resource cycle", mod, "  - {name: a, source: ./m, inputs: {v: \"${module.b.o}\"}}\n  - {name: b, source: ./m, inputs: {v: \"${module.a.o}\"}}\n",
+			`STACK:6:37: module call "a": input "v" makes a dependency cycle: a.r -> b.r -> a.r`},
+		{"output cycle", mod, "  - {name: a, source: ./m, inputs: {v: \"${module.b.p}\"}}\n  - {name: b, source: ./m, inputs: {v: \"${module.a.p}\"}}\n",
+			`STACK:6:37: module call "a": input "v" makes a cycle of module inputs and outputs: a.var.v -> b.var.v -> a.var.v`},
+		{"for_each", "variables: {v: {}}\nresources:\n  - {name: r, type: t, for_each: \"${var.v}\"}\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}\"}}\n",
+			`m/module.yaml:3:35: ${var.v} is known only after apply (module call "a"'s input "v" uses a resource, a data entry or another stack's output, at STACK:6:37); resource "a.r": for_each cannot use it`},
+		{"count", "variables: {v: {}}\nresources:\n  - {name: r, type: t, count: \"${var.v}\"}\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}\"}}\n",
+			`resource "a.r": count cannot use it`},
+		{"in an expression", "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {v: '${upper(var.v)}'}}\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}-y\"}}\n",
+			`m/module.yaml:3:45: ${var.v} is used inside an expression, which a value known only after apply is only when it is one reference`},
+		{"in data", "variables: {v: {}}\ndata:\n  - {name: d, type: t, config: {v: \"${var.v}\"}}\nresources: []\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}\"}}\n",
+			`data "a.d" cannot use it: data is read at plan time`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{
+				"m/module.yaml": tt.module,
+				"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: [{name: x, type: t}]\nmodules:\n" + tt.calls,
+			})
+			stack := filepath.Join(dir, "stack.yaml")
+			_, err := spec.Load(stack)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := strings.ReplaceAll(err.Error(), stack, "STACK")
+			msg = strings.ReplaceAll(msg, dir+"/", "")
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q\ndoes not contain %q", msg, tt.want)
+			}
+		})
+	}
+}
