@@ -510,13 +510,17 @@ func isExpr(body string) bool {
 			return true
 		}
 	}
-	if varDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
+	if varDeepRE.MatchString(b) || moduleDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
 		return true
 	}
 	return len(b) > len("each.value") && strings.HasPrefix(b, "each.value") && (b[10] == '.' || b[10] == '[')
 }
 
 var varDeepRE = lazy(`^(?:var|local)\.` + varNamePattern + `[.\[]`)
+
+// moduleDeepRE matches a module output reached into
+// (module.net.subnets["a"], module.app["eu"].tags.x).
+var moduleDeepRE = lazy(`^module\.[a-z][a-z0-9_-]*(?:\[[^\]]*\])?\.` + outputNamePattern + `[.\[]`)
 
 // suggestFunction returns " (did you mean NAME?)" for the function whose
 // name is closest to name, when one is close, else a pointer to the list.
