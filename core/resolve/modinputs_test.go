@@ -167,3 +167,40 @@ func TestModuleInputsFromResourcesProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestModuleInputsFromAnotherStack: an input may read another stack's
+// output; it is read with the stack's others, and a sensitive one stays a
+// secret through the module's expression.
+func TestModuleInputsFromAnotherStack(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml": "variables: {vpc: {}, pw: {}}\nresources:\n  - {name: r, type: t, config: {zone: \"${var.vpc}\", at: \"in-${var.vpc}\", pw: '${upper(var.pw)}'}}\n",
+		"stack.yaml":    "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules:\n  - {name: a, source: ./m, inputs: {vpc: \"${stack.network.outputs.vpc_id}\", pw: \"${stack.network.outputs.password}\"}}\n",
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	var got []string
+	for _, r := range StackRefs(c) {
+		got = append(got, r.Name+"."+r.Attr)
+	}
+	if strings.Join(sortedCopy(got), " ") != "network.password network.vpc_id" {
+		t.Errorf("StackRefs = %v", got)
+	}
+	out, err := SubstituteStacks(c, StackOutputs{"network": {"vpc_id": "vpc-1", "password": "hunter2"}}, map[string][]string{"network": {"password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := out.Resources[0].Config
+	if cfg["zone"] != "vpc-1" || cfg["at"] != "in-vpc-1" || cfg["pw"] != "HUNTER2" {
+		t.Errorf("config = %v", cfg)
+	}
+	found := false
+	for _, v := range out.Secrets {
+		found = found || v == "HUNTER2"
+	}
+	if !found {
+		t.Errorf("the secret computed from the sensitive output is not among the spec's secrets: %v", out.Secrets)
+	}
+}
