@@ -204,3 +204,49 @@ func TestModuleInputsFromAnotherStack(t *testing.T) {
 		t.Errorf("the secret computed from the sensitive output is not among the spec's secrets: %v", out.Secrets)
 	}
 }
+
+// TestModuleInputsFromResourcesNestedAndRepeated: an input known only
+// after apply passes through a module into the call it makes, and into
+// every instance of a call with for_each; each instance's resource
+// depends on what its own input names.
+func TestModuleInputsFromResourcesNestedAndRepeated(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"inner/module.yaml": "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {zone: \"${var.v}\"}}\n  - {name: free, type: t}\n",
+		"outer/module.yaml": "variables: {vpc: {}}\nmodules:\n  - {name: net, source: ../inner, inputs: {v: \"${var.vpc}\"}}\nresources: []\noutputs:\n  o: {value: \"${var.vpc}\"}\n",
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+resources:
+  - {name: logs, type: t}
+  - {name: disk, type: t, for_each: [eu, us]}
+modules:
+  - {name: svc, source: ./outer, inputs: {vpc: "${logs.id}"}}
+  - {name: app, source: ./inner, for_each: [eu, us], inputs: {v: "${disk[eu].id}-${each.key}"}}
+outputs:
+  o: {value: "${module.svc.o}"}
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	for name, want := range map[string]string{"svc.net.r": "logs", "svc.net.free": "", `app["eu"].r`: "disk[eu]", `app["us"].r`: "disk[eu]", `app["us"].free`: ""} {
+		r, ok := c.Resource(name)
+		if !ok {
+			t.Fatalf("no resource %s", name)
+		}
+		if got := strings.Join(r.DependsOn, " "); got != want {
+			t.Errorf("%s depends on %q, want %q", name, got, want)
+		}
+	}
+	lookup := func(addr, attr string) (any, bool) { return attr + "-" + addr, true }
+	r, _ := c.Resource(`app["us"].r`)
+	if cfg, _, err := Config(r.Config, lookup); err != nil || cfg["zone"] != "id-disk[eu]-us" {
+		t.Errorf(`app["us"].r config = %v, %v`, cfg, err)
+	}
+	o, _ := c.Output("o")
+	if v, _, err := Value(o.Value, lookup); err != nil || v != "id-logs" {
+		t.Errorf("output o = %v, %v", v, err)
+	}
+}
