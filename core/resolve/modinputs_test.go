@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -248,5 +249,58 @@ outputs:
 	o, _ := c.Output("o")
 	if v, _, err := Value(o.Value, lookup); err != nil || v != "id-logs" {
 		t.Errorf("output o = %v, %v", v, err)
+	}
+}
+
+// TestModuleWholeCallInExpression: a whole call (${module.app}) and an
+// output that is more than one reference are values inside an expression
+// (length, a for expression, keys, an index), their references
+// dependencies of the resource that uses them.
+func TestModuleWholeCallInExpression(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml": "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {v: \"${var.v}\"}}\noutputs:\n  v: {value: \"${var.v}\"}\n  url: {value: \"https://${r.id}/x\"}\n  pair: {value: [\"${r.id}\", \"${var.v}\"]}\n",
+		"n/module.yaml": "modules:\n  - {name: fe, source: ../m, for_each: [a, b], inputs: {v: \"${each.key}\"}}\nresources: []\noutputs:\n  urls: {value: '${[for k, a in module.fe : a.url]}'}\n",
+		"stack.yaml": `version: 1
+stack: demo
+providers: {mock: {}}
+modules:
+  - {name: one, source: ./m, inputs: {v: x}}
+  - {name: fe, source: ./m, for_each: [a, b], inputs: {v: "${each.key}"}}
+  - {name: cnt, source: ./m, count: 2, inputs: {v: "n${count.index}"}}
+  - {name: wrap, source: ./n}
+resources:
+  - name: top
+    type: t
+    config:
+      n: '${length(module.fe) + length(module.cnt)}'
+      urls: '${[for k, a in module.fe : a.url]}'
+      keys: '${join(",", keys(module.fe))}'
+      first: '${module.cnt[0].pair[0]}'
+      up: '${upper(module.one.url)}'
+      inner: '${length(module.one.pair)}'
+      nested: '${module.wrap.urls}'
+      idx: '${module.fe["b"].url}-y'
+`,
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := expand(t, s, Inputs{})
+	top, _ := c.Resource("top")
+	if refs := strings.Join(sortedCopy(Refs(top.Config)), " "); refs != `cnt[0].r cnt[1].r fe["a"].r fe["b"].r one.r wrap.fe["a"].r wrap.fe["b"].r` {
+		t.Errorf("refs %s", refs)
+	}
+	if deps := strings.Join(sortedCopy(top.DependsOn), " "); deps != `cnt[0].r cnt[1].r fe["a"].r fe["b"].r one.r wrap.fe["a"].r wrap.fe["b"].r` {
+		t.Errorf("depends on %s", deps)
+	}
+	lookup := func(addr, attr string) (any, bool) { return "id-" + addr, true }
+	cfg, _, err := Config(top.Config, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `map[first:id-cnt[0].r idx:https://id-fe["b"].r/x-y inner:2 keys:a,b n:4 nested:[https://id-wrap.fe["a"].r/x https://id-wrap.fe["b"].r/x] up:HTTPS://ID-ONE.R/X urls:[https://id-fe["a"].r/x https://id-fe["b"].r/x]]`
+	if got := fmt.Sprint(cfg); got != want {
+		t.Errorf("config:\n got %s\nwant %s", got, want)
 	}
 }
