@@ -21,7 +21,7 @@ resources:
     config: {zone: "${var.vpc_id}", up: '${upper(var.vpc_id)}', at: "in ${var.vpc_id}"}
   - name: worker
     type: compute
-    config: {name: "${local.label}", token: "${var.token}"}
+    config: {name: "${local.label}", token: "${var.token}", up: '${upper(local.label)}'}
   - name: alone
     type: compute
     config: {size: 2}
@@ -94,7 +94,7 @@ outputs:
 		t.Errorf("app.web config = %v", cfg)
 	}
 	cfg, _, err = Config(res("app.worker").Config, lookup)
-	if err != nil || cfg["name"] != "name-logs-logs" {
+	if err != nil || cfg["name"] != "name-logs-logs" || cfg["up"] != "NAME-LOGS-LOGS" {
 		t.Errorf("app.worker config = %v, %v", cfg, err)
 	}
 	cfg, _, err = Config(res("front").Config, lookup)
@@ -144,8 +144,6 @@ func TestModuleInputsFromResourcesProblems(t *testing.T) {
 			`m/module.yaml:3:35: ${var.v} is known only after apply (module call "a"'s input "v" uses a resource, a data entry or another stack's output, at STACK:6:37); resource "a.r": for_each cannot use it`},
 		{"count", "variables: {v: {}}\nresources:\n  - {name: r, type: t, count: \"${var.v}\"}\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}\"}}\n",
 			`resource "a.r": count cannot use it`},
-		{"in an expression", "variables: {v: {}}\nresources:\n  - {name: r, type: t, config: {v: '${upper(var.v)}'}}\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}-y\"}}\n",
-			`m/module.yaml:3:45: ${var.v} is used inside an expression, which a value known only after apply is only when it is one reference`},
 		{"in data", "variables: {v: {}}\ndata:\n  - {name: d, type: t, config: {v: \"${var.v}\"}}\nresources: []\n", "  - {name: a, source: ./m, inputs: {v: \"${x.id}\"}}\n",
 			`data "a.d" cannot use it: data is read at plan time`},
 	}

@@ -341,20 +341,29 @@ func describeValue(v any) string {
 // output), which takes the local's place in the expression.
 func (in *inliner) expr(file string, x *Expr, use func(*Ref) any) *Expr {
 	subst := map[string]*Ref{}
+	whole := map[string]any{} // values of more than one reference
 	for _, ref := range x.Refs {
 		if ref.Kind != RefLocal || !in.late[ref.Name] {
 			continue
 		}
-		t, _ := use(ref).(*Template)
+		v := use(ref)
+		t, _ := v.(*Template)
 		var one *Ref
 		if t != nil {
 			one = t.Single()
 		}
 		if one == nil || one.Kind == RefStack && one.Name == "" {
-			in.probs = append(in.probs, Problem{File: file, Pos: ref.Pos, Msg: fmt.Sprintf("%s is used inside an expression, which a value known only after apply is only when it is one reference (${NAME.ATTR}); use it alone, or inside a string", in.display(ref))})
+			if _, _, bad := valueLeaves(v); bad != nil {
+				in.probs = append(in.probs, Problem{File: file, Pos: ref.Pos, Msg: fmt.Sprintf("%s cannot be used inside an expression: its value holds %s, which an expression cannot name (use it alone, as the whole value)", in.display(ref), bad)})
+				continue
+			}
+			whole[ref.Name] = v
 			continue
 		}
 		subst[ref.Name] = one
+	}
+	if len(whole) > 0 {
+		x = substLocalValues(x, whole)
 	}
 	if len(subst) == 0 {
 		return x

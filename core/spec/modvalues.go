@@ -137,11 +137,39 @@ func valueExpr(v any, rng hcl.Range) hclsyntax.Expression {
 // value, as an expression; its references take the module reference's
 // place in Refs, positioned at it.
 func substModuleValues(x *Expr, vals map[string]any) *Expr {
+	return substValues(x, vals, func(ref *Ref) (string, bool) {
+		return ref.callInstance() + "." + ref.Attr, ref.Kind == RefModule
+	}, func(tr hcl.Traversal) (string, int, bool) {
+		mref, n, ok := moduleAnyTraversal(tr)
+		if !ok {
+			return "", 0, false
+		}
+		return mref.callInstance() + "." + mref.Attr, n, true
+	})
+}
+
+// substLocalValues is substModuleValues for local.NAME, vals by NAME.
+func substLocalValues(x *Expr, vals map[string]any) *Expr {
+	return substValues(x, vals, func(ref *Ref) (string, bool) {
+		return ref.Name, ref.Kind == RefLocal
+	}, func(tr hcl.Traversal) (string, int, bool) {
+		if tr.RootName() != "local" || len(tr) < 2 {
+			return "", 0, false
+		}
+		a, ok := tr[1].(hcl.TraverseAttr)
+		return a.Name, 2, ok
+	})
+}
+
+// substValues puts vals into x where a reference (refKey) or a free
+// traversal (trKey) names one.
+func substValues(x *Expr, vals map[string]any, refKey func(*Ref) (string, bool), trKey func(hcl.Traversal) (string, int, bool)) *Expr {
 	var refs []*Ref
 	var keys []string
 	for i, ref := range x.Refs {
-		v, ok := vals[ref.callInstance()+"."+ref.Attr]
-		if ref.Kind != RefModule || !ok {
+		k, is := refKey(ref)
+		v, ok := vals[k]
+		if !is || !ok {
 			refs, keys = append(refs, ref), append(keys, x.Keys[i])
 			continue
 		}
@@ -154,11 +182,11 @@ func substModuleValues(x *Expr, vals map[string]any) *Expr {
 	}
 	node := func(e hclsyntax.Expression) hclsyntax.Expression {
 		return replaceFree(e, func(st *hclsyntax.ScopeTraversalExpr) (hclsyntax.Expression, bool) {
-			mref, n, ok := moduleAnyTraversal(st.Traversal)
+			k, n, ok := trKey(st.Traversal)
 			if !ok {
 				return nil, false
 			}
-			v, ok := vals[mref.callInstance()+"."+mref.Attr]
+			v, ok := vals[k]
 			if !ok {
 				return nil, false
 			}
