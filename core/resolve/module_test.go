@@ -169,7 +169,7 @@ func TestModuleProblems(t *testing.T) {
 		{"input type", "variables: {zones: {type: list}}\nresources: []\n", "{name: net, source: ./m, inputs: {zones: a}}",
 			[]string{"STACK:7:39: module call \"net\": input \"zones\" must be a list, not a string"}},
 		{"input from a resource", "variables: {v: {}}\nresources: []\n", "{name: net, source: ./m, inputs: {v: \"${x.id}\"}}",
-			[]string{"module call \"net\": an input can use only variables, locals, each and count, not ${x.id}"}},
+			[]string{"STACK:7:43: module call \"net\": unknown resource \"x\" in ${x.id}"}},
 		{"both files", "resources:\n  - {name: a, type: t, config: {x: \"${var.nope}\"}}\n", "{name: net, source: ./m}\n  - {name: net, source: ./m}",
 			[]string{"STACK:8:12: duplicate module call name \"net\"", "m/module.yaml:2:37: unknown variable \"nope\""}},
 		{"reserved name", "resources: []\n", "{name: data, source: ./m}",

@@ -47,7 +47,42 @@ type Expr struct {
 	// rewrites are the changes made to Syntax's free traversals since
 	// Src was parsed (a module's names moved under its call), in order,
 	// so that a copy parsed again from Src can make them again.
-	rewrites []func(hcl.Traversal) hcl.Traversal
+	rewrites []exprRewrite
+}
+
+// exprRewrite is one change made to an expression's syntax tree: every
+// free traversal passed through traversal, or the tree through node (a
+// module's output put in place of module.CALL, say).
+type exprRewrite struct {
+	traversal func(hcl.Traversal) hcl.Traversal
+	node      func(hclsyntax.Expression) hclsyntax.Expression
+}
+
+// apply makes the change to e, whose tree it may change in place.
+func (rw exprRewrite) apply(e hclsyntax.Expression) hclsyntax.Expression {
+	if rw.node != nil {
+		return rw.node(e)
+	}
+	free := freeTraversals(e)
+	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if st, ok := n.(*hclsyntax.ScopeTraversalExpr); ok && len(st.Traversal) > 0 && free[&st.Traversal[0]] {
+			st.Traversal = rw.traversal(st.Traversal)
+		}
+		return nil
+	})
+	return e
+}
+
+// freeTraversals returns the free traversals of e (not a for
+// expression's own names), by their first step.
+func freeTraversals(e hclsyntax.Expression) map[*hcl.Traverser]bool {
+	free := map[*hcl.Traverser]bool{}
+	for _, tr := range hclsyntax.Variables(e) {
+		if len(tr) > 0 {
+			free[&tr[0]] = true
+		}
+	}
+	return free
 }
 
 // String returns the expression as it is written: ${upper(var.env)}.
@@ -365,9 +400,9 @@ func traversalRef(tr hcl.Traversal) (*Ref, string, string) {
 		}
 		return &Ref{Kind: RefStack, Name: name, Attr: out}, "", ""
 	case "module":
-		ref, _, ok := moduleTraversal(tr)
+		ref, _, ok := moduleAnyTraversal(tr)
 		if !ok {
-			return nil, "", "want module.CALL.OUTPUT, module.CALL[\"KEY\"].OUTPUT or module.CALL[N].OUTPUT, CALL matching " + namePattern + " (a whole call is not a value yet)"
+			return nil, "", "want module.CALL, module.CALL.OUTPUT, module.CALL[\"KEY\"].OUTPUT or module.CALL[N].OUTPUT, CALL matching " + namePattern
 		}
 		return ref, "", ""
 	case "path", "self", "terraform":
@@ -510,13 +545,17 @@ func isExpr(body string) bool {
 			return true
 		}
 	}
-	if varDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
+	if varDeepRE.MatchString(b) || moduleDeepRE.MatchString(b) || strings.HasPrefix(b, "stack[") {
 		return true
 	}
 	return len(b) > len("each.value") && strings.HasPrefix(b, "each.value") && (b[10] == '.' || b[10] == '[')
 }
 
 var varDeepRE = lazy(`^(?:var|local)\.` + varNamePattern + `[.\[]`)
+
+// moduleDeepRE matches a module output reached into
+// (module.net.subnets["a"], module.app["eu"].tags.x).
+var moduleDeepRE = lazy(`^module\.[a-z][a-z0-9_-]*(?:\[[^\]]*\])?\.` + outputNamePattern + `[.\[]`)
 
 // suggestFunction returns " (did you mean NAME?)" for the function whose
 // name is closest to name, when one is close, else a pointer to the list.

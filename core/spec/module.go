@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"gopkg.in/yaml.v3"
 
@@ -214,8 +213,10 @@ func (p *parser) modules(s *Spec, v *yaml.Node) {
 				if !isCount {
 					p.add(ref.Pos, "%s%s is only allowed in the inputs of a module call with count", prefix, ref)
 				}
-			default:
-				p.add(ref.Pos, "%san input can use only variables, locals, each and count, not %s (a module's inputs are known before any provider starts)", prefix, ref)
+			case RefResource, RefData, RefModule, RefStack:
+				// Checked once the file's resources, data entries and
+				// calls are all known (checkCallRefs); inlined into the
+				// module's resources that use the input (inlineInputs).
 			}
 		}
 		s.Modules = append(s.Modules, c)
@@ -544,8 +545,14 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 	for _, o := range s.Outputs {
 		o.Value = mr.value(o.Value)
 	}
+	for _, l := range s.Locals {
+		l.Value = mr.value(l.Value) // a call's inputs may use another call's outputs
+	}
 	own = append(own, mr.probs...)
 	own = append(own, dependsOnModules(s)...)
+	if len(own) == 0 && len(probs) == 0 {
+		own = append(own, inlineInputs(s, calls)...)
+	}
 	if len(probs) == 0 {
 		own = append(own, checkMovedIntoModules(s)...)
 	}
@@ -806,25 +813,24 @@ func mapTemplates(v any, fn func(*Template) any) any {
 // call it is nested in). Its references are copies of x's, which the
 // caller renames as fn does.
 func reparse(x *Expr, fn func(hcl.Traversal) hcl.Traversal) *Expr {
+	return reparseWith(x, &exprRewrite{traversal: fn})
+}
+
+// reparseWith is reparse with any rewrite; nil makes a fresh copy only.
+func reparseWith(x *Expr, rw *exprRewrite) *Expr {
 	nx, prob := parseExpr(x.Src)
 	if prob != nil {
 		// x parsed once; the same text parses again.
 		panic(fmt.Sprintf("spec: expression %s no longer parses: %s", x, prob.msg))
 	}
 	placeExpr(nx, x.Pos)
-	free := map[hcl.Pos]bool{}
-	for _, tr := range nx.Syntax.Variables() {
-		free[tr.SourceRange().Start] = true
+	nx.rewrites = slices.Clone(x.rewrites)
+	if rw != nil {
+		nx.rewrites = append(nx.rewrites, *rw)
 	}
-	nx.rewrites = append(slices.Clone(x.rewrites), fn)
-	hclsyntax.VisitAll(nx.Syntax, func(n hclsyntax.Node) hcl.Diagnostics {
-		if st, ok := n.(*hclsyntax.ScopeTraversalExpr); ok && free[st.Traversal.SourceRange().Start] {
-			for _, rw := range nx.rewrites {
-				st.Traversal = rw(st.Traversal)
-			}
-		}
-		return nil
-	})
+	for _, r := range nx.rewrites {
+		nx.Syntax = r.apply(nx.Syntax)
+	}
 	nx.Refs = make([]*Ref, len(x.Refs))
 	for i, ref := range x.Refs {
 		c := *ref
@@ -989,6 +995,7 @@ func (mr *moduleRefs) template(t *Template) any {
 // takes the output's place in the expression.
 func (mr *moduleRefs) expr(x *Expr) *Expr {
 	subst := map[string]*Ref{} // "CALL.OUTPUT" -> the output's reference
+	whole := map[string]any{}  // "CALL.OUTPUT" or "CALL." -> a value that is more than one reference
 	for _, ref := range x.Refs {
 		if ref.Kind != RefModule {
 			continue
@@ -999,7 +1006,12 @@ func (mr *moduleRefs) expr(x *Expr) *Expr {
 		}
 		t, _ := v.(*Template)
 		if t == nil || t.Single() == nil {
-			mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: fmt.Sprintf("%s is used inside an expression, which a module output is only when its value is one reference (${NAME.ATTR}); use it alone, or in a local of the module", ref)})
+			// Put in as an expression of its own (substModuleValues).
+			if _, _, bad := valueLeaves(v); bad != nil {
+				mr.probs = append(mr.probs, Problem{File: mr.file, Pos: ref.Pos, Msg: badLeaf(ref, bad)})
+				continue
+			}
+			whole[ref.callInstance()+"."+ref.Attr] = v
 			continue
 		}
 		subst[ref.callInstance()+"."+ref.Attr] = t.Single()
@@ -1041,6 +1053,9 @@ func (mr *moduleRefs) expr(x *Expr) *Expr {
 			nx.Refs[i] = &c
 			nx.Keys[i] = c.Key
 		}
+	}
+	if len(whole) > 0 {
+		nx = substModuleValues(nx, whole)
 	}
 	return nx
 }

@@ -47,7 +47,16 @@ func TestModuleInstanceRefs(t *testing.T) {
 	if strings.Join(got, " ") != `${module.app["eu"].db} ${module.cache[1].name}` {
 		t.Errorf("refs %v", got)
 	}
-	if _, prob := parseExpr(`length(module.app)`); prob == nil || !strings.Contains(prob.msg, "a whole call is not a value yet") {
-		t.Errorf("whole call: %v", prob)
+	// A whole call, or one instance of it, inside an expression.
+	x, prob = parseExpr(`length(module.app) + length(module.cache[1])`)
+	if prob != nil {
+		t.Fatal(prob.msg)
+	}
+	got = got[:0]
+	for _, r := range x.Refs {
+		got = append(got, r.String())
+	}
+	if strings.Join(got, " ") != `${module.app} ${module.cache[1]}` {
+		t.Errorf("whole refs %v", got)
 	}
 }

@@ -570,6 +570,7 @@ func (p *parser) spec(top *yaml.Node) *Spec {
 	p.checkStack(s, stackRefs)
 	p.checkCallRepeat(s)
 	p.checkDataRefs(firstData, data, resources, outputs)
+	p.checkCallRefs(s, first, firstData)
 	for _, c := range findCycles(nodes, deps) {
 		p.add(first[c[0]].Pos, "dependency cycle: %s", c)
 	}
