@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,7 +224,7 @@ func TestUIInABrowser(t *testing.T) {
 		ready: `//ol[contains(@class,"timeline")]`,
 		texts: map[string]*regexp.Regexp{
 			`//h1`: re(`^update ` + regexp.QuoteMeta(failedOp) + `$`),
-			`//main/p[span[contains(@class,"status")]]/span`: re(`^compensated$`),
+			`//div[@id="timeline"]/p/span[contains(@class,"status")]`: re(`^compensated$`),
 			// The failed step's row: its label names cache and says failed.
 			`//li[contains(@class,"row-failed")]/span[contains(@class,"label")]`:         re(`^cache .*failed$`),
 			`//li[contains(@class,"row-failed")]//strong[contains(@class,"failed")]`:     re(`^failed$`),
@@ -239,7 +240,8 @@ func TestUIInABrowser(t *testing.T) {
 		path:  "/stacks/shop/operations/" + okOp,
 		ready: `//ol[contains(@class,"timeline")]`,
 		texts: map[string]*regexp.Regexp{
-			`//main/p[span[contains(@class,"status")]]/span`: re(`^succeeded$`),
+			`//div[@id="timeline"]/p/span[contains(@class,"status")]`:     re(`^succeeded$`),
+			`//table[contains(@class,"critical")]/tbody/tr[last()]/td[1]`: re(`^app$`),
 		},
 		count: map[string]int{
 			`//li[contains(@class,"row-failed")]`: 0,
@@ -277,6 +279,12 @@ func TestUIInABrowser(t *testing.T) {
 			})
 		}
 	}
+
+	// A running operation's page, JavaScript on: new bars appear as the
+	// journal is written, and the end swaps in the outcome.
+	t.Run("operation-live", func(t *testing.T) {
+		liveCheck(t, browserCtx, bin, plugins, env, filepath.Join(shots, "ui-operation-live.png"))
+	})
 
 	// A saved plan's review page (show FILE --html), opened as the file a
 	// reviewer is sent: the replacement is named with what it deletes.
@@ -414,4 +422,140 @@ func reviewPlan(t *testing.T, bin, plugins string, env []string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// liveCheck starts a slow apply (the real binary, the mock provider slowed,
+// one step at a time), opens its operation's page while it runs, and waits
+// (each wait with a deadline) until a bar more than the page had appears,
+// then until the page says succeeded: the page followed the journal
+// without a reload.
+func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, env []string, shot string) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	spec := filepath.Join(dir, "slow.yaml")
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: slow\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + ", latency_ms: 400}}\nresources:\n")
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		b.WriteString("  - name: " + n + "\n    type: generic\n")
+	}
+	if err := os.WriteFile(spec, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startUI(t, bin, stateDir, env)
+	apply := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", "--parallelism", "1", spec)
+	apply.Env = env
+	var out strings.Builder
+	apply.Stdout, apply.Stderr = &out, &out
+	if err := apply.Start(); err != nil {
+		t.Fatal(err)
+	}
+	applied := make(chan error, 1)
+	go func() { applied <- apply.Wait() }()
+	defer func() {
+		select {
+		case err := <-applied:
+			if err != nil {
+				t.Errorf("the slow apply: %v\n%s", err, out.String())
+			}
+		case <-time.After(3 * time.Minute):
+			_ = apply.Process.Kill()
+			t.Errorf("the slow apply did not end in 3 minutes:\n%s", out.String())
+		}
+	}()
+
+	// The running operation's id, from the view (polled with a deadline).
+	var op string
+	for deadline := time.Now().Add(2 * time.Minute); op == "" && time.Now().Before(deadline); {
+		code, body := srv.get(t, "/api/stacks/slow")
+		if code == 404 {
+			continue // its folder is not there yet
+		}
+		var st struct {
+			Running []string `json:"running"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+			t.Fatalf("GET /api/stacks/slow: %d\n%s", code, body)
+		}
+		if len(st.Running) == 1 {
+			op = st.Running[0]
+		}
+	}
+	if op == "" {
+		t.Fatalf("the view never showed the slow apply running:\n%s", out.String())
+	}
+
+	tabCtx, cancelTab := chromedp.NewContext(browserCtx)
+	defer cancelTab()
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		for m, err := range chromedp.Console(tabCtx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String()+" at "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(tabCtx, 3*time.Minute)
+	defer cancel()
+	url := srv.url + "/stacks/slow/operations/" + op
+	status := `//div[@id="timeline"]/p/span[contains(@class,"status")]`
+	bars := `//div[@id="timeline"]//*[local-name()="rect"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(status)); err != nil {
+		t.Fatalf("loading %s: %v", url, err)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Text(status))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(bars, chromedp.AtLeast(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != "running" {
+		t.Fatalf("%s loaded as %q: the apply ended before the page loaded (slow it down)", url, first)
+	}
+	// Wait for one bar more than the page was drawn with: an XPath that
+	// matches only once it is there (chromedp polls the DOM).
+	more := fmt.Sprintf("(%s)[%d]", bars, len(nodes)+1)
+	if err := chromedp.Do(ctx, chromedp.WaitReady(more)); err != nil {
+		t.Fatalf("%s: no new bar after the %d it was drawn with: %v", url, len(nodes), err)
+	}
+	done := status + `[normalize-space()="succeeded"]`
+	if err := chromedp.Do(ctx, chromedp.WaitReady(done), chromedp.WaitNotPresent(`//div[@id="timeline" and @data-live]`)); err != nil {
+		t.Fatalf("%s: the page never said succeeded: %v", url, err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Nodes(`//ol[contains(@class,"timeline")]/li[contains(@class,"row") and not(contains(@class,"ticks"))]`, chromedp.AtLeast(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Errorf("%s: the finished timeline has %d step rows, want 8 (a to h)", url, len(rows))
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: screenshot %s", url, shot)
+	cancelTab()
+	<-listening
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("%s: console: %s", url, p)
+	}
 }

@@ -129,6 +129,9 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 	for _, o := range hist.Operations {
 		fetch("/stacks/" + stackName + "/operations/" + o.ID)
 		fetch("/api/stacks/" + stackName + "/operations/" + o.ID)
+		// Its event stream (the records, the timeline, the end; a running
+		// operation's stream ends when it does).
+		fetch("/stacks/" + stackName + "/operations/" + o.ID + "/events")
 	}
 	return pages
 }
