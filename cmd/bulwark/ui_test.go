@@ -284,10 +284,12 @@ poll:
 		}
 		if len(st.Running) == 1 && st.Lock != nil && st.Lock.Live {
 			sawRunning = true
-			srv.everyPage(t, "busy") // every page, the running operation's included
 			if code, body := srv.get(t, "/stacks/busy"); code != http.StatusOK || !strings.Contains(body, "Running now:") {
 				t.Errorf("the stack page while the apply runs: %d\n%s", code, body)
 			}
+			// Every page, the running operation's included; its event
+			// stream ends when the apply does.
+			srv.everyPage(t, "busy")
 			break
 		}
 	}
