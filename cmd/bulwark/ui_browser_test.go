@@ -293,6 +293,13 @@ func uiInABrowser(t *testing.T, chromium, suffix string, vars ...string) {
 		},
 	}}
 
+	// The heading names the backend the view reads: the one vars chose.
+	scheme := "file"
+	if suffix != "" {
+		scheme = strings.TrimPrefix(suffix, "-")
+	}
+	pages[0].texts[`//header/span[contains(@class,"where")]`] = re(`^` + scheme + `://`)
+
 	// One headless browser for the whole test.
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
 		append(chromedp.DefaultExecAllocatorOptions[:],

@@ -17,6 +17,10 @@ import (
 // the journal again (Options.PollInterval).
 const DefaultPollInterval = 500 * time.Millisecond
 
+// keepAlive is how long a stream stays silent at most: then it sends a
+// comment line, so that a proxy in front does not close it as idle.
+const keepAlive = 15 * time.Second
+
 // LiveRecord is one journal record of an operation as its event stream
 // sends it: what the timeline is drawn from, and nothing else a record may
 // carry (a plan's data, a state change, sealed or not, stays out).
@@ -72,6 +76,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	v := view{Location: h.opts.Location, Q: h.query(r)}
 	tick := time.NewTicker(h.opts.PollInterval)
 	defer tick.Stop()
+	lastWrite := time.Now()
 	for first := true; ; first = false {
 		var b bytes.Buffer
 		if sent > len(recs) {
@@ -94,7 +99,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		if ended {
 			writeEvent(&b, "end", "", LiveEnd{Status: p.Status, Exit: p.Exit})
 		}
+		if b.Len() == 0 && time.Since(lastWrite) >= keepAlive {
+			b.WriteString(": still running\n\n")
+		}
 		if b.Len() > 0 {
+			lastWrite = time.Now()
 			if _, err := w.Write([]byte(h.opts.Redactor.Redact(b.String()))); err != nil {
 				return
 			}
