@@ -195,7 +195,6 @@ func TestRunningOperationStreamsItsRecords(t *testing.T) {
 	if started.Seq < 2 {
 		t.Errorf("late's start is record %d of the operation, want after the operation's own", started.Seq)
 	}
-	// The stream sent the timeline as it stands too.
 	close(g.open)
 	ok := nextRecord(t, events, "late's execute ok", func(r webview.LiveRecord) bool {
 		return r.Resource == "late" && r.Phase == "execute" && r.Status == journal.StepOK

@@ -1,6 +1,7 @@
 package webview_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -51,6 +52,27 @@ func TestTimelineOfARunningOperation(t *testing.T) {
 		t.Errorf("a's execute = %+v, want ok in 2s", a)
 	}
 	_, html := serveOp(t, recs, "/stacks/s/operations/op_1")
+	contains(t, "the running operation's page", html, "reload to update", `data-live="/stacks/s/operations/op_1/events"`)
+	// Behind a token, the script and its stream carry it as the links do.
+	h := webview.New(&memSource{ops: recs}, webview.Options{Token: "tok-1"})
+	req := httptest.NewRequest(http.MethodGet, "/stacks/s/operations/op_1?token=tok-1", nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	contains(t, "the running operation's page behind a token", w.Body.String(),
+		`data-live="/stacks/s/operations/op_1/events?token=tok-1"`, `<script src="/static/live.js?token=tok-1"></script>`)
+	// The stream of an operation that never ends: a client already gone
+	// gets its first answer (no record after the 3rd, the timeline), and
+	// the stream ends at once.
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	req = httptest.NewRequestWithContext(gone, http.MethodGet, "/stacks/s/operations/op_1/events?token=tok-1&after=3", nil)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	body = w.Body.String()
+	if ct := w.Header().Get("Content-Type"); w.Code != http.StatusOK || ct != "text/event-stream; charset=utf-8" ||
+		strings.Contains(body, "id: 3\n") || !strings.Contains(body, "id: 4\n") || !strings.Contains(body, "event: timeline\n") || strings.Contains(body, "event: end") {
+		t.Errorf("the stream behind a token: %d %s\n%s", w.Code, ct, body)
+	}
 	// a's bar starts at a quarter of the axis and covers half of it.
 	if !strings.Contains(html, `x="25.000%" y="2" width="50.000%"`) {
 		t.Errorf("a's bar is not at 25%% for 50%% of the axis:\n%s", html)
