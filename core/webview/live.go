@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,5 +197,12 @@ func (h *handler) timeline(ctx context.Context, name, op string) (*TimelinePage,
 	}
 	p := newTimeline(name, op, recs, deps)
 	p.JournalProblems = nonNil(problems)
+	if p.Running {
+		// No end record: running, unless its process is gone (the lock's
+		// holder is not live), which only a resume finishes.
+		if st, err := h.src.Status(ctx, name); err == nil && st != nil && slices.Contains(st.Unfinished, op) {
+			p.Running, p.Unfinished = false, true
+		}
+	}
 	return p, recs, nil
 }

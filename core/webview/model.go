@@ -137,9 +137,12 @@ type TimelinePage struct {
 	// Compacted: the journal keeps only the operation's summary (an old
 	// finished one, journal.Compact), so its steps are gone.
 	Compacted bool `json:"compacted"`
-	// Running: the journal has no end record for it (yet).
-	Running bool  `json:"running"`
-	Steps   []Row `json:"steps"`
+	// Running: the journal has no end record for it (yet), and its
+	// process holds the lock; Unfinished: no end record, and its process
+	// is gone (a resume finishes it).
+	Running    bool  `json:"running"`
+	Unfinished bool  `json:"unfinished"`
+	Steps      []Row `json:"steps"`
 	// CriticalPath is the chain of steps whose durations, with the waits
 	// between them, decided the operation's length, first to last (see
 	// criticalPath); CriticalDuration is the time spent in its steps.

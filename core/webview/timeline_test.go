@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/webview"
@@ -72,6 +73,17 @@ func TestTimelineOfARunningOperation(t *testing.T) {
 	if ct := w.Header().Get("Content-Type"); w.Code != http.StatusOK || ct != "text/event-stream; charset=utf-8" ||
 		strings.Contains(body, "id: 3\n") || !strings.Contains(body, "id: 4\n") || !strings.Contains(body, "event: timeline\n") || strings.Contains(body, "event: end") {
 		t.Errorf("the stream behind a token: %d %s\n%s", w.Code, ct, body)
+	}
+	// The same records of an operation whose process is gone (status: not
+	// running, unfinished): the page says so and does not follow it.
+	h = webview.New(&memSource{ops: recs, status: &inspect.StatusReport{Stack: "s", Unfinished: []string{"op_1"}}}, webview.Options{})
+	req = httptest.NewRequest(http.MethodGet, "/stacks/s/operations/op_1", nil)
+	req.Host = "localhost"
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	contains(t, "the unfinished operation's page", w.Body.String(), "Unfinished: it has no end record", "bulwark resume")
+	if b := w.Body.String(); strings.Contains(b, "data-live") || strings.Contains(b, "refresh") || strings.Contains(b, "reload to update") {
+		t.Errorf("the unfinished operation's page follows it as if it ran:\n%s", b)
 	}
 	// a's bar starts at a quarter of the axis and covers half of it.
 	if !strings.Contains(html, `x="25.000%" y="2" width="50.000%"`) {
