@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +18,8 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
 )
 
 // The web view in a real browser: Debian's chromium, headless, driven over
@@ -66,12 +72,12 @@ func artifactsDir(t *testing.T) string {
 // first db (protected) and app, which succeeds; then the same plus cache,
 // whose create the mock provider fails, so that apply exits 11 and is
 // rolled back. It returns the state folder and the environment.
-func browserFixture(t *testing.T, bin, plugins string) (stateDir string, env []string) {
+func browserFixture(t *testing.T, bin, plugins string, vars ...string) (stateDir string, env []string) {
 	t.Helper()
 	dir := t.TempDir()
 	stateDir = filepath.Join(dir, "state")
 	world := filepath.Join(dir, "world")
-	env = uiEnv(t)
+	env = uiEnv(t, vars...)
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "WORLD", world)), 0o600); err != nil {
@@ -175,10 +181,48 @@ type pageCheck struct {
 	count map[string]int
 }
 
-func TestUIInABrowser(t *testing.T) {
+func TestUIInABrowser(t *testing.T) { uiInABrowser(t, chromiumPath(t), "") }
+
+// TestUIInABrowserOnPostgres is the same over a PostgreSQL backend (a
+// schema of its own on $BULWARK_TEST_POSTGRES_URL's server, else one
+// started for the test; without one it skips, and fails when CI=true).
+func TestUIInABrowserOnPostgres(t *testing.T) {
 	chromium := chromiumPath(t)
+	base := pgBase(t)
+	schema := pgtest.Schema()
+	u, err := pgtest.WithSchema(base, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pgtest.DropSchema(base, schema) })
+	uiInABrowser(t, chromium, "-postgres", envState+"="+u)
+}
+
+// TestUIInABrowserOnS3 is the same over an S3 backend: the emulator
+// .ci/emulators.sh started ($BULWARK_TEST_S3_ENDPOINT), else one started
+// for the test, a prefix of its own.
+func TestUIInABrowserOnS3(t *testing.T) {
+	chromium := chromiumPath(t)
+	s3TestEnv(t)
+	endpoint := crashS3Server(t)
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	u := "s3://team-state/ui-" + hex.EncodeToString(b[:]) + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint)
+	vars := []string{envState + "=" + u}
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_EC2_METADATA_DISABLED"} {
+		vars = append(vars, k+"="+os.Getenv(k))
+	}
+	uiInABrowser(t, chromium, "-s3", vars...)
+}
+
+// uiInABrowser loads every page of a view over a backend: the file one
+// under a temporary folder, or the one vars name ($BULWARK_STATE) for the
+// applies and the view alike; screenshots are named with suffix.
+func uiInABrowser(t *testing.T, chromium, suffix string, vars ...string) {
 	bin, plugins := builtBulwark(t), buildPlugins(t)
-	stateDir, env := browserFixture(t, bin, plugins)
+	stateDir, env := browserFixture(t, bin, plugins, vars...)
 	srv := startUI(t, bin, stateDir, env)
 	okOp, failedOp := operationIDs(t, srv, "shop")
 	shots := artifactsDir(t)
@@ -238,9 +282,9 @@ func TestUIInABrowser(t *testing.T) {
 		ready: `//ol[contains(@class,"timeline")]`,
 		texts: map[string]*regexp.Regexp{
 			`//h1`: re(`^update ` + regexp.QuoteMeta(failedOp) + `$`),
-			`//main/p[span[contains(@class,"status")]]/span`: re(`^compensated$`),
+			`//div[@id="timeline"]/p/span[contains(@class,"status")]`: re(`^compensated$`),
 			// The failed step's row: its label names cache and says failed.
-			`//li[contains(@class,"row-failed")]/span[contains(@class,"label")]`:         re(`^cache .*failed$`),
+			`//li[contains(@class,"row-failed")]/span[contains(@class,"label")]`:         re(`^cache .*failed undone$`), // its own failure undid it
 			`//li[contains(@class,"row-failed")]//strong[contains(@class,"failed")]`:     re(`^failed$`),
 			`//table[contains(@class,"steps")]//tr[contains(@class,"row-failed")]/td[3]`: re(`^failed$`),
 		},
@@ -254,7 +298,8 @@ func TestUIInABrowser(t *testing.T) {
 		path:  "/stacks/shop/operations/" + okOp,
 		ready: `//ol[contains(@class,"timeline")]`,
 		texts: map[string]*regexp.Regexp{
-			`//main/p[span[contains(@class,"status")]]/span`: re(`^succeeded$`),
+			`//div[@id="timeline"]/p/span[contains(@class,"status")]`:     re(`^succeeded$`),
+			`//table[contains(@class,"critical")]/tbody/tr[last()]/td[1]`: re(`^app$`),
 		},
 		count: map[string]int{
 			`//li[contains(@class,"row-failed")]`: 0,
@@ -279,6 +324,13 @@ func TestUIInABrowser(t *testing.T) {
 			svgNode("cache", false): 0, // rolled back
 		},
 	}}
+
+	// The heading names the backend the view reads: the one vars chose.
+	scheme := "file"
+	if suffix != "" {
+		scheme = strings.TrimPrefix(suffix, "-")
+	}
+	pages[0].texts[`//header/span[contains(@class,"where")]`] = re(`^` + scheme + `://`)
 
 	// One headless browser for the whole test.
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
@@ -305,7 +357,7 @@ func TestUIInABrowser(t *testing.T) {
 				label += "-nojs"
 			}
 			t.Run(label, func(t *testing.T) {
-				loadAndCheck(t, browserCtx, srv.url, pc, js, filepath.Join(shots, "ui-"+label+".png"))
+				loadAndCheck(t, browserCtx, srv.url, pc, js, filepath.Join(shots, "ui-"+label+suffix+".png"))
 			})
 		}
 	}
@@ -340,7 +392,7 @@ func TestUIInABrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(shots, "ui-graph-expanded.png"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(shots, "ui-graph-expanded"+suffix+".png"), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for sel, want := range map[string]int{
@@ -355,10 +407,20 @@ func TestUIInABrowser(t *testing.T) {
 		}
 	})
 
+	// A running operation's page, JavaScript on: new bars appear as the
+	// journal is written, and the end swaps in the outcome.
+	t.Run("operation-live", func(t *testing.T) {
+		liveCheck(t, browserCtx, bin, plugins, env, filepath.Join(shots, "ui-operation-live"+suffix+".png"))
+	})
+
 	// A saved plan's review page (show FILE --html), opened as the file a
-	// reviewer is sent: the replacement is named with what it deletes.
-	planDir := reviewPlan(t, bin, plugins, env)
+	// reviewer is sent: the replacement is named with what it deletes (a
+	// file: the same whatever the backend, so once).
 	t.Run("plan", func(t *testing.T) {
+		if suffix != "" {
+			t.Skip("a saved plan's page is a file: TestUIInABrowser opens it")
+		}
+		planDir := reviewPlan(t, bin, plugins, env)
 		pc := pageCheck{
 			name:  "plan",
 			path:  "/plan.html",
@@ -380,7 +442,7 @@ func TestUIInABrowser(t *testing.T) {
 		tsrv := startUI(t, bin, stateDir, append(env[:len(env):len(env)], "BULWARK_UI_TOKEN="+token))
 		pc := pages[1]
 		pc.path += "?token=" + token
-		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token.png"))
+		loadAndCheck(t, browserCtx, tsrv.url, pc, true, filepath.Join(shots, "ui-stack-token"+suffix+".png"))
 	})
 }
 
@@ -501,4 +563,140 @@ func reviewPlan(t *testing.T, bin, plugins string, env []string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// liveCheck starts a slow apply (the real binary, the mock provider slowed,
+// one step at a time), opens its operation's page while it runs, and waits
+// (each wait with a deadline) until a bar more than the page had appears,
+// then until the page says succeeded: the page followed the journal
+// without a reload.
+func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, env []string, shot string) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	spec := filepath.Join(dir, "slow.yaml")
+	var b strings.Builder
+	b.WriteString("version: 1\nstack: slow\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + ", latency_ms: 400}}\nresources:\n")
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		b.WriteString("  - name: " + n + "\n    type: generic\n")
+	}
+	if err := os.WriteFile(spec, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startUI(t, bin, stateDir, env)
+	apply := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", "--parallelism", "1", spec)
+	apply.Env = env
+	var out strings.Builder
+	apply.Stdout, apply.Stderr = &out, &out
+	if err := apply.Start(); err != nil {
+		t.Fatal(err)
+	}
+	applied := make(chan error, 1)
+	go func() { applied <- apply.Wait() }()
+	defer func() {
+		select {
+		case err := <-applied:
+			if err != nil {
+				t.Errorf("the slow apply: %v\n%s", err, out.String())
+			}
+		case <-time.After(3 * time.Minute):
+			_ = apply.Process.Kill()
+			t.Errorf("the slow apply did not end in 3 minutes:\n%s", out.String())
+		}
+	}()
+
+	// The running operation's id, from the view (polled with a deadline).
+	var op string
+	for deadline := time.Now().Add(2 * time.Minute); op == "" && time.Now().Before(deadline); {
+		code, body := srv.get(t, "/api/stacks/slow")
+		if code == 404 {
+			continue // its folder is not there yet
+		}
+		var st struct {
+			Running []string `json:"running"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+			t.Fatalf("GET /api/stacks/slow: %d\n%s", code, body)
+		}
+		if len(st.Running) == 1 {
+			op = st.Running[0]
+		}
+	}
+	if op == "" {
+		t.Fatalf("the view never showed the slow apply running:\n%s", out.String())
+	}
+
+	tabCtx, cancelTab := chromedp.NewContext(browserCtx)
+	defer cancelTab()
+	if err := chromedp.Do(tabCtx); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		for m, err := range chromedp.Console(tabCtx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String()+" at "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(tabCtx, 3*time.Minute)
+	defer cancel()
+	url := srv.url + "/stacks/slow/operations/" + op
+	status := `//div[@id="timeline"]/p/span[contains(@class,"status")]`
+	bars := `//div[@id="timeline"]//*[local-name()="rect"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(status)); err != nil {
+		t.Fatalf("loading %s: %v", url, err)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Text(status))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(bars, chromedp.AtLeast(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != "running" {
+		t.Fatalf("%s loaded as %q: the apply ended before the page loaded (slow it down)", url, first)
+	}
+	// Wait for one bar more than the page was drawn with: an XPath that
+	// matches only once it is there (chromedp polls the DOM).
+	more := fmt.Sprintf("(%s)[%d]", bars, len(nodes)+1)
+	if err := chromedp.Do(ctx, chromedp.WaitReady(more)); err != nil {
+		t.Fatalf("%s: no new bar after the %d it was drawn with: %v", url, len(nodes), err)
+	}
+	done := status + `[normalize-space()="succeeded"]`
+	if err := chromedp.Do(ctx, chromedp.WaitReady(done), chromedp.WaitNotPresent(`//div[@id="timeline" and @data-live]`)); err != nil {
+		t.Fatalf("%s: the page never said succeeded: %v", url, err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Nodes(`//ol[contains(@class,"timeline")]/li[contains(@class,"row") and not(contains(@class,"ticks"))]`, chromedp.AtLeast(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Errorf("%s: the finished timeline has %d step rows, want 8 (a to h)", url, len(rows))
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: screenshot %s", url, shot)
+	cancelTab()
+	<-listening
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("%s: console: %s", url, p)
+	}
 }

@@ -131,6 +131,9 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 	for _, o := range hist.Operations {
 		fetch("/stacks/" + stackName + "/operations/" + o.ID)
 		fetch("/api/stacks/" + stackName + "/operations/" + o.ID)
+		// Its event stream (the records, the timeline, the end; a running
+		// operation's stream ends when it does).
+		fetch("/stacks/" + stackName + "/operations/" + o.ID + "/events")
 	}
 	return pages
 }
@@ -284,10 +287,12 @@ poll:
 		}
 		if len(st.Running) == 1 && st.Lock != nil && st.Lock.Live {
 			sawRunning = true
-			srv.everyPage(t, "busy") // every page, the running operation's included
 			if code, body := srv.get(t, "/stacks/busy"); code != http.StatusOK || !strings.Contains(body, "Running now:") {
 				t.Errorf("the stack page while the apply runs: %d\n%s", code, body)
 			}
+			// Every page, the running operation's included; its event
+			// stream ends when the apply does.
+			srv.everyPage(t, "busy")
 			break
 		}
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	Redactor *secrets.Redactor
 	// Location says which backend the view shows (its heading).
 	Location string
+	// PollInterval is how often a running operation's event stream reads
+	// the journal again (default DefaultPollInterval).
+	PollInterval time.Duration
 }
 
 type handler struct {
@@ -57,6 +60,9 @@ func New(src Source, opts Options) http.Handler {
 	if opts.Redactor == nil {
 		opts.Redactor = secrets.NewRedactor()
 	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
 	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux(), graphs: &graphs{}}
 	h.mux.HandleFunc("GET /static/view.css", func(w http.ResponseWriter, _ *http.Request) {
 		css, _ := assets.ReadFile("assets/view.css")
@@ -71,6 +77,12 @@ func New(src Source, opts Options) http.Handler {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(icon)
 	})
+	// The one script: a running operation's page follows its events.
+	h.mux.HandleFunc("GET /static/live.js", func(w http.ResponseWriter, _ *http.Request) {
+		js, _ := assets.ReadFile("assets/live.js")
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		_, _ = w.Write(js)
+	})
 	h.mux.HandleFunc("GET /{$}", h.page("stacks", h.stacks))
 	h.mux.HandleFunc("GET /api/stacks", h.api(h.stacks))
 	h.mux.HandleFunc("GET /stacks/{stack}", h.page("stack", h.stack))
@@ -79,6 +91,7 @@ func New(src Source, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /api/stacks/{stack}/history", h.api(h.history))
 	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}", h.page("operation", h.operation))
 	h.mux.HandleFunc("GET /api/stacks/{stack}/operations/{op}", h.api(h.operation))
+	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}/events", h.events)
 	h.mux.HandleFunc("GET /stacks/{stack}/graph", h.page("graph", h.graph))
 	h.mux.HandleFunc("GET /api/stacks/{stack}/graph", h.api(h.graph))
 	return h
@@ -130,7 +143,7 @@ func parsePages() map[string]*template.Template {
 // serves the page with headers that keep it to itself.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer") // a ?token= never leaves in a Referer
 	hd.Set("Cache-Control", "no-store")
@@ -274,16 +287,10 @@ func (h *handler) history(ctx context.Context, r *http.Request) (any, error) {
 var errNoOperation = errors.New("no such operation in the stack's journal")
 
 func (h *handler) operation(ctx context.Context, r *http.Request) (any, error) {
-	name, op := r.PathValue("stack"), r.PathValue("op")
-	recs, problems, err := h.src.Operation(ctx, name, op)
+	p, _, err := h.timeline(ctx, r.PathValue("stack"), r.PathValue("op"))
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: %w %s", op, errNoOperation, name)
-	}
-	p := newTimeline(name, op, recs)
-	p.JournalProblems = nonNil(problems)
 	return p, nil
 }
 
@@ -303,10 +310,7 @@ func (h *handler) page(name string, load loader) http.HandlerFunc {
 			h.fail(w, err)
 			return
 		}
-		v := view{Location: h.opts.Location, Page: doc}
-		if t := r.URL.Query().Get("token"); t != "" && h.opts.Token != "" {
-			v.Q = template.URL("?token=" + url.QueryEscape(t))
-		}
+		v := view{Location: h.opts.Location, Q: h.query(r), Page: doc}
 		var b bytes.Buffer
 		if err := h.pages[name].Execute(&b, v); err != nil {
 			h.fail(w, fmt.Errorf("render %s: %w", name, err))
@@ -314,6 +318,15 @@ func (h *handler) page(name string, load loader) http.HandlerFunc {
 		}
 		h.write(w, "text/html; charset=utf-8", b.Bytes())
 	}
+}
+
+// query is what every link of a page carries: ?token=… when the request
+// gave it so.
+func (h *handler) query(r *http.Request) template.URL {
+	if t := r.URL.Query().Get("token"); t != "" && h.opts.Token != "" {
+		return template.URL("?token=" + url.QueryEscape(t))
+	}
+	return ""
 }
 
 func (h *handler) api(load loader) http.HandlerFunc {

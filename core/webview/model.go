@@ -111,6 +111,11 @@ type Bar struct {
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end"`
 	Error  string    `json:"error"`
+	// Critical: the bar is on the operation's critical path.
+	Critical bool `json:"critical"`
+	// CausedBy, on a compensate (an undo), names the failed step whose
+	// failure started the rollback.
+	CausedBy string `json:"caused_by,omitempty"`
 	// Left and Width place the bar on the axis, in percent of the
 	// operation's span.
 	Left  float64 `json:"-"`
@@ -127,6 +132,11 @@ type Row struct {
 	Action   string `json:"action"`
 	Failed   bool   `json:"failed"`
 	Bars     []Bar  `json:"phases"`
+	// Critical: part of the step is on the critical path.
+	Critical bool `json:"critical"`
+	// UndoneFor names the failed step whose failure undid this one (its
+	// compensate ran in the rollback), "" when it was not undone.
+	UndoneFor string `json:"undone_for,omitempty"`
 }
 
 // TimelinePage is `/stacks/NAME/operations/ID`.
@@ -142,8 +152,19 @@ type TimelinePage struct {
 	Error         string    `json:"error"`
 	// Compacted: the journal keeps only the operation's summary (an old
 	// finished one, journal.Compact), so its steps are gone.
-	Compacted bool  `json:"compacted"`
-	Steps     []Row `json:"steps"`
+	Compacted bool `json:"compacted"`
+	// Running: the journal has no end record for it (yet), and its
+	// process holds the lock; Unfinished: no end record, and its process
+	// is gone (a resume finishes it).
+	Running    bool  `json:"running"`
+	Unfinished bool  `json:"unfinished"`
+	Steps      []Row `json:"steps"`
+	// CriticalPath is the chain of steps whose durations, with the waits
+	// between them, decided the operation's length, first to last (see
+	// criticalPath); CriticalDuration is the time spent in its steps.
+	CriticalPath     []PathStep    `json:"critical_path"`
+	CriticalDuration time.Duration `json:"-"`
+	CriticalMS       int64         `json:"critical_duration_ms"`
 	// JournalProblems names the journal's lines that are not records
 	// (the rest are read).
 	JournalProblems []string `json:"journal_problems"`
@@ -217,7 +238,10 @@ func newHistoryPage(h *inspect.HistoryReport) *HistoryPage {
 // axis: one row per step, one bar per phase, placed from the journal's
 // timestamps. A phase that started and has no end (a running or
 // interrupted operation) ends at the operation's end, or its last record.
-func newTimeline(stackName, op string, recs []journal.Record) *TimelinePage {
+//
+// deps are the dependencies the stack's state records (resource name → the
+// names it depends on), for the critical path; nil for none.
+func newTimeline(stackName, op string, recs []journal.Record, deps map[string][]string) *TimelinePage {
 	p := &TimelinePage{FormatVersion: FormatVersion, Stack: stackName, Op: op, Steps: []Row{}, JournalProblems: []string{}}
 	rows := map[string]*Row{}
 	var order []string
@@ -295,6 +319,13 @@ func newTimeline(stackName, op string, recs []journal.Record) *TimelinePage {
 	}
 	sort.SliceStable(p.Steps, func(i, j int) bool { return first(p.Steps[i]).Before(first(p.Steps[j])) })
 	p.Exit = ExitFor(p.Status)
+	p.Running = !p.Compacted && (p.Status == journal.OpRunning || p.Status == "")
+	linkUndos(p)
+	p.CriticalPath = criticalPath(p, deps)
+	for _, s := range p.CriticalPath {
+		p.CriticalDuration += s.Duration
+	}
+	p.CriticalMS = p.CriticalDuration.Milliseconds()
 	return p
 }
 

@@ -301,7 +301,7 @@ func TestUnknownAndHostileNamesAreNotFound(t *testing.T) {
 func TestTokenIsRequiredOnEveryRequest(t *testing.T) {
 	f := newFixture(t)
 	srv := f.server(t, webview.Options{Token: "t0ken-5ecret"})
-	for _, path := range []string{"/", "/api/stacks", "/stacks/shop", "/static/view.css", "/stacks/shop/operations/" + f.failed} {
+	for _, path := range []string{"/", "/api/stacks", "/stacks/shop", "/static/view.css", "/static/live.js", "/stacks/shop/operations/" + f.failed, "/stacks/shop/operations/" + f.failed + "/events"} {
 		if code, _ := get(t, srv.URL+path); code != http.StatusUnauthorized {
 			t.Errorf("GET %s without the token: %d, want 401", path, code)
 		}
