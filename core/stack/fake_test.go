@@ -97,6 +97,14 @@ type fakeWorld struct {
 	// Capabilities.DeleteReadsBack and answers a Delete that asks with what
 	// it returns for the name deleted.
 	deleteBack func(name string) *providers.ReadResponse
+	// unasked makes Create, Update and Delete answer their read-backs
+	// (readBack, updateBack, deleteBack) whether asked or not, and the
+	// providers announce neither capability: as a Terraform-protocol
+	// adapter, whose read-back is what its apply answered, at no call.
+	unasked bool
+	// updateBack answers every Update with what it returns for the
+	// resource updated (UpdateResponse.ReadBack; nil: none).
+	updateBack func(updated *fakeResource) *providers.ReadResponse
 	// readsByID counts the Reads by id (a Verify's, a Check's of a
 	// recorded resource).
 	readsByID int
@@ -420,7 +428,7 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	}
 	p.w.mu.Lock()
 	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
-	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
+	readsBack, deletesBack := p.w.readBack != nil && !p.w.unasked, p.w.deleteBack != nil && !p.w.unasked
 	data, schemaOnly := p.w.dataSources, p.w.schemaValidated
 	p.w.mu.Unlock()
 	p.w.mu.Lock()
@@ -631,7 +639,7 @@ func (p *fakeProvider) Create(_ context.Context, req *providers.CreateRequest) (
 	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
 	p.w.resources[r.ID] = r
 	resp = &providers.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}
-	if req.ReadBack && p.w.readBack != nil {
+	if (req.ReadBack || p.w.unasked) && p.w.readBack != nil {
 		resp.ReadBack = p.w.readBack(r)
 	}
 	return resp, nil
@@ -657,7 +665,11 @@ func (p *fakeProvider) Update(_ context.Context, req *providers.UpdateRequest) (
 		return nil, fmt.Errorf("update %s: zone is force_new: %v -> %v", req.Name, r.Attrs["zone"], cfg["zone"])
 	}
 	r.Attrs = cfg
-	return &providers.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
+	resp = &providers.UpdateResponse{Attributes: maps.Clone(cfg)}
+	if p.w.updateBack != nil {
+		resp.ReadBack = p.w.updateBack(r)
+	}
+	return resp, nil
 }
 
 func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (resp *providers.DeleteResponse, err error) {
@@ -687,7 +699,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 		delete(p.w.resources, r.ID)
 	}
 	resp = &providers.DeleteResponse{}
-	if req.ReadBack && p.w.deleteBack != nil {
+	if (req.ReadBack || p.w.unasked) && p.w.deleteBack != nil {
 		resp.ReadBack = p.w.deleteBack(req.Name)
 	}
 	return resp, nil
