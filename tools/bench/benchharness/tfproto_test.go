@@ -3,6 +3,7 @@ package benchharness
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
@@ -39,5 +40,24 @@ func TestTFItemStacks(t *testing.T) {
 	}
 	if !strings.Contains(TFCLIConfig("/m"), `path = "/m"`) {
 		t.Errorf("CLI configuration: %s", TFCLIConfig("/m"))
+	}
+}
+
+// TestTFReportCPURatio: a row holds bulwark's CPU with its provider
+// against the mock's without batch calls (their ratio, which load moves
+// less than wall time) beside the wall-time verdict.
+func TestTFReportCPURatio(t *testing.T) {
+	res := func(tool string, wall, cpu, self time.Duration) Result {
+		return Result{Tool: tool, Measurement: Measurement{Wall: wall, CPU: cpu, CPUSelf: self}}
+	}
+	rep := &TFReport{N: 1000, Rows: []TFRow{{Provider: "fwtest", Command: CmdNoop, Results: map[string]Result{
+		RunnerBulwarkTF:   res(ToolBulwark, 900*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond),
+		RunnerMockNoBatch: res(ToolBulwark, 300*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond),
+	}}}}
+	md := rep.Markdown()
+	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 600 ms | 200 ms / 400 ms | 1.5× |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
 	}
 }
