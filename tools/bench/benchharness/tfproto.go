@@ -288,6 +288,8 @@ type TFReport struct {
 	Terraform                   *Tool
 	Env                         []string
 	Rows                        []TFRow
+	// Calls are the provider calls counted per tool (CountTFCalls).
+	Calls []TFCalls
 }
 
 // TFTargets are issue 21's targets: bulwark at least ApplyFaster times
@@ -377,6 +379,7 @@ func (r *TFReport) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
 			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, cpuCell(tf))
 	}
+	b.WriteString(tfCallsMarkdown(r.Calls))
 	return b.String()
 }
 

@@ -61,3 +61,24 @@ func TestTFReportCPURatio(t *testing.T) {
 		}
 	}
 }
+
+// TestCountRPCs: the "Received request" lines of both tools' logs (hclog
+// text, as bulwark and Terraform write a provider's JSON lines) count by
+// RPC; other lines do not.
+func TestCountRPCs(t *testing.T) {
+	log := []byte(`2026-12-03T15:07:30.209Z [TRACE] bulwark.fwtest.terraform-provider-fwtest_v0.1.0: Received request: @module=sdk.proto tf_rpc=GetProviderSchema tf_proto_version=6.11
+2026-12-03T15:07:30.210Z [TRACE] bulwark.fwtest.terraform-provider-fwtest_v0.1.0: Sending request downstream: tf_rpc=GetProviderSchema
+2026-12-03T15:07:31.000Z [TRACE] provider.terraform-provider-fwtest_v0.1.0: Received request: tf_rpc=ReadResource @module=sdk.proto
+{"@message":"Received request","tf_rpc":"ReadResource"}
+`)
+	got := countRPCs(log)
+	if got["GetProviderSchema"] != 1 || got["ReadResource"] != 2 || len(got) != 2 {
+		t.Errorf("counted %v, want GetProviderSchema 1, ReadResource 2", got)
+	}
+	md := tfCallsMarkdown([]TFCalls{{Tool: RunnerBulwarkTF, Provider: "fwtest", N: 10, Calls: map[string]map[string]int{
+		CmdNoop: {"ReadResource": 10, "GetProviderSchema": 1, "PlanResourceChange": 5},
+	}}})
+	if !strings.Contains(md, "| no-op apply | bulwark | 1.50 | PlanResourceChange 0.50, ReadResource 1 |") {
+		t.Errorf("calls table:\n%s", md)
+	}
+}
