@@ -153,7 +153,7 @@ func tfCallsMarkdown(counts []TFCalls) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Provider calls per resource\n\nCounted from the provider's own trace log (`BULWARK_LOG=trace`, `TF_LOG=trace`: "+
 		"its \"Received request\" lines) on a stack of %d items, once; per-process calls (GetProviderSchema, ConfigureProvider, "+
-		"ValidateProviderConfig) are left out. Counts do not depend on the machine's load.\n", counts[0].N)
+		"ValidateProviderConfig; protocol 5's Configure, PrepareProviderConfig) are left out. Counts do not depend on the machine's load.\n", counts[0].N)
 	byProvider := map[string][]TFCalls{}
 	var provs []string
 	for _, c := range counts {
@@ -162,7 +162,10 @@ func tfCallsMarkdown(counts []TFCalls) string {
 		}
 		byProvider[c.Provider] = append(byProvider[c.Provider], c)
 	}
-	perProcess := map[string]bool{"GetProviderSchema": true, "ConfigureProvider": true, "ValidateProviderConfig": true, "GetMetadata": true, "StopProvider": true}
+	// Per process, not per resource: protocol 6's names and protocol 5's
+	// (Configure, PrepareProviderConfig).
+	perProcess := map[string]bool{"GetProviderSchema": true, "ConfigureProvider": true, "ValidateProviderConfig": true, "GetMetadata": true, "StopProvider": true,
+		"Configure": true, "PrepareProviderConfig": true, "GetSchema": true, "Stop": true}
 	for _, p := range provs {
 		fmt.Fprintf(&b, "\n### %s_item\n\n| command | tool | calls per resource | of which |\n| --- | --- | ---: | --- |\n", p)
 		for _, cmd := range TFCommands {

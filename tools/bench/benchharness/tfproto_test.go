@@ -76,7 +76,7 @@ func TestCountRPCs(t *testing.T) {
 		t.Errorf("counted %v, want GetProviderSchema 1, ReadResource 2", got)
 	}
 	md := tfCallsMarkdown([]TFCalls{{Tool: RunnerBulwarkTF, Provider: "fwtest", N: 10, Calls: map[string]map[string]int{
-		CmdNoop: {"ReadResource": 10, "GetProviderSchema": 1, "PlanResourceChange": 5},
+		CmdNoop: {"ReadResource": 10, "GetProviderSchema": 1, "PlanResourceChange": 5, "Configure": 2, "PrepareProviderConfig": 2},
 	}}})
 	if !strings.Contains(md, "| no-op apply | bulwark | 1.50 | PlanResourceChange 0.50, ReadResource 1 |") {
 		t.Errorf("calls table:\n%s", md)
