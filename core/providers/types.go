@@ -480,6 +480,13 @@ type DeleteRequest struct {
 	// whose schema has Capabilities.DeleteReadsBack). Serve answers it by
 	// calling the provider's Read; a provider ignores it.
 	ReadBack bool
+	// Observed says Private is what the provider's Read answered for the
+	// resource just now (the delete step's Check, which found it there and
+	// still this stack's), not only what the state recorded: a provider
+	// that reads a resource before destroying it may take that read
+	// instead. Set for a keyless provider (a Terraform-protocol adapter)
+	// only; not sent over bulwark's own protocol.
+	Observed bool
 }
 
 type DeleteResponse struct {

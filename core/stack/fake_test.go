@@ -40,6 +40,7 @@ type fakeCall struct {
 	Protection protection.Level
 	Config     map[string]any // Create/Update: the config asked for
 	Private    string         // Update/Delete: the private data handed back
+	Observed   bool           // Delete: DeleteRequest.Observed
 	Err        error          // what the fake answered
 }
 
@@ -97,6 +98,10 @@ type fakeWorld struct {
 	// Capabilities.DeleteReadsBack and answers a Delete that asks with what
 	// it returns for the name deleted.
 	deleteBack func(name string) *providers.ReadResponse
+	// readsAnswerPrivate makes a Read by id answer private data of its
+	// own ("read ID"), as a Terraform-protocol adapter answers its
+	// envelope.
+	readsAnswerPrivate bool
 	// unasked makes Create, Update and Delete answer their read-backs
 	// (readBack, updateBack, deleteBack) whether asked or not, and the
 	// providers announce neither capability: as a Terraform-protocol
@@ -510,7 +515,11 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 	if p.w.legacy || p.w.keyless {
 		key = ""
 	}
-	return &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
+	resp := &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}
+	if p.w.readsAnswerPrivate {
+		resp.Private = []byte("read " + r.ID)
+	}
+	return resp, nil
 }
 
 func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
@@ -681,7 +690,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private)}
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private), Observed: req.Observed}
 	defer func() {
 		call.Err = err
 		p.w.deletes = append(p.w.deletes, call)

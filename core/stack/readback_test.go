@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -191,6 +192,40 @@ func TestVerifyTakesAReadBackGivenUnasked(t *testing.T) {
 			// none after the Delete.
 			if n := reads(); n != 2 {
 				t.Errorf("the teardown made %d Reads by id, want 2", n)
+			}
+		})
+	}
+}
+
+// A teardown's Delete of a keyless provider (built for Terraform, whose
+// destroy reads the resource first) is given what the step's Check read of
+// it just before (DeleteRequest.Observed, with that read's private data),
+// so that it need not read a second time; one of bulwark's own providers
+// gets the recorded private data, as before.
+func TestTeardownGivesAKeylessDeleteTheChecksRead(t *testing.T) {
+	for _, keyless := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
+			e := newEnv(t)
+			e.w.mu.Lock()
+			e.w.keyless, e.w.readsAnswerPrivate = keyless, true
+			e.w.mu.Unlock()
+			sp := mkSpec(t, res{name: "net", typ: "network"})
+			e.mustApply(t, sp)
+			r, err := e.teardown(sp)
+			if err != nil || r.Outcome != engine.Succeeded {
+				t.Fatalf("teardown: %v, %v", r, err)
+			}
+			dels := e.w.Deletes()
+			if len(dels) != 1 {
+				t.Fatalf("deletes %v, want one", dels)
+			}
+			d := dels[0]
+			read := "read " + d.ID
+			if keyless && (!d.Observed || d.Private != read) {
+				t.Errorf("keyless delete: observed %v, private %q: want the Check's read (%q)", d.Observed, d.Private, read)
+			}
+			if !keyless && (d.Observed || d.Private == read) {
+				t.Errorf("delete of an own-protocol provider: observed %v, private %q: want the recorded private data", d.Observed, d.Private)
 			}
 		})
 	}

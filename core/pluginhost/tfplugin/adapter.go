@@ -733,6 +733,12 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 	if prior.IsNull() {
 		return &providers.DeleteResponse{Diagnostics: diags}, nil
 	}
+	if req.Observed {
+		// The host's Check read it just now (the envelope is that read's
+		// answer) and found it there: that read is the one Terraform makes
+		// before a destroy, not made a second time.
+		return a.destroy(ctx, s, req.Type, prior, private, diags)
+	}
 	// Read first: what is gone already is deleted (and a provider asked
 	// to destroy a missing object may fail).
 	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
@@ -746,7 +752,12 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 		// Gone already: what Verify's read would find too.
 		return &providers.DeleteResponse{Diagnostics: diags, ReadBack: &providers.ReadResponse{}}, nil
 	}
-	ar, ds, err := a.apply(ctx, s, req.Type, rr.NewState, rr.Private, cty.NullVal(s.ImpliedType()))
+	return a.destroy(ctx, s, req.Type, rr.NewState, rr.Private, diags)
+}
+
+// destroy plans and applies the destroy of what state and private are.
+func (a *Adapter) destroy(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, diags providers.Diagnostics) (*providers.DeleteResponse, error) {
+	ar, ds, err := a.apply(ctx, s, typ, state, private, cty.NullVal(s.ImpliedType()))
 	if err != nil {
 		return nil, err
 	}

@@ -253,3 +253,36 @@ func TestAdapterReadsBackWhatItApplied(t *testing.T) {
 		t.Errorf("a second delete's read-back %+v, want one that finds nothing", del.ReadBack)
 	}
 }
+
+// TestAdapterDeleteTakesTheObservedRead: a Delete whose private data the
+// host observed just now (DeleteRequest.Observed: its Check's read) plans
+// and applies the destroy without reading first, and reads back gone; the
+// resource is then gone for a Read too.
+func TestAdapterDeleteTakesTheObservedRead(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	w := &applyWire{wire: p.w}
+	p.w = w
+	a := NewAdapter(p, "tftest", "0.0.0")
+	if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": "p-"}}); err != nil {
+		t.Fatal(err)
+	}
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
+	noErrors(t, "create", made.Diagnostics, err)
+	seen, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "read", seen.Diagnostics, err)
+	before := w.reads.Load()
+	del, err := a.Delete(ctx, &providers.DeleteRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: seen.Private, Observed: true})
+	noErrors(t, "delete", del.Diagnostics, err)
+	if n := w.reads.Load() - before; n != 0 {
+		t.Errorf("an observed delete made %d ReadResource calls, want none", n)
+	}
+	if del.ReadBack == nil || del.ReadBack.Exists {
+		t.Errorf("delete's read-back %+v, want one that finds nothing", del.ReadBack)
+	}
+	after, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "read after delete", after.Diagnostics, err)
+	if after.Exists {
+		t.Errorf("read after the delete found %v", after.Attributes)
+	}
+}
