@@ -437,7 +437,9 @@ type CreateResponse struct {
 	// config and Private), when the request asked for it and the Create
 	// succeeded; nil when it was not asked for or the read failed (the host
 	// then reads itself). Serve sets it: what a provider puts here is not
-	// sent.
+	// sent. A Terraform-protocol adapter answers it unasked, since it costs
+	// no call: the state ApplyResourceChange returned, with the provider's
+	// plan from it toward the config as its Planned.
 	ReadBack *ReadResponse
 }
 
@@ -458,6 +460,12 @@ type UpdateResponse struct {
 	// ReadResponse.Private).
 	Private     []byte
 	Diagnostics Diagnostics
+	// ReadBack, when not nil, is the resource as a Read with the update's
+	// config would answer it now, which the host's Verify compares instead
+	// of reading again: a Terraform-protocol adapter answers it, at no
+	// call's cost (see CreateResponse.ReadBack). Nothing else sets it; it
+	// is not sent over bulwark's own protocol.
+	ReadBack *ReadResponse
 }
 
 type DeleteRequest struct {
@@ -472,6 +480,13 @@ type DeleteRequest struct {
 	// whose schema has Capabilities.DeleteReadsBack). Serve answers it by
 	// calling the provider's Read; a provider ignores it.
 	ReadBack bool
+	// Observed says Private is what the provider's Read answered for the
+	// resource just now (the delete step's Check, which found it there and
+	// still this stack's), not only what the state recorded: a provider
+	// that reads a resource before destroying it may take that read
+	// instead. Set for a keyless provider (a Terraform-protocol adapter)
+	// only; not sent over bulwark's own protocol.
+	Observed bool
 }
 
 type DeleteResponse struct {
@@ -480,6 +495,8 @@ type DeleteResponse struct {
 	// the resource (by type, name, ID and Private) once deleted, when the
 	// request asked for it and the Delete succeeded; nil when it was not
 	// asked for or the read failed (the host then reads itself). Serve sets
-	// it: what a provider puts here is not sent.
+	// it: what a provider puts here is not sent. A Terraform-protocol
+	// adapter answers it unasked (not found) when the provider's destroy
+	// answered a null state, or its read before it found nothing.
 	ReadBack *ReadResponse
 }

@@ -40,6 +40,7 @@ type fakeCall struct {
 	Protection protection.Level
 	Config     map[string]any // Create/Update: the config asked for
 	Private    string         // Update/Delete: the private data handed back
+	Observed   bool           // Delete: DeleteRequest.Observed
 	Err        error          // what the fake answered
 }
 
@@ -97,6 +98,18 @@ type fakeWorld struct {
 	// Capabilities.DeleteReadsBack and answers a Delete that asks with what
 	// it returns for the name deleted.
 	deleteBack func(name string) *providers.ReadResponse
+	// readsAnswerPrivate makes a Read by id answer private data of its
+	// own ("read ID"), as a Terraform-protocol adapter answers its
+	// envelope.
+	readsAnswerPrivate bool
+	// unasked makes Create, Update and Delete answer their read-backs
+	// (readBack, updateBack, deleteBack) whether asked or not, and the
+	// providers announce neither capability: as a Terraform-protocol
+	// adapter, whose read-back is what its apply answered, at no call.
+	unasked bool
+	// updateBack answers every Update with what it returns for the
+	// resource updated (UpdateResponse.ReadBack; nil: none).
+	updateBack func(updated *fakeResource) *providers.ReadResponse
 	// readsByID counts the Reads by id (a Verify's, a Check's of a
 	// recorded resource).
 	readsByID int
@@ -420,7 +433,7 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	}
 	p.w.mu.Lock()
 	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
-	readsBack, deletesBack := p.w.readBack != nil, p.w.deleteBack != nil
+	readsBack, deletesBack := p.w.readBack != nil && !p.w.unasked, p.w.deleteBack != nil && !p.w.unasked
 	data, schemaOnly := p.w.dataSources, p.w.schemaValidated
 	p.w.mu.Unlock()
 	p.w.mu.Lock()
@@ -502,7 +515,11 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 	if p.w.legacy || p.w.keyless {
 		key = ""
 	}
-	return &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}, nil
+	resp := &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), IdempotencyKey: key}
+	if p.w.readsAnswerPrivate {
+		resp.Private = []byte("read " + r.ID)
+	}
+	return resp, nil
 }
 
 func (p *fakeProvider) Import(_ context.Context, req *providers.ImportRequest) (*providers.ImportResponse, error) {
@@ -631,7 +648,7 @@ func (p *fakeProvider) Create(_ context.Context, req *providers.CreateRequest) (
 	r := &fakeResource{ID: fmt.Sprintf("fake-%s-%s-%d", req.Type, req.Name, p.w.seq), Type: req.Type, Name: req.Name, Key: req.IdempotencyKey, Attrs: cfg}
 	p.w.resources[r.ID] = r
 	resp = &providers.CreateResponse{ID: r.ID, Attributes: maps.Clone(r.Attrs), Private: fakePrivate(r)}
-	if req.ReadBack && p.w.readBack != nil {
+	if (req.ReadBack || p.w.unasked) && p.w.readBack != nil {
 		resp.ReadBack = p.w.readBack(r)
 	}
 	return resp, nil
@@ -657,7 +674,11 @@ func (p *fakeProvider) Update(_ context.Context, req *providers.UpdateRequest) (
 		return nil, fmt.Errorf("update %s: zone is force_new: %v -> %v", req.Name, r.Attrs["zone"], cfg["zone"])
 	}
 	r.Attrs = cfg
-	return &providers.UpdateResponse{Attributes: maps.Clone(cfg)}, nil
+	resp = &providers.UpdateResponse{Attributes: maps.Clone(cfg)}
+	if p.w.updateBack != nil {
+		resp.ReadBack = p.w.updateBack(r)
+	}
+	return resp, nil
 }
 
 func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (resp *providers.DeleteResponse, err error) {
@@ -669,7 +690,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private)}
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private), Observed: req.Observed}
 	defer func() {
 		call.Err = err
 		p.w.deletes = append(p.w.deletes, call)
@@ -687,7 +708,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 		delete(p.w.resources, r.ID)
 	}
 	resp = &providers.DeleteResponse{}
-	if req.ReadBack && p.w.deleteBack != nil {
+	if (req.ReadBack || p.w.unasked) && p.w.deleteBack != nil {
 		resp.ReadBack = p.w.deleteBack(req.Name)
 	}
 	return resp, nil

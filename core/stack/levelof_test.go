@@ -18,7 +18,7 @@ func TestDeletionPathRefusesAnUnknownRecordedWord(t *testing.T) {
 	s := &session{sp: &spec.Spec{Resources: []*spec.Resource{{Name: "db", Protection: protection.Ephemeral}}}}
 	for _, why := range []reason{reasonTeardown, reasonDeleteFirst} {
 		res := &state.Resource{Name: "db", Type: "t", Provider: "p", ID: "1", UnknownProtection: "Ephemeral "}
-		action, _, err := s.deleteResource(context.Background(), nil, res, why)
+		action, _, err := s.deleteResource(context.Background(), nil, res, why, nil)
 		if action != "refuse" || !errors.Is(err, ErrProtected) {
 			t.Errorf("reason %v: deleteResource = %q, %v; want refuse, ErrProtected", why, action, err)
 		}

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -105,6 +106,126 @@ func TestTeardownVerifyChecksTheDeletesReadBack(t *testing.T) {
 			}
 			if len(e.w.Deletes()) != 1 {
 				t.Errorf("deletes %v, want one", e.w.Deletes())
+			}
+		})
+	}
+}
+
+// A provider that answers its read-backs unasked (as a Terraform-protocol
+// adapter does: the state its ApplyResourceChange returned, planned toward
+// the config, costs it no call) has its Create's, Update's and Delete's
+// read-back taken by the step's Verify instead of a Read by id: the apply,
+// the update and the teardown each read nothing after their Execute. What
+// the read-back says still decides: one whose plan changes something, or
+// that finds the deleted resource still there, fails the Verify.
+func TestVerifyTakesAReadBackGivenUnasked(t *testing.T) {
+	planned := func(changes ...string) *providers.Planned {
+		return &providers.Planned{Changes: append([]string{}, changes...), RequiresReplace: []string{}}
+	}
+	back := func(r *fakeResource, p *providers.Planned) *providers.ReadResponse {
+		return &providers.ReadResponse{Exists: true, ID: r.ID, Attributes: maps.Clone(r.Attrs), Planned: p}
+	}
+	tests := []struct {
+		name                  string
+		createBack, upBack    *providers.Planned
+		deleteBack            *providers.ReadResponse
+		wantApply, wantUpdate string // "": succeeds
+		wantTeardown          string
+	}{
+		{name: "agrees", createBack: planned(), upBack: planned(), deleteBack: &providers.ReadResponse{}},
+		{name: "create's plan changes size", createBack: planned("size"), wantApply: "attributes size differ from the spec after create"},
+		{name: "update's plan changes size", createBack: planned(), upBack: planned("size"), wantUpdate: "attributes size differ from the spec after update"},
+		{name: "delete's read-back finds it", createBack: planned(), upBack: planned(), deleteBack: &providers.ReadResponse{Exists: true, ID: "x"}, wantTeardown: "still exists after delete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.w.mu.Lock()
+			e.w.unasked = true
+			e.w.readBack = func(made *fakeResource) *providers.ReadResponse { return back(made, tt.createBack) }
+			e.w.updateBack = func(r *fakeResource) *providers.ReadResponse { return back(r, tt.upBack) }
+			e.w.deleteBack = func(string) *providers.ReadResponse { return tt.deleteBack }
+			e.w.mu.Unlock()
+			reads := func() int {
+				e.w.mu.Lock()
+				defer e.w.mu.Unlock()
+				n := e.w.readsByID
+				e.w.readsByID = 0
+				return n
+			}
+			check := func(what string, r *stack.Result, err error, want string) bool {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want == "" {
+					if r.Outcome != engine.Succeeded {
+						t.Fatalf("%s: outcome %v: %v", what, r.Outcome, r.Err)
+					}
+					return true
+				}
+				if r.Outcome == engine.Succeeded || r.Err == nil || !strings.Contains(r.Err.Error(), want) {
+					t.Fatalf("%s: outcome %v, error %v, want %q", what, r.Outcome, r.Err, want)
+				}
+				return false
+			}
+			r, err := e.apply(mkSpec(t, res{name: "net", typ: "network", size: 2}))
+			if !check("apply", r, err, tt.wantApply) {
+				return
+			}
+			if n := reads(); n != 0 {
+				t.Errorf("the apply made %d Reads by id, want none (Verify took the read-back)", n)
+			}
+			sp := mkSpec(t, res{name: "net", typ: "network", size: 3})
+			r, err = e.apply(sp)
+			if !check("update", r, err, tt.wantUpdate) {
+				return
+			}
+			// The plan's read, which the step's Check takes again; none
+			// after the Update.
+			if n := reads(); n != 1 {
+				t.Errorf("the update made %d Reads by id, want 1 (the plan's)", n)
+			}
+			r, err = e.teardown(sp)
+			check("teardown", r, err, tt.wantTeardown)
+			// The pre-flight ownership read and the Check's fresh one;
+			// none after the Delete.
+			if n := reads(); n != 2 {
+				t.Errorf("the teardown made %d Reads by id, want 2", n)
+			}
+		})
+	}
+}
+
+// A teardown's Delete of a keyless provider (built for Terraform, whose
+// destroy reads the resource first) is given what the step's Check read of
+// it just before (DeleteRequest.Observed, with that read's private data),
+// so that it need not read a second time; one of bulwark's own providers
+// gets the recorded private data, as before.
+func TestTeardownGivesAKeylessDeleteTheChecksRead(t *testing.T) {
+	for _, keyless := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keyless=%v", keyless), func(t *testing.T) {
+			e := newEnv(t)
+			e.w.mu.Lock()
+			e.w.keyless, e.w.readsAnswerPrivate = keyless, true
+			e.w.mu.Unlock()
+			sp := mkSpec(t, res{name: "net", typ: "network"})
+			e.mustApply(t, sp)
+			r, err := e.teardown(sp)
+			if err != nil || r.Outcome != engine.Succeeded {
+				t.Fatalf("teardown: %v, %v", r, err)
+			}
+			dels := e.w.Deletes()
+			if len(dels) != 1 {
+				t.Fatalf("deletes %v, want one", dels)
+			}
+			d := dels[0]
+			read := "read " + d.ID
+			if keyless && (!d.Observed || d.Private != read) {
+				t.Errorf("keyless delete: observed %v, private %q: want the Check's read (%q)", d.Observed, d.Private, read)
+			}
+			if !keyless && (d.Observed || d.Private == read) {
+				t.Errorf("delete of an own-protocol provider: observed %v, private %q: want the recorded private data", d.Observed, d.Private)
 			}
 		})
 	}

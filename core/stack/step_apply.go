@@ -108,7 +108,9 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		case plan.Replace:
 			return s.replace(ctx, staged, r, &m, key)
 		case plan.Update:
-			return s.update(ctx, staged, r, m)
+			var err error
+			m.readBack, err = s.update(ctx, staged, r, m)
+			return err
 		}
 		return fmt.Errorf("internal: no action decided for %s", r.Name)
 	}
@@ -221,10 +223,13 @@ func trusted(rb *providers.ReadResponse) *providers.ReadResponse {
 }
 
 // update changes r in place (or only its record), keeping what it replaced
-// in the state so this operation can undo it.
-func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Resource, m stepMode) error {
+// in the state so this operation can undo it. It returns what the provider
+// answered as its read-back (UpdateResponse.ReadBack), for Verify (nil:
+// Verify reads).
+func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Resource, m stepMode) (*providers.ReadResponse, error) {
 	cur := m.cur
 	attrs := cur.Attributes
+	var readBack *providers.ReadResponse
 	var private []byte // what the provider answered last: kept over what is recorded
 	if m.observe != nil {
 		private = m.observe.Private
@@ -238,8 +243,9 @@ func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Res
 			Type: r.Type, Name: r.Name, ID: cur.ID, PriorAttributes: m.observe.Attributes, Config: r.Config, Protection: r.Protection, Private: prior,
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
+		readBack = trusted(resp.ReadBack)
 		attrs = resp.Attributes
 		if len(resp.Private) > 0 {
 			private = resp.Private
@@ -262,7 +268,7 @@ func (s *session) update(ctx context.Context, staged *opstore.Stage, r *spec.Res
 		next.Sensitive = addSensitive(old.Sensitive, s.derivedSensitive(r.Config))
 		next.Validated = s.validatedKey(r.Name)
 		staged.Put(&next)
-		return nil
+		return readBack, nil
 	}
 }
 
@@ -315,7 +321,8 @@ func (s *session) importResource(ctx context.Context, staged *opstore.Stage, r *
 		return nil
 	}
 	m.cur = rec
-	return s.update(ctx, staged, r, m)
+	_, err = s.update(ctx, staged, r, m)
+	return err
 }
 
 // importRecord is the record of an imported resource: its config is what

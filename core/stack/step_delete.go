@@ -81,8 +81,12 @@ func (s *session) isRetained(res *state.Resource) bool {
 // (providers.Capabilities.DeleteReadsBack), it runs outside a run's steps
 // (engine.InRun says why a step's Delete asks for none), it is no
 // rollback's (nothing verifies a compensation), and the read could be
-// made, for the step's Verify (nil otherwise: Verify reads).
-func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason) (string, *providers.ReadResponse, error) {
+// made, for the step's Verify (nil otherwise: Verify reads). seen is what
+// the step's Check read of res right before, when it did (nil: none): a
+// keyless provider (built for Terraform, which reads what it destroys
+// first) is given that read's private data as observed
+// (DeleteRequest.Observed), instead of reading it a second time.
+func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason, seen *plan.Observation) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
 	case (why == reasonRollback || why == reasonRemoved) && s.isRetained(res):
@@ -105,8 +109,12 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 	// compensation, and the read would hold its slot for a round trip
 	// more (the undo of a run goes up to --parallelism at once).
 	undoing := why == reasonRollback || why == reasonUndoReplace
-	resp, err := p.Delete(ctx, &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(),
-		ReadBack: capsOf(p).DeleteReadsBack && !engine.InRun(ctx) && !undoing})
+	req := &providers.DeleteRequest{Type: res.Type, Name: res.Address(), ID: res.ID, Attributes: res.Attributes, Protection: level, Private: res.PrivateData(),
+		ReadBack: capsOf(p).DeleteReadsBack && !engine.InRun(ctx) && !undoing}
+	if seen != nil && seen.Exists && seen.ID == res.ID && len(seen.Private) > 0 && capsOf(p).Keyless {
+		req.Private, req.Observed = seen.Private, true
+	}
+	resp, err := p.Delete(ctx, req)
 	if err != nil {
 		return "delete", nil, err
 	}

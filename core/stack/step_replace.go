@@ -83,7 +83,7 @@ func (s *session) replace(ctx context.Context, staged *opstore.Stage, r *spec.Re
 		return err
 	}
 	if m.Mode != plan.CreateFirst {
-		if _, _, err := s.deleteResource(ctx, staged, dep, reasonDeleteFirst); err != nil {
+		if _, _, err := s.deleteResource(ctx, staged, dep, reasonDeleteFirst, nil); err != nil {
 			return fmt.Errorf("replace (delete first): %w", err)
 		}
 		s.deletedFirst.Lock()
@@ -116,6 +116,7 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 		DependsOn: append([]string{cleanupBarrier}, deps...)}
 	var res *state.Resource
 	staged := s.store.ForStep(step.ID)
+	var seen *plan.Observation // what the Check read of it, for the Delete
 	step.Check = func(ctx context.Context) (bool, error) {
 		res = s.store.Resource(id)
 		if res == nil {
@@ -133,9 +134,10 @@ func (s *session) cleanupStep(id, typ string, deps []string) *engine.Step {
 		if d := plan.Decide(plan.Input{Recorded: res, Observed: obs, Identity: s.identity()}); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
 		}
+		seen = obs
 		return false, nil
 	}
-	s.deleteThenVerify(step, reasonReplace, func() *state.Resource { return res })
+	s.deleteThenVerify(step, reasonReplace, func() *state.Resource { return res }, func() *plan.Observation { return seen })
 	return step
 }
 
@@ -178,7 +180,7 @@ func (s *session) undoReplace(ctx context.Context, staged *opstore.Stage, name, 
 		cur = found
 	}
 	if cur != nil && cur.CreatedBy == s.opID {
-		a, _, err := s.deleteResource(ctx, staged, cur, reasonUndoReplace)
+		a, _, err := s.deleteResource(ctx, staged, cur, reasonUndoReplace, nil)
 		if err != nil {
 			return a, err
 		}

@@ -32,7 +32,7 @@ func (s *session) undo(ctx context.Context, staged *opstore.Stage, name string, 
 			}
 			cur = found
 		}
-		action, _, err := s.deleteResource(ctx, staged, cur, reasonRollback)
+		action, _, err := s.deleteResource(ctx, staged, cur, reasonRollback, nil)
 		if err == nil && action == "preserve" {
 			s.retainIfLacking(staged, cur.Name)
 		}

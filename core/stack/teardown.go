@@ -189,6 +189,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
 	staged := s.store.ForStep(step.ID)
+	var seen *plan.Observation // what the Check read of it, for the Delete
 	step.Check = func(ctx context.Context) (bool, error) {
 		obs, err := s.reads.CheckRecorded(ctx, res)
 		if err != nil {
@@ -204,9 +205,10 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 		if d := plan.Decide(s.input(nil, res, obs)); d.Action == plan.Conflict {
 			return false, fmt.Errorf("%s: %s", res.Name, d.Reason)
 		}
+		seen = obs
 		return false, nil
 	}
-	s.deleteThenVerify(step, why, func() *state.Resource { return res })
+	s.deleteThenVerify(step, why, func() *state.Resource { return res }, func() *plan.Observation { return seen })
 	return step
 }
 
@@ -214,13 +216,14 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // why) and, as its Verify, that the provider no longer finds the resource:
 // by what the Delete read back in its own call when it offers that
 // (providers.Capabilities.DeleteReadsBack), else by a Read. res is the record the
-// step deletes, known once its Check has run.
-func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource) {
+// step deletes, known once its Check has run; seen what that Check read of
+// it (nil: nothing), which the Delete is given (see deleteResource).
+func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource, seen func() *plan.Observation) {
 	var readBack *providers.ReadResponse
 	staged := s.store.ForStep(step.ID)
 	step.Execute = func(ctx context.Context, _ string) error {
 		r := res()
-		action, rb, err := s.deleteResource(ctx, staged, r, why)
+		action, rb, err := s.deleteResource(ctx, staged, r, why, seen())
 		readBack = rb
 		if err == nil && action != "delete" {
 			return fmt.Errorf("internal: %s was not deleted (%s)", r.Name, action)

@@ -97,35 +97,92 @@ func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, erro
 }
 
 // settled seals what an apply made (state, private) toward cfg: the
-// provider is asked to plan from it toward cfg once more, as Terraform's
-// "inconsistent result after apply" check and bulwark's Verify do, and when
-// it plans no change the envelope remembers so (envelope.NoChange), so
-// that Verify's read and every later read that finds the same state, private
-// data and config take that plan without another call. A provider whose
-// plan then changes something is left for Verify to find (it plans
-// again).
-func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes) (*providers.ReadResponse, error) {
+// provider is asked to plan from it toward cfg once more, as bulwark's
+// Verify does, and when it plans no change the envelope remembers so
+// (envelope.NoChange), so that every later read that finds the same state,
+// private data and config takes that plan without another call. A
+// provider whose plan then changes something is left for Verify to find.
+//
+// The answer is also the step's Verify read (the host compares it instead
+// of reading again, as a read-back: CreateResponse.ReadBack): the state
+// ApplyResourceChange answered, with that plan as its Planned, plus the
+// attributes where the state differs from what the provider planned
+// (planned, when known: Terraform's "inconsistent result after apply";
+// not for a provider on the legacy type system, which Terraform too only
+// logs). verified is false when no plan could be made (a config not wholly
+// known, before Configure) or it failed: Verify then reads.
+func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes, planned cty.Value, legacy bool) (resp *providers.ReadResponse, verified bool, err error) {
 	js, err := StateJSON(state, s.ImpliedType())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	e := envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private}
+	var after *providers.Planned
 	if cfg, err := configObject(attrs, s.ImpliedType()); err == nil {
 		if key, ok := a.noChangeKey(typ, s, cfg, js, private); ok {
-			planned, diags, err := a.plan(ctx, s, typ, state, private, attrs)
+			p, diags, err := a.plan(ctx, s, typ, state, private, attrs)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			if planned != nil && !diags.HasError() && len(planned.Changes) == 0 && len(planned.RequiresReplace) == 0 {
-				e.NoChange = key
+			if p != nil && !diags.HasError() {
+				after = p
+				if len(p.Changes) == 0 && len(p.RequiresReplace) == 0 {
+					e.NoChange = key
+				}
 			}
 		}
 	}
 	sealed, err := json.Marshal(e)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return a.answerSealed(state, sealed)
+	resp, err = a.answerSealed(state, sealed)
+	if err != nil || after == nil {
+		return resp, false, err
+	}
+	if !legacy {
+		after.Changes = mergeNames(after.Changes, inconsistent(planned, state))
+	}
+	resp.Planned = after
+	return resp, true, nil
+}
+
+// inconsistent are the top-level attributes whose planned value was known
+// and the applied state's is not that value: what Terraform reports as a
+// provider's "inconsistent result after apply". A value planned unknown
+// (wholly or in part) may come back as anything.
+func inconsistent(planned, state cty.Value) []string {
+	if planned == cty.NilVal || planned.IsNull() || !planned.IsKnown() || state.IsNull() || !planned.Type().IsObjectType() {
+		return nil
+	}
+	var out []string
+	for _, n := range sortedKeys(planned.Type().AttributeTypes()) {
+		was := planned.GetAttr(n)
+		if !was.IsWhollyKnown() || !state.Type().HasAttribute(n) {
+			continue
+		}
+		if !was.RawEquals(state.GetAttr(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// mergeNames is a and b, sorted, each name once.
+func mergeNames(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	seen := make(map[string]bool, len(a)+len(b))
+	out := make([]string, 0, len(a)+len(b))
+	for _, n := range append(append([]string(nil), a...), b...) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // noChangeKey is the key a plan of no change is remembered under: the
@@ -551,8 +608,10 @@ func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Val
 	return out, pr.Diagnostics, nil
 }
 
-// apply plans the change from prior to cfg (null: a destroy) and applies it.
-func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Value, private []byte, cfg cty.Value) (*ApplyResourceChangeResponse, providers.Diagnostics, error) {
+// apply plans the change from prior to cfg (null: a destroy) and applies
+// it. The response's planned is the state the provider planned (null for
+// a destroy).
+func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Value, private []byte, cfg cty.Value) (*applied, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	planned, plannedPrivate := cty.NullVal(ty), private
 	var diags providers.Diagnostics
@@ -579,7 +638,13 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Va
 	if err != nil {
 		return nil, nil, err
 	}
-	return ar, append(diags, ar.Diagnostics...), nil
+	return &applied{ApplyResourceChangeResponse: ar, planned: planned}, append(diags, ar.Diagnostics...), nil
+}
+
+// applied is what apply made, beside the state it planned.
+type applied struct {
+	*ApplyResourceChangeResponse
+	planned cty.Value
 }
 
 // Create plans and applies a create. A create that fails after the
@@ -598,17 +663,28 @@ func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.CreateResponse{Diagnostics: diags}, nil
 	}
-	answer := a.answer
-	if !diags.HasError() {
-		answer = func(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
-			return a.settled(ctx, s, req.Type, state, private, req.Config)
-		}
-	}
-	made, err := answer(s, ar.NewState, ar.Private)
+	made, verified, err := a.made(ctx, s, req.Type, ar, req.Config, diags)
 	if err != nil {
 		return nil, err
 	}
-	return &providers.CreateResponse{ID: made.ID, Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}, nil
+	resp := &providers.CreateResponse{ID: made.ID, Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}
+	if verified {
+		// The read-back costs no call: it is what the provider answered
+		// and planned (see settled), so it is given unasked.
+		resp.ReadBack = made
+	}
+	return resp, nil
+}
+
+// made is the answer to a create's or update's apply: settled (and
+// verified, see there) when it succeeded, else only sealed (what a failed
+// apply left is recorded, and nothing verifies it).
+func (a *Adapter) made(ctx context.Context, s *Schema, typ string, ar *applied, cfg providers.Attributes, diags providers.Diagnostics) (*providers.ReadResponse, bool, error) {
+	if diags.HasError() {
+		resp, err := a.answer(s, ar.NewState, ar.Private)
+		return resp, false, err
+	}
+	return a.settled(ctx, s, typ, ar.NewState, ar.Private, cfg, ar.planned, ar.LegacyTypeSystem)
 }
 
 func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
@@ -631,17 +707,15 @@ func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.UpdateResponse{Diagnostics: diags}, nil
 	}
-	answer := a.answer
-	if !diags.HasError() {
-		answer = func(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
-			return a.settled(ctx, s, req.Type, state, private, req.Config)
-		}
-	}
-	made, err := answer(s, ar.NewState, ar.Private)
+	made, verified, err := a.made(ctx, s, req.Type, ar, req.Config, diags)
 	if err != nil {
 		return nil, err
 	}
-	return &providers.UpdateResponse{Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}, nil
+	resp := &providers.UpdateResponse{Attributes: made.Attributes, Private: made.Private, Diagnostics: diags}
+	if verified {
+		resp.ReadBack = made
+	}
+	return resp, nil
 }
 
 // Delete destroys the resource: deleting what is gone succeeds. The
@@ -659,6 +733,12 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 	if prior.IsNull() {
 		return &providers.DeleteResponse{Diagnostics: diags}, nil
 	}
+	if req.Observed {
+		// The host's Check read it just now (the envelope is that read's
+		// answer) and found it there: that read is the one Terraform makes
+		// before a destroy, not made a second time.
+		return a.destroy(ctx, s, req.Type, prior, private, diags)
+	}
 	// Read first: what is gone already is deleted (and a provider asked
 	// to destroy a missing object may fail).
 	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
@@ -669,13 +749,26 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 		return &providers.DeleteResponse{Diagnostics: append(diags, rr.Diagnostics...)}, nil
 	}
 	if rr.NewState.IsNull() {
-		return &providers.DeleteResponse{Diagnostics: diags}, nil
+		// Gone already: what Verify's read would find too.
+		return &providers.DeleteResponse{Diagnostics: diags, ReadBack: &providers.ReadResponse{}}, nil
 	}
-	_, ds, err := a.apply(ctx, s, req.Type, rr.NewState, rr.Private, cty.NullVal(s.ImpliedType()))
+	return a.destroy(ctx, s, req.Type, rr.NewState, rr.Private, diags)
+}
+
+// destroy plans and applies the destroy of what state and private are.
+func (a *Adapter) destroy(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, diags providers.Diagnostics) (*providers.DeleteResponse, error) {
+	ar, ds, err := a.apply(ctx, s, typ, state, private, cty.NullVal(s.ImpliedType()))
 	if err != nil {
 		return nil, err
 	}
-	return &providers.DeleteResponse{Diagnostics: append(diags, ds...)}, nil
+	resp := &providers.DeleteResponse{Diagnostics: append(diags, ds...)}
+	if ar != nil && !resp.Diagnostics.HasError() && ar.NewState.IsNull() {
+		// The provider answered that nothing is left (a null new state,
+		// which is how Terraform takes a destroy to be done): the
+		// read-back Verify takes, given unasked since it costs no call.
+		resp.ReadBack = &providers.ReadResponse{}
+	}
+	return resp, nil
 }
 
 // Import takes over a resource by its id (ImportResourceState, then

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
@@ -140,5 +142,147 @@ func TestAdapterRemembersNoChange(t *testing.T) {
 	noErrors(t, "update", up.Diagnostics, err)
 	if rr, n := planned(up.Private, providers.Attributes{"name": "a", "size": 3}); n != 0 || len(rr.Planned.Changes) != 0 {
 		t.Errorf("a read of what was just updated planned %d times (changes %v), want none", n, rr.Planned.Changes)
+	}
+}
+
+// applyWire counts the reads a provider is asked for and can rewrite what
+// its ApplyResourceChange answers.
+type applyWire struct {
+	wire
+	reads   atomic.Int64
+	rewrite func(rawResult) rawResult // nil: as answered
+}
+
+func (w *applyWire) readResource(ctx context.Context, typeName string, state, private, meta []byte) (rawResult, error) {
+	w.reads.Add(1)
+	return w.wire.readResource(ctx, typeName, state, private, meta)
+}
+
+func (w *applyWire) applyResourceChange(ctx context.Context, r rawApply) (rawResult, error) {
+	res, err := w.wire.applyResourceChange(ctx, r)
+	if err == nil && w.rewrite != nil {
+		res = w.rewrite(res)
+	}
+	return res, err
+}
+
+// TestAdapterReadsBackWhatItApplied: a Create, Update and Delete answer
+// the read-back the host's Verify takes (CreateResponse.ReadBack, ...)
+// without a ReadResource: what ApplyResourceChange answered, with the
+// provider's plan from it toward the config (no change), and for a
+// Delete nothing left. An applied state that differs from what the
+// provider planned is a change Verify fails on (Terraform's "inconsistent
+// result after apply"), except from a provider on the legacy type system,
+// which Terraform too tolerates.
+func TestAdapterReadsBackWhatItApplied(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	w := &applyWire{wire: p.w}
+	p.w = w
+	a := NewAdapter(p, "tftest", "0.0.0")
+	if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": "p-"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, s, err := p.resourceSchema(ctx, "tftest_thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
+	noErrors(t, "create", made.Diagnostics, err)
+	rb := made.ReadBack
+	if rb == nil || !rb.Exists || rb.ID != made.ID || rb.Planned == nil || len(rb.Planned.Changes) != 0 || !bytes.Equal(rb.Private, made.Private) {
+		t.Fatalf("create's read-back %+v, want what it made (id %s) with a plan of no change", rb, made.ID)
+	}
+	if n := w.reads.Load(); n != 0 {
+		t.Errorf("a create made %d ReadResource calls, want none", n)
+	}
+
+	// The provider answers an id other than the one it planned (an
+	// update keeps the id: it is planned known).
+	renamed := func(legacy bool) func(rawResult) rawResult {
+		return func(r rawResult) rawResult {
+			v, err := r.state.decode(s.ImpliedType())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := v.AsValueMap()
+			m["id"] = cty.StringVal("moved")
+			b, err := EncodeMsgpack(cty.ObjectVal(m), s.ImpliedType())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.state, r.legacy = dynamic{msgpack: b}, legacy
+			return r
+		}
+	}
+	update := func(size int) *providers.UpdateResponse {
+		t.Helper()
+		up, err := a.Update(ctx, &providers.UpdateRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Config: providers.Attributes{"name": "a", "size": size}, Private: made.Private})
+		noErrors(t, "update", up.Diagnostics, err)
+		if up.ReadBack == nil || up.ReadBack.Planned == nil {
+			t.Fatalf("update's read-back %+v, want one with a plan", up.ReadBack)
+		}
+		return up
+	}
+	if up := update(2); len(up.ReadBack.Planned.Changes) != 0 || up.ReadBack.Attributes["id"] != made.ID {
+		t.Errorf("update's read-back: changes %v, attributes %v: want none, and id %s", up.ReadBack.Planned.Changes, up.ReadBack.Attributes, made.ID)
+	}
+	w.rewrite = renamed(false)
+	if up := update(3); !slices.Equal(up.ReadBack.Planned.Changes, []string{"id"}) {
+		t.Errorf("an applied id other than the planned one: read-back changes %v, want [id]", up.ReadBack.Planned.Changes)
+	}
+	w.rewrite = renamed(true)
+	if up := update(4); len(up.ReadBack.Planned.Changes) != 0 {
+		t.Errorf("the same from a legacy-type-system provider: read-back changes %v, want none (tolerated)", up.ReadBack.Planned.Changes)
+	}
+	w.rewrite = nil
+
+	before := w.reads.Load()
+	del, err := a.Delete(ctx, &providers.DeleteRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "delete", del.Diagnostics, err)
+	if del.ReadBack == nil || del.ReadBack.Exists {
+		t.Errorf("delete's read-back %+v, want one that finds nothing", del.ReadBack)
+	}
+	if n := w.reads.Load() - before; n != 1 {
+		t.Errorf("a delete made %d ReadResource calls, want 1 (its read before the destroy)", n)
+	}
+	// Deleted already: its read finds nothing, which is the read-back too.
+	del, err = a.Delete(ctx, &providers.DeleteRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "delete again", del.Diagnostics, err)
+	if del.ReadBack == nil || del.ReadBack.Exists {
+		t.Errorf("a second delete's read-back %+v, want one that finds nothing", del.ReadBack)
+	}
+}
+
+// TestAdapterDeleteTakesTheObservedRead: a Delete whose private data the
+// host observed just now (DeleteRequest.Observed: its Check's read) plans
+// and applies the destroy without reading first, and reads back gone; the
+// resource is then gone for a Read too.
+func TestAdapterDeleteTakesTheObservedRead(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	w := &applyWire{wire: p.w}
+	p.w = w
+	a := NewAdapter(p, "tftest", "0.0.0")
+	if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": "p-"}}); err != nil {
+		t.Fatal(err)
+	}
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
+	noErrors(t, "create", made.Diagnostics, err)
+	seen, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "read", seen.Diagnostics, err)
+	before := w.reads.Load()
+	del, err := a.Delete(ctx, &providers.DeleteRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: seen.Private, Observed: true})
+	noErrors(t, "delete", del.Diagnostics, err)
+	if n := w.reads.Load() - before; n != 0 {
+		t.Errorf("an observed delete made %d ReadResource calls, want none", n)
+	}
+	if del.ReadBack == nil || del.ReadBack.Exists {
+		t.Errorf("delete's read-back %+v, want one that finds nothing", del.ReadBack)
+	}
+	after, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "read after delete", after.Diagnostics, err)
+	if after.Exists {
+		t.Errorf("read after the delete found %v", after.Attributes)
 	}
 }

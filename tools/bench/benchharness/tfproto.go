@@ -64,9 +64,11 @@ type TFRow struct {
 }
 
 // RunTFProtocol runs, Count times, for each provider: bulwark on its item
-// stack, Terraform on the same, then bulwark on the mock (as built and
-// without batch calls), each in a fresh folder, so that a shared machine's
-// load moves every runner alike. Each figure is the median run's.
+// stack, bulwark on the mock without batch calls, Terraform on the item
+// stack; then bulwark on the mock as built; each in a fresh folder, so
+// that a shared machine's load moves every runner alike (the two runs the
+// own-protocol target compares are next to each other). Each figure is the
+// median run's.
 func RunTFProtocol(ctx context.Context, cfg TFConfig) ([]TFRow, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
@@ -87,6 +89,13 @@ func RunTFProtocol(ctx context.Context, cfg TFConfig) ([]TFRow, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The mock without batch calls right after, so that the ratio
+			// the target is held to compares runs under the same load.
+			rs, err = runBulwarkMock(ctx, base, cfg, false)
+			runs[p][RunnerMockNoBatch] = append(runs[p][RunnerMockNoBatch], rs)
+			if err != nil {
+				return nil, err
+			}
 			if cfg.Terraform != nil {
 				rs, err := runTerraformTF(ctx, base, cfg, p)
 				runs[p][RunnerTerraform] = append(runs[p][RunnerTerraform], rs)
@@ -95,14 +104,12 @@ func RunTFProtocol(ctx context.Context, cfg TFConfig) ([]TFRow, error) {
 				}
 			}
 		}
-		for _, batch := range []bool{true, false} {
-			rs, err := runBulwarkMock(ctx, base, cfg, batch)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range cfg.Providers {
-				runs[p][mockRunner(batch)] = append(runs[p][mockRunner(batch)], rs)
-			}
+		rs, err := runBulwarkMock(ctx, base, cfg, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range cfg.Providers {
+			runs[p][RunnerMock] = append(runs[p][RunnerMock], rs)
 		}
 	}
 	var rows []TFRow
@@ -281,6 +288,8 @@ type TFReport struct {
 	Terraform                   *Tool
 	Env                         []string
 	Rows                        []TFRow
+	// Calls are the provider calls counted per tool (CountTFCalls).
+	Calls []TFCalls
 }
 
 // TFTargets are issue 21's targets: bulwark at least ApplyFaster times
@@ -324,12 +333,13 @@ func (r *TFReport) Markdown() string {
 	if len(r.Env) > 0 {
 		fmt.Fprintf(&b, "- environment of every command of both tools (and so of the providers): `%s`\n", strings.Join(r.Env, " "))
 	} else {
-		b.WriteString("- environment: as given (the providers log every RPC at trace level, which the host reads and drops: `TF_LOG_SDK` unset)\n")
+		b.WriteString("- environment: as given (`TF_LOG_SDK` unset: the providers log every RPC at trace level under Terraform, " +
+			"which reads and drops the lines; bulwark, logging nothing, starts them with their `TF_LOG_*` levels off)\n")
 	}
 	if r.Count > 1 {
-		fmt.Fprintf(&b, "- each stack run %d times, interleaved (bulwark, Terraform per provider, then the mock and the mock without batch calls, then again), each figure the median run's\n", r.Count)
+		fmt.Fprintf(&b, "- each stack run %d times, interleaved (per provider: bulwark, the mock without batch calls, Terraform; then the mock; then again), each figure the median run's\n", r.Count)
 	} else {
-		b.WriteString("- each stack run once, interleaved (bulwark, Terraform per provider, then the mock and the mock without batch calls)\n")
+		b.WriteString("- each stack run once, interleaved (per provider: bulwark, the mock without batch calls, Terraform; then the mock)\n")
 	}
 	if r.Budget != "" {
 		fmt.Fprintf(&b, "- a command still running after %s is stopped\n", r.Budget)
@@ -340,14 +350,15 @@ func (r *TFReport) Markdown() string {
 	fmt.Fprintf(&b, "\nTargets (issue 21): bulwark ≥ %g× faster than Terraform on apply and no-op apply; bulwark's per-resource cost on the "+
 		"Terraform provider ≤ %g× the same stack's on its own protocol (held against the mock without batch calls, which makes the same "+
 		"number of calls; the batching mock's ratio beside it). Wall time, and per resource in parentheses; CPU is the command's own "+
-		"user+system time / with its plugin processes (wait4's rusage).\n", TFTargetFaster, TFTargetOwn)
+		"user+system time / with its plugin processes (wait4's rusage); \"CPU ratio\" is bulwark's CPU with its provider ÷ the same of the mock "+
+		"without batch calls, which a shared machine's load moves far less than wall time.\n", TFTargetFaster, TFTargetOwn)
 	provider := ""
 	for _, row := range r.Rows {
 		if row.Provider != provider {
 			provider = row.Provider
 			fmt.Fprintf(&b, "\n## %s_item × %d\n\n", provider, r.N)
-			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | Terraform CPU |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | Terraform CPU |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		}
 		bw, tf := row.Results[RunnerBulwarkTF], row.Results[RunnerTerraform]
 		mk, mn := row.Results[RunnerMock], row.Results[RunnerMockNoBatch]
@@ -361,9 +372,14 @@ func (r *TFReport) Markdown() string {
 		if bw.OK() && mk.OK() {
 			ownBatch = fmt.Sprintf("%.1f×", float64(bw.Wall)/float64(mk.Wall))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
-			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(tf))
+		cpuRatio := ""
+		if bw.OK() && mn.OK() && bw.CPU > 0 && mn.CPU > 0 {
+			cpuRatio = fmt.Sprintf("%.1f×", float64(bw.CPU)/float64(mn.CPU))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
+			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, cpuCell(tf))
 	}
+	b.WriteString(tfCallsMarkdown(r.Calls))
 	return b.String()
 }
 

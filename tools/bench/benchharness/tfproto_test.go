@@ -3,6 +3,7 @@ package benchharness
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
@@ -39,5 +40,45 @@ func TestTFItemStacks(t *testing.T) {
 	}
 	if !strings.Contains(TFCLIConfig("/m"), `path = "/m"`) {
 		t.Errorf("CLI configuration: %s", TFCLIConfig("/m"))
+	}
+}
+
+// TestTFReportCPURatio: a row holds bulwark's CPU with its provider
+// against the mock's without batch calls (their ratio, which load moves
+// less than wall time) beside the wall-time verdict.
+func TestTFReportCPURatio(t *testing.T) {
+	res := func(tool string, wall, cpu, self time.Duration) Result {
+		return Result{Tool: tool, Measurement: Measurement{Wall: wall, CPU: cpu, CPUSelf: self}}
+	}
+	rep := &TFReport{N: 1000, Rows: []TFRow{{Provider: "fwtest", Command: CmdNoop, Results: map[string]Result{
+		RunnerBulwarkTF:   res(ToolBulwark, 900*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond),
+		RunnerMockNoBatch: res(ToolBulwark, 300*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond),
+	}}}}
+	md := rep.Markdown()
+	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 600 ms | 200 ms / 400 ms | 1.5× |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestCountRPCs: the "Received request" lines of both tools' logs (hclog
+// text, as bulwark and Terraform write a provider's JSON lines) count by
+// RPC; other lines do not.
+func TestCountRPCs(t *testing.T) {
+	log := []byte(`2026-12-03T15:07:30.209Z [TRACE] bulwark.fwtest.terraform-provider-fwtest_v0.1.0: Received request: @module=sdk.proto tf_rpc=GetProviderSchema tf_proto_version=6.11
+2026-12-03T15:07:30.210Z [TRACE] bulwark.fwtest.terraform-provider-fwtest_v0.1.0: Sending request downstream: tf_rpc=GetProviderSchema
+2026-12-03T15:07:31.000Z [TRACE] provider.terraform-provider-fwtest_v0.1.0: Received request: tf_rpc=ReadResource @module=sdk.proto
+{"@message":"Received request","tf_rpc":"ReadResource"}
+`)
+	got := countRPCs(log)
+	if got["GetProviderSchema"] != 1 || got["ReadResource"] != 2 || len(got) != 2 {
+		t.Errorf("counted %v, want GetProviderSchema 1, ReadResource 2", got)
+	}
+	md := tfCallsMarkdown([]TFCalls{{Tool: RunnerBulwarkTF, Provider: "fwtest", N: 10, Calls: map[string]map[string]int{
+		CmdNoop: {"ReadResource": 10, "GetProviderSchema": 1, "PlanResourceChange": 5, "Configure": 2, "PrepareProviderConfig": 2},
+	}}})
+	if !strings.Contains(md, "| no-op apply | bulwark | 1.50 | PlanResourceChange 0.50, ReadResource 1 |") {
+		t.Errorf("calls table:\n%s", md)
 	}
 }

@@ -100,6 +100,7 @@ func run(args []string) int {
 	fs.StringVar(&o.tf.providers, "tf-providers", "fwtest,sdktest", "with -terraform-protocol: the test providers whose items make the stack (fwtest and/or sdktest)")
 	fs.StringVar(&o.tf.profileProvider, "profile-tf", "", "with -profile: profile the stack of -sizes items of this Terraform test provider (fwtest or sdktest, from -tf-mirror) instead of the mock's")
 	fs.IntVar(&o.tf.n, "tf-n", 1000, "with -terraform-protocol: resources per stack")
+	fs.IntVar(&o.tf.calls, "tf-calls", 20, "with -terraform-protocol: also count the provider calls per resource each tool makes on a stack of this many items, from the provider's trace log (0: skip)")
 	fs.StringVar(&o.tf.env, "tf-env", "", "with -terraform-protocol: NAME=VALUE pairs (space-separated) added to the environment of every command of both tools, e.g. TF_LOG_SDK=off")
 	if err := fs.Parse(args); err != nil {
 		return 2

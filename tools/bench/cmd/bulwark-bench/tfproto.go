@@ -20,6 +20,9 @@ type tfOptions struct {
 	providers string
 	n         int
 	env       string
+	// calls is -tf-calls: the items of the stack whose provider calls are
+	// counted (0: none).
+	calls int
 	// profileProvider is -profile-tf: with -profile, the Terraform test
 	// provider whose items are profiled.
 	profileProvider string
@@ -88,6 +91,17 @@ func (o options) runTFProtocol(ctx context.Context, root, bulwark, pluginDir, sc
 	rep.Rows, rep.LoadAfter = rows, loadAverage()
 	if err != nil {
 		return err
+	}
+	if to.calls > 0 {
+		for _, p := range provs {
+			counts, err := benchharness.CountTFCalls(ctx, cfg, p, to.calls)
+			if err != nil {
+				// The timed rows stand without it.
+				fmt.Fprintf(os.Stderr, "counting %s's calls: %v\n", p, err)
+				continue
+			}
+			rep.Calls = append(rep.Calls, counts...)
+		}
 	}
 	var failure error
 	for _, r := range rows {
