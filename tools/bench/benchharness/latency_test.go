@@ -133,3 +133,35 @@ func TestLatencyMarkdown(t *testing.T) {
 		})
 	}
 }
+
+// A rollback row: its apply exits 11 on purpose, which is its success
+// (a figure and a multiple, no failure listed); the tools' cells are empty.
+func TestLatencyMarkdownRollbackRow(t *testing.T) {
+	rolled := Result{Tool: ToolBulwark, Measurement: Measurement{Wall: 2300 * time.Millisecond, ExitCode: ExitRolledBack},
+		WantExit: ExitRolledBack, FailedSteps: 1}
+	wrong := Result{Tool: ToolBulwark, Measurement: Measurement{Wall: 2 * time.Second}, WantExit: ExitRolledBack, Tail: "it succeeded"}
+	r := &LatencyReport{
+		Date: time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC), CPUs: 2, Tools: []Tool{{Name: "terraform", Version: "Terraform v1.11.4"}},
+		Rows: []LatencyRow{
+			{Shape: Flat, N: 200, LatencyMS: 50, Parallelism: 10, Batch: false, Command: CmdRollback, Limit: 2050 * time.Millisecond, Bulwark: rolled},
+			{Shape: Flat, N: 200, LatencyMS: 50, Parallelism: 10, Batch: true, Command: CmdRollback, Limit: 2050 * time.Millisecond, Bulwark: wrong},
+		},
+	}
+	if !rolled.OK() || wrong.OK() {
+		t.Fatalf("OK: exit 11 wanted 11 = %v, exit 0 wanted 11 = %v", rolled.OK(), wrong.OK())
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| flat | 200 | 50 ms | 10 | no batch calls | apply, rolled back | - | 2.05 s | 2.30 s | 1.12× | 1 | - | - | - |",
+		"| flat | 200 | 50 ms | 10 | batching | apply, rolled back | - | 2.05 s | 2.00 s, exit 0 | - |",
+		RollbackDefinition,
+		"bulwark apply, rolled back on flat 200, latency 50 ms, parallelism 10, batching mock: 2.00 s, exit 0: it succeeded",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "2.30 s, exit 11") || strings.Contains(md, "no batch calls mock: 2.30 s") {
+		t.Errorf("the expected exit 11 is reported as a failure:\n%s", md)
+	}
+}

@@ -39,6 +39,25 @@ const LimitDefinition = "**limit** = what an ideal, overhead-free engine would t
 	"(process, plugin start and handshake, lock, state and journal, plugin end; measured interleaved with the row's runs), " +
 	"which no scheduler removes."
 
+// RollbackDefinition says what a rollback row measures and its limit.
+const RollbackDefinition = "**" + CmdRollback + "**: one `apply --yes --parallelism P` of the stack on the mock with `fail_create` naming its last resource " +
+	"(the last in topological order, so the most is created first): every other Create succeeds, the last fails, and bulwark rolls back " +
+	"(exit 11, one failed step) by deleting what this run created. Its **limit**: one L of reads, then the apply's list schedule as above until the " +
+	"failing Create returns (no write starts after; the writes in flight end with it), then one Delete per created resource (a compensation " +
+	"has no read-back and no Verify) in P write slots, a resource's once every created resource depending on it is deleted. Flat 200 at P 10, " +
+	"L 50 ms: 0.05 + 20 × 0.05 + 20 × 0.05 = 2.05 s. Its start-up is the same on a stack of one resource whose Create fails, without latency. " +
+	"The tools have no rollback of a failed apply: no figure beside it."
+
+// hasRollback reports whether rows hold a rollback row.
+func hasRollback(rows []LatencyRow) bool {
+	for _, r := range rows {
+		if r.Command == CmdRollback {
+			return true
+		}
+	}
+	return false
+}
+
 // Markdown renders the report.
 func (r *LatencyReport) Markdown() string {
 	var b strings.Builder
@@ -109,12 +128,20 @@ func (r *LatencyReport) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %d ms | %d | %s | %s | %s | %s | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
 				row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtStartup(row.Startup), fmtDuration(row.Limit), fmtLatencyWall(row.Bulwark),
 				fmtLimitMultiple(row.Bulwark, row.Limit), fmtFailed(row.Bulwark))
-			for _, t := range row.Tools {
+			for i := range r.Tools {
+				if i >= len(row.Tools) {
+					b.WriteString(" - | - | - |") // a rollback row: the tools have no rollback
+					continue
+				}
+				t := row.Tools[i]
 				fmt.Fprintf(&b, " %s | %s | %s |", fmtLatencyWall(t), fmtLimitMultiple(t, row.Limit), fmtToolRatio(row.Bulwark, t))
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\nfailed steps: the resource steps bulwark's lifecycle events (stderr) report failed; `-` where it did not run or wrote no event.\n")
+		if hasRollback(latency) {
+			b.WriteString("\n" + RollbackDefinition + "\n")
+		}
 	}
 	if len(rated) > 0 {
 		b.WriteString("\n## Rate-limited\n\n")
@@ -214,7 +241,7 @@ func fmtLatencyWall(r Result) string {
 	switch {
 	case r.Skipped != "":
 		return "skipped: " + r.Skipped
-	case !r.Stopped && r.ExitCode != 0:
+	case r.exitedWrong():
 		return fmt.Sprintf("%s, exit %d", fmtDuration(r.Wall), r.ExitCode)
 	}
 	return fmtWall(r)
@@ -241,7 +268,7 @@ func fmtLimitMultiple(r Result, limit time.Duration) string {
 // fmtToolRatio is bulwark's wall time over a tool's, "-" unless both ran
 // to the end (or past the budget, shown as a bound) with exit 0.
 func fmtToolRatio(ours, theirs Result) string {
-	failed := func(r Result) bool { return r.Skipped != "" || (!r.Stopped && r.ExitCode != 0) }
+	failed := func(r Result) bool { return r.Skipped != "" || r.exitedWrong() }
 	if failed(ours) || failed(theirs) {
 		return "-"
 	}

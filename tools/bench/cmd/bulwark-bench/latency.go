@@ -15,12 +15,14 @@ import (
 
 // latencyOptions are the flags of -latency.
 type latencyOptions struct {
-	on                        bool
-	shapes                    string
-	n                         int
-	latencies, parallelisms   string
-	batch                     string
-	rateLimit, rateN, ratePar int
+	on                           bool
+	shapes                       string
+	n                            int
+	latencies, parallelisms      string
+	batch                        string
+	rateLimit, rateN, ratePar    int
+	rollbackLatency, rollbackPar int
+	rollbackShapes               string
 }
 
 // runLatency runs the latency rows instead of the standard table and
@@ -43,8 +45,12 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 	if err != nil {
 		return err
 	}
-	if lo.n < 1 || lo.rateN < 1 || lo.rateLimit < 0 {
-		return fmt.Errorf("-latency-n and -rate-n must be positive, -rate-limit 0 or more")
+	if lo.n < 1 || lo.rateN < 1 || lo.rateLimit < 0 || lo.rollbackLatency < 0 || lo.rollbackPar < 1 {
+		return fmt.Errorf("-latency-n, -rate-n and -rollback-parallelism must be positive, -rate-limit and -rollback-latency 0 or more")
+	}
+	rollbackShapes, err := parseShapes(lo.rollbackShapes)
+	if err != nil {
+		return err
 	}
 	var tools []benchharness.Tool
 	noComparison := ""
@@ -64,6 +70,7 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 		LatenciesMS: latencies, Parallelisms: parallelisms, Batch: batch, Tools: tools,
 		Count: o.count, Budget: o.budget, TeardownParallelism: benchharness.DetectTeardownParallelism(ctx, bulwark),
 		RateLimit: lo.rateLimit, RateN: lo.rateN, RateParallelism: lo.ratePar,
+		RollbackLatencyMS: lo.rollbackLatency, RollbackParallelism: lo.rollbackPar, RollbackShapes: rollbackShapes,
 		Progress: os.Stderr, Keep: o.keep,
 	}
 	rep := &benchharness.LatencyReport{
@@ -83,7 +90,7 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 	var failure error
 	for _, r := range rows {
 		if res := r.Bulwark; res.Skipped == "" && !res.OK() {
-			failure = fmt.Errorf("bulwark %s on %s, %s mock, did not finish with exit 0: %s", r.Command, r.Setting(), r.Mock(), res.Tail)
+			failure = fmt.Errorf("bulwark %s on %s, %s mock, did not finish with exit %d: %s", r.Command, r.Setting(), r.Mock(), res.WantExit, res.Tail)
 			break
 		}
 	}
