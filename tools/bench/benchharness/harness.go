@@ -145,6 +145,9 @@ type Result struct {
 	// FailedSteps is how many resource steps bulwark's events reported
 	// failed (latency rows only; -1 when its output held no event).
 	FailedSteps int
+	// Calls are the provider calls the command made, by kind, from the
+	// mock's call log (latency rows only; nil: none logged).
+	Calls map[string]int
 	// WantExit is the exit code that means the command did what it was
 	// run for: 0, or 11 (rolled back) for the apply a rollback row makes
 	// fail on purpose.

@@ -365,8 +365,13 @@ func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch boo
 	}
 	for _, st := range steps {
 		base := strings.ReplaceAll(st.command, " ", "-")
-		after := func(r *Result) { r.FailedSteps = failedSteps(filepath.Join(s.dir, base+".stderr")) }
-		if err := s.measure(ctx, st.command, cfg.Bulwark, env, append(append([]string{}, global...), st.args...), after); err != nil {
+		calls := filepath.Join(s.dir, base+".calls")
+		after := func(r *Result) {
+			r.FailedSteps = failedSteps(filepath.Join(s.dir, base+".stderr"))
+			r.Calls = countCalls(calls)
+		}
+		cenv := append(append([]string{}, env...), EnvMockCalls+"="+calls)
+		if err := s.measure(ctx, st.command, cfg.Bulwark, cenv, append(append([]string{}, global...), st.args...), after); err != nil {
 			return s.out, err
 		}
 	}
@@ -403,6 +408,38 @@ func (cfg LatencyConfig) runTool(ctx context.Context, k latencyKey, t Tool) ([]R
 		}
 	}
 	return s.out, nil
+}
+
+// EnvMockCalls is the mock provider's call log (mockprovider.EnvCalls):
+// the file it appends a line to for every call it answers but Configure,
+// "TIME<TAB>CALL<TAB>N<TAB>NAME".
+const EnvMockCalls = "BULWARK_MOCK_CALLS"
+
+// CallOrder is the order a row lists its provider calls in; others follow
+// by name.
+var CallOrder = []string{"GetSchema", "ValidateResource", "ValidateMany", "Read", "ReadMany", "Create", "CreateMany", "Update", "Delete", "Import", "Release", "ReadData"}
+
+// countCalls counts the calls of a mock call log by kind; nil when there
+// is no log (a mock without one).
+func countCalls(path string) map[string]int {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return parseCalls(f)
+}
+
+func parseCalls(r io.Reader) map[string]int {
+	out := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) >= 2 && fields[1] != "" {
+			out[fields[1]]++
+		}
+	}
+	return out
 }
 
 // failedSteps counts the resource steps bulwark's lifecycle events (JSON

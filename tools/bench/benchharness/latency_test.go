@@ -1,6 +1,7 @@
 package benchharness
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,30 @@ func TestLatencyMarkdownRollbackRow(t *testing.T) {
 	}
 	if strings.Contains(md, "2.30 s, exit 11") || strings.Contains(md, "no batch calls mock: 2.30 s") {
 		t.Errorf("the expected exit 11 is reported as a failure:\n%s", md)
+	}
+}
+
+func TestProviderCallsInTheReport(t *testing.T) {
+	log := "2026-12-03T15:16:30.1Z\tGetSchema\t1\t\n" +
+		"2026-12-03T15:16:30.2Z\tRead\t1\tr000000\n" +
+		"2026-12-03T15:16:30.2Z\tRead\t1\tr000001\n" +
+		"2026-12-03T15:16:30.3Z\tCreate\t1\tr000000\n" +
+		"2026-12-03T15:16:30.3Z\tZap\t1\tr000000\n" +
+		"2026-12-03T15:16:30.3Z\tCreateMany\t2\t\n"
+	calls := parseCalls(strings.NewReader(log))
+	if want := map[string]int{"GetSchema": 1, "Read": 2, "Create": 1, "CreateMany": 1, "Zap": 1}; !maps.Equal(calls, want) {
+		t.Fatalf("parseCalls = %v, want %v", calls, want)
+	}
+	got := fmtCalls(calls, 2)
+	if want := "GetSchema 1 (0.5), Read 2 (1), Create 1 (0.5), CreateMany 1 (0.5), Zap 1 (0.5)"; got != want {
+		t.Fatalf("fmtCalls = %q, want %q", got, want)
+	}
+	r := &LatencyReport{Rows: []LatencyRow{{Shape: Flat, N: 2, LatencyMS: 50, Parallelism: 10, Command: CmdApply, Limit: time.Second,
+		Bulwark: Result{Tool: ToolBulwark, Measurement: Measurement{Wall: time.Second}, Calls: calls}}}}
+	if md := r.Markdown(); !strings.Contains(md, "| flat | 2 | 50 ms | 10 | no batch calls | apply | "+got+" |") {
+		t.Fatalf("the report lacks the row's calls:\n%s", md)
+	}
+	if countCalls("/nonexistent/calls") != nil {
+		t.Fatal("no log: want nil")
 	}
 }

@@ -2,6 +2,9 @@ package benchharness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -47,6 +50,49 @@ const RollbackDefinition = "**" + CmdRollback + "**: one `apply --yes --parallel
 	"has no read-back and no Verify) in P write slots, a resource's once every created resource depending on it is deleted. Flat 200 at P 10, " +
 	"L 50 ms: 0.05 + 20 × 0.05 + 20 × 0.05 = 2.05 s. Its start-up is the same on a stack of one resource whose Create fails, without latency. " +
 	"The tools have no rollback of a failed apply: no figure beside it."
+
+// writeCalls lists the provider calls each bulwark row made (the mock's
+// call log), when any was logged.
+func writeCalls(b *strings.Builder, rows []LatencyRow) {
+	var lines []string
+	for _, row := range rows {
+		if len(row.Bulwark.Calls) == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %d ms | %d | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
+			row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtCalls(row.Bulwark.Calls, row.N)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n### Provider calls\n\nEvery call the mock answered but Configure (its call log, `BULWARK_MOCK_CALLS`), " +
+		"by kind, each with its count per resource; a batch call (ReadMany, ValidateMany, CreateMany) counts once however many resources it carries.\n\n")
+	b.WriteString("| shape | N | L | P | mock | command | calls (per resource) |\n|---|---:|---:|---:|---|---|---|\n")
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+}
+
+// fmtCalls is a row's calls by kind in CallOrder: "Read 400 (2), Create
+// 200 (1)".
+func fmtCalls(calls map[string]int, n int) string {
+	kinds := slices.Sorted(maps.Keys(calls))
+	slices.SortStableFunc(kinds, func(a, b string) int {
+		ia, ib := slices.Index(CallOrder, a), slices.Index(CallOrder, b)
+		if ia < 0 {
+			ia = len(CallOrder)
+		}
+		if ib < 0 {
+			ib = len(CallOrder)
+		}
+		return ia - ib
+	})
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", k, calls[k], strconv.FormatFloat(float64(calls[k])/float64(max(n, 1)), 'f', -1, 64)))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // hasRollback reports whether rows hold a rollback row.
 func hasRollback(rows []LatencyRow) bool {
@@ -139,6 +185,7 @@ func (r *LatencyReport) Markdown() string {
 			b.WriteString("\n")
 		}
 		b.WriteString("\nfailed steps: the resource steps bulwark's lifecycle events (stderr) report failed; `-` where it did not run or wrote no event.\n")
+		writeCalls(&b, latency)
 		if hasRollback(latency) {
 			b.WriteString("\n" + RollbackDefinition + "\n")
 		}
