@@ -101,6 +101,9 @@ type MockConfig struct {
 	// FailCreate is fail_create: the resources whose every Create fails
 	// (a rollback row's); none: the key is left out.
 	FailCreate []string
+	// World is world: the folder the mock keeps its world in; empty: its
+	// data folder (the key is left out).
+	World string
 }
 
 func (m MockConfig) yaml() string {
@@ -113,6 +116,9 @@ func (m MockConfig) yaml() string {
 	}
 	if len(m.FailCreate) > 0 {
 		keys = append(keys, fmt.Sprintf("fail_create: [%s]", strings.Join(m.FailCreate, ", ")))
+	}
+	if m.World != "" {
+		keys = append(keys, fmt.Sprintf("world: %q", m.World))
 	}
 	if len(keys) == 0 {
 		return "{}"

@@ -74,8 +74,14 @@ type LatencyConfig struct {
 	// created is rolled back; bulwark alone (the tools have no rollback).
 	RollbackLatencyMS, RollbackParallelism int
 	RollbackShapes                         []Shape
-	Progress                               io.Writer
-	Keep                                   bool
+	// MockWorld, when set, is where each stack's mock keeps its world (a
+	// fresh folder in it, the mock's world key): on a tmpfs such as
+	// /dev/shm, the simulated cloud's own fsync per change is out of the
+	// figures, as the limit assumes (every call takes L). Empty: the
+	// mock's data folder, beside bulwark's state.
+	MockWorld string
+	Progress  io.Writer
+	Keep      bool
 }
 
 // LatencyRow is one command on one stack, mock and setting, with its limit.
@@ -329,6 +335,16 @@ func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch boo
 	mock := MockConfig{LatencyMS: k.latencyMS, RateLimit: k.rateLimit}
 	if k.rollback {
 		mock.FailCreate = []string{ResourceName(RollbackFailing(k.n))}
+	}
+	if cfg.MockWorld != "" {
+		world, err := os.MkdirTemp(cfg.MockWorld, "bulwark-bench-world-")
+		if err != nil {
+			return nil, err
+		}
+		if !cfg.Keep {
+			defer os.RemoveAll(world)
+		}
+		mock.World = world
 	}
 	spec := BulwarkSpecWith(k.shape, k.n, mock)
 	if err := os.WriteFile(specPath, spec, 0o600); err != nil {

@@ -27,7 +27,9 @@ type LatencyReport struct {
 	// TeardownParallelism says bulwark's teardown was given --parallelism;
 	// without it, it ran at its own default.
 	TeardownParallelism bool
-	Rows                []LatencyRow
+	// MockWorld is LatencyConfig.MockWorld.
+	MockWorld string
+	Rows      []LatencyRow
 }
 
 // LimitDefinition is the limit as the table and the package say it.
@@ -139,6 +141,11 @@ func (r *LatencyReport) Markdown() string {
 			"process spawn per resource that the mock's latency does not; local state, `-parallelism=P`, `apply -auto-approve` then "+
 			"`destroy -auto-approve`, `init` once, not measured. The tools have no mock: their figures are the same in a setting's "+
 			"batching and no-batch rows\n", strings.Join(ts, ", "))
+	}
+	if r.MockWorld != "" {
+		fmt.Fprintf(&b, "- the mock's world (the simulated cloud's records) in a fresh folder under `%s` (`-mock-world`), so its own fsync per change is not in the figures: the limit takes every call to last L\n", r.MockWorld)
+	} else {
+		b.WriteString("- the mock's world (the simulated cloud's records) in its data folder, beside bulwark's state: each of its changes is fsynced after L, which the limit does not count (`-mock-world /dev/shm` takes it out)\n")
 	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, "- each stack run %d times, interleaved (bulwark on each mock, then each tool, then again), each figure the median run's (a run that failed is shown instead)\n", r.Count)

@@ -23,6 +23,7 @@ type latencyOptions struct {
 	rateLimit, rateN, ratePar    int
 	rollbackLatency, rollbackPar int
 	rollbackShapes               string
+	mockWorld                    string
 }
 
 // runLatency runs the latency rows instead of the standard table and
@@ -71,13 +72,14 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 		Count: o.count, Budget: o.budget, TeardownParallelism: benchharness.DetectTeardownParallelism(ctx, bulwark),
 		RateLimit: lo.rateLimit, RateN: lo.rateN, RateParallelism: lo.ratePar,
 		RollbackLatencyMS: lo.rollbackLatency, RollbackParallelism: lo.rollbackPar, RollbackShapes: rollbackShapes,
-		Progress: os.Stderr, Keep: o.keep,
+		MockWorld: lo.mockWorld,
+		Progress:  os.Stderr, Keep: o.keep,
 	}
 	rep := &benchharness.LatencyReport{
 		Date: time.Now().UTC(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Commit: benchharness.Commit(ctx, root),
 		Load: loadAverage(), Args: commandLine(os.Args), Count: max(o.count, 1), Tools: tools,
-		NoComparison: noComparison, TeardownParallelism: cfg.TeardownParallelism,
+		NoComparison: noComparison, TeardownParallelism: cfg.TeardownParallelism, MockWorld: lo.mockWorld,
 	}
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
