@@ -173,7 +173,9 @@ bench-guard: build-demo
 # batching mock and on the mock without its batch calls
 # (BULWARK_MOCK_BATCH=off), each against the time an ideal engine would
 # take (bench/README.md, "Latency rows"), OpenTofu and Terraform beside when
-# on PATH; then flat 1,000 on the mock with rate_limit: 50. Writes
+# on PATH; then a failed apply of flat 200 at latency_ms 50, --parallelism
+# 10, rolled back (LATENCYFLAGS=-rollback-latency 0 leaves it out); then
+# flat 1,000 on the mock with rate_limit: 50. Writes
 # bench/latency-DATE.md. LATENCYFLAGS=-count 3 for medians;
 # LATENCYFLAGS=-rate-limit 0 leaves the rate-limited rows out (a mock
 # without the rate_limit key refuses that spec).

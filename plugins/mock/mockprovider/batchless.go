@@ -71,7 +71,12 @@ func Main() {
 		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
 		os.Exit(2)
 	}
-	p, err := FromEnv(New(opts...), os.Getenv)
+	logOpts, err := CallLogFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
+		os.Exit(2)
+	}
+	p, err := FromEnv(New(append(opts, logOpts...)...), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
 		os.Exit(2)

@@ -118,6 +118,15 @@
 // mock with its check; any other value: the process exits 2), with or
 // without its batch calls.
 //
+// # The call log
+//
+// With the environment variable BULWARK_MOCK_CALLS (EnvCalls) naming a
+// file, the executables append a line to it for every call they answer but
+// Configure: the time it came, the call, how many resources it carries (a
+// batch call's count), the resource's name. The benchmark counts a
+// command's calls per resource from it and sees the gaps between waves
+// (bench/README.md). Unset: no log.
+//
 // # Provider config
 //
 // The fault-injection keys are keyed by resource name.

@@ -74,7 +74,8 @@ type provider struct {
 	readOnly   bool   // the host will only read: write nothing anywhere
 	dir        string // the folder the world lives in
 	faults     faults
-	quota      *bucket // rate_limit's; nil: none
+	quota      *bucket  // rate_limit's; nil: none
+	calls      *callLog // WithCallLog's; nil: none. Never changed after New
 	store      *worldStore
 	lk         worldLock // the world folder's flock
 }
@@ -196,6 +197,7 @@ func errNotConfigured() error {
 // resource was created under, and a Create of a taken (type, name) fails
 // with a conflict.
 func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
+	p.calls.note("GetSchema", 1, "")
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -282,6 +284,7 @@ func worldDir(world, dataDir string, readOnly bool) (string, error) {
 // WithSchemaValidation, any configuration: the schema check sdk.Serve
 // applies is all there is.
 func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
+	p.calls.note("ValidateResource", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -309,6 +312,7 @@ func (p *provider) ValidatesBySchema() bool { return p.schemaOnly }
 // ValidateMany is many ValidateResources in one call: latency_ms is slept
 // once. An unknown type fails its own result, not the call.
 func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyRequest) (*sdk.ValidateManyResponse, error) {
+	p.calls.note("ValidateMany", len(req.Resources), "")
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -326,6 +330,7 @@ func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyReques
 // Read finds a resource by id, else by idempotency key, else by type and
 // name.
 func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
+	p.calls.note("Read", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -341,6 +346,7 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 // ReadMany is many Reads in one call: latency_ms is slept once, and the
 // world brought up to date once.
 func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
+	p.calls.note("ReadMany", len(req.Reads), "")
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -379,6 +385,7 @@ func (w *world) read(req *sdk.ReadRequest) *sdk.ReadResponse {
 // another key, or none, is a conflict: the Create fails with an
 // sdk.Conflict diagnostic naming that key, and the resource is untouched.
 func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
+	p.calls.note("Create", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -419,6 +426,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 // Create made before it (its key: the same resource; its name: a
 // conflict).
 func (p *provider) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	p.calls.note("CreateMany", len(req.Creates), "")
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -549,6 +557,7 @@ func (c *creation) apply(p *provider, w *world) {
 // Update changes a resource's in-place attributes; it keeps the id and
 // refuses a change to a force_new attribute.
 func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
+	p.calls.note("Update", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -602,6 +611,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if req.ID == "" {
 		return nil, errDeleteWithoutID(req)
 	}
+	p.calls.note("Delete", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -627,6 +637,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 // key, a released one, the claim itself or the key the host says it replaces.
 // Anything else is a conflict, and the resource is left as it is.
 func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
+	p.calls.note("Import", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -675,6 +686,7 @@ func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Imp
 // already released under that key, is released; one that carries another
 // key is a conflict, left as it is.
 func (p *provider) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
+	p.calls.note("Release", 1, req.Name)
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}

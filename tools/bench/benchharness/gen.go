@@ -98,6 +98,12 @@ type MockConfig struct {
 	// RateLimit is rate_limit: mutating calls per second beyond which the
 	// mock answers "throttled"; 0: the key is left out.
 	RateLimit int
+	// FailCreate is fail_create: the resources whose every Create fails
+	// (a rollback row's); none: the key is left out.
+	FailCreate []string
+	// World is world: the folder the mock keeps its world in; empty: its
+	// data folder (the key is left out).
+	World string
 }
 
 func (m MockConfig) yaml() string {
@@ -107,6 +113,12 @@ func (m MockConfig) yaml() string {
 	}
 	if m.RateLimit > 0 {
 		keys = append(keys, fmt.Sprintf("rate_limit: %d", m.RateLimit))
+	}
+	if len(m.FailCreate) > 0 {
+		keys = append(keys, fmt.Sprintf("fail_create: [%s]", strings.Join(m.FailCreate, ", ")))
+	}
+	if m.World != "" {
+		keys = append(keys, fmt.Sprintf("world: %q", m.World))
 	}
 	if len(keys) == 0 {
 		return "{}"

@@ -162,6 +162,8 @@ func TestBulwarkSpecWith(t *testing.T) {
 		{MockConfig{LatencyMS: 200}, map[string]any{"latency_ms": 200}},
 		{MockConfig{RateLimit: 50}, map[string]any{"rate_limit": 50}},
 		{MockConfig{LatencyMS: 50, RateLimit: 50}, map[string]any{"latency_ms": 50, "rate_limit": 50}},
+		{MockConfig{LatencyMS: 50, FailCreate: []string{"r000199"}, World: "/dev/shm/w x"},
+			map[string]any{"latency_ms": 50, "fail_create": []any{"r000199"}, "world": "/dev/shm/w x"}},
 	}
 	for _, tt := range tests {
 		sp, err := spec.Parse("bench.yaml", BulwarkSpecWith(Layers, 200, tt.mock))

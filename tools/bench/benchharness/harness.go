@@ -145,10 +145,22 @@ type Result struct {
 	// FailedSteps is how many resource steps bulwark's events reported
 	// failed (latency rows only; -1 when its output held no event).
 	FailedSteps int
+	// Calls are the provider calls the command made, by kind, from the
+	// mock's call log (latency rows only; nil: none logged).
+	Calls map[string]int
+	// WantExit is the exit code that means the command did what it was
+	// run for: 0, or 11 (rolled back) for the apply a rollback row makes
+	// fail on purpose.
+	WantExit int
 }
 
-// OK reports that the command ran to the end and exited 0.
-func (r Result) OK() bool { return r.Skipped == "" && !r.Stopped && r.ExitCode == 0 }
+// OK reports that the command ran to the end and exited as it should
+// (WantExit: 0 but for a rollback row's apply).
+func (r Result) OK() bool { return r.Skipped == "" && !r.Stopped && r.ExitCode == r.WantExit }
+
+// exitedWrong reports that the command ran to the end and exited other
+// than it should.
+func (r Result) exitedWrong() bool { return !r.Stopped && r.ExitCode != r.WantExit }
 
 // RunStacks runs every command on every shape and size: bulwark first, then
 // each tool, each stack in a fresh folder. A command that fails or is
@@ -279,6 +291,9 @@ type stackRun struct {
 	dir   string
 	out   []Result
 	stop  string // set once a command failed: why the rest is skipped
+	// wantExit is the exit code the next measured command should end
+	// with (Result.WantExit).
+	wantExit int
 }
 
 func newStackRun(cfg Config, tool string, shape Shape, n int) (*stackRun, error) {
@@ -298,7 +313,7 @@ func (s *stackRun) close() {
 // measure runs one command in the stack's folder, unless an earlier one
 // failed, and records it; after, when set, completes the result.
 func (s *stackRun) measure(ctx context.Context, command, name string, env []string, args []string, after func(*Result)) error {
-	r := Result{Tool: s.tool, Shape: s.shape, N: s.n, Command: command, Resources: -1}
+	r := Result{Tool: s.tool, Shape: s.shape, N: s.n, Command: command, Resources: -1, WantExit: s.wantExit}
 	if s.stop != "" || !s.cfg.wanted(s.tool, s.shape, s.n, command) {
 		r.Skipped = s.stop
 		if r.Skipped == "" {
@@ -327,7 +342,7 @@ func (s *stackRun) measure(ctx context.Context, command, name string, env []stri
 	switch {
 	case m.Stopped:
 		s.stop = fmt.Sprintf("%s was stopped after %s", command, budget)
-	case m.ExitCode != 0:
+	case m.ExitCode != s.wantExit:
 		s.stop = fmt.Sprintf("%s exited %d", command, m.ExitCode)
 		r.Tail = tail(filepath.Join(s.dir, base+".stderr"), 400)
 	}
@@ -346,7 +361,7 @@ func describe(r Result) string {
 		return "skipped: " + r.Skipped
 	case r.Stopped:
 		return fmt.Sprintf("stopped after %s", fmtDuration(r.Wall))
-	case r.ExitCode != 0:
+	case r.ExitCode != r.WantExit:
 		return fmt.Sprintf("%s, exit %d: %s", fmtDuration(r.Wall), r.ExitCode, r.Tail)
 	}
 	return fmt.Sprintf("%s (%s per resource), peak RSS %s", fmtDuration(r.Wall), fmtDuration(r.Wall/time.Duration(max(r.N, 1))), fmtBytes(r.PeakRSS))

@@ -19,6 +19,19 @@ import (
 // they run on a stack.
 var LatencyCommands = []string{CmdApply, CmdTeardown}
 
+// CmdRollback is a rollback row's command: an apply whose last resource's
+// Create fails (the mock's fail_create), rolled back; bulwark exits 11.
+const CmdRollback = "apply, rolled back"
+
+// ExitRolledBack is bulwark's exit code for an apply that failed and was
+// rolled back (docs/architecture.md, exit codes).
+const ExitRolledBack = 11
+
+// RollbackFailing is the resource of a stack of n whose Create a rollback
+// row makes fail: the last in topological order, so the most is created
+// (and undone) before the failure.
+func RollbackFailing(n int) int { return n - 1 }
+
 // EnvMockBatch is the mock provider's switch for its batch calls
 // (mockprovider.EnvBatch): "off" serves it without ReadMany, ValidateMany
 // and CreateMany, the way real providers are. bulwark passes its
@@ -54,8 +67,21 @@ type LatencyConfig struct {
 	// the mock with rate_limit: RateLimit and no latency, at parallelism
 	// RateParallelism, on each mock of Batch, bulwark alone.
 	RateLimit, RateN, RateParallelism int
-	Progress                          io.Writer
-	Keep                              bool
+	// RollbackLatencyMS, when above 0, adds the rollback rows: an apply of
+	// each RollbackShapes at N, on each mock of Batch, with latency_ms
+	// RollbackLatencyMS, --parallelism RollbackParallelism, in which the
+	// Create of the last resource (RollbackFailing) fails and what was
+	// created is rolled back; bulwark alone (the tools have no rollback).
+	RollbackLatencyMS, RollbackParallelism int
+	RollbackShapes                         []Shape
+	// MockWorld, when set, is where each stack's mock keeps its world (a
+	// fresh folder in it, the mock's world key): on a tmpfs such as
+	// /dev/shm, the simulated cloud's own fsync per change is out of the
+	// figures, as the limit assumes (every call takes L). Empty: the
+	// mock's data folder, beside bulwark's state.
+	MockWorld string
+	Progress  io.Writer
+	Keep      bool
 }
 
 // LatencyRow is one command on one stack, mock and setting, with its limit.
@@ -103,7 +129,7 @@ func (r LatencyRow) Multiple() float64 { return multipleOf(r.Bulwark, r.Limit) }
 // multipleOf is res's wall time ÷ limit: 0 when either is missing or res
 // failed (a stopped command's is a lower bound, and shown as one).
 func multipleOf(res Result, limit time.Duration) float64 {
-	if limit <= 0 || res.Skipped != "" || res.Wall <= 0 || (!res.Stopped && res.ExitCode != 0) {
+	if limit <= 0 || res.Skipped != "" || res.Wall <= 0 || res.exitedWrong() {
 		return 0
 	}
 	return float64(res.Wall) / float64(limit)
@@ -129,6 +155,7 @@ type latencyKey struct {
 	latencyMS   int
 	parallelism int
 	rateLimit   int
+	rollback    bool // the last resource's Create fails: the apply rolls back
 }
 
 // RunLatency runs the latency rows (see LatencyConfig) and returns them in
@@ -195,6 +222,13 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 			}
 		}
 	}
+	if cfg.RollbackLatencyMS > 0 {
+		rb, err := cfg.runRollbackRows(ctx)
+		rows = append(rows, rb...)
+		if err != nil {
+			return rows, err
+		}
+	}
 	if cfg.RateLimit > 0 {
 		key := latencyKey{shape: Flat, n: cfg.RateN, parallelism: cfg.RateParallelism, rateLimit: cfg.RateLimit}
 		for _, batch := range cfg.Batch {
@@ -221,6 +255,50 @@ func startupKey(parallelism int) latencyKey {
 	return latencyKey{shape: Flat, n: 1, parallelism: parallelism}
 }
 
+// runRollbackRows runs the rollback rows (see LatencyConfig), interleaved
+// as the latency rows are: each mock's failed apply, then its start-up
+// stack (one resource whose Create fails, no latency), again Count times.
+func (cfg LatencyConfig) runRollbackRows(ctx context.Context) ([]LatencyRow, error) {
+	shapes := cfg.RollbackShapes
+	if len(shapes) == 0 {
+		shapes = []Shape{Flat}
+	}
+	p := max(cfg.RollbackParallelism, 1)
+	var rows []LatencyRow
+	for _, shape := range shapes {
+		key := latencyKey{shape: shape, n: cfg.N, latencyMS: cfg.RollbackLatencyMS, parallelism: p, rollback: true}
+		startup := latencyKey{shape: Flat, n: 1, parallelism: p, rollback: true}
+		bw := make([][][]Result, len(cfg.Batch))
+		sw := make([][][]Result, len(cfg.Batch))
+		for i := 0; i < max(cfg.Count, 1); i++ {
+			for b, batch := range cfg.Batch {
+				rs, err := cfg.runBulwark(ctx, key, batch)
+				bw[b] = append(bw[b], rs)
+				if err != nil {
+					return rows, err
+				}
+				rs, err = cfg.runBulwark(ctx, startup, batch)
+				sw[b] = append(sw[b], rs)
+				if err != nil {
+					return rows, err
+				}
+			}
+		}
+		limit := RollbackLimit(ShapeGraph(shape, cfg.N), RollbackFailing(cfg.N), time.Duration(cfg.RollbackLatencyMS)*time.Millisecond, p)
+		for b, batch := range cfg.Batch {
+			ours, start := Median(bw[b]), Median(sw[b])
+			row := LatencyRow{Shape: shape, N: cfg.N, LatencyMS: cfg.RollbackLatencyMS, Parallelism: p, Batch: batch,
+				Command: CmdRollback, Limit: limit, Bulwark: ours[0]}
+			if len(start) > 0 && start[0].OK() {
+				row.Startup = start[0].Wall
+				row.Limit += row.Startup
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
 // mockName is how the progress output and the table name a mock mode.
 func mockName(batch bool) string {
 	if batch {
@@ -235,6 +313,9 @@ func (cfg LatencyConfig) stackConfig() Config {
 }
 
 func (k latencyKey) String() string {
+	if k.rollback {
+		return fmt.Sprintf("%s %d, latency %d ms, parallelism %d, %s failing, rolled back", k.shape, k.n, k.latencyMS, k.parallelism, ResourceName(RollbackFailing(k.n)))
+	}
 	if k.rateLimit > 0 {
 		return fmt.Sprintf("%s %d, rate_limit %d, parallelism %d", k.shape, k.n, k.rateLimit, k.parallelism)
 	}
@@ -251,7 +332,21 @@ func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch boo
 	}
 	defer s.close()
 	specPath := filepath.Join(s.dir, "spec.yaml")
-	spec := BulwarkSpecWith(k.shape, k.n, MockConfig{LatencyMS: k.latencyMS, RateLimit: k.rateLimit})
+	mock := MockConfig{LatencyMS: k.latencyMS, RateLimit: k.rateLimit}
+	if k.rollback {
+		mock.FailCreate = []string{ResourceName(RollbackFailing(k.n))}
+	}
+	if cfg.MockWorld != "" {
+		world, err := os.MkdirTemp(cfg.MockWorld, "bulwark-bench-world-")
+		if err != nil {
+			return nil, err
+		}
+		if !cfg.Keep {
+			defer os.RemoveAll(world)
+		}
+		mock.World = world
+	}
+	spec := BulwarkSpecWith(k.shape, k.n, mock)
 	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
 		return nil, err
 	}
@@ -278,10 +373,21 @@ func (cfg LatencyConfig) runBulwark(ctx context.Context, k latencyKey, batch boo
 		{CmdApply, []string{"apply", "--yes", specPath, "--parallelism", par}},
 		{CmdTeardown, teardown},
 	}
+	if k.rollback {
+		// One command: the apply, which fails and rolls back.
+		steps = steps[:1]
+		steps[0].command = CmdRollback
+		s.wantExit = ExitRolledBack
+	}
 	for _, st := range steps {
 		base := strings.ReplaceAll(st.command, " ", "-")
-		after := func(r *Result) { r.FailedSteps = failedSteps(filepath.Join(s.dir, base+".stderr")) }
-		if err := s.measure(ctx, st.command, cfg.Bulwark, env, append(append([]string{}, global...), st.args...), after); err != nil {
+		calls := filepath.Join(s.dir, base+".calls")
+		after := func(r *Result) {
+			r.FailedSteps = failedSteps(filepath.Join(s.dir, base+".stderr"))
+			r.Calls = countCalls(calls)
+		}
+		cenv := append(append([]string{}, env...), EnvMockCalls+"="+calls)
+		if err := s.measure(ctx, st.command, cfg.Bulwark, cenv, append(append([]string{}, global...), st.args...), after); err != nil {
 			return s.out, err
 		}
 	}
@@ -318,6 +424,38 @@ func (cfg LatencyConfig) runTool(ctx context.Context, k latencyKey, t Tool) ([]R
 		}
 	}
 	return s.out, nil
+}
+
+// EnvMockCalls is the mock provider's call log (mockprovider.EnvCalls):
+// the file it appends a line to for every call it answers but Configure,
+// "TIME<TAB>CALL<TAB>N<TAB>NAME".
+const EnvMockCalls = "BULWARK_MOCK_CALLS"
+
+// CallOrder is the order a row lists its provider calls in; others follow
+// by name.
+var CallOrder = []string{"GetSchema", "ValidateResource", "ValidateMany", "Read", "ReadMany", "Create", "CreateMany", "Update", "Delete", "Import", "Release", "ReadData"}
+
+// countCalls counts the calls of a mock call log by kind; nil when there
+// is no log (a mock without one).
+func countCalls(path string) map[string]int {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return parseCalls(f)
+}
+
+func parseCalls(r io.Reader) map[string]int {
+	out := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) >= 2 && fields[1] != "" {
+			out[fields[1]]++
+		}
+	}
+	return out
 }
 
 // failedSteps counts the resource steps bulwark's lifecycle events (JSON

@@ -1,6 +1,7 @@
 package benchharness
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,62 @@ func TestLatencyMarkdown(t *testing.T) {
 			}
 			checkTables(t, md)
 		})
+	}
+}
+
+// A rollback row: its apply exits 11 on purpose, which is its success
+// (a figure and a multiple, no failure listed); the tools' cells are empty.
+func TestLatencyMarkdownRollbackRow(t *testing.T) {
+	rolled := Result{Tool: ToolBulwark, Measurement: Measurement{Wall: 2300 * time.Millisecond, ExitCode: ExitRolledBack},
+		WantExit: ExitRolledBack, FailedSteps: 1}
+	wrong := Result{Tool: ToolBulwark, Measurement: Measurement{Wall: 2 * time.Second}, WantExit: ExitRolledBack, Tail: "it succeeded"}
+	r := &LatencyReport{
+		Date: time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC), CPUs: 2, Tools: []Tool{{Name: "terraform", Version: "Terraform v1.11.4"}},
+		Rows: []LatencyRow{
+			{Shape: Flat, N: 200, LatencyMS: 50, Parallelism: 10, Batch: false, Command: CmdRollback, Limit: 2050 * time.Millisecond, Bulwark: rolled},
+			{Shape: Flat, N: 200, LatencyMS: 50, Parallelism: 10, Batch: true, Command: CmdRollback, Limit: 2050 * time.Millisecond, Bulwark: wrong},
+		},
+	}
+	if !rolled.OK() || wrong.OK() {
+		t.Fatalf("OK: exit 11 wanted 11 = %v, exit 0 wanted 11 = %v", rolled.OK(), wrong.OK())
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| flat | 200 | 50 ms | 10 | no batch calls | apply, rolled back | - | 2.05 s | 2.30 s | 1.12× | 1 | - | - | - |",
+		"| flat | 200 | 50 ms | 10 | batching | apply, rolled back | - | 2.05 s | 2.00 s, exit 0 | - |",
+		RollbackDefinition,
+		"bulwark apply, rolled back on flat 200, latency 50 ms, parallelism 10, batching mock: 2.00 s, exit 0: it succeeded",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "2.30 s, exit 11") || strings.Contains(md, "no batch calls mock: 2.30 s") {
+		t.Errorf("the expected exit 11 is reported as a failure:\n%s", md)
+	}
+}
+
+func TestProviderCallsInTheReport(t *testing.T) {
+	log := "2026-12-03T15:16:30.1Z\tGetSchema\t1\t\n" +
+		"2026-12-03T15:16:30.2Z\tRead\t1\tr000000\n" +
+		"2026-12-03T15:16:30.2Z\tRead\t1\tr000001\n" +
+		"2026-12-03T15:16:30.3Z\tCreate\t1\tr000000\n" +
+		"2026-12-03T15:16:30.3Z\tZap\t1\tr000000\n" +
+		"2026-12-03T15:16:30.3Z\tCreateMany\t2\t\n"
+	calls := parseCalls(strings.NewReader(log))
+	if want := map[string]int{"GetSchema": 1, "Read": 2, "Create": 1, "CreateMany": 1, "Zap": 1}; !maps.Equal(calls, want) {
+		t.Fatalf("parseCalls = %v, want %v", calls, want)
+	}
+	got := fmtCalls(calls, 2)
+	if want := "GetSchema 1 (0.5), Read 2 (1), Create 1 (0.5), CreateMany 1 (0.5), Zap 1 (0.5)"; got != want {
+		t.Fatalf("fmtCalls = %q, want %q", got, want)
+	}
+	r := &LatencyReport{Rows: []LatencyRow{{Shape: Flat, N: 2, LatencyMS: 50, Parallelism: 10, Command: CmdApply, Limit: time.Second,
+		Bulwark: Result{Tool: ToolBulwark, Measurement: Measurement{Wall: time.Second}, Calls: calls}}}}
+	if md := r.Markdown(); !strings.Contains(md, "| flat | 2 | 50 ms | 10 | no batch calls | apply | "+got+" |") {
+		t.Fatalf("the report lacks the row's calls:\n%s", md)
+	}
+	if countCalls("/nonexistent/calls") != nil {
+		t.Fatal("no log: want nil")
 	}
 }

@@ -2,6 +2,9 @@ package benchharness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,7 +27,9 @@ type LatencyReport struct {
 	// TeardownParallelism says bulwark's teardown was given --parallelism;
 	// without it, it ran at its own default.
 	TeardownParallelism bool
-	Rows                []LatencyRow
+	// MockWorld is LatencyConfig.MockWorld.
+	MockWorld string
+	Rows      []LatencyRow
 }
 
 // LimitDefinition is the limit as the table and the package say it.
@@ -38,6 +43,68 @@ const LimitDefinition = "**limit** = what an ideal, overhead-free engine would t
 	"Plus **start-up**: what the same command costs bulwark on a stack of one resource on the same mock without latency " +
 	"(process, plugin start and handshake, lock, state and journal, plugin end; measured interleaved with the row's runs), " +
 	"which no scheduler removes."
+
+// RollbackDefinition says what a rollback row measures and its limit.
+const RollbackDefinition = "**" + CmdRollback + "**: one `apply --yes --parallelism P` of the stack on the mock with `fail_create` naming its last resource " +
+	"(the last in topological order, so the most is created first): every other Create succeeds, the last fails, and bulwark rolls back " +
+	"(exit 11, one failed step) by deleting what this run created. Its **limit**: one L of reads, then the apply's list schedule as above until the " +
+	"failing Create returns (no write starts after; the writes in flight end with it), then one Delete per created resource (a compensation " +
+	"has no read-back and no Verify) in P write slots, a resource's once every created resource depending on it is deleted. Flat 200 at P 10, " +
+	"L 50 ms: 0.05 + 20 × 0.05 + 20 × 0.05 = 2.05 s. Its start-up is the same on a stack of one resource whose Create fails, without latency. " +
+	"The tools have no rollback of a failed apply: no figure beside it."
+
+// writeCalls lists the provider calls each bulwark row made (the mock's
+// call log), when any was logged.
+func writeCalls(b *strings.Builder, rows []LatencyRow) {
+	var lines []string
+	for _, row := range rows {
+		if len(row.Bulwark.Calls) == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %d ms | %d | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
+			row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtCalls(row.Bulwark.Calls, row.N)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n### Provider calls\n\nEvery call the mock answered but Configure (its call log, `BULWARK_MOCK_CALLS`), " +
+		"by kind, each with its count per resource; a batch call (ReadMany, ValidateMany, CreateMany) counts once however many resources it carries.\n\n")
+	b.WriteString("| shape | N | L | P | mock | command | calls (per resource) |\n|---|---:|---:|---:|---|---|---|\n")
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+}
+
+// fmtCalls is a row's calls by kind in CallOrder: "Read 400 (2), Create
+// 200 (1)".
+func fmtCalls(calls map[string]int, n int) string {
+	kinds := slices.Sorted(maps.Keys(calls))
+	slices.SortStableFunc(kinds, func(a, b string) int {
+		ia, ib := slices.Index(CallOrder, a), slices.Index(CallOrder, b)
+		if ia < 0 {
+			ia = len(CallOrder)
+		}
+		if ib < 0 {
+			ib = len(CallOrder)
+		}
+		return ia - ib
+	})
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", k, calls[k], strconv.FormatFloat(float64(calls[k])/float64(max(n, 1)), 'f', -1, 64)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hasRollback reports whether rows hold a rollback row.
+func hasRollback(rows []LatencyRow) bool {
+	for _, r := range rows {
+		if r.Command == CmdRollback {
+			return true
+		}
+	}
+	return false
+}
 
 // Markdown renders the report.
 func (r *LatencyReport) Markdown() string {
@@ -75,6 +142,11 @@ func (r *LatencyReport) Markdown() string {
 			"`destroy -auto-approve`, `init` once, not measured. The tools have no mock: their figures are the same in a setting's "+
 			"batching and no-batch rows\n", strings.Join(ts, ", "))
 	}
+	if r.MockWorld != "" {
+		fmt.Fprintf(&b, "- the mock's world (the simulated cloud's records) in a fresh folder under `%s` (`-mock-world`), so its own fsync per change is not in the figures: the limit takes every call to last L\n", r.MockWorld)
+	} else {
+		b.WriteString("- the mock's world (the simulated cloud's records) in its data folder, beside bulwark's state: each of its changes is fsynced after L, which the limit does not count (`-mock-world /dev/shm` takes it out)\n")
+	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, "- each stack run %d times, interleaved (bulwark on each mock, then each tool, then again), each figure the median run's (a run that failed is shown instead)\n", r.Count)
 	} else {
@@ -109,12 +181,21 @@ func (r *LatencyReport) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %d ms | %d | %s | %s | %s | %s | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
 				row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtStartup(row.Startup), fmtDuration(row.Limit), fmtLatencyWall(row.Bulwark),
 				fmtLimitMultiple(row.Bulwark, row.Limit), fmtFailed(row.Bulwark))
-			for _, t := range row.Tools {
+			for i := range r.Tools {
+				if i >= len(row.Tools) {
+					b.WriteString(" - | - | - |") // a rollback row: the tools have no rollback
+					continue
+				}
+				t := row.Tools[i]
 				fmt.Fprintf(&b, " %s | %s | %s |", fmtLatencyWall(t), fmtLimitMultiple(t, row.Limit), fmtToolRatio(row.Bulwark, t))
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\nfailed steps: the resource steps bulwark's lifecycle events (stderr) report failed; `-` where it did not run or wrote no event.\n")
+		writeCalls(&b, latency)
+		if hasRollback(latency) {
+			b.WriteString("\n" + RollbackDefinition + "\n")
+		}
 	}
 	if len(rated) > 0 {
 		b.WriteString("\n## Rate-limited\n\n")
@@ -214,7 +295,7 @@ func fmtLatencyWall(r Result) string {
 	switch {
 	case r.Skipped != "":
 		return "skipped: " + r.Skipped
-	case !r.Stopped && r.ExitCode != 0:
+	case r.exitedWrong():
 		return fmt.Sprintf("%s, exit %d", fmtDuration(r.Wall), r.ExitCode)
 	}
 	return fmtWall(r)
@@ -241,7 +322,7 @@ func fmtLimitMultiple(r Result, limit time.Duration) string {
 // fmtToolRatio is bulwark's wall time over a tool's, "-" unless both ran
 // to the end (or past the budget, shown as a bound) with exit 0.
 func fmtToolRatio(ours, theirs Result) string {
-	failed := func(r Result) bool { return r.Skipped != "" || (!r.Stopped && r.ExitCode != 0) }
+	failed := func(r Result) bool { return r.Skipped != "" || r.exitedWrong() }
 	if failed(ours) || failed(theirs) {
 		return "-"
 	}

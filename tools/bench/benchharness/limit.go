@@ -2,6 +2,7 @@ package benchharness
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -134,4 +135,122 @@ func insertSorted(s []int, v int) []int {
 	copy(s[i+1:], s[i:])
 	s[i] = v
 	return s
+}
+
+// RollbackLimit is what an ideal, overhead-free engine would take for an
+// apply of graph g in which the Create of resource failing fails, rolled
+// back, when every provider call takes latency and at most parallelism
+// writes are in flight:
+//
+//   - one latency for the reads before the first write, as in Limit;
+//   - the apply's list schedule, as in Limit, up to the moment the failing
+//     Create returns its error (its write ends): no write starts from then
+//     on, and every write started before has ended by then (they started
+//     at the same tick or earlier and take one latency);
+//   - then the undo of every resource whose Create succeeded: one Delete
+//     each (no read-back, no Verify: nothing verifies a compensation),
+//     taking latency in one of parallelism write slots, a resource's
+//     Delete starting once every executed resource that depends on it has
+//     been deleted; ready ones, the newest first, take free slots.
+//
+// It panics when failing is not a resource of g.
+func RollbackLimit(g Graph, failing int, latency time.Duration, parallelism int) time.Duration {
+	fail, undo := RollbackTicks(g, failing, parallelism)
+	return time.Duration(1+fail+undo) * latency
+}
+
+// RollbackTicks is RollbackLimit in latencies, after the reads: fail is
+// when the failing Create returns (from the first write), undo how long
+// the undo of what was created takes from then.
+func RollbackTicks(g Graph, failing, parallelism int) (fail, undo int) {
+	if parallelism < 1 {
+		panic(fmt.Sprintf("benchharness.RollbackTicks: parallelism %d", parallelism))
+	}
+	n := len(g)
+	if failing < 0 || failing >= n {
+		panic(fmt.Sprintf("benchharness.RollbackTicks: resource %d of %d", failing, n))
+	}
+	dependents := make([][]int, n)
+	waiting := make([]int, n)
+	for i, ds := range g {
+		waiting[i] = len(ds)
+		for _, d := range ds {
+			dependents[d] = append(dependents[d], i)
+		}
+	}
+	var ready []int
+	for i := range g {
+		if waiting[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	executed := make([]bool, n)
+	verifiedAt := map[int][]int{}
+	for t := 0; ; t++ {
+		for _, v := range verifiedAt[t] {
+			for _, d := range dependents[v] {
+				if waiting[d]--; waiting[d] == 0 {
+					ready = insertSorted(ready, d)
+				}
+			}
+		}
+		delete(verifiedAt, t)
+		if len(ready) == 0 && len(verifiedAt) == 0 {
+			panic("benchharness.RollbackTicks: the failing resource is never written")
+		}
+		k := min(parallelism, len(ready))
+		written := ready[:k]
+		ready = ready[k:]
+		if slices.Contains(written, failing) {
+			for _, w := range written {
+				executed[w] = w != failing
+			}
+			fail = t + 1
+			break
+		}
+		for _, w := range written {
+			executed[w] = true
+		}
+		verifiedAt[t+2] = append(verifiedAt[t+2], written...)
+	}
+	// The undo: the executed resources, a resource ready once every
+	// executed dependent of it is deleted.
+	left := make([]int, n) // executed dependents not yet deleted
+	todo := 0
+	var undoReady []int // newest (highest index) first
+	for i := n - 1; i >= 0; i-- {
+		if !executed[i] {
+			continue
+		}
+		todo++
+		for _, d := range dependents[i] {
+			if executed[d] {
+				left[i]++
+			}
+		}
+		if left[i] == 0 {
+			undoReady = append(undoReady, i)
+		}
+	}
+	for todo > 0 {
+		if len(undoReady) == 0 {
+			panic("benchharness.RollbackTicks: the undo is stuck (a cycle)")
+		}
+		k := min(parallelism, len(undoReady))
+		deleted := undoReady[:k]
+		undoReady = slices.Clone(undoReady[k:])
+		undo++
+		todo -= k
+		for _, v := range deleted {
+			for _, d := range g[v] {
+				if executed[d] {
+					if left[d]--; left[d] == 0 {
+						undoReady = append(undoReady, d)
+					}
+				}
+			}
+		}
+		slices.SortFunc(undoReady, func(a, b int) int { return b - a })
+	}
+	return fail, undo
 }

@@ -133,3 +133,49 @@ func TestRateLimitBound(t *testing.T) {
 		t.Errorf("RateLimitBound(1000, 50) = %s, want 20s", got)
 	}
 }
+
+func TestRollbackLimit(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name        string
+		shape       Shape
+		n, failing  int
+		parallelism int
+		wantFail    int // ticks from the first write until the failing Create returns
+		wantUndo    int // ticks of the undo
+	}{
+		// The row: the last of 200 fails in the 20th wave of 10;
+		// 199 deletes in waves of 10.
+		{"flat last", Flat, 200, 199, 10, 20, 20},
+		// The first fails in the first wave: its 9 neighbours are undone.
+		{"flat first", Flat, 200, 0, 10, 1, 1},
+		{"flat one", Flat, 1, 0, 10, 1, 0},
+		// A chain writes every other tick (write, verify): the third is
+		// written at tick 4; the two before are undone one after the other.
+		{"chain", Chain, 3, 2, 10, 5, 2},
+		// 10 layers of 2: layer k written at tick 2k; the last resource
+		// fails at 19; 19 created, undone a layer (2 deletes) a tick, the
+		// failing one's neighbour alone first.
+		{"layers", Layers, 20, 19, 10, 19, 10},
+		// Writes in flight when the failure is known are undone too.
+		{"flat wave", Flat, 30, 12, 10, 2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := ShapeGraph(tc.shape, tc.n)
+			fail, undo := RollbackTicks(g, tc.failing, tc.parallelism)
+			if fail != tc.wantFail || undo != tc.wantUndo {
+				t.Fatalf("RollbackTicks = %d, %d; want %d, %d", fail, undo, tc.wantFail, tc.wantUndo)
+			}
+			want := time.Duration(1+tc.wantFail+tc.wantUndo) * 50 * ms
+			if got := RollbackLimit(g, tc.failing, 50*ms, tc.parallelism); got != want {
+				t.Fatalf("RollbackLimit = %s, want %s", got, want)
+			}
+		})
+	}
+	t.Run("flat 200 at 50 ms, P 10", func(t *testing.T) {
+		if got := RollbackLimit(ShapeGraph(Flat, 200), 199, 50*ms, 10); got != 2050*ms {
+			t.Fatalf("got %s, want 2.05 s (one L of reads, 20 waves of creates, 20 of deletes)", got)
+		}
+	})
+}

@@ -15,12 +15,15 @@ import (
 
 // latencyOptions are the flags of -latency.
 type latencyOptions struct {
-	on                        bool
-	shapes                    string
-	n                         int
-	latencies, parallelisms   string
-	batch                     string
-	rateLimit, rateN, ratePar int
+	on                           bool
+	shapes                       string
+	n                            int
+	latencies, parallelisms      string
+	batch                        string
+	rateLimit, rateN, ratePar    int
+	rollbackLatency, rollbackPar int
+	rollbackShapes               string
+	mockWorld                    string
 }
 
 // runLatency runs the latency rows instead of the standard table and
@@ -43,8 +46,12 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 	if err != nil {
 		return err
 	}
-	if lo.n < 1 || lo.rateN < 1 || lo.rateLimit < 0 {
-		return fmt.Errorf("-latency-n and -rate-n must be positive, -rate-limit 0 or more")
+	if lo.n < 1 || lo.rateN < 1 || lo.rateLimit < 0 || lo.rollbackLatency < 0 || lo.rollbackPar < 1 {
+		return fmt.Errorf("-latency-n, -rate-n and -rollback-parallelism must be positive, -rate-limit and -rollback-latency 0 or more")
+	}
+	rollbackShapes, err := parseShapes(lo.rollbackShapes)
+	if err != nil {
+		return err
 	}
 	var tools []benchharness.Tool
 	noComparison := ""
@@ -64,13 +71,15 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 		LatenciesMS: latencies, Parallelisms: parallelisms, Batch: batch, Tools: tools,
 		Count: o.count, Budget: o.budget, TeardownParallelism: benchharness.DetectTeardownParallelism(ctx, bulwark),
 		RateLimit: lo.rateLimit, RateN: lo.rateN, RateParallelism: lo.ratePar,
-		Progress: os.Stderr, Keep: o.keep,
+		RollbackLatencyMS: lo.rollbackLatency, RollbackParallelism: lo.rollbackPar, RollbackShapes: rollbackShapes,
+		MockWorld: lo.mockWorld,
+		Progress:  os.Stderr, Keep: o.keep,
 	}
 	rep := &benchharness.LatencyReport{
 		Date: time.Now().UTC(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Commit: benchharness.Commit(ctx, root),
 		Load: loadAverage(), Args: commandLine(os.Args), Count: max(o.count, 1), Tools: tools,
-		NoComparison: noComparison, TeardownParallelism: cfg.TeardownParallelism,
+		NoComparison: noComparison, TeardownParallelism: cfg.TeardownParallelism, MockWorld: lo.mockWorld,
 	}
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
@@ -83,7 +92,7 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 	var failure error
 	for _, r := range rows {
 		if res := r.Bulwark; res.Skipped == "" && !res.OK() {
-			failure = fmt.Errorf("bulwark %s on %s, %s mock, did not finish with exit 0: %s", r.Command, r.Setting(), r.Mock(), res.Tail)
+			failure = fmt.Errorf("bulwark %s on %s, %s mock, did not finish with exit %d: %s", r.Command, r.Setting(), r.Mock(), res.WantExit, res.Tail)
 			break
 		}
 	}
