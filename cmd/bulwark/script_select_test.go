@@ -62,6 +62,9 @@ var backendCommands = regexp.MustCompile(`^(pg-[a-z-]+|s3-[a-z-]+|hold-lock|rele
 // on a remote backend.
 var backendWords = regexp.MustCompile(`\[!?backend:(postgres|s3)\]|\$\{?(BACKEND|POSTGRES|S3|S3_ENDPOINT|BULWARK_STATE)\b`)
 
+// fileOnlyLine is a line that runs on the file backend alone.
+var fileOnlyLine = regexp.MustCompile(`^\[backend:file\]`)
+
 // fileOnlySkip is how a script says it is about the file backend alone.
 var fileOnlySkip = regexp.MustCompile(`^\[!backend:file\]\s+skip\b`)
 
@@ -94,6 +97,9 @@ func backendSensitive(text string) scriptUse {
 			u.fileOnly = true
 			continue
 		}
+		if fileOnlyLine.MatchString(line) {
+			continue // runs on the file backend alone
+		}
 		why := ""
 		if m := backendWords.FindString(line); m != "" {
 			why = m
@@ -102,23 +108,41 @@ func backendSensitive(text string) scriptUse {
 		if why == "" && len(words) > 0 && backendCommands.MatchString(words[0]) {
 			why = words[0]
 		}
-		if why == "" && len(words) > 1 && words[0] == "exec" && words[1] == "bulwark" {
-			for i, w := range words[2:] {
-				if sensitiveSubcommands[w] {
-					why = "bulwark " + w
-					break
-				}
-				if w == "state" && i+3 < len(words) && words[i+3] != "list" && words[i+3] != "show" {
-					why = "bulwark state " + words[i+3]
-					break
-				}
-			}
+		if why == "" && len(words) > 1 && (words[0] == "exec" || words[0] == "exits") {
+			why = bulwarkSensitive(words[1:])
 		}
 		if why != "" {
 			u.reasons = append(u.reasons, fmt.Sprintf("line %d: %s", n, why))
 		}
 	}
 	return u
+}
+
+// bulwarkSensitive says which backend-dependent command the words of an
+// exec or exits line run bulwark with ("" for none). bulwark may come
+// after other words (exits CODE bulwark …, exec env X=Y bulwark …, exec sh
+// -c '… bulwark …'), and flags may come before the command.
+func bulwarkSensitive(words []string) string {
+	at := -1
+	for i, w := range words {
+		if w == "bulwark" || strings.HasSuffix(w, "/bulwark") {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	args := words[at+1:]
+	for i, w := range args {
+		if sensitiveSubcommands[w] {
+			return "bulwark " + w
+		}
+		if w == "state" && i+1 < len(args) && args[i+1] != "list" && args[i+1] != "show" {
+			return "bulwark state " + args[i+1]
+		}
+	}
+	return ""
 }
 
 // scriptWords splits a script line into words, its leading conditions
@@ -221,6 +245,10 @@ func TestBackendSensitive(t *testing.T) {
 		{"exec bulwark --json state show stack.yaml web", false},
 		{"[backend:file] exists .bulwark/web/state.json", false},
 		{"exec bulwark history stack.yaml", true},
+		{"exits 1 bulwark import --from alpha beta.yaml vault $VAULT_ID", true},
+		{"exits 11 bulwark apply --yes crash.yaml", false},
+		{"exec sh -c 'bulwark doctor stack.yaml >out'", true},
+		{"stdout 'run bulwark resume'", false},
 		{"! exec bulwark --state-dir ../shared resume ../stack.yaml", true},
 		{"exec bulwark rollback --to 1 --yes stack.yaml", true},
 		{"exec bulwark state forget --yes stack.yaml web", true},
@@ -229,6 +257,7 @@ func TestBackendSensitive(t *testing.T) {
 		{"exec bulwark secrets rotate --yes stack.yaml", true},
 		{"exec bulwark doctor --json stack.yaml", true},
 		{"[!backend:file] exec bulwark status stack.yaml", false},
+		{"[backend:file] exits 1 bulwark history s3.yaml", false},
 		{"[backend:postgres] stdout 'schema'", true},
 		{"[backend:s3] exec bulwark status stack.yaml", true},
 		{"hold-lock web apply", true},
