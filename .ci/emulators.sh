@@ -202,7 +202,8 @@ EOF
 }
 
 # stop_one NAME PAT [quiet]: TERM the process group NAME.pid names, KILL
-# what is left of it after 5 s; only when a process of that group is ours
+# what is left of it (any process) after 5 s; only when a process of that
+# group is ours
 # (has PAT in its command line), so a stale pid file, its process gone or
 # the id taken by a stranger since, only goes. Then remove the pid file.
 stop_one() {
@@ -210,12 +211,13 @@ stop_one() {
   if [ -f "$f" ]; then
     pid=$(cat "$f")
     if [[ "$pid" =~ ^[0-9]+$ ]] && [ -n "$(members "$pid" "$pat")" ]; then
+      # The group is ours: every process of it goes, whatever its name.
       kill -TERM -- "-$pid" 2>/dev/null || true
       for n in $(seq 50); do
-        [ -n "$(members "$pid" "$pat")" ] || break
+        [ -n "$(members "$pid" "")" ] || break
         sleep 0.1
       done
-      left=$(members "$pid" "$pat")
+      left=$(members "$pid" "")
       if [ -n "$left" ]; then
         kill -KILL -- "-$pid" 2>/dev/null || true
       fi
@@ -238,9 +240,10 @@ stop_all() {
 # group we started outlives stop, if a stale pid file stops a start, or if
 # stop kills the stranger a stale pid file names.
 selftest() {
-  local groups g stranger
+  local groups g child n
   scratch=$(mktemp -d)
-  trap 'BULWARK_EMULATORS_DIR="$scratch" "$0" stop >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+  stranger=
+  trap 'BULWARK_EMULATORS_DIR="$scratch" "$0" stop >/dev/null 2>&1 || true; [ -z "$stranger" ] || kill "$stranger" 2>/dev/null || true; rm -rf "$scratch"' EXIT
   # A stranger: a process of ours that is no emulator, leading a process
   # group of its own, named in one pid file; the other names a pid that
   # runs nothing.
@@ -267,8 +270,20 @@ selftest() {
   echo "$stranger" >"$scratch/s3.pid"
   BULWARK_EMULATORS_DIR="$scratch" "$0" stop
   kill -0 "$stranger" 2>/dev/null || die "selftest: stop killed the process a stale pid file named"
-  kill "$stranger"
-  say "selftest: passed (groups $groups gone after stop; stale pid files removed, their processes untouched)"
+  # A wrapper that started a child and waits for it, as npm does: stop
+  # must take the child too.
+  state=$scratch
+  spawn wrapper "$scratch/wrapper.log" sh -c 'sleep 301 & echo $! >"$0"; wait' "$scratch/child.pid"
+  for n in $(seq 100); do [ -s "$scratch/child.pid" ] && break; sleep 0.05; done
+  child=$(cat "$scratch/child.pid")
+  kill -0 "$child" 2>/dev/null || die "selftest: the wrapper's child did not start"
+  stop_one wrapper "sleep 301" quiet
+  for n in $(seq 50); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$child" 2>/dev/null; then
+    kill "$child"
+    die "selftest: the wrapper's child (pid $child) outlived stop"
+  fi
+  say "selftest: passed (groups $groups gone after stop, a wrapper's child too; stale pid files removed, their processes untouched)"
 }
 
 case "${1:-}" in
