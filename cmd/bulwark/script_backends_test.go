@@ -145,10 +145,12 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	}
 	held := &heldLocks{m: map[heldKey]func(){}}
 	registries := &tfRegistries{}
-	// On PostgreSQL and S3, only the scripts marked "# backends: all"
-	// (script_select_test.go says which and why).
+	// testdata/script's on PostgreSQL and S3: only those marked "# backends:
+	// all" (script_select_test.go says which and why). The folders of
+	// scripts written for one backend (testdata/s3, testdata/postgres) run
+	// whole.
 	scriptDir, files := dir, []string(nil)
-	if be.name != fileScripts.name {
+	if be.name != fileScripts.name && dir == "testdata/script" {
 		scriptDir, files = "", markedScripts(t, dir)
 	}
 	testscript.Run(t, testscript.Params{
