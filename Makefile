@@ -18,7 +18,15 @@ MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws 
 # version prints it) even where GOFLAGS says -buildvcs=false. The providers
 # are built from their cmd/bulwark-provider-NAME packages, the ones
 # `go install` installs under the name the plugin lookup wants.
-GOBUILD := $(GO) build -buildvcs=auto
+#
+# -trimpath on every plain build and vet, as `go install` in make
+# check-install (tools/release/install_test.go) and the release archives
+# build: the flag is part of every package's build-cache key, the standard
+# library's included, so with it the run's builds and the install test share
+# compiled packages. Without it check-install recompiled the standard library
+# and every dependency, minutes on a cold build cache.
+TRIMPATH := -trimpath
+GOBUILD  := $(GO) build $(TRIMPATH) -buildvcs=auto
 
 # The version bulwark version reports for a build from a checkout: git
 # describe of HEAD (the nearest cmd/bulwark/vX.Y.Z tag, the prefix dropped,
@@ -87,20 +95,27 @@ install: build
 #
 # cmd/bulwark's tests (the longest: most of their time is spent waiting on
 # plugin processes, fsyncs and the crash harness's children) run beside the
-# other modules', their output held and printed whole when they end, so the
-# suite takes about as long as they do rather than their sum. Every module
-# runs to its end, and the target fails if any failed.
+# other modules', as two processes: the end-to-end scripts on PostgreSQL
+# and S3 (LONG_SPLIT) in one, the rest of cmd/bulwark in the other, each
+# test binary running its own -parallel share; their output is held and
+# printed whole when they end, so the suite takes about as long as the
+# longer of them rather than the sum (docs/development.md, "CI time").
+# Every module runs to its end, and the target fails if any failed.
 LONG_MODULE := cmd/bulwark
+LONG_SPLIT  := ^TestScriptsOn(Postgres|S3)$$
 test: vet build-demo
-	@log=$$(mktemp); fail=0; \
-	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) ./... ) > $$log 2>&1 & long=$$!; \
+	@log=$$(mktemp); log2=$$(mktemp); fail=0; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) -skip '$(LONG_SPLIT)' ./... ) > $$log 2>&1 & long=$$!; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) -run '$(LONG_SPLIT)' . ) > $$log2 2>&1 & split=$$!; \
 	for m in $(filter-out $(LONG_MODULE),$(MODULES)); do echo "== $$m"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) ./...) || fail=1; done; \
 	echo "== examples/provider-hello (out of tree: built without the workspace)"; \
 	(cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) ./...) || fail=1; \
 	echo "== tools/release (its own module, outside the workspace)"; \
 	(cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) ./...) || fail=1; \
-	echo "== $(LONG_MODULE) (run beside the others)"; \
-	wait $$long || fail=1; cat $$log; rm -f $$log; exit $$fail
+	echo "== $(LONG_MODULE): the scripts on PostgreSQL and S3 (run beside the others)"; \
+	wait $$split || fail=1; cat $$log2; \
+	echo "== $(LONG_MODULE): the rest (run beside the others)"; \
+	wait $$long || fail=1; cat $$log; rm -f $$log $$log2; exit $$fail
 
 # The crash harnesses (cmd/bulwark's TestCrash*) killing at every boundary
 # instead of the sample make test takes (docs/ci.md): on a 2-core machine
@@ -123,8 +138,8 @@ test-aws:
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1; }
-	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
-	cd tools/release && GOWORK=off $(GO) vet ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet $(TRIMPATH) ./...); done
+	cd tools/release && GOWORK=off $(GO) vet $(TRIMPATH) ./...
 
 # Cross-build bulwark and its three providers for every platform it ships
 # for beyond Linux (CROSS_PLATFORMS), into bin/cross/OS_ARCH/, and vet every
@@ -143,8 +158,8 @@ cross:
 			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GOBUILD) -o $$d/plugins/bulwark-provider-$$p$$exe ./plugins/$$p/cmd/bulwark-provider-$$p; \
 		done; \
 		echo "== $$pl: vet"; \
-		for m in $(MODULES); do (cd $$m && GOOS=$$os GOARCH=$$arch $(GO) vet ./...); done; \
-		(cd tools/release && GOWORK=off GOOS=$$os GOARCH=$$arch $(GO) vet ./...); \
+		for m in $(MODULES); do (cd $$m && GOOS=$$os GOARCH=$$arch $(GO) vet $(TRIMPATH) ./...); done; \
+		(cd tools/release && GOWORK=off GOOS=$$os GOARCH=$$arch $(GO) vet $(TRIMPATH) ./...); \
 	done
 
 demo: build-demo

@@ -37,7 +37,9 @@ import (
 // The end-to-end scripts of testdata/script run on each state backend, so
 // one script checks all three: TestScripts on files, TestScriptsOnPostgres and
 // TestScriptsOnS3 with $BULWARK_STATE set, for each script, to a place of
-// its own (a PostgreSQL schema, an S3 prefix). The providers' data folders
+// its own (a PostgreSQL schema, an S3 prefix). The last two run only the
+// scripts marked "# backends: all", those whose behaviour depends on the
+// backend (script_select_test.go, which fails when one lacks the mark). The providers' data folders
 // stay under .bulwark on every backend (they are this machine's), so a
 // script that checks them checks them everywhere.
 //
@@ -143,8 +145,17 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 	}
 	held := &heldLocks{m: map[heldKey]func(){}}
 	registries := &tfRegistries{}
+	// testdata/script's on PostgreSQL and S3: only those marked "# backends:
+	// all" (script_select_test.go says which and why). The folders of
+	// scripts written for one backend (testdata/s3, testdata/postgres) run
+	// whole.
+	scriptDir, files := dir, []string(nil)
+	if be.name != fileScripts.name && dir == "testdata/script" {
+		scriptDir, files = "", markedScripts(t, dir)
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
+		Dir:                 scriptDir,
+		Files:               files,
 		RequireUniqueNames:  true,
 		RequireExplicitExec: true,
 		// go test -run TestScripts/NAME -update rewrites the golden files
