@@ -124,32 +124,7 @@ func (s *Spec) StackLocals() []*Local {
 	if s.StackExpr == nil {
 		return nil
 	}
-	need := map[string]bool{}
-	var visit func(name string)
-	visit = func(name string) {
-		l, ok := s.local(name)
-		if !ok || need[name] {
-			return
-		}
-		need[name] = true
-		walkValueRefs(l.Value, func(r *Ref) {
-			if r.Kind == RefLocal {
-				visit(r.Name)
-			}
-		})
-	}
-	for _, ref := range s.StackExpr.Refs() {
-		if ref.Kind == RefLocal {
-			visit(ref.Name)
-		}
-	}
-	var out []*Local
-	for _, l := range s.Locals {
-		if need[l.Name] {
-			out = append(out, l)
-		}
-	}
-	return out
+	return s.LocalsFor(s.StackExpr.Refs())
 }
 
 func (s *Spec) local(name string) (*Local, bool) {
