@@ -73,11 +73,7 @@ func (p *parser) checkCallRepeat(s *Spec) {
 			case RefVar:
 				v, ok := s.Variable(ref.Name)
 				if !ok {
-					names := make([]string, 0, len(s.Variables))
-					for _, v := range s.Variables {
-						names = append(names, v.Name)
-					}
-					slices.Sort(names)
+					names := s.variableNames()
 					p.add(ref.Pos, "%sunknown variable %s in %s (declared under variables: %s)", prefix, quote(ref.Name), ref, nameList(names))
 					continue
 				}
@@ -86,11 +82,7 @@ func (p *parser) checkCallRepeat(s *Spec) {
 				}
 			case RefLocal:
 				if _, ok := s.local(ref.Name); !ok {
-					names := make([]string, 0, len(s.Locals))
-					for _, l := range s.Locals {
-						names = append(names, l.Name)
-					}
-					slices.Sort(names)
+					names := s.localNames()
 					p.add(ref.Pos, "%sunknown local %s in %s (declared under locals: %s)", prefix, quote(ref.Name), ref, nameList(names))
 					continue
 				}

@@ -512,11 +512,7 @@ func (p *parser) checkRefs(s *Spec, first map[string]*Resource, resources []*res
 	}
 	checkLocal := func(ref *Ref) {
 		if !locals[ref.Name] {
-			names := make([]string, 0, len(s.Locals))
-			for _, l := range s.Locals {
-				names = append(names, l.Name)
-			}
-			slices.Sort(names)
+			names := s.localNames()
 			p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(names))
 		}
 	}

@@ -60,11 +60,7 @@ func (p *parser) checkStack(s *Spec, tc *tmplCtx) {
 		case RefVar:
 			v, ok := s.Variable(ref.Name)
 			if !ok {
-				names := make([]string, 0, len(s.Variables))
-				for _, v := range s.Variables {
-					names = append(names, v.Name)
-				}
-				slices.Sort(names)
+				names := s.variableNames()
 				p.add(ref.Pos, "unknown variable %s in %s (declared under variables: %s)", quote(ref.Name), ref, nameList(names))
 				continue
 			}
@@ -73,11 +69,7 @@ func (p *parser) checkStack(s *Spec, tc *tmplCtx) {
 			}
 		case RefLocal:
 			if _, ok := s.local(ref.Name); !ok {
-				names := make([]string, 0, len(s.Locals))
-				for _, l := range s.Locals {
-					names = append(names, l.Name)
-				}
-				slices.Sort(names)
+				names := s.localNames()
 				p.add(ref.Pos, "unknown local %s in %s (declared under locals: %s)", quote(ref.Name), ref, nameList(names))
 				continue
 			}
@@ -125,6 +117,28 @@ func (s *Spec) StackLocals() []*Local {
 		return nil
 	}
 	return s.LocalsFor(s.StackExpr.Refs())
+}
+
+// variableNames are the declared variables' names, sorted, for a message
+// that lists them.
+func (s *Spec) variableNames() []string {
+	names := make([]string, 0, len(s.Variables))
+	for _, v := range s.Variables {
+		names = append(names, v.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// localNames are the declared locals' names, sorted, for a message that
+// lists them.
+func (s *Spec) localNames() []string {
+	names := make([]string, 0, len(s.Locals))
+	for _, l := range s.Locals {
+		names = append(names, l.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func (s *Spec) local(name string) (*Local, bool) {
