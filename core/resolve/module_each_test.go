@@ -230,20 +230,64 @@ modules:
 	}
 }
 
-// TestModuleForEachFromVarsInModule: a module's own call cannot take its
-// instances from the module's variables yet; the problem is at the module
-// file's line and names the call that led there.
+// TestModuleForEachFromVarsInModule: a module's own call takes its
+// instances from the module's variables when its inputs are known before
+// plan through the whole chain (the stack's variables and locals,
+// literals, each.key and each.value of the calls around it), per instance
+// of its caller; an input known only after apply is refused at the module
+// file's field, naming the calls that led there.
 func TestModuleForEachFromVarsInModule(t *testing.T) {
-	dir := writeTree(t, map[string]string{
-		"m/module.yaml":    "variables: {v: {default: x}}\nresources: []\n",
-		"wrap/module.yaml": "variables: {zones: {type: list}}\nresources: []\nmodules:\n  - {name: in, source: ../m, for_each: \"${var.zones}\"}\n",
-		"stack.yaml":       "version: 1\nstack: demo\nproviders: {mock: {}}\nresources: []\nmodules:\n  - {name: w, source: ./wrap, inputs: {zones: [a]}}\n",
-	})
-	_, err := spec.Load(filepath.Join(dir, "stack.yaml"))
-	msg := strings.ReplaceAll(errString(err), dir+string(filepath.Separator), "")
-	want := `wrap/module.yaml:4:40: module call "in": for_each in a module file must be written in it (for_each: {eu: {...}, us: {...}} or [eu, us]), not "${var.zones}": a for_each or count from variables is supported on the stack's own calls only (in module call w at stack.yaml:6:12)`
-	if msg != want {
-		t.Errorf("error\n got %s\nwant %s", msg, want)
+	const leaf = "variables: {zone: {default: x}}\nresources: [{name: db, type: db, config: {zone: \"${var.zone}\"}}]\noutputs: {z: {value: \"${var.zone}\"}, id: {value: \"${db.id}\"}}\n"
+	const wrap = "variables: {zones: {type: list}, n: {default: 1}}\nresources: []\nmodules:\n  - {name: in, source: ../m, for_each: \"${toset(var.zones)}\", inputs: {zone: \"${each.key}\"}}\n  - {name: c, source: ../m, count: \"${var.n}\"}\noutputs: {first: {value: '${module.in[\"a\"].z}'}}\n"
+	const deep = "variables: {sets: {type: map}}\nresources: []\nmodules:\n  - {name: w, source: ../wrap, for_each: \"${var.sets}\", inputs: {zones: \"${each.value}\"}}\n"
+	const head = "version: 1\nstack: demo\nvariables: {regions: {type: list, default: [a, b]}, hosts: {type: map, default: {web: [a], api: [a, c]}}}\nproviders: {mock: {}}\nresources: [{name: src, type: db}]\nmodules:\n"
+	tests := []struct {
+		name, call string
+		want       string // the addresses, or the problem
+		fails      bool
+	}{
+		{"from a stack variable", `  - {name: w, source: ./wrap, inputs: {zones: "${var.regions}", n: 2}}`,
+			`src w.c[0].db w.c[1].db w.in["a"].db w.in["b"].db`, false},
+		{"from a literal", `  - {name: w, source: ./wrap, inputs: {zones: [a, a], n: 0}}`,
+			`src w.in["a"].db`, false},
+		{"from an outer call's each.value", `  - {name: w, source: ./wrap, for_each: "${var.hosts}", inputs: {zones: "${each.value}"}}`,
+			`src w["api"].c[0].db w["api"].in["a"].db w["api"].in["c"].db w["web"].c[0].db w["web"].in["a"].db`, false},
+		{"two levels down", `  - {name: d, source: ./deep, inputs: {sets: {x: [a], y: [a, b]}}}`,
+			`d.w["x"].c[0].db d.w["x"].in["a"].db d.w["y"].c[0].db d.w["y"].in["a"].db d.w["y"].in["b"].db src`, false},
+		{"from a resource", `  - {name: w, source: ./wrap, inputs: {zones: ["${src.id}"]}}`,
+			`wrap/module.yaml:4:40: module call "w.in": invalid for_each: it must be known before plan, and the input it uses comes from ${src.id}, which is not; a module's call can take its instances only from inputs made of the stack's variables and locals, literals and the each and count of the calls around it (in module call w at stack.yaml:7:12)`, true},
+		{"from another call's output", "  - {name: o, source: ./m}\n" + `  - {name: w, source: ./wrap, inputs: {zones: ["${module.o.id}"]}}`,
+			`wrap/module.yaml:4:40: module call "w.in": invalid for_each`, true},
+		{"a key that is not one", `  - {name: w, source: ./wrap, inputs: {zones: ["no way"]}}`,
+			`wrap/module.yaml:4:40: module call "w.in": for_each ${toset(var.zones)}: key "no way" is not a valid instance key`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{
+				"m/module.yaml":    leaf,
+				"wrap/module.yaml": wrap,
+				"deep/module.yaml": deep,
+				"stack.yaml":       head + tt.call + "\n",
+			})
+			s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+			var got string
+			if err == nil {
+				var vals map[string]any
+				vals, _, err = Values(s, Inputs{})
+				if err == nil {
+					var c *spec.Spec
+					if c, err = Expand(s, vals); err == nil {
+						got = addresses(c)
+					}
+				}
+			}
+			if err != nil {
+				got = strings.ReplaceAll(errString(err), dir+string(filepath.Separator), "")
+			}
+			if tt.fails && !strings.Contains(got, tt.want) || !tt.fails && got != tt.want {
+				t.Errorf("got\n  %s\nwant\n  %s", got, tt.want)
+			}
+		})
 	}
 }
 

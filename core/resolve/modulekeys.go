@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
@@ -19,32 +20,51 @@ import (
 // after a problem (in e.probs, or the error).
 func (e *expander) decideCalls() (*spec.Spec, error) {
 	s := e.s
-	pending := s.PendingCalls()
-	var refs []*spec.Ref
-	for _, c := range pending {
-		refs = append(refs, c.RepeatExpr.Refs()...)
-	}
-	// Only the stack's locals the expressions use: the module's locals
-	// need the instances being decided.
-	c := *s
-	c.Locals = s.LocalsFor(refs)
-	ce := &expander{s: &c, vars: e.vars, sensitive: e.sensitive, unknown: e.unknown}
-	ce.evalLocals()
 	decided := map[string][]spec.CallInstance{}
-	for _, call := range pending {
-		if in, known := ce.callInstances(call); known {
-			decided[call.Name] = in
+	// A call inside a module whose for_each is over the module's inputs
+	// (w["eu"].in) appears once its caller's instances are decided: one
+	// round per level of calls, each parsing the spec again.
+	for {
+		var pending []*spec.ModuleCall
+		all := s.PendingCalls()
+		for _, c := range all {
+			// A call inside a pending call's module waits for it: its
+			// inputs use the outer call's each and count.
+			if !slices.ContainsFunc(all, func(o *spec.ModuleCall) bool { return strings.HasPrefix(c.Name, o.Name+".") }) {
+				pending = append(pending, c)
+			}
 		}
+		var refs []*spec.Ref
+		for _, c := range pending {
+			refs = append(refs, c.RepeatExpr.Refs()...)
+		}
+		// Only the locals the expressions use: the module's locals need
+		// the instances being decided.
+		c := *s
+		c.Locals = s.LocalsFor(refs)
+		ce := &expander{s: &c, vars: e.vars, sensitive: e.sensitive, unknown: e.unknown}
+		ce.evalLocals()
+		more := false
+		for _, call := range pending {
+			if in, known := ce.callInstances(call); known {
+				decided[call.Name] = in
+				more = true
+			}
+		}
+		e.probs = append(e.probs, ce.probs...)
+		if len(e.probs) > 0 {
+			return nil, nil
+		}
+		if !more {
+			e.notes = append(e.notes, ce.notes...)
+			return s, nil
+		}
+		ns, err := s.WithCallInstances(decided)
+		if err != nil {
+			return nil, err
+		}
+		s = ns
 	}
-	e.probs = append(e.probs, ce.probs...)
-	e.notes = append(e.notes, ce.notes...)
-	if len(e.probs) > 0 {
-		return nil, nil
-	}
-	if len(decided) == 0 {
-		return s, nil
-	}
-	return s.WithCallInstances(decided)
 }
 
 // callInstances evaluates a pending call's for_each or count: its
@@ -58,6 +78,16 @@ func (e *expander) callInstances(c *spec.ModuleCall) ([]spec.CallInstance, bool)
 	}
 	pos := c.FieldPos[field]
 	what := fmt.Sprintf("module call %q: %s %s", c.Name, field, clip(c.RepeatExpr.String()))
+	if c.File != "" {
+		// A call inside a module: its problems are at the module
+		// file's field, naming the calls that led there.
+		defer func(n int) {
+			for i := n; i < len(e.probs); i++ {
+				e.probs[i].File = c.File
+				e.probs[i].Msg += c.Via
+			}
+		}(len(e.probs))
+	}
 	probs, secrets := len(e.probs), len(e.secrets)
 	v := e.template(c.RepeatExpr, nil)
 	switch {
@@ -87,7 +117,11 @@ func (e *expander) callInstances(c *spec.ModuleCall) ([]spec.CallInstance, bool)
 		} else if len(names) > 1 {
 			why = "variables " + quoteList(names) + " have no value"
 		}
-		e.notes = append(e.notes, spec.Problem{File: e.s.File, Pos: pos, Msg: fmt.Sprintf("module call %q: %s is not known (%s): its module is checked once, under %s, without instances; they are decided at plan", c.Name, field, why, c.Name)})
+		file := e.s.File
+		if c.File != "" {
+			file = c.File
+		}
+		e.notes = append(e.notes, spec.Problem{File: file, Pos: pos, Msg: fmt.Sprintf("module call %q: %s is not known (%s): its module is checked once, under %s, without instances; they are decided at plan", c.Name, field, why, c.Name) + c.Via})
 		return nil, false
 	}
 	if field == "count" {

@@ -63,8 +63,13 @@ type ModuleCall struct {
 	// the module is instantiated once, under the call's name, with
 	// each.key, each.value and count.index unknown (validate without
 	// values), never planned.
-	Pending  bool
-	Pos      Pos            // of the call's "- name:" mapping
+	Pending bool
+	// File is the module file a call made inside a module is written in,
+	// and Via the calls that led there (callProblem's), for a pending
+	// call of a module instantiated in the stack (Spec.PendingCalls,
+	// named CALL.INNER, CALL["KEY"].INNER ...); "" for the stack's own.
+	File, Via string
+	Pos       Pos            // of the call's "- name:" mapping
 	FieldPos map[string]Pos // of each field's value, and of each input as "inputs.KEY"
 }
 
@@ -333,6 +338,10 @@ type loader struct {
 	// name; nil reads them from disk.
 	recorded map[string]string
 	read     map[string]string // the module files read, by name
+	// callKeys are the instances decided for the calls whose for_each or
+	// count is an expression, by their name in the stack (CALL,
+	// CALL["KEY"].INNER, ...): WithCallInstances.
+	callKeys map[string][]CallInstance
 	// cache holds the modules read without problems, by depth and folder
 	// (loadModule); instantiating one never changes it.
 	cache map[string]*Spec
@@ -398,7 +407,7 @@ const maxModuleDepth = 16
 // instantiates the modules it calls in turn. chain holds the folders of
 // the modules that led to s (none for a stack), outermost first, so that a
 // cycle of sources and a chain too deep are refused.
-func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Problems) {
+func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string, prefix string) (*Spec, Problems) {
 	path := filepath.Join(c.Dir, ModuleFile)
 	at := callProblem(s.File, c)
 	fail := func(msg string) (*Spec, Problems) {
@@ -423,8 +432,14 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Prob
 	// depth from what the first read made: a module called from many
 	// places (or a chain of modules each calling the next many times) is
 	// parsed once per depth, not once per path to it.
+	// A module whose calls take their instances from its variables
+	// (late) is read again for each instance, path naming it: its calls'
+	// decided instances differ from one to the next.
 	key := strconv.Itoa(len(chain)) + ":" + dir
 	if m, ok := ld.cache[key]; ok {
+		return m, nil
+	}
+	if m, ok := ld.cache[key+":"+prefix]; ok {
 		return m, nil
 	}
 	rel := ld.rel(path)
@@ -457,13 +472,18 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Prob
 		}
 	}
 	ld.read[rel] = string(data)
-	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s, ld: ld}
+	p := &parser{file: path, src: data, skip: map[*yaml.Node]bool{}, frag: s, ld: ld, path: prefix}
 	var m *Spec
 	if top := p.decode(data); top != nil {
 		m = p.spec(top)
 	}
 	if len(p.probs) == 0 && len(m.Modules) > 0 {
-		p.probs = instantiate(ld, m, p.calls, append(slices.Clone(chain), dir))
+		p.probs = instantiateAt(ld, m, p.calls, append(slices.Clone(chain), dir), prefix)
+	}
+	if m != nil {
+		for _, mc := range m.Modules {
+			m.late = m.late || mc.RepeatExpr != nil
+		}
 	}
 	if len(p.probs) > 0 {
 		p.probs.sort()
@@ -471,6 +491,9 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string) (*Spec, Prob
 			p.probs[i].Msg += at
 		}
 		return nil, p.probs
+	}
+	if m.late {
+		key += ":" + prefix
 	}
 	ld.cache[key] = m
 	return m, nil
@@ -495,17 +518,26 @@ func relTo(dir string) string {
 // ${module.CALL.OUTPUT}. It returns the problems found, those of the
 // caller's file first.
 func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Problems {
+	return instantiateAt(ld, s, calls, chain, "")
+}
+
+// instantiateAt is instantiate for the instance of a module named prefix
+// in the stack (w["eu"]. for a module called by w with for_each; "" for
+// the stack itself): its calls' instances decided from its variables are
+// found under prefix+CALL.
+func instantiateAt(ld *loader, s *Spec, calls []*callNodes, chain []string, prefix string) Problems {
 	var probs, own Problems
 	mr := moduleRefs{file: s.File, outputs: map[string]map[string]any{}, calls: map[string]*ModuleCall{}, loaded: map[string]bool{}}
 	for _, cn := range calls {
 		c := cn.c
 		mr.calls[c.Name] = c
-		m, ps := loadModule(ld, s, c, chain)
+		m, ps := loadModule(ld, s, c, chain, prefix+c.Name+".")
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue
 		}
 		mr.loaded[c.Name] = true
+		s.late = s.late || m.late
 		own = append(own, checkInputs(s.File, c, m)...)
 		if !c.Repeated || c.Pending {
 			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
@@ -528,6 +560,15 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 					&Local{Name: eb.local("each", "value"), Value: value.Clone(in.Value), Pos: c.FieldPos["for_each"]})
 			}
 			inputs := mapTemplates(c.Inputs, eb.template).(map[string]any)
+			m := m
+			if m.late {
+				mi, ps := loadModule(ld, s, c, chain, prefix+name+".")
+				if len(ps) > 0 {
+					probs = append(probs, ps...)
+					break
+				}
+				m = mi
+			}
 			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
 				own = append(own, Problem{File: s.File, Pos: c.FieldPos[repeatField(c)], Msg: fmt.Sprintf("module call %s: its %d instances would make more than %d resources and data entries; split the stack", quote(c.Name), len(c.Instances), maxModuleEntries)})
 				break
@@ -550,6 +591,11 @@ func instantiate(ld *loader, s *Spec, calls []*callNodes, chain []string) Proble
 	}
 	own = append(own, mr.probs...)
 	own = append(own, dependsOnModules(s)...)
+	if prefix == "" && len(own) == 0 && len(probs) == 0 {
+		// Before the inputs that use resources are inlined: what feeds
+		// a nested call's for_each is still in the locals.
+		own = append(own, checkNestedRepeat(s)...)
+	}
 	if len(own) == 0 && len(probs) == 0 {
 		own = append(own, inlineInputs(s, calls)...)
 	}
@@ -574,7 +620,7 @@ func addInstance(s *Spec, c *ModuleCall, m *Spec, name string, inputs map[string
 		s.Locals = append(s.Locals, &Local{Name: r.varName(v.Name), Value: val, Pos: v.Pos})
 	}
 	for _, l := range m.Locals {
-		s.Locals = append(s.Locals, &Local{Name: r.localName(l.Name), Value: r.value(l.Value), Pos: l.Pos})
+		s.Locals = append(s.Locals, &Local{Name: r.localName(l.Name), Value: r.value(l.Value), Pos: l.Pos, Unbound: l.Unbound})
 	}
 	for _, d := range m.Data {
 		cd := *d
@@ -616,6 +662,16 @@ func addInstance(s *Spec, c *ModuleCall, m *Spec, name string, inputs map[string
 			}
 		}
 		s.Resources = append(s.Resources, &cr)
+	}
+	for _, mc := range m.PendingCalls() {
+		nc := *mc
+		nc.Name = name + "." + mc.Name
+		nc.RepeatExpr = rewriteTemplate(mc.RepeatExpr, r.ref, r.traversal)
+		nc.File, nc.Via = m.File, via
+		if mc.File != "" {
+			nc.File, nc.Via = mc.File, mc.Via+via
+		}
+		s.nested = append(s.nested, &nc)
 	}
 	outs := map[string]any{}
 	for _, o := range m.Outputs {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -20,12 +21,6 @@ const MaxCallInstances = maxCallInstances
 // checked by checkCallRepeat once every variable and local is declared.
 func (p *parser) callRepeatExpr(cn *callNodes, prefix, field string, v *yaml.Node) {
 	c := cn.c
-	if p.frag != nil {
-		// A module's call would take its instances from the module's
-		// variables, that is from its caller's inputs: not yet.
-		p.addf(v, "%s%s in a module file must be written in it (%s), not %s: a for_each or count from variables is supported on the stack's own calls only", prefix, field, map[string]string{"count": "count: 2", "for_each": "for_each: {eu: {...}, us: {...}} or [eu, us]"}[field], quote(v.Value))
-		return
-	}
 	tc := &tmplCtx{where: "a module call's " + field}
 	p.tc = tc
 	val, ok := p.template(v)
@@ -48,7 +43,11 @@ func (p *parser) bindCallKeys(c *ModuleCall) {
 	if c.RepeatExpr == nil {
 		return
 	}
-	if in, ok := p.callKeys[c.Name]; ok {
+	if p.ld == nil {
+		c.Pending = true
+		return
+	}
+	if in, ok := p.ld.callKeys[p.path+c.Name]; ok {
 		c.Instances = slices.Clone(in)
 		return
 	}
@@ -105,7 +104,7 @@ func (s *Spec) PendingCalls() []*ModuleCall {
 			out = append(out, c)
 		}
 	}
-	return out
+	return append(out, s.nested...)
 }
 
 // WithCallInstances returns the spec s was parsed from (its text and the
@@ -129,7 +128,7 @@ func (s *Spec) WithCallInstances(instances map[string][]CallInstance) (*Spec, er
 // (CALL["KEY"].NAME): its instances are not decided yet, so nothing can
 // tell whether it exists.
 func pendingUnder(s *Spec, name string) bool {
-	for _, c := range s.Modules {
+	for _, c := range s.PendingCalls() {
 		if c.Pending && strings.HasPrefix(name, c.Name+"[") {
 			return true
 		}
@@ -192,4 +191,57 @@ func (s *Spec) LocalsFor(refs []*Ref) []*Local {
 		}
 	}
 	return out
+}
+
+// checkNestedRepeat checks that the for_each or count of each pending call
+// made inside a module (for_each: ${var.zones} over the module's own
+// variable) is known before plan through the whole chain of calls: the
+// inputs that feed it, and the locals behind them, use only the stack's
+// variables and locals, literals, and the each.key, each.value and
+// count.index of the calls around it. Anything known only after apply (a
+// resource's attribute, a data source, another stack's output, a module's
+// output) is refused at the module file's field, naming the chain.
+func checkNestedRepeat(s *Spec) Problems {
+	var probs Problems
+	for _, c := range s.nested {
+		field := repeatField(c)
+		seen := map[string]bool{}
+		var bad []*Ref
+		var sensitive []string
+		var walk func(refs []*Ref)
+		walk = func(refs []*Ref) {
+			for _, ref := range refs {
+				switch ref.Kind {
+				case RefVar:
+					if v, ok := s.Variable(ref.Name); ok && v.Sensitive && !slices.Contains(sensitive, ref.Name) {
+						sensitive = append(sensitive, ref.Name)
+					}
+				case RefLocal:
+					if seen[ref.Name] {
+						continue
+					}
+					seen[ref.Name] = true
+					if l, ok := s.local(ref.Name); ok {
+						var inner []*Ref
+						walkValueRefs(l.Value, func(r *Ref) { inner = append(inner, r) })
+						walk(inner)
+					}
+				case RefEachKey, RefEachValue, RefCountIndex:
+				default:
+					bad = append(bad, ref)
+				}
+			}
+		}
+		walk(c.RepeatExpr.Refs())
+		add := func(format string, args ...any) {
+			probs = append(probs, Problem{File: c.File, Pos: c.FieldPos[field], Msg: fmt.Sprintf(format, args...) + c.Via})
+		}
+		switch {
+		case len(bad) > 0:
+			add("module call %s: invalid %s: it must be known before plan, and the input it uses comes from %s, which is not; a module's call can take its instances only from inputs made of the stack's variables and locals, literals and the each and count of the calls around it", quote(c.Name), field, bad[0])
+		case len(sensitive) > 0:
+			add("module call %s: %s cannot use the sensitive variable %s, through its module's inputs: its keys are part of every instance's address, printed in plan, state and every output", quote(c.Name), field, quote(sensitive[0]))
+		}
+	}
+	return probs
 }

@@ -86,7 +86,8 @@ func parseWith(file string, data []byte, callKeys map[string][]CallInstance) (*S
 		return nil, Problems{{File: file, Msg: err.Error()}}
 	}
 	ld := newLoader(file, recorded)
-	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld, callKeys: callKeys}
+	ld.callKeys = callKeys
+	p := &parser{file: file, src: data, skip: map[*yaml.Node]bool{}, ld: ld}
 	var s *Spec
 	if top := p.decode(data); top != nil {
 		s = p.spec(top)
@@ -97,7 +98,7 @@ func parseWith(file string, data []byte, callKeys map[string][]CallInstance) (*S
 			// Every problem at once: the modules' own too.
 			for _, c := range s.Modules {
 				if c.Dir != "" && c.Name != "" {
-					_, ps := loadModule(ld, s, c, nil)
+					_, ps := loadModule(ld, s, c, nil, c.Name+".")
 					p.probs = append(p.probs, ps...)
 				}
 			}
@@ -161,9 +162,10 @@ type parser struct {
 	// anyProvider accepts any provider a resource names: a module file
 	// read on its own (ParseModule) has no caller to declare them.
 	anyProvider bool
-	// callKeys are the instances decided for the calls whose for_each or
-	// count is an expression, by call name (WithCallInstances).
-	callKeys map[string][]CallInstance
+	// path names the module instance a module file is read for, in the
+	// stack (w["eu"].), so that its calls' decided instances are found
+	// in the loader's (callKeys under path+CALL); "" for the stack.
+	path string
 }
 
 func (p *parser) add(pos Pos, format string, args ...any) {
