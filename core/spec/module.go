@@ -70,7 +70,7 @@ type ModuleCall struct {
 	// named CALL.INNER, CALL["KEY"].INNER ...); "" for the stack's own.
 	File, Via string
 	Pos       Pos            // of the call's "- name:" mapping
-	FieldPos map[string]Pos // of each field's value, and of each input as "inputs.KEY"
+	FieldPos  map[string]Pos // of each field's value, and of each input as "inputs.KEY"
 }
 
 // CallInstance is one instance of a call with for_each or count.
