@@ -240,7 +240,7 @@ func TestModuleForEachFromVarsInModule(t *testing.T) {
 	const leaf = "variables: {zone: {default: x}}\nresources: [{name: db, type: db, config: {zone: \"${var.zone}\"}}]\noutputs: {z: {value: \"${var.zone}\"}, id: {value: \"${db.id}\"}}\n"
 	const wrap = "variables: {zones: {type: list}, n: {default: 1}}\nresources: []\nmodules:\n  - {name: in, source: ../m, for_each: \"${toset(var.zones)}\", inputs: {zone: \"${each.key}\"}}\n  - {name: c, source: ../m, count: \"${var.n}\"}\noutputs: {first: {value: '${module.in[\"a\"].z}'}}\n"
 	const deep = "variables: {sets: {type: map}}\nresources: []\nmodules:\n  - {name: w, source: ../wrap, for_each: \"${var.sets}\", inputs: {zones: \"${each.value}\"}}\n"
-	const head = "version: 1\nstack: demo\nvariables: {regions: {type: list, default: [a, b]}, hosts: {type: map, default: {web: [a], api: [a, c]}}}\nproviders: {mock: {}}\nresources: [{name: src, type: db}]\nmodules:\n"
+	const head = "version: 1\nstack: demo\nvariables: {regions: {type: list, default: [a, b]}, hosts: {type: map, default: {web: [a], api: [a, c]}}, token: {sensitive: true, default: tk}}\nproviders: {mock: {}}\nresources: [{name: src, type: db}]\nmodules:\n"
 	tests := []struct {
 		name, call string
 		want       string // the addresses, or the problem
@@ -258,6 +258,8 @@ func TestModuleForEachFromVarsInModule(t *testing.T) {
 			`wrap/module.yaml:4:40: module call "w.in": invalid for_each: it must be known before plan, and the input it uses comes from ${src.id}, which is not; a module's call can take its instances only from inputs made of the stack's variables and locals, literals and the each and count of the calls around it (in module call w at stack.yaml:7:12)`, true},
 		{"from another call's output", "  - {name: o, source: ./m}\n" + `  - {name: w, source: ./wrap, inputs: {zones: ["${module.o.id}"]}}`,
 			`wrap/module.yaml:4:40: module call "w.in": invalid for_each`, true},
+		{"from a sensitive variable", `  - {name: w, source: ./wrap, inputs: {zones: ["${var.token}"]}}`,
+			`wrap/module.yaml:4:40: module call "w.in": for_each cannot use the sensitive variable "token", through its module's inputs`, true},
 		{"a key that is not one", `  - {name: w, source: ./wrap, inputs: {zones: ["no way"]}}`,
 			`wrap/module.yaml:4:40: module call "w.in": for_each ${toset(var.zones)}: key "no way" is not a valid instance key`, true},
 	}
@@ -375,5 +377,35 @@ func TestModuleForEachFromConstant(t *testing.T) {
 	}
 	if got := addresses(expand(t, s, Inputs{})); got != "net[0].db net[1].db" {
 		t.Errorf("resources = %s", got)
+	}
+}
+
+// TestModuleForEachFromVarsInModuleUnknown: validate without values checks
+// a module's call fed by a variable with no value once, under its name,
+// and the note is at the module file's field, naming the chain.
+func TestModuleForEachFromVarsInModuleUnknown(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"m/module.yaml":    "resources: [{name: db, type: db}]\n",
+		"wrap/module.yaml": "variables: {zones: {type: list}}\nresources: []\nmodules:\n  - {name: in, source: ../m, for_each: \"${var.zones}\"}\n",
+		"stack.yaml":       "version: 1\nstack: demo\nvariables: {regions: {type: list}}\nproviders: {mock: {}}\nresources: []\nmodules:\n  - {name: w, source: ./wrap, inputs: {zones: \"${var.regions}\"}}\n",
+	})
+	s, err := spec.Load(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _, err := Values(s, Inputs{Unknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, notes, err := ExpandUnknown(s, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := addresses(c); got != "w.in.db" {
+		t.Errorf("resources = %s", got)
+	}
+	want := `wrap/module.yaml:4:40: module call "w.in": for_each is not known (variable "regions" has no value): its module is checked once, under w.in, without instances; they are decided at plan (in module call w at stack.yaml:7:12)`
+	if len(notes) != 1 || strings.ReplaceAll(notes[0].Error(), dir+string(filepath.Separator), "") != want {
+		t.Errorf("notes %v\nwant %s", notes, want)
 	}
 }
