@@ -482,7 +482,7 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string, prefix strin
 	}
 	if m != nil {
 		for _, mc := range m.Modules {
-			m.late = m.late || mc.RepeatExpr != nil
+			m.PerInstance = m.PerInstance || mc.RepeatExpr != nil
 		}
 	}
 	if len(p.probs) > 0 {
@@ -492,7 +492,7 @@ func loadModule(ld *loader, s *Spec, c *ModuleCall, chain []string, prefix strin
 		}
 		return nil, p.probs
 	}
-	if m.late {
+	if m.PerInstance {
 		key += ":" + prefix
 	}
 	ld.cache[key] = m
@@ -537,7 +537,7 @@ func instantiateAt(ld *loader, s *Spec, calls []*callNodes, chain []string, pref
 			continue
 		}
 		mr.loaded[c.Name] = true
-		s.late = s.late || m.late
+		s.PerInstance = s.PerInstance || m.PerInstance
 		own = append(own, checkInputs(s.File, c, m)...)
 		if !c.Repeated || c.Pending {
 			if len(s.Resources)+len(s.Data)+len(m.Resources)+len(m.Data) > maxModuleEntries {
@@ -561,7 +561,7 @@ func instantiateAt(ld *loader, s *Spec, calls []*callNodes, chain []string, pref
 			}
 			inputs := mapTemplates(c.Inputs, eb.template).(map[string]any)
 			m := m
-			if m.late {
+			if m.PerInstance {
 				mi, ps := loadModule(ld, s, c, chain, prefix+name+".")
 				if len(ps) > 0 {
 					probs = append(probs, ps...)
@@ -671,7 +671,7 @@ func addInstance(s *Spec, c *ModuleCall, m *Spec, name string, inputs map[string
 		if mc.File != "" {
 			nc.File, nc.Via = mc.File, mc.Via+via
 		}
-		s.nested = append(s.nested, &nc)
+		s.NestedCalls = append(s.NestedCalls, &nc)
 	}
 	outs := map[string]any{}
 	for _, o := range m.Outputs {

@@ -104,7 +104,7 @@ func (s *Spec) PendingCalls() []*ModuleCall {
 			out = append(out, c)
 		}
 	}
-	return append(out, s.nested...)
+	return append(out, s.NestedCalls...)
 }
 
 // WithCallInstances returns the spec s was parsed from (its text and the
@@ -203,7 +203,7 @@ func (s *Spec) LocalsFor(refs []*Ref) []*Local {
 // output) is refused at the module file's field, naming the chain.
 func checkNestedRepeat(s *Spec) Problems {
 	var probs Problems
-	for _, c := range s.nested {
+	for _, c := range s.NestedCalls {
 		field := repeatField(c)
 		seen := map[string]bool{}
 		var bad []*Ref

@@ -305,14 +305,16 @@ type Spec struct {
 	// name relative to the spec's folder (modules/network/module.yaml):
 	// what Recorded records beside Text.
 	ModuleFiles map[string]string
-	// nested are the pending calls of the modules instantiated in the
-	// spec, named under their instance (w["eu"].in), their for_each or
-	// count renamed as the module's entries are (PendingCalls).
-	nested []*ModuleCall
-	// late reports that a call of the spec, or of a module it calls,
-	// takes its instances from an expression: a module file holding one
-	// is read again for each instance (loadModule).
-	late bool
+	// NestedCalls are the pending calls of the modules instantiated in
+	// the spec, named under their instance (w["eu"].in), their for_each
+	// or count renamed as the module's entries are (PendingCalls returns
+	// them after the spec's own).
+	NestedCalls []*ModuleCall
+	// PerInstance reports that a call of the spec, or of a module it
+	// calls, takes its instances from an expression: a module file
+	// holding one is read again for each instance of its caller, whose
+	// decided keys differ from one to the next (loadModule).
+	PerInstance bool
 	// Modules are the modules: calls, in file order. Parse has already
 	// instantiated each: its resources, data and locals are in the fields
 	// above under names prefixed "CALL." (see module.go).
