@@ -46,6 +46,11 @@ func (e *expander) decideCalls() (*spec.Spec, error) {
 		ce.evalLocals()
 		more := false
 		for _, call := range pending {
+			if _, done := decided[call.Name]; done {
+				// Its instances were given and it is still pending: the
+				// names do not meet; stop rather than go round again.
+				return nil, fmt.Errorf("module call %q: its instances were decided but the spec parsed again still has it pending", call.Name)
+			}
 			if in, known := ce.callInstances(call); known {
 				decided[call.Name] = in
 				more = true
