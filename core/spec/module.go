@@ -260,7 +260,7 @@ func (p *parser) callForEach(cn *callNodes, prefix, field string, v *yaml.Node) 
 		case isNum && n < 0:
 			p.addf(v, "%scount %v is negative: write the number of instances (count: 0 makes none)", prefix, n)
 		case !isNum || n != float64(int(n)):
-			p.addf(v, "%scount must be a whole number written in the spec (count: 2), not %s (a call's instances are known when the spec is read: variables cannot set it yet)", prefix, describe(v))
+			p.addf(v, "%scount must be a whole number (count: 2, or an expression of variables and locals: count: ${var.copies}), not %s", prefix, describe(v))
 		case n > maxCallInstances:
 			p.addf(v, "%scount %d is more than the %d instances a call may have", prefix, int(n), maxCallInstances)
 		default:
