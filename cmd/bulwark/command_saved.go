@@ -182,18 +182,34 @@ func (c *cli) showCmd() *cobra.Command {
 // showHTML prints the saved plan at path as a review page, rendered from
 // the document show --json prints (the same values, masked the same way).
 func (c *cli) showHTML(path string, f *planfile.Plan, pv *stack.Preview) error {
-	var doc bytes.Buffer
-	if err := jsonview.Write(&doc, jsonview.NewPlan(pv)); err != nil {
-		return err
-	}
-	page, err := webview.NewPlanPage(webview.PlanMeta{
-		File: path, Operation: f.Operation, CreatedAt: f.CreatedAt, BulwarkVersion: f.BulwarkVersion,
-		SpecFile: f.Spec.File, Serial: f.State.Serial, Lineage: f.State.Lineage,
-	}, doc.Bytes())
+	sp, err := savedPlanPage(path, f, pv)
 	if err != nil {
 		return err
 	}
-	return webview.RenderPlan(c.stdout, page, c.red)
+	return webview.RenderPlan(c.stdout, sp.Page, c.red)
+}
+
+// savedPlanPage lays out the saved plan at path (f, read as show reads it)
+// from the document show --json prints for it: show --html and bulwark ui
+// --plan show the same page.
+func savedPlanPage(path string, f *planfile.Plan, pv *stack.Preview) (webview.SavedPlan, error) {
+	var doc bytes.Buffer
+	if err := jsonview.Write(&doc, jsonview.NewPlan(pv)); err != nil {
+		return webview.SavedPlan{}, err
+	}
+	return webview.NewSavedPlan(webview.PlanMeta{
+		File: path, Operation: f.Operation, CreatedAt: f.CreatedAt, BulwarkVersion: f.BulwarkVersion,
+		SpecFile: f.Spec.File, Serial: f.State.Serial, Lineage: f.State.Lineage,
+	}, doc.Bytes())
+}
+
+// openSavedPlan opens the saved plan at path as show FILE --json does.
+func openSavedPlan(path string) (webview.SavedPlan, error) {
+	f, err := stack.ReadPlan(path)
+	if err != nil {
+		return webview.SavedPlan{}, err
+	}
+	return savedPlanPage(path, f, stack.PreviewOf(f))
 }
 
 // approvalError is a run refused because it would change something and

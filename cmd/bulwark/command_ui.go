@@ -18,12 +18,14 @@ const envUIToken = "BULWARK_UI_TOKEN"
 
 func (c *cli) uiCmd() *cobra.Command {
 	var listen, token string
+	var planFiles []string
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve a read-only web view of the stacks on the backend (--state): resources, history, operation timelines",
 		Long: "Serve a read-only web view of the stacks on the backend --state names: each stack's resources with their\n" +
 			"protection and ownership, its history (operations with their outcome and exit code, revisions with their\n" +
-			"variables masked), and each operation's steps as a timeline. Every page is also JSON under /api/.\n" +
+			"variables masked), and each operation's steps as a timeline; with --plan FILE (repeatable), a saved plan\n" +
+			"as the review page show FILE --html writes. Every page is also JSON under /api/.\n" +
 			"It never takes a lock and never writes. It listens on 127.0.0.1 by default; any other address needs a\n" +
 			"token (--token, or one is made and printed), which every request must carry: the header\n" +
 			"`Authorization: Bearer TOKEN` or `?token=TOKEN`. Ctrl-C stops it.",
@@ -42,6 +44,16 @@ func (c *cli) uiCmd() *cobra.Command {
 				}
 				made = true
 			}
+			// Each saved plan is opened once, before anything is served,
+			// as show FILE --json opens it: one that cannot be is refused.
+			var plans []webview.SavedPlan
+			for _, p := range planFiles {
+				sp, err := openSavedPlan(p)
+				if err != nil {
+					return fmt.Errorf("--plan: %w", err) // its errors name the file
+				}
+				plans = append(plans, sp)
+			}
 			opts := c.stateOptions()
 			opts.Redactor = c.red
 			opts.Defaults()
@@ -56,9 +68,12 @@ func (c *cli) uiCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--listen %s: %w", listen, err)
 			}
-			h := webview.New(webview.NewSource(opts), webview.Options{Token: token, Redactor: c.red, Location: c.red.Redact(where)})
+			h := webview.New(webview.NewSource(opts), webview.Options{Token: token, Redactor: c.red, Location: c.red.Redact(where), Plans: plans})
 			url := "http://" + ln.Addr().String() + "/"
 			fmt.Fprintf(c.stdout, "bulwark: serving a read-only view of %s at %s (Ctrl-C stops it)\n", c.red.Redact(where), url)
+			for i, p := range planFiles {
+				fmt.Fprintf(c.red.Writer(c.stdout), "bulwark: saved plan %s at %splans/%d\n", p, url, i+1)
+			}
 			switch {
 			case made:
 				fmt.Fprintf(c.stdout, "bulwark: %s is not loopback, so every request needs this token (made for this run): %s\n", listen, token)
@@ -72,6 +87,7 @@ func (c *cli) uiCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "serve on `ADDR`, HOST:PORT (port 0: any free one, printed); an address beyond loopback needs a token")
+	cmd.Flags().StringArrayVar(&planFiles, "plan", nil, "also serve the saved plan `FILE` (bulwark plan --out) as a review page, at /plans/N in the order given; repeatable")
 	cmd.Flags().StringVar(&token, "token", "", "require `TOKEN` on every request (default $"+envUIToken+"; made and printed when --listen is not loopback and none is given)")
 	return cmd
 }

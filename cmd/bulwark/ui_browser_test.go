@@ -433,6 +433,20 @@ func uiInABrowser(t *testing.T, chromium, suffix string, vars ...string) {
 			count: map[string]int{`//section[contains(@class, "a-replace")]`: 1},
 		}
 		loadAndCheck(t, browserCtx, "file://"+planDir, pc, true, filepath.Join(shots, "ui-plan.png"))
+		// The same page served by the view (bulwark ui --plan), in its
+		// layout, and the stacks list linking to it.
+		psrv := startUI(t, bin, filepath.Join(planDir, "state"), env, "--plan", filepath.Join(planDir, "p.plan"))
+		pc.name, pc.path = "plan-served", "/plans/1"
+		loadAndCheck(t, browserCtx, psrv.url, pc, true, filepath.Join(shots, "ui-plan-served.png"))
+		loadAndCheck(t, browserCtx, psrv.url, pageCheck{
+			name:  "plans-listed",
+			path:  "/",
+			ready: `//h2[normalize-space()="Saved plans"]`,
+			texts: map[string]*regexp.Regexp{
+				`//table[contains(@class,"plans")]/tbody/tr[1]/td[5]`: re(`^0 to create, 0 to update, 1 to replace, 0 to delete$`),
+			},
+			count: map[string]int{`//table[contains(@class,"plans")]//a[@href="/plans/1"]`: 1},
+		}, true, filepath.Join(shots, "ui-plans-listed.png"))
 	})
 
 	// A view with a token: the page given ?token= loads what it names (its

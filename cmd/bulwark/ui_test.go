@@ -198,10 +198,24 @@ outputs:
 		env := append(home[:len(home):len(home)], "BULWARK_VAR_db_password="+pw)
 		runBulwark(t, bin, env, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", spec)
 	}
+	// A saved plan made with a third password, which the view's process
+	// is never given: only the plan's own masking can keep it out.
+	planned := "saved-plan-pw-4d7e"
+	secretsGiven = append(secretsGiven, planned)
+	planFile := filepath.Join(dir, "next.plan")
+	runBulwark(t, bin, append(home[:len(home):len(home)], "BULWARK_VAR_db_password="+planned),
+		"--state-dir", stateDir, "--plugin-dir", plugins, "plan", "--out", planFile, spec)
 	before := snapshotDir(t, stateDir)
 
-	srv := startUI(t, bin, stateDir, home)
+	srv := startUI(t, bin, stateDir, home, "--plan", planFile)
 	pages := srv.everyPage(t, "secretive")
+	for _, p := range []string{"/plans/1", "/api/plans/1"} {
+		code, body := srv.get(t, p)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", p, code, body)
+		}
+		pages[p] = body
+	}
 	for path, body := range pages {
 		for _, s := range secretsGiven {
 			if strings.Contains(body, s) {
@@ -211,12 +225,15 @@ outputs:
 	}
 	// What a person looks for is there, the variable masked, not dropped.
 	for path, want := range map[string][]string{
-		"/stacks/secretive":             {"<td>db</td>", "<td>app</td>", `l-protected">protected`},
+		"/stacks/secretive":             {"<td>db</td>", "<td>app</td>", `l-protected">protected`, `<a href="/plans/1"><code>` + planFile + `</code></a>`},
 		"/stacks/secretive/history":     {`db_password=&#34;(sensitive)&#34;`, `env=&#34;dev&#34;`, `s-succeeded">succeeded`},
 		"/api/stacks/secretive/history": {`"db_password": "(sensitive)"`, `"exit": 0`},
 		"/api/stacks/secretive":         {`"protection": "protected"`, `"ownership": "created"`},
 		"/api/stacks":                   {`"name": "secretive"`, `"resources": 2`},
 		"/api/stacks/secretive/graph":   {`"from": "state"`, `<title>db</title>`},
+		"/":                             {`<h2>Saved plans</h2>`, `<a href="/plans/1"><code>` + planFile + `</code></a>`},
+		"/plans/1":                      {`Plan for stack secretive`, `<span class="action">update</span> <code>db</code>`, `db_password <span class="note">sensitive</span>`},
+		"/api/plans/1":                  {`"stack": "secretive"`, `"secret": "(sensitive)"`, `"name": "db_password"`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(pages[path], w) {
@@ -420,6 +437,28 @@ func TestUIGraphOnPostgres(t *testing.T) {
 	for _, want := range []string{`"from": "state"`, `protected\">\n<title>db</title>`, `<title>app&#45;&gt;db</title>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the graph lacks %s:\n%s", want, body)
+		}
+	}
+}
+
+// A --plan that cannot be opened as show opens it is refused before the
+// view serves anything: the error names the flag and the file.
+func TestUIRefusesASavedPlanItCannotOpen(t *testing.T) {
+	bin := builtBulwark(t)
+	dir := t.TempDir()
+	notAPlan := filepath.Join(dir, "not.plan")
+	if err := os.WriteFile(notAPlan, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{notAPlan, filepath.Join(dir, "missing.plan")} {
+		cmd := exec.Command(bin, "--state-dir", filepath.Join(dir, "state"), "ui", "--listen", "127.0.0.1:0", "--plan", p)
+		cmd.Env = uiEnv(t)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("bulwark ui --plan %s: exit 0, want a refusal\n%s", p, out)
+		}
+		if !strings.Contains(string(out), "--plan: ") || !strings.Contains(string(out), p) || strings.Contains(string(out), "serving") {
+			t.Errorf("bulwark ui --plan %s: want an error naming --plan and the file, before serving:\n%s", p, out)
 		}
 	}
 }

@@ -45,6 +45,10 @@ type Options struct {
 	// PollInterval is how often a running operation's event stream reads
 	// the journal again (default DefaultPollInterval).
 	PollInterval time.Duration
+	// Plans are the saved plans the view serves, the first at /plans/1:
+	// each opened once, when the command starts, as `show FILE --json`
+	// opens it.
+	Plans []SavedPlan
 }
 
 type handler struct {
@@ -94,6 +98,8 @@ func New(src Source, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /stacks/{stack}/operations/{op}/events", h.events)
 	h.mux.HandleFunc("GET /stacks/{stack}/graph", h.page("graph", h.graph))
 	h.mux.HandleFunc("GET /api/stacks/{stack}/graph", h.api(h.graph))
+	h.mux.HandleFunc("GET /plans/{n}", h.page("plan", h.plan))
+	h.mux.HandleFunc("GET /api/plans/{n}", h.planDoc)
 	return h
 }
 
@@ -201,6 +207,7 @@ func (h *handler) stacks(ctx context.Context, _ *http.Request) (any, error) {
 		}
 		p.Stacks = append(p.Stacks, row)
 	}
+	p.Plans = h.planRows("")
 	return p, nil
 }
 
@@ -218,6 +225,7 @@ func (h *handler) stack(ctx context.Context, r *http.Request) (any, error) {
 	if err := h.conflicts(ctx, name, rs, p); err != nil {
 		return nil, err
 	}
+	p.Plans = h.planRows(name)
 	return p, nil
 }
 
@@ -356,7 +364,7 @@ func (h *handler) write(w http.ResponseWriter, contentType string, body []byte) 
 
 func (h *handler) fail(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	if errors.Is(err, ErrNoStack) || errors.Is(err, errNoOperation) {
+	if errors.Is(err, ErrNoStack) || errors.Is(err, errNoOperation) || errors.Is(err, errNoPlan) {
 		code = http.StatusNotFound
 	}
 	if errors.Is(err, errBadQuery) {

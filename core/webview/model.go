@@ -30,6 +30,8 @@ type StackRow struct {
 type StacksPage struct {
 	FormatVersion string     `json:"format_version"`
 	Stacks        []StackRow `json:"stacks"`
+	// Plans are the saved plans the view serves (bulwark ui --plan).
+	Plans []PlanRow `json:"plans"`
 }
 
 // Resource is one recorded resource on a stack's page.
@@ -77,6 +79,8 @@ type StackPage struct {
 	// ClaimProblems name the other stacks whose state could not be read
 	// to look for conflicts (the page is shown without them).
 	ClaimProblems []string `json:"claim_problems"`
+	// Plans are the saved plans of this stack the view serves.
+	Plans []PlanRow `json:"plans"`
 }
 
 // LockHolder is who holds (or last held) the stack's lock.

@@ -2,12 +2,16 @@ package webview
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -273,4 +277,82 @@ func RenderPlan(w io.Writer, p *PlanPage, red *secrets.Redactor) error {
 type standalone struct {
 	CSS  template.CSS
 	Page *PlanPage
+}
+
+// SavedPlan is a saved plan the view serves: its page, and Doc, the
+// `show FILE --json` document the page was laid out from (served as is at
+// /api/plans/N, through the redactor).
+type SavedPlan struct {
+	Page *PlanPage
+	Doc  []byte
+}
+
+// NewSavedPlan lays out doc, the bytes `show FILE --json` prints for the
+// saved plan meta describes, for the view to serve.
+func NewSavedPlan(meta PlanMeta, doc []byte) (SavedPlan, error) {
+	p, err := NewPlanPage(meta, doc)
+	if err != nil {
+		return SavedPlan{}, err
+	}
+	return SavedPlan{Page: p, Doc: bytes.Clone(doc)}, nil
+}
+
+// PlanRow is one saved plan on the stacks page and its stack's page.
+type PlanRow struct {
+	// N is its number: the page is /plans/N, the document /api/plans/N.
+	N         int         `json:"n"`
+	File      string      `json:"file"`
+	Stack     string      `json:"stack"`
+	Operation string      `json:"operation"`
+	CreatedAt time.Time   `json:"created_at"`
+	Summary   PlanSummary `json:"summary"`
+	// Refused: an apply of it would stop before any step (refused or in
+	// conflict).
+	Refused bool `json:"refused"`
+}
+
+// errNoPlan is a 404: no saved plan has that number.
+var errNoPlan = errors.New("no saved plan with that number (bulwark ui --plan FILE serves one)")
+
+// planRows are the saved plans of stack (every one when stack is "").
+func (h *handler) planRows(stack string) []PlanRow {
+	rows := []PlanRow{}
+	for i, sp := range h.opts.Plans {
+		d := sp.Page.Doc
+		if stack != "" && d.Stack != stack {
+			continue
+		}
+		rows = append(rows, PlanRow{N: i + 1, File: sp.Page.Meta.File, Stack: d.Stack, Operation: sp.Page.Meta.Operation,
+			CreatedAt: sp.Page.Meta.CreatedAt, Summary: d.Summary, Refused: d.Refused != nil || d.Conflict != nil})
+	}
+	return rows
+}
+
+// savedPlan is the plan the request's {n} numbers.
+func (h *handler) savedPlan(r *http.Request) (SavedPlan, error) {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 1 || n > len(h.opts.Plans) {
+		return SavedPlan{}, fmt.Errorf("plan %q: %w", r.PathValue("n"), errNoPlan)
+	}
+	return h.opts.Plans[n-1], nil
+}
+
+// plan is /plans/N: the page `show FILE --html` writes, in the view's
+// layout.
+func (h *handler) plan(_ context.Context, r *http.Request) (any, error) {
+	sp, err := h.savedPlan(r)
+	if err != nil {
+		return nil, err
+	}
+	return sp.Page, nil
+}
+
+// planDoc is /api/plans/N: the `show FILE --json` document, as it printed.
+func (h *handler) planDoc(w http.ResponseWriter, r *http.Request) {
+	sp, err := h.savedPlan(r)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	h.write(w, "application/json", sp.Doc)
 }

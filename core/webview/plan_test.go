@@ -3,11 +3,14 @@ package webview_test
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
@@ -117,5 +120,70 @@ func TestPlanPageBadDocument(t *testing.T) {
 	var se interface{ Unwrap() error }
 	if !errors.As(err, &se) {
 		t.Fatalf("err %v does not wrap its cause", err)
+	}
+}
+
+// The view serves a saved plan (bulwark ui --plan): listed on the stacks
+// page and its stack's page, its review page at /plans/1 in the view's
+// layout, its document at /api/plans/1 as show --json printed it; the
+// secret the redactor knows masked in each, the token required, any other
+// number a 404.
+func TestViewServesSavedPlans(t *testing.T) {
+	const secret = "s3cr3t-in-a-note-9f2a"
+	sp, err := webview.NewSavedPlan(webview.PlanMeta{File: "shop.plan", Operation: "update",
+		CreatedAt: time.Date(2026, 12, 3, 13, 0, 0, 0, time.UTC), SpecFile: "shop.yaml", Serial: 12}, []byte(planDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := secrets.NewRedactor()
+	red.Add(secret)
+	src := &memSource{stacks: []string{"shop"}, status: &inspect.StatusReport{Stack: "shop", Revision: 4}}
+	h := webview.New(src, webview.Options{Token: "tok-9", Redactor: red, Plans: []webview.SavedPlan{sp}})
+	get := func(path string) (int, string) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	for path, want := range map[string][]string{
+		"/?token=tok-9":                {`<h2>Saved plans</h2>`, `<a href="/plans/1?token=tok-9"><code>shop.plan</code></a>`, `0 to create, 0 to update, 1 to replace, 1 to delete <span class="failed">refused</span>`},
+		"/stacks/shop?token=tok-9":     {`<h2>Saved plans</h2>`, `<a href="/plans/1?token=tok-9">`},
+		"/api/stacks?token=tok-9":      {`"plans": [`, `"n": 1`, `"file": "shop.plan"`, `"refused": true`},
+		"/api/stacks/shop?token=tok-9": {`"n": 1`, `"stack": "shop"`},
+		"/plans/1?token=tok-9":         {`<link rel="stylesheet" href="/static/view.css?token=tok-9">`, `Plan for stack shop`, `<strong>+/-</strong> creates the new one first`, `refused: it would delete protected resource(s) logs`, `<code>&#34;(sensitive)&#34;</code>`, `drifted: tag owner=(sensitive)`},
+		"/api/plans/1?token=tok-9":     {`"stack": "shop"`, `"action": "replace"`, `"secret": "(sensitive)"`, `"note": "drifted: tag owner=(sensitive)"`},
+	} {
+		code, body := get(path)
+		if code != http.StatusOK {
+			t.Errorf("GET %s: %d\n%s", path, code, body)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s lacks %q:\n%s", path, w, body)
+			}
+		}
+		if strings.Contains(body, secret) {
+			t.Errorf("GET %s holds the secret %q in clear", path, secret)
+		}
+	}
+	for _, path := range []string{"/plans/0?token=tok-9", "/plans/2?token=tok-9", "/api/plans/x?token=tok-9"} {
+		if code, body := get(path); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404\n%s", path, code, body)
+		}
+	}
+	for _, path := range []string{"/plans/1", "/api/plans/1"} {
+		if code, body := get(path); code != http.StatusUnauthorized || strings.Contains(body, "shop") {
+			t.Errorf("GET %s without the token: %d, want 401 and nothing of the plan\n%s", path, code, body)
+		}
+	}
+	// Another stack's page does not list the plan.
+	other := webview.New(&memSource{stacks: []string{"net"}, status: &inspect.StatusReport{Stack: "net"}}, webview.Options{Plans: []webview.SavedPlan{sp}})
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/stacks/net", nil)
+	w := httptest.NewRecorder()
+	other.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || strings.Contains(w.Body.String(), "Saved plans") {
+		t.Errorf("GET /stacks/net: %d, lists another stack's plan:\n%s", w.Code, w.Body.String())
 	}
 }
