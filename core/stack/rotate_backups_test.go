@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -23,8 +24,8 @@ import (
 var sealedRE = regexp.MustCompile(`sealed:v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+`)
 
 // sealedIn lists every sealed value in the files under dir, by file
-// (relative), skipping the journal (whose records bulwark never opens
-// again once a rotation ended: see docs/secrets.md).
+// (relative), the journal's segments included: once a rotation ended, no
+// record of a finished operation stays whole (docs/secrets.md).
 func sealedIn(t *testing.T, dir string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -33,10 +34,7 @@ func sealedIn(t *testing.T, dir string) map[string][]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() && rel == "journal" {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() || strings.HasPrefix(rel, "journal.") {
+		if !d.Type().IsRegular() {
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -108,11 +106,46 @@ func TestRotateReSealsBackups(t *testing.T) {
 		t.Fatalf("no backup before the rotation: %v", err)
 	}
 
+	// The journal holds values sealed under the old key before (what
+	// the applies committed): the scan after the rotation is not vacuous.
+	oldBox := oldKey.Box(secrets.StackContext("s"))
+	inJournal := 0
+	for file, vals := range sealedIn(t, dir) {
+		for _, v := range vals {
+			if _, err := oldBox.Open(v); err == nil && strings.HasPrefix(file, "journal") {
+				inJournal++
+			}
+		}
+	}
+	if inJournal == 0 {
+		t.Fatal("the journal holds no value sealed under the old key before the rotation: the check after it is vacuous")
+	}
+
 	res, err := stack.RotateSecrets(e.ctx, sp("second-secret-value-77"), with(&secrets.Source{Env: oldKey.Encode(), NewKey: newKey.Encode()}))
 	if err != nil || stack.ExitCode(res, nil) != stack.ExitOK {
 		t.Fatalf("rotate: %v %v", err, resErr(res))
 	}
 	checkSealedUnder(t, dir, "s", newKey, oldKey)
+	// History still lists every operation (the two applies and the
+	// rotation), each now its summary line alone.
+	recs, err := stack.ReadJournalKinds(sp("second-secret-value-77"), with(&secrets.Source{Env: newKey.Encode()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, r := range recs {
+		if r.Kind == journal.KindState {
+			continue
+		}
+		if r.Kind != journal.KindSummary {
+			t.Errorf("a %s record of %s stays whole after the rotation", r.Kind, r.Op)
+			continue
+		}
+		ops = append(ops, r.Type+"/"+r.Status)
+	}
+	if len(ops) != 3 || ops[2] != stack.OpRotate+"/"+journal.OpSucceeded {
+		t.Errorf("history after the rotation: %v, want the two applies and the rotation", ops)
+	}
 
 	// Every backup reads back with the new key alone, and records the
 	// new provider.
