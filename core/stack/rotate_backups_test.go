@@ -340,3 +340,72 @@ func TestSavedFirstPlanSealedUnderPassphrase(t *testing.T) {
 		t.Fatalf("plan after: %v %+v", err, pv)
 	}
 }
+
+// A rotation killed between its end record and the compaction after it
+// leaves the journal's older records whole, sealed under the retired key:
+// the next command that takes the lock compacts them at its first
+// checkpoint, before it writes. (The rotation's records are written by
+// hand here: the kill falls between two writes of one command.)
+func TestRotateCompactionFinishedByTheNextCommand(t *testing.T) {
+	e := newEnv(t)
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	key, _ := secrets.NewKey("k")
+	o := e.opts()
+	o.Starter = ss.starter()
+	o.Secrets = &secrets.Source{Env: key.Encode()}
+	with := func(p *stack.Options) { *p = o }
+	sp := parseSpec(t, secretSpec(fakeSecret))
+	e.mustApply(t, sp, with)
+	e.mustApply(t, parseSpec(t, secretSpec("second-secret-value-77")), with)
+	dir := stack.StackDir(e.stateDir, "s")
+	inJournal := func() int {
+		n := 0
+		for file, vals := range sealedIn(t, dir) {
+			if strings.HasPrefix(file, "journal") {
+				n += len(vals)
+			}
+		}
+		return n
+	}
+	if inJournal() == 0 {
+		t.Fatal("the journal holds no sealed value: the check is vacuous")
+	}
+	j, err := journal.Open(filepath.Join(dir, journal.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rot := journal.NewOpID()
+	for _, r := range []journal.Record{
+		{Op: rot, Kind: journal.KindOp, Type: stack.OpRotate, Status: journal.OpRunning},
+		{Op: rot, Kind: journal.KindOp, Type: stack.OpRotate, Status: journal.OpSucceeded},
+	} {
+		if _, err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.mustApply(t, parseSpec(t, secretSpec("second-secret-value-77")), with)
+	recs, err := stack.ReadJournalKinds(sp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries, whole := 0, map[string]bool{}
+	for _, r := range recs {
+		switch {
+		case r.Kind == journal.KindSummary:
+			summaries++
+		case r.Kind != journal.KindState:
+			whole[r.Op] = true
+		}
+	}
+	// The two applies and the rotation are summaries; the apply after
+	// it (which wrote nothing but its own records) alone may be whole.
+	if summaries != 3 || len(whole) > 1 {
+		t.Errorf("after the next command: %d summaries, %d operations whole; want 3 and at most 1", summaries, len(whole))
+	}
+	if n := inJournal(); n != 0 {
+		t.Errorf("the journal still holds %d sealed value(s) from before the rotation", n)
+	}
+}
