@@ -682,7 +682,7 @@ func (w *writer) ReplaceBackup(ctx context.Context, name string, st *state.State
 // are kept whole whatever their age. The state needs no snapshot here: Load
 // reads the rows.
 func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
-	if keepOps <= 0 {
+	if keepOps <= 0 && keepOps != journal.KeepNone {
 		keepOps = journal.DefaultKeepOperations
 	}
 	type opInfo struct {

@@ -20,6 +20,14 @@ const KindSummary = "summary"
 // record (--keep-operations).
 const DefaultKeepOperations = 20
 
+// KeepNone, given to a compaction as the operations to keep whole, keeps
+// none: every finished operation is summarized now, whatever their number
+// (the rule's hysteresis is skipped). A `secrets rotate` that succeeded
+// asks for it, so that no finished operation's records (what it read,
+// the changes it committed) stay sealed under the key it retired: a
+// summary holds no sealed value.
+const KeepNone = -1
+
 // Compact keeps the step records of the newest keep operations whole and
 // replaces every older finished operation's records by one summary line, so
 // the journal grows with the number of operations (one line each), not with
@@ -236,11 +244,9 @@ func (o *Ops) Whole() []*OpInfo {
 // Compactable is the retention rule: once more than twice keep operations
 // are whole, the newest keep stay whole and, of the older ones, the
 // finished ones are to be summarized (their ids). Below that it is empty,
-// so a journal pays for a compaction once in keep operations.
+// so a journal pays for a compaction once in keep operations. With
+// KeepNone every finished whole operation is.
 func (o *Ops) Compactable(keep int) map[string]bool {
-	if keep <= 0 {
-		keep = DefaultKeepOperations
-	}
 	whole := o.Whole()
 	n := Compacted(len(whole), keep)
 	if n == 0 {
@@ -263,6 +269,9 @@ func (o *Ops) Compactable(keep int) map[string]bool {
 // backend that learns its operations its own way (pgstore, from its rows)
 // applies the same rule through this and Finished.
 func Compacted(whole, keep int) int {
+	if keep == KeepNone {
+		return whole
+	}
 	if keep <= 0 {
 		keep = DefaultKeepOperations
 	}

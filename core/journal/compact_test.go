@@ -228,3 +228,47 @@ func TestCollapseMergesOnlyOperationsThatChangedNothing(t *testing.T) {
 		}
 	}
 }
+
+// KeepNone summarizes every finished operation, however few, and keeps the
+// unfinished ones whole; a summary carries none of the records' sealed
+// data (what a plan read, a committed change).
+func TestCompactKeepNoneSummarizesEveryFinished(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	ids := writeOps(t, path, []string{OpSucceeded, OpFailed, OpRunning})
+	j, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sealed-looking payloads on a finished operation's records.
+	if _, err := j.Append(Record{Op: ids[0], Kind: KindStep, Step: "b", Phase: "execute", Status: StepOK, Lineage: "L",
+		Data: []byte(`{"x":"sealed:v1:k:abc"}`), Change: []byte(`{"put":"sealed:v1:k:def"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if n, err := Compact(path, 20); err != nil || n != 0 {
+		t.Fatalf("keep 20 over 3 operations: compacted %d, %v; want none", n, err)
+	}
+	n, err := Compact(path, KeepNone)
+	if err != nil || n != 2 {
+		t.Fatalf("KeepNone compacted %d, %v; want the 2 finished", n, err)
+	}
+	recs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := 0
+	for _, r := range recs {
+		if len(r.Data) > 0 || len(r.Change) > 0 {
+			t.Errorf("record %+v keeps sealed data after KeepNone", r)
+		}
+		switch {
+		case r.Op == ids[2]:
+			whole++
+		case r.Kind != KindSummary:
+			t.Errorf("finished operation %s keeps a %s record", r.Op, r.Kind)
+		}
+	}
+	if whole != 2 {
+		t.Errorf("the unfinished operation keeps %d records, want its 2", whole)
+	}
+}

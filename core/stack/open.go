@@ -230,7 +230,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	// never wrote is written. Only a shortcut for the next load: when it
 	// cannot be written (a full disk), the run goes on from the journal,
 	// and its own writes say what is wrong.
-	_ = w.Checkpoint(ctx, opts.KeepOperations)
+	_ = w.Checkpoint(ctx, keepOperations(recs, opts.KeepOperations))
 	s.host = opts.starter()
 	s.prog = newProgress(opts.Reporter, opts.Events, opts.Redactor, opts.Now)
 	s.reads = s.reader()
@@ -346,6 +346,26 @@ func Unfinished(recs []journal.Record) []UnfinishedError {
 		}
 	}
 	return out
+}
+
+// keepOperations is the compaction open asks for: keep, unless a `secrets
+// rotate` that succeeded still has its records whole (killed between its
+// end record and the compaction that follows it, see session.rotate): then
+// none, so that the records sealed under the key it retired go now.
+func keepOperations(recs []journal.Record, keep int) int {
+	typ := map[string]string{}
+	for _, r := range recs {
+		if r.Kind != journal.KindOp {
+			continue
+		}
+		if r.Type != "" {
+			typ[r.Op] = r.Type
+		}
+		if r.Status == journal.OpSucceeded && typ[r.Op] == OpRotate {
+			return journal.KeepNone
+		}
+	}
+	return keep
 }
 
 // readOnly reports whether the session only reads: one that holds no lock

@@ -178,6 +178,9 @@ func (s *session) rotate(ctx context.Context, next *secrets.Config, key *secrets
 	s.prog.opStart(s.opID, OpRotate)
 	res := s.eng.Run(ctx, op)
 	out := s.finish(op, res)
+	if res.Outcome == engine.Succeeded {
+		s.compactRetired(ctx)
+	}
 	now := s.store.Snapshot().Secrets
 	out.Secrets = now.Name()
 	if out.Err != nil && now != nil && now.Next != nil {
@@ -267,7 +270,23 @@ func (s *session) resumeRotate(ctx context.Context, target UnfinishedError, recs
 	if _, err := s.jr.Append(ctx, journal.Record{Op: target.Op, Kind: journal.KindOp, Type: target.Type, Status: journal.OpSucceeded}); err != nil {
 		return nil, err
 	}
+	s.compactRetired(ctx)
 	return &Result{Op: target.Op, Type: target.Type, Outcome: engine.Succeeded, Secrets: st.Secrets.Name()}, nil
+}
+
+// compactRetired compacts the journal once a rotation has ended: every
+// finished operation, the rotation included, becomes its summary line,
+// which holds no sealed value. The records it replaces are what still held
+// values sealed under the retired key: what an operation's plan read
+// (Record.Data), the changes a backend keeps in its journal (Record.Change;
+// the rotation's own first step committed one under the old key). A
+// failure, or a crash before it, leaves them to the next command that takes
+// the lock: its first checkpoint finds the rotation's records whole and
+// compacts the same way (keepOperations).
+func (s *session) compactRetired(ctx context.Context) {
+	if err := s.store.Writer().Checkpoint(ctx, journal.KeepNone); err != nil {
+		s.opts.Reporter.Note(fmt.Sprintf("warning: the journal's older records, sealed under the retired key, are not compacted yet (the next command that takes the lock compacts them): %v", s.opts.Redactor.Error(err)))
+	}
 }
 
 // fullMeta is st's metadata with its revisions as the state holds them

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -23,8 +24,8 @@ import (
 var sealedRE = regexp.MustCompile(`sealed:v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+`)
 
 // sealedIn lists every sealed value in the files under dir, by file
-// (relative), skipping the journal (whose records bulwark never opens
-// again once a rotation ended: see docs/secrets.md).
+// (relative), the journal's segments included: once a rotation ended, no
+// record of a finished operation stays whole (docs/secrets.md).
 func sealedIn(t *testing.T, dir string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -33,10 +34,7 @@ func sealedIn(t *testing.T, dir string) map[string][]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() && rel == "journal" {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() || strings.HasPrefix(rel, "journal.") {
+		if !d.Type().IsRegular() {
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -108,11 +106,46 @@ func TestRotateReSealsBackups(t *testing.T) {
 		t.Fatalf("no backup before the rotation: %v", err)
 	}
 
+	// The journal holds values sealed under the old key before (what
+	// the applies committed): the scan after the rotation is not vacuous.
+	oldBox := oldKey.Box(secrets.StackContext("s"))
+	inJournal := 0
+	for file, vals := range sealedIn(t, dir) {
+		for _, v := range vals {
+			if _, err := oldBox.Open(v); err == nil && strings.HasPrefix(file, "journal") {
+				inJournal++
+			}
+		}
+	}
+	if inJournal == 0 {
+		t.Fatal("the journal holds no value sealed under the old key before the rotation: the check after it is vacuous")
+	}
+
 	res, err := stack.RotateSecrets(e.ctx, sp("second-secret-value-77"), with(&secrets.Source{Env: oldKey.Encode(), NewKey: newKey.Encode()}))
 	if err != nil || stack.ExitCode(res, nil) != stack.ExitOK {
 		t.Fatalf("rotate: %v %v", err, resErr(res))
 	}
 	checkSealedUnder(t, dir, "s", newKey, oldKey)
+	// History still lists every operation (the two applies and the
+	// rotation), each now its summary line alone.
+	recs, err := stack.ReadJournalKinds(sp("second-secret-value-77"), with(&secrets.Source{Env: newKey.Encode()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, r := range recs {
+		if r.Kind == journal.KindState {
+			continue
+		}
+		if r.Kind != journal.KindSummary {
+			t.Errorf("a %s record of %s stays whole after the rotation", r.Kind, r.Op)
+			continue
+		}
+		ops = append(ops, r.Type+"/"+r.Status)
+	}
+	if len(ops) != 3 || ops[2] != stack.OpRotate+"/"+journal.OpSucceeded {
+		t.Errorf("history after the rotation: %v, want the two applies and the rotation", ops)
+	}
 
 	// Every backup reads back with the new key alone, and records the
 	// new provider.
@@ -305,5 +338,74 @@ func TestSavedFirstPlanSealedUnderPassphrase(t *testing.T) {
 	}
 	if pv, err := stack.Plan(e.ctx, sp, with(&secrets.Source{Passphrase: pass})); err != nil || pv.HasChanges() {
 		t.Fatalf("plan after: %v %+v", err, pv)
+	}
+}
+
+// A rotation killed between its end record and the compaction after it
+// leaves the journal's older records whole, sealed under the retired key:
+// the next command that takes the lock compacts them at its first
+// checkpoint, before it writes. (The rotation's records are written by
+// hand here: the kill falls between two writes of one command.)
+func TestRotateCompactionFinishedByTheNextCommand(t *testing.T) {
+	e := newEnv(t)
+	ss := &secretStarter{w: e.w, leak: map[string]bool{}}
+	key, _ := secrets.NewKey("k")
+	o := e.opts()
+	o.Starter = ss.starter()
+	o.Secrets = &secrets.Source{Env: key.Encode()}
+	with := func(p *stack.Options) { *p = o }
+	sp := parseSpec(t, secretSpec(fakeSecret))
+	e.mustApply(t, sp, with)
+	e.mustApply(t, parseSpec(t, secretSpec("second-secret-value-77")), with)
+	dir := stack.StackDir(e.stateDir, "s")
+	inJournal := func() int {
+		n := 0
+		for file, vals := range sealedIn(t, dir) {
+			if strings.HasPrefix(file, "journal") {
+				n += len(vals)
+			}
+		}
+		return n
+	}
+	if inJournal() == 0 {
+		t.Fatal("the journal holds no sealed value: the check is vacuous")
+	}
+	j, err := journal.Open(filepath.Join(dir, journal.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rot := journal.NewOpID()
+	for _, r := range []journal.Record{
+		{Op: rot, Kind: journal.KindOp, Type: stack.OpRotate, Status: journal.OpRunning},
+		{Op: rot, Kind: journal.KindOp, Type: stack.OpRotate, Status: journal.OpSucceeded},
+	} {
+		if _, err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.mustApply(t, parseSpec(t, secretSpec("second-secret-value-77")), with)
+	recs, err := stack.ReadJournalKinds(sp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries, whole := 0, map[string]bool{}
+	for _, r := range recs {
+		switch {
+		case r.Kind == journal.KindSummary:
+			summaries++
+		case r.Kind != journal.KindState:
+			whole[r.Op] = true
+		}
+	}
+	// The two applies and the rotation are summaries; the apply after
+	// it (which wrote nothing but its own records) alone may be whole.
+	if summaries != 3 || len(whole) > 1 {
+		t.Errorf("after the next command: %d summaries, %d operations whole; want 3 and at most 1", summaries, len(whole))
+	}
+	if n := inJournal(); n != 0 {
+		t.Errorf("the journal still holds %d sealed value(s) from before the rotation", n)
 	}
 }

@@ -166,7 +166,8 @@ type Writer interface {
 	// keepOps operations whole and replacing each older finished one by one
 	// journal.KindSummary record. Unfinished operations are always kept
 	// whole. It is called when no operation's step is running (before an
-	// operation starts, after it ends).
+	// operation starts, after it ends). keepOps journal.KeepNone keeps
+	// none whole: every finished operation is summarized now.
 	Checkpoint(ctx context.Context, keepOps int) error
 
 	// Stale is the holder whose dead lock this Writer took over, or nil.

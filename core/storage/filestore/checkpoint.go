@@ -91,9 +91,11 @@ func (w *writer) Checkpoint(ctx context.Context, keepOps int) error {
 	// none new, the last compaction saw the same segments (a command's
 	// first Checkpoint finds the live segment its predecessor sealed
 	// empty), and reading the operations' lines again is a pass over the
-	// whole history for nothing.
+	// whole history for nothing. journal.KeepNone compacts whatever: a
+	// rotation's compaction cut short after the seal is finished by the
+	// next one asked for.
 	sealed, err := w.rotate()
-	if err != nil || !sealed {
+	if err != nil || (!sealed && keepOps != journal.KeepNone) {
 		return err
 	}
 	return w.compact(keepOps)
@@ -218,7 +220,7 @@ func (w *writer) resealBackups(sensitive map[string][]string) error {
 // one are never touched. The caller holds w.ck; the live segment was just
 // sealed, so the snapshot covers every sealed segment.
 func (w *writer) compact(keepOps int) error {
-	if keepOps <= 0 {
+	if keepOps <= 0 && keepOps != journal.KeepNone {
 		keepOps = journal.DefaultKeepOperations
 	}
 	lay, err := w.b.layout()
