@@ -40,11 +40,12 @@ var ErrRotateUnsupported = errors.New("cannot rotate")
 // RotateSecrets re-seals every sealed value of the stack's state under a
 // new key: the provider opts.Secrets.Provider names, else a new key of the
 // same provider (a new passphrase from BULWARK_SECRETS_NEW_PASSPHRASE, a
-// new KMS data key). It is a journaled operation of three steps
-// (begin, revisions, state) under the lock; a crash in the middle is
-// finished by `bulwark resume` given both the old and the new credentials.
-// Once it ends, the old key opens nothing the stack keeps: its state,
-// revisions and backups are sealed under the new one.
+// new KMS data key). It is a journaled operation of four steps
+// (begin, revisions, backups, state) under the lock; a crash in the middle
+// is finished by `bulwark resume` given both the old and the new
+// credentials. Once it ends, the journal is compacted (compactRetired), and
+// the old key opens nothing the stack keeps: its state, revisions, backups
+// and journal are sealed under the new one or hold no sealed value.
 func RotateSecrets(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error) {
 	if opts.Secrets == nil {
 		return nil, fmt.Errorf("secrets rotate: %w: no secrets source", ErrRotateUnsupported)
