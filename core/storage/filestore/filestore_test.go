@@ -592,12 +592,19 @@ func TestJournalChangeChecksum(t *testing.T) {
 	}
 }
 
-// DropBackup deletes only the stack's own backup file: a backups folder
-// replaced by a link to a folder elsewhere (one holding a file of the
-// backup's name), or a link planted in the backup's place, never gets
-// what it points at deleted.
+// DropBackup deletes only the stack's own backup file, and ReplaceBackup
+// (secrets rotate) rewrites only it: a backups folder replaced by a link
+// to a folder elsewhere (one holding a file of the backup's name), or a
+// link planted in the backup's place, never gets what it points at deleted
+// or overwritten, and a replace through either is refused.
 func TestDropBackupNeverFollowsALink(t *testing.T) {
 	ctx := context.Background()
+	for _, op := range []string{"drop", "replace"} {
+		t.Run(op, func(t *testing.T) { backupLinkCases(t, ctx, op) })
+	}
+}
+
+func backupLinkCases(t *testing.T, ctx context.Context, op string) {
 	for _, tt := range []struct {
 		name  string
 		plant func(t *testing.T, dir, victim string)
@@ -639,7 +646,11 @@ func TestDropBackupNeverFollowsALink(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.plant(t, dir, victim)
-			w.DropBackup(ctx, "op_1")
+			if op == "drop" {
+				w.DropBackup(ctx, "op_1")
+			} else if err := w.(storage.BackupReplacer).ReplaceBackup(ctx, "op_1", &state.State{Stack: "s"}); err == nil {
+				t.Errorf("ReplaceBackup through a planted link: no error")
+			}
 			if got, err := os.ReadFile(victim); err != nil || string(got) != "not bulwark's" {
 				t.Errorf("the file a link pointed at: %q, %v", got, err)
 			}
