@@ -30,11 +30,12 @@ import (
 )
 
 // The crash tests run the real bulwark binary as a subprocess and kill it:
-// from inside, with BULWARK_FAILPOINT=POINT:N (core/failpoint), at every
-// journal record, state write and provider mutation of a command, and from
-// outside, with SIGKILL at random moments of a long apply on the local
-// provider. After every kill, `bulwark resume` must finish the operation and
-// leave state and reality in agreement.
+// from inside, with BULWARK_FAILPOINT=POINT:N or POINT:KIND:N
+// (core/failpoint), at every journal record, state write and provider
+// mutation of a command, and from outside, with SIGKILL at random moments
+// of a long apply on the local provider. After every kill, `bulwark
+// resume` must finish the operation and leave state and reality in
+// agreement.
 //
 // Knobs: BULWARK_CRASH_FULL=1 kills every harness at every boundary (make
 // test-crash-full), not at the sample each takes by default (on the file
@@ -840,14 +841,14 @@ var crashRemoteScenarios = []string{"apply", "failed_apply_rollback", "teardown"
 // not-killed iteration, and is then killed at a sample of each point's
 // boundaries, each resumed and checked as every kill is. On the file
 // backend the sample is crashKindSample's: the first boundary of every
-// kind, the point's first and last, and a seeded rotating one, and every
-// kind the tally
-// counted must have killed the command once (checked from the killed
-// commands' own tallies). On a remote backend (place set) it is
-// crashSample's (the first and the last of each point, the middle journal
-// record): iterations on PostgreSQL and S3 are slow, and what differs there
-// from the file backend is where the writes go, not which step boundary
-// the engine is at.
+// kind, armed at its kind (POINT:KIND:1, so that parallel steps in another
+// order cannot move it onto another kind), the point's last and a seeded
+// rotating one, and every kind the tally counted must have killed the
+// command once (checked from the killed commands' own tallies). On a
+// remote backend (place set) it is crashSample's (the first and the last
+// of each point, the middle journal record): iterations on PostgreSQL and
+// S3 are slow, and what differs there from the file backend is where the
+// writes go, not which step boundary the engine is at.
 func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []string) {
 	v1, v2, v3, kept := crashSpec("v1.yaml"), crashSpec("v2.yaml"), crashSpec("v3.yaml"), crashSpec("kept.yaml")
 	fail, v3fail := crashSpec("fail.yaml"), crashSpec("v3fail.yaml")
@@ -1063,7 +1064,7 @@ func crashAtEveryStepBoundary(t *testing.T, place func(t crashT) string, only []
 					var kills int
 					switch {
 					case sample && place == nil:
-						kills = crashEachKind(t, sc, tmpl, bugs, point, crashKinds(passes, point), seed)
+						kills = crashEachKind(t, sc, tmpl, bugs, point, crashTallied(passes, point), seed)
 					case sample:
 						count := len(crashKinds(passes, point))
 						kills = crashEachOf(t, point, crashSample(point, count), iteration)
@@ -1165,24 +1166,58 @@ func crashSample(point string, count int) []int {
 }
 
 // crashKindExtra is how many boundaries of each point, beyond the first of
-// each kind and the point's first and last, crashKindSample picks at random
-// (seeded), so that successive runs kill at different ones.
+// each kind and the point's last, crashKindSample picks at random (seeded),
+// so that successive runs kill at different ones.
 const crashKindExtra = 1
 
-// crashKindSample picks, of a point's boundaries (kinds[n-1] is the kind of
-// boundary N, as crashKindOf names the tally's), the ones the file
-// backend's harness kills at by default: the first of each kind, the
-// point's first and last (a rollback scenario's last are the rollback's),
-// and crashKindExtra more drawn from the others with rnd. The picks are
-// sorted; the same kinds and seed give the same picks.
-func crashKindSample(kinds []string, rnd *mrand.Rand) []int {
+// crashTarget is one kill of the file backend's harness: after the Nth
+// pass through the point (kind empty: BULWARK_FAILPOINT=POINT:N), or after
+// the Nth pass of one kind, as the tally writes it (POINT:KIND:N). Where
+// steps run in parallel the Nth pass of a point is not the same boundary
+// from one run to the next (the tally's order is one run's), so a kill
+// meant for a kind is armed at that kind: it lands on a boundary of it
+// however the steps interleave.
+type crashTarget struct {
+	kind string // the tally's kind (not crashKindOf's); "": any
+	n    int
+}
+
+// failpoint is BULWARK_FAILPOINT for a kill at c of point.
+func (c crashTarget) failpoint(point string) string {
+	if c.kind == "" {
+		return fmt.Sprintf("%s:%d", point, c.n)
+	}
+	return fmt.Sprintf("%s:%s:%d", point, c.kind, c.n)
+}
+
+func (c crashTarget) String() string {
+	if c.kind == "" {
+		return strconv.Itoa(c.n)
+	}
+	return c.kind + ":" + strconv.Itoa(c.n)
+}
+
+// crashKindSample picks, of a point's boundaries (tallied[n-1] is the kind
+// the tally wrote for boundary N), the kills the file backend's harness
+// makes by default: the first boundary of each kind (crashKindOf's), armed
+// at that kind (the tally's kind of it, ordinal 1: the same boundary in
+// the tally's run, a boundary of the kind in any run), the point's last
+// (a rollback scenario's last are the rollback's), and crashKindExtra more
+// drawn with rnd from the others, both by index. The point's first is the
+// first of its kind. The picks are in the tally's order; the same kinds and
+// seed give the same picks.
+func crashKindSample(point string, tallied []string, rnd *mrand.Rand) []crashTarget {
 	seen := map[string]bool{}
-	var picks, rest []int
-	for i, k := range kinds {
-		n := i + 1
-		if !seen[k] || n == 1 || n == len(kinds) {
-			picks = append(picks, n)
-		} else {
+	var picks []crashTarget
+	var rest []int
+	for i, raw := range tallied {
+		n, k := i+1, crashKindOf(point, raw)
+		switch {
+		case !seen[k]:
+			picks = append(picks, crashTarget{raw, 1})
+		case n == len(tallied):
+			picks = append(picks, crashTarget{"", n})
+		default:
 			rest = append(rest, n)
 		}
 		seen[k] = true
@@ -1192,10 +1227,17 @@ func crashKindSample(kinds []string, rnd *mrand.Rand) []int {
 			break
 		}
 		i := rnd.Intn(len(rest))
-		picks = append(picks, rest[i])
+		picks = append(picks, crashTarget{"", rest[i]})
 		rest = slices.Delete(rest, i, i+1)
 	}
-	slices.Sort(picks)
+	// In the tally's order: a kind's first boundary is where it is there.
+	at := func(c crashTarget) int {
+		if c.kind == "" {
+			return c.n
+		}
+		return slices.Index(tallied, c.kind) + 1
+	}
+	slices.SortStableFunc(picks, func(a, b crashTarget) int { return at(a) - at(b) })
 	return picks
 }
 
@@ -1228,7 +1270,8 @@ func crashKindOf(point, kind string) string {
 }
 
 // crashKindRetries is how many more kills crashEachKind tries for a kind of
-// boundary its picks did not reach.
+// boundary its picks did not reach (a kind armed at that none of those
+// runs passed: the command ended normally).
 const crashKindRetries = 8
 
 // crashPass is one pass through a failpoint a tally counted.
@@ -1238,12 +1281,41 @@ type crashPass struct{ point, kind string }
 // in order: element N-1 is boundary N's.
 func crashKinds(passes []crashPass, point string) []string {
 	var out []string
+	for _, k := range crashTallied(passes, point) {
+		out = append(out, crashKindOf(point, k))
+	}
+	return out
+}
+
+// crashTallied is the kinds of point's boundaries in passes as the tally
+// wrote them (what a failpoint is armed at), in order.
+func crashTallied(passes []crashPass, point string) []string {
+	var out []string
 	for _, p := range passes {
 		if p.point == point {
-			out = append(out, crashKindOf(point, p.kind))
+			out = append(out, p.kind)
 		}
 	}
 	return out
+}
+
+// crashKilledAt is the index, in a killed command's passes through its
+// point (tallied, as crashTallied reads them), of the pass the kill at c
+// followed: the Nth, or the Nth of c's kind (-1: the tally holds no such
+// pass). The tally's line and the failpoint's count are taken under one
+// lock, so the Nth line is the Nth pass counted, whatever other passes
+// parallel steps wrote between it and the kill.
+func crashKilledAt(tallied []string, c crashTarget) int {
+	seen := 0
+	for i, k := range tallied {
+		if c.kind != "" && k != c.kind {
+			continue
+		}
+		if seen++; seen == c.n {
+			return i
+		}
+	}
+	return -1
 }
 
 // crashSeedOf is the seed of one scenario's and point's rotating sample:
@@ -1255,67 +1327,75 @@ func crashSeedOf(base int64, scenario, point string) int64 {
 }
 
 // crashEachKind kills sc's command at crashKindSample's picks of point's
-// boundaries (kinds, from the scenario's tally), each iteration resumed and
-// checked, and fails unless every kind of boundary the tally counted was
-// killed at at least once: the kind a kill happened at is read from the
-// killed command's own tally, not assumed from N (the order of parallel
-// steps' boundaries may vary from run to run); a kind missed that way is
-// tried again at its occurrences (the same N may land elsewhere this time)
-// and around them before the test fails. It returns how many iterations
-// were killed.
-func crashEachKind(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs, point string, kinds []string, base int64) int {
+// boundaries (tallied, the kinds the scenario's tally wrote), each
+// iteration resumed and checked, and fails unless every kind of boundary
+// the tally counted was killed at at least once. Each kind's first kill is
+// armed at that kind (POINT:KIND:1), so it cannot land on another kind,
+// however the steps interleave; what each kill met is read from the killed
+// command's own tally all the same. A kind whose kills were not reached
+// (the command ended without passing it) is tried again at each of its
+// occurrences, up to crashKindRetries more kills, before the test fails
+// naming the kind and, for each kill, the point's passes up to it. It
+// returns how many iterations were killed.
+func crashEachKind(t *testing.T, sc crashScenario, tmpl *crashEnv, bugs *crashBugs, point string, tallied []string, base int64) int {
 	t.Helper()
-	if slices.Contains(kinds, "") {
+	if slices.Contains(tallied, "") {
 		t.Fatalf("%s: a %s boundary of the tally has no kind (every failpoint pass must say it: failpoint.HitAt)", sc.name, point)
 	}
-	picks := crashKindSample(kinds, mrand.New(mrand.NewSource(crashSeedOf(base, sc.name, point))))
+	kinds := make([]string, len(tallied))
+	for i, raw := range tallied {
+		kinds[i] = crashKindOf(point, raw)
+	}
+	picks := crashKindSample(point, tallied, mrand.New(mrand.NewSource(crashSeedOf(base, sc.name, point))))
 	var mu sync.Mutex
-	killedAt := map[string][]int{}
-	iteration := func(tt crashT, n int) bool {
+	killedAt := map[string][]string{}
+	var met []string // each kill: where it was armed, the passes up to it
+	iteration := func(tt crashT, at crashTarget) bool {
 		f := filepath.Join(tt.TempDir(), "tally")
-		if !crashIteration(tt, sc, tmpl, fmt.Sprintf("%s:%d", point, n), f, bugs) {
+		if !crashIteration(tt, sc, tmpl, at.failpoint(point), f, bugs) {
 			return false
 		}
-		got := crashKinds(readTallyPasses(tt, f), point)
-		if len(got) < n {
-			tt.Errorf("%s:%d killed the command after %d %s passes", point, n, len(got), point)
+		got := crashTallied(readTallyPasses(tt, f), point)
+		i := crashKilledAt(got, at)
+		if i < 0 {
+			tt.Errorf("%s killed the command after %d %s passes, none of them the one armed at: %v", at.failpoint(point), len(got), point, got)
 			return true
 		}
+		k := crashKindOf(point, got[i])
 		mu.Lock()
-		killedAt[got[n-1]] = append(killedAt[got[n-1]], n)
+		killedAt[k] = append(killedAt[k], at.String())
+		met = append(met, fmt.Sprintf("%s after %v", at, got[:i+1]))
 		mu.Unlock()
 		return true
 	}
 	distinct := slices.Compact(slices.Sorted(slices.Values(kinds)))
 	t.Logf("%d %s boundaries of %d kinds counted; killed at %v (rerun with BULWARK_CRASH_SEED=%d for the same picks)", len(kinds), point, len(distinct), picks, base)
 	kills := crashEachOf(t, point, picks, iteration)
-	// A kind no pick reached (parallel steps' boundaries, deferred
-	// records among them, came in another order than in the tally) is
-	// tried again at its occurrences, then around them, nearest first: at
-	// most crashKindRetries more kills for each.
+	// A kind no pick reached (it was armed at, but the command ended
+	// without passing it: a boundary that some runs have and others not)
+	// is tried again at its occurrences in the tally, in order, each
+	// armed at its own kind, cycling: at most crashKindRetries more kills.
 	for _, k := range distinct {
-		tries := 0
-		for d := 0; d <= 2; d++ {
-			for i, kind := range kinds {
-				if kind != k {
-					continue
-				}
-				for _, n := range []int{i + 1 - d, i + 1 + d} {
-					if len(killedAt[k]) > 0 || tries >= crashKindRetries || t.Failed() || n < 1 || n > len(kinds) {
-						continue
-					}
-					tries++
-					t.Logf("kind %s not killed yet: trying %s:%d", k, point, n)
-					if iteration(t, n) {
-						kills++
-					}
-				}
+		var again []crashTarget
+		ordinal := map[string]int{}
+		for i, raw := range tallied {
+			ordinal[raw]++
+			if kinds[i] == k {
+				again = append(again, crashTarget{raw, ordinal[raw]})
+			}
+		}
+		for try := 0; try < crashKindRetries && len(killedAt[k]) == 0 && !t.Failed(); try++ {
+			at := again[try%len(again)]
+			t.Logf("kind %s not killed yet: trying %s", k, at.failpoint(point))
+			if iteration(t, at) {
+				kills++
 			}
 		}
 	}
 	for _, k := range distinct {
 		if len(killedAt[k]) == 0 {
-			t.Errorf("%s: the %s boundary kind %q (counted %d times) never killed the command", sc.name, point, k, crashCount(kinds, k))
+			t.Errorf("%s: the %s boundary kind %q (counted %d times) never killed the command; the kills met:\n  %s",
+				sc.name, point, k, crashCount(kinds, k), strings.Join(met, "\n  "))
 		} else {
 			t.Logf("kind %-40s killed at %v", k, killedAt[k])
 		}
@@ -1339,7 +1419,7 @@ func crashCount(kinds []string, kind string) int {
 // a run does not reach (a count that varies from run to run) ends the
 // command normally, which the iteration checks as such: it is logged, not
 // failed.
-func crashEachOf(t *testing.T, point string, picks []int, iteration func(tt crashT, n int) (killed bool)) int {
+func crashEachOf[P any](t *testing.T, point string, picks []P, iteration func(tt crashT, at P) (killed bool)) int {
 	t.Helper()
 	t.Logf("killed at %s %v", point, picks)
 	var next, kills atomic.Int64
@@ -1356,7 +1436,7 @@ func crashEachOf(t *testing.T, point string, picks []int, iteration func(tt cras
 				if iteration(workerT{t}, picks[i]) {
 					kills.Add(1)
 				} else {
-					t.Logf("%s:%d not reached: the command ended normally (checked as such)", point, picks[i])
+					t.Logf("%s:%v not reached: the command ended normally (checked as such)", point, picks[i])
 				}
 			}
 		}()

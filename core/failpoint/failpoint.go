@@ -4,7 +4,10 @@
 // It is a test mechanism, documented so nobody mistakes it for a feature:
 // with BULWARK_FAILPOINT=NAME:N in the environment, the process sends itself
 // SIGKILL (nothing runs after it: no defer, no flush, exactly a kill -9) the
-// Nth time it passes the point NAME. The points are:
+// Nth time it passes the point NAME; with BULWARK_FAILPOINT=NAME:KIND:N, the
+// Nth time it passes NAME at a boundary of that kind (as HitAt names it, and
+// the tally writes it; the kind may hold colons: N is after the last one),
+// whatever passes of other kinds came between. The points are:
 //
 //	journal   after a journal record is durable, or, for a deferred one
 //	          (a record that guards no mutation), queued: a kill there
@@ -20,7 +23,10 @@
 // action, as "step/started/execute/create"; for the state, which write; for
 // a provider, which call). The crash harness runs a command once that way
 // to learn how many boundaries of each point it has, and of which kinds,
-// then kills it at a sample of them that covers every kind.
+// then kills it at a sample of them that covers every kind. Where steps run
+// in parallel, the Nth pass of a point is not the same boundary from one
+// run to the next; the Nth pass of a kind is, as far as the command's work
+// is ordered at all, which is why the harness kills at kinds by NAME:KIND:N.
 //
 // Without either variable every Hit is a no-op on a nil *Set.
 package failpoint
@@ -43,6 +49,7 @@ const TallyEnvVar = "BULWARK_FAILPOINT_TALLY"
 // Set is one armed failpoint. A nil *Set is disarmed.
 type Set struct {
 	name string
+	kind string // "": a pass of any kind counts
 	n    int
 
 	mu    sync.Mutex
@@ -76,22 +83,27 @@ func FromEnv() (*Set, error) {
 	return s, nil
 }
 
-// Parse arms the failpoint described by spec ("NAME:N"); "" returns nil.
+// Parse arms the failpoint described by spec ("NAME:N", or "NAME:KIND:N"
+// to count only the passes of that kind); "" returns nil.
 func Parse(spec string) (*Set, error) {
 	if spec == "" {
 		return nil, nil
 	}
-	name, num, ok := strings.Cut(spec, ":")
+	name, rest, ok := strings.Cut(spec, ":")
+	kind, num, armedAtKind := "", rest, false
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		kind, num, armedAtKind = rest[:i], rest[i+1:], true
+	}
 	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n < 1 {
-		return nil, fmt.Errorf("%s=%q: want NAME:N with N >= 1", EnvVar, spec)
+	if !ok || err != nil || n < 1 || armedAtKind && (kind == "" || strings.ContainsAny(kind, " \n")) {
+		return nil, fmt.Errorf("%s=%q: want NAME:N or NAME:KIND:N with N >= 1 (a KIND as the tally writes it: not empty, no spaces)", EnvVar, spec)
 	}
 	switch name {
 	case "journal", "state", "provider":
 	default:
 		return nil, fmt.Errorf("%s=%q: unknown point %q (journal, state, provider)", EnvVar, spec, name)
 	}
-	return &Set{name: name, n: n, kill: killSelf}, nil
+	return &Set{name: name, kind: kind, n: n, kill: killSelf}, nil
 }
 
 // WithKill replaces what happens when the point is reached (for tests of
@@ -106,8 +118,10 @@ func (s *Set) WithKill(f func()) *Set {
 func (s *Set) Hit(name string) { s.HitAt(name, "") }
 
 // HitAt is Hit for a pass that says what kind of boundary it is (no spaces;
-// "" says nothing): the kind is only written to the tally, so that the
-// crash harness can kill at every kind; it is counted as Hit counts.
+// "" says nothing): the kind is written to the tally, so that the crash
+// harness can kill at every kind, and a failpoint armed at a kind
+// (NAME:KIND:N) counts only the passes of that kind; one armed at NAME:N
+// counts it as Hit counts.
 func (s *Set) HitAt(name, kind string) {
 	if s == nil {
 		return
@@ -122,7 +136,7 @@ func (s *Set) HitAt(name, kind string) {
 		// command.
 		_, _ = s.tally.WriteString(line)
 	}
-	if name != s.name {
+	if name != s.name || s.kind != "" && kind != s.kind {
 		s.mu.Unlock()
 		return
 	}

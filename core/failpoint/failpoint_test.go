@@ -29,6 +29,49 @@ func TestParseAndFireOnNthHit(t *testing.T) {
 	disarmed.Hit("state") // nil-safe
 }
 
+// TestArmedAtAKindCountsOnlyThatKind: NAME:KIND:N fires at the Nth pass of
+// NAME of that kind, however many passes of other kinds (or of none) come
+// first; a kind may hold colons (the journal's "meta:" actions).
+func TestArmedAtAKindCountsOnlyThatKind(t *testing.T) {
+	for _, bad := range []string{"provider::1", "provider:update:", "provider:update:0", "provider:up date:1", "disk:update:1"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+	for _, tc := range []struct {
+		spec   string
+		passes []string // the provider passes' kinds, in order
+		fireAt int      // the pass (1-based) the kill follows; 0: never
+	}{
+		{"provider:update:1", []string{"create", "create", "create", "update", "delete"}, 4},
+		{"provider:create:2", []string{"create", "update", "delete", "create"}, 4},
+		{"provider:update:2", []string{"create", "update", "delete"}, 0},
+		{"provider:2", []string{"create", "update", "delete"}, 2},
+		{"journal:step/started/execute/meta:move:1", []string{"step/started/execute/create", "step/started/execute/meta:move"}, 2},
+	} {
+		s, err := Parse(tc.spec)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.spec, err)
+		}
+		point, _, _ := strings.Cut(tc.spec, ":")
+		pass, firedAt := 0, 0
+		s.WithKill(func() {
+			if firedAt != 0 {
+				t.Errorf("%s: fired again at pass %d", tc.spec, pass)
+			}
+			firedAt = pass
+		})
+		for _, k := range tc.passes {
+			pass++
+			s.Hit("state") // another point: never counted
+			s.HitAt(point, k)
+		}
+		if firedAt != tc.fireAt {
+			t.Errorf("%s over %v: fired after pass %d, want %d", tc.spec, tc.passes, firedAt, tc.fireAt)
+		}
+	}
+}
+
 func TestFromEnvTalliesEveryPoint(t *testing.T) {
 	tally := t.TempDir() + "/tally"
 	for _, tc := range []struct {
