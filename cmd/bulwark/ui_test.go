@@ -491,11 +491,13 @@ resources:
 	const secret, planned = "applied-pw-2c81", "planned-pw-7e0d"
 	home := uiEnv(t)
 	with := func(pw string) []string { return append(home[:len(home):len(home)], "BULWARK_VAR_dbpass="+pw) }
-	write(`  - name: db
+	// db is the same in both: the new password makes its update.
+	const db = `  - name: db
     type: dynamodb_table
     protection: durable
     config: {table: t1, hash_key: id, zone: z1, secret: "${var.dbpass}"}
-  - name: app
+`
+	write(db + `  - name: app
     type: compute
     depends_on: [db]
     config: {zone: z1}
@@ -503,11 +505,7 @@ resources:
     type: generic
 `)
 	runBulwark(t, bin, with(secret), "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", spec)
-	write(`  - name: db
-    type: dynamodb_table
-    protection: durable
-    config: {table: t1, hash_key: id, zone: z1, secret: "${var.dbpass}"}
-  - name: app
+	write(db + `  - name: app
     type: compute
     depends_on: [db]
     config: {zone: z2}
