@@ -11,7 +11,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/graphsvg"
 	"github.com/bulwark-iac/bulwark/core/protection"
-	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -57,8 +56,11 @@ func (c *cli) graphCmd() *cobra.Command {
 					missing[r.Address] = graphsvg.Node{Type: r.Type, Protection: lvl}
 				}
 			}
+			// One graph for both formats: the nodes and edges graphsvg
+			// draws (resources, data entries, depends_on, references, data
+			// reads).
+			g := graphsvg.FromSpec(sp)
 			if format == "svg" {
-				g := graphsvg.FromSpec(sp)
 				if actions != nil {
 					g.SetActions(actions, missing)
 				}
@@ -78,13 +80,16 @@ func (c *cli) graphCmd() *cobra.Command {
 				return errors.New("--expand draws groups in the SVG: it needs --format svg")
 			}
 			fmt.Fprintf(c.stdout, "digraph %q {\n  rankdir=LR;\n", sp.Stack)
-			for _, r := range sp.Resources {
-				if a, ok := actions[r.Name]; ok {
-					fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q];\n", r.Name, r.Name, r.Type, r.Protection, graphsvg.ActionWord(a), graphsvg.ActionColor(a))
-					delete(actions, r.Name)
+			for _, n := range g.Nodes {
+				if n.Data {
 					continue
 				}
-				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\"];\n", r.Name, r.Name, r.Type, r.Protection)
+				if a, ok := actions[n.ID]; ok {
+					fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q];\n", n.ID, n.ID, n.Type, n.Protection, graphsvg.ActionWord(a), graphsvg.ActionColor(a))
+					delete(actions, n.ID)
+					continue
+				}
+				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\"];\n", n.ID, n.ID, n.Type, n.Protection)
 			}
 			// What the plan does to resources the spec no longer has
 			// (their deletes).
@@ -94,26 +99,13 @@ func (c *cli) graphCmd() *cobra.Command {
 			}
 			// Data entries are read at plan time, before any resource:
 			// each is a node data.NAME, with an edge from what uses it.
-			for _, d := range sp.Data {
-				fmt.Fprintf(c.stdout, "  %q [label=\"data.%s\\n%s (read)\", shape=note];\n", "data."+d.Name, d.Name, d.Type)
-			}
-			for _, d := range sp.Data {
-				for _, dep := range d.DependsOn {
-					fmt.Fprintf(c.stdout, "  %q -> %q;\n", "data."+d.Name, "data."+dep)
+			for _, n := range g.Nodes {
+				if n.Data {
+					fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (read)\", shape=note];\n", n.ID, n.ID, n.Type)
 				}
 			}
-			g := sp.Graph()
-			for _, n := range g.Nodes() {
-				for _, d := range g.DependsOn(n) {
-					fmt.Fprintf(c.stdout, "  %q -> %q;\n", n, d)
-				}
-			}
-			if len(sp.Data) > 0 {
-				for _, r := range sp.Resources {
-					for _, d := range resolve.DataRefs(r.Config) {
-						fmt.Fprintf(c.stdout, "  %q -> %q;\n", r.Name, "data."+d)
-					}
-				}
+			for _, e := range g.Edges {
+				fmt.Fprintf(c.stdout, "  %q -> %q;\n", e.From, e.To)
 			}
 			fmt.Fprintln(c.stdout, "}")
 			return nil

@@ -111,16 +111,29 @@ func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *provid
 	if err != nil {
 		return err
 	}
+	hashes, err := pinTerraform(lf, lockPath, w, got)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", w.src, got.Package.Version, strings.Join(hashes, " "), got.Package.ExePath())
+	return nil
+}
+
+// pinTerraform records in lf the package got, found or installed for w:
+// its version, w's constraint and its hashes, which it returns. Other
+// bytes than lf records at that version are refused
+// (providerlock.File.CheckTerraform) and lf is left as it was: providers
+// lock and providers install both pin through it.
+func pinTerraform(lf *providerlock.File, lockPath string, w tfWant, got *tfinstall.Installed) ([]string, error) {
 	hashes := make([]string, len(got.Hashes))
 	for i, h := range got.Hashes {
 		hashes[i] = string(h)
 	}
 	if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
-		return err
+		return nil, err
 	}
 	lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
-	fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", w.src, got.Package.Version, strings.Join(hashes, " "), got.Package.ExePath())
-	return nil
+	return hashes, nil
 }
 
 func (c *cli) providersListCmd() *cobra.Command {

@@ -149,14 +149,9 @@ fetched from a registry stays in the provider folder, where a run refuses it).`,
 				if err != nil {
 					return err
 				}
-				hashes := make([]string, len(got.Hashes))
-				for i, h := range got.Hashes {
-					hashes[i] = string(h)
-				}
-				if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
+				if _, err := pinTerraform(lf, lockPath, w, got); err != nil {
 					return err
 				}
-				lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
 				if err := providerlock.Write(lockPath, lf); err != nil {
 					return err
 				}

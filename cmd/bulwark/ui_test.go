@@ -462,3 +462,98 @@ func TestUIRefusesASavedPlanItCannotOpen(t *testing.T) {
 		}
 	}
 }
+
+// bulwark ui --plan FILE serves a saved plan exactly as show does:
+// /api/plans/1 is byte for byte what `show FILE --json` prints, and the
+// main part of /plans/1 what `show FILE --html` writes (the page around it
+// is the view's layout, not the self-contained file's). The plan replaces,
+// updates (a sensitive value), creates and deletes, so every part of the
+// document is read back by the page.
+func TestUISavedPlanIsWhatShowPrints(t *testing.T) {
+	bin, plugins := builtBulwark(t), buildPlugins(t)
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	spec := filepath.Join(dir, "stack.yaml")
+	write := func(resources string) {
+		t.Helper()
+		text := `version: 1
+stack: showplan
+variables:
+  dbpass: {type: string, sensitive: true}
+providers:
+  mock: {config: {world: ` + filepath.Join(dir, "world") + `}}
+resources:
+` + resources
+		if err := os.WriteFile(spec, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret, planned = "applied-pw-2c81", "planned-pw-7e0d"
+	home := uiEnv(t)
+	with := func(pw string) []string { return append(home[:len(home):len(home)], "BULWARK_VAR_dbpass="+pw) }
+	// db is the same in both: the new password makes its update.
+	const db = `  - name: db
+    type: dynamodb_table
+    protection: durable
+    config: {table: t1, hash_key: id, zone: z1, secret: "${var.dbpass}"}
+`
+	write(db + `  - name: app
+    type: compute
+    depends_on: [db]
+    config: {zone: z1}
+  - name: old
+    type: generic
+`)
+	runBulwark(t, bin, with(secret), "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", spec)
+	write(db + `  - name: app
+    type: compute
+    depends_on: [db]
+    config: {zone: z2}
+  - name: web
+    type: generic
+    depends_on: [app]
+`)
+	planFile := filepath.Join(dir, "next.plan")
+	runBulwark(t, bin, with(planned), "--state-dir", stateDir, "--plugin-dir", plugins, "plan", "--out", planFile, spec)
+	show := func(format string) string {
+		t.Helper()
+		cmd := exec.Command(bin, "--state-dir", stateDir, "show", planFile, format)
+		cmd.Env = home
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bulwark show %s: %v", format, err)
+		}
+		return string(out)
+	}
+	wantJSON, wantHTML := show("--json"), show("--html")
+	for _, w := range []string{`"action": "replace"`, `"action": "update"`, `"action": "create"`, `"action": "delete"`, `"name": "dbpass"`} {
+		if !strings.Contains(wantJSON, w) {
+			t.Fatalf("show --json lacks %s, the plan is not the one this test means:\n%s", w, wantJSON)
+		}
+	}
+
+	srv := startUI(t, bin, stateDir, home, "--plan", planFile)
+	code, gotJSON := srv.get(t, "/api/plans/1")
+	if code != http.StatusOK || gotJSON != wantJSON {
+		t.Errorf("GET /api/plans/1: %d, not what show --json printed:\n%s\nshow --json:\n%s", code, gotJSON, wantJSON)
+	}
+	code, page := srv.get(t, "/plans/1")
+	mainPart := func(html string) string {
+		t.Helper()
+		i, j := strings.Index(html, "<main>"), strings.LastIndex(html, "</main>")
+		if i < 0 || j < i {
+			t.Fatalf("no <main> in:\n%s", html)
+		}
+		return html[i:j]
+	}
+	if code != http.StatusOK || mainPart(page) != mainPart(wantHTML) {
+		t.Errorf("GET /plans/1: %d, its main part is not show --html's:\n%s\nshow --html:\n%s", code, mainPart(page), mainPart(wantHTML))
+	}
+	for _, body := range []string{gotJSON, page, wantHTML} {
+		for _, s := range []string{secret, planned} {
+			if strings.Contains(body, s) {
+				t.Errorf("the plan's answers hold the secret %q in clear", s)
+			}
+		}
+	}
+}

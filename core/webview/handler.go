@@ -138,9 +138,10 @@ func funcs() template.FuncMap {
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
 	// "plan" is the saved plan's page (PlanPage), which RenderPlan also
-	// writes as one file.
+	// writes as one file. partials.html holds the templates more than one
+	// page calls (the saved plans' table).
 	for _, name := range []string{"stacks", "stack", "history", "operation", "plan", "graph"} {
-		pages[name] = template.Must(template.New("layout.html").Funcs(funcs()).ParseFS(assets, "assets/layout.html", "assets/"+name+".html"))
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs()).ParseFS(assets, "assets/layout.html", "assets/partials.html", "assets/"+name+".html"))
 	}
 	return pages
 }

@@ -14,118 +14,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/plandoc"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
-
-// PlanDoc is a saved plan's `show FILE --json` document, read back from
-// that JSON: the page shows the very values --json prints, sensitive ones
-// already secrets.Mask, and masks nothing by itself. It holds the fields
-// the page shows; the JSON's others are ignored.
-type PlanDoc struct {
-	FormatVersion   string           `json:"format_version"`
-	Stack           string           `json:"stack"`
-	Revision        int              `json:"revision"`
-	ResourceChanges []PlanChange     `json:"resource_changes"`
-	Summary         PlanSummary      `json:"summary"`
-	Refused         *PlanRefusal     `json:"refused"`
-	Conflict        *PlanRefusal     `json:"conflict"`
-	Variables       []PlanVariable   `json:"variables"`
-	DataReads       []PlanDataRead   `json:"data_reads"`
-	StackReads      []PlanStackRead  `json:"stack_reads"`
-	Moves           []PlanMove       `json:"moves"`
-	Forgets         []PlanForget     `json:"forgets"`
-	Targets         []string         `json:"targets"`
-	Diagnostics     []PlanDiagnostic `json:"diagnostics"`
-}
-
-// PlanChange is one resource of the plan (--json's resource_changes).
-type PlanChange struct {
-	Address          string         `json:"address"`
-	Type             string         `json:"type"`
-	Provider         string         `json:"provider"`
-	Action           string         `json:"action"`
-	Protection       string         `json:"protection"`
-	ProtectionFrom   string         `json:"protection_from"`
-	Ownership        string         `json:"ownership"`
-	Before           map[string]any `json:"before"`
-	After            map[string]any `json:"after"`
-	ForceNew         []string       `json:"force_new"`
-	Changed          []string       `json:"changed"`
-	Drift            []string       `json:"drift"`
-	Sensitive        []string       `json:"sensitive"`
-	Unknown          []string       `json:"unknown"`
-	Note             string         `json:"note"`
-	ImportID         string         `json:"import_id"`
-	FoundID          string         `json:"found_id"`
-	Owner            string         `json:"owner"`
-	Reason           string         `json:"reason"`
-	ReplaceMode      string         `json:"replace_mode"`
-	ReplaceRequested bool           `json:"replace_requested"`
-	DataLoss         bool           `json:"data_loss"`
-	Retained         bool           `json:"retained"`
-}
-
-// PlanSummary counts the changes by action.
-type PlanSummary struct {
-	Create     int  `json:"create"`
-	Update     int  `json:"update"`
-	Replace    int  `json:"replace"`
-	Delete     int  `json:"delete"`
-	Import     int  `json:"import"`
-	Conflict   int  `json:"conflict"`
-	NoOp       int  `json:"no_op"`
-	HasChanges bool `json:"has_changes"`
-}
-
-// PlanRefusal is why an apply of the plan would be refused before any step.
-type PlanRefusal struct {
-	Operation string   `json:"operation"`
-	Resources []string `json:"resources"`
-	Message   string   `json:"message"`
-}
-
-// PlanVariable is a variable whose value differs from the revision's.
-type PlanVariable struct {
-	Name      string `json:"name"`
-	Before    any    `json:"before"`
-	After     any    `json:"after"`
-	Sensitive bool   `json:"sensitive"`
-}
-
-// PlanDataRead is what one data entry read.
-type PlanDataRead struct {
-	Address    string         `json:"address"`
-	Type       string         `json:"type"`
-	Provider   string         `json:"provider"`
-	Attributes map[string]any `json:"attributes"`
-}
-
-// PlanStackRead is another stack's outputs as the plan read them.
-type PlanStackRead struct {
-	Stack    string         `json:"stack"`
-	Revision int            `json:"revision"`
-	Outputs  map[string]any `json:"outputs"`
-}
-
-// PlanMove is a rename a moved: entry makes in the state.
-type PlanMove struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	ID   string `json:"id"`
-}
-
-// PlanForget is a record a removed: entry drops, keeping its object.
-type PlanForget struct {
-	Address    string `json:"address"`
-	ID         string `json:"id"`
-	Protection string `json:"protection"`
-}
-
-// PlanDiagnostic is a warning about the plan (a --target plan is partial).
-type PlanDiagnostic struct {
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-}
 
 // PlanMeta is what the saved plan's file says of itself.
 type PlanMeta struct {
@@ -153,7 +44,7 @@ type AttrRow struct {
 
 // PlanResource is one resource on the page: the change and its rows.
 type PlanResource struct {
-	PlanChange
+	plandoc.ResourceChange
 	// Attrs are the attributes the change writes (a create's or delete's:
 	// all; an update's or replace's: those whose value changes).
 	Attrs []AttrRow
@@ -169,8 +60,11 @@ type LevelCount struct {
 
 // PlanPage is a saved plan as a review page (`bulwark show FILE --html`).
 type PlanPage struct {
-	Meta      PlanMeta
-	Doc       PlanDoc
+	Meta PlanMeta
+	// Doc is the saved plan's `show FILE --json` document, read back from
+	// that JSON: the page shows the very values --json prints, sensitive
+	// ones already secrets.Mask, and masks nothing by itself.
+	Doc       plandoc.Plan
 	Resources []PlanResource
 	// Replacements are the plan's replaces: each deletes the resource the
 	// state records under its address (in the cleanup phase when created
@@ -187,7 +81,7 @@ func NewPlanPage(meta PlanMeta, doc []byte) (*PlanPage, error) {
 		return nil, fmt.Errorf("read the plan's document: %w", err)
 	}
 	refused := map[string]bool{}
-	for _, r := range []*PlanRefusal{p.Doc.Refused, p.Doc.Conflict} {
+	for _, r := range []*plandoc.Refusal{p.Doc.Refused, p.Doc.Conflict} {
 		if r != nil {
 			for _, n := range r.Resources {
 				refused[n] = true
@@ -196,10 +90,10 @@ func NewPlanPage(meta PlanMeta, doc []byte) (*PlanPage, error) {
 	}
 	levels := map[string]int{}
 	for _, c := range p.Doc.ResourceChanges {
-		r := PlanResource{PlanChange: c, Attrs: attrRows(c), Refused: refused[c.Address]}
+		r := PlanResource{ResourceChange: c, Attrs: attrRows(c), Refused: refused[c.Address]}
 		levels[c.Protection]++
 		p.Resources = append(p.Resources, r)
-		if c.Action == "replace" {
+		if c.Action == plandoc.ActionReplace {
 			p.Replacements = append(p.Replacements, r)
 		}
 	}
@@ -211,7 +105,7 @@ func NewPlanPage(meta PlanMeta, doc []byte) (*PlanPage, error) {
 	return p, nil
 }
 
-func attrRows(c PlanChange) []AttrRow {
+func attrRows(c plandoc.ResourceChange) []AttrRow {
 	in := func(s []string) map[string]bool {
 		m := map[string]bool{}
 		for _, k := range s {
@@ -238,7 +132,7 @@ func attrRows(c PlanChange) []AttrRow {
 		a, ha := c.After[k]
 		diff := hb != ha || !reflect.DeepEqual(a, b) || changed[k] || unknown[k]
 		switch c.Action {
-		case "create", "delete", "import":
+		case plandoc.ActionCreate, plandoc.ActionDelete, plandoc.ActionImport:
 		default:
 			if !diff {
 				continue
@@ -300,12 +194,12 @@ func NewSavedPlan(meta PlanMeta, doc []byte) (SavedPlan, error) {
 // PlanRow is one saved plan on the stacks page and its stack's page.
 type PlanRow struct {
 	// N is its number: the page is /plans/N, the document /api/plans/N.
-	N         int         `json:"n"`
-	File      string      `json:"file"`
-	Stack     string      `json:"stack"`
-	Operation string      `json:"operation"`
-	CreatedAt time.Time   `json:"created_at"`
-	Summary   PlanSummary `json:"summary"`
+	N         int                 `json:"n"`
+	File      string              `json:"file"`
+	Stack     string              `json:"stack"`
+	Operation string              `json:"operation"`
+	CreatedAt time.Time           `json:"created_at"`
+	Summary   plandoc.PlanSummary `json:"summary"`
 	// Refused: an apply of it would stop before any step (refused or in
 	// conflict).
 	Refused bool `json:"refused"`

@@ -12,7 +12,10 @@
 //
 // The types are built from core's (stack.Preview, inspect.StatusReport, …) by
 // the New… functions here, never by marshalling core's structs, so a change
-// in core cannot change a document by accident. Sensitive values are masked
+// in core cannot change a document by accident. The plan document's types
+// (Plan, ResourceChange, …, and Diagnostic) are declared in core/plandoc and
+// named here by alias: the web view reads a saved plan's document back into
+// them; they are wire types like the rest, under the same rules. Sensitive values are masked
 // here (secrets.Mask) as the text views mask them; Write's caller passes the
 // bytes through the invocation's Redactor too.
 package jsonview

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/bulwark-iac/bulwark/core/plandoc"
 	"github.com/bulwark-iac/bulwark/core/spec"
 )
 
@@ -25,25 +26,13 @@ type Validate struct {
 
 // Severities of a diagnostic.
 const (
-	SeverityError   = "error"
-	SeverityWarning = "warning"
+	SeverityError   = plandoc.SeverityError
+	SeverityWarning = plandoc.SeverityWarning
 )
 
-// Diagnostic is one problem: where it is (file "" and line 0 when it is
-// about no place in a file, column 0 when only the line is known) and the
-// attribute path of what is there.
-type Diagnostic struct {
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	// Path is the attribute path ("resources[0].config.zone"), "" when the
-	// problem is about the whole spec or no place in it.
-	Path string `json:"path"`
-	// Resource is the name of the resource the problem is in, or "".
-	Resource string `json:"resource"`
-}
+// Diagnostic is one problem (declared in core/plandoc, as the plan
+// document that holds them too).
+type Diagnostic = plandoc.Diagnostic
 
 // NewValidate is the document of a validation. sp is the spec when it
 // parsed (nil when it did not); err is what validation returned: nil,
