@@ -23,7 +23,8 @@
 // is being made durable, so it must not depend on that write; the step ends,
 // and what depends on it starts, only once both are done.
 //
-// Three records guard no mutation, and are deferred (DeferringJournal): a
+// Four records guard no mutation, and are deferred (DeferringJournal): the
+// operation's start ("running": the first step's "started" follows it), a
 // Check's "skipped" (the step starts no work), a Verify's "ok" (a read
 // confirmed what the durable "execute ok" already records) and a rollback's
 // target set (the first compensation's "started" follows it). A deferred
@@ -45,6 +46,9 @@
 //     executed twice without its key. A lost target set with no
 //     compensation after it is a crash before the rollback began: resume
 //     runs the operation forward again, and a failure rolls back as before.
+//     A lost start is a crash before any record of the operation was
+//     durable, so before any of its work: the journal holds no operation,
+//     and nothing is left to resume.
 //
 // Before the first compensation the target set is journaled. The
 // compensations run as a reverse walk of the targets' graph, up to the
