@@ -34,7 +34,9 @@ const TerraformVersion = "1.11.4"
 //     plan changes and which force a replace, so the provider's defaults
 //     and normalisation are its own, not a diff of bulwark's.
 //   - Create, Update and Delete plan and apply (PlanResourceChange, then
-//     ApplyResourceChange).
+//     ApplyResourceChange). An Update applies the plan its Check's Read
+//     made when its request is that plan's byte for byte (see plans):
+//     the provider plans an update once, not twice.
 //   - The resource's Terraform state rides in the private data the host
 //     keeps with each resource (sealed in the state like a sensitive value,
 //     since it may hold secrets), beside the provider's own private data
@@ -54,6 +56,9 @@ type Adapter struct {
 	// (Terraform's JSON encoding), part of every noChangeKey: a provider's
 	// plan may depend on it (default tags, a region). Nil before Configure.
 	providerConfig atomic.Pointer[[]byte]
+	// plans are the plans of in-place changes that Reads made, for the
+	// Updates that apply exactly them (see plans).
+	plans plans
 }
 
 // NewAdapter wraps p; name and version are the provider's (from its source
@@ -111,24 +116,22 @@ func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, erro
 // not for a provider on the legacy type system, which Terraform too only
 // logs). verified is false when no plan could be made (a config not wholly
 // known, before Configure) or it failed: Verify then reads.
-func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes, planned cty.Value, legacy bool) (resp *providers.ReadResponse, verified bool, err error) {
+func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, cfg cty.Value, planned cty.Value, legacy bool) (resp *providers.ReadResponse, verified bool, err error) {
 	js, err := StateJSON(state, s.ImpliedType())
 	if err != nil {
 		return nil, false, err
 	}
 	e := envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private}
 	var after *providers.Planned
-	if cfg, err := configObject(attrs, s.ImpliedType()); err == nil {
-		if key, ok := a.noChangeKey(typ, s, cfg, js, private); ok {
-			p, diags, err := a.plan(ctx, s, typ, state, private, attrs)
-			if err != nil {
-				return nil, false, err
-			}
-			if p != nil && !diags.HasError() {
-				after = p
-				if len(p.Changes) == 0 && len(p.RequiresReplace) == 0 {
-					e.NoChange = key
-				}
+	if key, ok := a.noChangeKey(typ, s, cfg, js, private); ok {
+		p, diags, err := a.plan(ctx, s, typ, state, private, cfg, false)
+		if err != nil {
+			return nil, false, err
+		}
+		if p != nil && !diags.HasError() {
+			after = p
+			if len(p.Changes) == 0 && len(p.RequiresReplace) == 0 {
+				e.NoChange = key
 			}
 		}
 	}
@@ -198,12 +201,33 @@ func (a *Adapter) noChangeKey(typ string, s *Schema, cfg cty.Value, state, priva
 	if err != nil {
 		return "", false
 	}
+	return "v1:" + digest([]byte(a.name), []byte(a.version), *pc, []byte(typ), []byte(strconv.FormatInt(s.Version, 10)), cj, state, private), true
+}
+
+// planKey is the key a plan of r is remembered under for the apply that
+// takes it (see plans): the provider (its address and version, and its
+// configuration), the type's schema version, and the request as the wire
+// sends it (prior state, proposed new state, config, private data,
+// provider_meta). false for a config not wholly known (Terraform plans
+// again at apply for what was unknown at plan time), or before Configure.
+func (a *Adapter) planKey(s *Schema, cfg cty.Value, r rawPlan) (string, bool) {
+	pc := a.providerConfig.Load()
+	if pc == nil || !cfg.IsWhollyKnown() {
+		return "", false
+	}
+	return "p1:" + digest([]byte(a.name), []byte(a.version), *pc, []byte(r.typeName), []byte(strconv.FormatInt(s.Version, 10)),
+		r.prior, r.proposed, r.config, r.priorPrivate, r.meta), true
+}
+
+// digest is the SHA-256 of parts, each prefixed by its length (so that no
+// two lists of parts run together the same), in hex.
+func digest(parts ...[]byte) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(a.name), []byte(a.version), *pc, []byte(typ), []byte(strconv.FormatInt(s.Version, 10)), cj, state, private} {
+	for _, part := range parts {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}
-	return "v1:" + hex.EncodeToString(h.Sum(nil)), true
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func openEnvelope(b []byte) (*envelope, bool) {
@@ -437,16 +461,18 @@ func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateR
 // through the provider; else, with an id, an object holding only it (what
 // Terraform's import hands ReadResource); else null.
 func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, providers.Diagnostics, error) {
-	v, p, _, diags, err := a.priorDecoded(ctx, s, typ, id, private)
+	e, _ := openEnvelope(private)
+	v, p, _, diags, err := a.priorDecoded(ctx, s, typ, id, e)
 	return v, p, diags, err
 }
 
-// priorDecoded is prior, also answering the envelope when the state is
-// its own, decoded at the schema version it was written at (so the
-// envelope still says exactly it); nil else.
-func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, *envelope, providers.Diagnostics, error) {
+// priorDecoded is prior from the envelope opened already (nil: none),
+// also answering the envelope when the state is its own, decoded at the
+// schema version it was written at (so the envelope still says exactly
+// it); nil else.
+func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e *envelope) (cty.Value, []byte, *envelope, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
-	if e, ok := openEnvelope(private); ok {
+	if e != nil {
 		if e.SchemaVersion == s.Version {
 			// Written from the provider's own answer at the schema version
 			// it has now: decoded with that schema's type it is what its
@@ -490,7 +516,7 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	if err != nil {
 		return nil, err
 	}
-	_, recorded := openEnvelope(req.Private)
+	opened, recorded := openEnvelope(req.Private)
 	if !recorded && req.ID == "" {
 		if req.IdempotencyKey != "" {
 			return nil, fmt.Errorf("%s %s: %w", req.Type, req.Name, ErrNoIdempotencyKeys)
@@ -499,7 +525,7 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		// the only record of what these providers made for it.
 		return &providers.ReadResponse{}, nil
 	}
-	prior, private, decoded, diags, err := a.priorDecoded(ctx, s, req.Type, req.ID, req.Private)
+	prior, private, decoded, diags, err := a.priorDecoded(ctx, s, req.Type, req.ID, opened)
 	if err != nil || diags.HasError() {
 		return &providers.ReadResponse{Diagnostics: diags}, err
 	}
@@ -527,26 +553,32 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		return nil, err
 	}
 	resp.Diagnostics = diags
-	if req.Config != nil && unmoved && decoded.NoChange != "" {
-		if cfg, err := configObject(req.Config, s.ImpliedType()); err == nil {
-			if key, ok := a.noChangeKey(req.Type, s, cfg, decoded.State, decoded.Private); ok && key == decoded.NoChange {
-				// The provider planned no change from this very state,
-				// private data and config, under this provider version
-				// and configuration, when it was applied (see settled):
-				// its plan is that again, without asking.
-				resp.Planned = &providers.Planned{Changes: []string{}, RequiresReplace: []string{}}
-				return resp, nil
-			}
+	if req.Config == nil {
+		return resp, nil
+	}
+	cfg, err := configObject(req.Config, s.ImpliedType())
+	if err != nil {
+		resp.Diagnostics = append(resp.Diagnostics, pathDiagnostics(err)...)
+		return resp, nil
+	}
+	if unmoved && decoded.NoChange != "" {
+		if key, ok := a.noChangeKey(req.Type, s, cfg, decoded.State, decoded.Private); ok && key == decoded.NoChange {
+			// The provider planned no change from this very state,
+			// private data and config, under this provider version and
+			// configuration, when it was applied (see settled): its plan
+			// is that again, without asking.
+			resp.Planned = &providers.Planned{Changes: []string{}, RequiresReplace: []string{}}
+			return resp, nil
 		}
 	}
-	if req.Config != nil {
-		planned, pdiags, err := a.plan(ctx, s, req.Type, rr.NewState, rr.Private, req.Config)
-		if err != nil {
-			return nil, err
-		}
-		resp.Diagnostics = append(resp.Diagnostics, pdiags...)
-		resp.Planned = planned
+	// An update's Check: the Update that follows applies this plan
+	// (remembered), not another of the same.
+	planned, pdiags, err := a.plan(ctx, s, req.Type, rr.NewState, rr.Private, cfg, true)
+	if err != nil {
+		return nil, err
 	}
+	resp.Diagnostics = append(resp.Diagnostics, pdiags...)
+	resp.Planned = planned
 	return resp, nil
 }
 
@@ -570,15 +602,17 @@ func (a *Adapter) answerSealed(state cty.Value, sealed []byte) (*providers.ReadR
 }
 
 // plan is the provider's plan from state toward cfg: the top-level
-// attributes it changes and those of them that force a replace.
-func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, attrs providers.Attributes) (*providers.Planned, providers.Diagnostics, error) {
-	cfg, err := configObject(attrs, s.ImpliedType())
-	if err != nil {
-		return nil, pathDiagnostics(err), nil
-	}
-	pr, err := a.p.PlanResourceChange(ctx, PlanResourceChangeRequest{
+// attributes it changes and those of them that force a replace. With
+// remember, a plan that changes something in place is kept for the
+// Update that applies it (see plans).
+func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, cfg cty.Value, remember bool) (*providers.Planned, providers.Diagnostics, error) {
+	r, ty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{
 		TypeName: typ, PriorState: state, ProposedNewState: ProposedNew(s.Block, state, cfg), Config: cfg, PriorPrivate: private,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, err := a.p.planEncoded(ctx, r, ty)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -605,12 +639,18 @@ func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Val
 	if len(out.RequiresReplace) > 0 && len(out.Changes) == 0 {
 		out.Changes = append(out.Changes, out.RequiresReplace...)
 	}
+	if remember && len(out.Changes) > 0 && len(out.RequiresReplace) == 0 && !state.IsNull() {
+		if key, ok := a.planKey(s, cfg, r); ok {
+			a.plans.put(key, pr)
+		}
+	}
 	return out, pr.Diagnostics, nil
 }
 
 // apply plans the change from prior to cfg (null: a destroy) and applies
 // it. The response's planned is the state the provider planned (null for
-// a destroy).
+// a destroy). An update whose plan a Read made for exactly this request
+// applies that plan (see plans) instead of planning it again.
 func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Value, private []byte, cfg cty.Value) (*applied, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	planned, plannedPrivate := cty.NullVal(ty), private
@@ -624,9 +664,20 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Va
 		if !cfg.IsNull() {
 			proposed = ProposedNew(s.Block, prior, cfg)
 		}
-		pr, err := a.p.PlanResourceChange(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private})
+		r, rty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private})
 		if err != nil {
 			return nil, nil, err
+		}
+		var pr *PlanResourceChangeResponse
+		if !cfg.IsNull() && !prior.IsNull() {
+			if key, ok := a.planKey(s, cfg, r); ok {
+				pr, _ = a.plans.take(key)
+			}
+		}
+		if pr == nil {
+			if pr, err = a.p.planEncoded(ctx, r, rty); err != nil {
+				return nil, nil, err
+			}
 		}
 		diags = append(diags, pr.Diagnostics...)
 		if pr.Diagnostics.HasError() {
@@ -663,7 +714,7 @@ func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.CreateResponse{Diagnostics: diags}, nil
 	}
-	made, verified, err := a.made(ctx, s, req.Type, ar, req.Config, diags)
+	made, verified, err := a.made(ctx, s, req.Type, ar, cfg, diags)
 	if err != nil {
 		return nil, err
 	}
@@ -679,7 +730,7 @@ func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*pr
 // made is the answer to a create's or update's apply: settled (and
 // verified, see there) when it succeeded, else only sealed (what a failed
 // apply left is recorded, and nothing verifies it).
-func (a *Adapter) made(ctx context.Context, s *Schema, typ string, ar *applied, cfg providers.Attributes, diags providers.Diagnostics) (*providers.ReadResponse, bool, error) {
+func (a *Adapter) made(ctx context.Context, s *Schema, typ string, ar *applied, cfg cty.Value, diags providers.Diagnostics) (*providers.ReadResponse, bool, error) {
 	if diags.HasError() {
 		resp, err := a.answer(s, ar.NewState, ar.Private)
 		return resp, false, err
@@ -707,7 +758,7 @@ func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*pr
 	if ar == nil || ar.NewState.IsNull() {
 		return &providers.UpdateResponse{Diagnostics: diags}, nil
 	}
-	made, verified, err := a.made(ctx, s, req.Type, ar, req.Config, diags)
+	made, verified, err := a.made(ctx, s, req.Type, ar, cfg, diags)
 	if err != nil {
 		return nil, err
 	}

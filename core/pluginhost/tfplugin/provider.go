@@ -318,25 +318,41 @@ type PlanResourceChangeResponse struct {
 
 // PlanResourceChange asks the provider to plan a change.
 func (p *Provider) PlanResourceChange(ctx context.Context, req PlanResourceChangeRequest) (*PlanResourceChangeResponse, error) {
-	s, rs, err := p.resourceSchema(ctx, req.TypeName)
+	r, ty, err := p.encodePlan(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	return p.planEncoded(ctx, r, ty)
+}
+
+// encodePlan is req as the wire sends it, and the type its values are of:
+// the bytes a plan is remembered by (see Adapter.remembered), which
+// planEncoded then sends without encoding them again.
+func (p *Provider) encodePlan(ctx context.Context, req PlanResourceChangeRequest) (rawPlan, cty.Type, error) {
+	s, rs, err := p.resourceSchema(ctx, req.TypeName)
+	if err != nil {
+		return rawPlan{}, cty.NilType, err
 	}
 	ty := rs.ImpliedType()
 	var r rawPlan
 	r.typeName, r.priorPrivate = req.TypeName, req.PriorPrivate
 	if r.prior, err = EncodeMsgpack(req.PriorState, ty); err != nil {
-		return nil, fmt.Errorf("%s prior state: %w", req.TypeName, err)
+		return rawPlan{}, cty.NilType, fmt.Errorf("%s prior state: %w", req.TypeName, err)
 	}
 	if r.proposed, err = EncodeMsgpack(req.ProposedNewState, ty); err != nil {
-		return nil, fmt.Errorf("%s proposed new state: %w", req.TypeName, err)
+		return rawPlan{}, cty.NilType, fmt.Errorf("%s proposed new state: %w", req.TypeName, err)
 	}
 	if r.config, err = EncodeMsgpack(req.Config, ty); err != nil {
-		return nil, fmt.Errorf("%s config: %w", req.TypeName, err)
+		return rawPlan{}, cty.NilType, fmt.Errorf("%s config: %w", req.TypeName, err)
 	}
 	if r.meta, err = providerMeta(s); err != nil {
-		return nil, err
+		return rawPlan{}, cty.NilType, err
 	}
+	return r, ty, nil
+}
+
+// planEncoded sends a plan request encodePlan made.
+func (p *Provider) planEncoded(ctx context.Context, r rawPlan, ty cty.Type) (*PlanResourceChangeResponse, error) {
 	resp, err := p.w.planResourceChange(ctx, r)
 	if err != nil {
 		return nil, err
@@ -344,7 +360,7 @@ func (p *Provider) PlanResourceChange(ctx context.Context, req PlanResourceChang
 	out := &PlanResourceChangeResponse{RequiresReplace: resp.requiresReplace, PlannedPrivate: resp.private,
 		LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags}
 	if out.PlannedState, err = resp.state.decode(ty); err != nil {
-		return nil, fmt.Errorf("%s planned state: %w", req.TypeName, err)
+		return nil, fmt.Errorf("%s planned state: %w", r.typeName, err)
 	}
 	return out, nil
 }

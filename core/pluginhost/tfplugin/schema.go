@@ -2,6 +2,7 @@ package tfplugin
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -54,6 +55,15 @@ type Block struct {
 	DescriptionKind    StringKind
 	Deprecated         bool
 	DeprecationMessage string
+
+	// implied is ImpliedType, worked out on its first call: every call
+	// of the host and the adapter needs it, some several times, and a
+	// schema does not change once read. A Block is not to be changed
+	// after its ImpliedType is asked.
+	implied struct {
+		once sync.Once
+		ty   cty.Type
+	}
 }
 
 // StringKind says how a description is written.
@@ -146,6 +156,11 @@ func (b *Block) ImpliedType() cty.Type {
 	if b == nil {
 		return cty.EmptyObject
 	}
+	b.implied.once.Do(func() { b.implied.ty = b.impliedType() })
+	return b.implied.ty
+}
+
+func (b *Block) impliedType() cty.Type {
 	atys := make(map[string]cty.Type, len(b.Attributes)+len(b.BlockTypes))
 	for name, a := range b.Attributes {
 		atys[name] = a.ImpliedType()

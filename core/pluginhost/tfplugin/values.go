@@ -489,10 +489,50 @@ func asMap(v any) (map[string]any, bool) {
 // unmarked is v without its marks (the wire carries none). Checking first
 // spares the copy UnmarkDeep makes of every value, marked or not.
 func unmarked(v cty.Value) cty.Value {
-	if v.ContainsMarked() {
+	if containsMarked(v) {
 		v, _ = v.UnmarkDeep()
 	}
 	return v
+}
+
+// containsMarked is v.ContainsMarked() without its cost: cty's walks the
+// value building a path (and a key value) for every element, which was a
+// quarter of the allocations of an adapter's create (every value sent or
+// answered is checked, and none is marked on this package's own paths).
+// Objects and tuples are looked into by name and index, which allocates
+// nothing; collections through their element iterator.
+func containsMarked(v cty.Value) bool {
+	if v.IsMarked() {
+		return true
+	}
+	if v.IsNull() || !v.IsKnown() {
+		return false
+	}
+	ty := v.Type()
+	switch {
+	case ty.IsObjectType():
+		for name := range ty.AttributeTypes() {
+			if containsMarked(v.GetAttr(name)) {
+				return true
+			}
+		}
+	case ty.IsTupleType():
+		for i := range ty.TupleElementTypes() {
+			if containsMarked(v.Index(cty.NumberIntVal(int64(i)))) {
+				return true
+			}
+		}
+	case ty.IsListType(), ty.IsMapType(), ty.IsSetType():
+		if v.LengthInt() == 0 {
+			return false
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			if _, e := it.Element(); containsMarked(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EncodeMsgpack is a value's msgpack encoding for the type ty, as a

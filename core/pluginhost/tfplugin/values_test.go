@@ -293,3 +293,40 @@ func TestClientConfig(t *testing.T) {
 		t.Errorf("env %v, SkipHostEnv %v", cmd.Env, cc.SkipHostEnv)
 	}
 }
+
+// TestContainsMarked: the package's own check says what cty's does, for a
+// mark at every depth and in every kind of value.
+func TestContainsMarked(t *testing.T) {
+	m := func(v cty.Value) cty.Value { return v.Mark("sensitive") }
+	s := cty.StringVal("s")
+	obj := func(v cty.Value) cty.Value { return cty.ObjectVal(map[string]cty.Value{"a": s, "b": v}) }
+	for name, v := range map[string]cty.Value{
+		"plain string":           s,
+		"marked string":          m(s),
+		"null":                   cty.NullVal(cty.String),
+		"marked null":            m(cty.NullVal(cty.String)),
+		"unknown":                cty.UnknownVal(cty.String),
+		"marked unknown":         m(cty.UnknownVal(cty.String)),
+		"object":                 obj(s),
+		"object, marked inside":  obj(m(s)),
+		"marked object":          m(obj(s)),
+		"nested object, deep":    obj(obj(obj(m(s)))),
+		"unknown object":         cty.UnknownVal(cty.Object(map[string]cty.Type{"a": cty.String})),
+		"list":                   cty.ListVal([]cty.Value{s, s}),
+		"list, marked inside":    cty.ListVal([]cty.Value{s, m(s)}),
+		"empty list":             cty.ListValEmpty(cty.String),
+		"map":                    cty.MapVal(map[string]cty.Value{"k": s}),
+		"map, marked inside":     cty.MapVal(map[string]cty.Value{"k": s, "l": m(s)}),
+		"set":                    cty.SetVal([]cty.Value{s}),
+		"marked set":             m(cty.SetVal([]cty.Value{s})),
+		"set of objects":         cty.SetVal([]cty.Value{obj(s)}),
+		"tuple":                  cty.TupleVal([]cty.Value{s, cty.True}),
+		"tuple, marked inside":   cty.TupleVal([]cty.Value{s, m(cty.True)}),
+		"list of objects marked": cty.ListVal([]cty.Value{obj(s), obj(m(s))}),
+		"object of list marked":  obj(cty.ListVal([]cty.Value{m(s)})),
+	} {
+		if got, want := containsMarked(v), v.ContainsMarked(); got != want {
+			t.Errorf("%s: containsMarked = %v, cty says %v", name, got, want)
+		}
+	}
+}

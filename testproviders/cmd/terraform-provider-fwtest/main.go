@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/bulwark-iac/bulwark/testproviders/fwtest"
+	"github.com/bulwark-iac/bulwark/testproviders/internal/cpuprofile"
 )
 
 // version is the provider's version, what its mirror folder is named by;
@@ -14,7 +15,10 @@ import (
 var version = "0.1.0"
 
 func main() {
-	if err := fwtest.Serve(context.Background(), version); err != nil {
+	stop := cpuprofile.Start()
+	err := fwtest.Serve(context.Background(), version)
+	stop()
+	if err != nil {
 		log.Fatal(err)
 	}
 }
