@@ -101,17 +101,22 @@ install: build
 # printed whole when they end, so the suite takes about as long as the
 # longer of them rather than the sum (docs/development.md, "CI time").
 # Every module runs to its end, and the target fails if any failed.
+#
+# -vet=off (TEST_VET): go test would run a subset of go vet's checks on
+# every package before testing it; make vet, this target's prerequisite,
+# has just run all of them on every module, tests included.
 LONG_MODULE := cmd/bulwark
 LONG_SPLIT  := ^TestScriptsOn(Postgres|S3)$$
+TEST_VET    := -vet=off
 test: vet build-demo
 	@log=$$(mktemp); log2=$$(mktemp); fail=0; \
-	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) -skip '$(LONG_SPLIT)' ./... ) > $$log 2>&1 & long=$$!; \
-	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) -run '$(LONG_SPLIT)' . ) > $$log2 2>&1 & split=$$!; \
-	for m in $(filter-out $(LONG_MODULE),$(MODULES)); do echo "== $$m"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) ./...) || fail=1; done; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -skip '$(LONG_SPLIT)' ./... ) > $$log 2>&1 & long=$$!; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -run '$(LONG_SPLIT)' . ) > $$log2 2>&1 & split=$$!; \
+	for m in $(filter-out $(LONG_MODULE),$(MODULES)); do echo "== $$m"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; done; \
 	echo "== examples/provider-hello (out of tree: built without the workspace)"; \
-	(cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) ./...) || fail=1; \
+	(cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
 	echo "== tools/release (its own module, outside the workspace)"; \
-	(cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) ./...) || fail=1; \
+	(cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
 	echo "== $(LONG_MODULE): the scripts on PostgreSQL and S3 (run beside the others)"; \
 	wait $$split || fail=1; cat $$log2; \
 	echo "== $(LONG_MODULE): the rest (run beside the others)"; \
