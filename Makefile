@@ -95,18 +95,19 @@ install: build
 #
 # cmd/bulwark's tests (the longest: most of their time is spent waiting on
 # plugin processes, fsyncs and the crash harness's children) run beside the
-# other modules', as two processes: the end-to-end scripts on PostgreSQL
-# and S3 (LONG_SPLIT) in one, the rest of cmd/bulwark in the other, each
-# test binary running its own -parallel share; their output is held and
-# printed whole when they end, so the suite takes about as long as the
-# longer of them rather than the sum (docs/development.md, "CI time").
-# Every module runs to its end, and the target fails if any failed.
+# other modules', as two processes: every test named ...OnPostgres or
+# ...OnS3 (LONG_SPLIT: the end-to-end scripts, the crash harnesses and the
+# browser test on those backends) in one, the rest of cmd/bulwark in the
+# other, each test binary running its own -parallel share; their output is
+# held and printed whole when they end, so the suite takes about as long as
+# the longest of the three rather than the sum (docs/development.md, "CI
+# time"). Every module runs to its end, and the target fails if any failed.
 #
 # -vet=off (TEST_VET): go test would run a subset of go vet's checks on
 # every package before testing it; make vet, this target's prerequisite,
 # has just run all of them on every module, tests included.
 LONG_MODULE := cmd/bulwark
-LONG_SPLIT  := ^TestScriptsOn(Postgres|S3)$$
+LONG_SPLIT  := ^Test[A-Za-z0-9]*On(Postgres|S3)$$
 TEST_VET    := -vet=off
 test: vet build-demo
 	@log=$$(mktemp); log2=$$(mktemp); fail=0; \
@@ -117,7 +118,7 @@ test: vet build-demo
 	(cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
 	echo "== tools/release (its own module, outside the workspace)"; \
 	(cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
-	echo "== $(LONG_MODULE): the scripts on PostgreSQL and S3 (run beside the others)"; \
+	echo "== $(LONG_MODULE): the tests on PostgreSQL and S3 (run beside the others)"; \
 	wait $$split || fail=1; cat $$log2; \
 	echo "== $(LONG_MODULE): the rest (run beside the others)"; \
 	wait $$long || fail=1; cat $$log; rm -f $$log $$log2; exit $$fail
