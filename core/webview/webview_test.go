@@ -54,7 +54,8 @@ func mockPlugins(t testing.TB) string {
 			return
 		}
 		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		cmd := exec.Command(goBin, "build", "-o", filepath.Join(mockDir, "bulwark-provider-mock"), "github.com/bulwark-iac/bulwark/plugins/mock/cmd/bulwark-provider-mock")
+		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+		cmd := exec.Command(goBin, "build", "-trimpath", "-o", filepath.Join(mockDir, "bulwark-provider-mock"), "github.com/bulwark-iac/bulwark/plugins/mock/cmd/bulwark-provider-mock")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			mockErr = &buildError{out: string(out), err: err}
