@@ -61,7 +61,8 @@ func fakeS3() (string, error) {
 		}
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(file), "..", "..")
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "fakes3"), "./plugins/aws/internal/fakes3")
+		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "fakes3"), "./plugins/aws/internal/fakes3")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fakes3Err = fmt.Errorf("build the S3 emulator: %v\n%s", err, out)

@@ -44,7 +44,8 @@ func buildTerraformMirror(t *testing.T) string {
 		for _, typ := range []string{"fwtest", "sdktest"} {
 			exe := filepath.Join(dir, "registry.terraform.io", "bulwark", typ, tfMirrorVersion, runtime.GOOS+"_"+runtime.GOARCH,
 				"terraform-provider-"+typ+"_v"+tfMirrorVersion)
-			cmd := exec.Command("go", "build", "-o", exe, "github.com/bulwark-iac/bulwark/testproviders/cmd/terraform-provider-"+typ)
+			// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+			cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "github.com/bulwark-iac/bulwark/testproviders/cmd/terraform-provider-"+typ)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				tfMirrorErr = fmt.Errorf("build terraform-provider-%s: %v\n%s", typ, err, out)

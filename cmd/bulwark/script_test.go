@@ -80,7 +80,8 @@ func buildPlugins(t *testing.T) string {
 				}
 				continue
 			}
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "bulwark-provider-"+name), "./plugins/"+name)
+			// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+			cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "bulwark-provider-"+name), "./plugins/"+name)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				pluginsErr = fmt.Errorf("build %s: %v\n%s", name, err, out)

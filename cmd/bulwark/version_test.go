@@ -183,7 +183,8 @@ func TestMakeBuildVersionFromGitDescribe(t *testing.T) {
 	}
 
 	bin := filepath.Join(t.TempDir(), "bulwark")
-	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".")
+	// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
 	}

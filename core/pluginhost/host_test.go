@@ -80,7 +80,8 @@ func testPlugin(t *testing.T) string {
 		if err != nil {
 			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, Prefix+"test"), "./internal/testplugin")
+		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+		cmd := exec.Command(goBin, "build", "-trimpath", "-o", filepath.Join(dir, Prefix+"test"), "./internal/testplugin")
 		cmd.Dir = filepath.Dir(file)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

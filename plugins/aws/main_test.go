@@ -59,7 +59,8 @@ func goBuild(t *testing.T, out, pkg string) {
 	if err != nil {
 		t.Skip("no go command to build with")
 	}
-	cmd := exec.Command(goBin, "build", "-o", out, pkg)
+	// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, pkg)
 	cmd.Dir = repoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)

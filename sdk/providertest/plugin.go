@@ -100,7 +100,8 @@ func Build(t *testing.T, name string) string {
 		t.Skip("providertest: no go command to build the plugin with")
 	}
 	bin := filepath.Join(t.TempDir(), "bulwark-provider-"+name)
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+	if out, err := exec.Command(goBin, "build", "-trimpath", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("providertest: go build: %v\n%s", err, out)
 	}
 	return bin

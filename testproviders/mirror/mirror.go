@@ -80,7 +80,8 @@ func BuildVersion(ctx context.Context, dir, version string) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return "", err
 		}
-		cmd := exec.CommandContext(ctx, goTool, "build",
+		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+		cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath",
 			"-ldflags", "-X main.version="+version, "-o", out, p.Package)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

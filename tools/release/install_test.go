@@ -52,11 +52,17 @@ func TestInstallFromFileProxy(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatalf("the modules cannot install from a proxy:\n%s", strings.Join(problems, "\n"))
 	}
+	// Registered before t.TempDir, so it runs after the folder's removal
+	// (a module cache of its own: thousands of files).
+	begin := time.Now()
+	t.Cleanup(func() { t.Logf("in all, the temporary folder's removal included: %.1fs", time.Since(begin).Seconds()) })
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
+	start := time.Now()
 	if err := BuildProxy(ctx, root, mods, version, proxy, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the proxy in a folder: %.1fs", time.Since(start).Seconds())
 	realCache := goEnv(t, goTool, "GOMODCACHE")
 	buildCache := goEnv(t, goTool, "GOCACHE")
 
@@ -89,6 +95,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 		}
 		t.Logf("go install %s@%s: %.1fs", pkg, version, time.Since(start).Seconds())
 	}
+	t.Logf("before the first install: %.1fs", time.Since(begin).Seconds())
 	install(gobin, Prefix+"cmd/bulwark")
 	providers := []string{"mock", "local"}
 	if os.Getenv("BULWARK_TEST_INSTALL_AWS") == "1" {

@@ -105,7 +105,8 @@ func frameworkProvider(t *testing.T, typ string) string {
 			return
 		}
 		for _, p := range []string{"fwtest", "sdktest"} {
-			cmd := exec.Command(goBin(), "build", "-o", filepath.Join(dir, "terraform-provider-"+p), "github.com/bulwark-iac/bulwark/testproviders/cmd/terraform-provider-"+p)
+			// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+			cmd := exec.Command(goBin(), "build", "-trimpath", "-o", filepath.Join(dir, "terraform-provider-"+p), "github.com/bulwark-iac/bulwark/testproviders/cmd/terraform-provider-"+p)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				frameworksErr = fmt.Errorf("build terraform-provider-%s: %v\n%s", p, err, out)
 				return

@@ -39,7 +39,8 @@ func Build(ctx context.Context, root, dir string) (bulwark, pluginDir string, er
 		{bulwark, "./cmd/bulwark"},
 		{filepath.Join(pluginDir, "bulwark-provider-mock"), "./plugins/mock/cmd/bulwark-provider-mock"},
 	} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
+		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", b.out, b.pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", "", fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
