@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/core/spec"
 )
 
 // A start the engine journaled while the step waited for its write slot,
@@ -67,5 +70,44 @@ func TestResumeReadersSkipAStartThatWasNotSent(t *testing.T) {
 	}
 	if open := openCreates(other, nil); len(open) != 1 || open[0].Step != "d" {
 		t.Errorf("open creates %+v, want d's: a not_sent end that names another start ends nothing", open)
+	}
+}
+
+// capsOnly is a provider of which only its schema's capabilities are asked.
+type capsOnly struct {
+	Provider
+	caps providers.Capabilities
+}
+
+func (p capsOnly) Schema() *providers.GetSchemaResponse {
+	return &providers.GetSchemaResponse{Capabilities: p.caps}
+}
+
+// A create (or a replace's) of a provider that takes no idempotency key
+// journals its start only once it holds its write slot: an open start of
+// one stops resume for a person, so that window is not widened to the
+// wait for a slot. Every other step of it, and every step of a keyed
+// provider, journals its start while it waits.
+func TestApplyStepStartsWithTheSlotOnlyForAKeylessCreate(t *testing.T) {
+	for _, tc := range []struct {
+		keyless bool
+		action  plan.Action
+		want    bool
+	}{
+		{true, plan.Create, true},
+		{true, plan.Replace, true},
+		{true, plan.NoOp, true}, // checks only; were it missing, a create
+		{true, plan.Update, false},
+		{true, plan.Import, false},
+		{false, plan.Create, false},
+		{false, plan.Replace, false},
+		{false, plan.Update, false},
+	} {
+		caps := providers.Capabilities{IdempotencyKeys: !tc.keyless, Keyless: tc.keyless}
+		s := &session{plugins: map[string]Provider{"p": capsOnly{caps: caps}}}
+		step := s.applyStep(plan.Change{Resource: "a", Action: tc.action}, &spec.Resource{Name: "a", Type: "t", Provider: "p"})
+		if step.StartWithSlot != tc.want {
+			t.Errorf("keyless %v, %s: StartWithSlot %v, want %v", tc.keyless, tc.action, step.StartWithSlot, tc.want)
+		}
 	}
 }
