@@ -26,7 +26,8 @@
 // A step's "execute started" is made durable as soon as the step is ready
 // to write (checked, and every step it depends on verified), while it waits
 // for its write slot: the fsync overlaps the wait, and the call goes out
-// the moment a slot is free. A run that stops before the call (an
+// the moment a slot is free. (A step that finds a slot free at once takes
+// it first, and journals its start with it: there is no wait to overlap.) A run that stops before the call (an
 // interrupt, another step's failure, a cancelled context) ends that start
 // "not_sent" (journal.StepNotSent, its Key the start's id): the step
 // counts as never started (Result.Blocked), not failed or executed, and is

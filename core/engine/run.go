@@ -460,7 +460,14 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	// never called ends "not_sent" (notSent). A step that asks for it
 	// (StartWithSlot: a create of a keyless provider) journals its start
 	// only once it holds its slot, as the call goes out.
-	early := !s.StartWithSlot
+	// With a slot free at once there is no wait to overlap: the slot is
+	// taken first and the start journaled with it, as before, so the
+	// steps that find a slot keep the order they came in.
+	took := !s.StartWithSlot && sl.writes.tryTake()
+	early := !s.StartWithSlot && !took
+	if took {
+		leaveDeck()
+	}
 	if early {
 		if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
 			// Asked to stop after Check (or while it waited for what it
@@ -475,11 +482,13 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 	}
 	// The write slot is held until Execute returns.
-	if err := sl.writes.take(ctx); err != nil {
-		if early {
-			return e.notSent(jctx, rec, started, fmt.Errorf("%w: %w", ErrInterrupted, err))
+	if !took {
+		if err := sl.writes.take(ctx); err != nil {
+			if early {
+				return e.notSent(jctx, rec, started, fmt.Errorf("%w: %w", ErrInterrupted, err))
+			}
+			return journal.StepFailed, false, nil, err
 		}
-		return journal.StepFailed, false, nil, err
 	}
 	leaveDeck()
 	held := true
