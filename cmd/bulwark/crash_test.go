@@ -1996,6 +1996,48 @@ func TestCrashOverlappedPipelineAtRandomMoments(t *testing.T) {
 	ref := newCrashEnv(t, stack)
 	fullApply := ref.must(0, "apply", "--yes", spec, "--parallelism", "3").took
 	fullTeardown := ref.must(0, "teardown", spec, "--yes", "--parallelism", "3").took
+	// Killed once at a fixed journal boundary as well: the 5th record, the
+	// start of the 4th step. At --parallelism 3 the first three are
+	// writing (20 ms a call) while the next three, on deck, make their
+	// starts durable as they wait for a slot: that start is the kill, the
+	// boundary between a durable "execute started" and a call not sent
+	// (resume looks for what its key made, and finds nothing).
+	t.Run("early_start", func(t *testing.T) {
+		e := newCrashEnv(t, stack)
+		r := e.run("journal:5", "apply", "--yes", spec, "--parallelism", "3")
+		if !r.killed {
+			t.Fatalf("apply was not killed at its 5th journal record: %s", r)
+		}
+		e.assertNothingLeft()
+		open := map[string]bool{}
+		for _, rec := range e.journalRecords() {
+			if rec.Kind == "step" && rec.Phase == "execute" {
+				open[rec.Step] = rec.Status == "started"
+			}
+		}
+		starts := 0
+		for _, o := range open {
+			if o {
+				starts++
+			}
+		}
+		// More starts open than write slots: one at least was waiting for
+		// its slot (under a load heavy enough to let a Create return first,
+		// fewer: the kill then lands at another boundary, still checked).
+		t.Logf("killed with %d execute start(s) open at --parallelism 3 (%d made in the world)", starts, len(e.mockWorld()))
+		r1 := e.run("", "resume", spec)
+		if r1.killed || r1.code != 0 {
+			t.Fatalf("resume: %s\n%s", r1, e.history())
+		}
+		e.checkSettled(spec)
+		st, world := e.readState(), e.mockWorld()
+		e.checkAgreement(st, world)
+		if len(st.Resources) != n || len(world) != n {
+			t.Fatalf("%d recorded and %d in the world after resume, want %d of each\n%s", len(st.Resources), len(world), n, e.history())
+		}
+		e.must(0, "plan", spec, "--detailed-exitcode")
+		e.assertNothingLeft()
+	})
 	for i := range 4 {
 		seed := base + int64(i)
 		rnd := mrand.New(mrand.NewSource(seed))

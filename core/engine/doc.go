@@ -23,6 +23,24 @@
 // is being made durable, so it must not depend on that write; the step ends,
 // and what depends on it starts, only once both are done.
 //
+// A step's "execute started" is made durable as soon as the step is ready
+// to write (checked, and every step it depends on verified), while it waits
+// for its write slot: the fsync overlaps the wait, and the call goes out
+// the moment a slot is free. (A step that finds a slot free at once takes
+// it first, and journals its start with it: there is no wait to
+// overlap.) A run that stops before the call (an
+// interrupt, another step's failure, a cancelled context) ends that start
+// "not_sent" (journal.StepNotSent, its Key the start's id): the step
+// counts as never started (Result.Blocked), not failed or executed, and is
+// never rolled back; every reader of the journal drops the pair
+// (journal.Sent). A crash between the start and the call is a crash
+// mid-step as before: resume reads by the key, and finds nothing sent. A
+// step whose caller sets Step.StartWithSlot (a create of a provider that
+// takes no idempotency key, whose open start would stop resume for a
+// person) journals its start only once it holds its slot. A failure that
+// stops the run halts it before its step gives back its write slot, so the
+// step waiting for that slot does not start its call.
+//
 // Four records guard no mutation, and are deferred (DeferringJournal): the
 // operation's start ("running": the first step's "started" follows it), a
 // Check's "skipped" (the step starts no work), a Verify's "ok" (a read

@@ -57,6 +57,18 @@ type Step struct {
 	// interruption or a failure from then on ends the operation Failed,
 	// with what is left recorded for the next run or a resume.
 	Cleanup bool
+	// StartWithSlot journals the step's "execute started" record only once
+	// it holds its write slot, just before its Execute, instead of while
+	// it waits for one. By default the record is made durable as soon as
+	// the step is ready (checked, what it depends on verified), so that
+	// its fsync overlaps the wait for the slot and the call goes out the
+	// moment a slot is free; a start whose work never went out is then
+	// ended "not_sent" (journal.StepNotSent). The caller sets it for a
+	// create of a provider that takes no idempotency key: a crash after
+	// its "started" leaves an outcome nobody can look up (resume stops for
+	// a person), so that window stays as short as the call itself. It is
+	// read after Check, which may set it (Check may refine the action).
+	StartWithSlot bool
 }
 
 // Operation is a set of steps run as one journaled unit.
@@ -79,8 +91,9 @@ type Operation struct {
 	Steps []*Step
 	// Parallelism is the most Executes (the writes: Create, Update,
 	// Delete) in flight at once (at least one): the --parallelism of the
-	// command. A step holds its write slot from its "execute started"
-	// record to its Execute's return, and no longer.
+	// command. A step holds its write slot from just before its Execute
+	// to its return, and no longer: its "execute started" record is made
+	// durable while it waits for the slot (see Step.StartWithSlot).
 	Parallelism int
 	// ReadParallelism is the most Checks and Verifies (the reads) in
 	// flight at once (0: Parallelism). Reads have their own slots, so a

@@ -78,6 +78,11 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			mu.Lock()
 			defer mu.Unlock()
 			return stopping
+		},
+		halt: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			stopping = true
 		}}
 	for _, s := range op.Steps {
 		sl.gates[s.ID] = &gate{done: make(chan struct{})}
@@ -240,6 +245,27 @@ func (e *Engine) lost(res Result) Result {
 	return res
 }
 
+// notSent ends a step whose "execute started" record (started) is durable
+// but whose Execute was never called: a "not_sent" record naming started's
+// id as its Key, which every reader takes as the step never started
+// (journal.Sent). The step counts as stopped (Result.Blocked): not failed,
+// not executed, never rolled back. Once the journal is lost nothing more is
+// written: the start stays open, as a crash there leaves it, and resume
+// reads by its key (nothing was sent under it, so nothing is found). A
+// record that cannot be written fails the step (not executed either):
+// resume then finds the start open, as after a crash.
+func (e *Engine) notSent(jctx context.Context, rec, started journal.Record, why error) (string, bool, func() (string, error), error) {
+	if stoppedBy(e.Lost) {
+		return stepStopped, false, nil, why
+	}
+	r := rec
+	r.Phase, r.Status, r.Key = "execute", journal.StepNotSent, started.ID
+	if _, err := e.append(jctx, r); err != nil {
+		return journal.StepFailed, false, nil, fmt.Errorf("%w (and %w)", why, err)
+	}
+	return stepStopped, false, nil, why
+}
+
 // stepStopped is runStep's status for a step stopped after its Check: it
 // counts as never started.
 const stepStopped = "stopped"
@@ -315,6 +341,10 @@ type stepSlots struct {
 	deck   *slots
 	gates  map[string]*gate
 	halted func() bool
+	// halt stops the run from starting more work: a step whose failure
+	// stops the run calls it before it gives back its write slot, so the
+	// step waiting for that slot does not start its call first.
+	halt func()
 }
 
 // gate opens once its step has ended, verified or not.
@@ -425,10 +455,47 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 		return stepStopped, false, nil, ErrInterrupted
 	}
-	// The write slot is held from the "started" record to Execute's
-	// return: a step waiting for one has journaled nothing yet.
-	if err := sl.writes.take(ctx); err != nil {
-		return journal.StepFailed, false, nil, err
+	// Check may have refined what the step does (a planned update of a
+	// resource that is gone becomes a create): the records of the work, and
+	// what a resume reads from them, name the refined action.
+	rec.Action, ev.Action = s.Action, s.Action
+	started := rec
+	started.Phase, started.Status = "execute", journal.StepStarted
+	// The "started" record is made durable now, while the step waits for
+	// its write slot, so that the fsync overlaps the wait and the call
+	// goes out the moment a slot is free; a step whose Execute is then
+	// never called ends "not_sent" (notSent). A step that asks for it
+	// (StartWithSlot: a create of a keyless provider) journals its start
+	// only once it holds its slot, as the call goes out.
+	// With a slot free at once there is no wait to overlap: the slot is
+	// taken first and the start journaled with it, as before, so the
+	// steps that find a slot keep the order they came in.
+	took := !s.StartWithSlot && sl.writes.tryTake()
+	early := !s.StartWithSlot && !took
+	if took {
+		leaveDeck()
+	}
+	if early {
+		if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
+			// Asked to stop after Check (or while it waited for what it
+			// depends on): the step never starts its work.
+			if err := ctx.Err(); err != nil {
+				return stepStopped, false, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+			}
+			return stepStopped, false, nil, ErrInterrupted
+		}
+		if started, err = e.append(jctx, started); err != nil {
+			return journal.StepFailed, false, nil, err
+		}
+	}
+	// The write slot is held until Execute returns.
+	if !took {
+		if err := sl.writes.take(ctx); err != nil {
+			if early {
+				return e.notSent(jctx, rec, started, fmt.Errorf("%w: %w", ErrInterrupted, err))
+			}
+			return journal.StepFailed, false, nil, err
+		}
 	}
 	leaveDeck()
 	held := true
@@ -439,25 +506,33 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 	}
 	defer giveWrite()
-	if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() {
+	if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
 		// Asked to stop after Check (or while it waited for its slot, or
-		// another step failed meanwhile): the step never starts its work.
-		return stepStopped, false, nil, ErrInterrupted
+		// another step failed meanwhile, or the context ended as the slot
+		// came free): the step never starts its work.
+		why := ErrInterrupted
+		if err := ctx.Err(); err != nil {
+			why = fmt.Errorf("%w: %w", ErrInterrupted, err)
+		}
+		if early {
+			return e.notSent(jctx, rec, started, why)
+		}
+		return stepStopped, false, nil, why
 	}
-	// Check may have refined what the step does (a planned update of a
-	// resource that is gone becomes a create): the records of the work, and
-	// what a resume reads from them, name the refined action.
-	rec.Action, ev.Action = s.Action, s.Action
-	started := rec
-	started.Phase, started.Status = "execute", journal.StepStarted
-	started, err = e.append(jctx, started)
-	if err != nil {
-		return journal.StepFailed, false, nil, err
+	if !early {
+		if started, err = e.append(jctx, started); err != nil {
+			return journal.StepFailed, false, nil, err
+		}
 	}
 	ev.Status = "started"
 	e.observe(ev)
 	t0 := e.now()
 	err = s.Execute(context.WithValue(ctx, writesKey{}, sl), started.ID)
+	if err != nil && (s.Intervention || s.Policy != Continue) {
+		// The failure stops the run (settle says how): no step starts
+		// its work after it, not even the one waiting for this slot.
+		sl.halt()
+	}
 	giveWrite()
 	ev.Duration = e.now().Sub(t0)
 	if err != nil {

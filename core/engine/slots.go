@@ -36,6 +36,16 @@ func (s *slots) take(ctx context.Context) error {
 	}
 }
 
+// tryTake takes a slot if one is free now, without waiting.
+func (s *slots) tryTake() bool {
+	select {
+	case s.free <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *slots) give() { <-s.free }
 
 type writesKey struct{}

@@ -57,7 +57,47 @@ const (
 	StepOK      = "ok"
 	StepFailed  = "failed"
 	StepSkipped = "skipped"
+	// StepNotSent ends an "execute started" whose work never went out:
+	// the step journaled its start while it waited for a write slot (so
+	// that the fsync overlaps the wait), and the run stopped before its
+	// Execute was called (an interrupt, another step's failure, a
+	// cancelled context). Its Key is the id of the "started" record it
+	// ends. Every reader takes the pair as a step that never started (see
+	// Sent): nothing was sent under that key, so nothing is looked for by
+	// it, nothing is rolled back for it, and no outcome is unknown.
+	StepNotSent = "not_sent"
 )
+
+// Sent returns recs without the "execute started" records that a
+// StepNotSent record ended (matched by its Key, the started record's id),
+// and without the StepNotSent records themselves (one that names no start
+// of recs ends nothing there): what is left reads as if those steps had
+// never started, which is what happened. recs is returned as it is when it
+// holds no StepNotSent record; otherwise a new slice.
+func Sent(recs []Record) []Record {
+	var void map[string]bool
+	for _, r := range recs {
+		if r.Kind == KindStep && r.Status == StepNotSent {
+			if void == nil {
+				void = map[string]bool{}
+			}
+			if r.Key != "" {
+				void[r.Key] = true
+			}
+		}
+	}
+	if void == nil {
+		return recs
+	}
+	out := make([]Record, 0, len(recs))
+	for _, r := range recs {
+		if r.Kind == KindStep && (r.Status == StepNotSent || (r.Status == StepStarted && void[r.ID])) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
 
 // Record kinds.
 const (

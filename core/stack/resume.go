@@ -176,10 +176,11 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 }
 
 // executedSteps lists the steps whose Execute started in recs, in the order
-// of their newest start.
+// of their newest start. A start that ended "not_sent" sent nothing: it is
+// not an Execute (journal.Sent).
 func executedSteps(recs []journal.Record) []string {
 	var out []string
-	for _, r := range recs {
+	for _, r := range journal.Sent(recs) {
 		if r.Kind == journal.KindStep && r.Phase == "execute" && r.Status == journal.StepStarted {
 			out = slices.DeleteFunc(out, func(s string) bool { return s == r.Step })
 			out = append(out, r.Step)
@@ -275,10 +276,11 @@ func rollbackTargets(recs []journal.Record) ([]string, bool) {
 }
 
 // executions returns, per step, the action and idempotency key of its newest
-// Execute.
+// Execute: of its newest start that did not end "not_sent" (that one sent
+// nothing under its key; see journal.Sent).
 func executions(recs []journal.Record) map[string]journal.Record {
 	out := map[string]journal.Record{}
-	for _, r := range recs {
+	for _, r := range journal.Sent(recs) {
 		if r.Kind == journal.KindStep && r.Phase == "execute" && r.Status == journal.StepStarted {
 			out[r.Step] = r
 		}
@@ -423,13 +425,16 @@ func (s *session) compensations(names []string, recs []journal.Record) []*engine
 // it made is left untracked (and a forward run finds it instead of making a
 // second one).
 func (s *session) resolveInFlight(ctx context.Context, target UnfinishedError, recs []journal.Record) error {
-	ended := map[string]bool{} // the step's newest Execute has ended
-	for _, r := range recs {
+	// the step's newest Execute has ended (a start that ended "not_sent"
+	// is none: journal.Sent)
+	ended := map[string]bool{}
+	sent := journal.Sent(recs)
+	for _, r := range sent {
 		if r.Kind == journal.KindStep && r.Phase == "execute" {
 			ended[r.Step] = r.Status != journal.StepStarted
 		}
 	}
-	for name, e := range executions(recs) {
+	for name, e := range executions(sent) {
 		if ended[name] || (e.Action != string(plan.Create) && e.Action != string(plan.Replace)) {
 			continue
 		}

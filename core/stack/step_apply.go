@@ -41,9 +41,15 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 	if c.Action == plan.NoOp {
 		action = string(plan.Create)
 	}
+	// A create of a provider that takes no idempotency key journals its
+	// start only as its call goes out (engine.Step.StartWithSlot): one
+	// whose outcome a crash leaves unknown stops resume for a person.
+	keyless := p != nil && capsOf(p).Keyless
+	makes := func(a plan.Action) bool { return a == plan.Create || a == plan.Replace }
 	step := &engine.Step{
 		ID: r.Name, Resource: r.Name, Type: r.Type, Action: action,
 		DependsOn: r.DependsOn, Policy: policyOf(r.OnFailure), Intervention: r.Intervention,
+		StartWithSlot: keyless && makes(plan.Action(action)),
 	}
 	var m stepMode
 	staged := s.store.ForStep(step.ID) // what Execute and Compensate record rides on the step's next record
@@ -90,6 +96,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 			return true, nil
 		}
 		step.Action = string(d.Action)
+		step.StartWithSlot = keyless && makes(d.Action)
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, key string) error {

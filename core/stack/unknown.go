@@ -108,7 +108,9 @@ func (s *session) keyless(provider string) bool {
 // notCreated lists the steps of recs that a person said made nothing.
 func notCreated(recs []journal.Record) map[string]bool {
 	out := map[string]bool{}
-	for _, r := range recs {
+	// A later start that ended "not_sent" sent nothing: the person's word
+	// on the Create before it still stands.
+	for _, r := range journal.Sent(recs) {
 		if r.Kind == journal.KindStep && r.Phase == "execute" {
 			out[r.Step] = r.Status == journal.StepSkipped && r.Error == notCreatedNote
 		}
@@ -143,14 +145,17 @@ func (s *session) unknownCreates(recs []journal.Record) []UnknownCreate {
 // aside, durably, before its Create starts), sorted by step: what a crash
 // or a lost answer left open.
 func openCreates(recs []journal.Record, st *state.State) []journal.Record {
-	ended := map[string]bool{} // the newest Execute ended with an answer
-	for _, r := range recs {
+	// the newest Execute ended with an answer (a start that ended
+	// "not_sent" sent nothing, and is no Execute: journal.Sent)
+	ended := map[string]bool{}
+	sent := journal.Sent(recs)
+	for _, r := range sent {
 		if r.Kind == journal.KindStep && r.Phase == "execute" {
 			ended[r.Step] = r.Status != journal.StepStarted && !strings.Contains(r.Error, unansweredNote)
 		}
 	}
 	var out []journal.Record
-	for name, e := range executions(recs) {
+	for name, e := range executions(sent) {
 		if ended[name] || (e.Action != string(plan.Create) && e.Action != string(plan.Replace)) {
 			continue
 		}

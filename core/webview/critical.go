@@ -3,6 +3,8 @@ package webview
 import (
 	"slices"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/core/journal"
 )
 
 // PathStep is one link of an operation's critical path.
@@ -58,8 +60,8 @@ func criticalPath(p *TimelinePage, deps map[string][]string) []PathStep {
 			s := segment{row: i, part: part}
 			found := false
 			for _, b := range r.Bars {
-				if (b.Phase == "compensate") != (part == "undo") {
-					continue
+				if (b.Phase == "compensate") != (part == "undo") || b.Status == journal.StepNotSent {
+					continue // a start whose work never went out took no time
 				}
 				if !found || b.Start.Before(s.start) {
 					s.start = b.Start

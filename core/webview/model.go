@@ -111,7 +111,7 @@ type HistoryPage struct {
 // Bar is one phase of one step on the time axis.
 type Bar struct {
 	Phase  string    `json:"phase"`  // check | execute | verify | compensate
-	Status string    `json:"status"` // ok | failed | skipped | started (no end recorded)
+	Status string    `json:"status"` // ok | failed | skipped | not_sent (no work went out) | started (no end recorded)
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end"`
 	Error  string    `json:"error"`
@@ -289,6 +289,13 @@ func newTimeline(stackName, op string, recs []journal.Record, deps map[string][]
 			}
 			if i, ok := open[key]; ok {
 				row.Bars[i].Status, row.Bars[i].End, row.Bars[i].Error = r.Status, r.Time, r.Error
+				if r.Status == journal.StepNotSent {
+					// Its start was journaled while it waited for a write
+					// slot, and the run stopped before the call went out:
+					// no work ran, so no span of work is drawn, only a
+					// mark where it stopped (and the critical path skips it).
+					row.Bars[i].Start = r.Time
+				}
 				delete(open, key)
 			} else {
 				row.Bars = append(row.Bars, Bar{Phase: r.Phase, Status: r.Status, Start: r.Time, End: r.Time, Error: r.Error})
