@@ -41,8 +41,7 @@
 // stops the run halts it before its step gives back its write slot, so the
 // step waiting for that slot does not start its call.
 //
-// Four records guard no mutation, and are deferred (DeferringJournal): the
-// operation's start ("running": the first step's "started" follows it), a
+// Three records guard no mutation, and are deferred (DeferringJournal): a
 // Check's "skipped" (the step starts no work), a Verify's "ok" (a read
 // confirmed what the durable "execute ok" already records) and a rollback's
 // target set (the first compensation's "started" follows it). A deferred
@@ -64,9 +63,6 @@
 //     executed twice without its key. A lost target set with no
 //     compensation after it is a crash before the rollback began: resume
 //     runs the operation forward again, and a failure rolls back as before.
-//     A lost start is a crash before any record of the operation was
-//     durable, so before any of its work: the journal holds no operation,
-//     and nothing is left to resume.
 //
 // Before the first compensation the target set is journaled. The
 // compensations run as a reverse walk of the targets' graph, up to the

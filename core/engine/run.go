@@ -37,14 +37,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			}
 		}()
 	}
-	// The operation's start guards no mutation by itself: every step's
-	// work waits for its own "started" record, which is durable only with
-	// everything queued before it. So the start is queued (deferred) and
-	// shares the first step's write, as a rollback's target set shares its
-	// first compensation's: one fsync before the first mutation, not two
-	// one after the other. A crash before that write loses the start with
-	// nothing done; the journal then holds no operation to resume.
-	if _, err := e.appendDeferred(jctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace, Scope: op.Scope, User: op.User, Data: op.Data}); err != nil {
+	if _, err := e.append(jctx, journal.Record{Op: op.ID, Kind: journal.KindOp, Type: op.Type, Status: journal.OpRunning, Spec: op.Spec, Revision: op.Revision, Replace: op.Replace, Scope: op.Scope, User: op.User, Data: op.Data}); err != nil {
 		res.Outcome, res.Err = Failed, err
 		return res
 	}
