@@ -75,14 +75,18 @@ const (
 // never started, which is what happened. recs is returned as it is when it
 // holds no StepNotSent record; otherwise a new slice.
 func Sent(recs []Record) []Record {
-	var void map[string]bool
+	// A not_sent ends only the start it names of its own operation and
+	// step: one naming another step's start (a damaged or edited journal)
+	// ends nothing, so it can never hide a call that went out.
+	type start struct{ op, step, id string }
+	var void map[start]bool
 	for _, r := range recs {
 		if r.Kind == KindStep && r.Status == StepNotSent {
 			if void == nil {
-				void = map[string]bool{}
+				void = map[start]bool{}
 			}
 			if r.Key != "" {
-				void[r.Key] = true
+				void[start{r.Op, r.Step, r.Key}] = true
 			}
 		}
 	}
@@ -91,7 +95,7 @@ func Sent(recs []Record) []Record {
 	}
 	out := make([]Record, 0, len(recs))
 	for _, r := range recs {
-		if r.Kind == KindStep && (r.Status == StepNotSent || (r.Status == StepStarted && void[r.ID])) {
+		if r.Kind == KindStep && (r.Status == StepNotSent || (r.Status == StepStarted && void[start{r.Op, r.Step, r.ID}])) {
 			continue
 		}
 		out = append(out, r)
