@@ -16,6 +16,10 @@
 // line that got into the file anyway (a foreign edit, an old bulwark) makes
 // Read fail with a *CorruptError naming the file and line and saying how to
 // repair it. The journal file is never followed through a symbolic link.
+//
+// A step's "execute started" may be ended by a "not_sent" record
+// (StepNotSent) when the run stopped before its call went out; every reader
+// of an operation's records takes them through Sent, which drops the pair.
 package journal
 
 import (

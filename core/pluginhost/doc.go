@@ -3,8 +3,9 @@
 // (gRPC, protocol version negotiated, mutual TLS with fresh keys on both
 // sides: see handshake.HostTLS), drives each through the
 // providers.Interface of the version it speaks (grpcv1 for bulwark's own
-// protocol, version 1), and gives the rest of the core a Plugin whose
-// methods take a context per call and return plain Go errors.
+// protocol, version 1; tfplugin's Adapter for a provider built for
+// Terraform, protocols 5 and 6), and gives the rest of the core a Plugin
+// whose methods take a context per call and return plain Go errors.
 //
 // Guarantees:
 //   - every gRPC failure is translated in one place (errors.go): a plugin that

@@ -1,7 +1,9 @@
 // Package webview serves bulwark's read-only web view of the stacks on a
 // backend (`bulwark ui`): the stacks, a stack's resources, its history, and
-// one operation as a timeline of its steps, each page also as JSON under
-// /api. It reads through a Source (package inspect's readers: no lock, no
+// one operation as a timeline of its steps (live.go streams a running one),
+// each page also as JSON under /api; a stack's dependency graph (graph.go);
+// and saved plans as review pages (plan.go, also `show FILE --html`). It
+// reads through a Source (package inspect's readers: no lock, no
 // write, no key) and masks exactly as --json does: the reports it renders
 // are the read-only commands' own, sensitive values already
 // secrets.Mask, and every answer passes through the command's redactor.
