@@ -36,16 +36,15 @@
 // any provider starts, then resolves resource references at apply time.
 // A spec with no variables and no for_each is concrete as parsed.
 //
-// Since then the language grew, and the lists above are its core, not all
-// of it: a ${...} that is not one of those plain references is an *Expr,
-// HCL's expression syntax (operators, conditionals, for expressions, the
-// Functions), a Part of its Template beside the Refs; locals: (${local.X})
-// and count: (${count.index}) are checked like variables and for_each;
-// modules: calls are expanded by Parse itself into resources addressed
-// CALL.NAME (module.go, moduleeach.go; docs/architecture.md's entry for
-// core/spec walks through it); ${stack.NAME.outputs.X} names another
-// stack's output; and
-// moved: and removed: entries are parsed here too.
+// The lists above are the core of the language, not all of it: a ${...}
+// that is not one of those plain references is an *Expr, HCL's expression
+// syntax (operators, conditionals, for expressions, the Functions), a Part
+// of its Template beside the Refs; locals: (${local.X}) and count:
+// (${count.index}) are checked like variables and for_each; modules: calls
+// are expanded by Parse itself into resources addressed CALL.NAME
+// (module.go, moduleeach.go; docs/architecture.md's entry for core/spec
+// walks through it); ${stack.NAME.outputs.X} names another stack's output;
+// and moved: and removed: entries are parsed here too.
 //
 // When a spec is not sound, Parse reports every problem it finds at once, as
 // Problems sorted by position, each printed as FILE:LINE:COL: message. It
