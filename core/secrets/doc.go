@@ -12,6 +12,15 @@
 // A key file must not be readable by group or others. The key never goes
 // into a state folder.
 //
+// That is the keyfile provider, the default. A stack may record another
+// secrets provider in its state (provider.go: Config; docs/secrets.md):
+// passphrase, a key derived with argon2id from BULWARK_SECRETS_PASSPHRASE,
+// whose salt and a sealed verifier the state keeps, or awskms://, a data
+// key wrapped by AWS KMS and opened through the KMS interface (the client
+// is backends/awskms, so this package never imports the AWS SDK).
+// Source.Resolve finds the key of a stack's Config; a key that is not the
+// stack's is a *WrongKeyError.
+//
 // A Box seals values under a key and a context that binds them (a stack's
 // name): each value gets its own random nonce, and a sealed value opens only
 // with the same key and context, so it can be neither read nor altered nor
