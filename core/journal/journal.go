@@ -131,7 +131,7 @@ type Record struct {
 	Resource string    `json:"resource,omitempty"`
 	Action   string    `json:"action,omitempty"`
 	Phase    string    `json:"phase,omitempty"` // check | execute | verify | compensate
-	Key      string    `json:"key,omitempty"`   // idempotency key an execute carries
+	Key      string    `json:"key,omitempty"`   // a not_sent record: the id of the "started" record it ends
 	ResultID string    `json:"result_id,omitempty"`
 	Targets  []string  `json:"targets,omitempty"`
 	Spec     string    `json:"spec,omitempty"`
