@@ -63,10 +63,11 @@ func New(opts ...Option) sdk.Provider {
 //     only to look the world up, and skips the stats of the world's files
 //     when a refresh began after the Read arrived (fresh, arrivals; see
 //     view);
-//   - changes are committed in groups (see change): whichever change holds
-//     wmu takes every change queued by then and makes them under mu and the
-//     world folder's flock with one refresh and one append to the log, then
-//     the group shares one fsync, made outside every lock but syncMu.
+//   - changes are committed in groups (see change): the change whose turn
+//     it is to commit takes every change queued by then and makes them
+//     under mu and the world folder's flock with one refresh and one append
+//     to the log, then the group shares one fsync, made outside every lock
+//     but syncMu.
 //
 // The latency sleep happens outside every lock. A flock on the world folder
 // (see worldLock) serialises the changes of processes sharing a world; see
@@ -84,9 +85,9 @@ type provider struct {
 
 	sess atomic.Pointer[session] // nil: not configured
 
-	// wmu is held by the change committing a group (and by Configure and
-	// Close), so at most one goroutine waits for mu as a writer: readers
-	// are never queued behind a line of writers.
+	// wmu is held by the change committing a group, and by Configure and
+	// Close, so few goroutines ever wait for mu as writers: readers are
+	// not queued behind a line of writers.
 	wmu sync.Mutex
 	// qmu guards queue, the changes waiting to be committed, and
 	// committing: a change is committing a group (it will hand the commit
