@@ -44,3 +44,28 @@ func BenchmarkWorld(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkWave measures what a wave of the engine at --parallelism 50
+// costs the mock: 50 goroutines, each a Create and then the Read of what
+// it made (Verify's read-back), against one world. The calls' cost under
+// the mock's locks is what each waits for the others; a real provider's
+// calls do not wait for each other this way.
+func BenchmarkWave(b *testing.B) {
+	dir := b.TempDir()
+	p := configured(&testing.T{}, dir, nil)
+	ctx := context.Background()
+	var next atomic.Int64
+	b.SetParallelism(25) // 50 goroutines on 2 cores
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			resp, err := p.Create(ctx, &sdk.CreateRequest{Type: "generic", Name: fmt.Sprintf("w%d", i), IdempotencyKey: fmt.Sprintf("wk%d", i)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r, err := p.Read(ctx, &sdk.ReadRequest{Type: "generic", Name: fmt.Sprintf("w%d", i), ID: resp.ID}); err != nil || !r.Exists {
+				b.Fatalf("read w%d back: %v (exists %v)", i, err, r != nil && r.Exists)
+			}
+		}
+	})
+}

@@ -50,33 +50,34 @@ func (p *provider) ReadData(ctx context.Context, req *sdk.ReadDataRequest) (*sdk
 	if _, ok := p.types[typ]; !ok {
 		return &sdk.ReadDataResponse{Diagnostics: sdk.Diagnostics{sdk.AttributeErrorf([]string{"type"}, "data %s: the mock has no resource type %q", req.Name, typ)}}, nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w, err := p.world()
-	if err != nil {
-		return nil, err
-	}
 	var r *resource
-	if zoned {
-		r = w.byTypeName(typ, name, zone)
-	} else {
-		var found []*resource
+	var found []*resource
+	err := p.view(func(w *world) {
+		if zoned {
+			r = w.byTypeName(typ, name, zone)
+			return
+		}
 		for tn, res := range w.byTN {
 			if tn.typ == typ && tn.name == name {
 				found = append(found, res)
 			}
 		}
-		if len(found) > 1 {
-			var zones []string
-			for _, f := range found {
-				zones = append(zones, zoneOf(f.Attributes))
-			}
-			slices.Sort(zones)
-			return nil, sdk.Errorf("data %s: the mock holds %d resources %s %q, in zones %q: set zone to say which", req.Name, len(found), typ, name, zones)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A resource in the world is never changed in place (a change puts a
+	// new one), so what the view found can be read after it.
+	if len(found) > 1 {
+		var zones []string
+		for _, f := range found {
+			zones = append(zones, zoneOf(f.Attributes))
 		}
-		if len(found) == 1 {
-			r = found[0]
-		}
+		slices.Sort(zones)
+		return nil, sdk.Errorf("data %s: the mock holds %d resources %s %q, in zones %q: set zone to say which", req.Name, len(found), typ, name, zones)
+	}
+	if len(found) == 1 {
+		r = found[0]
 	}
 	if r == nil {
 		where := ""

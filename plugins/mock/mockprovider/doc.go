@@ -43,12 +43,15 @@
 // folder, fsync, rename, fsync the folder; mode 0600) and the log removed.
 // So a process killed mid-run (kill -9, crash_create) leaves its changes in
 // world.log, and the next one reads them; a torn last line (an append the
-// kill cut, never acknowledged) is dropped. At every call the provider
-// stats both files and reads what another process added (or a new
-// world.json); a mutex serialises the calls of one process, and every change
-// holds an exclusive flock on the world folder (taken on the folder itself,
-// so it writes nothing), so processes sharing a world never lose each
-// other's changes.
+// kill cut, never acknowledged) is dropped. A call stats both files and
+// reads what another process added (or a new world.json), unless a refresh
+// began after the call arrived (of many Reads in flight, one stats for
+// all). The calls of one process run side by side, as a cloud's do: Reads
+// share the world in memory, and changes made together are committed as
+// one group (one refresh, one append, one fsync), each applied in turn as
+// if alone. Every change holds an exclusive flock on the world folder
+// (taken on the folder itself, so it writes nothing), so processes sharing
+// a world never lose each other's changes.
 // The fail_delete counters of a shared world are shared too.
 //
 // # Guarantees

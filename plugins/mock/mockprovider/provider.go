@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/sdk"
@@ -53,12 +54,24 @@ func New(opts ...Option) sdk.Provider {
 	return p
 }
 
-// provider is the mock. mu guards the config and the world in memory, so
-// concurrent calls from the host's goroutines see one world; the latency
-// sleep, and the fsync that makes a change durable, happen outside it. A
-// flock on the world folder (see worldLock) serialises the changes of
-// processes sharing a world; see worldStore for how each keeps its copy in
-// memory up to date.
+// provider is the mock. Its calls run side by side, as a cloud's do; what
+// they share is kept short:
+//
+//   - sess, the configuration (faults, latency, quota, world folder), is
+//     read without a lock: Configure replaces it whole;
+//   - mu guards the world in memory (store, lk): a Read holds it shared,
+//     only to look the world up, and skips the stats of the world's files
+//     when a refresh began after the Read arrived (fresh, arrivals; see
+//     view);
+//   - changes are committed in groups (see change): the change whose turn
+//     it is to commit takes every change queued by then and makes them
+//     under mu and the world folder's flock with one refresh and one append
+//     to the log, then the group shares one fsync, made outside every lock
+//     but syncMu.
+//
+// The latency sleep happens outside every lock. A flock on the world folder
+// (see worldLock) serialises the changes of processes sharing a world; see
+// worldStore for how each keeps its copy in memory up to date.
 type provider struct {
 	exit func(code int)
 	now  func() time.Time
@@ -68,16 +81,50 @@ type provider struct {
 	// schemaOnly: the mock has no validation of its own (no tags check),
 	// and says so (sdk.SchemaValidator). Never changed after New.
 	schemaOnly bool
-
-	mu         sync.Mutex
-	configured bool
-	readOnly   bool   // the host will only read: write nothing anywhere
-	dir        string // the folder the world lives in
-	faults     faults
-	quota      *bucket  // rate_limit's; nil: none
 	calls      *callLog // WithCallLog's; nil: none. Never changed after New
-	store      *worldStore
-	lk         worldLock // the world folder's flock
+
+	sess atomic.Pointer[session] // nil: not configured
+
+	// wmu is held by the change committing a group, and by Configure and
+	// Close, so few goroutines ever wait for mu as writers: readers are
+	// not queued behind a line of writers.
+	wmu sync.Mutex
+	// qmu guards queue, the changes waiting to be committed, and
+	// committing: a change is committing a group (it will hand the commit
+	// to queue's first when it is done).
+	qmu        sync.Mutex
+	queue      []*pending
+	committing bool
+
+	mu    sync.RWMutex
+	store *worldStore
+	lk    worldLock // the world folder's flock
+	// fresh is what arrivals counted when the latest refresh of store
+	// began: a view whose ticket is at most fresh arrived before it, so
+	// the world in memory is as new as the files were after it arrived.
+	fresh    int64
+	arrivals atomic.Int64
+}
+
+// session is what Configure set: never changed once stored in sess.
+type session struct {
+	readOnly bool   // the host will only read: write nothing anywhere
+	dir      string // the folder the world lives in
+	faults   faults
+	quota    *bucket // rate_limit's; nil: none
+}
+
+// pending is a change queued for the next group commit.
+type pending struct {
+	fn func(w *world) error
+	// wake is closed when the change is made, or when it is handed the
+	// commit of the queue (done is then false).
+	wake chan struct{}
+	// Set by the commit that made it, before wake is closed: done, the
+	// change's error and its append's number for syncTo.
+	done bool
+	err  error
+	mine int64
 }
 
 var (
@@ -90,9 +137,10 @@ var (
 
 // wait sleeps for the configured latency, or until ctx is done.
 func (p *provider) wait(ctx context.Context) error {
-	p.mu.Lock()
-	d := p.faults.latency
-	p.mu.Unlock()
+	var d time.Duration
+	if s := p.sess.Load(); s != nil {
+		d = s.faults.latency
+	}
 	if d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -110,77 +158,174 @@ func (p *provider) wait(ctx context.Context) error {
 // diagnostic each of the others is answered, with the time until the next
 // token as its RetryAfter. A throttled call changes nothing.
 func (p *provider) admit(n int) (granted int, refuse func(what string) sdk.Diagnostic) {
-	p.mu.Lock()
-	q := p.quota
-	p.mu.Unlock()
+	var q *bucket
+	if s := p.sess.Load(); s != nil {
+		q = s.quota
+	}
 	granted, wait := q.take(time.Now(), n)
 	return granted, func(what string) sdk.Diagnostic {
 		return sdk.Throttled(wait, "%s: rate exceeded (rate_limit %g a second); retry after %s", what, q.rate, wait)
 	}
 }
 
-// world returns the world, up to date; p.mu must be held.
-func (p *provider) world() (*world, error) {
-	if !p.configured {
-		return nil, errNotConfigured()
+// faults returns the configured faults (none before Configure).
+func (p *provider) faults() faults {
+	if s := p.sess.Load(); s != nil {
+		return s.faults
 	}
-	if err := p.store.refresh(); err != nil {
-		return nil, err
-	}
-	return p.store.w, nil
+	return faults{}
 }
 
-// change runs fn on the world, up to date, under p.mu and the world
-// folder's lock, and makes what fn changed durable (even when fn also
-// returns an error) before it returns. fn records its changes through the
-// world's methods (put, remove, the counters).
-func (p *provider) change(fn func(w *world) error) error {
+// view runs fn on the world, up to date as of a moment after the call
+// arrived, with mu held shared: fn must only look. The files are stated
+// (and what changed read) only when no refresh began since the call
+// arrived: of many Reads in flight together, one refreshes for all.
+func (p *provider) view(fn func(w *world)) error {
+	if p.sess.Load() == nil {
+		return errNotConfigured()
+	}
+	ticket := p.arrivals.Add(1)
+	p.mu.RLock()
+	if p.store.w != nil && p.fresh >= ticket {
+		fn(p.store.w)
+		p.mu.RUnlock()
+		return nil
+	}
+	p.mu.RUnlock()
 	p.mu.Lock()
-	mine, err := p.changeLocked(fn)
-	p.mu.Unlock()
-	if serr := p.store.syncTo(mine, p.mu.Lock, p.mu.Unlock); serr != nil {
+	defer p.mu.Unlock()
+	if p.store.w == nil || p.fresh < ticket {
+		if err := p.refreshLocked(); err != nil {
+			return err
+		}
+	}
+	fn(p.store.w)
+	return nil
+}
+
+// refreshLocked brings the world in memory up to date with the files and
+// records the arrivals it covers; mu must be held exclusively.
+func (p *provider) refreshLocked() error {
+	seen := p.arrivals.Load()
+	if err := p.store.refresh(); err != nil {
+		p.fresh = 0
+		return err
+	}
+	p.fresh = seen
+	return nil
+}
+
+// change runs fn on the world, up to date, under mu and the world folder's
+// lock, and makes what fn changed durable (even when fn also returns an
+// error) before it returns. fn records its changes through the world's
+// methods (put, remove, the counters).
+//
+// Changes made at the same time are committed as a group. Each queues its
+// fn; when no change is committing, it commits: it takes the whole queue
+// (its own fn first) and runs each fn in turn on the world, refreshed once
+// under the flock, then appends their records to the log in one write.
+// Each fn sees the world as the ones before it left it, as if they had run
+// one after the other. It then wakes the group, and hands the commit to
+// the first change queued meanwhile, if any. One fsync makes the group
+// durable, outside every lock.
+func (p *provider) change(fn func(w *world) error) error {
+	c := &pending{fn: fn, wake: make(chan struct{})}
+	p.qmu.Lock()
+	p.queue = append(p.queue, c)
+	lead := !p.committing
+	p.committing = true
+	p.qmu.Unlock()
+	if !lead {
+		<-c.wake
+		lead = !c.done // handed the commit
+	}
+	if lead {
+		p.qmu.Lock()
+		group := p.queue
+		p.queue = nil
+		p.qmu.Unlock()
+		p.wmu.Lock()
+		p.mu.Lock()
+		p.commitLocked(group)
+		p.mu.Unlock()
+		p.wmu.Unlock()
+		p.qmu.Lock()
+		if len(p.queue) > 0 {
+			close(p.queue[0].wake)
+		} else {
+			p.committing = false
+		}
+		p.qmu.Unlock()
+		for _, o := range group {
+			if o != c {
+				close(o.wake)
+			}
+		}
+	}
+	if serr := p.store.syncTo(c.mine, p.mu.RLock, p.mu.RUnlock); serr != nil {
 		return serr
 	}
-	return err
+	return c.err
 }
 
-func (p *provider) changeLocked(fn func(w *world) error) (int64, error) {
-	if !p.configured {
+// commitLocked makes the group's changes, in order, as one change of the
+// world (wmu and mu held). An error of the world itself (no session, the
+// flock, the files) is every change's; fn's own error is its change's.
+func (p *provider) commitLocked(group []*pending) {
+	mine, err := p.changeLocked(group)
+	for _, c := range group {
+		c.done, c.mine = true, mine
+		if err != nil {
+			c.err = err
+		}
+	}
+}
+
+func (p *provider) changeLocked(group []*pending) (int64, error) {
+	s := p.sess.Load()
+	if s == nil {
 		return 0, errNotConfigured()
 	}
-	if p.readOnly {
+	if s.readOnly {
 		return 0, sdk.Errorf("the mock provider was configured read-only: it changes nothing")
 	}
-	unlock, err := p.lk.lock(p.dir)
+	unlock, err := p.lk.lock(s.dir)
 	if err != nil {
 		return 0, err
 	}
 	defer unlock()
-	if err := p.store.refresh(); err != nil {
+	if err := p.refreshLocked(); err != nil {
 		return 0, err
 	}
-	err = fn(p.store.w)
+	for _, c := range group {
+		c.err = c.fn(p.store.w)
+	}
 	mine, cerr := p.store.commit()
 	if cerr != nil {
+		p.fresh = 0
 		return 0, cerr
 	}
-	return mine, err
+	return mine, nil
 }
 
 // Close folds the changes this process logged into WorldFile (see
 // LogFile). sdk.Serve calls it when the host disconnects.
 func (p *provider) Close() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.configured || p.readOnly || p.store == nil {
+	s := p.sess.Load()
+	if s == nil || s.readOnly || p.store == nil {
 		return nil
 	}
 	defer p.lk.close()
-	unlock, err := p.lk.lock(p.dir)
+	unlock, err := p.lk.lock(s.dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	p.fresh = 0
 	return p.store.close()
 }
 
@@ -223,19 +368,22 @@ func (p *provider) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk
 	if err != nil {
 		return nil, err
 	}
+	sess := &session{readOnly: req.ReadOnly, dir: dir, faults: f}
+	if f.rateLimit > 0 {
+		sess.quota = newBucket(f.rateLimit, time.Now())
+	}
+	p.wmu.Lock()
 	p.mu.Lock()
 	if p.store == nil || p.store.dir != dir {
 		if p.store != nil && p.store.logf != nil {
 			p.store.logf.Close()
 		}
 		p.store = &worldStore{dir: dir}
+		p.fresh = 0
 	}
-	p.configured, p.readOnly, p.dir, p.faults = true, req.ReadOnly, dir, f
-	p.quota = nil
-	if f.rateLimit > 0 {
-		p.quota = newBucket(f.rateLimit, time.Now())
-	}
+	p.sess.Store(sess)
 	p.mu.Unlock()
+	p.wmu.Unlock()
 	if req.ReadOnly {
 		return &sdk.ConfigureResponse{Diagnostics: ds}, nil
 	}
@@ -334,13 +482,11 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w, err := p.world()
-	if err != nil {
+	var resp *sdk.ReadResponse
+	if err := p.view(func(w *world) { resp = w.read(req) }); err != nil {
 		return nil, err
 	}
-	return w.read(req), nil
+	return resp, nil
 }
 
 // ReadMany is many Reads in one call: latency_ms is slept once, and the
@@ -350,15 +496,14 @@ func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk
 	if err := p.wait(ctx); err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w, err := p.world()
+	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
+	err := p.view(func(w *world) {
+		for i, r := range req.Reads {
+			out.Results[i] = w.read(r)
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
-	for i, r := range req.Reads {
-		out.Results[i] = w.read(r)
 	}
 	return out, nil
 }
@@ -521,7 +666,7 @@ func (p *provider) prepareCreate(req *sdk.CreateRequest) (*creation, error) {
 	return &creation{req: req, cfg: cfg}, nil
 }
 
-// apply makes the Create on w (up to date, under p.mu and the world's
+// apply makes the Create on w (up to date, under mu and the world's
 // lock), setting its outcome.
 func (c *creation) apply(p *provider, w *world) {
 	req := c.req
@@ -533,7 +678,7 @@ func (c *creation) apply(p *provider, w *world) {
 		c.resp = &sdk.CreateResponse{ID: r.ID, Attributes: r.attributes()}
 		return
 	}
-	if p.faults.failsCreate(req.Name) {
+	if p.faults().failsCreate(req.Name) {
 		c.err = sdk.Errorf("injected failure: create %s", req.Name)
 		return
 	}
@@ -551,7 +696,7 @@ func (c *creation) apply(p *provider, w *world) {
 	made := &resource{ID: id, Type: req.Type, Name: req.Name, IdempotencyKey: req.IdempotencyKey, Attributes: c.cfg}
 	w.put(made)
 	c.resp = &sdk.CreateResponse{ID: made.ID, Attributes: made.attributes()}
-	c.crash = p.faults.crashesCreate(req.Name)
+	c.crash = p.faults().crashesCreate(req.Name)
 }
 
 // Update changes a resource's in-place attributes; it keeps the id and
@@ -648,13 +793,11 @@ func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Imp
 		return &sdk.ImportResponse{Exists: true, ID: r.ID, Attributes: r.attributes(), IdempotencyKey: r.IdempotencyKey, Claimed: claimed}
 	}
 	if req.ClaimKey == "" {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		w, err := p.world()
-		if err != nil {
+		var resp *sdk.ImportResponse
+		if err := p.view(func(w *world) { resp = found(w.byIDOf(req.ID), false) }); err != nil {
 			return nil, err
 		}
-		return found(w.byIDOf(req.ID), false), nil
+		return resp, nil
 	}
 	var resp *sdk.ImportResponse
 	err := p.change(func(w *world) error {

@@ -23,8 +23,9 @@ const compactAfter = 1024
 // sharing the world folder change them too: a stat of each file when
 // nothing changed, the new log lines when only the log grew, a reload when
 // WorldFile was replaced), and every change appended to LogFile and fsynced
-// before the call that made it returns. The provider's mutex guards every
-// field but written and synced; changes also hold the world folder's flock.
+// before the call that made it returns. The provider's mu guards every
+// field but written and synced (held shared only to look the world up);
+// changes also hold the world folder's flock.
 type worldStore struct {
 	dir  string
 	w    *world      // nil: to be loaded
@@ -266,7 +267,7 @@ func (s *worldStore) compact() error {
 
 // syncTo returns once append number mine is durable: one fsync covers every
 // append written before it started, so concurrent changes share it. lock
-// and unlock are the provider's mutex, under which logf is read.
+// and unlock take the provider's mu (shared), under which logf is read.
 func (s *worldStore) syncTo(mine int64, lock, unlock func()) error {
 	if mine == 0 || s.synced.Load() >= mine {
 		return nil
