@@ -396,13 +396,14 @@ func (r *TFReport) Markdown() string {
 		"Terraform provider ≤ %g× the same stack's on its own protocol (held against the mock without batch calls, which makes the same "+
 		"number of calls; the batching mock's ratio beside it). Wall time, and per resource in parentheses; CPU is the command's own "+
 		"user+system time / with its plugin processes (wait4's rusage); \"CPU ratio\" is bulwark's CPU with its provider ÷ the same of the mock "+
-		"without batch calls, which a shared machine's load moves far less than wall time.\n", TFTargetFaster, TFTargetOwn)
+		"without batch calls, which a shared machine's load moves far less than wall time; \"host CPU ratio\" is bulwark's own process alone "+
+		"(no provider) ÷ the same on the mock without batch calls, the host's cost apart from the provider framework's.\n", TFTargetFaster, TFTargetOwn)
 	provider := ""
 	for _, row := range r.Rows {
 		if row.Provider != provider {
 			provider = row.Provider
 			fmt.Fprintf(&b, "\n## %s_item × %d\n\n", provider, r.N)
-			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | Terraform CPU |\n")
+			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | host CPU ratio | Terraform CPU |\n")
 			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		}
 		bw, tf := row.Results[RunnerBulwarkTF], row.Results[RunnerTerraform]
@@ -421,8 +422,14 @@ func (r *TFReport) Markdown() string {
 		if bw.OK() && mn.OK() && bw.CPU > 0 && mn.CPU > 0 {
 			cpuRatio = fmt.Sprintf("%.1f×", float64(bw.CPU)/float64(mn.CPU))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
-			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, cpuCell(tf))
+		// bulwark's own process alone on both sides: the host's cost,
+		// apart from what the provider's framework spends.
+		hostRatio := ""
+		if bw.OK() && mn.OK() && bw.CPUSelf > 0 && mn.CPUSelf > 0 {
+			hostRatio = fmt.Sprintf("%.1f×", float64(bw.CPUSelf)/float64(mn.CPUSelf))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
+			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, hostRatio, cpuCell(tf))
 	}
 	b.WriteString(tfCallsMarkdown(r.Calls))
 	return b.String()

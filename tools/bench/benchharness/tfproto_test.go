@@ -59,7 +59,7 @@ func TestTFReportCPURatio(t *testing.T) {
 		RunnerMockNoBatch: res(ToolBulwark, 300*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond),
 	}}}, World: "/dev/shm"}
 	md := rep.Markdown()
-	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 800 ms | 200 ms / 400 ms | 2.0× |", "under `/dev/shm` (`-tf-world`)"} {
+	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 800 ms | 200 ms / 400 ms | 2.0× | 1.5× |", "under `/dev/shm` (`-tf-world`)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
