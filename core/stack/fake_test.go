@@ -59,6 +59,7 @@ type fakeWorld struct {
 	seq         int
 	failCreate  map[string]bool // Create of these names fails, every time
 	failDelete  map[string]int  // the next n Deletes of these names fail
+	failReadIDs map[string]bool // a Read by id of these names fails, every time
 	creates     []fakeCall
 	updates     []fakeCall
 	deletes     []fakeCall
@@ -249,10 +250,23 @@ func (w *fakeWorld) ClearFaults() {
 	defer w.mu.Unlock()
 	w.failCreate = map[string]bool{}
 	w.failDelete = map[string]int{}
+	w.failReadIDs = nil
 }
 
 // FailNextDeletes makes the next n Deletes naming name fail (added to what
 // is armed already).
+// FailReadsByID makes every Read by id of these names fail.
+func (w *fakeWorld) FailReadsByID(names ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failReadIDs == nil {
+		w.failReadIDs = map[string]bool{}
+	}
+	for _, n := range names {
+		w.failReadIDs[n] = true
+	}
+}
+
 func (w *fakeWorld) FailNextDeletes(name string, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -506,6 +520,9 @@ func (p *fakeProvider) Read(_ context.Context, req *providers.ReadRequest) (*pro
 	if req.ID != "" {
 		p.w.readPrivate[req.Name] = string(req.Private)
 		p.w.readsByID++
+		if p.w.failReadIDs[req.Name] {
+			return nil, fmt.Errorf("read %s: the API is unavailable", req.Name)
+		}
 	}
 	r := p.w.find(req.ID, req.IdempotencyKey, req.Type, req.Name, req.Config)
 	if r == nil {

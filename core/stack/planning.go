@@ -89,10 +89,21 @@ func (s *session) decide(r *spec.Resource, cur *state.Resource, obs *plan.Observ
 // checkOwned reads every resource a teardown plan deletes and refuses the
 // run (a *plan.ConflictError) when what a recorded id holds now carries
 // another key: it is not this stack's to delete.
+//
+// A resource of a keyless provider (one built for Terraform) is not read
+// here: such a provider reports no key on Read, and the planner's decision
+// never takes what a recorded id holds to be another's on its word (a
+// silence proves nothing, see plan's notTheRecorded), so its read could
+// refuse nothing. Its delete step's Check reads it right before its Delete,
+// as every delete step's does, and the Delete destroys from that read
+// (DeleteRequest.Observed): one read per resource, where Terraform's destroy
+// makes one too. A read of it that fails fails that step (the teardown goes
+// on with the rest, as after a failed Delete) instead of the run before its
+// first delete.
 func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan) error {
 	var jobs []observe.Job
 	for _, c := range pl.Changes {
-		if cur := st.Resources[c.Resource]; cur != nil {
+		if cur := st.Resources[c.Resource]; cur != nil && !s.keylessOnly(cur.Provider) {
 			jobs = append(jobs, observe.Recorded(cur))
 		}
 	}
@@ -103,7 +114,7 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 	s.reads.Keep(jobs, obs)
 	checked := &plan.Plan{Spec: s.sp.File}
 	for _, c := range pl.Changes {
-		if cur := st.Resources[c.Resource]; cur != nil {
+		if cur := st.Resources[c.Resource]; cur != nil && obs[c.Resource] != nil {
 			checked.Changes = append(checked.Changes, plan.Decide(s.input(nil, cur, obs[c.Resource])))
 		}
 	}
@@ -112,6 +123,19 @@ func (s *session) checkOwned(ctx context.Context, st *state.State, pl *plan.Plan
 		return ce
 	}
 	return nil
+}
+
+// keylessOnly reports whether the running plugin of provider takes no
+// idempotency key and reports none (Capabilities.Keyless without
+// IdempotencyKeys): what a Read of one of its resources answers can never
+// make the planner take it for another's.
+func (s *session) keylessOnly(provider string) bool {
+	p := s.plugins[provider]
+	if p == nil {
+		return false
+	}
+	c := capsOf(p)
+	return c.Keyless && !c.IdempotencyKeys
 }
 
 // observe reads reality for every resource a converge of the spec over st

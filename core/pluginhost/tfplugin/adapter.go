@@ -223,11 +223,13 @@ func (a *Adapter) planKey(s *Schema, cfg cty.Value, r rawPlan) (string, bool) {
 // two lists of parts run together the same), in hex.
 func digest(parts ...[]byte) string {
 	h := sha256.New()
+	var n [24]byte
 	for _, part := range parts {
-		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(append(strconv.AppendInt(n[:0], int64(len(part)), 10), ':'))
 		h.Write(part)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 func openEnvelope(b []byte) (*envelope, bool) {
@@ -620,7 +622,7 @@ func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Val
 		return nil, pr.Diagnostics, nil
 	}
 	out := &providers.Planned{Changes: []string{}, RequiresReplace: []string{}}
-	for _, n := range sortedKeys(s.ImpliedType().AttributeTypes()) {
+	for _, n := range s.Block.attributeNames() {
 		was, will := state.GetAttr(n), pr.PlannedState.GetAttr(n)
 		if !will.IsWhollyKnown() || !was.RawEquals(will) {
 			out.Changes = append(out.Changes, n)

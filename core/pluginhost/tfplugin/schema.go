@@ -63,6 +63,9 @@ type Block struct {
 	implied struct {
 		once sync.Once
 		ty   cty.Type
+		// names are ty's attribute names, sorted: what every plan
+		// compares, once per attribute.
+		names []string
 	}
 }
 
@@ -156,8 +159,23 @@ func (b *Block) ImpliedType() cty.Type {
 	if b == nil {
 		return cty.EmptyObject
 	}
-	b.implied.once.Do(func() { b.implied.ty = b.impliedType() })
+	b.implied.once.Do(b.imply)
 	return b.implied.ty
+}
+
+// attributeNames are ImpliedType's attribute names, sorted; not to be
+// changed by the caller.
+func (b *Block) attributeNames() []string {
+	if b == nil {
+		return nil
+	}
+	b.implied.once.Do(b.imply)
+	return b.implied.names
+}
+
+func (b *Block) imply() {
+	b.implied.ty = b.impliedType()
+	b.implied.names = sortedKeys(b.implied.ty.AttributeTypes())
 }
 
 func (b *Block) impliedType() cty.Type {

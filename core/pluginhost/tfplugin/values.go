@@ -546,6 +546,9 @@ func EncodeMsgpack(v cty.Value, ty cty.Type) ([]byte, error) {
 		v = cty.NullVal(ty)
 	}
 	v = unmarked(v)
+	if b, ok := appendMsgpack(make([]byte, 0, 128), v, ty); ok {
+		return b, nil
+	}
 	b, err := msgpack.Marshal(v, ty)
 	if err != nil {
 		return nil, fmt.Errorf("encode a %s: %w", ty.FriendlyName(), err)
@@ -589,6 +592,9 @@ func StateJSON(v cty.Value, ty cty.Type) ([]byte, error) {
 
 // ParseStateJSON decodes Terraform's JSON state encoding of a value of ty.
 func ParseStateJSON(b []byte, ty cty.Type) (cty.Value, error) {
+	if v, ok := decodeStateJSON(b, ty); ok {
+		return v, nil
+	}
 	v, err := ctyjson.Unmarshal(b, ty)
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("decode a %s from JSON: %w", ty.FriendlyName(), err)

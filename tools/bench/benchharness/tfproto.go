@@ -52,6 +52,29 @@ type TFConfig struct {
 	Scratch  string
 	Progress io.Writer
 	Keep     bool
+	// World, when set, is where every stack keeps its world (the
+	// simulated cloud's records), the test providers' and the mock's
+	// alike, each in a fresh folder under it (e.g. /dev/shm), so that
+	// neither side's figures hold its storage's disk work; empty: each
+	// stack's own folder (the test providers') or the mock's data folder.
+	World string
+}
+
+// worldDir is the world folder of the stack in folder dir: a fresh one
+// under cfg.World, removed by done unless cfg.Keep, or def (created by its
+// user) when cfg.World is empty.
+func (cfg TFConfig) worldDir(def string) (dir string, done func(), err error) {
+	if cfg.World == "" {
+		return def, func() {}, nil
+	}
+	dir, err = os.MkdirTemp(cfg.World, "bulwark-bench-world-")
+	if err != nil {
+		return "", nil, fmt.Errorf("-tf-world: %w", err)
+	}
+	if cfg.Keep {
+		return dir, func() {}, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // TFRow is one command of one provider's stack: each runner's result.
@@ -181,8 +204,13 @@ func runBulwarkTF(ctx context.Context, base Config, cfg TFConfig, provider strin
 	}
 	s.tool = RunnerBulwarkTF
 	defer s.close()
+	world, done, err := cfg.worldDir(filepath.Join(s.dir, "world"))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	return s.bulwarkCommands(ctx, cfg, TFItemSpec(provider, cfg.N), cfg.Mirror,
-		append(cfg.Env, WorldEnv+"="+filepath.Join(s.dir, "world")))
+		append(append([]string{}, cfg.Env...), WorldEnv+"="+world))
 }
 
 func runBulwarkMock(ctx context.Context, base Config, cfg TFConfig, batch bool) ([]Result, error) {
@@ -198,7 +226,12 @@ func runBulwarkMock(ctx context.Context, base Config, cfg TFConfig, batch bool) 
 	}
 	s.tool = mockRunner(batch)
 	defer s.close()
-	return s.bulwarkCommands(ctx, cfg, BulwarkSpec(Flat, cfg.N, 0), cfg.PluginDir, env)
+	world, done, err := cfg.worldDir("")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return s.bulwarkCommands(ctx, cfg, BulwarkSpecWith(Flat, cfg.N, MockConfig{World: world}), cfg.PluginDir, env)
 }
 
 // bulwarkCommands runs TFCommands on spec in the stack's folder.
@@ -256,7 +289,12 @@ func runTerraformTF(ctx context.Context, base Config, cfg TFConfig, provider str
 		}
 		env = append(env, kv)
 	}
-	env = append(append(env, "TF_CLI_CONFIG_FILE="+cli, WorldEnv+"="+filepath.Join(s.dir, "world")), cfg.Env...)
+	world, done, err := cfg.worldDir(filepath.Join(s.dir, "world"))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	env = append(append(env, "TF_CLI_CONFIG_FILE="+cli, WorldEnv+"="+world), cfg.Env...)
 	s.toolInit(ctx, *cfg.Terraform, env)
 	par := fmt.Sprintf("-parallelism=%d", s.cfg.Parallelism)
 	after := func(r *Result) { r.StateBytes = fileSize(filepath.Join(s.dir, "terraform.tfstate")) }
@@ -287,7 +325,9 @@ type TFReport struct {
 	Budget                      string
 	Terraform                   *Tool
 	Env                         []string
-	Rows                        []TFRow
+	// World is TFConfig.World.
+	World string
+	Rows  []TFRow
 	// Calls are the provider calls counted per tool (CountTFCalls).
 	Calls []TFCalls
 }
@@ -336,6 +376,11 @@ func (r *TFReport) Markdown() string {
 		b.WriteString("- environment: as given (`TF_LOG_SDK` unset: the providers log every RPC at trace level under Terraform, " +
 			"which reads and drops the lines; bulwark, logging nothing, starts them with their `TF_LOG_*` levels off)\n")
 	}
+	if r.World != "" {
+		fmt.Fprintf(&b, "- every stack's world (the simulated cloud's records), the test providers' and the mock's alike, in a fresh folder under `%s` (`-tf-world`), so that neither side's figures hold its storage's disk work\n", r.World)
+	} else {
+		b.WriteString("- the test providers' world in the stack's folder (a file per object, written to a temporary file and renamed, not fsynced), the mock's in its data folder (an appended log, fsynced per change): `-tf-world /dev/shm` puts both on tmpfs\n")
+	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, "- each stack run %d times, interleaved (per provider: bulwark, the mock without batch calls, Terraform; then the mock; then again), each figure the median run's\n", r.Count)
 	} else {
@@ -351,14 +396,15 @@ func (r *TFReport) Markdown() string {
 		"Terraform provider ≤ %g× the same stack's on its own protocol (held against the mock without batch calls, which makes the same "+
 		"number of calls; the batching mock's ratio beside it). Wall time, and per resource in parentheses; CPU is the command's own "+
 		"user+system time / with its plugin processes (wait4's rusage); \"CPU ratio\" is bulwark's CPU with its provider ÷ the same of the mock "+
-		"without batch calls, which a shared machine's load moves far less than wall time.\n", TFTargetFaster, TFTargetOwn)
+		"without batch calls, which a shared machine's load moves far less than wall time; \"host CPU ratio\" is bulwark's own process alone "+
+		"(no provider) ÷ the same on the mock without batch calls, the host's cost apart from the provider framework's.\n", TFTargetFaster, TFTargetOwn)
 	provider := ""
 	for _, row := range r.Rows {
 		if row.Provider != provider {
 			provider = row.Provider
 			fmt.Fprintf(&b, "\n## %s_item × %d\n\n", provider, r.N)
-			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | Terraform CPU |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | host CPU ratio | Terraform CPU |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		}
 		bw, tf := row.Results[RunnerBulwarkTF], row.Results[RunnerTerraform]
 		mk, mn := row.Results[RunnerMock], row.Results[RunnerMockNoBatch]
@@ -376,8 +422,14 @@ func (r *TFReport) Markdown() string {
 		if bw.OK() && mn.OK() && bw.CPU > 0 && mn.CPU > 0 {
 			cpuRatio = fmt.Sprintf("%.1f×", float64(bw.CPU)/float64(mn.CPU))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
-			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, cpuCell(tf))
+		// bulwark's own process alone on both sides: the host's cost,
+		// apart from what the provider's framework spends.
+		hostRatio := ""
+		if bw.OK() && mn.OK() && bw.CPUSelf > 0 && mn.CPUSelf > 0 {
+			hostRatio = fmt.Sprintf("%.1f×", float64(bw.CPUSelf)/float64(mn.CPUSelf))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
+			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, hostRatio, cpuCell(tf))
 	}
 	b.WriteString(tfCallsMarkdown(r.Calls))
 	return b.String()

@@ -1,6 +1,8 @@
 package benchharness
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,17 +47,19 @@ func TestTFItemStacks(t *testing.T) {
 
 // TestTFReportCPURatio: a row holds bulwark's CPU with its provider
 // against the mock's without batch calls (their ratio, which load moves
-// less than wall time) beside the wall-time verdict.
+// less than wall time) beside the wall-time verdict, and bulwark's own
+// process alone against the same (the host's ratio, 300 ÷ 200 ms here,
+// apart from the providers' 300 ÷ 200 ms).
 func TestTFReportCPURatio(t *testing.T) {
 	res := func(tool string, wall, cpu, self time.Duration) Result {
 		return Result{Tool: tool, Measurement: Measurement{Wall: wall, CPU: cpu, CPUSelf: self}}
 	}
 	rep := &TFReport{N: 1000, Rows: []TFRow{{Provider: "fwtest", Command: CmdNoop, Results: map[string]Result{
-		RunnerBulwarkTF:   res(ToolBulwark, 900*time.Millisecond, 600*time.Millisecond, 300*time.Millisecond),
+		RunnerBulwarkTF:   res(ToolBulwark, 900*time.Millisecond, 800*time.Millisecond, 300*time.Millisecond),
 		RunnerMockNoBatch: res(ToolBulwark, 300*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond),
-	}}}}
+	}}}, World: "/dev/shm"}
 	md := rep.Markdown()
-	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 600 ms | 200 ms / 400 ms | 1.5× |"} {
+	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 800 ms | 200 ms / 400 ms | 2.0× | 1.5× |", "under `/dev/shm` (`-tf-world`)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
@@ -80,5 +84,34 @@ func TestCountRPCs(t *testing.T) {
 	}}})
 	if !strings.Contains(md, "| no-op apply | bulwark | 1.50 | PlanResourceChange 0.50, ReadResource 1 |") {
 		t.Errorf("calls table:\n%s", md)
+	}
+}
+
+// TestTFWorldDir: with -tf-world every stack gets a fresh world folder
+// under it, removed when the stack is done; without it, the default.
+func TestTFWorldDir(t *testing.T) {
+	root := t.TempDir()
+	cfg := TFConfig{World: root}
+	a, doneA, err := cfg.worldDir("/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, doneB, err := cfg.worldDir("/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || filepath.Dir(a) != root || filepath.Dir(b) != root {
+		t.Fatalf("world folders %s and %s, want two fresh ones under %s", a, b, root)
+	}
+	doneA()
+	if _, err := os.Stat(a); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", a, err)
+	}
+	if _, err := os.Stat(b); err != nil {
+		t.Errorf("the other stack's world went with it: %v", err)
+	}
+	doneB()
+	if d, _, err := (TFConfig{}).worldDir("/default"); err != nil || d != "/default" {
+		t.Errorf("without -tf-world: %q, %v", d, err)
 	}
 }

@@ -105,6 +105,7 @@ func run(args []string) int {
 	fs.StringVar(&o.tf.profileProvider, "profile-tf", "", "with -profile: profile the stack of -sizes items of this Terraform test provider (fwtest or sdktest, from -tf-mirror) instead of the mock's")
 	fs.IntVar(&o.tf.n, "tf-n", 1000, "with -terraform-protocol: resources per stack")
 	fs.IntVar(&o.tf.calls, "tf-calls", 20, "with -terraform-protocol: also count the provider calls per resource each tool makes on a stack of this many items, from the provider's trace log (0: skip)")
+	fs.StringVar(&o.tf.world, "tf-world", "", "with -terraform-protocol: keep every stack's world (the simulated cloud's records: the test providers' and the mock's alike) in a fresh folder under DIR, e.g. /dev/shm, so that neither side's figures hold its storage's disk work (default: the stack's folder for the test providers, the mock's data folder for the mock)")
 	fs.StringVar(&o.tf.env, "tf-env", "", "with -terraform-protocol: NAME=VALUE pairs (space-separated) added to the environment of every command of both tools, e.g. TF_LOG_SDK=off")
 	if err := fs.Parse(args); err != nil {
 		return 2

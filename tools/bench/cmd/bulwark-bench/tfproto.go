@@ -20,6 +20,9 @@ type tfOptions struct {
 	providers string
 	n         int
 	env       string
+	// world is -tf-world: the folder under which every stack's world is
+	// kept (empty: each stack's own).
+	world string
 	// calls is -tf-calls: the items of the stack whose provider calls are
 	// counted (0: none).
 	calls int
@@ -76,13 +79,13 @@ func (o options) runTFProtocol(ctx context.Context, root, bulwark, pluginDir, sc
 	cfg := benchharness.TFConfig{
 		Bulwark: bulwark, PluginDir: pluginDir, Mirror: mirror, Terraform: terraform, Providers: provs,
 		N: to.n, Parallelism: o.parallelism, Count: o.count, Budget: o.budget, Env: env,
-		Scratch: scratch, Progress: os.Stderr, Keep: o.keep,
+		Scratch: scratch, Progress: os.Stderr, Keep: o.keep, World: to.world,
 	}
 	rep := &benchharness.TFReport{
 		Date: time.Now().UTC(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, Commit: benchharness.Commit(ctx, root),
 		Load: loadAverage(), Args: commandLine(os.Args), Count: max(o.count, 1), N: to.n,
-		Parallelism: o.parallelism, Terraform: terraform, Env: env,
+		Parallelism: o.parallelism, Terraform: terraform, Env: env, World: to.world,
 	}
 	if o.budget > 0 {
 		rep.Budget = o.budget.String()
