@@ -162,7 +162,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 		// a failing cmp compares with, in the script's archive.
 		UpdateScripts: *updateGolden,
 		Setup: func(env *testscript.Env) error {
-			scriptBulwark(t, env)
+			scriptBulwark(t, env, be.name)
 			env.Setenv("BULWARK_PLUGIN_DIR", plugins)
 			env.Setenv("EXAMPLES", examples)
 			// The folder testscript put this binary's commands in, among them
