@@ -97,7 +97,9 @@ install: build
 # plugin processes, fsyncs and the crash harness's children) run beside the
 # other modules', as two processes: every test named ...OnPostgres or
 # ...OnS3 (LONG_SPLIT: the end-to-end scripts, the crash harnesses and the
-# browser test on those backends) in one, the rest of cmd/bulwark in the
+# browser test on those backends) and TestCrashMigrate (a migration's
+# crash harness, three of its four pairs of places on PostgreSQL or S3:
+# it evens the two out) in one, the rest of cmd/bulwark in the
 # other, each test binary running its own -parallel share; their output is
 # held and printed whole when they end, so the suite takes about as long as
 # the longest of the three rather than the sum (docs/development.md, "CI
@@ -107,7 +109,7 @@ install: build
 # every package before testing it; make vet, this target's prerequisite,
 # has just run all of them on every module, tests included.
 LONG_MODULE := cmd/bulwark
-LONG_SPLIT  := ^Test[A-Za-z0-9]*On(Postgres|S3)$$
+LONG_SPLIT  := ^(Test[A-Za-z0-9]*On(Postgres|S3)|TestCrashMigrate)$$
 TEST_VET    := -vet=off
 test: vet build-demo
 	@log=$$(mktemp); log2=$$(mktemp); fail=0; \
