@@ -172,6 +172,19 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 				return err
 			}
 			env.Setenv("TEST_PLUGIN_DIR", filepath.Dir(strict))
+			// This binary, when a script runs it (the bulwark of raceScripts,
+			// the strict provider), is race-built under make test, and such
+			// a binary sleeps a second on exit (GORACE's atexit_sleep_ms)
+			// unless told otherwise: a second of nothing per command. A race
+			// is reported when it happens, and the binary exits 66 once it
+			// has reported one, sleep or not (sdk/providertest does the
+			// same). A GORACE of the test's own environment is passed on
+			// as it is.
+			if v, ok := os.LookupEnv("GORACE"); ok {
+				env.Setenv("GORACE", v)
+			} else {
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
 			env.Setenv(secrets.EnvKey, testSecretsKey)
 			// Were a script to unset the key, the default key file would go
 			// here, never into the user's own config folder.
