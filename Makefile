@@ -108,6 +108,15 @@ install: build
 # -vet=off (TEST_VET): go test would run a subset of go vet's checks on
 # every package before testing it; make vet, this target's prerequisite,
 # has just run all of them on every module, tests included.
+# GORACE=atexit_sleep_ms=0 (unless GORACE is set): a binary built with
+# -race sleeps a second before it exits, by default. Every test binary of
+# make test is, and so are the children some tests start from it (the
+# bulwark of cmd/bulwark's raceScripts, the strict provider, helper
+# processes): about 60 test binaries and 50 script commands, a second of
+# nothing each. The testing package fails a test that raced when the test
+# ends, and a race-built program exits 66 once it reported a race, sleep or
+# not (sdk/providertest sets the same for its race-built plugins).
+test test-crash-full test-aws: export GORACE ?= atexit_sleep_ms=0
 LONG_MODULE := cmd/bulwark
 LONG_SPLIT  := ^(Test[A-Za-z0-9]*On(Postgres|S3)|TestCrashMigrate)$$
 TEST_VET    := -vet=off
