@@ -124,6 +124,7 @@ func scriptName(env *testscript.Env) string {
 func runScripts(t *testing.T, dir string, be scriptBackend) {
 	plugins := buildPlugins(t)
 	builtBulwark(t)
+	wasmCache := graphvizCache(t)
 	_, file, _, _ := runtime.Caller(0)
 	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
 	var fakes3, tfMirror string
@@ -184,6 +185,12 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 				env.Setenv("GORACE", v)
 			} else {
 				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
+			if wasmCache != "" {
+				// graphviz's module compiled once (script_wasmcache_test.go).
+				if err := linkTree(wasmCache, filepath.Join(env.Getenv("TMPDIR"), "go-graphviz")); err != nil {
+					return err
+				}
 			}
 			env.Setenv(secrets.EnvKey, testSecretsKey)
 			// Were a script to unset the key, the default key file would go

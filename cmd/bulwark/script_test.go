@@ -43,11 +43,12 @@ func TestMain(m *testing.M) {
 }
 
 // cleanupM stops, once the tests ran, what they started for all of them
-// (the PostgreSQL server of pgBase).
+// (the PostgreSQL server of pgBase), and removes graphvizCache's folder.
 type cleanupM struct{ m *testing.M }
 
 func (c cleanupM) Run() int {
 	defer stopPostgres()
+	defer removeGraphvizCache()
 	return c.m.Run()
 }
 
