@@ -95,10 +95,13 @@ install: build
 #
 # cmd/bulwark's tests (the longest: most of their time is spent waiting on
 # plugin processes, fsyncs and the crash harness's children) run beside the
-# other modules', as two processes: every test named ...OnPostgres or
-# ...OnS3 (LONG_SPLIT: the end-to-end scripts, the crash harnesses and the
-# browser test on those backends) in one, the rest of cmd/bulwark in the
-# other, each test binary running its own -parallel share; their output is
+# other modules', as two processes: in one (LONG_SPLIT) every test named
+# ...OnPostgres or ...OnS3 (the end-to-end scripts, the crash harnesses
+# and the browser test on those backends), TestPostgresScripts and
+# TestScriptsS3 (testdata/postgres's and testdata/s3's scripts) and
+# TestCrashMigrate (a migration's crash harness, three of its four pairs
+# of places on PostgreSQL or S3), which even the two out; the rest of
+# cmd/bulwark in the other; each test binary runs its own -parallel share. Their output is
 # held and printed whole when they end, so the suite takes about as long as
 # the longest of the three rather than the sum (docs/development.md, "CI
 # time"). Every module runs to its end, and the target fails if any failed.
@@ -106,8 +109,17 @@ install: build
 # -vet=off (TEST_VET): go test would run a subset of go vet's checks on
 # every package before testing it; make vet, this target's prerequisite,
 # has just run all of them on every module, tests included.
+# GORACE=atexit_sleep_ms=0 (unless GORACE is set): a binary built with
+# -race sleeps a second before it exits, by default. Every test binary of
+# make test is, and so are the children some tests start from it (the
+# bulwark of cmd/bulwark's raceScripts, the strict provider, helper
+# processes): about 60 test binaries and 50 script commands, a second of
+# nothing each. The testing package fails a test that raced when the test
+# ends, and a race-built program exits 66 once it reported a race, sleep or
+# not (sdk/providertest sets the same for its race-built plugins).
+test test-crash-full test-aws: export GORACE ?= atexit_sleep_ms=0
 LONG_MODULE := cmd/bulwark
-LONG_SPLIT  := ^Test[A-Za-z0-9]*On(Postgres|S3)$$
+LONG_SPLIT  := ^(Test[A-Za-z0-9]*On(Postgres|S3)|TestPostgresScripts|TestScriptsS3|TestCrashMigrate)$$
 TEST_VET    := -vet=off
 test: vet build-demo
 	@log=$$(mktemp); log2=$$(mktemp); fail=0; \

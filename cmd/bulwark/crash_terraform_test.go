@@ -73,6 +73,12 @@ func tfWorld(t crashT, spec string) []worldRes {
 	return out
 }
 
+// tfCrashKills is how many moments TestCrashTerraformAtRandomMoments kills
+// at by default: three, each a fresh stack of tfCrashN resources, the
+// moment drawn anew each run from the base seed (six before: half the
+// draws per run for half the time; BULWARK_CRASH_FULL=1 kills at six).
+const tfCrashKills = 3
+
 // unknownCreateLine is a resource an exit-12 resume names ("  NAME: a
 // create of TYPE, ...").
 var unknownCreateLine = regexp.MustCompile(`(?m)^  (\S+): a create (?:\(the new resource of a replace\) )?of (\S+), provider`)
@@ -85,7 +91,8 @@ var unknownCreateLine = regexp.MustCompile(`(?m)^  (\S+): a create (?:\(the new 
 // for each: import what exists, resume --not-created what does not, then
 // resume) settles it. Either way the world agrees with the state, each
 // resource is made once, and nothing that existed at the kill is lost or
-// made again.
+// made again. It kills at tfCrashKills moments drawn from the logged base
+// seed (each run draws others), at twice as many with BULWARK_CRASH_FULL=1.
 func TestCrashTerraformAtRandomMoments(t *testing.T) {
 	const latency = 40
 	base := crashBaseSeed(t)
@@ -96,8 +103,11 @@ func TestCrashTerraformAtRandomMoments(t *testing.T) {
 	}
 	ref.checkAgreement(ref.readState(), tfWorld(t, refSpec))
 	t.Logf("uninterrupted apply: %v", full.Round(time.Millisecond))
-	stopped := 0
-	for i := range 6 {
+	stopped, kills := 0, tfCrashKills
+	if crashFull() {
+		kills *= 2
+	}
+	for i := range kills {
 		seed := base + int64(i)
 		// The first fifth is mostly the provider's start and the plan,
 		// and the reference run, the first, paid for the cold start of
@@ -153,7 +163,7 @@ func TestCrashTerraformAtRandomMoments(t *testing.T) {
 			t.Logf("killed after %v (killed %v): %d in the world at the kill; %s", delay.Round(time.Millisecond), r.killed, len(atKill), how)
 		})
 	}
-	t.Logf("%d of 6 resumes stopped at an unknown create (exit 12) and were settled by a person's way out", stopped)
+	t.Logf("%d of %d resumes stopped at an unknown create (exit 12) and were settled by a person's way out", stopped, kills)
 }
 
 // settleUnknown does what the message of an exit-12 resume (r) tells a

@@ -124,6 +124,7 @@ func scriptName(env *testscript.Env) string {
 func runScripts(t *testing.T, dir string, be scriptBackend) {
 	plugins := buildPlugins(t)
 	builtBulwark(t)
+	wasmCache := graphvizCache(t)
 	_, file, _, _ := runtime.Caller(0)
 	examples := filepath.Join(filepath.Dir(file), "..", "..", "examples")
 	var fakes3, tfMirror string
@@ -162,7 +163,7 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 		// a failing cmp compares with, in the script's archive.
 		UpdateScripts: *updateGolden,
 		Setup: func(env *testscript.Env) error {
-			scriptBulwark(t, env)
+			scriptBulwark(t, env, be.name)
 			env.Setenv("BULWARK_PLUGIN_DIR", plugins)
 			env.Setenv("EXAMPLES", examples)
 			// The folder testscript put this binary's commands in, among them
@@ -172,6 +173,25 @@ func runScripts(t *testing.T, dir string, be scriptBackend) {
 				return err
 			}
 			env.Setenv("TEST_PLUGIN_DIR", filepath.Dir(strict))
+			// This binary, when a script runs it (the bulwark of raceScripts,
+			// the strict provider), is race-built under make test, and such
+			// a binary sleeps a second on exit (GORACE's atexit_sleep_ms)
+			// unless told otherwise: a second of nothing per command. A race
+			// is reported when it happens, and the binary exits 66 once it
+			// has reported one, sleep or not (sdk/providertest does the
+			// same). A GORACE of the test's own environment is passed on
+			// as it is.
+			if v, ok := os.LookupEnv("GORACE"); ok {
+				env.Setenv("GORACE", v)
+			} else {
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
+			if wasmCache != "" {
+				// graphviz's module compiled once (script_wasmcache_test.go).
+				if err := linkTree(wasmCache, filepath.Join(env.Getenv("TMPDIR"), "go-graphviz")); err != nil {
+					return err
+				}
+			}
 			env.Setenv(secrets.EnvKey, testSecretsKey)
 			// Were a script to unset the key, the default key file would go
 			// here, never into the user's own config folder.
