@@ -252,9 +252,11 @@ func TestSecondInterruptStopsWaitingForCompensation(t *testing.T) {
 	if strings.Contains(r.stderr, "still winding down") {
 		t.Errorf("bulwark waited for the held call until its grace ran out: %s", r)
 	}
-	if took := time.Since(second); took >= interruptGrace {
+	took := time.Since(second)
+	if took >= interruptGrace {
 		t.Errorf("bulwark took %v after the second interrupt: it waited for the call", took)
 	}
+	t.Logf("bulwark ended %v after the second interrupt, the Delete still held", took.Round(time.Millisecond))
 	e.assertNothingLeft()
 	h.release("Delete-a-1")
 	r1 := e.run("", "resume", spec)
