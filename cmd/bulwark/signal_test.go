@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,28 +54,142 @@ resources:
 // goes once the record is durable.
 const aStarted = `"status":"started","step":"a","resource":"a","action":"create","phase":"execute"`
 
-// SIGTERM lets the running provider call finish (no "context canceled"),
-// starts no new step, reports the run as interrupted and rolls back what
-// ran.
-func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
-	e := newCrashEnv(t, "sig")
-	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "400"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
+// chain is slowChain with no latency: the tests below keep a call in flight
+// with a hold (mockHolds), not by hoping a sleep has not ended.
+var chain = strings.ReplaceAll(slowChain, "LATENCY", "0")
+
+// mockHolds is a folder of the mock's hold files (BULWARK_MOCK_HOLD, see
+// mockprovider.EnvHold): each names one provider call, CALL-NAME-N (the
+// Nth call of that kind naming that resource in one plugin process), which
+// the mock marks begun and keeps open until the test releases it.
+type mockHolds struct {
+	t   *testing.T
+	dir string
+}
+
+// holdCalls makes the calls named held in the plugins of the commands
+// given its env; whatever is still held when the test ends is released.
+func holdCalls(t *testing.T, names ...string) *mockHolds {
+	t.Helper()
+	h := &mockHolds{t: t, dir: t.TempDir()}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(h.dir, n+".hold"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			_ = os.Remove(filepath.Join(h.dir, n+".hold"))
+		}
+	})
+	return h
+}
+
+// env is the environment variable that gives a plugin these holds.
+func (h *mockHolds) env() string { return "BULWARK_MOCK_HOLD=" + h.dir }
+
+// begun waits, with a deadline, until the call name is in flight in the
+// plugin (and held there).
+func (h *mockHolds) begun(name string) {
+	h.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(h.dir, name+".begun")); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the held call %s never began (did the host's calls change? BULWARK_MOCK_CALLS=FILE lists them)", name)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
+
+// release lets the call name go on.
+func (h *mockHolds) release(name string) {
+	h.t.Helper()
+	if err := os.Remove(filepath.Join(h.dir, name+".hold")); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// started is a bulwark command running with its output in files, so the
+// test can poll what it prints while it runs.
+type started struct {
+	cmd            *exec.Cmd
+	args           []string
+	stdout, stderr string
+	t0             time.Time
+}
+
+// start starts bulwark ARGS on e with the holds h, stdout and stderr in
+// files.
+func start(ctx context.Context, t *testing.T, e *crashEnv, h *mockHolds, args ...string) *started {
+	t.Helper()
 	cmd := e.command(ctx, "", args...)
-	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-	t0 := time.Now()
+	cmd.Env = append(cmd.Env, h.env())
+	dir := t.TempDir()
+	s := &started{cmd: cmd, args: args, stdout: filepath.Join(dir, "stdout"), stderr: filepath.Join(dir, "stderr")}
+	for _, out := range []struct {
+		path string
+		w    *io.Writer
+	}{{s.stdout, &cmd.Stdout}, {s.stderr, &cmd.Stderr}} {
+		f, err := os.Create(out.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		*out.w = f
+	}
+	s.t0 = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// a's Create is running (400ms, and as long again for its read-back,
-	// which Verify compares).
-	pollFile(t, filepath.Join(e.stateDir, "sig", "journal.jsonl"), aStarted, time.Minute)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	return s
+}
+
+// wait waits for the command to end (it must exit, not be killed or hang).
+func (s *started) wait(ctx context.Context, t *testing.T) crashRes {
+	t.Helper()
+	err := s.cmd.Wait()
+	stdout, _ := os.ReadFile(s.stdout)
+	stderr, _ := os.ReadFile(s.stderr)
+	r := crashRes{args: s.args, stdout: string(stdout), stderr: string(stderr), took: time.Since(s.t0)}
+	if ctx.Err() != nil {
+		t.Fatalf("hung (killed after the test's timeout): %s", r)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("%v: %s", err, r)
+	}
+	return r
+}
+
+// gracefulStop is what bulwark prints once a first interrupt has stopped
+// new steps (cmd/bulwark/interrupts.go).
+const gracefulStop = "no new step starts"
+
+// SIGTERM lets the running provider call finish (no "context canceled"),
+// starts no new step, reports the run as interrupted and rolls back what
+// ran. a's Create is held in flight until bulwark has taken the SIGTERM,
+// so b could only start if bulwark ignored it.
+func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
+	e := newCrashEnv(t, "sig")
+	spec := writeSpec(t, chain)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h := holdCalls(t, "Create-a-1")
+	cmd := start(ctx, t, e, h, "apply", "--yes", spec, "--parallelism", "1")
+	h.begun("Create-a-1")
+	if err := cmd.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	r := e.wait(ctx, cmd, args, t0)
+	pollFile(t, cmd.stderr, gracefulStop, time.Minute)
+	h.release("Create-a-1")
+	r := cmd.wait(ctx, t)
 	if r.code != 11 || !strings.Contains(r.stdout, "Apply was interrupted and was rolled back") {
 		t.Fatalf("want exit 11, interrupted and rolled back: %s", r)
 	}
@@ -82,6 +198,7 @@ func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
 	}
 	ev, _ := os.ReadFile(e.events)
 	for _, want := range []string{
+		`"resource":"a","type":"network","action":"create","status":"ok"`,
 		`"resource":"a","type":"network","action":"verify","status":"ok"`,
 		`"resource":"a","type":"network","action":"delete","status":"ok"`,
 	} {
@@ -99,41 +216,49 @@ func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
 	e.assertNothingLeft()
 }
 
-// A second interrupt while a compensation waits on a slow provider call
-// stops waiting at once, says to run resume, and resume finishes the
-// rollback.
+// A second interrupt while a compensation waits on a provider call stops
+// waiting at once, says to run resume, and resume finishes the rollback.
+// The compensating Delete is held open for as long as the test likes:
+// bulwark ending while it is still held, with a still in the world, proves
+// it did not wait for the call, whatever the machine's load.
 func TestSecondInterruptStopsWaitingForCompensation(t *testing.T) {
 	e := newCrashEnv(t, "sig")
-	const latency = 3 * time.Second
-	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "3000"))
+	spec := writeSpec(t, chain)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
-	cmd := e.command(ctx, "", args...)
-	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
+	h := holdCalls(t, "Create-a-1", "Delete-a-1")
+	cmd := start(ctx, t, e, h, "apply", "--yes", spec, "--parallelism", "1")
+	h.begun("Create-a-1")
+	if err := cmd.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	journal := filepath.Join(e.stateDir, "sig", "journal.jsonl")
-	pollFile(t, journal, `"status":"started","step":"a"`, time.Minute)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	// The rollback's Delete of a is in flight (3s).
-	pollFile(t, journal, `"phase":"compensate"`, time.Minute)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	pollFile(t, cmd.stderr, gracefulStop, time.Minute)
+	h.release("Create-a-1")
+	// The rollback's Delete of a is in flight, and stays so.
+	h.begun("Delete-a-1")
+	if err := cmd.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	second := time.Now()
-	r := e.wait(ctx, cmd, args, t0)
-	if took := time.Since(second); took > latency*2/3 {
-		t.Errorf("bulwark took %v after the second interrupt: it waited for the call", took)
-	}
+	r := cmd.wait(ctx, t)
 	if r.code != 13 || !strings.Contains(r.stderr, "bulwark resume") {
 		t.Fatalf("want exit 13 saying to run resume: %s", r)
 	}
+	// Not released, the Delete cannot have done its work: bulwark ended
+	// without it, and not by giving up on a wind-down that waited for it.
+	if w := e.mockWorld(); len(w) != 1 || w[0].Name != "a" {
+		t.Errorf("world while the Delete of a is held: %+v, want a alone", w)
+	}
+	if strings.Contains(r.stderr, "still winding down") {
+		t.Errorf("bulwark waited for the held call until its grace ran out: %s", r)
+	}
+	took := time.Since(second)
+	if took >= interruptGrace {
+		t.Errorf("bulwark took %v after the second interrupt: it waited for the call", took)
+	}
+	t.Logf("bulwark ended %v after the second interrupt, the Delete still held", took.Round(time.Millisecond))
 	e.assertNothingLeft()
+	h.release("Delete-a-1")
 	r1 := e.run("", "resume", spec)
 	if r1.code != 11 {
 		t.Fatalf("resume: want 11: %s", r1)
@@ -212,60 +337,52 @@ func children(pid int) []int {
 	return out
 }
 
+// killPlugin sends SIGKILL to the one plugin process of the running cmd.
+func killPlugin(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	kids := children(cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("plugin processes %v, want one", kids)
+	}
+	if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A plugin killed while an update verifies its spec and plugins (its own
 // first step) is reported as a failure before anything changed, not as a
 // failure an on_failure policy kept back; killed during a resource's
-// Verify, what was made is rolled back as the policy says.
+// Verify, what was made is rolled back as the policy says. The call the
+// kill must land in is held open until the plugin dies: update:verify's
+// ValidateResource of a (the plan validated a first), b's Verify's Read
+// (the plan read b first).
 func TestPluginKilledDuringVerify(t *testing.T) {
 	for _, tt := range []struct {
-		name, wait, want string
+		name, hold, want string
 		code             int
 	}{
-		{"update_verify", `"status":"started","step":"update:verify"`, "Update failed at update:verify before changing anything: nothing to roll back", 1},
-		{"resource_verify", `"resource":"b","type":"compute","action":"update","status":"ok"`, "Update failed at b and was rolled back", 11},
+		{"update_verify", "ValidateResource-a-2", "Update failed at update:verify before changing anything: nothing to roll back", 1},
+		{"resource_verify", "Read-b-2", "Update failed at b and was rolled back", 11},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newCrashEnv(t, "sig")
-			e.must(0, "apply", "--yes", writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "0")))
-			spec := writeSpec(t, strings.ReplaceAll(strings.ReplaceAll(slowChain, "LATENCY", "800"), "depends_on: [a]", "depends_on: [a]\n    config: {size: 3}"))
+			e.must(0, "apply", "--yes", writeSpec(t, chain))
+			spec := writeSpec(t, strings.ReplaceAll(chain, "depends_on: [a]", "depends_on: [a]\n    config: {size: 3}"))
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			args := []string{"apply", "--yes", spec}
-			cmd := e.command(ctx, "", args...)
-			out := filepath.Join(t.TempDir(), "stdout")
-			f, err := os.Create(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			cmd.Stdout, cmd.Stderr = f, new(bytes.Buffer)
-			t0 := time.Now()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// The update's verify step has started (its ValidateResource
-			// calls take 800ms each), or b's Verify has.
-			watch := e.events
-			if strings.Contains(tt.wait, "update:verify") {
-				watch = filepath.Join(e.stateDir, "sig", "journal.jsonl")
-			}
-			pollFile(t, watch, tt.wait, time.Minute)
-			kids := children(cmd.Process.Pid)
-			if len(kids) != 1 {
-				t.Fatalf("plugin processes %v, want one", kids)
-			}
-			if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			err = cmd.Wait()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			stdout, _ := os.ReadFile(out)
-			r := crashRes{args: args, code: code, stdout: string(stdout), stderr: cmd.Stderr.(*bytes.Buffer).String(), took: time.Since(t0)}
+			before, _ := os.ReadFile(e.events)
+			h := holdCalls(t, tt.hold)
+			cmd := start(ctx, t, e, h, "apply", "--yes", spec)
+			h.begun(tt.hold)
+			killPlugin(t, cmd.cmd)
+			r := cmd.wait(ctx, t)
 			if r.code != tt.code || !strings.Contains(r.stdout, tt.want) || strings.Contains(r.stdout, "on_failure policy") {
 				t.Fatalf("want exit %d and %q: %s", tt.code, tt.want, r)
+			}
+			if tt.name == "update_verify" {
+				if ev, _ := os.ReadFile(e.events); bytes.Contains(ev[len(before):], []byte(`"resource":"b"`)) {
+					t.Errorf("b was touched by an update that failed at its verify step:\n%s", ev)
+				}
 			}
 			e.assertNothingLeft()
 		})
@@ -277,36 +394,31 @@ func TestPluginKilledDuringVerify(t *testing.T) {
 // Create's outcome is unknown to bulwark, as for a plugin killed in the
 // middle of any Create. The apply's rollback finds what was made by its
 // idempotency key in a fresh plugin and deletes it; nothing is left behind,
-// and nothing is recorded that does not exist.
+// and nothing is recorded that does not exist. The read-back (a's first
+// Read: at --parallelism 1 the plan read the three in one ReadMany) is held
+// open until the plugin dies.
 func TestPluginKilledDuringReadBack(t *testing.T) {
 	e := newCrashEnv(t, "sig")
-	spec := writeSpec(t, strings.ReplaceAll(slowChain, "LATENCY", "800"))
+	spec := writeSpec(t, chain)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"apply", "--yes", spec, "--parallelism", "1"}
-	cmd := e.command(ctx, "", args...)
-	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	h := holdCalls(t, "Read-a-1")
+	cmd := start(ctx, t, e, h, "apply", "--yes", spec, "--parallelism", "1")
+	h.begun("Read-a-1")
+	if w := e.mockWorld(); len(w) != 1 || w[0].Name != "a" {
+		t.Fatalf("world during a's read-back: %+v, want a (made, not yet answered)", w)
 	}
-	// a is in the mock's world (its Create slept 800ms, then made it): the
-	// read-back, 800ms more, is running.
-	pollFile(t, filepath.Join(e.stateDir, "sig", "providers", "mock", "world.log"), `"name":"a"`, time.Minute)
-	kids := children(cmd.Process.Pid)
-	if len(kids) != 1 {
-		t.Fatalf("plugin processes %v, want one", kids)
-	}
-	if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	r := e.wait(ctx, cmd, args, t0)
+	killPlugin(t, cmd.cmd)
+	r := cmd.wait(ctx, t)
 	if r.code != 11 || !strings.Contains(r.stdout, "rolled back") {
 		t.Fatalf("want exit 11, the create of a rolled back: %s", r)
 	}
 	ev, _ := os.ReadFile(e.events)
 	if bytes.Contains(ev, []byte(`"resource":"b"`)) {
 		t.Errorf("b started after a's Create died:\n%s", ev)
+	}
+	if w := e.mockWorld(); len(w) != 0 {
+		t.Errorf("world after the rollback: %+v", w)
 	}
 	e.assertNothingLeft()
 }

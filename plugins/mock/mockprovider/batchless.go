@@ -63,8 +63,9 @@ func FromEnv(p sdk.Provider, getenv func(string) string) (sdk.Provider, error) {
 
 // Main is the mock provider's executable (both main packages that build
 // it): the mock, without its batch calls when EnvBatch says so, with no
-// validation of its own when EnvValidate says so, served to the host; a
-// bad EnvBatch or EnvValidate exits 2.
+// validation of its own when EnvValidate says so, logging its calls and
+// holding those EnvCalls and EnvHold ask for, served to the host; a bad
+// EnvBatch, EnvValidate, EnvCalls or EnvHold exits 2.
 func Main() {
 	opts, err := ValidationFromEnv(os.Getenv)
 	if err != nil {
@@ -76,7 +77,13 @@ func Main() {
 		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
 		os.Exit(2)
 	}
-	p, err := FromEnv(New(append(opts, logOpts...)...), os.Getenv)
+	holdOpts, err := HoldFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
+		os.Exit(2)
+	}
+	opts = append(append(opts, logOpts...), holdOpts...)
+	p, err := FromEnv(New(opts...), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bulwark-provider-mock: %v\n", err)
 		os.Exit(2)

@@ -40,8 +40,7 @@ func (p *provider) ReadData(ctx context.Context, req *sdk.ReadDataRequest) (*sdk
 	if req.Type != dataLookup {
 		return nil, sdk.Errorf("unknown data source type %q", req.Type)
 	}
-	p.calls.note("ReadData", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "ReadData", 1, req.Name); err != nil {
 		return nil, err
 	}
 	typ, _ := req.Config["type"].(string)

@@ -130,6 +130,24 @@
 // command's calls per resource from it and sees the gaps between waves
 // (bench/README.md). Unset: no log.
 //
+// # Holding a call
+//
+// With the environment variable BULWARK_MOCK_HOLD (EnvHold) naming a
+// folder, a test keeps a chosen call in flight for as long as it likes,
+// where a latency_ms sleep would only hope the call is still running when
+// the test acts. Each call but Configure is named CALL-NAME-N (HoldName):
+// the call as the call log names it, the resource it names, and its
+// arrival number among that process's calls of that kind naming that
+// resource (CALL-N for GetSchema and the batch calls, which name none).
+// If the folder holds CALL-NAME-N.hold when the call arrives, the call
+// makes CALL-NAME-N.begun there (it is in flight), then waits, before
+// latency_ms and before doing anything, until the .hold file is removed or
+// its context ends (it then fails with the context's error, having changed
+// nothing). E.g. Delete-a-1.hold keeps the first Delete of a open;
+// ValidateResource-a-2.hold the second validation of a. Unset: nothing is
+// held and no file is looked at; a folder that does not exist makes the
+// process exit 2 before serving.
+//
 // # Provider config
 //
 // The fault-injection keys are keyed by resource name.

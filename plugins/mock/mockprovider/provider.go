@@ -82,6 +82,7 @@ type provider struct {
 	// and says so (sdk.SchemaValidator). Never changed after New.
 	schemaOnly bool
 	calls      *callLog // WithCallLog's; nil: none. Never changed after New
+	holds      *holds   // WithHold's; nil: none. Never changed after New
 
 	sess atomic.Pointer[session] // nil: not configured
 
@@ -134,6 +135,17 @@ var (
 	_ sdk.BatchValidator = (*provider)(nil)
 	_ sdk.BatchCreator   = (*provider)(nil)
 )
+
+// arrive is how every call but Configure begins: it is noted in the call
+// log, held while a hold file names it (see EnvHold), then slowed by
+// latency_ms. An error (ctx ended) fails the call before it does anything.
+func (p *provider) arrive(ctx context.Context, call string, n int, name string) error {
+	p.calls.note(call, n, name)
+	if err := p.holds.wait(ctx, call, name); err != nil {
+		return err
+	}
+	return p.wait(ctx)
+}
 
 // wait sleeps for the configured latency, or until ctx is done.
 func (p *provider) wait(ctx context.Context) error {
@@ -342,8 +354,7 @@ func errNotConfigured() error {
 // resource was created under, and a Create of a taken (type, name) fails
 // with a conflict.
 func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk.GetSchemaResponse, error) {
-	p.calls.note("GetSchema", 1, "")
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "GetSchema", 1, ""); err != nil {
 		return nil, err
 	}
 	return &sdk.GetSchemaResponse{
@@ -432,8 +443,7 @@ func worldDir(world, dataDir string, readOnly bool) (string, error) {
 // WithSchemaValidation, any configuration: the schema check sdk.Serve
 // applies is all there is.
 func (p *provider) ValidateResource(ctx context.Context, req *sdk.ValidateResourceRequest) (*sdk.ValidateResourceResponse, error) {
-	p.calls.note("ValidateResource", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "ValidateResource", 1, req.Name); err != nil {
 		return nil, err
 	}
 	if _, err := p.resourceType(req.Type); err != nil {
@@ -460,8 +470,7 @@ func (p *provider) ValidatesBySchema() bool { return p.schemaOnly }
 // ValidateMany is many ValidateResources in one call: latency_ms is slept
 // once. An unknown type fails its own result, not the call.
 func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyRequest) (*sdk.ValidateManyResponse, error) {
-	p.calls.note("ValidateMany", len(req.Resources), "")
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "ValidateMany", len(req.Resources), ""); err != nil {
 		return nil, err
 	}
 	out := &sdk.ValidateManyResponse{Results: make([]*sdk.ValidateResourceResponse, len(req.Resources))}
@@ -478,8 +487,7 @@ func (p *provider) ValidateMany(ctx context.Context, req *sdk.ValidateManyReques
 // Read finds a resource by id, else by idempotency key, else by type and
 // name.
 func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
-	p.calls.note("Read", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Read", 1, req.Name); err != nil {
 		return nil, err
 	}
 	var resp *sdk.ReadResponse
@@ -492,8 +500,7 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 // ReadMany is many Reads in one call: latency_ms is slept once, and the
 // world brought up to date once.
 func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
-	p.calls.note("ReadMany", len(req.Reads), "")
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "ReadMany", len(req.Reads), ""); err != nil {
 		return nil, err
 	}
 	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
@@ -530,8 +537,7 @@ func (w *world) read(req *sdk.ReadRequest) *sdk.ReadResponse {
 // another key, or none, is a conflict: the Create fails with an
 // sdk.Conflict diagnostic naming that key, and the resource is untouched.
 func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
-	p.calls.note("Create", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Create", 1, req.Name); err != nil {
 		return nil, err
 	}
 	if n, refuse := p.admit(1); n == 0 {
@@ -571,8 +577,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 // Create made before it (its key: the same resource; its name: a
 // conflict).
 func (p *provider) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
-	p.calls.note("CreateMany", len(req.Creates), "")
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "CreateMany", len(req.Creates), ""); err != nil {
 		return nil, err
 	}
 	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
@@ -702,8 +707,7 @@ func (c *creation) apply(p *provider, w *world) {
 // Update changes a resource's in-place attributes; it keeps the id and
 // refuses a change to a force_new attribute.
 func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
-	p.calls.note("Update", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Update", 1, req.Name); err != nil {
 		return nil, err
 	}
 	if n, refuse := p.admit(1); n == 0 {
@@ -756,8 +760,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if req.ID == "" {
 		return nil, errDeleteWithoutID(req)
 	}
-	p.calls.note("Delete", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Delete", 1, req.Name); err != nil {
 		return nil, err
 	}
 	if n, refuse := p.admit(1); n == 0 {
@@ -782,8 +785,7 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 // key, a released one, the claim itself or the key the host says it replaces.
 // Anything else is a conflict, and the resource is left as it is.
 func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.ImportResponse, error) {
-	p.calls.note("Import", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Import", 1, req.Name); err != nil {
 		return nil, err
 	}
 	found := func(r *resource, claimed bool) *sdk.ImportResponse {
@@ -829,8 +831,7 @@ func (p *provider) Import(ctx context.Context, req *sdk.ImportRequest) (*sdk.Imp
 // already released under that key, is released; one that carries another
 // key is a conflict, left as it is.
 func (p *provider) Release(ctx context.Context, req *sdk.ReleaseRequest) (*sdk.ReleaseResponse, error) {
-	p.calls.note("Release", 1, req.Name)
-	if err := p.wait(ctx); err != nil {
+	if err := p.arrive(ctx, "Release", 1, req.Name); err != nil {
 		return nil, err
 	}
 	err := p.change(func(w *world) error {
