@@ -546,9 +546,6 @@ func EncodeMsgpack(v cty.Value, ty cty.Type) ([]byte, error) {
 		v = cty.NullVal(ty)
 	}
 	v = unmarked(v)
-	if b, ok := appendMsgpack(make([]byte, 0, 128), v, ty); ok {
-		return b, nil
-	}
 	b, err := msgpack.Marshal(v, ty)
 	if err != nil {
 		return nil, fmt.Errorf("encode a %s: %w", ty.FriendlyName(), err)
