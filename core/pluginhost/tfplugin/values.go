@@ -589,9 +589,6 @@ func StateJSON(v cty.Value, ty cty.Type) ([]byte, error) {
 
 // ParseStateJSON decodes Terraform's JSON state encoding of a value of ty.
 func ParseStateJSON(b []byte, ty cty.Type) (cty.Value, error) {
-	if v, ok := decodeStateJSON(b, ty); ok {
-		return v, nil
-	}
 	v, err := ctyjson.Unmarshal(b, ty)
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("decode a %s from JSON: %w", ty.FriendlyName(), err)
