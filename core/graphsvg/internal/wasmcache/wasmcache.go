@@ -124,7 +124,9 @@ func privateDir(cacheRoot func() (string, error)) (string, error) {
 	if !filepath.IsAbs(root) {
 		return "", &os.PathError{Op: "wasmcache", Path: root, Err: os.ErrInvalid}
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
+	// The user cache folder itself (~/.cache) is made if missing, not
+	// the folders above it: a HOME that does not exist stays so.
+	if err := os.Mkdir(root, 0o700); err != nil && !os.IsExist(err) {
 		return "", err
 	}
 	if err := checkRoot(root); err != nil {
