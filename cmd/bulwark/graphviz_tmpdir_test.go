@@ -238,6 +238,37 @@ func TestGraphvizCacheIgnoresTMPDIR(t *testing.T) {
 	before = treeSnapshot(t, fileTmp)
 	runGraphviz(t, graphvizEnv(work, fileTmp, cache), work, "version")
 	sameTree(t, "a go-graphviz file in TMPDIR", before, treeSnapshot(t, fileTmp))
+
+	// No user cache folder (no HOME) and a TMPDIR others can write to,
+	// not sticky: no temporary folder is made there either (another user
+	// could swap it); graphviz is compiled without a cache.
+	shared := filepath.Join(work, "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(shared, past, past); err != nil {
+		t.Fatal(err)
+	}
+	before = treeSnapshot(t, shared)
+	svg := runGraphviz(t, withoutHome(graphvizEnv(work, shared, "")), work, "graph", "stack.yaml", "--format", "svg")
+	if !strings.Contains(svg, "<title>web</title>") {
+		t.Fatalf("graph --format svg printed no graph:\n%s", svg)
+	}
+	sameTree(t, "a TMPDIR others can write to", before, treeSnapshot(t, shared))
+}
+
+// withoutHome drops HOME from env: no user cache folder.
+func withoutHome(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // A cache folder another user could have made or could write to is not
@@ -328,7 +359,7 @@ func TestGraphvizPluginSeesUsersTMPDIR(t *testing.T) {
 			_ = os.Remove(out)
 			env := append(graphvizEnv(work, c.tmpdir, cache), "BULWARK_PLUGIN_DIR="+plugins, "ENVCHECK_OUT="+out)
 			if cache == "" {
-				env = append(env[:1:1], env[2:]...) // no HOME: no user cache folder
+				env = withoutHome(env)
 			}
 			cmd := exec.Command(builtBulwark(t), "plan", "stack.yaml")
 			cmd.Env, cmd.Dir = env, work

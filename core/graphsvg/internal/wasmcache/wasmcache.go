@@ -75,13 +75,7 @@ func prepare(cacheRoot func() (string, error)) *setup {
 	s := &setup{}
 	dir, err := privateDir(cacheRoot)
 	if err != nil {
-		// In the user's own temporary folder, before it is changed: a
-		// new folder, created 0700 under a name nobody could guess.
-		if dir, err = os.MkdirTemp("", tempPattern); err == nil {
-			s.temp = true
-		} else {
-			dir = os.DevNull
-		}
+		dir, s.temp = tempDir()
 	}
 	s.dir = dir
 	for _, name := range tempEnv() {
@@ -90,6 +84,20 @@ func prepare(cacheRoot func() (string, error)) *setup {
 		_ = os.Setenv(name, dir)
 	}
 	return s
+}
+
+// tempDir makes a new folder in the user's own temporary folder, before it
+// is changed: created 0700 under a name nobody could guess, in a folder
+// where nobody else can rename it away and put another in its place
+// (checkRoot: /tmp is sticky). Else os.DevNull: go-graphviz's Mkdir of
+// os.DevNull/go-graphviz fails and it compiles without a cache.
+func tempDir() (string, bool) {
+	if checkRoot(os.TempDir()) == nil {
+		if dir, err := os.MkdirTemp("", tempPattern); err == nil {
+			return dir, true
+		}
+	}
+	return os.DevNull, false
 }
 
 func (s *setup) restore() error {

@@ -191,6 +191,35 @@ func TestNoUserCacheFolderFallsBack(t *testing.T) {
 	}
 }
 
+// Nor is a temporary folder made where others could swap it: without a
+// safe one, go-graphviz is given os.DevNull, where it can create nothing
+// (it then compiles without a cache).
+func TestUnsafeTMPDIRGivesDevNull(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no owner or mode on Windows")
+	}
+	tmp := filepath.Join(t.TempDir(), "shared")
+	mkdir(t, tmp, 0o777) // world-writable, not sticky
+	t.Setenv("TMPDIR", tmp)
+	s := prepare(func() (string, error) { return "", os.ErrNotExist })
+	if s.temp || s.dir != os.DevNull {
+		s.restore()
+		t.Fatalf("prepare chose %s (temporary %v), want %s", s.dir, s.temp, os.DevNull)
+	}
+	if err := os.Mkdir(filepath.Join(os.TempDir(), "go-graphviz"), 0o755); err == nil {
+		t.Errorf("go-graphviz's folder could be made in %s", os.TempDir())
+	}
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got := os.Getenv("TMPDIR"); got != tmp {
+		t.Fatalf("TMPDIR %q after restore, want %q", got, tmp)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("left %v in TMPDIR", left)
+	}
+}
+
 // Restore gives the environment back exactly: a set variable its value
 // (empty included), an unset one unset, so processes bulwark starts (the
 // plugins) see the user's TMPDIR.
