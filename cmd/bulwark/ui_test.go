@@ -139,10 +139,11 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 }
 
 // uiEnv is the environment of the bulwark processes of a test: a home of
-// its own (the secrets key's folder) and the variables given.
+// its own (the secrets key's folder), the scripts' cache folder (graphviz
+// compiled once, script_wasmcache_test.go) and the variables given.
 func uiEnv(t *testing.T, vars ...string) []string {
 	home := t.TempDir()
-	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + graphvizCache(t), "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
 	return append(env, vars...)
 }
 

@@ -15,11 +15,22 @@ import (
 
 	"github.com/goccy/go-graphviz"
 
+	"github.com/bulwark-iac/bulwark/core/graphsvg/internal/wasmcache"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
+
+// go-graphviz's init, which compiled Graphviz's module with its cache in
+// the private folder wasmcache's init chose, has run (graphsvg imports
+// go-graphviz, so the spec runs this init after it): the environment goes
+// back to what it was, for main and every process bulwark starts. An error
+// (a temporary folder of our own, 0700, left behind) cannot be reported
+// from an init and changes nothing else.
+func init() {
+	_ = wasmcache.Restore()
+}
 
 // AutoCollapseAbove is the number of nodes above which CollapseAuto draws
 // each for_each group and module call as one node.
