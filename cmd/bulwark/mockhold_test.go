@@ -60,3 +60,22 @@ func (h *mockHolds) release(name string) {
 		h.t.Fatal(err)
 	}
 }
+
+// anyBegun waits, with a deadline, until one of the calls names is in
+// flight in the plugin (and held there), and returns it: for a test that
+// holds several calls and does not care which the host makes first.
+func (h *mockHolds) anyBegun(names ...string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(h.dir, n+".begun")); err == nil {
+				return n
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("none of the held calls %v began (did the host's calls change? BULWARK_MOCK_CALLS=FILE lists them)", names)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+}
