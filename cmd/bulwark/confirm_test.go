@@ -277,26 +277,35 @@ func (p *ptyProc) wait(t *testing.T) int {
 // process group gets SIGINT (bulwark and its plugins, unlike a kill of
 // bulwark alone). Once: the run is reported as interrupted and rolled back,
 // saying what the rollback did, never as a failed step. Twice, while the
-// rollback waits on a slow call: it says to run resume, and resume finishes.
+// rollback waits on a provider call: it says to run resume, and resume
+// finishes. The calls that must be in flight (a's Create at the first
+// Ctrl-C, its compensating Delete at the second) are held by the mock
+// until the test lets them go, so no machine is too slow or too fast for
+// either.
 func TestCtrlCOnATerminal(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		t.Run(map[bool]string{false: "once", true: "twice"}[twice], func(t *testing.T) {
 			dir := t.TempDir()
-			latency := "600"
-			if twice {
-				latency = "3000"
-			}
 			spec := filepath.Join(dir, "sig.yaml")
-			os.WriteFile(spec, []byte(strings.ReplaceAll(slowChain, "LATENCY", latency)), 0o600)
+			if err := os.WriteFile(spec, []byte(chain), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			events := filepath.Join(dir, "ev.jsonl")
 			base := []string{"--plugin-dir", buildPlugins(t), "--state-dir", filepath.Join(dir, "state"), "--events", events}
-			p := startOnTerminal(t, []string{"NO_COLOR=1"}, append(base, "apply", spec, "--yes", "--parallelism", "1")...)
-			// a's Create is running.
-			pollFile(t, filepath.Join(dir, "state", "sig", "journal.jsonl"), aStarted, time.Minute)
-			p.f.Write([]byte{3}) // Ctrl-C
+			held := []string{"Create-a-1"}
 			if twice {
-				p.waitFor(t, "interrupt")
-				pollFile(t, filepath.Join(dir, "state", "sig", "journal.jsonl"), `"phase":"compensate"`, time.Minute)
+				held = append(held, "Delete-a-1")
+			}
+			h := holdCalls(t, held...)
+			p := startOnTerminal(t, []string{"NO_COLOR=1", h.env()}, append(base, "apply", spec, "--yes", "--parallelism", "1")...)
+			// a's Create is in flight, and stays so until released.
+			h.begun("Create-a-1")
+			p.f.Write([]byte{3}) // Ctrl-C
+			p.waitFor(t, gracefulStop)
+			h.release("Create-a-1")
+			if twice {
+				// The rollback's Delete of a is in flight, and stays so.
+				h.begun("Delete-a-1")
 				p.f.Write([]byte{3})
 			}
 			code := p.wait(t)
@@ -304,9 +313,13 @@ func TestCtrlCOnATerminal(t *testing.T) {
 			if strings.Contains(out, "FAILED") || strings.Contains(out, "failed verify") {
 				t.Errorf("an interrupt reported as a failure:\n%s", out)
 			}
+			world := filepath.Join(dir, "state", "sig", "providers", "mock")
 			if !twice {
 				if code != 11 || !strings.Contains(out, "Apply was interrupted and was rolled back (undone: a).") || !strings.Contains(out, "Not started: b, c.") {
 					t.Fatalf("exit %d:\n%s", code, out)
+				}
+				if w := mockWorldAt(t, world); len(w) != 0 {
+					t.Errorf("world after the rollback: %+v", w)
 				}
 				return
 			}
@@ -314,6 +327,12 @@ func TestCtrlCOnATerminal(t *testing.T) {
 				!strings.Contains(out, "It is safe to stop here") {
 				t.Fatalf("exit %d, want 13 saying to resume:\n%s", code, out)
 			}
+			// Still held, the Delete cannot have done its work: bulwark
+			// ended without it.
+			if w := mockWorldAt(t, world); len(w) != 1 || w[0].Name != "a" {
+				t.Errorf("world while the Delete of a is held: %+v, want a alone", w)
+			}
+			h.release("Delete-a-1")
 			r, err := exec.Command(builtBulwark(t), append(base, "resume", spec)...).CombinedOutput()
 			// Issue 23 item 7: resume says the apply was interrupted
 			// (not that it failed) and what its exit code 11 means.
@@ -321,6 +340,9 @@ func TestCtrlCOnATerminal(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 11 || !strings.Contains(string(r), "was interrupted earlier; resume finished its rollback (undone: a)") ||
 				!strings.Contains(string(r), "it was rolled back (exit 11)") || strings.Contains(string(r), "failed earlier") {
 				t.Fatalf("resume: %v, want exit 11 saying the interrupted apply's rollback finished\n%s", err, r)
+			}
+			if w := mockWorldAt(t, world); len(w) != 0 {
+				t.Errorf("world after resume: %+v", w)
 			}
 		})
 	}

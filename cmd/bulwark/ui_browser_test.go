@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -579,26 +580,41 @@ func reviewPlan(t *testing.T, bin, plugins string, env []string) string {
 	return dir
 }
 
-// liveCheck starts a slow apply (the real binary, the mock provider slowed,
-// one step at a time), opens its operation's page while it runs, and waits
-// (each wait with a deadline) until a bar more than the page had appears,
-// then until the page says succeeded: the page followed the journal
-// without a reload.
+// liveCheck starts an apply (the real binary, one step at a time) whose
+// every Create the mock holds until the test lets it go, opens its
+// operation's page while the first is held, lets that one go and waits
+// (each wait with a deadline), while the next is held, until a bar more
+// than the page had appears with the page still saying running; then it
+// lets the rest go and waits until the page says succeeded: the page
+// followed the journal without a reload, however loaded the machine.
 func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, env []string, shot string) {
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
 	spec := filepath.Join(dir, "slow.yaml")
 	var b strings.Builder
-	b.WriteString("version: 1\nstack: slow\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + ", latency_ms: 400}}\nresources:\n")
+	b.WriteString("version: 1\nstack: slow\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + "}}\nresources:\n")
+	var creates []string
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		b.WriteString("  - name: " + n + "\n    type: generic\n")
+		creates = append(creates, "Create-"+n+"-1")
 	}
 	if err := os.WriteFile(spec, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := startUI(t, bin, stateDir, env)
+	h := holdCalls(t, creates...)
+	// others is creates but those given.
+	others := func(but ...string) []string {
+		var out []string
+		for _, c := range creates {
+			if !slices.Contains(but, c) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 	apply := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", "--parallelism", "1", spec)
-	apply.Env = env
+	apply.Env = append(append([]string{}, env...), h.env())
 	var out strings.Builder
 	apply.Stdout, apply.Stderr = &out, &out
 	if err := apply.Start(); err != nil {
@@ -607,16 +623,21 @@ func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, en
 	applied := make(chan error, 1)
 	go func() { applied <- apply.Wait() }()
 	defer func() {
+		for _, c := range creates {
+			_ = os.Remove(filepath.Join(h.dir, c+".hold")) // whatever a failure left held
+		}
 		select {
 		case err := <-applied:
 			if err != nil {
-				t.Errorf("the slow apply: %v\n%s", err, out.String())
+				t.Errorf("the held apply: %v\n%s", err, out.String())
 			}
 		case <-time.After(3 * time.Minute):
 			_ = apply.Process.Kill()
-			t.Errorf("the slow apply did not end in 3 minutes:\n%s", out.String())
+			t.Errorf("the held apply did not end in 3 minutes after its calls were let go:\n%s", out.String())
 		}
 	}()
+	// The first step's Create is in flight, and stays so.
+	first := h.anyBegun(creates...)
 
 	// The running operation's id, from the view (polled with a deadline).
 	var op string
@@ -670,7 +691,7 @@ func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, en
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(status)); err != nil {
 		t.Fatalf("loading %s: %v", url, err)
 	}
-	first, err := chromedp.Run(ctx, chromedp.Text(status))
+	loaded, err := chromedp.Run(ctx, chromedp.Text(status))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,14 +699,24 @@ func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, en
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first != "running" {
-		t.Fatalf("%s loaded as %q: the apply ended before the page loaded (slow it down)", url, first)
+	if loaded != "running" {
+		t.Fatalf("%s loaded as %q while the Create %s was held, want running", url, loaded, first)
 	}
-	// Wait for one bar more than the page was drawn with: an XPath that
-	// matches only once it is there (chromedp polls the DOM).
+	// Let the first Create go: its step ends and the next one's Create is
+	// in flight, held. Wait for one bar more than the page was drawn with:
+	// an XPath that matches only once it is there (chromedp polls the
+	// DOM); the operation is still running, and the page says so.
+	h.release(first)
+	second := h.anyBegun(others(first)...)
 	more := fmt.Sprintf("(%s)[%d]", bars, len(nodes)+1)
 	if err := chromedp.Do(ctx, chromedp.WaitReady(more)); err != nil {
-		t.Fatalf("%s: no new bar after the %d it was drawn with: %v", url, len(nodes), err)
+		t.Fatalf("%s: no new bar after the %d it was drawn with (%s done, %s held): %v", url, len(nodes), first, second, err)
+	}
+	if now, err := chromedp.Run(ctx, chromedp.Text(status)); err != nil || now != "running" {
+		t.Fatalf("%s: with %s held the page says %q (%v), want running", url, second, now, err)
+	}
+	for _, c := range others(first) {
+		h.release(c)
 	}
 	done := status + `[normalize-space()="succeeded"]`
 	if err := chromedp.Do(ctx, chromedp.WaitReady(done), chromedp.WaitNotPresent(`//div[@id="timeline" and @data-live]`)); err != nil {

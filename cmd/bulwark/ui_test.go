@@ -102,6 +102,13 @@ func (s *uiServer) get(t *testing.T, path string) (int, string) {
 // operations' timelines included (read from its history).
 func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 	t.Helper()
+	return s.pages(t, stackName, true)
+}
+
+// pages is everyPage, with each operation's event stream only when
+// streams is set (a running operation's stream ends only when it does).
+func (s *uiServer) pages(t *testing.T, stackName string, streams bool) map[string]string {
+	t.Helper()
 	pages := map[string]string{}
 	fetch := func(p string) string {
 		code, body := s.get(t, p)
@@ -133,7 +140,9 @@ func (s *uiServer) everyPage(t *testing.T, stackName string) map[string]string {
 		fetch("/api/stacks/" + stackName + "/operations/" + o.ID)
 		// Its event stream (the records, the timeline, the end; a running
 		// operation's stream ends when it does).
-		fetch("/stacks/" + stackName + "/operations/" + o.ID + "/events")
+		if streams {
+			fetch("/stacks/" + stackName + "/operations/" + o.ID + "/events")
+		}
 	}
 	return pages
 }
@@ -247,16 +256,19 @@ outputs:
 	}
 }
 
-// The view never takes the lock: an apply that holds it the whole time the
-// view serves every page (its provider slowed) still ends with exit 0, and
-// the view shows its operation running.
+// The view never takes the lock: while an apply holds it, one of its
+// provider calls kept in flight by the mock (so the apply is provably
+// running however loaded the machine), the view shows its operation
+// running and serves every page, and the operation's event stream stays
+// open; once the call is let go the stream ends with the apply's success
+// and the apply ends with exit 0.
 func TestUIWhileAnApplyHoldsTheLock(t *testing.T) {
 	bin, plugins := builtBulwark(t), buildPlugins(t)
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
 	spec := filepath.Join(dir, "stack.yaml")
 	var b strings.Builder
-	b.WriteString("version: 1\nstack: busy\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + ", latency_ms: 150}}\nresources:\n")
+	b.WriteString("version: 1\nstack: busy\nproviders:\n  mock: {config: {world: " + filepath.Join(dir, "world") + "}}\nresources:\n")
 	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
 		b.WriteString("  - name: " + n + "\n    type: generic\n")
 	}
@@ -266,8 +278,10 @@ func TestUIWhileAnApplyHoldsTheLock(t *testing.T) {
 	env := uiEnv(t)
 	srv := startUI(t, bin, stateDir, env)
 
+	const held = "Create-f-1"
+	h := holdCalls(t, held)
 	apply := exec.Command(bin, "--state-dir", stateDir, "--plugin-dir", plugins, "apply", "--yes", "--parallelism", "1", spec)
-	apply.Env = env
+	apply.Env = append(append([]string{}, env...), h.env())
 	var applyOut strings.Builder
 	apply.Stdout, apply.Stderr = &applyOut, &applyOut
 	if err := apply.Start(); err != nil {
@@ -275,57 +289,132 @@ func TestUIWhileAnApplyHoldsTheLock(t *testing.T) {
 	}
 	applied := make(chan error, 1)
 	go func() { applied <- apply.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-applied:
+		default:
+			_ = apply.Process.Kill()
+			<-applied
+		}
+	})
+	// f's Create is in flight, and stays so until released: the apply
+	// runs, holding the lock, for as long as the test looks.
+	h.begun(held)
 
-	// Poll, with a deadline, until the view shows the apply running.
-	sawRunning := false
-	deadline := time.Now().Add(2 * time.Minute)
-poll:
-	for time.Now().Before(deadline) {
+	// Poll, with a deadline, until the view shows the apply running (it
+	// reads the stack's folder, which may lag the call by a poll).
+	var op string
+	for deadline := time.Now().Add(time.Minute); op == ""; {
 		select {
 		case err := <-applied:
-			applied <- err
-			break poll
+			t.Fatalf("the apply ended (%v) while its Create of f was held:\n%s", err, applyOut.String())
 		default:
 		}
-		code, body := srv.get(t, "/api/stacks/busy")
-		if code == http.StatusNotFound {
-			continue // the stack's folder is not there yet
-		}
-		if code != http.StatusOK {
-			t.Fatalf("GET /api/stacks/busy while the apply runs: %d\n%s", code, body)
-		}
-		var st struct {
-			Running []string `json:"running"`
-			Lock    *struct {
-				Live bool `json:"live"`
-			} `json:"lock"`
-		}
-		if err := json.Unmarshal([]byte(body), &st); err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Running) == 1 && st.Lock != nil && st.Lock.Live {
-			sawRunning = true
-			if code, body := srv.get(t, "/stacks/busy"); code != http.StatusOK || !strings.Contains(body, "Running now:") {
-				t.Errorf("the stack page while the apply runs: %d\n%s", code, body)
-			}
-			// Every page, the running operation's included; its event
-			// stream ends when the apply does.
-			srv.everyPage(t, "busy")
+		if running, live := busyNow(t, srv); len(running) == 1 && live {
+			op = running[0]
 			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the view never showed the apply running, its Create of f held")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, bounded by the deadline
+	}
+	if code, body := srv.get(t, "/stacks/busy"); code != http.StatusOK || !strings.Contains(body, "Running now:") {
+		t.Errorf("the stack page while the apply runs: %d\n%s", code, body)
+	}
+	// Every page, the running operation's included, while it runs.
+	srv.pages(t, "busy", false)
+
+	// The running operation's event stream: it opens with the records and
+	// the timeline and stays open while the call is held.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"stacks/busy/operations/"+op+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the running operation's events: %d", resp.StatusCode)
+	}
+	stream := bufio.NewReader(resp.Body)
+	var seen strings.Builder
+	// next reads the stream up to the end of its next event; the stream
+	// may not close before the test has read its end.
+	next := func() string {
+		t.Helper()
+		var ev strings.Builder
+		for {
+			line, err := stream.ReadString('\n')
+			ev.WriteString(line)
+			seen.WriteString(line)
+			if err != nil {
+				t.Fatalf("reading the event stream: %v\n%s", err, seen.String())
+			}
+			if line == "\n" {
+				return ev.String()
+			}
+		}
+	}
+	for ev := next(); !strings.HasPrefix(ev, "event: timeline\n"); ev = next() {
+		if strings.HasPrefix(ev, "event: end\n") {
+			t.Fatalf("the stream of the running operation ended before its timeline:\n%s", seen.String())
+		}
+	}
+	// What came with the timeline (the server writes its first events at
+	// once) holds no end either. An end sent while the call is held, even
+	// one that came later, is caught below: it cannot say succeeded.
+	rest, _ := stream.Peek(stream.Buffered())
+	if strings.Contains(seen.String()+string(rest), "event: end\n") {
+		t.Fatalf("the stream of the running operation ended while its Create of f was held:\n%s%s", seen.String(), rest)
+	}
+
+	// Let the call go: the stream ends with the apply's success, and the
+	// apply ends with exit 0 and shows in the view as no longer running.
+	h.release(held)
+	ev := next()
+	for !strings.HasPrefix(ev, "event: end\n") {
+		ev = next()
+	}
+	if !strings.Contains(ev, `"status":"succeeded"`) || !strings.Contains(ev, `"exit":0`) {
+		t.Errorf("the stream ended with %q, want succeeded, exit 0", ev)
 	}
 	select {
 	case err := <-applied:
+		applied <- err
 		if err != nil {
 			t.Fatalf("the apply failed while the view served: %v\n%s", err, applyOut.String())
 		}
 	case <-time.After(3 * time.Minute):
-		_ = apply.Process.Kill()
-		t.Fatalf("the apply did not end in 3 minutes:\n%s", applyOut.String())
+		t.Fatalf("the apply did not end in 3 minutes after its call was released:\n%s", applyOut.String())
 	}
-	if !sawRunning {
-		t.Fatalf("the view never showed the apply running (it ended first):\n%s", applyOut.String())
+	if running, _ := busyNow(t, srv); len(running) != 0 {
+		t.Errorf("the view shows %v running after the apply ended", running)
 	}
+}
+
+// busyNow is what the view says of stack busy: the operations running and
+// whether a live process holds its lock.
+func busyNow(t *testing.T, srv *uiServer) (running []string, live bool) {
+	t.Helper()
+	code, body := srv.get(t, "/api/stacks/busy")
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/stacks/busy: %d\n%s", code, body)
+	}
+	var st struct {
+		Running []string `json:"running"`
+		Lock    *struct {
+			Live bool `json:"live"`
+		} `json:"lock"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("GET /api/stacks/busy: %v\n%s", err, body)
+	}
+	return st.Running, st.Lock != nil && st.Lock.Live
 }
 
 // A view beyond loopback makes a token, says so, and refuses a request
