@@ -409,7 +409,9 @@ func (r *TFReport) Markdown() string {
 		bw, tf := row.Results[RunnerBulwarkTF], row.Results[RunnerTerraform]
 		mk, mn := row.Results[RunnerMock], row.Results[RunnerMockNoBatch]
 		faster, own, ownBatch := "", "", ""
-		if bw.OK() && tf.OK() {
+		// A tool that did not run (-compare none, not on PATH) has no
+		// result: no ratio, rather than 0.0×.
+		if bw.OK() && tf.OK() && tf.Tool != "" && bw.Wall > 0 {
 			faster = verdict(float64(tf.Wall)/float64(bw.Wall), row.Command == CmdApply || row.Command == CmdNoop, func(x float64) bool { return x >= TFTargetFaster })
 		}
 		if bw.OK() && mn.OK() {

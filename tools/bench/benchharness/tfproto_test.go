@@ -64,6 +64,10 @@ func TestTFReportCPURatio(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
+	// Terraform did not run: no Terraform ÷ bulwark ratio.
+	if strings.Contains(md, "0.0×") {
+		t.Errorf("report shows a ratio for a tool that did not run:\n%s", md)
+	}
 }
 
 // TestCountRPCs: the "Received request" lines of both tools' logs (hclog
