@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -50,40 +49,18 @@ nothing is written.`,
 				return err
 			}
 			defer done()
-			// Entries already pinned (say, for a run with --provider) stay.
-			lf, err := providerlock.Read(providerlock.PathFor(args[0]))
-			if err != nil {
-				return err
-			}
-			if lf == nil {
-				lf = &providerlock.File{Providers: map[string]providerlock.Entry{}}
-			}
-			lockPath := providerlock.PathFor(args[0])
-			finder := &tfinstall.Finder{
-				Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
-				UnpackDir: filepath.Join(stack.PluginCopyDir(opts.StateDir), "terraform", "unpacked"),
-			}
-			for _, n := range sp.ProvidersUsed() {
-				if pc := sp.Providers[n]; pc != nil && pc.Terraform() {
-					if err := c.lockTerraform(cmd.Context(), finder, lf, lockPath, sp.File, pc); err != nil {
-						return err
+			path, err := providerlock.Lock(cmd.Context(), sp, providerlock.LockOptions{
+				PluginDirs: opts.PluginDirs,
+				UnpackDir:  stack.TerraformUnpackDir(opts.StateDir),
+				Pinned: func(p providerlock.Pin) {
+					if p.SHA256 != "" {
+						fmt.Fprintf(c.stdout, "%s  %s  %s\n", p.Source, p.SHA256, p.Path)
+						return
 					}
-					continue
-				}
-				src := sp.Providers[n].Source
-				path, err := pluginhost.Find(opts.PluginDirs, src)
-				if err != nil {
-					return err
-				}
-				sum, err := pluginhost.FileSHA256(path)
-				if err != nil {
-					return err
-				}
-				lf.Providers[src] = providerlock.Entry{SHA256: sum}
-				fmt.Fprintf(c.stdout, "%s  %s  %s\n", src, sum, path)
-			}
-			path := providerlock.PathFor(args[0])
-			if err := providerlock.Write(path, lf); err != nil {
+					fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", p.Source, p.Version, strings.Join(p.Hashes, " "), p.Path)
+				},
+			})
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.stdout, "wrote %s\n", path)
@@ -92,48 +69,6 @@ nothing is written.`,
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "pin provider `NAME` too, for runs that use --provider")
 	return cmd
-}
-
-// lockTerraform pins in lf the package of the Terraform provider pc found
-// by f: the lock's version when pc's constraint allows it, else the newest
-// it allows; other bytes than the lock records at that version are refused.
-func (c *cli) lockTerraform(ctx context.Context, f *tfinstall.Finder, lf *providerlock.File, lockPath, specFile string, pc *spec.Provider) error {
-	ws, err := specTerraformWants(&spec.Spec{File: specFile, Providers: map[string]*spec.Provider{pc.Name: pc}})
-	if err != nil {
-		return err
-	}
-	w := ws[0]
-	pinned := ""
-	if e, ok := lf.Terraform[w.src.String()]; ok && stack.CheckPin(w.name, w.src, w.c, e, lockPath) == nil {
-		pinned = e.Version
-	}
-	got, err := pinLocal(ctx, f, w.src, w.c, pinned)
-	if err != nil {
-		return err
-	}
-	hashes, err := pinTerraform(lf, lockPath, w, got)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "%s  %s  %s  %s\n", w.src, got.Package.Version, strings.Join(hashes, " "), got.Package.ExePath())
-	return nil
-}
-
-// pinTerraform records in lf the package got, found or installed for w:
-// its version, w's constraint and its hashes, which it returns. Other
-// bytes than lf records at that version are refused
-// (providerlock.File.CheckTerraform) and lf is left as it was: providers
-// lock and providers install both pin through it.
-func pinTerraform(lf *providerlock.File, lockPath string, w tfWant, got *tfinstall.Installed) ([]string, error) {
-	hashes := make([]string, len(got.Hashes))
-	for i, h := range got.Hashes {
-		hashes[i] = string(h)
-	}
-	if err := lf.CheckTerraform(lockPath, w.src.String(), got.Package.Version, hashes); err != nil {
-		return nil, err
-	}
-	lf.SetTerraform(w.src.String(), providerlock.TerraformEntry{Version: got.Package.Version, Constraints: w.c.String(), Hashes: hashes})
-	return hashes, nil
 }
 
 func (c *cli) providersListCmd() *cobra.Command {
@@ -268,7 +203,7 @@ func terraformProviders(ctx context.Context, sp *spec.Spec, opts *stack.Options)
 		err := describeTerraform(ctx, pc, opts, &tp)
 		if err != nil {
 			tp.Error = err.Error()
-			var pe *stack.PinOutsideConstraintError
+			var pe *providerlock.PinOutsideConstraintError
 			var ie *tfinstall.IntegrityError
 			if refused == nil && (errors.As(err, &pe) || errors.As(err, &ie)) {
 				refused = err
@@ -295,7 +230,7 @@ func describeTerraform(ctx context.Context, pc *spec.Provider, opts *stack.Optio
 		if e, ok := lf.Terraform[src.String()]; ok {
 			entry = &e
 			tp.LockVersion = e.Version
-			if err := stack.CheckPin(pc.Name, src, req.Constraints, e, opts.LockPath); err != nil {
+			if err := providerlock.CheckPin(pc.Name, src, req.Constraints, e, opts.LockPath); err != nil {
 				tp.Lock = "outside constraint"
 				return err
 			}
@@ -304,7 +239,7 @@ func describeTerraform(ctx context.Context, pc *spec.Provider, opts *stack.Optio
 	}
 	f := &tfinstall.Finder{
 		Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
-		UnpackDir: filepath.Join(stack.PluginCopyDir(opts.StateDir), "terraform", "unpacked"),
+		UnpackDir: stack.TerraformUnpackDir(opts.StateDir),
 	}
 	p, err := f.Find(ctx, req)
 	if err != nil {

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
-	"github.com/bulwark-iac/bulwark/core/spec"
-	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
@@ -69,102 +64,44 @@ fetched from a registry stays in the provider folder, where a run refuses it).`,
 			if len(args) == 0 {
 				return errors.New("name the providers to install: bulwark providers install SOURCE[@CONSTRAINT]... or bulwark providers install SPEC")
 			}
-			var wants []tfWant
-			fromSpec := len(args) == 1 && isSpecFile(args[0])
-			if fromSpec {
+			o := providerlock.InstallOptions{
+				LockPath:       lockPath,
+				Dir:            dir,
+				TrustedKeyFile: keyFile,
+				Local:          local,
+				Pinned: func(p providerlock.Pin) {
+					trust := p.Trust
+					if p.KeyID != "" {
+						trust += " " + p.KeyID
+					}
+					fmt.Fprintf(c.stdout, "%s %s (%s)\n  %s\n", p.Source, p.Version, trust, p.Path)
+					for _, h := range p.Hashes {
+						fmt.Fprintf(c.stdout, "  %s\n", h)
+					}
+				},
+				Repinning: func(e *providerlock.PinOutsideConstraintError) {
+					fmt.Fprintf(c.stdout, "%s: %s pins %s, which %q does not allow: pinning a version it allows\n", e.Source, e.LockPath, e.Pinned, e.Constraint)
+				},
+			}
+			if local {
+				exe, _ := os.Executable()
+				o.PluginDirs = pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe)
+			}
+			if len(args) == 1 && isSpecFile(args[0]) {
 				sp, err := c.peekProviders(args[0], "")
 				if err != nil {
 					return err
 				}
 				if !cmd.Flags().Changed("lock") {
-					lockPath = providerlock.PathFor(args[0])
+					o.LockPath = providerlock.PathFor(args[0])
 				}
-				if wants, err = specTerraformWants(sp); err != nil {
+				if err := providerlock.InstallSpec(cmd.Context(), sp, o); err != nil {
 					return err
 				}
-				if len(wants) == 0 {
-					return fmt.Errorf("%s declares no Terraform provider (bulwark's own plugins are pinned by `bulwark providers lock %s`)", args[0], args[0])
-				}
-			} else {
-				for _, a := range args {
-					src, cons, err := tfinstall.ParseRequirement(a)
-					if err != nil {
-						return err
-					}
-					wants = append(wants, tfWant{src: src, c: cons})
-				}
-			}
-			if keyFile == "" {
-				keyFile = os.Getenv(tfinstall.EnvTrustedKey)
-			}
-			in := &tfinstall.Installer{Dir: dir}
-			if in.Dir == "" {
-				in.Dir = tfinstall.ProviderDir(os.Getenv)
-			}
-			if keyFile != "" {
-				b, err := os.ReadFile(keyFile)
-				if err != nil {
-					return fmt.Errorf("trusted key: %w", err)
-				}
-				in.TrustedKeys = string(b)
-			}
-			lf, err := providerlock.Read(lockPath)
-			if err != nil {
+			} else if err := providerlock.InstallSources(cmd.Context(), args, o); err != nil {
 				return err
 			}
-			if lf == nil {
-				lf = &providerlock.File{Providers: map[string]providerlock.Entry{}}
-			}
-			// Each is recorded once installed: the lock holds what this
-			// command installed even when a later one fails.
-			var finder *tfinstall.Finder
-			if local {
-				exe, _ := os.Executable()
-				dirs := pluginhost.LookupDirs(c.pluginDir, os.Getenv("BULWARK_PLUGIN_DIR"), exe)
-				finder = &tfinstall.Finder{Locations: tfinstall.DefaultLocations(dirs, os.Getenv), UnpackDir: in.Dir}
-			}
-			for _, w := range wants {
-				var got *tfinstall.Installed
-				// From a spec, the version the lock pins, when the
-				// spec's constraint allows it: what the lock says runs.
-				pinned := ""
-				if e, ok := lf.Terraform[w.src.String()]; ok && fromSpec {
-					if stack.CheckPin(w.name, w.src, w.c, e, lockPath) == nil {
-						pinned = e.Version
-					} else {
-						fmt.Fprintf(c.stdout, "%s: %s pins %s, which %q does not allow: pinning a version it allows\n", w.src, lockPath, e.Version, w.c.String())
-					}
-				}
-				if finder != nil {
-					got, err = pinLocal(cmd.Context(), finder, w.src, w.c, pinned)
-				} else {
-					cons := w.c
-					if pinned != "" {
-						if cons, err = tfinstall.ParseConstraints("= " + pinned); err != nil {
-							return err
-						}
-					}
-					got, err = in.Install(cmd.Context(), w.src, cons)
-				}
-				if err != nil {
-					return err
-				}
-				if _, err := pinTerraform(lf, lockPath, w, got); err != nil {
-					return err
-				}
-				if err := providerlock.Write(lockPath, lf); err != nil {
-					return err
-				}
-				trust := string(got.Trust)
-				if got.KeyID != "" {
-					trust += " " + got.KeyID
-				}
-				fmt.Fprintf(c.stdout, "%s %s (%s)\n  %s\n", w.src, got.Package.Version, trust, got.Package.ExePath())
-				for _, h := range got.Hashes {
-					fmt.Fprintf(c.stdout, "  %s\n", h)
-				}
-			}
-			fmt.Fprintf(c.stdout, "wrote %s\n", lockPath)
+			fmt.Fprintf(c.stdout, "wrote %s\n", o.LockPath)
 			return nil
 		},
 	}
@@ -175,15 +112,6 @@ fetched from a registry stays in the provider folder, where a run refuses it).`,
 	return cmd
 }
 
-// tfWant is one Terraform provider to install or pin: its source, the
-// constraint it is installed under, and the spec's name for it ("" when
-// named on the command line).
-type tfWant struct {
-	src  tfinstall.Source
-	c    tfinstall.Constraints
-	name string
-}
-
 // isSpecFile reports whether arg names a spec (a YAML file) rather than a
 // provider source.
 func isSpecFile(arg string) bool {
@@ -192,39 +120,4 @@ func isSpecFile(arg string) bool {
 	}
 	fi, err := os.Stat(arg)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// specTerraformWants lists the Terraform providers sp declares, by name.
-func specTerraformWants(sp *spec.Spec) ([]tfWant, error) {
-	var out []tfWant
-	for _, n := range slices.Sorted(maps.Keys(sp.Providers)) {
-		pc := sp.Providers[n]
-		if !pc.Terraform() {
-			continue
-		}
-		src, err := tfinstall.ParseSource(pc.Source)
-		if err != nil {
-			return nil, fmt.Errorf("%s: provider %s: %w", sp.File, n, err)
-		}
-		cons, err := tfinstall.ParseConstraints(pc.Version)
-		if err != nil {
-			return nil, fmt.Errorf("%s: provider %s: version %q: %w", sp.File, n, pc.Version, err)
-		}
-		out = append(out, tfWant{src: src, c: cons, name: n})
-	}
-	return out, nil
-}
-
-// pinLocal pins the package a run would find on this machine: of version
-// when set (the lock's), else the newest c allows.
-func pinLocal(ctx context.Context, f *tfinstall.Finder, src tfinstall.Source, c tfinstall.Constraints, version string) (*tfinstall.Installed, error) {
-	p, err := f.Find(ctx, tfinstall.Request{Source: src, Constraints: c, Version: version})
-	if err != nil {
-		return nil, err
-	}
-	hashes, err := tfinstall.Pin(p)
-	if err != nil {
-		return nil, err
-	}
-	return &tfinstall.Installed{Package: p, Hashes: hashes, Trust: tfinstall.Trust("found in " + p.Location)}, nil
 }

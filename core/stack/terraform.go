@@ -68,14 +68,14 @@ func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src
 		if !ok {
 			return &providerlock.TerraformNotPinnedError{Source: source.String(), Path: o.LockPath}
 		}
-		if err := CheckPin(pc.Name, source, req.Constraints, e, o.LockPath); err != nil {
+		if err := providerlock.CheckPin(pc.Name, source, req.Constraints, e, o.LockPath); err != nil {
 			return err
 		}
 		req.Version, req.Hashes = e.Version, tfinstall.HashesOf(e.Hashes)
 	}
 	f := &tfinstall.Finder{
 		Locations: tfinstall.DefaultLocations(o.PluginDirs, os.Getenv),
-		UnpackDir: filepath.Join(PluginCopyDir(o.StateDir), "terraform", "unpacked"),
+		UnpackDir: TerraformUnpackDir(o.StateDir),
 	}
 	if len(req.Hashes) > 0 && copies == "" {
 		return fmt.Errorf("provider %s: no folder for the verified copy", pc.Name)
@@ -88,32 +88,8 @@ func TerraformPlugin(ctx context.Context, o *Options, pc *pluginhost.Config, src
 	return nil
 }
 
-// PinOutsideConstraintError refuses a bulwark.lock whose pinned version of
-// a Terraform provider the spec's version constraint does not allow: the
-// lock says which bytes run, the spec which versions it was written for,
-// and bulwark does not pick between them.
-type PinOutsideConstraintError struct {
-	Provider   string // the spec's name for it
-	Source     string // HOST/NAMESPACE/TYPE
-	Pinned     string // the lock's version
-	Constraint string // the spec's constraint
-	LockPath   string
-}
-
-func (e *PinOutsideConstraintError) Error() string {
-	lock := e.LockPath
-	if lock == "" {
-		lock = providerlock.FileName
-	}
-	return fmt.Sprintf("provider %s (%s): %s pins version %s, which the spec's version constraint %q does not allow: pin one it allows (`bulwark providers install SPEC`) or change the constraint",
-		e.Provider, e.Source, lock, e.Pinned, e.Constraint)
-}
-
-// CheckPin refuses (PinOutsideConstraintError) a lock entry whose version
-// the spec's constraint c does not allow; no constraint allows any.
-func CheckPin(name string, src tfinstall.Source, c tfinstall.Constraints, e providerlock.TerraformEntry, lockPath string) error {
-	if c.String() == "" || c.Allows(e.Version) {
-		return nil
-	}
-	return &PinOutsideConstraintError{Provider: name, Source: src.String(), Pinned: e.Version, Constraint: c.String(), LockPath: lockPath}
+// TerraformUnpackDir is where a packed Terraform provider package found
+// for the stacks of stateDir is unpacked (see tfinstall.Finder.UnpackDir).
+func TerraformUnpackDir(stateDir string) string {
+	return filepath.Join(PluginCopyDir(stateDir), "terraform", "unpacked")
 }
