@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
-	"github.com/bulwark-iac/bulwark/core/tfinstall"
 )
 
 func (c *cli) providersCmd() *cobra.Command {
@@ -155,7 +151,7 @@ the list is printed and the command exits 1, as a run would refuse them.`,
 				for _, p := range doc.Terraform {
 					cons, version, where, path := orDash(p.Constraint), orDash(p.Version), orDash(p.Location), orDash(p.Path)
 					lock := p.Lock
-					if p.LockVersion != "" && p.Lock != "not locked" {
+					if p.LockVersion != "" && p.Lock != providerlock.StatusNotLocked {
 						lock += " (" + p.LockVersion + ")"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Source, cons, version, lock, where, path)
@@ -188,74 +184,22 @@ func orDash(s string) string {
 
 // terraformProviders describes the Terraform providers sp declares, as a
 // run would find them under opts' plugin folders and lock (nothing is
-// started). The error is the first lock a run would refuse: a pin outside
-// the spec's constraint, or bytes that differ from the lock's hashes.
+// started). The error is the first lock a run would refuse
+// (providerlock.Describe).
 func terraformProviders(ctx context.Context, sp *spec.Spec, opts *stack.Options) ([]jsonview.TerraformProvider, error) {
-	names := slices.Sorted(maps.Keys(sp.Providers))
-	out := []jsonview.TerraformProvider{}
-	var refused error
-	for _, n := range names {
-		pc := sp.Providers[n]
-		if !pc.Terraform() {
-			continue
-		}
-		tp := jsonview.TerraformProvider{Name: n, Source: pc.Source, Constraint: pc.Version, Lock: "not locked"}
-		err := describeTerraform(ctx, pc, opts, &tp)
-		if err != nil {
-			tp.Error = err.Error()
-			var pe *providerlock.PinOutsideConstraintError
-			var ie *tfinstall.IntegrityError
-			if refused == nil && (errors.As(err, &pe) || errors.As(err, &ie)) {
-				refused = err
-			}
+	found, refused := providerlock.Describe(ctx, sp, providerlock.DescribeOptions{
+		Lock:       opts.ProviderLock,
+		LockPath:   opts.LockPath,
+		PluginDirs: opts.PluginDirs,
+		UnpackDir:  stack.TerraformUnpackDir(opts.StateDir),
+	})
+	out := make([]jsonview.TerraformProvider, 0, len(found))
+	for _, st := range found {
+		tp := jsonview.TerraformProvider{Name: st.Name, Source: st.Source, Constraint: st.Constraint, Version: st.Version, Path: st.Path, Location: st.Location, Lock: st.Lock, LockVersion: st.LockVersion}
+		if st.Err != nil {
+			tp.Error = st.Err.Error()
 		}
 		out = append(out, tp)
 	}
 	return out, refused
-}
-
-// describeTerraform fills tp with what a run would find for pc.
-func describeTerraform(ctx context.Context, pc *spec.Provider, opts *stack.Options, tp *jsonview.TerraformProvider) error {
-	src, err := tfinstall.ParseSource(pc.Source)
-	if err != nil {
-		return err
-	}
-	tp.Source = src.String()
-	req := tfinstall.Request{Source: src}
-	if req.Constraints, err = tfinstall.ParseConstraints(pc.Version); err != nil {
-		return fmt.Errorf("version %q: %w", pc.Version, err)
-	}
-	var entry *providerlock.TerraformEntry
-	if lf := opts.ProviderLock; lf != nil {
-		if e, ok := lf.Terraform[src.String()]; ok {
-			entry = &e
-			tp.LockVersion = e.Version
-			if err := providerlock.CheckPin(pc.Name, src, req.Constraints, e, opts.LockPath); err != nil {
-				tp.Lock = "outside constraint"
-				return err
-			}
-			req.Version = e.Version
-		}
-	}
-	f := &tfinstall.Finder{
-		Locations: tfinstall.DefaultLocations(opts.PluginDirs, os.Getenv),
-		UnpackDir: stack.TerraformUnpackDir(opts.StateDir),
-	}
-	p, err := f.Find(ctx, req)
-	if err != nil {
-		if entry != nil {
-			tp.Lock = "not found"
-		}
-		return err
-	}
-	tp.Version, tp.Path, tp.Location = p.Version, p.ExePath(), p.Location
-	if entry == nil {
-		return nil
-	}
-	if err := tfinstall.Verify(p, tfinstall.HashesOf(entry.Hashes)); err != nil {
-		tp.Lock = "mismatch"
-		return err
-	}
-	tp.Lock = "locked"
-	return nil
 }
