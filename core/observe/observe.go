@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/plan"
-	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -30,7 +29,7 @@ type Provider interface {
 	// ReadsMany says whether ReadMany is one call (else it reads one after
 	// the other).
 	ReadsMany() bool
-	ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]pluginhost.ReadResult, error)
+	ReadMany(ctx context.Context, reqs []*providers.ReadRequest) ([]providers.ReadResult, error)
 }
 
 // Progress is told of the reads of a ReadAll: ReadsStarted(n) begins n

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -70,7 +69,7 @@ func (c *counting) Import(context.Context, *providers.ImportRequest) (*providers
 
 func (c *counting) ReadsMany() bool { return false }
 
-func (c *counting) ReadMany(context.Context, []*providers.ReadRequest) ([]pluginhost.ReadResult, error) {
+func (c *counting) ReadMany(context.Context, []*providers.ReadRequest) ([]providers.ReadResult, error) {
 	panic("not offered")
 }
 

@@ -603,8 +603,9 @@ func (p *Plugin) readData(ctx context.Context, req *providers.ReadDataRequest) (
 	return resp, p.diagnostics(ctx, "ReadData", resp.Diagnostics)
 }
 
-// ReadResult is one read of a ReadMany: what Read would have returned.
-type ReadResult = Result[*providers.ReadResponse]
+// ReadResult is one read of a ReadMany: what Read would have returned
+// (providers.ReadResult).
+type ReadResult = providers.ReadResult
 
 // ReadsMany reports whether the provider offers ReadMany (its schema's
 // Capabilities.ReadMany): whether a ReadMany is one call.
@@ -859,8 +860,8 @@ func (p *Plugin) create(ctx context.Context, req *providers.CreateRequest) (*pro
 }
 
 // CreateResult is one Create of a CreateMany: what Create would have
-// returned.
-type CreateResult = Result[*providers.CreateResponse]
+// returned (providers.CreateResult).
+type CreateResult = providers.CreateResult
 
 // CreatesMany reports whether the provider offers CreateMany (its schema's
 // Capabilities.CreateMany): whether a CreateMany is one call.

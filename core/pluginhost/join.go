@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
 // join joins the calls of one kind (Reads, Creates) that concurrent
@@ -43,11 +45,9 @@ type join[Q, R any] struct {
 // or minutes delays nothing queued behind it by more than that.
 const joinPatience = 5 * time.Millisecond
 
-// Result is one call of a batch: what the single call would have returned.
-type Result[R any] struct {
-	Response R
-	Err      error
-}
+// Result is one call of a batch: what the single call would have returned
+// (declared in core/providers, which consumers of a batch import).
+type Result[R any] = providers.Result[R]
 
 // joined is one caller's call waiting for the next call of the group.
 type joined[Q, R any] struct {

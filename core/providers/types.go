@@ -500,3 +500,19 @@ type DeleteResponse struct {
 	// answered a null state, or its read before it found nothing.
 	ReadBack *ReadResponse
 }
+
+// Result is one request of a batch the host answers request by request
+// (pluginhost's ReadMany and CreateMany): what the single call would have
+// returned. It is declared here, beside the responses it carries, so that
+// what consumes a batch (core/observe's Provider, core/stack's) names it
+// without importing the plugin host.
+type Result[R any] struct {
+	Response R
+	Err      error
+}
+
+// ReadResult is one read of a batch: what Read would have returned.
+type ReadResult = Result[*ReadResponse]
+
+// CreateResult is one Create of a batch: what Create would have returned.
+type CreateResult = Result[*CreateResponse]
