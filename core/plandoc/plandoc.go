@@ -7,9 +7,11 @@
 // writer and the reader, so the page cannot read a field the document does
 // not write. docs/json.md documents the fields; jsonview's package doc says
 // what a change to them means for format_version.
+//
+// It imports nothing of bulwark's: jsonview copies what the operations
+// hand over (stack.Preview's moves and forgets) into these types, so a
+// reader of the document does not sit above the operations.
 package plandoc
-
-import "github.com/bulwark-iac/bulwark/core/stack"
 
 // Plan is `bulwark plan --json` (and a saved plan's `show --json`): what an
 // apply of the spec would do, resource by resource, with counts.
@@ -37,13 +39,31 @@ type Plan struct {
 	// Forgets the records its removed: entries (destroy: false) drop,
 	// keeping their objects; an apply does both first. (Added in 1.0,
 	// additively.)
-	Moves   []stack.Move   `json:"moves"`
-	Forgets []stack.Forget `json:"forgets"`
+	Moves   []Move   `json:"moves"`
+	Forgets []Forget `json:"forgets"`
 	// Targets are the plan's --target addresses ([] when it covers the
 	// whole spec); Diagnostics then holds the warning that it is partial.
 	// (Added in 1.0, additively.)
 	Targets     []string     `json:"targets"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// Move is one rename a moved: entry makes in the state: the record at
+// From (of id ID and type Type) is found at To afterwards.
+type Move struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
+// Forget is one record a removed: entry with destroy: false drops: the
+// object is kept, and no longer managed by this stack.
+type Forget struct {
+	Address    string `json:"address"`
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Protection string `json:"protection"`
 }
 
 // DataRead is one data entry the plan read: its attributes (arguments and

@@ -18,6 +18,8 @@ type (
 	VariableChange = plandoc.VariableChange
 	ResourceChange = plandoc.ResourceChange
 	PlanSummary    = plandoc.PlanSummary
+	Move           = plandoc.Move
+	Forget         = plandoc.Forget
 	Refusal        = plandoc.Refusal
 )
 
@@ -55,8 +57,14 @@ func NewPlan(pv *stack.Preview) *Plan {
 	for _, r := range pv.StackReads {
 		out.StackReads = append(out.StackReads, StackRead{Stack: r.Stack, Revision: r.Revision, Outputs: secrets.MaskKeys(r.Outputs, r.Sensitive), Sensitive: list(r.Sensitive), Saved: r.Saved})
 	}
-	out.Moves = append([]stack.Move{}, pv.Moves...)
-	out.Forgets = append([]stack.Forget{}, pv.Forgets...)
+	out.Moves = []Move{}
+	for _, m := range pv.Moves {
+		out.Moves = append(out.Moves, Move{From: m.From, To: m.To, ID: m.ID, Type: m.Type})
+	}
+	out.Forgets = []Forget{}
+	for _, f := range pv.Forgets {
+		out.Forgets = append(out.Forgets, Forget{Address: f.Address, ID: f.ID, Type: f.Type, Protection: f.Protection})
+	}
 	for _, d := range pv.DataReads {
 		out.DataReads = append(out.DataReads, DataRead{
 			Address: "data." + d.Name, Name: d.Name, Type: d.Type, Provider: d.Provider,
