@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -182,5 +183,37 @@ func TestNewPlanStackReads(t *testing.T) {
 	}
 	if pv.StackReads[0].Outputs["pw"] != "sekr1t-out" {
 		t.Error("NewPlan changed the preview's values")
+	}
+}
+
+// The plan's moves and forgets are copied field by field into the
+// document's own types: every field the operations hand over is written.
+func TestNewPlanMovesAndForgets(t *testing.T) {
+	doc := NewPlan(&stack.Preview{Stack: "s"})
+	if doc.Moves == nil || doc.Forgets == nil {
+		t.Error("moves or forgets is nil: each must print as []")
+	}
+	pv := &stack.Preview{Stack: "s",
+		Moves:   []stack.Move{{From: "web[a]", To: "site[a]", ID: "i-1", Type: "server"}},
+		Forgets: []stack.Forget{{Address: "old", ID: "i-2", Type: "bucket", Protection: "durable"}},
+	}
+	var out bytes.Buffer
+	if err := Write(&out, NewPlan(pv)); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Moves   []map[string]string `json:"moves"`
+		Forgets []map[string]string `json:"forgets"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	wantMove := map[string]string{"from": "web[a]", "to": "site[a]", "id": "i-1", "type": "server"}
+	wantForget := map[string]string{"address": "old", "id": "i-2", "type": "bucket", "protection": "durable"}
+	if len(got.Moves) != 1 || !maps.Equal(got.Moves[0], wantMove) {
+		t.Errorf("moves = %v, want [%v]", got.Moves, wantMove)
+	}
+	if len(got.Forgets) != 1 || !maps.Equal(got.Forgets[0], wantForget) {
+		t.Errorf("forgets = %v, want [%v]", got.Forgets, wantForget)
 	}
 }
