@@ -27,7 +27,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/backends/pgstore/pgtest"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -342,7 +341,7 @@ func (l *heldLocks) hold(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.MkdirAll(ts.MkAbs(".bulwark"), 0o700))
 	}
 	b := openScriptStack(ts, args[0])
-	w, err := b.Lock(ctx, storage.Holder{Op: args[1], PID: os.Getpid(), Host: "testhost", User: ts.Getenv(lock.UserEnv), Since: time.Now()})
+	w, err := b.Lock(ctx, storage.Holder{Op: args[1], PID: os.Getpid(), Host: "testhost", User: ts.Getenv(storage.UserEnv), Since: time.Now()})
 	ts.Check(err)
 	l.put(ts, args[0], func() {
 		w.Release(ctx)

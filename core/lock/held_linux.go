@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // markHeld puts an open-file-description write lock on the holder's record,
@@ -25,7 +27,7 @@ func markHeld(f *os.File) error {
 
 // isHeld asks the kernel whether someone holds the record's mark. F_OFD_GETLK
 // only tests: it takes nothing, so no Acquire can fail because of it.
-func isHeld(f *os.File, _ *Holder) (bool, error) {
+func isHeld(f *os.File, _ *storage.Holder) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
 	for {
 		err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk)

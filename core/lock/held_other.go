@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/bulwark-iac/bulwark/core/pidcheck"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // markHeld has nothing to mark where open-file-description locks do not
@@ -16,7 +17,7 @@ func markHeld(*os.File) error { return nil }
 // isHeld, without a way to query the lock that takes nothing, is
 // conservative: a record names a live holder unless it names a process of
 // this host that is gone.
-func isHeld(_ *os.File, h *Holder) (bool, error) {
+func isHeld(_ *os.File, h *storage.Holder) (bool, error) {
 	if h == nil {
 		return false, nil
 	}

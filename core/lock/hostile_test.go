@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // Deleting, replacing or symlinking the lock file while the lock is held
@@ -40,19 +41,19 @@ func TestLockHoldsWhateverHappensToThePath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
+			l, err := Acquire(dir, storage.Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Release()
 			tt.tamper(t, dir)
-			l2, err := Acquire(dir, Holder{Op: "op_B", PID: os.Getpid(), Host: "h", Since: time.Now()})
+			l2, err := Acquire(dir, storage.Holder{Op: "op_B", PID: os.Getpid(), Host: "h", Since: time.Now()})
 			if err == nil {
 				l2.Release()
 				t.Fatal("a second Acquire got the lock after the lock file was tampered with")
 			}
-			if !errors.Is(err, ErrLocked) {
-				t.Fatalf("second Acquire: %v, want ErrLocked", err)
+			if !errors.Is(err, storage.ErrLocked) {
+				t.Fatalf("second Acquire: %v, want storage.ErrLocked", err)
 			}
 		})
 	}
@@ -69,7 +70,7 @@ func TestSymlinkedLockIsRefusedAndTargetUntouched(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, FileName)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
+	l, err := Acquire(dir, storage.Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
 	if err == nil {
 		l.Release()
 		t.Fatal("Acquire took a lock whose file is a symbolic link")
@@ -95,7 +96,7 @@ func TestSymlinkedStackFolderIsRefused(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Acquire(link, Holder{Op: "op_A", PID: os.Getpid()})
+	l, err := Acquire(link, storage.Holder{Op: "op_A", PID: os.Getpid()})
 	if err == nil {
 		l.Release()
 		t.Fatal("Acquire locked a stack folder that is a symbolic link")
@@ -140,7 +141,7 @@ func TestInspectNeverTakesTheLock(t *testing.T) {
 	failed := 0
 	const n = 1000
 	for i := range n {
-		l, err := Acquire(dir, Holder{Op: "op_X", PID: os.Getpid(), Host: "h", Since: time.Now()})
+		l, err := Acquire(dir, storage.Holder{Op: "op_X", PID: os.Getpid(), Host: "h", Since: time.Now()})
 		if err != nil {
 			failed++
 			continue
@@ -170,7 +171,7 @@ func TestInspectNeverTakesTheLock(t *testing.T) {
 // stale record once the holder is gone without releasing.
 func TestInspectLiveAndStale(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
+	l, err := Acquire(dir, storage.Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestInspectLiveAndStale(t *testing.T) {
 	if err != nil || live != nil || stale == nil || stale.Op != "op_A" {
 		t.Fatalf("abandoned: live %+v stale %+v err %v", live, stale, err)
 	}
-	l2, err := Acquire(dir, Holder{Op: "op_B", PID: os.Getpid()})
+	l2, err := Acquire(dir, storage.Holder{Op: "op_B", PID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestTornRecordIsRemoved(t *testing.T) {
 	dir := t.TempDir()
 	torn := filepath.Join(dir, "."+FileName+".tmp-123")
 	os.WriteFile(torn, []byte(`{"op":"op_DEAD"`), 0o600)
-	l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid()})
+	l, err := Acquire(dir, storage.Holder{Op: "op_A", PID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestTornRecordIsRemoved(t *testing.T) {
 func TestInspectSeesAHolderWhoseRecordIsGone(t *testing.T) {
 	for _, tamper := range []string{"removed", "replaced"} {
 		dir := t.TempDir()
-		l, err := Acquire(dir, Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
+		l, err := Acquire(dir, storage.Holder{Op: "op_A", PID: os.Getpid(), Host: "h", Since: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}

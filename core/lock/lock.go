@@ -35,64 +35,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/bulwark-iac/bulwark/core/nofollow"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // FileName is the name of the holder record in a stack's folder.
 const FileName = "lock"
-
-// Holder says who holds, or held, a stack's lock: the one type every
-// backend reports (core/storage names it too).
-type Holder struct {
-	Op   string `json:"op"`
-	PID  int    `json:"pid"`
-	Host string `json:"host"`
-	// User names who runs the holder (see CurrentUser); "" in records
-	// written before it was kept.
-	User  string    `json:"user,omitempty"`
-	Since time.Time `json:"since"`
-	// Until is when the holder's lease runs out (s3); zero where the lock
-	// lives as long as its holder (file, postgres).
-	Until time.Time `json:"until,omitzero"`
-}
-
-func (h Holder) String() string {
-	if h.PID == 0 && h.Op == "" {
-		return "a process that left no readable record"
-	}
-	// The user comes last, so that what read these lines before users
-	// were kept (operation, pid, host, since) reads them as it did.
-	who := ""
-	if h.User != "" {
-		who = ", user " + h.User
-	}
-	if !h.Until.IsZero() {
-		// A lease (s3): the lock can be taken over once it runs out.
-		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339), who)
-	}
-	return fmt.Sprintf("operation %s (pid %d on %s, since %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), who)
-}
-
-// LockedError is returned when another holder has the lock: the one type
-// every backend returns (core/storage names it too).
-type LockedError struct {
-	Location string  // the lock's place: a file, or a backend's location
-	Holder   *Holder // nil when the holder has not written its record yet, or it could not be read
-}
-
-func (e *LockedError) Error() string {
-	if e.Holder == nil {
-		return fmt.Sprintf("stack is locked (%s) by another process", e.Location)
-	}
-	return fmt.Sprintf("stack is locked by %s", e.Holder)
-}
-
-// ErrLocked matches any LockedError with errors.Is.
-var ErrLocked = errors.New("stack is locked")
-
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // Lock is a held lock.
 type Lock struct {
@@ -100,13 +49,13 @@ type Lock struct {
 	unlock func() error // releases the OS lock tryLock took
 	rec    *os.File     // the holder record this holder created, OFD-locked
 	// Stale is the record a dead holder left behind, when there was one.
-	Stale *Holder
+	Stale *storage.Holder
 }
 
 // Acquire takes the lock of the stack folder dir at once or fails with a
 // *LockedError naming the holder. It never waits. A dir or lock file that
 // is a symbolic link is refused (nofollow.ErrRefused).
-func Acquire(dir string, h Holder) (*Lock, error) {
+func Acquire(dir string, h storage.Holder) (*Lock, error) {
 	d, err := openDir(dir)
 	if err != nil {
 		return nil, err
@@ -119,7 +68,7 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 	if !ok {
 		d.Close()
 		rec, _ := readHolder(dir)
-		return nil, &LockedError{Location: filepath.Join(dir, FileName), Holder: rec}
+		return nil, &storage.LockedError{Location: filepath.Join(dir, FileName), Holder: rec}
 	}
 	l := &Lock{dir: d, unlock: unlock}
 	fail := func(err error) (*Lock, error) {
@@ -154,7 +103,7 @@ func removeTorn(dir string) {
 
 // writeHolder writes h into a fresh file of its own, marks that file held,
 // and renames it over the record's name.
-func writeHolder(dir string, h Holder) (*os.File, error) {
+func writeHolder(dir string, h storage.Holder) (*os.File, error) {
 	path := filepath.Join(dir, FileName)
 	if err := nofollow.CheckReplaceable(path); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
@@ -195,14 +144,14 @@ func createRecord(dir string) (*os.File, error) {
 }
 
 // Peek reports who holds the lock in dir, or nil when nobody does.
-func Peek(dir string) (*Holder, error) {
+func Peek(dir string) (*storage.Holder, error) {
 	live, _, err := Inspect(dir)
 	return live, err
 }
 
 // readHolder reads the record in dir without following a link. A missing,
 // empty or unparsable record is nil.
-func readHolder(dir string) (*Holder, error) {
+func readHolder(dir string) (*storage.Holder, error) {
 	f, err := nofollow.Open(filepath.Join(dir, FileName), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -211,12 +160,12 @@ func readHolder(dir string) (*Holder, error) {
 	return parseHolder(f), nil
 }
 
-func parseHolder(f *os.File) *Holder {
+func parseHolder(f *os.File) *storage.Holder {
 	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil || len(b) == 0 {
 		return nil
 	}
-	var h Holder
+	var h storage.Holder
 	if json.Unmarshal(b, &h) != nil || h.PID == 0 {
 		return nil
 	}
@@ -281,7 +230,7 @@ func (l *Lock) abandon() error {
 // Inspect reports the lock in dir without taking it: the live holder when
 // it is held, else the record a dead holder left (a kill -9 skips Release),
 // else nothing. A lock file that is a symbolic link is refused.
-func Inspect(dir string) (live, stale *Holder, err error) {
+func Inspect(dir string) (live, stale *storage.Holder, err error) {
 	if err := nofollow.CheckDir(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	} else if err != nil {
@@ -290,7 +239,7 @@ func Inspect(dir string) (live, stale *Holder, err error) {
 	f, err := nofollow.Open(filepath.Join(dir, FileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if folderHeld(dir) {
-			return &Holder{}, nil, nil // held, its record removed
+			return &storage.Holder{}, nil, nil // held, its record removed
 		}
 		return nil, nil, nil
 	}
@@ -306,13 +255,13 @@ func Inspect(dir string) (live, stale *Holder, err error) {
 	if !held && folderHeld(dir) {
 		// Held, and the record at the name is not the holder's (it was
 		// replaced): the holder is unknown, the record is not its.
-		return &Holder{}, nil, nil
+		return &storage.Holder{}, nil, nil
 	}
 	if !held {
 		return nil, h, nil
 	}
 	if h == nil {
-		h = &Holder{}
+		h = &storage.Holder{}
 	}
 	return h, nil, nil
 }

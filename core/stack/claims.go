@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
@@ -178,7 +177,7 @@ func (s *session) claimsLock(ctx context.Context) (storage.ClaimsLock, error) {
 		if err == nil {
 			return l, nil
 		}
-		if !errors.Is(err, lock.ErrLocked) {
+		if !errors.Is(err, storage.ErrLocked) {
 			return nil, fmt.Errorf("claims lock: %w", err)
 		}
 		if time.Now().After(deadline) {

@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 func importFrom(owner string) opt { return func(o *stack.Options) { o.ImportFrom = owner } }
@@ -305,7 +306,7 @@ func TestImportOfAKeylessProviderWaitsForTheClaimsLock(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	held, err := lock.Acquire(dir, lock.Holder{Op: "op_other", PID: os.Getpid()})
+	held, err := lock.Acquire(dir, storage.Holder{Op: "op_other", PID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +453,7 @@ func TestClaimsLockCannotBeBypassed(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		held, err := lock.Acquire(dir, lock.Holder{Op: "op_other", PID: os.Getpid()})
+		held, err := lock.Acquire(dir, storage.Holder{Op: "op_other", PID: os.Getpid()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/opstore"
@@ -169,7 +168,7 @@ func open(ctx context.Context, sp *spec.Spec, opts Options, resuming bool) (*ses
 	}
 	s.be = be
 	host, _ := os.Hostname()
-	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, User: lock.CurrentUser(), Since: opts.Now().UTC()}
+	s.holder = storage.Holder{Op: s.opID, PID: os.Getpid(), Host: host, User: storage.CurrentUser(), Since: opts.Now().UTC()}
 	w, err := lockWait(ctx, be, s.holder, sp.Stack, opts)
 	if err != nil {
 		be.Close()

@@ -15,6 +15,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // editJournal rewrites stack s's journal keeping the records keep accepts.
@@ -147,7 +148,7 @@ func TestResumeLockNamesTheResumedOperation(t *testing.T) {
 	sp := mkSpec(t, chain3...)
 	op := journal.NewOpID()
 	e.appendJournal(t, journal.Record{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning})
-	var holder *lock.Holder
+	var holder *storage.Holder
 	o := e.opts()
 	inner := o.Starter
 	o.Starter = func() stack.Starter {

@@ -233,7 +233,7 @@ type Revision struct {
 	Digest   string `json:"digest,omitempty"`   // SpecDigest of the text
 	Provider string `json:"provider,omitempty"` // the --provider the run used
 	Status   string `json:"status"`
-	// User names who applied it (see lock.CurrentUser); "" in revisions
+	// User names who applied it (see storage.CurrentUser); "" in revisions
 	// recorded before it was kept.
 	User string `json:"user,omitempty"`
 	// Targets are the --target addresses of a partial apply: only they

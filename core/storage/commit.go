@@ -10,7 +10,6 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
 
@@ -123,7 +122,7 @@ func HolderDefaults(h Holder, now time.Time) Holder {
 		h.Host, _ = os.Hostname()
 	}
 	if h.User == "" {
-		h.User = lock.CurrentUser()
+		h.User = CurrentUser()
 	}
 	if h.Since.IsZero() {
 		h.Since = now

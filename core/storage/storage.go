@@ -48,7 +48,6 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -326,14 +325,6 @@ type Stats struct {
 	JournalRecords int   `json:"journal_records"`
 }
 
-// Holder says who holds, or held, a stack's lock (defined in core/lock,
-// the one type for every backend).
-type Holder = lock.Holder
-
-// LockedError is returned by Lock when another live holder has the lock;
-// errors.Is(err, ErrLocked) matches it (defined in core/lock).
-type LockedError = lock.LockedError
-
 // LineageError refuses a state, journal or backup of another lineage of the
 // stack (or of another stack): nothing was read from it into this stack,
 // nothing was changed. errors.Is(err, ErrLineage) matches it.
@@ -355,7 +346,7 @@ func (e *LineageError) Is(target error) bool { return target == ErrLineage }
 // Errors callers branch on.
 var (
 	// ErrLocked: another holder has the lock (exit 4).
-	ErrLocked = lock.ErrLocked
+	ErrLocked = errors.New("stack is locked")
 	// ErrLost: this writer lost its lock; nothing more was written.
 	ErrLost = errors.New("the stack's lock was lost")
 	// ErrLineage: what the backend holds belongs to another lineage.

@@ -31,8 +31,8 @@ func (b *Backend) Lock(ctx context.Context, h storage.Holder) (storage.Writer, e
 		return nil, fmt.Errorf("state folder: %w", err)
 	}
 	h = storage.HolderDefaults(h, b.opts.Now())
-	lk, err := lock.Acquire(b.dir, lock.Holder{Op: h.Op, PID: h.PID, Host: h.Host, User: h.User, Since: h.Since})
-	var le *lock.LockedError
+	lk, err := lock.Acquire(b.dir, storage.Holder{Op: h.Op, PID: h.PID, Host: h.Host, User: h.User, Since: h.Since})
+	var le *storage.LockedError
 	if errors.As(err, &le) {
 		h := le.Holder
 		// A holder that has just taken the flock writes its record right
