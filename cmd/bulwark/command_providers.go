@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -107,21 +107,21 @@ the list is printed and the command exits 1, as a run would refuse them.`,
 			if len(found) == 0 && len(doc.Terraform) == 0 {
 				return fmt.Errorf("no provider plugins found in %s", strings.Join(opts.PluginDirs, ", "))
 			}
-			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger, StartTimeout: opts.StartTimeout, CallTimeout: opts.CallTimeout})
-			defer host.Close()
-			tmp, err := os.MkdirTemp("", "bulwark-providers-")
-			if err != nil {
-				return err
+			names := make([]string, len(found))
+			for i, f := range found {
+				names[i] = f.Name
 			}
-			defer os.RemoveAll(tmp)
-			for _, f := range found {
+			// The schema only: no config to give (see doctor).
+			started, err := inspect.Schemas(cmd.Context(), &opts, names)
+			if started == nil {
+				return err // nothing started (no temporary folder)
+			}
+			for i, f := range found {
 				pp := jsonview.ProviderPlugin{Name: f.Name, SHA256: f.SHA256, Path: f.Path}
-				// The schema only: no config to give (see doctor).
-				p, err := host.Start(cmd.Context(), pluginhost.Config{Name: f.Name, Source: f.Name, DataDir: tmp + "/" + f.Name, ReadOnly: true, SchemaOnly: true})
-				if err == nil {
-					pp.Version, pp.Protocol = p.Schema().ProviderVersion, p.Protocol()
+				if p := started[i]; p.Err == nil {
+					pp.Version, pp.Protocol = p.Schema.ProviderVersion, p.Protocol
 				} else {
-					pp.Error = c.red.Redact(err.Error())
+					pp.Error = c.red.Redact(p.Err.Error())
 				}
 				doc.Providers = append(doc.Providers, pp)
 			}

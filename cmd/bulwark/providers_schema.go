@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -13,8 +10,8 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
+	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
-	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 func (c *cli) providersSchemaCmd() *cobra.Command {
@@ -59,11 +56,18 @@ spec is needed.`,
 					names = append(names, f.Name)
 				}
 			}
-			host := pluginhost.New(pluginhost.Options{Dirs: opts.PluginDirs, Logger: opts.Logger, StartTimeout: opts.StartTimeout, CallTimeout: opts.CallTimeout})
-			defer host.Close()
-			doc, err := readSchemas(cmd.Context(), host, &opts, names)
+			found, err := inspect.Schemas(cmd.Context(), &opts, names)
 			if err != nil {
 				return err
+			}
+			doc := &jsonview.ProvidersSchema{FormatVersion: jsonview.FormatVersion, Providers: make([]jsonview.SchemaProvider, 0, len(found))}
+			for _, p := range found {
+				if p.Err != nil {
+					doc.Providers = append(doc.Providers, jsonview.SchemaProvider{Name: p.Name, Error: p.Err.Error(),
+						Config: []jsonview.SchemaAttribute{}, ResourceTypes: []jsonview.SchemaType{}, DataSources: []jsonview.SchemaDataSource{}})
+					continue
+				}
+				doc.Providers = append(doc.Providers, jsonview.NewSchemaProvider(p.Name, p.Protocol, p.Schema))
 			}
 			if asJSON {
 				err = c.printJSON(doc)
@@ -83,39 +87,6 @@ spec is needed.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (format_version "+jsonview.FormatVersion+")")
 	return cmd
-}
-
-// readSchemas starts each plugin for its schema only (never Configure: a
-// provider whose config only a spec can give would refuse an empty one). A
-// plugin that does not start is reported in its entry.
-func readSchemas(ctx context.Context, host *pluginhost.Host, opts *stack.Options, names []string) (*jsonview.ProvidersSchema, error) {
-	tmp, err := os.MkdirTemp("", "bulwark-schema-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	doc := &jsonview.ProvidersSchema{FormatVersion: jsonview.FormatVersion, Providers: make([]jsonview.SchemaProvider, 0, len(names))}
-	for _, n := range names {
-		pc := pluginhost.Config{Name: n, Source: n, DataDir: filepath.Join(tmp, strings.ReplaceAll(n, "/", "_")), ReadOnly: true, SchemaOnly: true}
-		var err error
-		if strings.Contains(n, "/") {
-			err = stack.TerraformPlugin(ctx, opts, &pc, n, "", filepath.Join(tmp, "copies"))
-		}
-		var p *pluginhost.Plugin
-		if err == nil {
-			p, err = host.Start(ctx, pc)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			doc.Providers = append(doc.Providers, jsonview.SchemaProvider{Name: n, Error: err.Error(),
-				Config: []jsonview.SchemaAttribute{}, ResourceTypes: []jsonview.SchemaType{}, DataSources: []jsonview.SchemaDataSource{}})
-			continue
-		}
-		doc.Providers = append(doc.Providers, jsonview.NewSchemaProvider(n, p.Protocol(), p.Schema()))
-	}
-	return doc, nil
 }
 
 // renderSchemas prints the schemas for a person.
