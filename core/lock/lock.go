@@ -53,8 +53,8 @@ type Lock struct {
 }
 
 // Acquire takes the lock of the stack folder dir at once or fails with a
-// *LockedError naming the holder. It never waits. A dir or lock file that
-// is a symbolic link is refused (nofollow.ErrRefused).
+// *storage.LockedError naming the holder. It never waits. A dir or lock
+// file that is a symbolic link is refused (nofollow.ErrRefused).
 func Acquire(dir string, h storage.Holder) (*Lock, error) {
 	d, err := openDir(dir)
 	if err != nil {
