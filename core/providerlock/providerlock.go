@@ -7,6 +7,11 @@
 // refuses a plugin whose bytes differ and runs a private copy of the bytes
 // it verified (see pluginhost.Config.SHA256). It is meant to be committed
 // next to the spec, like a go.sum.
+//
+// The package also does the work of the commands that write the file and
+// describe what it pins, so that they only parse flags and print: Lock
+// (`providers lock`), InstallSpec and InstallSources (`providers install`)
+// in pin.go, and Describe (`providers SPEC`) in describe.go.
 package providerlock
 
 import (
