@@ -66,7 +66,8 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		verifying                         sync.WaitGroup
 	)
 	sl := stepSlots{writes: newSlots(op.Parallelism), reads: newSlots(reads), deck: newSlots(op.Parallelism),
-		gates: make(map[string]*gate, len(op.Steps)),
+		workers: newWorkers(),
+		gates:   make(map[string]*gate, len(op.Steps)),
 		halted: func() bool {
 			mu.Lock()
 			defer mu.Unlock()
@@ -134,14 +135,15 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		res.Executed = append(res.Executed, id)
 		mu.Unlock()
 		verifying.Add(1)
-		go func() {
+		sl.workers.do(func() {
 			defer verifying.Done()
 			status, err := verify()
 			sl.gates[id].open(settle(s, status, false, err))
-		}()
+		})
 		return true
 	})
 	verifying.Wait()
+	sl.workers.close()
 	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
 	if stoppedBy(e.Lost) {
@@ -331,9 +333,11 @@ type stepSlots struct {
 	// at most about one write old when its Execute begins (a delete's
 	// ownership is decided on a read made just before it, not on one made
 	// while it waited its turn behind a hundred others).
-	deck   *slots
-	gates  map[string]*gate
-	halted func() bool
+	deck  *slots
+	gates map[string]*gate
+	// workers run the Verify reads and the waits for their verdicts.
+	workers *workers
+	halted  func() bool
 	// halt stops the run from starting more work: a step whose failure
 	// stops the run calls it before it gives back its write slot, so the
 	// step waiting for that slot does not start its call first.
@@ -559,11 +563,11 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		d   time.Duration
 	}
 	read := make(chan verified, 1)
-	go func() {
+	sl.workers.do(func() {
 		t0 := e.now()
 		err := sl.read(ctx, s.Verify)
 		read <- verified{err, e.now().Sub(t0)}
-	}()
+	})
 	if _, err := e.append(jctx, r); err != nil {
 		// The work's end is not recorded: that is the step's failure,
 		// whatever the read said.
