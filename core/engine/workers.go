@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/bulwark-iac/bulwark/core/internal/stackhint"
+
 // workers runs functions on goroutines that are kept and reused for the
 // next function once theirs returns, until close. A step's Verify read and
 // the wait for its verdict each run on a goroutine of their own; started
@@ -23,6 +25,7 @@ func (w *workers) do(f func()) {
 }
 
 func (w *workers) loop(f func()) {
+	stackhint.Grow()
 	for ok := true; ok; f, ok = <-w.work {
 		f()
 	}
