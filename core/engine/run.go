@@ -135,8 +135,9 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		res.Executed = append(res.Executed, id)
 		mu.Unlock()
 		verifying.Add(1)
-		verify(func(status string, err error) {
+		sl.workers.do(func() {
 			defer verifying.Done()
+			status, err := verify()
 			sl.gates[id].open(settle(s, status, false, err))
 		})
 		return true
@@ -248,7 +249,7 @@ func (e *Engine) lost(res Result) Result {
 // reads by its key (nothing was sent under it, so nothing is found). A
 // record that cannot be written fails the step (not executed either):
 // resume then finds the start open, as after a crash.
-func (e *Engine) notSent(jctx context.Context, rec, started journal.Record, why error) (string, bool, verifyFunc, error) {
+func (e *Engine) notSent(jctx context.Context, rec, started journal.Record, why error) (string, bool, func() (string, error), error) {
 	if stoppedBy(e.Lost) {
 		return stepStopped, false, nil, why
 	}
@@ -334,7 +335,7 @@ type stepSlots struct {
 	// while it waited its turn behind a hundred others).
 	deck  *slots
 	gates map[string]*gate
-	// workers run the Verify reads, each settling its step once read.
+	// workers run the Verify reads and the waits for their verdicts.
 	workers *workers
 	halted  func() bool
 	// halt stops the run from starting more work: a step whose failure
@@ -388,14 +389,14 @@ func (sl stepSlots) read(ctx context.Context, f func(context.Context) error) err
 // "started" record) on a write slot once every step it depends on is
 // verified, Verify on a read slot. It returns the step's status (skipped,
 // ok or failed) and whether Execute was called; or, once the Execute's end
-// is durable and a Verify remains, verify, which hands the step's status
-// (ok or failed) and error on once the read (already under way) has ended.
-// The steps that depend on it may check meanwhile (the walk starts them);
-// they wait for its verdict before their own work.
-func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl stepSlots) (status string, executed bool, verify verifyFunc, err error) {
+// is durable and a Verify remains, verify, which makes the read and returns
+// the step's status (ok or failed) with its error. The steps that depend on
+// it may check meanwhile (the walk starts them); they wait for verify
+// before their own work.
+func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl stepSlots) (status string, executed bool, verify func() (string, error), err error) {
 	rec := journal.Record{Op: op.ID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Action: s.Action}
 	ev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: s.Action}
-	fail := func(phase string, executed bool, err error) (string, bool, verifyFunc, error) {
+	fail := func(phase string, executed bool, err error) (string, bool, func() (string, error), error) {
 		r := rec
 		r.Phase, r.Status, r.Error = phase, journal.StepFailed, OneLine(err.Error())
 		if _, jerr := e.append(jctx, r); jerr != nil {
@@ -561,40 +562,22 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		err error
 		d   time.Duration
 	}
-	// The read and what follows it meet here (vmu): whichever of the read's
-	// end and the caller's verify comes second finishes the step, on the
-	// goroutine that read, so no goroutine waits for the read only to
-	// settle it.
-	var (
-		vmu    sync.Mutex
-		got    *verified
-		then   func(verified)
-		isRead = make(chan struct{}) // closed once the read has ended
-	)
+	read := make(chan verified, 1)
 	sl.workers.do(func() {
 		t0 := e.now()
 		err := sl.read(ctx, s.Verify)
-		v := verified{err, e.now().Sub(t0)}
-		vmu.Lock()
-		f := then
-		if f == nil {
-			got = &v
-		}
-		close(isRead)
-		vmu.Unlock()
-		if f != nil {
-			f(v)
-		}
+		read <- verified{err, e.now().Sub(t0)}
 	})
 	if _, err := e.append(jctx, r); err != nil {
 		// The work's end is not recorded: that is the step's failure,
 		// whatever the read said.
-		<-isRead
+		<-read
 		return journal.StepFailed, true, nil, err
 	}
 	ev.Status = journal.StepOK
 	e.observe(ev)
-	finish := func(v verified) (string, error) {
+	return journal.StepOK, true, func() (string, error) {
+		v := <-read
 		vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify", Duration: v.d}
 		if v.err != nil {
 			verr := e.cut(fmt.Errorf("verify: %w", v.err))
@@ -618,25 +601,8 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		vev.Status = journal.StepOK
 		e.observe(vev)
 		return journal.StepOK, nil
-	}
-	return journal.StepOK, true, func(done func(string, error)) {
-		vmu.Lock()
-		if got == nil {
-			then = func(v verified) { done(finish(v)) }
-			vmu.Unlock()
-			return
-		}
-		v := *got
-		vmu.Unlock()
-		done(finish(v))
 	}, nil
 }
-
-// verifyFunc is what runStep returns for a step whose Verify still reads:
-// called once, it has done called with the step's status (ok or failed)
-// and error once the read has ended, on the goroutine that read (or at
-// once, on the caller's, when the read had already ended).
-type verifyFunc func(done func(status string, err error))
 
 // Compensate undoes targets, dependents before what they depend on (order
 // recomputed from g), after journaling the target set: a reverse walk of

@@ -3,8 +3,8 @@ package engine
 import "github.com/bulwark-iac/bulwark/core/internal/stackhint"
 
 // workers runs functions on goroutines that are kept and reused for the
-// next function once theirs returns, until close. A step's Verify read (and
-// the journaling of its verdict) runs on a goroutine of its own; started
+// next function once theirs returns, until close. A step's Verify read and
+// the wait for its verdict each run on a goroutine of their own; started
 // fresh for every step, each would grow a new stack through the provider
 // call and the journal write (a copy each time it doubles), which is a
 // tenth of bulwark's CPU on a wide apply. A kept goroutine has its stack
