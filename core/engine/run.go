@@ -66,8 +66,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		verifying                         sync.WaitGroup
 	)
 	sl := stepSlots{writes: newSlots(op.Parallelism), reads: newSlots(reads), deck: newSlots(op.Parallelism),
-		workers: newWorkers(),
-		gates:   make(map[string]*gate, len(op.Steps)),
+		gates: make(map[string]*gate, len(op.Steps)),
 		halted: func() bool {
 			mu.Lock()
 			defer mu.Unlock()
@@ -115,6 +114,10 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		return false
 	}
+	sl.workers = newWorkers()
+	// Every Execute of the run gets the same context, made once (InRun).
+	sl.base = ctx
+	sl.exec = context.WithValue(ctx, writesKey{}, sl)
 	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -333,15 +336,19 @@ type stepSlots struct {
 	// at most about one write old when its Execute begins (a delete's
 	// ownership is decided on a read made just before it, not on one made
 	// while it waited its turn behind a hundred others).
-	deck  *slots
-	gates map[string]*gate
-	// workers run the Verify reads and the waits for their verdicts.
-	workers *workers
-	halted  func() bool
+	deck   *slots
+	gates  map[string]*gate
+	halted func() bool
 	// halt stops the run from starting more work: a step whose failure
 	// stops the run calls it before it gives back its write slot, so the
 	// step waiting for that slot does not start its call first.
 	halt func()
+
+	// workers run the Verify reads and the waits for their verdicts.
+	workers *workers
+	// exec is base (the walk's context) marked as a run's (InRun), for
+	// every Execute: made once, not per step.
+	base, exec context.Context
 }
 
 // gate opens once its step has ended, verified or not.
@@ -524,7 +531,7 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	ev.Status = "started"
 	e.observe(ev)
 	t0 := e.now()
-	err = s.Execute(context.WithValue(ctx, writesKey{}, sl), started.ID)
+	err = s.Execute(sl.execContext(ctx), started.ID)
 	if err != nil && (s.Intervention || s.Policy != Continue) {
 		// The failure stops the run (settle says how): no step starts
 		// its work after it, not even the one waiting for this slot.
