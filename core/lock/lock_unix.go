@@ -43,7 +43,6 @@ func tryLock(d *os.File, _ string) (unlock func() error, ok bool, err error) {
 	}
 }
 
-// samePath checks that the open folder d is still the folder at path.
 // folderID is a folder's device and inode.
 type folderID struct{ dev, ino uint64 }
 
@@ -66,6 +65,7 @@ func (id folderID) at(path string) (bool, error) {
 	return uint64(st.Dev) == id.dev && uint64(st.Ino) == id.ino, nil
 }
 
+// samePath checks that the open folder d is still the folder at path.
 func samePath(d *os.File, path string) error {
 	var open, now unix.Stat_t
 	if err := unix.Fstat(int(d.Fd()), &open); err != nil {

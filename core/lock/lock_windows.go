@@ -101,7 +101,6 @@ func tryLock(_ *os.File, dir string) (unlock func() error, ok bool, err error) {
 	return nil, false, err
 }
 
-// samePath checks that the open folder d is still the folder at path.
 // folderID is what an open folder is, as os.SameFile compares it.
 type folderID struct{ fi os.FileInfo }
 
@@ -120,6 +119,7 @@ func (id folderID) at(path string) (bool, error) {
 	return os.SameFile(id.fi, now), nil
 }
 
+// samePath checks that the open folder d is still the folder at path.
 func samePath(d *os.File, path string) error {
 	open, err := d.Stat()
 	if err != nil {
