@@ -5,6 +5,8 @@ import (
 	"context"
 	"sort"
 	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/internal/stackhint"
 )
 
 // Visit decides what happens to one node during a Walk. It returns false to
@@ -145,6 +147,7 @@ func (g *Graph) Walk(ctx context.Context, parallelism int, stop func() bool, vis
 		return next, kept
 	}
 	worker = func() {
+		stackhint.Grow() // a visit goes deep (a step's provider call, its journal write)
 		for n := range work {
 			for {
 				ok := visit(ctx, n)

@@ -114,6 +114,10 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		return false
 	}
+	sl.workers = newWorkers()
+	// Every Execute of the run gets the same context, made once (InRun).
+	sl.base = ctx
+	sl.exec = context.WithValue(ctx, writesKey{}, sl)
 	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -134,14 +138,15 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		res.Executed = append(res.Executed, id)
 		mu.Unlock()
 		verifying.Add(1)
-		go func() {
+		sl.workers.do(func() {
 			defer verifying.Done()
 			status, err := verify()
 			sl.gates[id].open(settle(s, status, false, err))
-		}()
+		})
 		return true
 	})
 	verifying.Wait()
+	sl.workers.close()
 	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
 	if stoppedBy(e.Lost) {
@@ -338,6 +343,12 @@ type stepSlots struct {
 	// stops the run calls it before it gives back its write slot, so the
 	// step waiting for that slot does not start its call first.
 	halt func()
+
+	// workers run the Verify reads and the waits for their verdicts.
+	workers *workers
+	// exec is base (the walk's context) marked as a run's (InRun), for
+	// every Execute: made once, not per step.
+	base, exec context.Context
 }
 
 // gate opens once its step has ended, verified or not.
@@ -520,7 +531,7 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	ev.Status = "started"
 	e.observe(ev)
 	t0 := e.now()
-	err = s.Execute(context.WithValue(ctx, writesKey{}, sl), started.ID)
+	err = s.Execute(sl.execContext(ctx), started.ID)
 	if err != nil && (s.Intervention || s.Policy != Continue) {
 		// The failure stops the run (settle says how): no step starts
 		// its work after it, not even the one waiting for this slot.
@@ -559,11 +570,11 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		d   time.Duration
 	}
 	read := make(chan verified, 1)
-	go func() {
+	sl.workers.do(func() {
 		t0 := e.now()
 		err := sl.read(ctx, s.Verify)
 		read <- verified{err, e.now().Sub(t0)}
-	}()
+	})
 	if _, err := e.append(jctx, r); err != nil {
 		// The work's end is not recorded: that is the step's failure,
 		// whatever the read said.

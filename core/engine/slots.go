@@ -50,6 +50,15 @@ func (s *slots) give() { <-s.free }
 
 type writesKey struct{}
 
+// execContext is ctx marked as the context of an Execute of the run
+// (InRun): the one made for the run when ctx is the walk's, as it is.
+func (sl stepSlots) execContext(ctx context.Context) context.Context {
+	if ctx == sl.base && sl.exec != nil {
+		return sl.exec
+	}
+	return context.WithValue(ctx, writesKey{}, sl)
+}
+
 // InRun reports whether ctx is that of an Execute of a run (a step), not
 // of a compensation (which takes no read or write slot of the run: a
 // rollback runs its own walk, up to Parallelism undos at once). A step's

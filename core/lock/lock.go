@@ -48,6 +48,10 @@ type Lock struct {
 	dir    *os.File     // the stack folder, flocked (unix) or held open so it cannot be renamed (windows)
 	unlock func() error // releases the OS lock tryLock took
 	rec    *os.File     // the holder record this holder created, OFD-locked
+	// held is what the stack folder locked is (dir's identity, which an
+	// open descriptor keeps whatever happens to the path), read once:
+	// StillAt compares the path with it before every write.
+	held folderID
 	// Stale is the record a dead holder left behind, when there was one.
 	Stale *storage.Holder
 }
@@ -79,6 +83,9 @@ func Acquire(dir string, h storage.Holder) (*Lock, error) {
 	// between the open and the flock would be a lock on nothing.
 	if err := samePath(d, dir); err != nil {
 		return fail(err)
+	}
+	if l.held, err = idOf(d); err != nil {
+		return fail(fmt.Errorf("lock %s: %w", dir, err))
 	}
 	if l.Stale, err = readHolder(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fail(fmt.Errorf("lock: %w", err))
@@ -180,15 +187,11 @@ func (l *Lock) StillAt(dir string) error {
 	if l == nil || l.dir == nil {
 		return errors.New("lock: not held")
 	}
-	held, err := l.dir.Stat()
-	if err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	now, err := os.Lstat(dir)
+	same, err := l.held.at(dir)
 	if err != nil {
 		return err
 	}
-	if !os.SameFile(held, now) {
+	if !same {
 		return fmt.Errorf("%s is no longer the folder this lock holds", dir)
 	}
 	return nil

@@ -101,6 +101,24 @@ func tryLock(_ *os.File, dir string) (unlock func() error, ok bool, err error) {
 	return nil, false, err
 }
 
+// folderID is what an open folder is, as os.SameFile compares it.
+type folderID struct{ fi os.FileInfo }
+
+// idOf is what the open folder d is.
+func idOf(d *os.File) (folderID, error) {
+	fi, err := d.Stat()
+	return folderID{fi}, err
+}
+
+// at reports whether path (not followed) names the folder id is.
+func (id folderID) at(path string) (bool, error) {
+	now, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(id.fi, now), nil
+}
+
 // samePath checks that the open folder d is still the folder at path.
 func samePath(d *os.File, path string) error {
 	open, err := d.Stat()

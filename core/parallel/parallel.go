@@ -4,6 +4,8 @@ package parallel
 import (
 	"context"
 	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/internal/stackhint"
 )
 
 // ForEach calls fn(ctx, i) for i in [0, n), up to par at once (at least
@@ -36,6 +38,7 @@ func ForEach(ctx context.Context, n, par int, fn func(ctx context.Context, i int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			stackhint.Grow() // fn goes deep (a provider call)
 			for {
 				i, ok := take()
 				if !ok {

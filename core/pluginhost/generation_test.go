@@ -56,7 +56,7 @@ func TestHostFailureOnDeadProcessSparesReplacement(t *testing.T) {
 
 	// Only now does the call that ran on the dead process report its
 	// failure.
-	if err := p.check(ctx, old, "Read", callErr); !errors.Is(err, ErrPluginExited) {
+	if err := p.check(ctx, false, old, "Read", callErr); !errors.Is(err, ErrPluginExited) {
 		t.Fatalf("check: %v, want ErrPluginExited", err)
 	}
 	if got := p.PID(); got != newPID || !alive(newPID) {

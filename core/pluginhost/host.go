@@ -477,14 +477,14 @@ func (p *Plugin) clientConfig(cmd *exec.Cmd) (*plugin.ClientConfig, []int, error
 // (go-plugin notices the exit only later, in the background). used is the
 // generation the failing call ran on: a failure seen on a dead process
 // never kills the healthy replacement another call has started since.
-func (p *Plugin) check(ctx context.Context, used providers.Interface, method string, err error) error {
+func (p *Plugin) check(ctx context.Context, own bool, used providers.Interface, method string, err error) error {
 	err = p.oneLine(method, translate(p.cfg.Name, method, err))
 	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		// Nobody cancelled the call: its connection was closed under it
 		// (the process died and was dropped). That is no interruption.
 		err = fmt.Errorf("provider %s: %s: %w: the connection closed", p.cfg.Name, method, ErrPluginExited)
 	}
-	if errors.Is(err, context.DeadlineExceeded) && ownDeadline(ctx) {
+	if errors.Is(err, context.DeadlineExceeded) && own {
 		// Our own call timeout ran out (the server may say so before our
 		// context does): say which, not just "deadline exceeded".
 		return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)
@@ -543,11 +543,11 @@ func (p *Plugin) validate(ctx context.Context, req *providers.ValidateResourceRe
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.ValidateResource(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "ValidateResource", err)
+		return nil, p.check(ctx, own, prov, "ValidateResource", err)
 	}
 	return resp.Diagnostics, nil
 }
@@ -575,13 +575,13 @@ func (p *Plugin) read(ctx context.Context, req *providers.ReadRequest) (*provide
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Read(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "Read", err)
+		return nil, p.check(ctx, own, prov, "Read", err)
 	}
-	return resp, p.diagnostics(ctx, "Read", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "Read", resp.Diagnostics)
 }
 
 // ReadData reads a data source; never a mutation, so it is gated as a read.
@@ -594,13 +594,13 @@ func (p *Plugin) readData(ctx context.Context, req *providers.ReadDataRequest) (
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.ReadData(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "ReadData", err)
+		return nil, p.check(ctx, own, prov, "ReadData", err)
 	}
-	return resp, p.diagnostics(ctx, "ReadData", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "ReadData", resp.Diagnostics)
 }
 
 // ReadResult is one read of a ReadMany: what Read would have returned
@@ -663,7 +663,7 @@ func batched[Q, R any](ctx context.Context, p *Plugin, prov providers.Interface,
 		}
 		return out, nil
 	}
-	cctx, cancel := p.callContext(ctx)
+	cctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	results, ds, err := batch(cctx, reqs)
 	if status.Code(err) == codes.ResourceExhausted {
@@ -679,16 +679,16 @@ func batched[Q, R any](ctx context.Context, p *Plugin, prov providers.Interface,
 		return append(a, b...), nil
 	}
 	if err != nil {
-		return nil, p.check(cctx, prov, call, err)
+		return nil, p.check(cctx, own, prov, call, err)
 	}
-	if err := p.diagnostics(cctx, call, ds); err != nil {
+	if err := p.diagnostics(cctx, own, call, ds); err != nil {
 		return nil, err
 	}
 	if len(results) != len(reqs) {
 		return nil, fmt.Errorf("provider %s: %s answered %d of %d %s", p.cfg.Name, call, len(results), len(reqs), noun)
 	}
 	for i, r := range results {
-		out[i] = Result[R]{Response: r, Err: p.diagnostics(cctx, single, diagnostics(r))}
+		out[i] = Result[R]{Response: r, Err: p.diagnostics(cctx, own, single, diagnostics(r))}
 	}
 	return out, nil
 }
@@ -732,7 +732,7 @@ func (p *Plugin) validateMany(ctx context.Context, reqs []*providers.ValidateRes
 		}
 		return out, nil
 	}
-	cctx, cancel := p.callContext(ctx)
+	cctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.ValidateMany(cctx, &providers.ValidateManyRequest{Resources: reqs})
 	if status.Code(err) == codes.ResourceExhausted && len(reqs) > 1 {
@@ -748,9 +748,9 @@ func (p *Plugin) validateMany(ctx context.Context, reqs []*providers.ValidateRes
 		return append(a, b...), nil
 	}
 	if err != nil {
-		return nil, p.check(cctx, prov, "ValidateMany", err)
+		return nil, p.check(cctx, own, prov, "ValidateMany", err)
 	}
-	if err := p.diagnostics(cctx, "ValidateMany", resp.Diagnostics); err != nil {
+	if err := p.diagnostics(cctx, own, "ValidateMany", resp.Diagnostics); err != nil {
 		return nil, err
 	}
 	if len(resp.Results) != len(reqs) {
@@ -789,13 +789,13 @@ func (p *Plugin) importOne(ctx context.Context, req *providers.ImportRequest) (*
 		}
 		return &providers.ImportResponse{Exists: r.Exists, ID: r.ID, Attributes: r.Attributes, IdempotencyKey: r.IdempotencyKey, Private: r.Private, Diagnostics: r.Diagnostics}, nil
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Import(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "Import", err)
+		return nil, p.check(ctx, own, prov, "Import", err)
 	}
-	return resp, p.diagnostics(ctx, "Import", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "Import", resp.Diagnostics)
 }
 
 // Release gives up a stack's claim on a resource. A plugin
@@ -812,16 +812,16 @@ func (p *Plugin) release(ctx context.Context, req *providers.ReleaseRequest) (*p
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Release(ctx, req)
 	if errors.Is(err, providers.ErrReleaseUnsupported) {
 		return nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
 	}
 	if err != nil {
-		return nil, p.check(ctx, prov, "Release", err)
+		return nil, p.check(ctx, own, prov, "Release", err)
 	}
-	return resp, p.diagnostics(ctx, "Release", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "Release", resp.Diagnostics)
 }
 
 // Create makes a resource under req.IdempotencyKey. When the provider
@@ -850,13 +850,13 @@ func (p *Plugin) create(ctx context.Context, req *providers.CreateRequest) (*pro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Create(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "Create", err)
+		return nil, p.check(ctx, own, prov, "Create", err)
 	}
-	return resp, p.diagnostics(ctx, "Create", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "Create", resp.Diagnostics)
 }
 
 // CreateResult is one Create of a CreateMany: what Create would have
@@ -913,13 +913,13 @@ func (p *Plugin) update(ctx context.Context, req *providers.UpdateRequest) (*pro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Update(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "Update", err)
+		return nil, p.check(ctx, own, prov, "Update", err)
 	}
-	return resp, p.diagnostics(ctx, "Update", resp.Diagnostics)
+	return resp, p.diagnostics(ctx, own, "Update", resp.Diagnostics)
 }
 
 // Delete removes a resource. Only the core's deletion path may call it.
@@ -934,49 +934,42 @@ func (p *Plugin) delete(ctx context.Context, req *providers.DeleteRequest) (*pro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := p.callContext(ctx)
+	ctx, cancel, own := p.callContext(ctx)
 	defer cancel()
 	resp, err := prov.Delete(ctx, req)
 	if err != nil {
-		return nil, p.check(ctx, prov, "Delete", err)
+		return nil, p.check(ctx, own, prov, "Delete", err)
 	}
-	if err := p.diagnostics(ctx, "Delete", resp.Diagnostics); err != nil {
+	if err := p.diagnostics(ctx, own, "Delete", resp.Diagnostics); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
-// ownDeadlineKey marks a call context whose deadline is the host's call
-// timeout rather than the caller's.
-type ownDeadlineKey struct{}
-
-// callContext bounds one call by the host's CallTimeout.
-func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// callContext bounds one call by the host's CallTimeout. own reports
+// whether that timeout is what bounds it (not an earlier deadline of the
+// caller's): a deadline exceeded is then reported as the call timeout.
+func (p *Plugin) callContext(ctx context.Context) (_ context.Context, _ context.CancelFunc, own bool) {
 	timeout := p.host.opts.CallTimeout
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
-		ctx = context.WithValue(ctx, ownDeadlineKey{}, true)
-	}
-	return context.WithTimeout(ctx, timeout)
+	d, ok := ctx.Deadline()
+	own = !ok || time.Until(d) > timeout
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, cancel, own
 }
 
 // diagnostics turns a response's diagnostics into an error. A failure
 // that comes back as the call's own timeout runs out is the plugin giving
 // up on the deadline the host passed it (the sdk reports that as a
 // diagnostic): it is reported as the timeout it is.
-func (p *Plugin) diagnostics(ctx context.Context, method string, ds providers.Diagnostics) error {
+func (p *Plugin) diagnostics(ctx context.Context, own bool, method string, ds providers.Diagnostics) error {
 	err := p.oneLine(method, diagErr(p.cfg.Name, method, ds))
 	if d, ok := ctx.Deadline(); err != nil && ok && time.Until(d) < 100*time.Millisecond {
-		if ownDeadline(ctx) {
+		if own {
 			return fmt.Errorf("provider %s: %s did not answer within %s (--plugin-call-timeout): %w", p.cfg.Name, method, p.host.opts.CallTimeout, context.DeadlineExceeded)
 		}
 		return fmt.Errorf("provider %s: %s: %w (%v)", p.cfg.Name, method, context.DeadlineExceeded, err)
 	}
 	return err
-}
-
-func ownDeadline(ctx context.Context) bool {
-	own, _ := ctx.Value(ownDeadlineKey{}).(bool)
-	return own
 }
 
 // offered lists the protocol versions the host offers, ascending.

@@ -99,6 +99,11 @@ func (ds Diagnostics) Throttle() (Diagnostic, bool) {
 // IsThrottled reports whether err carries a throttled error diagnostic,
 // and returns it.
 func IsThrottled(err error) (Diagnostic, bool) {
+	if err == nil {
+		// Every answered call asks: without this, errors.As's targets
+		// escape and each answer costs two allocations.
+		return Diagnostic{}, false
+	}
 	var ds Diagnostics
 	if errors.As(err, &ds) {
 		return ds.Throttle()

@@ -39,3 +39,15 @@ func TestIsThrottled(t *testing.T) {
 		t.Errorf("Throttled(-1s) = %+v, want an error with no wait", d)
 	}
 }
+
+// Every answered call asks IsThrottled of its error, nil almost always:
+// that answer costs no allocation.
+func TestIsThrottledNilAllocatesNothing(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() {
+		if _, ok := IsThrottled(nil); ok {
+			t.Fatal("nil is throttled")
+		}
+	}); n != 0 {
+		t.Fatalf("IsThrottled(nil) allocates %v times, want 0", n)
+	}
+}

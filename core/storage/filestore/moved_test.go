@@ -50,6 +50,15 @@ func TestFolderMovedUnderTheLockStopsEveryWrite(t *testing.T) {
 					_, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "b", Status: "ok"}}, Change: put("b")})
 					return err
 				},
+				// A deferred record writes nothing (it may be taken): the
+				// write that would carry it is refused.
+				"deferred, then commit": func() error {
+					if _, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "c", Phase: "verify", Status: "ok"}}, Deferred: true}); err != nil {
+						return err
+					}
+					_, err := w.Commit(ctx, storage.Commit{Records: []journal.Record{{Op: "op_1", Kind: journal.KindStep, Step: "d", Status: "ok"}}, Change: put("d")})
+					return err
+				},
 				"revision":   func() error { return w.PutRevision(ctx, 1, storage.RevisionBody{Spec: "x"}) },
 				"backup":     func() error { _, err := w.PutBackup(ctx, "op_1", 5); return err },
 				"checkpoint": func() error { return w.Checkpoint(ctx, 20) },

@@ -187,6 +187,24 @@ func (h *Hold) Usable() error {
 	return nil
 }
 
+// Intact is Usable without asking Messages.Expired: for a commit that
+// writes nothing now (a deferred record kept in memory until the next
+// write, which asks before it goes out). It still refuses once the lock is
+// known lost, released or broken.
+func (h *Hold) Intact() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.released:
+		return h.msg.Released()
+	case h.why != nil:
+		return h.msg.Lost(h.why)
+	case h.broken != nil:
+		return h.broken
+	}
+	return nil
+}
+
 // IsReleased reports whether MarkReleased was called.
 func (h *Hold) IsReleased() bool {
 	h.mu.Lock()

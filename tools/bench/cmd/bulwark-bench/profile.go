@@ -89,6 +89,7 @@ func profile(ctx context.Context, r profileRun) error {
 	if r.allocFile != "" {
 		runtime.GC() // the profile's counts start from the last GC's
 	}
+	cpu0, switches0 := selfCPU()
 	var walls []time.Duration
 	for _, fn := range fns {
 		start := time.Now()
@@ -98,12 +99,18 @@ func profile(ctx context.Context, r profileRun) error {
 			break
 		}
 	}
+	cpu, switches := selfCPU()
+	cpu, switches = cpu-cpu0, switches-switches0
 	pprof.StopCPUProfile()
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.command, err)
 	}
 	metrics.Read(allocs)
 	runs := uint64(r.count * r.n)
+	// This process's own user and system time (the plugins are other
+	// processes): the figure the sampled profile only estimates.
+	fmt.Fprintf(os.Stderr, "bulwark CPU (user+system, this process): %v a run, %.1f µs per resource; %.1f context switches per resource\n",
+		(cpu / time.Duration(r.count)).Round(100*time.Microsecond), float64(cpu.Microseconds())/float64(runs), float64(switches)/float64(runs))
 	fmt.Fprintf(os.Stderr, "allocated per resource: %d objects, %d bytes; %d GC cycles in all\n",
 		(allocs[0].Value.Uint64()-objs0)/runs, (allocs[1].Value.Uint64()-bytes0)/runs, allocs[2].Value.Uint64()-gcs0)
 	if r.allocFile != "" {
