@@ -251,12 +251,23 @@ func (e *Engine) notSent(jctx context.Context, rec, started journal.Record, why 
 	if stoppedBy(e.Lost) {
 		return stepStopped, false, nil, why
 	}
-	r := rec
-	r.Phase, r.Status, r.Key = "execute", journal.StepNotSent, started.ID
-	if _, err := e.append(jctx, r); err != nil {
+	if err := e.unsent(jctx, rec, started); err != nil {
 		return journal.StepFailed, false, nil, fmt.Errorf("%w (and %w)", why, err)
 	}
 	return stepStopped, false, nil, why
+}
+
+// unsent ends started, a durable "execute started" record whose Execute was
+// never called, with its "not_sent" record (see notSent); once the journal
+// is lost it writes nothing.
+func (e *Engine) unsent(jctx context.Context, rec, started journal.Record) error {
+	if stoppedBy(e.Lost) {
+		return nil
+	}
+	r := rec
+	r.Phase, r.Status, r.Key = "execute", journal.StepNotSent, started.ID
+	_, err := e.append(jctx, r)
+	return err
 }
 
 // stepStopped is runStep's status for a step stopped after its Check: it
@@ -415,6 +426,30 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 	}
 	defer leaveDeck()
+	started := rec
+	started.Phase, started.Status = "execute", journal.StepStarted
+	// A step that asks for it (StartWithCheck: a delete) journals its
+	// start while its Check reads; the Check's outcome, once known, either
+	// lets the call go out on it or ends it "not_sent" (unsent).
+	var withCheck chan error
+	if s.StartWithCheck && !s.StartWithSlot && s.Check != nil && !stoppedBy(op.Stop) && !stoppedBy(e.Lost) && !sl.halted() {
+		withCheck = make(chan error, 1)
+		go func() {
+			var err error
+			started, err = e.append(jctx, started)
+			withCheck <- err
+		}()
+	}
+	// startedWithCheck waits for that record: whether it is durable, and
+	// the journal's error if it could not be made.
+	startedWithCheck := func() (bool, error) {
+		if withCheck == nil {
+			return false, nil
+		}
+		err := <-withCheck
+		withCheck = nil
+		return err == nil, err
+	}
 	if s.Check != nil {
 		var done bool
 		err := sl.read(ctx, func(ctx context.Context) (err error) {
@@ -423,11 +458,25 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		})
 		if err != nil {
 			err = e.cut(fmt.Errorf("check: %w", err))
+			if ok, jerr := startedWithCheck(); jerr != nil {
+				err = fmt.Errorf("%w (and %w)", err, jerr)
+			} else if ok {
+				if jerr := e.unsent(jctx, rec, started); jerr != nil {
+					err = fmt.Errorf("%w (and %w)", err, jerr)
+				}
+			}
 			ev.Status, ev.Err = journal.StepFailed, err
 			e.observe(ev)
 			return fail("check", false, err)
 		}
 		if done {
+			if ok, err := startedWithCheck(); err != nil {
+				return journal.StepFailed, false, nil, err
+			} else if ok {
+				if err := e.unsent(jctx, rec, started); err != nil {
+					return journal.StepFailed, false, nil, err
+				}
+			}
 			r := rec
 			r.Phase, r.Status = "check", journal.StepSkipped
 			// Deferred: a skipped step starts no work, so nothing waits
@@ -443,42 +492,74 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	// Its work waits for what it depends on to be verified: a step whose
 	// dependency's Verify failed never starts.
 	if !sl.verified(ctx, s) {
+		why := ErrInterrupted
 		if err := ctx.Err(); err != nil {
-			return journal.StepFailed, false, nil, err
+			why = err
 		}
-		return stepStopped, false, nil, ErrInterrupted
-	}
-	// Check may have refined what the step does (a planned update of a
-	// resource that is gone becomes a create): the records of the work, and
-	// what a resume reads from them, name the refined action.
-	rec.Action, ev.Action = s.Action, s.Action
-	started := rec
-	started.Phase, started.Status = "execute", journal.StepStarted
-	// The "started" record is made durable now, while the step waits for
-	// its write slot, so that the fsync overlaps the wait and the call
-	// goes out the moment a slot is free; a step whose Execute is then
-	// never called ends "not_sent" (notSent). A step that asks for it
-	// (StartWithSlot: a create of a keyless provider) journals its start
-	// only once it holds its slot, as the call goes out.
-	// With a slot free at once there is no wait to overlap: the slot is
-	// taken first and the start journaled with it, as before, so the
-	// steps that find a slot keep the order they came in.
-	took := !s.StartWithSlot && sl.writes.tryTake()
-	early := !s.StartWithSlot && !took
-	if took {
-		leaveDeck()
-	}
-	if early {
-		if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
-			// Asked to stop after Check (or while it waited for what it
-			// depends on): the step never starts its work.
-			if err := ctx.Err(); err != nil {
-				return stepStopped, false, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+		if ok, err := startedWithCheck(); err != nil {
+			return journal.StepFailed, false, nil, err
+		} else if ok {
+			if ctx.Err() != nil {
+				why = fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 			}
-			return stepStopped, false, nil, ErrInterrupted
+			return e.notSent(jctx, rec, started, why)
 		}
-		if started, err = e.append(jctx, started); err != nil {
+		if ctx.Err() != nil {
+			return journal.StepFailed, false, nil, why
+		}
+		return stepStopped, false, nil, why
+	}
+	var took, early bool
+	ok, err := startedWithCheck()
+	if err != nil {
+		return journal.StepFailed, false, nil, err
+	}
+	if ok && (s.Action != rec.Action || s.StartWithSlot) {
+		// Its Check refined what it does after all: that start names
+		// the wrong work, so it is ended unsent and journaled again.
+		if err := e.unsent(jctx, rec, started); err != nil {
 			return journal.StepFailed, false, nil, err
+		}
+		ok = false
+	}
+	if ok {
+		// Journaled with the Check: the step takes the next free slot
+		// as one whose start was made durable while it waited.
+		early = true
+	} else {
+		// Check may have refined what the step does (a planned update of
+		// a resource that is gone becomes a create): the records of the
+		// work, and what a resume reads from them, name the refined
+		// action.
+		rec.Action, ev.Action = s.Action, s.Action
+		started = rec
+		started.Phase, started.Status = "execute", journal.StepStarted
+		// The "started" record is made durable now, while the step waits
+		// for its write slot, so that the fsync overlaps the wait and the
+		// call goes out the moment a slot is free; a step whose Execute is
+		// then never called ends "not_sent" (notSent). A step that asks
+		// for it (StartWithSlot: a create of a keyless provider) journals
+		// its start only once it holds its slot, as the call goes out.
+		// With a slot free at once there is no wait to overlap: the slot
+		// is taken first and the start journaled with it, as before, so
+		// the steps that find a slot keep the order they came in.
+		took = !s.StartWithSlot && sl.writes.tryTake()
+		early = !s.StartWithSlot && !took
+		if took {
+			leaveDeck()
+		}
+		if early {
+			if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
+				// Asked to stop after Check (or while it waited for what
+				// it depends on): the step never starts its work.
+				if err := ctx.Err(); err != nil {
+					return stepStopped, false, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+				}
+				return stepStopped, false, nil, ErrInterrupted
+			}
+			if started, err = e.append(jctx, started); err != nil {
+				return journal.StepFailed, false, nil, err
+			}
 		}
 	}
 	// The write slot is held until Execute returns.
