@@ -125,3 +125,95 @@ func TestCompensateWalksTheReverseGraph(t *testing.T) {
 		})
 	}
 }
+
+// heldEndJournal holds back the append of the first compensation's end
+// record until released.
+type heldEndJournal struct {
+	fileJournal
+	mu      sync.Mutex
+	first   string
+	release chan struct{}
+	once    sync.Once
+}
+
+func (j *heldEndJournal) let() { j.once.Do(func() { close(j.release) }) }
+
+func (j *heldEndJournal) Append(ctx context.Context, r journal.Record) (journal.Record, error) {
+	if r.Kind == journal.KindStep && r.Phase == "compensate" && r.Status != journal.StepStarted {
+		j.mu.Lock()
+		hold := j.first == ""
+		if hold {
+			j.first = r.Step
+		}
+		j.mu.Unlock()
+		if hold {
+			<-j.release
+		}
+	}
+	return j.fileJournal.Append(ctx, r)
+}
+
+// A compensation's slot is free the moment its call returns: with a
+// parallelism of one, the next independent compensation is called while
+// the first one's end record is still being made durable (here, held
+// back until it is). What depends on a target still waits for its end
+// record: a was made before b, which depends on it, so a's undo waits for
+// b's record, whatever the slot.
+func TestCompensationSlotIsFreeBeforeItsEndRecord(t *testing.T) {
+	w := newWorld()
+	steps := []*Step{w.step("a", Compensate), w.step("b", Compensate, "a"), w.step("c", Compensate), w.step("d", Compensate)}
+	for _, s := range steps {
+		w.exists[s.ID] = true
+	}
+	e, _ := newEngine(t)
+	j := &heldEndJournal{fileJournal: e.Journal.(fileJournal), release: make(chan struct{})}
+	e.Journal = j
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	for _, s := range steps {
+		inner := s.Compensate
+		s.Compensate = func(ctx context.Context) (string, error) {
+			mu.Lock()
+			order = append(order, s.ID)
+			second := len(order) == 2
+			mu.Unlock()
+			if second {
+				j.mu.Lock()
+				held := j.first
+				j.mu.Unlock()
+				if held == "" {
+					t.Errorf("%s's compensation called before the first one's end record was even written", s.ID)
+				}
+				j.let()
+			}
+			return inner(ctx)
+		}
+	}
+	done := make(chan struct{})
+	var (
+		out Outcome
+		err error
+	)
+	go func() {
+		defer close(done)
+		out, err = e.Compensate(context.Background(), journal.NewOpID(), Graph(steps), steps, nil, 1)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Error("no second compensation was called while the first one's end record was held")
+		j.let()
+		<-done
+	}
+	if out != Compensated || err != nil {
+		t.Fatalf("outcome %v: %v", out, err)
+	}
+	if len(w.exists) != 0 {
+		t.Fatalf("left: %v", w.exists)
+	}
+	if ia, ib := slices.Index(order, "a"), slices.Index(order, "b"); ia < ib {
+		t.Errorf("order %v: a undone before b, which depends on it", order)
+	}
+}

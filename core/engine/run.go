@@ -715,21 +715,35 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	var (
 		mu      sync.Mutex
 		cond    = sync.NewCond(&mu)
-		running int
+		running int  // compensations started and not ended (records included)
+		calling int  // compensations whose call has not returned: the slots
 		halted  bool // a "started" record could not be written
 	)
 	w := newUndoWalk(g.Subgraph(ids), order)
-	// run compensates one target on its own goroutine; the walk goes on
-	// with what that makes ready once it has ended, failed or not (a
-	// failed compensation does not stop the others).
+	// run compensates one target on its own goroutine. Its slot is given
+	// back the moment its call returns, so the next compensation starts
+	// (its "started" record sharing the fsync) while this one's end record
+	// is made durable; the walk goes on with what it makes ready only once
+	// it has ended, record included, failed or not (a failed compensation
+	// does not stop the others).
 	run := func(s *Step) {
-		stop, err := e.compensateOne(ctx, jctx, opID, s)
+		released := false
+		stop, err := e.compensateOne(ctx, jctx, opID, s, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			released = true
+			calling--
+			cond.Broadcast()
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
 			failures[s.ID] = err
 		}
 		halted = halted || stop
+		if !released {
+			calling--
+		}
 		running--
 		w.done(s.ID)
 		cond.Broadcast()
@@ -737,7 +751,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	par := max(1, parallelism)
 	mu.Lock()
 	for {
-		for !halted && ctx.Err() == nil && running < par {
+		for !halted && ctx.Err() == nil && calling < par {
 			id, ok := w.next()
 			if !ok {
 				break
@@ -748,6 +762,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 				continue
 			}
 			running++
+			calling++
 			go run(s)
 		}
 		if running == 0 {
@@ -781,10 +796,12 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 }
 
 // compensateOne runs s's compensation between its "started" record, made
-// durable first, and its end record. It returns stop when the "started"
-// record could not be written (the compensation did not run, and no other
-// may start), and the compensation's failure.
-func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) (stop bool, err error) {
+// durable first, and its end record; it calls returned the moment the
+// compensation itself returns, before its end record is written (not at
+// all when the "started" record could not be). It returns stop when the
+// "started" record could not be written (the compensation did not run,
+// and no other may start), and the compensation's failure.
+func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step, returned func()) (stop bool, err error) {
 	rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
 	r := rec
 	r.Status = journal.StepStarted
@@ -793,6 +810,7 @@ func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) 
 	}
 	t0 := e.now()
 	action, err := s.Compensate(ctx)
+	returned()
 	status := journal.StepOK
 	switch {
 	case action == "" && err == nil:
