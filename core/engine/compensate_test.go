@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,5 +216,86 @@ func TestCompensationSlotIsFreeBeforeItsEndRecord(t *testing.T) {
 	}
 	if ia, ib := slices.Index(order, "a"), slices.Index(order, "b"); ia < ib {
 		t.Errorf("order %v: a undone before b, which depends on it", order)
+	}
+}
+
+// A rollback starts as soon as the run stops, while the Verifies of the
+// steps that were writing still read: what is verified is undone at once
+// (here old, while slow's Verify is held), what is still verifying only
+// once its Verify has ended. Unless one still verifying needs a person
+// (its failure would stop the run for one instead of rolling back): then
+// the rollback waits for every Verify, as before.
+func TestRollbackStartsWhileVerifiesRead(t *testing.T) {
+	for _, person := range []bool{false, true} {
+		t.Run(fmt.Sprintf("intervention %v", person), func(t *testing.T) {
+			w := newWorld()
+			old, slow, bad := w.step("old", Compensate), w.step("slow", Compensate), w.step("bad", Compensate)
+			slow.Intervention = person
+			var (
+				slowReading, slowRead, badFailed atomic.Bool
+				letSlow                          = make(chan struct{})
+				letOnce                          sync.Once
+			)
+			let := func() { letOnce.Do(func() { close(letSlow) }) }
+			defer let()
+			slowVerify := slow.Verify
+			slow.Verify = func(ctx context.Context) error {
+				slowReading.Store(true)
+				defer slowRead.Store(true)
+				if person {
+					// Reads on past bad's failure for a while: a rollback
+					// that did not wait for it would undo old meanwhile
+					// (at once; this bound only ends the test's wait in
+					// the right case, where nothing comes).
+					waitFor(t, "bad's failure", badFailed.Load)
+					select {
+					case <-letSlow:
+					case <-time.After(500 * time.Millisecond):
+					}
+					return slowVerify(ctx)
+				}
+				select {
+				case <-letSlow:
+				case <-time.After(20 * time.Second):
+					t.Error("no compensation began while slow's Verify read")
+				}
+				return slowVerify(ctx)
+			}
+			bad.DependsOn = []string{"old"}
+			w.failExec["bad"] = true
+			badExec := bad.Execute
+			bad.Execute = func(ctx context.Context, key string) error {
+				waitFor(t, "slow's Verify reading", slowReading.Load)
+				err := badExec(ctx, key)
+				badFailed.Store(true)
+				return err
+			}
+			for _, s := range []*Step{old, slow} {
+				inner := s.Compensate
+				s.Compensate = func(ctx context.Context) (string, error) {
+					switch {
+					case s.ID == "slow" && !slowRead.Load():
+						t.Error("slow undone while its Verify still read")
+					case s.ID == "old" && person && !slowRead.Load():
+						t.Error("old undone while slow, which needs a person, still verified")
+						let()
+					case s.ID == "old":
+						let()
+					}
+					return inner(ctx)
+				}
+			}
+			e, _ := newEngine(t)
+			res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: []*Step{old, slow, bad}, Parallelism: 3})
+			if res.Outcome != Compensated {
+				t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+			}
+			if len(w.exists) != 0 {
+				t.Errorf("left: %v", w.exists)
+			}
+			if !slices.Contains(res.Rollback, "slow") || !slices.Contains(res.Rollback, "old") {
+				t.Errorf("rollback %q, want old and slow", res.Rollback)
+			}
+		})
 	}
 }

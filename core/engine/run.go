@@ -141,6 +141,43 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}()
 		return true
 	})
+	// A rollback already decided starts now, while the Verifies of the
+	// steps that were writing when the run stopped still read: each of
+	// those is undone once its Verify has ended (its gate), the rest at
+	// once. Only when nothing those Verifies could still say changes the
+	// decision: none of the steps still verifying needs a person (its
+	// failure would stop the run for one instead) or is a cleanup step
+	// (its end would keep what was done).
+	type undone struct {
+		out Outcome
+		err error
+	}
+	var early chan undone
+	mu.Lock()
+	if compensate && !cleaning && !interrupted && !stoppedBy(e.Lost) && ctx.Err() == nil && !sl.risky(byID, res.Executed) {
+		targets, cg := rollbackSet(op, byID, res.Executed)
+		for _, t := range targets {
+			res.Rollback = append(res.Rollback, t.ID)
+		}
+		early = make(chan undone, 1)
+		go func() {
+			out, err := e.compensate(ctx, jctx, op.ID, cg, targets, func() error {
+				verifying.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(res.Errors) > 0 {
+					return &StepError{Failures: res.Errors}
+				}
+				return nil
+			}, op.Parallelism, sl.gateOf)
+			early <- undone{out, err}
+		}()
+	}
+	mu.Unlock()
+	var earlyDone undone
+	if early != nil {
+		earlyDone = <-early
+	}
 	verifying.Wait()
 	res.Blocked = append(notStarted, walk.Blocked...)
 	res.Interrupted = stopped() && len(res.Blocked) > 0
@@ -175,6 +212,8 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		stepErr = &StepError{Failures: res.Errors}
 	}
 	switch {
+	case early != nil:
+		res.Outcome, res.Err = earlyDone.out, earlyDone.err
 	case interrupted:
 		res.Outcome, res.Err = NeedsIntervention, stepErr
 	case compensate:
@@ -184,7 +223,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		// A graceful stop does not cut the undoing short; cancelling ctx
 		// does (the journaled target set lets resume finish it).
-		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, stepErr, op.Parallelism)
+		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, func() error { return stepErr }, op.Parallelism, nil)
 	case stepErr != nil:
 		res.Outcome, res.Err = Failed, stepErr
 	default:
@@ -380,6 +419,41 @@ func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 		}
 	}
 	return true
+}
+
+// gateOf is the gate of step id while it is still closed (its Verify still
+// reads), nil once it is open or for a step not of this run.
+func (sl stepSlots) gateOf(id string) <-chan struct{} {
+	g, ok := sl.gates[id]
+	if !ok {
+		return nil
+	}
+	select {
+	case <-g.done:
+		return nil
+	default:
+		return g.done
+	}
+}
+
+// risky reports whether one of executed, its Verify still reading, could
+// still change what the run's end decides by failing: one that needs a
+// person, or a cleanup step.
+func (sl stepSlots) risky(byID map[string]*Step, executed []string) bool {
+	for _, id := range executed {
+		if s := byID[id]; s != nil && (s.Intervention || s.Cleanup) && sl.gateOf(id) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// verifiedOf is verified(id), or nil without verified.
+func verifiedOf(verified func(string) <-chan struct{}, id string) <-chan struct{} {
+	if verified == nil {
+		return nil
+	}
+	return verified(id)
 }
 
 // read runs f, one Check or Verify, on a read slot.
@@ -692,12 +766,14 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 // RollbackIncomplete (a *RollbackError). Its records are journaled under
 // ctx too.
 func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
-	return e.compensate(ctx, ctx, opID, g, targets, cause, parallelism)
+	return e.compensate(ctx, ctx, opID, g, targets, func() error { return cause }, parallelism, nil)
 }
 
 // compensate is Compensate undoing under ctx and journaling under jctx
-// (see Run).
-func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
+// (see Run), cause known only once it ends (called then), and each target
+// that verified gives a channel for undone only once it is closed (nil:
+// none waits).
+func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, causeOf func() error, parallelism int, verified func(id string) <-chan struct{}) (Outcome, error) {
 	ids := make([]string, len(targets))
 	byID := make(map[string]*Step, len(targets))
 	for i, s := range targets {
@@ -708,7 +784,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	// write (or the operation's end): durable before the first delete
 	// (docs/architecture.md, "Rollback"), without an fsync of its own.
 	if _, err := e.appendDeferred(jctx, journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
-		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
+		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: causeOf()}
 	}
 	order := CompensationOrder(g, ids)
 	failures := map[string]error{}
@@ -761,6 +837,23 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 				w.done(id) // nothing to undo: no record, no slot
 				continue
 			}
+			if v := verifiedOf(verified, id); v != nil {
+				// Its Verify still reads: it waits, holding no slot, and
+				// is ready again once the read has ended.
+				running++
+				go func() {
+					select {
+					case <-v:
+					case <-ctx.Done():
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					running--
+					w.again(id)
+					cond.Broadcast()
+				}()
+				continue
+			}
 			running++
 			calling++
 			go run(s)
@@ -786,6 +879,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 		// stays journaled as targets, for resume.
 		failures["(not attempted)"] = fmt.Errorf("%s: %w: %w", strings.Join(rest, ", "), ErrInterrupted, ctx.Err())
 	}
+	cause := causeOf()
 	if len(failures) > 0 {
 		return RollbackIncomplete, &RollbackError{Failures: failures, Cause: cause}
 	}
@@ -877,6 +971,12 @@ func (w *undoWalk) next() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// again makes id, taken by next, ready again (it was not started).
+func (w *undoWalk) again(id string) {
+	w.started[id] = false
+	heap.Push(w.ready, w.pos[id])
 }
 
 // done marks id compensated: what it depends on waits for one fewer.
