@@ -75,7 +75,11 @@
 // "started" record and its end record. A compensation's place among those
 // is given back as its call returns, before its end record is durable (the
 // next one's "started" shares that fsync); what depends on it waits for
-// the record. A failed compensation does not
+// the record. The rollback begins as soon as no step starts any more, while
+// the Verifies of the last writes still read: a target whose Verify still
+// reads waits for it, the others are undone at once (unless a step still
+// verifying needs a person or is a cleanup step, whose outcome could change
+// the decision: then every Verify ends first). A failed compensation does not
 // stop the others (a journal that cannot be written
 // does: no compensation runs without its record), and the error keeps every
 // failure with the original error as its cause.
