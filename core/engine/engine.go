@@ -78,7 +78,9 @@ type Step struct {
 	// ends that start "not_sent" (as for any start whose call never went
 	// out). Only for a step whose Check never refines its action or sets
 	// StartWithSlot (a delete's): the record is made before Check returns.
-	// What the Check reads, and when, is unchanged.
+	// What the Check reads, and when, is unchanged. A step whose
+	// dependencies are not all verified when it comes on deck journals its
+	// start after its Check as usual (it waits for their Verifies then).
 	StartWithCheck bool
 }
 
