@@ -37,7 +37,11 @@
 // mid-step as before: resume reads by the key, and finds nothing sent. A
 // step whose caller sets Step.StartWithSlot (a create of a provider that
 // takes no idempotency key, whose open start would stop resume for a
-// person) journals its start only once it holds its slot. A failure that
+// person) journals its start only once it holds its slot; one that sets
+// Step.StartWithCheck (a delete, whose Check reads again right before it)
+// journals it while its Check reads, and ends it "not_sent" when the Check
+// skips or fails the step: the Check still decides, on its own read,
+// whether the call goes out. A failure that
 // stops the run halts it before its step gives back its write slot, so the
 // step waiting for that slot does not start its call.
 //
@@ -68,7 +72,14 @@
 // compensations run as a reverse walk of the targets' graph, up to the
 // operation's Parallelism at once: one starts once every target that
 // depends on it has been compensated, each between its own durable
-// "started" record and its end record. A failed compensation does not
+// "started" record and its end record. A compensation's place among those
+// is given back as its call returns, before its end record is durable (the
+// next one's "started" shares that fsync); what depends on it waits for
+// the record. The rollback begins as soon as no step starts any more, while
+// the Verifies of the last writes still read: a target whose Verify still
+// reads waits for it, the others are undone at once (unless a step still
+// verifying needs a person or is a cleanup step, whose outcome could change
+// the decision: then every Verify ends first). A failed compensation does not
 // stop the others (a journal that cannot be written
 // does: no compensation runs without its record), and the error keeps every
 // failure with the original error as its cause.

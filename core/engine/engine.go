@@ -69,6 +69,19 @@ type Step struct {
 	// a person), so that window stays as short as the call itself. It is
 	// read after Check, which may set it (Check may refine the action).
 	StartWithSlot bool
+	// StartWithCheck journals the step's "execute started" record while
+	// its Check reads, instead of after: the fsync overlaps the read, so a
+	// step whose Check ends as a write slot frees (a delete's Check reads
+	// right before its Delete, see stepSlots.deck) sends its call at once
+	// instead of one fsync later, with the slot idle or held meanwhile. A
+	// Check that then skips or fails the step, or a stop before the call,
+	// ends that start "not_sent" (as for any start whose call never went
+	// out). Only for a step whose Check never refines its action or sets
+	// StartWithSlot (a delete's): the record is made before Check returns.
+	// What the Check reads, and when, is unchanged. A step whose
+	// dependencies are not all verified when it comes on deck journals its
+	// start after its Check as usual (it waits for their Verifies then).
+	StartWithCheck bool
 }
 
 // Operation is a set of steps run as one journaled unit.

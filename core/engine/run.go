@@ -145,6 +145,43 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		})
 		return true
 	})
+	// A rollback already decided starts now, while the Verifies of the
+	// steps that were writing when the run stopped still read: each of
+	// those is undone once its Verify has ended (its gate), the rest at
+	// once. Only when nothing those Verifies could still say changes the
+	// decision: none of the steps still verifying needs a person (its
+	// failure would stop the run for one instead) or is a cleanup step
+	// (its end would keep what was done).
+	type undone struct {
+		out Outcome
+		err error
+	}
+	var early chan undone
+	mu.Lock()
+	if compensate && !cleaning && !interrupted && !stoppedBy(e.Lost) && ctx.Err() == nil && !sl.risky(byID, res.Executed) {
+		targets, cg := rollbackSet(op, byID, res.Executed)
+		for _, t := range targets {
+			res.Rollback = append(res.Rollback, t.ID)
+		}
+		early = make(chan undone, 1)
+		go func() {
+			out, err := e.compensate(ctx, jctx, op.ID, cg, targets, func() error {
+				verifying.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(res.Errors) > 0 {
+					return &StepError{Failures: res.Errors}
+				}
+				return nil
+			}, op.Parallelism, sl.gateOf)
+			early <- undone{out, err}
+		}()
+	}
+	mu.Unlock()
+	var earlyDone undone
+	if early != nil {
+		earlyDone = <-early
+	}
 	verifying.Wait()
 	sl.workers.close()
 	res.Blocked = append(notStarted, walk.Blocked...)
@@ -180,6 +217,8 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		stepErr = &StepError{Failures: res.Errors}
 	}
 	switch {
+	case early != nil:
+		res.Outcome, res.Err = earlyDone.out, earlyDone.err
 	case interrupted:
 		res.Outcome, res.Err = NeedsIntervention, stepErr
 	case compensate:
@@ -189,7 +228,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		}
 		// A graceful stop does not cut the undoing short; cancelling ctx
 		// does (the journaled target set lets resume finish it).
-		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, stepErr, op.Parallelism)
+		res.Outcome, res.Err = e.compensate(ctx, jctx, op.ID, cg, targets, func() error { return stepErr }, op.Parallelism, nil)
 	case stepErr != nil:
 		res.Outcome, res.Err = Failed, stepErr
 	default:
@@ -256,12 +295,23 @@ func (e *Engine) notSent(jctx context.Context, rec, started journal.Record, why 
 	if stoppedBy(e.Lost) {
 		return stepStopped, false, nil, why
 	}
-	r := rec
-	r.Phase, r.Status, r.Key = "execute", journal.StepNotSent, started.ID
-	if _, err := e.append(jctx, r); err != nil {
+	if err := e.unsent(jctx, rec, started); err != nil {
 		return journal.StepFailed, false, nil, fmt.Errorf("%w (and %w)", why, err)
 	}
 	return stepStopped, false, nil, why
+}
+
+// unsent ends started, a durable "execute started" record whose Execute was
+// never called, with its "not_sent" record (see notSent); once the journal
+// is lost it writes nothing.
+func (e *Engine) unsent(jctx context.Context, rec, started journal.Record) error {
+	if stoppedBy(e.Lost) {
+		return nil
+	}
+	r := rec
+	r.Phase, r.Status, r.Key = "execute", journal.StepNotSent, started.ID
+	_, err := e.append(jctx, r)
+	return err
 }
 
 // stepStopped is runStep's status for a step stopped after its Check: it
@@ -382,6 +432,52 @@ func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 	return true
 }
 
+// settled reports whether every step s depends on has been verified (or
+// has failed) already: its work would not wait for a gate.
+func (sl stepSlots) settled(s *Step) bool {
+	for _, d := range s.DependsOn {
+		if sl.gateOf(d) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// gateOf is the gate of step id while it is still closed (its Verify still
+// reads), nil once it is open or for a step not of this run.
+func (sl stepSlots) gateOf(id string) <-chan struct{} {
+	g, ok := sl.gates[id]
+	if !ok {
+		return nil
+	}
+	select {
+	case <-g.done:
+		return nil
+	default:
+		return g.done
+	}
+}
+
+// risky reports whether one of executed, its Verify still reading, could
+// still change what the run's end decides by failing: one that needs a
+// person, or a cleanup step.
+func (sl stepSlots) risky(byID map[string]*Step, executed []string) bool {
+	for _, id := range executed {
+		if s := byID[id]; s != nil && (s.Intervention || s.Cleanup) && sl.gateOf(id) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// verifiedOf is verified(id), or nil without verified.
+func verifiedOf(verified func(string) <-chan struct{}, id string) <-chan struct{} {
+	if verified == nil {
+		return nil
+	}
+	return verified(id)
+}
+
 // read runs f, one Check or Verify, on a read slot.
 func (sl stepSlots) read(ctx context.Context, f func(context.Context) error) error {
 	if err := sl.reads.take(ctx); err != nil {
@@ -426,6 +522,33 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		}
 	}
 	defer leaveDeck()
+	started := rec
+	started.Phase, started.Status = "execute", journal.StepStarted
+	// A step that asks for it (StartWithCheck: a delete) journals its
+	// start while its Check reads; the Check's outcome, once known, either
+	// lets the call go out on it or ends it "not_sent" (unsent). Only when
+	// what it depends on is verified already: otherwise its work waits
+	// after its Check for those Verifies (reads as long as its own), and
+	// its start, journaled then, has that wait to overlap.
+	var withCheck chan error
+	if s.StartWithCheck && !s.StartWithSlot && s.Check != nil && sl.settled(s) && !stoppedBy(op.Stop) && !stoppedBy(e.Lost) && !sl.halted() {
+		withCheck = make(chan error, 1)
+		go func() {
+			var err error
+			started, err = e.append(jctx, started)
+			withCheck <- err
+		}()
+	}
+	// startedWithCheck waits for that record: whether it is durable, and
+	// the journal's error if it could not be made.
+	startedWithCheck := func() (bool, error) {
+		if withCheck == nil {
+			return false, nil
+		}
+		err := <-withCheck
+		withCheck = nil
+		return err == nil, err
+	}
 	if s.Check != nil {
 		var done bool
 		err := sl.read(ctx, func(ctx context.Context) (err error) {
@@ -434,11 +557,25 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		})
 		if err != nil {
 			err = e.cut(fmt.Errorf("check: %w", err))
+			if ok, jerr := startedWithCheck(); jerr != nil {
+				err = fmt.Errorf("%w (and %w)", err, jerr)
+			} else if ok {
+				if jerr := e.unsent(jctx, rec, started); jerr != nil {
+					err = fmt.Errorf("%w (and %w)", err, jerr)
+				}
+			}
 			ev.Status, ev.Err = journal.StepFailed, err
 			e.observe(ev)
 			return fail("check", false, err)
 		}
 		if done {
+			if ok, err := startedWithCheck(); err != nil {
+				return journal.StepFailed, false, nil, err
+			} else if ok {
+				if err := e.unsent(jctx, rec, started); err != nil {
+					return journal.StepFailed, false, nil, err
+				}
+			}
 			r := rec
 			r.Phase, r.Status = "check", journal.StepSkipped
 			// Deferred: a skipped step starts no work, so nothing waits
@@ -454,42 +591,95 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	// Its work waits for what it depends on to be verified: a step whose
 	// dependency's Verify failed never starts.
 	if !sl.verified(ctx, s) {
+		why := ErrInterrupted
 		if err := ctx.Err(); err != nil {
-			return journal.StepFailed, false, nil, err
+			why = err
 		}
-		return stepStopped, false, nil, ErrInterrupted
+		if ok, err := startedWithCheck(); err != nil {
+			return journal.StepFailed, false, nil, err
+		} else if ok {
+			if ctx.Err() != nil {
+				why = fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			return e.notSent(jctx, rec, started, why)
+		}
+		if ctx.Err() != nil {
+			return journal.StepFailed, false, nil, why
+		}
+		return stepStopped, false, nil, why
 	}
-	// Check may have refined what the step does (a planned update of a
-	// resource that is gone becomes a create): the records of the work, and
-	// what a resume reads from them, name the refined action.
-	rec.Action, ev.Action = s.Action, s.Action
-	started := rec
-	started.Phase, started.Status = "execute", journal.StepStarted
-	// The "started" record is made durable now, while the step waits for
-	// its write slot, so that the fsync overlaps the wait and the call
-	// goes out the moment a slot is free; a step whose Execute is then
-	// never called ends "not_sent" (notSent). A step that asks for it
-	// (StartWithSlot: a create of a keyless provider) journals its start
-	// only once it holds its slot, as the call goes out.
-	// With a slot free at once there is no wait to overlap: the slot is
-	// taken first and the start journaled with it, as before, so the
-	// steps that find a slot keep the order they came in.
-	took := !s.StartWithSlot && sl.writes.tryTake()
-	early := !s.StartWithSlot && !took
-	if took {
+	var took, early bool
+	if withCheck != nil && sl.writes.tryTake() {
+		// A slot free at once is taken before the start is waited for,
+		// as by the steps that journal their start with it: the steps
+		// reach the slots in the order their Checks end, not the order
+		// their fsyncs return (taking them in fsync order cost a layered
+		// teardown 5%: what the first writes make ready comes later).
+		took = true
 		leaveDeck()
 	}
-	if early {
-		if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
-			// Asked to stop after Check (or while it waited for what it
-			// depends on): the step never starts its work.
-			if err := ctx.Err(); err != nil {
-				return stepStopped, false, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
-			}
-			return stepStopped, false, nil, ErrInterrupted
+	ok, err := startedWithCheck()
+	if err != nil {
+		if took {
+			sl.writes.give()
 		}
-		if started, err = e.append(jctx, started); err != nil {
+		return journal.StepFailed, false, nil, err
+	}
+	if ok && (s.Action != rec.Action || s.StartWithSlot) {
+		// Its Check refined what it does after all: that start names
+		// the wrong work, so it is ended unsent and journaled again.
+		if err := e.unsent(jctx, rec, started); err != nil {
+			if took {
+				sl.writes.give()
+			}
 			return journal.StepFailed, false, nil, err
+		}
+		ok = false
+	}
+	if ok {
+		// Journaled with the Check: the step takes the next free slot
+		// (unless it has one) as one whose start was made durable while
+		// it waited.
+		early = true
+	} else if took {
+		// It holds a slot, and journals its start with it.
+		rec.Action, ev.Action = s.Action, s.Action
+		started = rec
+		started.Phase, started.Status = "execute", journal.StepStarted
+	} else {
+		// Check may have refined what the step does (a planned update of
+		// a resource that is gone becomes a create): the records of the
+		// work, and what a resume reads from them, name the refined
+		// action.
+		rec.Action, ev.Action = s.Action, s.Action
+		started = rec
+		started.Phase, started.Status = "execute", journal.StepStarted
+		// The "started" record is made durable now, while the step waits
+		// for its write slot, so that the fsync overlaps the wait and the
+		// call goes out the moment a slot is free; a step whose Execute is
+		// then never called ends "not_sent" (notSent). A step that asks
+		// for it (StartWithSlot: a create of a keyless provider) journals
+		// its start only once it holds its slot, as the call goes out.
+		// With a slot free at once there is no wait to overlap: the slot
+		// is taken first and the start journaled with it, as before, so
+		// the steps that find a slot keep the order they came in.
+		took = !s.StartWithSlot && sl.writes.tryTake()
+		early = !s.StartWithSlot && !took
+		if took {
+			leaveDeck()
+		}
+		if early {
+			if stoppedBy(op.Stop) || stoppedBy(e.Lost) || sl.halted() || ctx.Err() != nil {
+				// Asked to stop after Check (or while it waited for what
+				// it depends on): the step never starts its work.
+				if err := ctx.Err(); err != nil {
+					return stepStopped, false, nil, fmt.Errorf("%w: %w", ErrInterrupted, err)
+				}
+				return stepStopped, false, nil, ErrInterrupted
+			}
+			if started, err = e.append(jctx, started); err != nil {
+				return journal.StepFailed, false, nil, err
+			}
 		}
 	}
 	// The write slot is held until Execute returns.
@@ -622,12 +812,14 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 // RollbackIncomplete (a *RollbackError). Its records are journaled under
 // ctx too.
 func (e *Engine) Compensate(ctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
-	return e.compensate(ctx, ctx, opID, g, targets, cause, parallelism)
+	return e.compensate(ctx, ctx, opID, g, targets, func() error { return cause }, parallelism, nil)
 }
 
 // compensate is Compensate undoing under ctx and journaling under jctx
-// (see Run).
-func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, cause error, parallelism int) (Outcome, error) {
+// (see Run), cause known only once it ends (called then), and each target
+// that verified gives a channel for undone only once it is closed (nil:
+// none waits).
+func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph, targets []*Step, causeOf func() error, parallelism int, verified func(id string) <-chan struct{}) (Outcome, error) {
 	ids := make([]string, len(targets))
 	byID := make(map[string]*Step, len(targets))
 	for i, s := range targets {
@@ -638,28 +830,42 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	// write (or the operation's end): durable before the first delete
 	// (docs/architecture.md, "Rollback"), without an fsync of its own.
 	if _, err := e.appendDeferred(jctx, journal.Record{Op: opID, Kind: journal.KindRollback, Status: journal.StepStarted, Targets: ids}); err != nil {
-		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: cause}
+		return RollbackIncomplete, &RollbackError{Failures: map[string]error{"(journal)": err}, Cause: causeOf()}
 	}
 	order := CompensationOrder(g, ids)
 	failures := map[string]error{}
 	var (
 		mu      sync.Mutex
 		cond    = sync.NewCond(&mu)
-		running int
+		running int  // compensations started and not ended (records included)
+		calling int  // compensations whose call has not returned: the slots
 		halted  bool // a "started" record could not be written
 	)
 	w := newUndoWalk(g.Subgraph(ids), order)
-	// run compensates one target on its own goroutine; the walk goes on
-	// with what that makes ready once it has ended, failed or not (a
-	// failed compensation does not stop the others).
+	// run compensates one target on its own goroutine. Its slot is given
+	// back the moment its call returns, so the next compensation starts
+	// (its "started" record sharing the fsync) while this one's end record
+	// is made durable; the walk goes on with what it makes ready only once
+	// it has ended, record included, failed or not (a failed compensation
+	// does not stop the others).
 	run := func(s *Step) {
-		stop, err := e.compensateOne(ctx, jctx, opID, s)
+		released := false
+		stop, err := e.compensateOne(ctx, jctx, opID, s, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			released = true
+			calling--
+			cond.Broadcast()
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
 			failures[s.ID] = err
 		}
 		halted = halted || stop
+		if !released {
+			calling--
+		}
 		running--
 		w.done(s.ID)
 		cond.Broadcast()
@@ -667,7 +873,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 	par := max(1, parallelism)
 	mu.Lock()
 	for {
-		for !halted && ctx.Err() == nil && running < par {
+		for !halted && ctx.Err() == nil && calling < par {
 			id, ok := w.next()
 			if !ok {
 				break
@@ -677,7 +883,25 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 				w.done(id) // nothing to undo: no record, no slot
 				continue
 			}
+			if v := verifiedOf(verified, id); v != nil {
+				// Its Verify still reads: it waits, holding no slot, and
+				// is ready again once the read has ended.
+				running++
+				go func() {
+					select {
+					case <-v:
+					case <-ctx.Done():
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					running--
+					w.again(id)
+					cond.Broadcast()
+				}()
+				continue
+			}
 			running++
+			calling++
 			go run(s)
 		}
 		if running == 0 {
@@ -701,6 +925,7 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 		// stays journaled as targets, for resume.
 		failures["(not attempted)"] = fmt.Errorf("%s: %w: %w", strings.Join(rest, ", "), ErrInterrupted, ctx.Err())
 	}
+	cause := causeOf()
 	if len(failures) > 0 {
 		return RollbackIncomplete, &RollbackError{Failures: failures, Cause: cause}
 	}
@@ -711,10 +936,12 @@ func (e *Engine) compensate(ctx, jctx context.Context, opID string, g *dag.Graph
 }
 
 // compensateOne runs s's compensation between its "started" record, made
-// durable first, and its end record. It returns stop when the "started"
-// record could not be written (the compensation did not run, and no other
-// may start), and the compensation's failure.
-func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) (stop bool, err error) {
+// durable first, and its end record; it calls returned the moment the
+// compensation itself returns, before its end record is written (not at
+// all when the "started" record could not be). It returns stop when the
+// "started" record could not be written (the compensation did not run,
+// and no other may start), and the compensation's failure.
+func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step, returned func()) (stop bool, err error) {
 	rec := journal.Record{Op: opID, Kind: journal.KindStep, Step: s.ID, Resource: s.Resource, Phase: "compensate"}
 	r := rec
 	r.Status = journal.StepStarted
@@ -723,6 +950,7 @@ func (e *Engine) compensateOne(ctx, jctx context.Context, opID string, s *Step) 
 	}
 	t0 := e.now()
 	action, err := s.Compensate(ctx)
+	returned()
 	status := journal.StepOK
 	switch {
 	case action == "" && err == nil:
@@ -789,6 +1017,12 @@ func (w *undoWalk) next() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// again makes id, taken by next, ready again (it was not started).
+func (w *undoWalk) again(id string) {
+	w.started[id] = false
+	heap.Push(w.ready, w.pos[id])
 }
 
 // done marks id compensated: what it depends on waits for one fewer.

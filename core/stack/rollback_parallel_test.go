@@ -142,8 +142,12 @@ func TestRollbackCompensatesInParallel(t *testing.T) {
 			if len(spans) != tc.n {
 				t.Fatalf("%d compensations journaled, want %d", len(spans), tc.n)
 			}
-			if got := mostAtOnce(spans); got != want {
-				t.Errorf("the journal shows at most %d compensations in flight at once, want %d", got, want)
+			// A compensation's slot goes to the next one as its call
+			// returns, while its end record is made durable: the records
+			// may show one more per slot in flight, never fewer than the
+			// deletes that were.
+			if got := mostAtOnce(spans); got < want || got > 2*want {
+				t.Errorf("the journal shows at most %d compensations in flight at once, want %d to %d", got, want, 2*want)
 			}
 			if want > 1 {
 				// The first to start ended after the last of its wave

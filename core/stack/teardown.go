@@ -184,7 +184,10 @@ func (s *session) removeStep(c plan.Change, st *state.State, deps map[string][]s
 // on with what does not depend on it.
 func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps map[string][]string) *engine.Step {
 	res := st.Resources[c.Resource]
-	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: "delete", Policy: engine.Continue}
+	// Its start is journaled while its Check reads (the Check decides
+	// nothing about what the step does, only whether it goes on), so the
+	// Delete goes out the moment the Check has decided and a slot is free.
+	step := &engine.Step{ID: c.Resource, Resource: c.Resource, Type: res.Type, Action: "delete", Policy: engine.Continue, StartWithCheck: true}
 	// Dependents go first: this step waits for every recorded dependent
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
