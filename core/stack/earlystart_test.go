@@ -1,6 +1,8 @@
 package stack_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -8,7 +10,10 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore"
 )
 
 // verifyHold is a fake world's hooks for the tests of an early start: it
@@ -178,5 +183,128 @@ func TestFailedVerifyLeavesNothingOfAnEarlyDependent(t *testing.T) {
 	}
 	if ie, in := slices.Index(deleted, "eph"), slices.Index(deleted, "net"); ie < 0 || in < 0 || ie > in {
 		t.Errorf("deletes %v: want eph, then net", deleted)
+	}
+}
+
+// crashAt is the losing file backend that loses its lock (as a crash
+// would leave it: nothing more written) right after the commit carrying a
+// record at makes true.
+type crashAt struct {
+	*losingBackend
+	at func(journal.Record) bool
+}
+
+func (b crashAt) Lock(ctx context.Context, h storage.Holder) (storage.Writer, error) {
+	w, err := b.losingBackend.Lock(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return crashWriter{Writer: w, b: b}, nil
+}
+
+type crashWriter struct {
+	storage.Writer
+	b crashAt
+}
+
+func (w crashWriter) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	n, err := w.Writer.Commit(ctx, c)
+	if err == nil && slices.ContainsFunc(c.Records, w.b.at) {
+		w.b.lose()
+	}
+	return n, err
+}
+
+// A run stopped (its lock lost: what a crash leaves in the journal) with a
+// dependency executed but not verified and its early dependent executed:
+// resume runs the operation forward and converges, nothing made twice.
+// Whether the dependency's Verify would have failed or not, what resume
+// reads decides (a drifted dependency is updated back).
+func TestResumeAfterAnEarlyDependentExecutedOnAnUnverifiedDependency(t *testing.T) {
+	for _, drifted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drifted=%v", drifted), func(t *testing.T) {
+			e := newEnv(t)
+			sp := mkSpec(t, res{name: "net", typ: "network", size: 2},
+				res{name: "eph", typ: "generic", deps: []string{"net"}},
+				res{name: "tail", typ: "generic", deps: []string{"eph"}})
+			lb := &losingBackend{lost: make(chan struct{})}
+			b := crashAt{losingBackend: lb, at: func(r journal.Record) bool {
+				return r.Step == "eph" && r.Phase == "execute" && r.Status == journal.StepOK
+			}}
+			// net's Verify read is held until the run has stopped.
+			var mu sync.Mutex
+			netMade := false
+			e.w.OnCreate(func(name string) {
+				mu.Lock()
+				defer mu.Unlock()
+				netMade = netMade || name == "net"
+			})
+			e.w.OnRead(func(name string) {
+				mu.Lock()
+				held := name == "net" && netMade
+				mu.Unlock()
+				if !held {
+					return
+				}
+				select {
+				case <-lb.lost:
+				case <-time.After(10 * time.Second):
+					t.Error("the run was not stopped while net's Verify read")
+				}
+			})
+			r, err := e.apply(sp, e.losing(lb), func(o *stack.Options) {
+				inner := o.Open
+				o.Open = func(ctx context.Context, url string, so storage.Options) (storage.Backend, error) {
+					if _, err := inner(ctx, url, so); err != nil {
+						return nil, err
+					}
+					return b, nil
+				}
+			})
+			e.w.OnCreate(nil)
+			e.w.OnRead(nil)
+			if code := stack.ExitCode(r, err); code != stack.ExitLocked {
+				t.Fatalf("exit %d, want %d (err %v, result %v)", code, stack.ExitLocked, err, resErr(r))
+			}
+			// What the journal holds: net executed, never verified; eph
+			// executed.
+			recs, _, jerr := filestore.New(stack.StackDir(e.stateDir, "s"), storage.Options{Stack: "s"}).Journal(e.ctx)
+			if jerr != nil {
+				t.Fatal(jerr)
+			}
+			has := func(step, phase, status string) bool {
+				return slices.ContainsFunc(recs, func(r journal.Record) bool {
+					return r.Step == step && r.Phase == phase && r.Status == status
+				})
+			}
+			if !has("net", "execute", journal.StepOK) || has("net", "verify", journal.StepOK) || !has("eph", "execute", journal.StepOK) {
+				t.Fatalf("the journal is not the case tested (net executed, not verified; eph executed):\n%v", recs)
+			}
+			if drifted {
+				e.w.SetAttr("net", "size", 99)
+			}
+			rr, err := e.resume(sp)
+			if code := stack.ExitCode(rr, err); code != stack.ExitOK {
+				t.Fatalf("resume: exit %d, err %v, result %v", code, err, resErr(rr))
+			}
+			if got := e.w.Names(); !slices.Equal(got, []string{"eph", "net", "tail"}) {
+				t.Errorf("world %v, want eph, net and tail", got)
+			}
+			made := map[string]int{}
+			for _, c := range succeeded(e.w.Creates()) {
+				made[c.Name]++
+			}
+			for _, n := range []string{"net", "eph", "tail"} {
+				if made[n] != 1 {
+					t.Errorf("%s made %d times, want once", n, made[n])
+				}
+			}
+			if got := e.w.ByName("net"); got == nil || fmt.Sprint(got.Attrs["size"]) != "2" {
+				t.Errorf("net after resume: %+v, want size 2", got)
+			}
+			if err := agree(e.state(t, "s"), e.w.Snapshot()); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
