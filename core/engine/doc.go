@@ -21,7 +21,19 @@
 // the id of its "started" record, so a crash mid-step leaves the key on disk.
 // A Verify (a read: it mutates nothing) runs while its step's "execute ok"
 // is being made durable, so it must not depend on that write; the step ends,
-// and what depends on it starts, only once both are done.
+// and what depends on it starts its work, only once both are done.
+//
+// Early start: a step marked Step.EarlyStart (itself policy Compensate, no
+// Intervention) starts its work once each dependency whose failure rolls
+// the run back (policy Compensate, no Intervention) has executed, its
+// "execute ok" durable, without waiting for that dependency's Verify. A
+// failed Verify there halts the run as any failure does, and the rollback
+// undoes every executed step, the early one (finished or in flight when
+// the run halted) included, dependents first. On any other dependency it
+// waits for verified. The caller sets it only where that rollback undoes
+// the step whole (a create the compensation deletes); the step's Check runs
+// when it always did, once what it depends on has recorded its Execute, so
+// what it reads and resolves is the same either way.
 //
 // A step's "execute started" is made durable as soon as the step is ready
 // to write (checked, and every step it depends on verified), while it waits

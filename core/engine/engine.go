@@ -82,6 +82,18 @@ type Step struct {
 	// dependencies are not all verified when it comes on deck journals its
 	// start after its Check as usual (it waits for their Verifies then).
 	StartWithCheck bool
+	// EarlyStart lets the step start its work once each step it depends on
+	// has executed (its "execute ok" durable), instead of verified, where
+	// that dependency's failure is undone by the run's own rollback: a
+	// dependency with policy Compensate and no Intervention, whose failed
+	// Verify halts the run and compensates every executed step, this one
+	// included (dependents first). On any other dependency it waits for
+	// verified, as without the flag. The caller sets it only where the
+	// compensation undoes the step whole (the stack: a create of an
+	// ephemeral resource, policy Compensate); the engine ignores it on a
+	// step that is not Compensate itself or needs Intervention. It is read
+	// after Check, which may set it.
+	EarlyStart bool
 }
 
 // Operation is a set of steps run as one journaled unit.

@@ -78,7 +78,8 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			stopping = true
 		}}
 	for _, s := range op.Steps {
-		sl.gates[s.ID] = &gate{done: make(chan struct{})}
+		sl.gates[s.ID] = &gate{done: make(chan struct{}), executed: make(chan struct{}),
+			undoes: s.Policy == Compensate && !s.Intervention}
 	}
 	// settle records a step's end; it returns whether the steps that
 	// depend on it may go on.
@@ -137,6 +138,10 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		mu.Lock()
 		res.Executed = append(res.Executed, id)
 		mu.Unlock()
+		// The dependents that may start early (Step.EarlyStart) may now
+		// start their work: res.Executed holds this step, so a failed
+		// Verify, here or anywhere, rolls them back with it.
+		close(sl.gates[id].executed)
 		verifying.Add(1)
 		sl.workers.do(func() {
 			defer verifying.Done()
@@ -377,8 +382,8 @@ func OneLine(text string) string {
 
 // stepSlots are what the steps of a run share: the write and read slots,
 // the deck (the steps whose Check runs just before they take a write
-// slot), the gates that open once a step is verified, and whether the run
-// is stopping.
+// slot), the gates that open once a step is executed and once it is
+// verified, and whether the run is stopping.
 type stepSlots struct {
 	writes, reads *slots
 	// deck holds a step from before its Check until it has its write
@@ -401,10 +406,18 @@ type stepSlots struct {
 	base, exec context.Context
 }
 
-// gate opens once its step has ended, verified or not.
+// gate opens once its step has ended, verified or not (done, ok). Before
+// that, executed is closed once its Execute succeeded and its "execute ok"
+// is durable while its Verify still reads (never for a step without a
+// Verify, or that was skipped or failed: done says those).
 type gate struct {
-	done chan struct{}
-	ok   bool
+	done     chan struct{}
+	ok       bool
+	executed chan struct{}
+	// undoes: the step's failure rolls back the run (policy Compensate,
+	// no Intervention), so a dependent that started on its "execute ok"
+	// is undone if its Verify fails.
+	undoes bool
 }
 
 func (g *gate) open(ok bool) {
@@ -413,14 +426,33 @@ func (g *gate) open(ok bool) {
 }
 
 // verified waits for every step s depends on to be verified: true once all
-// are, false once one failed (s must not start its work) or ctx ended.
+// are, false once one failed (s must not start its work) or ctx ended. A
+// step that may start early (Step.EarlyStart, itself Compensate without
+// Intervention) waits, on a dependency whose failure rolls the run back,
+// only for that dependency's "execute ok": should its Verify then fail,
+// the run halts and compensates s with everything else it executed.
 func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
+	early := s.EarlyStart && s.Policy == Compensate && !s.Intervention
 	for _, d := range s.DependsOn {
 		g, ok := sl.gates[d]
 		if !ok {
 			continue // not a step of this run
 		}
+		// Already ended: its outcome decides, whatever s may do.
 		select {
+		case <-g.done:
+			if !g.ok {
+				return false
+			}
+			continue
+		default:
+		}
+		var executed <-chan struct{} // nil: never ready, wait for done
+		if early && g.undoes {
+			executed = g.executed
+		}
+		select {
+		case <-executed:
 		case <-g.done:
 			if !g.ok {
 				return false
@@ -588,8 +620,9 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 			return journal.StepSkipped, false, nil, nil
 		}
 	}
-	// Its work waits for what it depends on to be verified: a step whose
-	// dependency's Verify failed never starts.
+	// Its work waits for what it depends on to be verified (or, for a step
+	// that may start early, executed: see stepSlots.verified): a step
+	// whose dependency's Verify failed never starts.
 	if !sl.verified(ctx, s) {
 		why := ErrInterrupted
 		if err := ctx.Err(); err != nil {

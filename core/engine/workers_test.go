@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // A function given to do runs at once even while every worker is busy
@@ -39,15 +38,4 @@ func TestWorkersNeverWaitReuseAndEnd(t *testing.T) {
 	}
 	w.close()
 	waitFor(t, "the workers to end after close", func() bool { return runtime.NumGoroutine() <= before })
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		runtime.Gosched()
-	}
 }

@@ -97,6 +97,7 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		}
 		step.Action = string(d.Action)
 		step.StartWithSlot = keyless && makes(d.Action)
+		step.EarlyStart = startsEarly(d, step)
 		return false, nil
 	}
 	step.Execute = func(ctx context.Context, key string) error {
@@ -150,6 +151,28 @@ func (s *session) applyStep(c plan.Change, sr *spec.Resource) *engine.Step {
 		return s.undo(ctx, staged, r.Name, m.Action, m.key)
 	}
 	return step
+}
+
+// startsEarly says whether step, which Check decided is d, may start its
+// work once what it depends on has executed rather than verified
+// (engine.Step.EarlyStart): only where a failed Verify of a dependency,
+// which halts the run and compensates what it executed, undoes the step
+// whole. That is a create (nothing existed before it: the undo deletes
+// what it made) of an ephemeral resource (the only level a rollback
+// deletes: a durable or protected one would be kept, made on a dependency
+// that never verified), whose own failure compensates too (policy
+// Compensate, no intervention). An update, replace, import or delete, and
+// anything else, waits for verified. The engine waits for verified anyway
+// on a dependency whose failure rolls nothing back (Continue, Abort,
+// intervention).
+//
+// Its inputs are the same either way: its Check, which resolves its
+// references (resolvedNow) from what its dependencies recorded, runs once
+// they have recorded their Execute ("execute ok"), never after their
+// Verify, and Verify records nothing a reference reads.
+func startsEarly(d plan.Change, step *engine.Step) bool {
+	return d.Action == plan.Create && d.Protection == protection.Ephemeral &&
+		step.Policy == engine.Compensate && !step.Intervention
 }
 
 func policyOf(p spec.FailurePolicy) engine.FailurePolicy {

@@ -21,9 +21,11 @@
 // reads what it deletes, for the ownership check, before its first
 // delete); then one write per resource (Create, or Delete in a teardown)
 // taking L in one of P write slots, and Verify's read taking L after it, off
-// the write slots; a resource is ready once what it waits for is verified
-// (in a teardown: what depends on it, deleted and verified gone); ready
-// resources fill free slots in topological order. Limit simulates that list
+// the write slots; in an apply a resource is ready once what it depends on
+// is written (bulwark starts an ephemeral create, policy compensate, early:
+// see engine.Step.EarlyStart), in a teardown once what depends on it is
+// deleted and verified gone; ready resources fill free slots in
+// topological order. Limit simulates that list
 // schedule, exact for these graphs. A rate-limited row (the mock's
 // rate_limit R, N resources) is held against N ÷ R seconds instead.
 //

@@ -48,9 +48,12 @@ func (g Graph) reversed() Graph {
 //     taking latency in one of parallelism write slots, followed by
 //     Verify's read, taking latency off the write slots: the slot is free
 //     when the write returns;
-//   - a resource is ready once everything it waits for is verified: in an
-//     apply, what it depends on; in a teardown, what depends on it (deleted
-//     and verified gone);
+//   - in an apply, a resource is ready once what it depends on has been
+//     written (its Create returned), not verified: the generated stacks'
+//     resources are all ephemeral with policy compensate, which bulwark
+//     starts early (engine.Step.EarlyStart: a failed Verify rolls the
+//     early dependent back); in a teardown, once what depends on it is
+//     deleted and verified gone (deletes never start early);
 //   - ready resources take free slots in topological order (list
 //     scheduling: an idle slot is never left idle while a resource is ready).
 //
@@ -61,12 +64,11 @@ func (g Graph) reversed() Graph {
 func Limit(g Graph, command string, latency time.Duration, parallelism int) time.Duration {
 	switch command {
 	case CmdApply:
+		return time.Duration(1+EarlyTicks(g, parallelism)) * latency
 	case CmdTeardown:
-		g = g.reversed()
-	default:
-		return 0
+		return time.Duration(1+Ticks(g.reversed(), parallelism)) * latency
 	}
-	return time.Duration(1+Ticks(g, parallelism)) * latency
+	return 0
 }
 
 // Ticks is the list schedule's length of g in latencies, from the first
@@ -75,6 +77,20 @@ func Limit(g Graph, command string, latency time.Duration, parallelism int) time
 // written at tick t is verified at t+2 (its write, then its read), and its
 // dependents are ready from then on. See Limit.
 func Ticks(g Graph, parallelism int) int {
+	return schedule(g, parallelism, 2)
+}
+
+// EarlyTicks is Ticks for resources whose dependents start once they are
+// written, not verified (bulwark's early start of an ephemeral create): a
+// resource written at tick t is still verified at t+2, and the schedule
+// ends with the last verify, but its dependents are ready at t+1.
+func EarlyTicks(g Graph, parallelism int) int {
+	return schedule(g, parallelism, 1)
+}
+
+// schedule is the list schedule of g, its dependents ready readyAfter
+// ticks after a resource is written, each resource verified 2 ticks after.
+func schedule(g Graph, parallelism, readyAfter int) int {
 	if parallelism < 1 {
 		panic(fmt.Sprintf("benchharness.Ticks: parallelism %d", parallelism))
 	}
@@ -90,9 +106,10 @@ func Ticks(g Graph, parallelism int) int {
 			dependents[d] = append(dependents[d], i)
 		}
 	}
-	// verifiedAt[t] are the resources verified at tick t: their
-	// dependents are ready at t.
-	verifiedAt := map[int][]int{}
+	// releasedAt[t] are the resources whose dependents are ready at tick
+	// t; verifiedAt[t] counts those verified at t.
+	releasedAt := map[int][]int{}
+	verifiedAt := map[int]int{}
 	var ready []int // in index order
 	for i := range g {
 		if waiting[i] == 0 {
@@ -101,11 +118,14 @@ func Ticks(g Graph, parallelism int) int {
 	}
 	done, end := 0, 0
 	for t := 0; done < n; t++ {
-		if vs, ok := verifiedAt[t]; ok {
+		if k, ok := verifiedAt[t]; ok {
 			delete(verifiedAt, t)
+			done += k
+			end = t
+		}
+		if vs, ok := releasedAt[t]; ok {
+			delete(releasedAt, t)
 			for _, v := range vs {
-				done++
-				end = t
 				for _, d := range dependents[v] {
 					if waiting[d]--; waiting[d] == 0 {
 						ready = insertSorted(ready, d)
@@ -113,12 +133,13 @@ func Ticks(g Graph, parallelism int) int {
 				}
 			}
 		}
-		if done < n && len(ready) == 0 && len(verifiedAt) == 0 {
+		if done < n && len(ready) == 0 && len(verifiedAt) == 0 && len(releasedAt) == 0 {
 			panic("benchharness.Ticks: the graph has a cycle")
 		}
 		k := min(parallelism, len(ready))
 		if k > 0 {
-			verifiedAt[t+2] = append(verifiedAt[t+2], ready[:k]...)
+			releasedAt[t+readyAfter] = append(releasedAt[t+readyAfter], ready[:k]...)
+			verifiedAt[t+2] += k
 			ready = ready[k:]
 		}
 	}
@@ -143,10 +164,11 @@ func insertSorted(s []int, v int) []int {
 // writes are in flight:
 //
 //   - one latency for the reads before the first write, as in Limit;
-//   - the apply's list schedule, as in Limit, up to the moment the failing
-//     Create returns its error (its write ends): no write starts from then
-//     on, and every write started before has ended by then (they started
-//     at the same tick or earlier and take one latency);
+//   - the apply's list schedule, as in Limit (dependents ready once what
+//     they depend on is written), up to the moment the failing Create
+//     returns its error (its write ends): no write starts from then on,
+//     and every write started before has ended by then (they started at
+//     the same tick or earlier and take one latency);
 //   - then the undo of every resource whose Create succeeded: one Delete
 //     each (no read-back, no Verify: nothing verifies a compensation),
 //     taking latency in one of parallelism write slots, a resource's
@@ -185,17 +207,19 @@ func RollbackTicks(g Graph, failing, parallelism int) (fail, undo int) {
 		}
 	}
 	executed := make([]bool, n)
-	verifiedAt := map[int][]int{}
+	// writtenAt[t]: the resources written at t-1, whose dependents are
+	// ready at t (they start early, as in Limit).
+	writtenAt := map[int][]int{}
 	for t := 0; ; t++ {
-		for _, v := range verifiedAt[t] {
+		for _, v := range writtenAt[t] {
 			for _, d := range dependents[v] {
 				if waiting[d]--; waiting[d] == 0 {
 					ready = insertSorted(ready, d)
 				}
 			}
 		}
-		delete(verifiedAt, t)
-		if len(ready) == 0 && len(verifiedAt) == 0 {
+		delete(writtenAt, t)
+		if len(ready) == 0 && len(writtenAt) == 0 {
 			panic("benchharness.RollbackTicks: the failing resource is never written")
 		}
 		k := min(parallelism, len(ready))
@@ -211,7 +235,7 @@ func RollbackTicks(g Graph, failing, parallelism int) (fail, undo int) {
 		for _, w := range written {
 			executed[w] = true
 		}
-		verifiedAt[t+2] = append(verifiedAt[t+2], written...)
+		writtenAt[t+1] = append(writtenAt[t+1], written...)
 	}
 	// The undo: the executed resources, a resource ready once every
 	// executed dependent of it is deleted.

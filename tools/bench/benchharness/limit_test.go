@@ -24,25 +24,30 @@ func TestLimit(t *testing.T) {
 		{Flat, 200, CmdTeardown, 200 * ms, 10, 4400 * ms},                // the same graph backwards
 		{Flat, 1, CmdApply, time.Second, 10, 3 * time.Second},            // read, create, verify
 		{Flat, 0, CmdApply, time.Second, 10, time.Second},                // the reads' L alone
-		// A chain: each write waits for the one before to be verified.
-		{Chain, 3, CmdApply, 100 * ms, 10, 100*ms + 3*2*100*ms},
+		// A chain: in an apply each write waits for the one before to be
+		// written (an ephemeral create starts early), the last one's
+		// verify after it; in a teardown each delete waits for the one
+		// before to be verified gone.
+		{Chain, 3, CmdApply, 100 * ms, 10, 100*ms + 3*100*ms + 100*ms},
 		{Chain, 3, CmdTeardown, 100 * ms, 10, 700 * ms},
 		// 10 layers of 2, each resource waiting for both of the layer
-		// before: a layer every 2 L.
-		{Layers, 20, CmdApply, 50 * ms, 10, 50*ms + 10*2*50*ms}, // 1.05 s
+		// before: a layer every L, the last one's verify after it (a
+		// teardown: a layer every 2 L).
+		{Layers, 20, CmdApply, 50 * ms, 10, 50*ms + 10*50*ms + 50*ms}, // 0.6 s
 		{Layers, 20, CmdTeardown, 50 * ms, 10, 1050 * ms},
-		// 10 layers of 4 at P 2, worked by hand: layer 0 written at ticks
-		// 0,0,1,1; then odd layers take ticks 2+5m (1 write), 3+5m (2),
-		// 4+5m (1), even ones 5m, 5m, 5m+1, 5m+1; layer 9 last written at
-		// tick 24, verified at 26.
-		{Layers, 40, CmdApply, 100 * ms, 2, 27 * 100 * ms},
-		// Wide enough that P binds nowhere: 2 L per layer.
-		{Layers, 200, CmdApply, 200 * ms, 1000, 200*ms + 10*2*200*ms},
-		// The latency rows' layers: 10 × 20. At P 10 the slots bind a
-		// little (23 ticks); at P 50 only the path does (2 per layer).
-		{Layers, 200, CmdApply, 200 * ms, 10, 4600 * ms},
-		{Layers, 200, CmdApply, 200 * ms, 50, 4200 * ms},
+		// 10 layers of 4 at P 2: a layer every 2 ticks (2k, 2k+1), the
+		// next ready at 2k+2; layer 9 last written at tick 19, verified
+		// at 21.
+		{Layers, 40, CmdApply, 100 * ms, 2, 22 * 100 * ms},
+		// Wide enough that P binds nowhere: one L per layer.
+		{Layers, 200, CmdApply, 200 * ms, 1000, 200*ms + 10*200*ms + 200*ms},
+		// The latency rows' layers: 10 × 20. At P 10 the slots bind (20
+		// waves, each layer two); at P 50 only the path does (1 per
+		// layer).
+		{Layers, 200, CmdApply, 200 * ms, 10, 4400 * ms},
+		{Layers, 200, CmdApply, 200 * ms, 50, 2400 * ms},
 		{Layers, 200, CmdTeardown, 50 * ms, 10, 1150 * ms},
+		{Layers, 200, CmdTeardown, 200 * ms, 50, 4200 * ms}, // deletes wait for verified: 2 L per layer
 		{Flat, 10, "plan", time.Second, 10, 0},
 	}
 	for _, tt := range tests {
@@ -71,6 +76,31 @@ func TestTicksBounds(t *testing.T) {
 				}
 				if got > work+path {
 					t.Errorf("%s %d P%d: %d ticks, above work + path %d: a slot was left idle", shape, n, p, got, work+path)
+				}
+			}
+		}
+	}
+}
+
+// The early schedule (dependents ready once written) is bounded the same
+// way, with one tick per resource of the longest path and the last
+// verify's, and is never longer than the schedule that waits for verified.
+func TestEarlyTicksBounds(t *testing.T) {
+	for _, shape := range AllShapes {
+		for _, n := range []int{1, 7, 20, 200, 1000} {
+			for _, p := range []int{1, 3, 10, 50} {
+				g := ShapeGraph(shape, n)
+				got := EarlyTicks(g, p)
+				work := (n+p-1)/p + 1
+				path := depth(g) + 1
+				if got < max(work, path) {
+					t.Errorf("%s %d P%d: %d ticks, below the bound %d", shape, n, p, got, max(work, path))
+				}
+				if got > work+path {
+					t.Errorf("%s %d P%d: %d ticks, above work + path %d: a slot was left idle", shape, n, p, got, work+path)
+				}
+				if v := Ticks(g, p); got > v {
+					t.Errorf("%s %d P%d: %d ticks starting early, %d waiting for verified", shape, n, p, got, v)
 				}
 			}
 		}
@@ -150,13 +180,14 @@ func TestRollbackLimit(t *testing.T) {
 		// The first fails in the first wave: its 9 neighbours are undone.
 		{"flat first", Flat, 200, 0, 10, 1, 1},
 		{"flat one", Flat, 1, 0, 10, 1, 0},
-		// A chain writes every other tick (write, verify): the third is
-		// written at tick 4; the two before are undone one after the other.
-		{"chain", Chain, 3, 2, 10, 5, 2},
-		// 10 layers of 2: layer k written at tick 2k; the last resource
-		// fails at 19; 19 created, undone a layer (2 deletes) a tick, the
+		// A chain writes every tick (its creates start early): the third
+		// is written at tick 2; the two before are undone one after the
+		// other.
+		{"chain", Chain, 3, 2, 10, 3, 2},
+		// 10 layers of 2: layer k written at tick k; the last resource
+		// fails at 10; 19 created, undone a layer (2 deletes) a tick, the
 		// failing one's neighbour alone first.
-		{"layers", Layers, 20, 19, 10, 19, 10},
+		{"layers", Layers, 20, 19, 10, 10, 10},
 		// Writes in flight when the failure is known are undone too.
 		{"flat wave", Flat, 30, 12, 10, 2, 2},
 	}
