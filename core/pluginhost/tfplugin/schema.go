@@ -21,6 +21,11 @@ type ProviderSchema struct {
 	DataSources   map[string]*Schema
 	Capabilities  ServerCapabilities
 	Diagnostics   providers.Diagnostics
+
+	// meta is providerMeta's answer, worked out once when the Provider
+	// keeps the schema (metaSet): sent on every call that takes it.
+	meta    []byte
+	metaSet bool
 }
 
 // ServerCapabilities are the optional protocol features a provider says it
@@ -66,6 +71,10 @@ type Block struct {
 		// names are ty's attribute names, sorted: what every plan
 		// compares, once per attribute.
 		names []string
+		// null is the msgpack encoding of ty's null value: a create's
+		// prior state and a destroy's planned state and config, sent
+		// on every one of them.
+		null []byte
 	}
 }
 
@@ -176,6 +185,18 @@ func (b *Block) attributeNames() []string {
 func (b *Block) imply() {
 	b.implied.ty = b.impliedType()
 	b.implied.names = sortedKeys(b.implied.ty.AttributeTypes())
+	b.implied.null, _ = EncodeMsgpack(cty.NullVal(b.implied.ty), b.implied.ty)
+}
+
+// nullMsgpack is the msgpack encoding of the null value of ImpliedType
+// (nil when it could not be encoded: the caller encodes it then); not to
+// be changed by the caller.
+func (b *Block) nullMsgpack() []byte {
+	if b == nil {
+		return nil
+	}
+	b.implied.once.Do(b.imply)
+	return b.implied.null
 }
 
 func (b *Block) impliedType() cty.Type {
