@@ -3,8 +3,13 @@ package tfplugin
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -133,6 +138,18 @@ func TestAdapterRemembersNoChange(t *testing.T) {
 		t.Fatalf("the create's envelope remembers no plan: %s (%v)", made.Private, err)
 	}
 	e.State = bytes.Replace(e.State, []byte(`"size":1`), []byte(`"size":5`), 1)
+	// The same drift in the msgpack a format 2 envelope carries beside it.
+	_, rs, err := p.resourceSchema(ctx, "tftest_thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseStateJSON(e.State, rs.ImpliedType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Msgpack, err = EncodeMsgpack(v, rs.ImpliedType()); err != nil {
+		t.Fatal(err)
+	}
 	drifted, _ := json.Marshal(e)
 	if rr, n := planned(drifted, cfg); n != 1 {
 		t.Errorf("a read whose recorded state differs from the provider's planned %d times (%v), want once", n, rr.Planned)
@@ -284,5 +301,88 @@ func TestAdapterDeleteTakesTheObservedRead(t *testing.T) {
 	noErrors(t, "read after delete", after.Diagnostics, err)
 	if after.Exists {
 		t.Errorf("read after the delete found %v", after.Attributes)
+	}
+}
+
+// TestAdapterReadsFormat1Envelope: an envelope as bulwark wrote it before
+// format 2 (its state in JSON only, a "v1:" no-change key over the
+// config's JSON) still reads, takes its remembered plan without asking,
+// and updates and deletes; what an update answers is format 2, its state
+// in msgpack too.
+func TestAdapterReadsFormat1Envelope(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	cw := &countingWire{wire: p.w}
+	p.w = cw
+	a := NewAdapter(p, "tftest", "0.0.0")
+	if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": "p-"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := providers.Attributes{"name": "a", "size": 1}
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: cfg})
+	noErrors(t, "create", made.Diagnostics, err)
+	var e envelope
+	if err := json.Unmarshal(made.Private, &e); err != nil || e.Format != "2" || len(e.Msgpack) == 0 || !strings.HasPrefix(e.NoChange, "v2:") {
+		t.Fatalf("a create answered envelope %s (%v), want format 2 with its msgpack and a v2 key", made.Private, err)
+	}
+
+	// The same resource as format 1 wrote it: its key as it was made
+	// (SHA-256 over length-prefixed parts, in hex).
+	_, rs, err := p.resourceSchema(ctx, "tftest_thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := ObjectFromAttributes(cfg, rs.ImpliedType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj, err := StateJSON(cv, rs.ImpliedType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte("tftest"), []byte("0.0.0"), *a.providerConfig.Load(), []byte("tftest_thing"), []byte(strconv.FormatInt(rs.Version, 10)), cj, e.State, e.Private} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	v1 := map[string]any{"bulwark_tfstate": "1", "schema_version": e.SchemaVersion, "state": e.State, "private": e.Private,
+		"no_change": "v1:" + hex.EncodeToString(h.Sum(nil))}
+	old, err := json.Marshal(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := cw.plans.Load()
+	rr, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Config: cfg, Private: old})
+	noErrors(t, "read of a format 1 envelope", rr.Diagnostics, err)
+	if !rr.Exists || rr.ID != made.ID || rr.Attributes["name"] != "a" {
+		t.Errorf("a format 1 envelope read as %+v, want the resource made", rr)
+	}
+	if n := cw.plans.Load() - before; n != 0 || rr.Planned == nil || len(rr.Planned.Changes) != 0 {
+		t.Errorf("a format 1 envelope's read planned %d times (%+v), want its remembered plan of no change", n, rr.Planned)
+	}
+	if !bytes.Equal(rr.Private, old) {
+		t.Errorf("an unchanged format 1 envelope answered %s, want it kept byte for byte", rr.Private)
+	}
+	// Its key moved: the provider plans.
+	v1["no_change"] = "v1:" + strings.Repeat("0", 64)
+	other, _ := json.Marshal(v1)
+	before = cw.plans.Load()
+	rr, err = a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Config: cfg, Private: other})
+	noErrors(t, "read of a format 1 envelope with another key", rr.Diagnostics, err)
+	if n := cw.plans.Load() - before; n != 1 {
+		t.Errorf("a format 1 envelope whose key does not match planned %d times, want once", n)
+	}
+
+	up, err := a.Update(ctx, &providers.UpdateRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Config: providers.Attributes{"name": "a", "size": 2}, Private: old})
+	noErrors(t, "update from a format 1 envelope", up.Diagnostics, err)
+	got, ok := openEnvelope(up.Private)
+	if !ok || got.Format != "2" || len(got.Msgpack) == 0 || (up.Attributes["size"] != 2 && up.Attributes["size"] != 2.0) {
+		t.Errorf("an update from a format 1 envelope answered %s (attributes %v), want format 2 with size 2", up.Private, up.Attributes)
+	}
+	del, err := a.Delete(ctx, &providers.DeleteRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: old})
+	noErrors(t, "delete from a format 1 envelope", del.Diagnostics, err)
+	if del.ReadBack == nil || del.ReadBack.Exists {
+		t.Errorf("a delete from a format 1 envelope answered read-back %+v, want nothing left", del.ReadBack)
 	}
 }
