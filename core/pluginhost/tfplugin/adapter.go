@@ -91,6 +91,12 @@ type envelope struct {
 	// UpgradeResourceState takes JSON, and only JSON says the state's
 	// shape once the schema has moved on. Format 1 has none.
 	Msgpack []byte `json:"msgpack,omitempty"`
+	// Type (format 2) is the typeDigest of the type Msgpack was encoded
+	// for: when it is still the schema's, the bytes are sent back as they
+	// are, and decoded only when needed; else (an attribute added without
+	// a new schema version) they are decoded, the missing attributes
+	// null, and encoded again.
+	Type string `json:"type,omitempty"`
 	// Private is the provider's own private data.
 	Private []byte `json:"private,omitempty"`
 	// NoChange is the noChangeKey of the config the provider planned no
@@ -114,6 +120,20 @@ const (
 type wval struct {
 	v  cty.Value
 	mp []byte
+	// lazy: v is not decoded from mp yet (see value).
+	lazy bool
+}
+
+// value is w's value, decoded from its msgpack when it was not yet.
+func (w *wval) value(s *Schema) (cty.Value, error) {
+	if w.lazy {
+		v, err := DecodeDynamic(w.mp, nil, s.ImpliedType())
+		if err != nil {
+			return cty.NilVal, err
+		}
+		w.v, w.lazy = v, false
+	}
+	return w.v, nil
 }
 
 // encoded is w's msgpack encoding, made now if it was not.
@@ -138,7 +158,7 @@ func newEnvelope(s *Schema, state *wval, private []byte) (envelope, error) {
 	if err != nil {
 		return envelope{}, err
 	}
-	return envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Msgpack: mp, Private: private}, nil
+	return envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Msgpack: mp, Type: s.Block.typeDigest(), Private: private}, nil
 }
 
 func (a *Adapter) seal(s *Schema, state *wval, private []byte) ([]byte, error) {
@@ -531,22 +551,34 @@ func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateR
 func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (*wval, []byte, providers.Diagnostics, error) {
 	e, _ := openEnvelope(private)
 	v, p, _, diags, err := a.priorDecoded(ctx, s, typ, id, e)
-	return v, p, diags, err
+	if err != nil || diags.HasError() {
+		return nil, nil, diags, err
+	}
+	if _, err := v.value(s); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s recorded state: %w", typ, err)
+	}
+	return v, p, diags, nil
 }
 
 // priorDecoded is prior from the envelope opened already (nil: none),
 // also answering the envelope when the state is its own, decoded at the
 // schema version it was written at (so the envelope still says exactly
-// it); nil else.
+// it); nil else. The value may be lazy (see wval.value).
 func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e *envelope) (*wval, []byte, *envelope, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	if e != nil {
 		if e.SchemaVersion == s.Version && len(e.Msgpack) > 0 {
-			// Its msgpack, which is sent as it is: what its JSON decodes
-			// to (both were encoded from one value), without cty's JSON
-			// decoder. One that does not decode goes the JSON's way.
+			// Its msgpack: what its JSON decodes to (both were encoded
+			// from one value), without cty's JSON decoder. Encoded for
+			// the type the schema has now, it is sent as it is and
+			// decoded only when needed; else decoded (an attribute added
+			// since is null, as from the JSON) and encoded again. One
+			// that does not decode goes the JSON's way.
+			if e.Type != "" && e.Type == s.Block.typeDigest() {
+				return &wval{mp: e.Msgpack, lazy: true}, e.Private, e, nil, nil
+			}
 			if v, err := DecodeDynamic(e.Msgpack, nil, ty); err == nil {
-				return &wval{v: v, mp: e.Msgpack}, e.Private, e, nil, nil
+				return &wval{v: v}, e.Private, e, nil, nil
 			}
 		}
 		if e.SchemaVersion == s.Version {
@@ -623,12 +655,20 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	// The state now, in the bytes the envelope answered holds: the
 	// recorded ones when nothing moved, else the provider's.
 	now := &wval{v: rr.NewState, mp: rr.newStateMP}
-	unmoved := decoded != nil && bytes.Equal(rr.Private, private) &&
-		((len(rr.newStateMP) > 0 && bytes.Equal(rr.newStateMP, prior.mp)) || rr.NewState.RawEquals(prior.v))
+	unmoved := decoded != nil && bytes.Equal(rr.Private, private)
+	if unmoved && (len(rr.newStateMP) == 0 || !bytes.Equal(rr.newStateMP, prior.mp)) {
+		// Not the same bytes: the same value? (The same bytes are,
+		// decoded with one type, and the recorded ones need no decoding.)
+		pv, err := prior.value(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s recorded state: %w", req.Type, req.Name, err)
+		}
+		unmoved = rr.NewState.RawEquals(pv)
+	}
 	if unmoved {
 		// Nothing moved: the recorded envelope is kept byte for byte, not
 		// encoded again on every read of a no-op.
-		now = prior
+		now = &wval{v: rr.NewState, mp: prior.mp}
 		resp, err = a.answerSealed(rr.NewState, req.Private)
 	} else {
 		resp, err = a.answer(s, now, rr.Private)

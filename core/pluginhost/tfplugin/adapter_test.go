@@ -386,3 +386,71 @@ func TestAdapterReadsFormat1Envelope(t *testing.T) {
 		t.Errorf("a delete from a format 1 envelope answered read-back %+v, want nothing left", del.ReadBack)
 	}
 }
+
+// TestAdapterEnvelopeOfAnotherType: a format 2 envelope whose msgpack was
+// encoded for another type at the same schema version (the provider added
+// an attribute without moving its version) is not sent as it is: it is
+// decoded, the attribute null, and the provider reads a whole object, as
+// from the JSON. One of the schema's own type is sent byte for byte.
+func TestAdapterEnvelopeOfAnotherType(t *testing.T) {
+	ctx := context.Background()
+	p := start(t, Protocol6)
+	rw := &readWire{wire: p.w}
+	p.w = rw
+	a := NewAdapter(p, "tftest", "0.0.0")
+	if _, err := a.Configure(ctx, &providers.ConfigureRequest{Config: providers.Attributes{"prefix": "p-"}}); err != nil {
+		t.Fatal(err)
+	}
+	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
+	noErrors(t, "create", made.Diagnostics, err)
+	var e envelope
+	if err := json.Unmarshal(made.Private, &e); err != nil || e.Type == "" {
+		t.Fatalf("envelope %s (%v): want its type's digest", made.Private, err)
+	}
+	rr, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
+	noErrors(t, "read", rr.Diagnostics, err)
+	if !bytes.Equal(rw.last, e.Msgpack) {
+		t.Errorf("a read of an envelope of the schema's own type sent %x, want its msgpack %x as it is", rw.last, e.Msgpack)
+	}
+
+	// The same state without "old", encoded for the type without it.
+	_, rs, err := p.resourceSchema(ctx, "tftest_thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := DecodeDynamic(e.Msgpack, nil, rs.ImpliedType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := v.AsValueMap()
+	delete(attrs, "old")
+	smaller := cty.ObjectVal(attrs)
+	if e.Msgpack, err = EncodeMsgpack(smaller, smaller.Type()); err != nil {
+		t.Fatal(err)
+	}
+	e.Type = "an-older-type"
+	older, _ := json.Marshal(e)
+	rr, err = a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: older})
+	noErrors(t, "read of an envelope of an older type", rr.Diagnostics, err)
+	if !rr.Exists || rr.ID != made.ID {
+		t.Fatalf("an envelope of an older type read as %+v, want the resource", rr)
+	}
+	sent, err := DecodeDynamic(rw.last, nil, rs.ImpliedType())
+	if err != nil || !sent.GetAttr("old").IsNull() || !sent.GetAttr("name").RawEquals(cty.StringVal("a")) {
+		t.Errorf("the provider was sent %#v (%v), want the whole object, old null", sent, err)
+	}
+	if bytes.Equal(rw.last, e.Msgpack) {
+		t.Error("an envelope of an older type was sent as it was")
+	}
+}
+
+// readWire keeps the current state the last ReadResource was sent.
+type readWire struct {
+	wire
+	last []byte
+}
+
+func (w *readWire) readResource(ctx context.Context, typeName string, state, private, meta []byte) (rawResult, error) {
+	w.last = append([]byte(nil), state...)
+	return w.wire.readResource(ctx, typeName, state, private, meta)
+}

@@ -1,10 +1,13 @@
 package tfplugin
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"sort"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/bulwark-iac/bulwark/core/providers"
 )
@@ -75,6 +78,8 @@ type Block struct {
 		// prior state and a destroy's planned state and config, sent
 		// on every one of them.
 		null []byte
+		// digest names ty: a short digest of its JSON (see typeDigest).
+		digest string
 	}
 }
 
@@ -186,6 +191,23 @@ func (b *Block) imply() {
 	b.implied.ty = b.impliedType()
 	b.implied.names = sortedKeys(b.implied.ty.AttributeTypes())
 	b.implied.null, _ = EncodeMsgpack(cty.NullVal(b.implied.ty), b.implied.ty)
+	if tj, err := ctyjson.MarshalType(b.implied.ty); err == nil {
+		sum := sha256.Sum256(tj)
+		b.implied.digest = base64.RawURLEncoding.EncodeToString(sum[:12])
+	}
+}
+
+// typeDigest names ImpliedType: the base64 of the first 12 bytes of the
+// SHA-256 of its JSON (cty's, whose attributes are sorted), "" when it has
+// none. An envelope keeps it beside its msgpack, whose bytes are sent back
+// as they are only to a provider whose type is still exactly that one (a
+// provider may add an attribute without moving its schema version).
+func (b *Block) typeDigest() string {
+	if b == nil {
+		return ""
+	}
+	b.implied.once.Do(b.imply)
+	return b.implied.digest
 }
 
 // nullMsgpack is the msgpack encoding of the null value of ImpliedType
