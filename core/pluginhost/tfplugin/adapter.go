@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,10 @@ var _ providers.Interface = (*Adapter)(nil)
 func (a *Adapter) Provider() *Provider { return a.p }
 
 // envelope is the private data the host keeps for a resource of a
-// Terraform-protocol provider.
+// Terraform-protocol provider. Format 2 is binary (see marshal): its
+// fields as they are, each after its length, with no JSON to scan nor
+// base64 to decode on every read, and smaller to seal and store. Format 1,
+// which bulwark wrote before, is JSON (the tags), and still read.
 type envelope struct {
 	// Format marks the envelope (and its version).
 	Format string `json:"bulwark_tfstate"`
@@ -90,13 +94,13 @@ type envelope struct {
 	// one, on every resource of every plan). State stays beside it:
 	// UpgradeResourceState takes JSON, and only JSON says the state's
 	// shape once the schema has moved on. Format 1 has none.
-	Msgpack []byte `json:"msgpack,omitempty"`
+	Msgpack []byte `json:"-"`
 	// Type (format 2) is the typeDigest of the type Msgpack was encoded
 	// for: when it is still the schema's, the bytes are sent back as they
 	// are, and decoded only when needed; else (an attribute added without
 	// a new schema version) they are decoded, the missing attributes
 	// null, and encoded again.
-	Type string `json:"type,omitempty"`
+	Type string `json:"-"`
 	// Private is the provider's own private data.
 	Private []byte `json:"private,omitempty"`
 	// NoChange is the noChangeKey of the config the provider planned no
@@ -106,12 +110,62 @@ type envelope struct {
 	NoChange string `json:"no_change,omitempty"`
 }
 
-// envelopeFormat is the format written; envelopeFormat1's (no Msgpack,
-// a "v1:" NoChange key) is still read.
+// envelopeFormat is the format written; envelopeFormat1's (JSON, no
+// Msgpack, a "v1:" NoChange key) is still read.
 const (
 	envelopeFormat  = "2"
 	envelopeFormat1 = "1"
 )
+
+// envelopeMagic starts a format 2 envelope (a format 1 one, JSON, starts
+// with "{").
+const envelopeMagic = "\xb7tf2"
+
+// marshal is e in format 2: envelopeMagic, SchemaVersion as a varint, then
+// State, Msgpack, Type, Private and NoChange, each its length as a uvarint
+// and its bytes.
+func (e *envelope) marshal() []byte {
+	b := make([]byte, 0, len(envelopeMagic)+6*binary.MaxVarintLen64+len(e.State)+len(e.Msgpack)+len(e.Type)+len(e.Private)+len(e.NoChange))
+	b = append(b, envelopeMagic...)
+	b = binary.AppendVarint(b, e.SchemaVersion)
+	b = appendField(b, e.State)
+	b = appendField(b, e.Msgpack)
+	b = appendField(b, e.Type)
+	b = appendField(b, e.Private)
+	return appendField(b, e.NoChange)
+}
+
+func appendField[T ~[]byte | ~string](b []byte, f T) []byte {
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	return append(b, f...)
+}
+
+// parseEnvelope2 reads marshal's format: every field there, nothing after
+// them. The fields are b's own bytes (b is not changed after).
+func parseEnvelope2(b []byte) (*envelope, bool) {
+	b = b[len(envelopeMagic):]
+	version, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, false
+	}
+	b = b[n:]
+	var fields [5][]byte
+	for i := range fields {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, false
+		}
+		if l > 0 {
+			fields[i] = b[n : n+int(l) : n+int(l)]
+		}
+		b = b[n+int(l):]
+	}
+	if len(b) != 0 || len(fields[0]) == 0 {
+		return nil, false
+	}
+	return &envelope{Format: envelopeFormat, SchemaVersion: version, State: fields[0], Msgpack: fields[1],
+		Type: string(fields[2]), Private: fields[3], NoChange: string(fields[4])}, true
+}
 
 // wval is a value of a resource type beside its msgpack encoding, once
 // made or as the provider sent it (nil: not yet): a value that several
@@ -166,7 +220,7 @@ func (a *Adapter) seal(s *Schema, state *wval, private []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(e)
+	return e.marshal(), nil
 }
 
 // settled seals what an apply made (state, private) toward cfg: the
@@ -202,11 +256,7 @@ func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state *wva
 			}
 		}
 	}
-	sealed, err := json.Marshal(e)
-	if err != nil {
-		return nil, false, err
-	}
-	resp, err = a.answerSealed(state.v, sealed)
+	resp, err = a.answerSealed(state.v, e.marshal())
 	if err != nil || after == nil {
 		return resp, false, err
 	}
@@ -315,15 +365,11 @@ func openEnvelope(b []byte) (*envelope, bool) {
 	if len(b) == 0 {
 		return nil, false
 	}
-	var e envelope
-	if err := json.Unmarshal(b, &e); err != nil || len(e.State) == 0 {
-		return nil, false
+	if bytes.HasPrefix(b, []byte(envelopeMagic)) {
+		return parseEnvelope2(b)
 	}
-	switch e.Format {
-	case envelopeFormat:
-	case envelopeFormat1:
-		e.Msgpack = nil
-	default:
+	var e envelope
+	if err := json.Unmarshal(b, &e); err != nil || len(e.State) == 0 || e.Format != envelopeFormat1 {
 		return nil, false
 	}
 	return &e, true

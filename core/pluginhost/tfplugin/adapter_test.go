@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/bulwark-iac/bulwark/core/providers"
@@ -32,9 +33,18 @@ func TestAdapterReadKeepsEnvelope(t *testing.T) {
 	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
 	noErrors(t, "create", made.Diagnostics, err)
 
-	// The same envelope, laid out differently: equal in meaning, not in bytes.
+	// The same state in an envelope laid out otherwise (format 1's JSON,
+	// indented): equal in meaning, not in bytes.
+	e, ok := openEnvelope(made.Private)
+	if !ok {
+		t.Fatalf("the create's envelope does not open: %q", made.Private)
+	}
+	v1, err := json.Marshal(map[string]any{"bulwark_tfstate": "1", "schema_version": e.SchemaVersion, "state": e.State, "private": e.Private})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var laid bytes.Buffer
-	if err := json.Indent(&laid, made.Private, "", "  "); err != nil {
+	if err := json.Indent(&laid, v1, "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	recorded := laid.Bytes()
@@ -46,13 +56,9 @@ func TestAdapterReadKeepsEnvelope(t *testing.T) {
 
 	// An envelope of schema version 0 goes through the provider's upgrade
 	// and is sealed again at version 1.
-	var e envelope
-	if err := json.Unmarshal(made.Private, &e); err != nil {
-		t.Fatal(err)
-	}
 	e.SchemaVersion = 0
 	e.State = bytes.Replace(e.State, []byte(`"size":1`), []byte(`"size":"1"`), 1)
-	old, _ := json.Marshal(e)
+	old := e.marshal()
 	rr, err = a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: old})
 	noErrors(t, "read of an old envelope", rr.Diagnostics, err)
 	got, ok := openEnvelope(rr.Private)
@@ -133,9 +139,9 @@ func TestAdapterRemembersNoChange(t *testing.T) {
 	configure("p-")
 	// The envelope's state is not what the provider reads now (drift):
 	// the provider plans.
-	var e envelope
-	if err := json.Unmarshal(made.Private, &e); err != nil || e.NoChange == "" {
-		t.Fatalf("the create's envelope remembers no plan: %s (%v)", made.Private, err)
+	e, ok := openEnvelope(made.Private)
+	if !ok || e.NoChange == "" {
+		t.Fatalf("the create's envelope remembers no plan: %q", made.Private)
 	}
 	e.State = bytes.Replace(e.State, []byte(`"size":1`), []byte(`"size":5`), 1)
 	// The same drift in the msgpack a format 2 envelope carries beside it.
@@ -150,7 +156,7 @@ func TestAdapterRemembersNoChange(t *testing.T) {
 	if e.Msgpack, err = EncodeMsgpack(v, rs.ImpliedType()); err != nil {
 		t.Fatal(err)
 	}
-	drifted, _ := json.Marshal(e)
+	drifted := e.marshal()
 	if rr, n := planned(drifted, cfg); n != 1 {
 		t.Errorf("a read whose recorded state differs from the provider's planned %d times (%v), want once", n, rr.Planned)
 	}
@@ -321,9 +327,9 @@ func TestAdapterReadsFormat1Envelope(t *testing.T) {
 	cfg := providers.Attributes{"name": "a", "size": 1}
 	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: cfg})
 	noErrors(t, "create", made.Diagnostics, err)
-	var e envelope
-	if err := json.Unmarshal(made.Private, &e); err != nil || e.Format != "2" || len(e.Msgpack) == 0 || !strings.HasPrefix(e.NoChange, "v2:") {
-		t.Fatalf("a create answered envelope %s (%v), want format 2 with its msgpack and a v2 key", made.Private, err)
+	e, ok := openEnvelope(made.Private)
+	if !ok || e.Format != "2" || len(e.Msgpack) == 0 || !strings.HasPrefix(e.NoChange, "v2:") {
+		t.Fatalf("a create answered envelope %q, want format 2 with its msgpack and a v2 key", made.Private)
 	}
 
 	// The same resource as format 1 wrote it: its key as it was made
@@ -403,9 +409,9 @@ func TestAdapterEnvelopeOfAnotherType(t *testing.T) {
 	}
 	made, err := a.Create(ctx, &providers.CreateRequest{Type: "tftest_thing", Name: "a", Config: providers.Attributes{"name": "a", "size": 1}})
 	noErrors(t, "create", made.Diagnostics, err)
-	var e envelope
-	if err := json.Unmarshal(made.Private, &e); err != nil || e.Type == "" {
-		t.Fatalf("envelope %s (%v): want its type's digest", made.Private, err)
+	e, ok := openEnvelope(made.Private)
+	if !ok || e.Type == "" {
+		t.Fatalf("envelope %q: want its type's digest", made.Private)
 	}
 	rr, err := a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: made.Private})
 	noErrors(t, "read", rr.Diagnostics, err)
@@ -429,7 +435,7 @@ func TestAdapterEnvelopeOfAnotherType(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Type = "an-older-type"
-	older, _ := json.Marshal(e)
+	older := e.marshal()
 	rr, err = a.Read(ctx, &providers.ReadRequest{Type: "tftest_thing", Name: "a", ID: made.ID, Private: older})
 	noErrors(t, "read of an envelope of an older type", rr.Diagnostics, err)
 	if !rr.Exists || rr.ID != made.ID {
@@ -453,4 +459,34 @@ type readWire struct {
 func (w *readWire) readResource(ctx context.Context, typeName string, state, private, meta []byte) (rawResult, error) {
 	w.last = append([]byte(nil), state...)
 	return w.wire.readResource(ctx, typeName, state, private, meta)
+}
+
+// TestEnvelopeFormat2: format 2 reads back what it wrote, field for field
+// (an empty private data as none); one cut short, with bytes after its
+// fields, without a state or of another magic is no envelope, nor is a
+// format 1 envelope of another format number.
+func TestEnvelopeFormat2(t *testing.T) {
+	e := envelope{Format: "2", SchemaVersion: -3, State: []byte(`{"id":"x"}`), Msgpack: []byte{0x81, 0xa2, 'i', 'd', 0xa1, 'x'},
+		Type: "digest", Private: []byte{0, 1, 2}, NoChange: "v2:key"}
+	b := e.marshal()
+	got, ok := openEnvelope(b)
+	if !ok || !cmp.Equal(*got, e) {
+		t.Fatalf("format 2 read back as %+v (%v), want %+v", got, ok, e)
+	}
+	empty := envelope{Format: "2", State: []byte(`{}`)}
+	if got, ok := openEnvelope(empty.marshal()); !ok || got.Private != nil || got.Msgpack != nil || got.NoChange != "" || got.SchemaVersion != 0 {
+		t.Errorf("an envelope without private data read back as %+v (%v)", got, ok)
+	}
+	for name, bad := range map[string][]byte{
+		"cut short":     b[:len(b)-1],
+		"bytes after":   append(append([]byte(nil), b...), 0),
+		"no state":      (&envelope{Msgpack: []byte{1}}).marshal(),
+		"another magic": append([]byte("\xb7tf3"), b[len(envelopeMagic):]...),
+		"format 3 JSON": []byte(`{"bulwark_tfstate":"3","schema_version":0,"state":{"id":"x"}}`),
+		"only magic":    []byte(envelopeMagic),
+	} {
+		if got, ok := openEnvelope(bad); ok {
+			t.Errorf("%s: opened as %+v", name, got)
+		}
+	}
 }
