@@ -846,12 +846,18 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, pw *wval, pr
 		return nil, nil, err
 	}
 	if !cfg.IsNull() || ps.Capabilities.PlanDestroy {
-		proposed := cty.NullVal(ty)
-		if !cfg.IsNull() {
+		proposed, proposedMP := cty.NullVal(ty), []byte(nil)
+		switch {
+		case cfg.IsNull():
+		case prior.IsNull():
+			// A create proposes its config as it is (see ProposedNew):
+			// the same bytes.
+			proposed, proposedMP = cfg, cw.mp
+		default:
 			proposed = ProposedNew(s.Block, prior, cfg)
 		}
 		r, rty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private,
-			priorMP: pw.mp, configMP: cw.mp})
+			priorMP: pw.mp, proposedMP: proposedMP, configMP: cw.mp})
 		if err != nil {
 			return nil, nil, err
 		}

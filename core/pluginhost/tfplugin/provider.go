@@ -321,9 +321,9 @@ type PlanResourceChangeRequest struct {
 	// PriorPrivate is the private data recorded with the prior state.
 	PriorPrivate []byte
 
-	// priorMP and configMP are PriorState and Config already encoded
-	// (see wireValue).
-	priorMP, configMP []byte
+	// priorMP, proposedMP and configMP are PriorState, ProposedNewState
+	// and Config already encoded (see wireValue).
+	priorMP, proposedMP, configMP []byte
 }
 
 // PlanResourceChangeResponse is the provider's plan.
@@ -375,7 +375,7 @@ func (p *Provider) encodePlan(ctx context.Context, req PlanResourceChangeRequest
 	if r.prior, err = wireValue(req.PriorState, req.priorMP, rs); err != nil {
 		return rawPlan{}, cty.NilType, fmt.Errorf("%s prior state: %w", req.TypeName, err)
 	}
-	if r.proposed, err = wireValue(req.ProposedNewState, nil, rs); err != nil {
+	if r.proposed, err = wireValue(req.ProposedNewState, req.proposedMP, rs); err != nil {
 		return rawPlan{}, cty.NilType, fmt.Errorf("%s proposed new state: %w", req.TypeName, err)
 	}
 	if r.config, err = wireValue(req.Config, req.configMP, rs); err != nil {

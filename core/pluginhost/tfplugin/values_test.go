@@ -233,6 +233,51 @@ func TestImpliedType(t *testing.T) {
 	}
 }
 
+// TestProposedNewOfNothing: from a null prior (a create) the proposal is
+// the config as it is, which merging it with a null prior block by block
+// gives too (what ProposedNew did before it took the config as it is), for
+// every nesting, null and unknown parts included.
+func TestProposedNewOfNothing(t *testing.T) {
+	inner := &Block{Attributes: map[string]*Attribute{
+		"port":  {Type: cty.Number, Required: true},
+		"proto": {Type: cty.String, Optional: true, Computed: true},
+	}}
+	b := &Block{
+		Attributes: map[string]*Attribute{
+			"id":       {Type: cty.String, Computed: true},
+			"name":     {Type: cty.String, Required: true},
+			"arn":      {Type: cty.String, Optional: true, Computed: true},
+			"any":      {Type: cty.DynamicPseudoType, Optional: true},
+			"settings": {Optional: true, NestedType: &Object{Nesting: NestingSingle, Attributes: map[string]*Attribute{"mode": {Type: cty.String, Optional: true, Computed: true}}}},
+		},
+		BlockTypes: map[string]*NestedBlock{
+			"list":   {Nesting: NestingList, Block: inner},
+			"set":    {Nesting: NestingSet, Block: inner},
+			"map":    {Nesting: NestingMap, Block: inner},
+			"single": {Nesting: NestingSingle, Block: inner},
+			"group":  {Nesting: NestingGroup, Block: inner},
+		},
+	}
+	ty := b.ImpliedType()
+	for _, cfg := range []providers.Attributes{
+		{"name": "a"},
+		{"name": "a", "arn": "x", "any": map[string]any{"k": 1}, "settings": map[string]any{"mode": "m"},
+			"list": []any{map[string]any{"port": 1}, map[string]any{"port": 2, "proto": "tcp"}},
+			"set":  []any{map[string]any{"port": 3}}, "map": map[string]any{"k": map[string]any{"port": 4}},
+			"single": map[string]any{"port": 5}, "group": map[string]any{"port": 6}},
+		{"name": Unknown{}, "list": []any{map[string]any{"port": Unknown{}}}, "single": Unknown{}},
+	} {
+		config, err := ObjectFromAttributes(cfg, ty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged := proposedBlock(b, cty.NullVal(ty), config)
+		if got := ProposedNew(b, cty.NullVal(ty), config); !got.RawEquals(config) || !merged.RawEquals(config) {
+			t.Errorf("from a null prior:\n got %#v\nmerged %#v\nwant the config %#v", got, merged, config)
+		}
+	}
+}
+
 func TestProposedNew(t *testing.T) {
 	rule := &Block{Attributes: map[string]*Attribute{
 		"port":  {Type: cty.Number, Required: true},
