@@ -147,13 +147,26 @@ func (c Values) fromCty(v cty.Value, path cty.Path) (any, error) {
 			out = append(out, pv)
 		}
 		return out, nil
-	case ty.IsMapType() || ty.IsObjectType():
+	case ty.IsObjectType():
+		// By name: an object's element iterator makes a cty string of
+		// every attribute's name.
+		atys := ty.AttributeTypes()
+		out := make(map[string]any, len(atys))
+		for name := range atys {
+			pv, err := c.fromCty(v.GetAttr(name), nil)
+			if err != nil {
+				return nil, under(err, cty.GetAttrStep{Name: name})
+			}
+			out[name] = pv
+		}
+		return out, nil
+	case ty.IsMapType():
 		out := make(map[string]any, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
 			pv, err := c.fromCty(e, nil)
 			if err != nil {
-				return nil, under(err, cty.GetAttrStep{Name: k.AsString()})
+				return nil, under(err, cty.IndexStep{Key: k})
 			}
 			out[k.AsString()] = pv
 		}
