@@ -791,7 +791,7 @@ func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, st *wval, pri
 	if err != nil {
 		return nil, nil, err
 	}
-	pr, err := a.p.planEncoded(ctx, r, ty)
+	pr, err := a.p.planEncoded(ctx, r, ty, st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -868,7 +868,7 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, pw *wval, pr
 			}
 		}
 		if pr == nil {
-			if pr, err = a.p.planEncoded(ctx, r, rty); err != nil {
+			if pr, err = a.p.planEncoded(ctx, r, rty, nil); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -490,3 +490,44 @@ func TestEnvelopeFormat2(t *testing.T) {
 		}
 	}
 }
+
+// planWire answers every plan with the state it holds.
+type planWire struct {
+	wire
+	planned []byte
+}
+
+func (w *planWire) planResourceChange(context.Context, rawPlan) (rawResult, error) {
+	return rawResult{state: dynamic{msgpack: w.planned}}, nil
+}
+
+// TestPlanOfTheSameBytes: a plan whose planned state is byte for byte the
+// state given as known answers known's value without decoding; any other
+// bytes are decoded.
+func TestPlanOfTheSameBytes(t *testing.T) {
+	ty := cty.Object(map[string]cty.Type{"id": cty.String, "n": cty.Number})
+	v := cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("x"), "n": cty.NumberIntVal(1)})
+	mp, err := EncodeMsgpack(v, ty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &planWire{planned: mp}
+	p := &Provider{w: w}
+	// A known value that its bytes do not decode to tells which was taken.
+	marker := cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("known"), "n": cty.NumberIntVal(1)})
+	pr, err := p.planEncoded(context.Background(), rawPlan{typeName: "t"}, ty, &wval{v: marker, mp: mp})
+	if err != nil || !pr.PlannedState.RawEquals(marker) {
+		t.Errorf("the same bytes planned %#v (%v), want the known value, not decoded", pr.PlannedState, err)
+	}
+	other := cty.ObjectVal(map[string]cty.Value{"id": cty.StringVal("x"), "n": cty.NumberIntVal(2)})
+	if w.planned, err = EncodeMsgpack(other, ty); err != nil {
+		t.Fatal(err)
+	}
+	pr, err = p.planEncoded(context.Background(), rawPlan{typeName: "t"}, ty, &wval{v: marker, mp: mp})
+	if err != nil || !pr.PlannedState.RawEquals(other) {
+		t.Errorf("other bytes planned %#v (%v), want them decoded", pr.PlannedState, err)
+	}
+	if pr, err = p.planEncoded(context.Background(), rawPlan{typeName: "t"}, ty, &wval{mp: w.planned, lazy: true}); err != nil || !pr.PlannedState.RawEquals(other) {
+		t.Errorf("bytes of a value not decoded yet planned %#v (%v), want them decoded", pr.PlannedState, err)
+	}
+}

@@ -1,6 +1,7 @@
 package tfplugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -358,7 +359,7 @@ func (p *Provider) PlanResourceChange(ctx context.Context, req PlanResourceChang
 	if err != nil {
 		return nil, err
 	}
-	return p.planEncoded(ctx, r, ty)
+	return p.planEncoded(ctx, r, ty, nil)
 }
 
 // encodePlan is req as the wire sends it, and the type its values are of:
@@ -387,14 +388,22 @@ func (p *Provider) encodePlan(ctx context.Context, req PlanResourceChangeRequest
 	return r, ty, nil
 }
 
-// planEncoded sends a plan request encodePlan made.
-func (p *Provider) planEncoded(ctx context.Context, r rawPlan, ty cty.Type) (*PlanResourceChangeResponse, error) {
+// planEncoded sends a plan request encodePlan made. When the provider
+// plans exactly known's bytes (a plan of no change, planning the prior
+// state it was sent), the planned state is known's value, not decoded
+// again (nil: decoded).
+func (p *Provider) planEncoded(ctx context.Context, r rawPlan, ty cty.Type, known *wval) (*PlanResourceChangeResponse, error) {
 	resp, err := p.w.planResourceChange(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	out := &PlanResourceChangeResponse{RequiresReplace: resp.requiresReplace, PlannedPrivate: resp.private,
 		LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags, plannedMP: resp.state.msgpack}
+	if known != nil && !known.lazy && len(known.mp) > 0 && bytes.Equal(resp.state.msgpack, known.mp) {
+		// The same bytes decode, with the same type, to the same value.
+		out.PlannedState = known.v
+		return out, nil
+	}
 	if out.PlannedState, err = resp.state.decode(ty); err != nil {
 		return nil, fmt.Errorf("%s planned state: %w", r.typeName, err)
 	}
