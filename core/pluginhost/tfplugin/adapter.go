@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -73,7 +75,10 @@ var _ providers.Interface = (*Adapter)(nil)
 func (a *Adapter) Provider() *Provider { return a.p }
 
 // envelope is the private data the host keeps for a resource of a
-// Terraform-protocol provider.
+// Terraform-protocol provider. Format 2 is binary (see marshal): its
+// fields as they are, each after its length, with no JSON to scan nor
+// base64 to decode on every read, and smaller to seal and store. Format 1,
+// which bulwark wrote before, is JSON (the tags), and still read.
 type envelope struct {
 	// Format marks the envelope (and its version).
 	Format string `json:"bulwark_tfstate"`
@@ -82,6 +87,20 @@ type envelope struct {
 	SchemaVersion int64 `json:"schema_version"`
 	// State is the resource's state in Terraform's JSON state encoding.
 	State json.RawMessage `json:"state"`
+	// Msgpack (format 2) is the same state in the wire's msgpack encoding
+	// for the type at SchemaVersion: what a read, update or delete at
+	// that version sends as it is, and decodes, instead of decoding
+	// State's JSON (cty's JSON decoder costs several times its msgpack
+	// one, on every resource of every plan). State stays beside it:
+	// UpgradeResourceState takes JSON, and only JSON says the state's
+	// shape once the schema has moved on. Format 1 has none.
+	Msgpack []byte `json:"-"`
+	// Type (format 2) is the typeDigest of the type Msgpack was encoded
+	// for: when it is still the schema's, the bytes are sent back as they
+	// are, and decoded only when needed; else (an attribute added without
+	// a new schema version) they are decoded, the missing attributes
+	// null, and encoded again.
+	Type string `json:"-"`
 	// Private is the provider's own private data.
 	Private []byte `json:"private,omitempty"`
 	// NoChange is the noChangeKey of the config the provider planned no
@@ -91,14 +110,117 @@ type envelope struct {
 	NoChange string `json:"no_change,omitempty"`
 }
 
-const envelopeFormat = "1"
+// envelopeFormat is the format written; envelopeFormat1's (JSON, no
+// Msgpack, a "v1:" NoChange key) is still read.
+const (
+	envelopeFormat  = "2"
+	envelopeFormat1 = "1"
+)
 
-func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, error) {
-	js, err := StateJSON(state, s.ImpliedType())
+// envelopeMagic starts a format 2 envelope (a format 1 one, JSON, starts
+// with "{").
+const envelopeMagic = "\xb7tf2"
+
+// marshal is e in format 2: envelopeMagic, SchemaVersion as a varint, then
+// State, Msgpack, Type, Private and NoChange, each its length as a uvarint
+// and its bytes.
+func (e *envelope) marshal() []byte {
+	b := make([]byte, 0, len(envelopeMagic)+6*binary.MaxVarintLen64+len(e.State)+len(e.Msgpack)+len(e.Type)+len(e.Private)+len(e.NoChange))
+	b = append(b, envelopeMagic...)
+	b = binary.AppendVarint(b, e.SchemaVersion)
+	b = appendField(b, e.State)
+	b = appendField(b, e.Msgpack)
+	b = appendField(b, e.Type)
+	b = appendField(b, e.Private)
+	return appendField(b, e.NoChange)
+}
+
+func appendField[T ~[]byte | ~string](b []byte, f T) []byte {
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	return append(b, f...)
+}
+
+// parseEnvelope2 reads marshal's format: every field there, nothing after
+// them. The fields are b's own bytes (b is not changed after).
+func parseEnvelope2(b []byte) (*envelope, bool) {
+	b = b[len(envelopeMagic):]
+	version, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, false
+	}
+	b = b[n:]
+	var fields [5][]byte
+	for i := range fields {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || l > uint64(len(b)-n) {
+			return nil, false
+		}
+		if l > 0 {
+			fields[i] = b[n : n+int(l) : n+int(l)]
+		}
+		b = b[n+int(l):]
+	}
+	if len(b) != 0 || len(fields[0]) == 0 {
+		return nil, false
+	}
+	return &envelope{Format: envelopeFormat, SchemaVersion: version, State: fields[0], Msgpack: fields[1],
+		Type: string(fields[2]), Private: fields[3], NoChange: string(fields[4])}, true
+}
+
+// wval is a value of a resource type beside its msgpack encoding, once
+// made or as the provider sent it (nil: not yet): a value that several
+// calls of a step send is encoded once, and a state the provider answered
+// is sent back in its own bytes.
+type wval struct {
+	v  cty.Value
+	mp []byte
+	// lazy: v is not decoded from mp yet (see value).
+	lazy bool
+}
+
+// value is w's value, decoded from its msgpack when it was not yet.
+func (w *wval) value(s *Schema) (cty.Value, error) {
+	if w.lazy {
+		v, err := DecodeDynamic(w.mp, nil, s.ImpliedType())
+		if err != nil {
+			return cty.NilVal, err
+		}
+		w.v, w.lazy = v, false
+	}
+	return w.v, nil
+}
+
+// encoded is w's msgpack encoding, made now if it was not.
+func (w *wval) encoded(s *Schema) ([]byte, error) {
+	if w.mp == nil {
+		b, err := wireValue(w.v, nil, s)
+		if err != nil {
+			return nil, err
+		}
+		w.mp = b
+	}
+	return w.mp, nil
+}
+
+// newEnvelope is the envelope of state (format 2).
+func newEnvelope(s *Schema, state *wval, private []byte) (envelope, error) {
+	js, err := StateJSON(state.v, s.ImpliedType())
+	if err != nil {
+		return envelope{}, err
+	}
+	mp, err := state.encoded(s)
+	if err != nil {
+		return envelope{}, err
+	}
+	return envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Msgpack: mp, Type: s.Block.typeDigest(), Private: private}, nil
+}
+
+func (a *Adapter) seal(s *Schema, state *wval, private []byte) ([]byte, error) {
+	e, err := newEnvelope(s, state, private)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private})
+	return e.marshal(), nil
 }
 
 // settled seals what an apply made (state, private) toward cfg: the
@@ -116,14 +238,13 @@ func (a *Adapter) seal(s *Schema, state cty.Value, private []byte) ([]byte, erro
 // not for a provider on the legacy type system, which Terraform too only
 // logs). verified is false when no plan could be made (a config not wholly
 // known, before Configure) or it failed: Verify then reads.
-func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, cfg cty.Value, planned cty.Value, legacy bool) (resp *providers.ReadResponse, verified bool, err error) {
-	js, err := StateJSON(state, s.ImpliedType())
+func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state *wval, private []byte, cfg *wval, planned cty.Value, legacy bool) (resp *providers.ReadResponse, verified bool, err error) {
+	e, err := newEnvelope(s, state, private)
 	if err != nil {
 		return nil, false, err
 	}
-	e := envelope{Format: envelopeFormat, SchemaVersion: s.Version, State: js, Private: private}
 	var after *providers.Planned
-	if key, ok := a.noChangeKey(typ, s, cfg, js, private); ok {
+	if key, ok := a.noChangeKey(typ, s, cfg, &e); ok {
 		p, diags, err := a.plan(ctx, s, typ, state, private, cfg, false)
 		if err != nil {
 			return nil, false, err
@@ -135,16 +256,12 @@ func (a *Adapter) settled(ctx context.Context, s *Schema, typ string, state cty.
 			}
 		}
 	}
-	sealed, err := json.Marshal(e)
-	if err != nil {
-		return nil, false, err
-	}
-	resp, err = a.answerSealed(state, sealed)
+	resp, err = a.answerSealed(state.v, e.marshal())
 	if err != nil || after == nil {
 		return resp, false, err
 	}
 	if !legacy {
-		after.Changes = mergeNames(after.Changes, inconsistent(planned, state))
+		after.Changes = mergeNames(after.Changes, inconsistent(planned, state.v))
 	}
 	resp.Planned = after
 	return resp, true, nil
@@ -188,20 +305,31 @@ func mergeNames(a, b []string) []string {
 	return out
 }
 
-// noChangeKey is the key a plan of no change is remembered under: the
+// noChangeKey is the key a plan of no change is remembered under in e: the
 // provider (its address and version, and its configuration), the type and
 // its schema version, the config, and the state and private data planned
-// from. false for a config not wholly known, or before Configure.
-func (a *Adapter) noChangeKey(typ string, s *Schema, cfg cty.Value, state, private []byte) (string, bool) {
+// from (e's). A format 2 envelope's key ("v2:") takes the config and the
+// state in msgpack, the encodings the plan sends anyway; a format 1
+// envelope's ("v1:", as it was written) in JSON. false for a config not
+// wholly known, or before Configure.
+func (a *Adapter) noChangeKey(typ string, s *Schema, cfg *wval, e *envelope) (string, bool) {
 	pc := a.providerConfig.Load()
-	if pc == nil || !cfg.IsWhollyKnown() {
+	if pc == nil || !cfg.v.IsWhollyKnown() {
 		return "", false
 	}
-	cj, err := StateJSON(cfg, s.ImpliedType())
+	version := []byte(strconv.FormatInt(s.Version, 10))
+	if e.Format == envelopeFormat1 {
+		cj, err := StateJSON(cfg.v, s.ImpliedType())
+		if err != nil {
+			return "", false
+		}
+		return "v1:" + hex.EncodeToString(digest([]byte(a.name), []byte(a.version), *pc, []byte(typ), version, cj, e.State, e.Private)), true
+	}
+	cm, err := cfg.encoded(s)
 	if err != nil {
 		return "", false
 	}
-	return "v1:" + digest([]byte(a.name), []byte(a.version), *pc, []byte(typ), []byte(strconv.FormatInt(s.Version, 10)), cj, state, private), true
+	return "v2:" + base64.RawURLEncoding.EncodeToString(digest([]byte(a.name), []byte(a.version), *pc, []byte(typ), version, cm, e.Msgpack, e.Private)), true
 }
 
 // planKey is the key a plan of r is remembered under for the apply that
@@ -215,29 +343,33 @@ func (a *Adapter) planKey(s *Schema, cfg cty.Value, r rawPlan) (string, bool) {
 	if pc == nil || !cfg.IsWhollyKnown() {
 		return "", false
 	}
-	return "p1:" + digest([]byte(a.name), []byte(a.version), *pc, []byte(r.typeName), []byte(strconv.FormatInt(s.Version, 10)),
-		r.prior, r.proposed, r.config, r.priorPrivate, r.meta), true
+	// Kept in memory only: the digest's bytes as they are.
+	return "p1:" + string(digest([]byte(a.name), []byte(a.version), *pc, []byte(r.typeName), []byte(strconv.FormatInt(s.Version, 10)),
+		r.prior, r.proposed, r.config, r.priorPrivate, r.meta)), true
 }
 
 // digest is the SHA-256 of parts, each prefixed by its length (so that no
-// two lists of parts run together the same), in hex.
-func digest(parts ...[]byte) string {
+// two lists of parts run together the same).
+func digest(parts ...[]byte) []byte {
 	h := sha256.New()
 	var n [24]byte
 	for _, part := range parts {
 		h.Write(append(strconv.AppendInt(n[:0], int64(len(part)), 10), ':'))
 		h.Write(part)
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))
+	return h.Sum(make([]byte, 0, sha256.Size))
 }
 
+// openEnvelope reads an envelope of either format.
 func openEnvelope(b []byte) (*envelope, bool) {
 	if len(b) == 0 {
 		return nil, false
 	}
+	if bytes.HasPrefix(b, []byte(envelopeMagic)) {
+		return parseEnvelope2(b)
+	}
 	var e envelope
-	if err := json.Unmarshal(b, &e); err != nil || e.Format != envelopeFormat || len(e.State) == 0 {
+	if err := json.Unmarshal(b, &e); err != nil || len(e.State) == 0 || e.Format != envelopeFormat1 {
 		return nil, false
 	}
 	return &e, true
@@ -462,19 +594,39 @@ func (a *Adapter) ValidateResource(ctx context.Context, req *providers.ValidateR
 // prior is the state recorded for a resource: from its envelope, upgraded
 // through the provider; else, with an id, an object holding only it (what
 // Terraform's import hands ReadResource); else null.
-func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (cty.Value, []byte, providers.Diagnostics, error) {
+func (a *Adapter) prior(ctx context.Context, s *Schema, typ, id string, private []byte) (*wval, []byte, providers.Diagnostics, error) {
 	e, _ := openEnvelope(private)
 	v, p, _, diags, err := a.priorDecoded(ctx, s, typ, id, e)
-	return v, p, diags, err
+	if err != nil || diags.HasError() {
+		return nil, nil, diags, err
+	}
+	if _, err := v.value(s); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s recorded state: %w", typ, err)
+	}
+	return v, p, diags, nil
 }
 
 // priorDecoded is prior from the envelope opened already (nil: none),
 // also answering the envelope when the state is its own, decoded at the
 // schema version it was written at (so the envelope still says exactly
-// it); nil else.
-func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e *envelope) (cty.Value, []byte, *envelope, providers.Diagnostics, error) {
+// it); nil else. The value may be lazy (see wval.value).
+func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e *envelope) (*wval, []byte, *envelope, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
 	if e != nil {
+		if e.SchemaVersion == s.Version && len(e.Msgpack) > 0 {
+			// Its msgpack: what its JSON decodes to (both were encoded
+			// from one value), without cty's JSON decoder. Encoded for
+			// the type the schema has now, it is sent as it is and
+			// decoded only when needed; else decoded (an attribute added
+			// since is null, as from the JSON) and encoded again. One
+			// that does not decode goes the JSON's way.
+			if e.Type != "" && e.Type == s.Block.typeDigest() {
+				return &wval{mp: e.Msgpack, lazy: true}, e.Private, e, nil, nil
+			}
+			if v, err := DecodeDynamic(e.Msgpack, nil, ty); err == nil {
+				return &wval{v: v}, e.Private, e, nil, nil
+			}
+		}
 		if e.SchemaVersion == s.Version {
 			// Written from the provider's own answer at the schema version
 			// it has now: decoded with that schema's type it is what its
@@ -485,17 +637,17 @@ func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e
 			// that does not decode so (an attribute the schema no longer
 			// has) goes through the provider, as any older one.
 			if v, err := ParseStateJSON(e.State, ty); err == nil {
-				return v, e.Private, e, nil, nil
+				return &wval{v: v}, e.Private, e, nil, nil
 			}
 		}
 		up, err := a.p.UpgradeResourceState(ctx, typ, e.SchemaVersion, e.State)
 		if err != nil {
-			return cty.NilVal, nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if up.Diagnostics.HasError() {
-			return cty.NilVal, nil, nil, up.Diagnostics, nil
+			return nil, nil, nil, up.Diagnostics, nil
 		}
-		return up.UpgradedState, e.Private, nil, up.Diagnostics, nil
+		return &wval{v: up.UpgradedState}, e.Private, nil, up.Diagnostics, nil
 	}
 	if id != "" && ty.IsObjectType() && ty.HasAttribute("id") {
 		attrs := map[string]cty.Value{}
@@ -503,9 +655,9 @@ func (a *Adapter) priorDecoded(ctx context.Context, s *Schema, typ, id string, e
 			attrs[n] = cty.NullVal(at)
 		}
 		attrs["id"] = cty.StringVal(id)
-		return cty.ObjectVal(attrs), nil, nil, nil, nil
+		return &wval{v: cty.ObjectVal(attrs)}, nil, nil, nil, nil
 	}
-	return cty.NullVal(ty), nil, nil, nil, nil
+	return &wval{v: cty.NullVal(ty)}, nil, nil, nil, nil
 }
 
 // ErrNoIdempotencyKeys is the error of a Read asked to find what a Create
@@ -531,7 +683,10 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	if err != nil || diags.HasError() {
 		return &providers.ReadResponse{Diagnostics: diags}, err
 	}
-	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
+	if _, err := prior.encoded(s); err != nil {
+		return nil, err
+	}
+	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior.v, Private: private, currentMP: prior.mp})
 	if err != nil {
 		return nil, err
 	}
@@ -543,13 +698,26 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 		return &providers.ReadResponse{Diagnostics: diags}, nil
 	}
 	var resp *providers.ReadResponse
-	unmoved := decoded != nil && rr.NewState.RawEquals(prior) && bytes.Equal(rr.Private, private)
+	// The state now, in the bytes the envelope answered holds: the
+	// recorded ones when nothing moved, else the provider's.
+	now := &wval{v: rr.NewState, mp: rr.newStateMP}
+	unmoved := decoded != nil && bytes.Equal(rr.Private, private)
+	if unmoved && (len(rr.newStateMP) == 0 || !bytes.Equal(rr.newStateMP, prior.mp)) {
+		// Not the same bytes: the same value? (The same bytes are,
+		// decoded with one type, and the recorded ones need no decoding.)
+		pv, err := prior.value(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s recorded state: %w", req.Type, req.Name, err)
+		}
+		unmoved = rr.NewState.RawEquals(pv)
+	}
 	if unmoved {
 		// Nothing moved: the recorded envelope is kept byte for byte, not
 		// encoded again on every read of a no-op.
+		now = &wval{v: rr.NewState, mp: prior.mp}
 		resp, err = a.answerSealed(rr.NewState, req.Private)
 	} else {
-		resp, err = a.answer(s, rr.NewState, rr.Private)
+		resp, err = a.answer(s, now, rr.Private)
 	}
 	if err != nil {
 		return nil, err
@@ -558,13 +726,14 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	if req.Config == nil {
 		return resp, nil
 	}
-	cfg, err := configObject(req.Config, s.ImpliedType())
+	cv, err := configObject(req.Config, s.ImpliedType())
 	if err != nil {
 		resp.Diagnostics = append(resp.Diagnostics, pathDiagnostics(err)...)
 		return resp, nil
 	}
+	cfg := &wval{v: cv}
 	if unmoved && decoded.NoChange != "" {
-		if key, ok := a.noChangeKey(req.Type, s, cfg, decoded.State, decoded.Private); ok && key == decoded.NoChange {
+		if key, ok := a.noChangeKey(req.Type, s, cfg, decoded); ok && key == decoded.NoChange {
 			// The provider planned no change from this very state,
 			// private data and config, under this provider version and
 			// configuration, when it was applied (see settled): its plan
@@ -575,7 +744,7 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 	}
 	// An update's Check: the Update that follows applies this plan
 	// (remembered), not another of the same.
-	planned, pdiags, err := a.plan(ctx, s, req.Type, rr.NewState, rr.Private, cfg, true)
+	planned, pdiags, err := a.plan(ctx, s, req.Type, now, rr.Private, cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -585,12 +754,12 @@ func (a *Adapter) Read(ctx context.Context, req *providers.ReadRequest) (*provid
 }
 
 // answer is a resource's state as the host records it.
-func (a *Adapter) answer(s *Schema, state cty.Value, private []byte) (*providers.ReadResponse, error) {
+func (a *Adapter) answer(s *Schema, state *wval, private []byte) (*providers.ReadResponse, error) {
 	sealed, err := a.seal(s, state, private)
 	if err != nil {
 		return nil, err
 	}
-	return a.answerSealed(state, sealed)
+	return a.answerSealed(state.v, sealed)
 }
 
 // answerSealed is answer with the envelope already sealed.
@@ -607,14 +776,22 @@ func (a *Adapter) answerSealed(state cty.Value, sealed []byte) (*providers.ReadR
 // attributes it changes and those of them that force a replace. With
 // remember, a plan that changes something in place is kept for the
 // Update that applies it (see plans).
-func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, cfg cty.Value, remember bool) (*providers.Planned, providers.Diagnostics, error) {
+func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, st *wval, private []byte, cw *wval, remember bool) (*providers.Planned, providers.Diagnostics, error) {
+	state, cfg := st.v, cw.v
+	if _, err := st.encoded(s); err != nil {
+		return nil, nil, err
+	}
+	if _, err := cw.encoded(s); err != nil {
+		return nil, nil, err
+	}
 	r, ty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{
 		TypeName: typ, PriorState: state, ProposedNewState: ProposedNew(s.Block, state, cfg), Config: cfg, PriorPrivate: private,
+		priorMP: st.mp, configMP: cw.mp,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	pr, err := a.p.planEncoded(ctx, r, ty)
+	pr, err := a.p.planEncoded(ctx, r, ty, st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -653,20 +830,34 @@ func (a *Adapter) plan(ctx context.Context, s *Schema, typ string, state cty.Val
 // it. The response's planned is the state the provider planned (null for
 // a destroy). An update whose plan a Read made for exactly this request
 // applies that plan (see plans) instead of planning it again.
-func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Value, private []byte, cfg cty.Value) (*applied, providers.Diagnostics, error) {
+func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, pw *wval, private []byte, cw *wval) (*applied, providers.Diagnostics, error) {
 	ty := s.ImpliedType()
-	planned, plannedPrivate := cty.NullVal(ty), private
+	prior, cfg := pw.v, cw.v
+	if _, err := pw.encoded(s); err != nil {
+		return nil, nil, err
+	}
+	if _, err := cw.encoded(s); err != nil {
+		return nil, nil, err
+	}
+	planned, plannedPrivate := &wval{v: cty.NullVal(ty)}, private
 	var diags providers.Diagnostics
 	ps, err := a.p.Schema(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !cfg.IsNull() || ps.Capabilities.PlanDestroy {
-		proposed := cty.NullVal(ty)
-		if !cfg.IsNull() {
+		proposed, proposedMP := cty.NullVal(ty), []byte(nil)
+		switch {
+		case cfg.IsNull():
+		case prior.IsNull():
+			// A create proposes its config as it is (see ProposedNew):
+			// the same bytes.
+			proposed, proposedMP = cfg, cw.mp
+		default:
 			proposed = ProposedNew(s.Block, prior, cfg)
 		}
-		r, rty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private})
+		r, rty, err := a.p.encodePlan(ctx, PlanResourceChangeRequest{TypeName: typ, PriorState: prior, ProposedNewState: proposed, Config: cfg, PriorPrivate: private,
+			priorMP: pw.mp, proposedMP: proposedMP, configMP: cw.mp})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -677,7 +868,7 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Va
 			}
 		}
 		if pr == nil {
-			if pr, err = a.p.planEncoded(ctx, r, rty); err != nil {
+			if pr, err = a.p.planEncoded(ctx, r, rty, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -685,19 +876,22 @@ func (a *Adapter) apply(ctx context.Context, s *Schema, typ string, prior cty.Va
 		if pr.Diagnostics.HasError() {
 			return nil, diags, nil
 		}
-		planned, plannedPrivate = pr.PlannedState, pr.PlannedPrivate
+		planned, plannedPrivate = &wval{v: pr.PlannedState, mp: pr.plannedMP}, pr.PlannedPrivate
 	}
-	ar, err := a.p.ApplyResourceChange(ctx, ApplyResourceChangeRequest{TypeName: typ, PriorState: prior, PlannedState: planned, Config: cfg, PlannedPrivate: plannedPrivate})
+	ar, err := a.p.ApplyResourceChange(ctx, ApplyResourceChangeRequest{TypeName: typ, PriorState: prior, PlannedState: planned.v, Config: cfg, PlannedPrivate: plannedPrivate,
+		priorMP: pw.mp, plannedMP: planned.mp, configMP: cw.mp})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &applied{ApplyResourceChangeResponse: ar, planned: planned}, append(diags, ar.Diagnostics...), nil
+	return &applied{ApplyResourceChangeResponse: ar, planned: planned.v, newState: &wval{v: ar.NewState, mp: ar.newStateMP}}, append(diags, ar.Diagnostics...), nil
 }
 
 // applied is what apply made, beside the state it planned.
 type applied struct {
 	*ApplyResourceChangeResponse
 	planned cty.Value
+	// newState is NewState in the provider's own encoding.
+	newState *wval
 }
 
 // Create plans and applies a create. A create that fails after the
@@ -705,11 +899,12 @@ type applied struct {
 // made beside its error diagnostics: the host records it, so that it is
 // compensated under the ladder, never forgotten.
 func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*providers.CreateResponse, error) {
-	s, cfg, diags, err := a.config(ctx, req.Type, req.Config)
+	s, cv, diags, err := a.config(ctx, req.Type, req.Config)
 	if err != nil || diags.HasError() {
 		return &providers.CreateResponse{Diagnostics: diags}, err
 	}
-	ar, diags, err := a.apply(ctx, s, req.Type, cty.NullVal(s.ImpliedType()), nil, cfg)
+	cfg := &wval{v: cv}
+	ar, diags, err := a.apply(ctx, s, req.Type, &wval{v: cty.NullVal(s.ImpliedType())}, nil, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -732,24 +927,25 @@ func (a *Adapter) Create(ctx context.Context, req *providers.CreateRequest) (*pr
 // made is the answer to a create's or update's apply: settled (and
 // verified, see there) when it succeeded, else only sealed (what a failed
 // apply left is recorded, and nothing verifies it).
-func (a *Adapter) made(ctx context.Context, s *Schema, typ string, ar *applied, cfg cty.Value, diags providers.Diagnostics) (*providers.ReadResponse, bool, error) {
+func (a *Adapter) made(ctx context.Context, s *Schema, typ string, ar *applied, cfg *wval, diags providers.Diagnostics) (*providers.ReadResponse, bool, error) {
 	if diags.HasError() {
-		resp, err := a.answer(s, ar.NewState, ar.Private)
+		resp, err := a.answer(s, ar.newState, ar.Private)
 		return resp, false, err
 	}
-	return a.settled(ctx, s, typ, ar.NewState, ar.Private, cfg, ar.planned, ar.LegacyTypeSystem)
+	return a.settled(ctx, s, typ, ar.newState, ar.Private, cfg, ar.planned, ar.LegacyTypeSystem)
 }
 
 func (a *Adapter) Update(ctx context.Context, req *providers.UpdateRequest) (*providers.UpdateResponse, error) {
-	s, cfg, diags, err := a.config(ctx, req.Type, req.Config)
+	s, cv, diags, err := a.config(ctx, req.Type, req.Config)
 	if err != nil || diags.HasError() {
 		return &providers.UpdateResponse{Diagnostics: diags}, err
 	}
+	cfg := &wval{v: cv}
 	prior, private, diags, err := a.prior(ctx, s, req.Type, req.ID, req.Private)
 	if err != nil || diags.HasError() {
 		return &providers.UpdateResponse{Diagnostics: diags}, err
 	}
-	if prior.IsNull() {
+	if prior.v.IsNull() {
 		return &providers.UpdateResponse{Diagnostics: providers.Diagnostics{providers.Errorf("%s %s: no state recorded to update", req.Type, req.Name)}}, nil
 	}
 	ar, ds, err := a.apply(ctx, s, req.Type, prior, private, cfg)
@@ -783,7 +979,7 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 	if err != nil || diags.HasError() {
 		return &providers.DeleteResponse{Diagnostics: diags}, err
 	}
-	if prior.IsNull() {
+	if prior.v.IsNull() {
 		return &providers.DeleteResponse{Diagnostics: diags}, nil
 	}
 	if req.Observed {
@@ -794,7 +990,7 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 	}
 	// Read first: what is gone already is deleted (and a provider asked
 	// to destroy a missing object may fail).
-	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior, Private: private})
+	rr, err := a.p.ReadResource(ctx, ReadResourceRequest{TypeName: req.Type, CurrentState: prior.v, Private: private, currentMP: prior.mp})
 	if err != nil {
 		return nil, err
 	}
@@ -805,12 +1001,12 @@ func (a *Adapter) Delete(ctx context.Context, req *providers.DeleteRequest) (*pr
 		// Gone already: what Verify's read would find too.
 		return &providers.DeleteResponse{Diagnostics: diags, ReadBack: &providers.ReadResponse{}}, nil
 	}
-	return a.destroy(ctx, s, req.Type, rr.NewState, rr.Private, diags)
+	return a.destroy(ctx, s, req.Type, &wval{v: rr.NewState, mp: rr.newStateMP}, rr.Private, diags)
 }
 
 // destroy plans and applies the destroy of what state and private are.
-func (a *Adapter) destroy(ctx context.Context, s *Schema, typ string, state cty.Value, private []byte, diags providers.Diagnostics) (*providers.DeleteResponse, error) {
-	ar, ds, err := a.apply(ctx, s, typ, state, private, cty.NullVal(s.ImpliedType()))
+func (a *Adapter) destroy(ctx context.Context, s *Schema, typ string, state *wval, private []byte, diags providers.Diagnostics) (*providers.DeleteResponse, error) {
+	ar, ds, err := a.apply(ctx, s, typ, state, private, &wval{v: cty.NullVal(s.ImpliedType())})
 	if err != nil {
 		return nil, err
 	}
@@ -852,7 +1048,7 @@ func (a *Adapter) Import(ctx context.Context, req *providers.ImportRequest) (*pr
 		if rr.Diagnostics.HasError() || rr.NewState.IsNull() {
 			return &providers.ImportResponse{Diagnostics: diags}, nil
 		}
-		made, err := a.answer(s, rr.NewState, rr.Private)
+		made, err := a.answer(s, &wval{v: rr.NewState, mp: rr.newStateMP}, rr.Private)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,9 @@ package tfplugin
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -101,8 +104,8 @@ type StartOptions struct {
 
 // ClientConfig is the go-plugin client configuration Terraform uses for a
 // provider, for opts.Cmd: Terraform's handshake, protocols 5 and 6, gRPC
-// only, go-plugin's automatic mutual TLS, not managed (the caller kills
-// the client). It sets opts.Cmd.Env (see StartOptions).
+// only, go-plugin's automatic mutual TLS (the host's key on P-256, see
+// below), not managed (the caller kills the client). It sets opts.Cmd.Env (see StartOptions).
 func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 	logger := opts.Logger
 	quiet := logger == nil || logger.GetLevel() == hclog.NoLevel || logger.GetLevel() == hclog.Off
@@ -135,8 +138,7 @@ func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 	if quiet {
 		clean = quietProviderLogs(clean)
 	}
-	opts.Cmd.Env = clean
-	return &plugin.ClientConfig{
+	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  HandshakeConfig(),
 		VersionedPlugins: VersionedPlugins(),
 		Cmd:              opts.Cmd,
@@ -148,6 +150,28 @@ func ClientConfig(opts StartOptions) *plugin.ClientConfig {
 		Logger:           logger,
 		GRPCDialOptions:  handshake.DialOptions(),
 	}
+	// The mutual TLS AutoMTLS makes, with the host's side's key on P-256:
+	// the host's fresh certificate in PLUGIN_CLIENT_CERT, which the
+	// provider's go-plugin trusts alone, and only the certificate the
+	// provider announces in its handshake line trusted in return (go-plugin
+	// loads it into RootCAs; a provider that announces none is refused).
+	// AutoMTLS's own P-521 key, its certificate's signature and the
+	// handshake's were the larger part of the host's CPU at a provider's
+	// start; the provider's certificate stays its own (as for bulwark's
+	// plugins, handshake.HostTLS). Should no key be made, AutoMTLS makes one.
+	if cert, err := handshake.NewCert(); err == nil {
+		pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
+		clean = append(clean, handshake.ClientCertEnv+"="+string(pemCert))
+		cfg.AutoMTLS = false
+		cfg.TLSConfig = &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			RootCAs:      x509.NewCertPool(), // empty: only the announced certificate is trusted
+			ServerName:   handshake.CertName,
+			MinVersion:   tls.VersionTLS12,
+		}
+	}
+	opts.Cmd.Env = clean
+	return cfg
 }
 
 // quietProviderLogs sets to off, where env does not set them already, the

@@ -13,13 +13,11 @@ import (
 // prior ones, as Terraform does for those with computed attributes: their
 // computed attributes stay null, and the provider plans them again. A null
 // config (a destroy) proposes null; a null prior (a create) contributes
-// nothing.
+// nothing: the config is proposed as it is (merging with nulls everywhere
+// gives back an equal value, built anew; TestProposedNewOfNothing).
 func ProposedNew(schema *Block, prior, config cty.Value) cty.Value {
-	if config.IsNull() || !config.IsKnown() {
+	if config.IsNull() || !config.IsKnown() || prior.IsNull() || !prior.IsKnown() {
 		return config
-	}
-	if prior.IsNull() || !prior.IsKnown() {
-		prior = cty.NullVal(schema.ImpliedType())
 	}
 	return proposedBlock(schema, prior, config)
 }

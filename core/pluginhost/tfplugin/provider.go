@@ -1,6 +1,7 @@
 package tfplugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,9 @@ func (p *Provider) Schema(ctx context.Context) (*ProviderSchema, error) {
 		return nil, err
 	}
 	if !s.Diagnostics.HasError() {
+		if s.meta, err = providerMeta(s); err == nil {
+			s.metaSet = true
+		}
 		p.schema = s
 	}
 	return s, nil
@@ -108,10 +112,29 @@ func (p *Provider) dataSchema(ctx context.Context, typeName string) (*ProviderSc
 	return s, ds, nil
 }
 
+// wireValue is v's msgpack encoding for rs's type: mp when the caller has
+// it already (v as the provider sent it, or as encoded for an earlier call
+// of the same step: a value sent in several calls is encoded once), the
+// schema's null when v is null, else encoded now.
+func wireValue(v cty.Value, mp []byte, rs *Schema) ([]byte, error) {
+	if len(mp) > 0 {
+		return mp, nil
+	}
+	if v.Type() == cty.NilType || (!v.IsMarked() && v.IsNull()) {
+		if null := rs.Block.nullMsgpack(); null != nil {
+			return null, nil
+		}
+	}
+	return EncodeMsgpack(v, rs.ImpliedType())
+}
+
 // providerMeta is what Terraform sends as provider_meta: the null value of
 // the provider's provider_meta schema when it has one (bulwark has no
 // provider_meta blocks), else nothing.
 func providerMeta(s *ProviderSchema) ([]byte, error) {
+	if s.metaSet {
+		return s.meta, nil
+	}
 	if s.ProviderMeta == nil || s.ProviderMeta.Block == nil {
 		return nil, nil
 	}
@@ -238,6 +261,9 @@ type ReadResourceRequest struct {
 	CurrentState cty.Value
 	// Private is the private data recorded with it (nil: none).
 	Private []byte
+
+	// currentMP is CurrentState already encoded (see wireValue).
+	currentMP []byte
 }
 
 // ReadResourceResponse is what ReadResource found.
@@ -247,6 +273,9 @@ type ReadResourceResponse struct {
 	// Private is the private data to record with it from now on.
 	Private     []byte
 	Diagnostics providers.Diagnostics
+
+	// newStateMP is NewState as the provider encoded it (see wireValue).
+	newStateMP []byte
 }
 
 // ReadResource refreshes a managed resource's state.
@@ -256,7 +285,7 @@ func (p *Provider) ReadResource(ctx context.Context, req ReadResourceRequest) (*
 		return nil, err
 	}
 	ty := rs.ImpliedType()
-	cur, err := EncodeMsgpack(req.CurrentState, ty)
+	cur, err := wireValue(req.CurrentState, req.currentMP, rs)
 	if err != nil {
 		return nil, fmt.Errorf("%s current state: %w", req.TypeName, err)
 	}
@@ -268,7 +297,7 @@ func (p *Provider) ReadResource(ctx context.Context, req ReadResourceRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	out := &ReadResourceResponse{Private: r.private, Diagnostics: r.diags}
+	out := &ReadResourceResponse{Private: r.private, Diagnostics: r.diags, newStateMP: r.state.msgpack}
 	if out.NewState, err = r.state.decode(ty); err != nil {
 		return nil, fmt.Errorf("%s new state: %w", req.TypeName, err)
 	}
@@ -292,6 +321,10 @@ type PlanResourceChangeRequest struct {
 	Config cty.Value
 	// PriorPrivate is the private data recorded with the prior state.
 	PriorPrivate []byte
+
+	// priorMP, proposedMP and configMP are PriorState, ProposedNewState
+	// and Config already encoded (see wireValue).
+	priorMP, proposedMP, configMP []byte
 }
 
 // PlanResourceChangeResponse is the provider's plan.
@@ -314,6 +347,10 @@ type PlanResourceChangeResponse struct {
 	// A Verify against the plan should do the same.
 	LegacyTypeSystem bool
 	Diagnostics      providers.Diagnostics
+
+	// plannedMP is PlannedState as the provider encoded it (see
+	// wireValue).
+	plannedMP []byte
 }
 
 // PlanResourceChange asks the provider to plan a change.
@@ -322,7 +359,7 @@ func (p *Provider) PlanResourceChange(ctx context.Context, req PlanResourceChang
 	if err != nil {
 		return nil, err
 	}
-	return p.planEncoded(ctx, r, ty)
+	return p.planEncoded(ctx, r, ty, nil)
 }
 
 // encodePlan is req as the wire sends it, and the type its values are of:
@@ -336,13 +373,13 @@ func (p *Provider) encodePlan(ctx context.Context, req PlanResourceChangeRequest
 	ty := rs.ImpliedType()
 	var r rawPlan
 	r.typeName, r.priorPrivate = req.TypeName, req.PriorPrivate
-	if r.prior, err = EncodeMsgpack(req.PriorState, ty); err != nil {
+	if r.prior, err = wireValue(req.PriorState, req.priorMP, rs); err != nil {
 		return rawPlan{}, cty.NilType, fmt.Errorf("%s prior state: %w", req.TypeName, err)
 	}
-	if r.proposed, err = EncodeMsgpack(req.ProposedNewState, ty); err != nil {
+	if r.proposed, err = wireValue(req.ProposedNewState, req.proposedMP, rs); err != nil {
 		return rawPlan{}, cty.NilType, fmt.Errorf("%s proposed new state: %w", req.TypeName, err)
 	}
-	if r.config, err = EncodeMsgpack(req.Config, ty); err != nil {
+	if r.config, err = wireValue(req.Config, req.configMP, rs); err != nil {
 		return rawPlan{}, cty.NilType, fmt.Errorf("%s config: %w", req.TypeName, err)
 	}
 	if r.meta, err = providerMeta(s); err != nil {
@@ -351,14 +388,22 @@ func (p *Provider) encodePlan(ctx context.Context, req PlanResourceChangeRequest
 	return r, ty, nil
 }
 
-// planEncoded sends a plan request encodePlan made.
-func (p *Provider) planEncoded(ctx context.Context, r rawPlan, ty cty.Type) (*PlanResourceChangeResponse, error) {
+// planEncoded sends a plan request encodePlan made. When the provider
+// plans exactly known's bytes (a plan of no change, planning the prior
+// state it was sent), the planned state is known's value, not decoded
+// again (nil: decoded).
+func (p *Provider) planEncoded(ctx context.Context, r rawPlan, ty cty.Type, known *wval) (*PlanResourceChangeResponse, error) {
 	resp, err := p.w.planResourceChange(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	out := &PlanResourceChangeResponse{RequiresReplace: resp.requiresReplace, PlannedPrivate: resp.private,
-		LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags}
+		LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags, plannedMP: resp.state.msgpack}
+	if known != nil && !known.lazy && len(known.mp) > 0 && bytes.Equal(resp.state.msgpack, known.mp) {
+		// The same bytes decode, with the same type, to the same value.
+		out.PlannedState = known.v
+		return out, nil
+	}
 	if out.PlannedState, err = resp.state.decode(ty); err != nil {
 		return nil, fmt.Errorf("%s planned state: %w", r.typeName, err)
 	}
@@ -376,6 +421,10 @@ type ApplyResourceChangeRequest struct {
 	Config cty.Value
 	// PlannedPrivate is PlanResourceChange's.
 	PlannedPrivate []byte
+
+	// priorMP, plannedMP and configMP are PriorState, PlannedState and
+	// Config already encoded (see wireValue).
+	priorMP, plannedMP, configMP []byte
 }
 
 // ApplyResourceChangeResponse is what the apply made.
@@ -390,6 +439,9 @@ type ApplyResourceChangeResponse struct {
 	// LegacyTypeSystem: see PlanResourceChangeResponse.
 	LegacyTypeSystem bool
 	Diagnostics      providers.Diagnostics
+
+	// newStateMP is NewState as the provider encoded it (see wireValue).
+	newStateMP []byte
 }
 
 // ApplyResourceChange makes a planned change.
@@ -401,13 +453,13 @@ func (p *Provider) ApplyResourceChange(ctx context.Context, req ApplyResourceCha
 	ty := rs.ImpliedType()
 	var r rawApply
 	r.typeName, r.plannedPrivate = req.TypeName, req.PlannedPrivate
-	if r.prior, err = EncodeMsgpack(req.PriorState, ty); err != nil {
+	if r.prior, err = wireValue(req.PriorState, req.priorMP, rs); err != nil {
 		return nil, fmt.Errorf("%s prior state: %w", req.TypeName, err)
 	}
-	if r.planned, err = EncodeMsgpack(req.PlannedState, ty); err != nil {
+	if r.planned, err = wireValue(req.PlannedState, req.plannedMP, rs); err != nil {
 		return nil, fmt.Errorf("%s planned state: %w", req.TypeName, err)
 	}
-	if r.config, err = EncodeMsgpack(req.Config, ty); err != nil {
+	if r.config, err = wireValue(req.Config, req.configMP, rs); err != nil {
 		return nil, fmt.Errorf("%s config: %w", req.TypeName, err)
 	}
 	if r.meta, err = providerMeta(s); err != nil {
@@ -417,7 +469,7 @@ func (p *Provider) ApplyResourceChange(ctx context.Context, req ApplyResourceCha
 	if err != nil {
 		return nil, err
 	}
-	out := &ApplyResourceChangeResponse{Private: resp.private, LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags}
+	out := &ApplyResourceChangeResponse{Private: resp.private, LegacyTypeSystem: resp.legacy, Diagnostics: resp.diags, newStateMP: resp.state.msgpack}
 	if out.NewState, err = resp.state.decode(ty); err != nil {
 		return nil, fmt.Errorf("%s new state: %w", req.TypeName, err)
 	}

@@ -1,10 +1,13 @@
 package tfplugin
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"sort"
 	"sync"
 
 	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/bulwark-iac/bulwark/core/providers"
 )
@@ -21,6 +24,11 @@ type ProviderSchema struct {
 	DataSources   map[string]*Schema
 	Capabilities  ServerCapabilities
 	Diagnostics   providers.Diagnostics
+
+	// meta is providerMeta's answer, worked out once when the Provider
+	// keeps the schema (metaSet): sent on every call that takes it.
+	meta    []byte
+	metaSet bool
 }
 
 // ServerCapabilities are the optional protocol features a provider says it
@@ -66,6 +74,12 @@ type Block struct {
 		// names are ty's attribute names, sorted: what every plan
 		// compares, once per attribute.
 		names []string
+		// null is the msgpack encoding of ty's null value: a create's
+		// prior state and a destroy's planned state and config, sent
+		// on every one of them.
+		null []byte
+		// digest names ty: a short digest of its JSON (see typeDigest).
+		digest string
 	}
 }
 
@@ -176,6 +190,35 @@ func (b *Block) attributeNames() []string {
 func (b *Block) imply() {
 	b.implied.ty = b.impliedType()
 	b.implied.names = sortedKeys(b.implied.ty.AttributeTypes())
+	b.implied.null, _ = EncodeMsgpack(cty.NullVal(b.implied.ty), b.implied.ty)
+	if tj, err := ctyjson.MarshalType(b.implied.ty); err == nil {
+		sum := sha256.Sum256(tj)
+		b.implied.digest = base64.RawURLEncoding.EncodeToString(sum[:12])
+	}
+}
+
+// typeDigest names ImpliedType: the base64 of the first 12 bytes of the
+// SHA-256 of its JSON (cty's, whose attributes are sorted), "" when it has
+// none. An envelope keeps it beside its msgpack, whose bytes are sent back
+// as they are only to a provider whose type is still exactly that one (a
+// provider may add an attribute without moving its schema version).
+func (b *Block) typeDigest() string {
+	if b == nil {
+		return ""
+	}
+	b.implied.once.Do(b.imply)
+	return b.implied.digest
+}
+
+// nullMsgpack is the msgpack encoding of the null value of ImpliedType
+// (nil when it could not be encoded: the caller encodes it then); not to
+// be changed by the caller.
+func (b *Block) nullMsgpack() []byte {
+	if b == nil {
+		return nil
+	}
+	b.implied.once.Do(b.imply)
+	return b.implied.null
 }
 
 func (b *Block) impliedType() cty.Type {

@@ -7,6 +7,7 @@ package tfplugin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -139,20 +140,33 @@ func (c Values) fromCty(v cty.Value, path cty.Path) (any, error) {
 		out := make([]any, 0, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			pv, err := c.fromCty(e, path.Index(k))
+			pv, err := c.fromCty(e, nil)
 			if err != nil {
-				return nil, err
+				return nil, under(err, cty.IndexStep{Key: k})
 			}
 			out = append(out, pv)
 		}
 		return out, nil
-	case ty.IsMapType() || ty.IsObjectType():
+	case ty.IsObjectType():
+		// By name: an object's element iterator makes a cty string of
+		// every attribute's name.
+		atys := ty.AttributeTypes()
+		out := make(map[string]any, len(atys))
+		for name := range atys {
+			pv, err := c.fromCty(v.GetAttr(name), nil)
+			if err != nil {
+				return nil, under(err, cty.GetAttrStep{Name: name})
+			}
+			out[name] = pv
+		}
+		return out, nil
+	case ty.IsMapType():
 		out := make(map[string]any, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			pv, err := c.fromCty(e, path.GetAttr(k.AsString()))
+			pv, err := c.fromCty(e, nil)
 			if err != nil {
-				return nil, err
+				return nil, under(err, cty.IndexStep{Key: k})
 			}
 			out[k.AsString()] = pv
 		}
@@ -225,9 +239,9 @@ func (c Values) toCty(v any, ty cty.Type, path cty.Path) (cty.Value, error) {
 		ety := ty.ElementType()
 		vals := make([]cty.Value, len(elems))
 		for i, e := range elems {
-			ev, err := c.toCty(e, ety, path.Index(cty.NumberIntVal(int64(i))))
+			ev, err := c.toCty(e, ety, nil)
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, under(err, cty.IndexStep{Key: cty.NumberIntVal(int64(i))})
 			}
 			vals[i] = ev
 		}
@@ -256,9 +270,9 @@ func (c Values) toCty(v any, ty cty.Type, path cty.Path) (cty.Value, error) {
 		}
 		vals := make([]cty.Value, len(elems))
 		for i, e := range elems {
-			ev, err := c.toCty(e, etys[i], path.Index(cty.NumberIntVal(int64(i))))
+			ev, err := c.toCty(e, etys[i], nil)
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, under(err, cty.IndexStep{Key: cty.NumberIntVal(int64(i))})
 			}
 			vals[i] = ev
 		}
@@ -275,9 +289,9 @@ func (c Values) toCty(v any, ty cty.Type, path cty.Path) (cty.Value, error) {
 		keys := sortedKeys(m)
 		vals := make([]cty.Value, len(keys))
 		for i, k := range keys {
-			ev, err := c.toCty(m[k], ety, path.Index(cty.StringVal(k)))
+			ev, err := c.toCty(m[k], ety, nil)
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, under(err, cty.IndexStep{Key: cty.StringVal(k)})
 			}
 			vals[i] = ev
 		}
@@ -309,9 +323,9 @@ func (c Values) toCty(v any, ty cty.Type, path cty.Path) (cty.Value, error) {
 		}
 		out := make(map[string]cty.Value, len(atys))
 		for name, aty := range atys {
-			av, err := c.toCty(m[name], aty, path.GetAttr(name))
+			av, err := c.toCty(m[name], aty, nil)
 			if err != nil {
-				return cty.NilVal, err
+				return cty.NilVal, under(err, cty.GetAttrStep{Name: name})
 			}
 			out[name] = av
 		}
@@ -331,9 +345,9 @@ func (c Values) impliedType(v any, path cty.Path) (cty.Type, error) {
 	if elems, ok := asSlice(v); ok {
 		etys := make([]cty.Type, len(elems))
 		for i, e := range elems {
-			ety, err := c.impliedType(e, path.Index(cty.NumberIntVal(int64(i))))
+			ety, err := c.impliedType(e, nil)
 			if err != nil {
-				return cty.NilType, err
+				return cty.NilType, under(err, cty.IndexStep{Key: cty.NumberIntVal(int64(i))})
 			}
 			etys[i] = ety
 		}
@@ -342,9 +356,9 @@ func (c Values) impliedType(v any, path cty.Path) (cty.Type, error) {
 	if m, ok := asMap(v); ok {
 		atys := make(map[string]cty.Type, len(m))
 		for k, e := range m {
-			aty, err := c.impliedType(e, path.GetAttr(k))
+			aty, err := c.impliedType(e, nil)
 			if err != nil {
-				return cty.NilType, err
+				return cty.NilType, under(err, cty.GetAttrStep{Name: k})
 			}
 			atys[k] = aty
 		}
@@ -355,6 +369,19 @@ func (c Values) impliedType(v any, path cty.Path) (cty.Type, error) {
 		return cty.NilType, err
 	}
 	return pv.Type(), nil
+}
+
+// under is err, a cty.PathError, with step put before its path. The
+// conversions give an element no path of its own on the way in (which
+// allocated two values per attribute of every value converted, error or
+// not) and build an error's on the way out, step by step.
+func under(err error, step cty.PathStep) error {
+	var pe cty.PathError
+	if errors.As(err, &pe) {
+		pe.Path = append(cty.Path{step}, pe.Path...)
+		return pe
+	}
+	return err
 }
 
 // unify makes the elements of a collection one type when its element type

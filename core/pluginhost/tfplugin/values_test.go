@@ -1,7 +1,12 @@
 package tfplugin
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os/exec"
 	"slices"
@@ -228,6 +233,51 @@ func TestImpliedType(t *testing.T) {
 	}
 }
 
+// TestProposedNewOfNothing: from a null prior (a create) the proposal is
+// the config as it is, which merging it with a null prior block by block
+// gives too (what ProposedNew did before it took the config as it is), for
+// every nesting, null and unknown parts included.
+func TestProposedNewOfNothing(t *testing.T) {
+	inner := &Block{Attributes: map[string]*Attribute{
+		"port":  {Type: cty.Number, Required: true},
+		"proto": {Type: cty.String, Optional: true, Computed: true},
+	}}
+	b := &Block{
+		Attributes: map[string]*Attribute{
+			"id":       {Type: cty.String, Computed: true},
+			"name":     {Type: cty.String, Required: true},
+			"arn":      {Type: cty.String, Optional: true, Computed: true},
+			"any":      {Type: cty.DynamicPseudoType, Optional: true},
+			"settings": {Optional: true, NestedType: &Object{Nesting: NestingSingle, Attributes: map[string]*Attribute{"mode": {Type: cty.String, Optional: true, Computed: true}}}},
+		},
+		BlockTypes: map[string]*NestedBlock{
+			"list":   {Nesting: NestingList, Block: inner},
+			"set":    {Nesting: NestingSet, Block: inner},
+			"map":    {Nesting: NestingMap, Block: inner},
+			"single": {Nesting: NestingSingle, Block: inner},
+			"group":  {Nesting: NestingGroup, Block: inner},
+		},
+	}
+	ty := b.ImpliedType()
+	for _, cfg := range []providers.Attributes{
+		{"name": "a"},
+		{"name": "a", "arn": "x", "any": map[string]any{"k": 1}, "settings": map[string]any{"mode": "m"},
+			"list": []any{map[string]any{"port": 1}, map[string]any{"port": 2, "proto": "tcp"}},
+			"set":  []any{map[string]any{"port": 3}}, "map": map[string]any{"k": map[string]any{"port": 4}},
+			"single": map[string]any{"port": 5}, "group": map[string]any{"port": 6}},
+		{"name": Unknown{}, "list": []any{map[string]any{"port": Unknown{}}}, "single": Unknown{}},
+	} {
+		config, err := ObjectFromAttributes(cfg, ty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged := proposedBlock(b, cty.NullVal(ty), config)
+		if got := ProposedNew(b, cty.NullVal(ty), config); !got.RawEquals(config) || !merged.RawEquals(config) {
+			t.Errorf("from a null prior:\n got %#v\nmerged %#v\nwant the config %#v", got, merged, config)
+		}
+	}
+}
+
 func TestProposedNew(t *testing.T) {
 	rule := &Block{Attributes: map[string]*Attribute{
 		"port":  {Type: cty.Number, Required: true},
@@ -278,8 +328,30 @@ func TestClientConfig(t *testing.T) {
 	if cc.MagicCookieKey != "TF_PLUGIN_MAGIC_COOKIE" || cc.MagicCookieValue != MagicCookieValue {
 		t.Errorf("handshake %+v", cc.HandshakeConfig)
 	}
-	if !cc.AutoMTLS || cc.Managed || len(cc.AllowedProtocols) != 1 || cc.AllowedProtocols[0] != "grpc" {
-		t.Errorf("AutoMTLS %v, Managed %v, protocols %v", cc.AutoMTLS, cc.Managed, cc.AllowedProtocols)
+	if cc.Managed || len(cc.AllowedProtocols) != 1 || cc.AllowedProtocols[0] != "grpc" {
+		t.Errorf("Managed %v, protocols %v", cc.Managed, cc.AllowedProtocols)
+	}
+	// Mutual TLS with the host's own P-256 certificate, the one handed to
+	// the provider (not the inherited one), and no server trusted until
+	// one is announced.
+	if cc.AutoMTLS || cc.TLSConfig == nil || len(cc.TLSConfig.Certificates) != 1 || cc.TLSConfig.RootCAs == nil || !cc.TLSConfig.RootCAs.Equal(x509.NewCertPool()) {
+		t.Fatalf("AutoMTLS %v, TLS config %+v: want the host's own certificate and no server trusted yet", cc.AutoMTLS, cc.TLSConfig)
+	}
+	var certs []string
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "PLUGIN_CLIENT_CERT="); ok {
+			certs = append(certs, v)
+		}
+	}
+	if len(certs) != 1 {
+		t.Fatalf("PLUGIN_CLIENT_CERT given %d times (%v), want once", len(certs), certs)
+	}
+	blk, _ := pem.Decode([]byte(certs[0]))
+	if blk == nil || !bytes.Equal(blk.Bytes, cc.TLSConfig.Certificates[0].Certificate[0]) {
+		t.Errorf("the provider is handed %q, not the host's certificate", certs[0])
+	}
+	if leaf, err := x509.ParseCertificate(cc.TLSConfig.Certificates[0].Certificate[0]); err != nil || leaf.PublicKey.(*ecdsa.PublicKey).Curve != elliptic.P256() {
+		t.Errorf("the host's certificate: %v, want a P-256 key", err)
 	}
 	if _, ok := cc.VersionedPlugins[5][PluginName]; !ok {
 		t.Error("no protocol 5")
@@ -287,9 +359,7 @@ func TestClientConfig(t *testing.T) {
 	if _, ok := cc.VersionedPlugins[6][PluginName]; !ok {
 		t.Error("no protocol 6")
 	}
-	if len(cmd.Env) == 0 || cmd.Env[0] != "A=1" || slices.ContainsFunc(cmd.Env, func(kv string) bool {
-		return strings.HasPrefix(kv, "PLUGIN_CLIENT_CERT=")
-	}) || !cc.SkipHostEnv {
+	if len(cmd.Env) == 0 || cmd.Env[0] != "A=1" || slices.Contains(cmd.Env, "PLUGIN_CLIENT_CERT=inherited") || !cc.SkipHostEnv {
 		t.Errorf("env %v, SkipHostEnv %v", cmd.Env, cc.SkipHostEnv)
 	}
 }

@@ -34,8 +34,10 @@ type Measurement struct {
 	// CPU is the user and system time of the command and of every child it
 	// waited for (wait4's rusage): bulwark and its plugins.
 	CPU time.Duration
-	// CPUSelf is the command's own user and system time, the last value
-	// read from /proc/PID/stat while it ran (0 where there is no /proc).
+	// CPUSelf is the command's own user and system time, read from
+	// /proc/PID/stat once it has exited and before it is reaped (on
+	// Linux; elsewhere the last value read while it ran, 0 where there
+	// is no /proc).
 	// CPU - CPUSelf is, near enough, its plugins'.
 	CPUSelf time.Duration
 }
@@ -69,11 +71,17 @@ func run(ctx context.Context, budget time.Duration, dir string, env []string, ou
 	sampled := make(chan procSample, 1)
 	done := make(chan struct{})
 	go func() { sampled <- sampleProc(cmd.Process.Pid, done) }()
+	// Its own CPU once it has exited and before it is reaped: exact,
+	// where the last sample misses up to its last rssSampleEvery.
+	final, finalOK := finalCPU(cmd.Process.Pid)
 	werr := cmd.Wait()
 	wall := time.Since(start)
 	close(done)
 	last := <-sampled
 	m := Measurement{Wall: wall, PeakRSS: last.hwm, CPUSelf: last.cpu}
+	if finalOK && final > m.CPUSelf {
+		m.CPUSelf = final
+	}
 	if ps := cmd.ProcessState; ps != nil {
 		m.ExitCode = ps.ExitCode()
 		m.PeakRSSTree = maxRSS(ps)

@@ -1,6 +1,8 @@
 package benchharness
 
 import (
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -42,5 +44,26 @@ func TestParseHWM(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%s: parseHWM = %d, %v, want %d, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestFinalCPU: a child's own CPU read when it has exited, before it is
+// reaped, is what wait4 then reports of it (it has no children of its
+// own), to /proc's clock tick.
+func TestFinalCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc and waitid: Linux")
+	}
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := finalCPU(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if !ok || want < 5*clockTick || got < want-2*clockTick || got > want+2*clockTick {
+		t.Errorf("finalCPU = %v, %v; wait4 says %v", got, ok, want)
 	}
 }

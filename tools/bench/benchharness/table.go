@@ -126,7 +126,7 @@ func (r *Report) Markdown() string {
 			fmtBytes(res.PeakRSS), fmtBytes(max(res.PeakRSSTree, res.PeakRSS)), fmtBytes(res.StateBytes), fmtBytes(res.JournalBytes),
 			fmtBytes(res.FolderBytes), fmtResources(res.Resources))
 	}
-	b.WriteString("\nCPU is user + system time: bulwark's own (the last value read from /proc/PID/stat while it ran, " +
+	b.WriteString("\nCPU is user + system time: bulwark's own (read from /proc/PID/stat once it exited, before it was reaped, " +
 		"in 10 ms ticks), and its plugins' (wait4's rusage of bulwark and the children it reaped, less bulwark's own); " +
 		"wall time beyond the two is waiting, mostly on fsync.\n")
 	b.WriteString("\nPeak RSS (bulwark) is bulwark's own peak: the largest VmHWM read from /proc every " + rssSampleEvery.String() +
