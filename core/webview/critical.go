@@ -37,6 +37,11 @@ type segment struct {
 	part       string
 	start, end time.Time
 	failed     bool
+	// executed is when a run's Execute returned ok (zero if it did not):
+	// a dependent that starts early (the engine's EarlyStart: an
+	// ephemeral create) was released then, not at the end of its
+	// dependency's Verify.
+	executed time.Time
 }
 
 // tie is how close two ends must be for the choice between them to go
@@ -49,7 +54,9 @@ const tie = time.Millisecond
 // records, resource → what it depends on): it starts from the part that
 // ended last and goes back, each time to the part that ended last at or
 // before this one started (what released it: a dependency, the failure
-// that started a rollback, or a parallelism slot); among parts ending
+// that started a rollback, or a parallelism slot), a dependency whose
+// Execute had returned by then counting from that return (an early
+// start, while its Verify still read); among parts ending
 // within a millisecond of each other, a recorded dependency wins. It
 // stops at a part that nothing ended before. The bars and rows on it are
 // marked Critical.
@@ -70,6 +77,9 @@ func criticalPath(p *TimelinePage, deps map[string][]string) []PathStep {
 					s.end = b.End
 				}
 				s.failed = s.failed || b.Status == "failed"
+				if b.Phase == "execute" && b.Status == journal.StepOK {
+					s.executed = b.End
+				}
 				found = true
 			}
 			if found {
@@ -92,24 +102,35 @@ func criticalPath(p *TimelinePage, deps map[string][]string) []PathStep {
 		seen[cur] = true
 		n := segs[cur]
 		prev, via := -1, ""
+		var prevEnd time.Time
 		for i, m := range segs {
-			if i == cur || seen[i] || m.end.After(n.start) {
+			if i == cur || seen[i] {
 				continue
 			}
 			v := reason(p, deps, n, m)
+			end := m.end
+			if end.After(n.start) {
+				// Only a dependency that released n early (n started
+				// after its Execute returned, while its Verify read)
+				// counts from before its own end, and from then.
+				if v != "depends on" || m.executed.IsZero() || m.executed.After(n.start) {
+					continue
+				}
+				end = m.executed
+			}
 			switch {
-			case prev < 0 || m.end.After(segs[prev].end.Add(tie)):
-				prev, via = i, v
-			case m.end.After(segs[prev].end.Add(-tie)) && v != "" && via == "":
-				prev, via = i, v
-			case m.end.After(segs[prev].end) && (v != "") == (via != ""):
-				prev, via = i, v
+			case prev < 0 || end.After(prevEnd.Add(tie)):
+				prev, via, prevEnd = i, v, end
+			case end.After(prevEnd.Add(-tie)) && v != "" && via == "":
+				prev, via, prevEnd = i, v, end
+			case end.After(prevEnd) && (v != "") == (via != ""):
+				prev, via, prevEnd = i, v, end
 			}
 		}
 		ps := PathStep{Step: p.Steps[n.row].Step, Part: n.part, Start: n.start, End: n.end, Duration: n.end.Sub(n.start)}
 		from := p.Start
 		if prev >= 0 {
-			ps.After, ps.Via, from = p.Steps[segs[prev].row].Step, via, segs[prev].end
+			ps.After, ps.Via, from = p.Steps[segs[prev].row].Step, via, prevEnd
 		}
 		ps.Wait = max(n.start.Sub(from), 0)
 		ps.WaitMS, ps.DurationMS = ps.Wait.Milliseconds(), ps.Duration.Milliseconds()

@@ -198,3 +198,49 @@ func TestCriticalPathAndRollbackOnTheTimeline(t *testing.T) {
 		t.Errorf("db is marked critical:\n%s", page)
 	}
 }
+
+// An early start (the engine's EarlyStart): app, an ephemeral create,
+// started once net's Execute returned, while net's Verify still read. The
+// path goes back to net, counted from its Execute's return, not to db,
+// which ended last before app started but released nothing.
+func TestCriticalPathThroughAnEarlyStart(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	recs := []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning, Time: at(0)}}
+	phase := func(step, phase string, from, to int) {
+		recs = append(recs,
+			journal.Record{Op: "op_1", Kind: journal.KindStep, Step: step, Resource: step, Action: "create", Phase: phase, Status: journal.StepStarted, Time: at(from)},
+			journal.Record{Op: "op_1", Kind: journal.KindStep, Step: step, Resource: step, Action: "create", Phase: phase, Status: journal.StepOK, Time: at(to)})
+	}
+	phase("net", "execute", 10, 1000)
+	phase("net", "verify", 1000, 1500)
+	phase("db", "execute", 10, 990)
+	phase("db", "verify", 990, 995)
+	phase("app", "check", 1000, 1010)
+	phase("app", "execute", 1010, 2000)
+	phase("app", "verify", 2000, 2500)
+	recs = append(recs, journal.Record{Op: "op_1", Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded, Time: at(2600)})
+	src := &memSource{ops: recs, res: []*state.Resource{
+		{Name: "app", DependsOn: []string{"net"}}, {Name: "net"}, {Name: "db"},
+	}}
+	h := webview.New(src, webview.Options{})
+	req := httptest.NewRequest(http.MethodGet, "/api/stacks/s/operations/op_1", nil)
+	req.Host = "localhost"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	var p webview.TimelinePage
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("%d %s: %v", w.Code, w.Body.String(), err)
+	}
+	var got []string
+	for _, s := range p.CriticalPath {
+		got = append(got, s.Part+" "+s.Step+" after "+s.After+" ("+s.Via+")")
+	}
+	want := "run net after  ()\nrun app after net (depends on)"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("critical path:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	if len(p.CriticalPath) == 2 && p.CriticalPath[1].WaitMS != 0 {
+		t.Errorf("app waited %dms after net's Execute returned, want 0", p.CriticalPath[1].WaitMS)
+	}
+}
