@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -33,13 +34,28 @@ var (
 // so what is the same stays the same), TIME for timestamps, 0 for
 // durations, pids and the lock's host, XXXXXXXX for the random part of a
 // mock id.
+//
+// json-mask -sort FILE also puts an event stream's resource events in the
+// order of their resource's name, each resource's own events kept in the
+// order they came, between the lines that name no resource (an
+// operation's start and end stay where they are). Independent steps, and
+// a dependent that starts once its dependency is created while the
+// dependency's Verify reads, finish in either order even at
+// --parallelism 1; the order that matters is asserted with events-order.
 func cmdJSONMask(ts *testscript.TestScript, neg bool, args []string) {
+	sortEvents := len(args) == 2 && args[0] == "-sort"
+	if sortEvents {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: json-mask FILE")
+		ts.Fatalf("usage: json-mask [-sort] FILE")
 	}
 	path := ts.MkAbs(args[0])
 	b, err := os.ReadFile(path)
 	ts.Check(err)
+	if sortEvents {
+		b = sortByResource(ts, b)
+	}
 	if !json.Valid(b) {
 		for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 			var obj map[string]any
@@ -73,4 +89,41 @@ func cmdJSONMask(ts *testscript.TestScript, neg bool, args []string) {
 		return d[:strings.IndexByte(d, ':')+1] + strings.Repeat(" ", strings.Count(d, " ")) + `"HOST"`
 	})
 	ts.Check(os.WriteFile(path, []byte(s), 0o600))
+}
+
+// sortByResource stably sorts each run of JSON lines that name a resource
+// by that name; a line without one ends the run and keeps its place.
+func sortByResource(ts *testscript.TestScript, b []byte) []byte {
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	names := make([]string, len(lines))
+	for i, line := range lines {
+		var ev struct {
+			Resource *string `json:"resource"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			ts.Fatalf("json-mask -sort: line %d is not a JSON object: %v\n%s", i+1, err, line)
+		}
+		if ev.Resource != nil {
+			names[i] = "r:" + *ev.Resource
+		}
+	}
+	for start := 0; start < len(lines); {
+		end := start
+		for end < len(lines) && names[end] != "" {
+			end++
+		}
+		run, keys := lines[start:end], names[start:end]
+		idx := make([]int, len(run))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(x, y int) bool { return keys[idx[x]] < keys[idx[y]] })
+		sorted := make([][]byte, len(run))
+		for i, j := range idx {
+			sorted[i] = run[j]
+		}
+		copy(run, sorted)
+		start = end + 1
+	}
+	return append(bytes.Join(lines, []byte("\n")), '\n')
 }
