@@ -189,19 +189,22 @@ func TestJournalErrorsAreOneLine(t *testing.T) {
 	}
 }
 
-// failingJournal fails every append after the first n.
+// failingJournal fails, from the first record of a compensation on,
+// every append: the disk fills up just as the rollback begins, whatever
+// order the forward run's records came in (a dependent that starts early
+// may fail before its dependency's Verify has ended).
 type failingJournal struct {
-	mu sync.Mutex
-	n  int
+	mu     sync.Mutex
+	failed bool
 }
 
 func (j *failingJournal) Append(_ context.Context, r journal.Record) (journal.Record, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.n <= 0 {
+	if j.failed || r.Phase == "compensate" {
+		j.failed = true
 		return r, errors.New("write journal.jsonl: no space left on device")
 	}
-	j.n--
 	r.ID = journal.NewOpID()
 	return r, nil
 }
@@ -213,9 +216,7 @@ func TestRollbackStopsAtTheFirstJournalFailure(t *testing.T) {
 	w := newWorld()
 	w.failExec["lb"] = true
 	steps := chain(w, Compensate)
-	// op running, 3 x (started, ok, verify ok), lb started + failed, the
-	// target set: then nothing more.
-	e := &Engine{Journal: &failingJournal{n: 1 + 9 + 2 + 1}}
+	e := &Engine{Journal: &failingJournal{}}
 	res := e.Run(context.Background(), &Operation{ID: journal.NewOpID(), Type: "apply", Steps: steps, Parallelism: 1})
 	var rb *RollbackError
 	if res.Outcome != Unfinished || res.Reached != RollbackIncomplete || !errors.As(res.Err, &rb) {
