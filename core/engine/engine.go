@@ -80,7 +80,9 @@ type Step struct {
 	// StartWithSlot (a delete's): the record is made before Check returns.
 	// What the Check reads, and when, is unchanged. A step whose
 	// dependencies are not all verified when it comes on deck journals its
-	// start after its Check as usual (it waits for their Verifies then).
+	// start after its Check as usual (it waits for their Verifies then),
+	// but for a dependency it deletes early after (EarlyDelete), whose
+	// "execute ok" it waits for only.
 	StartWithCheck bool
 	// EarlyStart lets the step start its work once each step it depends on
 	// has executed (its "execute ok" durable), instead of verified, where
