@@ -35,6 +35,20 @@
 // when it always did, once what it depends on has recorded its Execute, so
 // what it reads and resolves is the same either way.
 //
+// Early delete: a step marked Step.EarlyDelete (itself policy Continue, no
+// Intervention: a teardown's delete, which nothing undoes) starts its work
+// once each dependency whose failure undoes nothing (policy Continue or
+// Abort, no Intervention, no Cleanup) has executed; its walk visit begins,
+// and its Check reads, as that dependency's call goes out. A failed Verify
+// of such a dependency halts the run: no step starts its work from then on,
+// what is in flight finishes and is recorded, and the step's VerifyFailed
+// runs before its failure is journaled. The caller sets it only where
+// deleting before the dependency is confirmed gone loses nothing it must
+// keep (an ephemeral resource). A step counts as verified (its gate opens)
+// only once every step it depends on is too, ok only if they all were, so
+// a step that waits for verified never starts while anything below it,
+// through steps that started early, is unverified.
+//
 // A step's "execute started" is made durable as soon as the step is ready
 // to write (checked, and every step it depends on verified), while it waits
 // for its write slot: the fsync overlaps the wait, and the call goes out

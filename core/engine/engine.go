@@ -80,7 +80,9 @@ type Step struct {
 	// StartWithSlot (a delete's): the record is made before Check returns.
 	// What the Check reads, and when, is unchanged. A step whose
 	// dependencies are not all verified when it comes on deck journals its
-	// start after its Check as usual (it waits for their Verifies then).
+	// start after its Check as usual (it waits for their Verifies then),
+	// but for a dependency it deletes early after (EarlyDelete), whose
+	// "execute ok" it waits for only.
 	StartWithCheck bool
 	// EarlyStart lets the step start its work once each step it depends on
 	// has executed (its "execute ok" durable), instead of verified, where
@@ -94,6 +96,28 @@ type Step struct {
 	// step that is not Compensate itself or needs Intervention. It is read
 	// after Check, which may set it.
 	EarlyStart bool
+	// EarlyDelete lets the step (policy Continue, no Intervention: a
+	// delete, which nothing undoes) start its work once each step it
+	// depends on has executed (its "execute ok" durable), instead of
+	// verified, where that dependency's failed Verify halts the run: a
+	// dependency with policy Continue or Abort, no Intervention, not a
+	// Cleanup step. Such a dependency, once its "execute started" is
+	// durable and its call about to go out, lets the steps that depend on
+	// it begin (their Checks read while its call is in flight; their work
+	// still waits for its "execute ok"). Should its Verify fail, no step
+	// starts its work from then on (the run halts; what is in flight
+	// finishes and is recorded) and the operation ends Failed. On any
+	// other dependency the step waits for verified. The engine ignores it
+	// on a step that is not Continue or needs Intervention. The caller
+	// sets it only where deleting the step's resource before what depends
+	// on it is confirmed gone is acceptable (the stack: a teardown's
+	// delete of an ephemeral resource), never where it would lose data.
+	EarlyDelete bool
+	// VerifyFailed, when set, is called once the step's Verify has failed,
+	// after its "execute ok" is durable and before the failure is
+	// journaled, so what it stages for the step rides on that record (the
+	// stack puts back the record of a resource its Delete did not remove).
+	VerifyFailed func()
 }
 
 // Operation is a set of steps run as one journaled unit.

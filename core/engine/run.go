@@ -78,8 +78,21 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			stopping = true
 		}}
 	for _, s := range op.Steps {
-		sl.gates[s.ID] = &gate{done: make(chan struct{}), executed: make(chan struct{}),
+		sl.gates[s.ID] = &gate{done: make(chan struct{}), executed: make(chan struct{}), sent: make(chan struct{}),
 			undoes: s.Policy == Compensate && !s.Intervention}
+	}
+	// A dependency of a step that may delete early (Step.EarlyDelete)
+	// halts the run if its Verify fails, and lets that step begin as its
+	// own call goes out (gate.halts).
+	for _, s := range op.Steps {
+		if !deletesEarly(s) {
+			continue
+		}
+		for _, d := range s.DependsOn {
+			if ds := byID[d]; ds != nil && haltsOnVerify(ds) {
+				sl.gates[d].halts = true
+			}
+		}
 	}
 	// settle records a step's end; it returns whether the steps that
 	// depend on it may go on.
@@ -119,16 +132,21 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 	// Every Execute of the run gets the same context, made once (InRun).
 	sl.base = ctx
 	sl.exec = context.WithValue(ctx, writesKey{}, sl)
-	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return stopping || stopped()
-	}, func(ctx context.Context, id string) bool {
-		s := byID[id]
-		status, executed, verify, err := e.runStep(ctx, jctx, op, s, sl)
+	// finish takes a step's end from runStep: it settles the step, or
+	// with its Verify still to read, records it executed and reads on a
+	// worker; it returns whether the steps that depend on it may start
+	// (their Checks: their work waits at its gate).
+	finish := func(s *Step, status string, executed bool, verify func() (string, error), err error) bool {
+		id := s.ID
+		gt := sl.gates[id]
 		if verify == nil {
 			ok := settle(s, status, executed, err)
-			sl.gates[id].open(ok)
+			if ok {
+				// Ended without a Verify to wait for: a dependent that
+				// may start early goes on as on an "execute ok".
+				close(gt.executed)
+			}
+			sl.openGate(s, ok)
 			return ok
 		}
 		// Executed and recorded; its Verify still reads. The steps that
@@ -138,18 +156,55 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		mu.Lock()
 		res.Executed = append(res.Executed, id)
 		mu.Unlock()
-		// The dependents that may start early (Step.EarlyStart) may now
-		// start their work: res.Executed holds this step, so a failed
-		// Verify, here or anywhere, rolls them back with it.
-		close(sl.gates[id].executed)
+		// The dependents that may start early (Step.EarlyStart,
+		// Step.EarlyDelete) may now start their work: res.Executed
+		// holds this step, so a failed Verify, here or anywhere, rolls
+		// them back with it (or, for a delete, halts the run).
+		close(gt.executed)
 		verifying.Add(1)
 		sl.workers.do(func() {
 			defer verifying.Done()
 			status, err := verify()
-			sl.gates[id].open(settle(s, status, false, err))
+			if status == journal.StepFailed && gt.halts {
+				sl.halt()
+			}
+			sl.openGate(s, settle(s, status, false, err))
 		})
 		return true
+	}
+	var detached sync.WaitGroup // steps whose dependents began as their call went out
+	walk := g.Walk(ctx, max(op.Parallelism, reads), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return stopping || stopped()
+	}, func(ctx context.Context, id string) bool {
+		s := byID[id]
+		gt := sl.gates[id]
+		if !gt.halts {
+			status, executed, verify, err := e.runStep(ctx, jctx, op, s, sl)
+			return finish(s, status, executed, verify, err)
+		}
+		// A step that may delete early depends on this one: it begins,
+		// its Check reading, once this one's call goes out (gate.sent),
+		// and waits for its "execute ok" before its own call. The step
+		// runs on beyond the walk's visit from there.
+		ended := make(chan bool, 1)
+		detached.Add(1)
+		go func() {
+			defer detached.Done()
+			status, executed, verify, err := e.runStep(ctx, jctx, op, s, sl)
+			ended <- finish(s, status, executed, verify, err)
+		}()
+		select {
+		case ok := <-ended:
+			return ok
+		case <-gt.sent:
+			return true
+		}
 	})
+	// What went on beyond its visit ends (its Verify, if any, is then
+	// among verifying) before the run decides anything.
+	detached.Wait()
 	// A rollback already decided starts now, while the Verifies of the
 	// steps that were writing when the run stopped still read: each of
 	// those is undone once its Verify has ended (its gate), the rest at
@@ -406,18 +461,72 @@ type stepSlots struct {
 	base, exec context.Context
 }
 
-// gate opens once its step has ended, verified or not (done, ok). Before
-// that, executed is closed once its Execute succeeded and its "execute ok"
-// is durable while its Verify still reads (never for a step without a
-// Verify, or that was skipped or failed: done says those).
+// gate opens once its step has ended, verified or not, and every step it
+// depends on has too (done, ok: ok only if they all were): a step counts
+// as verified only once what it depends on is, so a step that waits for
+// verified never starts while anything below it, through steps that
+// started early, is unverified. Before that, executed is closed once its
+// Execute succeeded and its "execute ok" is durable while its Verify still
+// reads, or it ended ok with nothing left to read (never for one that
+// failed or was stopped: done says those), and sent once its "execute
+// started" is durable and its call is about to go out.
 type gate struct {
 	done     chan struct{}
 	ok       bool
 	executed chan struct{}
+	sent     chan struct{}
 	// undoes: the step's failure rolls back the run (policy Compensate,
 	// no Intervention), so a dependent that started on its "execute ok"
 	// is undone if its Verify fails.
 	undoes bool
+	// halts: a step that may delete early (Step.EarlyDelete) depends on
+	// this one, whose failure undoes nothing (see haltsOnVerify): its
+	// failed Verify halts the run, and its dependents begin once its call
+	// goes out (sent).
+	halts bool
+}
+
+// deletesEarly reports whether the engine honours s.EarlyDelete.
+func deletesEarly(s *Step) bool {
+	return s.EarlyDelete && s.Policy == Continue && !s.Intervention
+}
+
+// haltsOnVerify reports whether d may be depended on early by a step that
+// deletes early: its failure undoes nothing (Continue or Abort), needs no
+// person and is no cleanup step, so its failed Verify can halt the run.
+func haltsOnVerify(d *Step) bool {
+	return (d.Policy == Continue || d.Policy == Abort) && !d.Intervention && !d.Cleanup
+}
+
+// openGate opens s's gate, ok as its own end says, once every step it
+// depends on has its gate open (ok only if all of theirs are): see gate.
+// Without a dependency still open it opens at once.
+func (sl stepSlots) openGate(s *Step, ok bool) {
+	g := sl.gates[s.ID]
+	var wait []*gate
+	for _, d := range s.DependsOn {
+		dg, found := sl.gates[d]
+		if !found {
+			continue
+		}
+		select {
+		case <-dg.done:
+			ok = ok && dg.ok
+		default:
+			wait = append(wait, dg)
+		}
+	}
+	if len(wait) == 0 {
+		g.open(ok)
+		return
+	}
+	go func() {
+		for _, dg := range wait {
+			<-dg.done
+			ok = ok && dg.ok
+		}
+		g.open(ok)
+	}()
 }
 
 func (g *gate) open(ok bool) {
@@ -431,8 +540,12 @@ func (g *gate) open(ok bool) {
 // Intervention) waits, on a dependency whose failure rolls the run back,
 // only for that dependency's "execute ok": should its Verify then fail,
 // the run halts and compensates s with everything else it executed.
+//
+// A step that may delete early (Step.EarlyDelete) waits the same way on a
+// dependency whose failed Verify halts the run (gate.halts).
 func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 	early := s.EarlyStart && s.Policy == Compensate && !s.Intervention
+	earlyDelete := deletesEarly(s)
 	for _, d := range s.DependsOn {
 		g, ok := sl.gates[d]
 		if !ok {
@@ -448,7 +561,7 @@ func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 		default:
 		}
 		var executed <-chan struct{} // nil: never ready, wait for done
-		if early && g.undoes {
+		if early && g.undoes || earlyDelete && g.halts {
 			executed = g.executed
 		}
 		select {
@@ -465,10 +578,15 @@ func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 }
 
 // settled reports whether every step s depends on has been verified (or
-// has failed) already: its work would not wait for a gate.
+// has failed) already: its work would not wait for a gate. For a step
+// that may delete early, a dependency whose failed Verify halts the run
+// counts as settled too: it waits for that one's "execute ok" only, which
+// comes about as its own Check ends (a start journaled with the Check is
+// ended "not_sent" if the dependency then fails).
 func (sl stepSlots) settled(s *Step) bool {
+	earlyDelete := deletesEarly(s)
 	for _, d := range s.DependsOn {
-		if sl.gateOf(d) != nil {
+		if sl.gateOf(d) != nil && !(earlyDelete && sl.gates[d].halts) {
 			return false
 		}
 	}
@@ -753,6 +871,10 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	}
 	ev.Status = "started"
 	e.observe(ev)
+	if g := sl.gates[s.ID]; g != nil {
+		// The steps that delete early after it begin now (gate.sent).
+		close(g.sent)
+	}
 	t0 := e.now()
 	err = s.Execute(sl.execContext(ctx), started.ID)
 	if err != nil && (s.Intervention || s.Policy != Continue) {
@@ -810,9 +932,17 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 		v := <-read
 		vev := Event{Op: op.ID, Step: s.ID, Resource: s.Resource, Type: s.Type, Action: "verify", Duration: v.d}
 		if v.err != nil {
+			if g := sl.gates[s.ID]; g != nil && g.halts {
+				// What deleted early on its account cannot come back:
+				// no step starts its work from here.
+				sl.halt()
+			}
 			verr := e.cut(fmt.Errorf("verify: %w", v.err))
 			vev.Status, vev.Err = journal.StepFailed, verr
 			e.observe(vev)
+			if s.VerifyFailed != nil {
+				s.VerifyFailed()
+			}
 			status, _, _, err := fail("verify", true, verr)
 			return status, err
 		}

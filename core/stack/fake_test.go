@@ -59,6 +59,7 @@ type fakeWorld struct {
 	seq         int
 	failCreate  map[string]bool // Create of these names fails, every time
 	failDelete  map[string]int  // the next n Deletes of these names fail
+	keepDelete  map[string]bool // Delete of these names answers ok and removes nothing
 	failReadIDs map[string]bool // a Read by id of these names fails, every time
 	creates     []fakeCall
 	updates     []fakeCall
@@ -251,6 +252,7 @@ func (w *fakeWorld) ClearFaults() {
 	w.failCreate = map[string]bool{}
 	w.failDelete = map[string]int{}
 	w.failReadIDs = nil
+	w.keepDelete = nil
 }
 
 // FailNextDeletes makes the next n Deletes naming name fail (added to what
@@ -271,6 +273,19 @@ func (w *fakeWorld) FailNextDeletes(name string, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.failDelete[name] += n
+}
+
+// KeepDeletes makes every Delete of names answer ok and leave the resource
+// in place (as the mock's keep_delete), so the Verify after it fails.
+func (w *fakeWorld) KeepDeletes(names ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.keepDelete == nil {
+		w.keepDelete = map[string]bool{}
+	}
+	for _, n := range names {
+		w.keepDelete[n] = true
+	}
 }
 
 // Creates, Updates and Deletes return copies of what was recorded.
@@ -721,7 +736,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 	if req.ID != "" {
 		r = p.w.resources[req.ID]
 	}
-	if r != nil {
+	if r != nil && !p.w.keepDelete[req.Name] {
 		delete(p.w.resources, r.ID)
 	}
 	resp = &providers.DeleteResponse{}

@@ -104,11 +104,20 @@ resources:
 	if _, err := e.teardown(sp, func(o *stack.Options) { o.Confirm = func([]string) bool { return true } }); err != nil {
 		t.Fatal(err)
 	}
-	started, ended = order("delete")
+	// A delete's start may be journaled with its Check while its
+	// dependent's Delete is still in flight (a teardown deletes an
+	// ephemeral resource early: docs/operations.md, "teardown order");
+	// its own Delete goes out only once that one has returned, so it
+	// ends after it, in the journal and at the provider.
+	_, ended = order("delete")
+	deleted := names(e.w.Deletes())
 	for _, pair := range [][2]string{{"app.web", "net.vpc"}, {"app.worker", "logs"}} {
 		first, then := pair[0], pair[1]
-		if s, ok := started[then]; !ok || s < ended[first] {
-			t.Errorf("delete of %s started at record %d, before %s was deleted (record %d)", then, s, first, ended[first])
+		if e, ok := ended[then]; !ok || e < ended[first] {
+			t.Errorf("delete of %s ended at record %d, before %s was deleted (record %d)", then, e, first, ended[first])
+		}
+		if i, j := slices.Index(deleted, first), slices.Index(deleted, then); i < 0 || j < i {
+			t.Errorf("deletes %v: want %s before %s", deleted, first, then)
 		}
 	}
 }

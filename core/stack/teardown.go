@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -191,6 +192,7 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	// Dependents go first: this step waits for every recorded dependent
 	// that is also being deleted (deps: see dependents).
 	step.DependsOn = append(step.DependsOn, deps[c.Resource]...)
+	step.EarlyDelete = s.deletesEarly(res, why)
 	staged := s.store.ForStep(step.ID)
 	var seen *plan.Observation // what the Check read of it, for the Delete
 	step.Check = func(ctx context.Context) (bool, error) {
@@ -215,6 +217,29 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	return step
 }
 
+// deletesEarly is the teardown's order rule: the Delete of an ephemeral
+// resource may start once each of its dependents (deleted first) has had
+// its Delete return ok, its "execute ok" durable, without waiting for the
+// read that verifies it gone (engine.Step.EarlyDelete). Anything else, a
+// durable resource first, waits for everything that depends on it,
+// directly or through resources deleted early, to be verified gone: the
+// engine counts a step verified only once what it depends on is. Should
+// a dependent's Verify find it still there, the run halts (no Delete
+// starts from then on; those in flight finish and are recorded), the
+// teardown ends failed, and the dependent's record is put back (see
+// deleteThenVerify), so an ephemeral resource below it may have gone
+// before it while nothing durable has. A protected resource never gets
+// here: the plan refuses the teardown whole.
+//
+// Only a teardown's deletes: a resource gone from the spec is deleted by
+// an apply among creates and updates whose failure rolls the run back,
+// and a rollback's deletes are its own (`rollback --to`); both keep
+// waiting for verified, where nothing more than a teardown's speed is at
+// stake.
+func (s *session) deletesEarly(res *state.Resource, why reason) bool {
+	return why == reasonTeardown && s.levelOf(res) == protection.Ephemeral
+}
+
 // deleteThenVerify gives step the one deletion path as its Execute (under
 // why) and, as its Verify, that the provider no longer finds the resource:
 // by what the Delete read back in its own call when it offers that
@@ -232,6 +257,16 @@ func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *st
 			return fmt.Errorf("internal: %s was not deleted (%s)", r.Name, action)
 		}
 		return err
+	}
+	step.VerifyFailed = func() {
+		// Its Delete returned ok, which dropped its record (with the
+		// "execute ok"), yet it may still be there: the record is put
+		// back with the failure's record, so nothing that may exist is
+		// forgotten (the next teardown reads it again).
+		r := res()
+		if r != nil && s.store.Resource(r.Name) == nil {
+			staged.Put(r)
+		}
 	}
 	step.Verify = func(ctx context.Context) error {
 		r := res()

@@ -15,6 +15,7 @@ const (
 	keyFailCreate  = "fail_create"
 	keyFailDelete  = "fail_delete"
 	keyCrashCreate = "crash_create"
+	keyKeepDelete  = "keep_delete"
 	keyLatencyMS   = "latency_ms"
 	keyRateLimit   = "rate_limit"
 	keyWorld       = "world"
@@ -28,6 +29,7 @@ func configSchema() []sdk.Attribute {
 		{Name: keyFailCreate, Type: sdk.TypeList, Description: "resource names whose every Create fails"},
 		{Name: keyFailDelete, Type: sdk.TypeMap, Description: "resource name to n: the next n Deletes of it fail, counted across runs"},
 		{Name: keyCrashCreate, Type: sdk.TypeList, Description: "resource names whose Create exits the plugin process half-way"},
+		{Name: keyKeepDelete, Type: sdk.TypeList, Description: "resource names whose every Delete answers ok and leaves the resource in place"},
 		{Name: keyLatencyMS, Type: sdk.TypeNumber, Description: "milliseconds every call but Configure sleeps"},
 		{Name: keyRateLimit, Type: sdk.TypeNumber, Description: "Creates, Updates and Deletes a second; those beyond it are answered throttled"},
 		{Name: keyWorld, Type: sdk.TypeString, Description: "the folder the world lives in (default: the data folder); share it to share one reality"},
@@ -41,6 +43,7 @@ type faults struct {
 	failCreate  []string       // Create of these names fails every time
 	failDelete  map[string]int // the next n Deletes of these names fail
 	crashCreate []string       // the process exits in the middle of Create
+	keepDelete  []string       // Delete of these names answers ok and removes nothing
 	latency     time.Duration  // every call sleeps this long
 	rateLimit   float64        // mutating calls a second (0: no limit)
 	world       string         // the folder the world lives in; "" is the data folder
@@ -64,13 +67,16 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 		v := cfg[k]
 		path := []string{k}
 		switch k {
-		case keyFailCreate, keyCrashCreate:
+		case keyFailCreate, keyCrashCreate, keyKeepDelete:
 			names, d := stringList(path, v)
 			ds = append(ds, d...)
-			if k == keyFailCreate {
+			switch k {
+			case keyFailCreate:
 				f.failCreate = names
-			} else {
+			case keyCrashCreate:
 				f.crashCreate = names
+			default:
+				f.keepDelete = names
 			}
 		case keyFailDelete:
 			m, ok := v.(map[string]any)
@@ -114,8 +120,8 @@ func parseConfig(raw sdk.Attributes) (faults, sdk.Diagnostics) {
 				ds = append(ds, sdk.AttributeErrorf(path, "%s must be a string", k))
 			}
 		default:
-			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s, %s, %s)",
-				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyLatencyMS, keyRateLimit, keyToken, keyWorld))
+			ds = append(ds, sdk.AttributeErrorf(path, "unknown provider config key %q (known: %s, %s, %s, %s, %s, %s, %s, %s)",
+				k, keyCrashCreate, keyFailCreate, keyFailDelete, keyKeepDelete, keyLatencyMS, keyRateLimit, keyToken, keyWorld))
 		}
 	}
 	return f, ds
@@ -150,6 +156,7 @@ func count(v any) (int, bool) {
 
 func (f faults) failsCreate(name string) bool   { return names(f.failCreate, name) }
 func (f faults) crashesCreate(name string) bool { return names(f.crashCreate, name) }
+func (f faults) keepsDelete(name string) bool   { return names(f.keepDelete, name) }
 
 // names reports whether a fault's list names the resource name: the name
 // itself ("worker", or one instance, "worker[a]"), or, for an instance of a

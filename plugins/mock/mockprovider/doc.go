@@ -165,6 +165,12 @@
 //     that value; a Configure with the same value keeps what is left; a
 //     different value re-arms it; a config that no longer names it forgets
 //     it (naming it again re-arms it).
+//   - keep_delete: [compute] — every Delete of compute answers ok and
+//     leaves it in place, as a cloud that accepted a delete and did not
+//     carry it out: a Read by its id still finds it, so the host's Verify
+//     of the Delete fails (a teardown halts there and keeps its record).
+//     An armed fail_delete counter is consumed first. Names match as for
+//     fail_create.
 //   - crash_create: [compute] — Create records compute in the world (so Read
 //     by its idempotency key finds it: a half-done Create with a decidable
 //     outcome), then exits the process with status CrashExitCode (3) without

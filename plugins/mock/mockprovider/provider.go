@@ -752,7 +752,8 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 // Delete removes a resource by id; deleting what is gone succeeds. A
 // request without an id is refused: by type and name alone it could reach a
 // resource another stack sharing the world made. An armed fail_delete
-// counter fails the call first.
+// counter fails the call first; a name keep_delete lists is answered ok
+// and left in place (a delete the cloud accepted and did not carry out).
 func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	if req.Protection == sdk.ProtectionProtected {
 		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
@@ -766,9 +767,13 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if n, refuse := p.admit(1); n == 0 {
 		return nil, refuse("delete " + req.Name)
 	}
+	keep := p.faults().keepsDelete(req.Name)
 	err := p.change(func(w *world) error {
 		if w.consumeFailDelete(req.Name) {
 			return sdk.Errorf("injected failure: delete %s", req.Name)
+		}
+		if keep {
+			return nil
 		}
 		w.remove(req.ID)
 		return nil

@@ -101,7 +101,7 @@ func TestSchema(t *testing.T) {
 		}
 	}
 	if want := map[string]sdk.AttributeType{
-		"fail_create": sdk.TypeList, "crash_create": sdk.TypeList, "fail_delete": sdk.TypeMap,
+		"fail_create": sdk.TypeList, "crash_create": sdk.TypeList, "fail_delete": sdk.TypeMap, "keep_delete": sdk.TypeList,
 		"latency_ms": sdk.TypeNumber, "rate_limit": sdk.TypeNumber, "world": sdk.TypeString, "token": sdk.TypeString,
 	}; !reflect.DeepEqual(cfgKeys, want) {
 		t.Errorf("provider config schema %v, want %v", cfgKeys, want)
@@ -363,6 +363,36 @@ func TestDelete(t *testing.T) {
 	}
 }
 
+// keep_delete answers a Delete of the names it lists ok and leaves the
+// resource in place (a Read by id still finds it); other names are
+// deleted, and an armed fail_delete counter still fails the call first.
+func TestKeepDelete(t *testing.T) {
+	p := configured(t, t.TempDir(), sdk.Attributes{"keep_delete": []any{"worker"}, "fail_delete": map[string]any{"worker[a]": 1}})
+	kept := create(t, p, "compute", "worker[a]", "k1", nil)
+	gone := create(t, p, "network", "net", "k2", nil)
+	del := func(typ, name, id string) error {
+		_, err := p.Delete(context.Background(), &sdk.DeleteRequest{Type: typ, Name: name, ID: id})
+		return err
+	}
+	if err := del("compute", "worker[a]", kept.ID); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("first Delete: %v, want the armed fail_delete", err)
+	}
+	for i := range 2 {
+		if err := del("compute", "worker[a]", kept.ID); err != nil {
+			t.Fatalf("Delete %d of a kept name: %v, want ok", i, err)
+		}
+		if !read(t, p, &sdk.ReadRequest{Type: "compute", Name: "worker[a]", ID: kept.ID}).Exists {
+			t.Fatalf("Delete %d of a kept name removed it", i)
+		}
+	}
+	if err := del("network", "net", gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, p, &sdk.ReadRequest{Type: "network", Name: "net", ID: gone.ID}).Exists {
+		t.Fatal("a name keep_delete does not list was left in place")
+	}
+}
+
 func TestUpdate(t *testing.T) {
 	p := configured(t, t.TempDir(), nil)
 	cr := create(t, p, "dynamodb_table", "db", "k", sdk.Attributes{"size": 1, "zone": "z1", "table": "t"})
@@ -418,6 +448,7 @@ func TestConfigureRejects(t *testing.T) {
 		{sdk.Attributes{"region": "us-east-1"}, []string{"region"}},
 		{sdk.Attributes{"fail_create": "compute"}, []string{"fail_create"}},
 		{sdk.Attributes{"crash_create": []any{1}}, []string{"crash_create"}},
+		{sdk.Attributes{"keep_delete": "compute"}, []string{"keep_delete"}},
 		{sdk.Attributes{"fail_delete": []any{"network"}}, []string{"fail_delete"}},
 		{sdk.Attributes{"fail_delete": map[string]any{"network": -1}}, []string{"fail_delete", "network"}},
 		{sdk.Attributes{"latency_ms": "5"}, []string{"latency_ms"}},
@@ -441,7 +472,7 @@ func TestConfigureRejects(t *testing.T) {
 	}
 	// Every known key with a good value, in Go's own types, is accepted.
 	configured(t, t.TempDir(), sdk.Attributes{
-		"fail_create": []string{"a"}, "crash_create": []any{"b"},
+		"fail_create": []string{"a"}, "crash_create": []any{"b"}, "keep_delete": []string{"d"},
 		"fail_delete": map[string]int{"c": 2}, "latency_ms": 0, "rate_limit": 50,
 		"world": filepath.Join(t.TempDir(), "w"), "token": "t0k3n",
 	})

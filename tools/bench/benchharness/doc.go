@@ -24,7 +24,8 @@
 // the write slots; in an apply a resource is ready once what it depends on
 // is written (bulwark starts an ephemeral create, policy compensate, early:
 // see engine.Step.EarlyStart), in a teardown once what depends on it is
-// deleted and verified gone; ready resources fill free slots in
+// deleted, its Delete returned (bulwark deletes an ephemeral resource
+// early: see engine.Step.EarlyDelete); ready resources fill free slots in
 // topological order. Limit simulates that list
 // schedule, exact for these graphs. A rate-limited row (the mock's
 // rate_limit R, N resources) is held against N ÷ R seconds instead.

@@ -39,7 +39,8 @@ const LimitDefinition = "**limit** = what an ideal, overhead-free engine would t
 	"before its first delete; reads are unbounded, so all at once); then one write per resource (Create; in a teardown, Delete) taking L in one of P " +
 	"write slots, and Verify's read taking L after it, off the write slots; in an apply a resource is ready once what it depends on " +
 	"is written, not verified (every resource here is an ephemeral create with policy compensate, which bulwark starts early: a failed " +
-	"Verify of what it depends on rolls it back); in a teardown once what depends on it is deleted and verified gone; ready resources " +
+	"Verify of what it depends on rolls it back); in a teardown likewise once what depends on it is deleted (its Delete returned), not verified gone " +
+	"(every resource here is ephemeral, whose Delete bulwark starts early: a failed Verify of what depends on it halts the teardown); ready resources " +
 	"take free slots in topological order (list scheduling, exact for these graphs). Flat 200 at P 10, L 200 ms: 0.2 + 20 × 0.2 + 0.2 = 4.4 s; " +
 	"layers 10 × 20 at P 50, L 200 ms: 0.2 + 10 × 0.2 + 0.2 = 2.4 s. " +
 	"Plus **start-up**: what the same command costs bulwark on a stack of one resource on the same mock without latency " +

@@ -52,8 +52,11 @@ func (g Graph) reversed() Graph {
 //     written (its Create returned), not verified: the generated stacks'
 //     resources are all ephemeral with policy compensate, which bulwark
 //     starts early (engine.Step.EarlyStart: a failed Verify rolls the
-//     early dependent back); in a teardown, once what depends on it is
-//     deleted and verified gone (deletes never start early);
+//     early dependent back); in a teardown, likewise once what depends
+//     on it is deleted (its Delete returned), not verified gone: the
+//     generated resources are all ephemeral, whose Delete bulwark starts
+//     early (engine.Step.EarlyDelete: a failed Verify of what depends on
+//     it halts the teardown); a durable one would wait for verified;
 //   - ready resources take free slots in topological order (list
 //     scheduling: an idle slot is never left idle while a resource is ready).
 //
@@ -66,7 +69,7 @@ func Limit(g Graph, command string, latency time.Duration, parallelism int) time
 	case CmdApply:
 		return time.Duration(1+EarlyTicks(g, parallelism)) * latency
 	case CmdTeardown:
-		return time.Duration(1+Ticks(g.reversed(), parallelism)) * latency
+		return time.Duration(1+EarlyTicks(g.reversed(), parallelism)) * latency
 	}
 	return 0
 }
@@ -81,7 +84,8 @@ func Ticks(g Graph, parallelism int) int {
 }
 
 // EarlyTicks is Ticks for resources whose dependents start once they are
-// written, not verified (bulwark's early start of an ephemeral create): a
+// written, not verified (bulwark's early start of an ephemeral create, and
+// in a teardown its early delete of an ephemeral resource): a
 // resource written at tick t is still verified at t+2, and the schedule
 // ends with the last verify, but its dependents are ready at t+1.
 func EarlyTicks(g Graph, parallelism int) int {

@@ -27,14 +27,14 @@ func TestLimit(t *testing.T) {
 		// A chain: in an apply each write waits for the one before to be
 		// written (an ephemeral create starts early), the last one's
 		// verify after it; in a teardown each delete waits for the one
-		// before to be verified gone.
+		// before to be deleted (an ephemeral delete starts early too).
 		{Chain, 3, CmdApply, 100 * ms, 10, 100*ms + 3*100*ms + 100*ms},
-		{Chain, 3, CmdTeardown, 100 * ms, 10, 700 * ms},
+		{Chain, 3, CmdTeardown, 100 * ms, 10, 100*ms + 3*100*ms + 100*ms},
 		// 10 layers of 2, each resource waiting for both of the layer
 		// before: a layer every L, the last one's verify after it (a
-		// teardown: a layer every 2 L).
+		// teardown too: it deletes early).
 		{Layers, 20, CmdApply, 50 * ms, 10, 50*ms + 10*50*ms + 50*ms}, // 0.6 s
-		{Layers, 20, CmdTeardown, 50 * ms, 10, 1050 * ms},
+		{Layers, 20, CmdTeardown, 50 * ms, 10, 50*ms + 10*50*ms + 50*ms},
 		// 10 layers of 4 at P 2: a layer every 2 ticks (2k, 2k+1), the
 		// next ready at 2k+2; layer 9 last written at tick 19, verified
 		// at 21.
@@ -46,8 +46,8 @@ func TestLimit(t *testing.T) {
 		// layer).
 		{Layers, 200, CmdApply, 200 * ms, 10, 4400 * ms},
 		{Layers, 200, CmdApply, 200 * ms, 50, 2400 * ms},
-		{Layers, 200, CmdTeardown, 50 * ms, 10, 1150 * ms},
-		{Layers, 200, CmdTeardown, 200 * ms, 50, 4200 * ms}, // deletes wait for verified: 2 L per layer
+		{Layers, 200, CmdTeardown, 50 * ms, 10, 1100 * ms},
+		{Layers, 200, CmdTeardown, 200 * ms, 50, 2400 * ms}, // deletes start early: 1 L per layer (was 4.2 s, 2 L)
 		{Flat, 10, "plan", time.Second, 10, 0},
 	}
 	for _, tt := range tests {
