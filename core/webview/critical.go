@@ -40,7 +40,8 @@ type segment struct {
 	// executed is when a run's Execute returned ok (zero if it did not):
 	// a dependent that starts early (the engine's EarlyStart: an
 	// ephemeral create) was released then, not at the end of its
-	// dependency's Verify.
+	// dependency's Verify; so was an ephemeral resource's Delete in a
+	// teardown (EarlyDelete), on its dependent's Delete.
 	executed time.Time
 }
 
@@ -56,7 +57,9 @@ const tie = time.Millisecond
 // before this one started (what released it: a dependency, the failure
 // that started a rollback, or a parallelism slot), a dependency whose
 // Execute had returned by then counting from that return (an early
-// start, while its Verify still read); among parts ending
+// start, while its Verify still read), and a teardown's dependent from
+// its Delete's return when that came before the delete ended (an early
+// delete); among parts ending
 // within a millisecond of each other, a recorded dependency wins. It
 // stops at a part that nothing ended before. The bars and rows on it are
 // marked Critical.
@@ -110,10 +113,16 @@ func criticalPath(p *TimelinePage, deps map[string][]string) []PathStep {
 			v := reason(p, deps, n, m)
 			end := m.end
 			if end.After(n.start) {
-				// Only a dependency that released n early (n started
-				// after its Execute returned, while its Verify read)
-				// counts from before its own end, and from then.
-				if v != "depends on" || m.executed.IsZero() || m.executed.After(n.start) {
+				// Only a part that released n early counts from before
+				// its own end, and from its Execute's return: a
+				// dependency n started after (an early start, while its
+				// Verify read), or, for a teardown's delete, a dependent
+				// whose Delete returned before n ended (an early delete
+				// begins its Check as that Delete goes out and sends its
+				// own once it returned, while its Verify reads).
+				early := v == "depends on" && !m.executed.IsZero() && !m.executed.After(n.start)
+				earlyDelete := v == "dependent" && n.part == "run" && !m.executed.IsZero() && m.executed.Before(n.end)
+				if !early && !earlyDelete {
 					continue
 				}
 				end = m.executed

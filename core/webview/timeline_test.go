@@ -244,3 +244,49 @@ func TestCriticalPathThroughAnEarlyStart(t *testing.T) {
 		t.Errorf("app waited %dms after net's Execute returned, want 0", p.CriticalPath[1].WaitMS)
 	}
 }
+
+// A teardown's early delete: net's Check reads while app's Delete is in
+// flight, and net's Delete goes out once app's returned, while app's
+// Verify still reads. The path goes from app's run to net's, released at
+// app's Delete's return, not back past app to whatever ended before
+// net's Check began (db).
+func TestCriticalPathThroughAnEarlyDelete(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	recs := []journal.Record{{Op: "op_1", Kind: journal.KindOp, Type: "teardown", Status: journal.OpRunning, Time: at(0)}}
+	phase := func(step, phase string, from, to int) {
+		recs = append(recs,
+			journal.Record{Op: "op_1", Kind: journal.KindStep, Step: step, Resource: step, Action: "delete", Phase: phase, Status: journal.StepStarted, Time: at(from)},
+			journal.Record{Op: "op_1", Kind: journal.KindStep, Step: step, Resource: step, Action: "delete", Phase: phase, Status: journal.StepOK, Time: at(to)})
+	}
+	phase("db", "check", 0, 5)
+	phase("db", "execute", 5, 200)
+	phase("db", "verify", 200, 400)
+	phase("app", "check", 0, 10)
+	phase("app", "execute", 10, 1000)
+	phase("app", "verify", 1000, 1500)
+	phase("net", "check", 400, 420)
+	phase("net", "execute", 420, 2000)
+	phase("net", "verify", 2000, 2500)
+	recs = append(recs, journal.Record{Op: "op_1", Kind: journal.KindOp, Type: "teardown", Status: journal.OpSucceeded, Time: at(2600)})
+	src := &memSource{ops: recs, res: []*state.Resource{
+		{Name: "app", DependsOn: []string{"net"}}, {Name: "net"}, {Name: "db"},
+	}}
+	h := webview.New(src, webview.Options{})
+	req := httptest.NewRequest(http.MethodGet, "/api/stacks/s/operations/op_1", nil)
+	req.Host = "localhost"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	var p webview.TimelinePage
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("%d %s: %v", w.Code, w.Body.String(), err)
+	}
+	var got []string
+	for _, s := range p.CriticalPath {
+		got = append(got, s.Part+" "+s.Step+" after "+s.After+" ("+s.Via+")")
+	}
+	want := "run app after  ()\nrun net after app (dependent)"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("critical path:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
