@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -148,36 +149,54 @@ func cmdMode(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // events-order FILE ACTION R1 R2 ... checks that in the events file the ok
-// events with ACTION for R1, R2, ... appear in that order.
+// events with ACTION for R1, R2, ... appear in that order; an Ri written
+// OTHER:NAME stands for NAME's ok OTHER event instead (verify compute
+// delete:storage: compute verified before storage's Delete ended).
+// eventAction is the ACTION: prefix of an events-order entry.
+var eventAction = regexp.MustCompile(`^[a-z]+:`)
+
 func cmdEventsOrder(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 3 {
-		ts.Fatalf("usage: events-order FILE ACTION RESOURCE...")
+		ts.Fatalf("usage: events-order FILE ACTION [ACTION:]RESOURCE...")
 	}
 	f, err := os.Open(ts.MkAbs(args[0]))
 	ts.Check(err)
 	defer f.Close()
-	pos := map[string]int{}
+	pos := map[string]int{} // "ACTION:RESOURCE" → line of its ok event
 	sc := bufio.NewScanner(f)
 	for i := 0; sc.Scan(); i++ {
 		var ev struct{ Resource, Action, Status string }
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		if ev.Action == args[1] && ev.Status == "ok" {
-			pos[ev.Resource] = i + 1
+		if ev.Status == "ok" {
+			pos[ev.Action+":"+ev.Resource] = i + 1
+		}
+	}
+	// A name with an action of its own (delete:storage) is that event;
+	// a bare name is its ACTION event.
+	keys := make([]string, len(args)-2)
+	for i, r := range args[2:] {
+		keys[i] = r
+		if !eventAction.MatchString(r) {
+			keys[i] = args[1] + ":" + r
 		}
 	}
 	ok := true
-	for i, r := range args[2:] {
-		if pos[r] == 0 {
-			ts.Fatalf("no ok %s event for %s", args[1], r)
+	for i, k := range keys {
+		if pos[k] == 0 {
+			ts.Fatalf("no ok event %s", k)
 		}
-		if i > 0 && pos[args[2+i-1]] > pos[r] {
+		if i > 0 && pos[keys[i-1]] > pos[k] {
 			ok = false
 		}
 	}
 	if ok == neg {
-		ts.Fatalf("%s events order: %v (want %v, neg=%v)", args[1], pos, args[2:], neg)
+		got := map[string]int{}
+		for _, k := range keys {
+			got[k] = pos[k]
+		}
+		ts.Fatalf("events order: %v (want %v, neg=%v)", got, keys, neg)
 	}
 }
 

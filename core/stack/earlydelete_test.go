@@ -173,13 +173,53 @@ func TestTeardownHaltsWhenADependentIsStillThereAfterItsDelete(t *testing.T) {
 		t.Errorf("the state still records mid, deleted and verified gone")
 	}
 
+	// The next teardown finds top and db recorded, mid gone: top must
+	// still go, verified gone, before db's Delete (the state's records no
+	// longer link them; the spec does, through mid). top's Verify read is
+	// held for a while, or until db's Delete is sent, which must not be.
 	e.w.ClearFaults()
-	e.w.OnRead(nil)
-	e.w.OnDelete(nil)
+	var (
+		mu         sync.Mutex
+		topDeleted bool
+		dbSent     = make(chan struct{})
+		early      bool
+	)
+	e.w.OnDelete(func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch name {
+		case "top":
+			topDeleted = true
+		case "db":
+			close(dbSent)
+		}
+	})
+	e.w.OnRead(func(name string) {
+		mu.Lock()
+		held := name == "top" && topDeleted
+		mu.Unlock()
+		if !held {
+			return
+		}
+		select {
+		case <-dbSent:
+			mu.Lock()
+			early = true
+			mu.Unlock()
+		case <-time.After(500 * time.Millisecond):
+		}
+	})
 	r, err = e.teardown(sp)
 	if code := stack.ExitCode(r, err); code != stack.ExitOK {
 		t.Fatalf("second teardown: exit %d, %v, %v", code, err, resErr(r))
 	}
+	mu.Lock()
+	if early {
+		t.Error("db's Delete was sent while top, which depends on it through mid, was not yet verified gone")
+	}
+	mu.Unlock()
+	e.w.OnRead(nil)
+	e.w.OnDelete(nil)
 	if left := e.w.Names(); len(left) != 0 {
 		t.Errorf("world still holds %v", left)
 	}
