@@ -223,19 +223,7 @@ func TestCriticalPathThroughAnEarlyStart(t *testing.T) {
 	src := &memSource{ops: recs, res: []*state.Resource{
 		{Name: "app", DependsOn: []string{"net"}}, {Name: "net"}, {Name: "db"},
 	}}
-	h := webview.New(src, webview.Options{})
-	req := httptest.NewRequest(http.MethodGet, "/api/stacks/s/operations/op_1", nil)
-	req.Host = "localhost"
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	var p webview.TimelinePage
-	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
-		t.Fatalf("%d %s: %v", w.Code, w.Body.String(), err)
-	}
-	var got []string
-	for _, s := range p.CriticalPath {
-		got = append(got, s.Part+" "+s.Step+" after "+s.After+" ("+s.Via+")")
-	}
+	p, got := criticalPathOf(t, src)
 	want := "run net after  ()\nrun app after net (depends on)"
 	if strings.Join(got, "\n") != want {
 		t.Errorf("critical path:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
@@ -272,6 +260,17 @@ func TestCriticalPathThroughAnEarlyDelete(t *testing.T) {
 	src := &memSource{ops: recs, res: []*state.Resource{
 		{Name: "app", DependsOn: []string{"net"}}, {Name: "net"}, {Name: "db"},
 	}}
+	_, got := criticalPathOf(t, src)
+	want := "run app after  ()\nrun net after app (dependent)"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("critical path:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// criticalPathOf is op_1's timeline page from src, and its critical path
+// as lines "PART STEP after STEP (VIA)".
+func criticalPathOf(t *testing.T, src *memSource) (webview.TimelinePage, []string) {
+	t.Helper()
 	h := webview.New(src, webview.Options{})
 	req := httptest.NewRequest(http.MethodGet, "/api/stacks/s/operations/op_1", nil)
 	req.Host = "localhost"
@@ -285,8 +284,5 @@ func TestCriticalPathThroughAnEarlyDelete(t *testing.T) {
 	for _, s := range p.CriticalPath {
 		got = append(got, s.Part+" "+s.Step+" after "+s.After+" ("+s.Via+")")
 	}
-	want := "run app after  ()\nrun net after app (dependent)"
-	if strings.Join(got, "\n") != want {
-		t.Errorf("critical path:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
-	}
+	return p, got
 }
