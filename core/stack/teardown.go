@@ -141,9 +141,7 @@ func teardownDependents(st *state.State, sp *spec.Spec) map[string][]string {
 	}
 	out := map[string][]string{}
 	bridged := false
-	g := dag.New()
 	for _, name := range st.Names() {
-		g.Add(name)
 		seen := map[string]bool{name: true}
 		var add func(d string, direct bool)
 		add = func(d string, direct bool) {
@@ -153,7 +151,6 @@ func teardownDependents(st *state.State, sp *spec.Spec) map[string][]string {
 			seen[d] = true
 			if st.Resources[d] != nil {
 				out[d] = append(out[d], name)
-				g.Connect(name, d)
 				bridged = bridged || !direct
 				return
 			}
@@ -167,7 +164,18 @@ func teardownDependents(st *state.State, sp *spec.Spec) map[string][]string {
 			add(d, true)
 		}
 	}
-	if bridged && len(g.Cycles()) > 0 {
+	if !bridged {
+		return out
+	}
+	// Only a bridge can close a cycle (the records alone are acyclic):
+	// the graph is checked only then.
+	g := dag.New()
+	for d, ns := range out {
+		for _, n := range ns {
+			g.Connect(n, d)
+		}
+	}
+	if len(g.Cycles()) > 0 {
 		return dependents(st)
 	}
 	return out
