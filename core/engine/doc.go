@@ -41,10 +41,9 @@
 // Abort, no Intervention, no Cleanup) has executed; its walk visit begins,
 // and its Check reads, as that dependency's call goes out. A failed Verify
 // of such a dependency halts the run: no step starts its work from then on,
-// what is in flight finishes and is recorded, and the step's VerifyFailed
-// runs before its failure is journaled. The caller sets it only where
-// deleting before the dependency is confirmed gone loses nothing it must
-// keep (an ephemeral resource). A step counts as verified (its gate opens)
+// and what is in flight finishes and is recorded. The caller sets it only
+// where deleting before the dependency is confirmed gone loses nothing it
+// must keep (an ephemeral resource). A step counts as verified (its gate opens)
 // only once every step it depends on is too, ok only if they all were, so
 // a step that waits for verified never starts while anything below it,
 // through steps that started early, is unverified.

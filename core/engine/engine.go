@@ -113,11 +113,6 @@ type Step struct {
 	// on it is confirmed gone is acceptable (the stack: a teardown's
 	// delete of an ephemeral resource), never where it would lose data.
 	EarlyDelete bool
-	// VerifyFailed, when set, is called once the step's Verify has failed,
-	// after its "execute ok" is durable and before the failure is
-	// journaled, so what it stages for the step rides on that record (the
-	// stack puts back the record of a resource its Delete did not remove).
-	VerifyFailed func()
 }
 
 // Operation is a set of steps run as one journaled unit.

@@ -940,9 +940,6 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 			verr := e.cut(fmt.Errorf("verify: %w", v.err))
 			vev.Status, vev.Err = journal.StepFailed, verr
 			e.observe(vev)
-			if s.VerifyFailed != nil {
-				s.VerifyFailed()
-			}
 			status, _, _, err := fail("verify", true, verr)
 			return status, err
 		}

@@ -86,6 +86,12 @@ func (s *session) isRetained(res *state.Resource) bool {
 // keyless provider (built for Terraform, which reads what it destroys
 // first) is given that read's private data as observed
 // (DeleteRequest.Observed), instead of reading it a second time.
+//
+// The record of what it deleted is dropped with staged's record, the
+// Delete's answer taken as the proof; a step that verifies its delete
+// passes staged nil and drops the record only once its read has found the
+// resource gone (deleteThenVerify), so that a crash between the answer and
+// the read leaves the record, and the resume reads it again.
 func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res *state.Resource, why reason, seen *plan.Observation) (string, *providers.ReadResponse, error) {
 	level := s.levelOf(res)
 	switch {
@@ -118,7 +124,7 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 	if err != nil {
 		return "delete", nil, err
 	}
-	if why != reasonDeleteFirst {
+	if why != reasonDeleteFirst && staged != nil {
 		s.forget(staged, res)
 	}
 	if resp == nil {

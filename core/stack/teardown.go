@@ -125,7 +125,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 // that one depends on in the spec, transitively, down to recorded
 // resources. An early delete (deletesEarly) can leave such a gap: a
 // teardown that halted on a dependent still there (load_balancer, its
-// Verify failed, its record put back) may already have deleted an
+// Verify failed, its record kept) may already have deleted an
 // ephemeral resource below it (compute), whose record went with it; the
 // next teardown must still delete load_balancer before what compute
 // depended on (storage), not at the same time. A bridge that would close
@@ -288,8 +288,9 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // engine counts a step verified only once what it depends on is. Should
 // a dependent's Verify find it still there, the run halts (no Delete
 // starts from then on; those in flight finish and are recorded), the
-// teardown ends failed, and the dependent's record is put back (see
-// deleteThenVerify), so an ephemeral resource below it may have gone
+// teardown ends failed, and the dependent keeps its record (dropped only
+// once verified gone: see deleteThenVerify), so an ephemeral resource
+// below it may have gone
 // before it while nothing durable has. A protected resource never gets
 // here: the plan refuses the teardown whole.
 //
@@ -313,22 +314,12 @@ func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *st
 	staged := s.store.ForStep(step.ID)
 	step.Execute = func(ctx context.Context, _ string) error {
 		r := res()
-		action, rb, err := s.deleteResource(ctx, staged, r, why, seen())
+		action, rb, err := s.deleteResource(ctx, nil, r, why, seen())
 		readBack = rb
 		if err == nil && action != "delete" {
 			return fmt.Errorf("internal: %s was not deleted (%s)", r.Name, action)
 		}
 		return err
-	}
-	step.VerifyFailed = func() {
-		// Its Delete returned ok, which dropped its record (with the
-		// "execute ok"), yet it may still be there: the record is put
-		// back with the failure's record, so nothing that may exist is
-		// forgotten (the next teardown reads it again).
-		r := res()
-		if r != nil && s.store.Resource(r.Name) == nil {
-			staged.Put(r)
-		}
 	}
 	step.Verify = func(ctx context.Context) error {
 		r := res()
@@ -343,6 +334,13 @@ func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *st
 		if resp.Exists {
 			return fmt.Errorf("%s (%s) still exists after delete", r.Name, r.ID)
 		}
+		// Verified gone: only now is its record dropped, with the
+		// "verify ok" (or the "execute ok", when the Delete's own
+		// read-back answered before that was written). An answer of ok
+		// is not the proof: a crash before this read leaves the record,
+		// and the resume reads the resource again, as the next teardown
+		// does after a Verify that found it still there.
+		s.forget(staged, r)
 		return nil
 	}
 }
