@@ -113,6 +113,13 @@ type Step struct {
 	// on it is confirmed gone is acceptable (the stack: a teardown's
 	// delete of an ephemeral resource), never where it would lose data.
 	EarlyDelete bool
+	// Verified, when set, is called once the step's Verify has succeeded,
+	// after its "execute ok" is durable and before its "verify ok" is
+	// journaled, so what it stages for the step rides on that record
+	// (durable then, as every record that carries a change): the stack
+	// drops a deleted resource's record only once it is verified gone.
+	// Not called when the journal is lost (nothing more is recorded).
+	Verified func()
 }
 
 // Operation is a set of steps run as one journaled unit.

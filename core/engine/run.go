@@ -948,10 +948,14 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 			// record would only confirm, and resume's Check reads again.
 			return journal.StepOK, nil
 		}
+		if s.Verified != nil {
+			s.Verified()
+		}
 		r := rec
 		r.Phase, r.Status = "verify", journal.StepOK
 		// Deferred: a read confirmed what the durable "execute ok"
-		// recorded; lost in a crash, resume's Check reads again.
+		// recorded; lost in a crash, resume's Check reads again. (One
+		// that carries what Verified staged is made durable instead.)
 		if _, err := e.appendDeferred(jctx, r); err != nil {
 			return journal.StepFailed, err
 		}

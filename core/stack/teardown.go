@@ -308,7 +308,9 @@ func (s *session) deletesEarly(res *state.Resource, why reason) bool {
 // by what the Delete read back in its own call when it offers that
 // (providers.Capabilities.DeleteReadsBack), else by a Read. res is the record the
 // step deletes, known once its Check has run; seen what that Check read of
-// it (nil: nothing), which the Delete is given (see deleteResource).
+// it (nil: nothing), which the Delete is given (see deleteResource). The
+// record is dropped once that Verify has passed (Step.Verified), never on
+// the Delete's answer alone.
 func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *state.Resource, seen func() *plan.Observation) {
 	var readBack *providers.ReadResponse
 	staged := s.store.ForStep(step.ID)
@@ -334,13 +336,17 @@ func (s *session) deleteThenVerify(step *engine.Step, why reason, res func() *st
 		if resp.Exists {
 			return fmt.Errorf("%s (%s) still exists after delete", r.Name, r.ID)
 		}
-		// Verified gone: only now is its record dropped, with the
-		// "verify ok" (or the "execute ok", when the Delete's own
-		// read-back answered before that was written). An answer of ok
-		// is not the proof: a crash before this read leaves the record,
-		// and the resume reads the resource again, as the next teardown
-		// does after a Verify that found it still there.
-		s.forget(staged, r)
 		return nil
+	}
+	step.Verified = func() {
+		// Verified gone: only now is its record dropped, with the
+		// "verify ok" (the engine calls this once the "execute ok" is
+		// durable, so nothing else of the step is being committed). An
+		// answer of ok is not the proof: a crash before the read leaves
+		// the record, and the resume reads the resource again, as the
+		// next teardown does after a Verify that found it still there.
+		if r := res(); r != nil {
+			s.forget(staged, r)
+		}
 	}
 }
