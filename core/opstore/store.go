@@ -93,6 +93,11 @@ type Store struct {
 	// pending are the changes parked on a stage, by the journal record
 	// they ride on (see stage).
 	pending map[stageKey]*storage.Change
+	// committing are the changes a record took from pending and is
+	// committing, until the view shows them (or the commit failed): a
+	// change parked meanwhile goes to pending, for the stage's next
+	// record, never into what is already on its way to disk.
+	committing map[stageKey]*storage.Change
 }
 
 // Stage is where a step's work, or an operation's end, parks what it
@@ -230,7 +235,15 @@ func (s *Store) Append(ctx context.Context, r journal.Record) (journal.Record, e
 		if p = s.pending[key]; p != nil {
 			// A copy: commit may replace a put (its sensitive list)
 			// while stage.resource reads p.
-			ch = storage.Change{Put: slices.Clone(p.Put), Delete: p.Delete, Meta: p.Meta}
+			ch = storage.Change{Put: slices.Clone(p.Put), Delete: slices.Clone(p.Delete), Meta: p.Meta}
+			// Taken: what the stage parks from now on waits for its
+			// next record (a change merged into p now would be dropped
+			// with p, never written).
+			delete(s.pending, key)
+			if s.committing == nil {
+				s.committing = map[stageKey]*storage.Change{}
+			}
+			s.committing[key] = p
 		}
 		s.pmu.Unlock()
 	}
@@ -241,8 +254,8 @@ func (s *Store) Append(ctx context.Context, r journal.Record) (journal.Record, e
 		// failed): stage.resource finds a step's put in one or the
 		// other at every moment.
 		s.pmu.Lock()
-		if s.pending[key] == p {
-			delete(s.pending, key)
+		if s.committing[key] == p {
+			delete(s.committing, key)
 		}
 		s.pmu.Unlock()
 	}
@@ -256,20 +269,24 @@ func (s *Store) Append(ctx context.Context, r journal.Record) (journal.Record, e
 func (t *Stage) Resource(name string) *state.Resource {
 	s := t.s
 	s.pmu.Lock()
-	if p := s.pending[t.key]; p != nil {
-		defer s.pmu.Unlock()
+	// What is parked is newer than what is being committed.
+	for _, p := range []*storage.Change{s.pending[t.key], s.committing[t.key]} {
+		if p == nil {
+			continue
+		}
 		for _, r := range slices.Backward(p.Put) {
 			if r.Name == name {
+				s.pmu.Unlock()
 				return r
 			}
 		}
 		if slices.Contains(p.Delete, name) {
+			s.pmu.Unlock()
 			return nil
 		}
-		return s.Resource(name) // not this step's
 	}
 	s.pmu.Unlock()
-	return s.Resource(name)
+	return s.Resource(name) // not this step's
 }
 
 // AppendDeferred is the engine's journal for a record that guards no

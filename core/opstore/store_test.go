@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -120,5 +121,75 @@ func TestWriteNowIsDurableAtOnce(t *testing.T) {
 				t.Fatalf("view %v, durable %v: want both", s.Resource("x") != nil, loaded.Resources["x"] != nil)
 			}
 		})
+	}
+}
+
+// heldWriter holds its first Commit that carries records until told to go
+// on.
+type heldWriter struct {
+	storage.Writer
+	once    *sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (w heldWriter) Commit(ctx context.Context, c storage.Commit) (int64, error) {
+	if len(c.Records) > 0 && !c.Deferred {
+		w.once.Do(func() {
+			close(w.entered)
+			<-w.release
+		})
+	}
+	return w.Writer.Commit(ctx, c)
+}
+
+// What a stage parks while its record is being committed is not lost: it
+// waits for the stage's next record, and meanwhile the stage shows both
+// (the newer first). A change merged into what the first record took
+// would have been dropped with it, never written.
+func TestStageParkedDuringItsRecordsCommitRidesOnTheNext(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	w := heldWriter{Writer: s.w, once: &sync.Once{}, entered: make(chan struct{}), release: make(chan struct{})}
+	s.w = w
+	staged := s.ForStep("a")
+	x := &state.Resource{Name: "x", Type: "network", ID: "n-1", Protection: protection.Ephemeral}
+	y := &state.Resource{Name: "y", Type: "network", ID: "n-2", Protection: protection.Ephemeral}
+	staged.Put(x)
+	rec := func(phase string) journal.Record {
+		return journal.Record{Op: "op_1", Kind: journal.KindStep, Step: "a", Phase: phase, Status: journal.StepOK}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, rec("execute"))
+		done <- err
+	}()
+	<-w.entered // the execute record's commit has taken x and waits
+	staged.Put(y)
+	if staged.Resource("x") == nil || staged.Resource("y") == nil {
+		t.Fatal("while the record commits, the stage does not show both what it took and what was parked since")
+	}
+	close(w.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s.Resource("x") == nil {
+		t.Fatal("x, parked before the record, is not in the view after it")
+	}
+	if s.Resource("y") != nil {
+		t.Fatal("y, parked while the record committed, rode on it")
+	}
+	if staged.Resource("y") == nil {
+		t.Fatal("y, parked while the record committed, was lost")
+	}
+	if _, err := s.Append(ctx, rec("verify")); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := s.be.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Resources["x"] == nil || loaded.Resources["y"] == nil {
+		t.Fatalf("durable after both records: x %v, y %v; want both", loaded.Resources["x"] != nil, loaded.Resources["y"] != nil)
 	}
 }
