@@ -39,7 +39,10 @@
 // Intervention: a teardown's delete, which nothing undoes) starts its work
 // once each dependency whose failure undoes nothing (policy Continue or
 // Abort, no Intervention, no Cleanup) has executed; its walk visit begins,
-// and its Check reads, as that dependency's call goes out. A failed Verify
+// and its Check reads, once that dependency's call has returned and its
+// "execute ok" is durable, never while the call is in flight (the Check
+// is the ownership read that decides the step's Delete: it must see what
+// happened during the dependency's). A failed Verify
 // of such a dependency halts the run: no step starts its work from then on,
 // and what is in flight finishes and is recorded. The caller sets it only
 // where deleting before the dependency is confirmed gone loses nothing it

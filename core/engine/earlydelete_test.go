@@ -101,11 +101,12 @@ func stepRecords(t *testing.T, path, id string) []string {
 	return out
 }
 
-// A step that may delete early begins (its Check reads) while its
-// dependency's Delete is in flight, and sends its own Delete once that
-// Delete has returned and its "execute ok" is durable, without waiting for
-// the dependency's Verify. Every step is journaled as without it.
-func TestEarlyDeleteBeginsAsTheCallGoesOut(t *testing.T) {
+// A step that may delete early begins (its Check reads) once its
+// dependency's Delete has returned and its "execute ok" is durable, never
+// while that Delete is in flight (the Check is the ownership read that
+// decides its own Delete), and sends its Delete without waiting for the
+// dependency's Verify. Every step is journaled as without it.
+func TestEarlyDeleteBeginsOnceTheCallReturned(t *testing.T) {
 	w := newDelWorld("a", "b")
 	e, path := newEngine(t)
 	a, b := w.step("a", false), w.step("b", true, "a")
@@ -113,24 +114,27 @@ func TestEarlyDeleteBeginsAsTheCallGoesOut(t *testing.T) {
 	check := b.Check
 	b.Check = func(ctx context.Context) (bool, error) {
 		defer close(bChecked)
+		if w.there("a") {
+			t.Error("b's Check read before a's Delete returned")
+		}
+		if got := stepRecords(t, path, "a"); !slices.Contains(got, "execute ok") {
+			t.Errorf("b's Check read before a's execute ok was durable (a: %v)", got)
+		}
 		return check(ctx)
 	}
 	del := a.Execute
 	a.Execute = func(ctx context.Context, key string) error {
-		// b reads while this call is in flight: without that it never
-		// checks before the deadline.
-		await(t, "b's Check while a's Delete is in flight", bChecked)
-		return del(ctx, key)
+		err := del(ctx, key)
+		select {
+		case <-bChecked:
+			t.Error("b's Check read while a's Delete was in flight")
+		default:
+		}
+		return err
 	}
 	delB := b.Execute
 	b.Execute = func(ctx context.Context, key string) error {
 		defer close(bDeleted)
-		if w.there("a") {
-			t.Error("b's Delete went out before a's returned")
-		}
-		if got := stepRecords(t, path, "a"); !slices.Contains(got, "execute ok") {
-			t.Errorf("b's Delete went out before a's execute ok was durable (a: %v)", got)
-		}
 		return delB(ctx, key)
 	}
 	verify := a.Verify

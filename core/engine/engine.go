@@ -101,10 +101,10 @@ type Step struct {
 	// depends on has executed (its "execute ok" durable), instead of
 	// verified, where that dependency's failed Verify halts the run: a
 	// dependency with policy Continue or Abort, no Intervention, not a
-	// Cleanup step. Such a dependency, once its "execute started" is
-	// durable and its call about to go out, lets the steps that depend on
-	// it begin (their Checks read while its call is in flight; their work
-	// still waits for its "execute ok"). Should its Verify fail, no step
+	// Cleanup step. Such a dependency, once its call has returned and its
+	// "execute ok" is durable, lets the steps that depend on it begin
+	// (their Checks read while its Verify reads, never while its call is
+	// in flight). Should its Verify fail, no step
 	// starts its work from then on (the run halts; what is in flight
 	// finishes and is recorded) and the operation ends Failed. On any
 	// other dependency the step waits for verified. The engine ignores it

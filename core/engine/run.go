@@ -78,12 +78,12 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			stopping = true
 		}}
 	for _, s := range op.Steps {
-		sl.gates[s.ID] = &gate{done: make(chan struct{}), executed: make(chan struct{}), sent: make(chan struct{}),
+		sl.gates[s.ID] = &gate{done: make(chan struct{}), executed: make(chan struct{}),
 			undoes: s.Policy == Compensate && !s.Intervention}
 	}
 	// A dependency of a step that may delete early (Step.EarlyDelete)
-	// halts the run if its Verify fails, and lets that step begin as its
-	// own call goes out (gate.halts).
+	// halts the run if its Verify fails, and lets that step begin once its
+	// own "execute ok" is durable, before its Verify (gate.halts).
 	for _, s := range op.Steps {
 		if !deletesEarly(s) {
 			continue
@@ -185,9 +185,11 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 			return finish(s, status, executed, verify, err)
 		}
 		// A step that may delete early depends on this one: it begins,
-		// its Check reading, once this one's call goes out (gate.sent),
-		// and waits for its "execute ok" before its own call. The step
-		// runs on beyond the walk's visit from there.
+		// its Check reading, once this one's call has returned and its
+		// "execute ok" is durable (gate.executed), without waiting for
+		// this one's Verify; never while the call is in flight, so the
+		// ownership read that decides its Delete is made after this
+		// Delete. The step runs on beyond the walk's visit from there.
 		ended := make(chan bool, 1)
 		detached.Add(1)
 		go func() {
@@ -198,7 +200,7 @@ func (e *Engine) Run(ctx context.Context, op *Operation) Result {
 		select {
 		case ok := <-ended:
 			return ok
-		case <-gt.sent:
+		case <-gt.executed:
 			return true
 		}
 	})
@@ -468,21 +470,19 @@ type stepSlots struct {
 // started early, is unverified. Before that, executed is closed once its
 // Execute succeeded and its "execute ok" is durable while its Verify still
 // reads, or it ended ok with nothing left to read (never for one that
-// failed or was stopped: done says those), and sent once its "execute
-// started" is durable and its call is about to go out.
+// failed or was stopped: done says those).
 type gate struct {
 	done     chan struct{}
 	ok       bool
 	executed chan struct{}
-	sent     chan struct{}
 	// undoes: the step's failure rolls back the run (policy Compensate,
 	// no Intervention), so a dependent that started on its "execute ok"
 	// is undone if its Verify fails.
 	undoes bool
 	// halts: a step that may delete early (Step.EarlyDelete) depends on
 	// this one, whose failure undoes nothing (see haltsOnVerify): its
-	// failed Verify halts the run, and its dependents begin once its call
-	// goes out (sent).
+	// failed Verify halts the run, and its dependents begin once its
+	// "execute ok" is durable (executed), not once it is verified.
 	halts bool
 }
 
@@ -871,10 +871,6 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	}
 	ev.Status = "started"
 	e.observe(ev)
-	if g := sl.gates[s.ID]; g != nil {
-		// The steps that delete early after it begin now (gate.sent).
-		close(g.sent)
-	}
 	t0 := e.now()
 	err = s.Execute(sl.execContext(ctx), started.ID)
 	if err != nil && (s.Intervention || s.Policy != Continue) {

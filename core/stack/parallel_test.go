@@ -311,3 +311,53 @@ func TestTeardownDecidesEachDeleteOnAFreshRead(t *testing.T) {
 		}
 	}
 }
+
+// The ownership read that decides a delete is made after the Deletes of
+// what depends on it have returned, never while one is in flight (an early
+// delete does not wait for their Verifies, but it does wait for that): a
+// stack that takes the resource over meanwhile is seen. b's Delete waits,
+// up to a deadline, for a read of a to begin; none may.
+func TestTeardownReadsOwnershipAfterTheDependentsDeleteReturned(t *testing.T) {
+	e := newEnv(t)
+	sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "compute", deps: []string{"a"}})
+	e.mustApply(t, sp)
+	var (
+		mu       sync.Mutex
+		deleting bool
+		during   []string
+	)
+	readOfA := make(chan struct{}, 1)
+	e.w.OnRead(func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if name == "a" && deleting {
+			during = append(during, name)
+			select {
+			case readOfA <- struct{}{}:
+			default:
+			}
+		}
+	})
+	e.w.OnDelete(func(name string) {
+		if name != "b" {
+			return
+		}
+		mu.Lock()
+		deleting = true
+		mu.Unlock()
+		select {
+		case <-readOfA:
+		case <-time.After(300 * time.Millisecond):
+		}
+		mu.Lock()
+		deleting = false
+		mu.Unlock()
+	})
+	r, err := stack.Teardown(e.ctx, sp, e.opts())
+	if code := stack.ExitCode(r, err); code != stack.ExitOK {
+		t.Fatalf("teardown: exit %d: %v %v", code, err, resErr(r))
+	}
+	if len(during) > 0 {
+		t.Fatalf("a was read while b's Delete was in flight (%d reads): its ownership was decided on a read older than b's delete", len(during))
+	}
+}

@@ -282,7 +282,9 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // deletesEarly is the teardown's order rule: the Delete of an ephemeral
 // resource may start once each of its dependents (deleted first) has had
 // its Delete return ok, its "execute ok" durable, without waiting for the
-// read that verifies it gone (engine.Step.EarlyDelete). Anything else, a
+// read that verifies it gone (engine.Step.EarlyDelete); its Check, the
+// ownership read that decides its Delete, reads only then, never while a
+// dependent's Delete is in flight. Anything else, a
 // durable resource first, waits for everything that depends on it,
 // directly or through resources deleted early, to be verified gone: the
 // engine counts a step verified only once what it depends on is. Should
