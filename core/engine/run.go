@@ -581,8 +581,8 @@ func (sl stepSlots) verified(ctx context.Context, s *Step) bool {
 // has failed) already: its work would not wait for a gate. For a step
 // that may delete early, a dependency whose failed Verify halts the run
 // counts as settled too: it waits for that one's "execute ok" only, which
-// comes about as its own Check ends (a start journaled with the Check is
-// ended "not_sent" if the dependency then fails).
+// is durable by the time the step begins (a start journaled with the Check
+// is ended "not_sent" if the run halts meanwhile).
 func (sl stepSlots) settled(s *Step) bool {
 	earlyDelete := deletesEarly(s)
 	for _, d := range s.DependsOn {
