@@ -284,15 +284,14 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // its Delete return ok, its "execute ok" durable, without waiting for the
 // read that verifies it gone (engine.Step.EarlyDelete); its Check, the
 // ownership read that decides its Delete, reads only then, never while a
-// dependent's Delete is in flight. Anything else, a
-// durable resource first, waits for everything that depends on it,
-// directly or through resources deleted early, to be verified gone: the
-// engine counts a step verified only once what it depends on is. Should
-// a dependent's Verify find it still there, the run halts (no Delete
-// starts from then on; those in flight finish and are recorded), the
-// teardown ends failed, and the dependent keeps its record (dropped only
-// once verified gone: see deleteThenVerify), so an ephemeral resource
-// below it may have gone
+// dependent's Delete is in flight. Anything else, a durable resource
+// first, waits for everything that depends on it, directly or through
+// resources deleted early, to be verified gone: the engine counts a step
+// verified only once what it depends on is. Should a dependent's Verify
+// find it still there, the run halts (no Delete starts from then on;
+// those in flight finish and are recorded), the teardown ends failed, and
+// the dependent keeps its record (dropped only once verified gone: see
+// deleteThenVerify), so an ephemeral resource below it may have gone
 // before it while nothing durable has. A protected resource never gets
 // here: the plan refuses the teardown whole.
 //
