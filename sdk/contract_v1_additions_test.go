@@ -55,7 +55,7 @@ func (k *keyed) GetSchema(ctx context.Context, req *GetSchemaRequest) (*GetSchem
 	if err != nil {
 		return nil, err
 	}
-	s.Capabilities = Capabilities{IdempotencyKeys: true}
+	s.Capabilities = Capabilities{IdempotencyKeys: true, DeleteChecksKey: true}
 	s.ProviderConfig = []Attribute{{Name: "token", Type: TypeString, Sensitive: true}, {Name: "region", Type: TypeString, Required: true}}
 	return s, nil
 }
@@ -102,7 +102,7 @@ func TestGRPCContractAdditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true, DeleteReadsBack: true}); s.Capabilities != want {
+	if want := (Capabilities{IdempotencyKeys: true, Import: true, ReadMany: true, ValidateMany: true, CreateMany: true, CreateReadsBack: true, DeleteReadsBack: true, DeleteChecksKey: true}); s.Capabilities != want {
 		t.Errorf("capabilities %+v, want %+v", s.Capabilities, want)
 	}
 	if len(s.ProviderConfig) != 2 || !s.ProviderConfig[0].Sensitive || !s.ProviderConfig[1].Required || s.ProviderConfig[0].Type != TypeString {

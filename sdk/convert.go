@@ -117,7 +117,7 @@ func toSchema(s *GetSchemaResponse) *pb.GetSchema_Response {
 		out.ResourceTypes = append(out.ResourceTypes, prt)
 	}
 	if c := s.Capabilities; c != (Capabilities{}) {
-		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack, ReadData: c.ReadData, SchemaValidation: c.SchemaValidation}
+		out.Capabilities = &pb.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.ReadMany, ValidateMany: c.ValidateMany, CreateMany: c.CreateMany, CreateReadsBack: c.CreateReadsBack, DeleteReadsBack: c.DeleteReadsBack, ReadData: c.ReadData, SchemaValidation: c.SchemaValidation, DeleteChecksKey: c.DeleteChecksKey}
 	}
 	out.ProviderConfig = toAttributes(s.ProviderConfig)
 	for _, dt := range s.DataSources {
@@ -173,7 +173,7 @@ func fromSchema(s *pb.GetSchema_Response) *GetSchemaResponse {
 		out.ResourceTypes = append(out.ResourceTypes, rt)
 	}
 	if c := s.Capabilities; c != nil {
-		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData(), SchemaValidation: c.GetSchemaValidation()}
+		out.Capabilities = Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData(), SchemaValidation: c.GetSchemaValidation(), DeleteChecksKey: c.GetDeleteChecksKey()}
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	if out.Capabilities.ReadData {

@@ -45,7 +45,8 @@ type Diagnostic struct {
 
 // CodeConflict marks a Create that found its identity already taken by a
 // resource made under another idempotency key, or by none, and did not
-// claim it.
+// claim it; and a Delete that found the resource carrying another key than
+// DeleteRequest.ExpectedKey, and did not delete it.
 const CodeConflict = "conflict"
 
 // Conflict returns the diagnostic for a Create whose identity is taken:
@@ -58,6 +59,18 @@ func Conflict(summary, ownerKey string) Diagnostic {
 		detail = fmt.Sprintf("it was created under idempotency key %s; it is not claimed (import it to take it over)", ownerKey)
 	}
 	return Diagnostic{Severity: SeverityError, Summary: summary, Detail: detail, Code: CodeConflict}
+}
+
+// DeleteConflict returns the diagnostic for a Delete refused because the
+// resource does not carry DeleteRequest.ExpectedKey: summary says what was
+// found ("bucket acme-data (id b-1)"); key is the key it carries, "" for
+// none. Nothing was deleted.
+func DeleteConflict(summary, key string) Diagnostic {
+	carries := "carries no idempotency key"
+	if key != "" {
+		carries = "carries idempotency key " + key
+	}
+	return Diagnostic{Severity: SeverityError, Summary: summary + " is not the resource the host recorded", Detail: carries + ", not the one the host expected; it was not deleted", Code: CodeConflict}
 }
 
 // IsConflict reports whether err carries a Conflict diagnostic.

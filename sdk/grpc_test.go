@@ -47,7 +47,7 @@ func TestGRPCDeleteProtectedNeverReachesProvider(t *testing.T) {
 			ctx := context.Background()
 			// Every way a host could phrase it: with an id, with attributes, twice.
 			for i := 0; i < 2; i++ {
-				resp, err := host.Delete(ctx, &DeleteRequest{Type: "bucket", Name: "vault", ID: "id-vault", Attributes: Attributes{"arn": "a"}, Protection: tt.protection})
+				resp, err := host.Delete(ctx, &DeleteRequest{Type: "bucket", Name: "vault", ID: "id-vault", Attributes: Attributes{"arn": "a"}, Protection: tt.protection, ExpectedKey: "k-vault"})
 				if err != nil {
 					t.Fatalf("Delete: transport error %v", err)
 				}
@@ -78,7 +78,7 @@ func TestGRPCDeleteProtectedNeverReachesProvider(t *testing.T) {
 			}
 			if tt.reaches {
 				got := rec.last("Delete").(*DeleteRequest)
-				if got.Protection != tt.protection || got.ID != "id-vault" || !reflect.DeepEqual(got.Attributes, Attributes{"arn": "a"}) {
+				if got.Protection != tt.protection || got.ID != "id-vault" || !reflect.DeepEqual(got.Attributes, Attributes{"arn": "a"}) || got.ExpectedKey != "k-vault" {
 					t.Errorf("provider received %+v", got)
 				}
 			}

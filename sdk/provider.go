@@ -195,6 +195,16 @@ type Capabilities struct {
 	// the schema does not, so the host, which checks the schema itself,
 	// never calls it to validate a config.
 	SchemaValidation bool
+	// DeleteChecksKey promises that Delete honours
+	// DeleteRequest.ExpectedKey: it deletes only a resource that carries
+	// exactly that idempotency key, and decides and deletes as one act
+	// (in one transaction, by a conditional request, or under the
+	// provider's own lock), so nothing can take the resource over in
+	// between. Anything else is left as it is and answered with
+	// DeleteConflict. The host then makes no ownership read before a
+	// Delete. The author sets it; a provider whose API cannot delete
+	// conditionally must not (the host then reads first).
+	DeleteChecksKey bool
 }
 
 // SchemaValidator is an optional interface: a provider whose
@@ -631,6 +641,13 @@ type DeleteRequest struct {
 	// whose schema has Capabilities.DeleteReadsBack). Serve answers it by
 	// calling the provider's Read; a provider ignores it.
 	ReadBack bool
+	// ExpectedKey, when not empty, is the idempotency key the host recorded
+	// for the resource: delete it only if it carries exactly this key, as
+	// one act with the delete, else delete nothing and answer
+	// DeleteConflict. Sent only to a provider that announces
+	// Capabilities.DeleteChecksKey. A resource already gone is deleted
+	// successfully, as always.
+	ExpectedKey string
 }
 
 type DeleteResponse struct {

@@ -693,7 +693,7 @@ func (s *server) Delete(ctx context.Context, req *pb.Delete_Request) (*pb.Delete
 		return &pb.Delete_Response{Diagnostics: toDiagnostics(DiagnosticsFromError(err))}, nil
 	}
 	ds := s.call(func() (Diagnostics, error) {
-		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection()), Private: req.GetPrivate()})
+		resp, err := s.impl.Delete(ctx, &DeleteRequest{Type: req.GetType(), Name: req.GetName(), ID: req.GetId(), Attributes: attrs, Protection: fromProtection(req.GetProtection()), Private: req.GetPrivate(), ExpectedKey: req.GetExpectedKey()})
 		if resp != nil {
 			return resp.Diagnostics, err
 		}

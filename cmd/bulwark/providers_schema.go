@@ -115,6 +115,7 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			{p.Capabilities.NoIdempotencyKeys, "no_idempotency_keys"},
 			{p.Capabilities.ReadData, "read_data"},
 			{p.Capabilities.SchemaValidation, "schema_validation"},
+			{p.Capabilities.DeleteChecksKey, "delete_checks_key"},
 		} {
 			if c.on {
 				caps = append(caps, c.name)

@@ -45,7 +45,8 @@ type Diagnostic struct {
 
 // CodeConflict marks a Create that found its identity already taken by a
 // resource made under another idempotency key, or by none, and did not
-// claim it.
+// claim it; and a Delete that found the resource carrying another key than
+// DeleteRequest.ExpectedKey, and did not delete it.
 const CodeConflict = "conflict"
 
 // Conflict returns the diagnostic for a Create whose identity is taken:

@@ -199,6 +199,11 @@ type Capabilities struct {
 	// no validation of its own (sdk.SchemaValidator); never by a
 	// Terraform-protocol adapter.
 	SchemaValidation bool
+	// DeleteChecksKey says Delete honours DeleteRequest.ExpectedKey,
+	// deciding and deleting as one act: the host then decides a delete's
+	// ownership by the Delete itself, with no read before it. Never set by
+	// a Terraform-protocol adapter (those providers stamp no key).
+	DeleteChecksKey bool
 }
 
 // ValidateManyRequest is many ValidateResources.
@@ -487,6 +492,11 @@ type DeleteRequest struct {
 	// instead. Set for a keyless provider (a Terraform-protocol adapter)
 	// only; not sent over bulwark's own protocol.
 	Observed bool
+	// ExpectedKey is the idempotency key the state records for the
+	// resource, for a provider with Capabilities.DeleteChecksKey: it
+	// deletes only a resource that carries exactly this key, else nothing
+	// (a Conflict diagnostic). Empty: no such check.
+	ExpectedKey string
 }
 
 type DeleteResponse struct {

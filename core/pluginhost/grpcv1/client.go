@@ -294,7 +294,7 @@ func (c *client) Delete(ctx context.Context, req *providers.DeleteRequest) (*pro
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection), Private: req.Private, ReadBack: req.ReadBack})
+	resp, err := c.c.Delete(ctx, &pb.Delete_Request{Type: req.Type, Name: req.Name, Id: req.ID, Attributes: attrs, Protection: toProtection(req.Protection), Private: req.Private, ReadBack: req.ReadBack, ExpectedKey: req.ExpectedKey})
 	if err != nil {
 		return nil, err
 	}

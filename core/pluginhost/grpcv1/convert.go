@@ -112,7 +112,7 @@ func fromSchema(s *pb.GetSchema_Response) *providers.GetSchemaResponse {
 		out.ResourceTypes = append(out.ResourceTypes, rt)
 	}
 	if c := s.Capabilities; c != nil {
-		out.Capabilities = providers.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData(), SchemaValidation: c.GetSchemaValidation()}
+		out.Capabilities = providers.Capabilities{IdempotencyKeys: c.IdempotencyKeys, Import: c.Import, ReadMany: c.GetReadMany(), ValidateMany: c.GetValidateMany(), CreateMany: c.GetCreateMany(), CreateReadsBack: c.GetCreateReadsBack(), DeleteReadsBack: c.GetDeleteReadsBack(), ReadData: c.GetReadData(), SchemaValidation: c.GetSchemaValidation(), DeleteChecksKey: c.GetDeleteChecksKey()}
 	}
 	out.ProviderConfig = fromAttributes(s.ProviderConfig)
 	if out.Capabilities.ReadData {

@@ -94,7 +94,11 @@
 //   - Delete by id (a request without one is refused: by (type, name) alone
 //     it could reach another stack's resource); deleting what is gone
 //     succeeds. A Delete carrying ProtectionProtected is refused, as
-//     sdk.Serve already does before the provider sees it.
+//     sdk.Serve already does before the provider sees it. A Delete with
+//     an expected key (Capabilities.DeleteChecksKey, which the mock
+//     announces) deletes only what carries that key, looked at and
+//     removed under the world's lock: anything else is a conflict
+//     (sdk.DeleteConflict) and stays.
 //   - Calls before Configure fail with an error diagnostic.
 //
 // # Without its batch calls

@@ -360,7 +360,7 @@ func (p *provider) GetSchema(ctx context.Context, _ *sdk.GetSchemaRequest) (*sdk
 	return &sdk.GetSchemaResponse{
 		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
 		DataSources:    dataSources(),
-		Capabilities:   sdk.Capabilities{IdempotencyKeys: true},
+		Capabilities:   sdk.Capabilities{IdempotencyKeys: true, DeleteChecksKey: true},
 		ProviderConfig: configSchema(),
 	}, nil
 }
@@ -751,9 +751,14 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 
 // Delete removes a resource by id; deleting what is gone succeeds. A
 // request without an id is refused: by type and name alone it could reach a
-// resource another stack sharing the world made. An armed fail_delete
-// counter fails the call first; a name keep_delete lists is answered ok
-// and left in place (a delete the cloud accepted and did not carry out).
+// resource another stack sharing the world made. A request with an
+// expected key deletes only a resource that carries exactly that key,
+// looked at and removed under the world's lock (which every process
+// sharing the world takes), so no Import or Create can take it over in
+// between; anything else is a conflict and left as it is. An armed
+// fail_delete counter fails the call next; a name keep_delete lists is
+// answered ok and left in place (a delete the cloud accepted and did not
+// carry out).
 func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.DeleteResponse, error) {
 	if req.Protection == sdk.ProtectionProtected {
 		return nil, sdk.ErrProtectedDelete(req.Type, req.Name)
@@ -769,6 +774,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	}
 	keep := p.faults().keepsDelete(req.Name)
 	err := p.change(func(w *world) error {
+		if r := w.byIDOf(req.ID); r != nil && req.ExpectedKey != "" && r.IdempotencyKey != req.ExpectedKey {
+			return sdk.DeleteConflict(fmt.Sprintf("delete %s: %s %s (id %s)", req.Name, r.Type, r.Name, r.ID), r.IdempotencyKey)
+		}
 		if w.consumeFailDelete(req.Name) {
 			return sdk.Errorf("injected failure: delete %s", req.Name)
 		}

@@ -927,3 +927,76 @@ func TestIdentityIncludesTheZone(t *testing.T) {
 		})
 	}
 }
+
+// A Delete with an expected key deletes only what carries that key, and
+// decides under the world's lock: another stack sharing the world that
+// claims the resource (after its owner released it) either claims it
+// before the Delete, which then refuses and leaves it, or finds it gone.
+// Never both: the claim kept and the resource deleted.
+func TestDeleteChecksTheExpectedKey(t *testing.T) {
+	ctx := context.Background()
+	cfg := sdk.Attributes{"world": t.TempDir()}
+	owner, other := configured(t, t.TempDir(), cfg), configured(t, t.TempDir(), cfg)
+	if sc, err := owner.GetSchema(ctx, &sdk.GetSchemaRequest{}); err != nil || !sc.Capabilities.DeleteChecksKey {
+		t.Fatal("the mock does not announce DeleteChecksKey")
+	}
+	cr := create(t, owner, "network", "n", "k-owner", nil)
+	if _, err := owner.Delete(ctx, &sdk.DeleteRequest{Type: "network", Name: "n", ID: cr.ID, ExpectedKey: "k-someone-else"}); !sdk.IsConflict(err) {
+		t.Fatalf("Delete expecting another key: %v, want a conflict", err)
+	}
+	if !read(t, owner, &sdk.ReadRequest{ID: cr.ID}).Exists {
+		t.Fatal("a Delete expecting another key deleted it")
+	}
+	if _, err := owner.Delete(ctx, &sdk.DeleteRequest{Type: "network", Name: "n", ID: cr.ID, ExpectedKey: "k-owner"}); err != nil {
+		t.Fatalf("Delete expecting its key: %v", err)
+	}
+	if read(t, owner, &sdk.ReadRequest{ID: cr.ID}).Exists {
+		t.Fatal("a Delete expecting its own key left it")
+	}
+	if _, err := owner.Delete(ctx, &sdk.DeleteRequest{Type: "network", Name: "n", ID: cr.ID, ExpectedKey: "k-owner"}); err != nil {
+		t.Fatalf("Delete of what is gone: %v, want ok", err)
+	}
+
+	for i := range 40 {
+		name := fmt.Sprintf("r%d", i)
+		cr := create(t, owner, "generic", name, "k-owner-"+name, nil)
+		if _, err := owner.(sdk.Releaser).Release(ctx, &sdk.ReleaseRequest{Type: "generic", Name: name, ID: cr.ID, Key: "k-owner-" + name}); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg        sync.WaitGroup
+			delErr    error
+			imp       *sdk.ImportResponse
+			impErr    error
+			claimedBy = "k-other-" + name
+		)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			// The owner's record predates its release: it expects the
+			// released key, as a stale record would.
+			_, delErr = owner.Delete(ctx, &sdk.DeleteRequest{Type: "generic", Name: name, ID: cr.ID, ExpectedKey: "released:k-owner-" + name})
+		}()
+		go func() {
+			defer wg.Done()
+			imp, impErr = other.(sdk.Importer).Import(ctx, &sdk.ImportRequest{Type: "generic", Name: name, ID: cr.ID, ClaimKey: claimedBy})
+		}()
+		wg.Wait()
+		if impErr != nil {
+			t.Fatalf("%s: Import: %v", name, impErr)
+		}
+		there := read(t, other, &sdk.ReadRequest{ID: cr.ID})
+		switch {
+		case imp.Exists && imp.Claimed:
+			if !sdk.IsConflict(delErr) || !there.Exists || there.IdempotencyKey != claimedBy {
+				t.Fatalf("%s: claimed by the other stack, then the Delete answered %v and the resource is %+v", name, delErr, there)
+			}
+		case !imp.Exists:
+			if delErr != nil || there.Exists {
+				t.Fatalf("%s: the import found nothing, but the Delete answered %v and the resource is %+v", name, delErr, there)
+			}
+		default:
+			t.Fatalf("%s: import answered %+v", name, imp)
+		}
+	}
+}

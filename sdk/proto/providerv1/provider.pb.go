@@ -242,7 +242,9 @@ type Diagnostic struct {
 	AttributePath []string `protobuf:"bytes,4,rep,name=attribute_path,json=attributePath,proto3" json:"attribute_path,omitempty"`
 	// A machine-readable code the host branches on; empty for most. "conflict":
 	// a Create found the resource's identity already taken by a resource made
-	// under another idempotency key (or none), and did not claim it.
+	// under another idempotency key (or none), and did not claim it; or a
+	// Delete found the resource carrying another key than its expected_key
+	// (or none), and did not delete it.
 	Code string `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
 	// The call was refused by a rate limit (the API's quota) and did nothing:
 	// the host backs off the provider's concurrency and retries the same
@@ -656,8 +658,14 @@ type Capabilities struct {
 	// Serve announces it for a provider that has no validation of its own
 	// (sdk.SchemaValidator).
 	SchemaValidation bool `protobuf:"varint,9,opt,name=schema_validation,json=schemaValidation,proto3" json:"schema_validation,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Delete honours Delete.Request.expected_key, deciding and deleting as
+	// one act: nothing can take the resource over between the provider's
+	// look at its key and the delete (one transaction, a conditional
+	// request, or the provider's own lock). The host then decides a delete's
+	// ownership by the Delete itself and makes no read before it.
+	DeleteChecksKey bool `protobuf:"varint,10,opt,name=delete_checks_key,json=deleteChecksKey,proto3" json:"delete_checks_key,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -749,6 +757,13 @@ func (x *Capabilities) GetReadData() bool {
 func (x *Capabilities) GetSchemaValidation() bool {
 	if x != nil {
 		return x.SchemaValidation
+	}
+	return false
+}
+
+func (x *Capabilities) GetDeleteChecksKey() bool {
+	if x != nil {
+		return x.DeleteChecksKey
 	}
 	return false
 }
@@ -2819,7 +2834,15 @@ type Delete_Request struct {
 	Private []byte `protobuf:"bytes,6,opt,name=private,proto3" json:"private,omitempty"`
 	// Answer with read_back (only of a provider that announces
 	// Capabilities.delete_reads_back).
-	ReadBack      bool `protobuf:"varint,7,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
+	ReadBack bool `protobuf:"varint,7,opt,name=read_back,json=readBack,proto3" json:"read_back,omitempty"`
+	// The idempotency key the host recorded for the resource: its stack's
+	// claim on it. Sent only to a provider that announces
+	// Capabilities.delete_checks_key, which deletes only a resource that
+	// carries exactly this key. One that carries another key (another
+	// stack's, a released one) or none is left as it is, and the answer is
+	// an error diagnostic with code "conflict" whose detail names the key
+	// it carries. Empty: no such check (a record from before keys).
+	ExpectedKey   string `protobuf:"bytes,8,opt,name=expected_key,json=expectedKey,proto3" json:"expected_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2901,6 +2924,13 @@ func (x *Delete_Request) GetReadBack() bool {
 		return x.ReadBack
 	}
 	return false
+}
+
+func (x *Delete_Request) GetExpectedKey() string {
+	if x != nil {
+		return x.ExpectedKey
+	}
+	return ""
 }
 
 type Delete_Response struct {
@@ -3009,7 +3039,7 @@ const file_provider_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\"H\n" +
 	"\vCoexistence\x12\x16\n" +
 	"\x06always\x18\x01 \x01(\bR\x06always\x12!\n" +
-	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\xd6\x02\n" +
+	"\fwhen_differs\x18\x02 \x03(\tR\vwhenDiffers\"\x82\x03\n" +
 	"\fCapabilities\x12)\n" +
 	"\x10idempotency_keys\x18\x01 \x01(\bR\x0fidempotencyKeys\x12\x16\n" +
 	"\x06import\x18\x02 \x01(\bR\x06import\x12\x1b\n" +
@@ -3020,7 +3050,9 @@ const file_provider_proto_rawDesc = "" +
 	"\x11create_reads_back\x18\x06 \x01(\bR\x0fcreateReadsBack\x12*\n" +
 	"\x11delete_reads_back\x18\a \x01(\bR\x0fdeleteReadsBack\x12\x1b\n" +
 	"\tread_data\x18\b \x01(\bR\breadData\x12+\n" +
-	"\x11schema_validation\x18\t \x01(\bR\x10schemaValidation\"\xe1\x03\n" +
+	"\x11schema_validation\x18\t \x01(\bR\x10schemaValidation\x12*\n" +
+	"\x11delete_checks_key\x18\n" +
+	" \x01(\bR\x0fdeleteChecksKey\"\xe1\x03\n" +
 	"\tGetSchema\x1a\t\n" +
 	"\aRequest\x1a\xc8\x03\n" +
 	"\bResponse\x12#\n" +
@@ -3153,8 +3185,8 @@ const file_provider_proto_rawDesc = "" +
 	"attributes\x18\x01 \x01(\v2!.bulwark.provider.v1.DynamicValueR\n" +
 	"attributes\x12A\n" +
 	"\vdiagnostics\x18\x02 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12\x18\n" +
-	"\aprivate\x18\x03 \x01(\fR\aprivate\"\x98\x03\n" +
-	"\x06Delete\x1a\xfc\x01\n" +
+	"\aprivate\x18\x03 \x01(\fR\aprivate\"\xbb\x03\n" +
+	"\x06Delete\x1a\x9f\x02\n" +
 	"\aRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x0e\n" +
@@ -3166,7 +3198,8 @@ const file_provider_proto_rawDesc = "" +
 	"protection\x18\x05 \x01(\x0e2\x1f.bulwark.provider.v1.ProtectionR\n" +
 	"protection\x12\x18\n" +
 	"\aprivate\x18\x06 \x01(\fR\aprivate\x12\x1b\n" +
-	"\tread_back\x18\a \x01(\bR\breadBack\x1a\x8e\x01\n" +
+	"\tread_back\x18\a \x01(\bR\breadBack\x12!\n" +
+	"\fexpected_key\x18\b \x01(\tR\vexpectedKey\x1a\x8e\x01\n" +
 	"\bResponse\x12A\n" +
 	"\vdiagnostics\x18\x01 \x03(\v2\x1f.bulwark.provider.v1.DiagnosticR\vdiagnostics\x12?\n" +
 	"\tread_back\x18\x02 \x01(\v2\".bulwark.provider.v1.Read.ResponseR\breadBack*t\n" +

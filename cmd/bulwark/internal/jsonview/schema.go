@@ -45,6 +45,10 @@ type (
 		// SchemaValidation: the provider's validation is its schema, which
 		// bulwark checks itself: it never asks the provider to validate.
 		SchemaValidation bool `json:"schema_validation"`
+		// DeleteChecksKey: the provider deletes only a resource that
+		// carries the key bulwark recorded for it, as one act, so bulwark
+		// reads nothing before a delete to decide its ownership.
+		DeleteChecksKey bool `json:"delete_checks_key"`
 	}
 	SchemaType struct {
 		Name        string            `json:"name"`
@@ -84,7 +88,8 @@ func NewSchemaProvider(name string, protocol int, s *providers.GetSchemaResponse
 		Capabilities: SchemaCapabilities{IdempotencyKeys: s.Capabilities.IdempotencyKeys, Import: s.Capabilities.Import,
 			ReadMany: s.Capabilities.ReadMany, ValidateMany: s.Capabilities.ValidateMany, CreateMany: s.Capabilities.CreateMany,
 			CreateReadsBack: s.Capabilities.CreateReadsBack, DeleteReadsBack: s.Capabilities.DeleteReadsBack,
-			NoIdempotencyKeys: s.Capabilities.Keyless, ReadData: s.Capabilities.ReadData, SchemaValidation: s.Capabilities.SchemaValidation},
+			NoIdempotencyKeys: s.Capabilities.Keyless, ReadData: s.Capabilities.ReadData, SchemaValidation: s.Capabilities.SchemaValidation,
+			DeleteChecksKey: s.Capabilities.DeleteChecksKey},
 		Config:        schemaAttributes(s.ProviderConfig),
 		ResourceTypes: make([]SchemaType, 0, len(s.ResourceTypes)),
 		DataSources:   make([]SchemaDataSource, 0, len(s.DataSources)),
