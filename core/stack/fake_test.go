@@ -41,7 +41,9 @@ type fakeCall struct {
 	Config     map[string]any // Create/Update: the config asked for
 	Private    string         // Update/Delete: the private data handed back
 	Observed   bool           // Delete: DeleteRequest.Observed
-	Err        error          // what the fake answered
+	// ExpectedKey is DeleteRequest.ExpectedKey (Delete only).
+	ExpectedKey string
+	Err         error // what the fake answered
 }
 
 // fakeWorld is what the in-process provider remembers between runs, like the
@@ -133,6 +135,18 @@ type fakeWorld struct {
 	// schemaValidated makes the providers announce
 	// Capabilities.SchemaValidation: their validation is their schema.
 	schemaValidated bool
+	// checksKeys makes the providers announce Capabilities.DeleteChecksKey
+	// and honour DeleteRequest.ExpectedKey under the world's lock, as the
+	// mock plugin does.
+	checksKeys bool
+}
+
+// ChecksKeys makes the providers' Deletes check the key they are given
+// (Capabilities.DeleteChecksKey).
+func (w *fakeWorld) ChecksKeys() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checksKeys = true
 }
 
 // SchemaValidated makes the providers say their validation is their
@@ -463,13 +477,13 @@ func (p *fakeProvider) Schema() *providers.GetSchemaResponse {
 	p.w.mu.Lock()
 	legacy, keyless := p.w.legacy || p.w.keyless, p.w.keyless
 	readsBack, deletesBack := p.w.readBack != nil && !p.w.unasked, p.w.deleteBack != nil && !p.w.unasked
-	data, schemaOnly := p.w.dataSources, p.w.schemaValidated
+	data, schemaOnly, checksKeys := p.w.dataSources, p.w.schemaValidated, p.w.checksKeys
 	p.w.mu.Unlock()
 	p.w.mu.Lock()
 	version := cmp.Or(p.w.version, "0.0.1")
 	p.w.mu.Unlock()
 	sc := &providers.GetSchemaResponse{ProviderName: "fake", ProviderVersion: version, ResourceTypes: rts,
-		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data, SchemaValidation: schemaOnly}}
+		Capabilities: providers.Capabilities{IdempotencyKeys: !legacy, Keyless: keyless, Import: true, CreateReadsBack: readsBack, DeleteReadsBack: deletesBack, ReadData: data, SchemaValidation: schemaOnly, DeleteChecksKey: checksKeys}}
 	if data {
 		sc.DataSources = []providers.DataSourceType{fakeLookup}
 	}
@@ -722,7 +736,7 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 	}
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private), Observed: req.Observed}
+	call := fakeCall{Name: req.Name, Type: req.Type, ID: req.ID, Protection: req.Protection, Private: string(req.Private), Observed: req.Observed, ExpectedKey: req.ExpectedKey}
 	defer func() {
 		call.Err = err
 		p.w.deletes = append(p.w.deletes, call)
@@ -735,6 +749,9 @@ func (p *fakeProvider) Delete(_ context.Context, req *providers.DeleteRequest) (
 	r := p.w.byTypeName(req.Type, req.Name, req.Attributes)
 	if req.ID != "" {
 		r = p.w.resources[req.ID]
+	}
+	if r != nil && req.ExpectedKey != "" && r.Key != req.ExpectedKey {
+		return nil, providers.Diagnostics{{Severity: providers.SeverityError, Summary: "delete " + req.Name + ": carries " + r.Key, Code: providers.CodeConflict}}
 	}
 	if r != nil && !p.w.keepDelete[req.Name] {
 		delete(p.w.resources, r.ID)

@@ -120,8 +120,17 @@ func (s *session) deleteResource(ctx context.Context, staged *opstore.Stage, res
 	if seen != nil && seen.Exists && seen.ID == res.ID && len(seen.Private) > 0 && capsOf(p).Keyless {
 		req.Private, req.Observed = seen.Private, true
 	}
+	if capsOf(p).DeleteChecksKey {
+		// The provider deletes only what still carries the key this
+		// stack recorded, as one act: a takeover at any moment before
+		// the Delete is refused by the Delete itself.
+		req.ExpectedKey = res.IdempotencyKey
+	}
 	resp, err := p.Delete(ctx, req)
 	if err != nil {
+		if req.ExpectedKey != "" && providers.IsConflict(err) {
+			return "delete", nil, fmt.Errorf("%s: the state records %s under key %s, but the provider found another key there: it is not deleted (run `bulwark state forget`): %w", res.Name, res.ID, res.IdempotencyKey, err)
+		}
 		return "delete", nil, err
 	}
 	if why != reasonDeleteFirst && staged != nil {

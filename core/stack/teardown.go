@@ -242,9 +242,11 @@ func (s *session) removeStep(c plan.Change, st *state.State, deps map[string][]s
 }
 
 // deleteStep deletes a recorded resource after everything recorded as
-// depending on it: Check = Read (gone: skipped), Execute = the deletion path,
-// Verify = Read finds nothing. Nothing can undo a delete, so a failure goes
-// on with what does not depend on it.
+// depending on it: Check = Read (gone: skipped; another's: refused),
+// Execute = the deletion path, Verify = Read finds nothing. Of a provider
+// whose Delete checks the key itself (deleteChecksKey), the Check reads
+// nothing and the Delete refuses what is not this stack's. Nothing can
+// undo a delete, so a failure goes on with what does not depend on it.
 func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps map[string][]string) *engine.Step {
 	res := st.Resources[c.Resource]
 	// Its start is journaled while its Check reads (the Check decides
@@ -258,6 +260,14 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 	staged := s.store.ForStep(step.ID)
 	var seen *plan.Observation // what the Check read of it, for the Delete
 	step.Check = func(ctx context.Context) (bool, error) {
+		if s.deleteChecksKey(res) {
+			// The Delete itself refuses what no longer carries this
+			// stack's key (deleteResource), a stronger answer than any
+			// read before it, which a takeover right after could
+			// outdate. What is gone already is deleted as a no-op, and
+			// the Verify finds it gone.
+			return false, nil
+		}
 		obs, err := s.reads.CheckRecorded(ctx, res)
 		if err != nil {
 			return false, err
@@ -284,7 +294,8 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // its Delete return ok, its "execute ok" durable, without waiting for the
 // read that verifies it gone (engine.Step.EarlyDelete); its Check, the
 // ownership read that decides its Delete, reads only then, never while a
-// dependent's Delete is in flight. Anything else, a durable resource
+// dependent's Delete is in flight (and reads nothing when the Delete
+// checks the key itself: deleteChecksKey). Anything else, a durable resource
 // first, waits for everything that depends on it, directly or through
 // resources deleted early, to be verified gone: the engine counts a step
 // verified only once what it depends on is. Should a dependent's Verify
@@ -302,6 +313,15 @@ func (s *session) deleteStep(c plan.Change, st *state.State, why reason, deps ma
 // stake.
 func (s *session) deletesEarly(res *state.Resource, why reason) bool {
 	return why == reasonTeardown && s.levelOf(res) == protection.Ephemeral
+}
+
+// deleteChecksKey reports whether the Delete of res decides its ownership
+// itself: its provider deletes only what carries the key the state
+// records (providers.Capabilities.DeleteChecksKey), and the state records
+// one.
+func (s *session) deleteChecksKey(res *state.Resource) bool {
+	p := s.plugins[res.Provider]
+	return p != nil && res.IdempotencyKey != "" && capsOf(p).DeleteChecksKey
 }
 
 // deleteThenVerify gives step the one deletion path as its Execute (under
