@@ -133,8 +133,15 @@
 //     same ID and by type and name finds the same ID with the new attributes.
 //   - delete_protected: a Delete carrying ProtectionProtected is refused with
 //     an error diagnostic and the resource still exists (skipped by Run).
-//   - delete: Delete succeeds, then Read by ID, by idempotency key and by
-//     type and name all say Exists=false without error.
+//   - delete_checks_key: when the provider declares
+//     Capabilities.DeleteChecksKey, a Delete whose ExpectedKey is not the
+//     resource's key is refused with a conflict diagnostic
+//     (sdk.DeleteConflict; sdk.IsConflict) and the resource still exists.
+//     Skipped otherwise.
+//   - delete: Delete succeeds (carrying, of a provider that declares
+//     Capabilities.DeleteChecksKey, the key the resource was created
+//     under), then Read by ID, by idempotency key and by type and name all
+//     say Exists=false without error.
 //   - delete_again: Delete of what is gone succeeds.
 //   - create_many_fresh: when the provider implements sdk.BatchCreator, a
 //     CreateMany of the resource under a fresh key (after delete) makes it

@@ -55,7 +55,7 @@ func (n *note) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSchema
 			{Name: "id", Type: sdk.TypeString, Required: true},
 			{Name: "text", Type: sdk.TypeString, Computed: true},
 		}}},
-		Capabilities: sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared"}}, nil
+		Capabilities: sdk.Capabilities{IdempotencyKeys: n.flaw != "legacy" && n.flaw != "claims_foreign_undeclared", DeleteChecksKey: n.flaw != "legacy"}}, nil
 }
 
 func (n *note) Configure(_ context.Context, req *sdk.ConfigureRequest) (*sdk.ConfigureResponse, error) {
@@ -244,6 +244,9 @@ func (n *note) Delete(_ context.Context, req *sdk.DeleteRequest) (*sdk.DeleteRes
 			return nil, fmt.Errorf("no note %s", req.ID)
 		}
 		return &sdk.DeleteResponse{}, nil
+	}
+	if r := rs[i]; req.ExpectedKey != "" && r.Key != req.ExpectedKey && n.flaw != "delete_ignores_key" {
+		return nil, sdk.DeleteConflict(fmt.Sprintf("delete %s: note %s", req.Name, r.ID), r.Key)
 	}
 	return &sdk.DeleteResponse{}, n.save(append(rs[:i], rs[i+1:]...))
 }
@@ -450,7 +453,7 @@ func TestFlawedProvidersFail(t *testing.T) {
 		"absent_is_error":            {"first/read_absent", "first/create_conflict", "first/read_only_session", "first/delete", "second/read_absent", "second/create_conflict", "second/read_only_session", "second/delete"},
 		"forgets_attributes":         {"first/read_by_id", "first/update", "second/read_by_id"},
 		"create_ignores_key":         {"first/create_same_key_again", "first/create_conflict", "first/delete", "second/create_same_key_again", "second/create_conflict", "second/delete"},
-		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete"},
+		"update_changes_id":          {"first/update", "first/delete_protected", "first/delete_checks_key", "first/delete"},
 		"delete_gone_fails":          {"first/delete_again", "second/delete_again"},
 		"memory_only":                {"first/read_by_key_after_restart", "first/read_only_session", "first/read_data", "second/read_by_key_after_restart", "second/read_only_session"},
 		// Ownership: a provider that takes over a taken identity
@@ -474,6 +477,9 @@ func TestFlawedProvidersFail(t *testing.T) {
 		// Coexistence: a type that says two can exist at once must hold
 		// both (the host makes the new one before it deletes the old one).
 		"claims_coexist": {"first/coexist", "second/coexist"},
+		// A Delete that says it checks the owner must: one expecting
+		// another key deletes nothing.
+		"delete_ignores_key": {"first/delete_checks_key", "second/delete_checks_key"},
 	} {
 		t.Run(flaw, func(t *testing.T) {
 			t.Parallel()

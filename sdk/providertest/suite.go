@@ -272,10 +272,15 @@ type resourceRun struct {
 }
 
 // delete deletes the resource as the host does, with its last attributes
-// and private data.
+// and private data (and, of a provider that declares
+// Capabilities.DeleteChecksKey, the key it was created under).
 func (rc *resourceRun) delete(t *testing.T) {
 	t.Helper()
-	resp, err := rc.p.Delete(t.Context(), &sdk.DeleteRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Attributes: rc.attrs, Protection: sdk.ProtectionEphemeral, Private: rc.private})
+	req := &sdk.DeleteRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Attributes: rc.attrs, Protection: sdk.ProtectionEphemeral, Private: rc.private}
+	if rc.s.checksKeys() {
+		req.ExpectedKey = rc.key
+	}
+	resp, err := rc.p.Delete(t.Context(), req)
 	if resp == nil {
 		resp = &sdk.DeleteResponse{}
 	}
@@ -669,6 +674,23 @@ func resourceChecks() []resourceCheck {
 			}
 			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
 		}},
+		{name: "delete_checks_key", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
+			if !rc.s.checksKeys() {
+				t.Skip("the provider does not declare Capabilities.DeleteChecksKey: the host reads a resource before deleting it")
+			}
+			resp, err := rc.p.Delete(t.Context(), &sdk.DeleteRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Attributes: rc.attrs, Protection: sdk.ProtectionEphemeral, Private: rc.private, ExpectedKey: rc.key + "-not-it"})
+			var ds sdk.Diagnostics
+			if resp != nil {
+				ds = resp.Diagnostics
+			}
+			if e := ds.Err(); e != nil && err == nil {
+				err = e
+			}
+			if !sdk.IsConflict(err) {
+				t.Errorf("a Delete expecting another key than the resource's was not refused with a conflict diagnostic (sdk.DeleteConflict): %v", err)
+			}
+			rc.c.find(t, &sdk.ReadRequest{Type: rc.r.Type, Name: rc.r.Name, ID: rc.id, Config: rc.r.Config}, rc.id)
+		}},
 		{name: "delete", needs: needResource, run: func(t *testing.T, rc *resourceRun) {
 			rc.delete(t)
 			for _, req := range []*sdk.ReadRequest{
@@ -781,6 +803,9 @@ const skipKeys = "skipped: the provider does not declare Capabilities.Idempotenc
 // keys reports whether the provider declares the IdempotencyKeys
 // capability.
 func (s *suite) keys() bool { return s.schema != nil && s.schema.Capabilities.IdempotencyKeys }
+
+// checksKeys says the provider declares Capabilities.DeleteChecksKey.
+func (s *suite) checksKeys() bool { return s.schema != nil && s.schema.Capabilities.DeleteChecksKey }
 
 // deleteQuietly deletes the resource id, reporting a failure.
 func (s *suite) deleteQuietly(t *testing.T, p sdk.Provider, r Resource, id string) {
