@@ -103,6 +103,13 @@
 //     next Configure or Delete that is not read-only.
 //     Deleting what is gone succeeds. It refuses anything outside the root,
 //     and a Delete carrying ProtectionProtected (as sdk.Serve already does).
+//     A Delete with an expected key (Capabilities.DeleteChecksKey, which
+//     the provider announces) deletes only a folder carrying that key, and
+//     checks the folder again once it is renamed out of everyone's way: a
+//     folder another process put in its place before the rename is renamed
+//     back and the Delete fails with a conflict (sdk.DeleteConflict). The
+//     pending record names the id and key checked, and finishing a removal
+//     cut short removes a folder only if it is still that resource.
 //   - A mutex serialises the calls of one process; one process per root at a
 //     time is assumed (the host's stack lock).
 package localprovider

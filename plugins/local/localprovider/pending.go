@@ -49,7 +49,9 @@ type pendingEntry struct {
 	Kind string `json:"kind"`
 	// Path is the folder's absolute path.
 	Path string `json:"path"`
-	// Key is the idempotency key of the Create (create only).
+	// Key is the idempotency key of the Create (create), or the key the
+	// deleted resource carried when checked (delete; empty in a record an
+	// older version wrote).
 	Key string `json:"idempotency_key,omitempty"`
 	// ID is the id of the resource deleted (delete only).
 	ID string `json:"id,omitempty"`

@@ -37,6 +37,9 @@ type provider struct {
 	// is the root's).
 	legacyPending string
 	readOnly      bool // the host will only read: write nothing anywhere
+	// beforeRename, when set (by tests only), is called by Delete with the
+	// folder it is about to move out of the way, after it checked it.
+	beforeRename func(dir string)
 }
 
 var _ sdk.Provider = (*provider)(nil)
@@ -78,7 +81,7 @@ func (p *provider) GetSchema(context.Context, *sdk.GetSchemaRequest) (*sdk.GetSc
 	return &sdk.GetSchemaResponse{
 		ProviderName: Name, ProviderVersion: Version, ResourceTypes: resourceTypes(),
 		DataSources:  dataSources(),
-		Capabilities: sdk.Capabilities{IdempotencyKeys: true},
+		Capabilities: sdk.Capabilities{IdempotencyKeys: true, DeleteChecksKey: true},
 		ProviderConfig: []sdk.Attribute{
 			{Name: keyRoot, Type: sdk.TypeString, Description: "the folder every resource lives under (default: the data folder)"},
 		},
@@ -435,6 +438,9 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err := checkPlace(req, e); err != nil {
 		return nil, err
 	}
+	if err := checkExpected(req, e.meta, e.dir); err != nil {
+		return nil, err
+	}
 	real, err := filepath.EvalSymlinks(e.dir)
 	if err != nil || !inside(root, e.dir, false) || !inside(root, real, false) {
 		return nil, sdk.Errorf("refusing to delete %s: it is not below the root %s", e.dir, root)
@@ -447,12 +453,28 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err != nil {
 		return nil, err
 	}
-	if err := p.editPending(func(rec *pending) { rec.add(pendingEntry{Kind: pendingDelete, Path: doomed, ID: e.meta.ID}) }); err != nil {
+	if err := p.editPending(func(rec *pending) {
+		rec.add(pendingEntry{Kind: pendingDelete, Path: doomed, ID: e.meta.ID, Key: e.meta.IdempotencyKey})
+	}); err != nil {
 		return nil, err
+	}
+	if p.beforeRename != nil {
+		p.beforeRename(real)
 	}
 	if err := os.Rename(real, doomed); err != nil {
 		_ = p.editPending(func(rec *pending) { rec.drop(doomed) }) // else the next call drops it: nothing is there
 		return nil, fmt.Errorf("delete %s: %w", e.dir, err)
+	}
+	// What was moved is what was checked? Another process sharing the
+	// root may have put another folder in its place between the scan and
+	// the rename (this process's mu orders only its own calls): checked
+	// again once out of everyone's way, it goes back if it is not the one.
+	if err := movedIsChecked(doomed, e.meta, req); err != nil {
+		if rerr := os.Rename(doomed, real); rerr != nil {
+			err = fmt.Errorf("%w; and it could not be moved back from %s: %v (it is left there, not deleted)", err, doomed, rerr)
+		}
+		_ = p.editPending(func(rec *pending) { rec.drop(doomed) })
+		return nil, err
 	}
 	if err := syncDir(parent); err != nil {
 		return nil, err
@@ -582,6 +604,30 @@ func (pl place) private() []byte {
 // resource was (its claim released and taken by another stack, say). A
 // request without private data (recorded before it was kept) is not
 // checked here.
+// checkExpected refuses the Delete of a resource that does not carry the
+// key the host expects (DeleteRequest.ExpectedKey, Capabilities.
+// DeleteChecksKey); none expected, nothing to check.
+func checkExpected(req *sdk.DeleteRequest, m *metadata, dir string) error {
+	if req.ExpectedKey == "" || m.IdempotencyKey == req.ExpectedKey {
+		return nil
+	}
+	return sdk.DeleteConflict(fmt.Sprintf("delete %s: %s %s (id %s, folder %s)", req.Name, m.Type, m.Name, m.ID, dir), m.IdempotencyKey)
+}
+
+// movedIsChecked reports, for a folder Delete moved out of the way
+// (doomed), whether it is still the resource it checked: the same id and
+// key, and the key the host expects.
+func movedIsChecked(doomed string, checked *metadata, req *sdk.DeleteRequest) error {
+	m, err := readMetadata(doomed)
+	if err != nil {
+		return sdk.Errorf("delete %s: what was moved out of %s for deletion is no longer the resource checked (%v): not deleting it", req.Name, checked.Path, err)
+	}
+	if m.ID != checked.ID || m.IdempotencyKey != checked.IdempotencyKey {
+		return sdk.DeleteConflict(fmt.Sprintf("delete %s: the folder at %s was replaced during the delete by %s %s (id %s)", req.Name, checked.Path, m.Type, m.Name, m.ID), m.IdempotencyKey)
+	}
+	return checkExpected(req, m, doomed)
+}
+
 func checkPlace(req *sdk.DeleteRequest, e *entry) error {
 	var pl place
 	if len(req.Private) == 0 || json.Unmarshal(req.Private, &pl) != nil {

@@ -1,7 +1,9 @@
 package localprovider
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +27,7 @@ func (p *provider) finishDeletes() error {
 		if e.Kind != pendingDelete {
 			continue
 		}
-		if exists, ok := ours(p.root, e); ok && exists {
+		if exists, ok := ours(p.root, e); ok && exists && stillDoomed(e) {
 			if err := os.RemoveAll(e.Path); err != nil {
 				continue // kept: the next call tries again
 			}
@@ -116,4 +118,23 @@ func (p *provider) settleCreate(inv *inventory, key string) (*entry, error) {
 func present(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// stillDoomed reports whether the folder a Delete cut short moved out of
+// the way is the resource it checked (its id and key, as recorded), so
+// finishing the delete removes nothing else: a folder another process put
+// in the resource's place before the rename is left where it is (a
+// .del- folder, whose metadata says what it is). A record an older version
+// wrote names no id or key, and is trusted as before.
+func stillDoomed(e pendingEntry) bool {
+	if e.ID == "" {
+		return true
+	}
+	m, err := readMetadata(e.Path)
+	if err != nil {
+		// Half removed already (a crash inside RemoveAll): nothing of it
+		// can be another's, which would have complete metadata.
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return m.ID == e.ID && (e.Key == "" || m.IdempotencyKey == e.Key)
 }
