@@ -599,11 +599,6 @@ func (pl place) private() []byte {
 	return b
 }
 
-// checkPlace refuses a Delete of e when the request's private data names
-// another place or key: what the recorded id holds is no longer what this
-// resource was (its claim released and taken by another stack, say). A
-// request without private data (recorded before it was kept) is not
-// checked here.
 // checkExpected refuses the Delete of a resource that does not carry the
 // key the host expects (DeleteRequest.ExpectedKey, Capabilities.
 // DeleteChecksKey); none expected, nothing to check.
@@ -628,6 +623,11 @@ func movedIsChecked(doomed string, checked *metadata, req *sdk.DeleteRequest) er
 	return checkExpected(req, m, doomed)
 }
 
+// checkPlace refuses a Delete of e when the request's private data names
+// another place or key: what the recorded id holds is no longer what this
+// resource was (its claim released and taken by another stack, say). A
+// request without private data (recorded before it was kept) is not
+// checked here.
 func checkPlace(req *sdk.DeleteRequest, e *entry) error {
 	var pl place
 	if len(req.Private) == 0 || json.Unmarshal(req.Private, &pl) != nil {
