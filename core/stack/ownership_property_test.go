@@ -14,6 +14,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -57,6 +58,10 @@ func propertyOwnership(rt *rapid.T) {
 	defer os.RemoveAll(dir)
 	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
 	e.w.legacy = rapid.IntRange(0, 3).Draw(rt, "legacy") == 0
+	// Deletes that check the key themselves (the Check then reads
+	// nothing): a Delete may then reach what is not the stack's only to
+	// be refused.
+	e.w.checksKeys = !e.w.legacy && rapid.Bool().Draw(rt, "checksKeys")
 	var history []string
 	fail := func(format string, args ...any) {
 		rt.Fatalf("%s\nlegacy provider: %v\nhistory:\n  %s\noutput:\n%s", fmt.Sprintf(format, args...), e.w.legacy, strings.Join(history, "\n  "), e.out)
@@ -220,6 +225,10 @@ func propertyOwnership(rt *rapid.T) {
 		}
 		for _, d := range e.w.Deletes()[d0:] {
 			switch {
+			case e.w.checksKeys && !strings.HasPrefix(d.ExpectedKey, "bulwark:"+name+":"):
+				fail("%s sent a Delete of %s (%s) expecting key %q, not one of its own", name, d.Name, d.ID, d.ExpectedKey)
+			case e.w.checksKeys && providers.IsConflict(d.Err):
+				// Refused by the key check: nothing was deleted.
 			case d.Protection == protection.Protected:
 				fail("%s sent a Delete carrying protected: %+v", name, d)
 			case oob[d.ID]:
