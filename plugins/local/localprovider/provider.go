@@ -470,8 +470,14 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	// the rename (this process's mu orders only its own calls): checked
 	// again once out of everyone's way, it goes back if it is not the one.
 	if err := movedIsChecked(doomed, e.meta, req); err != nil {
+		// Back, durably, before the record of the delete goes: a crash
+		// in between must not leave it under the .del- name with nothing
+		// saying what it is (finishDeletes would still not remove it:
+		// stillDoomed).
 		if rerr := os.Rename(doomed, real); rerr != nil {
 			err = fmt.Errorf("%w; and it could not be moved back from %s: %v (it is left there, not deleted)", err, doomed, rerr)
+		} else if serr := syncDir(parent); serr != nil {
+			return nil, fmt.Errorf("%w; moved back to %s, not yet durably: %v", err, real, serr)
 		}
 		_ = p.editPending(func(rec *pending) { rec.drop(doomed) })
 		return nil, err
