@@ -41,11 +41,14 @@ BULWARK_LDFLAGS := $(if $(GIT_DESCRIBE),-X main.version=$(GIT_DESCRIBE)) $(if $(
 build: build-demo
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-aws ./plugins/aws/cmd/bulwark-provider-aws
 
-# What the demo needs: the CLI and the mock and local providers (the aws
-# provider's SDK takes minutes to compile on a fresh machine).
+# What the demo needs: the CLI, bulwark-graphviz beside it (graph --format
+# svg and the web view's graph page run it: core/graphsvg/dotlayout says
+# why it is a program of its own) and the mock and local providers (the
+# aws provider's SDK takes minutes to compile on a fresh machine).
 build-demo:
 	@mkdir -p $(PLUGINS)
 	$(GOBUILD) -ldflags "$(BULWARK_LDFLAGS)" -o $(BIN)/bulwark ./cmd/bulwark
+	$(GOBUILD) -o $(BIN)/bulwark-graphviz ./cmd/bulwark/cmd/bulwark-graphviz
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-mock ./plugins/mock/cmd/bulwark-provider-mock
 	$(GOBUILD) -o $(PLUGINS)/bulwark-provider-local ./plugins/local/cmd/bulwark-provider-local
 
@@ -65,7 +68,7 @@ build-testproviders:
 		$(GOBUILD) -ldflags "-X main.version=$(TESTPROVIDERS_VERSION)" -o $$d/terraform-provider-$${p}_v$(TESTPROVIDERS_VERSION) ./testproviders/cmd/terraform-provider-$$p; \
 	done
 
-# bulwark into $(PREFIX)/bin and every provider into $(PREFIX)/bin/plugins,
+# bulwark and bulwark-graphviz into $(PREFIX)/bin and every provider into $(PREFIX)/bin/plugins,
 # the folder beside the executable that the plugin lookup searches last
 # (after --plugin-dir, $$BULWARK_PLUGIN_DIR and ./bin/plugins).
 # make install PREFIX=$$HOME/.local puts them in your home; DESTDIR stages.
@@ -73,7 +76,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin/plugins
-	install -m 0755 $(BIN)/bulwark $(DESTDIR)$(PREFIX)/bin/bulwark
+	install -m 0755 $(BIN)/bulwark $(BIN)/bulwark-graphviz $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(PLUGINS)/bulwark-provider-mock $(PLUGINS)/bulwark-provider-local \
 		$(PLUGINS)/bulwark-provider-aws $(DESTDIR)$(PREFIX)/bin/plugins/
 
@@ -195,7 +198,7 @@ cross:
 		(cd tools/release && GOWORK=off GOOS=$$os GOARCH=$$arch $(GO) vet $(TRIMPATH) ./...); \
 	done
 
-# bulwark and its three providers built for each of CROSS_PLATFORMS, into
+# bulwark, bulwark-graphviz and the three providers built for each of CROSS_PLATFORMS, into
 # bin/cross/OS_ARCH/ (what make cross did before it only vetted; make dist
 # builds the release archives the same way).
 cross-build:
@@ -204,6 +207,7 @@ cross-build:
 		d=$(BIN)/cross/$${os}_$${arch}; mkdir -p $$d/plugins; \
 		echo "== $$pl: build"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GOBUILD) -o $$d/bulwark$$exe ./cmd/bulwark; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GOBUILD) -o $$d/bulwark-graphviz$$exe ./cmd/bulwark/cmd/bulwark-graphviz; \
 		for p in mock local aws; do \
 			CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GOBUILD) -o $$d/plugins/bulwark-provider-$$p$$exe ./plugins/$$p/cmd/bulwark-provider-$$p; \
 		done; \

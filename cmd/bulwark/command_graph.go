@@ -69,7 +69,11 @@ func (c *cli) graphCmd() *cobra.Command {
 						return fmt.Errorf("--expand %q: no such group; the groups are %s", e, strings.Join(g.Groups(), ", "))
 					}
 				}
-				svg, err := graphsvg.SVGWith(cmd.Context(), g, graphsvg.Options{Collapse: collapse, Expand: expand})
+				program, err := graphsvg.Program()
+				if err != nil {
+					return err
+				}
+				svg, err := graphsvg.SVGWith(cmd.Context(), program, g, graphsvg.Options{Collapse: collapse, Expand: expand})
 				if err != nil {
 					return err
 				}

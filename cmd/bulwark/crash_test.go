@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/graphsvg"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
@@ -66,19 +67,26 @@ func builtBulwark(t *testing.T) string {
 			return
 		}
 		_, file, _, _ := runtime.Caller(0)
-		bin := filepath.Join(dir, "bulwark")
-		if set, err := prebuilt("bulwark", bin); set {
-			crashBinPath, crashBinErr = bin, err
-			return
+		// bulwark, and bulwark-graphviz beside it, where bulwark looks for
+		// it (graphsvg.Program).
+		for _, prog := range []struct{ name, pkg string }{{"bulwark", "."}, {graphsvg.ProgramName(), "./cmd/bulwark-graphviz"}} {
+			bin := filepath.Join(dir, prog.name)
+			if set, err := prebuilt(prog.name, bin); set {
+				if err != nil {
+					crashBinErr = err
+					return
+				}
+				continue
+			}
+			// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
+			cmd := exec.Command("go", "build", "-trimpath", "-o", bin, prog.pkg)
+			cmd.Dir = filepath.Dir(file)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				crashBinErr = fmt.Errorf("build %s: %v\n%s", prog.name, err, out)
+				return
+			}
 		}
-		// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
-		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-		cmd.Dir = filepath.Dir(file)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			crashBinErr = fmt.Errorf("build bulwark: %v\n%s", err, out)
-			return
-		}
-		crashBinPath = bin
+		crashBinPath = filepath.Join(dir, "bulwark")
 	})
 	if crashBinErr != nil {
 		t.Fatal(crashBinErr)

@@ -16,10 +16,11 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
-// go-graphviz's init (run in every bulwark process, before main) keeps
-// wazero's compiled native code in $TMPDIR/go-graphviz when it is left to
-// choose (core/graphsvg/internal/wasmcache says why that is unsafe). These
-// tests play the other user of a shared machine, against the built binary:
+// go-graphviz's init (run in bulwark-graphviz, the program bulwark runs to
+// draw a graph as SVG, before its main) keeps wazero's compiled native code
+// in $TMPDIR/go-graphviz when it is left to choose
+// (core/graphsvg/internal/wasmcache says why that is unsafe). These tests
+// play the other user of a shared machine, against the built binaries:
 // whatever they put in $TMPDIR/go-graphviz is neither read nor written, the
 // cache goes to $XDG_CACHE_HOME/bulwark/graphviz-cache (0700) when that
 // folder is safe, else to a temporary folder gone when bulwark exits, and
@@ -52,6 +53,16 @@ func graphvizEnv(work, tmp, cache string) []string {
 		env = append(env, "XDG_CACHE_HOME="+cache)
 	}
 	return env
+}
+
+// drawGraph runs bulwark graph stack.yaml --format svg in dir, which must
+// hold graphvizStack as stack.yaml: bulwark-graphviz, beside bulwark, lays
+// it out, compiling graphviz's module (or taking it from the cache).
+func drawGraph(t *testing.T, env []string, dir string) {
+	t.Helper()
+	if svg := runGraphviz(t, env, dir, "graph", "stack.yaml", "--format", "svg"); !strings.Contains(svg, "<title>web</title>") {
+		t.Fatalf("graph --format svg printed no graph:\n%s", svg)
+	}
 }
 
 func runGraphviz(t *testing.T, env []string, dir string, args ...string) string {
@@ -153,9 +164,9 @@ func TestGraphvizCacheIgnoresTMPDIR(t *testing.T) {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runGraphviz(t, graphvizEnv(work, tmp, cache), work, "version")
+	drawGraph(t, graphvizEnv(work, tmp, cache), work)
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Fatalf("bulwark version left %v in its TMPDIR", left)
+		t.Fatalf("bulwark graph --format svg left %v in its TMPDIR", left)
 	}
 	private := filepath.Join(cache, "bulwark", "graphviz-cache")
 	for _, p := range []string{filepath.Dir(private), private} {
@@ -174,7 +185,7 @@ func TestGraphvizCacheIgnoresTMPDIR(t *testing.T) {
 		t.Fatalf("no compiled module kept in %s", private)
 	}
 	kept := treeSnapshot(t, private)
-	runGraphviz(t, graphvizEnv(work, tmp, cache), work, "version")
+	drawGraph(t, graphvizEnv(work, tmp, cache), work)
 	sameTree(t, "the private cache on a second run (reused as it is)", kept, treeSnapshot(t, private))
 
 	// Another user made TMPDIR/go-graphviz first: world-writable, holding
@@ -216,7 +227,7 @@ func TestGraphvizCacheIgnoresTMPDIR(t *testing.T) {
 	before := treeSnapshot(t, planted)
 	// With the cache (warm) and without (cold: a fresh XDG_CACHE_HOME).
 	for _, c := range []string{cache, filepath.Join(work, "cache2")} {
-		runGraphviz(t, graphvizEnv(work, planted, c), work, "version")
+		drawGraph(t, graphvizEnv(work, planted, c), work)
 		svg := runGraphviz(t, graphvizEnv(work, planted, c), work, "graph", "stack.yaml", "--format", "svg")
 		if !strings.Contains(svg, "<svg ") || !strings.Contains(svg, "<title>web</title>") {
 			t.Fatalf("graph --format svg printed no graph:\n%s", svg)
@@ -236,7 +247,7 @@ func TestGraphvizCacheIgnoresTMPDIR(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = treeSnapshot(t, fileTmp)
-	runGraphviz(t, graphvizEnv(work, fileTmp, cache), work, "version")
+	drawGraph(t, graphvizEnv(work, fileTmp, cache), work)
 	sameTree(t, "a go-graphviz file in TMPDIR", before, treeSnapshot(t, fileTmp))
 
 	// No user cache folder (no HOME) and a TMPDIR others can write to,
@@ -272,8 +283,8 @@ func withoutHome(env []string) []string {
 }
 
 // A cache folder another user could have made or could write to is not
-// used: bulwark compiles into a temporary folder of its own (in TMPDIR)
-// and removes it before main.
+// used: bulwark-graphviz compiles into a temporary folder of its own (in
+// TMPDIR) and removes it before main.
 func TestGraphvizCacheRefusesUnsafeFolder(t *testing.T) {
 	for name, arrange := range map[string]func(t *testing.T, private, elsewhere string){
 		"symlink": func(t *testing.T, private, elsewhere string) {
@@ -313,8 +324,11 @@ func TestGraphvizCacheRefusesUnsafeFolder(t *testing.T) {
 				}
 			}
 			arrange(t, private, elsewhere)
+			if err := os.WriteFile(filepath.Join(work, "stack.yaml"), []byte(graphvizStack), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			before := treeSnapshot(t, cache)
-			runGraphviz(t, graphvizEnv(work, tmp, cache), work, "version")
+			drawGraph(t, graphvizEnv(work, tmp, cache), work)
 			sameTree(t, "an unsafe cache folder", before, treeSnapshot(t, cache))
 			if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
 				t.Errorf("bulwark wrote %v through the symlink", left)
@@ -326,8 +340,9 @@ func TestGraphvizCacheRefusesUnsafeFolder(t *testing.T) {
 	}
 }
 
-// The TMPDIR bulwark's init points at the cache lasts only for
-// go-graphviz's init: a provider plugin bulwark starts sees the user's own
+// bulwark itself changes no TMPDIR (it does not link go-graphviz: the
+// TMPDIR bulwark-graphviz's init points at the cache is its own, for the
+// length of go-graphviz's init): a provider plugin bulwark starts sees the user's own
 // TMPDIR, and none when the user had none. The plugin is a script that
 // writes what it sees and exits before the handshake.
 func TestGraphvizPluginSeesUsersTMPDIR(t *testing.T) {
@@ -375,5 +390,25 @@ func TestGraphvizPluginSeesUsersTMPDIR(t *testing.T) {
 				t.Errorf("%s, cache folder %q: the plugin saw TMPDIR=%q, want %q", c.name, cache, seen, c.want)
 			}
 		}
+	}
+}
+
+// bulwark does not link go-graphviz, whose init compiles Graphviz's
+// WebAssembly module before main in every process that links it (75 ms
+// and 12 MB of a `bulwark version` that takes 30 ms without it): only
+// bulwark-graphviz does.
+func TestBulwarkDoesNotLinkGraphviz(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/goccy/go-graphviz") || strings.HasPrefix(pkg, "github.com/tetratelabs/wazero") {
+			t.Errorf("bulwark links %s (only cmd/bulwark-graphviz may)", pkg)
+		}
+	}
+	out, err = exec.Command("go", "list", "-deps", "./cmd/bulwark-graphviz").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "github.com/goccy/go-graphviz\n") {
+		t.Fatalf("bulwark-graphviz does not link go-graphviz: %v\n%s", err, out)
 	}
 }

@@ -1,36 +1,28 @@
 // Package graphsvg draws a stack's dependency graph as SVG: it writes the
 // graph as DOT, with for_each instances and module calls as clusters (or,
 // collapsed, as one node each), and lays it out with Graphviz's own dot
-// engine compiled to WebAssembly (github.com/goccy/go-graphviz, run by
-// wazero: pure Go, no cgo, no graphviz on the machine).
+// engine compiled to WebAssembly, run by the program bulwark-graphviz
+// beside bulwark (package dotlayout; Renderer).
 package graphsvg
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
-	"sync"
+	"time"
 
-	"github.com/goccy/go-graphviz"
-
-	"github.com/bulwark-iac/bulwark/core/graphsvg/internal/wasmcache"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/resolve"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
-
-// go-graphviz's init, which compiled Graphviz's module with its cache in
-// the private folder wasmcache's init chose, has run (graphsvg imports
-// go-graphviz, so the spec runs this init after it): the environment goes
-// back to what it was, for main and every process bulwark starts. An error
-// (a temporary folder of our own, 0700, left behind) cannot be reported
-// from an init and changes nothing else.
-func init() {
-	_ = wasmcache.Restore()
-}
 
 // AutoCollapseAbove is the number of nodes above which CollapseAuto draws
 // each for_each group and module call as one node.
@@ -456,53 +448,120 @@ func quote(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// Renderer lays DOT out with Graphviz's dot engine. Starting one compiles
-// the WebAssembly module, so keep it for many renders; it is safe for use
-// by several goroutines (renders take turns).
-type Renderer struct {
-	mu sync.Mutex
-	gv *graphviz.Graphviz
-}
-
-// NewRenderer starts Graphviz.
-func NewRenderer(ctx context.Context) (*Renderer, error) {
-	gv, err := graphviz.New(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("start graphviz: %w", err)
+// ProgramName is the file name of the program that lays DOT out:
+// bulwark-graphviz (core/graphsvg/dotlayout), bulwark-graphviz.exe on
+// Windows.
+func ProgramName() string {
+	if runtime.GOOS == "windows" {
+		return programBase + ".exe"
 	}
-	return &Renderer{gv: gv}, nil
+	return programBase
 }
 
-// Close releases Graphviz.
-func (r *Renderer) Close() error { return r.gv.Close() }
+const programBase = "bulwark-graphviz"
+
+// ProgramInstall says how to install the layout program, for the error a
+// missing one gives.
+const ProgramInstall = "make install puts it there, or go install github.com/bulwark-iac/bulwark/cmd/bulwark/cmd/bulwark-graphviz@VERSION with the GOBIN bulwark was installed with"
+
+// MissingProgramError is Program's error: no layout program beside the
+// running executable.
+type MissingProgramError struct {
+	Path string // where it was looked for
+	Err  error
+}
+
+func (e *MissingProgramError) Error() string {
+	return fmt.Sprintf("drawing the graph as SVG needs %s beside bulwark, at %s (%v): %s", ProgramName(), e.Path, e.Err, ProgramInstall)
+}
+
+func (e *MissingProgramError) Unwrap() error { return e.Err }
+
+// Program returns the layout program beside the running executable (its
+// symbolic links followed), the one place it is looked for: never $PATH,
+// so what lays the graph out is installed with bulwark, by whoever
+// installed bulwark. It is a *MissingProgramError when there is none.
+func Program() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", fmt.Errorf("find %s: the running executable: %w", ProgramName(), err)
+	}
+	p := filepath.Join(filepath.Dir(exe), ProgramName())
+	fi, err := os.Stat(p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	if err != nil {
+		return "", &MissingProgramError{Path: p, Err: err}
+	}
+	return p, nil
+}
+
+// maxErrOutput is how much of the program's stderr an error quotes.
+const maxErrOutput = 4 << 10
+
+// Renderer lays DOT out with Graphviz's dot engine, running the layout
+// program (Program) once per drawing: Graphviz's WebAssembly module is
+// compiled in that process, not in bulwark's (dotlayout says why). It is
+// safe for use by several goroutines: drawings take turns, so a burst of
+// requests to the web view runs one layout process at a time.
+type Renderer struct {
+	program string
+	turn    chan struct{}
+}
+
+// NewRenderer returns a Renderer that runs program (Program's answer).
+func NewRenderer(program string) *Renderer {
+	return &Renderer{program: program, turn: make(chan struct{}, 1)}
+}
 
 // Render lays out the DOT text and returns SVG.
 func (r *Renderer) Render(ctx context.Context, dot string) ([]byte, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	graph, err := graphviz.ParseBytes([]byte(dot))
-	if err != nil {
-		return nil, fmt.Errorf("parse dot: %w", err)
+	select {
+	case r.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	defer graph.Close()
-	var buf bytes.Buffer
-	if err := r.gv.Render(ctx, graph, graphviz.SVG, &buf); err != nil {
-		return nil, fmt.Errorf("lay out graph: %w", err)
+	defer func() { <-r.turn }()
+	cmd := exec.CommandContext(ctx, r.program)
+	cmd.Stdin = strings.NewReader(dot)
+	var out bytes.Buffer
+	stderr := &limitedBuffer{max: maxErrOutput}
+	cmd.Stdout, cmd.Stderr = &out, stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("lay out graph: %s (%w)", strings.TrimPrefix(msg, programBase+": "), err)
+		}
+		return nil, fmt.Errorf("lay out graph: %s: %w", r.program, err)
 	}
-	return buf.Bytes(), nil
+	return out.Bytes(), nil
 }
 
-// SVG draws g as SVG with a Renderer of its own.
-func SVG(ctx context.Context, g *Graph, c Collapse) ([]byte, error) {
-	return SVGWith(ctx, g, Options{Collapse: c})
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string { return b.buf.String() }
+
+// SVG draws g as SVG with the layout program.
+func SVG(ctx context.Context, program string, g *Graph, c Collapse) ([]byte, error) {
+	return SVGWith(ctx, program, g, Options{Collapse: c})
 }
 
 // SVGWith is SVG with per-group expansion and links (DOTWith).
-func SVGWith(ctx context.Context, g *Graph, o Options) ([]byte, error) {
-	r, err := NewRenderer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Render(ctx, g.DOTWith(o))
+func SVGWith(ctx context.Context, program string, g *Graph, o Options) ([]byte, error) {
+	return NewRenderer(program).Render(ctx, g.DOTWith(o))
 }

@@ -64,7 +64,7 @@ func sample(webs int) *Graph {
 func TestSVGOneNodePerResourceProtectedClass(t *testing.T) {
 	ctx := context.Background()
 	g := sample(3)
-	svg, err := SVG(ctx, g, CollapseNone)
+	svg, err := SVG(ctx, testProgram(t), g, CollapseNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestSVGOneNodePerResourceProtectedClass(t *testing.T) {
 func TestSVGCollapsedGroupsKeepProtection(t *testing.T) {
 	ctx := context.Background()
 	g := sample(20)
-	svg, err := SVG(ctx, g, CollapseAll)
+	svg, err := SVG(ctx, testProgram(t), g, CollapseAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestDOTAutoCollapse(t *testing.T) {
 
 func TestDOTQuotesHostileNames(t *testing.T) {
 	g := &Graph{Name: `a"b`, Nodes: []Node{{ID: `web[x"\N]`, Type: "t", Group: "web[*]"}}}
-	svg, err := SVG(context.Background(), g, CollapseNone)
+	svg, err := SVG(context.Background(), testProgram(t), g, CollapseNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +152,11 @@ func TestParseCollapse(t *testing.T) {
 }
 
 // BenchmarkRender300 lays out 300 resources, expanded into clusters (the
-// worst case; collapsed is far smaller), with a Renderer kept across runs.
+// worst case; collapsed is far smaller): a layout process each, Graphviz's
+// module compiled (from the cache) in each.
 func BenchmarkRender300(b *testing.B) {
 	ctx := context.Background()
-	r, err := NewRenderer(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := NewRenderer(testProgram(b))
 	g := &Graph{Name: "big"}
 	for m := range 10 {
 		for i := range 30 {
@@ -178,19 +175,6 @@ func BenchmarkRender300(b *testing.B) {
 		if _, err := r.Render(ctx, dot); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// BenchmarkNewRenderer is the cost of starting Graphviz (compiling its
-// WebAssembly), paid once per Renderer.
-func BenchmarkNewRenderer(b *testing.B) {
-	ctx := context.Background()
-	for b.Loop() {
-		r, err := NewRenderer(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.Close()
 	}
 }
 
@@ -266,7 +250,7 @@ func TestDOTWithExpandsOneGroupAndLinksBoth(t *testing.T) {
 	if got := g.Groups(); len(got) != 2 || got[0] != "web[*]" || got[1] != "module net" {
 		t.Errorf("Groups() = %v", got)
 	}
-	svg, err := SVGWith(context.Background(), g, Options{Collapse: CollapseAll, Link: link})
+	svg, err := SVGWith(context.Background(), testProgram(t), g, Options{Collapse: CollapseAll, Link: link})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func bigSource(n int) *memSource {
 }
 
 func benchPage(b *testing.B, path string) {
-	h := webview.New(bigSource(1000), webview.Options{})
+	h := webview.New(bigSource(1000), webview.Options{Graphviz: testGraphviz})
 	b.ReportAllocs()
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodGet, path, nil)

@@ -71,7 +71,7 @@ func TestStackPageShowsClaimsConflicts(t *testing.T) {
 	}
 	be.Close()
 
-	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{}))
+	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
 	for name, want := range map[string]map[string]webview.Claim{
 		"alpha": {"db": {Stack: "beta", Address: "shared"}},

@@ -71,7 +71,7 @@ func TestGoldenPages(t *testing.T) {
 			{Name: "logs", Type: "s3_bucket", Provider: "mock", ID: "bkt-logs", Protection: protection.Protected},
 		},
 	}
-	h := webview.New(src, webview.Options{Token: "tok-9", Redactor: red, Location: "state folder ./state",
+	h := webview.New(src, webview.Options{Graphviz: testGraphviz, Token: "tok-9", Redactor: red, Location: "state folder ./state",
 		Plans: []webview.SavedPlan{shop, net}})
 	for name, path := range map[string]string{
 		"stacks.html":     "/?token=tok-9",

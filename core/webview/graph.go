@@ -51,17 +51,26 @@ type GraphPage struct {
 // errBadQuery is a 400: a query parameter the page does not take.
 var errBadQuery = errors.New("bad query")
 
-// graphs starts Graphviz once, on the first graph asked for, and keeps it.
+// graphs lays the graph pages out, one at a time (graphsvg.Renderer),
+// with the layout program Options.Graphviz finds on the first graph asked
+// for.
 type graphs struct {
+	find func() (string, error)
 	once sync.Once
 	r    *graphsvg.Renderer
 	err  error
 }
 
-func (g *graphs) renderer(ctx context.Context) (*graphsvg.Renderer, error) {
+func (g *graphs) renderer() (*graphsvg.Renderer, error) {
 	g.once.Do(func() {
-		// Not the request's context: the renderer outlives the request.
-		g.r, g.err = graphsvg.NewRenderer(context.WithoutCancel(ctx))
+		find := g.find
+		if find == nil {
+			find = graphsvg.Program
+		}
+		var program string
+		if program, g.err = find(); g.err == nil {
+			g.r = graphsvg.NewRenderer(program)
+		}
 	})
 	return g.r, g.err
 }
@@ -114,7 +123,7 @@ func (h *handler) graph(ctx context.Context, r *http.Request) (any, error) {
 	if p.Operation != "" {
 		p.Notes = append(p.Notes, fmt.Sprintf("each resource is marked with its action in operation %s, not finished", p.Operation))
 	}
-	rd, err := h.graphs.renderer(ctx)
+	rd, err := h.graphs.renderer()
 	if err != nil {
 		return nil, err
 	}

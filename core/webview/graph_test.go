@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/graphsvg"
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/protection"
@@ -28,7 +29,7 @@ import (
 // stack's.
 func TestGraphPageShowsTheProtectedNode(t *testing.T) {
 	f := newFixture(t)
-	srv := f.server(t, webview.Options{})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz})
 
 	contains(t, "/stacks/shop", mustGet(t, srv.URL+"/stacks/shop"), `href="/stacks/shop/graph"`)
 	page := mustGet(t, srv.URL+"/stacks/shop/graph")
@@ -110,7 +111,7 @@ func TestGraphPageDrawsRecordedModules(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "modules")); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{}))
+	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
 	page := mustGet(t, srv.URL+"/stacks/estate/graph?collapse=none")
 	node := regexp.MustCompile(`<g id="node\d+" class="([^"]*)">\s*<title>([^<]*)</title>`)
@@ -187,7 +188,7 @@ func TestGraphPageDrawsASealedRevisionFromTheState(t *testing.T) {
 
 	view := opts
 	view.Secrets = nil // the view needs no key and is given none
-	srv := httptest.NewServer(webview.New(webview.NewSource(view), webview.Options{}))
+	srv := httptest.NewServer(webview.New(webview.NewSource(view), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
 	page := mustGet(t, srv.URL+"/stacks/shop/graph?collapse=none")
 	node := regexp.MustCompile(`<g id="node\d+" class="([^"]*)">\s*<title>([^<]*)</title>`)
@@ -239,7 +240,7 @@ func TestGraphPageShowsPendingActionsAndExpandsGroups(t *testing.T) {
 		},
 		spec: &webview.RecordedSpec{Revision: 2, File: "stack.yaml", Sealed: true},
 	}
-	srv := httptest.NewServer(webview.New(src, webview.Options{}))
+	srv := httptest.NewServer(webview.New(src, webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
 
 	page := mustGet(t, srv.URL+"/stacks/big/graph?collapse=none")
@@ -266,4 +267,19 @@ func TestGraphPageShowsPendingActionsAndExpandsGroups(t *testing.T) {
 	if code, _ := get(t, srv.URL+"/stacks/big/graph?expand=nope"); code != http.StatusBadRequest {
 		t.Errorf("?expand=nope answered %d, want 400", code)
 	}
+}
+
+// Without the layout program the graph page is an error that says what is
+// missing and how to install it; the rest of the view works.
+func TestGraphPageWithoutTheLayoutProgram(t *testing.T) {
+	f := newFixture(t)
+	missing := filepath.Join(t.TempDir(), graphsvg.ProgramName())
+	srv := f.server(t, webview.Options{Graphviz: func() (string, error) {
+		return "", &graphsvg.MissingProgramError{Path: missing, Err: os.ErrNotExist}
+	}})
+	code, body := get(t, srv.URL+"/stacks/shop/graph")
+	if code != http.StatusInternalServerError || !strings.Contains(body, missing) || !strings.Contains(body, "go install github.com/bulwark-iac/bulwark/cmd/bulwark/cmd/bulwark-graphviz@") {
+		t.Fatalf("graph page without bulwark-graphviz: %d\n%s", code, body)
+	}
+	contains(t, "/stacks/shop", mustGet(t, srv.URL+"/stacks/shop"), `href="/stacks/shop/graph"`)
 }

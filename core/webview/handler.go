@@ -51,6 +51,10 @@ type Options struct {
 	// each opened once, when the command starts, as `show FILE --json`
 	// opens it.
 	Plans []SavedPlan
+	// Graphviz finds the program that lays the graph page out (default
+	// graphsvg.Program: bulwark-graphviz beside the running executable),
+	// asked once, on the first graph page requested.
+	Graphviz func() (string, error)
 }
 
 type handler struct {
@@ -69,7 +73,7 @@ func New(src Source, opts Options) http.Handler {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux(), graphs: &graphs{}}
+	h := &handler{src: src, opts: opts, pages: parsePages(), mux: http.NewServeMux(), graphs: &graphs{find: opts.Graphviz}}
 	h.mux.HandleFunc("GET /static/view.css", func(w http.ResponseWriter, _ *http.Request) {
 		css, _ := assets.ReadFile("assets/view.css")
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")

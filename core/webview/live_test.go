@@ -163,7 +163,7 @@ func TestRunningOperationStreamsItsRecords(t *testing.T) {
 		t.Fatal("late's create was not asked for in 60s")
 	}
 
-	srv := f.server(t, webview.Options{PollInterval: 20 * time.Millisecond})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz, PollInterval: 20 * time.Millisecond})
 	var hp webview.HistoryPage
 	decode(t, mustGet(t, srv.URL+"/api/stacks/shop/history"), &hp)
 	op := hp.Operations[0]

@@ -138,7 +138,7 @@ func TestViewServesSavedPlans(t *testing.T) {
 	red := secrets.NewRedactor()
 	red.Add(secret)
 	src := &memSource{stacks: []string{"shop"}, status: &inspect.StatusReport{Stack: "shop", Revision: 4}}
-	h := webview.New(src, webview.Options{Token: "tok-9", Redactor: red, Plans: []webview.SavedPlan{sp}})
+	h := webview.New(src, webview.Options{Graphviz: testGraphviz, Token: "tok-9", Redactor: red, Plans: []webview.SavedPlan{sp}})
 	get := func(path string) (int, string) {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, path, nil)
@@ -179,7 +179,7 @@ func TestViewServesSavedPlans(t *testing.T) {
 		}
 	}
 	// Another stack's page does not list the plan.
-	other := webview.New(&memSource{stacks: []string{"net"}, status: &inspect.StatusReport{Stack: "net"}}, webview.Options{Plans: []webview.SavedPlan{sp}})
+	other := webview.New(&memSource{stacks: []string{"net"}, status: &inspect.StatusReport{Stack: "net"}}, webview.Options{Graphviz: testGraphviz, Plans: []webview.SavedPlan{sp}})
 	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/stacks/net", nil)
 	w := httptest.NewRecorder()
 	other.ServeHTTP(w, req)

@@ -17,7 +17,7 @@ import (
 
 func serveOp(t *testing.T, recs []journal.Record, path string) (int, string) {
 	t.Helper()
-	h := webview.New(&memSource{ops: recs}, webview.Options{})
+	h := webview.New(&memSource{ops: recs}, webview.Options{Graphviz: testGraphviz})
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.Host = "localhost"
 	w := httptest.NewRecorder()
@@ -55,7 +55,7 @@ func TestTimelineOfARunningOperation(t *testing.T) {
 	_, html := serveOp(t, recs, "/stacks/s/operations/op_1")
 	contains(t, "the running operation's page", html, "reload to update", `data-live="/stacks/s/operations/op_1/events"`)
 	// Behind a token, the script and its stream carry it as the links do.
-	h := webview.New(&memSource{ops: recs}, webview.Options{Token: "tok-1"})
+	h := webview.New(&memSource{ops: recs}, webview.Options{Graphviz: testGraphviz, Token: "tok-1"})
 	req := httptest.NewRequest(http.MethodGet, "/stacks/s/operations/op_1?token=tok-1", nil)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
@@ -76,7 +76,7 @@ func TestTimelineOfARunningOperation(t *testing.T) {
 	}
 	// The same records of an operation whose process is gone (status: not
 	// running, unfinished): the page says so and does not follow it.
-	h = webview.New(&memSource{ops: recs, status: &inspect.StatusReport{Stack: "s", Unfinished: []string{"op_1"}}}, webview.Options{})
+	h = webview.New(&memSource{ops: recs, status: &inspect.StatusReport{Stack: "s", Unfinished: []string{"op_1"}}}, webview.Options{Graphviz: testGraphviz})
 	req = httptest.NewRequest(http.MethodGet, "/stacks/s/operations/op_1", nil)
 	req.Host = "localhost"
 	w = httptest.NewRecorder()
@@ -135,7 +135,7 @@ func TestCriticalPathAndRollbackOnTheTimeline(t *testing.T) {
 		{Name: "worker", DependsOn: []string{"app"}},
 		{Name: "cache"}, {Name: "db"}, {Name: "net"},
 	}}
-	h := webview.New(src, webview.Options{})
+	h := webview.New(src, webview.Options{Graphviz: testGraphviz})
 	serve := func(path string) string {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Host = "localhost"
@@ -271,7 +271,7 @@ func TestCriticalPathThroughAnEarlyDelete(t *testing.T) {
 // as lines "PART STEP after STEP (VIA)".
 func criticalPathOf(t *testing.T, src *memSource) (webview.TimelinePage, []string) {
 	t.Helper()
-	h := webview.New(src, webview.Options{})
+	h := webview.New(src, webview.Options{Graphviz: testGraphviz})
 	req := httptest.NewRequest(http.MethodGet, "/api/stacks/s/operations/op_1", nil)
 	req.Host = "localhost"
 	w := httptest.NewRecorder()

@@ -1,6 +1,7 @@
 package webview_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/graphsvg/dotlayout"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -34,8 +36,21 @@ var (
 	buildEnv []string
 )
 
+// envBeLayout makes this test binary the graph's layout program
+// (bulwark-graphviz, dotlayout.Main): testGraphviz hands the view this
+// binary, which the view then runs as bulwark runs the program.
+const envBeLayout = "BULWARK_TEST_WEBVIEW_BE_LAYOUT"
+
+// testGraphviz is Options.Graphviz in these tests.
+func testGraphviz() (string, error) { return os.Executable() }
+
 func TestMain(m *testing.M) {
+	if os.Getenv(envBeLayout) == "1" {
+		os.Exit(dotlayout.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+	}
 	buildEnv = os.Environ()
+	// Inherited by every process the tests start: only this binary reads it.
+	os.Setenv(envBeLayout, "1")
 	code := m.Run()
 	if mockDir != "" {
 		os.RemoveAll(mockDir)
@@ -200,7 +215,7 @@ func contains(t *testing.T, what, body string, wants ...string) {
 
 func TestPagesShowWhatThePersonLooksFor(t *testing.T) {
 	f := newFixture(t)
-	srv := f.server(t, webview.Options{Location: "file://state"})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz, Location: "file://state"})
 
 	home := mustGet(t, srv.URL+"/")
 	contains(t, "/", home, `href="/stacks/shop"`, "file://state")
@@ -288,7 +303,7 @@ func decode(t *testing.T, body string, v any) {
 
 func TestUnknownAndHostileNamesAreNotFound(t *testing.T) {
 	f := newFixture(t)
-	srv := f.server(t, webview.Options{})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz})
 	for _, path := range []string{"/stacks/nope", "/api/stacks/nope/history", "/stacks/..%2F..%2Fetc", "/stacks/shop/operations/op_nope", "/api/stacks/.shop/operations/x"} {
 		if code, body := get(t, srv.URL+path); code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404\n%s", path, code, body)
@@ -309,7 +324,7 @@ func TestUnknownAndHostileNamesAreNotFound(t *testing.T) {
 
 func TestTokenIsRequiredOnEveryRequest(t *testing.T) {
 	f := newFixture(t)
-	srv := f.server(t, webview.Options{Token: "t0ken-5ecret"})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz, Token: "t0ken-5ecret"})
 	for _, path := range []string{"/", "/api/stacks", "/stacks/shop", "/static/view.css", "/static/live.js", "/stacks/shop/operations/" + f.failed, "/stacks/shop/operations/" + f.failed + "/events"} {
 		if code, _ := get(t, srv.URL+path); code != http.StatusUnauthorized {
 			t.Errorf("GET %s without the token: %d, want 401", path, code)
@@ -328,7 +343,7 @@ func TestTokenIsRequiredOnEveryRequest(t *testing.T) {
 
 func TestWithoutTokenOnlyLoopbackHostsAreAnswered(t *testing.T) {
 	f := newFixture(t)
-	h := webview.New(webview.NewSource(f.opts), webview.Options{})
+	h := webview.New(webview.NewSource(f.opts), webview.Options{Graphviz: testGraphviz})
 	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "evil.example:8080": 403, "192.168.1.9": 403} {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.Host = host
@@ -345,7 +360,7 @@ func TestWithoutTokenOnlyLoopbackHostsAreAnswered(t *testing.T) {
 func TestServingWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	before := snapshot(t, f.opts.StateDir)
-	srv := f.server(t, webview.Options{})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz})
 	for _, p := range pages(f) {
 		mustGet(t, srv.URL+p)
 	}
@@ -406,7 +421,7 @@ func TestADamagedJournalLineIsNamedNotFatal(t *testing.T) {
 	if err := jf.Close(); err != nil {
 		t.Fatal(err)
 	}
-	srv := f.server(t, webview.Options{})
+	srv := f.server(t, webview.Options{Graphviz: testGraphviz})
 	op := mustGet(t, srv.URL+"/stacks/shop/operations/"+f.failed)
 	contains(t, "the timeline", op, `<p class="failed">Journal: `, "row-failed")
 	contains(t, "the stack page", mustGet(t, srv.URL+"/stacks/shop"), `<p class="failed">Journal: `, "<td>db</td>")

@@ -3,7 +3,8 @@
 # darwin on amd64 and arm64 and for windows/amd64, one
 # dist/bulwark_VERSION_OS_ARCH.tar.gz each (a .zip for Windows, whose
 # programs end in .exe),
-# laid out as the plugin lookup wants them (bulwark, plugins/bulwark-provider-*),
+# laid out as the plugin lookup wants them (bulwark and bulwark-graphviz,
+# plugins/bulwark-provider-*),
 # and dist/SHA256SUMS. Static (CGO_ENABLED=0), -trimpath, stripped; the
 # archives are reproducible for a commit (file times are the commit's, owner 0).
 #
@@ -35,6 +36,7 @@ for platform in $platforms; do
   [ "$goos" = windows ] && exe=.exe
   build() { CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=auto "$@"; }
   build -ldflags "-s -w -X main.version=$version -X main.commit=$commit" -o "$stage/bulwark$exe" ./cmd/bulwark
+  build -ldflags "-s -w" -o "$stage/bulwark-graphviz$exe" ./cmd/bulwark/cmd/bulwark-graphviz
   for p in $providers; do
     build -ldflags "-s -w" -o "$stage/plugins/bulwark-provider-$p$exe" "./plugins/$p/cmd/bulwark-provider-$p"
   done

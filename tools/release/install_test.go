@@ -97,6 +97,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 	}
 	t.Logf("before the first install: %.1fs", time.Since(begin).Seconds())
 	install(gobin, Prefix+"cmd/bulwark")
+	install(gobin, Prefix+"cmd/bulwark/cmd/bulwark-graphviz")
 	providers := []string{"mock", "local"}
 	if os.Getenv("BULWARK_TEST_INSTALL_AWS") == "1" {
 		providers = append(providers, "aws")
@@ -158,6 +159,10 @@ func TestInstallFromFileProxy(t *testing.T) {
 	run("--plugin-dir", plugins, "--state-dir", state, "apply", "--yes", spec)
 	// Exit 0, not 2: the applied stack has nothing left to change.
 	run("--plugin-dir", plugins, "--state-dir", state, "plan", spec, "--detailed-exitcode")
+	// bulwark-graphviz, installed into the same GOBIN, lays the graph out.
+	if svg := run("graph", spec, "--format", "svg"); !strings.Contains(svg, "<title>net</title>") {
+		t.Errorf("bulwark graph --format svg, bulwark-graphviz beside it:\n%s", svg)
+	}
 }
 
 func goEnv(t *testing.T, goTool, key string) string {

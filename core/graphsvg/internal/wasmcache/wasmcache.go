@@ -5,9 +5,10 @@
 // module in its init and keeps wazero's compilation cache, compiled native
 // code checked by a CRC only, in os.TempDir()/go-graphviz: a folder it
 // creates 0755 or uses as it finds it. On a shared machine anyone who made
-// /tmp/go-graphviz first could put code there that every bulwark process
-// would then run, before main. This package's init points os.TempDir() at a
-// private folder before that init runs, and Restore, called by graphsvg's
+// /tmp/go-graphviz first could put code there that bulwark-graphviz (the
+// program that imports go-graphviz, beside bulwark) would then run, before
+// main. This package's init points os.TempDir() at a
+// private folder before that init runs, and Restore, called by dotlayout's
 // init (which runs after go-graphviz's), puts the environment back as it
 // was.
 //
@@ -18,7 +19,7 @@
 // imports too, so it is ready no later than that one, and its path
 // (github.com/bulwark-iac/...) sorts before github.com/goccy/... and
 // github.com/tetratelabs/...: it is initialized first. It must therefore
-// stay imported by graphsvg and import nothing but os, path/filepath,
+// stay imported by dotlayout and import nothing but os, path/filepath,
 // runtime and syscall (TestImportsStandardOnly checks the list).
 package wasmcache
 
@@ -57,7 +58,7 @@ func init() {
 
 // Restore puts back the environment variables init changed, exactly
 // (unset ones unset again), and removes the temporary folder if one was
-// used. graphsvg's init calls it; later calls do nothing.
+// used. dotlayout's init calls it; later calls do nothing.
 func Restore() error {
 	s := prepared
 	prepared = nil

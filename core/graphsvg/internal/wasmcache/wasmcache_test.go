@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// The init order graphsvg relies on holds only while this package imports
+// The init order dotlayout relies on holds only while this package imports
 // nothing that go-graphviz's internal/wasm does not import too (package
 // doc): a new import here must be one of these.
 func TestImportsStandardOnly(t *testing.T) {
@@ -43,7 +43,7 @@ func TestImportsStandardOnly(t *testing.T) {
 	}
 }
 
-// This test binary links this package and not graphsvg: its init ran and
+// This test binary links this package and not dotlayout: its init ran and
 // nothing else calls Restore, so TestMain does (the tests' own temporary
 // folders then go to the usual place). The tests call prepare and restore
 // themselves.
