@@ -103,13 +103,26 @@ func New(dir string, opts storage.Options) *Backend {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Backend{dir: dir, opts: opts}
+	return &Backend{dir: dir, opts: opts, location: location(dir)}
+}
+
+// location is dir as a file URL, made absolute against the working
+// folder New was called in (bulwark never changes it). Made once: every
+// journal commit names it (storage.NextLineage), and filepath.Abs asks the
+// kernel about two folders each time (os.Getwd).
+func location(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return "file://" + filepath.ToSlash(abs)
 }
 
 // Backend is one stack folder. It is safe for concurrent use.
 type Backend struct {
-	dir  string
-	opts storage.Options
+	dir      string
+	opts     storage.Options
+	location string // Location's answer
 
 	mu sync.Mutex
 	w  *writer // the lock this Backend holds, if any
@@ -123,13 +136,7 @@ func (b *Backend) Dir() string { return b.dir }
 func (b *Backend) path(name string) string { return filepath.Join(b.dir, name) }
 
 // Location is the stack folder as a file URL.
-func (b *Backend) Location() string {
-	abs, err := filepath.Abs(b.dir)
-	if err != nil {
-		abs = b.dir
-	}
-	return "file://" + filepath.ToSlash(abs)
-}
+func (b *Backend) Location() string { return b.location }
 
 // Close releases nothing a Writer holds; it is here for the interface.
 func (b *Backend) Close() error { return nil }
