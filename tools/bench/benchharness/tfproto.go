@@ -27,8 +27,13 @@ const (
 	RunnerTerraform   = "terraform"      // Terraform on the same binary
 	RunnerMock        = "mock"           // bulwark on its own protocol: the mock as built (batch calls)
 	RunnerMockNoBatch = "mock, no batch" // the mock with its batch calls hidden, one call per resource as a Terraform provider
-	tfProviderSource  = "bulwark/%s"     // short source address of a test provider
-	tfItemType        = "%s_item"
+	// StartupSuffix marks a runner's stack of one resource: its start-up,
+	// what the same command costs whatever N (process, plugin start,
+	// schema, lock, state), subtracted from the N-resource figure for the
+	// per-resource cost past start-up.
+	StartupSuffix    = " @1"
+	tfProviderSource = "bulwark/%s" // short source address of a test provider
+	tfItemType       = "%s_item"
 )
 
 // TFConfig says what RunTFProtocol measures.
@@ -116,6 +121,19 @@ func RunTFProtocol(ctx context.Context, cfg TFConfig) ([]TFRow, error) {
 			// the target is held to compares runs under the same load.
 			rs, err = runBulwarkMock(ctx, base, cfg, false)
 			runs[p][RunnerMockNoBatch] = append(runs[p][RunnerMockNoBatch], rs)
+			if err != nil {
+				return nil, err
+			}
+			// Both again on a stack of one: their start-up.
+			one := cfg
+			one.N = 1
+			rs, err = runBulwarkTF(ctx, base, one, p)
+			runs[p][RunnerBulwarkTF+StartupSuffix] = append(runs[p][RunnerBulwarkTF+StartupSuffix], rs)
+			if err != nil {
+				return nil, err
+			}
+			rs, err = runBulwarkMock(ctx, base, one, false)
+			runs[p][RunnerMockNoBatch+StartupSuffix] = append(runs[p][RunnerMockNoBatch+StartupSuffix], rs)
 			if err != nil {
 				return nil, err
 			}
@@ -394,7 +412,12 @@ func (r *TFReport) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\nTargets (issue 21): bulwark ≥ %g× faster than Terraform on apply and no-op apply; bulwark's per-resource cost on the "+
 		"Terraform provider ≤ %g× the same stack's on its own protocol (held against the mock without batch calls, which makes the same "+
-		"number of calls; the batching mock's ratio beside it). Wall time, and per resource in parentheses; CPU is the command's own "+
+		"number of calls; the batching mock's ratio beside it). Wall time, and per resource in parentheses (wall time ÷ N, start-up included). "+
+		"\"start-up\" is the same command on a stack of one resource, bulwark on the Terraform provider / on the mock without batch calls "+
+		"(run beside them, medians alike): what the command costs whatever N (process, plugin start and handshake, schema, lock, state). "+
+		"\"past start-up ÷\" is the per-resource cost without it, (wall − start-up) on the Terraform provider ÷ the same on the "+
+		"mock without batch calls: what each further resource adds, which the wall-time ratio mixes with each side's own start-up "+
+		"(a start-up made faster on both sides raises the wall-time ratio). Both ratios are held to the target. CPU is the command's own "+
 		"user+system time / with its plugin processes (wait4's rusage); \"CPU ratio\" is bulwark's CPU with its provider ÷ the same of the mock "+
 		"without batch calls, which a shared machine's load moves far less than wall time; \"host CPU ratio\" is bulwark's own process alone "+
 		"(no provider) ÷ the same on the mock without batch calls, the host's cost apart from the provider framework's.\n", TFTargetFaster, TFTargetOwn)
@@ -403,8 +426,8 @@ func (r *TFReport) Markdown() string {
 		if row.Provider != provider {
 			provider = row.Provider
 			fmt.Fprintf(&b, "\n## %s_item × %d\n\n", provider, r.N)
-			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | host CPU ratio | Terraform CPU |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+			b.WriteString("| command | bulwark | Terraform | Terraform ÷ bulwark | mock | mock, no batch | bulwark ÷ mock, no batch | start-up | past start-up ÷ | bulwark ÷ mock | bulwark CPU | mock, no batch CPU | CPU ratio | host CPU ratio | Terraform CPU |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		}
 		bw, tf := row.Results[RunnerBulwarkTF], row.Results[RunnerTerraform]
 		mk, mn := row.Results[RunnerMock], row.Results[RunnerMockNoBatch]
@@ -420,6 +443,14 @@ func (r *TFReport) Markdown() string {
 		if bw.OK() && mk.OK() {
 			ownBatch = fmt.Sprintf("%.1f×", float64(bw.Wall)/float64(mk.Wall))
 		}
+		startup, past := "", ""
+		bw1, mn1 := row.Results[RunnerBulwarkTF+StartupSuffix], row.Results[RunnerMockNoBatch+StartupSuffix]
+		if bw1.OK() && mn1.OK() && bw1.Wall > 0 && mn1.Wall > 0 {
+			startup = fmtDuration(bw1.Wall) + " / " + fmtDuration(mn1.Wall)
+			if bw.OK() && mn.OK() && bw.Wall > bw1.Wall && mn.Wall > mn1.Wall {
+				past = verdict(float64(bw.Wall-bw1.Wall)/float64(mn.Wall-mn1.Wall), true, func(x float64) bool { return x <= TFTargetOwn })
+			}
+		}
 		cpuRatio := ""
 		if bw.OK() && mn.OK() && bw.CPU > 0 && mn.CPU > 0 {
 			cpuRatio = fmt.Sprintf("%.1f×", float64(bw.CPU)/float64(mn.CPU))
@@ -430,8 +461,8 @@ func (r *TFReport) Markdown() string {
 		if bw.OK() && mn.OK() && bw.CPUSelf > 0 && mn.CPUSelf > 0 {
 			hostRatio = fmt.Sprintf("%.1f×", float64(bw.CPUSelf)/float64(mn.CPUSelf))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
-			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, hostRatio, cpuCell(tf))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Command,
+			tfCell(bw, r.N), tfCell(tf, r.N), faster, tfCell(mk, r.N), tfCell(mn, r.N), own, startup, past, ownBatch, cpuCell(bw), cpuCell(mn), cpuRatio, hostRatio, cpuCell(tf))
 	}
 	b.WriteString(tfCallsMarkdown(r.Calls))
 	return b.String()

@@ -45,8 +45,9 @@ func TestTFItemStacks(t *testing.T) {
 	}
 }
 
-// TestTFReportCPURatio: a row holds bulwark's CPU with its provider
-// against the mock's without batch calls (their ratio, which load moves
+// TestTFReportCPURatio: a row holds the per-resource ratio past each
+// side's start-up (a stack of one) beside the wall-time one, and
+// bulwark's CPU with its provider against the mock's without batch calls (their ratio, which load moves
 // less than wall time) beside the wall-time verdict, and bulwark's own
 // process alone against the same (the host's ratio, 300 ÷ 200 ms here,
 // apart from the providers' 300 ÷ 200 ms).
@@ -57,9 +58,12 @@ func TestTFReportCPURatio(t *testing.T) {
 	rep := &TFReport{N: 1000, Rows: []TFRow{{Provider: "fwtest", Command: CmdNoop, Results: map[string]Result{
 		RunnerBulwarkTF:   res(ToolBulwark, 900*time.Millisecond, 800*time.Millisecond, 300*time.Millisecond),
 		RunnerMockNoBatch: res(ToolBulwark, 300*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond),
+		// Start-up: (900 − 200) ÷ (300 − 100) ms past it, 3.5×.
+		RunnerBulwarkTF + StartupSuffix:   res(ToolBulwark, 200*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond),
+		RunnerMockNoBatch + StartupSuffix: res(ToolBulwark, 100*time.Millisecond, 80*time.Millisecond, 40*time.Millisecond),
 	}}}, World: "/dev/shm"}
 	md := rep.Markdown()
-	for _, want := range []string{"| **3.0× ✗** |", "| 300 ms / 800 ms | 200 ms / 400 ms | 2.0× | 1.5× |", "under `/dev/shm` (`-tf-world`)"} {
+	for _, want := range []string{"| **3.0× ✗** | 200 ms / 100 ms | **3.5× ✗** |", "| 300 ms / 800 ms | 200 ms / 400 ms | 2.0× | 1.5× |", "under `/dev/shm` (`-tf-world`)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
