@@ -412,3 +412,43 @@ func TestBulwarkDoesNotLinkGraphviz(t *testing.T) {
 		t.Fatalf("bulwark-graphviz does not link go-graphviz: %v\n%s", err, out)
 	}
 }
+
+// bulwark runs the bulwark-graphviz beside the executable it is, its
+// symbolic links followed: not one planted beside a link to it, nor one
+// first on $PATH. The planted ones would leave a mark if run.
+func TestGraphvizProgramIsTheOneBesideTheRealBinary(t *testing.T) {
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "stack.yaml"), []byte(graphvizStack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(work, "planted-ran")
+	planted := "#!/bin/sh\ntouch " + mark + "\necho '<svg><title>planted</title></svg>'\n"
+	linkDir, pathDir := filepath.Join(work, "links"), filepath.Join(work, "path")
+	for _, d := range []string{linkDir, pathDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "bulwark-graphviz"), []byte(planted), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(linkDir, "bulwark")
+	if err := os.Symlink(builtBulwark(t), link); err != nil {
+		t.Fatal(err)
+	}
+	env := graphvizEnv(work, "", graphvizCache(t))
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + pathDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	cmd := exec.Command(link, "graph", "stack.yaml", "--format", "svg")
+	cmd.Env, cmd.Dir = env, work
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "<title>web</title>") {
+		t.Fatalf("bulwark (a link) graph --format svg: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("a bulwark-graphviz planted beside the link or on PATH ran")
+	}
+}
