@@ -8,32 +8,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/core/graphsvg/dotlayout"
+	"github.com/bulwark-iac/bulwark/core/internal/layouttest"
 )
 
-// envBeLayout makes this test binary the layout program: the tests run it
-// as bulwark runs bulwark-graphviz (stdin, stdout, stderr, exit status),
-// dotlayout.Main being all that program does.
-const envBeLayout = "BULWARK_TEST_GRAPHSVG_BE_LAYOUT"
+// layout is the layout program the tests run, built plain (layouttest).
+var layout layouttest.Layout
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envBeLayout) == "1" {
-		os.Exit(dotlayout.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
-	}
-	// Inherited by the layout processes the tests start, which are this
-	// binary.
-	os.Setenv(envBeLayout, "1")
-	os.Exit(m.Run())
+	code := m.Run()
+	layout.Close()
+	os.Exit(code)
 }
 
-// testProgram is the layout program of these tests: this binary.
+// testProgram is the layout program of these tests.
 func testProgram(tb testing.TB) string {
 	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return exe
+	return layout.Program(tb)
 }
 
 func TestRendererReportsTheLayoutError(t *testing.T) {

@@ -1,7 +1,6 @@
 package webview_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -15,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bulwark-iac/bulwark/core/graphsvg/dotlayout"
+	"github.com/bulwark-iac/bulwark/core/internal/layouttest"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -36,22 +35,18 @@ var (
 	buildEnv []string
 )
 
-// envBeLayout makes this test binary the graph's layout program
-// (bulwark-graphviz, dotlayout.Main): testGraphviz hands the view this
-// binary, which the view then runs as bulwark runs the program.
-const envBeLayout = "BULWARK_TEST_WEBVIEW_BE_LAYOUT"
+// layout is the graph's layout program (bulwark-graphviz), built plain
+// (layouttest).
+var layout layouttest.Layout
 
 // testGraphviz is Options.Graphviz in these tests.
-func testGraphviz() (string, error) { return os.Executable() }
+func testGraphviz() (string, error) { return layout.Path() }
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envBeLayout) == "1" {
-		os.Exit(dotlayout.Main(context.Background(), os.Stdin, os.Stdout, os.Stderr))
-	}
 	buildEnv = os.Environ()
-	// Inherited by every process the tests start: only this binary reads it.
-	os.Setenv(envBeLayout, "1")
+	layout.Env = buildEnv // the tests' fixtures change HOME
 	code := m.Run()
+	layout.Close()
 	if mockDir != "" {
 		os.RemoveAll(mockDir)
 	}

@@ -1,3 +1,12 @@
+// Not under the race detector (make test's): a race-built binary that links
+// go-graphviz spends seconds of CPU compiling Graphviz's WebAssembly module
+// in its init, 25-38 s of CI for this package alone. The package runs no
+// goroutines of its own; make test still runs it, plain built, as the
+// bulwark-graphviz that core/graphsvg's, core/webview's and cmd/bulwark's
+// tests draw with, and runs these tests without -race beside the others.
+
+//go:build !race
+
 package dotlayout
 
 import (
