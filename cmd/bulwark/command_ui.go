@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/graphsvg"
 	"github.com/bulwark-iac/bulwark/core/webview"
 )
 
@@ -82,6 +83,12 @@ func (c *cli) uiCmd() *cobra.Command {
 				fmt.Fprintf(c.stdout, "bulwark: every request needs the token given (--token or $%s): Authorization: Bearer TOKEN, or ?token=TOKEN\n", envUIToken)
 			default:
 				fmt.Fprintf(c.stdout, "bulwark: loopback only, no token; any other --listen address needs one\n")
+			}
+			// The graph pages run bulwark-graphviz beside bulwark; a
+			// bulwark installed without it serves every other page, and
+			// says so now rather than on the first graph asked for.
+			if _, err := graphsvg.Program(); err != nil {
+				fmt.Fprintf(c.stderr, "bulwark: warning: %v; until then the graph pages show this error, and every other page works\n", err)
 			}
 			return webview.Serve(cmd.Context(), ln, h)
 		},

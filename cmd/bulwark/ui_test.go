@@ -647,3 +647,47 @@ resources:
 		}
 	}
 }
+
+// A bulwark installed without bulwark-graphviz beside it (go install of
+// bulwark alone) serves the view and warns, when it starts, that the graph
+// pages need the program and how to install it.
+func TestUIWarnsWithoutTheLayoutProgram(t *testing.T) {
+	alone := filepath.Join(t.TempDir(), "bulwark")
+	if err := copyExecutable(builtBulwark(t), alone); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, "--state-dir", t.TempDir(), "ui", "--listen", "127.0.0.1:0")
+	cmd.Env = uiEnv(t)
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "warning:") {
+				found <- sc.Text()
+				break
+			}
+		}
+		close(found)
+		_, _ = io.Copy(io.Discard, errPipe)
+	}()
+	select {
+	case line := <-found:
+		want := filepath.Join(filepath.Dir(alone), "bulwark-graphviz")
+		if !strings.Contains(line, want) || !strings.Contains(line, "go install github.com/bulwark-iac/bulwark/cmd/bulwark/cmd/bulwark-graphviz@") {
+			t.Fatalf("the warning does not name %s and how to install it:\n%s", want, line)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("bulwark ui without bulwark-graphviz said nothing of it in 60s")
+	}
+}
