@@ -73,7 +73,8 @@ func newGate(now func() time.Time) *gate {
 func (g *gate) acquire(ctx context.Context) (ticket, error) {
 	g.mu.Lock()
 	g.peak = max(g.peak, g.inflight+len(g.waiters)+1)
-	if len(g.waiters) == 0 && g.admitsLocked() {
+	now := g.now()
+	if len(g.waiters) == 0 && g.admitsAt(now) {
 		g.inflight++
 		t := ticket{g.epoch}
 		g.mu.Unlock()
@@ -81,7 +82,7 @@ func (g *gate) acquire(ctx context.Context) (ticket, error) {
 	}
 	w := &waiter{ready: make(chan struct{})}
 	g.waiters = append(g.waiters, w)
-	g.armLocked()
+	g.armLocked(now)
 	g.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -105,30 +106,42 @@ func (g *gate) acquire(ctx context.Context) (ticket, error) {
 	return ticket{}, ctx.Err()
 }
 
-// admitsLocked reports whether one more call may go now.
-func (g *gate) admitsLocked() bool {
-	return (g.limit == 0 || g.inflight < g.limit) && !g.now().Before(g.hold)
+// admitsAt reports whether one more call may go at now.
+//
+// Every decision of the gate reads the clock once and decides from that
+// one reading: whether a call may go, and whether the calls left waiting
+// need the timer. Reading it twice (once to admit, once to arm) let a
+// hold end between the two: the waiter was refused by the first (the hold
+// still held) and given no timer by the second (it had passed), and with
+// no call in flight to end and wake it, it waited forever
+// (TestGateHoldEndingBetweenTwoReadsLosesNoWaiter).
+func (g *gate) admitsAt(now time.Time) bool {
+	return (g.limit == 0 || g.inflight < g.limit) && !now.Before(g.hold)
 }
 
 // grantLocked admits the waiters the gate has room for, first come first.
 func (g *gate) grantLocked() {
-	for len(g.waiters) > 0 && g.admitsLocked() {
+	now := g.now()
+	for len(g.waiters) > 0 && g.admitsAt(now) {
 		w := g.waiters[0]
 		g.waiters = g.waiters[1:]
 		g.inflight++
 		w.granted, w.epoch = true, g.epoch
 		close(w.ready)
 	}
-	g.armLocked()
+	g.armLocked(now)
 }
 
 // armLocked starts the timer that admits the waiters when the hold ends,
-// if calls wait behind it and none runs.
-func (g *gate) armLocked() {
+// if calls wait behind it. now is the reading the caller just found them
+// not admitted at: either the hold had not ended then (the timer ends
+// the wait) or the gate was full (a call in flight ends, and its done or
+// throttled admits the next).
+func (g *gate) armLocked(now time.Time) {
 	if g.timer != nil || len(g.waiters) == 0 {
 		return
 	}
-	wait := g.hold.Sub(g.now())
+	wait := g.hold.Sub(now)
 	if wait <= 0 {
 		return
 	}

@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestGateAIMD(t *testing.T) {
 					ctx, cancel := context.WithCancel(context.Background())
 					cancel() // must not wait: a cancelled ctx would fail it
 					g.mu.Lock()
-					ok := len(g.waiters) == 0 && g.admitsLocked()
+					ok := len(g.waiters) == 0 && g.admitsAt(g.now())
 					g.mu.Unlock()
 					if !ok {
 						t.Fatalf("op %d: the gate does not admit a call at once (limit %d, in flight %d)", i, g.limit, g.inflight)
@@ -155,7 +156,7 @@ func TestGateHold(t *testing.T) {
 	a, _ := g.acquire(context.Background())
 	g.throttled(a, time.Hour, 1)
 	g.mu.Lock()
-	admits := g.admitsLocked()
+	admits := g.admitsAt(g.now())
 	g.mu.Unlock()
 	if admits {
 		t.Fatal("the gate admits a call during the hold")
@@ -164,7 +165,7 @@ func TestGateHold(t *testing.T) {
 	now = now.Add(time.Hour)
 	mu.Unlock()
 	g.mu.Lock()
-	admits = g.admitsLocked()
+	admits = g.admitsAt(g.now())
 	g.mu.Unlock()
 	if !admits {
 		t.Fatal("the gate admits no call after the hold")
@@ -179,6 +180,52 @@ func TestGateHold(t *testing.T) {
 	defer cancel()
 	if _, err := g.acquire(ctx); err != nil {
 		t.Fatalf("a waiter behind a hold of 20ms: %v", err)
+	}
+}
+
+// A hold that ends between two of the gate's looks at the clock loses no
+// waiter. The gate once read the clock twice for one decision: once to
+// see whether the hold still held (it did: the call waits) and once to arm
+// the timer that ends the wait (it had passed: no timer). With no call in
+// flight to wake it, the waiter then waited forever: an apply or teardown
+// against a throttling provider hung about once in a hundred runs, every
+// call of the provider waiting at its gate (found by a stuck run of
+// cmd/bulwark's apply_throttled_backs_off). The clock here moves on 1 ms at
+// every read and the hold is 1.5 ms, so every decision straddles its end.
+func TestGateHoldEndingBetweenTwoReadsLosesNoWaiter(t *testing.T) {
+	for _, waiters := range []int{1, 2, 5} {
+		t.Run(fmt.Sprintf("%d waiting", waiters), func(t *testing.T) {
+			now := time.Unix(1000, 0)
+			var mu sync.Mutex
+			clock := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				now = now.Add(time.Millisecond)
+				return now
+			}
+			g := newGate(clock)
+			a, _ := g.acquire(context.Background())
+			g.throttled(a, 1500*time.Microsecond, 1) // the limit is 1 from here
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			errs := make(chan error, waiters)
+			for range waiters {
+				go func() {
+					tk, err := g.acquire(ctx)
+					if err == nil {
+						g.done(tk)
+					}
+					errs <- err
+				}()
+			}
+			for range waiters {
+				if err := <-errs; err != nil {
+					g.mu.Lock()
+					t.Fatalf("a waiter was never admitted (%v): limit %d, in flight %d, waiting %d, a timer armed: %v",
+						err, g.limit, g.inflight, len(g.waiters), g.timer != nil)
+				}
+			}
+		})
 	}
 }
 
