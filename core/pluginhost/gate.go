@@ -80,9 +80,11 @@ func (g *gate) acquire(ctx context.Context) (ticket, error) {
 		g.mu.Unlock()
 		return t, nil
 	}
+	// In line behind the others: grantLocked admits the first of the line
+	// if the gate has room after all, and arms the hold's timer if not.
 	w := &waiter{ready: make(chan struct{})}
 	g.waiters = append(g.waiters, w)
-	g.armLocked(now)
+	g.grantLocked()
 	g.mu.Unlock()
 	select {
 	case <-w.ready:
