@@ -688,8 +688,13 @@ func liveCheck(t *testing.T, browserCtx context.Context, bin, plugins string, en
 	url := srv.url + "/stacks/slow/operations/" + op
 	status := `//div[@id="timeline"]/p/span[contains(@class,"status")]`
 	bars := `//div[@id="timeline"]//*[local-name()="rect"]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(status)); err != nil {
-		t.Fatalf("loading %s: %v", url, err)
+	// The page's script replaces the timeline with the one the stream
+	// sends first, and marks it live: read the status once that is done,
+	// not from the node the replacement may detach while it is read (a
+	// read that raced it came back "").
+	live := `//div[@id="timeline"]/p/span[contains(@class,"live-note") and contains(., "live")]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(live)); err != nil {
+		t.Fatalf("loading %s and waiting for its live timeline: %v", url, err)
 	}
 	loaded, err := chromedp.Run(ctx, chromedp.Text(status))
 	if err != nil {
