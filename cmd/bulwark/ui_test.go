@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,8 +20,28 @@ import (
 
 // uiServer is a real `bulwark ui` process on a free loopback port.
 type uiServer struct {
-	url string
-	cmd *exec.Cmd
+	url    string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer // what the view wrote to stderr so far
+}
+
+// lockedBuffer is a buffer one goroutine (os/exec's copy of a pipe) writes
+// while another reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startUI starts the real binary's view over stateDir and reads the
@@ -33,8 +54,8 @@ func startUI(t *testing.T, bin, stateDir string, env []string, args ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +91,7 @@ func startUI(t *testing.T, bin, stateDir string, env []string, args ...string) *
 					for range lines { // keep the pipe drained
 					}
 				}()
-				return &uiServer{url: m[1], cmd: cmd}
+				return &uiServer{url: m[1], cmd: cmd, stderr: stderr}
 			}
 		case <-deadline:
 			t.Fatalf("bulwark ui said nothing of where it serves in 60s:\n%s", stderr.String())
@@ -656,38 +677,24 @@ func TestUIWarnsWithoutTheLayoutProgram(t *testing.T) {
 	if err := copyExecutable(builtBulwark(t), alone); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(alone, "--state-dir", t.TempDir(), "ui", "--listen", "127.0.0.1:0")
-	cmd.Env = uiEnv(t)
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "warning:") {
-				found <- sc.Text()
-				break
-			}
+	srv := startUI(t, alone, t.TempDir(), uiEnv(t))
+	// The warning comes before the view serves; its bytes may still be on
+	// their way through the pipe when the address is read.
+	deadline := time.Now().Add(60 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(srv.stderr.String(), "warning:") {
+		if time.Now().After(deadline) {
+			t.Fatalf("bulwark ui without bulwark-graphviz said nothing of it in 60s:\n%s", srv.stderr.String())
 		}
-		close(found)
-		_, _ = io.Copy(io.Discard, errPipe)
-	}()
-	select {
-	case line := <-found:
-		want := filepath.Join(filepath.Dir(alone), "bulwark-graphviz")
-		if !strings.Contains(line, want) || !strings.Contains(line, "go install github.com/bulwark-iac/bulwark/cmd/bulwark/cmd/bulwark-graphviz@") {
-			t.Fatalf("the warning does not name %s and how to install it:\n%s", want, line)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("bulwark ui without bulwark-graphviz said nothing of it in 60s")
+		<-tick.C
+	}
+	got := srv.stderr.String()
+	want := filepath.Join(filepath.Dir(alone), "bulwark-graphviz")
+	if !strings.Contains(got, want) || !strings.Contains(got, "go install github.com/bulwark-iac/bulwark/cmd/bulwark/cmd/bulwark-graphviz@") {
+		t.Fatalf("the warning does not name %s and how to install it:\n%s", want, got)
+	}
+	if code, _ := srv.get(t, "/api/stacks"); code != http.StatusOK {
+		t.Errorf("the view without bulwark-graphviz: GET /api/stacks %d, want 200", code)
 	}
 }
