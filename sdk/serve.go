@@ -3,6 +3,7 @@ package sdk
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"os"
 	"runtime/pprof"
 
@@ -47,7 +48,10 @@ const CPUProfileEnv = "BULWARK_PROVIDER_CPUPROFILE"
 
 // Serve serves p as a bulwark provider plugin and returns when the host
 // disconnects, after calling p's Close when p is a Closer. Call it from
-// main; it must be started by the bulwark host.
+// main; it must be started by the bulwark host. When the host says a
+// command has much work for the plugin (hugeheap.EnvHint), Serve first
+// prepares the process's heap for it (sdk/hugeheap: one collection, and
+// advice to the kernel).
 func Serve(p Provider, opts ...ServeOption) {
 	cfg := serveConfig{logger: hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Info, JSONFormat: true})}
 	for _, o := range opts {
@@ -55,6 +59,12 @@ func Serve(p Provider, opts ...ServeOption) {
 	}
 	if stop := startCPUProfile(cfg.logger); stop != nil {
 		defer stop()
+	}
+	if os.Getenv(hugeheap.EnvHint) == "1" {
+		// The host has much work for this process: its heap is prepared
+		// for it before the handshake, so that the first calls find it
+		// ready (hugeheap says why).
+		hugeheap.Prepare(hugeheap.Size)
 	}
 	sc := &plugin.ServeConfig{
 		HandshakeConfig:  Handshake,

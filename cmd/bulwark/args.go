@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"io"
 	"os"
 	"path/filepath"
@@ -56,6 +57,7 @@ func (c *cli) options(sp *spec.Spec) (stack.Options, func(), error) {
 	}
 	opts.Reporter = c.progressView(true)
 	opts.Throttled = c.throttled
+	opts.PrepareHeap = c.prepareHeap
 	fp, err := failpoint.FromEnv()
 	if err != nil {
 		return opts, nil, err
@@ -244,6 +246,12 @@ func (c *cli) printJSON(v any) error {
 // throttled says, on stderr, once a command's providers are closed, how a
 // provider that answered calls throttled (its API's rate limit) was backed
 // off: none of those calls failed a step, but the run took longer for it.
+// prepareHeap prepares this process's heap for a command with much work
+// ahead (core/stack calls it; sdk/hugeheap says why), once.
+func (c *cli) prepareHeap() {
+	c.heapPrepared.Do(func() { hugeheap.Prepare(hugeheap.Size) })
+}
+
 func (c *cli) throttled(provider string, t pluginhost.Throttling) {
 	fmt.Fprintf(c.stderr, "provider %s throttled: %d calls retried, concurrency lowered to %d\n", provider, t.Retried, t.Lowest)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -59,6 +60,8 @@ type cli struct {
 	// isTerminal, when set, decides which streams are terminals (tests);
 	// nil asks the kernel (see terminal).
 	isTerminal func(stream any) bool
+	// heapPrepared makes prepareHeap's work once per process.
+	heapPrepared sync.Once
 }
 
 // run is bulwark's whole life: parse flags, call core, map the outcome to

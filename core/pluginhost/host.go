@@ -20,6 +20,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/pluginhost/grpcv1"
 	"github.com/bulwark-iac/bulwark/core/pluginhost/tfplugin"
 	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 
@@ -118,6 +119,10 @@ type Config struct {
 	// Version is the provider's version, for a Terraform provider's
 	// schema (its protocol does not say it).
 	Version string
+	// HugeHeap asks the plugin to prepare its heap for much work
+	// (sdk/hugeheap: the hint in its environment). A plugin on an older sdk,
+	// or a Terraform provider, ignores it.
+	HugeHeap bool
 }
 
 // Start starts the plugin for cfg.Source, reads its schema and configures
@@ -458,6 +463,9 @@ func (p *Plugin) clientConfig(cmd *exec.Cmd) (*plugin.ClientConfig, []int, error
 	tlsConfig, err := handshake.HostTLS(cmd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("provider %s: %w", p.cfg.Name, err)
+	}
+	if p.cfg.HugeHeap {
+		cmd.Env = append(cmd.Env, hugeheap.EnvHint+"=1")
 	}
 	return &plugin.ClientConfig{
 		HandshakeConfig:  handshake.Config(),

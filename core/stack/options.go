@@ -108,6 +108,11 @@ type PluginOptions struct {
 	// provider that throttled calls made the plugin host do (see
 	// pluginhost.Options.Throttled).
 	Throttled func(provider string, t pluginhost.Throttling)
+	// PrepareHeap, when set, is run (in a goroutine of its own, beside the
+	// plugins' start) when a command has much work ahead: the CLI prepares
+	// its heap for it, once per process (sdk/hugeheap). The plugins are
+	// asked to prepare theirs either way (pluginhost.Config.HugeHeap).
+	PrepareHeap func()
 }
 
 // OutputOptions say what an operation shows a person and a program, and
@@ -203,6 +208,13 @@ type TestHooks struct {
 	// Failpoint, when armed, kills the process at a chosen instant (tests
 	// only; see package failpoint).
 	Failpoint *failpoint.Set
+}
+
+// prepareHeap runs PrepareHeap, if set, in a goroutine.
+func (o *Options) prepareHeap() {
+	if o.PrepareHeap != nil {
+		go o.PrepareHeap()
+	}
 }
 
 func (o *Options) starter() Starter {

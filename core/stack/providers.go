@@ -94,13 +94,14 @@ func (s *session) startProviders(ctx context.Context, names []string, st *state.
 	}
 	sort.Strings(names)
 	names = slices.Compact(names)
+	large := s.largeWork(st)
 	var cfgs []pluginhost.Config
 	for _, n := range names {
 		if _, ok := s.plugins[n]; ok {
 			continue
 		}
 		src, cfg := s.providerFor(n, sources[n])
-		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly()}
+		pc := pluginhost.Config{Name: n, Source: src, Config: cfg, DataDir: filepath.Join(s.dataRoot(), n), ReadOnly: s.readOnly(), HugeHeap: large[n]}
 		// The data folders are made here, never through a link planted in
 		// their place (the host's MkdirAll would follow it).
 		// Nor through a stack folder that is a link (on a backend off this
@@ -224,4 +225,38 @@ func providersFor(sp *spec.Spec, st *state.State) []string {
 		}
 	}
 	return names
+}
+
+// hugeHeapResources is how many resources of one provider make a command
+// large enough to prepare the heaps for it (sdk/hugeheap): the plugin's,
+// and the host's once. Below it the collection Prepare costs (a few
+// milliseconds of CPU in each process) buys less than it saves.
+const hugeHeapResources = 100
+
+// largeWork is which providers have at least hugeHeapResources resources
+// in the spec or the state. When one does, the host's own heap is prepared
+// too, once per process, beside the plugins' start.
+func (s *session) largeWork(st *state.State) map[string]bool {
+	inSpec, inState := map[string]int{}, map[string]int{}
+	for _, r := range s.sp.Resources {
+		inSpec[r.Provider]++
+	}
+	for _, r := range st.Resources {
+		inState[r.Provider]++
+	}
+	large := map[string]bool{}
+	for n, c := range inSpec {
+		if c >= hugeHeapResources {
+			large[n] = true
+		}
+	}
+	for n, c := range inState {
+		if c >= hugeHeapResources {
+			large[n] = true
+		}
+	}
+	if len(large) > 0 {
+		s.opts.prepareHeap()
+	}
+	return large
 }
