@@ -3,7 +3,6 @@ package sdk
 import (
 	"crypto/tls"
 	"fmt"
-	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"os"
 	"runtime/pprof"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"github.com/bulwark-iac/bulwark/sdk/proto/handshake"
 )
 

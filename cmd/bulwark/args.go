@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 )
 
 // options builds the core's options from the flags, and from the
@@ -243,15 +243,15 @@ func (c *cli) printJSON(v any) error {
 	return jsonview.Write(c.red.Writer(c.stdout), v)
 }
 
-// throttled says, on stderr, once a command's providers are closed, how a
-// provider that answered calls throttled (its API's rate limit) was backed
-// off: none of those calls failed a step, but the run took longer for it.
 // prepareHeap prepares this process's heap for a command with much work
 // ahead (core/stack calls it; sdk/hugeheap says why), once.
 func (c *cli) prepareHeap() {
 	c.heapPrepared.Do(func() { hugeheap.Prepare(hugeheap.Size) })
 }
 
+// throttled says, on stderr, once a command's providers are closed, how a
+// provider that answered calls throttled (its API's rate limit) was backed
+// off: none of those calls failed a step, but the run took longer for it.
 func (c *cli) throttled(provider string, t pluginhost.Throttling) {
 	fmt.Fprintf(c.stderr, "provider %s throttled: %d calls retried, concurrency lowered to %d\n", provider, t.Retried, t.Lowest)
 }
