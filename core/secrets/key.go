@@ -139,6 +139,11 @@ type Source struct {
 	// `secrets rotate` moves to ("": keyfile for a new stack, the same one
 	// for rotate).
 	Provider string
+	// KDF is the key derivation a new passphrase provider records (nil:
+	// DefaultKDF). The CLI never sets it; tests make it cheap, since every
+	// open of a stack derives its key again. A stack's recorded KDF is
+	// what opens it, whatever this says.
+	KDF *KDF
 
 	mu       sync.Mutex
 	key      *Key

@@ -68,8 +68,11 @@ type KDF struct {
 	Threads   uint8  `json:"threads"`
 }
 
-// DefaultKDF is RFC 9106's second recommended argon2id setting (64 MiB).
-var DefaultKDF = KDF{Name: "argon2id", Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
+// DefaultKDF is RFC 9106's second recommended argon2id setting (64 MiB):
+// what a new passphrase provider records unless its Source says otherwise.
+func DefaultKDF() KDF {
+	return KDF{Name: "argon2id", Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
+}
 
 // Config is a stack's secrets provider as its state records it: what it
 // takes to find the key again, and nothing that opens it.
@@ -172,7 +175,10 @@ func (s *Source) NewConfig(ctx context.Context, provider, pass string) (*Config,
 		if _, err := io.ReadFull(rand.Reader, salt); err != nil {
 			return nil, nil, fmt.Errorf("secrets provider passphrase: %w", err)
 		}
-		kdf := DefaultKDF
+		kdf := DefaultKDF()
+		if s.KDF != nil {
+			kdf = *s.KDF
+		}
 		k, err := deriveKey(pass, salt, kdf)
 		if err != nil {
 			return nil, nil, err

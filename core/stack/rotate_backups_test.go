@@ -304,7 +304,7 @@ func TestSavedFirstPlanSealedUnderPassphrase(t *testing.T) {
 	}
 	sp := parseSpec(t, secretSpec(fakeSecret))
 	planPath := filepath.Join(t.TempDir(), "first.plan")
-	if _, err := stack.SavePlan(e.ctx, sp, with(&secrets.Source{Provider: secrets.ProviderPassphrase, Passphrase: pass}), planPath, "test"); err != nil {
+	if _, err := stack.SavePlan(e.ctx, sp, with(&secrets.Source{Provider: secrets.ProviderPassphrase, Passphrase: pass, KDF: testKDF()}), planPath, "test"); err != nil {
 		t.Fatalf("plan --out of a first apply with the passphrase provider: %v", err)
 	}
 	raw, err := os.ReadFile(planPath)

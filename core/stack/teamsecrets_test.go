@@ -46,7 +46,7 @@ func TestPassphraseProviderAndRotate(t *testing.T) {
 	const pass, pass2, wrong = "correct-horse-1", "battery-staple-2", "wrong-passphrase-3"
 
 	// Alice: the provider is chosen at the first apply; no key file.
-	e.mustApply(t, parseSpec(t, secretSpec(fakeSecret)), opts(&secrets.Source{Passphrase: pass, Provider: secrets.ProviderPassphrase}))
+	e.mustApply(t, parseSpec(t, secretSpec(fakeSecret)), opts(&secrets.Source{Passphrase: pass, Provider: secrets.ProviderPassphrase, KDF: testKDF()}))
 	st, err := stack.LoadState(parseSpec(t, secretSpec(fakeSecret)), with(&secrets.Source{}))
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPassphraseProviderAndRotate(t *testing.T) {
 	}
 
 	// Rotation to a new passphrase.
-	res, err := stack.RotateSecrets(e.ctx, parseSpec(t, secretSpec(fakeSecret)), with(&secrets.Source{Passphrase: pass, NewPassphrase: pass2}))
+	res, err := stack.RotateSecrets(e.ctx, parseSpec(t, secretSpec(fakeSecret)), with(&secrets.Source{Passphrase: pass, NewPassphrase: pass2, KDF: testKDF()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +185,12 @@ func TestRotateKeyFileToANewKey(t *testing.T) {
 	if err != nil || pv.HasChanges() {
 		t.Fatalf("plan with the new key: %v %+v", err, pv)
 	}
+}
+
+// testKDF is a cheap argon2id for the passphrase providers these tests
+// make: every open of a stack derives its key again, and the default
+// (64 MiB, three passes) takes seconds under the race detector on a
+// loaded machine. secrets' own tests check the default.
+func testKDF() *secrets.KDF {
+	return &secrets.KDF{Name: "argon2id", Time: 1, MemoryKiB: 64, Threads: 1}
 }
