@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/bulwark-iac/bulwark/sdk/hugeheap"
 )
@@ -27,32 +25,15 @@ func TestCrashLargeStackWithPreparedHeaps(t *testing.T) {
 	spec := crashSpec("large120.yaml")
 	e := newCrashEnv(t, "crashlarge")
 
-	// killWhen runs bulwark ARGS, waits until its plugin runs with the
-	// hint and ready says enough is done, and kills it.
+	// killWhen runs bulwark ARGS and kills it once its plugin runs with
+	// the hint and ready says enough is done.
 	killWhen := func(ready func() bool, args ...string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := e.command(ctx, "", args...)
-		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(time.Minute)
 		hinted := false
-		for !hinted || !ready() {
+		e.runKilledWhen(func() bool {
 			hinted = hinted || e.pluginHinted()
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				t.Fatalf("bulwark %s: not ready to kill after a minute (plugin hinted: %v)", strings.Join(args, " "), hinted)
-			}
-			time.Sleep(10 * time.Millisecond) // poll interval
-		}
-		_ = cmd.Process.Kill()
-		if r := e.wait(ctx, cmd, args, t0); !r.killed {
-			t.Fatalf("bulwark ended before the kill: %s", r)
-		}
+			return hinted && ready()
+		}, func() string { return fmt.Sprintf("plugin hinted: %v", hinted) }, args...)
 		e.assertNothingLeft()
 	}
 

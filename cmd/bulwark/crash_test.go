@@ -257,17 +257,25 @@ func (e *crashEnv) wait(ctx context.Context, cmd *exec.Cmd, args []string, t0 ti
 	return res
 }
 
-// run runs bulwark ARGS to its end (a failpoint may kill it).
-func (e *crashEnv) run(failpoint string, args ...string) crashRes {
+// start starts bulwark ARGS (under failpoint, if any), its output kept
+// for wait.
+func (e *crashEnv) start(ctx context.Context, failpoint string, args ...string) (*exec.Cmd, time.Time) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	cmd := e.command(ctx, failpoint, args...)
 	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	return cmd, t0
+}
+
+// run runs bulwark ARGS to its end (a failpoint may kill it).
+func (e *crashEnv) run(failpoint string, args ...string) crashRes {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, t0 := e.start(ctx, failpoint, args...)
 	if failpoint != "" {
 		args = append([]string{"BULWARK_FAILPOINT=" + failpoint}, args...)
 	}
@@ -280,15 +288,35 @@ func (e *crashEnv) runKilledAfter(delay time.Duration, args ...string) crashRes 
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := e.command(ctx, "", args...)
-	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
+	cmd, t0 := e.start(ctx, "", args...)
 	timer := time.AfterFunc(delay, func() { _ = cmd.Process.Kill() })
 	res := e.wait(ctx, cmd, args, t0)
 	timer.Stop()
+	return res
+}
+
+// runKilledWhen runs bulwark ARGS and sends it SIGKILL from outside once
+// ready holds, asked every 10 ms. The test fails if ready does not hold
+// within a minute (waiting says what was waited for) or the command ends
+// before the kill.
+func (e *crashEnv) runKilledWhen(ready func() bool, waiting func() string, args ...string) crashRes {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, t0 := e.start(ctx, "", args...)
+	deadline := time.Now().Add(time.Minute)
+	for !ready() {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			e.t.Fatalf("bulwark %s: not ready to kill after a minute: %s", strings.Join(args, " "), waiting())
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval
+	}
+	_ = cmd.Process.Kill()
+	res := e.wait(ctx, cmd, args, t0)
+	if !res.killed {
+		e.t.Fatalf("bulwark %s ended before the kill: %s", strings.Join(args, " "), res)
+	}
 	return res
 }
 

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -24,23 +23,13 @@ func TestCrashWhileThrottled(t *testing.T) {
 	t.Parallel()
 	spec := crashSpec("throttled20.yaml")
 	e := newCrashEnv(t, "crashthrottled")
-	args := []string{"apply", "--yes", spec, "--parallelism", "10"}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := e.command(ctx, "", args...)
-	cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-
-	// Wait until the quota's burst is spent and several Creates are
+	// Killed once the quota's burst is spent and several Creates are
 	// journaled as started but not made: at 2 writes a second, those are
 	// backing off (each is answered throttled within a millisecond).
-	deadline := time.Now().Add(time.Minute)
+	var made map[string]bool
 	var waiting []string
-	for {
-		made := map[string]bool{}
+	r := e.runKilledWhen(func() bool {
+		made = map[string]bool{}
 		for _, w := range e.mockWorld() {
 			made[w.Name] = true
 		}
@@ -50,20 +39,10 @@ func TestCrashWhileThrottled(t *testing.T) {
 				waiting = append(waiting, r.Resource)
 			}
 		}
-		if len(made) >= 2 && len(waiting) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no Creates waiting on the quota after a minute (%d made, waiting %v)", len(made), waiting)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
-	}
-	_ = cmd.Process.Kill()
-	r := e.wait(ctx, cmd, args, t0)
-	if !r.killed {
-		t.Fatalf("the apply ended before the kill: %s", r)
-	}
+		return len(made) >= 2 && len(waiting) >= 3
+	}, func() string {
+		return fmt.Sprintf("no Creates waiting on the quota (%d made, waiting %v)", len(made), waiting)
+	}, "apply", "--yes", spec, "--parallelism", "10")
 	e.assertNothingLeft()
 	before := e.mockWorld()
 	t.Logf("killed after %v with %d made and %v waiting to be retried", r.took.Round(time.Millisecond), len(before), waiting)
