@@ -108,6 +108,9 @@ install: build
 # held and printed whole when they end, so the suite takes about as long as
 # the longest of the three rather than the sum (docs/development.md, "CI
 # time"). Every module runs to its end, and the target fails if any failed.
+# Each module's line says when it started, and each of the three run beside
+# the others when it ended, in seconds since the target started: a CI log
+# shows its longest path.
 #
 # -vet=off (TEST_VET): go test would run a subset of go vet's checks on
 # every package before testing it; make vet, this target's prerequisite,
@@ -130,17 +133,19 @@ SIDE_MODULE := plugins/aws
 LONG_SPLIT  := ^(Test[A-Za-z0-9]*On(Postgres|S3)|TestPostgresScripts|TestScriptsS3|TestCrashMigrate)$$
 TEST_VET    := -vet=off
 test: vet build-demo
-	@log=$$(mktemp); log2=$$(mktemp); log3=$$(mktemp); fail=0; \
-	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -skip '$(LONG_SPLIT)' ./... ) > $$log 2>&1 & long=$$!; \
-	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -run '$(LONG_SPLIT)' . ) > $$log2 2>&1 & split=$$!; \
-	( cd $(SIDE_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) ./... ) > $$log3 2>&1 & side=$$!; \
-	for m in $(filter-out $(LONG_MODULE) $(SIDE_MODULE),$(MODULES)); do echo "== $$m"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; done; \
-	echo "== core/graphsvg/dotlayout without -race (its tests say why)"; \
+	@log=$$(mktemp); log2=$$(mktemp); log3=$$(mktemp); fail=0; t0=$$(date +%s); \
+	at() { echo "$$(( $$(date +%s) - t0 ))s"; }; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -skip '$(LONG_SPLIT)' ./...; rc=$$?; echo "(ended at $$(at))"; exit $$rc ) > $$log 2>&1 & long=$$!; \
+	( cd $(LONG_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) -run '$(LONG_SPLIT)' .; rc=$$?; echo "(ended at $$(at))"; exit $$rc ) > $$log2 2>&1 & split=$$!; \
+	( cd $(SIDE_MODULE) && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...; rc=$$?; echo "(ended at $$(at))"; exit $$rc ) > $$log3 2>&1 & side=$$!; \
+	for m in $(filter-out $(LONG_MODULE) $(SIDE_MODULE),$(MODULES)); do echo "== $$m (at $$(at))"; (cd $$m && BULWARK_TEST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; done; \
+	echo "== core/graphsvg/dotlayout without -race (its tests say why) (at $$(at))"; \
 	(cd core && $(GO) test -count=1 $(TEST_VET) ./graphsvg/dotlayout/) || fail=1; \
-	echo "== examples/provider-hello (out of tree: built without the workspace)"; \
+	echo "== examples/provider-hello (out of tree: built without the workspace) (at $$(at))"; \
 	(cd examples/provider-hello && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
-	echo "== tools/release (its own module, outside the workspace)"; \
+	echo "== tools/release (its own module, outside the workspace) (at $$(at))"; \
 	(cd tools/release && GOWORK=off $(GO) test $(GOFLAGS_T) $(TEST_VET) ./...) || fail=1; \
+	echo "(the modules run one after another ended at $$(at))"; \
 	echo "== $(SIDE_MODULE) (run beside the others)"; \
 	wait $$side || fail=1; cat $$log3; \
 	echo "== $(LONG_MODULE): the tests on PostgreSQL and S3 (run beside the others)"; \
