@@ -145,9 +145,23 @@ const verifierContext = "secrets provider verifier"
 
 const verifierText = "bulwark"
 
+// maxKDF bounds the derivation a state may ask for: RFC 9106's first
+// recommended setting is 2 GiB and one pass, its second 64 MiB and three.
+// A state beyond them (edited by hand, or by someone who cannot open it)
+// is refused with an error, not obeyed until the machine runs out of
+// memory or time.
+const (
+	maxKDFTime      = 64
+	maxKDFMemoryKiB = 4 << 20
+)
+
 func deriveKey(pass string, salt []byte, k KDF) (*Key, error) {
 	if k.Name != "argon2id" || k.Time == 0 || k.MemoryKiB == 0 || k.Threads == 0 {
 		return nil, fmt.Errorf("secrets provider passphrase: unknown key derivation %q in the state", k.Name)
+	}
+	if k.Time > maxKDFTime || k.MemoryKiB > maxKDFMemoryKiB {
+		return nil, fmt.Errorf("secrets provider passphrase: the state asks for an argon2id of %d pass(es) over %d MiB, beyond the %d passes and %d MiB bulwark derives at most: was the state changed by hand?",
+			k.Time, k.MemoryKiB>>10, maxKDFTime, maxKDFMemoryKiB>>10)
 	}
 	// argon2id fills MemoryKiB of fresh memory, and each first touch of a
 	// 4 KiB page is a page fault: on the 2-core VMs CI runs on, the default

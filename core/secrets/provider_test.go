@@ -95,6 +95,35 @@ func TestPassphraseProviderRefusesWrongPassphrase(t *testing.T) {
 	}
 }
 
+// A state that asks for more than any derivation bulwark makes (edited by
+// hand, or by someone who cannot open it) is refused at once, before any
+// memory is taken: not obeyed until the machine runs out of memory.
+func TestPassphraseProviderRefusesAnOversizedKDF(t *testing.T) {
+	ctx := context.Background()
+	cfg, _, err := fastSource("").NewConfig(ctx, ProviderPassphrase, "correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*KDF)
+	}{
+		{"4 TiB", func(k *KDF) { k.MemoryKiB = 1<<32 - 1 }},
+		{"just over 4 GiB", func(k *KDF) { k.MemoryKiB = maxKDFMemoryKiB + 1 }},
+		{"65 passes", func(k *KDF) { k.Time = maxKDFTime + 1 }},
+		{"4 billion passes", func(k *KDF) { k.Time = 1<<32 - 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := cfg.Clone()
+			tc.edit(bad.KDF)
+			_, err := fastSource("correct horse").Resolve(ctx, bad, false)
+			if err == nil || !strings.Contains(err.Error(), "beyond") || strings.Contains(err.Error(), "correct horse") {
+				t.Fatalf("Resolve: %v; want it refused, naming the bound and not the passphrase", err)
+			}
+		})
+	}
+}
+
 func TestKeyFileProviderChecksKeyID(t *testing.T) {
 	ctx := context.Background()
 	a, _ := NewKey("a")
