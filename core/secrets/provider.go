@@ -145,11 +145,11 @@ const verifierContext = "secrets provider verifier"
 
 const verifierText = "bulwark"
 
-// maxKDF bounds the derivation a state may ask for: RFC 9106's first
-// recommended setting is 2 GiB and one pass, its second 64 MiB and three.
-// A state beyond them (edited by hand, or by someone who cannot open it)
-// is refused with an error, not obeyed until the machine runs out of
-// memory or time.
+// maxKDFTime and maxKDFMemoryKiB bound the derivation a state may ask
+// for, well above RFC 9106's recommended settings (2 GiB and one pass; 64
+// MiB and three). A state beyond either (edited by hand, or by someone who
+// cannot open it) is refused with an error, not obeyed until the machine
+// runs out of memory or time.
 const (
 	maxKDFTime      = 64
 	maxKDFMemoryKiB = 4 << 20
