@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -70,39 +71,63 @@ func rechecksum(ts *testscript.TestScript, stored []byte, edit func([]byte) []by
 }
 
 func editProtection(ts *testscript.TestScript, stack, name, level string, fix bool) {
-	args := []string{stack, name, level}
 	if backends.Remote(scriptState(ts)) {
 		remoteStateProtection(ts, stack, name, level, fix)
 		return
 	}
-	path := ts.MkAbs(filepath.Join(".bulwark", args[0], "state.json"))
-	b, err := os.ReadFile(path)
+	path := ts.MkAbs(filepath.Join(".bulwark", stack, "state.json"))
+	_, err := editFileState(path, func(st map[string]any) error {
+		rs, _ := st["resources"].(map[string]any)
+		r, ok := rs[name].(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s records no resource %q", path, name)
+		}
+		r["protection"] = level
+		return nil
+	}, fix)
 	ts.Check(err)
+}
+
+// editFileState rewrites the state the file backend's state.json at path
+// holds with edit (numbers kept as they were written), its sha256 checksum
+// made anew when fix, else left as it was (a hand edit), and returns what
+// it wrote.
+func editFileState(path string, edit func(st map[string]any) error, fix bool) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	var env struct {
 		Checksum string          `json:"checksum"`
 		State    json.RawMessage `json:"state"`
 	}
-	ts.Check(json.Unmarshal(b, &env))
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(env.State))
 	dec.UseNumber()
 	var st map[string]any
-	ts.Check(dec.Decode(&st))
-	rs, _ := st["resources"].(map[string]any)
-	r, ok := rs[args[1]].(map[string]any)
-	if !ok {
-		ts.Fatalf("%s records no resource %q", path, args[1])
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r["protection"] = args[2]
+	if err := edit(st); err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(st)
-	ts.Check(err)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(body)
 	checksum := "sha256:" + hex.EncodeToString(sum[:])
 	if !fix {
 		checksum = env.Checksum
 	}
 	out, err := json.Marshal(map[string]any{"checksum": checksum, "state": json.RawMessage(body)})
-	ts.Check(err)
-	ts.Check(os.WriteFile(path, append(out, '\n'), 0o600))
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
+	return out, os.WriteFile(path, out, 0o600)
 }
 
 func remoteStateProtection(ts *testscript.TestScript, stack, name, level string, fix bool) {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,43 +27,18 @@ func TestOversizedKDFInTheStateIsRefused(t *testing.T) {
 	spec := crashSpec("v1.yaml")
 	e.must(0, "apply", "--yes", spec, "--secrets-provider", "passphrase")
 
+	// Edited with its checksum made anew: only the KDF is wrong.
 	path := filepath.Join(e.stateDir, "crash", "state.json")
-	stored, err := os.ReadFile(path)
+	edited, err := editFileState(path, func(st map[string]any) error {
+		cfg, _ := st["secrets"].(map[string]any)
+		kdf, _ := cfg["kdf"].(map[string]any)
+		if kdf == nil {
+			return fmt.Errorf("the state records no KDF: %v", st["secrets"])
+		}
+		kdf["memory_kib"] = uint32(1<<32 - 1)
+		return nil
+	}, true)
 	if err != nil {
-		t.Fatal(err)
-	}
-	// state.json as the file backend writes it: the state and the sha256
-	// of its bytes (script_state_test.go's editProtection edits it alike).
-	var env struct {
-		Checksum string          `json:"checksum"`
-		State    json.RawMessage `json:"state"`
-	}
-	if err := json.Unmarshal(stored, &env); err != nil || env.Checksum == "" {
-		t.Fatalf("state.json is not a checksummed state (%v): %.200s", err, stored)
-	}
-	dec := json.NewDecoder(bytes.NewReader(env.State))
-	dec.UseNumber()
-	var st map[string]any
-	if err := dec.Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _ := st["secrets"].(map[string]any)
-	kdf, _ := cfg["kdf"].(map[string]any)
-	if kdf == nil {
-		t.Fatalf("the state records no KDF: %v", st["secrets"])
-	}
-	kdf["memory_kib"] = uint32(1<<32 - 1)
-	body, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(body)
-	edited, err := json.Marshal(map[string]any{"checksum": "sha256:" + hex.EncodeToString(sum[:]), "state": json.RawMessage(body)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited = append(edited, '\n')
-	if err := os.WriteFile(path, edited, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
