@@ -168,7 +168,8 @@ func deriveKey(pass string, salt []byte, k KDF) (*Key, error) {
 	// (64 MiB) took 1.1 s and 2.1 CPU-seconds, half of them the kernel's.
 	// Marked for huge pages first (hugeheap), it took 0.2 s and 0.3 (a
 	// process of its own each time, as every bulwark command is). The
-	// derivation is the same; only the memory under it differs.
+	// derivation is the same; only the memory under it differs. (A KDF of
+	// less than hugeheap.MinSize, as tests record, is left alone.)
 	hugeheap.Prepare(uintptr(k.MemoryKiB) << 10)
 	b := argon2.IDKey([]byte(pass), salt, k.Time, k.MemoryKiB, k.Threads, KeySize)
 	key := &Key{source: ProviderPassphrase + " (" + EnvPassphrase + ")"}

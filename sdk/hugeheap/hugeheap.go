@@ -49,12 +49,17 @@ const Size = 64 << 20
 // heap as the host prepares its own.
 const EnvHint = "BULWARK_PLUGIN_HUGEHEAP"
 
+// MinSize is the smallest region Prepare marks: a few huge pages. A
+// smaller object is not mapped fresh for itself, and the faults it could
+// save cost less than the collection Prepare runs.
+const MinSize = 8 << 20
+
 // Prepare marks size bytes of fresh heap for huge pages and frees them to
-// the runtime, unless GODEBUG has disablethp=1. It reports whether it
-// marked anything (false also off Linux, or when the kernel refused the
-// advice).
+// the runtime, unless GODEBUG has disablethp=1 or size is under MinSize. It
+// reports whether it marked anything (false also off Linux, or when the
+// kernel refused the advice).
 func Prepare(size uintptr) bool {
-	if disabled(os.Getenv("GODEBUG")) {
+	if size < MinSize || disabled(os.Getenv("GODEBUG")) {
 		return false
 	}
 	b := make([]byte, size)
