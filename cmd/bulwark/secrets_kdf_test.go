@@ -18,12 +18,14 @@ import (
 // memory; nothing is written, and no passphrase is printed.
 func TestOversizedKDFInTheStateIsRefused(t *testing.T) {
 	const pass = "correct-horse-battery-kdf"
+	// The binaries first, under the test's own HOME: a go build under the
+	// empty one below would compile everything again, in a cache of its own.
+	e := newCrashEnv(t, "crash")
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv(secrets.EnvKey, "")
 	t.Setenv(secrets.EnvPassphrase, pass)
-	e := newCrashEnv(t, "crash")
 	spec := crashSpec("v1.yaml")
 	e.must(0, "apply", "--yes", spec, "--secrets-provider", "passphrase")
 
