@@ -52,6 +52,14 @@ func TestKeylessTeardownReadsEachResourceOnce(t *testing.T) {
 			sp := mkSpec(t, res{name: "a", typ: "network"}, res{name: "b", typ: "network"}, res{name: "c", typ: "compute", deps: []string{"a"}})
 			e.mustApply(t, sp)
 			e.readsByID()
+			first := -1 // the Reads by id made before the first Delete
+			e.w.OnDelete(func(string) {
+				e.w.mu.Lock()
+				defer e.w.mu.Unlock()
+				if first < 0 {
+					first = e.w.readsByID
+				}
+			})
 			r, err := e.teardown(sp)
 			if err != nil || r.Outcome != engine.Succeeded {
 				t.Fatalf("teardown: %v, %v", resErr(r), err)
@@ -60,10 +68,12 @@ func TestKeylessTeardownReadsEachResourceOnce(t *testing.T) {
 			if keyless && got != 3 {
 				t.Errorf("keyless teardown made %d Reads by id, want 3 (one per resource)", got)
 			}
-			// The ownership check's 3, then each Check's unless the
-			// ownership check's read of it is fresh enough to stand in.
-			if !keyless && (got < 4 || got > 6) {
-				t.Errorf("own-protocol teardown made %d Reads by id, want the ownership check's 3 and its Checks' (4 to 6)", got)
+			// The ownership check's 3, all before the first Delete; then
+			// each Check's, unless the ownership check's read of it ended
+			// so recently that it stands in (on a loaded machine, a slow
+			// read often does: all three may).
+			if !keyless && (first < 3 || got > 6) {
+				t.Errorf("own-protocol teardown made %d Reads by id, %d before the first Delete: want the ownership check's 3 before it, and its Checks' (3 to 6 in all)", got, first)
 			}
 			if names := e.w.Names(); len(names) != 0 {
 				t.Errorf("left in the world: %v", names)
