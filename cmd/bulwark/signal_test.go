@@ -72,8 +72,15 @@ type started struct {
 // files.
 func start(ctx context.Context, t *testing.T, e *crashEnv, h *mockHolds, args ...string) *started {
 	t.Helper()
+	return startEnv(ctx, t, e, []string{h.env()}, args...)
+}
+
+// startEnv starts bulwark ARGS on e with env added to its environment,
+// stdout and stderr in files.
+func startEnv(ctx context.Context, t *testing.T, e *crashEnv, env []string, args ...string) *started {
+	t.Helper()
 	cmd := e.command(ctx, "", args...)
-	cmd.Env = append(cmd.Env, h.env())
+	cmd.Env = append(cmd.Env, env...)
 	dir := t.TempDir()
 	s := &started{cmd: cmd, args: args, stdout: filepath.Join(dir, "stdout"), stderr: filepath.Join(dir, "stderr")}
 	for _, out := range []struct {

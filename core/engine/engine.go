@@ -204,7 +204,7 @@ type Event struct {
 	Resource string
 	Type     string
 	Action   string // create | update | delete | verify | preserve | refuse
-	Status   string // started | ok | failed | skipped
+	Status   string // started | ok | failed | skipped | not_sent (an Execute that sent nothing, stopped: ErrNotSent)
 	// Undo is set on the events of a compensation.
 	Undo     bool
 	Duration time.Duration
@@ -271,6 +271,13 @@ type Result struct {
 
 // ErrInterrupted is the cause of a rollback that an interruption started.
 var ErrInterrupted = errors.New("interrupted")
+
+// ErrNotSent is what an Execute returns (wrapped) when it sent nothing and
+// gave up waiting to send because the run is stopping (Operation.Stop is
+// closed): it changed nothing. The step then ends "not_sent", as one
+// stopped before its Execute does: not failed, not executed, never undone.
+// Returned while the run is not stopping, it is a failure like any other.
+var ErrNotSent = errors.New("nothing was sent")
 
 // UnrecordedError is an operation whose outcome could not be recorded: it
 // stays unfinished.

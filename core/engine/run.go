@@ -873,6 +873,15 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 	e.observe(ev)
 	t0 := e.now()
 	err = s.Execute(sl.execContext(ctx), started.ID)
+	if err != nil && errors.Is(err, ErrNotSent) && stoppedBy(op.Stop) {
+		// Stopped while its calls were held back before any went out (a
+		// throttled provider's gate): it sent nothing, so it ends as one
+		// that never got its slot does, "not_sent", never undone.
+		giveWrite()
+		ev.Status, ev.Duration = journal.StepNotSent, e.now().Sub(t0)
+		e.observe(ev)
+		return e.notSent(jctx, rec, started, fmt.Errorf("%w: %w", ErrInterrupted, err))
+	}
 	if err != nil && (s.Intervention || s.Policy != Continue) {
 		// The failure stops the run (settle says how): no step starts
 		// its work after it, not even the one waiting for this slot.

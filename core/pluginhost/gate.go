@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -71,6 +72,16 @@ func newGate(now func() time.Time) *gate {
 // acquire admits one call, waiting while the gate is full or held. It
 // returns ctx's error when ctx ends first.
 func (g *gate) acquire(ctx context.Context) (ticket, error) {
+	return g.acquireOr(ctx, nil)
+}
+
+// errStopped is acquireOr's error when stop was closed first.
+var errStopped = errors.New("stopped while waiting to be sent")
+
+// acquireOr is acquire that also gives up, with errStopped, when stop is
+// closed while the call waits (nil: never). A call the gate admits at once
+// is admitted, whatever stop says.
+func (g *gate) acquireOr(ctx context.Context, stop <-chan struct{}) (ticket, error) {
 	g.mu.Lock()
 	g.peak = max(g.peak, g.inflight+len(g.waiters)+1)
 	now := g.now()
@@ -86,10 +97,13 @@ func (g *gate) acquire(ctx context.Context) (ticket, error) {
 	g.waiters = append(g.waiters, w)
 	g.grantLocked()
 	g.mu.Unlock()
+	why := errStopped
 	select {
 	case <-w.ready:
 		return ticket{w.epoch}, nil
 	case <-ctx.Done():
+		why = ctx.Err()
+	case <-stop:
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -105,7 +119,7 @@ func (g *gate) acquire(ctx context.Context) (ticket, error) {
 		}
 	}
 	g.grantLocked()
-	return ticket{}, ctx.Err()
+	return ticket{}, why
 }
 
 // admitsAt reports whether one more call may go at now.

@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -80,14 +81,23 @@ func (p *Plugin) pause(ctx context.Context, d time.Duration) error {
 // backoff leaves a Create in flight with a known key, which resume
 // resolves by that key as after any crash mid-Create
 // (docs/architecture.md, "The plugin host's backoff and the journal").
+//
+// A call that waits at the gate to be sent the first time gives up when
+// ctx's providers.SendStop is stopped (a first interrupt) before anything
+// was sent under it: nothing went out, and the error wraps
+// providers.ErrNotSent. Once a try has gone out the call is the provider's:
+// it is retried through its backoff as before, since what a try answered
+// throttled may have half done is finished by the retry.
 func gated[R any](ctx context.Context, p *Plugin, g *gate, method string, call func(context.Context) (R, error),
 	throttle func(R, error) (providers.Diagnostic, bool)) (R, error) {
+	ss := providers.SendStopOf(ctx)
 	for attempt := 1; ; attempt++ {
-		t, err := g.acquire(ctx)
+		t, err := g.acquireOr(ctx, ss.Stopped())
 		if err != nil {
 			var zero R
 			return zero, p.gateError(method, err)
 		}
+		ss.Sending()
 		resp, err := call(ctx)
 		d, ok := throttle(resp, err)
 		if !ok {
@@ -114,11 +124,13 @@ func gatedBatch[Q, R any](ctx context.Context, p *Plugin, g *gate, method string
 	for i := range pending {
 		pending[i] = i
 	}
+	ss := providers.SendStopOf(ctx)
 	for attempt := 1; ; attempt++ {
-		t, err := g.acquire(ctx)
+		t, err := g.acquireOr(ctx, ss.Stopped())
 		if err != nil {
 			return nil, p.gateError(method, err)
 		}
+		ss.Sending()
 		batch := make([]Q, len(pending))
 		for i, at := range pending {
 			batch[i] = reqs[at]
@@ -173,6 +185,9 @@ func (p *Plugin) backOff(ctx context.Context, g *gate, t ticket, method string, 
 }
 
 func (p *Plugin) gateError(method string, err error) error {
+	if errors.Is(err, errStopped) {
+		err = providers.ErrNotSent
+	}
 	return fmt.Errorf("provider %s: %s: waiting for the provider's rate limit: %w", p.cfg.Name, method, err)
 }
 

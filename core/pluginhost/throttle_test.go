@@ -132,3 +132,78 @@ func TestThrottledStopsWithContext(t *testing.T) {
 		t.Errorf("Throttling %+v, want 1 throttled and none retried", th)
 	}
 }
+
+// A call held at the gate (the provider throttled, the calls at once were
+// lowered, and the gate is full) gives up when its SendStop is stopped
+// before anything went out under it: the error wraps
+// providers.ErrNotSent, and the provider received nothing (it makes
+// nothing). One the gate
+// admits at once is sent whatever the stop says, and so is every call
+// made under a SendStop something was already sent under: what went out
+// must be finished.
+func TestHeldCallGivesUpWhenStoppedBeforeSending(t *testing.T) {
+	p, ctx := startTestPlugin(t, "")
+	create := func(ctx context.Context, name string) (*providers.CreateResponse, error) {
+		return p.Create(ctx, &providers.CreateRequest{Type: "thing", Name: name, IdempotencyKey: "k-" + name})
+	}
+	// Two in flight, one answered throttled: the limit is 1, and the other
+	// keeps the gate full until it is done.
+	a, _ := p.writing.acquire(ctx)
+	b, _ := p.writing.acquire(ctx)
+	p.writing.throttled(a, 0, 1)
+	if l := p.writing.throttling().Limit; l != 1 {
+		t.Fatalf("limit %d, want 1", l)
+	}
+
+	stop := make(chan struct{})
+	held, ss := providers.WithSendStop(ctx, stop)
+	errs := make(chan error, 1)
+	go func() {
+		_, err := create(held, "held")
+		errs <- err
+	}()
+	waitFor(t, func() bool { return queued(p.writing) == 1 })
+	close(stop)
+	select {
+	case err := <-errs:
+		if !errors.Is(err, providers.ErrNotSent) {
+			t.Fatalf("a held Create stopped before it was sent: %v, want providers.ErrNotSent", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a held Create stopped before it was sent still waits at the gate")
+	}
+	if !ss.Unsent() || queued(p.writing) != 0 {
+		t.Fatalf("unsent %v, %d still queued: want nothing sent and the queue empty", ss.Unsent(), queued(p.writing))
+	}
+
+	// Something sent under a SendStop already: a held call waits to be
+	// sent, stopped or not, and goes once the gate has room.
+	sent, ss2 := providers.WithSendStop(ctx, stop)
+	if _, err := p.Read(sent, &providers.ReadRequest{Type: "thing", Name: "probe"}); err != nil {
+		t.Fatal(err)
+	}
+	if ss2.Unsent() {
+		t.Fatal("a Read went out under the SendStop, which still says nothing was sent")
+	}
+	made := make(chan *providers.CreateResponse, 1)
+	go func() {
+		r, err := create(sent, "after")
+		if err != nil {
+			t.Error(err)
+		}
+		made <- r
+	}()
+	waitFor(t, func() bool { return queued(p.writing) == 1 })
+	p.writing.done(b)
+	// The plugin numbers what it makes: the first thing made, so the
+	// Create that gave up made nothing.
+	if r := <-made; r == nil || r.ID != "after-1" {
+		t.Fatalf("the held Create of a SendStop that had sent: %+v, want it made, the first thing made", r)
+	}
+
+	// Admitted at once: sent, though stopped.
+	at, _ := providers.WithSendStop(ctx, stop)
+	if r, err := create(at, "held"); err != nil || r.ID != "held-2" {
+		t.Fatalf("a Create the gate admits at once, stopped: %+v %v; want it sent, the second thing made", r, err)
+	}
+}

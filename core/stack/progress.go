@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/events"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/observe"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/secrets"
@@ -90,7 +91,9 @@ func (p *progress) ReadsEnded() {
 }
 
 func (p *progress) Observe(e engine.Event) {
-	if e.Resource != "" && e.Status != "started" {
+	// A start, and the end of a step that sent nothing (not_sent: as a
+	// step stopped before its start, it has no line), are not events.
+	if e.Resource != "" && e.Status != "started" && e.Status != journal.StepNotSent {
 		ev := events.Event{Op: e.Op, Resource: e.Resource, Type: e.Type, Action: e.Action, Status: e.Status, DurationMS: e.Duration.Milliseconds(), Undo: e.Undo}
 		if e.Action == "move" {
 			ev.From = p.moveFrom[e.Resource]

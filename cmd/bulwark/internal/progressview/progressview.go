@@ -19,6 +19,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -229,6 +230,10 @@ func (p *View) Step(e engine.Event, protection string) {
 	switch e.Status {
 	case "started":
 		p.running[e.Resource] = p.now()
+	case journal.StepNotSent:
+		// Stopped before its call went out: no line, as for the steps
+		// stopped before they started (the report counts them).
+		delete(p.running, e.Resource)
 	case "skipped":
 		delete(p.running, e.Resource)
 		if e.Undo {

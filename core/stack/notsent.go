@@ -1,0 +1,44 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/providers"
+)
+
+// stopUnsent lets each of op's steps give up its Execute when op stops (a
+// first interrupt) while the step's first call still waits to be sent: a
+// provider that throttles has the plugin host hold calls back (its gate),
+// for seconds at a time, and a first interrupt should not wait for the
+// rate limit to send work the run will then roll back. The Execute's calls
+// are made under a providers.SendStop on op.Stop: one that gives up before
+// anything was sent under it returns providers.ErrNotSent, which the step
+// returns as engine.ErrNotSent, and the engine ends the step "not_sent"
+// (it changed nothing: nothing to undo, nothing for resume to look for).
+// Once any call has gone out, every later one is sent as it comes, and the
+// step ends as any other does.
+//
+// Only bulwark's own plugins hold calls back (a Terraform provider's calls
+// are not gated): their Executes never give up.
+func stopUnsent(op *engine.Operation) {
+	if op.Stop == nil {
+		return
+	}
+	for _, st := range op.Steps {
+		exec := st.Execute
+		if exec == nil {
+			continue
+		}
+		st.Execute = func(ctx context.Context, key string) error {
+			ctx, ss := providers.WithSendStop(ctx, op.Stop)
+			err := exec(ctx, key)
+			if err != nil && ss.Unsent() && errors.Is(err, providers.ErrNotSent) {
+				return fmt.Errorf("%w: %w", engine.ErrNotSent, err)
+			}
+			return err
+		}
+	}
+}
