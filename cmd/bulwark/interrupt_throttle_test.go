@@ -59,15 +59,7 @@ func TestInterruptDoesNotSendWhatTheGateHolds(t *testing.T) {
 	waitJournal(t, e, func(r journalRec) bool {
 		return r.Step == "d" && r.Phase == "execute" && r.Status == "started"
 	}, "d's execute started")
-	if err := cmd.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	pollFile(t, cmd.stderr, gracefulStop, time.Minute)
-	h.release("Create-a-1")
-	r := cmd.wait(ctx, t)
-	if r.code != 11 || !strings.Contains(r.stdout, "Apply was interrupted and was rolled back") {
-		t.Fatalf("want exit 11, interrupted and rolled back: %s", r)
-	}
+	r := cmd.stopGracefully(ctx, t, syscall.SIGINT, func() { h.release("Create-a-1") })
 	for _, c := range callLog(t, calls) {
 		if c.call == "Create" && c.name == "d" {
 			t.Fatalf("d's Create was sent after the interrupt:\n%s", r)

@@ -126,6 +126,23 @@ func (s *started) wait(ctx context.Context, t *testing.T) crashRes {
 // new steps (cmd/bulwark/interrupts.go).
 const gracefulStop = "no new step starts"
 
+// stopGracefully sends the running apply sig, waits until bulwark says no
+// new step starts, calls then (to let go of what the test holds), and
+// waits for the apply to end interrupted and rolled back (exit 11).
+func (s *started) stopGracefully(ctx context.Context, t *testing.T, sig os.Signal, then func()) crashRes {
+	t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	pollFile(t, s.stderr, gracefulStop, time.Minute)
+	then()
+	r := s.wait(ctx, t)
+	if r.code != 11 || !strings.Contains(r.stdout, "Apply was interrupted and was rolled back") {
+		t.Fatalf("want exit 11, interrupted and rolled back: %s", r)
+	}
+	return r
+}
+
 // SIGTERM lets the running provider call finish (no "context canceled"),
 // starts no new step, reports the run as interrupted and rolls back what
 // ran. a's Create is held in flight until bulwark has taken the SIGTERM,
@@ -138,15 +155,7 @@ func TestSIGTERMFinishesRunningCallsThenRollsBack(t *testing.T) {
 	h := holdCalls(t, "Create-a-1")
 	cmd := start(ctx, t, e, h, "apply", "--yes", spec, "--parallelism", "1")
 	h.begun("Create-a-1")
-	if err := cmd.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	pollFile(t, cmd.stderr, gracefulStop, time.Minute)
-	h.release("Create-a-1")
-	r := cmd.wait(ctx, t)
-	if r.code != 11 || !strings.Contains(r.stdout, "Apply was interrupted and was rolled back") {
-		t.Fatalf("want exit 11, interrupted and rolled back: %s", r)
-	}
+	r := cmd.stopGracefully(ctx, t, syscall.SIGTERM, func() { h.release("Create-a-1") })
 	if strings.Contains(r.stdout+r.stderr, "context canceled") {
 		t.Fatalf("a running call was cancelled: %s", r)
 	}
