@@ -21,8 +21,9 @@ import (
 // Once any call has gone out, every later one is sent as it comes, and the
 // step ends as any other does.
 //
-// Only bulwark's own plugins hold calls back (a Terraform provider's calls
-// are not gated): their Executes never give up.
+// The gate holds calls back only once its provider has answered one
+// throttled: a provider that never does (Terraform's protocols have no such
+// answer) is never held back, and its steps never give up.
 func stopUnsent(op *engine.Operation) {
 	if op.Stop == nil {
 		return
