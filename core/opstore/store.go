@@ -181,6 +181,16 @@ func (t *Stage) Forget(name string) {
 	t.Change(storage.Change{Delete: []string{name}})
 }
 
+// Pending reports whether the stage holds a change that no record has
+// taken yet.
+func (t *Stage) Pending() bool {
+	s := t.s
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	p := s.pending[t.key]
+	return p != nil && !p.Empty()
+}
+
 // Change parks ch, after what the stage holds already.
 func (t *Stage) Change(ch storage.Change) {
 	s := t.s

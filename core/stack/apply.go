@@ -166,7 +166,7 @@ func (s *session) converge(ctx context.Context, opType string, target int) (*Res
 	addSoftOrder(op.Steps, soft)
 	s.prog.opStart(s.opID, opType)
 	s.prog.printf("%s %s (%s): %d resource(s), up to %d at once\n", opType, s.sp.Stack, s.opID, len(pl.Changes), s.opts.Parallelism)
-	stopUnsent(op)
+	s.stopUnsent(op)
 	s.prog.start()
 	res := s.eng.Run(ctx, op)
 	s.prog.end()

@@ -87,6 +87,13 @@ type fakeWorld struct {
 	onCreate func(name string)
 	// onDelete, likewise, at the start of every Delete.
 	onDelete func(name string)
+	// heldBack names the resources whose Create is held back as the
+	// plugin host's gate holds a throttled provider's calls: it waits for
+	// its SendStop (providers.SendStop) to stop, then gives up unsent
+	// (providers.ErrNotSent), never reaching the world; heldWaiting gets
+	// the name as it starts waiting (as it goes on, without a SendStop).
+	heldBack    map[string]bool
+	heldWaiting chan string
 	// onRead, likewise, at the start of every Read.
 	onRead func(name string)
 	// onImport, likewise, at the start of every Import.
@@ -241,6 +248,19 @@ func (w *fakeWorld) OnRead(f func(name string)) {
 }
 
 // OnDelete sets the hook called at the start of every Delete.
+// HoldBack holds back the Creates of names (see heldBack); each sends its
+// name on the returned channel as it starts waiting.
+func (w *fakeWorld) HoldBack(names ...string) <-chan string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.heldBack = map[string]bool{}
+	for _, n := range names {
+		w.heldBack[n] = true
+	}
+	w.heldWaiting = make(chan string, len(names))
+	return w.heldWaiting
+}
+
 func (w *fakeWorld) OnDelete(f func(name string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -650,11 +670,23 @@ func (p *fakeProvider) Release(_ context.Context, req *providers.ReleaseRequest)
 	return &providers.ReleaseResponse{Released: true}, nil
 }
 
-func (p *fakeProvider) Create(_ context.Context, req *providers.CreateRequest) (resp *providers.CreateResponse, err error) {
+func (p *fakeProvider) Create(ctx context.Context, req *providers.CreateRequest) (resp *providers.CreateResponse, err error) {
 	cfg := normalizeAttrs(req.Config)
 	p.w.mu.Lock()
 	hook := p.w.onCreate
+	held, waiting := p.w.heldBack[req.Name], p.w.heldWaiting
 	p.w.mu.Unlock()
+	if held {
+		waiting <- req.Name
+	}
+	if stop := providers.SendStopOf(ctx).Stopped(); held && stop != nil {
+		select {
+		case <-stop:
+			return nil, fmt.Errorf("create %s: waiting for the provider's rate limit: %w", req.Name, providers.ErrNotSent)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if hook != nil {
 		hook(req.Name)
 	}

@@ -1,13 +1,19 @@
 package stack
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/opstore"
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
+	"github.com/bulwark-iac/bulwark/core/state"
 )
 
 // A start the engine journaled while the step waited for its write slot,
@@ -109,5 +115,52 @@ func TestApplyStepStartsWithTheSlotOnlyForAKeylessCreate(t *testing.T) {
 		if step.StartWithSlot != tc.want {
 			t.Errorf("keyless %v, %s: StartWithSlot %v, want %v", tc.keyless, tc.action, step.StartWithSlot, tc.want)
 		}
+	}
+}
+
+// A step's Execute ends unsent (engine.ErrNotSent) only when the call that
+// gave up was the first thing it did: nothing sent under its SendStop
+// before, nothing parked on its stage (a change would ride on the
+// "not_sent" record), and only while the operation stops. Every other
+// case keeps the error the Execute returned.
+func TestStopUnsentOnlyWhenNothingWasDone(t *testing.T) {
+	unsent := fmt.Errorf("provider p: Create: waiting for the provider's rate limit: %w", providers.ErrNotSent)
+	tests := []struct {
+		name    string
+		stopped bool
+		exec    func(ctx context.Context, s *session) error
+		want    bool // returned as engine.ErrNotSent
+	}{
+		{name: "held before anything", stopped: true, exec: func(context.Context, *session) error { return unsent }, want: true},
+		{name: "after a call went out", stopped: true, exec: func(ctx context.Context, _ *session) error {
+			providers.SendStopOf(ctx).Sending()
+			return unsent
+		}},
+		{name: "after a change was staged", stopped: true, exec: func(_ context.Context, s *session) error {
+			s.store.ForStep("a").Put(&state.Resource{Name: "a", Type: "network", ID: "n-1"})
+			return unsent
+		}},
+		{name: "another failure", stopped: true, exec: func(context.Context, *session) error { return errors.New("injected") }},
+		{name: "not stopping", exec: func(context.Context, *session) error { return unsent }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &session{store: opstore.New(nil, nil, &state.State{}, opstore.Config{})}
+			op := &engine.Operation{}
+			if tt.stopped {
+				stop := make(chan struct{})
+				close(stop)
+				op.Stop = stop
+			}
+			op.Steps = []*engine.Step{{ID: "a", Execute: func(ctx context.Context, _ string) error { return tt.exec(ctx, s) }}}
+			s.stopUnsent(op)
+			err := op.Steps[0].Execute(context.Background(), "k")
+			if got := errors.Is(err, engine.ErrNotSent); got != tt.want {
+				t.Errorf("engine.ErrNotSent %v, want %v (%v)", got, tt.want, err)
+			}
+			if err == nil {
+				t.Error("the Execute's error was lost")
+			}
+		})
 	}
 }

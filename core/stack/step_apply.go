@@ -345,6 +345,9 @@ func (s *session) importResource(ctx context.Context, staged *opstore.Stage, r *
 		}); err != nil {
 			return err
 		}
+		// Recorded: what follows may no longer end unsent (see
+		// stopUnsent).
+		providers.SendStopOf(ctx).Sending()
 	}
 	staged.Put(rec)
 	if !m.Remote {

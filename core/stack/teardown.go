@@ -106,7 +106,7 @@ func (s *session) teardown(ctx context.Context) (*Result, error) {
 	}
 	s.prog.opStart(s.opID, "teardown")
 	s.prog.printf("teardown %s (%s): %d resource(s)\n", s.sp.Stack, s.opID, len(op.Steps))
-	stopUnsent(op)
+	s.stopUnsent(op)
 	s.prog.start()
 	res := s.eng.Run(ctx, op)
 	s.prog.end()
