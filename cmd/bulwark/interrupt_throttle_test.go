@@ -33,6 +33,44 @@ resources:
   - {name: d, type: network, depends_on: [b, e]}
 `
 
+// heldAtTheGate is throttledHold's apply run until d's Create waits at the
+// full gate: a's Create is held in the mock (its hold file still there),
+// c's backs off, e is made, d's start is durable.
+type heldAtTheGate struct {
+	e     *crashEnv
+	spec  string
+	cmd   *started
+	h     *mockHolds
+	calls string // the mocks' call log
+}
+
+func holdAtTheGate(ctx context.Context, t *testing.T) *heldAtTheGate {
+	t.Helper()
+	g := &heldAtTheGate{e: newCrashEnv(t, "sig"), spec: writeSpec(t, throttledHold),
+		h: holdCalls(t, "Create-a-1", "Create-e-1"), calls: filepath.Join(t.TempDir(), "calls")}
+	g.cmd = startEnv(ctx, t, g.e, []string{g.h.env(), "BULWARK_LOG=info", "BULWARK_MOCK_BATCH=off", "BULWARK_MOCK_CALLS=" + g.calls},
+		"apply", "--yes", g.spec, "--parallelism", "4")
+	g.h.begun("Create-a-1")
+	g.h.begun("Create-e-1")
+	// c was answered throttled: the gate is lowered to 1, and a holds it.
+	pollFile(t, g.cmd.stderr, "provider throttled the call; backing off", time.Minute)
+	g.h.release("Create-e-1")
+	waitJournal(t, g.e, func(r journalRec) bool {
+		return r.Step == "d" && r.Phase == "execute" && r.Status == "started"
+	}, "d's execute started")
+	return g
+}
+
+// dNeverSent fails the test if the mocks' call log has a Create of d.
+func (g *heldAtTheGate) dNeverSent(t *testing.T, after string) {
+	t.Helper()
+	for _, c := range callLog(t, g.calls) {
+		if c.call == "Create" && c.name == "d" {
+			t.Fatalf("d's Create was sent %s", after)
+		}
+	}
+}
+
 // A first interrupt does not send what a throttled provider's gate holds
 // back: d's Create, waiting at the full gate when SIGINT comes, is never
 // sent (the mock's call log has no Create of d), and d's durable start
@@ -43,28 +81,12 @@ resources:
 // the interrupt.
 func TestInterruptDoesNotSendWhatTheGateHolds(t *testing.T) {
 	t.Parallel() // its own folders and holds; mostly waits on the quota
-	e := newCrashEnv(t, "sig")
-	spec := writeSpec(t, throttledHold)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	h := holdCalls(t, "Create-a-1", "Create-e-1")
-	calls := filepath.Join(t.TempDir(), "calls")
-	cmd := startEnv(ctx, t, e, []string{h.env(), "BULWARK_LOG=info", "BULWARK_MOCK_BATCH=off", "BULWARK_MOCK_CALLS=" + calls},
-		"apply", "--yes", spec, "--parallelism", "4")
-	h.begun("Create-a-1")
-	h.begun("Create-e-1")
-	// c was answered throttled: the gate is lowered to 1, and a holds it.
-	pollFile(t, cmd.stderr, "provider throttled the call; backing off", time.Minute)
-	h.release("Create-e-1")
-	waitJournal(t, e, func(r journalRec) bool {
-		return r.Step == "d" && r.Phase == "execute" && r.Status == "started"
-	}, "d's execute started")
-	r := cmd.stopGracefully(ctx, t, syscall.SIGINT, func() { h.release("Create-a-1") })
-	for _, c := range callLog(t, calls) {
-		if c.call == "Create" && c.name == "d" {
-			t.Fatalf("d's Create was sent after the interrupt:\n%s", r)
-		}
-	}
+	g := holdAtTheGate(ctx, t)
+	e := g.e
+	r := g.cmd.stopGracefully(ctx, t, syscall.SIGINT, func() { g.h.release("Create-a-1") })
+	g.dNeverSent(t, "after the interrupt:\n"+r.String())
 	var notSent bool
 	for _, rec := range e.journalRecords() {
 		if rec.Step == "d" && rec.Phase == "execute" && rec.Status != "started" {
@@ -80,7 +102,45 @@ func TestInterruptDoesNotSendWhatTheGateHolds(t *testing.T) {
 	if w := e.mockWorld(); len(w) != 0 {
 		t.Errorf("the mock's world after the rollback: %+v", w)
 	}
-	e.must(0, "resume", spec)
+	e.must(0, "resume", g.spec)
+	e.assertNothingLeft()
+}
+
+// kill -9 right after the interrupt ended d unsent, with a's Create still
+// held in the mock and c's backing off: resume takes d as never started
+// (it looks for nothing under its key), resolves a's and c's Creates by
+// their keys, and finishes the apply. Every resource then exists once, in
+// the world of its own mock, as the state records it (d too: made by
+// resume, never by the killed run).
+func TestKillAfterAnUnsentStepResumes(t *testing.T) {
+	t.Parallel() // its own folders and holds; mostly waits on the quota
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := holdAtTheGate(ctx, t)
+	e := g.e
+	if err := g.cmd.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitJournal(t, e, func(r journalRec) bool {
+		return r.Step == "d" && r.Phase == "execute" && r.Status == "not_sent"
+	}, "d's execute not_sent")
+	_ = g.cmd.cmd.Process.Kill()
+	_ = g.cmd.cmd.Wait()
+	g.dNeverSent(t, "before the kill")
+	e.assertNothingLeft()
+	g.h.release("Create-a-1")
+
+	r := e.must(0, "resume", g.spec)
+	if r2 := e.must(0, "resume", g.spec); !strings.Contains(r2.stdout, "nothing to resume") {
+		t.Errorf("a second resume: %s", r2)
+	}
+	world := append(e.mockWorld(), mockWorldAt(t, filepath.Join(e.stateDir, e.stack, "providers", "m2"))...)
+	st := e.readState()
+	e.checkAgreement(st, world)
+	if len(st.Resources) != 5 || len(world) != 5 {
+		t.Errorf("after resume: %d recorded, %d in the worlds; want 5 each\n%s", len(st.Resources), len(world), r)
+	}
+	e.must(0, "plan", g.spec, "--detailed-exitcode")
 	e.assertNothingLeft()
 }
 
