@@ -39,6 +39,7 @@ resources:
 // full gate: a's Create is held in the mock (its hold file still there),
 // c's backs off, e is made, d's start is durable.
 type heldAtTheGate struct {
+	ctx   context.Context // the test's, two minutes at most
 	e     *crashEnv
 	spec  string
 	cmd   *started
@@ -46,9 +47,11 @@ type heldAtTheGate struct {
 	calls string // the mocks' call log
 }
 
-func holdAtTheGate(ctx context.Context, t *testing.T) *heldAtTheGate {
+func holdAtTheGate(t *testing.T) *heldAtTheGate {
 	t.Helper()
-	g := &heldAtTheGate{e: newCrashEnv(t, "sig"), spec: writeSpec(t, throttledHold),
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	g := &heldAtTheGate{ctx: ctx, e: newCrashEnv(t, "sig"), spec: writeSpec(t, throttledHold),
 		h: holdCalls(t, "Create-a-1", "Create-e-1"), calls: filepath.Join(t.TempDir(), "calls")}
 	g.cmd = startEnv(ctx, t, g.e, []string{g.h.env(), "BULWARK_LOG=info", "BULWARK_MOCK_BATCH=off", "BULWARK_MOCK_CALLS=" + g.calls},
 		"apply", "--yes", g.spec, "--parallelism", "4")
@@ -83,11 +86,9 @@ func (g *heldAtTheGate) dNeverSent(t *testing.T, after string) {
 // the interrupt.
 func TestInterruptDoesNotSendWhatTheGateHolds(t *testing.T) {
 	t.Parallel() // its own folders and holds; mostly waits on the quota
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	g := holdAtTheGate(ctx, t)
+	g := holdAtTheGate(t)
 	e := g.e
-	r := g.cmd.stopGracefully(ctx, t, syscall.SIGINT, func() { g.h.release("Create-a-1") })
+	r := g.cmd.stopGracefully(g.ctx, t, syscall.SIGINT, func() { g.h.release("Create-a-1") })
 	g.dNeverSent(t, "after the interrupt:\n"+r.String())
 	var notSent bool
 	for _, rec := range e.journalRecords() {
@@ -116,9 +117,7 @@ func TestInterruptDoesNotSendWhatTheGateHolds(t *testing.T) {
 // resume, never by the killed run).
 func TestKillAfterAnUnsentStepResumes(t *testing.T) {
 	t.Parallel() // its own folders and holds; mostly waits on the quota
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	g := holdAtTheGate(ctx, t)
+	g := holdAtTheGate(t)
 	e := g.e
 	if err := g.cmd.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
