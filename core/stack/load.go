@@ -39,12 +39,12 @@ func ReadJournalKinds(sp *spec.Spec, opts Options, kinds ...string) ([]journal.R
 		return nil, err
 	}
 	defer be.Close()
-	return journalKinds(context.Background(), be, kinds...)
+	return JournalKinds(context.Background(), be, kinds...)
 }
 
-// journalKinds streams be's journal, keeping the records of kinds (all
+// JournalKinds streams be's journal, keeping the records of kinds (all
 // when none); a bad line is an error.
-func journalKinds(ctx context.Context, be storage.Backend, kinds ...string) ([]journal.Record, error) {
+func JournalKinds(ctx context.Context, be storage.Backend, kinds ...string) ([]journal.Record, error) {
 	var recs []journal.Record
 	bad, err := storage.ScanJournal(ctx, be, nil, func(r journal.Record) error {
 		if len(kinds) == 0 || slices.Contains(kinds, r.Kind) {
@@ -68,6 +68,15 @@ func journalKinds(ctx context.Context, be storage.Backend, kinds ...string) ([]j
 func LoadOpened(sp *spec.Spec, opts Options) (*state.State, error) {
 	opts.Defaults()
 	s := &session{opts: opts, sp: sp, dir: StackDir(opts.StateDir, sp.Stack)}
+	return s.loadOpened()
+}
+
+// loadAgain reads the state once more, as loadOpened does, through the
+// read-only session's backend when it has one.
+func (s *session) loadAgain() (*state.State, error) {
+	if s.view != nil {
+		return s.view.Load(context.Background())
+	}
 	return s.loadOpened()
 }
 

@@ -41,10 +41,15 @@ func (e *InterventionError) Error() string {
 
 // session is one command's hold on a stack.
 type session struct {
-	opts   Options
-	sp     *spec.Spec
-	dir    string // the stack's folder under StateDir (the file backend's, and the default data folders')
-	be     storage.Backend
+	opts Options
+	sp   *spec.Spec
+	dir  string // the stack's folder under StateDir (the file backend's, and the default data folders')
+	be   storage.Backend
+	// view is a read-only session's backend (inspect's), opened once for
+	// every read the command makes of the stack (its state, and again
+	// while it plans; who holds the lock): one PostgreSQL session, one S3
+	// client, not one per read. nil in a locked session, which reads be.
+	view   storage.Backend
 	store  *opstore.Store // nil in a read-only session (inspect)
 	holder storage.Holder // who this session took the lock as
 	jr     engine.Journal
@@ -414,27 +419,40 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	s.learnVariables()
 	// A plan compares the state's values with the spec's, so it opens
 	// them; validate (scratch) only needs to know the providers, and no key.
-	load := s.loadOpened
-	if scratch {
-		load = func() (*state.State, error) { return LoadState(sp, opts) }
-		if sp.StackExpr != nil && !spec.ValidStackName(sp.Stack) {
-			// validate and graph without the values the stack name
-			// needs: no stack is known, so no state is read (an empty
-			// one stands in); the spec alone is checked.
-			load = func() (*state.State, error) { return &state.State{Resources: map[string]*state.Resource{}}, nil }
+	var st *state.State
+	if scratch && sp.StackExpr != nil && !spec.ValidStackName(sp.Stack) {
+		// validate and graph without the values the stack name needs: no
+		// stack is known, so no state is read (an empty one stands in);
+		// the spec alone is checked.
+		st = &state.State{Resources: map[string]*state.Resource{}}
+	} else {
+		sealing := state.Sealing{}
+		if !scratch {
+			sealing = s.sealing()
 		}
+		be, err := opts.Backend(context.Background(), sp.Stack, sealing)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if st, err = be.Load(context.Background()); err != nil {
+			be.Close()
+			return nil, nil, nil, err
+		}
+		s.view = be
 	}
-	st, err := load()
-	if err != nil {
+	fail := func(err error) (*session, *state.State, func(), error) {
+		if s.view != nil {
+			s.view.Close()
+		}
 		return nil, nil, nil, err
 	}
 	if !scratch {
 		if err := s.checkSecrets(ctx, st, false); err != nil {
-			return nil, nil, nil, err
+			return fail(err)
 		}
 	}
 	if err := state.CheckPrivate(st); err != nil {
-		return nil, nil, nil, fmt.Errorf("load state: %w", err)
+		return fail(fmt.Errorf("load state: %w", err))
 	}
 	// The backend settled the lineage from the state and the journal
 	// (refusing the two of different ones).
@@ -446,6 +464,9 @@ func inspect(ctx context.Context, sp *spec.Spec, opts Options, scratch bool) (*s
 	s.reads = s.reader()
 	s.host = opts.starter()
 	cleanup := []func(){s.host.Close}
+	if s.view != nil {
+		cleanup = []func(){func() { s.view.Close() }, s.host.Close}
+	}
 	done := func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()

@@ -85,6 +85,9 @@ func ownStackKeys(obs map[string]*plan.Observation, stack string) bool {
 // runningHolder is the live holder of the stack's lock, or nil (none, or
 // it could not be read).
 func (s *session) runningHolder(ctx context.Context) *storage.Holder {
+	if s.view != nil {
+		return LiveHolder(ctx, s.view)
+	}
 	be, err := s.opts.Backend(ctx, s.sp.Stack, state.Sealing{})
 	if err != nil {
 		return nil
@@ -203,7 +206,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		// meanwhile. Its lineage is recorded by now (an Execute is
 		// journaled before its Create), so the plan is made again against
 		// the state as it is, rather than calling them another lineage's.
-		if st2, lerr := s.loadOpened(); lerr == nil && st2.Lineage != "" {
+		if st2, lerr := s.loadAgain(); lerr == nil && st2.Lineage != "" {
 			s.lineage, s.forgotten, st = st2.Lineage, st2.Forgotten, movedState(st2, renames, forgets)
 			if pl, obs, err = s.plan(ctx, st); err != nil {
 				return nil, err

@@ -67,7 +67,7 @@ func resumeOp(ctx context.Context, sp *spec.Spec, opts Options) (*Result, error)
 		return nil, err
 	}
 	defer s.close()
-	ops, err := journalKinds(ctx, s.be, journal.KindOp)
+	ops, err := JournalKinds(ctx, s.be, journal.KindOp)
 	if err != nil {
 		return nil, err
 	}
