@@ -76,13 +76,8 @@ type StatusReport struct {
 
 // Status reads a stack's state and journal without taking the lock.
 func Status(sp *spec.Spec, opts stack.Options) (*StatusReport, error) {
-	st, err := stack.LoadState(sp, opts)
-	if err != nil {
-		return nil, err
-	}
-	opts.Defaults()
 	ctx := context.Background()
-	be, err := opts.Backend(ctx, sp.Stack, state.Sealing{})
+	be, st, err := openState(ctx, sp, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +223,13 @@ type HistoryReport struct {
 // StackHistory reads a stack's operations (from the journal) and revisions
 // (from the state) without taking the lock.
 func StackHistory(sp *spec.Spec, opts stack.Options) (*HistoryReport, error) {
-	st, err := stack.LoadState(sp, opts)
+	ctx := context.Background()
+	be, st, err := openState(ctx, sp, opts)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := stack.ReadJournalKinds(sp, opts, journal.KindOp, journal.KindSummary)
+	defer be.Close()
+	recs, err := stack.JournalKinds(ctx, be, journal.KindOp, journal.KindSummary)
 	if err != nil {
 		return nil, err
 	}
@@ -245,4 +242,22 @@ func StackHistory(sp *spec.Spec, opts stack.Options) (*HistoryReport, error) {
 			Variables: secrets.MaskKeys(r.Variables, r.SensitiveVariables)})
 	}
 	return rep, nil
+}
+
+// openState opens the stack's backend and reads its state as
+// stack.LoadState does (no lock, sealed values left sealed), for a command
+// that reads more through the same backend: one PostgreSQL session or S3
+// client per command, not one per read. The caller closes be.
+func openState(ctx context.Context, sp *spec.Spec, opts stack.Options) (storage.Backend, *state.State, error) {
+	opts.Defaults()
+	be, err := opts.Backend(ctx, sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := be.Load(ctx)
+	if err != nil {
+		be.Close()
+		return nil, nil, err
+	}
+	return be, st, nil
 }
