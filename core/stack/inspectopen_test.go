@@ -1,25 +1,14 @@
 package stack_test
 
 import (
-	"context"
-	"sync/atomic"
+	"os"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
+	"github.com/bulwark-iac/bulwark/core/storage/storagetest"
 )
-
-// closeCountingBackend is the file backend counting its Closes.
-type closeCountingBackend struct {
-	storage.Backend
-	closes *atomic.Int32
-}
-
-func (b closeCountingBackend) Close() error {
-	b.closes.Add(1)
-	return b.Backend.Close()
-}
 
 // A plan opens the stack's backend once and closes it once, whatever it
 // reads through it (the state, the state again when a first apply raced
@@ -27,13 +16,12 @@ func (b closeCountingBackend) Close() error {
 // on S3 a client with its credential chain.
 func TestPlanOpensTheBackendOnce(t *testing.T) {
 	e := newEnv(t)
-	var opens, closes atomic.Int32
+	counter := storagetest.NewOpenCounter(func(so storage.Options) storage.Backend {
+		return filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
+	})
 	counting := func(o *stack.Options) {
 		o.StateURL = "fake://counting"
-		o.Open = func(_ context.Context, _ string, so storage.Options) (storage.Backend, error) {
-			opens.Add(1)
-			return closeCountingBackend{filestore.New(stack.StackDir(e.stateDir, so.Stack), so), &closes}, nil
-		}
+		o.Open = counter.Open
 	}
 	e.mustApply(t, mkSpec(t, res{name: "vm", typ: "compute", size: 1}), counting)
 	for _, tt := range []struct {
@@ -41,8 +29,7 @@ func TestPlanOpensTheBackendOnce(t *testing.T) {
 		size float64
 	}{{"no change", 1}, {"a change", 2}} {
 		t.Run(tt.name, func(t *testing.T) {
-			opens.Store(0)
-			closes.Store(0)
+			counter.Reset()
 			pv, err := stack.Plan(e.ctx, mkSpec(t, res{name: "vm", typ: "compute", size: tt.size}), e.opts(counting))
 			if err != nil {
 				t.Fatal(err)
@@ -50,12 +37,42 @@ func TestPlanOpensTheBackendOnce(t *testing.T) {
 			if pv.Running != nil {
 				t.Errorf("plan found the lock held by %v: want nil", pv.Running)
 			}
-			if got := opens.Load(); got != 1 {
-				t.Errorf("the plan opened the backend %d times: want 1", got)
-			}
-			if got := closes.Load(); got != opens.Load() {
-				t.Errorf("the plan closed the backend %d times, opened it %d", got, opens.Load())
+			if opens, closes := counter.Counts(); opens != 1 || closes != 1 {
+				t.Errorf("the plan opened the backend %d times and closed it %d: want once each", opens, closes)
 			}
 		})
+	}
+}
+
+// While another operation holds the lock, the plan's one open also tells
+// who: the holder it reads through the same backend.
+func TestPlanSeesTheHolderThroughItsOneOpen(t *testing.T) {
+	e := newEnv(t)
+	counter := storagetest.NewOpenCounter(func(so storage.Options) storage.Backend {
+		return filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
+	})
+	counting := func(o *stack.Options) {
+		o.StateURL = "fake://counting"
+		o.Open = counter.Open
+	}
+	sp := mkSpec(t, res{name: "vm", typ: "compute", size: 1})
+	e.mustApply(t, sp, counting)
+	host, _ := os.Hostname()
+	held := filestore.New(stack.StackDir(e.stateDir, sp.Stack), storage.Options{Stack: sp.Stack})
+	w, err := held.Lock(e.ctx, storage.Holder{Op: "op_01HOLDERHOLDERHOLDERHOLDER", PID: os.Getpid(), Host: host, User: "someone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Release(e.ctx); held.Close() })
+	counter.Reset()
+	pv, err := stack.Plan(e.ctx, sp, e.opts(counting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Running == nil || pv.Running.Op != "op_01HOLDERHOLDERHOLDERHOLDER" {
+		t.Errorf("plan while the lock is held: Running %+v, want the holder", pv.Running)
+	}
+	if opens, closes := counter.Counts(); opens != 1 || closes != 1 {
+		t.Errorf("the plan opened the backend %d times and closed it %d: want once each", opens, closes)
 	}
 }
