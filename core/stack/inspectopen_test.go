@@ -10,19 +10,25 @@ import (
 	"github.com/bulwark-iac/bulwark/core/storage/storagetest"
 )
 
+// countedOpens is the option that opens e's stacks' file backends through
+// a counter.
+func countedOpens(e *env) (*storagetest.OpenCounter, opt) {
+	counter := storagetest.NewOpenCounter(func(so storage.Options) storage.Backend {
+		return filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
+	})
+	return counter, func(o *stack.Options) {
+		o.StateURL = "fake://counting"
+		o.Open = counter.Open
+	}
+}
+
 // A plan opens the stack's backend once and closes it once, whatever it
 // reads through it (the state, the state again when a first apply raced
 // it, who holds the lock): on PostgreSQL every open is a server session,
 // on S3 a client with its credential chain.
 func TestPlanOpensTheBackendOnce(t *testing.T) {
 	e := newEnv(t)
-	counter := storagetest.NewOpenCounter(func(so storage.Options) storage.Backend {
-		return filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
-	})
-	counting := func(o *stack.Options) {
-		o.StateURL = "fake://counting"
-		o.Open = counter.Open
-	}
+	counter, counting := countedOpens(e)
 	e.mustApply(t, mkSpec(t, res{name: "vm", typ: "compute", size: 1}), counting)
 	for _, tt := range []struct {
 		name string
@@ -48,13 +54,7 @@ func TestPlanOpensTheBackendOnce(t *testing.T) {
 // who: the holder it reads through the same backend.
 func TestPlanSeesTheHolderThroughItsOneOpen(t *testing.T) {
 	e := newEnv(t)
-	counter := storagetest.NewOpenCounter(func(so storage.Options) storage.Backend {
-		return filestore.New(stack.StackDir(e.stateDir, so.Stack), so)
-	})
-	counting := func(o *stack.Options) {
-		o.StateURL = "fake://counting"
-		o.Open = counter.Open
-	}
+	counter, counting := countedOpens(e)
 	sp := mkSpec(t, res{name: "vm", typ: "compute", size: 1})
 	e.mustApply(t, sp, counting)
 	host, _ := os.Hostname()
