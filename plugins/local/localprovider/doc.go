@@ -40,6 +40,14 @@
 // folder, a fifo, a device), checked on what was opened, without blocking.
 // It writes nothing, so a read-only session (a plan) reads too.
 //
+// # Reads
+//
+// Read finds a resource by walking the root and reading every resource's
+// metadata: it answers from the folders as they are, never from a cache
+// another process's change would make stale. So a single Read costs as
+// much as the root holds, and the many Reads of a plan come as ReadMany
+// (sdk.BatchReader), which walks the root once for all of them.
+//
 // # Guarantees
 //
 //   - A folder never escapes the root. A path that is absolute, has a ..

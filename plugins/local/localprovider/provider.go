@@ -42,7 +42,10 @@ type provider struct {
 	beforeRename func(dir string)
 }
 
-var _ sdk.Provider = (*provider)(nil)
+var (
+	_ sdk.Provider    = (*provider)(nil)
+	_ sdk.BatchReader = (*provider)(nil)
+)
 
 // configuredRoot returns the root; p.mu must be held.
 func (p *provider) configuredRoot() (string, error) {
@@ -202,7 +205,45 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	if err != nil {
 		return nil, err
 	}
+	return p.readIn(inv, req)
+}
+
+// ReadMany answers many Reads from one scan of the root, where Read scans
+// it for each: the reads of a plan of N resources read each resource's
+// metadata once, not N times. A read by key that finishes a Create stopped
+// half-way adds what it finished to the scan (settleCreate), so each read
+// answers as Read would have at its turn.
+func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.configuredRoot(); err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
+	for i, r := range req.Reads {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if out.Results[i], err = p.readIn(inv, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readIn answers req from inv, a scan made under mu: by id, else by
+// idempotency key (settling a Create under that key that stopped
+// half-way), else by type and name.
+func (p *provider) readIn(inv *inventory, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
 	var e *entry
+	var err error
 	switch {
 	case req.ID != "":
 		e = inv.byID(req.ID)

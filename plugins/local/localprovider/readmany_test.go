@@ -1,0 +1,112 @@
+package localprovider_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bulwark-iac/bulwark/plugins/local/localprovider"
+	"github.com/bulwark-iac/bulwark/sdk"
+)
+
+// ReadMany answers each read as Read would have at its turn, from one walk
+// of the root: a read by key that finishes an interrupted Create is seen
+// by the reads after it in the same call.
+func TestReadManyAnswersAsReadWouldInTurn(t *testing.T) {
+	p, root := configured(t, nil)
+	storage := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
+	net := create(t, p, "network", "net", "op_1:net", nil)
+	// storage's Create crashed after its metadata, before its rename.
+	place := filepath.Join(root, "s3_bucket", "storage")
+	tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
+	if err := os.Rename(place, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
+		t.Fatal(err)
+	}
+	p2 := configuredOn(t, root, nil)
+	batch, ok := p2.(sdk.BatchReader)
+	if !ok {
+		t.Fatal("the local provider does not implement sdk.BatchReader")
+	}
+	reads := []*sdk.ReadRequest{
+		{Type: "s3_bucket", Name: "storage"},                                 // not in place yet
+		{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage"}, // finishes it
+		{Type: "s3_bucket", Name: "storage"},                                 // now in place
+		{ID: net.ID},
+		{Type: "network", Name: "absent"},
+	}
+	want := []struct {
+		exists bool
+		id     string
+	}{{false, ""}, {true, storage.ID}, {true, storage.ID}, {true, net.ID}, {false, ""}}
+	resp, err := batch.ReadMany(context.Background(), &sdk.ReadManyRequest{Reads: reads})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("ReadMany: %v %v", err, resp)
+	}
+	if len(resp.Results) != len(reads) {
+		t.Fatalf("%d results for %d reads", len(resp.Results), len(reads))
+	}
+	for i, w := range want {
+		if got := resp.Results[i]; got.Exists != w.exists || got.ID != w.id {
+			t.Errorf("read %d (%+v): exists %v id %q, want %v %q", i, reads[i], got.Exists, got.ID, w.exists, w.id)
+		}
+	}
+	// And each answer is what a Read makes of the same request now.
+	for i, r := range reads[1:] {
+		if got, one := resp.Results[i+1], read(t, p2, r); got.Exists != one.Exists || got.ID != one.ID || got.IdempotencyKey != one.IdempotencyKey {
+			t.Errorf("read %d: ReadMany %+v, Read %+v", i+1, got, one)
+		}
+	}
+}
+
+// A read-only session's ReadMany (a plan's) writes nothing, even where a
+// read by key finds an interrupted Create: it reports the resource it will
+// be, as Read does, and leaves the temporary folder and the pending record
+// as they are.
+func TestReadManyReadOnlyWritesNothing(t *testing.T) {
+	p, root := configured(t, nil)
+	storage := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
+	place := filepath.Join(root, "s3_bucket", "storage")
+	tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
+	if err := os.Rename(place, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := os.ReadFile(filepath.Join(root, localprovider.PendingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := localprovider.New()
+	if resp, err := ro.Configure(context.Background(), &sdk.ConfigureRequest{Config: sdk.Attributes{"root": root}, DataDir: t.TempDir(), ReadOnly: true}); err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("configure read-only: %v %v", err, resp)
+	}
+	resp, err := ro.(sdk.BatchReader).ReadMany(context.Background(), &sdk.ReadManyRequest{Reads: []*sdk.ReadRequest{
+		{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage"},
+		{Type: "s3_bucket", Name: "storage"},
+	}})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("ReadMany: %v %v", err, resp)
+	}
+	if r := resp.Results[0]; !r.Exists || r.ID != storage.ID {
+		t.Errorf("read by key: %+v, want the resource the interrupted create will be (%s)", r, storage.ID)
+	}
+	for i, r := range []*sdk.ReadRequest{{Type: "s3_bucket", Name: "storage", IdempotencyKey: "op_1:storage"}, {Type: "s3_bucket", Name: "storage"}} {
+		if one := read(t, ro, r); one.Exists != resp.Results[i].Exists || one.ID != resp.Results[i].ID {
+			t.Errorf("read %d: ReadMany %+v, Read %+v", i, resp.Results[i], one)
+		}
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Errorf("the temporary folder was touched: %v", err)
+	}
+	if _, err := os.Lstat(place); !os.IsNotExist(err) {
+		t.Errorf("something was put in place: %v", err)
+	}
+	if after, err := os.ReadFile(filepath.Join(root, localprovider.PendingFile)); err != nil || string(after) != string(pending) {
+		t.Errorf("the pending record changed: %v\n%s\nwas\n%s", err, after, pending)
+	}
+}
