@@ -191,26 +191,19 @@ func (p *provider) ValidateResource(_ context.Context, req *sdk.ValidateResource
 }
 
 // Read finds a resource by id, else by idempotency key (settling a Create
-// under that key that stopped half-way), else by type and name.
+// under that key that stopped half-way), else by type and name: ReadMany
+// of the one read.
 func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := p.configuredRoot(); err != nil {
-		return nil, err
-	}
-	inv, err := p.scan()
+	resp, err := p.ReadMany(ctx, &sdk.ReadManyRequest{Reads: []*sdk.ReadRequest{req}})
 	if err != nil {
 		return nil, err
 	}
-	return p.readIn(inv, req)
+	return resp.Results[0], nil
 }
 
-// ReadMany answers many Reads from one scan of the root, where Read scans
-// it for each: the reads of a plan of N resources read each resource's
-// metadata once, not N times. A read by key that finishes a Create stopped
+// ReadMany answers many Reads from one scan of the root: the reads of a
+// plan of N resources read each resource's metadata once, where N Reads
+// read it N times. A read by key that finishes a Create stopped
 // half-way adds what it finished to the scan (settleCreate), so each read
 // answers as Read would have at its turn.
 func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {

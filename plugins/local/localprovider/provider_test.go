@@ -551,15 +551,8 @@ func TestInterruptedCreate(t *testing.T) {
 	t.Run("complete temp folder is finished", func(t *testing.T) {
 		p, root := configured(t, nil)
 		cr := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
-		place := filepath.Join(root, "s3_bucket", "storage")
-		tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
 		// The crash came after the metadata, before the rename.
-		if err := os.Rename(place, tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
-			t.Fatal(err)
-		}
+		place, tmp := interruptAfterMetadata(t, root, "s3_bucket", "storage", "op_1:storage")
 		p2 := configuredOn(t, root, nil)
 		if rr := read(t, p2, &sdk.ReadRequest{Type: "s3_bucket", Name: "storage"}); rr.Exists {
 			t.Fatal("a half-done create is visible by name")

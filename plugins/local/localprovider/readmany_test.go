@@ -10,6 +10,23 @@ import (
 	"github.com/bulwark-iac/bulwark/sdk"
 )
 
+// interruptAfterMetadata makes the resource typ/name look as its Create
+// left it when a crash came after its metadata, before its rename: its
+// folder back at a temporary name, recorded as pending under key. It
+// returns the folder's place and the temporary folder.
+func interruptAfterMetadata(t *testing.T, root, typ, name, key string) (place, tmp string) {
+	t.Helper()
+	place = filepath.Join(root, typ, name)
+	tmp = filepath.Join(root, typ, ".tmp-00000000000000aa")
+	if err := os.Rename(place, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := localprovider.RecordPending(root, "create", tmp, key); err != nil {
+		t.Fatal(err)
+	}
+	return place, tmp
+}
+
 // ReadMany answers each read as Read would have at its turn, from one walk
 // of the root: a read by key that finishes an interrupted Create is seen
 // by the reads after it in the same call.
@@ -18,14 +35,7 @@ func TestReadManyAnswersAsReadWouldInTurn(t *testing.T) {
 	storage := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
 	net := create(t, p, "network", "net", "op_1:net", nil)
 	// storage's Create crashed after its metadata, before its rename.
-	place := filepath.Join(root, "s3_bucket", "storage")
-	tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
-	if err := os.Rename(place, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
-		t.Fatal(err)
-	}
+	interruptAfterMetadata(t, root, "s3_bucket", "storage", "op_1:storage")
 	p2 := configuredOn(t, root, nil)
 	batch, ok := p2.(sdk.BatchReader)
 	if !ok {
@@ -69,14 +79,7 @@ func TestReadManyAnswersAsReadWouldInTurn(t *testing.T) {
 func TestReadManyReadOnlyWritesNothing(t *testing.T) {
 	p, root := configured(t, nil)
 	storage := create(t, p, "s3_bucket", "storage", "op_1:storage", nil)
-	place := filepath.Join(root, "s3_bucket", "storage")
-	tmp := filepath.Join(root, "s3_bucket", ".tmp-00000000000000aa")
-	if err := os.Rename(place, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := localprovider.RecordPending(root, "create", tmp, "op_1:storage"); err != nil {
-		t.Fatal(err)
-	}
+	place, tmp := interruptAfterMetadata(t, root, "s3_bucket", "storage", "op_1:storage")
 	pending, err := os.ReadFile(filepath.Join(root, localprovider.PendingFile))
 	if err != nil {
 		t.Fatal(err)
