@@ -43,8 +43,9 @@ type provider struct {
 }
 
 var (
-	_ sdk.Provider    = (*provider)(nil)
-	_ sdk.BatchReader = (*provider)(nil)
+	_ sdk.Provider     = (*provider)(nil)
+	_ sdk.BatchReader  = (*provider)(nil)
+	_ sdk.BatchCreator = (*provider)(nil)
 )
 
 // configuredRoot returns the root; p.mu must be held.
@@ -267,6 +268,64 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.writableRoot("create " + req.Name)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	return p.createIn(root, inv, req)
+}
+
+// CreateMany makes many resources, each as Create makes it, in order, from
+// one scan of the root: a batch of N Creates reads each resource's
+// metadata once, where N Creates read it N times. Each adds what it made
+// to the scan, so the ones after it see it (a second Create of the same
+// type and name under another key is a conflict, as it would be alone). A
+// Create that fails gets its own error diagnostics and stops none of the
+// others; only what fails them all (the root, the scan, the context) fails
+// the call.
+//
+// The scan is as old as the batch: a resource another process (a second
+// stack sharing the root) makes meanwhile under another folder is not
+// seen by the conflict check until the next scan, as for a single Create
+// between its scan and its rename, only for longer. A folder already at a
+// Create's place is always seen: that check looks at the folder itself.
+func (p *provider) CreateMany(ctx context.Context, req *sdk.CreateManyRequest) (*sdk.CreateManyResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root, err := p.writableRoot("create")
+	if err != nil {
+		return nil, err
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	out := &sdk.CreateManyResponse{Results: make([]*sdk.CreateResponse, len(req.Creates))}
+	for i, r := range req.Creates {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		resp, err := p.createIn(root, inv, r)
+		if err != nil {
+			resp = &sdk.CreateResponse{Diagnostics: sdk.DiagnosticsFromError(err)}
+		}
+		out.Results[i] = resp
+	}
+	return out, nil
+}
+
+// createIn makes req's resource under root (writable) from inv, a scan made
+// under mu, and adds it to inv.
+func (p *provider) createIn(root string, inv *inventory, req *sdk.CreateRequest) (*sdk.CreateResponse, error) {
 	if _, err := resourceType(req.Type); err != nil {
 		return nil, err
 	}
@@ -277,20 +336,10 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	root, err := p.writableRoot("create " + req.Name)
-	if err != nil {
-		return nil, err
-	}
 	// Checked again here, whatever ValidateResource said: defence in depth.
 	rel, target, ds := location(root, req.Type, req.Name, cfg)
 	if ds.HasError() {
 		return &sdk.CreateResponse{Diagnostics: ds}, nil
-	}
-	inv, err := p.scan()
-	if err != nil {
-		return nil, err
 	}
 	e, err := p.settleCreate(inv, req.IdempotencyKey)
 	if err != nil {
@@ -341,6 +390,7 @@ func (p *provider) Create(ctx context.Context, req *sdk.CreateRequest) (*sdk.Cre
 		return nil, fmt.Errorf("create %s: %w", req.Name, err)
 	}
 	e = &entry{dir: target, meta: m}
+	inv.resources = append(inv.resources, e)
 	return &sdk.CreateResponse{ID: id, Attributes: e.attributes(), Private: placeOf(e).private()}, nil
 }
 

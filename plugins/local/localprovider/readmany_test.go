@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/plugins/local/localprovider"
@@ -111,5 +112,56 @@ func TestReadManyReadOnlyWritesNothing(t *testing.T) {
 	}
 	if after, err := os.ReadFile(filepath.Join(root, localprovider.PendingFile)); err != nil || string(after) != string(pending) {
 		t.Errorf("the pending record changed: %v\n%s\nwas\n%s", err, after, pending)
+	}
+}
+
+// CreateMany makes each resource as Create would, in order, from one scan:
+// what an earlier Create of the batch made is seen by the later ones (a
+// second identity under another key is a conflict of its own, a retry of
+// a key answers what that key made), and a Create that fails stops none
+// of the others.
+func TestCreateManyAnswersAsCreateWouldInTurn(t *testing.T) {
+	p, root := configured(t, nil)
+	batch, ok := p.(sdk.BatchCreator)
+	if !ok {
+		t.Fatal("the local provider does not implement sdk.BatchCreator")
+	}
+	creates := []*sdk.CreateRequest{
+		{Type: "network", Name: "net", IdempotencyKey: "op_1:net"},
+		{Type: "network", Name: "net", IdempotencyKey: "op_2:net", Config: sdk.Attributes{"path": "elsewhere/net"}}, // taken by the first, in another folder
+		{Type: "generic", Name: "g", IdempotencyKey: "op_1:g"},                                                      // made despite the conflict before it
+		{Type: "network", Name: "net", IdempotencyKey: "op_1:net"},                                                  // a retry: the first's resource
+		{Type: "generic", Name: "bad", IdempotencyKey: "op_1:bad", Config: sdk.Attributes{"path": "../escape"}},     // refused on its own
+	}
+	resp, err := batch.CreateMany(context.Background(), &sdk.CreateManyRequest{Creates: creates})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("CreateMany: %v %v", err, resp)
+	}
+	if len(resp.Results) != len(creates) {
+		t.Fatalf("%d results for %d creates", len(resp.Results), len(creates))
+	}
+	r := resp.Results
+	if r[0].Diagnostics.HasError() || r[0].ID == "" {
+		t.Errorf("the first create: %+v", r[0])
+	}
+	if len(r[1].Diagnostics) != 1 || r[1].Diagnostics[0].Code != sdk.CodeConflict || r[1].ID != "" {
+		t.Errorf("the same identity under another key: %+v, want a conflict and nothing made", r[1])
+	}
+	if r[2].Diagnostics.HasError() || r[2].ID == "" {
+		t.Errorf("the create after the conflict: %+v", r[2])
+	}
+	if r[3].Diagnostics.HasError() || r[3].ID != r[0].ID {
+		t.Errorf("the retry of the first key: %+v, want id %s", r[3], r[0].ID)
+	}
+	if !r[4].Diagnostics.HasError() || r[4].ID != "" {
+		t.Errorf("a path out of the root: %+v, want an error and nothing made", r[4])
+	}
+	if got := resourceFolders(t, root); !reflect.DeepEqual(got, []string{"generic/g", "network/net"}) {
+		t.Errorf("resource folders %v, want generic/g and network/net", got)
+	}
+	for i, c := range []*sdk.CreateRequest{creates[0], creates[2]} {
+		if rr := read(t, p, &sdk.ReadRequest{IdempotencyKey: c.IdempotencyKey}); !rr.Exists || rr.ID != r[2*i].ID {
+			t.Errorf("Read by key %s: %+v", c.IdempotencyKey, rr)
+		}
 	}
 }
