@@ -15,7 +15,7 @@ import (
 const EnvBatch = "BULWARK_MOCK_BATCH"
 
 // unbatchable is every interface of the mock's but the batch calls: what a
-// real provider (aws, local, a Terraform provider) offers, and whether its
+// real provider (aws, a Terraform provider) offers, and whether its
 // validation is its schema.
 type unbatchable interface {
 	sdk.Provider

@@ -106,7 +106,7 @@
 // WithoutBatches returns the mock with ReadMany, ValidateMany and
 // CreateMany hidden: sdk.Serve then declares none of them, and the host
 // makes one Read, ValidateResource and Create per resource, as it must with
-// the real providers (aws, local, Terraform's), none of which has batch
+// the real providers (aws, Terraform's), none of which has batch
 // calls. The executables serve it when the environment variable
 // BULWARK_MOCK_BATCH (EnvBatch) is "off" ("on" or unset: the batching mock;
 // any other value: the process exits 2 before serving); the host passes

@@ -131,7 +131,7 @@ func (r *LatencyReport) Markdown() string {
 		b.WriteString("` (this bulwark's teardown takes no `--parallelism`: it ran at its own default whatever P)")
 	}
 	b.WriteString("; each stack in a fresh scratch state folder. mock **batching**: as built, with ReadMany, ValidateMany and CreateMany; " +
-		"**no batch calls**: `BULWARK_MOCK_BATCH=off`, the way real providers (aws, local, Terraform's) are\n")
+		"**no batch calls**: `BULWARK_MOCK_BATCH=off`, the way real providers (aws, Terraform's) are\n")
 	if len(r.Tools) == 0 {
 		fmt.Fprintf(&b, "- compared with: nothing (%s)\n", r.noComparison())
 	} else {
