@@ -388,6 +388,29 @@ func TestPathEscapeRejected(t *testing.T) {
 	if got := resourceFolders(t, root); len(got) != 0 {
 		t.Fatalf("resources made: %v", got)
 	}
+	// The same paths in one CreateMany, a good one among them: each is
+	// refused on its own, from the walk the batch shares, and the good
+	// one is made.
+	var creates []*sdk.CreateRequest
+	for i, path := range append(cases[:len(cases)/2:len(cases)/2], append([]string{"fine/g"}, cases[len(cases)/2:]...)...) {
+		creates = append(creates, &sdk.CreateRequest{Type: "generic", Name: fmt.Sprintf("g%d", i), Config: sdk.Attributes{"path": path}, IdempotencyKey: fmt.Sprintf("k%d", i)})
+	}
+	resp, err := p.(sdk.BatchCreator).CreateMany(context.Background(), &sdk.CreateManyRequest{Creates: creates})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("CreateMany: %v %v", err, resp)
+	}
+	for i, r := range resp.Results {
+		good := creates[i].Config["path"] == "fine/g"
+		if good != !r.Diagnostics.HasError() || !good && !reflect.DeepEqual(r.Diagnostics[0].AttributePath, []string{"path"}) {
+			t.Errorf("CreateMany of path %q: %+v", creates[i].Config["path"], r)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("CreateMany made something outside the root: %v", entries)
+	}
+	if got := resourceFolders(t, root); !reflect.DeepEqual(got, []string{"fine/g"}) {
+		t.Fatalf("CreateMany made %v, want fine/g alone", got)
+	}
 	// A symlink that stays inside the root is followed.
 	if err := os.Symlink("sub", filepath.Join(root, "in")); err != nil {
 		t.Fatal(err)
