@@ -612,6 +612,11 @@ func TestWalkWorkerDispatchAsksStop(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", tt.name, par), func(t *testing.T) {
 				var stop atomic.Bool
 				stopped := make(chan struct{})
+				// With waitFor, its visit begins before stopIn's stops the
+				// walk: else the walk may hand it to a worker just before
+				// the stop and the visit run just after, which is no
+				// visit started after the stop, only one the test saw late.
+				begun := make(chan struct{})
 				var mu sync.Mutex
 				var visited []string
 				res := tt.g.Walk(context.Background(), par, stop.Load, func(_ context.Context, n string) bool {
@@ -623,9 +628,13 @@ func TestWalkWorkerDispatchAsksStop(t *testing.T) {
 					mu.Unlock()
 					switch n {
 					case tt.stopIn:
+						if tt.waitFor != "" {
+							<-begun
+						}
 						stop.Store(true)
 						close(stopped)
 					case tt.waitFor:
+						close(begun)
 						<-stopped
 					}
 					return true
