@@ -71,15 +71,6 @@ func LoadOpened(sp *spec.Spec, opts Options) (*state.State, error) {
 	return s.loadOpened()
 }
 
-// loadAgain reads the state once more, as loadOpened does, through the
-// read-only session's backend when it has one.
-func (s *session) loadAgain() (*state.State, error) {
-	if s.view != nil {
-		return s.view.Load(context.Background())
-	}
-	return s.loadOpened()
-}
-
 func (s *session) loadOpened() (*state.State, error) {
 	be, err := s.opts.Backend(context.Background(), s.sp.Stack, s.sealing())
 	if err != nil {

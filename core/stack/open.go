@@ -48,7 +48,9 @@ type session struct {
 	// view is a read-only session's backend (inspect's), opened once for
 	// every read the command makes of the stack (its state, and again
 	// while it plans; who holds the lock): one PostgreSQL session, one S3
-	// client, not one per read. nil in a locked session, which reads be.
+	// client, not one per read. Set in every inspect session but a scratch
+	// one whose stack name is not resolved (it reads no state); nil in a
+	// locked session, which reads be.
 	view   storage.Backend
 	store  *opstore.Store // nil in a read-only session (inspect)
 	holder storage.Holder // who this session took the lock as

@@ -82,20 +82,6 @@ func ownStackKeys(obs map[string]*plan.Observation, stack string) bool {
 	return false
 }
 
-// runningHolder is the live holder of the stack's lock, or nil (none, or
-// it could not be read).
-func (s *session) runningHolder(ctx context.Context) *storage.Holder {
-	if s.view != nil {
-		return LiveHolder(ctx, s.view)
-	}
-	be, err := s.opts.Backend(ctx, s.sp.Stack, state.Sealing{})
-	if err != nil {
-		return nil
-	}
-	defer be.Close()
-	return LiveHolder(ctx, be)
-}
-
 // VariableChange is a variable whose value differs from the one the current
 // revision was applied with. A sensitive one's values are secrets.Mask on
 // both sides (that it changed is shown, never what it is).
@@ -206,7 +192,7 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		// meanwhile. Its lineage is recorded by now (an Execute is
 		// journaled before its Create), so the plan is made again against
 		// the state as it is, rather than calling them another lineage's.
-		if st2, lerr := s.loadAgain(); lerr == nil && st2.Lineage != "" {
+		if st2, lerr := s.view.Load(context.Background()); lerr == nil && st2.Lineage != "" {
 			s.lineage, s.forgotten, st = st2.Lineage, st2.Forgotten, movedState(st2, renames, forgets)
 			if pl, obs, err = s.plan(ctx, st); err != nil {
 				return nil, err
@@ -214,7 +200,9 @@ func dryRun(ctx context.Context, sp *spec.Spec, opts Options, save func(*session
 		}
 	}
 	pv := s.preview(pl, obs, st)
-	if pv.Running = s.runningHolder(ctx); pv.Running != nil {
+	// Who holds the lock (a live holder, else nil), read through the
+	// plan's one open of the backend.
+	if pv.Running = LiveHolder(ctx, s.view); pv.Running != nil {
 		for i := range pv.Changes {
 			if c := &pv.Changes[i]; c.Ownership == plan.Recovered {
 				c.Drift = fmt.Sprintf("found (id %s) carrying this stack's idempotency key, not yet recorded: most likely made by the operation in progress, which records it", c.FoundID)
