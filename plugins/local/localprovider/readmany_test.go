@@ -159,6 +159,36 @@ func TestCreateManyAnswersAsCreateWouldInTurn(t *testing.T) {
 	if got := resourceFolders(t, root); !reflect.DeepEqual(got, []string{"generic/g", "network/net"}) {
 		t.Errorf("resource folders %v, want generic/g and network/net", got)
 	}
+
+	// A folder a user put where a Create of the next batch would go is
+	// not adopted: that Create is a conflict of its own, the folder keeps
+	// what it held and gets no metadata, and the rest of the batch is made.
+	foreign := filepath.Join(root, "generic", "foreign")
+	if err := os.MkdirAll(foreign, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "data.txt"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = batch.CreateMany(context.Background(), &sdk.CreateManyRequest{Creates: []*sdk.CreateRequest{
+		{Type: "generic", Name: "foreign", IdempotencyKey: "op_3:foreign"},
+		{Type: "generic", Name: "after", IdempotencyKey: "op_3:after"},
+	}})
+	if err != nil || resp.Diagnostics.HasError() {
+		t.Fatalf("CreateMany: %v %v", err, resp)
+	}
+	if r := resp.Results[0]; len(r.Diagnostics) != 1 || r.Diagnostics[0].Code != sdk.CodeConflict || r.ID != "" {
+		t.Errorf("a Create onto a user's folder: %+v, want a conflict and nothing made", r)
+	}
+	if r := resp.Results[1]; r.Diagnostics.HasError() || r.ID == "" {
+		t.Errorf("the Create after it: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(foreign, "data.txt")); err != nil || string(b) != "mine" {
+		t.Errorf("the user's file: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(foreign, localprovider.MetadataFile)); !os.IsNotExist(err) {
+		t.Errorf("the user's folder was given metadata: %v", err)
+	}
 	for i, c := range []*sdk.CreateRequest{creates[0], creates[2]} {
 		if rr := read(t, p, &sdk.ReadRequest{IdempotencyKey: c.IdempotencyKey}); !rr.Exists || rr.ID != r[2*i].ID {
 			t.Errorf("Read by key %s: %+v", c.IdempotencyKey, rr)
