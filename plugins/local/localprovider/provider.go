@@ -202,11 +202,13 @@ func (p *provider) Read(ctx context.Context, req *sdk.ReadRequest) (*sdk.ReadRes
 	return resp.Results[0], nil
 }
 
-// ReadMany answers many Reads from one scan of the root: the reads of a
-// plan of N resources read each resource's metadata once, where N Reads
-// read it N times. A read by key that finishes a Create stopped
-// half-way adds what it finished to the scan (settleCreate), so each read
-// answers as Read would have at its turn.
+// ReadMany answers many Reads, each read by id with private data from the
+// place it names when that place answers (atPlace), the others from one
+// scan of the root, made for the first of them: the reads of a plan of N
+// resources read each resource's metadata once, where N scans would read
+// it N times. A read by key that finishes a Create stopped half-way adds
+// what it finished to the scan (settleCreate), so each read answers as
+// Read would have at its turn.
 func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk.ReadManyResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -216,14 +218,23 @@ func (p *provider) ReadMany(ctx context.Context, req *sdk.ReadManyRequest) (*sdk
 	if _, err := p.configuredRoot(); err != nil {
 		return nil, err
 	}
-	inv, err := p.scan()
-	if err != nil {
-		return nil, err
-	}
+	var inv *inventory // scanned once, for the first read its place does not answer
 	out := &sdk.ReadManyResponse{Results: make([]*sdk.ReadResponse, len(req.Reads))}
 	for i, r := range req.Reads {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if r.ID != "" {
+			if e, ok := p.byPlace(r.ID, r.Private); ok {
+				out.Results[i] = readAnswer(e)
+				continue
+			}
+		}
+		var err error
+		if inv == nil {
+			if inv, err = p.scan(); err != nil {
+				return nil, err
+			}
 		}
 		if out.Results[i], err = p.readIn(inv, r); err != nil {
 			return nil, err
@@ -251,10 +262,15 @@ func (p *provider) readIn(inv *inventory, req *sdk.ReadRequest) (*sdk.ReadRespon
 	default:
 		e = inv.byTypeName(req.Type, req.Name)
 	}
+	return readAnswer(e), nil
+}
+
+// readAnswer is a Read's answer for e (nil: absent).
+func readAnswer(e *entry) *sdk.ReadResponse {
 	if e == nil {
-		return &sdk.ReadResponse{Exists: false}, nil
+		return &sdk.ReadResponse{Exists: false}
 	}
-	return &sdk.ReadResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes(), IdempotencyKey: e.meta.IdempotencyKey}, nil
+	return &sdk.ReadResponse{Exists: true, ID: e.meta.ID, Attributes: e.attributes(), IdempotencyKey: e.meta.IdempotencyKey}
 }
 
 // Create makes the resource's folder, or returns the one a Create with the
@@ -444,6 +460,26 @@ func (p *provider) build(target string, m *metadata) (err error) {
 	return nil
 }
 
+// lookup finds the resource an Update or a Delete names: by id at the
+// place its private data records when that place answers (atPlace), else
+// by id in a scan of the root, else (no id: an Update only, Delete refuses
+// that first) by type and name. nil when there is none. p.mu must be held.
+func (p *provider) lookup(typ, name, id string, private []byte) (*entry, error) {
+	if id != "" {
+		if e, ok := p.byPlace(id, private); ok {
+			return e, nil
+		}
+	}
+	inv, err := p.scan()
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		return inv.byID(id), nil
+	}
+	return inv.byTypeName(typ, name), nil
+}
+
 // Update rewrites the resource's metadata with the new in-place
 // attributes; it keeps the id and refuses a change to a force_new attribute.
 func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.UpdateResponse, error) {
@@ -463,13 +499,9 @@ func (p *provider) Update(ctx context.Context, req *sdk.UpdateRequest) (*sdk.Upd
 	if _, err := p.writableRoot("update " + req.Name); err != nil {
 		return nil, err
 	}
-	inv, err := p.scan()
+	e, err := p.lookup(req.Type, req.Name, req.ID, req.Private)
 	if err != nil {
 		return nil, err
-	}
-	e := inv.byTypeName(req.Type, req.Name)
-	if req.ID != "" {
-		e = inv.byID(req.ID)
 	}
 	if e == nil || e.meta.Type != req.Type {
 		return nil, sdk.Errorf("update %s: %s %s (id %q) does not exist", req.Name, req.Type, req.Name, req.ID)
@@ -511,11 +543,10 @@ func (p *provider) Delete(ctx context.Context, req *sdk.DeleteRequest) (*sdk.Del
 	if err := p.finishDeletes(); err != nil {
 		return nil, err
 	}
-	inv, err := p.scan()
+	e, err := p.lookup(req.Type, req.Name, req.ID, req.Private)
 	if err != nil {
 		return nil, err
 	}
-	e := inv.byID(req.ID)
 	if e == nil {
 		return &sdk.DeleteResponse{}, nil
 	}
