@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/bulwark-iac/bulwark/plugins/local/localprovider"
@@ -193,5 +194,48 @@ func TestCreateManyAnswersAsCreateWouldInTurn(t *testing.T) {
 		if rr := read(t, p, &sdk.ReadRequest{IdempotencyKey: c.IdempotencyKey}); !rr.Exists || rr.ID != r[2*i].ID {
 			t.Errorf("Read by key %s: %+v", c.IdempotencyKey, rr)
 		}
+	}
+}
+
+// ReadMany answers the reads by id that carry their private data from the
+// places it names and scans the root only for the others: a batch of such
+// reads answers even when a scan would fail (a corrupt MetadataFile
+// elsewhere); one read that needs the scan then fails the batch, as before.
+func TestReadManyReadsByPlaceAndScansOnlyForTheRest(t *testing.T) {
+	p, root := configured(t, nil)
+	ctx := context.Background()
+	a := create(t, p, "generic", "a", "op_1:a", nil)
+	b := create(t, p, "generic", "b", "op_1:b", nil)
+	if _, err := p.Delete(ctx, &sdk.DeleteRequest{Type: "generic", Name: "b", ID: b.ID, Private: b.Private}); err != nil {
+		t.Fatal(err)
+	}
+	batch := p.(sdk.BatchReader)
+	byPlace := []*sdk.ReadRequest{
+		{Type: "generic", Name: "a", ID: a.ID, Private: a.Private},
+		{Type: "generic", Name: "b", ID: b.ID, Private: b.Private},
+	}
+	rest := []*sdk.ReadRequest{
+		{Type: "generic", Name: "a", IdempotencyKey: "op_1:a"},
+		{Type: "generic", Name: "a", ID: a.ID},
+	}
+	resp, err := batch.ReadMany(ctx, &sdk.ReadManyRequest{Reads: append(append([]*sdk.ReadRequest(nil), byPlace...), rest...)})
+	if err != nil {
+		t.Fatalf("ReadMany: %v", err)
+	}
+	for i, want := range []bool{true, false, true, true} {
+		if got := resp.Results[i]; got.Exists != want || (want && got.ID != a.ID) {
+			t.Errorf("read %d: %+v, want exists %v", i, got, want)
+		}
+	}
+	writeFile(t, filepath.Join(root, "zzz", localprovider.MetadataFile), "{not json")
+	resp, err = batch.ReadMany(ctx, &sdk.ReadManyRequest{Reads: byPlace})
+	if err != nil {
+		t.Fatalf("ReadMany by place beside a corrupt MetadataFile: %v", err)
+	}
+	if !resp.Results[0].Exists || resp.Results[1].Exists {
+		t.Errorf("by place: %+v, %+v", resp.Results[0], resp.Results[1])
+	}
+	if _, err := batch.ReadMany(ctx, &sdk.ReadManyRequest{Reads: append(append([]*sdk.ReadRequest(nil), byPlace...), rest[0])}); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("a batch with a read the scan answers, beside a corrupt MetadataFile: %v, want the scan's error", err)
 	}
 }
