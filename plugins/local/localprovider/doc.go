@@ -42,11 +42,16 @@
 //
 // # Reads
 //
-// Read finds a resource by walking the root and reading every resource's
-// metadata: it answers from the folders as they are, never from a cache
-// another process's change would make stale. So a single Read costs as
-// much as the root holds, and the many Reads of a plan come as ReadMany
-// (sdk.BatchReader), which walks the root once for all of them.
+// Every call answers from the folders as they are, never from a cache
+// another process's change would make stale. A Read, Update or Delete by
+// id that carries the resource's private data (its place and key, as
+// Create and Import return them) reads the folder at that place and the
+// folders on the way to it, and decides from them alone when they answer
+// as a walk of the root would (atPlace says when). Anything else walks the
+// root and reads every resource's metadata, so it costs as much as the
+// root holds; the many Reads of a plan come as ReadMany (sdk.BatchReader)
+// and the Creates of an apply as CreateMany (sdk.BatchCreator), which walk
+// it at most once for all of them.
 //
 // # Guarantees
 //
@@ -91,7 +96,8 @@
 //     provider config (root) in ProviderConfig.
 //   - Read finds by id when the request has one, else by idempotency key,
 //     else by (type, name), scanning the metadata files under the root
-//     (symlinks are not followed; dot-folders are skipped), and reports the
+//     (symlinks are not followed; dot-folders are skipped) unless the
+//     place the private data names answers, and reports the
 //     key the resource was created under (or claimed by an import). Absent
 //     is Exists=false with no error.
 //   - A resource is found only at the place its MetadataFile records (its
