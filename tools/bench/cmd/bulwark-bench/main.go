@@ -51,7 +51,7 @@ type options struct {
 	latencyMS                              int
 	calibrate                              float64
 	profile, cpuProfile, pluginProfile     string
-	memProfile, allocProfile               string
+	memProfile, allocProfile, traceFile    string
 	state                                  string
 	lat                                    latencyOptions
 	tf                                     tfOptions
@@ -82,6 +82,7 @@ func run(args []string) int {
 	fs.StringVar(&o.profile, "profile", "", "instead of the table: run this one command (validate, plan, apply, no-op plan, no-op apply, teardown) in process on the first of -shapes and -sizes, with the CPU profile on")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "cpu.pprof", "with -profile: where the CPU profile goes")
 	fs.StringVar(&o.memProfile, "memprofile", "", "with -profile: also write the heap profile of the moment the live heap was largest (what holds the memory at the peak) here")
+	fs.StringVar(&o.traceFile, "trace", "", "with -profile: also write the runtime's execution trace of the profiled runs here (go tool trace FILE; go tool trace -pprof=syscall|sync|sched FILE for where they waited)")
 	fs.StringVar(&o.allocProfile, "allocprofile", "", "with -profile: also write the heap profile taken after the profiled runs here: its alloc_objects and alloc_space are what they allocated (GODEBUG=memprofilerate=1 makes them exact counts)")
 	fs.StringVar(&o.pluginProfile, "plugin-cpuprofile", "", "with -profile: also profile the plugin processes the profiled command starts, each into `PREFIX`.PID (sdk.CPUProfileEnv); merge them with go tool pprof -proto PREFIX.* > merged.pprof")
 	fs.StringVar(&o.state, "state", "", "also run bulwark's stacks with --state `URL` (postgres://USER@HOST:PORT/DB?sslmode=…, each stack run in a schema of its own; or s3://…), each run interleaved with the file backend's, and print URL's backend ÷ file")
@@ -246,7 +247,7 @@ func (o options) run() error {
 			command: o.profile, shape: shapes[0], n: sizes[0], latencyMS: o.latencyMS, count: o.count,
 			pluginDir: pluginDir, scratch: scratch, parallelism: o.parallelism,
 			cpuFile: o.cpuProfile, pluginPrefix: o.pluginProfile, memFile: o.memProfile,
-			allocFile: o.allocProfile, tfProvider: o.tf.profileProvider, tfMirror: o.tf.mirror,
+			allocFile: o.allocProfile, traceFile: o.traceFile, tfProvider: o.tf.profileProvider, tfMirror: o.tf.mirror,
 		})
 	}
 

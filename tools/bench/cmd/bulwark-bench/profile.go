@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/bulwark-iac/bulwark/core/events"
@@ -31,6 +32,7 @@ type profileRun struct {
 	pluginPrefix        string // "" profiles no plugin
 	memFile             string // "" takes no heap profile
 	allocFile           string // "" takes no allocation profile
+	traceFile           string // "" takes no execution trace
 	// tfProvider, when set (fwtest or sdktest), profiles the stack of n
 	// items of that Terraform test provider, found in tfMirror, instead of
 	// the mock's.
@@ -89,6 +91,16 @@ func profile(ctx context.Context, r profileRun) error {
 	if r.allocFile != "" {
 		runtime.GC() // the profile's counts start from the last GC's
 	}
+	if r.traceFile != "" {
+		tf, err := os.Create(r.traceFile)
+		if err != nil {
+			return err
+		}
+		defer tf.Close()
+		if err := trace.Start(tf); err != nil {
+			return err
+		}
+	}
 	cpu0, switches0 := selfCPU()
 	var walls []time.Duration
 	for _, fn := range fns {
@@ -102,6 +114,9 @@ func profile(ctx context.Context, r profileRun) error {
 	cpu, switches := selfCPU()
 	cpu, switches = cpu-cpu0, switches-switches0
 	pprof.StopCPUProfile()
+	if r.traceFile != "" {
+		trace.Stop()
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.command, err)
 	}
