@@ -1950,6 +1950,92 @@ func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
 	t.Logf("%d of 10 runs killed", killed)
 }
 
+// TestCrashTeardownAndUpdateAtRandomMomentsOnLocal kills a teardown and an
+// update in place of the local provider's 40 folders at random boundaries
+// (Deletes and Updates in flight, each finding its folder at the place its
+// private data records) and resumes: the teardown ends with nothing
+// recorded and nothing on disk, the update with every folder recorded as
+// the updated spec says, and neither leaves a provider folder holding a
+// resource, nor a resource removed or changed twice.
+func TestCrashTeardownAndUpdateAtRandomMomentsOnLocal(t *testing.T) {
+	// As TestCrashAtRandomMomentsOnLocal: independent, mostly waiting.
+	t.Parallel()
+	spec := crashSpec("local40.yaml")
+	b, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated := filepath.Join(t.TempDir(), "local40-updated.yaml")
+	text := strings.NewReplacer("size: 1}", "size: 4}", "size: 2}", "size: 5}", "size: 3}", "size: 6}").Replace(string(b))
+	if text == string(b) {
+		t.Fatal("the updated spec changes nothing")
+	}
+	if err := os.WriteFile(updated, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const stack = "crashlocal"
+	base := crashBaseSeed(t)
+	for _, c := range []struct {
+		name, spec string
+		args       []string
+		recorded   int // after resume
+		mutations  int // the command's Deletes or Updates
+	}{
+		{"teardown", spec, []string{"teardown", "--yes", spec, "--parallelism", "4"}, 0, 40},
+		{"update", updated, []string{"apply", "--yes", updated, "--parallelism", "4"}, 40, 12},
+	} {
+		for i := range 4 {
+			seed := base + int64(i)
+			// Killed once the Nth Delete or Update returned (others in
+			// flight, nothing recorded of it yet), or at the Nth journal
+			// record: where a kill after a random delay mostly lands in
+			// the start-up of so short a command.
+			rng := mrand.New(mrand.NewSource(seed))
+			fp := fmt.Sprintf("provider:%d", 1+rng.Intn(c.mutations))
+			if i%2 == 1 {
+				fp = fmt.Sprintf("journal:%d", 1+rng.Intn(2*c.mutations))
+			}
+			t.Run(fmt.Sprintf("%s/seed%d", c.name, seed), func(t *testing.T) {
+				e := newCrashEnv(t, stack)
+				e.must(0, "apply", "--yes", spec, "--parallelism", "4")
+				if r := e.run(fp, c.args...); r.killed {
+					e.assertNothingLeft()
+				} else if r.code != 0 {
+					t.Fatalf("%s: %s", c.name, r)
+				}
+				r1 := e.run("", "resume", c.spec)
+				if r1.killed || r1.code != 0 {
+					t.Fatalf("seed %d, killed at %s: resume: %s\n%s", seed, fp, r1, e.history())
+				}
+				if r2 := e.run("", "resume", c.spec); r2.code != 0 || !strings.Contains(r2.stdout, "nothing to resume") {
+					t.Errorf("a second resume: want exit 0, nothing to resume: %s", r2)
+				}
+				e.checkSettled(c.spec)
+				if strings.Contains(r1.stdout, "nothing to resume") {
+					// Killed before the operation began, or after it
+					// ended: it runs (again) to its end.
+					e.must(0, c.args...)
+				}
+				st := e.readState()
+				world, dots := e.localWorld()
+				e.checkAgreement(st, world)
+				for _, d := range dots {
+					if d.meta != nil {
+						t.Errorf("seed %d: provider folder %s, which holds a resource, is left after resume", seed, d)
+					}
+				}
+				if len(st.Resources) != c.recorded || len(world) != c.recorded {
+					t.Errorf("seed %d: %d recorded, %d folders after resume, want %d", seed, len(st.Resources), len(world), c.recorded)
+				}
+				if p := e.run("", "plan", c.spec, "--detailed-exitcode"); c.recorded > 0 && (p.killed || p.code != 0) {
+					t.Errorf("seed %d: plan after resume: %s\n%s", seed, p, e.history())
+				}
+				t.Logf("seed %d: killed at %s; %s", seed, fp, resumeLine(r1.stdout))
+			})
+		}
+	}
+}
+
 // resumeLine is the line where resume says what it does.
 func resumeLine(s string) string {
 	for l := range strings.SplitSeq(s, "\n") {
