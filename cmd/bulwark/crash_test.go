@@ -1891,16 +1891,7 @@ func TestCrashAtRandomMomentsOnLocal(t *testing.T) {
 				t.Errorf("a second resume: want exit 0, nothing to resume: %s", r2)
 			}
 			last := e.checkSettled(spec)
-			st := e.readState()
-			world, dots := e.localWorld()
-			e.checkAgreement(st, world)
-			for _, d := range dots {
-				if d.meta != nil {
-					t.Errorf("seed %d: provider folder %s, which holds a resource, is left after resume", seed, d)
-				} else {
-					t.Logf("seed %d: provider folder %s is left after resume", seed, d)
-				}
-			}
+			st, world := e.localSettled(seed)
 			// What existed at the kill is kept, not made a second time:
 			// every folder, and every temporary folder holding complete
 			// metadata (a Create cut short after its last write), is
@@ -2016,14 +2007,7 @@ func TestCrashTeardownAndUpdateAtRandomMomentsOnLocal(t *testing.T) {
 					// ended: it runs (again) to its end.
 					e.must(0, c.args...)
 				}
-				st := e.readState()
-				world, dots := e.localWorld()
-				e.checkAgreement(st, world)
-				for _, d := range dots {
-					if d.meta != nil {
-						t.Errorf("seed %d: provider folder %s, which holds a resource, is left after resume", seed, d)
-					}
-				}
+				st, world := e.localSettled(seed)
 				if len(st.Resources) != c.recorded || len(world) != c.recorded {
 					t.Errorf("seed %d: %d recorded, %d folders after resume, want %d", seed, len(st.Resources), len(world), c.recorded)
 				}
@@ -2034,6 +2018,24 @@ func TestCrashTeardownAndUpdateAtRandomMomentsOnLocal(t *testing.T) {
 			})
 		}
 	}
+}
+
+// localSettled reads the state and the local provider's folders once a
+// run of seed is resumed, checks that they agree, and fails for a provider
+// folder (a dot-folder) left holding a resource; the others are logged.
+func (e *crashEnv) localSettled(seed int64) (crashState, []worldRes) {
+	e.t.Helper()
+	st := e.readState()
+	world, dots := e.localWorld()
+	e.checkAgreement(st, world)
+	for _, d := range dots {
+		if d.meta != nil {
+			e.t.Errorf("seed %d: provider folder %s, which holds a resource, is left after resume", seed, d)
+		} else {
+			e.t.Logf("seed %d: provider folder %s is left after resume", seed, d)
+		}
+	}
+	return st, world
 }
 
 // resumeLine is the line where resume says what it does.
