@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/journal"
@@ -71,9 +73,40 @@ func NewSource(opts stack.Options) *BackendSource {
 	return &BackendSource{Opts: opts}
 }
 
+// stackList is one request's listing of the backend's stacks: read once,
+// however many of the request's reads check a stack's name against it (a
+// page of N stacks makes N+1 of them; on PostgreSQL each listing is a
+// session of its own).
+type stackList struct {
+	once  sync.Once
+	names []string
+	err   error
+}
+
+type stackListKey struct{}
+
+// withStackList returns ctx carrying a listing of the stacks that a
+// BackendSource reads at most once for every read made with ctx: one
+// request's (the handler's pages and API answers). A listing as old as
+// the request is what the request shows; the next one lists again.
+func withStackList(ctx context.Context) context.Context {
+	return context.WithValue(ctx, stackListKey{}, &stackList{})
+}
+
 // Stacks lists the backend's stacks: Options.ListStacks for a remote
-// backend, else the stack folders under StateDir.
+// backend, else the stack folders under StateDir; once per ctx made by
+// withStackList.
 func (s *BackendSource) Stacks(ctx context.Context) ([]string, error) {
+	l, ok := ctx.Value(stackListKey{}).(*stackList)
+	if !ok {
+		return s.list(ctx)
+	}
+	l.once.Do(func() { l.names, l.err = s.list(ctx) })
+	return slices.Clone(l.names), l.err
+}
+
+// list reads the listing Stacks answers.
+func (s *BackendSource) list(ctx context.Context) ([]string, error) {
 	if s.Opts.ListStacks != nil && s.Opts.StateURL != "" {
 		names, err := s.Opts.ListStacks(ctx)
 		if err != nil {
