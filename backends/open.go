@@ -39,6 +39,42 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (storage.Bac
 	}
 }
 
+// Pooled opens backends as Open does, but those on PostgreSQL share one
+// connection pool per database (pgstore.Pools), for a long-lived process
+// that opens many: bulwark ui, whose every page reads the stacks it shows
+// through backends opened for the page. Close closes the pools. S3's and
+// the file backend's open as Open opens them (an S3 client is no server
+// session).
+type Pooled struct {
+	pg *pgstore.Pools
+}
+
+// NewPooled returns a Pooled with no pool yet.
+func NewPooled() *Pooled { return &Pooled{pg: pgstore.NewPools()} }
+
+// Open is Open, through the shared pools (a storage.Opener).
+func (p *Pooled) Open(ctx context.Context, rawURL string, opts storage.Options) (storage.Backend, error) {
+	switch Scheme(rawURL) {
+	case "postgres", "postgresql":
+		return p.pg.Open(ctx, rawURL, opts)
+	default:
+		return Open(ctx, rawURL, opts)
+	}
+}
+
+// Stacks is Stacks, through the shared pools.
+func (p *Pooled) Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	switch Scheme(rawURL) {
+	case "postgres", "postgresql":
+		return p.pg.Stacks(ctx, rawURL)
+	default:
+		return Stacks(ctx, rawURL)
+	}
+}
+
+// Close closes the shared pools.
+func (p *Pooled) Close() { p.pg.Close() }
+
 // Scheme is rawURL's scheme, lower-cased ("" for a bare path).
 func Scheme(rawURL string) string {
 	scheme, _, ok := strings.Cut(rawURL, "://")

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,7 @@ type Backend struct {
 // remote.Client.
 type client struct {
 	pool     *pgxpool.Pool
+	shared   bool            // pool is a Pools' own: Close leaves it open
 	conn     *pgx.ConnConfig // what the lock connection dials
 	schema   string
 	stack    string
@@ -62,6 +64,12 @@ var (
 // and creates or migrates bulwark's tables in it. Nothing about the stack
 // is read or written yet: Load, Lock and the rest do.
 func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, error) {
+	return open(ctx, rawURL, opts, nil)
+}
+
+// open is Open, its connection pool pools' for rawURL's database when
+// pools is not nil (left open by the Backend's Close), else its own.
+func open(ctx context.Context, rawURL string, opts storage.Options, pools *Pools) (*Backend, error) {
 	if opts.Stack == "" {
 		return nil, errors.New("postgres backend: no stack name")
 	}
@@ -97,20 +105,102 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 		key:      lockKey(schema, opts.Stack),
 		sql:      newQueries(pgx.Identifier{schema}.Sanitize()),
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, b.wrap("connect", err)
+	if pools != nil {
+		pool, err := pools.pool(ctx, connURL, cfg)
+		if err != nil {
+			return nil, b.wrap("connect", err)
+		}
+		b.pool, b.shared = pool, true
+	} else {
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, b.wrap("connect", err)
+		}
+		b.pool = pool
+		if err := pool.Ping(ctx); err != nil {
+			pool.Close()
+			return nil, b.wrap("connect", err)
+		}
 	}
-	b.pool = pool
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, b.wrap("connect", err)
-	}
-	if b.found, err = ensureSchema(ctx, pool, schema); err != nil {
-		pool.Close()
+	if b.found, err = ensureSchema(ctx, b.pool, schema); err != nil {
+		b.Close()
 		return nil, b.wrap("schema", err)
 	}
 	return &Backend{Backend: remote.NewBackend(b, opts), c: b}, nil
+}
+
+// Pools shares one connection pool per database among the backends it
+// opens, for a process that opens many, one after another and at once:
+// bulwark ui reads each stack a page shows through a backend opened for
+// it, and a new pool is a new server session each time (a page of ten
+// stacks: eleven sessions, about 30 ms of the server's work each). A
+// Backend Pools opened leaves the pool open when it is closed; Close
+// closes them all. What a Backend reads is read from the server on every
+// call, as with its own pool, and each open checks the schema as Open
+// does; a Writer's lock has a connection of its own either way. Safe for
+// concurrent use.
+type Pools struct {
+	mu     sync.Mutex
+	pools  map[string]*pgxpool.Pool // by connection URL (the schema is per query)
+	closed bool
+}
+
+// NewPools returns an empty Pools.
+func NewPools() *Pools { return &Pools{pools: map[string]*pgxpool.Pool{}} }
+
+// Open is pgstore.Open through p's pool for rawURL's database.
+func (p *Pools) Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, error) {
+	return open(ctx, rawURL, opts, p)
+}
+
+// pool is p's pool for connURL, made (and pinged) on first use with cfg.
+func (p *Pools) pool(ctx context.Context, connURL string, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("the connection pools are closed")
+	}
+	if pool, ok := p.pools[connURL]; ok {
+		return pool, nil
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	p.pools[connURL] = pool
+	return pool, nil
+}
+
+// Stacks is pgstore.Stacks through p's pool for rawURL's database.
+func (p *Pools) Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	connURL, schema, loc, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(connURL)
+	if err != nil {
+		return nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
+	}
+	pool, err := p.pool(ctx, connURL, cfg)
+	if err != nil {
+		return nil, mask(fmt.Errorf("postgres %s: connect: %w", loc, err), cfg.ConnConfig.Password)
+	}
+	return listStacks(ctx, pool, schema, loc, cfg.ConnConfig.Password)
+}
+
+// Close closes every pool; a Backend still open on one fails from then on.
+func (p *Pools) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pool := range p.pools {
+		pool.Close()
+	}
+	clear(p.pools)
+	p.closed = true
 }
 
 // parseURL splits bulwark's own parameters (schema) off a postgres URL and
@@ -207,10 +297,12 @@ func (b *Backend) TerminateHolder(ctx context.Context) (bool, error) {
 // Wrap names the backend in err (remote.Source).
 func (b *client) Wrap(what string, err error) error { return b.wrap(what, err) }
 
-// Close closes the connection pool. A Writer's lock connection is its own:
-// Release closes it.
+// Close closes the connection pool, unless it is a Pools' (shared). A
+// Writer's lock connection is its own: Release closes it.
 func (b *client) Close() error {
-	b.pool.Close()
+	if !b.shared {
+		b.pool.Close()
+	}
 	return nil
 }
 
@@ -611,13 +703,20 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 		return nil, mask(fmt.Errorf("postgres %s: connect: %w", loc, err), cfg.Password)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, `SELECT stack FROM `+pgx.Identifier{schema}.Sanitize()+`.stacks WHERE moved_to IS NULL ORDER BY stack`)
+	return listStacks(ctx, conn, schema, loc, cfg.Password)
+}
+
+// listStacks is Stacks's query, on q (a connection or a pool).
+func listStacks(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, schema, loc, password string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT stack FROM `+pgx.Identifier{schema}.Sanitize()+`.stacks WHERE moved_to IS NULL ORDER BY stack`)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000") {
 			return nil, nil // no tables yet: no stacks
 		}
-		return nil, mask(fmt.Errorf("postgres %s: list stacks: %w", loc, err), cfg.Password)
+		return nil, mask(fmt.Errorf("postgres %s: list stacks: %w", loc, err), password)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
