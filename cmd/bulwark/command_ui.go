@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -56,6 +57,15 @@ func (c *cli) uiCmd() *cobra.Command {
 				plans = append(plans, sp)
 			}
 			opts := c.stateOptions()
+			if u := opts.StateURL; u != "" {
+				// Every page opens the backends of the stacks it
+				// reads: on PostgreSQL they share one pool, not a
+				// new server session each.
+				pooled := backends.NewPooled()
+				defer pooled.Close()
+				opts.Open = pooled.Open
+				opts.ListStacks = func(ctx context.Context) ([]string, error) { return pooled.Stacks(ctx, u) }
+			}
 			opts.Redactor = c.red
 			opts.Defaults()
 			where := "file://" + opts.StateDir
