@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -38,6 +39,10 @@ type cli struct {
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
 	red *secrets.Redactor
+	// backends opens the backend --state names (backends.Pooled: on
+	// PostgreSQL one connection pool for all the command opens); run
+	// closes it.
+	backends *backends.Pooled
 
 	// eventsTo is the --events file once options opened it; streaming says
 	// a --json command streams the events to stdout (see streamEvents).
@@ -67,7 +72,8 @@ type cli struct {
 // run is bulwark's whole life: parse flags, call core, map the outcome to
 // an exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, red: secrets.NewRedactor(), stop: make(chan struct{})}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, red: secrets.NewRedactor(), stop: make(chan struct{}), backends: backends.NewPooled()}
+	defer c.backends.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)

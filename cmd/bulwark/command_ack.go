@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -35,12 +34,12 @@ func (c *cli) ackCmd() *cobra.Command {
 // ackRemote is ack on a backend off this machine: it looks through the
 // stacks the backend lists.
 func (c *cli) ackRemote(ctx context.Context, opID string) error {
-	names, err := backends.Stacks(ctx, c.stateURL)
+	names, err := c.backends.Stacks(ctx, c.stateURL)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		be, err := backends.Open(ctx, c.stateURL, storage.Options{Stack: name})
+		be, err := c.backends.Open(ctx, c.stateURL, storage.Options{Stack: name})
 		if err != nil {
 			return err
 		}

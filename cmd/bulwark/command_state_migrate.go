@@ -71,8 +71,8 @@ func (c *cli) stateOptions() stack.Options {
 	o := stack.Options{StorageOptions: stack.StorageOptions{StateDir: c.stateDir, LockTimeout: c.lockTimeout, LockWaiting: c.waitingForLock}}
 	if c.stateURL != "" {
 		u := c.stateURL
-		o.Open, o.StateURL = backends.Open, u
-		o.ListStacks = func(ctx context.Context) ([]string, error) { return backends.Stacks(ctx, u) }
+		o.Open, o.StateURL = c.backends.Open, u
+		o.ListStacks = func(ctx context.Context) ([]string, error) { return c.backends.Stacks(ctx, u) }
 		o.ClaimsLock = func(ctx context.Context, h storage.Holder) (storage.ClaimsLock, error) {
 			return backends.ClaimsLock(ctx, u, h)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -56,16 +55,10 @@ func (c *cli) uiCmd() *cobra.Command {
 				}
 				plans = append(plans, sp)
 			}
+			// Every page opens the backends of the stacks it reads: on
+			// PostgreSQL they share the command's pool (c.backends), not
+			// a new server session each.
 			opts := c.stateOptions()
-			if u := opts.StateURL; u != "" {
-				// Every page opens the backends of the stacks it
-				// reads: on PostgreSQL they share one pool, not a
-				// new server session each.
-				pooled := backends.NewPooled()
-				defer pooled.Close()
-				opts.Open = pooled.Open
-				opts.ListStacks = func(ctx context.Context) ([]string, error) { return pooled.Stacks(ctx, u) }
-			}
 			opts.Redactor = c.red
 			opts.Defaults()
 			where := "file://" + opts.StateDir
