@@ -39,34 +39,40 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (storage.Bac
 	}
 }
 
-// Pooled opens backends as Open does, but those on PostgreSQL share one
-// connection pool per database (pgstore.Pools), for a long-lived process
-// that opens many: bulwark ui, whose every page reads the stacks it shows
-// through backends opened for the page. Close closes the pools. S3's and
-// the file backend's open as Open opens them (an S3 client is no server
-// session).
+// Pooled opens backends as Open does, but shares what connects them
+// among everything it opens: one connection pool per PostgreSQL database
+// (pgstore.Pools) and one S3 client per region, endpoint and profile
+// (s3store.Clients), for a process that opens many (bulwark ui, whose
+// every page opens the backends of the stacks it shows; an import's
+// claims check, which reads every stack). Close closes the pools. The
+// file backend opens as Open opens it.
 type Pooled struct {
 	pg *pgstore.Pools
+	s3 *s3store.Clients
 }
 
 // NewPooled returns a Pooled with no pool yet.
-func NewPooled() *Pooled { return &Pooled{pg: pgstore.NewPools()} }
+func NewPooled() *Pooled { return &Pooled{pg: pgstore.NewPools(), s3: s3store.NewClients()} }
 
-// Open is Open, through the shared pools (a storage.Opener).
+// Open is Open, through the shared pools and clients (a storage.Opener).
 func (p *Pooled) Open(ctx context.Context, rawURL string, opts storage.Options) (storage.Backend, error) {
 	switch Scheme(rawURL) {
 	case "postgres", "postgresql":
 		return p.pg.Open(ctx, rawURL, opts)
+	case "s3":
+		return p.s3.Open(ctx, rawURL, opts)
 	default:
 		return Open(ctx, rawURL, opts)
 	}
 }
 
-// Stacks is Stacks, through the shared pools.
+// Stacks is Stacks, through the shared pools and clients.
 func (p *Pooled) Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	switch Scheme(rawURL) {
 	case "postgres", "postgresql":
 		return p.pg.Stacks(ctx, rawURL)
+	case "s3":
+		return p.s3.Stacks(ctx, rawURL)
 	default:
 		return Stacks(ctx, rawURL)
 	}

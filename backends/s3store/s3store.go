@@ -165,6 +165,70 @@ func Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, e
 	return New(client, bucket, prefix, rawURL, s.Lease, opts)
 }
 
+// Clients shares one S3 client per region, endpoint and profile among the
+// backends it opens and the listings it makes, for a process that opens
+// many (bulwark ui: every page opens the backend of each stack it shows).
+// Open makes a client each time: it loads the AWS configuration, resolves
+// the credentials and dials S3 afresh (against AWS, a TLS handshake per
+// open); a shared client keeps its connections and its credentials (the
+// SDK refreshes them before they expire). Every read still goes to S3.
+// Safe for concurrent use.
+type Clients struct {
+	mu      sync.Mutex
+	clients map[clientKey]*s3.Client
+}
+
+// clientKey is what a client depends on of a URL's settings.
+type clientKey struct{ region, endpoint, profile string }
+
+// NewClients returns an empty Clients.
+func NewClients() *Clients { return &Clients{clients: map[clientKey]*s3.Client{}} }
+
+// client is c's client for s, made on first use.
+func (c *Clients) client(ctx context.Context, s Settings) (*s3.Client, error) {
+	k := clientKey{s.Region, s.Endpoint, s.Profile}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.clients[k]; ok {
+		return cl, nil
+	}
+	cl, err := newClient(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	c.clients[k] = cl
+	return cl, nil
+}
+
+// Open is s3store.Open with c's client for the URL's settings.
+func (c *Clients) Open(ctx context.Context, rawURL string, opts storage.Options) (*Backend, error) {
+	if opts.Stack == "" {
+		return nil, errors.New("s3 backend: no stack name")
+	}
+	bucket, prefix, s, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := c.client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return New(client, bucket, prefix, rawURL, s.Lease, opts)
+}
+
+// Stacks is s3store.Stacks with c's client for the URL's settings.
+func (c *Clients) Stacks(ctx context.Context, rawURL string) ([]string, error) {
+	bucket, prefix, s, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := c.client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return stacks(ctx, client, bucket, prefix, s, rawURL)
+}
+
 // newClient makes the S3 client a URL's settings ask for: the SDK's
 // standard chain for credentials, path-style addressing on an endpoint.
 func newClient(ctx context.Context, s Settings) (*s3.Client, error) {
@@ -217,7 +281,11 @@ func Stacks(ctx context.Context, rawURL string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc := rawURL
+	return stacks(ctx, client, bucket, prefix, s, rawURL)
+}
+
+// stacks is Stacks's listing, through client; loc is the URL as given.
+func stacks(ctx context.Context, client *s3.Client, bucket, prefix string, s Settings, loc string) ([]string, error) {
 	under := ""
 	if prefix != "" {
 		under = prefix + "/"
