@@ -73,22 +73,9 @@ func open(ctx context.Context, rawURL string, opts storage.Options, pools *Pools
 	if opts.Stack == "" {
 		return nil, errors.New("postgres backend: no stack name")
 	}
-	connURL, schema, loc, err := parseURL(rawURL)
+	connURL, schema, loc, cfg, err := poolConfig(rawURL)
 	if err != nil {
 		return nil, err
-	}
-	cfg, err := pgxpool.ParseConfig(connURL)
-	if err != nil {
-		return nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
-	}
-	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "bulwark"
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		// A server that does not answer is an error in seconds, not after
-		// the system's TCP timeout (?connect_timeout=N or
-		// $PGCONNECT_TIMEOUT sets another).
-		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	now := opts.Now
 	if now == nil {
@@ -127,6 +114,30 @@ func open(ctx context.Context, rawURL string, opts storage.Options, pools *Pools
 		return nil, b.wrap("schema", err)
 	}
 	return &Backend{Backend: remote.NewBackend(b, opts), c: b}, nil
+}
+
+// poolConfig is the pool configuration rawURL asks for, with bulwark's
+// defaults (the application name, a connect timeout), and what parseURL
+// returns.
+func poolConfig(rawURL string) (connURL, schema, loc string, cfg *pgxpool.Config, err error) {
+	connURL, schema, loc, err = parseURL(rawURL)
+	if err != nil {
+		return "", "", "", nil, err
+	}
+	cfg, err = pgxpool.ParseConfig(connURL)
+	if err != nil {
+		return "", "", "", nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "bulwark"
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A server that does not answer is an error in seconds, not after
+		// the system's TCP timeout (?connect_timeout=N or
+		// $PGCONNECT_TIMEOUT sets another).
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	return connURL, schema, loc, cfg, nil
 }
 
 // Pools shares one connection pool per database among the backends it
@@ -177,13 +188,9 @@ func (p *Pools) pool(ctx context.Context, connURL string, cfg *pgxpool.Config) (
 
 // Stacks is pgstore.Stacks through p's pool for rawURL's database.
 func (p *Pools) Stacks(ctx context.Context, rawURL string) ([]string, error) {
-	connURL, schema, loc, err := parseURL(rawURL)
+	connURL, schema, loc, cfg, err := poolConfig(rawURL)
 	if err != nil {
 		return nil, err
-	}
-	cfg, err := pgxpool.ParseConfig(connURL)
-	if err != nil {
-		return nil, mask(fmt.Errorf("postgres %s: %w", loc, err), urlPassword(rawURL))
 	}
 	pool, err := p.pool(ctx, connURL, cfg)
 	if err != nil {

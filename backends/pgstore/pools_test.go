@@ -149,3 +149,25 @@ func TestPoolsBackendsAtOnceReadFresh(t *testing.T) {
 		t.Fatalf("the pools' reader does not see another's commit: %v, %v", st, err)
 	}
 }
+
+// A pool Pools makes for a listing, the first thing a command may ask of
+// it, has Open's settings (the application name, the connect timeout),
+// which the backends opened later through it keep.
+func TestPoolsListingFirstKeepsOpensSettings(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	pools := pgstore.NewPools()
+	t.Cleanup(pools.Close)
+	if _, err := pools.Stacks(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	b, err := pools.Open(ctx, url, storage.Options{Stack: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	want := "bulwark " + pgstore.DefaultConnectTimeout.String()
+	if got := pools.Settings(); len(got) != 1 || got[0] != want {
+		t.Errorf("pools %q, want one with %q", got, want)
+	}
+}

@@ -205,11 +205,7 @@ func (c *Clients) Open(ctx context.Context, rawURL string, opts storage.Options)
 	if opts.Stack == "" {
 		return nil, errors.New("s3 backend: no stack name")
 	}
-	bucket, prefix, s, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	client, err := c.client(ctx, s)
+	client, bucket, prefix, s, err := c.forURL(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -218,15 +214,21 @@ func (c *Clients) Open(ctx context.Context, rawURL string, opts storage.Options)
 
 // Stacks is s3store.Stacks with c's client for the URL's settings.
 func (c *Clients) Stacks(ctx context.Context, rawURL string) ([]string, error) {
-	bucket, prefix, s, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	client, err := c.client(ctx, s)
+	client, bucket, prefix, s, err := c.forURL(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return stacks(ctx, client, bucket, prefix, s, rawURL)
+}
+
+// forURL is c's client for rawURL's settings, and what ParseURL returns.
+func (c *Clients) forURL(ctx context.Context, rawURL string) (*s3.Client, string, string, Settings, error) {
+	bucket, prefix, s, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, "", "", s, err
+	}
+	client, err := c.client(ctx, s)
+	return client, bucket, prefix, s, err
 }
 
 // newClient makes the S3 client a URL's settings ask for: the SDK's
