@@ -55,21 +55,7 @@ func TestStackPageShowsClaimsConflicts(t *testing.T) {
 	// beta records alpha's db as its own "shared".
 	db := *load("alpha").Resources["db"]
 	db.Name = "shared"
-	be, err := opts.Backend(t.Context(), "beta", state.Sealing{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := be.Lock(t.Context(), storage.Holder{Op: "op_01TESTCONFLICT0000000000000", PID: os.Getpid(), Host: "test", Since: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Commit(t.Context(), storage.Commit{Change: storage.Change{Put: []*state.Resource{&db}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Release(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	be.Close()
+	record(t, opts, "beta", &db)
 
 	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
@@ -94,5 +80,26 @@ func TestStackPageShowsClaimsConflicts(t *testing.T) {
 		page := mustGet(t, srv.URL+"/stacks/"+name)
 		other := want[map[string]string{"alpha": "db", "beta": "shared"}[name]]
 		contains(t, name, page, "Conflicts: 1 resource(s)", `also in <a href="/stacks/`+other.Stack+`">`+other.Stack+`</a> as `+other.Address)
+	}
+}
+
+// record writes rs into stack name's state through opts's backend, under
+// its lock, as an operation would.
+func record(t *testing.T, opts stack.Options, name string, rs ...*state.Resource) {
+	t.Helper()
+	be, err := opts.Backend(t.Context(), name, state.Sealing{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	w, err := be.Lock(t.Context(), storage.Holder{Op: "op_01TESTRECORD00000000000000", PID: os.Getpid(), Host: "test", Since: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(t.Context(), storage.Commit{Change: storage.Change{Put: rs}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

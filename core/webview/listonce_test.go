@@ -3,11 +3,9 @@ package webview_test
 import (
 	"context"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -43,25 +41,11 @@ func TestAPageListsTheStacksOnce(t *testing.T) {
 	}}
 	// Stack sNN records N+1 resources.
 	for i, n := range names {
-		be, err := opts.Backend(t.Context(), n, state.Sealing{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := be.Lock(t.Context(), storage.Holder{Op: "op_01TESTLISTONCE000000000000", PID: os.Getpid(), Host: "test", Since: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var put []*state.Resource
 		for j := range i + 1 {
 			put = append(put, &state.Resource{Name: "r" + string(rune('a'+j)), Type: "generic", ID: n + "-" + string(rune('a'+j)), Provider: "mock", Source: "mock", Protection: protection.Ephemeral})
 		}
-		if _, err := w.Commit(t.Context(), storage.Commit{Change: storage.Change{Put: put}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Release(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		be.Close()
+		record(t, opts, n, put...)
 	}
 	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
