@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -97,6 +98,32 @@ func record(t *testing.T, opts stack.Options, name string, rs ...*state.Resource
 		t.Fatal(err)
 	}
 	if _, err := w.Commit(t.Context(), storage.Commit{Change: storage.Change{Put: rs}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordOp writes the journal records of an operation op of stack name
+// that started and succeeded.
+func recordOp(t *testing.T, opts stack.Options, name, op string) {
+	t.Helper()
+	be, err := opts.Backend(t.Context(), name, state.Sealing{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	w, err := be.Lock(t.Context(), storage.Holder{Op: op, PID: os.Getpid(), Host: "test", Since: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	recs := []journal.Record{
+		{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpRunning, Time: now},
+		{Op: op, Kind: journal.KindOp, Type: "apply", Status: journal.OpSucceeded, Time: now},
+	}
+	if _, err := w.Commit(t.Context(), storage.Commit{Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Release(t.Context()); err != nil {

@@ -39,7 +39,7 @@ func TestAPageListsTheStacksOnce(t *testing.T) {
 			return out, nil
 		},
 	}}
-	// Stack sNN records N+1 resources.
+	// Stack sNN records N+1 resources; s03 an operation that ended.
 	for i, n := range names {
 		var put []*state.Resource
 		for j := range i + 1 {
@@ -47,6 +47,8 @@ func TestAPageListsTheStacksOnce(t *testing.T) {
 		}
 		record(t, opts, n, put...)
 	}
+	const op = "op_01TESTLISTONCEOP0000000000"
+	recordOp(t, opts, "s03", op)
 	srv := httptest.NewServer(webview.New(webview.NewSource(opts), webview.Options{Graphviz: testGraphviz}))
 	t.Cleanup(srv.Close)
 	for _, c := range []struct {
@@ -54,6 +56,9 @@ func TestAPageListsTheStacksOnce(t *testing.T) {
 		opens int
 	}{
 		{"/", 10}, {"/api/stacks", 10}, {"/stacks/s03", 11}, {"/api/stacks/s03", 11},
+		// The timeline of an operation that ended: its records and the
+		// stack's resources (a running one's reads the status too).
+		{"/stacks/s03/operations/" + op, 2}, {"/stacks/s03/operations/" + op + "/events", 2},
 	} {
 		counter.Reset()
 		lists.Store(0)

@@ -64,7 +64,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	p, recs, err := h.timeline(ctx, name, op)
+	// Each read of the timeline (the first, then each poll) is one
+	// request's: its three reads of the stack check its name against one
+	// listing of the stacks, made for it.
+	p, recs, err := h.timeline(withStackList(ctx), name, op)
 	if err != nil {
 		h.fail(w, err) // an unknown stack or operation is a 404, not a stream
 		return
@@ -120,7 +123,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
-		np, nrecs, err := h.timeline(ctx, name, op)
+		np, nrecs, err := h.timeline(withStackList(ctx), name, op)
 		if err != nil {
 			var e bytes.Buffer
 			writeEvent(&e, "problem", "", map[string]string{"error": err.Error()})
