@@ -39,9 +39,9 @@ type cli struct {
 	// red holds the sensitive values this invocation has seen; everything
 	// it prints about errors goes through it.
 	red *secrets.Redactor
-	// backends opens the backend --state names (backends.Pooled: on
-	// PostgreSQL one connection pool for all the command opens); run
-	// closes it.
+	// backends opens the backend --state names (backends.Pooled: one
+	// PostgreSQL connection pool, or one S3 client, for all the command
+	// opens); run closes it.
 	backends *backends.Pooled
 
 	// eventsTo is the --events file once options opened it; streaming says
