@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/parallel"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 	"github.com/bulwark-iac/bulwark/core/storage/filestore"
@@ -86,12 +87,19 @@ func (s *session) otherStacks(ctx context.Context) ([]string, error) {
 // the backend's claims lock (claimsLock) and record the import before they
 // release it, so two such imports of one id into two stacks at once are
 // taken in turn, and the second finds the first's record.
+//
+// The stacks are read claimScansAtOnce at a time (each read is a backend
+// opened and loaded: on S3 several requests, against AWS tens of
+// milliseconds each), and the answer is the one reading them in order
+// gives: the first stack, in the listing's order, that records the id or
+// cannot be read. Once one has, no further stack is read.
 func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id string) error {
 	names, err := s.otherStacks(ctx)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
+	return parallel.ForEach(ctx, len(names), claimScansAtOnce, func(ctx context.Context, i int) error {
+		name := names[i]
 		be, err := s.opts.Backend(ctx, name, state.Sealing{})
 		if err != nil {
 			return &ClaimScanError{Stack: name, Err: err}
@@ -101,7 +109,7 @@ func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id st
 		if errors.Is(err, storage.ErrMoved) {
 			// Moved to another backend by state migrate: what it
 			// records is there now, no longer on this one.
-			continue
+			return nil
 		}
 		if err != nil {
 			return &ClaimScanError{Stack: name, Err: err}
@@ -112,9 +120,12 @@ func (s *session) claimedElsewhere(ctx context.Context, address, src, typ, id st
 				return &ClaimedElsewhereError{Address: address, ID: id, Source: src, Type: typ, Stack: name, As: n}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
+
+// claimScansAtOnce is how many other stacks claimedElsewhere reads at once.
+const claimScansAtOnce = 4
 
 // SameSource is sameSource, for a reader of the claims registry (the web
 // view's conflicts).

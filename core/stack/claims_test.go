@@ -484,3 +484,63 @@ func TestClaimsLockCannotBeBypassed(t *testing.T) {
 		}
 	})
 }
+
+// The other stacks are read a few at a time, and the import is refused
+// as reading them in order refuses it: naming the first stack, in order,
+// that records the id, or that cannot be read, whatever the reads'
+// timing. Here a, c and e record the id (c and e as a copied state
+// would), b and d other things.
+func TestImportOfAKeylessProviderNamesTheFirstStackInOrder(t *testing.T) {
+	e := newEnv(t)
+	e.w.keyless = true
+	e.mustApply(t, parseSpec(t, specYAML("a", res{name: "net", typ: "network"})))
+	e.mustApply(t, parseSpec(t, specYAML("b", res{name: "other-b", typ: "network"})))
+	e.mustApply(t, parseSpec(t, specYAML("d", res{name: "other-d", typ: "network"})))
+	rec := *e.state(t, "a").Resources["net"]
+	for _, name := range []string{"c", "e"} {
+		copied := rec
+		copied.Name = "copy-in-" + name
+		o := e.opts()
+		be, err := o.Backend(e.ctx, name, state.Sealing{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := be.Lock(e.ctx, storage.Holder{Op: "op_01TESTCOPIEDSTATE0000000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(e.ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{&copied}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Release(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		be.Close()
+	}
+	z := parseSpec(t, specYAML("z", res{name: "taken", typ: "network"}))
+	refusedBy := func() string {
+		t.Helper()
+		_, err := stack.Import(e.ctx, z, e.opts(), "taken", rec.ID)
+		var ce *stack.ClaimedElsewhereError
+		if !errors.As(err, &ce) {
+			t.Fatalf("import into z: %v, want a ClaimedElsewhereError", err)
+		}
+		return ce.Stack + "/" + ce.As
+	}
+	for range 10 {
+		if got := refusedBy(); got != "a/net" {
+			t.Fatalf("refused by %s, want a/net (the first in order)", got)
+		}
+	}
+	if r, err := stack.StateForget(e.ctx, parseSpec(t, specYAML("a", res{name: "net", typ: "network"})), e.opts(), "net"); err != nil || r.Err != nil {
+		t.Fatalf("forget: %v %v", err, resErr(r))
+	}
+	for range 10 {
+		if got := refusedBy(); got != "c/copy-in-c" {
+			t.Fatalf("refused by %s, want c/copy-in-c (the first in order once a forgot it)", got)
+		}
+	}
+	if st := e.state(t, "z"); len(st.Resources) != 0 {
+		t.Fatalf("z records %v", st.Names())
+	}
+}
