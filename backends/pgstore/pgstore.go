@@ -148,8 +148,11 @@ func poolConfig(rawURL string) (connURL, schema, loc string, cfg *pgxpool.Config
 // Backend Pools opened leaves the pool open when it is closed; Close
 // closes them all. What a Backend reads is read from the server on every
 // call, as with its own pool, and each open checks the schema as Open
-// does; a Writer's lock has a connection of its own either way. Safe for
-// concurrent use.
+// does; a Writer's lock has a connection of its own either way. Sharing
+// cannot deadlock: a Backend holds one pooled connection at a time (a
+// read's transaction, a commit's batch, a query's rows) and never asks for
+// another while it holds one, so backends on a full pool wait for each
+// other's release, never for each other. Safe for concurrent use.
 type Pools struct {
 	mu     sync.Mutex
 	pools  map[string]*pgxpool.Pool // by connection URL (the schema is per query)
