@@ -213,7 +213,14 @@ func (s *BackendSource) Spec(ctx context.Context, name string) (*RecordedSpec, e
 	if err != nil {
 		return nil, err
 	}
-	st, err := stack.LoadState(sp, s.Opts)
+	// One open serves the state and, when the state does not hold the
+	// revision's text, the revision.
+	be, err := s.Opts.Backend(ctx, sp.Stack, state.Sealing{})
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	st, err := be.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -221,11 +228,6 @@ func (s *BackendSource) Spec(ctx context.Context, name string) (*RecordedSpec, e
 	if !ok {
 		return nil, nil
 	}
-	be, err := s.Opts.Backend(ctx, name, state.Sealing{})
-	if err != nil {
-		return nil, err
-	}
-	defer be.Close()
 	text, vars, sensitive := rev.Spec, rev.Variables, rev.SensitiveVariables
 	if text == "" {
 		body, err := be.Revision(ctx, rev.N)
