@@ -52,21 +52,6 @@ func repoRoot(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// goBuild builds pkg (a path from the workspace root) to out.
-func goBuild(t *testing.T, out, pkg string) {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build with")
-	}
-	// -trimpath, as make builds: the packages compile once a run, shared in the build cache with make vet's and build-demo's.
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, pkg)
-	cmd.Dir = repoRoot(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-	}
-}
-
 func randomHex(t *testing.T, n int) string {
 	t.Helper()
 	b := make([]byte, n)
