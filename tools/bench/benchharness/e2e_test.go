@@ -4,10 +4,32 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// builtOrPrebuilt is bulwark and the mock's folder as make build-demo
+// left them in $BULWARK_TEST_BIN_DIR (make test sets it: no link of either
+// again), else as Build makes them in a folder of the test's.
+func builtOrPrebuilt(ctx context.Context, t *testing.T, root string) (bulwark, pluginDir string) {
+	t.Helper()
+	if dir := os.Getenv("BULWARK_TEST_BIN_DIR"); dir != "" {
+		bulwark, pluginDir = filepath.Join(dir, "bulwark"), filepath.Join(dir, "plugins")
+		for _, f := range []string{bulwark, filepath.Join(pluginDir, "bulwark-provider-mock")} {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("BULWARK_TEST_BIN_DIR=%s: %v (run make build-demo, or unset it to build here)", dir, err)
+			}
+		}
+		return bulwark, pluginDir
+	}
+	bulwark, pluginDir, err := Build(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bulwark, pluginDir
+}
 
 // TestEndToEnd builds the real bulwark and mock provider and runs the whole
 // harness at N = 100 on both shapes. It asserts what every run must show,
@@ -22,10 +44,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bulwark, pluginDir, err := Build(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bulwark, pluginDir := builtOrPrebuilt(ctx, t, root)
 	scratch := t.TempDir()
 
 	floor, err := MeasureFloor(ctx, []string{pluginDir}, scratch, 50, 20)
@@ -139,10 +158,7 @@ func TestEndToEndModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bulwark, pluginDir, err := Build(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bulwark, pluginDir := builtOrPrebuilt(ctx, t, root)
 	const n = 250
 	var progress strings.Builder
 	results, err := RunStacks(ctx, Config{Bulwark: bulwark, PluginDir: pluginDir, Shapes: []Shape{Flat, Modules}, Sizes: []int{n},
