@@ -12,6 +12,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // mutateState rewrites a stack's state file behind bulwark's back.
@@ -73,6 +74,8 @@ func TestNoAdoptionAcrossStacks(t *testing.T) {
 	recs := journalIn(t, stack.StackDir(e.stateDir, "beta"))
 	if len(recs) == 0 || recs[len(recs)-1].Status != journal.OpRefused {
 		t.Errorf("the refusal is not journaled: %+v", recs)
+	} else if last := recs[len(recs)-1]; last.User != storage.CurrentUser() || last.Spec == "" {
+		t.Errorf("the refusal's record names user %q and spec %q, want %q and the spec's file", last.User, last.Spec, storage.CurrentUser())
 	}
 
 	if _, err := e.teardown(beta); err != nil {

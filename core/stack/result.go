@@ -63,7 +63,9 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 	var re *plan.RefusedError
 	var ce *plan.ConflictError
 	// A refusal is an operation of its own in the journal: its lifecycle
-	// lines say so, with the resources refused and the exit code.
+	// lines say so, with the resources refused and the exit code; its
+	// record names the spec and who ran it, as a started operation's does
+	// (history shows who tried to delete what the ladder protects).
 	switch {
 	case errors.As(err, &ce):
 		s.prog.opStart(s.opID, ce.Op)
@@ -78,7 +80,7 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 		for _, c := range ce.Conflicts {
 			names = append(names, c.Resource)
 		}
-		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Targets: names, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Spec: s.sp.File, User: s.holder.User, Targets: names, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
@@ -88,7 +90,7 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 			types[c.Resource] = c.Type
 		}
 		s.prog.refuse(s.opID, re.Resources, types)
-		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Targets: re.Resources, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Spec: s.sp.File, User: s.holder.User, Targets: re.Resources, Error: err.Error()}); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}

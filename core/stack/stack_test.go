@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
+	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
 // demo is a five-resource stack with a diamond: storage and table both
@@ -389,6 +390,9 @@ func TestProtectedRefusesTheWholeRun(t *testing.T) {
 			rep, err := inspect.Status(next, e.opts())
 			if err != nil || rep.LastOp == nil || rep.LastOp.Status != journal.OpRefused || len(rep.Unfinished) != 0 {
 				t.Errorf("status after refusal: err %v last %+v unfinished %v", err, rep.LastOp, rep.Unfinished)
+			} else if want := storage.CurrentUser(); rep.LastOp.User != want {
+				// Who tried to delete what the ladder protects is on record.
+				t.Errorf("the refusal names user %q, want %q", rep.LastOp.User, want)
 			}
 			e.mustApply(t, mkSpec(t, withVaults...))
 		})
