@@ -38,7 +38,12 @@ func TestExecuteNotSentWhileStopping(t *testing.T) {
 						return "delete", nil
 					}}
 			}
+			// b's Execute has begun, so its start is durable: a waits for
+			// it, or under load the interrupt could come before b started
+			// at all (then b never starts, which is not this test's case).
+			bIn := make(chan struct{})
 			a := mk("a", func(context.Context, string) error {
+				<-bIn
 				if stopping {
 					close(stop) // the interrupt comes as a is made
 				}
@@ -46,6 +51,7 @@ func TestExecuteNotSentWhileStopping(t *testing.T) {
 				return nil
 			})
 			b := mk("b", func(context.Context, string) error {
+				close(bIn)
 				// Held back until the interrupt (or, not stopping, until a
 				// is done), then gives up having sent nothing.
 				<-aDone
