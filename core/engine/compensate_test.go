@@ -23,8 +23,9 @@ func undoGraph(w *world) []*Step {
 	}
 }
 
-// With a parallelism of one, the reverse walk undoes in CompensationOrder's
-// order exactly (newest first among the ready); with more, every
+// With a parallelism of one, the reverse walk undoes one at a time, newest
+// first among the ready (CompensationOrder's order for the targets ready
+// from the start); with more, every
 // compensation still waits for those of its dependents, and no more than
 // the parallelism run at once, and as many as it allows do.
 func TestCompensateWalksTheReverseGraph(t *testing.T) {
@@ -100,8 +101,15 @@ func TestCompensateWalksTheReverseGraph(t *testing.T) {
 			if most != wave {
 				t.Errorf("at most %d compensations at once, want %d", most, wave)
 			}
-			if want := CompensationOrder(Graph(steps), ids); p == 1 && !slices.Equal(order, want) {
-				t.Errorf("order %v, want CompensationOrder's %v", order, want)
+			// At one at a time the walk starts the newest ready target:
+			// the five ready from the start come in CompensationOrder's
+			// order. What an ended compensation makes ready is ready once
+			// its end record is durable, while the next one has started
+			// already (its slot is free once its call returns), so the
+			// rest is in the reverse graph's order (checked above), not
+			// always CompensationOrder's.
+			if want := CompensationOrder(Graph(steps), ids)[:5]; p == 1 && !slices.Equal(order[:5], want) {
+				t.Errorf("order %v, want CompensationOrder's %v first", order, want)
 			}
 			// Each compensation is journaled before it starts and after it
 			// ends, behind the target set.

@@ -974,8 +974,11 @@ func (e *Engine) runStep(ctx, jctx context.Context, op *Operation, s *Step, sl s
 // recomputed from g), after journaling the target set: a reverse walk of
 // the graph, up to parallelism compensations at once (at least one), each
 // starting once every target that depends on it has been compensated; of
-// those ready, the newest in targets starts first, so with a parallelism
-// of one the order is CompensationOrder's. Every compensation is attempted
+// those ready, the newest in targets starts first. A compensation's slot
+// is free once its call returns, while what it makes ready waits for its
+// end record to be durable: so with a parallelism of one the order is
+// CompensationOrder's only where that record is made before the next call
+// returns. Every compensation is attempted
 // even when one fails. cause is the error that made the rollback
 // necessary; the outcome is Compensated (the error wraps cause) or
 // RollbackIncomplete (a *RollbackError). Its records are journaled under
