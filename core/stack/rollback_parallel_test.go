@@ -144,10 +144,13 @@ func TestRollbackCompensatesInParallel(t *testing.T) {
 			}
 			// A compensation's slot goes to the next one as its call
 			// returns, while its end record is made durable: the records
-			// may show one more per slot in flight, never fewer than the
-			// deletes that were.
-			if got := mostAtOnce(spans); got < want || got > 2*want {
-				t.Errorf("the journal shows at most %d compensations in flight at once, want %d to %d", got, want, 2*want)
+			// may show more in flight than the calls were (under load an
+			// end record can be written after the next two calls
+			// returned), never fewer than the deletes that were. The
+			// bound on the calls themselves is most, counted above at the
+			// provider.
+			if got := mostAtOnce(spans); got < want {
+				t.Errorf("the journal shows at most %d compensations in flight at once, want at least %d", got, want)
 			}
 			if want > 1 {
 				// The first to start ended after the last of its wave
