@@ -64,8 +64,8 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 	var ce *plan.ConflictError
 	// A refusal is an operation of its own in the journal: its lifecycle
 	// lines say so, with the resources refused and the exit code; its
-	// record names the spec and who ran it, as a started operation's does
-	// (history shows who tried to delete what the ladder protects).
+	// record (refusedRecord) names who ran it, so history shows who tried
+	// to delete what the ladder protects.
 	switch {
 	case errors.As(err, &ce):
 		s.prog.opStart(s.opID, ce.Op)
@@ -80,7 +80,7 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 		for _, c := range ce.Conflicts {
 			names = append(names, c.Resource)
 		}
-		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: ce.Op, Status: journal.OpRefused, Spec: s.sp.File, User: s.holder.User, Targets: names, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, s.refusedRecord(ce.Op, names, err)); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
@@ -90,11 +90,19 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 			types[c.Resource] = c.Type
 		}
 		s.prog.refuse(s.opID, re.Resources, types)
-		if _, jerr := s.jr.Append(ctx, journal.Record{Op: s.opID, Kind: journal.KindOp, Type: re.Op, Status: journal.OpRefused, Spec: s.sp.File, User: s.holder.User, Targets: re.Resources, Error: err.Error()}); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, re.Resources, err)); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
 	return err
+}
+
+// refusedRecord is the journal record of an operation refused whole:
+// what it was, the resources refused, why, and, as a started operation's
+// record does, the spec and who ran it.
+func (s *session) refusedRecord(op string, targets []string, err error) journal.Record {
+	return journal.Record{Op: s.opID, Kind: journal.KindOp, Type: op, Status: journal.OpRefused,
+		Spec: s.sp.File, User: s.holder.User, Targets: targets, Error: err.Error()}
 }
 
 // record writes to the state what an operation's outcome means — the
