@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
@@ -79,34 +78,11 @@ func signalName(s syscall.Signal) string {
 	return fmt.Sprintf("%d (%s)", int(s), s)
 }
 
-// printable is s with its control characters (an escape sequence, a bell,
-// a carriage return) written as Go escapes, so that what a plugin wrote
-// cannot drive the terminal it is shown on; newlines and tabs stay.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, unprintable) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if !unprintable(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRune(r)
-		b.WriteString(q[1 : len(q)-1])
-	}
-	return b.String()
-}
-
-func unprintable(r rune) bool {
-	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError)
-}
-
 // printableError is an error whose text is printable's; it unwraps to the
 // original.
 type printableError struct{ err error }
 
-func (e *printableError) Error() string { return printable(e.err.Error()) }
+func (e *printableError) Error() string { return printable.Text(e.err.Error()) }
 
 func (e *printableError) Unwrap() error { return e.err }
 
@@ -134,7 +110,7 @@ func translate(name, method string, err error) error {
 	if !ok {
 		return &printableError{err: fmt.Errorf("provider %s: %s: %w", name, method, err)}
 	}
-	st = status.New(st.Code(), printable(st.Message())) // what the plugin said reaches a terminal
+	st = status.New(st.Code(), printable.Text(st.Message())) // what the plugin said reaches a terminal
 	switch st.Code() {
 	case codes.Unavailable:
 		if strings.Contains(st.Message(), "authentication handshake failed") {
@@ -169,7 +145,7 @@ type DiagnosticsError struct {
 }
 
 func (e *DiagnosticsError) Error() string {
-	return fmt.Sprintf("provider %s: %s: %s", e.Provider, e.Method, printable(e.Diagnostics.Error()))
+	return fmt.Sprintf("provider %s: %s: %s", e.Provider, e.Method, printable.Text(e.Diagnostics.Error()))
 }
 
 func (e *DiagnosticsError) Unwrap() error { return e.Diagnostics }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/providers"
 )
 
@@ -178,7 +179,7 @@ func (p *Plugin) backOff(ctx context.Context, g *gate, t ticket, method string, 
 	p.host.opts.Logger.Info("provider throttled the call; backing off", "provider", p.cfg.Name, "method", method,
 		"requests", n, "attempt", attempt, "wait", wait, "concurrency", g.throttling().Limit, "said", d.Summary)
 	if err := p.pause(ctx, wait); err != nil {
-		return fmt.Errorf("provider %s: %s was throttled (%s) and waits to be retried: %w", p.cfg.Name, method, printable(d.Summary), err)
+		return fmt.Errorf("provider %s: %s was throttled (%s) and waits to be retried: %w", p.cfg.Name, method, printable.Text(d.Summary), err)
 	}
 	g.retried(n)
 	return nil

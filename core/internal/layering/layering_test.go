@@ -29,6 +29,7 @@ var rules = []struct {
 	{"providerlock", []string{"stack", "engine", "opstore"}, "pinning providers is no operation on a stack"},
 	{"tfinstall", []string{"*"}, "Terraform packages, without the plugin protocol or the lock"},
 	{"providers", []string{"pluginhost", "stack", "observe"}, "the host's provider types sit below every implementation and consumer"},
+	{"printable", []string{"*"}, "escaping text for a terminal is a leaf every view and the plugin host can use"},
 }
 
 func goBin() string {
