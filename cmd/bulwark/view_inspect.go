@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/inspect"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
 )
@@ -118,18 +119,23 @@ func newHistoryView(t ViewType, v view) HistoryView {
 
 type historyHuman struct{ view }
 
+// History prints what the stack's records say. Those were written by
+// whoever ran a command on a shared stack (its spec's file name, its
+// user), or by hand into its backend, so every field goes through
+// printable.Line: none can drive this terminal or add a line of its own.
 func (v historyHuman) History(rep *inspect.HistoryReport) error {
 	w := v.out()
+	l := printable.Line
 	fmt.Fprintln(w, "operations:")
 	for _, o := range rep.Operations {
 		if o.Repeated > 1 {
 			// A compacted run of operations that changed nothing.
-			fmt.Fprintf(w, "  %s  %-9s %-20s %s  no changes ×%d (first %s %s, last %s %s)\n", o.ID, o.Type, o.Status,
-				o.Start.Format("2006-01-02 15:04:05"), o.Repeated, o.ID, o.Start.Format("2006-01-02 15:04:05"),
-				o.LastID, o.LastStart.Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(w, "  %s  %-9s %-20s %s  no changes ×%d (first %s %s, last %s %s)\n", l(o.ID), l(o.Type), l(o.Status),
+				o.Start.Format("2006-01-02 15:04:05"), o.Repeated, l(o.ID), o.Start.Format("2006-01-02 15:04:05"),
+				l(o.LastID), o.LastStart.Format("2006-01-02 15:04:05"))
 			continue
 		}
-		fmt.Fprintf(w, "  %s  %-9s %-20s %s%s\n", o.ID, o.Type, o.Status, o.Start.Format("2006-01-02 15:04:05"), byUser(o.User))
+		fmt.Fprintf(w, "  %s  %-9s %-20s %s%s\n", l(o.ID), l(o.Type), l(o.Status), o.Start.Format("2006-01-02 15:04:05"), byUser(o.User))
 	}
 	fmt.Fprintln(w, "revisions:")
 	for _, r := range rep.Revisions {
@@ -137,13 +143,13 @@ func (v historyHuman) History(rep *inspect.HistoryReport) error {
 		if r.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s%s\n", mark, r.N, r.Status, r.Op, r.Time.Format("2006-01-02 15:04:05"), r.File, byUser(r.User))
+		fmt.Fprintf(w, "%s %3d  %-8s %s  %s  %s%s\n", mark, r.N, l(r.Status), l(r.Op), r.Time.Format("2006-01-02 15:04:05"), l(r.File), byUser(r.User))
 		if len(r.Targets) > 0 {
 			// As Terraform warns at the run: the revision is partial.
-			fmt.Fprintf(w, "       partial: only --target %s (and what they depend on)\n", strings.Join(r.Targets, ", "))
+			fmt.Fprintf(w, "       partial: only --target %s (and what they depend on)\n", l(strings.Join(r.Targets, ", ")))
 		}
 		if len(r.Variables) > 0 {
-			fmt.Fprintf(w, "       variables: %s\n", variablesLine(r.Variables))
+			fmt.Fprintf(w, "       variables: %s\n", l(variablesLine(r.Variables)))
 		}
 	}
 	return nil
@@ -154,7 +160,7 @@ func byUser(u string) string {
 	if u == "" {
 		return ""
 	}
-	return "  by " + u
+	return "  by " + printable.Line(u)
 }
 
 type historyJSON struct{ view }
