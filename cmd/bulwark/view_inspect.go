@@ -32,17 +32,23 @@ func newStatusView(t ViewType, v view) StatusView {
 
 type statusHuman struct{ view }
 
+// Status prints what the stack's state and journal say. On a shared stack
+// those were written by whoever ran a command, by a provider (an id), or by
+// hand into the backend, so every field read from them goes through
+// printable.Line, as history's do: none can drive this terminal or add a
+// line of its own. (The lock's holder escapes its own: storage.Holder.)
 func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 	w := v.out()
-	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", rep.Stack, len(rep.Resources), rep.Revision)
+	l := printable.Line
+	fmt.Fprintf(w, "stack %s: %d resource(s), revision %d\n", l(rep.Stack), len(rep.Resources), rep.Revision)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	var retained []string
 	for _, r := range rep.Resources {
 		mark := ""
 		if r.Retained {
-			mark, retained = "\tretained", append(retained, r.Name)
+			mark, retained = "\tretained", append(retained, l(r.Name))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, mark)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", l(r.Name), l(r.Type), l(r.Provider), l(string(r.Protection)), l(r.ID), mark)
 	}
 	tw.Flush()
 	if len(retained) > 0 {
@@ -50,22 +56,22 @@ func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 			strings.Join(retained, ", "), specPath)
 	}
 	if rep.LastOp != nil {
-		fmt.Fprintf(w, "last operation: %s %s %s\n", rep.LastOp.ID, rep.LastOp.Type, rep.LastOp.Status)
+		fmt.Fprintf(w, "last operation: %s %s %s\n", l(rep.LastOp.ID), l(rep.LastOp.Type), l(rep.LastOp.Status))
 	}
 	for _, op := range rep.Running {
 		lease := ""
 		if !rep.Lock.Until.IsZero() {
 			lease = ", or, if its holder died, until the lease runs out"
 		}
-		fmt.Fprintf(w, "running: %s (in progress: the stack is locked by %s; wait for it to end%s)\n", op, rep.Lock, lease)
+		fmt.Fprintf(w, "running: %s (in progress: the stack is locked by %s; wait for it to end%s)\n", l(op), rep.Lock, lease)
 	}
 	for _, u := range rep.Unfinished {
 		if rep.Lock != nil && rep.LockLive {
 			// resume needs the lock: it would exit 4 now.
-			fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s` once the stack's lock is free: it is held by %s)\n", u, specPath, rep.Lock)
+			fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s` once the stack's lock is free: it is held by %s)\n", l(u), specPath, rep.Lock)
 			continue
 		}
-		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", u, specPath)
+		fmt.Fprintf(w, "unfinished: %s (run `bulwark resume %s`)\n", l(u), specPath)
 	}
 	for _, u := range rep.UnknownCreates {
 		what := "create"
@@ -73,13 +79,13 @@ func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 			what = "create (the new resource of a replace)"
 		}
 		fmt.Fprintf(w, "UNKNOWN CREATE: %s %s: a %s of %s, provider %s (%s), started %s: whether it exists is unknown (the provider takes no idempotency key) and resume stops here; look for it, then `bulwark import %s %s ID` if it exists or `bulwark resume %s --not-created %s` if nothing was made (an ack does not settle it)\n",
-			u.Op, u.Resource, what, u.Type, u.Provider, u.Source, u.Started.UTC().Format(time.RFC3339), specPath, u.Resource, specPath, u.Resource)
+			l(u.Op), l(u.Resource), what, l(u.Type), l(u.Provider), l(u.Source), u.Started.UTC().Format(time.RFC3339), specPath, l(u.Resource), specPath, l(u.Resource))
 	}
 	if rep.Lock != nil && rep.LockLive && len(rep.Running) == 0 && len(rep.Unfinished) == 0 {
 		fmt.Fprintf(w, "locked by %s\n", rep.Lock)
 	}
 	for _, i := range rep.Interventions {
-		fmt.Fprintf(w, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", i.Op, i.Resource, i.Error, i.Op)
+		fmt.Fprintf(w, "NEEDS INTERVENTION: %s %s: %s (clear with `bulwark ack %s`)\n", l(i.Op), l(i.Resource), l(i.Error), l(i.Op))
 	}
 	return v.journalProblems(rep.JournalProblems)
 }

@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"time"
+
+	"github.com/bulwark-iac/bulwark/core/printable"
 )
 
 // Holder says who holds, or held, a stack's lock: the one type every
@@ -24,17 +26,22 @@ func (h Holder) String() string {
 	if h.PID == 0 && h.Op == "" {
 		return "a process that left no readable record"
 	}
+	// The record was written by whoever holds the lock, or by hand into a
+	// shared backend, and this line reaches other people's terminals (a
+	// refused lock's error, status, a plan's note): its text fields are
+	// printed inert (printable.Line), none can drive a terminal.
+	op, host := printable.Line(h.Op), printable.Line(h.Host)
 	// The user comes last, so that what read these lines before users
 	// were kept (operation, pid, host, since) reads them as it did.
 	who := ""
 	if h.User != "" {
-		who = ", user " + h.User
+		who = ", user " + printable.Line(h.User)
 	}
 	if !h.Until.IsZero() {
 		// A lease (s3): the lock can be taken over once it runs out.
-		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339), who)
+		return fmt.Sprintf("operation %s (pid %d on %s, since %s, lease until %s%s)", op, h.PID, host, h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339), who)
 	}
-	return fmt.Sprintf("operation %s (pid %d on %s, since %s%s)", h.Op, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), who)
+	return fmt.Sprintf("operation %s (pid %d on %s, since %s%s)", op, h.PID, host, h.Since.UTC().Format(time.RFC3339), who)
 }
 
 // LockedError is returned by Lock when another live holder has the lock:
