@@ -117,3 +117,53 @@ func TestLockHolderPrintedInert(t *testing.T) {
 		t.Error("the protected resource is gone")
 	}
 }
+
+// TestStateShowPrintsInert: a resource's config and attributes, in the
+// state a teammate's apply wrote, are printed by state show and state list
+// on one line each, their control characters written as escapes; state
+// show --json gives them as they are.
+func TestStateShowPrintsInert(t *testing.T) {
+	t.Parallel()
+	plugins := buildPlugins(t)
+	bin := builtBulwark(t)
+	work := t.TempDir()
+	spec := "version: 1\nstack: shop\nproviders:\n  mock: {source: mock}\nresources:\n  - name: db\n    type: network\n    config:\n      zone: \"x\\e[2K\\r\\nop_fake apply succeeded\\x9b\"\n"
+	if err := os.WriteFile(filepath.Join(work, "shop.yaml"), []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), secrets.EnvKey+"="+testSecretsKey, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"), "BULWARK_PLUGIN_DIR="+plugins)
+	run := func(args ...string) string {
+		t.Helper()
+		c := exec.Command(bin, args...)
+		c.Env, c.Dir = env, work
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("apply", "--yes", "shop.yaml")
+	for _, args := range [][]string{{"state", "show", "shop.yaml", "db"}, {"state", "list", "shop.yaml"}, {"status", "shop.yaml"}} {
+		out := run(args...)
+		if strings.ContainsAny(out, "\x1b\r\u009b") {
+			t.Errorf("%v printed a control character:\n%q", args, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "op_fake") {
+				t.Errorf("a value added a line of its own to %v: %q", args, line)
+			}
+		}
+	}
+	var doc struct {
+		Resource struct {
+			Config map[string]any `json:"config"`
+		} `json:"resource"`
+	}
+	out := run("state", "show", "--json", "shop.yaml", "db")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("state show --json: %v\n%s", err, out)
+	}
+	if got := doc.Resource.Config["zone"]; got != "x\x1b[2K\r\nop_fake apply succeeded\u009b" {
+		t.Errorf("state show --json config.zone = %q, want the value as it is", got)
+	}
+}

@@ -242,40 +242,46 @@ func newStateView(t ViewType, v view) StateView {
 
 type stateHuman struct{ view }
 
+// List and Show print what the stack's state records: on a shared stack
+// written by other people's commands, the ids and attributes by providers,
+// so every field goes through printable.Line, as status's do.
 func (v stateHuman) List(_ string, rs []*state.Resource) error {
+	l := printable.Line
 	tw := tabwriter.NewWriter(v.out(), 2, 4, 2, ' ', 0)
 	for _, r := range rs {
 		how := "created"
 		if r.Imported {
 			how = "imported"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Provider, r.Protection, r.ID, how)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Protection.String()), l(r.ID), how)
 	}
 	return tw.Flush()
 }
 
 func (v stateHuman) Show(_ string, r *state.Resource) error {
+	l := printable.Line
 	tw := tabwriter.NewWriter(v.out(), 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", r.Name, r.Type, r.Provider, r.Source, r.ID, r.Protection)
+	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Source), l(r.ID), l(r.Protection.String()))
 	if len(r.DependsOn) > 0 {
-		fmt.Fprintf(tw, "depends_on\t%s\n", strings.Join(r.DependsOn, ", "))
+		fmt.Fprintf(tw, "depends_on\t%s\n", l(strings.Join(r.DependsOn, ", ")))
 	}
 	switch {
 	case r.Imported:
 		fmt.Fprintf(tw, "origin\timported\n")
 	case r.CreatedBy != "":
-		fmt.Fprintf(tw, "origin\tcreated by %s\n", r.CreatedBy)
+		fmt.Fprintf(tw, "origin\tcreated by %s\n", l(r.CreatedBy))
 	}
 	if r.IdempotencyKey != "" {
-		fmt.Fprintf(tw, "key\t%s\n", r.IdempotencyKey)
+		fmt.Fprintf(tw, "key\t%s\n", l(r.IdempotencyKey))
 	}
+	// JSON escapes the C0 controls but not DEL or the C1 ones: Line does.
 	for _, k := range sortedKeys(r.Config) {
 		b, _ := json.Marshal(r.Config[k])
-		fmt.Fprintf(tw, "config.%s\t%s\n", k, b)
+		fmt.Fprintf(tw, "config.%s\t%s\n", l(k), l(string(b)))
 	}
 	for _, k := range sortedKeys(r.Attributes) {
 		b, _ := json.Marshal(r.Attributes[k])
-		fmt.Fprintf(tw, "attributes.%s\t%s\n", k, b)
+		fmt.Fprintf(tw, "attributes.%s\t%s\n", l(k), l(string(b)))
 	}
 	return tw.Flush()
 }
