@@ -196,9 +196,11 @@ func (v doctorHuman) Doctor(checks []inspect.Check) error {
 		if !ch.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "%s %-28s %s\n", mark, ch.Name, ch.Detail)
+		// A check's detail quotes what it read (the state, the journal, a
+		// plugin's answer): printed inert, as status prints them.
+		fmt.Fprintf(w, "%s %-28s %s\n", mark, ch.Name, printable.Text(ch.Detail))
 		if ch.Fix != "" {
-			fmt.Fprintf(w, "     %-28s fix: %s\n", "", ch.Fix)
+			fmt.Fprintf(w, "     %-28s fix: %s\n", "", printable.Text(ch.Fix))
 		}
 	}
 	return v.doctorExit(checks)
