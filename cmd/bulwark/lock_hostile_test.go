@@ -119,9 +119,10 @@ func TestLockHolderPrintedInert(t *testing.T) {
 }
 
 // TestStateShowPrintsInert: a resource's config and attributes, in the
-// state a teammate's apply wrote, are printed by state show and state list
-// on one line each, their control characters written as escapes; state
-// show --json gives them as they are.
+// state a teammate's apply wrote, are printed by state show, state list and
+// a plan's diff on one line each, their control characters written as
+// escapes (JSON's quoting leaves DEL and the C1 controls); state show
+// --json gives them as they are.
 func TestStateShowPrintsInert(t *testing.T) {
 	t.Parallel()
 	plugins := buildPlugins(t)
@@ -143,7 +144,12 @@ func TestStateShowPrintsInert(t *testing.T) {
 		return string(out)
 	}
 	run("apply", "--yes", "shop.yaml")
-	for _, args := range [][]string{{"state", "show", "shop.yaml", "db"}, {"state", "list", "shop.yaml"}, {"status", "shop.yaml"}} {
+	// The same stack with the zone changed: plan shows the value before
+	// (the state's) and after.
+	if err := os.WriteFile(filepath.Join(work, "shop2.yaml"), []byte(strings.Replace(spec, `zone: "x`, `zone: "y`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"state", "show", "shop.yaml", "db"}, {"state", "list", "shop.yaml"}, {"status", "shop.yaml"}, {"plan", "shop2.yaml"}} {
 		out := run(args...)
 		if strings.ContainsAny(out, "\x1b\r\u009b") {
 			t.Errorf("%v printed a control character:\n%q", args, out)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/style"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -86,10 +87,10 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 	// Then what the spec's moved: and removed: entries do to the state,
 	// which an apply does before anything else.
 	for _, m := range p.Moves {
-		fmt.Fprintf(w, "%s %s -> %s (%s, id %s)\n", paint(style.Cyan, fmt.Sprintf("%-3s %-10s", "->", "move")), m.From, m.To, m.Type, m.ID)
+		fmt.Fprintf(w, "%s %s -> %s (%s, id %s)\n", paint(style.Cyan, fmt.Sprintf("%-3s %-10s", "->", "move")), m.From, m.To, m.Type, printable.Line(m.ID))
 	}
 	for _, f := range p.Forgets {
-		fmt.Fprintf(w, "%s %s (%s, %s, id %s)\n", paint(style.Yellow, fmt.Sprintf("%-3s %-10s", "-/", "forget")), f.Address, f.Type, f.Protection, f.ID)
+		fmt.Fprintf(w, "%s %s (%s, %s, id %s)\n", paint(style.Yellow, fmt.Sprintf("%-3s %-10s", "-/", "forget")), f.Address, f.Type, f.Protection, printable.Line(f.ID))
 		fmt.Fprintf(w, "    note: removed with destroy: false: no longer managed by this stack; the resource itself is kept\n")
 	}
 	counts := map[plan.Action]int{}
@@ -263,11 +264,7 @@ func diffLines(c stack.Planned) []string {
 		if _, later := v.(plan.AfterApply); later {
 			return plan.UnknownText
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		return string(b)
+		return shownValue(v)
 	}
 	var out []string
 	for _, k := range names {
@@ -284,11 +281,11 @@ func diffLines(c stack.Planned) []string {
 		case hadOld && hasNew && plan.Equal(old, nw):
 			continue
 		case hadOld && hasNew:
-			out = append(out, fmt.Sprintf("~ %s: %s -> %s%s", k, show(k, old), show(k, nw), suffix))
+			out = append(out, fmt.Sprintf("~ %s: %s -> %s%s", printable.Line(k), show(k, old), show(k, nw), suffix))
 		case hasNew:
-			out = append(out, fmt.Sprintf("+ %s = %s%s", k, show(k, nw), suffix))
+			out = append(out, fmt.Sprintf("+ %s = %s%s", printable.Line(k), show(k, nw), suffix))
 		case hadOld:
-			out = append(out, fmt.Sprintf("- %s = %s%s", k, show(k, old), suffix))
+			out = append(out, fmt.Sprintf("- %s = %s%s", printable.Line(k), show(k, old), suffix))
 		}
 	}
 	if c.ProtectionFrom != protection.Unspecified && c.Action != plan.Create && c.Action != plan.Delete {
@@ -300,15 +297,18 @@ func diffLines(c stack.Planned) []string {
 }
 
 // shownValue is a value as a plan shows it: JSON, a masked one as it is.
+// JSON escapes the C0 controls but not DEL or the C1 ones, and a value
+// (from the state, a provider's read, a teammate's spec) reaches the
+// terminal: printable.Line escapes those too.
 func shownValue(v any) string {
 	if s, ok := v.(string); ok && s == secrets.Mask {
 		return s
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return printable.Line(fmt.Sprint(v))
 	}
-	return string(b)
+	return printable.Line(string(b))
 }
 
 // replaceNote says in words how a replace goes and why.
