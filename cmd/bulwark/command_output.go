@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/inspect"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -91,7 +92,9 @@ func renderOutputsIndent(w io.Writer, outs []stack.OutputValue, indent string) {
 				v = string(b)
 			}
 		}
-		fmt.Fprintf(w, "%s%s = %s\n", indent, o.Name, v)
+		// JSON leaves DEL and the C1 controls as they are: a listing
+		// prints them inert (`output NAME` gives a string as it is).
+		fmt.Fprintf(w, "%s%s = %s\n", indent, o.Name, printable.Line(v))
 	}
 }
 
@@ -109,7 +112,7 @@ func variablesLine(vars map[string]any) string {
 		if err != nil {
 			b = []byte(fmt.Sprint(v))
 		}
-		parts = append(parts, k+"="+string(b))
+		parts = append(parts, k+"="+printable.Line(string(b)))
 	}
 	return strings.Join(parts, " ")
 }

@@ -119,8 +119,8 @@ func TestLockHolderPrintedInert(t *testing.T) {
 }
 
 // TestStateShowPrintsInert: a resource's config and attributes, in the
-// state a teammate's apply wrote, are printed by state show, state list and
-// a plan's diff on one line each, their control characters written as
+// state a teammate's apply wrote, are printed by state show, state list,
+// a plan's diff and the outputs' listing on one line each, their control characters written as
 // escapes (JSON's quoting leaves DEL and the C1 controls); state show
 // --json gives them as they are.
 func TestStateShowPrintsInert(t *testing.T) {
@@ -128,7 +128,7 @@ func TestStateShowPrintsInert(t *testing.T) {
 	plugins := buildPlugins(t)
 	bin := builtBulwark(t)
 	work := t.TempDir()
-	spec := "version: 1\nstack: shop\nproviders:\n  mock: {source: mock}\nresources:\n  - name: db\n    type: network\n    config:\n      zone: \"x\\e[2K\\r\\nop_fake apply succeeded\\x9b\"\n"
+	spec := "version: 1\nstack: shop\nproviders:\n  mock: {source: mock}\nresources:\n  - name: db\n    type: network\n    config:\n      zone: \"x\\e[2K\\r\\nop_fake apply succeeded\\x9b\"\noutputs:\n  zone: {value: \"${db.zone}\"}\n"
 	if err := os.WriteFile(filepath.Join(work, "shop.yaml"), []byte(spec), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestStateShowPrintsInert(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "shop2.yaml"), []byte(strings.Replace(spec, `zone: "x`, `zone: "y`, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"state", "show", "shop.yaml", "db"}, {"state", "list", "shop.yaml"}, {"status", "shop.yaml"}, {"plan", "shop2.yaml"}} {
+	for _, args := range [][]string{{"state", "show", "shop.yaml", "db"}, {"state", "list", "shop.yaml"}, {"status", "shop.yaml"}, {"plan", "shop2.yaml"}, {"output", "shop.yaml"}} {
 		out := run(args...)
 		if strings.ContainsAny(out, "\x1b\r\u009b") {
 			t.Errorf("%v printed a control character:\n%q", args, out)
