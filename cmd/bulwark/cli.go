@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -147,16 +148,18 @@ func (c *cli) exitFor(err error) int {
 	return stack.ExitError
 }
 
-// fail prints err for a person.
+// fail prints err for a person: redacted, and inert (printable.Text: an
+// error quotes what it read, from a spec, the state, a lock's record or a
+// provider, and none of it may drive the terminal).
 func (c *cli) fail(err error) {
 	var problems spec.Problems
 	if errors.As(err, &problems) {
 		for _, p := range problems {
-			fmt.Fprintln(c.stderr, c.red.Redact(p.Error()))
+			fmt.Fprintln(c.stderr, printable.Text(c.red.Redact(p.Error())))
 		}
 		fmt.Fprintf(c.stderr, "bulwark: %d problem(s) in the spec; nothing was changed\n", len(problems))
 	} else {
-		fmt.Fprintf(c.stderr, "bulwark: %v\n", c.red.Error(err))
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", printable.Text(c.red.Error(err).Error()))
 	}
 }
 

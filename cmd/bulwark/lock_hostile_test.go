@@ -173,3 +173,27 @@ func TestStateShowPrintsInert(t *testing.T) {
 		t.Errorf("state show --json config.zone = %q, want the value as it is", got)
 	}
 }
+
+// TestErrorsPrintedInert: an error quotes what it read (here a spec's file
+// name, in the operating system's own message); bulwark prints it with its
+// control characters written as escapes, newlines apart (a message may
+// have several lines: printable.Text).
+func TestErrorsPrintedInert(t *testing.T) {
+	t.Parallel()
+	bin := builtBulwark(t)
+	work := t.TempDir()
+	c := exec.Command(bin, "plan", "x\x1b[2K\r\nop_fake apply succeeded\u009b.yaml")
+	c.Dir = work
+	c.Env = append(os.Environ(), secrets.EnvKey+"="+testSecretsKey, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
+	out, err := c.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("plan of a missing spec: %v, want an exit code\n%s", err, out)
+	}
+	if strings.ContainsAny(string(out), "\x1b\r\u009b") {
+		t.Errorf("the error was printed with its control characters:\n%q", out)
+	}
+	if !strings.Contains(string(out), `x\x1b[2K\r`) || !strings.Contains(string(out), `op_fake apply succeeded\u009b.yaml`) {
+		t.Errorf("the error does not name the file escaped:\n%s", out)
+	}
+}

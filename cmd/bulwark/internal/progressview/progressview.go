@@ -21,6 +21,7 @@ import (
 	"github.com/bulwark-iac/bulwark/core/engine"
 	"github.com/bulwark-iac/bulwark/core/journal"
 	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -217,7 +218,7 @@ func (p *View) Step(e engine.Event, protection string) {
 		// not resource transitions: one line for people.
 		switch {
 		case e.Status == "failed":
-			fmt.Fprintf(p.out, "  %s %-16s FAILED: %v\n", p.paint(style.Red, "✗"), e.Action, e.Err)
+			fmt.Fprintf(p.out, "  %s %-16s FAILED: %s\n", p.paint(style.Red, "✗"), e.Action, inert(e.Err))
 		case e.Status == "ok":
 			fmt.Fprintf(p.out, "  · %-16s ok\n", e.Action)
 		}
@@ -266,7 +267,7 @@ func (p *View) Step(e engine.Event, protection string) {
 			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped by the interrupt (resume finishes it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s%s FAILED: %v\n", p.paint(style.Red, "✗"), e.Resource, undoLabel(e), e.Action, e.Err)
+		fmt.Fprintf(p.out, "  %s %-16s %s%s FAILED: %s\n", p.paint(style.Red, "✗"), e.Resource, undoLabel(e), e.Action, inert(e.Err))
 	}
 }
 
@@ -325,4 +326,14 @@ func (p *View) Conflict(op string, c plan.Change) {
 // Refused prints a resource the protection ladder refuses to delete.
 func (p *View) Refused(op, resource string) {
 	p.Note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(style.Red, "!"), resource))
+}
+
+// inert is a step's error as the view prints it: its control characters
+// written as escapes (printable.Text), since it may quote what a provider,
+// the state or a teammate's spec said.
+func inert(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return printable.Text(err.Error())
 }
