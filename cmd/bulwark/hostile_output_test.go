@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/bulwark-iac/bulwark/backends"
+	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/secrets"
+	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
 
@@ -66,6 +68,21 @@ func (h *hostile) run(wantExit int, args ...string) (stdout, stderr string) {
 	}
 	if code != wantExit {
 		h.t.Fatalf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, wantExit, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+// runAny runs bulwark in the work folder, whatever its exit code.
+func (h *hostile) runAny(args ...string) (stdout, stderr string) {
+	h.t.Helper()
+	var o, e bytes.Buffer
+	c := exec.Command(h.bin, args...)
+	c.Env, c.Dir, c.Stdout, c.Stderr = h.env, h.work, &o, &e
+	if err := c.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			h.t.Fatalf("%v: %v", args, err)
+		}
 	}
 	return o.String(), e.String()
 }
@@ -233,5 +250,49 @@ func TestErrorsPrintedInert(t *testing.T) {
 	}
 	if !strings.Contains(stderr, `x\x1b[2K\r`) || !strings.Contains(stderr, `op_fake apply succeeded\u009b.yaml`) {
 		t.Errorf("the error does not name the file escaped:\n%s", stderr)
+	}
+}
+
+// TestStateNamesPrintedInert: a resource name, type and id in the state
+// are a teammate's, or a hand's in the backend, as much as a spec's. One
+// the spec no longer has, protected, with control characters in its name
+// and id: the plan that would delete it, the teardown it refuses and the
+// listings name it on one line with those written as escapes, and it stays.
+func TestStateNamesPrintedInert(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	h.write("shop.yaml", "version: 1\nstack: shop\nproviders:\n  mock: {source: mock}\nresources:\n  - name: db\n    type: generic\n")
+	h.run(0, "apply", "--yes", "shop.yaml")
+
+	ctx := context.Background()
+	b, err := backends.Open(ctx, "file://"+filepath.Join(h.work, ".bulwark"), storage.Options{Stack: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Lock(ctx, storage.Holder{Op: "op_hand", PID: os.Getpid(), Host: "elsewhere", Since: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := "x\x1b[2K\r\nop_fake apply succeeded\u009b"
+	r := &state.Resource{Name: "vault" + evil, Type: "generic" + evil, Provider: "mock", Source: "mock", ID: "id" + evil, Protection: protection.Protected}
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Release(ctx)
+	b.Close()
+
+	stdout, stderr := h.runAny("--events", "plan.events", "plan", "shop.yaml")
+	h.inert("plan", stdout+stderr)
+	if !strings.Contains(stdout+stderr, `vaultx\x1b[2K\r\nop_fake apply succeeded\u009b`) {
+		t.Errorf("plan does not name the state's resource escaped:\n%s%s", stdout, stderr)
+	}
+	stdout, stderr = h.run(3, "--events", "teardown.events", "teardown", "--yes", "shop.yaml") // refused: the resource is protected
+	h.inert("the refused teardown", stdout+stderr)
+	for _, args := range [][]string{{"status", "shop.yaml"}, {"state", "list", "shop.yaml"}} {
+		stdout, stderr := h.run(0, args...)
+		h.inert(strings.Join(args, " "), stdout+stderr)
+	}
+	if stdout, _ := h.run(0, "state", "list", "--json", "shop.yaml"); !strings.Contains(stdout, `vaultx\u001b[2K\r\nop_fake`) {
+		t.Errorf("state list --json does not give the name as it is:\n%s", stdout)
 	}
 }

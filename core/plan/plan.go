@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/providers"
 	"github.com/bulwark-iac/bulwark/core/spec"
@@ -210,11 +211,14 @@ type DurableReplace struct {
 	Attributes []string `json:"attributes,omitempty"`
 }
 
+// Error names the resources inert (printable.Line): a name from the state
+// is a teammate's, or a hand's, as much as the spec's, and the message
+// reaches terminals and CI logs.
 func (e *RefusedError) Error() string {
 	var parts []string
 	if len(e.Resources) > 0 {
 		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted (lower their protection in the spec and apply first)",
-			e.Op, strings.Join(e.Resources, ", ")))
+			e.Op, printable.Line(strings.Join(e.Resources, ", "))))
 	}
 	if len(e.Durable) > 0 {
 		spec := e.Spec
@@ -229,8 +233,8 @@ func (e *RefusedError) Error() string {
 			if len(d.Attributes) > 0 && d.Attributes[0] != "(type or provider)" {
 				what = "force_new attribute(s) " + strings.Join(d.Attributes, ", ") + " changed"
 			}
-			fmt.Fprintf(&b, "\n  %s: %s", d.Resource, what)
-			flags = append(flags, "--replace "+d.Resource)
+			fmt.Fprintf(&b, "\n  %s: %s", printable.Line(d.Resource), printable.Line(what))
+			flags = append(flags, "--replace "+printable.Line(d.Resource))
 		}
 		fmt.Fprintf(&b, "\nTo keep the data, undo that change in the spec. To replace anyway (its data will be deleted), consent by naming each one: `bulwark apply %s %s`.", spec, strings.Join(flags, " "))
 		parts = append(parts, b.String())
@@ -254,9 +258,10 @@ func (e *ConflictError) Error() string {
 		spec = "SPEC"
 	}
 	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, "\n  %s: %s", c.Resource, c.Reason)
+		name, id := printable.Line(c.Resource), printable.Line(c.FoundID)
+		fmt.Fprintf(&b, "\n  %s: %s", name, printable.Line(c.Reason))
 		if c.Importable {
-			fmt.Fprintf(&b, " (take it over: `bulwark import %s %s %s`, or `import: %s` on it in the spec)", spec, c.Resource, c.FoundID, c.FoundID)
+			fmt.Fprintf(&b, " (take it over: `bulwark import %s %s %s`, or `import: %s` on it in the spec)", spec, name, id, id)
 		}
 	}
 	for _, c := range e.Conflicts {

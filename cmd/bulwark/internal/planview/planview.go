@@ -72,14 +72,14 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 	}
 	// Data entries first: they were read before anything was decided.
 	for _, d := range p.DataReads {
-		fmt.Fprintf(w, "%s data.%s (%s)\n", paint(style.Cyan, "<=  read"), d.Name, d.Type)
+		fmt.Fprintf(w, "%s data.%s (%s)\n", paint(style.Cyan, "<=  read"), ln(d.Name), ln(d.Type))
 		if d.Saved {
 			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
 		}
 	}
 	// Other stacks' outputs were read with the data.
 	for _, r := range p.StackReads {
-		fmt.Fprintf(w, "%s stack.%s (revision %d): %s\n", paint(style.Cyan, "<=  read"), r.Stack, r.Revision, strings.Join(slices.Sorted(maps.Keys(r.Outputs)), ", "))
+		fmt.Fprintf(w, "%s stack.%s (revision %d): %s\n", paint(style.Cyan, "<=  read"), ln(r.Stack), r.Revision, ln(strings.Join(slices.Sorted(maps.Keys(r.Outputs)), ", ")))
 		if r.Saved {
 			fmt.Fprintf(w, "    note: as read when the plan was made; applying it reads nothing again\n")
 		}
@@ -87,10 +87,10 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 	// Then what the spec's moved: and removed: entries do to the state,
 	// which an apply does before anything else.
 	for _, m := range p.Moves {
-		fmt.Fprintf(w, "%s %s -> %s (%s, id %s)\n", paint(style.Cyan, fmt.Sprintf("%-3s %-10s", "->", "move")), m.From, m.To, m.Type, printable.Line(m.ID))
+		fmt.Fprintf(w, "%s %s -> %s (%s, id %s)\n", paint(style.Cyan, fmt.Sprintf("%-3s %-10s", "->", "move")), ln(m.From), ln(m.To), ln(m.Type), ln(m.ID))
 	}
 	for _, f := range p.Forgets {
-		fmt.Fprintf(w, "%s %s (%s, %s, id %s)\n", paint(style.Yellow, fmt.Sprintf("%-3s %-10s", "-/", "forget")), f.Address, f.Type, f.Protection, printable.Line(f.ID))
+		fmt.Fprintf(w, "%s %s (%s, %s, id %s)\n", paint(style.Yellow, fmt.Sprintf("%-3s %-10s", "-/", "forget")), ln(f.Address), ln(f.Type), f.Protection, ln(f.ID))
 		fmt.Fprintf(w, "    note: removed with destroy: false: no longer managed by this stack; the resource itself is kept\n")
 	}
 	counts := map[plan.Action]int{}
@@ -113,16 +113,16 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 		case c.Action == plan.NoOp:
 			label = "no change"
 		}
-		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(code, fmt.Sprintf("%-3s %-10s", sym, label)), c.Resource, c.Type, c.Protection)
+		fmt.Fprintf(w, "%s %s (%s, %s)\n", paint(code, fmt.Sprintf("%-3s %-10s", sym, label)), ln(c.Resource), ln(c.Type), c.Protection)
 		if c.Vanished {
-			fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), c.Resource)))
+			fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s has vanished: its data may be lost; it will be created again, empty", strings.ToUpper(c.Protection.String()), ln(c.Resource))))
 		} else if c.Drift != "" {
-			fmt.Fprintf(w, "    note: %s\n", c.Drift)
+			fmt.Fprintf(w, "    note: %s\n", ln(c.Drift))
 		}
 		if c.Action == plan.Replace {
-			fmt.Fprintf(w, "    note: %s\n", replaceNote(c.Change))
+			fmt.Fprintf(w, "    note: %s\n", ln(replaceNote(c.Change)))
 			if c.LosesData() {
-				fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), c.Resource)))
+				fmt.Fprintf(w, "    %s\n", paint(style.Red, fmt.Sprintf("!!! %s resource %s will be replaced: its data will be deleted", strings.ToUpper(c.Protection.String()), ln(c.Resource))))
 			}
 		}
 		if c.Action == plan.NoOp || c.Action == plan.Conflict || c.Action == plan.Retain {
@@ -144,11 +144,11 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 		for _, v := range p.Variables {
 			switch {
 			case v.Before == nil:
-				fmt.Fprintf(w, "  + %s = %s\n", v.Name, shownValue(v.After))
+				fmt.Fprintf(w, "  + %s = %s\n", ln(v.Name), shownValue(v.After))
 			case v.After == nil:
-				fmt.Fprintf(w, "  - %s = %s\n", v.Name, shownValue(v.Before))
+				fmt.Fprintf(w, "  - %s = %s\n", ln(v.Name), shownValue(v.Before))
 			default:
-				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", v.Name, shownValue(v.Before), shownValue(v.After))
+				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", ln(v.Name), shownValue(v.Before), shownValue(v.After))
 			}
 		}
 	}
@@ -160,13 +160,13 @@ func render(w *bytes.Buffer, p *stack.Preview, color, all bool) {
 	}
 	if len(keyless) > 0 {
 		slices.Sort(keyless)
-		fmt.Fprintf(w, "\n%s %s: %s\n", paint(style.Yellow, "note:"), strings.Join(keyless, ", "), KeylessNote)
+		fmt.Fprintf(w, "\n%s %s: %s\n", paint(style.Yellow, "note:"), ln(strings.Join(keyless, ", ")), KeylessNote)
 	}
 	if p.Refused != nil {
-		fmt.Fprintf(w, "\n%s %v\n", paint(style.Red, "REFUSED:"), p.Refused)
+		fmt.Fprintf(w, "\n%s %s\n", paint(style.Red, "REFUSED:"), printable.Text(p.Refused.Error()))
 	}
 	if p.Conflict != nil {
-		fmt.Fprintf(w, "\n%s %v\n", paint(style.Red, "CONFLICT:"), p.Conflict)
+		fmt.Fprintf(w, "\n%s %s\n", paint(style.Red, "CONFLICT:"), printable.Text(p.Conflict.Error()))
 	}
 	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete, %d unchanged",
 		counts[plan.Create], counts[plan.Update], counts[plan.Replace], counts[plan.Delete], counts[plan.NoOp])
@@ -281,11 +281,11 @@ func diffLines(c stack.Planned) []string {
 		case hadOld && hasNew && plan.Equal(old, nw):
 			continue
 		case hadOld && hasNew:
-			out = append(out, fmt.Sprintf("~ %s: %s -> %s%s", printable.Line(k), show(k, old), show(k, nw), suffix))
+			out = append(out, fmt.Sprintf("~ %s: %s -> %s%s", ln(k), show(k, old), show(k, nw), suffix))
 		case hasNew:
-			out = append(out, fmt.Sprintf("+ %s = %s%s", printable.Line(k), show(k, nw), suffix))
+			out = append(out, fmt.Sprintf("+ %s = %s%s", ln(k), show(k, nw), suffix))
 		case hadOld:
-			out = append(out, fmt.Sprintf("- %s = %s%s", printable.Line(k), show(k, old), suffix))
+			out = append(out, fmt.Sprintf("- %s = %s%s", ln(k), show(k, old), suffix))
 		}
 	}
 	if c.ProtectionFrom != protection.Unspecified && c.Action != plan.Create && c.Action != plan.Delete {
@@ -295,6 +295,12 @@ func diffLines(c stack.Planned) []string {
 	}
 	return out
 }
+
+// ln is one field of a plan's line as the view prints it: what a plan
+// names comes from the state and the providers' reads as much as from the
+// spec (on a shared stack a teammate's command, or a hand in the backend,
+// wrote them), so its control characters are written as escapes.
+func ln(s string) string { return printable.Line(s) }
 
 // shownValue is a value as a plan shows it: JSON, a masked one as it is.
 // JSON escapes the C0 controls but not DEL or the C1 ones, and a value
@@ -306,9 +312,9 @@ func shownValue(v any) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return printable.Line(fmt.Sprint(v))
+		return ln(fmt.Sprint(v))
 	}
-	return printable.Line(string(b))
+	return ln(string(b))
 }
 
 // replaceNote says in words how a replace goes and why.

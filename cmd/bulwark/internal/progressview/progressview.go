@@ -145,7 +145,7 @@ func (p *View) since(started map[string]time.Time, limit int) string {
 	}
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(started[n]).Seconds())
+		parts[i] = fmt.Sprintf("%s %.1fs", printable.Line(n), now.Sub(started[n]).Seconds())
 	}
 	s := strings.Join(parts, ", ")
 	if more > 0 {
@@ -238,7 +238,7 @@ func (p *View) Step(e engine.Event, protection string) {
 	case "skipped":
 		delete(p.running, e.Resource)
 		if e.Undo {
-			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", e.Resource)
+			fmt.Fprintf(p.out, "  · %-16s nothing to undo\n", printable.Line(e.Resource))
 			return
 		}
 		// Already in place: no line (a no-op apply of 300 resources prints
@@ -249,7 +249,7 @@ func (p *View) Step(e engine.Event, protection string) {
 		}
 		delete(p.running, e.Resource)
 		if e.Action == "preserve" {
-			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(style.Yellow, "="), e.Resource, p.paint(style.Yellow, "preserved ("+protection+": a rollback keeps it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s\n", p.paint(style.Yellow, "="), printable.Line(e.Resource), p.paint(style.Yellow, "preserved ("+protection+": a rollback keeps it)"))
 			return
 		}
 		p.okLine(sym, e)
@@ -258,16 +258,16 @@ func (p *View) Step(e engine.Event, protection string) {
 		if errors.Is(e.Err, engine.ErrLost) {
 			// The stack's lock was lost: the call was cancelled, its end
 			// unrecorded; resume (once the lock is free) finishes it.
-			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped: the stack's lock was lost (resume finishes it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), printable.Line(e.Resource), e.Action, p.paint(style.Yellow, "stopped: the stack's lock was lost (resume finishes it)"))
 			return
 		}
 		if errors.Is(e.Err, context.Canceled) {
 			// A second interrupt cancelled the call: not a failure of the
 			// resource, and resume finishes the step.
-			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), e.Resource, e.Action, p.paint(style.Yellow, "stopped by the interrupt (resume finishes it)"))
+			fmt.Fprintf(p.out, "  %s %-16s %s %s\n", p.paint(style.Yellow, "■"), printable.Line(e.Resource), e.Action, p.paint(style.Yellow, "stopped by the interrupt (resume finishes it)"))
 			return
 		}
-		fmt.Fprintf(p.out, "  %s %-16s %s%s FAILED: %s\n", p.paint(style.Red, "✗"), e.Resource, undoLabel(e), e.Action, inert(e.Err))
+		fmt.Fprintf(p.out, "  %s %-16s %s%s FAILED: %s\n", p.paint(style.Red, "✗"), printable.Line(e.Resource), undoLabel(e), e.Action, inert(e.Err))
 	}
 }
 
@@ -296,8 +296,12 @@ func (p *View) okLine(sym string, e engine.Event) {
 		b = append(b, p.paint(style.Green, sym)...)
 	}
 	b = append(b, ' ')
-	b = append(b, e.Resource...)
-	for n := utf8.RuneCountInString(e.Resource); n < 16; n++ { // %-16s pads by code points
+	// A name from the state (on a shared stack, a teammate's) is printed
+	// inert; one without a control character, every name a spec allows,
+	// is returned as it is, with no allocation.
+	name := printable.Line(e.Resource)
+	b = append(b, name...)
+	for n := utf8.RuneCountInString(name); n < 16; n++ { // %-16s pads by code points
 		b = append(b, ' ')
 	}
 	b = append(b, ' ')
@@ -310,8 +314,14 @@ func (p *View) okLine(sym string, e engine.Event) {
 	p.out.Write(b)
 }
 
-// Note prints one line, after clearing the live line.
-func (p *View) Note(text string) {
+// Note prints one line of core's (stack.Reporter), after clearing the
+// live line: inert (printable.Text), since a note may quote a record or a
+// provider.
+func (p *View) Note(text string) { p.note(printable.Text(text)) }
+
+// note prints text as it is (the view's own lines, painted), after
+// clearing the live line.
+func (p *View) note(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLine()
@@ -320,12 +330,12 @@ func (p *View) Note(text string) {
 
 // Conflict prints a resource an ownership conflict refuses.
 func (p *View) Conflict(op string, c plan.Change) {
-	p.Note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(style.Red, "!"), c.Resource, c.Reason))
+	p.note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(style.Red, "!"), printable.Line(c.Resource), printable.Text(c.Reason)))
 }
 
 // Refused prints a resource the protection ladder refuses to delete.
 func (p *View) Refused(op, resource string) {
-	p.Note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(style.Red, "!"), resource))
+	p.note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(style.Red, "!"), printable.Line(resource)))
 }
 
 // inert is a step's error as the view prints it: its control characters
