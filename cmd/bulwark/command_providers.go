@@ -11,6 +11,7 @@ import (
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/providerlock"
 	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
@@ -139,7 +140,7 @@ the list is printed and the command exits 1, as a run would refuse them.`,
 					if p.Error != "" {
 						version, protocol = "error: "+p.Error, "?"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, version, protocol, p.SHA256, p.Path)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, schemaText(version), protocol, p.SHA256, schemaText(p.Path))
 				}
 			}
 			if len(doc.Terraform) > 0 {
@@ -154,14 +155,14 @@ the list is printed and the command exits 1, as a run would refuse them.`,
 					if p.LockVersion != "" && p.Lock != providerlock.StatusNotLocked {
 						lock += " (" + p.LockVersion + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Source, cons, version, lock, where, path)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Source, cons, schemaText(version), schemaText(lock), where, schemaText(path))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}
 				for _, p := range doc.Terraform {
 					if p.Error != "" {
-						fmt.Fprintf(c.stdout, "%s: %s\n", p.Name, p.Error)
+						fmt.Fprintf(c.stdout, "%s: %s\n", p.Name, printable.Text(p.Error))
 					}
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/planview"
 	"github.com/bulwark-iac/bulwark/core/inspect"
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
+	"github.com/bulwark-iac/bulwark/core/printable"
 )
 
 func (c *cli) providersSchemaCmd() *cobra.Command {
@@ -96,10 +97,10 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 			fmt.Fprintln(w)
 		}
 		if p.Error != "" {
-			fmt.Fprintf(w, "provider %s: does not start: %s\n", p.Name, p.Error)
+			fmt.Fprintf(w, "provider %s: does not start: %s\n", schemaText(p.Name), printable.Text(p.Error))
 			continue
 		}
-		fmt.Fprintf(w, "provider %s %s (protocol %d)\n", p.Name, p.Version, p.Protocol)
+		fmt.Fprintf(w, "provider %s %s (protocol %d)\n", schemaText(p.Name), schemaText(p.Version), p.Protocol)
 		var caps []string
 		for _, c := range []struct {
 			on   bool
@@ -134,9 +135,9 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 		}
 		for _, rt := range p.ResourceTypes {
 			if rt.Description != "" {
-				fmt.Fprintf(tw, "  resource %s: %s\n", rt.Name, rt.Description)
+				fmt.Fprintf(tw, "  resource %s: %s\n", schemaText(rt.Name), schemaText(rt.Description))
 			} else {
-				fmt.Fprintf(tw, "  resource %s\n", rt.Name)
+				fmt.Fprintf(tw, "  resource %s\n", schemaText(rt.Name))
 			}
 			attributeLines(tw, "    ", rt.Attributes)
 			// No tab: the line ends the attributes' columns.
@@ -147,9 +148,9 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 		}
 		for _, dt := range p.DataSources {
 			if dt.Description != "" {
-				fmt.Fprintf(tw, "  data %s: %s\n", dt.Name, dt.Description)
+				fmt.Fprintf(tw, "  data %s: %s\n", schemaText(dt.Name), schemaText(dt.Description))
 			} else {
-				fmt.Fprintf(tw, "  data %s\n", dt.Name)
+				fmt.Fprintf(tw, "  data %s\n", schemaText(dt.Name))
 			}
 			attributeLines(tw, "    ", dt.Attributes)
 		}
@@ -159,6 +160,12 @@ func renderSchemas(w io.Writer, doc *jsonview.ProvidersSchema) error {
 	}
 	return nil
 }
+
+// schemaText is a name, type, version or description a plugin declared,
+// as the schema's text prints it: a third party's words (a Terraform
+// provider's markdown among them), their control characters written as
+// escapes.
+func schemaText(s string) string { return printable.Line(s) }
 
 func attributeLines(tw io.Writer, indent string, as []jsonview.SchemaAttribute) {
 	for _, a := range as {
@@ -174,7 +181,7 @@ func attributeLines(tw io.Writer, indent string, as []jsonview.SchemaAttribute) 
 		if len(flags) == 0 {
 			flags = []string{"optional"}
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", indent, a.Name, a.Type, strings.Join(flags, ","), a.Description)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", indent, schemaText(a.Name), schemaText(a.Type), strings.Join(flags, ","), schemaText(a.Description))
 	}
 }
 
@@ -184,7 +191,7 @@ func replaceOrder(c jsonview.SchemaCoexistence) string {
 	case c.Always:
 		return "create first"
 	case len(c.WhenDiffers) > 0:
-		return "create first when " + strings.Join(c.WhenDiffers, " or ") + " changes, else delete first"
+		return "create first when " + schemaText(strings.Join(c.WhenDiffers, " or ")) + " changes, else delete first"
 	}
 	return "delete first"
 }
