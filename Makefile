@@ -213,8 +213,8 @@ vet:
 
 # Vet every module, tests included, for every platform bulwark ships for
 # beyond Linux (CROSS_PLATFORMS): what CI runs to show that the
-# platform-specific pieces (core/nofollow, core/lock, core/failpoint,
-# core/pidcheck, the local provider's lock) compile there. go vet compiles,
+# platform-specific pieces (core/nofollow, core/storage/filestore/lock,
+# core/failpoint, core/pidcheck, the local provider's lock) compile there. go vet compiles,
 # with the real compiler for that GOOS/GOARCH, every package another one
 # imports (it needs their export data) and type-checks the rest: the main
 # packages and every test file. What it leaves out is the compile of the

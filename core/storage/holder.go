@@ -8,7 +8,8 @@ import (
 )
 
 // Holder says who holds, or held, a stack's lock: the one type every
-// backend reports (the file backend's core/lock records it as JSON).
+// backend reports (the file backend's lock, filestore/lock, records it as
+// JSON).
 type Holder struct {
 	Op   string `json:"op"`
 	PID  int    `json:"pid"`

@@ -7,7 +7,7 @@
 //	<stack folder>/state.json      a snapshot of the state (written at Checkpoint)
 //	<stack folder>/revisions/N.json  revision N's body (spec text, variables), sealed
 //	<stack folder>/backups/state-OP.json  a copy of the state before update OP
-//	<stack folder>/lock            who holds the lock (see core/lock)
+//	<stack folder>/lock            who holds the lock (see ./lock)
 //
 // A Commit is one append of its records to the journal and one fsync,
 // shared with concurrent commits (the journal's group commit): the state
@@ -29,7 +29,7 @@
 // journal, the lock record, a backup or a revision that is one is refused),
 // and everything is written with mode 0600 by renaming a new file into place
 // or appending through a descriptor opened without following links. The
-// lock is core/lock's flock of the folder itself.
+// lock is ./lock's flock of the folder itself.
 //
 // A stack folder written before this package (a state.json whose revisions
 // hold their spec text, a journal without changes) loads as it is; its

@@ -12,9 +12,9 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/nofollow"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore/lock"
 )
 
 // Lock takes the stack folder's lock (making the folder, mode 0700, if it

@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/bulwark-iac/bulwark/core/journal"
-	"github.com/bulwark-iac/bulwark/core/lock"
 	"github.com/bulwark-iac/bulwark/core/state"
 	"github.com/bulwark-iac/bulwark/core/storage"
+	"github.com/bulwark-iac/bulwark/core/storage/filestore/lock"
 	"github.com/bulwark-iac/bulwark/core/storage/remote"
 	"github.com/bulwark-iac/bulwark/core/value"
 )
