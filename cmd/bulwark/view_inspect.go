@@ -255,7 +255,7 @@ func (v stateHuman) List(_ string, rs []*state.Resource) error {
 		if r.Imported {
 			how = "imported"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Protection.String()), l(r.ID), how)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l(r.Name), l(r.Type), l(r.Provider), r.Protection, l(r.ID), how)
 	}
 	return tw.Flush()
 }
@@ -263,7 +263,7 @@ func (v stateHuman) List(_ string, rs []*state.Resource) error {
 func (v stateHuman) Show(_ string, r *state.Resource) error {
 	l := printable.Line
 	tw := tabwriter.NewWriter(v.out(), 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Source), l(r.ID), l(r.Protection.String()))
+	fmt.Fprintf(tw, "name\t%s\ntype\t%s\nprovider\t%s (%s)\nid\t%s\nprotection\t%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Source), l(r.ID), r.Protection)
 	if len(r.DependsOn) > 0 {
 		fmt.Fprintf(tw, "depends_on\t%s\n", l(strings.Join(r.DependsOn, ", ")))
 	}
