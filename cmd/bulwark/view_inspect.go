@@ -48,7 +48,7 @@ func (v statusHuman) Status(rep *inspect.StatusReport, specPath string) error {
 		if r.Retained {
 			mark, retained = "\tretained", append(retained, l(r.Name))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", l(r.Name), l(r.Type), l(r.Provider), l(string(r.Protection)), l(r.ID), mark)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s%s\n", l(r.Name), l(r.Type), l(r.Provider), l(r.Protection), l(r.ID), mark)
 	}
 	tw.Flush()
 	if len(retained) > 0 {
