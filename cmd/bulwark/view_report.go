@@ -4,17 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bulwark-iac/bulwark/core/engine"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
-// report prints how an operation ended and returns its exit code.
+// report prints how an operation ended and returns its exit code. It
+// paints nothing, and every line may name what the state records (a
+// teammate's, on a shared stack) or quote a provider, so it writes through
+// inertWriter.
 func (c *cli) report(res *stack.Result, specPath string) error {
+	out := inertWriter{c.stdout}
 	code := withExit(stack.ExitCode(res, nil))
 	if c.streaming {
 		// The operation's end line on stdout said how it ended; its
@@ -28,46 +34,46 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		if len(res.Left) > 0 {
 			// Not "reality matches": something the spec names is still
 			// there, and it is not this stack's to delete.
-			fmt.Fprintf(c.stdout, "%s complete: %s. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
+			fmt.Fprintf(out, "%s complete: %s. Left alone, because this stack does not own them (bulwark deletes only what its state records):\n",
 				title(res.Type), teardownCounts(res))
 			for _, l := range res.Left {
-				fmt.Fprintf(c.stdout, "  %s: %s\n", l.Resource, c.red.Redact(l.Reason))
+				fmt.Fprintf(out, "  %s: %s\n", l.Resource, c.red.Redact(l.Reason))
 			}
 			break
 		}
 		if res.Type == stack.OpRefresh {
-			fmt.Fprintf(c.stdout, "Refresh complete: %d record(s) changed to what reality holds, %d unchanged. Nothing in reality was changed.\n",
+			fmt.Fprintf(out, "Refresh complete: %d record(s) changed to what reality holds, %d unchanged. Nothing in reality was changed.\n",
 				res.Changed, res.Unchanged)
 			break
 		}
 		if res.Type == "teardown" && len(res.Targets) > 0 {
-			fmt.Fprintf(c.stdout, "Teardown complete: %s (targeted: %s).\n", teardownCounts(res), strings.Join(res.Targets, ", "))
+			fmt.Fprintf(out, "Teardown complete: %s (targeted: %s).\n", teardownCounts(res), strings.Join(res.Targets, ", "))
 		} else if res.Type == "teardown" {
 			// A teardown does not make reality match the spec: it
 			// removes what the state records. Say what it did.
-			fmt.Fprintf(c.stdout, "Teardown complete: %s. The state records no resource now.\n", teardownCounts(res))
+			fmt.Fprintf(out, "Teardown complete: %s. The state records no resource now.\n", teardownCounts(res))
 		} else if len(res.Targets) > 0 {
 			// Only the targets were looked at: nothing is known of the rest.
-			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place (targeted: %s).\n",
+			fmt.Fprintf(out, "%s complete: %d changed, %d already in place (targeted: %s).\n",
 				title(res.Type), res.Changed, res.Unchanged, strings.Join(res.Targets, ", "))
 		} else {
-			fmt.Fprintf(c.stdout, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
+			fmt.Fprintf(out, "%s complete: %d changed, %d already in place. Reality matches the spec.\n",
 				title(res.Type), res.Changed, res.Unchanged)
 		}
 		c.retainedLine(res, specPath)
 		if len(res.Outputs) > 0 {
-			fmt.Fprintln(c.stdout, "\nOutputs:")
-			renderOutputs(c.red.Writer(c.stdout), res.Outputs)
+			fmt.Fprintln(out, "\nOutputs:")
+			renderOutputs(c.red.Writer(out), res.Outputs)
 		}
 	case engine.Compensated:
 		switch {
 		case r.Interrupted:
-			fmt.Fprintf(c.stdout, "%s was interrupted and was rolled back%s.\n", title(res.Type), undoneList(res))
+			fmt.Fprintf(out, "%s was interrupted and was rolled back%s.\n", title(res.Type), undoneList(res))
 			if len(r.Blocked) > 0 {
-				fmt.Fprintf(c.stdout, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
+				fmt.Fprintf(out, "Not started: %s.\n", strings.Join(r.Blocked, ", "))
 			}
 		case len(r.Failed) > 0:
-			fmt.Fprintf(c.stdout, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+			fmt.Fprintf(out, "%s failed at %s and was rolled back.\n", title(res.Type), strings.Join(r.Failed, ", "))
 		case errors.Is(res.Err, engine.ErrInterrupted):
 			// resume finishing the rollback an interrupt (two Ctrl-Cs)
 			// stopped: the operation did not fail, and its outcome is
@@ -75,13 +81,13 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 			// is said, so the code does not read as resume's failure.
 			// What the rollback had already undone before it was stopped
 			// shows as "nothing to undo" above.
-			fmt.Fprintf(c.stdout, "%s %s was interrupted earlier; resume finished its rollback%s. The stack is as it was before that %s: it was rolled back (exit 11).\n",
+			fmt.Fprintf(out, "%s %s was interrupted earlier; resume finished its rollback%s. The stack is as it was before that %s: it was rolled back (exit 11).\n",
 				title(res.Type), res.Op, undoneList(res), res.Type)
 		default:
-			fmt.Fprintf(c.stdout, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
+			fmt.Fprintf(out, "%s %s failed earlier; its rollback is now complete.\n", title(res.Type), res.Op)
 		}
 		if len(res.Preserved) > 0 {
-			fmt.Fprintf(c.stdout, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
+			fmt.Fprintf(out, "Kept, because they hold data: %s (still recorded in the state).\n", strings.Join(res.Preserved, ", "))
 		}
 		c.retainedLine(res, specPath)
 		c.errorLines(res.Err)
@@ -89,19 +95,19 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		if r.Interrupted || errors.Is(res.Err, engine.ErrInterrupted) {
 			// A second interrupt stopped the rollback where it was: that
 			// is safe, the journal records it, and resume finishes it.
-			fmt.Fprintf(c.stdout, "%s was interrupted, and its rollback was stopped before it finished%s.\n"+
+			fmt.Fprintf(out, "%s was interrupted, and its rollback was stopped before it finished%s.\n"+
 				"Nothing is lost: the journal records where it stopped. Run `bulwark resume %s` to finish the rollback (other operations refuse until then).\n",
 				title(res.Type), undoneList(res), specPath)
 		} else {
-			fmt.Fprintf(c.stdout, "%s failed and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), specPath)
+			fmt.Fprintf(out, "%s failed and its rollback is incomplete. Run `bulwark resume %s` to retry it.\n", title(res.Type), specPath)
 		}
 		c.errorLines(res.Err)
 	case engine.NeedsIntervention:
-		fmt.Fprintf(c.stdout, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
+		fmt.Fprintf(out, "%s stopped: %s failed and needs a person. Nothing was undone.\nFix it, then run `bulwark ack %s`.\n",
 			title(res.Type), strings.Join(r.Failed, ", "), res.Op)
 		c.errorLines(res.Err)
 	case engine.Unfinished:
-		fmt.Fprintf(c.stdout, "%s %s: its outcome (%s) could not be recorded, so it is unfinished. Run `bulwark resume %s` to finish it.\n",
+		fmt.Fprintf(out, "%s %s: its outcome (%s) could not be recorded, so it is unfinished. Run `bulwark resume %s` to finish it.\n",
 			title(res.Type), res.Op, r.Reached, specPath)
 		c.errorLines(res.Err)
 	default:
@@ -109,21 +115,21 @@ func (c *cli) report(res *stack.Result, specPath string) error {
 		case res.ChangedNothing():
 			// Failed before any resource step ran (an update's own verify,
 			// say, when a plugin died): no policy kept anything back.
-			fmt.Fprintf(c.stdout, "%s failed at %s before changing anything: nothing to roll back.\n", title(res.Type), strings.Join(r.Failed, ", "))
+			fmt.Fprintf(out, "%s failed at %s before changing anything: nothing to roll back.\n", title(res.Type), strings.Join(r.Failed, ", "))
 		case thisRunChangedNothing(res):
 			// A resume that failed before its own first step: the
 			// operation's interrupted earlier part did change things.
-			fmt.Fprintf(c.stdout, "%s failed at %s before this run changed anything; its interrupted earlier part had changed %d resource(s) (%s), which were not rolled back: the state records them as they are. Fix the cause, then run `bulwark apply %s` to finish, or `bulwark rollback %s` to go back.\n",
+			fmt.Fprintf(out, "%s failed at %s before this run changed anything; its interrupted earlier part had changed %d resource(s) (%s), which were not rolled back: the state records them as they are. Fix the cause, then run `bulwark apply %s` to finish, or `bulwark rollback %s` to go back.\n",
 				title(res.Type), strings.Join(r.Failed, ", "), len(res.Inherited), shortList(res.Inherited, 5), specPath, specPath)
 		default:
-			fmt.Fprintf(c.stdout, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
+			fmt.Fprintf(out, "%s failed: %s (not rolled back: on_failure policy).\n", title(res.Type), strings.Join(r.Failed, ", "))
 		}
 		if len(r.Blocked) > 0 {
 			why := ""
 			if r.Interrupted {
 				why = " (interrupted)"
 			}
-			fmt.Fprintf(c.stdout, "Not started%s: %s.\n", why, strings.Join(r.Blocked, ", "))
+			fmt.Fprintf(out, "Not started%s: %s.\n", why, strings.Join(r.Blocked, ", "))
 		}
 		c.errorLines(res.Err)
 	}
@@ -145,7 +151,7 @@ func (c *cli) retainedLine(res *stack.Result, specPath string) {
 	if len(res.Retained) == 0 {
 		return
 	}
-	fmt.Fprintf(c.stdout, "Kept, retained: %s (they hold data and the revision it went back to lacks them: still this stack's, listed by status and plan, never deleted by an apply; `bulwark teardown %s` deletes them under their level, `bulwark state forget` releases them).\n",
+	fmt.Fprintf(inertWriter{c.stdout}, "Kept, retained: %s (they hold data and the revision it went back to lacks them: still this stack's, listed by status and plan, never deleted by an apply; `bulwark teardown %s` deletes them under their level, `bulwark state forget` releases them).\n",
 		strings.Join(res.Retained, ", "), specPath)
 }
 
@@ -185,7 +191,7 @@ func (c *cli) errorLines(err error) {
 		return
 	}
 	for _, l := range errorLines(err) {
-		fmt.Fprintf(c.stderr, "bulwark: %s\n", c.red.Redact(l))
+		fmt.Fprintf(c.stderr, "bulwark: %s\n", printable.Text(c.red.Redact(l)))
 	}
 }
 
@@ -314,4 +320,17 @@ func undoneList(res *stack.Result) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// inertWriter writes each Write's text through printable.Text (newlines
+// and tabs kept, every other control character written as an escape), for
+// a view that paints nothing: fmt's Fprintf hands it one whole line at a
+// time, so no escape sequence can be split across two writes.
+type inertWriter struct{ w io.Writer }
+
+func (i inertWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(i.w, printable.Text(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

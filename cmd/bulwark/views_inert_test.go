@@ -37,3 +37,23 @@ func TestSchemaPrintedInert(t *testing.T) {
 		}
 	}
 }
+
+// TestInertWriter: the report's writer keeps newlines and tabs, writes
+// every other control character as an escape, and says it wrote what it
+// was given.
+func TestInertWriter(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Apply complete: 2 changed.\n", "Apply complete: 2 changed.\n"},
+		{"Kept: a\tb\n", "Kept: a\tb\n"},
+		{"failed at x\x1b[2K\r\u009b\a.\n", `failed at x\x1b[2K\r\u009b\a.` + "\n"},
+	} {
+		var b bytes.Buffer
+		n, err := inertWriter{&b}.Write([]byte(tc.in))
+		if err != nil || n != len(tc.in) {
+			t.Errorf("Write(%q) = %d, %v; want %d, nil", tc.in, n, err, len(tc.in))
+		}
+		if b.String() != tc.want {
+			t.Errorf("Write(%q) wrote %q, want %q", tc.in, b.String(), tc.want)
+		}
+	}
+}
