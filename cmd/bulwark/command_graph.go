@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bulwark-iac/bulwark/core/graphsvg"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/protection"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
@@ -99,7 +100,9 @@ func (c *cli) graphCmd() *cobra.Command {
 			// (their deletes).
 			for _, name := range slices.Sorted(maps.Keys(actions)) {
 				m := missing[name]
-				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q, style=dashed];\n", name, name, m.Type, m.Protection, graphsvg.ActionWord(actions[name]), graphsvg.ActionColor(actions[name]))
+				// The name and type are the state's (a teammate's, or a
+				// hand's in the backend): quoted for DOT and inert.
+				fmt.Fprintf(c.stdout, "  %q [label=\"%s\\n%s (%s)\\n%s\", color=%q, style=dashed];\n", name, dotText(name), dotText(m.Type), m.Protection, graphsvg.ActionWord(actions[name]), graphsvg.ActionColor(actions[name]))
 			}
 			// Data entries are read at plan time, before any resource:
 			// each is a node data.NAME, with an edge from what uses it.
@@ -120,4 +123,11 @@ func (c *cli) graphCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&expand, "expand", nil, "svg: draw this group in full though --collapse collapses the others (repeatable): NAME[*] for a for_each, \"module NAME\" for a module call")
 	cmd.Flags().StringVar(&collapseFlag, "collapse", "auto", "svg: draw each for_each group and module call as one node: auto (above "+fmt.Sprint(graphsvg.AutoCollapseAbove)+" nodes), all or none")
 	return cmd
+}
+
+// dotText is text from the state inside a DOT label's quotes: its control
+// characters written as escapes (printable.Line), then its backslashes and
+// quotes escaped, so it can neither drive a terminal nor end the label.
+func dotText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(printable.Line(s))
 }

@@ -273,7 +273,7 @@ func TestStateNamesPrintedInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evil := "x\x1b[2K\r\nop_fake apply succeeded\u009b"
+	evil := "x\x1b[2K\r\nop_fake apply succeeded\u009b\"\\"
 	r := &state.Resource{Name: "vault" + evil, Type: "generic" + evil, Provider: "mock", Source: "mock", ID: "id" + evil, Protection: protection.Protected}
 	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
 		t.Fatal(err)
@@ -288,9 +288,17 @@ func TestStateNamesPrintedInert(t *testing.T) {
 	}
 	stdout, stderr = h.run(3, "--events", "teardown.events", "teardown", "--yes", "shop.yaml") // refused: the resource is protected
 	h.inert("the refused teardown", stdout+stderr)
-	for _, args := range [][]string{{"status", "shop.yaml"}, {"state", "list", "shop.yaml"}} {
+	for _, args := range [][]string{{"status", "shop.yaml"}, {"state", "list", "shop.yaml"}, {"graph", "shop.yaml"}} {
 		stdout, stderr := h.run(0, args...)
 		h.inert(strings.Join(args, " "), stdout+stderr)
+	}
+	// The graph of a saved plan draws the state's resources the spec
+	// lacks: named inside DOT's quotes, escaped for it too.
+	h.run(0, "--events", "plan.events", "plan", "shop.yaml", "--out", "p.plan")
+	stdout, stderr = h.run(0, "graph", "shop.yaml", "--plan", "p.plan")
+	h.inert("graph --plan", stdout+stderr)
+	if want := `[label="vaultx\\x1b[2K\\r\\nop_fake apply succeeded\\u009b\"\\\ngeneric`; !strings.Contains(stdout, want) {
+		t.Errorf("graph --plan does not label the state's resource escaped (%s):\n%s", want, stdout)
 	}
 	if stdout, _ := h.run(0, "state", "list", "--json", "shop.yaml"); !strings.Contains(stdout, `vaultx\u001b[2K\r\nop_fake`) {
 		t.Errorf("state list --json does not give the name as it is:\n%s", stdout)
