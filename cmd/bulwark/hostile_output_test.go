@@ -72,6 +72,25 @@ func (h *hostile) run(wantExit int, args ...string) (stdout, stderr string) {
 	return o.String(), e.String()
 }
 
+// lock takes stack's lock in the work folder's file backend, as a holder
+// named op on another host; the test's end releases it, if the test has
+// not.
+func (h *hostile) lock(stack, op string) storage.Writer {
+	h.t.Helper()
+	ctx := context.Background()
+	b, err := backends.Open(ctx, "file://"+filepath.Join(h.work, ".bulwark"), storage.Options{Stack: stack})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { b.Close() })
+	w, err := b.Lock(ctx, storage.Holder{Op: op, PID: os.Getpid(), Host: "elsewhere", Since: time.Now()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { w.Release(ctx) })
+	return w
+}
+
 // runAny runs bulwark in the work folder, whatever its exit code.
 func (h *hostile) runAny(args ...string) (stdout, stderr string) {
 	h.t.Helper()
@@ -156,16 +175,7 @@ func TestLockHolderPrintedInert(t *testing.T) {
 	// Hold the lock, then make its record hostile, as a holder that
 	// writes its own (or a hand in the state folder) would.
 	ctx := context.Background()
-	b, err := backends.Open(ctx, "file://"+filepath.Join(h.work, ".bulwark"), storage.Options{Stack: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	w, err := b.Lock(ctx, storage.Holder{Op: "op_holder", PID: os.Getpid(), Host: "elsewhere", Since: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Release(ctx)
+	w := h.lock("shop", "op_holder")
 	evil := "x\x1b[2K\r\nop_fake apply succeeded\x07"
 	bad := storage.Holder{Op: "op_" + evil, PID: os.Getpid(), Host: "host" + evil, User: "user" + evil, Since: time.Now()}
 	rec, _ := json.Marshal(bad)
@@ -265,21 +275,13 @@ func TestStateNamesPrintedInert(t *testing.T) {
 	h.run(0, "apply", "--yes", "shop.yaml")
 
 	ctx := context.Background()
-	b, err := backends.Open(ctx, "file://"+filepath.Join(h.work, ".bulwark"), storage.Options{Stack: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := b.Lock(ctx, storage.Holder{Op: "op_hand", PID: os.Getpid(), Host: "elsewhere", Since: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := h.lock("shop", "op_hand")
 	evil := "x\x1b[2K\r\nop_fake apply succeeded\u009b\"\\"
 	r := &state.Resource{Name: "vault" + evil, Type: "generic" + evil, Provider: "mock", Source: "mock", ID: "id" + evil, Protection: protection.Protected}
 	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
 		t.Fatal(err)
 	}
 	w.Release(ctx)
-	b.Close()
 
 	stdout, stderr := h.runAny("--events", "plan.events", "plan", "shop.yaml")
 	h.inert("plan", stdout+stderr)
