@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/storage"
 )
@@ -49,7 +50,7 @@ func (c *cli) ackRemote(ctx context.Context, opID string) error {
 			return err
 		}
 		if found {
-			fmt.Fprintf(c.stdout, "acknowledged %s in stack %s\n", opID, name)
+			fmt.Fprintf(c.stdout, "acknowledged %s in stack %s\n", opID, printable.Line(name)) // a stack the backend lists
 			return nil
 		}
 	}

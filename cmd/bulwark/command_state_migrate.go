@@ -15,6 +15,7 @@ import (
 	"github.com/bulwark-iac/bulwark/backends"
 	"github.com/bulwark-iac/bulwark/core/failpoint"
 	"github.com/bulwark-iac/bulwark/core/journal"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 	"github.com/bulwark-iac/bulwark/core/stack"
 	"github.com/bulwark-iac/bulwark/core/state"
@@ -221,18 +222,22 @@ func (c *cli) migrate(ctx context.Context, out io.Writer, stack, from, to string
 	if err != nil {
 		return err
 	}
+	// A move found already made was recorded by whoever made it (the
+	// stack's moved record, in the shared backend): its places and id are
+	// printed inert.
+	l := printable.Line
 	switch {
 	case m.Already:
-		fmt.Fprintf(out, "stack %s was moved from %s to %s already (migration %s): nothing to do\n", stack, m.From, m.To, m.Op)
+		fmt.Fprintf(out, "stack %s was moved from %s to %s already (migration %s): nothing to do\n", stack, l(m.From), l(m.To), l(m.Op))
 	default:
 		how := "moved"
 		if m.Finished {
 			how = "finished moving"
 		}
 		fmt.Fprintf(out, "%s stack %s from %s to %s (migration %s): %d resource(s), %d journal record(s), %d revision(s), %d backup(s)\n",
-			how, stack, m.From, m.To, m.Op, m.Resources, m.Records, m.Revisions, m.Backups)
+			how, stack, l(m.From), l(m.To), l(m.Op), m.Resources, m.Records, m.Revisions, m.Backups)
 	}
-	fmt.Fprintf(out, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", m.To, envState, m.To)
+	fmt.Fprintf(out, "from now on: bulwark --state '%s' …  (or export %s='%s')\n", l(m.To), envState, l(m.To))
 	return nil
 }
 

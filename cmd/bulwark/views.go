@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bulwark-iac/bulwark/cmd/bulwark/internal/jsonview"
+	"github.com/bulwark-iac/bulwark/core/printable"
 	"github.com/bulwark-iac/bulwark/core/secrets"
 )
 
@@ -49,5 +50,7 @@ func (v view) json(doc any) error { return jsonview.Write(v.out(), doc) }
 
 // problem prints one line on stderr, as bulwark says what went wrong.
 func (v view) problem(format string, args ...any) {
-	fmt.Fprintf(v.stderr, "bulwark: %s\n", v.red.Redact(fmt.Sprintf(format, args...)))
+	// Inert, as bulwark's last error line (cli.fail): a problem quotes
+	// what it read.
+	fmt.Fprintf(v.stderr, "bulwark: %s\n", printable.Text(v.red.Redact(fmt.Sprintf(format, args...))))
 }
