@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/bulwark-iac/bulwark/core/printable"
 )
 
 // Mask is what a sensitive value is shown as.
@@ -85,7 +87,8 @@ func (r *Redactor) Len() int {
 }
 
 // Redact returns s with every known value replaced by Mask, whether it
-// appears raw, JSON-escaped or Go-quoted.
+// appears raw, JSON-escaped, Go-quoted or made inert for a terminal
+// (core/printable).
 func (r *Redactor) Redact(s string) string {
 	if r == nil || s == "" {
 		return s
@@ -120,7 +123,16 @@ func (r *Redactor) replacer() *strings.Replacer {
 			once := jsonInner(v, html)
 			forms[once] = true
 			forms[jsonInner(once, html)] = true
+			// JSON, then made inert: the plan and state views print
+			// values that way (JSON leaves DEL and the C1 controls).
+			forms[printable.Line(once)] = true
 		}
+		// As the text views print what they read (core/printable): a
+		// value with control characters is written with them escaped,
+		// often before this Redactor sees the line (the progress view's
+		// errors, the plugin host's), and must still be found.
+		forms[printable.Line(v)] = true
+		forms[printable.Text(v)] = true
 	}
 	list := make([]string, 0, len(forms))
 	for f := range forms {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/bulwark-iac/bulwark/core/printable"
 )
 
 func testKey(t *testing.T) *Key {
@@ -278,6 +280,27 @@ func TestRedactor(t *testing.T) {
 	var nilR *Redactor
 	if nilR.Redact("tok-12345") != "tok-12345" {
 		t.Error("a nil Redactor changed text")
+	}
+}
+
+// TestRedactorFindsInertForms: the text views escape control characters
+// (core/printable) before or after a line reaches the Redactor; a secret
+// that holds them is masked in every form they write it in.
+func TestRedactorFindsInertForms(t *testing.T) {
+	secret := "pw\x1b[31m\r\n\tq\u009b\x7f\"\\end"
+	r := NewRedactor()
+	r.Add(secret)
+	for _, form := range []string{
+		secret,
+		printable.Line(secret),
+		printable.Text(secret),
+		printable.Line(jsonInner(secret, false)),
+		printable.Line(jsonInner(secret, true)),
+	} {
+		line := "provider said: " + form + " (refused)"
+		if got := r.Redact(line); got != "provider said: (sensitive) (refused)" {
+			t.Errorf("Redact(%q) = %q, want the secret masked", line, got)
+		}
 	}
 }
 
