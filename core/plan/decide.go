@@ -344,6 +344,14 @@ func decideRemoved(in Input) Change {
 		}
 	case obs == nil:
 		c.Ownership = Unknown
+	case !obs.Exists && c.Protection == protection.Protected && !in.Rollback:
+		// Gone from the spec and from reality, but protected: what the
+		// apply would do is drop its record, and a protected resource's
+		// record is dropped only by hand (`bulwark state forget`), as a
+		// teardown refuses one whether it exists or not. Still a delete,
+		// so the ladder refuses the plan whole (Check: RefusedError.Gone);
+		// a provider that finds nothing may be looking in the wrong place.
+		c.Ownership = Gone
 	case !obs.Exists:
 		c.Action, c.Ownership = NoOp, Gone
 	}

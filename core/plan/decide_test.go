@@ -312,3 +312,61 @@ func TestDecideReplaceOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideRemovedGone: a recorded resource gone from the spec that its
+// provider no longer finds. Its record is dropped (no change: nothing is
+// left to delete), unless it is protected: dropping a protected record is
+// refused whole like deleting it (RefusedError.Gone), as a teardown refuses
+// it whether it exists or not, so an apply never drops one on its own. A
+// rollback, which retains what it lacks, is not refused for it.
+func TestDecideRemovedGone(t *testing.T) {
+	rec := func(level string) *state.Resource {
+		r := res("vault", "s3_bucket", "mock", level, nil)
+		r.IdempotencyKey = me.Key("01A")
+		return r
+	}
+	gone := &Observation{}
+	for _, tt := range []struct {
+		name    string
+		in      Input
+		action  Action
+		op      string
+		refused bool
+	}{
+		{"ephemeral: dropped", Input{Recorded: rec("ephemeral"), Observed: gone}, NoOp, "apply", false},
+		{"durable: dropped", Input{Recorded: rec("durable"), Observed: gone}, NoOp, "apply", false},
+		{"protected: refused", Input{Recorded: rec("protected"), Observed: gone}, Delete, "apply", true},
+		{"protected, rollback: nothing, not refused", Input{Recorded: rec("protected"), Observed: gone, Rollback: true}, NoOp, "rollback", false},
+		{"protected, not read: a delete, refused", Input{Recorded: rec("protected")}, Delete, "apply", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Identity = me
+			c := Decide(tt.in)
+			if c.Action != tt.action {
+				t.Fatalf("Decide = %s (%s), want %s", c.Action, c.Ownership, tt.action)
+			}
+			err := (&Plan{Spec: "s.yaml", Changes: []Change{c}}).Check(tt.op)
+			var re *RefusedError
+			if got := errors.As(err, &re); got != tt.refused {
+				t.Fatalf("Check = %v, refused want %v", err, tt.refused)
+			}
+			if !tt.refused {
+				return
+			}
+			if obs := tt.in.Observed; obs != nil && !obs.Exists {
+				if len(re.Gone) != 1 || re.Gone[0] != "vault" || len(re.Resources) != 0 {
+					t.Fatalf("RefusedError = %+v, want vault among Gone only", re)
+				}
+				for _, want := range []string{"apply refused", "protected resource(s) vault are no longer in the spec", "`bulwark state forget s.yaml vault`", "nothing was deleted"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("the refusal lacks %q:\n%v", want, err)
+					}
+				}
+				return
+			}
+			if len(re.Resources) != 1 || len(re.Gone) != 0 {
+				t.Fatalf("RefusedError = %+v, want vault among Resources only", re)
+			}
+		})
+	}
+}

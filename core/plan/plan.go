@@ -197,6 +197,11 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 type RefusedError struct {
 	Op        string   // apply | teardown
 	Resources []string // protected, sorted
+	// Gone are the protected resources no longer in the spec whose
+	// provider no longer finds them, sorted: nothing is left to delete,
+	// but dropping a protected resource's record is refused like deleting
+	// it (`bulwark state forget` is the way, by hand).
+	Gone []string `json:"gone,omitempty"`
 	// Durable are the durable resources the plan would replace (losing
 	// their data) that the run does not name with --replace, sorted.
 	Durable []DurableReplace `json:"durable,omitempty"`
@@ -220,11 +225,16 @@ func (e *RefusedError) Error() string {
 		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted (lower their protection in the spec and apply first)",
 			e.Op, printable.Line(strings.Join(e.Resources, ", "))))
 	}
-	if len(e.Durable) > 0 {
-		spec := e.Spec
-		if spec == "" {
-			spec = "SPEC"
+	if len(e.Gone) > 0 {
+		forget := make([]string, len(e.Gone))
+		for i, n := range e.Gone {
+			forget[i] = "`bulwark state forget " + e.specOr() + " " + printable.Line(n) + "`"
 		}
+		parts = append(parts, fmt.Sprintf("%s refused: protected resource(s) %s are no longer in the spec, and their provider no longer finds them; nothing was deleted. bulwark drops a protected resource's record only when told to: if it is gone for good, %s releases it; if its provider looks in the wrong place (another root, region or account), fix the provider's config",
+			e.Op, printable.Line(strings.Join(e.Gone, ", ")), strings.Join(forget, ", then ")))
+	}
+	if len(e.Durable) > 0 {
+		spec := e.specOr()
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s refused: it would replace durable resource(s), and a replace deletes the data they hold; nothing was deleted:", e.Op)
 		var flags []string
@@ -240,6 +250,14 @@ func (e *RefusedError) Error() string {
 		parts = append(parts, b.String())
 	}
 	return strings.Join(parts, "\n")
+}
+
+// specOr is the spec's path for the advice, inert, or SPEC when unknown.
+func (e *RefusedError) specOr() string {
+	if e.Spec == "" {
+		return "SPEC"
+	}
+	return printable.Line(e.Spec)
 }
 
 // ConflictError refuses a plan in which resources exist with the identity
@@ -294,8 +312,12 @@ func (p *Plan) Check(op string) error {
 	var refused []string
 	var durable []DurableReplace
 	var conflicts []Change
+	var gone []string
 	for _, c := range p.Changes {
-		if c.Refused() {
+		switch {
+		case c.Refused() && c.Ownership == Gone:
+			gone = append(gone, c.Resource)
+		case c.Refused():
 			refused = append(refused, c.Resource)
 		}
 		if c.NeedsConsent() {
@@ -305,10 +327,11 @@ func (p *Plan) Check(op string) error {
 			conflicts = append(conflicts, c)
 		}
 	}
-	if len(refused) > 0 || len(durable) > 0 {
+	if len(refused) > 0 || len(gone) > 0 || len(durable) > 0 {
 		sort.Strings(refused)
+		sort.Strings(gone)
 		sort.Slice(durable, func(i, j int) bool { return durable[i].Resource < durable[j].Resource })
-		return &RefusedError{Op: op, Resources: refused, Durable: durable, Spec: p.Spec}
+		return &RefusedError{Op: op, Resources: refused, Gone: gone, Durable: durable, Spec: p.Spec}
 	}
 	if len(conflicts) > 0 {
 		sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].Resource < conflicts[j].Resource })

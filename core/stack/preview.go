@@ -272,6 +272,8 @@ func (s *session) planned(c plan.Change, obs *plan.Observation, st *state.State)
 		pc.Drift = "the revision this rollback goes back to lacks it: kept, because it holds data, and recorded as retained (no apply deletes it; a teardown does)"
 	case c.Retained && !inSpec:
 		pc.Drift = fmt.Sprintf("retained (kept by %s, a rollback): not in the spec, still this stack's; no apply deletes it: `bulwark teardown` deletes it under its level, `bulwark state forget` releases it", cur.RetainedBy)
+	case c.Ownership == plan.Gone && !inSpec && c.Refused():
+		pc.Drift = "recorded but not found by its provider: nothing is left to delete, but a protected resource's record is dropped only by hand (`bulwark state forget`)"
 	case c.Ownership == plan.Gone && !inSpec:
 		pc.Drift = "already gone"
 	case c.Ownership == plan.Gone:

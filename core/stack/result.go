@@ -90,7 +90,7 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 			types[c.Resource] = c.Type
 		}
 		s.prog.refuse(s.opID, re.Resources, types)
-		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, re.Resources, err)); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, slices.Concat(re.Resources, re.Gone), err)); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}

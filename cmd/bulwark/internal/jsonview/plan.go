@@ -1,6 +1,8 @@
 package jsonview
 
 import (
+	"slices"
+
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/plandoc"
 	"github.com/bulwark-iac/bulwark/core/protection"
@@ -108,7 +110,7 @@ func NewPlan(pv *stack.Preview) *Plan {
 	}
 	out.Summary.HasChanges = pv.HasChanges()
 	if r := pv.Refused; r != nil {
-		names := list(r.Resources)
+		names := slices.Concat([]string{}, r.Resources, r.Gone)
 		for _, d := range r.Durable {
 			names = append(names, d.Resource)
 		}
