@@ -1,0 +1,160 @@
+package stack_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/bulwark-iac/bulwark/core/plan"
+	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/stack"
+)
+
+// TestPropertyPlanAgreesWithApply: whatever the state records, the spec now
+// says and reality now holds (resources taken out of the spec, resources
+// gone out of band, levels raised and lowered, on providers whose Delete
+// checks the key and on those whose Check reads), the plan and the apply
+// made right after it agree on the ladder: the apply is refused exactly
+// when the plan is, with the same resources, and an apply the plan did not
+// refuse fails no step on the ladder (stack.ErrProtected). Nothing
+// protected is ever deleted, and the record of a protected resource is
+// dropped only by an apply that lowered its level first. A plan that said
+// "no change, already gone" for a protected record the spec had dropped,
+// and an apply that then failed its step with exit 1 every time, broke the
+// first of these.
+func TestPropertyPlanAgreesWithApply(t *testing.T) {
+	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
+		f := flag.Lookup("rapid.checks")
+		old := f.Value.String()
+		f.Value.Set(fmt.Sprint(propChecks))
+		defer f.Value.Set(old)
+	}
+	rapid.Check(t, propertyPlanAgreesWithApply)
+}
+
+func propertyPlanAgreesWithApply(rt *rapid.T) {
+	dir, err := os.MkdirTemp("", "bulwark-agree-prop-")
+	if err != nil {
+		rt.Fatalf("temp dir: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
+	if rapid.Bool().Draw(rt, "checkskeys") {
+		e.w.ChecksKeys()
+	}
+	var history []string
+	fail := func(format string, args ...any) {
+		rt.Fatalf("%s\nhistory:\n  %s\noutput:\n%s", fmt.Sprintf(format, args...), strings.Join(history, "\n  "), e.out)
+	}
+
+	n := rapid.IntRange(1, 5).Draw(rt, "resources")
+	all := make([]res, n)
+	for i := range all {
+		all[i] = res{
+			name: fmt.Sprintf("r%d", i),
+			typ:  rapid.SampledFrom(fakeTypes).Draw(rt, fmt.Sprintf("type%d", i)),
+			prot: rapid.SampledFrom(levels).Draw(rt, fmt.Sprintf("protection%d", i)),
+		}
+	}
+	r, err := e.apply(parseSpec(rt, specYAML("s", all...)))
+	if code := stack.ExitCode(r, err); code != stack.ExitOK {
+		fail("the first apply: exit %d, err %v, result err %v", code, err, resErr(r))
+	}
+	history = append(history, "apply "+specSummary(all))
+
+	rounds := rapid.IntRange(1, 3).Draw(rt, "rounds")
+	for k := 0; k < rounds; k++ {
+		// Out of band: some resources vanish from reality.
+		for _, name := range e.w.Names() {
+			if rapid.IntRange(0, 2).Draw(rt, fmt.Sprintf("vanish%d-%s", k, name)) == 0 {
+				e.w.Remove(name)
+				history = append(history, "out of band: "+name+" deleted")
+			}
+		}
+		// The next spec: each resource kept (its level maybe changed) or
+		// taken out.
+		var next []res
+		for _, r := range all {
+			switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("fate%d-%s", k, r.name)) {
+			case 0:
+				continue
+			case 1:
+				r.prot = rapid.SampledFrom(levels).Draw(rt, fmt.Sprintf("level%d-%s", k, r.name))
+			}
+			next = append(next, r)
+		}
+		sp := parseSpec(rt, specYAML("s", next...))
+		stBefore := e.state(rt, "s")
+
+		pv, perr := stack.Plan(e.ctx, sp, e.opts())
+		if perr != nil {
+			fail("plan: %v", perr)
+		}
+		_, _, d0 := e.w.Calls()
+		r, err := e.apply(sp)
+		code := stack.ExitCode(r, err)
+		history = append(history, fmt.Sprintf("plan refused %v; apply %s -> exit %d, err %v, result err %v", refusedNames(pv.Refused), specSummary(next), code, err, resErr(r)))
+
+		var re *plan.RefusedError
+		applyRefused := errors.As(err, &re)
+		switch {
+		case (pv.Refused != nil) != applyRefused:
+			fail("the plan refused %v, the apply %v", refusedNames(pv.Refused), err)
+		case applyRefused && !slices.Equal(refusedNames(pv.Refused), refusedNames(re)):
+			fail("the plan refused %v, the apply %v", refusedNames(pv.Refused), refusedNames(re))
+		case pv.Refused == nil && errors.Is(resErr(r), stack.ErrProtected):
+			fail("the plan refused nothing, and the apply failed on the ladder: %v", resErr(r))
+		}
+		for _, d := range e.w.Deletes()[d0:] {
+			if d.Protection == protection.Protected || recordedLevel(stBefore, d.Name) == protection.Protected {
+				fail("the apply sent a Delete of protected %s: %+v", d.Name, d)
+			}
+		}
+		stAfter := e.state(rt, "s")
+		for _, name := range stBefore.Names() {
+			if recordedLevel(stBefore, name) != protection.Protected || stAfter.Resources[name] != nil {
+				continue
+			}
+			if l := levelOf(next, name); l == protection.Unspecified || l == protection.Protected {
+				fail("the apply dropped the record of protected %s (spec level %v)", name, l)
+			}
+		}
+		if err == nil {
+			all = mergeLevels(all, next)
+		}
+	}
+}
+
+// refusedNames is every resource a refusal names, sorted.
+func refusedNames(re *plan.RefusedError) []string {
+	if re == nil {
+		return nil
+	}
+	out := slices.Concat(re.Resources, re.Gone)
+	for _, d := range re.Durable {
+		out = append(out, d.Resource)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mergeLevels is all with the levels next gave the resources it kept: the
+// resources a later round may put back, at the level last applied.
+func mergeLevels(all, next []res) []res {
+	out := slices.Clone(all)
+	for i, r := range out {
+		for _, n := range next {
+			if n.name == r.name {
+				out[i].prot = n.prot
+			}
+		}
+	}
+	return out
+}
