@@ -14,6 +14,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
+	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -25,10 +26,11 @@ import (
 // when the plan is, with the same resources, and an apply the plan did not
 // refuse fails no step on the ladder (stack.ErrProtected). Nothing
 // protected is ever deleted, and the record of a protected resource is
-// dropped only by an apply that lowered its level first. A plan that said
-// "no change, already gone" for a protected record the spec had dropped,
-// and an apply that then failed its step with exit 1 every time, broke the
-// first of these.
+// dropped only by an apply that lowered its level first. A teardown, drawn
+// in some rounds instead, agrees with its own plan the same way. A plan
+// that said "no change, already gone" for a protected record the spec had
+// dropped, and an apply that then failed its step with exit 1 every time,
+// broke the first of these.
 func TestPropertyPlanAgreesWithApply(t *testing.T) {
 	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
 		f := flag.Lookup("rapid.checks")
@@ -92,6 +94,10 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 		}
 		sp := parseSpec(rt, specYAML("s", next...))
 		stBefore := e.state(rt, "s")
+		if rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("teardown%d", k)) == 0 {
+			teardownAgrees(rt, e, sp, fail, &history)
+			continue
+		}
 
 		pv, perr := stack.Plan(e.ctx, sp, e.opts())
 		if perr != nil {
@@ -128,6 +134,44 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 		}
 		if err == nil {
 			all = mergeLevels(all, next)
+		}
+	}
+}
+
+// teardownAgrees runs the teardown plan of sp, then the teardown: refused
+// exactly when its plan is, with the same resources, deleting nothing
+// protected and dropping no protected record; one its plan did not refuse
+// fails no step on the ladder.
+func teardownAgrees(rt *rapid.T, e *env, sp *spec.Spec, fail func(string, ...any), history *[]string) {
+	stBefore := e.state(rt, "s")
+	_, perr := stack.TeardownPlan(sp, e.opts())
+	var pre *plan.RefusedError
+	if perr != nil && !errors.As(perr, &pre) {
+		fail("teardown plan: %v", perr)
+	}
+	_, _, d0 := e.w.Calls()
+	r, err := e.teardown(sp)
+	code := stack.ExitCode(r, err)
+	*history = append(*history, fmt.Sprintf("teardown plan refused %v; teardown -> exit %d, err %v, result err %v", refusedNames(pre), code, err, resErr(r)))
+	var re *plan.RefusedError
+	refused := errors.As(err, &re)
+	switch {
+	case (pre != nil) != refused:
+		fail("the teardown plan refused %v, the teardown %v", refusedNames(pre), err)
+	case refused && !slices.Equal(refusedNames(pre), refusedNames(re)):
+		fail("the teardown plan refused %v, the teardown %v", refusedNames(pre), refusedNames(re))
+	case pre == nil && errors.Is(resErr(r), stack.ErrProtected):
+		fail("the teardown plan refused nothing, and the teardown failed on the ladder: %v", resErr(r))
+	}
+	for _, d := range e.w.Deletes()[d0:] {
+		if d.Protection == protection.Protected || recordedLevel(stBefore, d.Name) == protection.Protected {
+			fail("the teardown sent a Delete of protected %s: %+v", d.Name, d)
+		}
+	}
+	stAfter := e.state(rt, "s")
+	for _, name := range stBefore.Names() {
+		if recordedLevel(stBefore, name) == protection.Protected && stAfter.Resources[name] == nil {
+			fail("the teardown dropped the record of protected %s", name)
 		}
 	}
 }
