@@ -20,8 +20,9 @@ import (
 
 // TestPropertyPlanAgreesWithApply: whatever the state records, the spec now
 // says and reality now holds (resources taken out of the spec, resources
-// gone out of band, levels raised and lowered, on providers whose Delete
-// checks the key and on those whose Check reads), the plan and the apply
+// gone out of band, levels raised and lowered; on providers whose Delete
+// checks the key, whose Check reads, that report no keys, or that take
+// none, as Terraform's), the plan and the apply
 // made right after it agree on the ladder: the apply is refused exactly
 // when the plan is, with the same resources, and an apply the plan did not
 // refuse fails no step on the ladder (stack.ErrProtected). Nothing
@@ -48,8 +49,16 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 	}
 	defer os.RemoveAll(dir)
 	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
-	if rapid.Bool().Draw(rt, "checkskeys") {
+	// The provider: bulwark's own, with a Delete that checks the key or
+	// without; one written before keys were reported; one built for
+	// Terraform (no key at all).
+	switch rapid.IntRange(0, 3).Draw(rt, "provider") {
+	case 1:
 		e.w.ChecksKeys()
+	case 2:
+		e.w.legacy = true
+	case 3:
+		e.w.keyless = true
 	}
 	var history []string
 	fail := func(format string, args ...any) {
