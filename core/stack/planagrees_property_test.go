@@ -20,18 +20,18 @@ import (
 
 // TestPropertyPlanAgreesWithApply: whatever the state records, the spec now
 // says and reality now holds (resources taken out of the spec, resources
-// gone out of band, levels raised and lowered; on providers whose Delete
-// checks the key, whose Check reads, that report no keys, or that take
-// none, as Terraform's), the plan and the apply
-// made right after it agree on the ladder: the apply is refused exactly
-// when the plan is, with the same resources, and an apply the plan did not
-// refuse fails no step on the ladder (stack.ErrProtected). Nothing
-// protected is ever deleted, and the record of a protected resource is
-// dropped only by an apply that lowered its level first. A teardown, drawn
-// in some rounds instead, agrees with its own plan the same way. A plan
-// that said "no change, already gone" for a protected record the spec had
-// dropped, and an apply that then failed its step with exit 1 every time,
-// broke the first of these.
+// gone out of band, levels raised and lowered, force_new attributes changed
+// so that a resource is replaced; on providers whose Delete checks the
+// key, whose Check reads, that report no keys, or that take none, as
+// Terraform's), the plan and the apply made right after it agree on the
+// ladder: the apply is refused exactly when the plan is, with the same
+// resources, and an apply the plan did not refuse fails no step on the
+// ladder (stack.ErrProtected). Nothing protected is ever deleted, and the
+// record of a protected resource is dropped only by an apply that lowered
+// its level first. A teardown, drawn in some rounds instead, agrees with
+// its own plan the same way. A plan that said "no change, already gone" for
+// a protected record the spec had dropped, and an apply that then failed
+// its step with exit 1 every time, broke the first of these.
 func TestPropertyPlanAgreesWithApply(t *testing.T) {
 	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
 		f := flag.Lookup("rapid.checks")
@@ -49,6 +49,11 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 	}
 	defer os.RemoveAll(dir)
 	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
+	// A replace creates first where old and new can exist at once, else
+	// deletes first.
+	if rapid.Bool().Draw(rt, "coexist") {
+		e.w.Coexist()
+	}
 	// The provider: bulwark's own, with a Delete that checks the key or
 	// without; one written before keys were reported; one built for
 	// Terraform (no key at all).
@@ -93,11 +98,15 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 		// taken out.
 		var next []res
 		for _, r := range all {
-			switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("fate%d-%s", k, r.name)) {
+			switch rapid.IntRange(0, 4).Draw(rt, fmt.Sprintf("fate%d-%s", k, r.name)) {
 			case 0:
 				continue
 			case 1:
 				r.prot = rapid.SampledFrom(levels).Draw(rt, fmt.Sprintf("level%d-%s", k, r.name))
+			case 2:
+				// A force_new change: a replace, refused for a protected
+				// resource and, without --replace, a durable one.
+				r.zone = map[string]string{"": "z1", "z1": "z2", "z2": "z1"}[r.zone]
 			}
 			next = append(next, r)
 		}
@@ -142,7 +151,7 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 			}
 		}
 		if err == nil {
-			all = mergeLevels(all, next)
+			all = mergeApplied(all, next)
 		}
 	}
 }
@@ -198,14 +207,14 @@ func refusedNames(re *plan.RefusedError) []string {
 	return out
 }
 
-// mergeLevels is all with the levels next gave the resources it kept: the
-// resources a later round may put back, at the level last applied.
-func mergeLevels(all, next []res) []res {
+// mergeApplied is all with the resources next kept as next has them (level
+// and zone): the resources a later round may put back, as last applied.
+func mergeApplied(all, next []res) []res {
 	out := slices.Clone(all)
 	for i, r := range out {
 		for _, n := range next {
 			if n.name == r.name {
-				out[i].prot = n.prot
+				out[i] = n
 			}
 		}
 	}
