@@ -1,11 +1,8 @@
 package stack_test
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -41,22 +38,12 @@ var ownKinds = []string{"apply", "apply", "apply", "apply-fail", "teardown", "oo
 // unless imported; no import takes what another stack still owns; and no
 // resource ever has two owners (two states that record it).
 func TestPropertyOwnership(t *testing.T) {
-	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
-		f := flag.Lookup("rapid.checks")
-		old := f.Value.String()
-		f.Value.Set(fmt.Sprint(propChecks))
-		defer f.Value.Set(old)
-	}
-	rapid.Check(t, propertyOwnership)
+	checkProperty(t, propertyOwnership)
 }
 
 func propertyOwnership(rt *rapid.T) {
-	dir, err := os.MkdirTemp("", "bulwark-own-prop-")
-	if err != nil {
-		rt.Fatalf("temp dir: %v", err)
-	}
-	defer os.RemoveAll(dir)
-	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
+	e, done := propEnv(rt, "bulwark-own-prop-")
+	defer done()
 	e.w.legacy = rapid.IntRange(0, 3).Draw(rt, "legacy") == 0
 	// Deletes that check the key themselves (the Check then reads
 	// nothing): a Delete may then reach what is not the stack's only to
@@ -123,7 +110,7 @@ func propertyOwnership(rt *rapid.T) {
 			if st.Resources[lost].Imported {
 				continue // an imported record has no key of ours: losing it is a forget
 			}
-			s, err := state.Open(stack.StackDir(dir, name), name)
+			s, err := state.Open(stack.StackDir(e.stateDir, name), name)
 			if err != nil {
 				fail("open state: %v", err)
 			}

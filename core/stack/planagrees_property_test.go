@@ -1,11 +1,8 @@
 package stack_test
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/plan"
 	"github.com/bulwark-iac/bulwark/core/protection"
-	"github.com/bulwark-iac/bulwark/core/spec"
 	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
@@ -33,22 +29,12 @@ import (
 // a protected record the spec had dropped, and an apply that then failed
 // its step with exit 1 every time, broke the first of these.
 func TestPropertyPlanAgreesWithApply(t *testing.T) {
-	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
-		f := flag.Lookup("rapid.checks")
-		old := f.Value.String()
-		f.Value.Set(fmt.Sprint(propChecks))
-		defer f.Value.Set(old)
-	}
-	rapid.Check(t, propertyPlanAgreesWithApply)
+	checkProperty(t, propertyPlanAgreesWithApply)
 }
 
 func propertyPlanAgreesWithApply(rt *rapid.T) {
-	dir, err := os.MkdirTemp("", "bulwark-agree-prop-")
-	if err != nil {
-		rt.Fatalf("temp dir: %v", err)
-	}
-	defer os.RemoveAll(dir)
-	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
+	e, done := propEnv(rt, "bulwark-agree-prop-")
+	defer done()
 	// A replace creates first where old and new can exist at once, else
 	// deletes first.
 	if rapid.Bool().Draw(rt, "coexist") {
@@ -111,44 +97,29 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 			next = append(next, r)
 		}
 		sp := parseSpec(rt, specYAML("s", next...))
-		stBefore := e.state(rt, "s")
+		var err error
 		if rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("teardown%d", k)) == 0 {
-			teardownAgrees(rt, e, sp, fail, &history)
-			continue
-		}
-
-		pv, perr := stack.Plan(e.ctx, sp, e.opts())
-		if perr != nil {
-			fail("plan: %v", perr)
-		}
-		_, _, d0 := e.w.Calls()
-		r, err := e.apply(sp)
-		code := stack.ExitCode(r, err)
-		history = append(history, fmt.Sprintf("plan refused %v; apply %s -> exit %d, err %v, result err %v", refusedNames(pv.Refused), specSummary(next), code, err, resErr(r)))
-
-		var re *plan.RefusedError
-		applyRefused := errors.As(err, &re)
-		switch {
-		case (pv.Refused != nil) != applyRefused:
-			fail("the plan refused %v, the apply %v", refusedNames(pv.Refused), err)
-		case applyRefused && !slices.Equal(refusedNames(pv.Refused), refusedNames(re)):
-			fail("the plan refused %v, the apply %v", refusedNames(pv.Refused), refusedNames(re))
-		case pv.Refused == nil && errors.Is(resErr(r), stack.ErrProtected):
-			fail("the plan refused nothing, and the apply failed on the ladder: %v", resErr(r))
-		}
-		for _, d := range e.w.Deletes()[d0:] {
-			if d.Protection == protection.Protected || recordedLevel(stBefore, d.Name) == protection.Protected {
-				fail("the apply sent a Delete of protected %s: %+v", d.Name, d)
-			}
-		}
-		stAfter := e.state(rt, "s")
-		for _, name := range stBefore.Names() {
-			if recordedLevel(stBefore, name) != protection.Protected || stAfter.Resources[name] != nil {
-				continue
-			}
-			if l := levelOf(next, name); l == protection.Unspecified || l == protection.Protected {
-				fail("the apply dropped the record of protected %s (spec level %v)", name, l)
-			}
+			err = ladderAgrees(rt, e, "teardown", specSummary(next), fail, &history,
+				func() (*plan.RefusedError, error) {
+					_, err := stack.TeardownPlan(sp, e.opts())
+					return nil, err
+				},
+				func() (*stack.Result, error) { return e.teardown(sp) },
+				func(string) bool { return false })
+		} else {
+			err = ladderAgrees(rt, e, "apply", specSummary(next), fail, &history,
+				func() (*plan.RefusedError, error) {
+					pv, err := stack.Plan(e.ctx, sp, e.opts())
+					if err != nil {
+						return nil, err
+					}
+					return pv.Refused, nil
+				},
+				func() (*stack.Result, error) { return e.apply(sp) },
+				func(name string) bool {
+					l := levelOf(next, name)
+					return l != protection.Unspecified && l != protection.Protected
+				})
 		}
 		if err == nil {
 			all = mergeApplied(all, next)
@@ -156,42 +127,48 @@ func propertyPlanAgreesWithApply(rt *rapid.T) {
 	}
 }
 
-// teardownAgrees runs the teardown plan of sp, then the teardown: refused
-// exactly when its plan is, with the same resources, deleting nothing
-// protected and dropping no protected record; one its plan did not refuse
-// fails no step on the ladder.
-func teardownAgrees(rt *rapid.T, e *env, sp *spec.Spec, fail func(string, ...any), history *[]string) {
+// ladderAgrees makes the plan of an operation (apply or teardown), then
+// runs it, and fails unless they agree on the ladder: the run is refused
+// exactly when its plan is, with the same resources, and one its plan did
+// not refuse fails no step on it (stack.ErrProtected); it sends no Delete
+// of anything protected, and drops the record of a protected resource only
+// where lowered says the spec lowered its level (an apply carrying the
+// lowering out). makePlan returns the plan's refusal, or the plan's error
+// (a *plan.RefusedError counts as the refusal). It returns the run's
+// error.
+func ladderAgrees(rt *rapid.T, e *env, op, desc string, fail func(string, ...any), history *[]string,
+	makePlan func() (*plan.RefusedError, error), run func() (*stack.Result, error), lowered func(string) bool) error {
 	stBefore := e.state(rt, "s")
-	_, perr := stack.TeardownPlan(sp, e.opts())
-	var pre *plan.RefusedError
+	pre, perr := makePlan()
 	if perr != nil && !errors.As(perr, &pre) {
-		fail("teardown plan: %v", perr)
+		fail("%s plan: %v", op, perr)
 	}
 	_, _, d0 := e.w.Calls()
-	r, err := e.teardown(sp)
-	code := stack.ExitCode(r, err)
-	*history = append(*history, fmt.Sprintf("teardown plan refused %v; teardown -> exit %d, err %v, result err %v", refusedNames(pre), code, err, resErr(r)))
+	r, err := run()
+	*history = append(*history, fmt.Sprintf("%s plan refused %v; %s %s -> exit %d, err %v, result err %v",
+		op, refusedNames(pre), op, desc, stack.ExitCode(r, err), err, resErr(r)))
 	var re *plan.RefusedError
 	refused := errors.As(err, &re)
 	switch {
 	case (pre != nil) != refused:
-		fail("the teardown plan refused %v, the teardown %v", refusedNames(pre), err)
+		fail("the %s plan refused %v, the %s %v", op, refusedNames(pre), op, err)
 	case refused && !slices.Equal(refusedNames(pre), refusedNames(re)):
-		fail("the teardown plan refused %v, the teardown %v", refusedNames(pre), refusedNames(re))
+		fail("the %s plan refused %v, the %s %v", op, refusedNames(pre), op, refusedNames(re))
 	case pre == nil && errors.Is(resErr(r), stack.ErrProtected):
-		fail("the teardown plan refused nothing, and the teardown failed on the ladder: %v", resErr(r))
+		fail("the %s plan refused nothing, and the %s failed on the ladder: %v", op, op, resErr(r))
 	}
 	for _, d := range e.w.Deletes()[d0:] {
 		if d.Protection == protection.Protected || recordedLevel(stBefore, d.Name) == protection.Protected {
-			fail("the teardown sent a Delete of protected %s: %+v", d.Name, d)
+			fail("the %s sent a Delete of protected %s: %+v", op, d.Name, d)
 		}
 	}
 	stAfter := e.state(rt, "s")
 	for _, name := range stBefore.Names() {
-		if recordedLevel(stBefore, name) == protection.Protected && stAfter.Resources[name] == nil {
-			fail("the teardown dropped the record of protected %s", name)
+		if recordedLevel(stBefore, name) == protection.Protected && stAfter.Resources[name] == nil && !lowered(name) {
+			fail("the %s dropped the record of protected %s", op, name)
 		}
 	}
+	return err
 }
 
 // refusedNames is every resource a refusal names, sorted.

@@ -101,14 +101,30 @@ func zoneOf(rs []res, name string) string {
 // lost without an apply that lowered it, and that state and world agree
 // whenever nothing is left unfinished.
 func TestPropertyLadder(t *testing.T) {
+	checkProperty(t, propertyLadder)
+	t.Logf("STATS %v", stats)
+}
+
+// checkProperty checks prop under rapid, propChecks times unless
+// -rapid.checks or RAPID_CHECKS says how many.
+func checkProperty(t *testing.T, prop func(*rapid.T)) {
 	if os.Getenv("RAPID_CHECKS") == "" && !flagSet("rapid.checks") {
 		f := flag.Lookup("rapid.checks")
 		old := f.Value.String()
 		f.Value.Set(fmt.Sprint(propChecks))
 		defer f.Value.Set(old)
 	}
-	rapid.Check(t, propertyLadder)
-	t.Logf("STATS %v", stats)
+	rapid.Check(t, prop)
+}
+
+// propEnv is a fresh env for one run of a property: an empty fake world and
+// a state folder of its own (prefix names it), which done removes.
+func propEnv(rt *rapid.T, prefix string) (e *env, done func()) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		rt.Fatalf("temp dir: %v", err)
+	}
+	return &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}, func() { os.RemoveAll(dir) }
 }
 
 var stats = map[string]int{}
@@ -120,12 +136,8 @@ func flagSet(name string) bool {
 }
 
 func propertyLadder(rt *rapid.T) {
-	dir, err := os.MkdirTemp("", "bulwark-stack-prop-")
-	if err != nil {
-		rt.Fatalf("temp dir: %v", err)
-	}
-	defer os.RemoveAll(dir)
-	e := &env{ctx: context.Background(), stateDir: dir, w: newFakeWorld(), out: &syncBuffer{}}
+	e, done := propEnv(rt, "bulwark-stack-prop-")
+	defer done()
 	var history []string
 	fail := func(format string, args ...any) {
 		rt.Fatalf("%s\nhistory:\n  %s\noutput:\n%s", fmt.Sprintf(format, args...), strings.Join(history, "\n  "), e.out)
