@@ -230,7 +230,7 @@ func (e *RefusedError) Error() string {
 		for i, n := range e.Gone {
 			forget[i] = "`bulwark state forget " + e.specOr() + " " + printable.Line(n) + "`"
 		}
-		parts = append(parts, fmt.Sprintf("%s refused: protected resource(s) %s are no longer in the spec, and their provider no longer finds them; nothing was deleted. bulwark drops a protected resource's record only when told to: if it is gone for good, %s releases it; if its provider looks in the wrong place (another root, region or account), fix the provider's config",
+		parts = append(parts, fmt.Sprintf("%s refused: protected resource(s) %s are no longer in the spec, and their provider no longer finds them; nothing was deleted. bulwark drops a protected resource's record only when told to: if it is gone for good, run %s (or write `removed: [{from: NAME, destroy: false}]` in the spec); if its provider looks in the wrong place (another root, region or account), fix the provider's config",
 			e.Op, printable.Line(strings.Join(e.Gone, ", ")), strings.Join(forget, ", then ")))
 	}
 	if len(e.Durable) > 0 {
