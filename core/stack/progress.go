@@ -226,12 +226,16 @@ func (p *progress) conflict(op string, cs []plan.Change) {
 }
 
 // refuse reports resources a protection refusal names.
-func (p *progress) refuse(op string, names []string, types map[string]string) {
-	for _, n := range names {
-		p.events.Write(events.Event{Op: op, Resource: n, Type: types[n], Action: "refuse", Status: "failed", Error: "protected resource"})
+func (p *progress) refuse(op string, cs []plan.Change) {
+	for _, c := range cs {
+		why := "protected resource"
+		if c.Ownership == plan.Gone {
+			why = "protected resource, not found: its record is kept"
+		}
+		p.events.Write(events.Event{Op: op, Resource: c.Resource, Type: c.Type, Action: "refuse", Status: "failed", Error: why})
 		p.mu.Lock()
 		p.tally.Refused++
 		p.mu.Unlock()
-		p.r.Refused(op, n)
+		p.r.Refused(op, c)
 	}
 }

@@ -39,8 +39,8 @@ func (r recorder) ReadsEnded()                 {}
 func (r recorder) Conflict(op string, c plan.Change) {
 	r.line("conflict %s: %s", c.Resource, c.Reason)
 }
-func (r recorder) Refused(op, resource string) { r.line("refused %s: protected", resource) }
-func (r recorder) Note(text string)            { r.line("note %s", text) }
+func (r recorder) Refused(op string, c plan.Change) { r.line("refused %s: protected", c.Resource) }
+func (r recorder) Note(text string)                 { r.line("note %s", text) }
 
 // An apply reports through the Reporter alone, in order: the plan's reads,
 // the operation's start, its header as a Note, each step, its end with the

@@ -39,9 +39,10 @@ type Reporter interface {
 	ReadEnded(resource string)
 	ReadsEnded()
 	// Conflict: an ownership conflict refuses change c; Refused: the
-	// protection ladder refuses to delete resource.
+	// protection ladder refuses change c (a protected resource's delete,
+	// replace, or, when its Ownership is plan.Gone, the drop of its record).
 	Conflict(op string, c plan.Change)
-	Refused(op, resource string)
+	Refused(op string, c plan.Change)
 	// Note is one line for a person (without its newline): an operation's
 	// header, a warning, a note such as a stale lock taken over.
 	Note(text string)
@@ -63,5 +64,5 @@ func (NopReporter) ReadStarted(resource string)                                {
 func (NopReporter) ReadEnded(resource string)                                  {}
 func (NopReporter) ReadsEnded()                                                {}
 func (NopReporter) Conflict(op string, c plan.Change)                          {}
-func (NopReporter) Refused(op, resource string)                                {}
+func (NopReporter) Refused(op string, c plan.Change)                           {}
 func (NopReporter) Note(text string)                                           {}

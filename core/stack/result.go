@@ -85,11 +85,18 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 		}
 	}
 	if errors.As(err, &re) {
-		types := map[string]string{}
-		for _, c := range pl.Changes {
-			types[c.Resource] = c.Type
+		refused := map[string]bool{}
+		for _, n := range slices.Concat(re.Resources, re.Gone) {
+			refused[n] = true
 		}
-		s.prog.refuse(s.opID, re.Resources, types)
+		var cs []plan.Change
+		for _, c := range pl.Changes {
+			if refused[c.Resource] {
+				cs = append(cs, c)
+			}
+		}
+		slices.SortFunc(cs, func(a, b plan.Change) int { return strings.Compare(a.Resource, b.Resource) })
+		s.prog.refuse(s.opID, cs)
 		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, slices.Concat(re.Resources, re.Gone), err)); jerr != nil {
 			return errors.Join(err, jerr)
 		}

@@ -333,9 +333,14 @@ func (p *View) Conflict(op string, c plan.Change) {
 	p.note(fmt.Sprintf("  %s %-16s conflict: %s", p.paint(style.Red, "!"), printable.Line(c.Resource), printable.Text(c.Reason)))
 }
 
-// Refused prints a resource the protection ladder refuses to delete.
-func (p *View) Refused(op, resource string) {
-	p.note(fmt.Sprintf("  %s %-16s protected: refusing to delete", p.paint(style.Red, "!"), printable.Line(resource)))
+// Refused prints a resource the protection ladder refuses to delete (or,
+// gone already, whose record it refuses to drop).
+func (p *View) Refused(op string, c plan.Change) {
+	what := "protected: refusing to delete"
+	if c.Ownership == plan.Gone {
+		what = "protected, not found: refusing to drop its record"
+	}
+	p.note(fmt.Sprintf("  %s %-16s %s", p.paint(style.Red, "!"), printable.Line(c.Resource), what))
 }
 
 // inert is a step's error as the view prints it: its control characters

@@ -58,7 +58,8 @@ func TestLines(t *testing.T) {
 		{"an update's own step", func(v *View) { v.Step(engine.Event{Action: "backup", Status: "ok"}, "") }, "  · backup           ok\n"},
 		{"conflict", func(v *View) { v.Conflict("op", plan.Change{Resource: "b", Reason: "owned by stack x"}) },
 			"  ! b                conflict: owned by stack x\n"},
-		{"refused", func(v *View) { v.Refused("op", "db") }, "  ! db               protected: refusing to delete\n"},
+		{"refused", func(v *View) { v.Refused("op", plan.Change{Resource: "db"}) }, "  ! db               protected: refusing to delete\n"},
+		{"refused, gone", func(v *View) { v.Refused("op", plan.Change{Resource: "db", Ownership: plan.Gone}) }, "  ! db               protected, not found: refusing to drop its record\n"},
 		{"note", func(v *View) { v.Note("note: took over a stale lock left by pid 1") }, "note: took over a stale lock left by pid 1\n"},
 		{"reads without a terminal print nothing", func(v *View) {
 			v.ReadsStarted(2)
