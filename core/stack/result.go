@@ -85,8 +85,9 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 		}
 	}
 	if errors.As(err, &re) {
+		names := slices.Concat(re.Resources, re.Gone)
 		refused := map[string]bool{}
-		for _, n := range slices.Concat(re.Resources, re.Gone) {
+		for _, n := range names {
 			refused[n] = true
 		}
 		var cs []plan.Change
@@ -97,7 +98,7 @@ func (s *session) refused(ctx context.Context, err error, pl *plan.Plan) error {
 		}
 		slices.SortFunc(cs, func(a, b plan.Change) int { return strings.Compare(a.Resource, b.Resource) })
 		s.prog.refuse(s.opID, cs)
-		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, slices.Concat(re.Resources, re.Gone), err)); jerr != nil {
+		if _, jerr := s.jr.Append(ctx, s.refusedRecord(re.Op, names, err)); jerr != nil {
 			return errors.Join(err, jerr)
 		}
 	}
