@@ -91,6 +91,18 @@ func (h *hostile) lock(stack, op string) storage.Writer {
 	return w
 }
 
+// put commits rs to stack's state through the backend under a lock taken
+// for op, as a hand (or another tool) would, and releases it.
+func (h *hostile) put(stack, op string, rs ...*state.Resource) {
+	h.t.Helper()
+	ctx := context.Background()
+	w := h.lock(stack, op)
+	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: rs}}); err != nil {
+		h.t.Fatal(err)
+	}
+	w.Release(ctx)
+}
+
 // runAny runs bulwark in the work folder, whatever its exit code.
 func (h *hostile) runAny(args ...string) (stdout, stderr string) {
 	h.t.Helper()
@@ -274,14 +286,9 @@ func TestStateNamesPrintedInert(t *testing.T) {
 	h.write("shop.yaml", "version: 1\nstack: shop\nproviders:\n  mock: {source: mock}\nresources:\n  - name: db\n    type: generic\n")
 	h.run(0, "apply", "--yes", "shop.yaml")
 
-	ctx := context.Background()
-	w := h.lock("shop", "op_hand")
 	evil := "x\x1b[2K\r\nop_fake apply succeeded\u009b\"\\"
 	r := &state.Resource{Name: "vault" + evil, Type: "generic" + evil, Provider: "mock", Source: "mock", ID: "id" + evil, Protection: protection.Protected}
-	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{r}}}); err != nil {
-		t.Fatal(err)
-	}
-	w.Release(ctx)
+	h.put("shop", "op_hand", r)
 
 	stdout, stderr := h.run(3, "--events", "plan.events", "plan", "shop.yaml") // refused: it would drop a protected record
 	h.inert("plan", stdout+stderr)
@@ -298,13 +305,9 @@ func TestStateNamesPrintedInert(t *testing.T) {
 	// lacks: named inside DOT's quotes, escaped for it too. A plan that
 	// would drop a protected record is refused, so the record is made
 	// durable first: its plan is "already gone", and saved.
-	w = h.lock("shop", "op_hand2")
 	durable := *r
 	durable.Protection = protection.Durable
-	if _, err := w.Commit(ctx, storage.Commit{Change: storage.Change{Put: []*state.Resource{&durable}}}); err != nil {
-		t.Fatal(err)
-	}
-	w.Release(ctx)
+	h.put("shop", "op_hand2", &durable)
 	h.run(0, "--events", "plan.events", "plan", "shop.yaml", "--out", "p.plan")
 	stdout, stderr = h.run(0, "graph", "shop.yaml", "--plan", "p.plan")
 	h.inert("graph --plan", stdout+stderr)
