@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -197,6 +198,10 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 type RefusedError struct {
 	Op        string   // apply | teardown
 	Resources []string // protected, sorted
+	// Undeclared are those of Resources that an apply would delete
+	// because the spec no longer declares them, sorted: the advice for
+	// them differs (lowering a level in the spec needs them in it).
+	Undeclared []string `json:"undeclared,omitempty"`
 	// Gone are the protected resources no longer in the spec whose
 	// provider no longer finds them, sorted: nothing is left to delete,
 	// but dropping a protected resource's record is refused like deleting
@@ -221,9 +226,13 @@ type DurableReplace struct {
 // reaches terminals and CI logs.
 func (e *RefusedError) Error() string {
 	var parts []string
-	if len(e.Resources) > 0 {
+	if declared := slices.DeleteFunc(slices.Clone(e.Resources), func(n string) bool { return slices.Contains(e.Undeclared, n) }); len(declared) > 0 {
 		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted (lower their protection in the spec and apply first)",
-			e.Op, printable.Line(strings.Join(e.Resources, ", "))))
+			e.Op, printable.Line(strings.Join(declared, ", "))))
+	}
+	if len(e.Undeclared) > 0 {
+		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted. The spec no longer declares them: to keep one and let the stack forget it, write `removed: [{from: NAME, destroy: false}]` in the spec (or run `bulwark state forget %s NAME`); to delete one, declare it again at a lower protection and apply, then take it out",
+			e.Op, printable.Line(strings.Join(e.Undeclared, ", ")), e.specOr()))
 	}
 	if len(e.Gone) > 0 {
 		forget := make([]string, len(e.Gone))
@@ -312,13 +321,18 @@ func (p *Plan) Check(op string) error {
 	var refused []string
 	var durable []DurableReplace
 	var conflicts []Change
-	var gone []string
+	var gone, undeclared []string
 	for _, c := range p.Changes {
 		switch {
 		case c.Refused() && c.Ownership == Gone:
 			gone = append(gone, c.Resource)
 		case c.Refused():
 			refused = append(refused, c.Resource)
+			// An apply deletes (rather than replaces) only what the
+			// spec no longer declares; a teardown deletes everything.
+			if c.Action == Delete && op != "teardown" {
+				undeclared = append(undeclared, c.Resource)
+			}
 		}
 		if c.NeedsConsent() {
 			durable = append(durable, DurableReplace{Resource: c.Resource, Attributes: c.ForceNew})
@@ -330,8 +344,9 @@ func (p *Plan) Check(op string) error {
 	if len(refused) > 0 || len(gone) > 0 || len(durable) > 0 {
 		sort.Strings(refused)
 		sort.Strings(gone)
+		sort.Strings(undeclared)
 		sort.Slice(durable, func(i, j int) bool { return durable[i].Resource < durable[j].Resource })
-		return &RefusedError{Op: op, Resources: refused, Gone: gone, Durable: durable, Spec: p.Spec}
+		return &RefusedError{Op: op, Resources: refused, Undeclared: undeclared, Gone: gone, Durable: durable, Spec: p.Spec}
 	}
 	if len(conflicts) > 0 {
 		sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].Resource < conflicts[j].Resource })

@@ -355,13 +355,76 @@ func TestCheck(t *testing.T) {
 			if !strings.HasPrefix(msg, tt.op+" refused") || !strings.Contains(msg, "nothing was deleted") {
 				t.Errorf("message %q", msg)
 			}
-			if len(re.Resources) > 0 && !strings.Contains(msg, strings.Join(re.Resources, ", ")) {
-				t.Errorf("message %q does not name %v", msg, re.Resources)
+			for _, n := range re.Resources {
+				if !strings.Contains(msg, n) {
+					t.Errorf("message %q does not name %s", msg, n)
+				}
 			}
 			for _, d := range re.Durable {
 				// Named with the attribute, and how to go on.
 				if !strings.Contains(msg, d.Resource+": force_new attribute(s) zone changed") || !strings.Contains(msg, "--replace "+d.Resource) {
 					t.Errorf("message %q does not say why %s is refused or how to go on", msg, d.Resource)
+				}
+			}
+		})
+	}
+}
+
+// The refusal's way out depends on whether the spec still declares the
+// protected resource: lowering its level in the spec needs it there, so an
+// apply's delete of one the spec dropped names `removed:` and `state
+// forget` (to keep it) or declaring it again (to delete it). A teardown's
+// and a replace's advice stays "lower their protection".
+func TestRefusedAdvice(t *testing.T) {
+	lower := "lower their protection in the spec and apply first"
+	release := "The spec no longer declares them: to keep one and let the stack forget it, write `removed: [{from: NAME, destroy: false}]` in the spec (or run `bulwark state forget shop.yaml NAME`); to delete one, declare it again at a lower protection and apply, then take it out"
+	tests := []struct {
+		name       string
+		op         string
+		changes    []Change
+		undeclared []string
+		want       []string // in the message, in this order
+		not        []string
+	}{
+		{"apply deleting a dropped protected resource", "apply", []Change{
+			{Resource: "db", Action: Delete, Protection: protection.Protected},
+		}, []string{"db"}, []string{"apply refused: it would delete protected resource(s) db; nothing was deleted. " + release}, []string{lower}},
+		{"apply replacing a declared one", "apply", []Change{
+			{Resource: "vault", Action: Replace, Protection: protection.Protected},
+		}, nil, []string{"apply refused: it would delete protected resource(s) vault; nothing was deleted (" + lower + ")"}, []string{"no longer declares"}},
+		{"both at once: each with its advice", "update", []Change{
+			{Resource: "zeta", Action: Delete, Protection: protection.Protected},
+			{Resource: "alpha", Action: Replace, Protection: protection.Protected},
+			{Resource: "mid", Action: Delete, Protection: protection.Protected},
+		}, []string{"mid", "zeta"}, []string{
+			"update refused: it would delete protected resource(s) alpha; nothing was deleted (" + lower + ")",
+			"update refused: it would delete protected resource(s) mid, zeta; nothing was deleted. " + release,
+		}, nil},
+		{"teardown: every record is a delete, declared or not", "teardown", []Change{
+			{Resource: "db", Action: Delete, Protection: protection.Protected},
+		}, nil, []string{"teardown refused: it would delete protected resource(s) db; nothing was deleted (" + lower + ")"}, []string{"no longer declares"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := (&Plan{Spec: "shop.yaml", Changes: tt.changes}).Check(tt.op)
+			var re *RefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("Check = %v (%T), want *RefusedError", err, err)
+			}
+			if diff := cmp.Diff(tt.undeclared, re.Undeclared); diff != "" {
+				t.Errorf("Undeclared (-want +got):\n%s", diff)
+			}
+			msg, at := err.Error(), 0
+			for _, w := range tt.want {
+				i := strings.Index(msg[at:], w)
+				if i < 0 {
+					t.Fatalf("message\n%s\nlacks (after byte %d)\n%s", msg, at, w)
+				}
+				at += i + len(w)
+			}
+			for _, n := range tt.not {
+				if strings.Contains(msg, n) {
+					t.Errorf("message\n%s\nsays %q", msg, n)
 				}
 			}
 		})
