@@ -23,13 +23,21 @@ import (
 // flight. Nor longer than patience: calls queued behind one that takes
 // longer than that (a Create of a database that takes minutes) go without
 // waiting for it, in a batch of their own beside it, so a slow call never
-// holds back the others for more than patience.
+// holds back the others for more than patience; and once the group's calls
+// are seen to take longer than patience (a provider that answers in 50 ms),
+// queued calls wait only gatherWindow, long enough for the calls asked in
+// the same burst to join them.
 type join[Q, R any] struct {
 	one  func(context.Context, Q) (R, error)
 	many func(context.Context, []Q) ([]Result[R], error)
 	// patience is how long the calls queued behind those in flight wait
 	// for one of them to end before they go on their own (0: joinPatience).
 	patience time.Duration
+	// now is the clock the calls are timed with (nil: time.Now).
+	now func() time.Time
+	// took is how long the group's last call to end took (ns): when that
+	// is longer than patience, queued calls wait only gatherWindow.
+	took atomic.Int64
 
 	mu     sync.Mutex
 	flying int // calls of the group in flight, or about to be
@@ -44,6 +52,13 @@ type join[Q, R any] struct {
 // calls as much as they can, and short enough that a call taking seconds
 // or minutes delays nothing queued behind it by more than that.
 const joinPatience = 5 * time.Millisecond
+
+// gatherWindow is how long queued calls wait when the group's calls take
+// longer than patience (a provider that answers in 50 ms, say): waiting
+// for the one in flight would cost them patience on every round, so they
+// wait just long enough for the calls asked in the same burst (the write
+// slots one batch's answer frees) to join them.
+const gatherWindow = time.Millisecond
 
 // Result is one call of a batch: what the single call would have returned
 // (declared in core/providers, which consumers of a batch import).
@@ -71,7 +86,9 @@ func (j *join[Q, R]) call(ctx context.Context, req Q) (R, error) {
 	if j.flying == 0 {
 		j.flying = 1
 		j.mu.Unlock()
+		start := j.clock()
 		resp, err := j.one(ctx, req)
+		j.ended(start)
 		j.next()
 		return resp, err
 	}
@@ -111,13 +128,38 @@ func (j *join[Q, R]) armLocked() {
 	if j.timer != nil || len(j.queue) == 0 {
 		return
 	}
+	wait := j.queueWait()
+	j.armed++
+	armed := j.armed
+	j.timer = time.AfterFunc(wait, func() { j.impatient(armed) })
+}
+
+// queueWait is how long calls queued now wait for a call in flight before
+// they go on their own: patience, or gatherWindow (if shorter) when the
+// group's last call took longer than patience, since the one in flight
+// most likely will too.
+func (j *join[Q, R]) queueWait() time.Duration {
 	wait := j.patience
 	if wait == 0 {
 		wait = joinPatience
 	}
-	j.armed++
-	armed := j.armed
-	j.timer = time.AfterFunc(wait, func() { j.impatient(armed) })
+	if time.Duration(j.took.Load()) > wait {
+		return min(wait, gatherWindow)
+	}
+	return wait
+}
+
+// clock is the time by j's clock.
+func (j *join[Q, R]) clock() time.Time {
+	if j.now != nil {
+		return j.now()
+	}
+	return time.Now()
+}
+
+// ended records how long a call of the group that began at start took.
+func (j *join[Q, R]) ended(start time.Time) {
+	j.took.Store(int64(j.clock().Sub(start)))
 }
 
 // disarmLocked stops the patience timer: what is queued is being taken;
@@ -203,6 +245,7 @@ func (j *join[Q, R]) send(live []*joined[Q, R]) {
 	}
 	var res []Result[R]
 	var err error
+	start := j.clock()
 	if len(live) == 1 {
 		var resp R
 		resp, err = j.one(ctx, reqs[0])
@@ -211,6 +254,7 @@ func (j *join[Q, R]) send(live []*joined[Q, R]) {
 	} else {
 		res, err = j.many(ctx, reqs)
 	}
+	j.ended(start) // before the callers, who ask the next calls, are answered
 	for i, w := range live {
 		if err != nil {
 			w.res = Result[R]{Err: err}

@@ -423,3 +423,59 @@ func TestJoinPatience(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestJoinQueueWait: calls queued behind one in flight wait patience for it
+// while the group's calls are quick, but once its last call took longer
+// than patience (a provider with latency) only gatherWindow: waiting for a
+// call that takes 50 ms would add patience to every round of Creates. The
+// group's calls are timed on a fake clock each call moves on.
+func TestJoinQueueWait(t *testing.T) {
+	var clock time.Time
+	j := &join[time.Duration, string]{
+		patience: 5 * time.Millisecond,
+		now:      func() time.Time { return clock },
+		one: func(_ context.Context, d time.Duration) (string, error) {
+			clock = clock.Add(d) // the call takes d
+			return "", nil
+		},
+		many: func(_ context.Context, ds []time.Duration) ([]Result[string], error) {
+			clock = clock.Add(slices.Max(ds))
+			return make([]Result[string], len(ds)), nil
+		},
+	}
+	steps := []struct {
+		took time.Duration // the call made before asking
+		want time.Duration
+	}{
+		{0, 5 * time.Millisecond}, // nothing ended yet: patience
+		{300 * time.Microsecond, 5 * time.Millisecond},
+		{5 * time.Millisecond, 5 * time.Millisecond}, // not longer than patience
+		{50 * time.Millisecond, gatherWindow},
+		{2 * time.Second, gatherWindow},
+		{100 * time.Microsecond, 5 * time.Millisecond}, // quick again
+	}
+	for i, s := range steps {
+		if s.took > 0 {
+			if _, err := j.call(context.Background(), s.took); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := j.queueWait(); got != s.want {
+			t.Errorf("step %d, after a call of %v: queued calls wait %v, want %v", i, s.took, got, s.want)
+		}
+	}
+	// Through a batch too, and never longer than a patience shorter than
+	// the gather window.
+	j.patience = 500 * time.Microsecond
+	j.send([]*joined[time.Duration, string]{
+		{ctx: context.Background(), req: time.Second, done: make(chan struct{})},
+		{ctx: context.Background(), req: time.Millisecond, done: make(chan struct{})},
+	})
+	if got := j.queueWait(); got != 500*time.Microsecond {
+		t.Errorf("after a batch of 1 s with patience 500µs: wait %v, want 500µs", got)
+	}
+	j.patience = 5 * time.Millisecond
+	if got := j.queueWait(); got != gatherWindow {
+		t.Errorf("after a batch of 1 s: wait %v, want %v", got, gatherWindow)
+	}
+}
