@@ -11,7 +11,7 @@ TOOLS := $(CURDIR)/.tools
 
 MODULES := sdk core backends cmd/bulwark plugins/mock plugins/local plugins/aws testproviders tools/bench
 
-.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency bench-modules bench-terraform test-crash-full clean \
+.PHONY: build build-demo build-testproviders test test-aws demo generate check-generate tools vet bench bench-guard bench-latency bench-modules bench-terraform bench-opentofu test-crash-full clean \
 	check-tidy tidy set-version install check-install file-proxy dist cross cross-build
 
 # -buildvcs=auto: stamp the checkout's commit into the binaries (bulwark
@@ -284,6 +284,21 @@ bench-guard: build-demo
 LATENCYFLAGS ?=
 bench-latency: build-demo
 	$(BENCH) -latency $(LATENCYFLAGS)
+
+# OpenTofu, for the benchmarks to run beside bulwark (they look for `tofu`
+# on PATH): `go install` refuses its module (its go.mod has a replace
+# directive), so this builds it from the Go module proxy's copy of its
+# source into .tools/tofu, as its release does (version.dev=no). About 6
+# minutes on 2 cores. Then: PATH=$(TOOLS):$$PATH make bench-latency.
+OPENTOFU_VERSION ?= v1.12.6
+bench-opentofu:
+	@mkdir -p $(TOOLS)
+	@src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && \
+	dir=$$(cd "$$src" && GOWORK=off $(GO) mod download -json github.com/opentofu/opentofu@$(OPENTOFU_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && \
+	test -n "$$dir" && cp -R "$$dir"/. "$$src/tofu" && chmod -R u+w "$$src/tofu" && \
+	cd "$$src/tofu" && GOWORK=off GOFLAGS=-mod=mod $(GO) build -trimpath \
+		-ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o $(TOOLS)/tofu ./cmd/tofu && \
+	$(TOOLS)/tofu version
 
 # The module rows (issue 22): 10,000 resources written as 100 calls of a
 # 100-resource module beside the same 10,000 written flat, each command's
