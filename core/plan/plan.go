@@ -135,6 +135,10 @@ type Plan struct {
 	Changes []Change
 	// Spec is the spec's path, named in the advice a refusal gives.
 	Spec string
+	// undeclared are the resources a teardown deletes that its spec does
+	// not declare (ForTeardown), for the refusal's advice. An apply's are
+	// its deletes: it deletes only what the spec dropped.
+	undeclared map[string]bool
 }
 
 // Level returns a resource's governing protection: the higher of what the
@@ -182,6 +186,11 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 		desired := protection.Ephemeral
 		if r, ok := declared[name]; ok {
 			desired = r.Protection
+		} else if sp != nil {
+			if p.undeclared == nil {
+				p.undeclared = map[string]bool{}
+			}
+			p.undeclared[name] = true
 		}
 		p.Changes = append(p.Changes, Change{
 			Resource: name, Type: prior.Type, Provider: prior.Provider, Action: Delete,
@@ -198,9 +207,9 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 type RefusedError struct {
 	Op        string   // apply | teardown
 	Resources []string // protected, sorted
-	// Undeclared are those of Resources that an apply would delete
-	// because the spec no longer declares them, sorted: the advice for
-	// them differs (lowering a level in the spec needs them in it).
+	// Undeclared are those of Resources that the spec no longer
+	// declares, sorted: the advice for them differs (lowering a level in
+	// the spec needs them in it).
 	Undeclared []string `json:"undeclared,omitempty"`
 	// Gone are the protected resources no longer in the spec whose
 	// provider no longer finds them, sorted: nothing is left to delete,
@@ -231,8 +240,12 @@ func (e *RefusedError) Error() string {
 			e.Op, printable.Line(strings.Join(declared, ", "))))
 	}
 	if len(e.Undeclared) > 0 {
-		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted. The spec no longer declares them: to keep one and let the stack forget it, write `removed: [{from: NAME, destroy: false}]` in the spec (or run `bulwark state forget %s NAME`); to delete one, declare it again at a lower protection and apply, then take it out",
-			e.Op, printable.Line(strings.Join(e.Undeclared, ", ")), e.specOr()))
+		keep, remove := "write `removed: [{from: NAME, destroy: false}]` in the spec (or run `bulwark state forget "+e.specOr()+" NAME`)", "apply, then take it out"
+		if e.Op == "teardown" { // a teardown follows no removed: entry
+			keep, remove = "run `bulwark state forget "+e.specOr()+" NAME`", "apply first"
+		}
+		parts = append(parts, fmt.Sprintf("%s refused: it would delete protected resource(s) %s; nothing was deleted. The spec no longer declares them: to keep one and let the stack forget it, %s; to delete one, declare it again at a lower protection and %s",
+			e.Op, printable.Line(strings.Join(e.Undeclared, ", ")), keep, remove))
 	}
 	if len(e.Gone) > 0 {
 		forget := make([]string, len(e.Gone))
@@ -330,7 +343,7 @@ func (p *Plan) Check(op string) error {
 			refused = append(refused, c.Resource)
 			// An apply deletes (rather than replaces) only what the
 			// spec no longer declares; a teardown deletes everything.
-			if c.Action == Delete && op != "teardown" {
+			if c.Action == Delete && (op != "teardown" || p.undeclared[c.Resource]) {
 				undeclared = append(undeclared, c.Resource)
 			}
 		}

@@ -431,6 +431,39 @@ func TestRefusedAdvice(t *testing.T) {
 	}
 }
 
+// A teardown's refusal tells apart what its spec still declares (lower the
+// level there) from what it does not, whose way to be kept is `state
+// forget` alone: a teardown follows no removed: entry.
+func TestForTeardownRefusedAdvice(t *testing.T) {
+	sp := parse(t, "  - {name: kept, type: network, protection: protected}\n")
+	s := st(res("kept", "network", "mock", "protected", nil), res("orphan", "s3_bucket", "mock", "protected", nil), res("e", "network", "mock", "", nil))
+	p := ForTeardown(sp, s)
+	p.Spec = "shop.yaml"
+	var re *RefusedError
+	if err := p.Check("teardown"); !errors.As(err, &re) {
+		t.Fatalf("Check = %v, want a refusal", err)
+	}
+	if !cmp.Equal(re.Resources, []string{"kept", "orphan"}) || !cmp.Equal(re.Undeclared, []string{"orphan"}) {
+		t.Fatalf("Resources %v, Undeclared %v: want [kept orphan], [orphan]", re.Resources, re.Undeclared)
+	}
+	msg := re.Error()
+	for _, w := range []string{
+		"teardown refused: it would delete protected resource(s) kept; nothing was deleted (lower their protection in the spec and apply first)",
+		"teardown refused: it would delete protected resource(s) orphan; nothing was deleted. The spec no longer declares them: to keep one and let the stack forget it, run `bulwark state forget shop.yaml NAME`; to delete one, declare it again at a lower protection and apply first",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("message\n%s\nlacks\n%s", msg, w)
+		}
+	}
+	if strings.Contains(msg, "removed:") {
+		t.Errorf("a teardown's advice names removed:, which it does not follow:\n%s", msg)
+	}
+	// Without a spec nothing is said to be undeclared.
+	if err := ForTeardown(nil, s).Check("teardown"); !errors.As(err, &re) || re.Undeclared != nil {
+		t.Errorf("without a spec: %v, Undeclared %v", err, re.Undeclared)
+	}
+}
+
 // End to end through ForApply: a spec that drops a protected resource, or
 // replaces one, is refused as a whole; a durable one is not.
 func TestForApplyCheck(t *testing.T) {
