@@ -175,6 +175,7 @@ func ForTeardown(sp *spec.Spec, st *state.State) *Plan {
 	p := &Plan{}
 	declared := map[string]*spec.Resource{} // sp's resources by name (Spec.Resource walks the list)
 	if sp != nil {
+		p.Spec = sp.File
 		for _, r := range sp.Resources {
 			if _, dup := declared[r.Name]; !dup {
 				declared[r.Name] = r

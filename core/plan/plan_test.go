@@ -437,8 +437,8 @@ func TestRefusedAdvice(t *testing.T) {
 func TestForTeardownRefusedAdvice(t *testing.T) {
 	sp := parse(t, "  - {name: kept, type: network, protection: protected}\n")
 	s := st(res("kept", "network", "mock", "protected", nil), res("orphan", "s3_bucket", "mock", "protected", nil), res("e", "network", "mock", "", nil))
+	sp.File = "shop.yaml" // named in the advice
 	p := ForTeardown(sp, s)
-	p.Spec = "shop.yaml"
 	var re *RefusedError
 	if err := p.Check("teardown"); !errors.As(err, &re) {
 		t.Fatalf("Check = %v, want a refusal", err)
