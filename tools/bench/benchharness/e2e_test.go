@@ -120,7 +120,7 @@ func testLatencyRows(ctx context.Context, t *testing.T, bulwark, pluginDir strin
 	var progress strings.Builder
 	cfg := LatencyConfig{Bulwark: bulwark, PluginDir: pluginDir, Scratch: t.TempDir(), Shapes: []Shape{Flat, Layers}, N: 20,
 		LatenciesMS: []int{5}, Parallelisms: []int{10}, Batch: []bool{true, false}, Budget: time.Minute,
-		TeardownParallelism: DetectTeardownParallelism(ctx, bulwark), Progress: &progress}
+		TeardownParallelism: DetectTeardownParallelism(ctx, bulwark), CallsAlone: true, Progress: &progress}
 	rows, err := RunLatency(ctx, cfg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
@@ -138,6 +138,12 @@ func testLatencyRows(ctx context.Context, t *testing.T, bulwark, pluginDir strin
 		}
 		if want := Limit(ShapeGraph(r.Shape, r.N), r.Command, 5*time.Millisecond, 10) + r.Startup; r.Limit != want || want <= 0 {
 			t.Errorf("%s: limit %s, want %s (the ideal engine's plus the start-up)", what, r.Limit, want)
+		}
+		// Every call sleeps L, so calls made in the limit's order can
+		// only be slower than the ideal schedule: under it, the driver
+		// skipped a call or started a write before what it waits for.
+		if r.CallsAlone < r.Limit {
+			t.Errorf("%s: the calls alone took %s, under the limit %s", what, r.CallsAlone, r.Limit)
 		}
 	}
 	checkTables(t, (&LatencyReport{Date: time.Now(), Rows: rows}).Markdown())

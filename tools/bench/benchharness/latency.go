@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,8 +81,12 @@ type LatencyConfig struct {
 	// figures, as the limit assumes (every call takes L). Empty: the
 	// mock's data folder, beside bulwark's state.
 	MockWorld string
-	Progress  io.Writer
-	Keep      bool
+	// CallsAlone adds each latency row's calls alone (see callsalone.go):
+	// the row's provider calls made by a driver with no engine, once a run
+	// after bulwark's, on the mock without batch calls.
+	CallsAlone bool
+	Progress   io.Writer
+	Keep       bool
 }
 
 // LatencyRow is one command on one stack, mock and setting, with its limit.
@@ -104,6 +109,12 @@ type LatencyRow struct {
 	// removes none of it; 0 on a rate-limited row.
 	Startup time.Duration
 	Bulwark Result
+	// CallsAlone is what the row's provider calls alone took, with no
+	// engine around them (see callsalone.go; the median run's), plus
+	// Startup: bulwark's figure were its plan, journal, state and engine
+	// free. 0 where not measured (LatencyConfig.CallsAlone off, a rollback
+	// or rate-limited row, or no start-up measured).
+	CallsAlone time.Duration
 	// Tools are the tools' figures, in LatencyConfig.Tools' order (the
 	// same in a row's batching and non-batching rows: the tools have no
 	// mock); none on a rate-limited row.
@@ -125,6 +136,15 @@ func (r LatencyRow) Mock() string { return mockName(r.Batch) }
 
 // Multiple is bulwark's figure ÷ the limit; 0 when either is missing.
 func (r LatencyRow) Multiple() float64 { return multipleOf(r.Bulwark, r.Limit) }
+
+// CallsAloneMultiple is the calls alone's figure ÷ the limit; 0 when
+// either is missing.
+func (r LatencyRow) CallsAloneMultiple() float64 {
+	if r.CallsAlone <= 0 || r.Limit <= 0 {
+		return 0
+	}
+	return float64(r.CallsAlone) / float64(r.Limit)
+}
 
 // multipleOf is res's wall time ÷ limit: 0 when either is missing or res
 // failed (a stopped command's is a lower bound, and shown as one).
@@ -179,6 +199,7 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 				bw := make([][][]Result, len(cfg.Batch)) // [mock][run][command]
 				sw := make([][][]Result, len(cfg.Batch)) // the start-up stack's, alike
 				tw := make([][][]Result, len(cfg.Tools)) // [tool][run][command]
+				var alone [][]time.Duration              // [command][run]
 				for i := 0; i < max(cfg.Count, 1); i++ {
 					for b, batch := range cfg.Batch {
 						rs, err := cfg.runBulwark(ctx, key, batch)
@@ -191,6 +212,14 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 						if err != nil {
 							return rows, err
 						}
+					}
+					if cfg.CallsAlone {
+						fmt.Fprintf(cfg.Progress, "-- the calls alone: %s\n", key)
+						a, t, err := runCallsAlone(ctx, cfg.PluginDir, cfg.Scratch, cfg.MockWorld, g, l, p)
+						if err != nil {
+							return rows, err
+						}
+						alone = appendRun(alone, a, t)
 					}
 					for t, tool := range cfg.Tools {
 						rs, err := cfg.runTool(ctx, key, tool)
@@ -212,6 +241,9 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 						if c < len(startup) && startup[c].OK() {
 							row.Startup = startup[c].Wall
 							row.Limit += row.Startup
+							if c < len(alone) {
+								row.CallsAlone = medianDuration(alone[c]) + row.Startup
+							}
 						}
 						for t := range cfg.Tools {
 							row.Tools = append(row.Tools, tools[t][c])
@@ -247,6 +279,23 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+// appendRun adds one run's figure for each command (LatencyCommands'
+// order) to runs, indexed [command][run].
+func appendRun(runs [][]time.Duration, byCommand ...time.Duration) [][]time.Duration {
+	if runs == nil {
+		runs = make([][]time.Duration, len(byCommand))
+	}
+	for c, d := range byCommand {
+		runs[c] = append(runs[c], d)
+	}
+	return runs
+}
+
+// medianDuration is the median of ds, without changing ds.
+func medianDuration(ds []time.Duration) time.Duration {
+	return median(slices.Clone(ds))
 }
 
 // startupKey is the stack whose commands measure a row's start-up: one

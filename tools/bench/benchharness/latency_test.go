@@ -191,3 +191,25 @@ func TestProviderCallsInTheReport(t *testing.T) {
 		t.Fatal("no log: want nil")
 	}
 }
+
+// The calls alone get two columns, and their definition, once any row
+// has them; a row without them shows "-".
+func TestLatencyMarkdownCallsAlone(t *testing.T) {
+	r := sampleLatencyReport(nil)
+	r.Rows[0].CallsAlone = 4620 * time.Millisecond // limit 4.40 s
+	md := r.Markdown()
+	for _, w := range []string{
+		"| × limit | failed steps | calls alone | × limit |\n",
+		"| flat | 200 | 200 ms | 10 | batching | apply | - | 4.40 s | 10.3 s | 2.34× | 0 | 4.62 s | 1.05× |\n",
+		"| flat | 200 | 200 ms | 10 | no batch calls | teardown | - | 4.40 s | 3.00 s, exit 1 | - | 2 | - | - |\n",
+		"**calls alone**: the row's provider calls with no engine around them",
+	} {
+		if !strings.Contains(md, w) {
+			t.Errorf("missing %q in:\n%s", w, md)
+		}
+	}
+	checkTables(t, md)
+	if md := sampleLatencyReport(nil).Markdown(); strings.Contains(md, "calls alone") {
+		t.Errorf("a report without the calls alone names them:\n%s", md)
+	}
+}

@@ -56,6 +56,24 @@ const RollbackDefinition = "**" + CmdRollback + "**: one `apply --yes --parallel
 	"L 50 ms: 0.05 + 20 × 0.05 + 20 × 0.05 = 2.05 s. Its start-up is the same on a stack of one resource whose Create fails, without latency. " +
 	"The tools have no rollback of a failed apply: no figure beside it."
 
+// CallsAloneDefinition says what the calls-alone column measures.
+const CallsAloneDefinition = "**calls alone**: the row's provider calls with no engine around them, plus the row's start-up: a driver in the harness's process " +
+	"starts the mock through bulwark's plugin host (go-plugin, mutual TLS) and makes exactly the calls the limit counts, in its order: every Read at once, " +
+	"then each resource's write (Create; in a teardown, Delete) in one of P slots as soon as it is ready, and its Verify Read off the slots; each call alone " +
+	"(no batch calls), the mock's world where bulwark's is. No spec, plan, journal, state or engine: its distance from the limit is what the calls " +
+	"themselves cost on this machine (gRPC in both processes, the mock's own work, two processes waking on shared cores), which no engine removes; " +
+	"bulwark's distance from it is bulwark's own. Median of the runs, one after bulwark's in each round; `-` where not measured (rollback rows)."
+
+// hasCallsAlone reports whether any row has the calls alone measured.
+func hasCallsAlone(rows []LatencyRow) bool {
+	for _, r := range rows {
+		if r.CallsAlone > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // writeCalls lists the provider calls each bulwark row made (the mock's
 // call log), when any was logged.
 func writeCalls(b *strings.Builder, rows []LatencyRow) {
@@ -175,6 +193,11 @@ func (r *LatencyReport) Markdown() string {
 		b.WriteString("\n## Latency\n\n")
 		b.WriteString("| shape | N | L | P | mock | command | start-up | limit | bulwark | × limit | failed steps |")
 		align := "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|"
+		alone := hasCallsAlone(latency)
+		if alone {
+			b.WriteString(" calls alone | × limit |")
+			align += "---:|---:|"
+		}
 		for _, t := range r.Tools {
 			fmt.Fprintf(&b, " %s | × limit | bulwark ÷ %s |", t.Name, t.Name)
 			align += "---:|---:|---:|"
@@ -184,6 +207,13 @@ func (r *LatencyReport) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %d ms | %d | %s | %s | %s | %s | %s | %s | %s |", shapeLabel(row.Shape, row.N), fmtCount(row.N),
 				row.LatencyMS, row.Parallelism, mockName(row.Batch), row.Command, fmtStartup(row.Startup), fmtDuration(row.Limit), fmtLatencyWall(row.Bulwark),
 				fmtLimitMultiple(row.Bulwark, row.Limit), fmtFailed(row.Bulwark))
+			if alone {
+				if row.CallsAlone > 0 {
+					fmt.Fprintf(&b, " %s | %.2f× |", fmtDuration(row.CallsAlone), row.CallsAloneMultiple())
+				} else {
+					b.WriteString(" - | - |")
+				}
+			}
 			for i := range r.Tools {
 				if i >= len(row.Tools) {
 					b.WriteString(" - | - | - |") // a rollback row: the tools have no rollback
@@ -195,6 +225,9 @@ func (r *LatencyReport) Markdown() string {
 			b.WriteString("\n")
 		}
 		b.WriteString("\nfailed steps: the resource steps bulwark's lifecycle events (stderr) report failed; `-` where it did not run or wrote no event.\n")
+		if alone {
+			b.WriteString("\n" + CallsAloneDefinition + "\n")
+		}
 		writeCalls(&b, latency)
 		if hasRollback(latency) {
 			b.WriteString("\n" + RollbackDefinition + "\n")

@@ -24,6 +24,7 @@ type latencyOptions struct {
 	rollbackLatency, rollbackPar int
 	rollbackShapes               string
 	mockWorld                    string
+	callsAlone                   bool
 }
 
 // runLatency runs the latency rows instead of the standard table and
@@ -72,8 +73,8 @@ func (o options) runLatency(ctx context.Context, root, bulwark, pluginDir, scrat
 		Count: o.count, Budget: o.budget, TeardownParallelism: benchharness.DetectTeardownParallelism(ctx, bulwark),
 		RateLimit: lo.rateLimit, RateN: lo.rateN, RateParallelism: lo.ratePar,
 		RollbackLatencyMS: lo.rollbackLatency, RollbackParallelism: lo.rollbackPar, RollbackShapes: rollbackShapes,
-		MockWorld: lo.mockWorld,
-		Progress:  os.Stderr, Keep: o.keep,
+		MockWorld: lo.mockWorld, CallsAlone: lo.callsAlone,
+		Progress: os.Stderr, Keep: o.keep,
 	}
 	rep := &benchharness.LatencyReport{
 		Date: time.Now().UTC(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
