@@ -83,7 +83,7 @@ type LatencyConfig struct {
 	MockWorld string
 	// CallsAlone adds each latency row's calls alone (see callsalone.go):
 	// the row's provider calls made by a driver with no engine, once a run
-	// after bulwark's, on the mock without batch calls.
+	// after bulwark's, each call alone (no batch calls).
 	CallsAlone bool
 	Progress   io.Writer
 	Keep       bool

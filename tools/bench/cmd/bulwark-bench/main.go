@@ -100,7 +100,7 @@ func run(args []string) int {
 	fs.IntVar(&o.lat.rollbackPar, "rollback-parallelism", 10, "with -latency: --parallelism of the rollback rows")
 	fs.StringVar(&o.lat.rollbackShapes, "rollback-shapes", "flat", "with -latency: the rollback rows' stack shapes")
 	fs.StringVar(&o.lat.mockWorld, "mock-world", "", "with -latency: keep each stack's mock world (the simulated cloud's records) in a fresh folder under DIR, e.g. /dev/shm, so the mock's own fsync per change is not in the figures (default: the mock's data folder)")
-	fs.BoolVar(&o.lat.callsAlone, "calls-alone", true, "with -latency: also each latency row's calls alone: the provider calls the limit counts, made by a driver in this process with no engine (no plan, journal or state), on the mock without batch calls; what the calls themselves cost on this machine")
+	fs.BoolVar(&o.lat.callsAlone, "calls-alone", true, "with -latency: also each latency row's calls alone: the provider calls the limit counts, made by a driver in this process with no engine (no plan, journal or state), each call alone (no batch calls); what the calls themselves cost on this machine")
 	fs.BoolVar(&o.tf.on, "terraform-protocol", false, "instead of the table: the Terraform-protocol rows (a flat stack of -tf-n items of a test provider built for Terraform, bulwark beside Terraform on the same binary, and the same N on the mock), written to OUT/terraform-DATE.md")
 	fs.StringVar(&o.tf.mirror, "tf-mirror", "", "with -terraform-protocol: the filesystem mirror holding the test providers (default: bin/testproviders under -root, as make build-testproviders writes it)")
 	fs.StringVar(&o.tf.providers, "tf-providers", "fwtest,sdktest", "with -terraform-protocol: the test providers whose items make the stack (fwtest and/or sdktest)")
