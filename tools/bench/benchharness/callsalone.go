@@ -29,7 +29,10 @@ import (
 // Each call is made alone (a context with a deadline: the host joins no
 // calls into ReadMany or CreateMany), as to the mock without batch calls.
 // The mock keeps no call log here (bulwark's runs keep one: one append a
-// call more for the mock).
+// call more for the mock). The host side is the harness's long-lived
+// process, whose heap is warm after its first run, where each bulwark
+// command is a fresh process that faults its heap in: if anything, the
+// calls alone are cheaper here than any engine's could be.
 
 // callsProvider is what the driver calls: a started plugin.
 type callsProvider interface {
@@ -63,7 +66,9 @@ func runCallsAlone(ctx context.Context, pluginDir, scratch, world string, g Grap
 	}
 	h := pluginhost.New(pluginhost.Options{Dirs: []string{pluginDir}})
 	defer h.Close()
-	p, err := h.Start(ctx, pluginhost.Config{Name: "mock", Source: "mock", DataDir: dir, Config: cfg})
+	// The plugin is asked to prepare its heap as bulwark asks it for a
+	// command of this size (core/stack: 100 resources of a provider).
+	p, err := h.Start(ctx, pluginhost.Config{Name: "mock", Source: "mock", DataDir: dir, Config: cfg, HugeHeap: len(g) >= 100})
 	if err != nil {
 		return 0, 0, fmt.Errorf("calls alone: start the mock provider: %w", err)
 	}
