@@ -41,15 +41,20 @@ type callsProvider interface {
 	Delete(ctx context.Context, req *providers.DeleteRequest) (*providers.DeleteResponse, error)
 }
 
-// callsTimeout bounds one run of the driver; a deadline also keeps the host
-// from joining calls.
+// callsTimeout bounds one run of the driver when the harness has no budget
+// (LatencyConfig.Budget, which bounds it otherwise); a deadline also keeps
+// the host from joining calls.
 const callsTimeout = 10 * time.Minute
 
 // runCallsAlone starts the mock with latency latencyMS (its world in a
 // fresh folder under world, or its data folder when world is empty), makes
-// an apply's calls on g, then a teardown's, and returns each one's wall
-// time, from its first call to its last answer.
-func runCallsAlone(ctx context.Context, pluginDir, scratch, world string, g Graph, latencyMS, parallelism int) (apply, teardown time.Duration, err error) {
+// an apply's calls on g, then a teardown's, each within budget (0:
+// callsTimeout), and returns each one's wall time, from its first call to
+// its last answer.
+func runCallsAlone(ctx context.Context, pluginDir, scratch, world string, g Graph, latencyMS, parallelism int, budget time.Duration) (apply, teardown time.Duration, err error) {
+	if budget <= 0 {
+		budget = callsTimeout
+	}
 	dir, err := os.MkdirTemp(scratch, "calls-alone-")
 	if err != nil {
 		return 0, 0, err
@@ -72,13 +77,15 @@ func runCallsAlone(ctx context.Context, pluginDir, scratch, world string, g Grap
 	if err != nil {
 		return 0, 0, fmt.Errorf("calls alone: start the mock provider: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, callsTimeout)
+	actx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	ids, apply, err := callsApply(ctx, p, g, parallelism)
+	ids, apply, err := callsApply(actx, p, g, parallelism)
 	if err != nil {
 		return 0, 0, err
 	}
-	teardown, err = callsTeardown(ctx, p, g, ids, parallelism)
+	tctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	teardown, err = callsTeardown(tctx, p, g, ids, parallelism)
 	return apply, teardown, err
 }
 

@@ -60,7 +60,7 @@ type LatencyConfig struct {
 	// median run's. The runs are interleaved: bulwark on each mock, then
 	// each tool, then again, so a shared machine's load moves all alike.
 	Count  int
-	Budget time.Duration // the longest one command may run; 0: no limit
+	Budget time.Duration // the longest one command (or the calls alone's apply or teardown) may run; 0: no limit
 	// TeardownParallelism passes --parallelism to bulwark's teardown
 	// (DetectTeardownParallelism says whether it takes it).
 	TeardownParallelism bool
@@ -215,7 +215,7 @@ func RunLatency(ctx context.Context, cfg LatencyConfig) ([]LatencyRow, error) {
 					}
 					if cfg.CallsAlone {
 						fmt.Fprintf(cfg.Progress, "-- the calls alone: %s\n", key)
-						a, t, err := runCallsAlone(ctx, cfg.PluginDir, cfg.Scratch, cfg.MockWorld, g, l, p)
+						a, t, err := runCallsAlone(ctx, cfg.PluginDir, cfg.Scratch, cfg.MockWorld, g, l, p, cfg.Budget)
 						if err != nil {
 							return rows, err
 						}
