@@ -130,38 +130,49 @@ func TestLostLockStopsTheOperation(t *testing.T) {
 	taker := &storage.Holder{Op: "op_01TAKERTAKERTAKERTAKERTAKE", PID: 4242, Host: "machine-b", Since: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
 	chain := []res{{name: "a", typ: "network"}, {name: "b", typ: "compute", deps: []string{"a"}}, {name: "c", typ: "compute", deps: []string{"b"}}}
 	failingB := []res{{name: "a", typ: "network"}, {name: "b", typ: "compute", deps: []string{"a"}, onFailure: "compensate"}, {name: "c", typ: "compute", deps: []string{"b"}}}
+	// b starts once a has executed, while a's Verify still reads (the
+	// early start; in the teardown, c and the early delete): the lock is
+	// lost once that Verify is recorded, so that b alone is in flight. A
+	// Verify cut short by the loss leaves its step in flight too, which is
+	// right, but not what these cases are about.
 	tests := []struct {
 		name     string
 		rs       []res
-		arm      func(e *env, lose func())
+		arm      func(t *testing.T, e *env, lose func())
 		teardown bool
 		taker    *storage.Holder
 		inFlight string // the step the message names as in flight
 		want     []string
 	}{
 		{name: "lost while b is created", rs: chain, inFlight: "b", taker: taker,
-			arm: func(e *env, lose func()) {
+			arm: func(t *testing.T, e *env, lose func()) {
+				verified := e.verifiedSignal(t, "a")
 				e.w.OnCreate(func(n string) {
 					if n == "b" {
+						verified()
 						lose()
 					}
 				})
 			},
 			want: []string{"a", "b", "c"}},
 		{name: "lost while b fails: no rollback", rs: failingB, inFlight: "b",
-			arm: func(e *env, lose func()) {
+			arm: func(t *testing.T, e *env, lose func()) {
+				verified := e.verifiedSignal(t, "a")
 				e.w.FailCreate("b")
 				e.w.OnCreate(func(n string) {
 					if n == "b" {
+						verified()
 						lose()
 					}
 				})
 			},
 			want: []string{"a", "b", "c"}},
 		{name: "lost during a teardown", rs: chain, teardown: true, taker: taker, inFlight: "b",
-			arm: func(e *env, lose func()) {
+			arm: func(t *testing.T, e *env, lose func()) {
+				verified := e.verifiedSignal(t, "c")
 				e.w.OnDelete(func(n string) {
 					if n == "b" {
+						verified()
 						lose()
 					}
 				})
@@ -176,7 +187,7 @@ func TestLostLockStopsTheOperation(t *testing.T) {
 				e.mustApply(t, sp)
 			}
 			b := &losingBackend{lost: make(chan struct{}), taker: tt.taker}
-			tt.arm(e, b.lose)
+			tt.arm(t, e, b.lose)
 			d0 := len(e.w.Deletes())
 			var r *stack.Result
 			var err error
@@ -256,5 +267,23 @@ func TestLostLockStopsTheOperation(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// verifiedSignal returns a function that waits (up to a deadline) until
+// the operations' output says name's step was verified once more than it
+// says now.
+func (e *env) verifiedSignal(t *testing.T, name string) func() {
+	line := "step " + name + " verify ok"
+	before := strings.Count(e.out.String(), line)
+	return func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for strings.Count(e.out.String(), line) <= before {
+			if time.Now().After(deadline) {
+				t.Errorf("%q never came", line)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
