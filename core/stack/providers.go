@@ -227,13 +227,13 @@ func providersFor(sp *spec.Spec, st *state.State) []string {
 	return names
 }
 
-// hugeHeapResources is how many resources of one provider make a command
+// HugeHeapResources is how many resources of one provider make a command
 // large enough to prepare the heaps for it (sdk/hugeheap): the plugin's,
 // and the host's once. Below it the collection Prepare costs (a few
 // milliseconds of CPU in each process) buys less than it saves.
-const hugeHeapResources = 100
+const HugeHeapResources = 100
 
-// largeWork is which providers have at least hugeHeapResources resources
+// largeWork is which providers have at least HugeHeapResources resources
 // in the spec or the state. When one does, the host's own heap is prepared
 // too, once per process, beside the plugins' start.
 func (s *session) largeWork(st *state.State) map[string]bool {
@@ -246,12 +246,12 @@ func (s *session) largeWork(st *state.State) map[string]bool {
 	}
 	large := map[string]bool{}
 	for n, c := range inSpec {
-		if c >= hugeHeapResources {
+		if c >= HugeHeapResources {
 			large[n] = true
 		}
 	}
 	for n, c := range inState {
-		if c >= hugeHeapResources {
+		if c >= HugeHeapResources {
 			large[n] = true
 		}
 	}

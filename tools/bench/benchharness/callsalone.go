@@ -9,6 +9,7 @@ import (
 
 	"github.com/bulwark-iac/bulwark/core/pluginhost"
 	"github.com/bulwark-iac/bulwark/core/providers"
+	"github.com/bulwark-iac/bulwark/core/stack"
 )
 
 // The calls alone: what a latency row's provider calls take when nothing
@@ -72,8 +73,8 @@ func runCallsAlone(ctx context.Context, pluginDir, scratch, world string, g Grap
 	h := pluginhost.New(pluginhost.Options{Dirs: []string{pluginDir}})
 	defer h.Close()
 	// The plugin is asked to prepare its heap as bulwark asks it for a
-	// command of this size (core/stack: 100 resources of a provider).
-	p, err := h.Start(ctx, pluginhost.Config{Name: "mock", Source: "mock", DataDir: dir, Config: cfg, HugeHeap: len(g) >= 100})
+	// command of this size.
+	p, err := h.Start(ctx, pluginhost.Config{Name: "mock", Source: "mock", DataDir: dir, Config: cfg, HugeHeap: len(g) >= stack.HugeHeapResources})
 	if err != nil {
 		return 0, 0, fmt.Errorf("calls alone: start the mock provider: %w", err)
 	}
